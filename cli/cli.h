@@ -1,0 +1,153 @@
+/* Shared pieces of the pterun command-line tool. */
+#ifndef PTERUN_CLI_CLI_H_
+#define PTERUN_CLI_CLI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/npy.h"
+#include "pterun/pterun.h"
+
+/* Exit codes: success, a failure while doing the work, a bad command line. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/* ---- subcommands (cmd_*.c); argv[0] is the command name ------------------- */
+int cli_cmd_inspect(int argc, char** argv);
+int cli_cmd_run(int argc, char** argv);
+int cli_cmd_bench(int argc, char** argv);
+int cli_cmd_ops(int argc, char** argv);
+
+/* ---- log capture (common.c) ------------------------------------------------ */
+
+/* Collects the library's ERROR messages so a failure can be reported on one
+ * line; with `verbose` every message is also echoed to stderr. */
+typedef struct cli_log {
+  int verbose;
+  char errors[2048]; /* ERROR messages since the last reset, joined by "; " */
+  size_t len;
+} cli_log;
+
+pterun_logger cli_logger(cli_log* log);
+void cli_log_reset(cli_log* log);
+
+/** Prints `pterun: error: <what>[: <captured errors>] (<STATUS>)` as ONE line
+ *  on stderr, clears the captured errors and returns CLI_EXIT_FAIL. `log` may
+ *  be NULL. */
+int cli_fail(cli_log* log, pterun_status st, const char* fmt, ...) CLI_PRINTF(3, 4);
+
+/** Prints `pterun CMD: <message>` and a hint to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char* cmd, const char* fmt, ...) CLI_PRINTF(2, 3);
+
+/* ---- command-line parsing (common.c) --------------------------------------- */
+
+/** Matches argv[*i] against "--name VALUE" or "--name=VALUE". Returns 1 and
+ *  sets *value (advancing *i past a separate value), 0 when argv[*i] is not
+ *  this option, -1 when the value is missing (a usage error was printed). */
+int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name,
+            const char** value);
+/** 1 if argv[*i] is "-h" or "--help". */
+int cli_is_help(const char* arg);
+/** Strict decimal parse; returns 0 on success. */
+int cli_parse_u64(const char* s, uint64_t* out);
+
+/** A growable list of strings borrowed from argv. */
+typedef struct cli_strlist {
+  const char** items;
+  size_t count, cap;
+} cli_strlist;
+int cli_strlist_push(cli_strlist* l, const char* s); /* 0 ok, -1 out of memory */
+void cli_strlist_free(cli_strlist* l);
+
+/* ---- loading (common.c, libraries.c) ---------------------------------------- */
+
+/** Creates a registry with the runtime's prim ops and every kernel library
+ *  this build has (libraries.c). Errors go to `log`. */
+pterun_status cli_registry_create(cli_log* log, pterun_registry** out);
+/** Names of the kernel libraries built in, for --version. */
+void cli_print_libraries(FILE* f);
+
+typedef struct cli_session {
+  cli_log log;
+  pterun_registry* registry;
+  pterun_program* program;
+  pterun_data** data;
+  size_t data_count;
+  double program_load_ms;
+} cli_session;
+
+/** Registry + program (mmap) + data files. On failure prints the error line
+ *  and returns CLI_EXIT_FAIL; the session must be closed either way. */
+int cli_session_open(cli_session* s, const char* model, const cli_strlist* data, int verbose);
+void cli_session_close(cli_session* s);
+
+/** Resolves --method: the given name, else "forward", else the only method. */
+int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
+
+/** Loads method `index` against the session's registry and data files. */
+int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out);
+
+/* ---- inputs (inputs.c) ------------------------------------------------------ */
+
+typedef enum cli_gen { CLI_GEN_ZEROS, CLI_GEN_ONES, CLI_GEN_RANDOM } cli_gen;
+
+/** Memory behind a method's inputs; element i is empty for non-tensor inputs
+ *  that carry no file. Tensor data is laid out in the input's dim order. */
+typedef struct cli_inputs {
+  size_t count;
+  cli_npy* arrays;
+  const char** sources; /* file name or generator, for messages */
+} cli_inputs;
+
+int cli_inputs_generate(cli_session* s, size_t method, cli_gen gen, uint64_t seed,
+                        cli_inputs* out);
+int cli_inputs_from_files(cli_session* s, size_t method, const cli_strlist* paths,
+                          cli_inputs* out);
+/** Binds every input; the arrays must outlive the executes. */
+int cli_inputs_bind(cli_session* s, pterun_method* m, size_t method, cli_inputs* in);
+void cli_inputs_free(cli_inputs* in);
+
+/* ---- elements and layout (elem.c) ------------------------------------------- */
+
+int cli_dtype_is_float(int32_t dtype);
+/** 1 if cli_elem_get/set handle the dtype (all but sub-byte, float8, complex). */
+int cli_elem_supported(int32_t dtype);
+/** Saturating conversion (NaN gives 0). */
+int64_t cli_double_to_i64(double v);
+/** Element i as a double (any numeric dtype, F16/BF16 included). */
+double cli_elem_get(int32_t dtype, const void* data, size_t i);
+/** Stores v into element i, rounding/saturating as a C cast would. */
+void cli_elem_set(int32_t dtype, void* data, size_t i, double v);
+/** Formats element i ("1.5", "-3", "true"). */
+void cli_elem_format(int32_t dtype, const void* data, size_t i, char* buf, size_t cap);
+float cli_half_to_float(uint16_t h);
+uint16_t cli_float_to_half(float f);
+float cli_bf16_to_float(uint16_t b);
+uint16_t cli_float_to_bf16(float f);
+
+/** Copies a tensor element by element between two stride layouts (strides in
+ *  elements, all non-negative). */
+void cli_strided_copy(void* dst, const int64_t* dst_strides, const void* src,
+                      const int64_t* src_strides, uint32_t rank, const int64_t* sizes,
+                      size_t itemsize);
+/** Strides in elements for `dim_order` (NULL: row-major). */
+void cli_strides_for(uint32_t rank, const int64_t* sizes, const uint8_t* dim_order,
+                     int64_t* strides_out);
+int cli_dim_order_is_identity(uint32_t rank, const uint8_t* dim_order);
+
+/* ---- misc (common.c) ---------------------------------------------------------- */
+
+double cli_now_ms(void);
+const char* cli_dynamism_name(int dynamism);
+/** Writes "(a, b, c)" for a list of small unsigned ints (dim orders). */
+void cli_u8_tuple(uint32_t rank, const uint8_t* v, char* buf, size_t cap);
+
+#endif /* PTERUN_CLI_CLI_H_ */

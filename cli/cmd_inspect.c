@@ -1,0 +1,357 @@
+/* pterun inspect: what a program contains and whether this build can run it. */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/json.h"
+
+static void inspect_usage(FILE* f) {
+  fprintf(f,
+          "usage: pterun inspect MODEL.pte [--data FILE.ptd]... [--json] [--verbose]\n"
+          "\n"
+          "Print facts about a program: file layout, constants, external data and, per\n"
+          "method, its inputs and outputs, operators (with the component that provides\n"
+          "each, or the one that would), planned buffers and delegate calls.\n"
+          "\n"
+          "  --data FILE.ptd  an external data file (repeatable); its keys are listed\n"
+          "  --json           print one JSON object instead of text\n"
+          "  --verbose        echo the library's log messages\n");
+}
+
+static const char* io_kind(const pterun_io_info* io) { return pterun_value_tag_name(io->tag); }
+
+static void text_io(const pterun_io_info* io, size_t i) {
+  char shp[256], dord[128];
+  if (io->tag != PTERUN_VALUE_TENSOR) {
+    switch (io->tag) {
+      case PTERUN_VALUE_INT:
+        printf("    %zu: %s = %lld\n", i, io_kind(io), (long long)io->int_value);
+        break;
+      case PTERUN_VALUE_DOUBLE: printf("    %zu: %s = %g\n", i, io_kind(io), io->double_value); break;
+      case PTERUN_VALUE_BOOL:
+        printf("    %zu: %s = %s\n", i, io_kind(io), io->int_value ? "true" : "false");
+        break;
+      default: printf("    %zu: %s\n", i, io_kind(io)); break;
+    }
+    return;
+  }
+  cli_npy_shape_str(io->rank, io->sizes, shp, sizeof shp);
+  cli_u8_tuple(io->rank, io->dim_order, dord, sizeof dord);
+  printf("    %zu: Tensor %s %s dim_order %s %s%s, %llu bytes\n", i, pterun_dtype_name(io->dtype),
+         shp, dord, cli_dynamism_name(io->dynamism), io->planned ? " planned" : " unplanned",
+         (unsigned long long)io->nbytes);
+}
+
+static void json_io(cli_json* j, const pterun_io_info* io) {
+  uint32_t k;
+  int tensor = io->tag == PTERUN_VALUE_TENSOR;
+  cli_json_begin_object(j);
+  cli_json_key(j, "kind");
+  cli_json_string(j, io_kind(io));
+  cli_json_key(j, "dtype");
+  cli_json_string(j, tensor ? pterun_dtype_name(io->dtype) : NULL);
+  cli_json_key(j, "shape");
+  if (tensor) {
+    cli_json_begin_array(j);
+    for (k = 0; k < io->rank; ++k) cli_json_int(j, io->sizes[k]);
+    cli_json_end_array(j);
+  } else {
+    cli_json_null(j);
+  }
+  cli_json_key(j, "dim_order");
+  if (tensor) {
+    cli_json_begin_array(j);
+    for (k = 0; k < io->rank; ++k) cli_json_uint(j, io->dim_order[k]);
+    cli_json_end_array(j);
+  } else {
+    cli_json_null(j);
+  }
+  cli_json_key(j, "dynamism");
+  cli_json_string(j, tensor ? cli_dynamism_name(io->dynamism) : NULL);
+  cli_json_key(j, "planned");
+  if (tensor) cli_json_bool(j, io->planned);
+  else cli_json_null(j);
+  cli_json_key(j, "nbytes");
+  if (tensor) cli_json_uint(j, io->nbytes);
+  else cli_json_null(j);
+  cli_json_key(j, "value");
+  switch (io->tag) {
+    case PTERUN_VALUE_INT: cli_json_int(j, io->int_value); break;
+    case PTERUN_VALUE_DOUBLE: cli_json_double(j, io->double_value); break;
+    case PTERUN_VALUE_BOOL: cli_json_bool(j, io->int_value != 0); break;
+    default: cli_json_null(j); break;
+  }
+  cli_json_end_object(j);
+}
+
+/* "aten::add" + "out" -> "aten::add.out", the registry's key form. */
+static void op_key(const char* name, const char* overload, char* buf, size_t cap) {
+  if (overload && overload[0]) snprintf(buf, cap, "%s.%s", name, overload);
+  else snprintf(buf, cap, "%s", name);
+}
+
+/* One method, as text or JSON. Returns CLI_EXIT_OK or fails. */
+static int inspect_method(cli_session* s, size_t m, cli_json* j) {
+  pterun_method_info mi;
+  pterun_status st;
+  size_t i, missing = 0;
+  uint64_t planned_total = 0;
+
+  if ((st = pterun_program_method_info(s->program, m, &mi)) != PTERUN_STATUS_OK)
+    return cli_fail(&s->log, st, "cannot read method %zu", m);
+  if (j) {
+    cli_json_begin_object(j);
+    cli_json_key(j, "name");
+    cli_json_string(j, mi.name);
+    cli_json_key(j, "value_count");
+    cli_json_uint(j, mi.value_count);
+    cli_json_key(j, "instruction_count");
+    cli_json_uint(j, mi.instruction_count);
+  } else {
+    printf("\nmethod %s\n", mi.name ? mi.name : "?");
+    printf("  values: %zu, instructions: %zu\n", mi.value_count, mi.instruction_count);
+  }
+
+  /* inputs, then outputs */
+  {
+    int pass;
+    for (pass = 0; pass < 2; ++pass) {
+      size_t n = pass ? mi.output_count : mi.input_count;
+      if (j) {
+        cli_json_key(j, pass ? "outputs" : "inputs");
+        cli_json_begin_array(j);
+      } else {
+        printf("  %s: %zu\n", pass ? "outputs" : "inputs", n);
+      }
+      for (i = 0; i < n; ++i) {
+        pterun_io_info io;
+        memset(&io, 0, sizeof io);
+        st = pass ? pterun_program_method_output(s->program, m, i, &io)
+                  : pterun_program_method_input(s->program, m, i, &io);
+        if (st != PTERUN_STATUS_OK)
+          return cli_fail(&s->log, st, "cannot read %s %zu of method %s",
+                          pass ? "output" : "input", i, mi.name);
+        if (j) json_io(j, &io);
+        else text_io(&io, i);
+      }
+      if (j) cli_json_end_array(j);
+    }
+  }
+
+  /* operators */
+  if (j) {
+    cli_json_key(j, "operators");
+    cli_json_begin_array(j);
+  } else {
+    printf("  operators: %zu\n", mi.operator_count);
+  }
+  for (i = 0; i < mi.operator_count; ++i) {
+    const char *name = NULL, *overload = NULL, *provider, *would;
+    char key[512];
+    if ((st = pterun_program_method_operator(s->program, m, i, &name, &overload)) !=
+        PTERUN_STATUS_OK)
+      return cli_fail(&s->log, st, "cannot read operator %zu of method %s", i, mi.name);
+    op_key(name ? name : "", overload, key, sizeof key);
+    provider = pterun_registry_provider(s->registry, key);
+    would = provider ? NULL : pterun_component_for_op(key);
+    if (!provider) ++missing;
+    if (j) {
+      cli_json_begin_object(j);
+      cli_json_key(j, "name");
+      cli_json_string(j, name ? name : "");
+      cli_json_key(j, "overload");
+      cli_json_string(j, overload ? overload : "");
+      cli_json_key(j, "provided_by");
+      cli_json_string(j, provider);
+      cli_json_key(j, "component");
+      cli_json_string(j, provider ? provider : would);
+      cli_json_end_object(j);
+    } else if (provider) {
+      printf("    %-48s %s\n", key, provider);
+    } else if (would) {
+      printf("    %-48s missing (provided by pterun component %s)\n", key, would);
+    } else {
+      printf("    %-48s missing (no pterun component provides it)\n", key);
+    }
+  }
+  if (j) {
+    cli_json_end_array(j);
+    cli_json_key(j, "missing_operator_count");
+    cli_json_uint(j, missing);
+  } else if (missing) {
+    printf("  missing operators: %zu (method cannot be loaded by this build)\n", missing);
+  }
+
+  /* planned buffers */
+  if (j) {
+    cli_json_key(j, "planned_buffer_sizes");
+    cli_json_begin_array(j);
+  } else {
+    printf("  planned buffers: %zu\n", mi.planned_buffer_count);
+  }
+  for (i = 0; i < mi.planned_buffer_count; ++i) {
+    uint64_t size = 0;
+    if ((st = pterun_program_planned_buffer_size(s->program, m, i, &size)) != PTERUN_STATUS_OK)
+      return cli_fail(&s->log, st, "cannot read planned buffer %zu of method %s", i, mi.name);
+    planned_total += size;
+    if (j) cli_json_uint(j, size);
+    else printf("    %zu: %llu bytes\n", i, (unsigned long long)size);
+  }
+  if (j) {
+    cli_json_end_array(j);
+    cli_json_key(j, "planned_bytes");
+    cli_json_uint(j, planned_total);
+  }
+
+  /* delegates */
+  if (j) {
+    cli_json_key(j, "delegates");
+    cli_json_begin_array(j);
+  } else {
+    printf("  delegate calls: %zu%s\n", mi.delegate_count,
+           mi.delegate_count ? " (not supported by pterun: the method will not load)" : "");
+  }
+  for (i = 0; i < mi.delegate_count; ++i) {
+    const char* backend = NULL;
+    if ((st = pterun_program_method_delegate(s->program, m, i, &backend)) != PTERUN_STATUS_OK)
+      return cli_fail(&s->log, st, "cannot read delegate %zu of method %s", i, mi.name);
+    if (j) cli_json_string(j, backend ? backend : "");
+    else printf("    %zu: %s\n", i, backend ? backend : "?");
+  }
+  if (j) {
+    cli_json_end_array(j);
+    cli_json_end_object(j);
+  }
+  return CLI_EXIT_OK;
+}
+
+int cli_cmd_inspect(int argc, char** argv) {
+  const char *model = NULL, *v;
+  cli_strlist data = {0};
+  int json = 0, verbose = 0, i, r, rc = CLI_EXIT_OK;
+  cli_session s;
+  pterun_program_info pi;
+  cli_json jw, *j = NULL;
+  size_t m, k;
+
+  for (i = 1; i < argc; ++i) {
+    if (cli_is_help(argv[i])) {
+      inspect_usage(stdout);
+      cli_strlist_free(&data);
+      return CLI_EXIT_OK;
+    } else if ((r = cli_opt(argc, argv, &i, "inspect", "--data", &v)) != 0) {
+      if (r < 0 || cli_strlist_push(&data, v) != 0) {
+        cli_strlist_free(&data);
+        return r < 0 ? CLI_EXIT_USAGE
+                     : cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
+      }
+    } else if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+    } else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
+      verbose = 1;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      cli_strlist_free(&data);
+      return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
+    } else if (model == NULL) {
+      model = argv[i];
+    } else {
+      cli_strlist_free(&data);
+      return cli_usage_error("inspect", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (model == NULL) {
+    cli_strlist_free(&data);
+    return cli_usage_error("inspect", "missing MODEL.pte");
+  }
+
+  if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) {
+    rc = CLI_EXIT_FAIL;
+    goto done;
+  }
+  memset(&pi, 0, sizeof pi);
+  pterun_program_get_info(s.program, &pi);
+
+  if (json) {
+    j = &jw;
+    cli_json_init(j, stdout);
+    cli_json_begin_object(j);
+    cli_json_key(j, "file");
+    cli_json_string(j, model);
+    cli_json_key(j, "file_size");
+    cli_json_uint(j, pi.file_size);
+    cli_json_key(j, "program_size");
+    cli_json_uint(j, pi.program_size);
+    cli_json_key(j, "extended_header");
+    cli_json_bool(j, pi.has_extended_header);
+    cli_json_key(j, "segment_base_offset");
+    cli_json_uint(j, pi.segment_base_offset);
+    cli_json_key(j, "segment_data_size");
+    cli_json_uint(j, pi.segment_data_size);
+    cli_json_key(j, "segment_count");
+    cli_json_uint(j, pi.segment_count);
+    cli_json_key(j, "constant_count");
+    cli_json_uint(j, pi.constant_count);
+    cli_json_key(j, "constant_bytes");
+    cli_json_uint(j, pi.constant_bytes);
+    cli_json_key(j, "constant_storage");
+    cli_json_string(j, pi.legacy_constant_buffer ? "inline" : "segment");
+    cli_json_key(j, "mutable_data_count");
+    cli_json_uint(j, pi.mutable_data_count);
+    cli_json_key(j, "named_data_count");
+    cli_json_uint(j, pi.named_data_count);
+    cli_json_key(j, "data_files");
+    cli_json_begin_array(j);
+    for (k = 0; k < s.data_count; ++k) {
+      size_t n = pterun_data_count(s.data[k]), e;
+      cli_json_begin_object(j);
+      cli_json_key(j, "path");
+      cli_json_string(j, data.items[k]);
+      cli_json_key(j, "keys");
+      cli_json_begin_array(j);
+      for (e = 0; e < n; ++e) cli_json_string(j, pterun_data_key(s.data[k], e));
+      cli_json_end_array(j);
+      cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+    cli_json_key(j, "methods");
+    cli_json_begin_array(j);
+  } else {
+    printf("program %s\n", model);
+    printf("  file size: %llu bytes (flatbuffer %llu bytes)\n", (unsigned long long)pi.file_size,
+           (unsigned long long)pi.program_size);
+    if (pi.has_extended_header)
+      printf("  extended header: yes (segment base %llu, segment data %llu bytes)\n",
+             (unsigned long long)pi.segment_base_offset,
+             (unsigned long long)pi.segment_data_size);
+    else
+      printf("  extended header: no\n");
+    printf("  segments: %zu\n", pi.segment_count);
+    printf("  constants: %zu tensors, %llu bytes, stored %s\n", pi.constant_count,
+           (unsigned long long)pi.constant_bytes,
+           pi.legacy_constant_buffer ? "inline (legacy constant_buffer)" : "in a segment");
+    printf("  mutable data: %zu\n", pi.mutable_data_count);
+    printf("  named data: %zu\n", pi.named_data_count);
+    for (k = 0; k < s.data_count; ++k) {
+      size_t n = pterun_data_count(s.data[k]), e;
+      printf("  data file %s: %zu keys\n", data.items[k], n);
+      for (e = 0; e < n; ++e) printf("    %s\n", pterun_data_key(s.data[k], e));
+    }
+    printf("  methods: %zu\n", pi.method_count);
+  }
+  for (m = 0; m < pterun_program_method_count(s.program); ++m) {
+    if (inspect_method(&s, m, j) != CLI_EXIT_OK) {
+      /* stdout may hold half a JSON document; the error line says why */
+      if (j) fflush(stdout);
+      rc = CLI_EXIT_FAIL;
+      goto done;
+    }
+  }
+  if (j) {
+    cli_json_end_array(j);
+    cli_json_end_object(j);
+    cli_json_finish(j);
+  }
+done:
+  cli_session_close(&s);
+  cli_strlist_free(&data);
+  return rc;
+}

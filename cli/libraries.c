@@ -1,0 +1,53 @@
+/* The kernel libraries this build of the CLI registers. Adding a component is
+ * one row in kLibraries (plus its header), under the component's
+ * PTERUN_HAVE_* define set by CMake when the component is built. */
+#include "cli/cli.h"
+#include "pterun/kernels/portable.h"
+#ifdef PTERUN_HAVE_KERNELS_QUANTIZED
+#include "pterun/kernels/quantized.h"
+#endif
+#ifdef PTERUN_HAVE_KERNELS_LOWBIT
+#include "pterun/kernels/lowbit.h"
+#endif
+
+typedef const pterun_kernel_library* (*cli_library_fn)(void);
+
+static const cli_library_fn kLibraries[] = {
+    pterun_kernels_portable,
+#ifdef PTERUN_HAVE_KERNELS_QUANTIZED
+    pterun_kernels_quantized,
+#endif
+#ifdef PTERUN_HAVE_KERNELS_LOWBIT
+    pterun_kernels_lowbit,
+#endif
+};
+#define N_LIBRARIES (sizeof kLibraries / sizeof kLibraries[0])
+
+pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
+  pterun_logger logger = cli_logger(log);
+  pterun_status st;
+  size_t k;
+
+  *out = NULL;
+  /* A private registry (not the default one) so its log goes through `log`. */
+  if ((st = pterun_registry_create(&logger, out)) != PTERUN_STATUS_OK) return st;
+  for (k = 0; k < N_LIBRARIES; ++k) {
+    if ((st = pterun_registry_add(*out, kLibraries[k]())) != PTERUN_STATUS_OK) {
+      pterun_registry_destroy(*out);
+      *out = NULL;
+      return st;
+    }
+  }
+  return PTERUN_STATUS_OK;
+}
+
+void cli_print_libraries(FILE* f) {
+  size_t k;
+  fprintf(f, "kernel libraries:");
+  for (k = 0; k < N_LIBRARIES; ++k) {
+    const pterun_kernel_library* lib = kLibraries[k]();
+    fprintf(f, " %s (%zu kernels)", lib && lib->component ? lib->component : "?",
+            lib ? lib->count : (size_t)0);
+  }
+  fprintf(f, "\n");
+}

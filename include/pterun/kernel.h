@@ -1,0 +1,87 @@
+/* pterun: the kernel-author ABI. A kernel library exports one function that
+ * returns a constant table of kernels; a caller adds it to a registry with
+ * pterun_registry_add(). Nothing runs before main. */
+#ifndef PTERUN_INCLUDE_PTERUN_KERNEL_H_
+#define PTERUN_INCLUDE_PTERUN_KERNEL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pterun/export.h"
+#include "pterun/log.h"
+#include "pterun/status.h"
+#include "pterun/tensor.h"
+#include "pterun/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever pterun_kernel, pterun_kernel_library or the kernel calling
+ * convention changes incompatibly. */
+#define PTERUN_KERNEL_ABI_VERSION 1u
+
+/** Per-call context handed to a kernel (opaque). */
+typedef struct pterun_kernel_context pterun_kernel_context;
+
+/**
+ * A kernel. `args` follow ExecuTorch's convention: every schema argument in
+ * declared order, then one extra slot for the return value (for out-variants
+ * the out tensor again; for several outs a tensor list). Kernels check counts
+ * and kinds themselves and report problems through pterun_kernel_fail().
+ * A kernel never allocates; it may resize its outputs with
+ * pterun_tensor_resize().
+ */
+typedef pterun_status (*pterun_kernel_fn)(pterun_kernel_context* ctx, pterun_value** args,
+                                          size_t nargs);
+
+typedef struct pterun_kernel {
+  const char* op;  /* "aten::add.out": name, then "." and overload if any */
+  const char* key; /* NULL: any dtypes; else "v1/<dtype>;<dim order>|..." */
+  pterun_kernel_fn fn;
+} pterun_kernel;
+
+typedef struct pterun_kernel_library {
+  uint32_t abi_version;    /* PTERUN_KERNEL_ABI_VERSION */
+  const char* component;   /* pterun component name, e.g. "kernels_portable" */
+  size_t count;
+  const pterun_kernel* kernels;
+} pterun_kernel_library;
+
+/**
+ * Records a failure: logs "<operator>: <message>" at ERROR level through the
+ * method's logger and returns `status` so a kernel can write
+ * `return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "...", ...);`
+ */
+PTERUN_API pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_status status,
+                                            const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/** Name of the operator being run ("aten::add.out"). */
+PTERUN_API const char* pterun_kernel_op_name(const pterun_kernel_context* ctx);
+
+/**
+ * Scratch memory for the duration of this call, from the method's scratch
+ * arena (sized by the caller at method load; reset after every instruction).
+ * Returns NULL when the arena cannot satisfy the request: kernels must then
+ * use a path that needs no scratch or fail with OUT_OF_MEMORY.
+ */
+PTERUN_API void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t align);
+
+/**
+ * Runs one kernel outside a method (tests, benchmarks, bindings): builds a
+ * context with the given logger (NULL: default) and optional scratch arena.
+ * Returns the kernel's status.
+ */
+PTERUN_API pterun_status pterun_kernel_invoke(pterun_kernel_fn fn, const char* op_name,
+                                              pterun_value** args, size_t nargs,
+                                              const pterun_logger* logger,
+                                              void* scratch, size_t scratch_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTERUN_INCLUDE_PTERUN_KERNEL_H_ */

@@ -1,0 +1,18 @@
+/* pterun: the portable (ATen) kernel library, libpterun_kernels_portable. */
+#ifndef PTERUN_INCLUDE_PTERUN_KERNELS_PORTABLE_H_
+#define PTERUN_INCLUDE_PTERUN_KERNELS_PORTABLE_H_
+
+#include "pterun/export.h"
+#include "pterun/kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The library's kernel table; add it with pterun_registry_add(). */
+PTERUN_KERNEL_API const pterun_kernel_library* pterun_kernels_portable(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTERUN_INCLUDE_PTERUN_KERNELS_PORTABLE_H_ */

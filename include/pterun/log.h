@@ -1,0 +1,43 @@
+/* pterun: log callback. Details of every failure go here; the status code is
+ * returned from the call itself. */
+#ifndef PTERUN_INCLUDE_PTERUN_LOG_H_
+#define PTERUN_INCLUDE_PTERUN_LOG_H_
+
+#include "pterun/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pterun_log_level {
+  PTERUN_LOG_DEBUG = 0,
+  PTERUN_LOG_INFO = 1,
+  PTERUN_LOG_WARNING = 2,
+  PTERUN_LOG_ERROR = 3,
+  PTERUN_LOG_SILENT = 4 /* as min_level: deliver nothing */
+} pterun_log_level;
+
+/** Receives one complete message (no trailing newline). `message` is valid only
+ *  during the call. May be called from any thread that calls into pterun. */
+typedef void (*pterun_log_fn)(void* ctx, pterun_log_level level, const char* message);
+
+/** A logger is passed by value in the options of each object that can fail
+ *  (program, method, registry); objects created from another inherit it.
+ *  A zero-initialised logger (fn == NULL) writes WARNING and ERROR lines to
+ *  stderr. There is no process-wide logger. */
+typedef struct pterun_logger {
+  pterun_log_fn fn;
+  void* ctx;
+  pterun_log_level min_level; /* messages below this level are dropped */
+} pterun_logger;
+
+/** A logger that drops everything (for tests and quiet callers). */
+PTERUN_API pterun_logger pterun_logger_silent(void);
+
+/** Name of a level ("error"). Static storage. */
+PTERUN_API const char* pterun_log_level_str(pterun_log_level level);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTERUN_INCLUDE_PTERUN_LOG_H_ */

@@ -1,0 +1,126 @@
+/* pterun: loading and executing one method of a program. */
+#ifndef PTERUN_INCLUDE_PTERUN_METHOD_H_
+#define PTERUN_INCLUDE_PTERUN_METHOD_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pterun/allocator.h"
+#include "pterun/data.h"
+#include "pterun/export.h"
+#include "pterun/log.h"
+#include "pterun/program.h"
+#include "pterun/registry.h"
+#include "pterun/status.h"
+#include "pterun/tensor.h"
+#include "pterun/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A loaded method: its value table, planned memory and resolved kernels.
+ *  Not thread-safe: one thread at a time may set inputs and execute. Many
+ *  methods (of one or several programs) may run concurrently. */
+typedef struct pterun_method pterun_method;
+
+#define PTERUN_DEFAULT_INSTRUCTION_BUDGET 10000000u
+
+/** Options for pterun_method_load (zero-initialise for defaults). */
+typedef struct pterun_method_options {
+  /** Where operators are looked up. NULL: pterun_registry_default(). */
+  const pterun_registry* registry;
+  /** Caller-owned planned buffers, one per planned buffer of the method, each
+   *  at least pterun_program_planned_buffer_size() bytes and 16-aligned; they
+   *  must outlive the method. NULL: pterun allocates them. */
+  void* const* planned_buffers;
+  size_t planned_buffer_count;
+  /** External data files (.ptd) for EXTERNAL tensors; searched in order. */
+  const pterun_data* const* data;
+  size_t data_count;
+  /** Instructions one execute may run; 0: PTERUN_DEFAULT_INSTRUCTION_BUDGET. */
+  uint64_t instruction_budget;
+  /** Bytes of per-instruction scratch for kernels (0: none). */
+  size_t scratch_bytes;
+  /** NULL: the program's allocator. */
+  const pterun_allocator* allocator;
+  /** fn == NULL: the program's logger. */
+  pterun_logger logger;
+} pterun_method_options;
+
+/**
+ * Loads a method: builds the value table, binds planned memory, resolves
+ * every operator. Allocates once (plus planned buffers when not supplied);
+ * pterun_method_memory() reports how much.
+ * @retval PTERUN_STATUS_NOT_FOUND         no such method
+ * @retval PTERUN_STATUS_OPERATOR_MISSING  kernels missing: the log lists every
+ *         missing operator and the pterun component that provides each
+ * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE the method has a delegate call
+ * @retval PTERUN_STATUS_INVALID_PROGRAM   values/instructions malformed
+ * @retval PTERUN_STATUS_MEMORY_PLAN       planned tensor outside its buffer,
+ *         or caller buffers missing/too small/misaligned
+ * @retval PTERUN_STATUS_INVALID_EXTERNAL_DATA  external tensor missing or mismatched
+ */
+PTERUN_API pterun_status pterun_method_load(const pterun_program* program, const char* name,
+                                            const pterun_method_options* options,
+                                            pterun_method** method_out);
+/** NULL is a no-op. */
+PTERUN_API void pterun_method_destroy(pterun_method* method);
+
+/** Bytes pterun allocated for this method: runtime structures and planned
+ *  buffers it owns. */
+PTERUN_API void pterun_method_memory(const pterun_method* method, size_t* runtime_bytes_out,
+                                     size_t* planned_bytes_out);
+
+PTERUN_API size_t pterun_method_input_count(const pterun_method* method);
+PTERUN_API size_t pterun_method_output_count(const pterun_method* method);
+
+/** A caller's tensor: `dim_order` NULL means contiguous; `nbytes` is the size
+ *  of the memory at `data`. */
+typedef struct pterun_tensor_view {
+  int32_t dtype;
+  uint32_t rank;
+  const int64_t* sizes;
+  const uint8_t* dim_order;
+  void* data;
+  size_t nbytes;
+} pterun_tensor_view;
+
+/**
+ * Binds input i. The method's tensor is resized to the view's sizes (within
+ * its bounds), then a planned input is copied in; an unplanned one points at
+ * the caller's memory, which must then stay valid through execute.
+ * @retval PTERUN_STATUS_INPUT_MISMATCH dtype, rank, dim order, shape or size wrong
+ */
+PTERUN_API pterun_status pterun_method_set_input(pterun_method* method, size_t i,
+                                                 const pterun_tensor_view* view);
+/** Binds a scalar or None input (must equal the value compiled in). */
+PTERUN_API pterun_status pterun_method_set_input_value(pterun_method* method, size_t i,
+                                                       const pterun_value* value);
+/** Gives an unplanned output tensor its memory (>= its nbytes).
+ *  @retval PTERUN_STATUS_INVALID_STATE the output is planned or constant */
+PTERUN_API pterun_status pterun_method_set_output_buffer(pterun_method* method, size_t i,
+                                                         void* data, size_t nbytes);
+
+/**
+ * Runs every instruction once. Never allocates, never spawns threads.
+ * @retval PTERUN_STATUS_INVALID_STATE     an input is not set
+ * @retval PTERUN_STATUS_INSTRUCTION_BUDGET the budget ran out (e.g. a loop)
+ * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE a delegate call
+ * @retval other                            the failing kernel's status; the log
+ *         names the instruction and the operator
+ */
+PTERUN_API pterun_status pterun_method_execute(pterun_method* method);
+
+/** Output i after execute. The value (and a tensor's data) belongs to the
+ *  method and is valid until the next execute or destroy. */
+PTERUN_API pterun_status pterun_method_output(const pterun_method* method, size_t i,
+                                             const pterun_value** value_out);
+
+/** Changes the instruction budget for later executes (0: the default). */
+PTERUN_API void pterun_method_set_instruction_budget(pterun_method* method, uint64_t budget);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTERUN_INCLUDE_PTERUN_METHOD_H_ */

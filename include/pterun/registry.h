@@ -1,0 +1,72 @@
+/* pterun: the operator registry. */
+#ifndef PTERUN_INCLUDE_PTERUN_REGISTRY_H_
+#define PTERUN_INCLUDE_PTERUN_REGISTRY_H_
+
+#include <stddef.h>
+
+#include "pterun/export.h"
+#include "pterun/kernel.h"
+#include "pterun/log.h"
+#include "pterun/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A set of kernels, looked up when a method is loaded. Thread-safe: adding
+ *  and looking up may happen from several threads. */
+typedef struct pterun_registry pterun_registry;
+
+/**
+ * Creates a registry that already holds the runtime's prim ops.
+ * @param logger NULL: default logger. Copied.
+ * @retval PTERUN_STATUS_OUT_OF_MEMORY
+ */
+PTERUN_API pterun_status pterun_registry_create(const pterun_logger* logger,
+                                                pterun_registry** registry_out);
+
+/** Destroys a registry; NULL is a no-op. Methods loaded from it stay valid
+ *  (they keep the resolved function pointers, not the registry). */
+PTERUN_API void pterun_registry_destroy(pterun_registry* registry);
+
+/**
+ * The process's default registry (prim ops only until kernel libraries are
+ * added to it), created on first use. Never NULL unless memory is exhausted.
+ */
+PTERUN_API pterun_registry* pterun_registry_default(void);
+
+/**
+ * Adds every kernel of a library, or none of them.
+ * Adding the same library (same table) again is a no-op returning OK; so is
+ * a kernel identical to one already present (same key, same function).
+ * @retval PTERUN_STATUS_ABI_MISMATCH       library built for another kernel ABI
+ * @retval PTERUN_STATUS_ALREADY_REGISTERED a different function is already
+ *         registered for one of the library's (operator, key) pairs; the log
+ *         names the operator and both providing shared objects
+ * @retval PTERUN_STATUS_INVALID_ARGUMENT   NULL or malformed table
+ */
+PTERUN_API pterun_status pterun_registry_add(pterun_registry* registry,
+                                             const pterun_kernel_library* library);
+
+/** Number of kernels held. */
+PTERUN_API size_t pterun_registry_count(const pterun_registry* registry);
+
+/** The i-th kernel (registration order). `component_out` names the library's
+ *  component ("runtime" for prim ops). Any out pointer may be NULL.
+ *  @retval PTERUN_STATUS_NOT_FOUND i out of range */
+PTERUN_API pterun_status pterun_registry_get(const pterun_registry* registry, size_t i,
+                                             const char** op_out, const char** key_out,
+                                             const char** component_out);
+
+/** Component providing `op` ("aten::add.out") in this registry, or NULL. */
+PTERUN_API const char* pterun_registry_provider(const pterun_registry* registry, const char* op);
+
+/** The pterun component that ships a kernel for `op` whether or not it is
+ *  loaded ("kernels_quantized"), from the runtime's static knowledge of the
+ *  operator namespaces; NULL if no pterun component provides it. */
+PTERUN_API const char* pterun_component_for_op(const char* op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTERUN_INCLUDE_PTERUN_REGISTRY_H_ */

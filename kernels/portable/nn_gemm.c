@@ -1,0 +1,173 @@
+/* Blocked GEMM (see nn_gemm.h).
+ *
+ * Classic three-level blocking: B is packed in KC x NC blocks (kept in L2),
+ * A in MR x KC panels (kept in L1), and an MR x NR micro-kernel accumulates
+ * in a small local array whose inner loop has a fixed trip count so gcc
+ * vectorises it at -O2. Packing also converts f16/bf16 to f32 and handles
+ * arbitrary strides, so every layout takes the same fast path. */
+#include "kernels/portable/nn_gemm.h"
+
+#define NN_MR 4
+#define NN_NR 16
+/* Block sizes with a scratch arena (B block 128 KiB in f32) ... */
+#define NN_KC_BIG 256
+#define NN_NC_BIG 128
+/* ... and for the stack fallback (16 KiB in f32). */
+#define NN_KC_SMALL 64
+#define NN_NC_SMALL 64
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Element loaders used by packing: a fast case for the native type. */
+static inline float ld_f32(const void* p, int dt, int64_t k) { return nn_load_f32(p, dt, k); }
+static inline double ld_f64(const void* p, int dt, int64_t k) {
+  return dt == PTERUN_DTYPE_F64 ? ((const double*)p)[k] : pt_load_f64(p, dt, k);
+}
+static inline void st_f32(void* p, int dt, int64_t k, float v) { nn_store_f32(p, dt, k, v); }
+static inline void st_f64(void* p, int dt, int64_t k, double v) {
+  if (dt == PTERUN_DTYPE_F64)
+    ((double*)p)[k] = v;
+  else
+    pt_store_f64(p, dt, k, v);
+}
+
+/* Defines gemm_<SUF>(): the blocked engine for accumulator type T. */
+#define NN_DEFINE_GEMM(SUF, T, LD, ST, NATIVE_DT)                                              \
+  static void pack_b_##SUF(T* bp, const nn_mat* b, int64_t k0, int64_t kc, int64_t j0,        \
+                           int64_t nc) {                                                       \
+    /* Strips of NR columns; each strip is kc rows of NR values, zero padded. */               \
+    int64_t js, kk, c;                                                                         \
+    for (js = 0; js < nc; js += NN_NR) {                                                       \
+      int64_t w = min64(NN_NR, nc - js);                                                       \
+      for (kk = 0; kk < kc; ++kk) {                                                            \
+        T* dst = bp + kk * NN_NR;                                                              \
+        int64_t base = (k0 + kk) * b->rs + (j0 + js) * b->cs;                                  \
+        if (b->dtype == NATIVE_DT && b->cs == 1 && w == NN_NR) {                               \
+          memcpy(dst, (const T*)b->data + base, sizeof(T) * NN_NR);                            \
+          continue;                                                                            \
+        }                                                                                      \
+        for (c = 0; c < w; ++c) dst[c] = LD(b->data, b->dtype, base + c * b->cs);              \
+        for (; c < NN_NR; ++c) dst[c] = 0;                                                     \
+      }                                                                                        \
+      bp += kc * NN_NR;                                                                        \
+    }                                                                                          \
+  }                                                                                            \
+  static void pack_a_##SUF(T* ap, const nn_mat* a, int64_t i0, int64_t mr, int64_t k0,         \
+                           int64_t kc) {                                                       \
+    int64_t kk, r;                                                                             \
+    for (kk = 0; kk < kc; ++kk) {                                                              \
+      for (r = 0; r < mr; ++r)                                                                 \
+        ap[kk * NN_MR + r] = LD(a->data, a->dtype, (i0 + r) * a->rs + (k0 + kk) * a->cs);      \
+      for (; r < NN_MR; ++r) ap[kk * NN_MR + r] = 0;                                           \
+    }                                                                                          \
+  }                                                                                            \
+  static void micro_##SUF(int64_t kc, const T* ap, const T* bp, T acc[NN_MR][NN_NR]) {         \
+    int64_t kk;                                                                                \
+    int r, c;                                                                                  \
+    for (r = 0; r < NN_MR; ++r)                                                                \
+      for (c = 0; c < NN_NR; ++c) acc[r][c] = 0;                                               \
+    for (kk = 0; kk < kc; ++kk) {                                                              \
+      const T* brow = bp + kk * NN_NR;                                                         \
+      for (r = 0; r < NN_MR; ++r) {                                                            \
+        T av = ap[kk * NN_MR + r];                                                             \
+        for (c = 0; c < NN_NR; ++c) acc[r][c] += av * brow[c];                                 \
+      }                                                                                        \
+    }                                                                                          \
+  }                                                                                            \
+  static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,    \
+                         const nn_mat* c, T alpha, int accumulate, T* bp, T* ap, int64_t kcmax, \
+                         int64_t ncmax) {                                                      \
+    int64_t j0, k0, i0, js;                                                                    \
+    T acc[NN_MR][NN_NR];                                                                       \
+    for (j0 = 0; j0 < n; j0 += ncmax) {                                                        \
+      int64_t nc = min64(ncmax, n - j0);                                                       \
+      for (k0 = 0; k0 < k; k0 += kcmax) {                                                      \
+        int64_t kc = min64(kcmax, k - k0);                                                     \
+        int add = accumulate || k0 > 0;                                                        \
+        pack_b_##SUF(bp, b, k0, kc, j0, nc);                                                   \
+        for (i0 = 0; i0 < m; i0 += NN_MR) {                                                    \
+          int64_t mr = min64(NN_MR, m - i0);                                                   \
+          pack_a_##SUF(ap, a, i0, mr, k0, kc);                                                 \
+          for (js = 0; js < nc; js += NN_NR) {                                                 \
+            int64_t w = min64(NN_NR, nc - js), r, cc;                                          \
+            micro_##SUF(kc, ap, bp + (js / NN_NR) * kc * NN_NR, acc);                          \
+            for (r = 0; r < mr; ++r) {                                                         \
+              int64_t row = (i0 + r) * c->rs + (j0 + js) * c->cs;                              \
+              if (c->dtype == NATIVE_DT && c->cs == 1) {                                       \
+                T* cp = (T*)c->data + row;                                                     \
+                if (add)                                                                       \
+                  for (cc = 0; cc < w; ++cc) cp[cc] += alpha * acc[r][cc];                     \
+                else                                                                           \
+                  for (cc = 0; cc < w; ++cc) cp[cc] = alpha * acc[r][cc];                      \
+                continue;                                                                      \
+              }                                                                                \
+              for (cc = 0; cc < w; ++cc) {                                                     \
+                int64_t off = row + cc * c->cs;                                                \
+                T v = alpha * acc[r][cc];                                                      \
+                ST(c->data, c->dtype, off, add ? LD(c->data, c->dtype, off) + v : v);          \
+              }                                                                                \
+            }                                                                                  \
+          }                                                                                    \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+  }
+
+NN_DEFINE_GEMM(f32, float, ld_f32, st_f32, PTERUN_DTYPE_F32)
+NN_DEFINE_GEMM(f64, double, ld_f64, st_f64, PTERUN_DTYPE_F64)
+#undef NN_DEFINE_GEMM
+
+/* Integer matmul: exact int64 accumulation, wrapped to the output dtype. */
+static void gemm_int(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,
+                     const nn_mat* c, int64_t alpha, int accumulate) {
+  int64_t i, j, kk;
+  for (i = 0; i < m; ++i)
+    for (j = 0; j < n; ++j) {
+      uint64_t acc = 0; /* unsigned: wrap-around is defined */
+      int64_t off = i * c->rs + j * c->cs;
+      for (kk = 0; kk < k; ++kk)
+        acc += (uint64_t)pt_load_i64(a->data, a->dtype, i * a->rs + kk * a->cs) *
+               (uint64_t)pt_load_i64(b->data, b->dtype, kk * b->rs + j * b->cs);
+      acc *= (uint64_t)alpha;
+      if (accumulate) acc += (uint64_t)pt_load_i64(c->data, c->dtype, off);
+      pt_store_i64(c->data, c->dtype, off, (int64_t)acc);
+    }
+}
+
+void nn_gemm(pterun_kernel_context* ctx, int64_t m, int64_t n, int64_t k, const nn_mat* a,
+             const nn_mat* b, const nn_mat* c, double alpha, int accumulate) {
+  _Alignas(64) unsigned char local[(NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) *
+                                   sizeof(float)];
+  int dbl = c->dtype == PTERUN_DTYPE_F64 || a->dtype == PTERUN_DTYPE_F64;
+  size_t es = dbl ? sizeof(double) : sizeof(float);
+  int64_t kcmax = NN_KC_BIG, ncmax = NN_NC_BIG;
+  void* buf;
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    /* Empty sum: C = 0 (or unchanged when accumulating). */
+    int64_t i, j;
+    if (!accumulate)
+      for (i = 0; i < m; ++i)
+        for (j = 0; j < n; ++j) pt_store_i64(c->data, c->dtype, i * c->rs + j * c->cs, 0);
+    return;
+  }
+  if (!pt_is_float_dtype(c->dtype)) {
+    gemm_int(m, n, k, a, b, c, (int64_t)alpha, accumulate);
+    return;
+  }
+  buf = pterun_kernel_scratch(ctx, (size_t)(NN_KC_BIG * NN_NC_BIG + NN_KC_BIG * NN_MR) * es, 64);
+  if (buf == NULL) {
+    /* No arena: smaller blocks in a stack buffer (one strip wide for double
+     * so the same bytes suffice). */
+    buf = local;
+    kcmax = NN_KC_SMALL;
+    ncmax = dbl ? NN_NR : NN_NC_SMALL;
+  }
+  if (dbl) {
+    double* bp = (double*)buf;
+    gemm_f64(m, n, k, a, b, c, alpha, accumulate, bp, bp + kcmax * ncmax, kcmax, ncmax);
+  } else {
+    float* bp = (float*)buf;
+    gemm_f32(m, n, k, a, b, c, (float)alpha, accumulate, bp, bp + kcmax * ncmax, kcmax, ncmax);
+  }
+}

@@ -1,0 +1,86 @@
+/* Bringing file bytes into memory: mmap, read(), or a copy of a buffer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pterun/data.h"
+#include "src/core/internal.h"
+
+// Copies and reads go to 64-byte aligned memory so that every segment keeps
+// the alignment the writer gave it relative to the file start.
+#define PT_IMAGE_ALIGN 64
+
+pterun_status pt_file_image_copy(const void* data, size_t size, const pterun_allocator* a,
+                                 const pterun_logger* logger, pt_file_image* out) {
+  memset(out, 0, sizeof *out);
+  void* buf = pt_alloc(a, size, PT_IMAGE_ALIGN);
+  if (buf == NULL) return pt_fail(logger, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes", size);
+  if (size > 0) memcpy(buf, data, size);
+  out->data = buf;
+  out->size = size;
+  out->owned = buf;
+  out->allocator = a;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pt_file_image_open(const char* path, int mode, const pterun_allocator* a,
+                                 const pterun_logger* logger, pt_file_image* out) {
+  memset(out, 0, sizeof *out);
+  if (path == NULL) return pt_fail(logger, PTERUN_STATUS_INVALID_ARGUMENT, "path is NULL");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: not a regular file", path);
+  }
+  if ((uint64_t)st.st_size > SIZE_MAX) {
+    close(fd);
+    return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: file too large", path);
+  }
+  size_t size = (size_t)st.st_size;
+  out->allocator = a;
+  if (mode == PTERUN_FILE_MMAP && size > 0) {
+    void* m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+      return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: mmap failed: %s", path, strerror(errno));
+    out->data = m;
+    out->size = size;
+    out->mapping = m;
+    out->map_size = size;
+    return PTERUN_STATUS_OK;
+  }
+  void* buf = pt_alloc(a, size, PT_IMAGE_ALIGN);
+  if (buf == NULL) {
+    close(fd);
+    return pt_fail(logger, PTERUN_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", path, size);
+  }
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = read(fd, (uint8_t*)buf + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      pt_free(a, buf);
+      return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: read failed after %zu of %zu bytes", path,
+                     done, size);
+    }
+    done += (size_t)n;
+  }
+  close(fd);
+  out->data = buf;
+  out->size = size;
+  out->owned = buf;
+  return PTERUN_STATUS_OK;
+}
+
+void pt_file_image_close(pt_file_image* img) {
+  if (img == NULL) return;
+  if (img->mapping != NULL) munmap(img->mapping, img->map_size);
+  if (img->owned != NULL) pt_free(img->allocator, img->owned);
+  memset(img, 0, sizeof *img);
+}

@@ -1,0 +1,77 @@
+/* Internal helpers shared by the core modules of libpterun. */
+#ifndef PTERUN_SRC_CORE_INTERNAL_H_
+#define PTERUN_SRC_CORE_INTERNAL_H_
+
+/* C standard */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* pterun public */
+#include "pterun/allocator.h"
+#include "pterun/log.h"
+#include "pterun/status.h"
+
+#if defined(__GNUC__)
+#define PT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PT_PRINTF(a, b)
+#endif
+
+/* ---- logging (log.c) ---- */
+void pt_log(const pterun_logger* logger, pterun_log_level level, const char* fmt, ...)
+    PT_PRINTF(3, 4);
+void pt_vlog(const pterun_logger* logger, pterun_log_level level, const char* fmt, va_list ap);
+/* Logs at ERROR level and returns status, for `return pt_fail(...)`. */
+pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const char* fmt, ...)
+    PT_PRINTF(3, 4);
+/* The logger to use: `logger` when given (fn != NULL), else the fallback. */
+pterun_logger pt_logger_or(const pterun_logger* logger, const pterun_logger* fallback);
+
+#define PT_FORWARD(expr)                          \
+  do {                                            \
+    pterun_status pt_fwd_s_ = (expr);             \
+    if (pt_fwd_s_ != PTERUN_STATUS_OK) return pt_fwd_s_; \
+  } while (0)
+
+/* ---- memory (alloc.c) ---- */
+/* Allocation through an optional caller allocator; NULL means malloc. All
+ * memory is zeroed by pt_alloc. */
+void* pt_alloc(const pterun_allocator* a, size_t size, size_t alignment);
+void pt_free(const pterun_allocator* a, void* p);
+
+/* ---- overflow-checked arithmetic ---- */
+static inline bool pt_add_overflow_u64(uint64_t a, uint64_t b, uint64_t* out) {
+  return __builtin_add_overflow(a, b, out);
+}
+static inline bool pt_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t* out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+static inline bool pt_add_overflow_size(size_t a, size_t b, size_t* out) {
+  return __builtin_add_overflow(a, b, out);
+}
+static inline bool pt_mul_overflow_size(size_t a, size_t b, size_t* out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+static inline size_t pt_align_up(size_t v, size_t a) { return (v + (a - 1)) & ~(a - 1); }
+
+/* ---- files (file.c) ---- */
+typedef struct pt_file_image {
+  const uint8_t* data;
+  size_t size;
+  void* owned;      /* pt_alloc'd copy, or NULL */
+  void* mapping;    /* mmap base, or NULL */
+  size_t map_size;
+  const pterun_allocator* allocator;
+} pt_file_image;
+
+/* Loads a whole file (mmap or read into 64-byte aligned memory). */
+pterun_status pt_file_image_open(const char* path, int mode, const pterun_allocator* a,
+                                 const pterun_logger* logger, pt_file_image* out);
+/* Copies a caller buffer into owned aligned memory. */
+pterun_status pt_file_image_copy(const void* data, size_t size, const pterun_allocator* a,
+                                 const pterun_logger* logger, pt_file_image* out);
+void pt_file_image_close(pt_file_image* img);
+
+#endif /* PTERUN_SRC_CORE_INTERNAL_H_ */

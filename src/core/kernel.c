@@ -1,0 +1,42 @@
+/* Kernel-facing services: failure reporting, scratch memory, direct calls. */
+#include <stdio.h>
+
+#include "src/core/kernel_context.h"
+
+pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_status status,
+                                 const char* fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (ctx != NULL)
+    pt_log(ctx->logger, PTERUN_LOG_ERROR, "%s: %s", ctx->op_name ? ctx->op_name : "kernel", msg);
+  return status == PTERUN_STATUS_OK ? PTERUN_STATUS_KERNEL_FAILED : status;
+}
+
+const char* pterun_kernel_op_name(const pterun_kernel_context* ctx) {
+  return ctx != NULL && ctx->op_name != NULL ? ctx->op_name : "";
+}
+
+void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t align) {
+  if (ctx == NULL || ctx->scratch == NULL || align == 0 || (align & (align - 1)) != 0) return NULL;
+  uintptr_t base = (uintptr_t)ctx->scratch + ctx->scratch_used;
+  uintptr_t aligned = (base + (align - 1)) & ~(uintptr_t)(align - 1);
+  size_t used = (size_t)(aligned - (uintptr_t)ctx->scratch);
+  if (used > ctx->scratch_size || nbytes > ctx->scratch_size - used) return NULL;
+  ctx->scratch_used = used + nbytes;
+  return (void*)aligned;
+}
+
+pterun_status pterun_kernel_invoke(pterun_kernel_fn fn, const char* op_name, pterun_value** args,
+                                   size_t nargs, const pterun_logger* logger, void* scratch,
+                                   size_t scratch_bytes) {
+  if (fn == NULL || (nargs > 0 && args == NULL)) return PTERUN_STATUS_INVALID_ARGUMENT;
+  for (size_t i = 0; i < nargs; ++i)
+    if (args[i] == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  pterun_logger lg = pt_logger_or(logger, NULL);
+  struct pterun_kernel_context ctx = {&lg, op_name, (uint8_t*)scratch, scratch ? scratch_bytes : 0,
+                                      0};
+  return fn(&ctx, args, nargs);
+}

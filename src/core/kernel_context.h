@@ -1,0 +1,16 @@
+/* The per-call context handed to kernels. */
+#ifndef PTERUN_SRC_CORE_KERNEL_CONTEXT_H_
+#define PTERUN_SRC_CORE_KERNEL_CONTEXT_H_
+
+#include "pterun/kernel.h"
+#include "src/core/internal.h"
+
+struct pterun_kernel_context {
+  const pterun_logger* logger;
+  const char* op_name;
+  uint8_t* scratch; /* arena; reset before every call */
+  size_t scratch_size;
+  size_t scratch_used;
+};
+
+#endif

@@ -1,0 +1,62 @@
+/* Logging through the caller's callback (or stderr by default). */
+#include <stdio.h>
+#include <string.h>
+
+#include "src/core/internal.h"
+
+static void silent_log(void* ctx, pterun_log_level level, const char* message) {
+  (void)ctx;
+  (void)level;
+  (void)message;
+}
+
+pterun_logger pterun_logger_silent(void) {
+  pterun_logger l = {silent_log, NULL, PTERUN_LOG_SILENT};
+  return l;
+}
+
+const char* pterun_log_level_str(pterun_log_level level) {
+  switch (level) {
+    case PTERUN_LOG_DEBUG: return "debug";
+    case PTERUN_LOG_INFO: return "info";
+    case PTERUN_LOG_WARNING: return "warning";
+    case PTERUN_LOG_ERROR: return "error";
+    default: return "silent";
+  }
+}
+
+pterun_logger pt_logger_or(const pterun_logger* logger, const pterun_logger* fallback) {
+  if (logger != NULL && logger->fn != NULL) return *logger;
+  if (fallback != NULL) return *fallback;
+  pterun_logger def = {NULL, NULL, PTERUN_LOG_WARNING};
+  return def;
+}
+
+void pt_vlog(const pterun_logger* logger, pterun_log_level level, const char* fmt, va_list ap) {
+  pterun_log_level min = PTERUN_LOG_WARNING;
+  if (logger != NULL && (logger->fn != NULL || logger->min_level != 0)) min = logger->min_level;
+  if (level < min || min >= PTERUN_LOG_SILENT) return;
+  // Fixed buffer: logging must never allocate (it runs on the execute path).
+  char buf[1024];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  if (logger != NULL && logger->fn != NULL) {
+    logger->fn(logger->ctx, level, buf);
+  } else {
+    fprintf(stderr, "pterun %s: %s\n", pterun_log_level_str(level), buf);
+  }
+}
+
+void pt_log(const pterun_logger* logger, pterun_log_level level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pt_vlog(logger, level, fmt, ap);
+  va_end(ap);
+}
+
+pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pt_vlog(logger, PTERUN_LOG_ERROR, fmt, ap);
+  va_end(ap);
+  return status;
+}

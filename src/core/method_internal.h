@@ -1,0 +1,66 @@
+/* The method object: value table, planned memory and the instruction list
+ * with resolved kernels. */
+#ifndef PTERUN_SRC_CORE_METHOD_INTERNAL_H_
+#define PTERUN_SRC_CORE_METHOD_INTERNAL_H_
+
+#include "pterun/method.h"
+#include "src/core/internal.h"
+#include "src/core/program_internal.h"
+
+typedef struct pt_instr {
+  uint8_t type; /* PT_INSTR_* */
+  uint32_t a, b; /* kernel: op index, nargs; move: from,to; jump: cond,dest; free: value */
+  pterun_kernel_fn fn;
+  pterun_value** args;
+} pt_instr;
+
+typedef struct pt_chain {
+  pt_instr* instrs;
+  uint32_t count;
+} pt_chain;
+
+/* Per-tensor facts the executor needs besides pterun_tensor itself. */
+typedef struct pt_tensor_aux {
+  void* initial_data; /* restored before each execute (FreeCall clears data) */
+  uint8_t planned;    /* lives in planned memory or constant data: inputs are copied */
+  uint8_t has_memory; /* data is fixed by the program (planned/constant/external) */
+} pt_tensor_aux;
+
+struct pterun_method {
+  const pterun_program* program;
+  pterun_logger logger;
+  pterun_allocator allocator_copy;
+  const pterun_allocator* allocator;
+  void* block; /* every runtime structure below lives in this one allocation */
+  size_t block_size;
+
+  pterun_value* values;
+  pterun_value* values_initial; /* the value table as loaded; restored per execute */
+  uint32_t value_count;
+  pterun_tensor* tensors;
+  pt_tensor_aux* aux; /* indexed like tensors */
+  uint32_t tensor_count;
+
+  uint32_t* inputs;
+  uint8_t* input_set;
+  uint32_t input_count;
+  uint32_t* outputs;
+  uint32_t output_count;
+
+  pt_chain* chains;
+  uint32_t chain_count;
+  const char** op_names; /* "ns::op.overload", per operator table entry */
+  uint32_t op_count;
+
+  void** planned;
+  uint64_t* planned_sizes;
+  uint32_t planned_count;
+  void** owned_planned; /* allocated by pterun, or NULL entries */
+  size_t owned_planned_bytes;
+
+  uint8_t* scratch;
+  size_t scratch_size;
+  uint64_t budget;
+};
+
+#endif

@@ -1,0 +1,510 @@
+/* Method loading: one allocation for the value table, tensors, argument
+ * arrays and instructions; planned memory bound; every operator resolved. */
+#include <stdio.h>
+#include <string.h>
+
+#include "src/core/data_internal.h"
+#include "src/core/method_internal.h"
+#include "src/core/registry_internal.h"
+#include "src/core/schema.h"
+
+/* A bump allocator over the method's block. With base == NULL it only
+ * counts, which is how the block's size is known before allocating it. */
+typedef struct bump {
+  uint8_t* base;
+  size_t used;
+  bool overflow;
+} bump;
+
+static void* take(bump* b, size_t count, size_t elem, size_t align) {
+  size_t bytes, start;
+  if (pt_mul_overflow_size(count, elem, &bytes)) {
+    b->overflow = true;
+    return NULL;
+  }
+  start = pt_align_up(b->used, align);
+  if (start < b->used || pt_add_overflow_size(start, bytes, &b->used)) {
+    b->overflow = true;
+    return NULL;
+  }
+  return b->base != NULL ? b->base + start : NULL;
+}
+#define TAKE(b, type, n) ((type*)take((b), (n), sizeof(type), _Alignof(type)))
+
+typedef struct loader {
+  pterun_method* m;
+  const pterun_program* p;
+  const pterun_method_options* o;
+  pt_fb_table plan;
+  pt_fb_vec values, inputs, outputs, chains, ops, sizes, delegates;
+  const char* name;
+} loader;
+
+static pterun_status lfail(loader* L, pterun_status st, const char* fmt, ...) PT_PRINTF(3, 4);
+static pterun_status lfail(loader* L, pterun_status st, const char* fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return pt_fail(&L->m->logger, st, "method '%s': %s", L->name, msg);
+}
+
+/* Lays out (or counts) every runtime structure of the method. */
+static void layout(loader* L, bump* b) {
+  pterun_method* m = L->m;
+  uint32_t n = L->values.len, tensors = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    pt_fb_table ev;
+    pt_fb_vec_table(&L->values, i, &ev);
+    if (pt_fb_u8(&ev, PT_EVALUE_TYPE, 0) == PT_KT_TENSOR) ++tensors;
+  }
+  m->values = TAKE(b, pterun_value, n);
+  m->values_initial = TAKE(b, pterun_value, n);
+  m->tensors = TAKE(b, pterun_tensor, tensors);
+  m->aux = TAKE(b, pt_tensor_aux, tensors);
+  m->inputs = TAKE(b, uint32_t, L->inputs.len);
+  m->input_set = TAKE(b, uint8_t, L->inputs.len);
+  m->outputs = TAKE(b, uint32_t, L->outputs.len);
+  m->chains = TAKE(b, pt_chain, L->chains.len);
+  m->op_names = TAKE(b, const char*, L->ops.len);
+  uint32_t planned = L->sizes.len > 0 ? L->sizes.len - 1 : 0;
+  m->planned = TAKE(b, void*, planned);
+  m->planned_sizes = TAKE(b, uint64_t, planned);
+  m->owned_planned = TAKE(b, void*, planned);
+  m->value_count = n;
+  m->tensor_count = tensors;
+  m->input_count = L->inputs.len;
+  m->output_count = L->outputs.len;
+  m->chain_count = L->chains.len;
+  m->op_count = L->ops.len;
+  m->planned_count = planned;
+  /* list payloads */
+  for (uint32_t i = 0; i < n; ++i) {
+    pt_fb_table ev, pl;
+    pt_fb_vec items;
+    pt_fb_vec_table(&L->values, i, &ev);
+    uint8_t tag = pt_fb_u8(&ev, PT_EVALUE_TYPE, 0);
+    if (tag < PT_KT_INT_LIST || pt_fb_get_table(&ev, PT_EVALUE_VAL, &pl) != 1) continue;
+    size_t elem = tag == PT_KT_INT_LIST || tag == PT_KT_DOUBLE_LIST ? 8 : tag == PT_KT_BOOL_LIST ? 1 : 4;
+    if (pt_fb_get_vector(&pl, PT_PAYLOAD_VAL, elem, &items) != 1) continue;
+    // In the counting pass m->values is NULL: take the space, store nothing.
+    pterun_value scratch_value;
+    pterun_value* v = b->base != NULL ? &m->values[i] : &scratch_value;
+    switch (tag) {
+      case PT_KT_INT_LIST:
+        v->u.ints.items = TAKE(b, pterun_value*, items.len);
+        v->u.ints.scratch = TAKE(b, int64_t, items.len);
+        break;
+      case PT_KT_DOUBLE_LIST:
+        v->u.doubles.items = TAKE(b, double, items.len);
+        break;
+      case PT_KT_BOOL_LIST:
+        v->u.bools.items = TAKE(b, uint8_t, items.len);
+        break;
+      default:
+        v->u.tensors.items = TAKE(b, pterun_value*, items.len);
+        break;
+    }
+  }
+  /* instructions and kernel argument arrays */
+  for (uint32_t c = 0; c < L->chains.len; ++c) {
+    pt_fb_table ch;
+    pt_fb_vec instrs;
+    pt_fb_vec_table(&L->chains, c, &ch);
+    pt_fb_get_vector(&ch, PT_CHAIN_INSTRUCTIONS, 4, &instrs);
+    pt_instr* list = TAKE(b, pt_instr, instrs.len);
+    if (b->base != NULL) {
+      m->chains[c].instrs = list;
+      m->chains[c].count = instrs.len;
+    }
+    for (uint32_t i = 0; i < instrs.len; ++i) {
+      pt_fb_table in, a;
+      pt_fb_vec args;
+      pt_fb_vec_table(&instrs, i, &in);
+      uint8_t type = pt_fb_u8(&in, PT_INSTR_TYPE, 0);
+      if (type != PT_INSTR_KERNEL_CALL && type != PT_INSTR_DELEGATE_CALL) continue;
+      pt_fb_get_table(&in, PT_INSTR_ARGS, &a);
+      pt_fb_get_vector(&a, PT_CALL_ARGS, 4, &args);
+      pterun_value** arr = TAKE(b, pterun_value*, args.len);
+      if (b->base != NULL) list[i].args = arr;
+    }
+  }
+  /* operator names "name.overload" */
+  for (uint32_t k = 0; k < L->ops.len; ++k) {
+    pt_fb_table op;
+    const char *nm = "", *ov = "";
+    uint32_t nl = 0, ol = 0;
+    pt_fb_vec_table(&L->ops, k, &op);
+    pt_fb_get_string(&op, PT_OPERATOR_NAME, &nm, &nl);
+    if (pt_fb_get_string(&op, PT_OPERATOR_OVERLOAD, &ov, &ol) != 1) ol = 0;
+    char* s = TAKE(b, char, (size_t)nl + ol + 2);
+    if (s != NULL) {
+      memcpy(s, nm, nl);
+      if (ol > 0) {
+        s[nl] = '.';
+        memcpy(s + nl + 1, ov, ol);
+        s[nl + 1 + ol] = 0;
+      } else {
+        s[nl] = 0;
+      }
+      m->op_names[k] = s;
+    }
+  }
+  if (L->o != NULL && L->o->scratch_bytes > 0) {
+    m->scratch = TAKE(b, uint8_t, L->o->scratch_bytes);
+    m->scratch_size = L->o->scratch_bytes;
+  }
+}
+
+static pterun_status bind_planned(loader* L) {
+  pterun_method* m = L->m;
+  const pterun_method_options* o = L->o;
+  for (uint32_t k = 0; k < m->planned_count; ++k) m->planned_sizes[k] = (uint64_t)pt_fb_vec_i64(&L->sizes, k + 1);
+  if (o != NULL && o->planned_buffers != NULL) {
+    if (o->planned_buffer_count != m->planned_count)
+      return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "caller supplied %zu planned buffers; the method needs %u",
+                   o->planned_buffer_count, m->planned_count);
+    for (uint32_t k = 0; k < m->planned_count; ++k) {
+      void* buf = o->planned_buffers[k];
+      if ((buf == NULL && m->planned_sizes[k] > 0) || ((uintptr_t)buf & 15) != 0)
+        return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "planned buffer %u is NULL or not 16-byte aligned", k);
+      m->planned[k] = buf;
+    }
+    return PTERUN_STATUS_OK;
+  }
+  for (uint32_t k = 0; k < m->planned_count; ++k) {
+    uint64_t sz = m->planned_sizes[k];
+    if (sz > SIZE_MAX / 2)
+      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "planned buffer %u of %llu bytes is too large", k,
+                   (unsigned long long)sz);
+    m->owned_planned[k] = pt_alloc(m->allocator, (size_t)sz, 64);
+    if (m->owned_planned[k] == NULL)
+      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate planned buffer %u (%llu bytes)", k,
+                   (unsigned long long)sz);
+    m->planned[k] = m->owned_planned[k];
+    m->owned_planned_bytes += (size_t)sz;
+  }
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status find_external(loader* L, const pt_tensor_meta* tm, uint32_t vi, pt_data_entry* e) {
+  const pterun_method_options* o = L->o;
+  size_t n = o != NULL && o->data != NULL ? o->data_count : 0;
+  if (n == 0)
+    return lfail(L, PTERUN_STATUS_INVALID_EXTERNAL_DATA,
+                 "value %u needs external data '%s' but no data file was given", vi, tm->fqn);
+  for (size_t k = 0; k < n; ++k)
+    if (o->data[k] != NULL && pt_data_find(o->data[k], tm->fqn, e)) {
+      if (e->has_layout) {
+        bool ok = e->dtype == tm->dtype && e->rank == tm->rank;
+        for (uint8_t d = 0; ok && d < tm->rank; ++d)
+          ok = e->sizes[d] == tm->sizes[d] && e->dim_order[d] == tm->dim_order[d];
+        if (!ok)
+          return lfail(L, PTERUN_STATUS_INVALID_EXTERNAL_DATA,
+                       "external tensor '%s' has a different dtype, shape or dim order in the data file",
+                       tm->fqn);
+      }
+      if (e->size < tm->nbytes)
+        return lfail(L, PTERUN_STATUS_INVALID_EXTERNAL_DATA,
+                     "external tensor '%s' has %llu bytes; %llu needed", tm->fqn,
+                     (unsigned long long)e->size, (unsigned long long)tm->nbytes);
+      return PTERUN_STATUS_OK;
+    }
+  return lfail(L, PTERUN_STATUS_INVALID_EXTERNAL_DATA, "external tensor '%s' is in none of the data files",
+               tm->fqn);
+}
+
+static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi, pterun_tensor* t,
+                                  pt_tensor_aux* aux) {
+  pterun_method* m = L->m;
+  pt_tensor_meta tm;
+  char where[96];
+  snprintf(where, sizeof where, "method '%s' value %u", L->name, vi);
+  PT_FORWARD(pt_tensor_meta_read(L->p, pl, &tm, where));
+  t->dtype = tm.dtype;
+  t->rank = tm.rank;
+  t->dynamism = tm.dynamism;
+  memcpy(t->dim_order, tm.dim_order, sizeof t->dim_order);
+  memcpy(t->sizes, tm.sizes, sizeof t->sizes);
+  memcpy(t->max_sizes, tm.sizes, sizeof t->max_sizes);
+  if (pterun_tensor_update_layout(t) != PTERUN_STATUS_OK)
+    return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: tensor size overflows", vi);
+  t->capacity = t->nbytes;
+  pt_data_entry ext;
+  if (tm.external) PT_FORWARD(find_external(L, &tm, vi, &ext));
+  if (tm.planned) {
+    if (tm.memory_id == 0 || tm.memory_id > m->planned_count)
+      return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "value %u: memory id %u out of range (%u planned buffers)",
+                   vi, tm.memory_id, m->planned_count);
+    uint64_t end;
+    if (pt_add_overflow_u64(tm.memory_offset, tm.nbytes, &end) || end > m->planned_sizes[tm.memory_id - 1])
+      return lfail(L, PTERUN_STATUS_MEMORY_PLAN,
+                   "value %u: planned range [%llu, +%llu) exceeds buffer %u (%llu bytes)", vi,
+                   (unsigned long long)tm.memory_offset, (unsigned long long)tm.nbytes, tm.memory_id - 1,
+                   (unsigned long long)m->planned_sizes[tm.memory_id - 1]);
+    t->data = (uint8_t*)m->planned[tm.memory_id - 1] + tm.memory_offset;
+    if (tm.external) {
+      memcpy(t->data, ext.bytes, (size_t)tm.nbytes);
+    } else if (tm.data_buffer_idx > 0) {
+      const uint8_t* init;
+      PT_FORWARD(pt_program_mutable(L->p, tm.data_buffer_idx, tm.nbytes, &init));
+      if (tm.nbytes > 0) memcpy(t->data, init, (size_t)tm.nbytes);
+    }
+    aux->planned = 1;
+    aux->has_memory = 1;
+  } else if (tm.external) {
+    t->data = (void*)ext.bytes; /* constant: kernels never write their inputs */
+    aux->planned = 1;
+    aux->has_memory = 1;
+  } else if (tm.data_buffer_idx > 0) {
+    const uint8_t* c;
+    PT_FORWARD(pt_program_constant(L->p, tm.data_buffer_idx, tm.nbytes, &c));
+    t->data = (void*)c;
+    aux->planned = 1;
+    aux->has_memory = 1;
+  } else {
+    t->data = NULL;
+    t->capacity = 0; /* unplanned: memory comes from the caller */
+  }
+  aux->initial_data = t->data;
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status parse_values(loader* L) {
+  pterun_method* m = L->m;
+  uint32_t ti = 0;
+  // Pass 1: scalars, strings and tensors. Pass 2: lists, which may name any
+  // value and must see its final tag.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (uint32_t i = 0; i < m->value_count; ++i) {
+      pt_fb_table ev, pl;
+      pt_fb_vec_table(&L->values, i, &ev);
+      uint8_t tag = pt_fb_u8(&ev, PT_EVALUE_TYPE, 0);
+      int has = pt_fb_get_table(&ev, PT_EVALUE_VAL, &pl) == 1;
+      bool is_list = tag >= PT_KT_INT_LIST;
+      if ((pass == 0) == is_list) continue;
+      pterun_value* v = &m->values[i];
+      pt_fb_vec items;
+      switch (tag) {
+        case PT_KT_NULL: v->tag = PTERUN_VALUE_NONE; break;
+        case PT_KT_INT: v->tag = PTERUN_VALUE_INT; v->u.i = pt_fb_i64(&pl, PT_PAYLOAD_VAL, 0); break;
+        case PT_KT_BOOL: v->tag = PTERUN_VALUE_BOOL; v->u.b = pt_fb_u8(&pl, PT_PAYLOAD_VAL, 0) != 0; break;
+        case PT_KT_DOUBLE: v->tag = PTERUN_VALUE_DOUBLE; v->u.d = pt_fb_f64(&pl, PT_PAYLOAD_VAL, 0.0); break;
+        case PT_KT_STRING: {
+          const char* s = "";
+          uint32_t n = 0;
+          pt_fb_get_string(&pl, PT_PAYLOAD_VAL, &s, &n);
+          v->tag = PTERUN_VALUE_STRING;
+          v->u.str.data = s;
+          v->u.str.len = n;
+          break;
+        }
+        case PT_KT_TENSOR:
+          if (!has) return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: tensor payload missing", i);
+          v->tag = PTERUN_VALUE_TENSOR;
+          v->u.tensor = &m->tensors[ti];
+          PT_FORWARD(parse_tensor(L, &pl, i, &m->tensors[ti], &m->aux[ti]));
+          ++ti;
+          break;
+        case PT_KT_INT_LIST:
+          pt_fb_get_vector(&pl, PT_PAYLOAD_VAL, 8, &items);
+          v->tag = PTERUN_VALUE_LIST_INT;
+          v->u.ints.len = items.len;
+          for (uint32_t k = 0; k < items.len; ++k) {
+            int64_t idx = pt_fb_vec_i64(&items, k);
+            if (m->values[idx].tag != PTERUN_VALUE_INT)
+              return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: int list item %u names a %s value",
+                           i, k, pterun_value_tag_name(m->values[idx].tag));
+            ((pterun_value**)v->u.ints.items)[k] = &m->values[idx];
+          }
+          break;
+        case PT_KT_DOUBLE_LIST:
+          pt_fb_get_vector(&pl, PT_PAYLOAD_VAL, 8, &items);
+          v->tag = PTERUN_VALUE_LIST_DOUBLE;
+          v->u.doubles.len = items.len;
+          for (uint32_t k = 0; k < items.len; ++k)
+            ((double*)v->u.doubles.items)[k] = pt_rd_f64(pt_fb_vec_ptr(&items, k));
+          break;
+        case PT_KT_BOOL_LIST:
+          pt_fb_get_vector(&pl, PT_PAYLOAD_VAL, 1, &items);
+          v->tag = PTERUN_VALUE_LIST_BOOL;
+          v->u.bools.len = items.len;
+          for (uint32_t k = 0; k < items.len; ++k) ((uint8_t*)v->u.bools.items)[k] = pt_fb_vec_u8(&items, k) != 0;
+          break;
+        default: { /* tensor lists */
+          bool optional = tag == PT_KT_OPTIONAL_TENSOR_LIST;
+          pt_fb_get_vector(&pl, PT_PAYLOAD_VAL, 4, &items);
+          v->tag = optional ? PTERUN_VALUE_LIST_OPTIONAL_TENSOR : PTERUN_VALUE_LIST_TENSOR;
+          v->u.tensors.len = items.len;
+          for (uint32_t k = 0; k < items.len; ++k) {
+            int32_t idx = pt_fb_vec_i32(&items, k);
+            pterun_value* e = idx >= 0 ? &m->values[idx] : NULL;
+            int etag = e != NULL ? e->tag : PTERUN_VALUE_NONE;
+            if (etag != PTERUN_VALUE_TENSOR && !(optional && etag == PTERUN_VALUE_NONE))
+              return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: tensor list item %u names a %s value",
+                           i, k, pterun_value_tag_name(etag));
+            ((pterun_value**)v->u.tensors.items)[k] = e;
+          }
+          break;
+        }
+      }
+    }
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* Appends "v1/<dtype>;<dim order>|..." for the tensor arguments. */
+static void kernel_key(pterun_value** args, uint32_t n, char* buf, size_t cap) {
+  size_t len = 0;
+  int first = 1;
+  len += (size_t)snprintf(buf, cap, "v1/");
+  for (uint32_t k = 0; k < n && len < cap; ++k) {
+    if (args[k]->tag != PTERUN_VALUE_TENSOR) continue;
+    const pterun_tensor* t = args[k]->u.tensor;
+    len += (size_t)snprintf(buf + len, cap - len, "%s%d;", first ? "" : "|", t->dtype);
+    first = 0;
+    for (uint8_t d = 0; d < t->rank && len < cap; ++d)
+      len += (size_t)snprintf(buf + len, cap - len, "%s%u", d ? "," : "", t->dim_order[d]);
+  }
+  if (first) buf[0] = 0; /* no tensors: empty key */
+}
+
+static pterun_status build_instructions(loader* L) {
+  pterun_method* m = L->m;
+  const pterun_registry* reg = L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default();
+  if (reg == NULL) return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "no registry");
+  char missing[2048];
+  size_t mlen = 0;
+  uint32_t n_missing = 0;
+  missing[0] = 0;
+  for (uint32_t c = 0; c < m->chain_count; ++c) {
+    pt_fb_table ch;
+    pt_fb_vec instrs;
+    pt_fb_vec_table(&L->chains, c, &ch);
+    pt_fb_get_vector(&ch, PT_CHAIN_INSTRUCTIONS, 4, &instrs);
+    for (uint32_t i = 0; i < instrs.len; ++i) {
+      pt_fb_table in, a;
+      pt_fb_vec_table(&instrs, i, &in);
+      pt_fb_get_table(&in, PT_INSTR_ARGS, &a);
+      pt_instr* ins = &m->chains[c].instrs[i];
+      ins->type = pt_fb_u8(&in, PT_INSTR_TYPE, 0);
+      ins->a = (uint32_t)pt_fb_i32(&a, 4, 0);
+      ins->b = (uint32_t)pt_fb_i32(&a, 6, 0);
+      if (ins->type == PT_INSTR_DELEGATE_CALL) {
+        pt_fb_table d;
+        const char* id = "?";
+        uint32_t idl;
+        if (pt_fb_vec_table(&L->delegates, ins->a, &d)) pt_fb_get_string(&d, PT_DELEGATE_ID, &id, &idl);
+        return lfail(L, PTERUN_STATUS_BACKEND_UNAVAILABLE,
+                     "instruction %u:%u calls delegate backend '%s', which is not available in pterun "
+                     "(export without a partitioner to run it on the portable kernels)", c, i, id);
+      }
+      if (ins->type != PT_INSTR_KERNEL_CALL) continue;
+      pt_fb_vec args;
+      pt_fb_get_vector(&a, PT_CALL_ARGS, 4, &args);
+      ins->b = args.len;
+      for (uint32_t k = 0; k < args.len; ++k) ins->args[k] = &m->values[pt_fb_vec_i32(&args, k)];
+      const char* op = m->op_names[ins->a];
+      char key[512];
+      kernel_key(ins->args, args.len, key, sizeof key);
+      ins->fn = pt_registry_resolve(reg, op, key[0] ? key : NULL);
+      if (ins->fn != NULL) continue;
+      // Report each missing operator once, with the component that ships it.
+      char needle[260];
+      snprintf(needle, sizeof needle, "\n  %s ", op);
+      if (strstr(missing, needle) != NULL) continue;
+      ++n_missing;
+      const char* comp = pterun_component_for_op(op);
+      if (mlen < sizeof missing)
+        mlen += (size_t)snprintf(missing + mlen, sizeof missing - mlen, "\n  %s %s%s", op,
+                                 comp ? "— link pterun::" : "— no pterun component provides it",
+                                 comp ? comp : "");
+    }
+  }
+  if (n_missing > 0)
+    return lfail(L, PTERUN_STATUS_OPERATOR_MISSING, "%u operator%s not registered:%s", n_missing,
+                 n_missing == 1 ? " is" : "s are", missing);
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status load(loader* L) {
+  pterun_method* m = L->m;
+  const pterun_program* p = L->p;
+  size_t index;
+  if (pterun_program_find_method(p, L->name, &index) != PTERUN_STATUS_OK)
+    return pt_fail(&m->logger, PTERUN_STATUS_NOT_FOUND, "program has no method '%s'", L->name);
+  pt_program_plan(p, index, &L->plan);
+  pt_fb_get_vector(&L->plan, PT_PLAN_VALUES, 4, &L->values);
+  pt_fb_get_vector(&L->plan, PT_PLAN_INPUTS, 4, &L->inputs);
+  pt_fb_get_vector(&L->plan, PT_PLAN_OUTPUTS, 4, &L->outputs);
+  pt_fb_get_vector(&L->plan, PT_PLAN_CHAINS, 4, &L->chains);
+  if (pt_fb_get_vector(&L->plan, PT_PLAN_OPERATORS, 4, &L->ops) != 1) memset(&L->ops, 0, sizeof L->ops);
+  pt_fb_get_vector(&L->plan, PT_PLAN_DELEGATES, 4, &L->delegates);
+  pt_fb_get_vector(&L->plan, PT_PLAN_NON_CONST_BUFFER_SIZES, 8, &L->sizes);
+
+  bump count = {NULL, 0, false};
+  layout(L, &count);
+  if (count.overflow) return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "runtime structures overflow size_t");
+  m->block = pt_alloc(m->allocator, count.used, 64);
+  if (m->block == NULL)
+    return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of runtime structures", count.used);
+  m->block_size = count.used;
+  bump real = {m->block, 0, false};
+  layout(L, &real);
+
+  for (uint32_t k = 0; k < m->input_count; ++k) m->inputs[k] = (uint32_t)pt_fb_vec_i32(&L->inputs, k);
+  for (uint32_t k = 0; k < m->output_count; ++k) m->outputs[k] = (uint32_t)pt_fb_vec_i32(&L->outputs, k);
+  PT_FORWARD(bind_planned(L));
+  PT_FORWARD(parse_values(L));
+  PT_FORWARD(build_instructions(L));
+  memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
+  // A tensor input with no memory of its own must be given some before execute;
+  // a non-tensor input already holds its compiled value.
+  for (uint32_t k = 0; k < m->input_count; ++k) m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
+  m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_method_load(const pterun_program* program, const char* name,
+                                 const pterun_method_options* options, pterun_method** method_out) {
+  if (method_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  *method_out = NULL;
+  if (program == NULL || name == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  const pterun_allocator* a = options != NULL && options->allocator != NULL ? options->allocator : program->allocator;
+  pterun_method* m = pt_alloc(a, sizeof *m, 16);
+  if (m == NULL) return pt_fail(&program->logger, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate a method");
+  if (a != NULL) {
+    m->allocator_copy = *a;
+    m->allocator = &m->allocator_copy;
+  }
+  m->program = program;
+  m->logger = pt_logger_or(options != NULL ? &options->logger : NULL, &program->logger);
+  loader L = {0};
+  L.m = m;
+  L.p = program;
+  L.o = options;
+  L.name = name;
+  pterun_status st = load(&L);
+  if (st != PTERUN_STATUS_OK) {
+    pterun_method_destroy(m);
+    return st;
+  }
+  *method_out = m;
+  return PTERUN_STATUS_OK;
+}
+
+void pterun_method_destroy(pterun_method* m) {
+  if (m == NULL) return;
+  pterun_allocator copy = m->allocator_copy;
+  const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
+  if (m->block != NULL && m->owned_planned != NULL)
+    for (uint32_t k = 0; k < m->planned_count; ++k) pt_free(a, m->owned_planned[k]);
+  pt_free(a, m->block);
+  pt_free(a, m);
+}
+
+void pterun_method_memory(const pterun_method* m, size_t* runtime_bytes, size_t* planned_bytes) {
+  if (runtime_bytes) *runtime_bytes = m != NULL ? m->block_size + sizeof *m : 0;
+  if (planned_bytes) *planned_bytes = m != NULL ? m->owned_planned_bytes : 0;
+}

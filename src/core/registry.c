@@ -1,0 +1,220 @@
+/* The operator registry: explicit, copy-free tables added at run time. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/core/internal.h"
+#include "src/core/registry_internal.h"
+
+typedef struct entry {
+  const char* op;
+  const char* key; /* NULL: fallback for any dtypes */
+  pterun_kernel_fn fn;
+  const pterun_kernel_library* lib;
+} entry;
+
+struct pterun_registry {
+  pthread_mutex_t mu;
+  entry* entries;
+  size_t count, cap;
+  const pterun_kernel_library** libs;
+  size_t nlibs, libcap;
+  pterun_logger logger;
+};
+
+static bool same_key(const char* a, const char* b) {
+  if (a == NULL || b == NULL) return a == b;
+  return strcmp(a, b) == 0;
+}
+
+/* Path of the shared object that holds fn, for messages. */
+static const char* object_of(pterun_kernel_fn fn) {
+  Dl_info info;
+  void* addr;
+  memcpy(&addr, &fn, sizeof addr < sizeof fn ? sizeof addr : sizeof fn);
+  if (dladdr(addr, &info) != 0 && info.dli_fname != NULL) return info.dli_fname;
+  return "unknown object";
+}
+
+pterun_status pterun_registry_create(const pterun_logger* logger, pterun_registry** out) {
+  if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  *out = NULL;
+  pterun_registry* r = calloc(1, sizeof *r);
+  if (r == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  r->logger = pt_logger_or(logger, NULL);
+  if (pthread_mutex_init(&r->mu, NULL) != 0) {
+    free(r);
+    return PTERUN_STATUS_OUT_OF_MEMORY;
+  }
+  pterun_status st = pterun_registry_add(r, pt_prim_ops_library());
+  if (st != PTERUN_STATUS_OK) {
+    pterun_registry_destroy(r);
+    return st;
+  }
+  *out = r;
+  return PTERUN_STATUS_OK;
+}
+
+void pterun_registry_destroy(pterun_registry* r) {
+  if (r == NULL) return;
+  pthread_mutex_destroy(&r->mu);
+  free(r->entries);
+  free(r->libs);
+  free(r);
+}
+
+static pthread_once_t g_default_once = PTHREAD_ONCE_INIT;
+static pterun_registry* g_default; /* the one piece of process state */
+
+static void make_default(void) { (void)pterun_registry_create(NULL, &g_default); }
+
+pterun_registry* pterun_registry_default(void) {
+  pthread_once(&g_default_once, make_default);
+  return g_default;
+}
+
+static const entry* find_exact(const pterun_registry* r, const char* op, const char* key) {
+  for (size_t i = 0; i < r->count; ++i)
+    if (strcmp(r->entries[i].op, op) == 0 && same_key(r->entries[i].key, key)) return &r->entries[i];
+  return NULL;
+}
+
+static pterun_status add_locked(pterun_registry* r, const pterun_kernel_library* lib) {
+  for (size_t i = 0; i < r->nlibs; ++i)
+    if (r->libs[i] == lib || r->libs[i]->kernels == lib->kernels) return PTERUN_STATUS_OK;
+  if (lib->abi_version != PTERUN_KERNEL_ABI_VERSION)
+    return pt_fail(&r->logger, PTERUN_STATUS_ABI_MISMATCH,
+                   "kernel library '%s' was built for kernel ABI %u; this runtime has ABI %u",
+                   lib->component ? lib->component : "?", lib->abi_version, PTERUN_KERNEL_ABI_VERSION);
+  if (lib->count > 0 && lib->kernels == NULL)
+    return pt_fail(&r->logger, PTERUN_STATUS_INVALID_ARGUMENT, "kernel library has no table");
+  // Check the whole library first so that a refusal adds nothing.
+  size_t fresh = 0;
+  for (size_t k = 0; k < lib->count; ++k) {
+    const pterun_kernel* kd = &lib->kernels[k];
+    if (kd->op == NULL || kd->fn == NULL)
+      return pt_fail(&r->logger, PTERUN_STATUS_INVALID_ARGUMENT,
+                     "kernel library '%s': entry %zu has no operator name or function",
+                     lib->component ? lib->component : "?", k);
+    const entry* e = find_exact(r, kd->op, kd->key);
+    if (e != NULL && e->fn != kd->fn)
+      return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
+                     "cannot add %s%s%s from %s (%s): a different kernel is already registered by %s (%s)",
+                     kd->op, kd->key ? " key " : "", kd->key ? kd->key : "", lib->component,
+                     object_of(kd->fn), e->lib->component, object_of(e->fn));
+    for (size_t j = 0; j < k; ++j)
+      if (strcmp(lib->kernels[j].op, kd->op) == 0 && same_key(lib->kernels[j].key, kd->key) &&
+          lib->kernels[j].fn != kd->fn)
+        return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
+                       "kernel library '%s' lists %s twice with different kernels", lib->component, kd->op);
+    if (e == NULL) ++fresh;
+  }
+  if (r->count + fresh > r->cap) {
+    size_t cap = r->cap ? r->cap : 256;
+    while (cap < r->count + fresh) cap *= 2;
+    entry* ne = realloc(r->entries, cap * sizeof *ne);
+    if (ne == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    r->entries = ne;
+    r->cap = cap;
+  }
+  if (r->nlibs == r->libcap) {
+    size_t cap = r->libcap ? r->libcap * 2 : 8;
+    const pterun_kernel_library** nl = realloc(r->libs, cap * sizeof *nl);
+    if (nl == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    r->libs = nl;
+    r->libcap = cap;
+  }
+  for (size_t k = 0; k < lib->count; ++k) {
+    const pterun_kernel* kd = &lib->kernels[k];
+    if (find_exact(r, kd->op, kd->key) != NULL) continue;
+    r->entries[r->count++] = (entry){kd->op, kd->key, kd->fn, lib};
+  }
+  r->libs[r->nlibs++] = lib;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_registry_add(pterun_registry* r, const pterun_kernel_library* lib) {
+  if (r == NULL || lib == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  pthread_mutex_lock(&r->mu);
+  pterun_status st = add_locked(r, lib);
+  pthread_mutex_unlock(&r->mu);
+  return st;
+}
+
+size_t pterun_registry_count(const pterun_registry* r) {
+  if (r == NULL) return 0;
+  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  size_t n = r->count;
+  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  return n;
+}
+
+pterun_status pterun_registry_get(const pterun_registry* r, size_t i, const char** op_out,
+                                  const char** key_out, const char** component_out) {
+  if (r == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  pterun_status st = PTERUN_STATUS_NOT_FOUND;
+  if (i < r->count) {
+    if (op_out) *op_out = r->entries[i].op;
+    if (key_out) *key_out = r->entries[i].key;
+    if (component_out) *component_out = r->entries[i].lib->component;
+    st = PTERUN_STATUS_OK;
+  }
+  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  return st;
+}
+
+const char* pterun_registry_provider(const pterun_registry* r, const char* op) {
+  if (r == NULL || op == NULL) return NULL;
+  const char* comp = NULL;
+  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  for (size_t i = 0; i < r->count && comp == NULL; ++i)
+    if (strcmp(r->entries[i].op, op) == 0) comp = r->entries[i].lib->component;
+  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  return comp;
+}
+
+pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op, const char* key) {
+  pterun_kernel_fn exact = NULL, fallback = NULL;
+  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  for (size_t i = 0; i < r->count && exact == NULL; ++i) {
+    const entry* e = &r->entries[i];
+    if (strcmp(e->op, op) != 0) continue;
+    if (e->key == NULL) {
+      if (fallback == NULL) fallback = e->fn;
+    } else if (key != NULL && strcmp(e->key, key) == 0) {
+      exact = e->fn;
+    }
+  }
+  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  return exact != NULL ? exact : fallback;
+}
+
+/* Which pterun component ships kernels for an operator namespace. Longest
+ * prefix first. Kept in step with the component manifest. */
+static const struct {
+  const char* prefix;
+  const char* component;
+} kComponentByPrefix[] = {
+    {"executorch_prim::", "runtime"},
+    {"aten::sym_size.int", "runtime"},
+    {"aten::sym_numel", "runtime"},
+    {"aten::_local_scalar_dense", "runtime"},
+    {"torchao::_linear_8bit_act_", "kernels_lowbit"},
+    {"torchao::_embedding_", "kernels_lowbit"},
+    {"torchao::_shared_embedding_", "kernels_lowbit"},
+    {"torchao::", "kernels_quantized"},
+    {"quantized_decomposed::", "kernels_quantized"},
+    {"dim_order_ops::", "kernels_portable"},
+    {"aten::", "kernels_portable"},
+};
+
+const char* pterun_component_for_op(const char* op) {
+  if (op == NULL) return NULL;
+  for (size_t i = 0; i < sizeof kComponentByPrefix / sizeof kComponentByPrefix[0]; ++i)
+    if (strncmp(op, kComponentByPrefix[i].prefix, strlen(kComponentByPrefix[i].prefix)) == 0)
+      return kComponentByPrefix[i].component;
+  return NULL;
+}
