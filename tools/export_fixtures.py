@@ -26,9 +26,10 @@ import argparse
 import copy
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -192,7 +193,7 @@ class CondModel(nn.Module):
 # Case definitions
 # ---------------------------------------------------------------------------
 
-DynamicShapes = Optional[Union[dict[str, Any], tuple[Any, ...]]]
+DynamicShapes = Optional[dict[str, Any] | tuple[Any, ...]]
 
 
 @dataclass
@@ -260,7 +261,9 @@ def _build_cnn_channels_last() -> dict[str, MethodSpec]:
     # that one weight in standard strides (9, 9, 3, 1), i.e. [0, 1, 2, 3];
     # the bytes are the same. (.contiguous() would be a no-op here.)
     with torch.no_grad():
-        m.dw.weight = nn.Parameter(m.dw.weight.clone(memory_format=torch.contiguous_format))
+        m.dw.weight = nn.Parameter(
+            m.dw.weight.clone(memory_format=torch.contiguous_format)
+        )
     x = _rand(1, 3, 16, 16).contiguous(memory_format=torch.channels_last)
     return {"forward": MethodSpec(m, (x,), (x,))}
 
@@ -396,13 +399,17 @@ def export_case(case: Case, specs: dict[str, MethodSpec]) -> ExportResult:
         eps[name] = export(
             module, spec.example_inputs, dynamic_shapes=spec.dynamic_shapes, strict=True
         )
-    edge = to_edge_transform_and_lower(eps if len(eps) > 1 else next(iter(eps.values())))
+    edge = to_edge_transform_and_lower(
+        eps if len(eps) > 1 else next(iter(eps.values()))
+    )
     from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
 
     passes: list[Any] = []
     if case.init_buffers:
         passes.append(InitializedMutableBufferPass(case.init_buffers))
-    config = ExecutorchBackendConfig(passes=passes, external_constants=case.external_constants)
+    config = ExecutorchBackendConfig(
+        passes=passes, external_constants=case.external_constants
+    )
     et_program = edge.to_executorch(config)
 
     pte = bytes(et_program.buffer)
@@ -436,7 +443,10 @@ def _parse_program(pte: bytes) -> Any:
 
 
 def run_executorch(
-    pte_path: Path, data_paths: Sequence[Path], method: str, inputs: tuple[torch.Tensor, ...]
+    pte_path: Path,
+    data_paths: Sequence[Path],
+    method: str,
+    inputs: tuple[torch.Tensor, ...],
 ) -> list[torch.Tensor]:
     """Run one method once, in a freshly loaded program, in ExecuTorch's runtime."""
     from executorch.runtime import Runtime
@@ -448,7 +458,9 @@ def run_executorch(
     loaded = program.load_method(method)
     if loaded is None:
         raise RuntimeError(f"cannot load method {method}")
-    outputs = loaded.execute([t.clone(memory_format=torch.preserve_format) for t in inputs])
+    outputs = loaded.execute(
+        [t.clone(memory_format=torch.preserve_format) for t in inputs]
+    )
     return _flatten_outputs(list(outputs))
 
 
@@ -464,11 +476,16 @@ def max_abs_diff(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
     if len(a) != len(b):
         raise ValueError(f"output count differs: {len(a)} vs {len(b)}")
     worst = 0.0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x.shape != y.shape or x.dtype != y.dtype:
-            raise ValueError(f"output mismatch: {x.shape}/{x.dtype} vs {y.shape}/{y.dtype}")
+            raise ValueError(
+                f"output mismatch: {x.shape}/{x.dtype} vs {y.shape}/{y.dtype}"
+            )
         if x.size:
-            worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))))
+            worst = max(
+                worst,
+                float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))),
+            )
     return worst
 
 
@@ -516,7 +533,13 @@ def _describe_value(val: Any) -> str:
             kind, "string_val"
         )
         return f"{kind} {getattr(val, field_name)!r}"
-    if kind in ("IntList", "TensorList", "DoubleList", "BoolList", "OptionalTensorList"):
+    if kind in (
+        "IntList",
+        "TensorList",
+        "DoubleList",
+        "BoolList",
+        "OptionalTensorList",
+    ):
         return f"{kind} {list(val.items)}"
     return kind
 
@@ -564,7 +587,9 @@ def describe_program(program: Any, pte: bytes) -> str:
         for i, ev in enumerate(plan.values):
             lines.append(f"  v[{i}] {_describe_value(ev.val)}")
         for c, chain in enumerate(plan.chains):
-            lines.append(f"  chain {c} inputs={list(chain.inputs)} outputs={list(chain.outputs)}")
+            lines.append(
+                f"  chain {c} inputs={list(chain.inputs)} outputs={list(chain.outputs)}"
+            )
             for i, instr in enumerate(chain.instructions):
                 lines.append(f"    [{i}] {_describe_instr(instr, plan.operators)}")
     return "\n".join(lines) + "\n"
@@ -645,7 +670,9 @@ def write_case(case: Case, out_dir: Path) -> list[MethodReport]:
 
     with open(case_dir / "ops.txt", "w", encoding="utf-8") as f:
         f.write("# method index operator\n")
-        f.write("# operator = Operator.name + '.' + Operator.overload, or just Operator.name\n")
+        f.write(
+            "# operator = Operator.name + '.' + Operator.overload, or just Operator.name\n"
+        )
         f.write("# when the overload is empty (the runtime's lookup name).\n")
         for method, ops in result.operators.items():
             for i, op in enumerate(ops):
@@ -659,7 +686,9 @@ def write_case(case: Case, out_dir: Path) -> list[MethodReport]:
     for method, spec in specs.items():
         inputs = spec.inputs
         eager = [_to_numpy(t) for t in run_eager(spec, inputs)]
-        et_out = [_to_numpy(t) for t in run_executorch(pte_path, data_paths, method, inputs)]
+        et_out = [
+            _to_numpy(t) for t in run_executorch(pte_path, data_paths, method, inputs)
+        ]
         for k, t in enumerate(inputs):
             np.save(case_dir / f"{method}_input_{k}.npy", _to_numpy(t))
         for k, a in enumerate(eager):
@@ -667,14 +696,21 @@ def write_case(case: Case, out_dir: Path) -> list[MethodReport]:
         for k, a in enumerate(et_out):
             np.save(case_dir / f"{method}_et_{k}.npy", a)
         diff = max_abs_diff(eager, et_out)
-        for a, b in zip(eager, et_out):
+        for a, b in zip(eager, et_out, strict=False):
             if not np.allclose(b, a, rtol=case.rtol, atol=case.atol):
                 raise AssertionError(
                     f"{case.name}/{method}: eager vs ExecuTorch differ by {diff:g} "
                     f"(rtol {case.rtol:g}, atol {case.atol:g})"
                 )
         reports.append(
-            MethodReport(case, method, len(inputs), len(et_out), [p.name for p in data_paths], diff)
+            MethodReport(
+                case,
+                method,
+                len(inputs),
+                len(et_out),
+                [p.name for p in data_paths],
+                diff,
+            )
         )
     return reports
 
@@ -715,7 +751,7 @@ def write_index(out_dir: Path, reports: Sequence[MethodReport]) -> None:
     index.write_text("\n".join(header + body) + "\n")
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -728,7 +764,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         help=f"output directory (default: {os.path.relpath(DEFAULT_OUT, Path.cwd())})",
     )
     parser.add_argument(
-        "--only", nargs="+", metavar="NAME", help="export only these cases (default: all)"
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="export only these cases (default: all)",
     )
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     args = parser.parse_args(argv)
@@ -753,7 +792,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         case_reports = write_case(case, args.out)
         reports.extend(case_reports)
         for r in case_reports:
-            print(f"{case.name:20s} {r.method:16s} eager-vs-et max|diff| = {r.eager_vs_et:.3g}")
+            print(
+                f"{case.name:20s} {r.method:16s} eager-vs-et max|diff| = {r.eager_vs_et:.3g}"
+            )
     write_index(args.out, reports)
     return 0
 

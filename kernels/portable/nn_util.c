@@ -260,3 +260,39 @@ pterun_status nn_bcast_view(pterun_kernel_context* ctx, const pterun_tensor* t, 
   }
   return PTERUN_STATUS_OK;
 }
+
+void nn_view_contiguous(nn_view* v, int rank, const int64_t* sizes) {
+  int64_t st = 1;
+  int d;
+  v->rank = rank;
+  for (d = rank - 1; d >= 0; --d) {
+    v->sizes[d] = sizes[d];
+    v->strides[d] = st;
+    st *= sizes[d] ? sizes[d] : 1;
+  }
+}
+
+void nn_copy_reshape(pterun_tensor* out, const pterun_tensor* in) {
+  nn_view dv, sv;
+  if (out->numel == 0 || in->numel != out->numel) return;
+  /* A contiguous tensor's memory order is its logical order, so it can be
+   * re-described with the other tensor's sizes. */
+  if (pterun_tensor_is_contiguous(in)) {
+    nn_view_of(out, &dv);
+    nn_view_contiguous(&sv, out->rank, out->sizes);
+  } else if (pterun_tensor_is_contiguous(out)) {
+    nn_view_contiguous(&dv, in->rank, in->sizes);
+    nn_view_of(in, &sv);
+  } else {
+    /* Neither is row-major: walk both logical indices together. */
+    int64_t ii[PTERUN_MAX_RANK] = {0}, oi[PTERUN_MAX_RANK] = {0}, n;
+    for (n = 0; n < out->numel; ++n) {
+      nn_convert1(out->data, out->dtype, nn_offset(out, oi), in->data, in->dtype,
+                  nn_offset(in, ii));
+      nn_next_index(oi, out->sizes, out->rank);
+      nn_next_index(ii, in->sizes, in->rank);
+    }
+    return;
+  }
+  nn_copy_view(out->data, out->dtype, &dv, 0, in->data, in->dtype, &sv, 0);
+}

@@ -30,6 +30,13 @@ void nn_copy_view(void* dst, int ddt, const nn_view* dv, int64_t doff, const voi
  * orders; dtype converted). */
 void nn_copy_tensor(pterun_tensor* out, const pterun_tensor* in);
 
+/* Copies `in` into `out` in logical (row-major) order when only their numel
+ * agree (reshape semantics; dtype converted). */
+void nn_copy_reshape(pterun_tensor* out, const pterun_tensor* in);
+
+/* Fills v with contiguous (row-major) strides for sizes[0..rank). */
+void nn_view_contiguous(nn_view* v, int rank, const int64_t* sizes);
+
 /* Copies one element with dtype conversion (ints stay exact, bool is != 0). */
 void nn_convert1(void* dst, int ddt, int64_t di, const void* src, int sdt, int64_t si);
 

@@ -31,7 +31,10 @@ int pt_fb_field(const pt_fb_table* t, unsigned slot, size_t size, size_t* pos_ou
   if (slot + 2 > t->vtlen) return 0; /* older writer: vtable shorter than schema */
   size_t off = pt_rd_u16(t->b->base + t->vt + slot);
   if (off == 0) return 0;
-  if (off < 4 || off > t->tlen || size > t->tlen - off) return -1;
+  // Fields are checked against the buffer, not the vtable's inline size:
+  // ExecuTorch's Python writer records an inline size that can stop short of
+  // a trailing 8-byte field (the official verifiers do the same).
+  if (off < 4 || !in_range(t->b, t->pos + off, size)) return -1;
   *pos_out = t->pos + off;
   return 1;
 }

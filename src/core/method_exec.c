@@ -179,7 +179,9 @@ pterun_status pterun_method_execute(pterun_method* m) {
   if (m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   for (uint32_t k = 0; k < m->input_count; ++k)
     if (!m->input_set[k])
-      return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE, "input %u has not been set", k);
+      return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE,
+                     m->input_shared[k] ? "input %u must be set again: its memory is reused by the method"
+                                        : "input %u has not been set", k);
   // Each run starts from the loaded value table (moves and scalar results of
   // the previous run are undone) and from every tensor's bound memory.
   memcpy(m->values, m->values_initial, m->value_count * sizeof *m->values);
@@ -228,5 +230,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
       pc = next;
     }
   }
+  for (uint32_t k = 0; k < m->input_count; ++k)
+    if (m->input_shared[k]) m->input_set[k] = 0;
   return PTERUN_STATUS_OK;
 }

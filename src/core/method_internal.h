@@ -24,6 +24,7 @@ typedef struct pt_tensor_aux {
   void* initial_data; /* restored before each execute (FreeCall clears data) */
   uint8_t planned;    /* lives in planned memory or constant data: inputs are copied */
   uint8_t has_memory; /* data is fixed by the program (planned/constant/external) */
+  uint8_t in_arena;   /* data lies in a planned buffer */
 } pt_tensor_aux;
 
 struct pterun_method {
@@ -43,6 +44,8 @@ struct pterun_method {
 
   uint32_t* inputs;
   uint8_t* input_set;
+  uint8_t* input_shared; /* planned input whose memory other tensors reuse:
+                            execute may overwrite it, so it must be set again */
   uint32_t input_count;
   uint32_t* outputs;
   uint32_t output_count;

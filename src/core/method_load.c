@@ -65,6 +65,7 @@ static void layout(loader* L, bump* b) {
   m->aux = TAKE(b, pt_tensor_aux, tensors);
   m->inputs = TAKE(b, uint32_t, L->inputs.len);
   m->input_set = TAKE(b, uint8_t, L->inputs.len);
+  m->input_shared = TAKE(b, uint8_t, L->inputs.len);
   m->outputs = TAKE(b, uint32_t, L->outputs.len);
   m->chains = TAKE(b, pt_chain, L->chains.len);
   m->op_names = TAKE(b, const char*, L->ops.len);
@@ -253,6 +254,7 @@ static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi,
     }
     aux->planned = 1;
     aux->has_memory = 1;
+    aux->in_arena = 1;
   } else if (tm.external) {
     t->data = (void*)ext.bytes; /* constant: kernels never write their inputs */
     aux->planned = 1;
@@ -428,6 +430,25 @@ static pterun_status build_instructions(loader* L) {
   return PTERUN_STATUS_OK;
 }
 
+/* Flags planned inputs whose bytes overlap another planned tensor: the memory
+ * plan reuses that space once the input is dead, so after an execute the
+ * input no longer holds what the caller set. */
+static void mark_shared_inputs(pterun_method* m) {
+  for (uint32_t k = 0; k < m->input_count; ++k) {
+    const pterun_value* v = &m->values[m->inputs[k]];
+    if (v->tag != PTERUN_VALUE_TENSOR) continue;
+    const pterun_tensor* in = v->u.tensor;
+    if (!m->aux[in - m->tensors].in_arena || in->capacity == 0) continue;
+    uintptr_t a0 = (uintptr_t)in->data, a1 = a0 + in->capacity;
+    for (uint32_t t = 0; t < m->tensor_count && !m->input_shared[k]; ++t) {
+      const pterun_tensor* o = &m->tensors[t];
+      if (o == in || !m->aux[t].in_arena || o->capacity == 0) continue;
+      uintptr_t b0 = (uintptr_t)o->data, b1 = b0 + o->capacity;
+      if (a0 < b1 && b0 < a1) m->input_shared[k] = 1;
+    }
+  }
+}
+
 static pterun_status load(loader* L) {
   pterun_method* m = L->m;
   const pterun_program* p = L->p;
@@ -462,6 +483,7 @@ static pterun_status load(loader* L) {
   // A tensor input with no memory of its own must be given some before execute;
   // a non-tensor input already holds its compiled value.
   for (uint32_t k = 0; k < m->input_count; ++k) m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
+  mark_shared_inputs(m);
   m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
   return PTERUN_STATUS_OK;
 }

@@ -36,22 +36,20 @@ static int is_int_dtype(int32_t dt) {
 /* Row-major multi-index of flat element i, as "[1, 2]". */
 static void index_str(const cli_npy* a, size_t i, char* buf, size_t cap) {
   int64_t idx[PTERUN_MAX_RANK];
+  size_t used = 1;
   int k;
-  char tmp[256];
   for (k = (int)a->rank - 1; k >= 0; --k) {
-    idx[k] = a->shape[k] ? (int64_t)(i % (size_t)a->shape[k]) : 0;
-    i = a->shape[k] ? i / (size_t)a->shape[k] : 0;
+    size_t d = (size_t)a->shape[k];
+    idx[k] = d ? (int64_t)(i % d) : 0;
+    i = d ? i / d : 0;
   }
-  cli_npy_shape_str(a->rank, idx, tmp, sizeof tmp);
-  /* reuse the tuple formatter, then show it as [..] */
-  snprintf(buf, cap, "[%.*s]", (int)(strlen(tmp) >= 2 ? strlen(tmp) - 2 : 0), tmp + 1);
-  if (a->rank == 1) {
-    size_t n = strlen(buf);
-    if (n >= 3 && buf[n - 2] == ',') {
-      buf[n - 2] = ']';
-      buf[n - 1] = '\0';
-    }
+  snprintf(buf, cap, "[");
+  for (k = 0; k < (int)a->rank && used < cap; ++k) {
+    int n = snprintf(buf + used, cap - used, "%s%lld", k ? ", " : "", (long long)idx[k]);
+    if (n < 0) return;
+    used += (size_t)n;
   }
+  if (used < cap) snprintf(buf + used, cap - used, "]");
 }
 
 int main(int argc, char** argv) {
@@ -134,9 +132,14 @@ int main(int argc, char** argv) {
     cli_elem_format(a.dtype, a.data, worst, s1, sizeof s1);
     cli_elem_format(e.dtype, e.data, worst, s2, sizeof s2);
     index_str(&a, worst, idx, sizeof idx);
-    printf("npycmp: %zu of %zu elements differ (rtol %g, atol %g); worst at %s: actual %s, "
-           "expected %s, |diff| %g > tolerance %g\n",
-           bad, a.numel, rtol, atol, idx, s1, s2, fabs(x - y), atol + rtol * fabs(y));
+    if (isinf(worst_excess))
+      printf("npycmp: %zu of %zu elements differ (rtol %g, atol %g); worst at %s: actual %s, "
+             "expected %s (NaN or infinity mismatch)\n",
+             bad, a.numel, rtol, atol, idx, s1, s2);
+    else
+      printf("npycmp: %zu of %zu elements differ (rtol %g, atol %g); worst at %s: actual %s, "
+             "expected %s, |diff| %g > tolerance %g\n",
+             bad, a.numel, rtol, atol, idx, s1, s2, fabs(x - y), atol + rtol * fabs(y));
     rc = 1;
   }
 done:

@@ -1,0 +1,261 @@
+/* Comparisons (eq/ne/lt/le/gt/ge), logical_and/or/xor, bitwise and/or/xor and
+ * shifts, where.self_out, masked_fill.Scalar_out. */
+#include "kernels/portable/math_ew.h"
+
+/* Comparison descriptors: float32 -> bool fast path, then f64/i64 rows that
+ * produce 0/1 in the compute type. */
+#define DEF_CMP(name, OP)                                     \
+  PT_BIN_ROW(name##_f32b, float, uint8_t, x OP y)             \
+  PT_BIN_ROW(name##_f64, double, double, x OP y)              \
+  PT_BIN_ROW(name##_i64, int64_t, int64_t, x OP y)            \
+  static const pt_binary_op name = {NULL, name##_f32b, name##_f64, name##_i64};
+DEF_CMP(op_eq, ==)
+DEF_CMP(op_ne, !=)
+DEF_CMP(op_lt, <)
+DEF_CMP(op_le, <=)
+DEF_CMP(op_gt, >)
+DEF_CMP(op_ge, >=)
+
+/* Comparison and logical ops: computed in the common dtype, result is bool
+ * (cast to out, which may have any real dtype). */
+static pterun_status run_bool_binary(pterun_kernel_context* ctx, pterun_value** args,
+                                     size_t nargs, int is_scalar, const pt_binary_op* op) {
+  pterun_tensor *a, *b, *out;
+  pt_scalar s;
+  pt_scalar_tensor st;
+  pt_ew_params p = {0};
+  int common;
+  PT_CHECK_NARGS(ctx, nargs, 4);
+  if (is_scalar) {
+    PT_TRY(pt_bin_args_ts(ctx, args, 2, &a, &s, &out, &common));
+    pt_make_scalar_tensor(&st, &s, common);
+    b = &st.t;
+  } else {
+    PT_TRY(pt_bin_args_tt(ctx, args, 2, &a, &b, &out, &common));
+  }
+  return pt_ew_binary(ctx, op, a, b, out, common, &p);
+}
+
+#define DEF_CMP_KERNELS(fn_t, fn_s, op)                                                   \
+  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {     \
+    return run_bool_binary(ctx, args, nargs, 0, &op);                                     \
+  }                                                                                       \
+  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {     \
+    return run_bool_binary(ctx, args, nargs, 1, &op);                                     \
+  }
+DEF_CMP_KERNELS(pt_eq_tensor_out, pt_eq_scalar_out, op_eq)
+DEF_CMP_KERNELS(pt_ne_tensor_out, pt_ne_scalar_out, op_ne)
+DEF_CMP_KERNELS(pt_lt_tensor_out, pt_lt_scalar_out, op_lt)
+DEF_CMP_KERNELS(pt_le_tensor_out, pt_le_scalar_out, op_le)
+DEF_CMP_KERNELS(pt_gt_tensor_out, pt_gt_scalar_out, op_gt)
+DEF_CMP_KERNELS(pt_ge_tensor_out, pt_ge_scalar_out, op_ge)
+
+/* logical_*: truthiness of each operand (NaN is true). */
+PT_DEF_BINOP(op_land, (x != 0) && (y != 0), (x != 0) && (y != 0))
+PT_DEF_BINOP(op_lor, (x != 0) || (y != 0), (x != 0) || (y != 0))
+PT_DEF_BINOP(op_lxor, (x != 0) != (y != 0), (x != 0) != (y != 0))
+pterun_status pt_logical_and_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  return run_bool_binary(ctx, args, nargs, 0, &op_land);
+}
+pterun_status pt_logical_or_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  return run_bool_binary(ctx, args, nargs, 0, &op_lor);
+}
+pterun_status pt_logical_xor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  return run_bool_binary(ctx, args, nargs, 0, &op_lxor);
+}
+
+/* ---- bitwise ops: integral and bool only ---- */
+static inline int64_t shl_i64(int64_t a, int64_t b, int bits) {
+  /* ATen: shifting by >= the width (or a negative amount) gives 0. */
+  if (b < 0 || b >= bits) return 0;
+  return (int64_t)((uint64_t)a << b);
+}
+static inline int64_t shr_i64(int64_t a, int64_t b, int bits) {
+  /* Arithmetic shift; out-of-range amounts give the sign fill. */
+  if (b < 0 || b >= bits) return a < 0 ? -1 : 0;
+  return a >> b; /* arithmetic on gcc/clang (implementation-defined in C) */
+}
+PT_BIN_ROW(band_i64, int64_t, int64_t, x & y)
+PT_BIN_ROW(bor_i64, int64_t, int64_t, x | y)
+PT_BIN_ROW(bxor_i64, int64_t, int64_t, x ^ y)
+PT_BIN_ROW(shl_row, int64_t, int64_t, shl_i64(x, y, (int)p->ia))
+PT_BIN_ROW(shr_row, int64_t, int64_t, shr_i64(x, y, (int)p->ia))
+static const pt_binary_op op_band = {NULL, NULL, NULL, band_i64};
+static const pt_binary_op op_bor = {NULL, NULL, NULL, bor_i64};
+static const pt_binary_op op_bxor = {NULL, NULL, NULL, bxor_i64};
+static const pt_binary_op op_shl = {NULL, NULL, NULL, shl_row};
+static const pt_binary_op op_shr = {NULL, NULL, NULL, shr_row};
+
+static pterun_status run_bitwise(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                 int is_scalar, const pt_binary_op* op, int is_shift) {
+  pterun_tensor *a, *b, *out;
+  pt_scalar s;
+  pt_scalar_tensor st;
+  pt_ew_params p = {0};
+  int common;
+  PT_CHECK_NARGS(ctx, nargs, 4);
+  if (is_scalar)
+    PT_TRY(pt_bin_args_ts(ctx, args, 2, &a, &s, &out, &common));
+  else
+    PT_TRY(pt_bin_args_tt(ctx, args, 2, &a, &b, &out, &common));
+  if (pt_is_float_dtype(common))
+    return pt_fail_dtype(ctx, "self", common, "is not supported by bitwise operators");
+  PT_TRY(pt_check_out_cast(ctx, common, out));
+  if (is_scalar) {
+    pt_make_scalar_tensor(&st, &s, common);
+    b = &st.t;
+  }
+  if (is_shift) {
+    /* shift width of the compute dtype; bool shifts as uint8 */
+    size_t w = common == PTERUN_DTYPE_BOOL ? 1 : pterun_dtype_size(common);
+    p.ia = (int64_t)w * 8;
+  }
+  return pt_ew_binary(ctx, op, a, b, out, common, &p);
+}
+
+#define DEF_BITWISE(fn_t, fn_s, op, is_shift)                                             \
+  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {     \
+    return run_bitwise(ctx, args, nargs, 0, &op, is_shift);                               \
+  }                                                                                       \
+  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {     \
+    return run_bitwise(ctx, args, nargs, 1, &op, is_shift);                               \
+  }
+DEF_BITWISE(pt_bitwise_and_tensor_out, pt_bitwise_and_scalar_out, op_band, 0)
+DEF_BITWISE(pt_bitwise_or_tensor_out, pt_bitwise_or_scalar_out, op_bor, 0)
+DEF_BITWISE(pt_bitwise_xor_tensor_out, pt_bitwise_xor_scalar_out, op_bxor, 0)
+DEF_BITWISE(pt_bitwise_left_shift_tensor_out, pt_bitwise_left_shift_tensor_scalar_out, op_shl, 1)
+DEF_BITWISE(pt_bitwise_right_shift_tensor_out, pt_bitwise_right_shift_tensor_scalar_out, op_shr,
+            1)
+
+/* ---- where.self_out(condition, self, other, *, out) ---- */
+
+static pterun_status where_shape(pterun_kernel_context* ctx, const pterun_tensor* c,
+                                 const pterun_tensor* a, const pterun_tensor* b,
+                                 pterun_tensor* shape) {
+  int64_t sizes[PTERUN_MAX_RANK];
+  size_t rank;
+  *shape = *c;
+  PT_TRY(pt_broadcast_shape(ctx, shape, a, sizes, &rank));
+  shape->rank = (uint8_t)rank;
+  memcpy(shape->sizes, sizes, rank * sizeof(int64_t));
+  PT_TRY(pt_broadcast_shape(ctx, shape, b, sizes, &rank));
+  shape->rank = (uint8_t)rank;
+  memcpy(shape->sizes, sizes, rank * sizeof(int64_t));
+  return PTERUN_STATUS_OK;
+}
+
+/* Copies the chosen element; the same-dtype case moves raw bytes. */
+static void select_elem(pterun_tensor* out, int64_t oo, const pterun_tensor* src, int64_t so) {
+  if (src->dtype == out->dtype) {
+    size_t es = pterun_dtype_size(out->dtype);
+    memcpy((char*)out->data + oo * (int64_t)es, (const char*)src->data + so * (int64_t)es, es);
+  } else if (pt_is_float_dtype(src->dtype)) {
+    pt_store_f64(out->data, out->dtype, oo, pt_load_f64(src->data, src->dtype, so));
+  } else {
+    pt_store_i64(out->data, out->dtype, oo, pt_load_i64(src->data, src->dtype, so));
+  }
+}
+
+pterun_status pt_where_self_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pterun_tensor *c, *a, *b, *out, shape;
+  const pterun_tensor* ins[3];
+  pt_iter it;
+  int64_t n;
+  int common;
+  PT_CHECK_NARGS(ctx, nargs, 5);
+  PT_TRY(pt_arg_tensor(ctx, args, 0, "condition", &c));
+  PT_TRY(pt_arg_tensor(ctx, args, 1, "self", &a));
+  PT_TRY(pt_arg_tensor(ctx, args, 2, "other", &b));
+  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  if (c->dtype != PTERUN_DTYPE_BOOL && c->dtype != PTERUN_DTYPE_U8)
+    return pt_fail_dtype(ctx, "condition", c->dtype, "must be bool or uint8");
+  PT_TRY(pt_check_real_dtype(ctx, a, "self"));
+  PT_TRY(pt_check_real_dtype(ctx, b, "other"));
+  PT_TRY(pt_check_real_dtype(ctx, out, "out"));
+  common = pt_promote_types(a->dtype, b->dtype);
+  if (common < 0) return pt_fail_dtype(ctx, "other", b->dtype, "has no common type with self");
+  PT_TRY(pt_check_out_cast(ctx, common, out));
+  PT_TRY(where_shape(ctx, c, a, b, &shape));
+  PT_TRY(pt_resize(ctx, out, shape.rank, shape.sizes));
+  if (out->numel == 0) return PTERUN_STATUS_OK;
+  if (!c->data || !a->data || !b->data || !out->data)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+  ins[0] = c;
+  ins[1] = a;
+  ins[2] = b;
+  pt_iter_init(&it, out, ins, 3);
+  if (a->dtype == PTERUN_DTYPE_F32 && b->dtype == PTERUN_DTYPE_F32 &&
+      out->dtype == PTERUN_DTYPE_F32) {
+    const uint8_t* C = (const uint8_t*)c->data;
+    const float* A = (const float*)a->data;
+    const float* B = (const float*)b->data;
+    float* O = (float*)out->data;
+    for (n = 0; n < out->numel; ++n, pt_iter_next(&it))
+      O[it.off[0]] = C[it.off[1]] ? A[it.off[2]] : B[it.off[3]];
+    return PTERUN_STATUS_OK;
+  }
+  for (n = 0; n < out->numel; ++n, pt_iter_next(&it)) {
+    const pterun_tensor* src = ((const uint8_t*)c->data)[it.off[1]] ? a : b;
+    int64_t so = src == a ? it.off[2] : it.off[3];
+    /* Go through the common dtype first so e.g. int -> half rounding matches. */
+    if (common != out->dtype && pt_is_float_dtype(common))
+      pt_store_f64(out->data, out->dtype, it.off[0],
+                   pt_round_to_dtype(pt_load_f64(src->data, src->dtype, so), common));
+    else
+      select_elem(out, it.off[0], src, so);
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* ---- masked_fill.Scalar_out(self, mask, Scalar value, *, out) ---- */
+pterun_status pt_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args,
+                                        size_t nargs) {
+  pterun_tensor *in, *mask, *out;
+  pt_scalar v;
+  const pterun_tensor* ins[2];
+  int64_t sizes[PTERUN_MAX_RANK], n;
+  size_t rank;
+  pt_iter it;
+  PT_CHECK_NARGS(ctx, nargs, 5);
+  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pt_arg_tensor(ctx, args, 1, "mask", &mask));
+  PT_TRY(pt_arg_scalar(ctx, args, 2, "value", &v));
+  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
+  if (mask->dtype != PTERUN_DTYPE_BOOL)
+    return pt_fail_dtype(ctx, "mask", mask->dtype, "must be bool");
+  if (out->dtype != in->dtype)
+    return pt_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
+  /* The result has self's shape; mask must broadcast to it. */
+  PT_TRY(pt_broadcast_shape(ctx, in, mask, sizes, &rank));
+  if (rank != in->rank || memcmp(sizes, in->sizes, rank * sizeof(int64_t)) != 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'mask': shape does not broadcast to self's shape");
+  PT_TRY(pt_resize_like(ctx, out, in));
+  if (out->numel == 0) return PTERUN_STATUS_OK;
+  if (!in->data || !mask->data || !out->data)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+  ins[0] = in;
+  ins[1] = mask;
+  pt_iter_init(&it, out, ins, 2);
+  if (out->dtype == PTERUN_DTYPE_F32) {
+    const float* X = (const float*)in->data;
+    const uint8_t* M = (const uint8_t*)mask->data;
+    float* O = (float*)out->data;
+    const float fv = (float)v.d;
+    for (n = 0; n < out->numel; ++n, pt_iter_next(&it))
+      O[it.off[0]] = M[it.off[2]] ? fv : X[it.off[1]];
+    return PTERUN_STATUS_OK;
+  }
+  for (n = 0; n < out->numel; ++n, pt_iter_next(&it)) {
+    if (((const uint8_t*)mask->data)[it.off[2]]) {
+      if (pt_is_float_dtype(out->dtype))
+        pt_store_f64(out->data, out->dtype, it.off[0], v.d);
+      else
+        pt_store_i64(out->data, out->dtype, it.off[0], v.i);
+    } else {
+      select_elem(out, it.off[0], in, it.off[1]);
+    }
+  }
+  return PTERUN_STATUS_OK;
+}
