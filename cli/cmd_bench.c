@@ -114,7 +114,11 @@ int cli_cmd_bench(int argc, char** argv) {
   if (cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;
 
   for (it = 0; it < warmup + iterations; ++it) {
-    double t0 = cli_now_ms(), dt;
+    double t0, dt;
+    /* inputs are re-bound (untimed) before every execute, as run does */
+    if (it > 0 && cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;
+    cli_log_reset(&s.log);
+    t0 = cli_now_ms();
     st = pterun_method_execute(m);
     dt = cli_now_ms() - t0;
     if (st != PTERUN_STATUS_OK) {

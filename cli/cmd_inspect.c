@@ -293,7 +293,9 @@ int cli_cmd_inspect(int argc, char** argv) {
     cli_json_key(j, "constant_bytes");
     cli_json_uint(j, pi.constant_bytes);
     cli_json_key(j, "constant_storage");
-    cli_json_string(j, pi.legacy_constant_buffer ? "inline" : "segment");
+    cli_json_string(j, pi.constant_count == 0         ? "none"
+                       : pi.legacy_constant_buffer ? "inline"
+                                                   : "segment");
     cli_json_key(j, "mutable_data_count");
     cli_json_uint(j, pi.mutable_data_count);
     cli_json_key(j, "named_data_count");
@@ -325,9 +327,12 @@ int cli_cmd_inspect(int argc, char** argv) {
     else
       printf("  extended header: no\n");
     printf("  segments: %zu\n", pi.segment_count);
-    printf("  constants: %zu tensors, %llu bytes, stored %s\n", pi.constant_count,
-           (unsigned long long)pi.constant_bytes,
-           pi.legacy_constant_buffer ? "inline (legacy constant_buffer)" : "in a segment");
+    if (pi.constant_count == 0)
+      printf("  constants: none\n");
+    else
+      printf("  constants: %zu tensors, %llu bytes, stored %s\n", pi.constant_count,
+             (unsigned long long)pi.constant_bytes,
+             pi.legacy_constant_buffer ? "inline (legacy constant_buffer)" : "in a segment");
     printf("  mutable data: %zu\n", pi.mutable_data_count);
     printf("  named data: %zu\n", pi.named_data_count);
     for (k = 0; k < s.data_count; ++k) {

@@ -75,7 +75,7 @@ int cli_inputs_generate(cli_session* s, size_t method, cli_gen gen, uint64_t see
   if (alloc_inputs(out, mi.input_count) != CLI_EXIT_OK) return CLI_EXIT_FAIL;
   for (i = 0; i < mi.input_count; ++i) {
     pterun_io_info io;
-    size_t itemsize, numel;
+    size_t itemsize, numel = 0;
     cli_npy* a = &out->arrays[i];
     if ((st = pterun_program_method_input(s->program, method, i, &io)) != PTERUN_STATUS_OK)
       return cli_fail(&s->log, st, "cannot query input %zu", i);

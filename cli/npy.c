@@ -202,7 +202,7 @@ static pterun_status parse_shape(scanner* s, cli_npy_header* h) {
   if (!accept(s, '(')) return syntax(s, "a shape tuple '('");
   if (accept(s, ')')) return PTERUN_STATUS_OK; /* () : 0-d */
   for (;;) {
-    int64_t d;
+    int64_t d = 0;
     if (h->rank >= PTERUN_MAX_RANK) {
       set_err(s->err, s->err_size, "%s: shape has more than %d dimensions", s->name,
               PTERUN_MAX_RANK);

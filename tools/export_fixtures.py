@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -83,9 +83,11 @@ class SmallCnn(nn.Module):
         self.gap = nn.AdaptiveAvgPool2d(1)
         self.fc = nn.Linear(8, 5)
         # Non-trivial running statistics so that eval-mode BN does real work.
+        bn_mean, bn_var = self.bn.running_mean, self.bn.running_var
+        assert bn_mean is not None and bn_var is not None
         with torch.no_grad():
-            self.bn.running_mean.copy_(torch.randn(8) * 0.1)
-            self.bn.running_var.copy_(torch.rand(8) + 0.5)
+            bn_mean.copy_(torch.randn(8) * 0.1)
+            bn_var.copy_(torch.rand(8) + 0.5)
             self.bn.weight.copy_(torch.rand(8) + 0.5)
             self.bn.bias.copy_(torch.randn(8) * 0.1)
 
@@ -123,6 +125,8 @@ class EncodeOnly(nn.Module):
 
 class Accumulator(nn.Module):
     """A buffer with a non-zero initial value that is updated in place."""
+
+    acc: torch.Tensor
 
     def __init__(self) -> None:
         super().__init__()
@@ -193,7 +197,7 @@ class CondModel(nn.Module):
 # Case definitions
 # ---------------------------------------------------------------------------
 
-DynamicShapes = Optional[dict[str, Any] | tuple[Any, ...]]
+DynamicShapes = dict[str, Any] | tuple[Any, ...] | None
 
 
 @dataclass
@@ -253,7 +257,7 @@ def _build_cnn_channels_last() -> dict[str, MethodSpec]:
     # every other layer.
     m.conv1 = fuse_conv_bn_eval(m.conv1, m.bn)
     m.bn = nn.Identity()  # type: ignore[assignment]
-    m = m.to(memory_format=torch.channels_last)
+    m = m.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     # The depthwise weight is [8, 1, 3, 3]; channels_last strides for it are
     # (9, 1, 3, 1), which the exporter's stable stride sort turns into
     # dim_order [0, 2, 1, 3] - neither contiguous nor channels_last - and
@@ -507,13 +511,17 @@ _SCALAR_NAMES = {
 }
 
 
+def _dtype_name(scalar_type: Any) -> str:
+    return _SCALAR_NAMES.get(int(scalar_type), str(int(scalar_type)))
+
+
 def _describe_value(val: Any) -> str:
     kind = type(val).__name__
     if kind == "Tensor":
         info = val.extra_tensor_info
         alloc = val.allocation_info
         parts = [
-            f"Tensor {_SCALAR_NAMES.get(int(val.scalar_type), str(int(val.scalar_type)))}",
+            f"Tensor {_dtype_name(val.scalar_type)}",
             f"sizes={list(val.sizes)}",
             f"dim_order={list(val.dim_order)}",
             f"dyn={int(val.shape_dynamism)}",
@@ -550,7 +558,8 @@ def _describe_instr(instr: Any, operators: Sequence[Any]) -> str:
     if kind == "KernelCall":
         return f"KernelCall {op_name(operators[args.op_index])} args={list(args.args)}"
     if kind == "JumpFalseCall":
-        return f"JumpFalse cond={args.cond_value_index} dest={args.destination_instruction}"
+        dest = args.destination_instruction
+        return f"JumpFalse cond={args.cond_value_index} dest={dest}"
     if kind == "MoveCall":
         return f"Move {args.move_from} -> {args.move_to}"
     if kind == "FreeCall":
@@ -620,7 +629,7 @@ def describe_ptd(fname: str, blob: bytes) -> str:
         desc = "no layout"
         if layout is not None:
             desc = (
-                f"{_SCALAR_NAMES.get(int(layout.scalar_type), str(layout.scalar_type))} "
+                f"{_dtype_name(layout.scalar_type)} "
                 f"sizes={list(layout.sizes)} dim_order={list(layout.dim_order)}"
             )
         lines.append(f"  key={nd.key!r} segment={nd.segment_index} {desc}")
@@ -671,9 +680,9 @@ def write_case(case: Case, out_dir: Path) -> list[MethodReport]:
     with open(case_dir / "ops.txt", "w", encoding="utf-8") as f:
         f.write("# method index operator\n")
         f.write(
-            "# operator = Operator.name + '.' + Operator.overload, or just Operator.name\n"
+            "# operator = Operator.name + '.' + Operator.overload, or only\n"
+            "# Operator.name when the overload is empty (the runtime lookup name).\n"
         )
-        f.write("# when the overload is empty (the runtime's lookup name).\n")
         for method, ops in result.operators.items():
             for i, op in enumerate(ops):
                 f.write(f"{method} {i} {op}\n")
@@ -793,7 +802,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         reports.extend(case_reports)
         for r in case_reports:
             print(
-                f"{case.name:20s} {r.method:16s} eager-vs-et max|diff| = {r.eager_vs_et:.3g}"
+                f"{case.name:20s} {r.method:10s} "
+                f"eager-vs-et max|diff| = {r.eager_vs_et:.3g}"
             )
     write_index(args.out, reports)
     return 0

@@ -115,7 +115,7 @@ static bool is_narrow_float(int dt) {
   return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F16 || dt == PTERUN_DTYPE_BF16;
 }
 
-static void load_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n,
+void pt_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n,
                      int cdt) {
   PT_LOAD_CASES(dst, t, off, stride, n, PT_TO_F64)
   /* Integers entering a float computation are first converted to its dtype. */
@@ -130,7 +130,7 @@ static void load_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t s
   }
 }
 
-static void load_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride,
+void pt_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride,
                      int64_t n) {
   PT_LOAD_CASES(dst, t, off, stride, n, PT_TO_I64)
   if (t->dtype == PTERUN_DTYPE_BOOL) {
@@ -222,8 +222,8 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
       int64_t c;
       for (c = 0; c < inner; c += PT_CHUNK) {
         int64_t m = inner - c < PT_CHUNK ? inner - c : PT_CHUNK;
-        load_f64(ba, a, it.off[1] + c * sa, sa, sa ? m : 1, compute_dt);
-        load_f64(bb, b, it.off[2] + c * sb, sb, sb ? m : 1, compute_dt);
+        pt_load_row_f64(ba, a, it.off[1] + c * sa, sa, sa ? m : 1, compute_dt);
+        pt_load_row_f64(bb, b, it.off[2] + c * sb, sb, sb ? m : 1, compute_dt);
         op->f64(ba, bb, bo, m, sa != 0, sb != 0, p);
         store_f64(out, it.off[0] + c * so, so, bo, m, compute_dt);
       }
@@ -235,8 +235,8 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
       int64_t c;
       for (c = 0; c < inner; c += PT_CHUNK) {
         int64_t m = inner - c < PT_CHUNK ? inner - c : PT_CHUNK;
-        load_i64(ba, a, it.off[1] + c * sa, sa, sa ? m : 1);
-        load_i64(bb, b, it.off[2] + c * sb, sb, sb ? m : 1);
+        pt_load_row_i64(ba, a, it.off[1] + c * sa, sa, sa ? m : 1);
+        pt_load_row_i64(bb, b, it.off[2] + c * sb, sb, sb ? m : 1);
         op->i64(ba, bb, bo, m, sa != 0, sb != 0, p);
         store_i64(out, it.off[0] + c * so, so, bo, m, compute_dt);
       }
@@ -273,7 +273,7 @@ pterun_status pt_ew_unary(pterun_kernel_context* ctx, const pt_unary_op* op,
       int64_t c;
       for (c = 0; c < inner; c += PT_CHUNK) {
         int64_t m = inner - c < PT_CHUNK ? inner - c : PT_CHUNK;
-        load_f64(bx, in, it.off[1] + c * si, si, m, compute_dt);
+        pt_load_row_f64(bx, in, it.off[1] + c * si, si, m, compute_dt);
         op->f64(bx, bo, m, p);
         store_f64(out, it.off[0] + c * so, so, bo, m, compute_dt);
       }
@@ -285,7 +285,7 @@ pterun_status pt_ew_unary(pterun_kernel_context* ctx, const pt_unary_op* op,
       int64_t c;
       for (c = 0; c < inner; c += PT_CHUNK) {
         int64_t m = inner - c < PT_CHUNK ? inner - c : PT_CHUNK;
-        load_i64(bx, in, it.off[1] + c * si, si, m);
+        pt_load_row_i64(bx, in, it.off[1] + c * si, si, m);
         op->i64(bx, bo, m, p);
         store_i64(out, it.off[0] + c * so, so, bo, m, compute_dt);
       }

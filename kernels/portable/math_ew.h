@@ -82,6 +82,14 @@ pterun_status pt_check_out_cast(pterun_kernel_context* ctx, int from, const pter
 /* Fails unless out's dtype is a float dtype. */
 pterun_status pt_check_out_float(pterun_kernel_context* ctx, const pterun_tensor* out);
 
+/* Loads n elements of t starting at element offset off, stride `stride`,
+ * converted to double (integral values rounded to cdt when cdt is a narrow
+ * float) or to int64. Bools read as 0/1. */
+void pt_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n,
+                     int cdt);
+void pt_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride,
+                     int64_t n);
+
 /* Common failure helpers ("arg 'out': ..."). */
 pterun_status pt_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt,
                             const char* why);

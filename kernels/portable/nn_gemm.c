@@ -134,14 +134,27 @@ static void gemm_int(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_
     }
 }
 
-void nn_gemm(pterun_kernel_context* ctx, int64_t m, int64_t n, int64_t k, const nn_mat* a,
-             const nn_mat* b, const nn_mat* c, double alpha, int accumulate) {
-  _Alignas(64) unsigned char local[(NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) *
-                                   sizeof(float)];
-  int dbl = c->dtype == PTERUN_DTYPE_F64 || a->dtype == PTERUN_DTYPE_F64;
-  size_t es = dbl ? sizeof(double) : sizeof(float);
-  int64_t kcmax = NN_KC_BIG, ncmax = NN_NC_BIG;
-  void* buf;
+void nn_gemm_ws_init(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dtype) {
+  size_t es;
+  ws->dbl = dtype == PTERUN_DTYPE_F64;
+  es = ws->dbl ? sizeof(double) : sizeof(float);
+  ws->kc = NN_KC_BIG;
+  ws->nc = NN_NC_BIG;
+  ws->buf = pterun_kernel_scratch(ctx, (size_t)(NN_KC_BIG * NN_NC_BIG + NN_KC_BIG * NN_MR) * es,
+                                  64);
+  if (ws->buf == NULL) {
+    /* No arena: smaller blocks in the inline buffer (one strip wide for
+     * double so the same bytes suffice). */
+    _Static_assert(NN_GEMM_LOCAL_BYTES >= (NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) * 4,
+                   "local gemm buffer too small");
+    ws->buf = ws->local;
+    ws->kc = NN_KC_SMALL;
+    ws->nc = ws->dbl ? NN_NR : NN_NC_SMALL;
+  }
+}
+
+void nn_gemm(nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,
+             const nn_mat* c, double alpha, int accumulate) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     /* Empty sum: C = 0 (or unchanged when accumulating). */
@@ -153,21 +166,12 @@ void nn_gemm(pterun_kernel_context* ctx, int64_t m, int64_t n, int64_t k, const 
   }
   if (!pt_is_float_dtype(c->dtype)) {
     gemm_int(m, n, k, a, b, c, (int64_t)alpha, accumulate);
-    return;
-  }
-  buf = pterun_kernel_scratch(ctx, (size_t)(NN_KC_BIG * NN_NC_BIG + NN_KC_BIG * NN_MR) * es, 64);
-  if (buf == NULL) {
-    /* No arena: smaller blocks in a stack buffer (one strip wide for double
-     * so the same bytes suffice). */
-    buf = local;
-    kcmax = NN_KC_SMALL;
-    ncmax = dbl ? NN_NR : NN_NC_SMALL;
-  }
-  if (dbl) {
-    double* bp = (double*)buf;
-    gemm_f64(m, n, k, a, b, c, alpha, accumulate, bp, bp + kcmax * ncmax, kcmax, ncmax);
+  } else if (ws->dbl) {
+    double* bp = (double*)ws->buf;
+    gemm_f64(m, n, k, a, b, c, alpha, accumulate, bp, bp + ws->kc * ws->nc, ws->kc, ws->nc);
   } else {
-    float* bp = (float*)buf;
-    gemm_f32(m, n, k, a, b, c, (float)alpha, accumulate, bp, bp + kcmax * ncmax, kcmax, ncmax);
+    float* bp = (float*)ws->buf;
+    gemm_f32(m, n, k, a, b, c, (float)alpha, accumulate, bp, bp + ws->kc * ws->nc, ws->kc,
+             ws->nc);
   }
 }

@@ -12,15 +12,29 @@ typedef struct nn_mat {
   int64_t rs, cs;
 } nn_mat;
 
+#define NN_GEMM_LOCAL_BYTES ((64 * 64 + 64 * 4) * 4)
+
+/* Packing buffers for one kernel call: from the scratch arena when it has
+ * room (bigger blocks), else the inline stack buffer. Set up once per call
+ * because the arena only grows during a call. */
+typedef struct nn_gemm_ws {
+  void* buf;
+  int64_t kc, nc;
+  int dbl;
+  _Alignas(64) unsigned char local[NN_GEMM_LOCAL_BYTES];
+} nn_gemm_ws;
+
+/* Prepares ws for products whose accumulator is double (F64) or float. */
+void nn_gemm_ws_init(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dtype);
+
 /*
  * C[M,N] = alpha * A[M,K] @ B[K,N]            (accumulate == 0)
  * C[M,N] += alpha * A[M,K] @ B[K,N]           (accumulate != 0)
  * A and B share a dtype; C may be any real dtype of the same family.
  * float32/float16/bfloat16 accumulate in float32, float64 in double, integer
- * dtypes in int64 (wrapping on store like ATen). Uses the kernel scratch
- * arena for packing when it can, a small stack buffer otherwise.
+ * dtypes in int64 (wrapping on store like ATen).
  */
-void nn_gemm(pterun_kernel_context* ctx, int64_t m, int64_t n, int64_t k, const nn_mat* a,
+void nn_gemm(nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const nn_mat* a,
              const nn_mat* b, const nn_mat* c, double alpha, int accumulate);
 
 #endif /* PTERUN_KERNELS_PORTABLE_NN_GEMM_H_ */

@@ -30,6 +30,7 @@ pterun_status pt_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
   pterun_tensor *a, *b, *out;
   int64_t sizes[2];
   nn_mat ma, mb, mc;
+  nn_gemm_ws ws;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &a));
   PT_TRY(pt_arg_tensor(ctx, args, 1, "mat2", &b));
@@ -48,7 +49,8 @@ pterun_status pt_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
   ma = mat_of(a, 0, 1, 0);
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
-  nn_gemm(ctx, sizes[0], sizes[1], a->sizes[1], &ma, &mb, &mc, 1.0, 0);
+  nn_gemm_ws_init(ctx, &ws, out->dtype);
+  nn_gemm(&ws, sizes[0], sizes[1], a->sizes[1], &ma, &mb, &mc, 1.0, 0);
   return PTERUN_STATUS_OK;
 }
 
@@ -56,6 +58,7 @@ pterun_status pt_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
 pterun_status pt_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *a, *b, *out;
   int64_t sizes[3], bi;
+  nn_gemm_ws ws;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &a));
   PT_TRY(pt_arg_tensor(ctx, args, 1, "mat2", &b));
@@ -73,11 +76,12 @@ pterun_status pt_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   sizes[1] = a->sizes[1];
   sizes[2] = b->sizes[2];
   PT_TRY(pt_resize(ctx, out, 3, sizes));
+  nn_gemm_ws_init(ctx, &ws, out->dtype);
   for (bi = 0; bi < sizes[0]; ++bi) {
     nn_mat ma = mat_of(a, 1, 2, bi * a->strides[0]);
     nn_mat mb = mat_of(b, 1, 2, bi * b->strides[0]);
     nn_mat mc = mat_of(out, 1, 2, bi * out->strides[0]);
-    nn_gemm(ctx, sizes[1], sizes[2], a->sizes[2], &ma, &mb, &mc, 1.0, 0);
+    nn_gemm(&ws, sizes[1], sizes[2], a->sizes[2], &ma, &mb, &mc, 1.0, 0);
   }
   return PTERUN_STATUS_OK;
 }
@@ -90,6 +94,7 @@ pterun_status pt_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   int64_t sizes[2], k;
   nn_mat ma, mb, mc;
   int accumulate = 0;
+  nn_gemm_ws ws;
   PT_CHECK_NARGS(ctx, nargs, 7);
   PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(pt_arg_tensor(ctx, args, 1, "mat1", &a));
@@ -141,7 +146,8 @@ pterun_status pt_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
   if (k == 0 && accumulate) return PTERUN_STATUS_OK;
-  nn_gemm(ctx, sizes[0], sizes[1], k, &ma, &mb, &mc, pt_is_float_dtype(out->dtype) ? alpha.d
+  nn_gemm_ws_init(ctx, &ws, out->dtype);
+  nn_gemm(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc, pt_is_float_dtype(out->dtype) ? alpha.d
                                                                                : (double)alpha.i,
           accumulate);
   return PTERUN_STATUS_OK;

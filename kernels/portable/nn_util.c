@@ -296,3 +296,17 @@ void nn_copy_reshape(pterun_tensor* out, const pterun_tensor* in) {
   }
   nn_copy_view(out->data, out->dtype, &dv, 0, in->data, in->dtype, &sv, 0);
 }
+
+pterun_status nn_resize_to_size_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                    pterun_tensor* out) {
+  const int64_t* size;
+  size_t len, k;
+  PT_TRY(pt_arg_int_list(ctx, args, i, "size", &size, &len, 0));
+  if (len > PTERUN_MAX_RANK)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'size': too many dims");
+  for (k = 0; k < len; ++k)
+    if (size[k] < 0)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "arg 'size': negative size %" PRId64, size[k]);
+  return pt_resize(ctx, out, len, size);
+}

@@ -65,6 +65,10 @@ pterun_status nn_check_data(pterun_kernel_context* ctx, const pterun_tensor* t, 
 pterun_status nn_arg_int_n(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                            const char* name, int n, const int64_t* dflt, int64_t* out);
 
+/* Resizes out to the int[] size argument at args[i] (sizes must be >= 0). */
+pterun_status nn_resize_to_size_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                    pterun_tensor* out);
+
 /* A TensorList at args[i] whose members are all tensors; returns its length. */
 pterun_status nn_arg_tensors(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                              const char* name, pterun_value** list, size_t* len);

@@ -4,6 +4,15 @@
 
 #include "src/core/internal.h"
 
+void* pt_alloc_raw(const pterun_allocator* a, size_t size, size_t alignment) {
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  if (size == 0) size = 1;
+  if (a != NULL && a->alloc != NULL) return a->alloc(a->ctx, size, alignment);
+  size_t rounded = pt_align_up(size, alignment);
+  if (rounded < size) return NULL;
+  return aligned_alloc(alignment, rounded);
+}
+
 void* pt_alloc(const pterun_allocator* a, size_t size, size_t alignment) {
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
   if (size == 0) size = 1;

@@ -54,7 +54,7 @@ pterun_status pt_file_image_open(const char* path, int mode, const pterun_alloca
     out->map_size = size;
     return PTERUN_STATUS_OK;
   }
-  void* buf = pt_alloc(a, size, PT_IMAGE_ALIGN);
+  void* buf = pt_alloc_raw(a, size, PT_IMAGE_ALIGN);
   if (buf == NULL) {
     close(fd);
     return pt_fail(logger, PTERUN_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", path, size);

@@ -39,6 +39,9 @@ pterun_logger pt_logger_or(const pterun_logger* logger, const pterun_logger* fal
 /* Allocation through an optional caller allocator; NULL means malloc. All
  * memory is zeroed by pt_alloc. */
 void* pt_alloc(const pterun_allocator* a, size_t size, size_t alignment);
+/* Like pt_alloc without zeroing: for large buffers that are written before
+ * being read (planned arenas, file images), so untouched pages stay free. */
+void* pt_alloc_raw(const pterun_allocator* a, size_t size, size_t alignment);
 void pt_free(const pterun_allocator* a, void* p);
 
 /* ---- overflow-checked arithmetic ---- */

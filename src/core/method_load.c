@@ -179,7 +179,7 @@ static pterun_status bind_planned(loader* L) {
     if (sz > SIZE_MAX / 2)
       return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "planned buffer %u of %llu bytes is too large", k,
                    (unsigned long long)sz);
-    m->owned_planned[k] = pt_alloc(m->allocator, (size_t)sz, 64);
+    m->owned_planned[k] = pt_alloc_raw(m->allocator, (size_t)sz, 64);
     if (m->owned_planned[k] == NULL)
       return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate planned buffer %u (%llu bytes)", k,
                    (unsigned long long)sz);

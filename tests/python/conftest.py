@@ -185,8 +185,3 @@ def fresh_exports(
     rc = export_tool.main(["--out", str(out)])
     assert rc == 0, f"tools/export_fixtures.py failed with exit code {rc}"
     yield out
-
-
-@pytest.fixture(scope="session")
-def pterun_cli() -> Path:
-    return pterun_cli_path()
