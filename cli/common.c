@@ -34,10 +34,20 @@ void cli_log_reset(cli_log* log) {
   log->errors[0] = '\0';
 }
 
-/* Keeps the failure report on one line whatever the messages contain. */
+/* Keeps the failure report on one line whatever the messages contain: a
+ * line break and the indentation around it become one space. */
 static void one_line(char* s) {
-  for (; *s; ++s)
-    if (*s == '\n' || *s == '\r') *s = ' ';
+  char *start = s, *out = s;
+  while (*s) {
+    if (*s == '\n' || *s == '\r') {
+      while (out > start && (out[-1] == ' ' || out[-1] == '\t')) --out;
+      while (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t') ++s;
+      if (out > start && *s) *out++ = ' ';
+    } else {
+      *out++ = *s++;
+    }
+  }
+  *out = '\0';
 }
 
 int cli_fail(cli_log* log, pterun_status st, const char* fmt, ...) {

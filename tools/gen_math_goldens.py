@@ -13,8 +13,8 @@ File format (little-endian):
        | 5 Str | 6 IntList(u32 n, i64*n)
   tensor: u8 dtype, u8 rank, i64 sizes[rank], u8 dim_order[rank], u64 nbytes,
           bytes (memory order given by dim_order)
-  out: tensor header as above with the *expected* result (for error cases the
-       expected shape is the input-free placeholder [0] and is not checked),
+  out: tensor header as above with the *expected* result (for error cases a
+       zero tensor shaped like the first tensor argument, not checked),
        then f64 rtol, f64 atol, u8 exact_zero_sign
 Out tensors appear in the kernel's argument list where the schema puts them;
 the test appends the return slot (the out again, or a TensorList of outs).
@@ -137,8 +137,11 @@ def encode_case(c):
     b += struct.pack("<I", len(c.outs))
     for k, o in enumerate(c.outs):
         if res is None:
-            t = torch.empty(0, dtype=o.dtype)
-            order = [0]
+            # error case: a plausible out (first tensor argument's shape), unchecked
+            first = next((torch_value(a) for a in c.args if isinstance(a, (torch.Tensor, Lay))),
+                         torch.empty(0))
+            t = torch.zeros(first.shape, dtype=o.dtype)
+            order = list(range(t.dim()))
         else:
             t = res[k]
             order = dim_order_of(t, o.layout)

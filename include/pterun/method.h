@@ -90,6 +90,11 @@ typedef struct pterun_tensor_view {
  * Binds input i. The method's tensor is resized to the view's sizes (within
  * its bounds), then a planned input is copied in; an unplanned one points at
  * the caller's memory, which must then stay valid through execute.
+ *
+ * A planned input whose memory the program's plan reuses for other tensors
+ * (common: the plan recycles an input's bytes once it is dead) is consumed by
+ * execute and must be set again before the next execute; otherwise execute
+ * returns INVALID_STATE instead of computing on overwritten bytes.
  * @retval PTERUN_STATUS_INPUT_MISMATCH dtype, rank, dim order, shape or size wrong
  */
 PTERUN_API pterun_status pterun_method_set_input(pterun_method* method, size_t i,
@@ -104,7 +109,8 @@ PTERUN_API pterun_status pterun_method_set_output_buffer(pterun_method* method, 
 
 /**
  * Runs every instruction once. Never allocates, never spawns threads.
- * @retval PTERUN_STATUS_INVALID_STATE     an input is not set
+ * @retval PTERUN_STATUS_INVALID_STATE     an input is not set, or was consumed by the
+ *         previous execute (see pterun_method_set_input)
  * @retval PTERUN_STATUS_INSTRUCTION_BUDGET the budget ran out (e.g. a loop)
  * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE a delegate call
  * @retval other                            the failing kernel's status; the log

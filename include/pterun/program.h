@@ -123,6 +123,12 @@ PTERUN_API pterun_status pterun_program_method_delegate(const pterun_program* pr
                                                        size_t method, size_t i,
                                                        const char** backend_out);
 
+/** Named data entry i stored inside the program (used by delegates): its key
+ *  (owned by the program) and the size of its segment.
+ *  @retval PTERUN_STATUS_NOT_FOUND i out of range */
+PTERUN_API pterun_status pterun_program_named_data(const pterun_program* program, size_t i,
+                                                   const char** key_out, uint64_t* size_out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -417,10 +417,14 @@ static pterun_status build_instructions(loader* L) {
       snprintf(needle, sizeof needle, "\n  %s ", op);
       if (strstr(missing, needle) != NULL) continue;
       ++n_missing;
+      // Name the component that ships the kernel; if that component is
+      // already added, the kernel is simply not implemented there (yet).
       const char* comp = pterun_component_for_op(op);
+      const char* how = comp == NULL ? "— no pterun component provides it"
+                        : pt_registry_has_component(reg, comp) ? "— not implemented in pterun::"
+                                                               : "— link pterun::";
       if (mlen < sizeof missing)
-        mlen += (size_t)snprintf(missing + mlen, sizeof missing - mlen, "\n  %s %s%s", op,
-                                 comp ? "— link pterun::" : "— no pterun component provides it",
+        mlen += (size_t)snprintf(missing + mlen, sizeof missing - mlen, "\n  %s %s%s", op, how,
                                  comp ? comp : "");
     }
   }

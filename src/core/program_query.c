@@ -178,3 +178,21 @@ pterun_status pterun_program_method_delegate(const pterun_program* p, size_t met
   if (backend_out) *backend_out = id;
   return PTERUN_STATUS_OK;
 }
+
+pterun_status pterun_program_named_data(const pterun_program* p, size_t i, const char** key_out,
+                                        uint64_t* size_out) {
+  pt_fb_table nd;
+  const char* key;
+  uint32_t kl;
+  if (p == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  if (i >= p->named_data.len || !pt_fb_vec_table(&p->named_data, (uint32_t)i, &nd) ||
+      pt_fb_get_string(&nd, PT_NAMED_KEY, &key, &kl) != 1)
+    return PTERUN_STATUS_NOT_FOUND;
+  const uint8_t* bytes;
+  uint64_t size = 0;
+  if (pt_program_segment(p, pt_fb_u32(&nd, PT_NAMED_SEGMENT_INDEX, 0), &bytes, &size) != PTERUN_STATUS_OK)
+    return PTERUN_STATUS_INVALID_PROGRAM;
+  if (key_out) *key_out = key;
+  if (size_out) *size_out = size;
+  return PTERUN_STATUS_OK;
+}

@@ -82,12 +82,12 @@ static const entry* find_exact(const pterun_registry* r, const char* op, const c
 }
 
 static pterun_status add_locked(pterun_registry* r, const pterun_kernel_library* lib) {
-  for (size_t i = 0; i < r->nlibs; ++i)
-    if (r->libs[i] == lib || r->libs[i]->kernels == lib->kernels) return PTERUN_STATUS_OK;
   if (lib->abi_version != PTERUN_KERNEL_ABI_VERSION)
     return pt_fail(&r->logger, PTERUN_STATUS_ABI_MISMATCH,
                    "kernel library '%s' was built for kernel ABI %u; this runtime has ABI %u",
                    lib->component ? lib->component : "?", lib->abi_version, PTERUN_KERNEL_ABI_VERSION);
+  for (size_t i = 0; i < r->nlibs; ++i)
+    if (r->libs[i] == lib || r->libs[i]->kernels == lib->kernels) return PTERUN_STATUS_OK;
   if (lib->count > 0 && lib->kernels == NULL)
     return pt_fail(&r->logger, PTERUN_STATUS_INVALID_ARGUMENT, "kernel library has no table");
   // Check the whole library first so that a refusal adds nothing.
@@ -174,6 +174,15 @@ const char* pterun_registry_provider(const pterun_registry* r, const char* op) {
     if (strcmp(r->entries[i].op, op) == 0) comp = r->entries[i].lib->component;
   pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
   return comp;
+}
+
+int pt_registry_has_component(const pterun_registry* r, const char* component) {
+  int has = 0;
+  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  for (size_t i = 0; i < r->nlibs && !has; ++i)
+    has = r->libs[i]->component != NULL && strcmp(r->libs[i]->component, component) == 0;
+  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  return has;
 }
 
 pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op, const char* key) {

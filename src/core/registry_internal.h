@@ -8,6 +8,9 @@
  * match wins, else a kernel registered without a key. NULL if none. */
 pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op, const char* key);
 
+/* 1 if a library of that component has been added. */
+int pt_registry_has_component(const pterun_registry* r, const char* component);
+
 /* The runtime's own kernels (prim ops), always present in every registry. */
 const pterun_kernel_library* pt_prim_ops_library(void);
 

@@ -401,6 +401,27 @@ static int test_half_conversions(void) {
   return 0;
 }
 
+/* Row-major NCHW data laid out channels-last (dim order 0,2,3,1) and back. */
+static int test_layout(void) {
+  int64_t sizes[4] = {1, 2, 2, 3}, rm[4], cl[4];
+  uint8_t order[4] = {0, 2, 3, 1};
+  int32_t src[12], nhwc[12], back[12];
+  int k, h, w, c;
+  for (k = 0; k < 12; ++k) src[k] = k;
+  cli_strides_for(4, sizes, NULL, rm);
+  cli_strides_for(4, sizes, order, cl);
+  PT_CHECK(rm[0] == 12 && rm[1] == 6 && rm[2] == 3 && rm[3] == 1);
+  PT_CHECK(cl[1] == 1 && cl[3] == 2 && cl[2] == 6 && cl[0] == 12);
+  cli_strided_copy(nhwc, cl, src, rm, 4, sizes, sizeof(int32_t));
+  for (c = 0; c < 2; ++c)
+    for (h = 0; h < 2; ++h)
+      for (w = 0; w < 3; ++w) PT_CHECK(nhwc[(h * 3 + w) * 2 + c] == src[c * 6 + h * 3 + w]);
+  cli_strided_copy(back, rm, nhwc, cl, 4, sizes, sizeof(int32_t));
+  PT_CHECK(memcmp(back, src, sizeof src) == 0);
+  PT_CHECK(cli_dim_order_is_identity(4, order) == 0);
+  return 0;
+}
+
 int main(void) {
   PT_RUN(test_every_dtype);
   PT_RUN(test_versions_and_shapes);
@@ -411,6 +432,7 @@ int main(void) {
   PT_RUN(test_round_trip_file);
   PT_RUN(test_mutations);
   PT_RUN(test_half_conversions);
-  printf("%d passed, %d failed\n", 9 - pt_failures, pt_failures);
+  PT_RUN(test_layout);
+  printf("%d passed, %d failed\n", 10 - pt_failures, pt_failures);
   return pt_failures ? 1 : 0;
 }

@@ -1,0 +1,340 @@
+/* aten::convolution.out: 1-D/2-D/3-D, groups (incl. depthwise), stride,
+ * padding, dilation, optional bias, transposed; any dim orders.
+ *
+ * Floating forward convolutions run as im2col + the blocked GEMM, one
+ * (batch, group) at a time and in column chunks so the im2col buffer stays
+ * small (scratch arena or a stack buffer). Transposed convolutions, integer
+ * dtypes and unusual out layouts use a direct gather loop. Internally every
+ * convolution is 3-D: missing leading spatial dims have size 1. */
+#include <inttypes.h>
+
+#include "kernels/portable/nn_gemm.h"
+
+typedef struct conv_geom {
+  int64_t n, cin, cout, groups, icpg, ocpg;
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+  int64_t is[5], ws[5], os[5]; /* strides: N,C,D,H,W / O,I,kD,kH,kW / N,C,D,H,W */
+} conv_geom;
+
+/* Copies a tensor's strides into 5 slots (batch, channel, D, H, W). */
+static void strides5(const pterun_tensor* t, int64_t* s) {
+  int sp = t->rank - 2, d;
+  s[0] = t->strides[0];
+  s[1] = t->strides[1];
+  for (d = 0; d < 3; ++d) s[2 + d] = d < 3 - sp ? 0 : t->strides[2 + d - (3 - sp)];
+}
+
+/* Reads int[] arguments (one value or one per spatial dim) into 3 slots. */
+static pterun_status spatial_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                 const char* name, int sp, int64_t fill, int64_t* out) {
+  int64_t v[3];
+  int d;
+  PT_TRY(nn_arg_int_n(ctx, args, i, name, sp, NULL, v));
+  for (d = 0; d < 3; ++d) out[d] = d < 3 - sp ? fill : v[d - (3 - sp)];
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
+                                pterun_tensor* in, pterun_tensor* w, pterun_tensor* bias,
+                                int transposed, int64_t groups, conv_geom* g,
+                                int64_t* out_sizes) {
+  int sp = in->rank - 2, d;
+  int64_t opad[3];
+  if (in->rank < 3 || in->rank > 5 || w->rank != in->rank)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "input rank %d / weight rank %d: expected 3, 4 or 5", (int)in->rank,
+                              (int)w->rank);
+  PT_TRY(spatial_arg(ctx, args, 3, "stride", sp, 1, g->stride));
+  PT_TRY(spatial_arg(ctx, args, 4, "padding", sp, 0, g->pad));
+  PT_TRY(spatial_arg(ctx, args, 5, "dilation", sp, 1, g->dil));
+  if (transposed)
+    PT_TRY(spatial_arg(ctx, args, 7, "output_padding", sp, 0, opad));
+  else
+    opad[0] = opad[1] = opad[2] = 0;
+  if (groups <= 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'groups': must be positive, got %" PRId64, groups);
+  g->n = in->sizes[0];
+  g->cin = in->sizes[1];
+  g->groups = groups;
+  if (g->cin % groups != 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "input channels %" PRId64 " not divisible by groups %" PRId64,
+                              g->cin, groups);
+  g->icpg = g->cin / groups;
+  if (transposed) {
+    if (w->sizes[0] != g->cin)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "weight dim 0 is %" PRId64 ", expected %" PRId64, w->sizes[0],
+                                g->cin);
+    g->ocpg = w->sizes[1];
+    g->cout = g->ocpg * groups;
+  } else {
+    g->cout = w->sizes[0];
+    if (g->cout % groups != 0 || w->sizes[1] != g->icpg)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "weight [%" PRId64 ", %" PRId64 ", ...] does not fit %" PRId64
+                                " input channels in %" PRId64 " groups",
+                                w->sizes[0], w->sizes[1], g->cin, groups);
+    g->ocpg = g->cout / groups;
+  }
+  if (bias != NULL && (bias->rank != 1 || bias->sizes[0] != g->cout))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'bias': expected shape [%" PRId64 "]", g->cout);
+  out_sizes[0] = g->n;
+  out_sizes[1] = g->cout;
+  for (d = 0; d < 3; ++d) {
+    int real = d >= 3 - sp;
+    int64_t ext;
+    g->in[d] = real ? in->sizes[2 + d - (3 - sp)] : 1;
+    g->k[d] = real ? w->sizes[2 + d - (3 - sp)] : 1;
+    if (g->stride[d] <= 0 || g->dil[d] <= 0 || g->pad[d] < 0 || opad[d] < 0 ||
+        (transposed && opad[d] >= g->stride[d] && opad[d] >= g->dil[d]))
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "invalid stride/padding/dilation/output_padding at spatial dim %d",
+                                d - (3 - sp));
+    ext = g->dil[d] * (g->k[d] - 1) + 1;
+    if (transposed)
+      g->out[d] = (g->in[d] - 1) * g->stride[d] - 2 * g->pad[d] + ext + opad[d];
+    else
+      g->out[d] = (g->in[d] + 2 * g->pad[d] - ext) / g->stride[d] + 1;
+    if (g->out[d] < 1 || (!transposed && g->in[d] + 2 * g->pad[d] < ext))
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "output size at spatial dim %d would be %" PRId64, d - (3 - sp),
+                                g->out[d]);
+    if (real) out_sizes[2 + d - (3 - sp)] = g->out[d];
+  }
+  strides5(in, g->is);
+  strides5(w, g->ws);
+  return PTERUN_STATUS_OK;
+}
+
+/* Direct gather loop, double accumulation: any dtype, transposed or not. */
+static void conv_direct(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
+                        const pterun_tensor* bias, pterun_tensor* out, int transposed) {
+  int64_t n, oc, o[3], ic, kk[3];
+  for (n = 0; n < g->n; ++n)
+    for (oc = 0; oc < g->cout; ++oc) {
+      int64_t grp = oc / g->ocpg, ocl = oc % g->ocpg;
+      double b = bias ? pt_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
+      for (o[0] = 0; o[0] < g->out[0]; ++o[0])
+        for (o[1] = 0; o[1] < g->out[1]; ++o[1])
+          for (o[2] = 0; o[2] < g->out[2]; ++o[2]) {
+            double acc = b;
+            for (ic = 0; ic < g->icpg; ++ic) {
+              int64_t c = grp * g->icpg + ic;
+              int64_t ibase = n * g->is[0] + c * g->is[1];
+              int64_t wbase = transposed ? c * g->ws[0] + ocl * g->ws[1]
+                                         : oc * g->ws[0] + ic * g->ws[1];
+              for (kk[0] = 0; kk[0] < g->k[0]; ++kk[0])
+                for (kk[1] = 0; kk[1] < g->k[1]; ++kk[1])
+                  for (kk[2] = 0; kk[2] < g->k[2]; ++kk[2]) {
+                    int64_t ioff = ibase, d;
+                    int ok = 1;
+                    for (d = 0; d < 3 && ok; ++d) {
+                      int64_t p;
+                      if (transposed) {
+                        /* o = i*stride - pad + k*dil  =>  i = (o + pad - k*dil) / stride */
+                        int64_t t = o[d] + g->pad[d] - kk[d] * g->dil[d];
+                        ok = t >= 0 && t % g->stride[d] == 0;
+                        p = ok ? t / g->stride[d] : 0;
+                      } else {
+                        p = o[d] * g->stride[d] - g->pad[d] + kk[d] * g->dil[d];
+                      }
+                      ok = ok && p >= 0 && p < g->in[d];
+                      ioff += p * g->is[2 + d];
+                    }
+                    if (!ok) continue;
+                    acc += pt_load_f64(in->data, in->dtype, ioff) *
+                           pt_load_f64(w->data, w->dtype,
+                                       wbase + kk[0] * g->ws[2] + kk[1] * g->ws[3] +
+                                           kk[2] * g->ws[4]);
+                  }
+            }
+            pt_store_f64(out->data, out->dtype,
+                         n * g->os[0] + oc * g->os[1] + o[0] * g->os[2] + o[1] * g->os[3] +
+                             o[2] * g->os[4],
+                         acc);
+          }
+    }
+}
+
+/* The reduction dims (ic, kd, kh, kw) of a weight group ordered by memory;
+ * 0 if they do not flatten to one stride (then the direct path is used). */
+typedef struct red_order {
+  int dim[4];      /* dim[j]: which of ic,kd,kh,kw is j-th outermost */
+  int64_t size[4];
+  int64_t cs;      /* stride of the flattened reduction index in the weight */
+} red_order;
+
+static int weight_flattens(const conv_geom* g, red_order* ro) {
+  int64_t sz[4] = {g->icpg, g->k[0], g->k[1], g->k[2]};
+  int64_t st[4] = {g->ws[1], g->ws[2], g->ws[3], g->ws[4]};
+  int j, i, nontrivial = 0;
+  for (j = 0; j < 4; ++j) ro->dim[j] = j;
+  /* Insertion sort by decreasing stride (size-1 dims sort anywhere). */
+  for (j = 1; j < 4; ++j)
+    for (i = j; i > 0 && (sz[ro->dim[i - 1]] == 1 ||
+                          (sz[ro->dim[i]] != 1 && st[ro->dim[i - 1]] < st[ro->dim[i]]));
+         --i) {
+      int t = ro->dim[i];
+      ro->dim[i] = ro->dim[i - 1];
+      ro->dim[i - 1] = t;
+    }
+  ro->cs = 1;
+  for (j = 3; j >= 0; --j) {
+    int d = ro->dim[j];
+    ro->size[j] = sz[d];
+    if (sz[d] == 1) continue;
+    if (!nontrivial) {
+      ro->cs = st[d];
+      nontrivial = 1;
+    } else {
+      int64_t expect = 1;
+      for (i = j + 1; i < 4; ++i) expect *= sz[ro->dim[i]];
+      if (st[d] != expect * ro->cs) return 0;
+    }
+  }
+  return 1;
+}
+
+/* Out spatial dims flatten to one stride (true for NC(D)HW and channels-last). */
+static int out_flattens(const conv_geom* g, int64_t* cs) {
+  int64_t st = 0, expect = 0;
+  int d;
+  for (d = 2; d >= 0; --d) {
+    if (g->out[d] == 1) continue;
+    if (st == 0) {
+      st = g->os[2 + d];
+      expect = st * g->out[d];
+    } else {
+      if (g->os[2 + d] != expect) return 0;
+      expect *= g->out[d];
+    }
+  }
+  *cs = st ? st : 1;
+  return 1;
+}
+
+#define NN_COL_LOCAL 4096 /* elements of the stack im2col buffer */
+#define NN_COL_SCRATCH (256 * 1024)
+
+/* im2col + GEMM for one forward floating convolution. */
+static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro,
+                      int64_t ocs, const pterun_tensor* in, const pterun_tensor* w,
+                      const pterun_tensor* bias, pterun_tensor* out) {
+  _Alignas(64) float local[NN_COL_LOCAL];
+  nn_gemm_ws ws;
+  int dbl = out->dtype == PTERUN_DTYPE_F64;
+  size_t es = dbl ? sizeof(double) : sizeof(float);
+  int64_t cap = NN_COL_SCRATCH, rows = g->icpg * g->k[0] * g->k[1] * g->k[2];
+  int64_t npos = g->out[0] * g->out[1] * g->out[2], rc, pc, n, grp, r0, p0;
+  void* col = pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
+  if (col == NULL) {
+    col = local;
+    cap = NN_COL_LOCAL * (int64_t)sizeof(float) / (int64_t)es;
+  }
+  nn_gemm_ws_init(ctx, &ws, out->dtype);
+  /* Chunk: up to 256 reduction rows, then as many positions as fit. */
+  rc = rows < 256 ? rows : 256;
+  pc = cap / rc;
+  if (pc > npos) pc = npos;
+  /* Start from the bias (or zero): the GEMM then always accumulates. */
+  for (n = 0; n < g->n; ++n) {
+    int64_t oc, p;
+    for (oc = 0; oc < g->cout; ++oc) {
+      double b = bias ? pt_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
+      int64_t base = n * g->os[0] + oc * g->os[1];
+      for (p = 0; p < npos; ++p) pt_store_f64(out->data, out->dtype, base + p * ocs, b);
+    }
+  }
+  for (n = 0; n < g->n; ++n)
+    for (grp = 0; grp < g->groups; ++grp)
+      for (p0 = 0; p0 < npos; p0 += pc) {
+        int64_t np = npos - p0 < pc ? npos - p0 : pc;
+        for (r0 = 0; r0 < rows; r0 += rc) {
+          int64_t nr = rows - r0 < rc ? rows - r0 : rc, r, p;
+          nn_mat a, b, c;
+          for (r = 0; r < nr; ++r) {
+            /* Decode the reduction index in weight memory order. */
+            int64_t rem = r0 + r, idx[4], j, kd, kh, kw, ic;
+            for (j = 3; j >= 0; --j) {
+              idx[ro->dim[j]] = rem % ro->size[j];
+              rem /= ro->size[j];
+            }
+            ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
+            for (p = 0; p < np; ++p) {
+              int64_t pos = p0 + p;
+              int64_t ow = pos % g->out[2], oh = (pos / g->out[2]) % g->out[1],
+                      od = pos / (g->out[2] * g->out[1]);
+              int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+              int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+              int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
+              int64_t k = r * np + p;
+              int inside = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1] && iw >= 0 &&
+                           iw < g->in[2];
+              int64_t off = n * g->is[0] + (grp * g->icpg + ic) * g->is[1] + id * g->is[2] +
+                            ih * g->is[3] + iw * g->is[4];
+              if (dbl)
+                ((double*)col)[k] = inside ? pt_load_f64(in->data, in->dtype, off) : 0.0;
+              else
+                ((float*)col)[k] = inside ? nn_load_f32(in->data, in->dtype, off) : 0.0f;
+            }
+          }
+          a.data = (char*)w->data + (size_t)(grp * g->ocpg * g->ws[0] + r0 * ro->cs) *
+                                        nn_esize(w->dtype);
+          a.dtype = w->dtype;
+          a.rs = g->ws[0];
+          a.cs = ro->cs;
+          b.data = col;
+          b.dtype = dbl ? PTERUN_DTYPE_F64 : PTERUN_DTYPE_F32;
+          b.rs = np;
+          b.cs = 1;
+          c.data = (char*)out->data +
+                   (size_t)(n * g->os[0] + grp * g->ocpg * g->os[1] + p0 * ocs) *
+                       nn_esize(out->dtype);
+          c.dtype = out->dtype;
+          c.rs = g->os[1];
+          c.cs = ocs;
+          nn_gemm(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1);
+        }
+      }
+}
+
+/* aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride,
+ *   SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
+ *   SymInt groups, *, Tensor(a!) out) */
+pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args,
+                                 size_t nargs) {
+  pterun_tensor *in, *w, *bias, *out;
+  bool transposed;
+  int64_t groups, sizes[5], ocs;
+  conv_geom g;
+  red_order ro;
+  PT_CHECK_NARGS(ctx, nargs, 11);
+  PT_TRY(pt_arg_tensor(ctx, args, 0, "input", &in));
+  PT_TRY(pt_arg_tensor(ctx, args, 1, "weight", &w));
+  PT_TRY(pt_arg_opt_tensor(ctx, args, 2, "bias", &bias));
+  PT_TRY(pt_arg_bool(ctx, args, 6, "transposed", &transposed));
+  PT_TRY(pt_arg_int(ctx, args, 8, "groups", &groups));
+  PT_TRY(pt_arg_tensor(ctx, args, 9, "out", &out));
+  PT_TRY(nn_check_real(ctx, in, "input"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "input", w, "weight"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out"));
+  if (bias) PT_TRY(nn_check_same_dtype(ctx, in, "input", bias, "bias"));
+  if (in->dtype == PTERUN_DTYPE_BOOL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "arg 'input': bool");
+  PT_TRY(nn_check_data(ctx, in, "input"));
+  PT_TRY(nn_check_data(ctx, w, "weight"));
+  if (bias) PT_TRY(nn_check_data(ctx, bias, "bias"));
+  PT_TRY(conv_setup(ctx, args, in, w, bias, transposed, groups, &g, sizes));
+  PT_TRY(pt_resize(ctx, out, in->rank, sizes));
+  if (out->numel == 0) return PTERUN_STATUS_OK;
+  strides5(out, g.os);
+  if (!transposed && pt_is_float_dtype(out->dtype) && weight_flattens(&g, &ro) &&
+      out_flattens(&g, &ocs))
+    conv_gemm(ctx, &g, &ro, ocs, in, w, bias, out);
+  else
+    conv_direct(&g, in, w, bias, out, transposed);
+  return PTERUN_STATUS_OK;
+}

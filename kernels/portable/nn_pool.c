@@ -1,0 +1,241 @@
+/* 2-D pooling: avg_pool2d, max_pool2d_with_indices, _adaptive_avg_pool2d.
+ * Inputs are [C, H, W] or [N, C, H, W] in any dim order; every (n, c) plane
+ * is pooled independently with double accumulation. */
+#include <inttypes.h>
+
+#include "kernels/portable/nn_util.h"
+
+/* Plane geometry shared by the pooling kernels. */
+typedef struct plane {
+  int64_t planes, c, ih, iw, oh, ow;
+  int batched;
+} plane;
+
+/* Element offset of plane q (= n*C + c) in t. */
+static int64_t plane_base(const plane* p, const pterun_tensor* t, int64_t q) {
+  return p->batched ? (q / p->c) * t->strides[0] + (q % p->c) * t->strides[1]
+                    : q * t->strides[0];
+}
+
+static pterun_status plane_setup(pterun_kernel_context* ctx, const pterun_tensor* in, plane* p) {
+  if (in->rank != 3 && in->rank != 4)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'self': expected rank 3 or 4, got %d", (int)in->rank);
+  p->batched = in->rank == 4;
+  p->c = in->sizes[in->rank - 3];
+  p->planes = (p->batched ? in->sizes[0] : 1) * p->c;
+  p->ih = in->sizes[in->rank - 2];
+  p->iw = in->sizes[in->rank - 1];
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status plane_resize(pterun_kernel_context* ctx, const pterun_tensor* in,
+                                  pterun_tensor* out, const plane* p) {
+  int64_t sizes[4];
+  int r = in->rank;
+  sizes[0] = in->sizes[0];
+  sizes[1] = in->sizes[1];
+  sizes[r - 2] = p->oh;
+  sizes[r - 1] = p->ow;
+  return pt_resize(ctx, out, (size_t)r, sizes);
+}
+
+/* ATen's pooling output size (with the ceil_mode rule that the last window
+ * must start inside the input or its left padding). */
+static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil,
+                        int ceil_mode) {
+  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t o = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil_mode && (o - 1) * stride >= in + pad) --o;
+  return o;
+}
+
+/* Reads kernel/stride/padding(/dilation) and computes the output plane. */
+static pterun_status pool_params(pterun_kernel_context* ctx, pterun_value** args, int has_dil,
+                                 int ceil_mode, plane* p, int64_t* k, int64_t* s, int64_t* pad,
+                                 int64_t* dil) {
+  static const int64_t one[2] = {1, 1};
+  int d;
+  PT_TRY(nn_arg_int_n(ctx, args, 1, "kernel_size", 2, NULL, k));
+  PT_TRY(nn_arg_int_n(ctx, args, 2, "stride", 2, k, s));
+  PT_TRY(nn_arg_int_n(ctx, args, 3, "padding", 2, NULL, pad));
+  if (has_dil)
+    PT_TRY(nn_arg_int_n(ctx, args, 4, "dilation", 2, one, dil));
+  else
+    dil[0] = dil[1] = 1;
+  for (d = 0; d < 2; ++d)
+    if (k[d] <= 0 || s[d] <= 0 || dil[d] <= 0 || pad[d] < 0 || pad[d] > k[d] / 2)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "invalid kernel %" PRId64 " / stride %" PRId64
+                                " / padding %" PRId64 " / dilation %" PRId64,
+                                k[d], s[d], pad[d], dil[d]);
+  p->oh = pool_out(p->ih, k[0], pad[0], s[0], dil[0], ceil_mode);
+  p->ow = pool_out(p->iw, k[1], pad[1], s[1], dil[1], ceil_mode);
+  if (p->oh <= 0 || p->ow <= 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "output size %" PRId64 "x%" PRId64 " is too small", p->oh, p->ow);
+  return PTERUN_STATUS_OK;
+}
+
+/* aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
+ *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *,
+ *   Tensor(a!) out) */
+pterun_status pt_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pterun_tensor *in, *out;
+  bool ceil_mode, include_pad;
+  int64_t k[2], s[2], pad[2], dil[2], divisor, q, oh, ow;
+  int has_div;
+  plane p;
+  int r;
+  PT_CHECK_NARGS(ctx, nargs, 9);
+  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pt_arg_bool(ctx, args, 4, "ceil_mode", &ceil_mode));
+  PT_TRY(pt_arg_bool(ctx, args, 5, "count_include_pad", &include_pad));
+  PT_TRY(pt_arg_opt_int(ctx, args, 6, "divisor_override", &divisor, &has_div));
+  PT_TRY(pt_arg_tensor(ctx, args, 7, "out", &out));
+  PT_TRY(nn_check_real(ctx, in, "self"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
+  PT_TRY(nn_check_data(ctx, in, "self"));
+  if (has_div && divisor == 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'divisor_override': must be nonzero");
+  PT_TRY(plane_setup(ctx, in, &p));
+  PT_TRY(pool_params(ctx, args, 0, ceil_mode, &p, k, s, pad, dil));
+  PT_TRY(plane_resize(ctx, in, out, &p));
+  r = in->rank;
+  for (q = 0; q < p.planes; ++q) {
+    int64_t ib = plane_base(&p, in, q), ob = plane_base(&p, out, q);
+    for (oh = 0; oh < p.oh; ++oh)
+      for (ow = 0; ow < p.ow; ++ow) {
+        int64_t h0 = oh * s[0] - pad[0], w0 = ow * s[1] - pad[1];
+        int64_t h1 = h0 + k[0] < p.ih + pad[0] ? h0 + k[0] : p.ih + pad[0];
+        int64_t w1 = w0 + k[1] < p.iw + pad[1] ? w0 + k[1] : p.iw + pad[1];
+        int64_t area = (h1 - h0) * (w1 - w0), h, w, div;
+        double sum = 0.0;
+        h0 = h0 > 0 ? h0 : 0;
+        w0 = w0 > 0 ? w0 : 0;
+        h1 = h1 < p.ih ? h1 : p.ih;
+        w1 = w1 < p.iw ? w1 : p.iw;
+        for (h = h0; h < h1; ++h)
+          for (w = w0; w < w1; ++w)
+            sum += pt_load_f64(in->data, in->dtype,
+                               ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+        div = has_div ? divisor : include_pad ? area : (h1 - h0) * (w1 - w0);
+        pt_store_f64(out->data, out->dtype,
+                     ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
+                     div ? sum / (double)div : 0.0);
+      }
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[],
+ *   int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out,
+ *   Tensor(b!) indices) */
+pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_value** args,
+                                             size_t nargs) {
+  pterun_tensor *in, *out, *idx;
+  bool ceil_mode;
+  int64_t k[2], s[2], pad[2], dil[2], q, oh, ow;
+  plane p;
+  int r;
+  PT_CHECK_NARGS(ctx, nargs, 9);
+  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pt_arg_bool(ctx, args, 5, "ceil_mode", &ceil_mode));
+  PT_TRY(pt_arg_tensor(ctx, args, 6, "out", &out));
+  PT_TRY(pt_arg_tensor(ctx, args, 7, "indices", &idx));
+  PT_TRY(nn_check_real(ctx, in, "self"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
+  PT_TRY(nn_check_data(ctx, in, "self"));
+  if (idx->dtype != PTERUN_DTYPE_I64)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'indices': expected int64, got %s",
+                              pterun_dtype_name(idx->dtype));
+  PT_TRY(plane_setup(ctx, in, &p));
+  PT_TRY(pool_params(ctx, args, 1, ceil_mode, &p, k, s, pad, dil));
+  PT_TRY(plane_resize(ctx, in, out, &p));
+  PT_TRY(plane_resize(ctx, in, idx, &p));
+  r = in->rank;
+  for (q = 0; q < p.planes; ++q) {
+    int64_t ib = plane_base(&p, in, q), ob = plane_base(&p, out, q);
+    int64_t xb = plane_base(&p, idx, q);
+    for (oh = 0; oh < p.oh; ++oh)
+      for (ow = 0; ow < p.ow; ++ow) {
+        int64_t kh, kw, best = -1;
+        double m = -INFINITY;
+        for (kh = 0; kh < k[0]; ++kh) {
+          int64_t h = oh * s[0] - pad[0] + kh * dil[0];
+          if (h < 0 || h >= p.ih) continue;
+          for (kw = 0; kw < k[1]; ++kw) {
+            int64_t w = ow * s[1] - pad[1] + kw * dil[1];
+            double v;
+            if (w < 0 || w >= p.iw) continue;
+            v = pt_load_f64(in->data, in->dtype,
+                            ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+            /* NaN wins and sticks, as in ATen. */
+            if (best < 0 || v > m || (isnan(v) && !isnan(m))) {
+              m = v;
+              best = h * p.iw + w;
+            }
+          }
+        }
+        if (pt_is_float_dtype(out->dtype))
+          pt_store_f64(out->data, out->dtype,
+                       ob + oh * out->strides[r - 2] + ow * out->strides[r - 1], m);
+        else
+          pt_store_i64(out->data, out->dtype,
+                       ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
+                       pt_load_i64(in->data, in->dtype,
+                                   ib + (best / p.iw) * in->strides[r - 2] +
+                                       (best % p.iw) * in->strides[r - 1]));
+        ((int64_t*)idx->data)[xb + oh * idx->strides[r - 2] + ow * idx->strides[r - 1]] = best;
+      }
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) */
+pterun_status pt__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
+                                          size_t nargs) {
+  pterun_tensor *in, *out;
+  int64_t osz[2], q, oh, ow;
+  plane p;
+  int r;
+  PT_CHECK_NARGS(ctx, nargs, 4);
+  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(nn_check_float(ctx, in, "self"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
+  PT_TRY(nn_check_data(ctx, in, "self"));
+  PT_TRY(plane_setup(ctx, in, &p));
+  PT_TRY(nn_arg_int_n(ctx, args, 1, "output_size", 2, NULL, osz));
+  if (osz[0] < 0 || osz[1] < 0 || ((osz[0] == 0 || osz[1] == 0) && 0))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'output_size': negative size");
+  if (p.ih == 0 || p.iw == 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'self': empty spatial dims");
+  p.oh = osz[0];
+  p.ow = osz[1];
+  PT_TRY(plane_resize(ctx, in, out, &p));
+  r = in->rank;
+  for (q = 0; q < p.planes; ++q) {
+    int64_t ib = plane_base(&p, in, q), ob = plane_base(&p, out, q);
+    for (oh = 0; oh < p.oh; ++oh) {
+      /* Window [floor(o*in/out), ceil((o+1)*in/out)). */
+      int64_t h0 = oh * p.ih / p.oh, h1 = ((oh + 1) * p.ih + p.oh - 1) / p.oh;
+      for (ow = 0; ow < p.ow; ++ow) {
+        int64_t w0 = ow * p.iw / p.ow, w1 = ((ow + 1) * p.iw + p.ow - 1) / p.ow, h, w;
+        double sum = 0.0;
+        for (h = h0; h < h1; ++h)
+          for (w = w0; w < w1; ++w)
+            sum += pt_load_f64(in->data, in->dtype,
+                               ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+        pt_store_f64(out->data, out->dtype,
+                     ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
+                     sum / (double)((h1 - h0) * (w1 - w0)));
+      }
+    }
+  }
+  return PTERUN_STATUS_OK;
+}

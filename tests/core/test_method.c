@@ -1,0 +1,286 @@
+/* Methods on real exported programs (tests/fixtures): buffer loads, dynamic
+ * shapes and their bounds, input checks, external data, several methods,
+ * mutable state, caller memory, logging. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/npy.h"
+#include "pterun/kernels/portable.h"
+#include "pterun/pterun.h"
+#include "tests/harness/pt_test.h"
+
+static pterun_registry* g_reg;
+static pterun_logger g_silent;
+
+static char* fixture(const char* rel) {
+  static char path[4][512];
+  static int k;
+  k = (k + 1) & 3;
+  snprintf(path[k], sizeof path[k], "%s/%s", PTERUN_FIXTURES_DIR, rel);
+  return path[k];
+}
+
+static pterun_method_options opts(void) {
+  pterun_method_options o;
+  memset(&o, 0, sizeof o);
+  o.registry = g_reg;
+  o.logger = g_silent;
+  return o;
+}
+
+static pterun_status bind_npy(pterun_method* m, size_t i, const cli_npy* a) {
+  pterun_tensor_view v = {a->dtype, a->rank, a->shape, NULL, a->data, a->nbytes};
+  return pterun_method_set_input(m, i, &v);
+}
+
+/* max |got - want| / (1 + |want|) over a float32 output */
+static double rel_err(const pterun_tensor* t, const cli_npy* want) {
+  if (t->dtype != PTERUN_DTYPE_F32 || (size_t)t->numel != want->numel) return INFINITY;
+  double worst = 0;
+  for (size_t k = 0; k < want->numel; ++k) {
+    double g = ((const float*)t->data)[k], w = ((const float*)want->data)[k];
+    double e = fabs(g - w) / (1 + fabs(w));
+    if (!(e <= worst)) worst = e;
+  }
+  return worst;
+}
+
+static int method_buffer_loads(void) {
+  char err[CLI_NPY_ERR_SIZE];
+  FILE* f = fopen(fixture("elementwise/model.pte"), "rb");
+  PT_CHECK(f != NULL);
+  static _Alignas(64) unsigned char buf[1 << 16];
+  size_t n = fread(buf + 1, 1, sizeof buf - 1, f);
+  fclose(f);
+  pterun_load_options lo = {0};
+  lo.logger = g_silent;
+  pterun_program* p;
+  // Misaligned and borrowed: refused. Copied: fine.
+  PT_CHECK_STATUS(pterun_program_load_buffer(buf + 1, n, &lo, &p), PTERUN_STATUS_INVALID_ARGUMENT);
+  lo.copy = 1;
+  PT_CHECK_STATUS(pterun_program_load_buffer(buf + 1, n, &lo, &p), PTERUN_STATUS_OK);
+  pterun_program_destroy(p);
+  memmove(buf, buf + 1, n);
+  lo.copy = 0;
+  PT_CHECK_STATUS(pterun_program_load_buffer(buf, n, &lo, &p), PTERUN_STATUS_OK);
+  pterun_method_options o = opts();
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+  cli_npy x = {0}, y = {0}, want = {0};
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("elementwise/forward_input_0.npy"), &x, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("elementwise/forward_input_1.npy"), &y, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("elementwise/forward_et_0.npy"), &want, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(bind_npy(m, 1, &y), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  const pterun_value* out;
+  PT_CHECK_STATUS(pterun_method_output(m, 0, &out), PTERUN_STATUS_OK);
+  PT_CHECK(rel_err(out->u.tensor, &want) <= 1e-6);
+  // Wrong input kinds are refused with INPUT_MISMATCH, never a crash.
+  int64_t bad_shape[4] = {1, 2, 3, 4};
+  pterun_tensor_view v = {PTERUN_DTYPE_F32, 4, bad_shape, NULL, x.data, x.nbytes};
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &v), PTERUN_STATUS_INPUT_MISMATCH);
+  v = (pterun_tensor_view){PTERUN_DTYPE_I32, x.rank, x.shape, NULL, x.data, x.nbytes};
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &v), PTERUN_STATUS_INPUT_MISMATCH);
+  v = (pterun_tensor_view){PTERUN_DTYPE_F32, x.rank, x.shape, NULL, x.data, x.nbytes - 1};
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &v), PTERUN_STATUS_INPUT_MISMATCH);
+  PT_CHECK_STATUS(pterun_method_set_input(m, 7, &v), PTERUN_STATUS_INVALID_ARGUMENT);
+  cli_npy_free(&x);
+  cli_npy_free(&y);
+  cli_npy_free(&want);
+  pterun_method_destroy(m);
+  pterun_program_destroy(p);
+  return 0;
+}
+
+static int method_dynamic_bounds(void) {
+  char err[CLI_NPY_ERR_SIZE];
+  pterun_program* p;
+  pterun_load_options lo = {0};
+  lo.logger = g_silent;
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("dynamic_dim/model.pte"), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  pterun_io_info info;
+  PT_CHECK_STATUS(pterun_program_method_input(p, 0, 0, &info), PTERUN_STATUS_OK);
+  PT_CHECK(info.dynamism == PTERUN_SHAPE_BOUNDED && info.rank == 2);
+  int64_t bound = info.sizes[0];
+  pterun_method_options o = opts();
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+  cli_npy x = {0}, want = {0};
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("dynamic_dim/forward_input_0.npy"), &x, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("dynamic_dim/forward_et_0.npy"), &want, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK(x.shape[0] < bound);
+  PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  const pterun_value* out;
+  PT_CHECK_STATUS(pterun_method_output(m, 0, &out), PTERUN_STATUS_OK);
+  PT_CHECK(out->u.tensor->sizes[0] == x.shape[0]);
+  PT_CHECK(rel_err(out->u.tensor, &want) <= 1e-5);
+  // One row past the bound: refused per dimension.
+  float* big = calloc((size_t)(bound + 1) * (size_t)x.shape[1], sizeof(float));
+  int64_t shape[2] = {bound + 1, x.shape[1]};
+  pterun_tensor_view v = {PTERUN_DTYPE_F32, 2, shape, NULL, big, (size_t)(bound + 1) * (size_t)x.shape[1] * 4};
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &v), PTERUN_STATUS_INPUT_MISMATCH);
+  // Exactly the bound, and an empty batch, are fine.
+  shape[0] = bound;
+  v.nbytes -= (size_t)x.shape[1] * 4;
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &v), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_output(m, 0, &out), PTERUN_STATUS_OK);
+  PT_CHECK(out->u.tensor->sizes[0] == bound);
+  // The second dim is not dynamic: changing it is refused.
+  shape[0] = 2;
+  shape[1] = x.shape[1] + 1;
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &v), PTERUN_STATUS_INPUT_MISMATCH);
+  free(big);
+  cli_npy_free(&x);
+  cli_npy_free(&want);
+  pterun_method_destroy(m);
+  pterun_program_destroy(p);
+  return 0;
+}
+
+static int method_external_data(void) {
+  char err[CLI_NPY_ERR_SIZE];
+  pterun_program* p;
+  pterun_load_options lo = {0};
+  lo.logger = g_silent;
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("external_data/model.pte"), PTERUN_FILE_READ, &lo, &p), PTERUN_STATUS_OK);
+  pterun_method_options o = opts();
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_INVALID_EXTERNAL_DATA);
+  pterun_data* d;
+  PT_CHECK_STATUS(pterun_data_load_file(fixture("external_data/_default_external_constant.ptd"), PTERUN_FILE_MMAP, &lo, &d),
+                  PTERUN_STATUS_OK);
+  PT_CHECK(pterun_data_count(d) > 0 && pterun_data_key(d, 0) != NULL);
+  PT_CHECK(pterun_data_key(d, pterun_data_count(d)) == NULL);
+  const pterun_data* maps[1] = {d};
+  o.data = maps;
+  o.data_count = 1;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+  cli_npy x = {0}, want = {0};
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("external_data/forward_input_0.npy"), &x, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("external_data/forward_et_0.npy"), &want, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  const pterun_value* out;
+  PT_CHECK_STATUS(pterun_method_output(m, 0, &out), PTERUN_STATUS_OK);
+  PT_CHECK(rel_err(out->u.tensor, &want) <= 1e-5);
+  // A .pte is not a .ptd.
+  pterun_data* bad;
+  PT_CHECK_STATUS(pterun_data_load_file(fixture("external_data/model.pte"), PTERUN_FILE_READ, &lo, &bad), PTERUN_STATUS_INVALID_DATA);
+  PT_CHECK(bad == NULL);
+  cli_npy_free(&x);
+  cli_npy_free(&want);
+  pterun_method_destroy(m);
+  pterun_data_destroy(d);
+  pterun_data_destroy(NULL);
+  pterun_program_destroy(p);
+  return 0;
+}
+
+static int method_two_methods_and_state(void) {
+  pterun_program* p;
+  pterun_load_options lo = {0};
+  lo.logger = g_silent;
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("two_methods/model.pte"), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  PT_CHECK(pterun_program_method_count(p) == 2);
+  size_t ie, ifw;
+  PT_CHECK_STATUS(pterun_program_find_method(p, "encode", &ie), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_program_find_method(p, "forward", &ifw), PTERUN_STATUS_OK);
+  PT_CHECK(ie != ifw);
+  PT_CHECK_STATUS(pterun_program_find_method(p, "decode", &ie), PTERUN_STATUS_NOT_FOUND);
+  pterun_method_options o = opts();
+  pterun_method *a, *b;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &a), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_load(p, "encode", &o, &b), PTERUN_STATUS_OK);
+  pterun_method_destroy(a);
+  pterun_method_destroy(b);
+  pterun_program_destroy(p);
+
+  // Mutable buffer: state carries over between runs.
+  char err[CLI_NPY_ERR_SIZE];
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("mutable_buffer/model.pte"), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  pterun_program_info info;
+  pterun_program_get_info(p, &info);
+  PT_CHECK(info.mutable_data_count >= 1);
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &a), PTERUN_STATUS_OK);
+  cli_npy x = {0}, want = {0};
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("mutable_buffer/forward_input_0.npy"), &x, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(cli_npy_read_file(fixture("mutable_buffer/forward_et_0.npy"), &want, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(bind_npy(a, 0, &x), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(a), PTERUN_STATUS_OK);
+  const pterun_value* out;
+  PT_CHECK_STATUS(pterun_method_output(a, 0, &out), PTERUN_STATUS_OK);
+  PT_CHECK(rel_err(out->u.tensor, &want) <= 1e-5);
+  PT_CHECK_STATUS(bind_npy(a, 0, &x), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(a), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_output(a, 0, &out), PTERUN_STATUS_OK);
+  PT_CHECK(rel_err(out->u.tensor, &want) > 1e-3); /* the buffer moved on */
+  cli_npy_free(&x);
+  cli_npy_free(&want);
+  pterun_method_destroy(a);
+  pterun_program_destroy(p);
+  return 0;
+}
+
+typedef struct counter {
+  int lines;
+  char last[512];
+} counter;
+static void count_log(void* ctx, pterun_log_level level, const char* msg) {
+  counter* c = ctx;
+  (void)level;
+  ++c->lines;
+  snprintf(c->last, sizeof c->last, "%s", msg);
+}
+
+static int method_caller_buffers_and_logging(void) {
+  counter c = {0, {0}};
+  pterun_load_options lo = {0};
+  lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
+  pterun_program* p;
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  pterun_method_info mi;
+  PT_CHECK_STATUS(pterun_program_method_info(p, 0, &mi), PTERUN_STATUS_OK);
+  PT_CHECK(mi.planned_buffer_count == 1);
+  pterun_method_options o;
+  memset(&o, 0, sizeof o);
+  o.registry = g_reg;
+  void* none[2] = {NULL, NULL};
+  o.planned_buffers = none;
+  o.planned_buffer_count = 2;
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_MEMORY_PLAN);
+  PT_CHECK(c.lines > 0 && strstr(c.last, "planned buffers") != NULL); /* inherited from the program */
+  o.planned_buffer_count = 1;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_MEMORY_PLAN);
+  uint64_t need;
+  PT_CHECK_STATUS(pterun_program_planned_buffer_size(p, 0, 0, &need), PTERUN_STATUS_OK);
+  void* arena = aligned_alloc(64, (size_t)(need + 63) & ~(size_t)63);
+  void* bufs[1] = {arena};
+  o.planned_buffers = bufs;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+  size_t rt, planned;
+  pterun_method_memory(m, &rt, &planned);
+  PT_CHECK(planned == 0 && rt > 0);
+  pterun_method_destroy(m);
+  free(arena);
+  pterun_program_destroy(p);
+  return 0;
+}
+
+int main(void) {
+  int pt_failures = 0;
+  g_silent = pterun_logger_silent();
+  if (pterun_registry_create(&g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
+  PT_RUN(method_buffer_loads);
+  PT_RUN(method_dynamic_bounds);
+  PT_RUN(method_external_data);
+  PT_RUN(method_two_methods_and_state);
+  PT_RUN(method_caller_buffers_and_logging);
+  pterun_registry_destroy(g_reg);
+  return pt_failures ? 1 : 0;
+}
