@@ -194,7 +194,8 @@ class Golden:
 
 def rnd(*shape, dtype=torch.float32, lo=-5, hi=5):
     if dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
-        return torch.randn(*shape, dtype=torch.float64).to(dtype)
+        # Multiples of 1/16: exact in every float dtype and short in the files.
+        return (torch.randn(*shape, dtype=torch.float64) * 16).round().div(16).to(dtype)
     if dtype == torch.bool:
         return torch.randint(0, 2, shape).bool()
     if dtype == torch.uint8:
@@ -521,7 +522,236 @@ def gen_concat():
     return g
 
 
-FAMILIES = {"matmul": gen_matmul, "shape": gen_shape, "copy": gen_copy, "create": gen_create,
+def gen_conv():
+    g = Golden("conv")
+    conv = torch.ops.aten.convolution
+    OP = "aten::convolution.out"
+
+    def case(name, x, w, b, stride, pad, dil, tr, opad, groups, xo=None, wo=None, oo=None,
+             dt=torch.float32):
+        x, w = x.to(dt), w.to(dt)
+        b = b.to(dt) if b is not None else None
+        ref = conv(x.double(), w.double(), b.double() if b is not None else None, stride, pad,
+                   dil, tr, opad, groups).to(dt)
+        at, rt = {torch.float32: (1e-4, 1e-4), torch.float64: (1e-10, 1e-10),
+                  torch.float16: (2e-2, 1e-2), torch.bfloat16: (1e-1, 2e-2)}.get(dt, (0, 0))
+        xa = x if xo is None else (x.contiguous(memory_format=xo), None)
+        xa = xa if not isinstance(xa, tuple) else xa[0]
+        wa = w if wo is None else w.contiguous(memory_format=wo)
+        g.out(name, OP, [xa, wa, b, stride, pad, dil, tr, opad, groups], ref,
+              out=Out(order=oo), atol=at, rtol=rt)
+
+    CLF = torch.channels_last
+    case("basic", rnd(2, 3, 7, 6), rnd(4, 3, 3, 3), rnd(4), [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    case("pad_stride", rnd(1, 3, 9, 8), rnd(5, 3, 3, 2), rnd(5), [2, 3], [1, 1], [1, 1], False,
+         [0, 0], 1)
+    case("dilation", rnd(1, 2, 9, 9), rnd(3, 2, 3, 3), None, [1, 1], [2, 1], [2, 3], False,
+         [0, 0], 1)
+    case("groups", rnd(2, 6, 5, 5), rnd(4, 3, 3, 3), rnd(4), [1, 1], [1, 1], [1, 1], False,
+         [0, 0], 2)
+    case("depthwise", rnd(1, 4, 6, 6), rnd(4, 1, 3, 3), rnd(4), [1, 1], [1, 1], [1, 1], False,
+         [0, 0], 4)
+    case("depthwise_mult", rnd(1, 2, 6, 5), rnd(6, 1, 3, 3), rnd(6), [2, 1], [1, 1], [1, 1], False,
+         [0, 0], 2)
+    case("pointwise", rnd(2, 8, 4, 4), rnd(5, 8, 1, 1), rnd(5), [1, 1], [0, 0], [1, 1], False,
+         [0, 0], 1)
+    case("cl_in", rnd(2, 3, 7, 6), rnd(4, 3, 3, 3), rnd(4), [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+         xo=CLF)
+    case("cl_all", rnd(2, 3, 7, 6), rnd(4, 3, 3, 3), rnd(4), [2, 2], [1, 1], [1, 1], False, [0, 0],
+         1, xo=CLF, wo=CLF, oo=CL4)
+    case("cl_depthwise", rnd(1, 4, 6, 6), rnd(4, 1, 3, 3), rnd(4), [1, 1], [1, 1], [1, 1], False,
+         [0, 0], 4, xo=CLF, wo=CLF, oo=CL4)
+    case("big_reduction", rnd(1, 40, 6, 6), rnd(6, 40, 3, 3), rnd(6), [1, 1], [1, 1], [1, 1],
+         False, [0, 0], 1)
+    case("conv1d", rnd(2, 3, 10), rnd(4, 3, 3), rnd(4), [2], [1], [1], False, [0], 1)
+    case("conv1d_groups", rnd(1, 4, 9), rnd(4, 2, 2), None, [1], [0], [2], False, [0], 2)
+    case("conv3d", rnd(1, 2, 4, 5, 4), rnd(3, 2, 2, 3, 2), rnd(3), [1, 2, 1], [1, 0, 1],
+         [1, 1, 1], False, [0, 0, 0], 1)
+    case("f64", rnd(1, 3, 5, 5), rnd(2, 3, 3, 3), rnd(2), [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+         dt=torch.float64)
+    case("f16", rnd(1, 3, 5, 5), rnd(2, 3, 3, 3), rnd(2), [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+         dt=torch.float16)
+    case("bf16", rnd(1, 3, 5, 5), rnd(2, 3, 3, 3), rnd(2), [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+         dt=torch.bfloat16)
+    case("transposed", rnd(1, 4, 3, 4), rnd(4, 3, 3, 3), rnd(3), [2, 2], [1, 1], [1, 1], True,
+         [1, 0], 1)
+    case("transposed_groups", rnd(2, 4, 3, 3), rnd(4, 2, 2, 3), rnd(4), [1, 2], [0, 1], [2, 1],
+         True, [0, 1], 2)
+    case("transposed_1d", rnd(1, 2, 5), rnd(2, 3, 4), None, [3], [1], [1], True, [2], 1)
+    case("transposed_cl", rnd(1, 4, 3, 4), rnd(4, 3, 3, 3), rnd(3), [2, 2], [1, 1], [1, 1], True,
+         [1, 0], 1, xo=CLF, oo=CL4)
+    case("scalar_params", rnd(1, 2, 6, 6), rnd(2, 2, 3, 3), rnd(2), [2], [1], [1], False, [0], 1)
+    x, w = rnd(1, 3, 5, 5), rnd(2, 3, 3, 3)
+    g.out("batch0", OP, [rnd(0, 3, 5, 5), w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1],
+          torch.zeros(0, 2, 3, 3))
+    g.fail("bad_channels", OP, [x, rnd(2, 4, 3, 3), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1],
+           torch.zeros(1, 2, 3, 3))
+    g.fail("bad_groups", OP, [x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 0],
+           torch.zeros(1, 2, 3, 3))
+    g.fail("kernel_too_big", OP, [x, rnd(2, 3, 7, 7), None, [1, 1], [0, 0], [1, 1], False, [0, 0],
+                                  1], torch.zeros(1, 2, 1, 1))
+    g.fail("bad_stride", OP, [x, w, None, [0, 1], [0, 0], [1, 1], False, [0, 0], 1],
+           torch.zeros(1, 2, 3, 3))
+    g.fail("bad_bias", OP, [x, w, rnd(3), [1, 1], [0, 0], [1, 1], False, [0, 0], 1],
+           torch.zeros(1, 2, 3, 3))
+    g.fail("bad_stride_len", OP, [x, w, None, [1, 1, 1], [0, 0], [1, 1], False, [0, 0], 1],
+           torch.zeros(1, 2, 3, 3))
+    return g
+
+
+def gen_norm():
+    g = Golden("norm")
+    A = torch.ops.aten
+    for name, x, aff in (("4d", rnd(2, 3, 4, 5), True), ("cl", cl(rnd(2, 3, 4, 5)), True),
+                         ("2d", rnd(5, 4), True), ("3d_noaff", rnd(2, 3, 6), False),
+                         ("f64", rnd(2, 3, 2, 2, dtype=torch.float64), True),
+                         ("f16", rnd(2, 3, 2, 2, dtype=torch.float16), True)):
+        c = x.shape[1]
+        w = rnd(c, dtype=x.dtype) if aff else None
+        b = rnd(c, dtype=x.dtype) if aff else None
+        rm, rv = rnd(c, dtype=x.dtype), (torch.rand(c, dtype=torch.float64) + 0.5).to(x.dtype)
+        res = A._native_batch_norm_legit_no_training(x, w, b, rm, rv, 0.1, 1e-5)
+        at, rt = tol(x.dtype)
+        at, rt = max(at, 1e-5), max(rt, 1e-5)
+        outs = [Out(order=dim_order(x))] + [Out(sizes=[0]), Out(sizes=[0])]
+        g.outs("bn_eval_" + name, "aten::_native_batch_norm_legit_no_training.out",
+               [x, w, b, rm, rv, 0.1, 1e-5], list(res), outs=outs, atol=at, rtol=rt)
+    x = rnd(3, 4, 5, 2)
+    w, b, rm, rv = rnd(4), rnd(4), rnd(4), torch.rand(4) + 0.5
+    rm2, rv2 = rm.clone(), rv.clone()
+    res = A._native_batch_norm_legit(x, w, b, rm2, rv2, True, 0.1, 1e-5)
+    args = [x, w, b, rm.clone(), rv.clone(), True, 0.1, 1e-5, Out(), Out(), Out(), RetList([8, 9, 10])]
+    g.case("bn_train", "aten::_native_batch_norm_legit.out", args,
+           [(8, -1, res[0]), (9, -1, res[1]), (10, -1, res[2]), (3, -1, rm2), (4, -1, rv2)],
+           atol=1e-5, rtol=1e-5, likes={8: res[0], 9: res[1], 10: res[2]})
+    res = A._native_batch_norm_legit(x, w, b, rm.clone(), rv.clone(), False, 0.1, 1e-5)
+    args = [x, w, b, rm, rv, False, 0.1, 1e-5, Out(), Out(sizes=[0]), Out(sizes=[0]),
+            RetList([8, 9, 10])]
+    g.case("bn_legit_eval", "aten::_native_batch_norm_legit.out", args,
+           [(8, -1, res[0]), (9, -1, res[1]), (10, -1, res[2])], atol=1e-5, rtol=1e-5,
+           likes={8: res[0], 9: res[1], 10: res[2]})
+    res = A._native_batch_norm_legit.no_stats(x, w, b, True, 0.1, 1e-5)
+    g.outs("bn_no_stats", "aten::_native_batch_norm_legit.no_stats_out",
+           [x, w, b, True, 0.1, 1e-5], list(res), atol=1e-5, rtol=1e-5)
+    g.case("bn_bad_weight", "aten::_native_batch_norm_legit_no_training.out",
+           [x, rnd(3), b, rm, rv, 0.1, 1e-5, Out(), Out(sizes=[0]), Out(sizes=[0]),
+            RetList([7, 8, 9])], [], status=INVALID_ARGUMENT,
+           likes={7: x, 8: torch.zeros(0), 9: torch.zeros(0)})
+    g.case("bn_int_input", "aten::_native_batch_norm_legit_no_training.out",
+           [rnd(2, 4, dtype=torch.int32), w, b, rm, rv, 0.1, 1e-5, Out(torch.int32),
+            Out(sizes=[0]), Out(sizes=[0]), RetList([7, 8, 9])], [], status=NOT_SUPPORTED,
+           likes={7: torch.zeros(2, 4), 8: torch.zeros(0), 9: torch.zeros(0)})
+    return g
+
+
+def gen_pool():
+    g = Golden("pool")
+    A = torch.ops.aten
+    for name, x, k, s, p, ceil, inc, div in (
+            ("basic", rnd(2, 3, 6, 6), [2, 2], [2, 2], [0, 0], False, True, None),
+            ("pad_excl", rnd(1, 2, 7, 5), [3, 3], [2, 2], [1, 1], False, False, None),
+            ("pad_incl", rnd(1, 2, 7, 5), [3, 2], [2, 1], [1, 1], False, True, None),
+            ("ceil", rnd(1, 2, 7, 7), [2, 2], [2, 2], [0, 0], True, True, None),
+            ("ceil_pad", rnd(1, 2, 6, 7), [3, 3], [2, 2], [1, 1], True, False, None),
+            ("divisor", rnd(1, 2, 5, 5), [3, 3], [], [1, 1], False, True, 4),
+            ("cl", cl(rnd(2, 4, 6, 5)), [3, 2], [1, 2], [1, 0], False, True, None),
+            ("3d_input", rnd(3, 6, 6), [2, 2], [2, 2], [0, 0], False, True, None),
+            ("f64", rnd(1, 2, 4, 4, dtype=torch.float64), [2, 2], [1, 1], [0, 0], False, True, None),
+            ("i64", rnd(1, 2, 4, 4, dtype=torch.int64, lo=-50, hi=50), [2, 2], [2, 2], [0, 0],
+             False, True, None)):
+        res = A.avg_pool2d(x, k, s, p, ceil, inc, div)
+        g.out("avg_" + name, "aten::avg_pool2d.out", [x, k, s, p, ceil, inc, div], res,
+              out=Out(order=dim_order(x)), atol=1e-5, rtol=1e-5)
+    g.fail("avg_bad_pad", "aten::avg_pool2d.out", [rnd(1, 1, 4, 4), [2, 2], [1, 1], [2, 2], False,
+                                                   True, None], torch.zeros(1, 1, 5, 5))
+    for name, x, k, s, p, d, ceil in (
+            ("basic", rnd(2, 3, 6, 6), [2, 2], [2, 2], [0, 0], [1, 1], False),
+            ("pad", rnd(1, 2, 7, 5), [3, 3], [2, 2], [1, 1], [1, 1], False),
+            ("dil", rnd(1, 2, 9, 8), [3, 2], [1, 2], [1, 1], [2, 3], False),
+            ("ceil", rnd(1, 2, 7, 6), [3, 3], [2, 2], [1, 0], [1, 1], True),
+            ("cl", cl(rnd(2, 4, 6, 5)), [3, 3], [2, 1], [1, 1], [1, 1], False),
+            ("3d_input", rnd(2, 5, 4), [2, 2], [], [0, 0], [1, 1], False),
+            ("i32", rnd(1, 2, 4, 4, dtype=torch.int32, lo=-50, hi=50), [2, 2], [1, 1], [0, 0],
+             [1, 1], False),
+            ("f16", rnd(1, 2, 4, 4, dtype=torch.float16), [2, 2], [2, 2], [0, 0], [1, 1], False)):
+        res = A.max_pool2d_with_indices(x, k, s, p, d, ceil)
+        g.outs("max_" + name, "aten::max_pool2d_with_indices.out", [x, k, s, p, d, ceil],
+               list(res), outs=[Out(order=dim_order(x)), Out(order=dim_order(x))])
+    x = rnd(1, 1, 4, 4)
+    x[0, 0, 1, 1] = float("nan")
+    res = A.max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], False)
+    g.outs("max_nan", "aten::max_pool2d_with_indices.out", [x, [2, 2], [2, 2], [0, 0], [1, 1],
+                                                           False], list(res))
+    for name, x, osz in (("down", rnd(2, 3, 7, 9), [3, 4]), ("global", rnd(1, 4, 5, 6), [1, 1]),
+                         ("up", rnd(1, 2, 3, 3), [5, 4]), ("cl", cl(rnd(2, 3, 6, 6)), [2, 3]),
+                         ("3d_input", rnd(3, 5, 5), [2, 2])):
+        res = A._adaptive_avg_pool2d(x, osz)
+        g.out("adaptive_" + name, "aten::_adaptive_avg_pool2d.out", [x, osz], res,
+              out=Out(order=dim_order(x)), atol=1e-6, rtol=1e-6)
+    return g
+
+
+def gen_upsample():
+    g = Golden("upsample")
+    A = torch.ops.aten
+    for name, x, osz, sc in (("2x", rnd(1, 2, 3, 4), None, [2.0, 2.0]),
+                             ("size", rnd(2, 2, 4, 5), [7, 3], None),
+                             ("frac_scale", rnd(1, 1, 5, 4), None, [1.5, 0.75]),
+                             ("cl", cl(rnd(1, 3, 3, 3)), [6, 5], None),
+                             ("i8", rnd(1, 2, 3, 3, dtype=torch.int8), [4, 6], None)):
+        # (torch lacks int8 nearest on CPU; nearest only copies, so compute in float)
+        res = A.upsample_nearest2d.vec(x.float(), osz, sc).to(x.dtype)
+        g.out("nearest_" + name, "aten::upsample_nearest2d.vec_out", [x, osz, sc], res,
+              out=Out(order=dim_order(x)))
+    for name, x, osz, ac, sc in (("2x", rnd(1, 2, 3, 4), None, False, [2.0, 2.0]),
+                                 ("align", rnd(1, 2, 3, 4), [5, 7], True, None),
+                                 ("down", rnd(2, 1, 8, 6), [3, 4], False, None),
+                                 ("frac_scale", rnd(1, 1, 5, 4), None, False, [1.5, 0.75]),
+                                 ("cl", cl(rnd(1, 3, 3, 3)), [6, 5], False, None),
+                                 ("align_1", rnd(1, 1, 3, 3), [1, 4], True, None),
+                                 ("f64", rnd(1, 1, 3, 3, dtype=torch.float64), [4, 5], False, None)):
+        res = A.upsample_bilinear2d.vec(x, osz, ac, sc)
+        g.out("bilinear_" + name, "aten::upsample_bilinear2d.vec_out", [x, osz, ac, sc], res,
+              out=Out(order=dim_order(x)), atol=1e-5, rtol=1e-5)
+    g.fail("nearest_both", "aten::upsample_nearest2d.vec_out", [rnd(1, 1, 2, 2), [4, 4], [2.0, 2.0]],
+           torch.zeros(1, 1, 4, 4))
+    g.fail("bilinear_rank3", "aten::upsample_bilinear2d.vec_out", [rnd(1, 2, 2), [4, 4], False,
+                                                                    None], torch.zeros(1, 4, 4))
+    return g
+
+
+def gen_pad():
+    g = Golden("pad")
+    A = torch.ops.aten
+    x = rnd(2, 3, 4, 5)
+    for name, t, pad, v in (("last", x, [1, 2], 0.0), ("two", x, [1, 0, 2, 3], 1.5),
+                            ("crop", x, [-1, 2, 0, -2], 0.0), ("all", rnd(2, 3), [1, 1, 2, 0], -1.0),
+                            ("cl", cl(x), [1, 1, 1, 1], 0.5),
+                            ("int", rnd(3, 4, dtype=torch.int32), [2, 1], 7)):
+        g.out("constant_" + name, "aten::constant_pad_nd.out", [t, pad, v],
+              A.constant_pad_nd(t, pad, v), out=Out(order=dim_order(t)))
+    g.fail("constant_odd", "aten::constant_pad_nd.out", [x, [1, 2, 3], 0.0], x)
+    for kind in ("reflection", "replication"):
+        for sp, t, pad in ((1, rnd(2, 3, 5), [2, 3]), (1, rnd(3, 6), [1, 0]),
+                           (2, rnd(1, 2, 4, 5), [1, 2, 3, 0]), (2, cl(rnd(1, 2, 4, 5)), [2, 2, 1, 1]),
+                           (3, rnd(1, 1, 3, 4, 3), [1, 1, 0, 2, 2, 1])):
+            op = getattr(A, "%s_pad%dd" % (kind, sp))
+            tag = "%s%dd_%s" % (kind, sp, "x".join(map(str, t.shape)))
+            if nn_is_cl(t):
+                tag += "_cl"
+            g.out(tag, "aten::%s_pad%dd.out" % (kind, sp), [t, pad], op(t, pad),
+                  out=Out(order=dim_order(t)))
+    g.fail("reflection_too_big", "aten::reflection_pad1d.out", [rnd(1, 3), [3, 0]],
+           torch.zeros(1, 6))
+    return g
+
+
+def nn_is_cl(t):
+    return t.dim() == 4 and dim_order(t) == CL4
+
+
+FAMILIES = {"matmul": gen_matmul, "conv": gen_conv, "norm": gen_norm, "pool": gen_pool,
+            "upsample": gen_upsample, "pad": gen_pad, "shape": gen_shape, "copy": gen_copy, "create": gen_create,
             "concat": gen_concat}
 
 

@@ -23,7 +23,7 @@ cmake -S . -B build-asan "${GEN[@]}" -DCMAKE_BUILD_TYPE=Debug "-DPTERUN_SANITIZE
 cmake --build build-asan -j "$JOBS"
 
 step "C tests under ASan + UBSan"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$JOBS"
 
 step "Python tests"

@@ -7,6 +7,13 @@
 
 #include "kernels/portable/util.h"
 
+#if defined(__GNUC__) && !defined(__clang__)
+/* The row loops below are meant to vectorise. At -O2 GCC's "very cheap"
+ * cost model skips loops needing a runtime alias check (out may alias an
+ * input), so ask for the dynamic model in the math sources. */
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
+
 /* Per-call parameters of an elementwise op. `err` is set by an integer op
  * that hits an error (e.g. integer division by zero). */
 typedef struct pt_ew_params {

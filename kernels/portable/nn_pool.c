@@ -209,7 +209,7 @@ pterun_status pt__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
   PT_TRY(nn_check_data(ctx, in, "self"));
   PT_TRY(plane_setup(ctx, in, &p));
   PT_TRY(nn_arg_int_n(ctx, args, 1, "output_size", 2, NULL, osz));
-  if (osz[0] < 0 || osz[1] < 0 || ((osz[0] == 0 || osz[1] == 0) && 0))
+  if (osz[0] < 0 || osz[1] < 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'output_size': negative size");
   if (p.ih == 0 || p.iw == 0)

@@ -12,6 +12,7 @@
 #include "pterun/allocator.h"
 #include "pterun/log.h"
 #include "pterun/status.h"
+#include "pterun/tensor.h"
 
 #if defined(__GNUC__)
 #define PT_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -58,6 +59,13 @@ static inline bool pt_mul_overflow_size(size_t a, size_t b, size_t* out) {
   return __builtin_mul_overflow(a, b, out);
 }
 static inline size_t pt_align_up(size_t v, size_t a) { return (v + (a - 1)) & ~(a - 1); }
+
+/* Natural alignment of a dtype's elements (at most 8). */
+static inline bool pt_dtype_aligned(const void* p, int dtype) {
+  size_t a = pterun_dtype_size(dtype);
+  if (a > 8) a = 8;
+  return a == 0 || ((uintptr_t)p & (a - 1)) == 0;
+}
 
 /* ---- files (file.c) ---- */
 typedef struct pt_file_image {

@@ -88,6 +88,10 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
   if (aux->planned) {
     if (t->nbytes > 0) memmove(t->data, view->data, t->nbytes);
   } else {
+    // Kernels will read the caller's memory in place: it must be aligned.
+    if (t->nbytes > 0 && !pt_dtype_aligned(view->data, t->dtype))
+      return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: %s data must be %zu-byte aligned", i,
+                     pterun_dtype_name(t->dtype), pterun_dtype_size(t->dtype));
     t->data = view->data;
     t->capacity = view->nbytes;
   }
@@ -139,6 +143,9 @@ pterun_status pterun_method_set_output_buffer(pterun_method* m, size_t i, void* 
   if (nbytes < t->nbytes || (t->nbytes > 0 && data == NULL))
     return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "output %zu: %zu bytes given, %zu needed", i, nbytes,
                    t->nbytes);
+  if (!pt_dtype_aligned(data, t->dtype))
+    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "output %zu: buffer is misaligned for %s", i,
+                   pterun_dtype_name(t->dtype));
   t->data = data;
   t->capacity = nbytes;
   aux->initial_data = data;

@@ -269,6 +269,11 @@ static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi,
     t->data = NULL;
     t->capacity = 0; /* unplanned: memory comes from the caller */
   }
+  // Kernels load elements directly, so every element must be naturally
+  // aligned (the exporter aligns planned and constant data to 16 bytes).
+  if (t->data != NULL && !pt_dtype_aligned(t->data, t->dtype))
+    return lfail(L, tm.planned ? PTERUN_STATUS_MEMORY_PLAN : PTERUN_STATUS_INVALID_PROGRAM,
+                 "value %u: %s data at a misaligned address", vi, pterun_dtype_name(t->dtype));
   aux->initial_data = t->data;
   return PTERUN_STATUS_OK;
 }

@@ -26,19 +26,25 @@ static inline float pt_test_h2f(uint16_t h) {
   return f;
 }
 
-/* Exact for values representable in float16 (the generator only writes those). */
+/* float -> float16, round to nearest even. */
 static inline uint16_t pt_test_f2h(float f) {
   uint32_t x, sign;
   int e;
+  long m;
   float a;
   memcpy(&x, &f, 4);
   sign = (x >> 16) & 0x8000u;
   a = fabsf(f);
   if (isnan(f)) return (uint16_t)(sign | 0x7e00u);
-  if (a >= 65520.0f) return (uint16_t)(sign | 0x7c00u);
-  if (a < 6.103515625e-05f) return (uint16_t)(sign | (uint32_t)lrintf(a * 16777216.0f));
-  e = (int)((x >> 23) & 0xff) - 127;
-  return (uint16_t)(sign | (uint32_t)(e + 15) << 10 | ((x >> 13) & 0x3ffu));
+  if (a < 6.103515625e-05f) /* subnormal; rounding up to 0x400 gives the smallest normal */
+    return (uint16_t)(sign | (uint32_t)lrintf(a * 16777216.0f));
+  m = lrintf(frexpf(a, &e) * 2048.0f); /* a = m/2048 * 2^e, m in [1024, 2048] */
+  if (m == 2048) {
+    m = 1024;
+    ++e;
+  }
+  if (e - 1 + 15 >= 31) return (uint16_t)(sign | 0x7c00u);
+  return (uint16_t)(sign | (uint32_t)(e - 1 + 15) << 10 | (uint32_t)(m - 1024));
 }
 
 static inline double pt_test_load_f64(const void* p, int dt, int64_t k) {
@@ -65,7 +71,10 @@ static inline void pt_test_store_f64(void* p, int dt, int64_t k, double v) {
       float f = (float)v;
       uint32_t u;
       memcpy(&u, &f, 4);
-      ((uint16_t*)p)[k] = (uint16_t)(u >> 16); /* exact for bf16 values */
+      if (isnan(f))
+        ((uint16_t*)p)[k] = (uint16_t)((u >> 16) | 0x40u);
+      else /* round to nearest even */
+        ((uint16_t*)p)[k] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
       break;
     }
     default: break;

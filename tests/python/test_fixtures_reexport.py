@@ -18,8 +18,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pytest
 from conftest import (
     FIXTURES_DIR,
@@ -27,8 +27,12 @@ from conftest import (
     input_dim_orders,
     load_index,
     pterun_cli_path,
+    require_export_toolchain,
     tensor_in_dim_order,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ROWS: list[CaseRow] = load_index()
 ROW_IDS = [r.name for r in ROWS]
@@ -59,6 +63,11 @@ def _assert_outputs_close(
             atol=row.atol,
             err_msg=f"{row.name}: {who} output {k} vs {path.name}",
         )
+
+
+def test_export_toolchain_is_importable() -> None:
+    """torch + executorch must be installed (the other tests need them too)."""
+    require_export_toolchain()
 
 
 def test_index_covers_every_case(
@@ -114,6 +123,7 @@ def test_fresh_export_is_byte_identical(fresh_exports: Path, case_dir: str) -> N
 @pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
 def test_executorch_runs_fresh_export(fresh_exports: Path, row: CaseRow) -> None:
     """ExecuTorch's runtime on the fresh export reproduces the committed outputs."""
+    import numpy as np
     import torch
     from executorch.runtime import Runtime  # type: ignore[import-not-found]
 
@@ -140,6 +150,9 @@ def test_pterun_cli_runs_fresh_export(
     fresh_exports: Path, row: CaseRow, tmp_path: Path
 ) -> None:
     """pterun's CLI on the fresh export matches ExecuTorch's outputs."""
+    require_export_toolchain()  # numpy, and the re-export itself
+    import numpy as np
+
     pterun_cli = pterun_cli_path()  # fails (not errors) when the CLI is absent
     out_dir = tmp_path / "out"
     out_dir.mkdir()
