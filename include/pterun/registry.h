@@ -58,6 +58,12 @@ PTERUN_API pterun_status pterun_registry_get(const pterun_registry* registry, si
                                              const char** op_out, const char** key_out,
                                              const char** component_out);
 
+/** The kernel that a method would use for `op` with dtype/dim-order `key`
+ *  (NULL key: the key-less kernel), e.g. to call it with
+ *  pterun_kernel_invoke(). @retval PTERUN_STATUS_OPERATOR_MISSING none */
+PTERUN_API pterun_status pterun_registry_lookup(const pterun_registry* registry, const char* op,
+                                                const char* key, pterun_kernel_fn* fn_out);
+
 /** Component providing `op` ("aten::add.out") in this registry, or NULL. */
 PTERUN_API const char* pterun_registry_provider(const pterun_registry* registry, const char* op);
 

@@ -227,3 +227,10 @@ const char* pterun_component_for_op(const char* op) {
       return kComponentByPrefix[i].component;
   return NULL;
 }
+
+pterun_status pterun_registry_lookup(const pterun_registry* r, const char* op, const char* key,
+                                     pterun_kernel_fn* fn_out) {
+  if (r == NULL || op == NULL || fn_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  *fn_out = pt_registry_resolve(r, op, key);
+  return *fn_out != NULL ? PTERUN_STATUS_OK : PTERUN_STATUS_OPERATOR_MISSING;
+}

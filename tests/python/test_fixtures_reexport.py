@@ -43,10 +43,13 @@ CLI_TIMEOUT_S = 120
 def _assert_outputs_close(
     got: list[np.ndarray], expected_paths: list[Path], row: CaseRow, who: str
 ) -> None:
-    assert len(got) == len(
-        expected_paths
-    ), f"{row.name}: {who} produced {len(got)} outputs, expected {len(expected_paths)}"
-    for k, (actual, path) in enumerate(zip(got, expected_paths, strict=False)):
+    import numpy as np
+
+    n_got, n_exp = len(got), len(expected_paths)
+    assert (
+        n_got == n_exp
+    ), f"{row.name}: {who} produced {n_got} outputs, expected {n_exp}"
+    for k, (actual, path) in enumerate(zip(got, expected_paths, strict=True)):
         expected = np.load(path)
         assert actual.shape == expected.shape, (
             f"{row.name}: {who} output {k} has shape {actual.shape}, "
