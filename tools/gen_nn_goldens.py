@@ -561,8 +561,12 @@ def gen_conv():
          1, xo=CLF, wo=CLF, oo=CL4)
     case("cl_depthwise", rnd(1, 4, 6, 6), rnd(4, 1, 3, 3), rnd(4), [1, 1], [1, 1], [1, 1], False,
          [0, 0], 4, xo=CLF, wo=CLF, oo=CL4)
-    case("big_reduction", rnd(1, 40, 6, 6), rnd(6, 40, 3, 3), rnd(6), [1, 1], [1, 1], [1, 1],
-         False, [0, 0], 1)
+    # 40*3*3 = 360 reduction rows cross the 256-row im2col chunk; generated inputs
+    x, w = Gen([1, 40, 6, 6], 7), Gen([6, 40, 3, 3], 8)
+    b = rnd(6)
+    g.out("big_reduction", OP, [x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1],
+          conv(x.t.double(), w.t.double(), b.double(), [1, 1], [1, 1], [1, 1], False, [0, 0],
+               1).float(), atol=1e-4, rtol=1e-4)
     case("conv1d", rnd(2, 3, 10), rnd(4, 3, 3), rnd(4), [2], [1], [1], False, [0], 1)
     case("conv1d_groups", rnd(1, 4, 9), rnd(4, 2, 2), None, [1], [0], [2], False, [0], 2)
     case("conv3d", rnd(1, 2, 4, 5, 4), rnd(3, 2, 2, 3, 2), rnd(3), [1, 2, 1], [1, 0, 1],
@@ -746,11 +750,88 @@ def gen_pad():
     return g
 
 
+def gen_index():
+    g = Golden("index")
+    A = torch.ops.aten
+    I64 = torch.int64
+    w = rnd(7, 3)
+    ix = torch.tensor([[0, 6, 2], [5, 3, 3]])
+    g.out("embedding", "aten::embedding.out", [w, ix, -1, False, False], A.embedding(w, ix))
+    ix32 = torch.tensor([4, 0], dtype=torch.int32)
+    g.out("embedding_i32", "aten::embedding.out", [w, ix32, -1, False, False], A.embedding(w, ix32))
+    g.fail("embedding_oob", "aten::embedding.out", [w, torch.tensor([-1]), -1, False, False],
+           torch.zeros(1, 3))
+    x = rnd(3, 4, 5)
+    i = torch.tensor([2, 0, 2, 3])
+    g.out("index_select", "aten::index_select.out", [x, 1, i], torch.index_select(x, 1, i))
+    xc = cl(rnd(2, 3, 4, 4))
+    g.out("index_select_cl", "aten::index_select.out", [xc, 1, i[:2]], torch.index_select(xc, 1, i[:2]))
+    g.fail("index_select_oob", "aten::index_select.out", [x, 0, torch.tensor([3])], x[:1])
+    g.fail("index_select_neg", "aten::index_select.out", [x, 0, torch.tensor([-1])], x[:1])
+    gi = torch.randint(0, 4, (3, 2, 5))
+    g.out("gather", "aten::gather.out", [x, 1, gi, False], torch.gather(x, 1, gi))
+    gi = torch.randint(0, 5, (2, 4, 3))
+    g.out("gather_last", "aten::gather.out", [x, -1, gi, False], torch.gather(x, -1, gi))
+    si = torch.tensor([[0, 1, 2, 0], [1, 2, 0, 1]])
+    t, src = rnd(3, 4), rnd(2, 4)
+    g.out("scatter_src", "aten::scatter.src_out", [t, 0, si, src], torch.scatter(t, 0, si, src))
+    g.out("scatter_value", "aten::scatter.value_out", [t, 0, si, 2.5], torch.scatter(t, 0, si, 2.5))
+    ta = rnd(3, 4, dtype=torch.int32)
+    sa = rnd(2, 4, dtype=torch.int32)
+    g.out("scatter_add", "aten::scatter_add.out", [ta, 0, si, sa], torch.scatter_add(ta, 0, si, sa))
+    g.fail("scatter_oob", "aten::scatter.value_out", [t, 0, si + 3, 1.0], t)
+    x = rnd(3, 4, 5)
+    sv = rnd(3, 5)
+    g.out("select_scatter", "aten::select_scatter.out", [x, sv, 1, -1], torch.select_scatter(x, sv, 1, -1))
+    sv = rnd(3, 2, 5)
+    g.out("slice_scatter", "aten::slice_scatter.out", [x, sv, 1, 1, None, 2],
+          torch.slice_scatter(x, sv, 1, 1, None, 2))
+    g.fail("slice_scatter_bad", "aten::slice_scatter.out", [x, rnd(3, 3, 5), 1, 1, None, 2], x)
+    m = torch.tensor([[0, 1.5, 0], [2, 0, -1]])
+    g.out("nonzero", "aten::nonzero.out", [m], torch.nonzero(m))
+    g.out("nonzero_bool", "aten::nonzero.out", [m != 0], torch.nonzero(m != 0))
+    mk = rnd(3, 4, dtype=torch.bool)
+    t = rnd(3, 4)
+    g.out("masked_select", "aten::masked_select.out", [t, mk], torch.masked_select(t, mk))
+    mrow = torch.tensor([True, False, True, True])
+    g.out("masked_select_bcast", "aten::masked_select.out", [t, mrow], torch.masked_select(t, mrow))
+    src = rnd(12)
+    g.out("masked_scatter", "aten::masked_scatter.out", [t, mk, src], torch.masked_scatter(t, mk, src))
+    # advanced indexing
+    x = rnd(3, 4, 5)
+    for name, idx in (("one", [torch.tensor([2, 0, -1])]),
+                      ("middle", [None, torch.tensor([[1, 3], [0, 0]])]),
+                      ("two_adjacent", [None, torch.tensor([1, 2]), torch.tensor([[0], [4]])]),
+                      ("separated", [torch.tensor([0, 2]), None, torch.tensor([1, 3])]),
+                      ("mask", [torch.tensor([True, False, True])]),
+                      ("mask2d", [None, rnd(4, 5, dtype=torch.bool)]),
+                      ("mask_and_index", [torch.tensor([0, 2]), torch.tensor([True, False, True, False])]),
+                      ("i32", [torch.tensor([1, 1], dtype=torch.int32)])):
+        res = A.index.Tensor(x, idx)
+        g.out("index_" + name, "aten::index.Tensor_out", [x, Opt(idx)], res)
+    g.fail("index_oob", "aten::index.Tensor_out", [x, Opt([torch.tensor([3])])], x[:1])
+    xc = cl(rnd(2, 3, 2, 2))
+    idx = [None, torch.tensor([2, 0])]
+    g.out("index_cl", "aten::index.Tensor_out", [xc, Opt(idx)], A.index.Tensor(xc, idx))
+    for name, idx, vals, acc in (("basic", [torch.tensor([0, 2])], rnd(2, 4, 5), False),
+                                 ("bcast", [None, torch.tensor([1, 3])], rnd(1), False),
+                                 ("acc", [torch.tensor([0, 0, 1])], rnd(3, 4, 5), True),
+                                 ("mask", [torch.tensor([True, False, True])], rnd(4, 5), False)):
+        res = A.index_put(x, idx, vals, acc)
+        g.out("index_put_" + name, "aten::index_put.out", [x, Opt(idx), vals, acc], res,
+              atol=1e-6, rtol=1e-6)
+    idx = [torch.tensor([1])]
+    vals = rnd(4, 5)
+    g.case("index_put_inplace", "aten::index_put_", [x, Opt(idx), vals, False, Ret(0)],
+           [(0, -1, A.index_put(x, idx, vals, False))])
+    return g
+
+
 def nn_is_cl(t):
     return t.dim() == 4 and dim_order(t) == CL4
 
 
-FAMILIES = {"matmul": gen_matmul, "conv": gen_conv, "norm": gen_norm, "pool": gen_pool,
+FAMILIES = {"index": gen_index, "matmul": gen_matmul, "conv": gen_conv, "norm": gen_norm, "pool": gen_pool,
             "upsample": gen_upsample, "pad": gen_pad, "shape": gen_shape, "copy": gen_copy, "create": gen_create,
             "concat": gen_concat}
 

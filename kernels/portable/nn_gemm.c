@@ -7,7 +7,7 @@
  * arbitrary strides, so every layout takes the same fast path. */
 #include "kernels/portable/nn_gemm.h"
 
-#define NN_MR 4
+#define NN_MR 4 /* micro_*() is written for exactly 4 rows */
 #define NN_NR 16
 /* Block sizes with a scratch arena (B block 128 KiB in f32) ... */
 #define NN_KC_BIG 256
@@ -62,17 +62,26 @@ static inline void st_f64(void* p, int dt, int64_t k, double v) {
     }                                                                                          \
   }                                                                                            \
   static void micro_##SUF(int64_t kc, const T* ap, const T* bp, T acc[NN_MR][NN_NR]) {         \
+    /* One accumulator row per A row and a fixed-length inner loop: the   */                   \
+    /* shape gcc's -O2 vectoriser accepts.                                */                   \
+    T c0[NN_NR] = {0}, c1[NN_NR] = {0}, c2[NN_NR] = {0}, c3[NN_NR] = {0};                      \
     int64_t kk;                                                                                \
-    int r, c;                                                                                  \
-    for (r = 0; r < NN_MR; ++r)                                                                \
-      for (c = 0; c < NN_NR; ++c) acc[r][c] = 0;                                               \
+    int c;                                                                                     \
     for (kk = 0; kk < kc; ++kk) {                                                              \
       const T* brow = bp + kk * NN_NR;                                                         \
-      for (r = 0; r < NN_MR; ++r) {                                                            \
-        T av = ap[kk * NN_MR + r];                                                             \
-        for (c = 0; c < NN_NR; ++c) acc[r][c] += av * brow[c];                                 \
+      T a0 = ap[kk * NN_MR], a1 = ap[kk * NN_MR + 1], a2 = ap[kk * NN_MR + 2],                 \
+        a3 = ap[kk * NN_MR + 3];                                                               \
+      for (c = 0; c < NN_NR; ++c) {                                                            \
+        c0[c] += a0 * brow[c];                                                                 \
+        c1[c] += a1 * brow[c];                                                                 \
+        c2[c] += a2 * brow[c];                                                                 \
+        c3[c] += a3 * brow[c];                                                                 \
       }                                                                                        \
     }                                                                                          \
+    memcpy(acc[0], c0, sizeof c0);                                                             \
+    memcpy(acc[1], c1, sizeof c1);                                                             \
+    memcpy(acc[2], c2, sizeof c2);                                                             \
+    memcpy(acc[3], c3, sizeof c3);                                                             \
   }                                                                                            \
   static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,    \
                          const nn_mat* c, T alpha, int accumulate, T* bp, T* ap, int64_t kcmax, \

@@ -13,10 +13,10 @@ static pterun_status check_index_dtype(pterun_kernel_context* ctx, const pterun_
   return nn_check_data(ctx, t, name);
 }
 
-/* Reads index k (element offset) and wraps it into [0, size); -1 if out of range. */
+/* Reads the index at element offset off; -1 unless in [0, size) (ATen's
+ * index_select/gather/scatter take no negative indices). */
 static int64_t load_index(const pterun_tensor* t, int64_t off, int64_t size) {
   int64_t i = pt_load_i64(t->data, t->dtype, off);
-  if (i < 0) i += size;
   return i >= 0 && i < size ? i : -1;
 }
 
@@ -54,8 +54,9 @@ pterun_status pt_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
   rowv.strides[0] = w->strides[1];
   outv.strides[0] = out->strides[ix->rank];
   do {
-    int64_t ioff = nn_offset(ix, idx), row = load_index(ix, ioff, w->sizes[0]), ooff = 0;
-    if (row < 0) return bad_index(ctx, ix, ioff, w->sizes[0]);
+    int64_t ioff = nn_offset(ix, idx), row = pt_load_i64(ix->data, ix->dtype, ioff), ooff = 0;
+    /* Unlike the other index ops, embedding takes no negative indices. */
+    if (row < 0 || row >= w->sizes[0]) return bad_index(ctx, ix, ioff, w->sizes[0]);
     for (d = 0; d < ix->rank; ++d) ooff += idx[d] * out->strides[d];
     nn_copy_view(out->data, out->dtype, &outv, ooff, w->data, w->dtype, &rowv,
                  row * w->strides[0]);

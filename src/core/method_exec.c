@@ -182,6 +182,24 @@ static pterun_status condition(pterun_method* m, const pterun_value* v, bool* ou
                  pterun_value_tag_name(v->tag));
 }
 
+/* MoveCall. When the destination is a tensor with planned memory of its own,
+ * the bytes are copied into it: the memory plan gave that value its own
+ * lifetime, while the source's memory may be reused by later instructions.
+ * (ExecuTorch aliases the source instead, which returns overwritten data when
+ * two conditionals follow each other.) Anything else is moved by reference. */
+static void move_value(pterun_method* m, const pterun_value* from, pterun_value* to) {
+  if (from->tag == PTERUN_VALUE_TENSOR && to->tag == PTERUN_VALUE_TENSOR && from->u.tensor != to->u.tensor) {
+    pterun_tensor *src = from->u.tensor, *dst = to->u.tensor;
+    if (m->aux[dst - m->tensors].in_arena && dst->dtype == src->dtype && dst->rank == src->rank &&
+        (src->nbytes == 0 || src->data != NULL) &&
+        pterun_tensor_resize(dst, src->rank, src->sizes) == PTERUN_STATUS_OK) {
+      if (src->nbytes > 0 && dst->data != src->data) memmove(dst->data, src->data, src->nbytes);
+      return;
+    }
+  }
+  *to = *from;
+}
+
 pterun_status pterun_method_execute(pterun_method* m) {
   if (m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   for (uint32_t k = 0; k < m->input_count; ++k)
@@ -217,7 +235,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
           break;
         }
         case PT_INSTR_MOVE_CALL:
-          m->values[in->b] = m->values[in->a];
+          move_value(m, &m->values[in->a], &m->values[in->b]);
           break;
         case PT_INSTR_JUMP_FALSE_CALL: {
           bool cond;

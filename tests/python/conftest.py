@@ -38,6 +38,7 @@ class CaseRow:
     rtol: float
     atol: float
     data: tuple[str, ...]
+    ref: str = "et"  # which committed outputs are the reference: et or eager
 
     def inputs(self, root: Path = FIXTURES_DIR) -> list[Path]:
         return [
@@ -67,9 +68,12 @@ def load_index(path: Path = INDEX_PATH) -> list[CaseRow]:
         if not line:
             continue
         fields = line.split()
-        if len(fields) != 8:
-            raise ValueError(f"{path}:{lineno}: expected 8 columns, got {len(fields)}")
-        name, dir_, method, n_in, n_out, rtol, atol, data = fields
+        if len(fields) not in (8, 9):
+            raise ValueError(f"{path}:{lineno}: expected 8 or 9 columns, got {len(fields)}")
+        name, dir_, method, n_in, n_out, rtol, atol, data = fields[:8]
+        ref = fields[8] if len(fields) == 9 else "et"
+        if ref not in ("et", "eager"):
+            raise ValueError(f"{path}:{lineno}: reference must be et or eager, got {ref}")
         rows.append(
             CaseRow(
                 name=name,
@@ -80,6 +84,7 @@ def load_index(path: Path = INDEX_PATH) -> list[CaseRow]:
                 rtol=float(rtol),
                 atol=float(atol),
                 data=() if data == "-" else tuple(data.split(",")),
+                ref=ref,
             )
         )
     return rows

@@ -1,6 +1,6 @@
 # Runs one fixture case through the pterun CLI and compares every output with
 # the committed ExecuTorch-runtime output. Invoked by ctest with -D variables:
-#   PTERUN NPYCMP DIR METHOD N_INPUTS N_OUTPUTS RTOL ATOL DATA OUT
+#   PTERUN NPYCMP DIR METHOD N_INPUTS N_OUTPUTS RTOL ATOL DATA REF OUT
 set(args run "${DIR}/model.pte" --method "${METHOD}" --output-dir "${OUT}" --quiet)
 if(NOT DATA STREQUAL "-")
   string(REPLACE "," ";" data_files "${DATA}")
@@ -21,9 +21,9 @@ if(NOT rc EQUAL 0)
 endif()
 math(EXPR last_out "${N_OUTPUTS} - 1")
 foreach(k RANGE ${last_out})
-  execute_process(COMMAND "${NPYCMP}" "${OUT}/output_${k}.npy" "${DIR}/${METHOD}_et_${k}.npy"
+  execute_process(COMMAND "${NPYCMP}" "${OUT}/output_${k}.npy" "${DIR}/${METHOD}_${REF}_${k}.npy"
                           --rtol "${RTOL}" --atol "${ATOL}" RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "output ${k} differs from ExecuTorch's runtime output")
+    message(FATAL_ERROR "output ${k} differs from the reference (${REF}) output")
   endif()
 endforeach()

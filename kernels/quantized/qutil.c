@@ -1,0 +1,344 @@
+/* Helpers shared by the quantized kernels (see qutil.h). */
+#include "kernels/quantized/qutil.h"
+
+#include <stdio.h>
+
+/* ---- arguments ------------------------------------------------------------ */
+
+static pterun_status bad_kind(pterun_kernel_context* ctx, size_t i, const char* name,
+                              const char* want, const pterun_value* v) {
+  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg %zu '%s': expected %s, got %s",
+                            i, name, want, v == NULL ? "null" : pterun_value_tag_name(v->tag));
+}
+
+static int is_none(const pterun_value* v) { return v == NULL || v->tag == PTERUN_VALUE_NONE; }
+
+pterun_status qk_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                        const char* name, pterun_tensor** out) {
+  pterun_value* v = args[i];
+  if (v == NULL || v->tag != PTERUN_VALUE_TENSOR || v->u.tensor == NULL)
+    return bad_kind(ctx, i, name, "Tensor", v);
+  *out = v->u.tensor;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_opt_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                            const char* name, pterun_tensor** out) {
+  if (is_none(args[i])) {
+    *out = NULL;
+    return PTERUN_STATUS_OK;
+  }
+  return qk_tensor(ctx, args, i, name, out);
+}
+
+pterun_status qk_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                     const char* name, int64_t* out) {
+  pterun_value* v = args[i];
+  if (v == NULL || v->tag != PTERUN_VALUE_INT) return bad_kind(ctx, i, name, "Int", v);
+  *out = v->u.i;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_opt_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                         const char* name, int64_t* out, int* has) {
+  *has = 0;
+  *out = 0;
+  if (is_none(args[i])) return PTERUN_STATUS_OK;
+  *has = 1;
+  return qk_int(ctx, args, i, name, out);
+}
+
+pterun_status qk_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                        const char* name, double* out) {
+  pterun_value* v = args[i];
+  if (v != NULL && v->tag == PTERUN_VALUE_DOUBLE) {
+    *out = v->u.d;
+    return PTERUN_STATUS_OK;
+  }
+  if (v != NULL && v->tag == PTERUN_VALUE_INT) { /* an integral float literal */
+    *out = (double)v->u.i;
+    return PTERUN_STATUS_OK;
+  }
+  return bad_kind(ctx, i, name, "Double", v);
+}
+
+pterun_status qk_opt_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                            const char* name, double* out, int* has) {
+  *has = 0;
+  *out = 0.0;
+  if (is_none(args[i])) return PTERUN_STATUS_OK;
+  *has = 1;
+  return qk_double(ctx, args, i, name, out);
+}
+
+pterun_status qk_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                            const char* name, double* out, int* has) {
+  pterun_value* v = args[i];
+  *has = 0;
+  *out = 0.0;
+  if (is_none(v)) return PTERUN_STATUS_OK;
+  *has = 1;
+  if (v->tag == PTERUN_VALUE_INT) {
+    *out = (double)v->u.i;
+    return PTERUN_STATUS_OK;
+  }
+  if (v->tag == PTERUN_VALUE_DOUBLE) {
+    *out = v->u.d;
+    return PTERUN_STATUS_OK;
+  }
+  if (v->tag == PTERUN_VALUE_BOOL) {
+    *out = v->u.b ? 1.0 : 0.0;
+    return PTERUN_STATUS_OK;
+  }
+  return bad_kind(ctx, i, name, "Scalar or None", v);
+}
+
+pterun_status qk_bool(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                      const char* name, int* out) {
+  pterun_value* v = args[i];
+  if (v == NULL || v->tag != PTERUN_VALUE_BOOL) return bad_kind(ctx, i, name, "Bool", v);
+  *out = v->u.b != 0;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_string(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                        const char* name, const char** data, size_t* len) {
+  pterun_value* v = args[i];
+  if (v == NULL || v->tag != PTERUN_VALUE_STRING || (v->u.str.data == NULL && v->u.str.len))
+    return bad_kind(ctx, i, name, "String", v);
+  *data = v->u.str.data;
+  *len = v->u.str.len;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_int_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                          const char* name, const int64_t** out, size_t* len) {
+  pterun_value* v = args[i];
+  const int64_t* p;
+  size_t k;
+  if (v == NULL || v->tag != PTERUN_VALUE_LIST_INT) return bad_kind(ctx, i, name, "int[]", v);
+  for (k = 0; k < v->u.ints.len; ++k)
+    if (v->u.ints.items == NULL || v->u.ints.items[k] == NULL ||
+        v->u.ints.items[k]->tag != PTERUN_VALUE_INT)
+      return bad_kind(ctx, i, name, "int[] of Int values", v);
+  p = pterun_value_int_list(v, len);
+  *out = p;
+  return PTERUN_STATUS_OK;
+}
+
+/* ---- tensor checks -------------------------------------------------------- */
+
+const char* qk_dtype_name(int dt) { return pterun_dtype_name(dt); }
+
+int qk_is_float(int dt) {
+  return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F64 || dt == PTERUN_DTYPE_F16 ||
+         dt == PTERUN_DTYPE_BF16;
+}
+
+pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
+                             const char* name, int dtype) {
+  if (t->dtype != dtype)
+    return QK_FAIL(ctx, "arg '%s': expected dtype %s, got %s", name, qk_dtype_name(dtype),
+                   qk_dtype_name(t->dtype));
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t,
+                              const char* name) {
+  if (!pterun_tensor_is_contiguous(t))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg '%s': only the default (row-major) dim order is supported",
+                              name);
+  if (t->numel > 0 && t->data == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': tensor has no data",
+                              name);
+  if (t->numel > 0 && t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
+    return QK_FAIL(ctx, "arg '%s': tensor storage smaller than its shape", name);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_resize(pterun_kernel_context* ctx, pterun_tensor* out, const char* name,
+                        size_t rank, const int64_t* sizes) {
+  pterun_status s;
+  if (rank > PTERUN_MAX_RANK) return QK_FAIL(ctx, "arg '%s': rank %zu too large", name, rank);
+  if (out->rank != rank)
+    return QK_FAIL(ctx, "arg '%s': expected rank %zu, got %d", name, rank, (int)out->rank);
+  s = pterun_tensor_resize(out, rank, sizes);
+  if (s != PTERUN_STATUS_OK)
+    return pterun_kernel_fail(ctx, s, "arg '%s': cannot resize output to the result shape", name);
+  if (out->numel > 0 && out->data == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': output has no data",
+                              name);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_resize_like(pterun_kernel_context* ctx, pterun_tensor* out, const char* name,
+                             const pterun_tensor* like) {
+  return qk_resize(ctx, out, name, like->rank, like->sizes);
+}
+
+int qk_qdtype_range(int dtype, int64_t* lo, int64_t* hi) {
+  switch (dtype) {
+    case PTERUN_DTYPE_U8: *lo = 0; *hi = 255; return 1;
+    case PTERUN_DTYPE_I8: *lo = -128; *hi = 127; return 1;
+    case PTERUN_DTYPE_I16: *lo = INT16_MIN; *hi = INT16_MAX; return 1;
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: *lo = 0; *hi = 65535; return 1;
+    case PTERUN_DTYPE_I32: *lo = INT32_MIN; *hi = INT32_MAX; return 1;
+    default: return 0;
+  }
+}
+
+/* ---- float formats -------------------------------------------------------- */
+
+uint16_t qk_f32_to_f16(float f) {
+  uint32_t u, a, sign;
+  memcpy(&u, &f, 4);
+  sign = (u >> 16) & 0x8000u;
+  a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  /* NaN */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to inf */
+  if (a < 0x38800000u) {                                    /* half subnormal (or zero) */
+    float af;
+    memcpy(&af, &a, 4);
+    return (uint16_t)(sign | (uint32_t)nearbyintf(af * 16777216.0f));
+  }
+  a = a - 0x38000000u + 0xfffu + ((a >> 13) & 1u);
+  return (uint16_t)(sign | (a >> 13));
+}
+
+/* ---- element loops -------------------------------------------------------- */
+
+#define QK_QLOOP(IN_T, LOAD, OUT_T)                                         \
+  do {                                                                      \
+    const IN_T* ip = (const IN_T*)in + off;                                 \
+    OUT_T* op = (OUT_T*)out + off;                                          \
+    for (int64_t k = 0; k < n; ++k) {                                       \
+      float p = LOAD(ip[k]);                                                \
+      op[k] = (OUT_T)qk_quant_step(p, zpf, qmin, qmax);                     \
+    }                                                                       \
+  } while (0)
+
+#define QK_QOUT(IN_T, LOAD)                                               \
+  switch (out_dt) {                                                       \
+    case PTERUN_DTYPE_U8: QK_QLOOP(IN_T, LOAD, uint8_t); break;           \
+    case PTERUN_DTYPE_I8: QK_QLOOP(IN_T, LOAD, int8_t); break;            \
+    case PTERUN_DTYPE_I16: QK_QLOOP(IN_T, LOAD, int16_t); break;          \
+    case PTERUN_DTYPE_U16:                                                \
+    case PTERUN_DTYPE_BITS16: QK_QLOOP(IN_T, LOAD, uint16_t); break;      \
+    case PTERUN_DTYPE_I32: QK_QLOOP(IN_T, LOAD, int32_t); break;          \
+    default: break;                                                       \
+  }
+
+void qk_quantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t off, int64_t n,
+                     float inv, int32_t zp, int64_t qmin, int64_t qmax) {
+  const float zpf = (float)zp;
+#define LD_F32(x) (inv * (x))
+#define LD_F64(x) ((float)((double)inv * (x)))
+#define LD_F16(x) (inv * qk_f16_to_f32(x))
+  switch (in_dt) {
+    case PTERUN_DTYPE_F32: QK_QOUT(float, LD_F32); break;
+    case PTERUN_DTYPE_F64: QK_QOUT(double, LD_F64); break;
+    case PTERUN_DTYPE_F16: QK_QOUT(uint16_t, LD_F16); break;
+    default: break;
+  }
+#undef LD_F32
+#undef LD_F64
+#undef LD_F16
+}
+
+#define QK_DLOOP(IN_T, STORE)                                                       \
+  do {                                                                              \
+    const IN_T* ip = (const IN_T*)in + off;                                         \
+    for (int64_t k = 0; k < n; ++k) {                                               \
+      int32_t d = (int32_t)((uint32_t)(int32_t)ip[k] - (uint32_t)zp); /* wraps */   \
+      STORE;                                                                        \
+    }                                                                               \
+  } while (0)
+
+#define QK_DIN(STORE)                                                  \
+  switch (in_dt) {                                                     \
+    case PTERUN_DTYPE_U8: QK_DLOOP(uint8_t, STORE); break;             \
+    case PTERUN_DTYPE_I8: QK_DLOOP(int8_t, STORE); break;              \
+    case PTERUN_DTYPE_I16: QK_DLOOP(int16_t, STORE); break;            \
+    case PTERUN_DTYPE_U16:                                             \
+    case PTERUN_DTYPE_BITS16: QK_DLOOP(uint16_t, STORE); break;        \
+    case PTERUN_DTYPE_I32: QK_DLOOP(int32_t, STORE); break;            \
+    default: break;                                                    \
+  }
+
+void qk_dequantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t off, int64_t n,
+                       int32_t zp, float s, int exact_1d) {
+  switch (out_dt) {
+    case PTERUN_DTYPE_F32: {
+      float* op = (float*)out + off;
+      QK_DIN(op[k] = (float)d * s);
+      break;
+    }
+    case PTERUN_DTYPE_F64: {
+      double* op = (double*)out + off;
+      if (exact_1d) {
+        QK_DIN(op[k] = (double)d * (double)s);
+      } else {
+        QK_DIN(op[k] = (double)((float)d * s));
+      }
+      break;
+    }
+    case PTERUN_DTYPE_F16: {
+      uint16_t* op = (uint16_t*)out + off;
+      if (exact_1d) {
+        QK_DIN(op[k] = qk_f32_to_f16(qk_round_f16((float)d) * s));
+      } else {
+        QK_DIN(op[k] = qk_f32_to_f16((float)d * s));
+      }
+      break;
+    }
+    case PTERUN_DTYPE_BF16: {
+      uint16_t* op = (uint16_t*)out + off;
+      QK_DIN(op[k] = qk_f32_to_bf16((float)d * s));
+      break;
+    }
+    default: break;
+  }
+}
+
+/* ---- choose_qparams ------------------------------------------------------- */
+
+int qk_calc_qparams(float mn, float mx, int32_t qmin, int32_t qmax, double* scale_out,
+                    int32_t* zp_out) {
+  const float kSmall = 6.1e-5f;
+  double scale, zf_min, zf_max, e_min, e_max, z0;
+  int32_t zp;
+  if (!isfinite(mn) || !isfinite(mx)) return -1; /* ExecuTorch: abort or garbage */
+  mn = (0.f < mn) ? 0.f : mn; /* std::min(min, 0.f) keeps -0.0 */
+  mx = (mx < 0.f) ? 0.f : mx;
+  scale = ((double)mx - (double)mn) / (double)(qmax - qmin);
+  if ((float)scale == 0.0f || isinf(1.0f / (float)scale)) scale = 0.1;
+  if (scale < (double)kSmall) {
+    float org = (float)scale;
+    scale = (double)kSmall;
+    if (mn == 0.0f) {
+      mx = kSmall * (float)(qmax - qmin);
+    } else if (mx == 0.0f) {
+      mn = -kSmall * (float)(qmax - qmin);
+    } else {
+      float amp = kSmall / org;
+      mn *= amp;
+      mx *= amp;
+    }
+  }
+  zf_min = (double)qmin - (double)mn / scale;
+  zf_max = (double)qmax - (double)mx / scale;
+  e_min = fabs((double)qmin) - fabs((double)mn / scale);
+  e_max = fabs((double)qmax) - fabs((double)mx / scale);
+  z0 = e_min < e_max ? zf_min : zf_max;
+  if (z0 < qmin)
+    zp = qmin;
+  else if (z0 > qmax)
+    zp = qmax;
+  else
+    zp = (int32_t)nearbyintf((float)z0);
+  *scale_out = scale;
+  *zp_out = zp;
+  return 0;
+}

@@ -1,0 +1,397 @@
+/* pterun.Program: a verified .pte program and its external data files. */
+#include <string.h>
+
+#include "ptext.h"
+
+/* Where a program's or data file's bytes come from. */
+typedef struct pt_source {
+  PyObject* path;  /* bytes (file system encoding), or NULL for a buffer */
+  Py_buffer view;  /* the buffer when path == NULL */
+  int borrow;      /* 1: pterun may keep pointers into `view` (immutable, aligned bytes) */
+} pt_source;
+
+/* Path-like (str, bytes path via os.PathLike) or bytes-like. Immutable,
+ * 16-aligned `bytes` are borrowed (zero copy); other buffers are copied by
+ * pterun because the caller could change them while the program lives. */
+static int pt_source_open(PyObject* obj, pt_source* src) {
+  memset(src, 0, sizeof *src);
+  if (PyUnicode_Check(obj) || (!PyObject_CheckBuffer(obj) &&
+                               PyObject_HasAttrString(obj, "__fspath__"))) {
+    return PyUnicode_FSConverter(obj, &src->path) ? 0 : -1;
+  }
+  if (!PyObject_CheckBuffer(obj)) {
+    PyObject* tname = PyType_GetName(Py_TYPE(obj));
+    if (tname != NULL) {
+      PyErr_Format(PyExc_TypeError,
+                   "expected a path (str or os.PathLike) or bytes-like object, got %U", tname);
+      Py_DECREF(tname);
+    }
+    return -1;
+  }
+  if (PyObject_GetBuffer(obj, &src->view, PyBUF_C_CONTIGUOUS) != 0) return -1;
+  src->borrow = PyBytes_CheckExact(obj) && ((uintptr_t)src->view.buf % 16u) == 0;
+  return 0;
+}
+
+static void pt_source_close(pt_source* src) {
+  Py_CLEAR(src->path);
+  if (src->view.obj != NULL) PyBuffer_Release(&src->view);
+}
+
+static const char* pt_source_name(const pt_source* src) {
+  return src->path ? PyBytes_AsString(src->path) : "<bytes>";
+}
+
+static void pt_program_dealloc(PyObject* self) {
+  pt_program* p = (pt_program*)self;
+  PyTypeObject* tp = Py_TYPE(self);
+  freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  size_t k;
+  /* Methods hold a reference to their program: none is alive here. */
+  pterun_program_destroy(p->program);
+  for (k = 0; k < p->data_count; ++k) pterun_data_destroy(p->data[k]);
+  PyMem_Free(p->data);
+  if (p->data_sources != NULL) {
+    for (k = 0; k < p->data_count; ++k)
+      if (p->data_sources[k].obj != NULL) PyBuffer_Release(&p->data_sources[k]);
+    PyMem_Free(p->data_sources);
+  }
+  if (p->has_source) PyBuffer_Release(&p->source);
+  Py_XDECREF(p->origin);
+  tp_free(self);
+  Py_DECREF(tp);
+}
+
+/* Loads one data file into p->data[k] (p->data_count is then k + 1). */
+static int pt_program_add_data(pt_state* st, pt_program* p, size_t k, PyObject* obj) {
+  pt_source src;
+  pterun_load_options opts;
+  pterun_status status;
+  pterun_data* d = NULL;
+
+  if (pt_source_open(obj, &src) != 0) return -1;
+  memset(&opts, 0, sizeof opts);
+  opts.logger = pt_logger();
+  opts.copy = !src.borrow;
+  Py_BEGIN_ALLOW_THREADS
+  pt_log_reset();
+  status = src.path ? pterun_data_load_file(PyBytes_AsString(src.path), PTERUN_FILE_MMAP, &opts, &d)
+                    : pterun_data_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &d);
+  Py_END_ALLOW_THREADS
+  if (status != PTERUN_STATUS_OK) {
+    pt_raise(st, status, "cannot load data file %s", pt_source_name(&src));
+    pt_source_close(&src);
+    return -1;
+  }
+  p->data[k] = d;
+  p->data_count = k + 1;
+  if (src.borrow) {
+    p->data_sources[k] = src.view; /* moved: released with the program */
+    src.view.obj = NULL;
+  }
+  pt_source_close(&src);
+  return 0;
+}
+
+PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) {
+  allocfunc alloc = (allocfunc)PyType_GetSlot(st->program_type, Py_tp_alloc);
+  pt_program* p = NULL;
+  pt_source src;
+  pterun_load_options opts;
+  pterun_status status;
+  PyObject* files = NULL;
+  Py_ssize_t n = 0, k;
+
+  if (pt_source_open(source, &src) != 0) return NULL;
+  if (data_files != NULL && data_files != Py_None) {
+    if (PyUnicode_Check(data_files) || PyBytes_Check(data_files)) {
+      PyErr_SetString(PyExc_TypeError, "data_files must be a sequence of paths or buffers");
+      goto fail;
+    }
+    files = PySequence_Tuple(data_files);
+    if (files == NULL) goto fail;
+    n = PyTuple_Size(files);
+  }
+  p = (pt_program*)alloc(st->program_type, 0);
+  if (p == NULL) goto fail;
+  p->origin = src.path ? PyUnicode_DecodeFSDefault(PyBytes_AsString(src.path))
+                       : PyUnicode_FromString("<bytes>");
+  if (p->origin == NULL) goto fail;
+
+  memset(&opts, 0, sizeof opts);
+  opts.logger = pt_logger();
+  opts.copy = !src.borrow;
+  Py_BEGIN_ALLOW_THREADS
+  pt_log_reset();
+  status = src.path
+               ? pterun_program_load_file(PyBytes_AsString(src.path), PTERUN_FILE_MMAP, &opts,
+                                          &p->program)
+               : pterun_program_load_buffer(src.view.buf, (size_t)src.view.len, &opts,
+                                            &p->program);
+  Py_END_ALLOW_THREADS
+  if (status != PTERUN_STATUS_OK) {
+    pt_raise(st, status, "cannot load program %s", pt_source_name(&src));
+    goto fail;
+  }
+  if (src.borrow) {
+    p->source = src.view; /* moved: the program keeps pointers into it */
+    p->has_source = 1;
+    src.view.obj = NULL;
+  }
+
+  if (n > 0) {
+    p->data = (pterun_data**)PyMem_Calloc((size_t)n, sizeof *p->data);
+    p->data_sources = (Py_buffer*)PyMem_Calloc((size_t)n, sizeof *p->data_sources);
+    if (p->data == NULL || p->data_sources == NULL) {
+      PyErr_NoMemory();
+      goto fail;
+    }
+    for (k = 0; k < n; ++k)
+      if (pt_program_add_data(st, p, (size_t)k, PyTuple_GetItem(files, k)) != 0) goto fail;
+  }
+  Py_XDECREF(files);
+  pt_source_close(&src);
+  return (PyObject*)p;
+
+fail:
+  Py_XDECREF(files);
+  Py_XDECREF((PyObject*)p);
+  pt_source_close(&src);
+  return NULL;
+}
+
+/* ---- metadata -------------------------------------------------------------------- */
+
+static const char* pt_dynamism_name(int d) {
+  switch (d) {
+    case PTERUN_SHAPE_STATIC: return "static";
+    case PTERUN_SHAPE_BOUNDED: return "bounded";
+    case PTERUN_SHAPE_UNBOUNDED: return "unbounded";
+    default: return "unknown";
+  }
+}
+
+static PyObject* pt_int64_tuple(const int64_t* v, int n) {
+  PyObject* t = PyTuple_New(n);
+  int k;
+  if (t == NULL) return NULL;
+  for (k = 0; k < n; ++k) {
+    PyObject* x = PyLong_FromLongLong((long long)v[k]);
+    if (x == NULL) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SetItem(t, k, x);
+  }
+  return t;
+}
+
+PyObject* pt_io_info_dict(const pterun_io_info* io) {
+  if (io->tag == PTERUN_VALUE_TENSOR) {
+    int64_t order[PTERUN_MAX_RANK];
+    int k;
+    PyObject *shape, *dim_order;
+    for (k = 0; k < io->rank; ++k) order[k] = io->dim_order[k];
+    shape = pt_int64_tuple(io->sizes, io->rank);
+    dim_order = pt_int64_tuple(order, io->rank);
+    if (shape == NULL || dim_order == NULL) {
+      Py_XDECREF(shape);
+      Py_XDECREF(dim_order);
+      return NULL;
+    }
+    return Py_BuildValue("{s:s,s:s,s:N,s:N,s:s,s:O,s:K,s:O}", "kind",
+                         pterun_value_tag_name(io->tag), "dtype", pterun_dtype_name(io->dtype),
+                         "shape", shape, "dim_order", dim_order, "dynamism",
+                         pt_dynamism_name(io->dynamism), "planned",
+                         io->planned ? Py_True : Py_False, "nbytes",
+                         (unsigned long long)io->nbytes, "value", Py_None);
+  }
+  {
+    PyObject* value;
+    switch (io->tag) {
+      case PTERUN_VALUE_INT: value = PyLong_FromLongLong((long long)io->int_value); break;
+      case PTERUN_VALUE_DOUBLE: value = PyFloat_FromDouble(io->double_value); break;
+      case PTERUN_VALUE_BOOL: value = PyBool_FromLong(io->int_value != 0); break;
+      default: value = Py_NewRef(Py_None); break;
+    }
+    if (value == NULL) return NULL;
+    return Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:O,s:O,s:N}", "kind",
+                         pterun_value_tag_name(io->tag), "dtype", Py_None, "shape", Py_None,
+                         "dim_order", Py_None, "dynamism", Py_None, "planned", Py_None,
+                         "nbytes", Py_None, "value", value);
+  }
+}
+
+static int pt_find_method(pt_state* st, pt_program* p, const char* name, size_t* index) {
+  if (pterun_program_find_method(p->program, name, index) == PTERUN_STATUS_OK) return 0;
+  pt_log_reset();
+  pt_raise(st, PTERUN_STATUS_NOT_FOUND, "program %s has no method '%s'",
+           PyUnicode_AsUTF8AndSize(p->origin, NULL), name);
+  return -1;
+}
+
+static PyObject* pt_program_method_meta(PyObject* self, PyObject* arg) {
+  pt_program* p = (pt_program*)self;
+  pt_state* st = pt_state_of_type(Py_TYPE(self));
+  const char* name = PyUnicode_AsUTF8AndSize(arg, NULL);
+  pterun_method_info mi;
+  PyObject *inputs = NULL, *outputs = NULL, *ops = NULL, *planned = NULL, *res = NULL;
+  pterun_status status;
+  size_t index, k;
+
+  if (name == NULL) return NULL;
+  if (pt_find_method(st, p, name, &index) != 0) return NULL;
+  pt_log_reset();
+  if ((status = pterun_program_method_info(p->program, index, &mi)) != PTERUN_STATUS_OK)
+    return pt_raise(st, status, "cannot query method '%s'", name);
+  inputs = PyList_New(0);
+  outputs = PyList_New(0);
+  ops = PyList_New(0);
+  planned = PyList_New(0);
+  if (!inputs || !outputs || !ops || !planned) goto done;
+  for (k = 0; k < mi.input_count + mi.output_count; ++k) {
+    pterun_io_info io;
+    int is_in = k < mi.input_count;
+    size_t i = is_in ? k : k - mi.input_count;
+    PyObject* d;
+    status = is_in ? pterun_program_method_input(p->program, index, i, &io)
+                   : pterun_program_method_output(p->program, index, i, &io);
+    if (status != PTERUN_STATUS_OK) {
+      pt_raise(st, status, "cannot query %s %zu of method '%s'", is_in ? "input" : "output", i,
+               name);
+      goto done;
+    }
+    d = pt_io_info_dict(&io);
+    if (d == NULL || PyList_Append(is_in ? inputs : outputs, d) != 0) {
+      Py_XDECREF(d);
+      goto done;
+    }
+    Py_DECREF(d);
+  }
+  for (k = 0; k < mi.operator_count; ++k) {
+    const char *op = NULL, *overload = NULL;
+    PyObject* t;
+    if ((status = pterun_program_method_operator(p->program, index, k, &op, &overload)) !=
+        PTERUN_STATUS_OK) {
+      pt_raise(st, status, "cannot query operator %zu of method '%s'", k, name);
+      goto done;
+    }
+    t = Py_BuildValue("(ss)", op, overload ? overload : "");
+    if (t == NULL || PyList_Append(ops, t) != 0) {
+      Py_XDECREF(t);
+      goto done;
+    }
+    Py_DECREF(t);
+  }
+  for (k = 0; k < mi.planned_buffer_count; ++k) {
+    uint64_t size = 0;
+    PyObject* v;
+    if ((status = pterun_program_planned_buffer_size(p->program, index, k, &size)) !=
+        PTERUN_STATUS_OK) {
+      pt_raise(st, status, "cannot query planned buffer %zu of method '%s'", k, name);
+      goto done;
+    }
+    v = PyLong_FromUnsignedLongLong((unsigned long long)size);
+    if (v == NULL || PyList_Append(planned, v) != 0) {
+      Py_XDECREF(v);
+      goto done;
+    }
+    Py_DECREF(v);
+  }
+  res = Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:n,s:n,s:n}", "name", mi.name, "inputs", inputs,
+                      "outputs", outputs, "operators", ops, "planned_buffer_sizes", planned,
+                      "value_count", (Py_ssize_t)mi.value_count, "instruction_count",
+                      (Py_ssize_t)mi.instruction_count, "delegate_count",
+                      (Py_ssize_t)mi.delegate_count);
+done:
+  Py_XDECREF(inputs);
+  Py_XDECREF(outputs);
+  Py_XDECREF(ops);
+  Py_XDECREF(planned);
+  return res;
+}
+
+static PyObject* pt_program_get_method_names(PyObject* self, void* closure) {
+  pt_program* p = (pt_program*)self;
+  size_t n = pterun_program_method_count(p->program), k;
+  PyObject* t = PyTuple_New((Py_ssize_t)n);
+  if (t == NULL) return NULL;
+  for (k = 0; k < n; ++k) {
+    PyObject* s = PyUnicode_FromString(pterun_program_method_name(p->program, k));
+    if (s == NULL) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SetItem(t, (Py_ssize_t)k, s);
+  }
+  return t;
+}
+
+static PyObject* pt_program_get_origin(PyObject* self, void* closure) {
+  return Py_NewRef(((pt_program*)self)->origin);
+}
+
+static PyObject* pt_program_info(PyObject* self, PyObject* unused) {
+  pt_program* p = (pt_program*)self;
+  pterun_program_info info;
+  pterun_program_get_info(p->program, &info);
+  return Py_BuildValue(
+      "{s:K,s:K,s:O,s:K,s:K,s:n,s:n,s:K,s:O,s:n,s:n,s:n,s:n}", "file_size",
+      (unsigned long long)info.file_size, "program_size", (unsigned long long)info.program_size,
+      "extended_header", info.has_extended_header ? Py_True : Py_False, "segment_base_offset",
+      (unsigned long long)info.segment_base_offset, "segment_data_size",
+      (unsigned long long)info.segment_data_size, "segment_count",
+      (Py_ssize_t)info.segment_count, "constant_count", (Py_ssize_t)info.constant_count,
+      "constant_bytes", (unsigned long long)info.constant_bytes, "legacy_constant_buffer",
+      info.legacy_constant_buffer ? Py_True : Py_False, "mutable_data_count",
+      (Py_ssize_t)info.mutable_data_count, "named_data_count", (Py_ssize_t)info.named_data_count,
+      "method_count", (Py_ssize_t)info.method_count, "data_file_count",
+      (Py_ssize_t)p->data_count);
+}
+
+static PyObject* pt_program_load_method(PyObject* self, PyObject* arg) {
+  pt_state* st = pt_state_of_type(Py_TYPE(self));
+  const char* name = PyUnicode_AsUTF8AndSize(arg, NULL);
+  size_t index;
+  if (name == NULL) return NULL;
+  if (pt_find_method(st, (pt_program*)self, name, &index) != 0) return NULL;
+  return pt_method_load(st, (pt_program*)self, name);
+}
+
+static PyObject* pt_program_repr(PyObject* self) {
+  pt_program* p = (pt_program*)self;
+  return PyUnicode_FromFormat("<pterun.Program %U, %zu method(s)>", p->origin,
+                              pterun_program_method_count(p->program));
+}
+
+static PyMethodDef pt_program_methods[] = {
+    {"load_method", pt_program_load_method, METH_O,
+     "load_method(name) -> Method: resolve every operator of method `name`."},
+    {"method_meta", pt_program_method_meta, METH_O,
+     "method_meta(name) -> dict describing the method's inputs, outputs and operators."},
+    {"info", pt_program_info, METH_NOARGS, "info() -> dict of container facts."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef pt_program_getset[] = {
+    {"method_names", pt_program_get_method_names, NULL, "Names of the methods, in order.", NULL},
+    {"origin", pt_program_get_origin, NULL, "The path it was loaded from, or '<bytes>'.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot pt_program_slots[] = {
+    {Py_tp_doc, (void*)"A verified ExecuTorch program (use pterun.Runtime.load_program)."},
+    {Py_tp_dealloc, (void*)pt_program_dealloc},
+    {Py_tp_repr, (void*)pt_program_repr},
+    {Py_tp_methods, pt_program_methods},
+    {Py_tp_getset, pt_program_getset},
+    {0, NULL},
+};
+
+PyType_Spec pt_program_spec = {
+    .name = "pterun._pterun.Program",
+    .basicsize = sizeof(pt_program),
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = pt_program_slots,
+};

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) and fuzzes each one.
+#   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+# Environment: BUILD (default build-fuzz), PAR (targets run at once, default 2),
+#   CC (default clang), FUZZ_FLAGS (extra libFuzzer flags).
+# Working corpora grow in $BUILD/corpus/<target> (seeded from the fixtures,
+# ../shared/corpus, tests/fuzz/corpus and tests/fuzz/regressions); crashers
+# land in $BUILD/crashes/<target>/ and make the script fail. Copy a crasher
+# to tests/fuzz/regressions/<target>/ once it is fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS="${1:-60}"
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(program method execute npy ptd)
+BUILD="${BUILD:-build-fuzz}"
+PAR="${PAR:-2}"
+CC="${CC:-clang}"
+command -v "$CC" >/dev/null || { echo "fuzz.sh: $CC not found (apt-get install clang libclang-rt-dev)" >&2; exit 1; }
+GEN=()
+command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+
+CC="$CC" cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_FUZZ=ON \
+  "-DPTERUN_SANITIZE=address;undefined" >/dev/null
+cmake --build "$BUILD" -j "$PAR" --target $(printf 'fuzz_%s ' "${TARGETS[@]}")
+
+seed() { # target -> seed files
+  case "$1" in
+    program|method|execute) ls tests/fixtures/*/model.pte ../shared/corpus/*.pte 2>/dev/null || true ;;
+    npy) ls tests/fixtures/*/*.npy tests/cli/data/*.npy 2>/dev/null || true ;;
+    ptd) ls tests/fixtures/*/*.ptd 2>/dev/null || true ;;
+  esac
+}
+
+run_one() {
+  local t="$1" corpus="$BUILD/corpus/$1" crashes="$BUILD/crashes/$1" log="$BUILD/fuzz-$1.log"
+  mkdir -p "$corpus" "$crashes"
+  for f in $(seed "$t") tests/fuzz/corpus/"$t"/* tests/fuzz/regressions/"$t"/*; do
+    [ -f "$f" ] && cp -f "$f" "$corpus/seed-$(basename "$(dirname "$f")")-$(basename "$f")"
+  done
+  local rc=0
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    nice -n 10 "$BUILD/bin/fuzz_$t" "$corpus" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} >"$log" 2>&1 || rc=$?
+  local n
+  n=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)
+  echo "fuzz_$t: ${n:-?} executions in ${SECS}s, exit $rc (log: $log)"
+  return $rc
+}
+
+pids=() ; names=() ; fail=0
+for t in "${TARGETS[@]}"; do
+  run_one "$t" & pids+=($!) ; names+=("$t")
+  if [ ${#pids[@]} -ge "$PAR" ]; then
+    wait "${pids[0]}" || { echo "fuzz_${names[0]} FAILED" >&2; fail=1; }
+    pids=("${pids[@]:1}") ; names=("${names[@]:1}")
+  fi
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { echo "fuzz_${names[$i]} FAILED" >&2; fail=1; }
+done
+exit $fail
