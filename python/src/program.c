@@ -68,15 +68,17 @@ static int pt_program_add_data(pt_state* st, pt_program* p, size_t k, PyObject* 
   pterun_load_options opts;
   pterun_status status;
   pterun_data* d = NULL;
+  const char* path;
 
   if (pt_source_open(obj, &src) != 0) return -1;
   memset(&opts, 0, sizeof opts);
   opts.logger = pt_logger();
   opts.copy = !src.borrow;
+  path = src.path ? PyBytes_AsString(src.path) : NULL;
   Py_BEGIN_ALLOW_THREADS
   pt_log_reset();
-  status = src.path ? pterun_data_load_file(PyBytes_AsString(src.path), PTERUN_FILE_MMAP, &opts, &d)
-                    : pterun_data_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &d);
+  status = path ? pterun_data_load_file(path, PTERUN_FILE_MMAP, &opts, &d)
+                : pterun_data_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &d);
   Py_END_ALLOW_THREADS
   if (status != PTERUN_STATUS_OK) {
     pt_raise(st, status, "cannot load data file %s", pt_source_name(&src));
@@ -100,6 +102,7 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
   pterun_load_options opts;
   pterun_status status;
   PyObject* files = NULL;
+  const char* path;
   Py_ssize_t n = 0, k;
 
   if (pt_source_open(source, &src) != 0) return NULL;
@@ -121,13 +124,12 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
   memset(&opts, 0, sizeof opts);
   opts.logger = pt_logger();
   opts.copy = !src.borrow;
+  path = src.path ? PyBytes_AsString(src.path) : NULL;
   Py_BEGIN_ALLOW_THREADS
   pt_log_reset();
-  status = src.path
-               ? pterun_program_load_file(PyBytes_AsString(src.path), PTERUN_FILE_MMAP, &opts,
-                                          &p->program)
-               : pterun_program_load_buffer(src.view.buf, (size_t)src.view.len, &opts,
-                                            &p->program);
+  status = path ? pterun_program_load_file(path, PTERUN_FILE_MMAP, &opts, &p->program)
+                : pterun_program_load_buffer(src.view.buf, (size_t)src.view.len, &opts,
+                                             &p->program);
   Py_END_ALLOW_THREADS
   if (status != PTERUN_STATUS_OK) {
     pt_raise(st, status, "cannot load program %s", pt_source_name(&src));

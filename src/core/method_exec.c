@@ -39,6 +39,10 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
   if (t == NULL)
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu is a %s, not a tensor", i,
                    pterun_value_tag_name(m->values_initial[m->inputs[i]].tag));
+  // Start from the tensor as bound (a previous execute may have freed or
+  // re-pointed it); on success the new binding becomes the bound state.
+  pterun_tensor* t0 = &m->tensors_initial[t - m->tensors];
+  *t = *t0;
   if (view->dtype != t->dtype)
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: dtype %s, expected %s", i,
                    pterun_dtype_name(view->dtype), pterun_dtype_name(t->dtype));
@@ -95,6 +99,7 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
     t->data = view->data;
     t->capacity = view->nbytes;
   }
+  *t0 = *t;
   m->input_set[i] = 1;
   return PTERUN_STATUS_OK;
 }
@@ -137,6 +142,8 @@ pterun_status pterun_method_set_output_buffer(pterun_method* m, size_t i, void* 
     return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "output %zu out of range (%u outputs)", i, m->output_count);
   pterun_tensor* t = own_tensor(m, m->outputs[i]);
   if (t == NULL) return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE, "output %zu is not a tensor", i);
+  pterun_tensor* t0 = &m->tensors_initial[t - m->tensors];
+  *t = *t0; /* sizes as bound, not as the last execute left them */
   pt_tensor_aux* aux = aux_of(m, t);
   if (aux->has_memory)
     return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE, "output %zu already has planned or constant memory", i);
@@ -149,6 +156,7 @@ pterun_status pterun_method_set_output_buffer(pterun_method* m, size_t i, void* 
   t->data = data;
   t->capacity = nbytes;
   aux->initial_data = data;
+  *t0 = *t;
   return PTERUN_STATUS_OK;
 }
 
@@ -191,7 +199,7 @@ static void move_value(pterun_method* m, const pterun_value* from, pterun_value*
   if (from->tag == PTERUN_VALUE_TENSOR && to->tag == PTERUN_VALUE_TENSOR && from->u.tensor != to->u.tensor) {
     pterun_tensor *src = from->u.tensor, *dst = to->u.tensor;
     if (m->aux[dst - m->tensors].in_arena && dst->dtype == src->dtype && dst->rank == src->rank &&
-        (src->nbytes == 0 || src->data != NULL) &&
+        (src->nbytes == 0 || src->data != NULL) && dst->data != NULL &&
         pterun_tensor_resize(dst, src->rank, src->sizes) == PTERUN_STATUS_OK) {
       if (src->nbytes > 0 && dst->data != src->data) memmove(dst->data, src->data, src->nbytes);
       return;
@@ -210,8 +218,9 @@ pterun_status pterun_method_execute(pterun_method* m) {
   // Each run starts from the loaded value table (moves and scalar results of
   // the previous run are undone) and from every tensor's bound memory.
   memcpy(m->values, m->values_initial, m->value_count * sizeof *m->values);
-  for (uint32_t k = 0; k < m->tensor_count; ++k)
-    if (m->aux[k].has_memory) m->tensors[k].data = m->aux[k].initial_data;
+  // Tensors entirely (data, capacity, sizes): a freed tensor gets its memory
+  // back and a view's borrowed capacity does not outlive the run.
+  memcpy(m->tensors, m->tensors_initial, m->tensor_count * sizeof *m->tensors);
 
   struct pterun_kernel_context ctx = {&m->logger, NULL, m->scratch, m->scratch_size, 0};
   uint64_t executed = 0;

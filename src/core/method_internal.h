@@ -39,6 +39,7 @@ struct pterun_method {
   pterun_value* values_initial; /* the value table as loaded; restored per execute */
   uint32_t value_count;
   pterun_tensor* tensors;
+  pterun_tensor* tensors_initial; /* as loaded/bound; restored per execute */
   pt_tensor_aux* aux; /* indexed like tensors */
   uint32_t tensor_count;
 

@@ -62,6 +62,7 @@ static void layout(loader* L, bump* b) {
   m->values = TAKE(b, pterun_value, n);
   m->values_initial = TAKE(b, pterun_value, n);
   m->tensors = TAKE(b, pterun_tensor, tensors);
+  m->tensors_initial = TAKE(b, pterun_tensor, tensors);
   m->aux = TAKE(b, pt_tensor_aux, tensors);
   m->inputs = TAKE(b, uint32_t, L->inputs.len);
   m->input_set = TAKE(b, uint8_t, L->inputs.len);
@@ -489,6 +490,15 @@ static pterun_status load(loader* L) {
   PT_FORWARD(parse_values(L));
   PT_FORWARD(build_instructions(L));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
+  memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
+  // An input is written by set_input: it must not be constant data (that
+  // lives in the program image or a data file).
+  for (uint32_t k = 0; k < m->input_count; ++k) {
+    const pterun_value* v = &m->values[m->inputs[k]];
+    if (v->tag == PTERUN_VALUE_TENSOR && m->aux[v->u.tensor - m->tensors].has_memory &&
+        !m->aux[v->u.tensor - m->tensors].in_arena)
+      return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "input %u is a constant tensor", k);
+  }
   // A tensor input with no memory of its own must be given some before execute;
   // a non-tensor input already holds its compiled value.
   for (uint32_t k = 0; k < m->input_count; ++k) m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;

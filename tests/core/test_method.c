@@ -271,6 +271,37 @@ static int method_caller_buffers_and_logging(void) {
   return 0;
 }
 
+static int method_delegate_is_refused(void) {
+  counter c = {0, {0}};
+  pterun_load_options lo = {0};
+  lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
+  pterun_program* p;
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("../core/data/delegated_xnnpack.pte"), PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_OK);
+  pterun_method_info mi;
+  PT_CHECK_STATUS(pterun_program_method_info(p, 0, &mi), PTERUN_STATUS_OK);
+  PT_CHECK(mi.delegate_count == 1);
+  const char* backend;
+  PT_CHECK_STATUS(pterun_program_method_delegate(p, 0, 0, &backend), PTERUN_STATUS_OK);
+  PT_CHECK(strcmp(backend, "XnnpackBackend") == 0);
+  pterun_program_info info;
+  pterun_program_get_info(p, &info);
+  PT_CHECK(info.named_data_count == 2);
+  const char* key;
+  uint64_t size;
+  PT_CHECK_STATUS(pterun_program_named_data(p, 0, &key, &size), PTERUN_STATUS_OK);
+  PT_CHECK(key != NULL && size > 0);
+  PT_CHECK_STATUS(pterun_program_named_data(p, 2, &key, &size), PTERUN_STATUS_NOT_FOUND);
+  pterun_method_options o;
+  memset(&o, 0, sizeof o);
+  o.registry = g_reg;
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_BACKEND_UNAVAILABLE);
+  PT_CHECK(strstr(c.last, "XnnpackBackend") != NULL);
+  pterun_program_destroy(p);
+  return 0;
+}
+
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
@@ -281,6 +312,7 @@ int main(void) {
   PT_RUN(method_external_data);
   PT_RUN(method_two_methods_and_state);
   PT_RUN(method_caller_buffers_and_logging);
+  PT_RUN(method_delegate_is_refused);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
 }
