@@ -120,8 +120,10 @@ foreach(_c IN LISTS PTERUN_COMPONENTS)
     string(APPEND VS_GLOBALS "    ${_p};\n")
   endforeach()
   configure_file("${PROJECT_SOURCE_DIR}/packaging/version-script.map.in" "${_pt_gen}/${_lib}.map" @ONLY)
+  # --no-as-needed: NEEDED is exactly the declared dependencies, whatever the
+  # toolchain's default (the manifest's "needs" are checked against it).
   target_link_options(${_t} PRIVATE "LINKER:--version-script=${_pt_gen}/${_lib}.map"
-                                    "LINKER:--enable-new-dtags")
+                                    "LINKER:--enable-new-dtags" "LINKER:--no-as-needed")
   set_property(TARGET ${_t} APPEND PROPERTY LINK_DEPENDS "${_pt_gen}/${_lib}.map")
   # Every library finds its siblings through $ORIGIN only, from the link on:
   # the build tree keeps every library in one lib/ directory too.

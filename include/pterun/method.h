@@ -46,6 +46,10 @@ typedef struct pterun_method_options {
   const pterun_allocator* allocator;
   /** fn == NULL: the program's logger. */
   pterun_logger logger;
+  /** Optional, with planned_buffers: the size in bytes of each caller buffer.
+   *  A buffer smaller than the method's plan is refused with MEMORY_PLAN
+   *  (without sizes pterun cannot tell, and trusts the caller). */
+  const size_t* planned_buffer_sizes;
 } pterun_method_options;
 
 /**

@@ -13,6 +13,13 @@
 // the alignment the writer gave it relative to the file start.
 #define PT_IMAGE_ALIGN 64
 
+// A mapped file that is truncated (or rewritten) on disk while mapped raises
+// SIGBUS on access, or changes bytes pterun has already verified. No
+// SIGBUS-free way to keep a mapping exists, so in MMAP mode files up to this
+// size are read into pterun-owned memory instead: they are immune to later
+// changes on disk. Larger files are mapped (see docs/robustness.md).
+#define PT_MMAP_MIN_BYTES ((size_t)64 << 20)
+
 pterun_status pt_file_image_copy(const void* data, size_t size, const pterun_allocator* a,
                                  const pterun_logger* logger, pt_file_image* out) {
   memset(out, 0, sizeof *out);
@@ -43,8 +50,11 @@ pterun_status pt_file_image_open(const char* path, int mode, const pterun_alloca
   }
   size_t size = (size_t)st.st_size;
   out->allocator = a;
-  if (mode == PTERUN_FILE_MMAP && size > 0) {
-    void* m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (mode == PTERUN_FILE_MMAP && size > PT_MMAP_MIN_BYTES) {
+    // Writable private pages: a hostile program whose kernel writes into
+    // constant data changes pterun's copy of a page, never the file, and
+    // does not fault on a read-only page.
+    void* m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     close(fd);
     if (m == MAP_FAILED)
       return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: mmap failed: %s", path, strerror(errno));

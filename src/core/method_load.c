@@ -171,6 +171,9 @@ static pterun_status bind_planned(loader* L) {
       void* buf = o->planned_buffers[k];
       if ((buf == NULL && m->planned_sizes[k] > 0) || ((uintptr_t)buf & 15) != 0)
         return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "planned buffer %u is NULL or not 16-byte aligned", k);
+      if (o->planned_buffer_sizes != NULL && o->planned_buffer_sizes[k] < m->planned_sizes[k])
+        return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "planned buffer %u has %zu bytes; the method needs %llu", k,
+                     o->planned_buffer_sizes[k], (unsigned long long)m->planned_sizes[k]);
       m->planned[k] = buf;
     }
     return PTERUN_STATUS_OK;

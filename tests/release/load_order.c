@@ -10,7 +10,9 @@
  *   -c  also check pterun_component_for_op(OP) == COMPONENT (the manifest's
  *       operator prefixes against the runtime's table)
  * Exit: 0 ok, 1 a check failed, 2 usage or load failure. */
+#define _GNU_SOURCE /* dlinfo, dladdr */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +72,13 @@ int main(int argc, char** argv) {
       return 2;
     }
     fprintf(stderr, "load_order: loaded %s\n", base_name(path));
-    if (dlsym(h, "pterun_registry_create") != NULL) {
+    /* dlsym also searches the library's dependencies: count the library as
+     * the runtime only if the definition lies in the library itself. */
+    void* create = dlsym(h, "pterun_registry_create");
+    struct link_map* lm = NULL;
+    Dl_info where;
+    if (create != NULL && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && dladdr(create, &where) != 0 &&
+        strcmp(where.dli_fname, lm->l_name) == 0) {
       if (runtime != NULL) {
         printf("FAIL: more than one library defines pterun_registry_create\n");
         failed = 1;

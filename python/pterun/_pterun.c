@@ -1,0 +1,207 @@
+/* pterun._pterun: the CPython extension behind the `pterun` package.
+ *
+ * Multi-phase initialisation; the module state holds pterun.Error and the
+ * heap types (Program, Method, Tensor). At import, every kernel library the
+ * wheel ships (packaging/components.json, "python_links") is added to the
+ * process's default registry, the one C code in the same process uses too.
+ * The extension links libpterun and the kernel libraries and defines none of
+ * their symbols. */
+#include "ptext.h"
+
+#include "pt_components.h" /* generated: PT_KERNEL_LIBRARIES(X) */
+
+pt_state* pt_state_of_type(PyTypeObject* type) { return (pt_state*)PyType_GetModuleState(type); }
+
+static pt_state* pt_state_of(PyObject* module) { return (pt_state*)PyModule_GetState(module); }
+
+/* ---- module functions ------------------------------------------------------------ */
+
+static PyObject* pt_mod_load_program(PyObject* module, PyObject* args, PyObject* kwargs) {
+  static char* kwlist[] = {"source", "data_files", NULL};
+  PyObject *source, *data_files = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:load_program", kwlist, &source,
+                                   &data_files))
+    return NULL;
+  return pt_program_load(pt_state_of(module), source, data_files);
+}
+
+/* [(operator, dtype key or None, component), ...] in registration order. */
+static PyObject* pt_mod_kernels(PyObject* module, PyObject* unused) {
+  pt_state* st = pt_state_of(module);
+  size_t n = pterun_registry_count(st->registry), k;
+  PyObject* list = PyList_New(0);
+  if (list == NULL) return NULL;
+  for (k = 0; k < n; ++k) {
+    const char *op = NULL, *key = NULL, *component = NULL;
+    PyObject* t;
+    if (pterun_registry_get(st->registry, k, &op, &key, &component) != PTERUN_STATUS_OK)
+      continue; /* the registry only grows: k < count stays valid */
+    t = Py_BuildValue("(szs)", op, key, component ? component : "");
+    if (t == NULL || PyList_Append(list, t) != 0) {
+      Py_XDECREF(t);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(t);
+  }
+  return list;
+}
+
+static PyObject* pt_mod_component_for_op(PyObject* module, PyObject* arg) {
+  const char* op = PyUnicode_AsUTF8AndSize(arg, NULL);
+  const char* c;
+  if (op == NULL) return NULL;
+  c = pterun_component_for_op(op);
+  if (c == NULL) Py_RETURN_NONE;
+  return PyUnicode_FromString(c);
+}
+
+static PyObject* pt_mod_status_names(PyObject* module, PyObject* unused) {
+  PyObject* d = PyDict_New();
+  int s;
+  if (d == NULL) return NULL;
+  for (s = 0; s < PTERUN_STATUS_COUNT_; ++s) {
+    PyObject* k = PyLong_FromLong(s);
+    PyObject* v = PyUnicode_FromString(pterun_status_name((pterun_status)s));
+    int rc = (k && v) ? PyDict_SetItem(d, k, v) : -1;
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+    if (rc != 0) {
+      Py_DECREF(d);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+static PyMethodDef pt_mod_methods[] = {
+    {"load_program", (PyCFunction)(void (*)(void))pt_mod_load_program,
+     METH_VARARGS | METH_KEYWORDS,
+     "load_program(source, data_files=None) -> Program\n\n"
+     "source: a path (str or os.PathLike, memory-mapped) or a bytes-like object.\n"
+     "data_files: paths or bytes-like objects of external data (.ptd) files."},
+    {"kernels", pt_mod_kernels, METH_NOARGS,
+     "kernels() -> [(operator, key, component)] of the registry pterun uses."},
+    {"component_for_op", pt_mod_component_for_op, METH_O,
+     "component_for_op(op) -> the pterun component that ships a kernel for op, or None."},
+    {"status_names", pt_mod_status_names, METH_NOARGS, "status_names() -> {code: name}."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- initialisation --------------------------------------------------------------- */
+
+static int pt_add_type(PyObject* module, PyType_Spec* spec, PyTypeObject** out,
+                       const char* attr) {
+  PyObject* t = PyType_FromModuleAndSpec(module, spec, NULL);
+  if (t == NULL) return -1;
+  *out = (PyTypeObject*)t;
+  return PyModule_AddObjectRef(module, attr, t);
+}
+
+static int pt_exec(PyObject* module) {
+  pt_state* st = pt_state_of(module);
+  unsigned linked = pterun_version_number();
+  pterun_status status;
+
+  if (linked != PTERUN_VERSION_NUMBER) {
+    PyErr_Format(PyExc_ImportError,
+                 "pterun._pterun was built against pterun %s but loaded libpterun %s; "
+                 "reinstall the pterun wheel",
+                 PTERUN_VERSION_STRING, pterun_version_string());
+    return -1;
+  }
+  st->error = pt_error_type_new(module);
+  if (st->error == NULL || PyModule_AddObjectRef(module, "Error", st->error) != 0) return -1;
+  if (pt_add_type(module, &pt_tensor_spec, &st->tensor_type, "Tensor") != 0 ||
+      pt_add_type(module, &pt_program_spec, &st->program_type, "Program") != 0 ||
+      pt_add_type(module, &pt_method_spec, &st->method_type, "Method") != 0)
+    return -1;
+
+  st->registry = pterun_registry_default();
+  if (st->registry == NULL) {
+    PyErr_SetString(PyExc_MemoryError, "pterun: cannot create the default operator registry");
+    return -1;
+  }
+#define PT_ADD_LIBRARY(entry)                                                                \
+  do {                                                                                       \
+    const pterun_kernel_library* lib_ = entry();                                             \
+    pt_log_reset();                                                                          \
+    status = pterun_registry_add(st->registry, lib_);                                        \
+    if (status != PTERUN_STATUS_OK) {                                                        \
+      pt_raise(st, status, "cannot register the kernel library %s (%s)",                     \
+               lib_ && lib_->component ? lib_->component : "?", #entry);                     \
+      return -1;                                                                             \
+    }                                                                                        \
+  } while (0);
+  PT_KERNEL_LIBRARIES(PT_ADD_LIBRARY)
+#undef PT_ADD_LIBRARY
+
+  if (PyModule_AddStringConstant(module, "LIBRARY_VERSION", pterun_version_string()) != 0 ||
+      PyModule_AddIntConstant(module, "LIBRARY_VERSION_NUMBER", (long)linked) != 0 ||
+      PyModule_AddStringConstant(module, "HEADER_VERSION", PTERUN_VERSION_STRING) != 0 ||
+      PyModule_AddIntConstant(module, "MAX_RANK", PTERUN_MAX_RANK) != 0)
+    return -1;
+  {
+    static const char* components[] = {
+#define PT_NAME(name) name,
+        PT_COMPONENT_NAMES(PT_NAME)
+#undef PT_NAME
+    };
+    size_t n = sizeof components / sizeof components[0], k;
+    PyObject* t = PyTuple_New((Py_ssize_t)n);
+    if (t == NULL) return -1;
+    for (k = 0; k < n; ++k) {
+      PyObject* s = PyUnicode_FromString(components[k]);
+      if (s == NULL) {
+        Py_DECREF(t);
+        return -1;
+      }
+      PyTuple_SetItem(t, (Py_ssize_t)k, s);
+    }
+    if (PyModule_AddObjectRef(module, "COMPONENTS", t) != 0) {
+      Py_DECREF(t);
+      return -1;
+    }
+    Py_DECREF(t);
+  }
+  return 0;
+}
+
+static int pt_traverse(PyObject* module, visitproc visit, void* arg) {
+  pt_state* st = pt_state_of(module);
+  Py_VISIT(st->error);
+  Py_VISIT(st->program_type);
+  Py_VISIT(st->method_type);
+  Py_VISIT(st->tensor_type);
+  return 0;
+}
+
+static int pt_clear(PyObject* module) {
+  pt_state* st = pt_state_of(module);
+  Py_CLEAR(st->error);
+  Py_CLEAR(st->program_type);
+  Py_CLEAR(st->method_type);
+  Py_CLEAR(st->tensor_type);
+  return 0;
+}
+
+static void pt_free(void* module) { pt_clear((PyObject*)module); }
+
+static PyModuleDef_Slot pt_slots[] = {
+    {Py_mod_exec, (void*)pt_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef pt_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "pterun._pterun",
+    .m_doc = "pterun's C extension (use the pterun package).",
+    .m_size = sizeof(pt_state),
+    .m_methods = pt_mod_methods,
+    .m_slots = pt_slots,
+    .m_traverse = pt_traverse,
+    .m_clear = pt_clear,
+    .m_free = pt_free,
+};
+
+PyMODINIT_FUNC PyInit__pterun(void) { return PyModuleDef_Init(&pt_module); }

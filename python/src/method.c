@@ -1,0 +1,431 @@
+/* pterun.Method: one loaded method; execute() binds inputs, runs and copies
+ * the outputs out, with the GIL released. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptext.h"
+
+typedef struct pt_method {
+  PyObject_HEAD
+  pterun_method* method;
+  pt_program* program;      /* strong reference: the program outlives its methods */
+  PyObject* name;           /* str */
+  PyThread_type_lock lock;  /* one execute at a time (pterun_method is not thread-safe) */
+  size_t input_count;
+  size_t output_count;
+  pterun_io_info* inputs;   /* input_count entries */
+  PyObject* last_copies;    /* tuple of bools: which inputs the last execute copied */
+} pt_method;
+
+/* ---- outputs, copied without the GIL --------------------------------------------- */
+
+typedef struct pt_out {
+  int32_t tag;
+  int64_t i;
+  double d;
+  int b;
+  /* TENSOR */
+  void* data;
+  size_t nbytes;
+  int32_t dtype;
+  int rank;
+  int64_t sizes[PTERUN_MAX_RANK];
+  /* STRING */
+  char* str;
+  size_t len;
+  /* LIST_*: n items in ints / doubles / bools / items */
+  size_t n;
+  int64_t* ints;
+  double* doubles;
+  uint8_t* bools;
+  struct pt_out* items; /* LIST_TENSOR / LIST_OPTIONAL_TENSOR: TENSOR or NONE entries */
+} pt_out;
+
+static void pt_out_free(pt_out* o) {
+  size_t k;
+  free(o->data);
+  free(o->str);
+  free(o->ints);
+  free(o->doubles);
+  free(o->bools);
+  if (o->items != NULL)
+    for (k = 0; k < o->n; ++k) pt_out_free(&o->items[k]);
+  free(o->items);
+  memset(o, 0, sizeof *o);
+}
+
+static pterun_status pt_out_tensor(const pterun_tensor* t, pt_out* o) {
+  size_t itemsize = pterun_dtype_size(t->dtype);
+  size_t numel = (size_t)t->numel, nbytes = numel * itemsize;
+  int k;
+  if (itemsize == 0 || t->rank > PTERUN_MAX_RANK || (numel > 0 && t->data == NULL))
+    return PTERUN_STATUS_INTERNAL;
+  o->tag = PTERUN_VALUE_TENSOR;
+  o->dtype = t->dtype;
+  o->rank = t->rank;
+  for (k = 0; k < t->rank; ++k) o->sizes[k] = t->sizes[k];
+  o->nbytes = nbytes;
+  o->data = malloc(nbytes ? nbytes : 1);
+  if (o->data == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  if (numel == 0) return PTERUN_STATUS_OK;
+  if (pterun_tensor_is_contiguous(t) || numel == 1) {
+    memcpy(o->data, t->data, nbytes);
+  } else { /* logical row-major order, as NumPy and the CLI's .npy files have it */
+    int64_t src_b[PTERUN_MAX_RANK], dst_b[PTERUN_MAX_RANK], el[PTERUN_MAX_RANK];
+    pt_strides_for(t->rank, t->sizes, NULL, el);
+    for (k = 0; k < t->rank; ++k) {
+      src_b[k] = t->strides[k] * (int64_t)itemsize;
+      dst_b[k] = el[k] * (int64_t)itemsize;
+    }
+    pt_strided_copy(o->data, dst_b, t->data, src_b, t->rank, t->sizes, itemsize);
+  }
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status pt_out_copy(pterun_value* v, pt_out* o) {
+  size_t k, n;
+  memset(o, 0, sizeof *o);
+  o->tag = v->tag;
+  switch (v->tag) {
+    case PTERUN_VALUE_NONE: return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_INT: o->i = v->u.i; return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_DOUBLE: o->d = v->u.d; return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_BOOL: o->b = v->u.b != 0; return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_TENSOR:
+      if (v->u.tensor == NULL) return PTERUN_STATUS_INTERNAL;
+      return pt_out_tensor(v->u.tensor, o);
+    case PTERUN_VALUE_STRING:
+      o->len = v->u.str.len;
+      o->str = (char*)malloc(o->len + 1);
+      if (o->str == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+      if (o->len) memcpy(o->str, v->u.str.data, o->len);
+      o->str[o->len] = '\0';
+      return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_LIST_INT: {
+      const int64_t* items = pterun_value_int_list(v, &n);
+      o->n = n;
+      o->ints = (int64_t*)malloc((n ? n : 1) * sizeof *o->ints);
+      if (o->ints == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+      if (n) memcpy(o->ints, items, n * sizeof *o->ints);
+      return PTERUN_STATUS_OK;
+    }
+    case PTERUN_VALUE_LIST_DOUBLE:
+      n = o->n = v->u.doubles.len;
+      o->doubles = (double*)malloc((n ? n : 1) * sizeof *o->doubles);
+      if (o->doubles == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+      if (n) memcpy(o->doubles, v->u.doubles.items, n * sizeof *o->doubles);
+      return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_LIST_BOOL:
+      n = o->n = v->u.bools.len;
+      o->bools = (uint8_t*)malloc(n ? n : 1);
+      if (o->bools == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+      if (n) memcpy(o->bools, v->u.bools.items, n);
+      return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_LIST_TENSOR:
+    case PTERUN_VALUE_LIST_OPTIONAL_TENSOR:
+      n = o->n = v->u.tensors.len;
+      o->items = (pt_out*)calloc(n ? n : 1, sizeof *o->items);
+      if (o->items == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+      for (k = 0; k < n; ++k) {
+        pterun_tensor* t = pterun_value_list_tensor(v, k);
+        pterun_status s;
+        if (t == NULL) {
+          o->items[k].tag = PTERUN_VALUE_NONE;
+          continue;
+        }
+        if ((s = pt_out_tensor(t, &o->items[k])) != PTERUN_STATUS_OK) return s;
+      }
+      return PTERUN_STATUS_OK;
+    default:
+      return PTERUN_STATUS_NOT_SUPPORTED;
+  }
+}
+
+/* Python object for a copied output; moves tensor memory into pterun.Tensor. */
+static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
+  PyObject* list;
+  size_t k;
+  switch (o->tag) {
+    case PTERUN_VALUE_NONE: Py_RETURN_NONE;
+    case PTERUN_VALUE_INT: return PyLong_FromLongLong((long long)o->i);
+    case PTERUN_VALUE_DOUBLE: return PyFloat_FromDouble(o->d);
+    case PTERUN_VALUE_BOOL: return PyBool_FromLong(o->b);
+    case PTERUN_VALUE_TENSOR: {
+      void* data = o->data;
+      o->data = NULL; /* pt_tensor_new owns it from here, even on failure */
+      return pt_tensor_new(st, o->dtype, o->rank, o->sizes, data, o->nbytes);
+    }
+    case PTERUN_VALUE_STRING: return PyUnicode_DecodeUTF8(o->str, (Py_ssize_t)o->len, "replace");
+    default: break;
+  }
+  list = PyList_New((Py_ssize_t)o->n);
+  if (list == NULL) return NULL;
+  for (k = 0; k < o->n; ++k) {
+    PyObject* x;
+    switch (o->tag) {
+      case PTERUN_VALUE_LIST_INT: x = PyLong_FromLongLong((long long)o->ints[k]); break;
+      case PTERUN_VALUE_LIST_DOUBLE: x = PyFloat_FromDouble(o->doubles[k]); break;
+      case PTERUN_VALUE_LIST_BOOL: x = PyBool_FromLong(o->bools[k] != 0); break;
+      default: x = pt_out_to_py(st, &o->items[k]); break;
+    }
+    if (x == NULL) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SetItem(list, (Py_ssize_t)k, x); /* steals x */
+  }
+  return list;
+}
+
+/* ---- the type ------------------------------------------------------------------------ */
+
+PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name) {
+  allocfunc alloc = (allocfunc)PyType_GetSlot(st->method_type, Py_tp_alloc);
+  pterun_method_options opts;
+  pterun_status status = PTERUN_STATUS_OK;
+  pterun_method* m = NULL;
+  pt_method* self;
+  size_t index, k;
+
+  if (pterun_program_find_method(program->program, name, &index) != PTERUN_STATUS_OK) {
+    pt_log_reset();
+    return pt_raise(st, PTERUN_STATUS_NOT_FOUND, "no method '%s'", name);
+  }
+  self = (pt_method*)alloc(st->method_type, 0);
+  if (self == NULL) return NULL;
+  self->program = (pt_program*)Py_NewRef((PyObject*)program);
+  self->name = PyUnicode_FromString(name);
+  self->lock = PyThread_allocate_lock();
+  self->last_copies = PyTuple_New(0);
+  if (self->name == NULL || self->last_copies == NULL) goto fail;
+  if (self->lock == NULL) {
+    PyErr_NoMemory();
+    goto fail;
+  }
+
+  memset(&opts, 0, sizeof opts);
+  opts.registry = st->registry;
+  opts.data = (const pterun_data* const*)program->data;
+  opts.data_count = program->data_count;
+  opts.logger = pt_logger();
+  Py_BEGIN_ALLOW_THREADS
+  pt_log_reset();
+  status = pterun_method_load(program->program, name, &opts, &m);
+  Py_END_ALLOW_THREADS
+  if (status != PTERUN_STATUS_OK) {
+    pt_raise(st, status, "cannot load method '%s' of %s", name,
+             PyUnicode_AsUTF8AndSize(program->origin, NULL));
+    goto fail;
+  }
+  self->method = m;
+  self->input_count = pterun_method_input_count(m);
+  self->output_count = pterun_method_output_count(m);
+  self->inputs =
+      (pterun_io_info*)PyMem_Calloc(self->input_count ? self->input_count : 1, sizeof(pterun_io_info));
+  if (self->inputs == NULL) {
+    PyErr_NoMemory();
+    goto fail;
+  }
+  for (k = 0; k < self->input_count; ++k) {
+    pt_log_reset();
+    status = pterun_program_method_input(program->program, index, k, &self->inputs[k]);
+    if (status != PTERUN_STATUS_OK) {
+      pt_raise(st, status, "cannot query input %zu of method '%s'", k, name);
+      goto fail;
+    }
+  }
+  return (PyObject*)self;
+
+fail:
+  Py_DECREF((PyObject*)self);
+  return NULL;
+}
+
+static void pt_method_dealloc(PyObject* obj) {
+  pt_method* self = (pt_method*)obj;
+  PyTypeObject* tp = Py_TYPE(obj);
+  freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  pterun_method_destroy(self->method); /* before the program it came from */
+  if (self->lock != NULL) PyThread_free_lock(self->lock);
+  PyMem_Free(self->inputs);
+  Py_XDECREF(self->name);
+  Py_XDECREF(self->last_copies);
+  Py_XDECREF((PyObject*)self->program);
+  tp_free(obj);
+  Py_DECREF(tp);
+}
+
+enum pt_phase { PT_PHASE_BIND, PT_PHASE_EXECUTE, PT_PHASE_OUTPUT };
+
+static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
+  pt_method* self = (pt_method*)obj;
+  pt_state* st = pt_state_of_type(Py_TYPE(obj));
+  const char* name = PyUnicode_AsUTF8AndSize(self->name, NULL);
+  PyObject *args = NULL, *result = NULL, *copies = NULL;
+  pt_input* ins = NULL;
+  pt_out* outs = NULL;
+  size_t n, k, prepared = 0, failed_at = 0, nout = self->output_count;
+  pterun_status status = PTERUN_STATUS_OK;
+  enum pt_phase phase = PT_PHASE_BIND;
+
+  if (name == NULL) return NULL;
+  if (PyUnicode_Check(arg) || PyBytes_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "inputs must be a sequence of tensors and scalars");
+    return NULL;
+  }
+  args = PySequence_Tuple(arg);
+  if (args == NULL) return NULL;
+  n = (size_t)PyTuple_Size(args);
+  if (n != self->input_count) {
+    pt_log_reset();
+    pt_raise(st, PTERUN_STATUS_INPUT_MISMATCH, "method '%s' has %zu input%s but %zu %s given",
+             name, self->input_count, self->input_count == 1 ? "" : "s", n,
+             n == 1 ? "was" : "were");
+    goto done;
+  }
+  ins = (pt_input*)PyMem_Calloc(n ? n : 1, sizeof *ins);
+  copies = PyTuple_New((Py_ssize_t)n);
+  if (ins == NULL || copies == NULL) {
+    if (ins == NULL) PyErr_NoMemory();
+    goto done;
+  }
+  for (k = 0; k < n; ++k) {
+    pt_log_reset();
+    prepared = k + 1; /* a failed prepare still needs its release */
+    if (pt_input_prepare(st, PyTuple_GetItem(args, (Py_ssize_t)k), k, &self->inputs[k],
+                         &ins[k]) != 0)
+      goto done;
+    PyTuple_SetItem(copies, (Py_ssize_t)k, PyBool_FromLong(ins[k].copied));
+  }
+
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  pt_log_reset();
+  for (k = 0; k < n && status == PTERUN_STATUS_OK; ++k) {
+    status = pt_input_bind(self->method, k, &ins[k]);
+    failed_at = k;
+  }
+  if (status == PTERUN_STATUS_OK) {
+    phase = PT_PHASE_EXECUTE;
+    status = pterun_method_execute(self->method);
+  }
+  if (status == PTERUN_STATUS_OK) {
+    phase = PT_PHASE_OUTPUT;
+    outs = (pt_out*)calloc(nout ? nout : 1, sizeof *outs);
+    if (outs == NULL) status = PTERUN_STATUS_OUT_OF_MEMORY;
+    for (k = 0; k < nout && status == PTERUN_STATUS_OK; ++k) {
+      const pterun_value* v = NULL;
+      failed_at = k;
+      status = pterun_method_output(self->method, k, &v);
+      if (status == PTERUN_STATUS_OK)
+        status = v != NULL ? pt_out_copy((pterun_value*)v, &outs[k]) : PTERUN_STATUS_INTERNAL;
+    }
+  }
+  PyThread_release_lock(self->lock);
+  Py_END_ALLOW_THREADS
+
+  {
+    PyObject* old = self->last_copies;
+    self->last_copies = Py_NewRef(copies);
+    Py_XDECREF(old);
+  }
+  if (status != PTERUN_STATUS_OK) {
+    switch (phase) {
+      case PT_PHASE_BIND:
+        pt_raise(st, status, "method '%s': cannot set input %zu", name, failed_at);
+        break;
+      case PT_PHASE_EXECUTE: pt_raise(st, status, "method '%s': execute failed", name); break;
+      case PT_PHASE_OUTPUT:
+        pt_raise(st, status, "method '%s': cannot read output %zu", name, failed_at);
+        break;
+    }
+    goto done;
+  }
+  result = PyList_New((Py_ssize_t)nout);
+  if (result == NULL) goto done;
+  for (k = 0; k < nout; ++k) {
+    PyObject* x = pt_out_to_py(st, &outs[k]);
+    if (x == NULL) {
+      Py_CLEAR(result);
+      goto done;
+    }
+    PyList_SetItem(result, (Py_ssize_t)k, x);
+  }
+
+done:
+  if (outs != NULL) {
+    for (k = 0; k < nout; ++k) pt_out_free(&outs[k]);
+    free(outs);
+  }
+  for (k = 0; k < prepared; ++k) pt_input_release(&ins[k]);
+  PyMem_Free(ins);
+  Py_XDECREF(copies);
+  Py_XDECREF(args);
+  return result;
+}
+
+static PyObject* pt_method_get_name(PyObject* obj, void* closure) {
+  return Py_NewRef(((pt_method*)obj)->name);
+}
+static PyObject* pt_method_get_input_count(PyObject* obj, void* closure) {
+  return PyLong_FromSize_t(((pt_method*)obj)->input_count);
+}
+static PyObject* pt_method_get_output_count(PyObject* obj, void* closure) {
+  return PyLong_FromSize_t(((pt_method*)obj)->output_count);
+}
+static PyObject* pt_method_get_last_copies(PyObject* obj, void* closure) {
+  return Py_NewRef(((pt_method*)obj)->last_copies);
+}
+static PyObject* pt_method_get_program(PyObject* obj, void* closure) {
+  return Py_NewRef((PyObject*)((pt_method*)obj)->program);
+}
+
+static PyObject* pt_method_memory(PyObject* obj, PyObject* unused) {
+  size_t runtime_bytes = 0, planned_bytes = 0;
+  pterun_method_memory(((pt_method*)obj)->method, &runtime_bytes, &planned_bytes);
+  return Py_BuildValue("(nn)", (Py_ssize_t)runtime_bytes, (Py_ssize_t)planned_bytes);
+}
+
+static PyObject* pt_method_repr(PyObject* obj) {
+  pt_method* self = (pt_method*)obj;
+  return PyUnicode_FromFormat("<pterun.Method %U: %zu input(s), %zu output(s)>", self->name,
+                              self->input_count, self->output_count);
+}
+
+static PyMethodDef pt_method_methods[] = {
+    {"execute", pt_method_execute, METH_O,
+     "execute(inputs) -> list: bind the inputs, run, return copies of the outputs\n"
+     "(pterun.Tensor, int, float, bool, str, None or lists of those)."},
+    {"memory", pt_method_memory, METH_NOARGS,
+     "memory() -> (runtime_bytes, planned_bytes) pterun allocated for this method."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef pt_method_getset[] = {
+    {"name", pt_method_get_name, NULL, "The method's name.", NULL},
+    {"input_count", pt_method_get_input_count, NULL, "Number of inputs.", NULL},
+    {"output_count", pt_method_get_output_count, NULL, "Number of outputs.", NULL},
+    {"program", pt_method_get_program, NULL, "The program it was loaded from.", NULL},
+    {"last_input_copies", pt_method_get_last_copies, NULL,
+     "For each input of the last execute: True if the binding copied it (layout or dtype\n"
+     "did not allow zero copy), False if the runtime was handed the caller's memory.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot pt_method_slots[] = {
+    {Py_tp_doc, (void*)"A loaded method (use Program.load_method)."},
+    {Py_tp_dealloc, (void*)pt_method_dealloc},
+    {Py_tp_repr, (void*)pt_method_repr},
+    {Py_tp_methods, pt_method_methods},
+    {Py_tp_getset, pt_method_getset},
+    {0, NULL},
+};
+
+PyType_Spec pt_method_spec = {
+    .name = "pterun._pterun.Method",
+    .basicsize = sizeof(pt_method),
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = pt_method_slots,
+};

@@ -1,0 +1,567 @@
+#!/usr/bin/env python3
+"""Writes the golden files of the quantized kernel tests (tests/quantized/golden/*.bin).
+
+Oracles:
+  * ExecuTorch's own C++ kernels. `import executorch.kernels.quantized` loads
+    libquantized_ops_aot_lib, which registers them as
+    torch.ops.quantized_decomposed.<op>.out (ATen build) and also registers them
+    with the ExecuTorch runtime of the pybindings. Ops without an ATen
+    registration (the embeddings) run as one-op programs through the
+    ExecuTorch runtime (portable_lib).
+  * For the operators ExecuTorch has no kernel for (group quantization,
+    torchao affine ops, choose_qparams_per_token/symmetric): the reference
+    Python implementations of PyTorch / torchao, evaluated eagerly.
+
+Usage: /work/venv/bin/python tools/gen_quantized_goldens.py [OUT_DIR]
+
+File format (little endian), read by tests/quantized/test_quantized_golden.c:
+  "PTQG" u32 version(1) u32 ncases, then per case:
+    str op, str label, u8 nargs, nargs * arg, u8 nexpect, nexpect * (u8 argidx, tensor)
+  str    = u16 len + bytes
+  arg    = u8 kind + payload:
+           0 None | 1 Tensor(tensor) | 2 String(str) | 3 Double(f64) | 4 Int(i64)
+           | 5 Bool(u8) | 8 IntList(u32 n, n*i64) | 10 SameAs(u8 argidx)
+           | 11 TensorList(u8 n, n*u8 argidx)
+  tensor = u8 dtype, u8 rank, rank*i64 sizes, u64 nbytes, bytes
+Output tensors are written with the expected shape and zero data; the test
+gives them an unbounded dynamism, so a kernel must resize them itself.
+"""
+import io
+import logging
+import os
+import struct
+import sys
+import warnings
+
+warnings.filterwarnings("ignore")
+logging.disable(logging.WARNING)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import executorch.kernels.quantized  # noqa: E402,F401  (registers the oracle kernels)
+import executorch.exir.passes._quant_patterns_and_replacements  # noqa: E402,F401
+
+QD = torch.ops.quantized_decomposed
+
+DTYPE_CODE = {
+    torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
+    torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11,
+    torch.bfloat16: 15, torch.uint16: 27,
+}
+
+
+class Out:
+    """An output tensor argument (expected value filled in after the oracle ran)."""
+
+    def __init__(self, t):
+        self.t = t
+
+
+class SameAs:
+    def __init__(self, k):
+        self.k = k
+
+
+class TList:
+    def __init__(self, ks):
+        self.ks = ks
+
+
+def _str(b, s):
+    s = s.encode()
+    b.write(struct.pack("<H", len(s)))
+    b.write(s)
+
+
+def _tensor(b, t):
+    t = t.contiguous()
+    raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+    b.write(struct.pack("<BB", DTYPE_CODE[t.dtype], t.dim()))
+    for s in t.shape:
+        b.write(struct.pack("<q", s))
+    b.write(struct.pack("<Q", len(raw)))
+    b.write(raw)
+
+
+class GoldenFile:
+    def __init__(self, name):
+        self.name = name
+        self.cases = []
+
+    def add(self, op, label, args):
+        self.cases.append((op, label, args))
+
+    def write(self, out_dir):
+        b = io.BytesIO()
+        b.write(b"PTQG")
+        b.write(struct.pack("<II", 1, len(self.cases)))
+        for op, label, args in self.cases:
+            _str(b, op)
+            _str(b, label)
+            b.write(struct.pack("<B", len(args)))
+            expects = []
+            for k, a in enumerate(args):
+                if a is None:
+                    b.write(b"\x00")
+                elif isinstance(a, Out):
+                    b.write(b"\x01")
+                    _tensor(b, torch.zeros_like(a.t))
+                    expects.append((k, a.t))
+                elif isinstance(a, torch.Tensor):
+                    b.write(b"\x01")
+                    _tensor(b, a)
+                elif isinstance(a, str):
+                    b.write(b"\x02")
+                    _str(b, a)
+                elif isinstance(a, bool):
+                    b.write(struct.pack("<BB", 5, int(a)))
+                elif isinstance(a, float):
+                    b.write(struct.pack("<Bd", 3, a))
+                elif isinstance(a, torch.dtype):
+                    b.write(struct.pack("<Bq", 4, DTYPE_CODE[a]))
+                elif isinstance(a, int):
+                    b.write(struct.pack("<Bq", 4, a))
+                elif isinstance(a, (list, tuple)):
+                    b.write(struct.pack("<BI", 8, len(a)))
+                    for v in a:
+                        b.write(struct.pack("<q", v))
+                elif isinstance(a, SameAs):
+                    b.write(struct.pack("<BB", 10, a.k))
+                elif isinstance(a, TList):
+                    b.write(struct.pack("<BB", 11, len(a.ks)))
+                    for v in a.ks:
+                        b.write(struct.pack("<B", v))
+                else:
+                    raise TypeError(type(a))
+            b.write(struct.pack("<B", len(expects)))
+            for k, t in expects:
+                b.write(struct.pack("<B", k))
+                _tensor(b, t)
+        path = os.path.join(out_dir, self.name + ".bin")
+        with open(path, "wb") as f:
+            f.write(b.getvalue())
+        return path, len(self.cases), len(b.getvalue())
+
+
+def f32(v):
+    return torch.tensor(v, dtype=torch.float32)
+
+
+def rng(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+# ---------------------------------------------------------------------------
+# per tensor / per channel / per token / choose_qparams / add (ATen oracle)
+
+QRANGE = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int16: (-32768, 32767),
+          torch.uint16: (0, 65535), torch.int32: (-2**31, 2**31 - 1)}
+
+
+def q_per_tensor(g, label, x, scale, zp, qmin, qmax, dtype, tensor_args=False):
+    out = torch.empty(x.shape, dtype=dtype)
+    if tensor_args:
+        st, zt = torch.tensor([scale], dtype=torch.float64), torch.tensor([zp], dtype=torch.int64)
+        QD.quantize_per_tensor.Tensor_out(x, st, zt, qmin, qmax, dtype, out=out)
+        g.add("quantized_decomposed::quantize_per_tensor.Tensor_out", label,
+              [x, st, zt, qmin, qmax, dtype, Out(out), SameAs(6)])
+    else:
+        QD.quantize_per_tensor.out(x, scale, zp, qmin, qmax, dtype, out=out)
+        g.add("quantized_decomposed::quantize_per_tensor.out", label,
+              [x, float(scale), zp, qmin, qmax, dtype, Out(out), SameAs(6)])
+
+
+def dq_per_tensor(g, label, q, scale, zp, qmin, qmax, out_dtype, give_od=True, tensor_args=False):
+    out = torch.empty(q.shape, dtype=out_dtype)
+    od = out_dtype if give_od else None
+    if tensor_args:
+        st, zt = torch.tensor([scale], dtype=torch.float64), torch.tensor([zp], dtype=torch.int64)
+        QD.dequantize_per_tensor.Tensor_out(q, st, zt, qmin, qmax, q.dtype, out_dtype=od, out=out)
+        g.add("quantized_decomposed::dequantize_per_tensor.Tensor_out", label,
+              [q, st, zt, qmin, qmax, q.dtype, od, Out(out), SameAs(7)])
+    else:
+        QD.dequantize_per_tensor.out(q, scale, zp, qmin, qmax, q.dtype, out_dtype=od, out=out)
+        g.add("quantized_decomposed::dequantize_per_tensor.out", label,
+              [q, float(scale), zp, qmin, qmax, q.dtype, od, Out(out), SameAs(7)])
+
+
+def rand_q(gen, shape, dtype, lo=None, hi=None):
+    a, b = QRANGE[dtype]
+    lo = a if lo is None else lo
+    hi = b if hi is None else hi
+    return torch.randint(lo, hi + 1, shape, generator=gen, dtype=torch.int64).to(dtype)
+
+
+def gen_per_tensor():
+    g = GoldenFile("q_per_tensor")
+    i8 = torch.int8
+    # section 8.2 vectors
+    q_per_tensor(g, "ties", f32([1.25, 1.75, -1.25, -1.75, 0.25, -0.25, 2.25]), 0.5, 0, -128, 127, i8)
+    q_per_tensor(g, "zp after rounding", f32([1.25, -1.25, 0.75]), 0.5, 3, -128, 127, i8)
+    q_per_tensor(g, "clamp", f32([100.0, -100.0, 63.5, 64.0, -64.25]), 0.5, 0, -128, 127, i8)
+    q_per_tensor(g, "u8 zp10", f32([-0.3, 0.0, 24.5]), 0.1, 10, 0, 255, torch.uint8)
+    q_per_tensor(g, "neg zp", f32([0.26, -0.26]), 0.02, -5, -128, 127, i8)
+    q_per_tensor(g, "f32 reciprocal", torch.tensor([-0.3770020008087158], dtype=torch.float32),
+                 0.003004, 0, -128, 127, i8)
+    q_per_tensor(g, "nan inf huge", f32([float("inf"), float("nan"), 1e20, -float("inf"), -1e20]),
+                 1.0, 0, -128, 127, i8)
+    q_per_tensor(g, "narrow range", f32([-3.0, -2.6, 2.6, 3.0, 0.1]), 0.02, 1, -100, 100, i8)
+    gen = rng(1)
+    for dt in (torch.uint8, torch.int8, torch.int16, torch.uint16, torch.int32):
+        lo, hi = QRANGE[dt]
+        for k, (scale, zp) in enumerate([(0.05, 0), (0.0137, 3), (1.0 / 3.0, -7), (2.5e-3, 11)]):
+            zp = min(max(zp, lo), hi)
+            x = torch.randn(37, generator=gen) * 4.0
+            q_per_tensor(g, f"rand {dt} {k}", x, scale, zp, lo, hi, dt)
+        # ties at +-k.5 after scaling with a power-of-two scale
+        x = (torch.arange(-20, 20, dtype=torch.float32) + 0.5) * 0.25
+        q_per_tensor(g, f"ties {dt}", x, 0.25, 0 if lo < 0 else 30, lo, hi, dt)
+    x = torch.randn(2, 3, 5, generator=gen, dtype=torch.float64) * 3
+    q_per_tensor(g, "f64 input", x, 0.0213, -4, -128, 127, i8)
+    x = (torch.randn(4, 6, generator=gen) * 3).to(torch.float16)
+    q_per_tensor(g, "f16 input", x, 0.0213, 5, -128, 127, i8)
+    q_per_tensor(g, "scale near floor", torch.randn(9, generator=gen) * 1e-3, 6.1e-5, 0, -128, 127, i8)
+    q_per_tensor(g, "Tensor_out", torch.randn(3, 4, generator=gen), 0.031, -2, -128, 127, i8, True)
+    q_per_tensor(g, "Tensor_out u8", torch.randn(7, generator=gen), 0.02, 128, 0, 255,
+                 torch.uint8, True)
+    q_per_tensor(g, "rank0", torch.tensor(0.77), 0.1, 0, -128, 127, i8)
+    q_per_tensor(g, "empty", torch.zeros(0, 3), 0.1, 0, -128, 127, i8)
+    # dequantize
+    dq_per_tensor(g, "8.2 i8", torch.tensor([-128, 127, 5, 0], dtype=i8), 0.1, 0, -128, 127, torch.float32)
+    dq_per_tensor(g, "8.2 i8 f16", torch.tensor([-128, 127, 5, 0], dtype=i8), 0.1, 0, -128, 127, torch.float16)
+    dq_per_tensor(g, "8.2 zp3", torch.tensor([5, -3], dtype=i8), 0.1, 3, -128, 127, torch.float32)
+    dq_per_tensor(g, "8.2 u8", torch.tensor([200, 0, 255], dtype=torch.uint8), 0.0235, 128, 0, 255,
+                  torch.float32)
+    for dt in (torch.uint8, torch.int8, torch.int16, torch.uint16, torch.int32):
+        lo, hi = QRANGE[dt]
+        for od in (torch.float32, torch.float64, torch.float16):
+            q = rand_q(gen, (3, 7), dt, max(lo, -40000), min(hi, 40000))
+            zp = 0 if lo < 0 else 17
+            dq_per_tensor(g, f"rand {dt} {od}", q, 0.0123, zp, lo, hi, od)
+    q = rand_q(gen, (5,), i8)
+    dq_per_tensor(g, "no out_dtype", q, 0.37, -3, -128, 127, torch.float32, give_od=False)
+    dq_per_tensor(g, "Tensor_out", q, 0.37, -3, -128, 127, torch.float32, tensor_args=True)
+    dq_per_tensor(g, "Tensor_out f16", q, 0.37, 2, -128, 127, torch.float16, tensor_args=True)
+    dq_per_tensor(g, "i32 big", torch.tensor([2**31 - 1, -2**31, 123456789], dtype=torch.int32),
+                  1e-3, 7, -2**31, 2**31 - 1, torch.float32)
+    return g
+
+
+def q_per_channel(g, label, x, scales, zps, axis, qmin, qmax, dtype):
+    scales = torch.tensor(scales, dtype=torch.float64)
+    zps = torch.tensor(zps, dtype=torch.int64)
+    out = torch.empty(x.shape, dtype=dtype)
+    QD.quantize_per_channel.out(x, scales, zps, axis, qmin, qmax, dtype, out=out)
+    g.add("quantized_decomposed::quantize_per_channel.out", label,
+          [x, scales, zps, axis, qmin, qmax, dtype, Out(out), SameAs(7)])
+
+
+def dq_per_channel(g, label, q, scales, zps, axis, qmin, qmax, out_dtype, give_od=True):
+    out = torch.empty(q.shape, dtype=out_dtype)
+    od = out_dtype if give_od else None
+    QD.dequantize_per_channel.out(q, scales, zps, axis, qmin, qmax, q.dtype, out_dtype=od, out=out)
+    g.add("quantized_decomposed::dequantize_per_channel.out", label,
+          [q, scales, zps, axis, qmin, qmax, q.dtype, od, Out(out), SameAs(8)])
+
+
+def gen_per_channel():
+    g = GoldenFile("q_per_channel")
+    i8 = torch.int8
+    x = f32([[0.5, -1.0, 2.0], [1.26, 3.3, -7.0]])
+    q_per_channel(g, "8.2", x, [0.5, 0.25, 1.0], [0, -10, 5], 1, -128, 127, i8)
+    q = torch.tensor([[1, -14, 7], [3, 3, -2]], dtype=i8)
+    dq_per_channel(g, "8.2 back", q, torch.tensor([0.5, 0.25, 1.0], dtype=torch.float64),
+                   torch.tensor([0, -10, 5]), 1, -128, 127, torch.float32)
+    gen = rng(2)
+    for shape, axis in [((4, 6), 0), ((4, 6), 1), ((4, 6), -1), ((2, 3, 5), 1), ((2, 3, 5), -3),
+                        ((2, 3, 2, 3), 2), ((7,), 0)]:
+        C = shape[axis]
+        x = torch.randn(*shape, generator=gen) * 2
+        sc = (torch.rand(C, generator=gen) * 0.05 + 0.005).tolist()
+        zp = torch.randint(-10, 10, (C,), generator=gen).tolist()
+        q_per_channel(g, f"rand {shape} {axis}", x, sc, zp, axis, -128, 127, i8)
+        q_per_channel(g, f"rand u8 {shape} {axis}", x, sc, [z + 128 for z in zp], axis, 0, 255,
+                      torch.uint8)
+        for sdt in (torch.float32, torch.float64):
+            for with_zp in (False, True):
+                for od in (torch.float32, torch.float64, torch.float16):
+                    qv = rand_q(gen, shape, i8)
+                    scales = torch.tensor(sc, dtype=sdt)
+                    zps = torch.tensor(zp, dtype=torch.int64) if with_zp else None
+                    dq_per_channel(g, f"dq {shape} {axis} {sdt} zp={with_zp} {od}", qv, scales, zps,
+                                   axis, -128, 127, od)
+                qv = rand_q(gen, shape, torch.uint8)
+                dq_per_channel(g, f"dq u8 {shape} {axis} {sdt} zp={with_zp}", qv,
+                               torch.tensor(sc, dtype=sdt),
+                               torch.tensor([z + 128 for z in zp]) if with_zp else None, axis, 0, 255,
+                               torch.float32)
+    qv = rand_q(gen, (3, 4), i8)
+    dq_per_channel(g, "dq no out_dtype", qv, torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64),
+                   torch.tensor([1, -1, 0]), 0, -128, 127, torch.float32, give_od=False)
+    qv = rand_q(gen, (5,), torch.int16)
+    dq_per_channel(g, "dq 1-D i16 f64", qv, torch.rand(5, generator=gen, dtype=torch.float64),
+                   torch.tensor([1, -1, 0, 3, 2]), 0, -32768, 32767, torch.float64)
+    dq_per_channel(g, "dq 1-D i16 f16", qv, torch.rand(5, generator=gen, dtype=torch.float64),
+                   torch.tensor([1, -1, 0, 3, 2]), 0, -32768, 32767, torch.float16)
+    return g
+
+
+def choose(g, label, x, qmin, qmax):
+    so = torch.empty(1, dtype=torch.float64)
+    zo = torch.empty(1, dtype=torch.int64)
+    QD.choose_qparams.Tensor_out(x, qmin, qmax, 1e-7, torch.int8 if qmin < 0 else torch.uint8,
+                                 scale_out=so, zero_point_out=zo)
+    g.add("quantized_decomposed::choose_qparams.Tensor_out", label,
+          [x, qmin, qmax, 1e-7, torch.int8 if qmin < 0 else torch.uint8, Out(so), Out(zo),
+           TList([5, 6])])
+
+
+def choose_tok(g, label, x):
+    shape = list(x.shape[:-1]) + [1]
+    so = torch.empty(shape, dtype=torch.float64)
+    zo = torch.empty(shape, dtype=torch.int64)
+    QD.choose_qparams_per_token_asymmetric.out(x, torch.int8, scale_out=so, zero_point_out=zo)
+    g.add("quantized_decomposed::choose_qparams_per_token_asymmetric.out", label,
+          [x, torch.int8, Out(so), Out(zo), TList([2, 3])])
+    return so, zo
+
+
+def q_tok(g, label, x, so, zo, qmin, qmax, dtype):
+    out = torch.empty(x.shape, dtype=dtype)
+    QD.quantize_per_token.out(x, so, zo, qmin, qmax, dtype, out=out)
+    g.add("quantized_decomposed::quantize_per_token.out", label,
+          [x, so, zo, qmin, qmax, dtype, Out(out), SameAs(6)])
+    return out
+
+
+def dq_tok(g, label, q, so, zo, qmin, qmax, od):
+    out = torch.empty(q.shape, dtype=od)
+    QD.dequantize_per_token.out(q, so, zo, qmin, qmax, q.dtype, od, out=out)
+    g.add("quantized_decomposed::dequantize_per_token.out", label,
+          [q, so, zo, qmin, qmax, q.dtype, od, Out(out), SameAs(7)])
+
+
+def gen_choose():
+    g = GoldenFile("q_choose_token")
+    choose(g, "8.2 a", f32([1.0, 2.5, 3.2, 15.4]), 0, 255)
+    for label, v, lo, hi in [("8.2 row1", [-0.5, 0.3, 1.2], -128, 127),
+                             ("8.2 row2", [0.1, -0.8, 2.1], -128, 127),
+                             ("all zero", [0.0, 0.0], -128, 127),
+                             ("tiny pos", [0.0, 0.001], 0, 255),
+                             ("tiny both", [-0.0002, 0.0003], -128, 127),
+                             ("all neg", [-5.0, -1.0], -128, 127),
+                             ("all pos", [1.0, 2.0, 3.0, 4.0], -128, 127),
+                             ("single", [0.37], -128, 127),
+                             ("single neg u8", [-0.37], 0, 255),
+                             ("tiny neg", [-1e-6, -3e-7], -128, 127),
+                             ("denorm", [1e-40, -1e-41], -128, 127),
+                             ("neg zero", [-0.0, 0.0], 0, 255),
+                             ("i16 range", [-3.0, 7.0], -32768, 32767)]:
+        choose(g, label, f32(v), lo, hi)
+    gen = rng(3)
+    for k in range(12):
+        x = torch.randn(17, generator=gen) * (10 ** (k % 4 - 2)) + (k - 6) * 0.1
+        choose(g, f"rand {k}", x, -128 if k % 2 else 0, 127 if k % 2 else 255)
+    # per token
+    x = f32([[-0.5, 0.3, 1.2], [0.1, -0.8, 2.1]])
+    so, zo = choose_tok(g, "8.2 tokens", x)
+    q = q_tok(g, "8.2 tokens", x, so, zo, -128, 127, torch.int8)
+    dq_tok(g, "8.2 tokens", q, so, zo, -128, 127, torch.float32)
+    edge = f32([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [-3.0, -2.0, -1.0], [1e-5, 2e-5, 0.0],
+                [-0.5, 0.5, 0.0], [7.0, 7.0, 7.0]])
+    so, zo = choose_tok(g, "edge rows", edge)
+    q = q_tok(g, "edge rows", edge, so, zo, -128, 127, torch.int8)
+    dq_tok(g, "edge rows", q, so, zo, -128, 127, torch.float32)
+    so, zo = choose_tok(g, "single col", f32([[0.3], [-0.2], [0.0]]))
+    for shape in [(5, 16), (2, 3, 9), (1, 33), (4, 1, 7)]:
+        x = torch.randn(*shape, generator=gen) * 3
+        so, zo = choose_tok(g, f"rand {shape}", x)
+        q = q_tok(g, f"rand {shape}", x, so, zo, -128, 127, torch.int8)
+        for od in (torch.float32, torch.float16, torch.float64):
+            dq_tok(g, f"rand {shape} {od}", q, so, zo, -128, 127, od)
+        dq_tok(g, f"rand {shape} f32 scales", q, so.float(), zo, -128, 127, torch.float32)
+    x = torch.randn(3, 10, generator=gen)
+    so = torch.rand(3, 1, generator=gen, dtype=torch.float64) * 0.01 + 0.001
+    zo = torch.tensor([[0], [100], [200]])
+    q = q_tok(g, "u8 tokens", x, so, zo, 0, 255, torch.uint8)
+    dq_tok(g, "u8 tokens", q, so, zo, 0, 255, torch.float32)
+    return g
+
+
+def add_case(g, label, a, sa, za, b, sb, zb, so, zo, lo=0, hi=255):
+    out = torch.empty(a.shape, dtype=a.dtype)
+    QD.add.out(a, sa, za, 0, 255, b, sb, zb, 0, 255, so, zo, lo, hi, out=out)
+    g.add("quantized_decomposed::add.out", label,
+          [a, float(sa), za, 0, 255, b, float(sb), zb, 0, 255, float(so), zo, lo, hi, Out(out),
+           SameAs(14)])
+
+
+def gen_add_mixed():
+    g = GoldenFile("q_add_mixed")
+    u8 = torch.uint8
+    add_case(g, "8.2", torch.tensor([0, 128, 255, 10], dtype=u8), 0.1, 128,
+             torch.tensor([255, 128, 0, 20], dtype=u8), 0.05, 100, 0.2, 0)
+    gen = rng(4)
+    for k in range(6):
+        a = rand_q(gen, (3, 11), u8)
+        b = rand_q(gen, (3, 11), u8)
+        add_case(g, f"rand {k}", a, 0.01 * (k + 1), 100 + k, b, 0.023, 128 - k, 0.05 / (k + 1), 50 + k,
+                 0 if k % 2 else 10, 255 if k % 2 else 200)
+    # mixed_mm / mixed_linear
+    x = f32([[1.5, -2.0]])
+    w = torch.tensor([[3, -1], [2, 4]], dtype=torch.int8)
+    s = f32([0.5, 0.25])
+    out = torch.empty(1, 2)
+    QD.mixed_mm.out(x, w, s, None, out=out)
+    g.add("quantized_decomposed::mixed_mm.out", "8.2", [x, w, s, None, Out(out), SameAs(4)])
+    for dt in (torch.float32, torch.float16):
+        for (m, n, p) in [(3, 5, 4), (1, 16, 3), (4, 1, 2)]:
+            x = (torch.randn(m, n, generator=gen)).to(dt)
+            w = rand_q(gen, (n, p), torch.int8)
+            s = (torch.rand(n, generator=gen) * 0.1).to(dt)
+            out = torch.empty(m, p, dtype=dt)
+            QD.mixed_mm.out(x, w, s, None, out=out)
+            g.add("quantized_decomposed::mixed_mm.out", f"rand {dt} {m}x{n}x{p}",
+                  [x, w, s, None, Out(out), SameAs(4)])
+    x = f32([[0.1, 0.2, 0.3, 0.4]])
+    w = torch.tensor([[1, -2, 3, -4], [127, -128, 5, 0]], dtype=torch.int8)
+    s = f32([[0.5, 0.25], [0.01, 0.02]])
+    out = torch.empty(1, 2)
+    QD.mixed_linear.out(x, w, s, None, None, out=out)
+    g.add("quantized_decomposed::mixed_linear.out", "8.2", [x, w, s, None, None, Out(out), SameAs(5)])
+    for dt in (torch.float32, torch.float16):
+        for (m, n, p, G) in [(2, 8, 3, 0), (2, 8, 3, 2), (3, 12, 5, 4), (1, 7, 2, 3), (2, 5, 3, 4),
+                             (2, 6, 2, 6)]:
+            for od, dtarg in [(dt, None), (torch.float32, torch.float32), (torch.float16, torch.float16),
+                              (torch.float64, None)]:
+                x = torch.randn(m, n, generator=gen).to(dt)
+                w = rand_q(gen, (p, n), torch.int8)
+                s = (torch.rand(p, generator=gen) * 0.05).to(dt) if G == 0 else \
+                    (torch.rand(p, G, generator=gen) * 0.05).to(dt)
+                out = torch.empty(m, p, dtype=od)
+                QD.mixed_linear.out(x, w, s, None, dtarg, out=out)
+                g.add("quantized_decomposed::mixed_linear.out", f"rand {dt} {m}x{n}x{p} G{G} {od} {dtarg}",
+                      [x, w, s, None, dtarg, Out(out), SameAs(5)])
+    return g
+
+
+# ---------------------------------------------------------------------------
+# embeddings (ExecuTorch runtime oracle)
+
+_emb_cache = {}
+
+
+def run_et(fn, inputs):
+    from executorch.exir import EdgeCompileConfig, to_edge
+    from executorch.extension.pybindings import portable_lib as pl
+
+    class M(torch.nn.Module):
+        def forward(self, *a):
+            return fn(*a)
+
+    ep = torch.export.export(M(), tuple(inputs))
+    prog = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False)).to_executorch()
+    m = pl._load_for_executorch_from_buffer(prog.buffer)
+    return m.forward(tuple(inputs))[0]
+
+
+def emb_case(g, label, nbit, w, scales, zps, qmin, qmax, idx, dtype_variant, dtype=None):
+    name = {8: "embedding_byte", 4: "embedding_4bit", 2: "embedding_2bit"}[nbit]
+    op = getattr(QD, name)
+    ins = [w, scales] + ([zps] if zps is not None else []) + [idx]
+
+    def fn(*a):
+        a = list(a)
+        zz = a[2] if zps is not None else None
+        ii = a[-1]
+        if dtype_variant:
+            return op.dtype(a[0], a[1], zz, qmin, qmax, ii, dtype=dtype)
+        return op.default(a[0], a[1], zz, qmin, qmax, ii)
+
+    out = run_et(fn, ins)
+    if dtype_variant:
+        g.add(f"quantized_decomposed::{name}.dtype_out", label,
+              [w, scales, zps, qmin, qmax, idx, dtype, Out(out), SameAs(7)])
+    else:
+        g.add(f"quantized_decomposed::{name}.out", label,
+              [w, scales, zps, qmin, qmax, idx, Out(out), SameAs(6)])
+
+
+def pack4(q):  # q int8 [V, D] in [-8, 7] -> u8 [V, D/2], even element high nibble
+    u = (q.to(torch.int16) + 8).to(torch.uint8)
+    return (u[:, 0::2] << 4) | u[:, 1::2]
+
+
+def pack2(q):  # q in [-2, 1] -> u8 [V, D/4], element j%4 in bits 2*(j%4)
+    u = (q.to(torch.int16) + 2).to(torch.uint8)
+    return u[:, 0::4] | (u[:, 1::4] << 2) | (u[:, 2::4] << 4) | (u[:, 3::4] << 6)
+
+
+def gen_embedding():
+    g = GoldenFile("q_embedding")
+    i8 = torch.int8
+    w = torch.tensor([[-3, 1, 6, 7], [2, -5, -4, 0], [-8, 3, -1, 6]], dtype=i8)
+    sc = f32([[0.5, 1.0], [1.5, 2.0], [2.5, 3.0]])
+    zp = f32([[1, -5], [0, 2], [-3, -1]])
+    idx = torch.tensor([2, 0])
+    emb_case(g, "8.2 byte", 8, w, sc, zp, -128, 127, idx, False)
+    emb_case(g, "8.2 byte dtype", 8, w, sc, zp, -128, 127, idx, True, torch.float32)
+    for dt in (torch.float16, torch.bfloat16):
+        s2 = torch.tensor([[0.1, 0.3]] * 3, dtype=dt)
+        emb_case(g, f"8.2 byte {dt}", 8, w, s2, None, -128, 127, torch.tensor([1]), False)
+        emb_case(g, f"8.2 byte dtype {dt}", 8, w, s2, None, -128, 127, torch.tensor([1]), True, dt)
+        emb_case(g, f"byte f32 scales -> {dt}", 8, w, f32([[0.1, 0.3]] * 3), None, -128, 127,
+                 torch.tensor([1, 0]), True, dt)
+    emb_case(g, "8.2 4bit", 4, torch.tensor([[89, 239], [163, 72], [11, 126]], dtype=torch.uint8),
+             f32([0.5, 1.0, 1.5]), f32([1, -5, 0]), -8, 7, torch.tensor([0, 2, 1]), False)
+    emb_case(g, "8.2 2bit", 2, torch.tensor([[0x1B, 0xE4]], dtype=torch.uint8), f32([0.5]), None, -2, 1,
+             torch.tensor([0]), False)
+    gen = rng(5)
+    for nbit, (lo, hi) in ((8, (-128, 127)), (4, (-8, 7)), (2, (-2, 1))):
+        for (V, D, G) in [(5, 8, 0), (5, 8, 1), (4, 16, 2), (3, 8, 8), (6, 32, 4), (2, 24, 3)]:
+            if D % 4:
+                continue
+            q = torch.randint(lo, hi + 1, (V, D), generator=gen).to(i8)
+            wt = q if nbit == 8 else (pack4(q) if nbit == 4 else pack2(q))
+            for sdt in (torch.float32, torch.float16, torch.bfloat16):
+                shape = (V,) if G == 0 else (V, G)
+                scales = (torch.rand(*shape, generator=gen) * 0.2 + 0.01).to(sdt)
+                zps = torch.randint(-3, 4, shape, generator=gen).to(sdt)
+                idx = torch.randint(0, V, (7,), generator=gen)
+                for with_zp in (False, True):
+                    z = zps if with_zp else None
+                    lbl = f"{nbit}bit V{V} D{D} G{G} {sdt} zp={with_zp}"
+                    emb_case(g, lbl, nbit, wt, scales, z, lo, hi, idx, False)
+                    emb_case(g, lbl + " dtype", nbit, wt, scales, z, lo, hi, idx, True, sdt)
+                    if not with_zp and sdt != torch.float32:
+                        emb_case(g, lbl + " dtype->f32", nbit, wt, scales, None, lo, hi, idx, True,
+                                 torch.float32)
+            if nbit == 8:
+                emb_case(g, f"u8 weight V{V} D{D}", 8, (q.to(torch.int16) + 128).to(torch.uint8),
+                         f32([0.05] * V), f32([128.0] * V), 0, 255, torch.tensor([0, V - 1]), False)
+            else:
+                emb_case(g, f"{nbit}bit i32 idx 2-D V{V} D{D}", nbit, wt,
+                         (torch.rand(V, generator=gen) + 0.1), None, lo, hi,
+                         torch.randint(0, V, (2, 3), generator=gen, dtype=torch.int32), True,
+                         torch.float32)
+    emb_case(g, "byte idx 2-D", 8, w, sc, None, -128, 127, torch.tensor([[0, 1], [2, 2]]), True, None)
+    return g
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "tests", "quantized", "golden")
+    os.makedirs(out_dir, exist_ok=True)
+    gens = [gen_per_tensor, gen_per_channel, gen_choose, gen_add_mixed, gen_embedding]
+    extra = globals().get("EXTRA_GENERATORS", [])
+    total = 0
+    for fn in gens + extra:
+        path, n, size = fn().write(out_dir)
+        total += size
+        print(f"{os.path.relpath(path)}: {n} cases, {size} bytes")
+    print(f"total {total} bytes")
+
+
+if __name__ == "__main__":
+    main()
