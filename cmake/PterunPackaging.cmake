@@ -21,10 +21,14 @@ set(PTERUN_MANIFEST "${PROJECT_SOURCE_DIR}/packaging/components.json" CACHE FILE
 
 if(PTERUN_WHEEL_LAYOUT)
   set(PTERUN_WHEEL_PACKAGE_DIR "pterun" CACHE STRING
-      "Wheel layout: the Python package directory, relative to the install prefix")
-  set(CMAKE_INSTALL_LIBDIR "${PTERUN_WHEEL_PACKAGE_DIR}/lib" CACHE PATH "Libraries (wheel layout)")
-  set(CMAKE_INSTALL_INCLUDEDIR "${PTERUN_WHEEL_PACKAGE_DIR}/include" CACHE PATH "Headers (wheel layout)")
-  set(CMAKE_INSTALL_BINDIR "${PTERUN_WHEEL_PACKAGE_DIR}/bin" CACHE PATH "Programs (wheel layout)")
+      "Wheel layout: the Python package directory, relative to the install prefix (empty: the prefix)")
+  set(_pt_pkg "")
+  if(NOT PTERUN_WHEEL_PACKAGE_DIR STREQUAL "")
+    set(_pt_pkg "${PTERUN_WHEEL_PACKAGE_DIR}/")
+  endif()
+  set(CMAKE_INSTALL_LIBDIR "${_pt_pkg}lib" CACHE PATH "Libraries (wheel layout)")
+  set(CMAKE_INSTALL_INCLUDEDIR "${_pt_pkg}include" CACHE PATH "Headers (wheel layout)")
+  set(CMAKE_INSTALL_BINDIR "${_pt_pkg}bin" CACHE PATH "Programs (wheel layout)")
 endif()
 include(GNUInstallDirs)
 set(PTERUN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/pterun" CACHE PATH

@@ -205,6 +205,227 @@ class TwoCondModel(nn.Module):
         return a, b
 
 
+# ---- real models (issue 3): small versions of common architectures ----------
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2 block: 1x1 expand - BN - ReLU6 - depthwise 3x3 - BN - ReLU6 -
+    1x1 project - BN, with a residual when the shape allows it."""
+
+    def __init__(self, cin: int, cout: int, stride: int, expand: int) -> None:
+        super().__init__()
+        hid = cin * expand
+        self.use_res = stride == 1 and cin == cout
+        self.expand = nn.Conv2d(cin, hid, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(hid)
+        self.dw = nn.Conv2d(hid, hid, 3, stride=stride, padding=1, groups=hid, bias=False)
+        self.bn2 = nn.BatchNorm2d(hid)
+        self.project = nn.Conv2d(hid, cout, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(cout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.relu6(self.bn1(self.expand(x)))
+        y = nn.functional.relu6(self.bn2(self.dw(y)))
+        y = self.bn3(self.project(y))
+        return x + y if self.use_res else y
+
+
+def _randomize_bn(m: nn.Module) -> None:
+    """Non-trivial running statistics so that eval-mode BN does real work."""
+    for mod in m.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            c = mod.num_features
+            assert mod.running_mean is not None and mod.running_var is not None
+            with torch.no_grad():
+                mod.running_mean.copy_(torch.randn(c) * 0.1)
+                mod.running_var.copy_(torch.rand(c) + 0.5)
+                mod.weight.copy_(torch.rand(c) + 0.5)
+                mod.bias.copy_(torch.randn(c) * 0.1)
+
+
+class MobileNetish(nn.Module):
+    """Stem conv (stride 2) - 3 inverted residual blocks - 1x1 conv - GAP - Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)
+        self.bn0 = nn.BatchNorm2d(8)
+        self.blocks = nn.Sequential(
+            InvertedResidual(8, 8, 1, 3),
+            InvertedResidual(8, 16, 2, 3),
+            InvertedResidual(16, 16, 1, 3),
+        )
+        self.head = nn.Conv2d(16, 32, 1, bias=False)
+        self.bn4 = nn.BatchNorm2d(32)
+        self.fc = nn.Linear(32, 10)
+        _randomize_bn(self)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = nn.functional.relu6(self.bn0(self.stem(x)))
+        x = self.blocks(x)
+        x = nn.functional.relu6(self.bn4(self.head(x)))
+        x = nn.functional.adaptive_avg_pool2d(x, 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+def _fold_bn(m: nn.Module) -> None:
+    """Folds every Conv2d-BatchNorm2d pair (eval mode) in the models above."""
+    for mod in list(m.modules()):
+        for conv_name, bn_name in (("stem", "bn0"), ("head", "bn4"), ("expand", "bn1"),
+                                   ("dw", "bn2"), ("project", "bn3")):
+            conv, bn = getattr(mod, conv_name, None), getattr(mod, bn_name, None)
+            if isinstance(conv, nn.Conv2d) and isinstance(bn, nn.BatchNorm2d):
+                setattr(mod, conv_name, fuse_conv_bn_eval(conv, bn))
+                setattr(mod, bn_name, nn.Identity())
+
+
+class BasicBlock(nn.Module):
+    """ResNet basic block with an optional 1x1 stride-2 downsample shortcut."""
+
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down: nn.Module = nn.Identity()
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout)
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return torch.relu(y + self.down(x))
+
+
+class ResNetish(nn.Module):
+    """Conv7x7/2 - BN - ReLU - MaxPool3x3/2 - 2 basic blocks - GAP - Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.layer1 = BasicBlock(8, 8, 1)
+        self.layer2 = BasicBlock(8, 16, 2)
+        self.fc = nn.Linear(16, 10)
+        _randomize_bn(self)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.pool(torch.relu(self.bn1(self.conv1(x))))
+        x = self.layer2(self.layer1(x))
+        x = torch.mean(x, dim=(2, 3))
+        return self.fc(x)
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention written out (qkv projection, masked
+    scores, softmax, weighted sum, output projection)."""
+
+    mask: torch.Tensor
+
+    def __init__(self, dim: int, heads: int, max_len: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer(
+            "mask", torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)), persistent=False
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        hd = c // self.heads
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q = q.view(b, t, self.heads, hd).transpose(1, 2)
+        k = k.view(b, t, self.heads, hd).transpose(1, 2)
+        v = v.view(b, t, self.heads, hd).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / hd**0.5)
+        att = att.masked_fill(~self.mask[:t, :t], float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        return self.proj(y)
+
+
+class GptBlock(nn.Module):
+    def __init__(self, dim: int, heads: int, max_len: int) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.attn = CausalSelfAttention(dim, heads, max_len)
+        self.ln2 = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, 4 * dim)
+        self.out = nn.Linear(4 * dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x))
+        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x))))
+
+
+class TinyGpt(nn.Module):
+    """Token + position embedding, 2 pre-LN blocks, final LN, LM head."""
+
+    def __init__(self, vocab: int = 64, dim: int = 32, heads: int = 2, max_len: int = 16,
+                 layers: int = 2) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(max_len, dim)
+        self.blocks = nn.Sequential(*[GptBlock(dim, heads, max_len) for _ in range(layers)])
+        self.ln = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        with torch.no_grad():  # non-trivial LN affine parameters
+            for mod in self.modules():
+                if isinstance(mod, nn.LayerNorm):
+                    mod.weight.copy_(torch.rand(dim) + 0.5)
+                    mod.bias.copy_(torch.randn(dim) * 0.1)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        t = idx.shape[1]
+        pos = torch.arange(t, dtype=torch.int64)
+        x = self.tok(idx) + self.pos(pos)
+        x = self.ln(self.blocks(x))
+        return self.head(x)
+
+
+class LstmModel(nn.Module):
+    """One-layer LSTM over [1, 6, 8] (batch first) and a Linear on every step;
+    returns the per-step outputs and the final hidden and cell states."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, batch_first=True)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        y, (h, c) = self.lstm(x)
+        return self.fc(y), h, c
+
+
+class DynSeqEncoder(nn.Module):
+    """A transformer-encoder layer over [1, seq, 16] with a dynamic seq length
+    (non-causal attention, softmax over seq, layer norm, mean over seq)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = nn.Linear(8, 16)
+        self.ln1 = nn.LayerNorm(16)
+        self.q = nn.Linear(16, 16)
+        self.k = nn.Linear(16, 16)
+        self.v = nn.Linear(16, 16)
+        self.ln2 = nn.LayerNorm(16)
+        self.ff = nn.Linear(16, 16)
+        self.out = nn.Linear(16, 3)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.inp(x)
+        a = self.ln1(h)
+        s = torch.bmm(self.q(a), self.k(a).transpose(1, 2)) * 0.25
+        h = h + torch.bmm(torch.softmax(s, dim=-1), self.v(a))
+        h = h + torch.tanh(self.ff(self.ln2(h)))
+        return self.out(h), self.out(h.mean(dim=1))
+
+
 # ---------------------------------------------------------------------------
 # Case definitions
 # ---------------------------------------------------------------------------
@@ -337,6 +558,51 @@ def _build_two_conds() -> dict[str, MethodSpec]:
     return {"forward": MethodSpec(m, (x,), (x,))}
 
 
+def _build_mobilenet() -> dict[str, MethodSpec]:
+    m = MobileNetish().eval()
+    # ExecuTorch's portable batch norm rejects channels_last (see
+    # cnn_channels_last), so BN is folded into the convolutions; the model and
+    # input are channels_last.
+    _fold_bn(m)
+    m = m.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+    # Depthwise [C,1,3,3] and 1x1 [Co,Ci,1,1] weights have ambiguous
+    # channels_last strides that the exporter turns into dim orders
+    # ExecuTorch's convolution rejects; keep those weights contiguous (the
+    # bytes are the same).
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, nn.Conv2d) and (mod.groups > 1 or mod.kernel_size == (1, 1)):
+                mod.weight = nn.Parameter(mod.weight.clone(memory_format=torch.contiguous_format))
+    x = _rand(1, 3, 32, 32).contiguous(memory_format=torch.channels_last)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
+def _build_resnet() -> dict[str, MethodSpec]:
+    m = ResNetish().eval()
+    x = _rand(1, 3, 32, 32)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
+def _build_gpt() -> dict[str, MethodSpec]:
+    m = TinyGpt().eval()
+    idx = torch.randint(0, 64, (1, 12), dtype=torch.int64)
+    return {"forward": MethodSpec(m, (idx,), (idx,))}
+
+
+def _build_lstm() -> dict[str, MethodSpec]:
+    m = LstmModel().eval()
+    x = _rand(1, 6, 8)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
+def _build_dynamic_seq() -> dict[str, MethodSpec]:
+    m = DynSeqEncoder().eval()
+    seq = Dim("seq", min=2, max=32)
+    example = _rand(1, 32, 8)
+    x = _rand(1, 11, 8)  # smaller than the upper bound on purpose
+    return {"forward": MethodSpec(m, (example,), (x,), ({1: seq},))}
+
+
 F32_NOTE = "float32, outputs O(1); kernel summation order may differ"
 
 CASES: list[Case] = [
@@ -385,6 +651,15 @@ CASES: list[Case] = [
         "two torch.cond in sequence; ExecuTorch's runtime is wrong here",
         reference="eager",
     ),
+    Case("mobilenet", _build_mobilenet, 1e-5, 1e-6,
+         "inverted residuals, depthwise convs, ReLU6, channels_last, BN folded"),
+    Case("resnet", _build_resnet, 1e-5, 1e-6,
+         "basic blocks with BN, maxpool 3x3/2, downsample shortcut, mean over H,W"),
+    Case("gpt", _build_gpt, 1e-5, 1e-6,
+         "int64 tokens; embeddings, causal attention, layer norm, gelu; logits O(1)"),
+    Case("lstm", _build_lstm, 1e-5, 1e-6, "LSTM(8,16) over 6 steps; outputs y, h, c"),
+    Case("dynamic_seq", _build_dynamic_seq, 1e-5, 1e-6,
+         "attention encoder over a dynamic seq (2..32), run at seq 11"),
 ]
 
 # ---------------------------------------------------------------------------

@@ -75,6 +75,13 @@ class Dbl:
         self.v = v
 
 
+class Bools:
+    """A bool[] argument."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+
 class Opt:
     """An OptionalTensorList."""
 
@@ -114,6 +121,8 @@ def enc_arg(a, like=None):
         return ["rl", str(len(a.ks))] + [str(k) for k in a.ks]
     if isinstance(a, Dbl):
         return ["d", repr(float(a.v))]
+    if isinstance(a, Bools):
+        return ["lb", str(len(a.items))] + ["1" if b else "0" for b in a.items]
     if isinstance(a, Opt):
         toks = ["lo", str(len(a.items))]
         for it in a.items:
@@ -827,13 +836,260 @@ def gen_index():
     return g
 
 
+def distinct(*shape, dtype=torch.float32):
+    """Values without ties (a shuffled ramp of multiples of 1/8), so that
+    orderings are unique."""
+    n = math.prod(shape)
+    v = (torch.randperm(n).double() - n // 2) / 8
+    return v.reshape(shape).to(dtype)
+
+
+def gen_extra():
+    """Operators added last: topk, repeat_interleave, grid_sampler_2d,
+    _upsample_bilinear2d_aa, _cdist_forward, _pdist_forward,
+    convolution_backward, max_pool2d_with_indices_backward, native_dropout
+    (its deterministic cases), rand/randn (argument errors only; values are
+    checked by test_nn_random.c), _conj_physical (real dtypes)."""
+    g = Golden("extra")
+    A = torch.ops.aten
+    # topk
+    for name, x, k, dim, largest in (
+            ("last", distinct(3, 7), 3, -1, True),
+            ("smallest", distinct(3, 7), 4, 1, False),
+            ("dim0", distinct(5, 4), 2, 0, True),
+            ("all", distinct(2, 6), 6, 1, True),
+            ("k0", distinct(2, 5), 0, 1, True),
+            ("3d_mid", distinct(2, 6, 3), 3, 1, False),
+            ("f64", distinct(4, 5, dtype=torch.float64), 2, 1, True),
+            ("f16", distinct(4, 5, dtype=torch.float16), 3, 1, False),
+            ("bf16", distinct(2, 8, dtype=torch.bfloat16), 3, 1, True),
+            ("i32", torch.randperm(24, dtype=torch.int32).reshape(4, 6) - 12, 3, 1, True),
+            ("i64_small", torch.randperm(24).reshape(4, 6) * 1000003, 2, 1, False),
+            ("u8", torch.randperm(20).to(torch.uint8).reshape(4, 5), 2, 1, True),
+            ("cl", cl(distinct(2, 3, 4, 5)), 2, 1, True),
+            ("scalar", torch.tensor(2.5), 1, 0, True)):
+        res = torch.topk(x, k, dim, largest, True)
+        g.outs("topk_" + name, "aten::topk.values", [x, k, dim, largest, True], list(res))
+    x = torch.tensor([[1.0, float("nan"), 3.0, -float("inf"), float("inf")]])
+    g.outs("topk_nan_largest", "aten::topk.values", [x, 3, 1, True, True],
+           list(torch.topk(x, 3, 1, True, True)))
+    g.outs("topk_nan_smallest", "aten::topk.values", [x, 3, 1, False, True],
+           list(torch.topk(x, 3, 1, False, True)))
+    x = distinct(3, 5)
+    g.outs("topk_unsorted_k1", "aten::topk.values", [x, 1, 1, True, False],
+           list(torch.topk(x, 1, 1, True, False)))
+    g.outs("topk_resize", "aten::topk.values", [x, 2, 1, True, True],
+           list(torch.topk(x, 2, 1, True, True)),
+           outs=[Out(sizes=[1, 1], cap=6), Out(sizes=[1, 1], cap=6)])
+    g.case("topk_k_too_big", "aten::topk.values",
+           [x, 6, 1, True, True, Out(torch.float32, sizes=[3, 5]), Out(torch.int64, [3, 5]), RetList([5, 6])], [],
+           status=INVALID_ARGUMENT, likes={5: x})
+    g.case("topk_bad_dim", "aten::topk.values",
+           [x, 1, 2, True, True, Out(torch.float32, sizes=[3, 1]), Out(torch.int64, [3, 1]), RetList([5, 6])], [],
+           status=INVALID_ARGUMENT, likes={5: x})
+    g.case("topk_bad_indices", "aten::topk.values",
+           [x, 1, 1, True, True, Out(torch.float32, sizes=[3, 1]), Out(torch.int32, [3, 1]), RetList([5, 6])], [],
+           status=INVALID_ARGUMENT, likes={5: x})
+    # repeat_interleave
+    for name, r, osz in (("i64", torch.tensor([2, 0, 3, 1]), None),
+                         ("i32", torch.tensor([1, 2, 3], dtype=torch.int32), 6),
+                         ("empty", torch.zeros(0, dtype=torch.int64), None),
+                         ("zeros", torch.tensor([0, 0]), None)):
+        res = torch.repeat_interleave(r, output_size=osz)
+        g.out("repeat_interleave_" + name, "aten::repeat_interleave.Tensor_out", [r, osz], res,
+              out=Out(r.dtype, sizes=[0], cap=max(res.numel(), 1)))
+    g.fail("repeat_interleave_negative", "aten::repeat_interleave.Tensor_out",
+           [torch.tensor([1, -1]), None], torch.zeros(1, dtype=torch.int64))
+    g.fail("repeat_interleave_bad_size", "aten::repeat_interleave.Tensor_out",
+           [torch.tensor([1, 2]), 4], torch.zeros(3, dtype=torch.int64))
+    g.fail("repeat_interleave_float", "aten::repeat_interleave.Tensor_out",
+           [torch.tensor([1.0, 2.0]), None], torch.zeros(3))
+    g.fail("repeat_interleave_scalar", "aten::repeat_interleave.Tensor_out",
+           [torch.tensor(3), None], torch.zeros(3, dtype=torch.int64))
+    g.fail("repeat_interleave_2d", "aten::repeat_interleave.Tensor_out",
+           [torch.tensor([[1, 2]]), None], torch.zeros(3, dtype=torch.int64))
+    # grid_sampler_2d: every mode x padding x align_corners, grid partly outside [-1, 1]
+    inp = rnd(2, 3, 5, 6)
+    grid = (torch.rand(2, 4, 3, 2, dtype=torch.float64) * 2.6 - 1.3).float()
+    for mode in (0, 1, 2):
+        for pad in (0, 1, 2):
+            for align in (False, True):
+                res = A.grid_sampler_2d(inp, grid, mode, pad, align)
+                g.out("grid_sampler_m%d_p%d_a%d" % (mode, pad, int(align)), "aten::grid_sampler_2d.out",
+                      [inp, grid, mode, pad, align], res, atol=1e-5, rtol=1e-5)
+    gd = grid.double()
+    ind = inp.double()
+    g.out("grid_sampler_f64", "aten::grid_sampler_2d.out", [ind, gd, 0, 2, False],
+          A.grid_sampler_2d(ind, gd, 0, 2, False), atol=1e-12, rtol=1e-12)
+    g.out("grid_sampler_cl", "aten::grid_sampler_2d.out", [cl(inp), grid, 0, 0, False],
+          A.grid_sampler_2d(inp, grid, 0, 0, False), out=Out(order=CL4), atol=1e-5, rtol=1e-5)
+    g.fail("grid_sampler_bad_mode", "aten::grid_sampler_2d.out", [inp, grid, 3, 0, False],
+           torch.zeros(2, 3, 4, 3))
+    g.fail("grid_sampler_bad_grid", "aten::grid_sampler_2d.out",
+           [inp, rnd(2, 4, 3, 3), 0, 0, False], torch.zeros(2, 3, 4, 3))
+    g.fail("grid_sampler_int", "aten::grid_sampler_2d.out",
+           [inp.int(), grid.int(), 0, 0, False], torch.zeros(2, 3, 4, 3, dtype=torch.int32),
+           status=NOT_SUPPORTED)
+    # _upsample_bilinear2d_aa: down and up sampling, scales, align_corners
+    for name, x, osz, align, sh, sw in (("down", rnd(1, 2, 9, 11), [4, 5], False, None, None),
+                                        ("down_align", rnd(1, 2, 9, 11), [4, 5], True, None, None),
+                                        ("up", rnd(2, 2, 3, 4), [7, 6], False, None, None),
+                                        ("mixed", rnd(1, 3, 8, 3), [3, 7], False, None, None),
+                                        ("scales", rnd(1, 1, 10, 10), [5, 3], False, 0.5, 0.3),
+                                        ("cl", cl(rnd(1, 3, 8, 8)), [3, 5], False, None, None)):
+        res = A._upsample_bilinear2d_aa(x, osz, align, sh, sw)
+        g.out("upsample_aa_" + name, "aten::_upsample_bilinear2d_aa.out", [x, osz, align, sh, sw],
+              res, out=Out(order=dim_order(x)), atol=1e-5, rtol=1e-5)
+    x = rnd(1, 1, 6, 6, dtype=torch.float64)
+    g.out("upsample_aa_f64", "aten::_upsample_bilinear2d_aa.out", [x, [4, 3], False, None, None],
+          A._upsample_bilinear2d_aa(x, [4, 3], False, None, None), atol=1e-12, rtol=1e-12)
+    g.fail("upsample_aa_rank3", "aten::_upsample_bilinear2d_aa.out",
+           [rnd(2, 6, 6), [3, 3], False, None, None], torch.zeros(2, 3, 3))
+    # _cdist_forward
+    x1, x2 = rnd(2, 4, 3), rnd(2, 5, 3)
+    for p in (0.0, 1.0, 2.0, 3.0, 0.5, float("inf")):
+        g.out("cdist_p%s" % str(p).replace(".", "_"), "aten::_cdist_forward.out", [x1, x2, p, None],
+              A._cdist_forward(x1, x2, p, None), atol=1e-5, rtol=1e-5)
+    g.out("cdist_mm", "aten::_cdist_forward.out", [x1, x2, 2.0, 1],
+          A._cdist_forward(x1, x2, 2.0, 1), atol=1e-4, rtol=1e-4)
+    b1, b2 = rnd(26, 4), rnd(2, 1, 3, 4)  # P > 25: the matrix-product form
+    g.out("cdist_bcast_big", "aten::_cdist_forward.out", [b1, b2, 2.0, None],
+          A._cdist_forward(b1, b2, 2.0, None), atol=1e-4, rtol=1e-4)
+    g.out("cdist_f64", "aten::_cdist_forward.out", [x1.double(), x2.double(), 2.0, 2],
+          A._cdist_forward(x1.double(), x2.double(), 2.0, 2), atol=1e-12, rtol=1e-12)
+    g.out("cdist_empty", "aten::_cdist_forward.out", [rnd(0, 3), rnd(4, 3), 2.0, None],
+          torch.zeros(0, 4))
+    g.fail("cdist_bad_m", "aten::_cdist_forward.out", [rnd(3, 2), rnd(4, 3), 2.0, None],
+           torch.zeros(3, 4))
+    g.fail("cdist_neg_p", "aten::_cdist_forward.out", [x1, x2, -1.0, None], torch.zeros(2, 4, 5))
+    g.fail("cdist_int", "aten::_cdist_forward.out", [x1.int(), x2.int(), 2.0, None],
+           torch.zeros(2, 4, 5, dtype=torch.int32), status=NOT_SUPPORTED)
+    # _pdist_forward
+    x = rnd(5, 3)
+    for p in (0.0, 1.0, 2.0, 1.5, float("inf")):
+        g.out("pdist_p%s" % str(p).replace(".", "_"), "aten::_pdist_forward.out", [x, p],
+              A._pdist_forward(x, p), atol=1e-5, rtol=1e-5)
+    g.out("pdist_one_row", "aten::_pdist_forward.out", [rnd(1, 3), 2.0], torch.zeros(0))
+    g.out("pdist_f64_t", "aten::_pdist_forward.out", [(x.double().t().contiguous().t(), [1, 0]), 2.0],
+          A._pdist_forward(x.double(), 2.0), atol=1e-12, rtol=1e-12)
+    g.fail("pdist_rank3", "aten::_pdist_forward.out", [rnd(2, 2, 2), 2.0], torch.zeros(1))
+    # convolution_backward (forward convolutions, 1-D/2-D/3-D, groups, stride, padding, dilation)
+    for name, x, w, stride, pad, dil, groups in (
+            ("2d", rnd(2, 4, 6, 5), rnd(6, 4, 3, 3), [1, 1], [1, 1], [1, 1], 1),
+            ("2d_stride_dil", rnd(1, 4, 9, 8), rnd(4, 2, 3, 2), [2, 1], [1, 0], [2, 2], 2),
+            ("depthwise", rnd(1, 3, 5, 5), rnd(6, 1, 3, 3), [2, 2], [1, 1], [1, 1], 3),
+            ("1d", rnd(2, 3, 10), rnd(4, 3, 3), [2], [1], [1], 1),
+            ("3d", rnd(1, 2, 4, 4, 3), rnd(2, 2, 2, 2, 2), [1, 1, 1], [0, 1, 0], [1, 1, 1], 1)):
+        out = A.convolution(x, w, None, stride, pad, dil, False, [0] * len(stride), groups)
+        go = rnd(*out.shape)
+        res = A.convolution_backward(go, x, w, [w.shape[0]], stride, pad, dil, False,
+                                     [0] * len(stride), groups, [True, True, True])
+        g.outs("conv_bwd_" + name, "aten::convolution_backward.out",
+               [go, x, w, [w.shape[0]], stride, pad, dil, False, [0] * len(stride), groups,
+                Bools([True, True, True])], list(res), atol=1e-4, rtol=1e-5)
+    x, w = rnd(1, 2, 5, 5), rnd(3, 2, 3, 3)
+    go = rnd(1, 3, 3, 3)
+    res = A.convolution_backward(go, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                 [True, False, False])
+    g.case("conv_bwd_input_only", "aten::convolution_backward.out",
+           [go, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, Bools([True, False, False]),
+            Out(torch.float32, sizes=[1, 2, 5, 5]), Out(torch.float32, sizes=[0], cap=1), Out(torch.float32, sizes=[0], cap=1),
+            RetList([11, 12, 13])],
+           [(11, -1, res[0])], atol=1e-4, rtol=1e-5)
+    xc, goc = cl(rnd(1, 4, 5, 5)), cl(rnd(1, 4, 5, 5))
+    wc = rnd(4, 4, 3, 3)
+    res = A.convolution_backward(goc, xc, wc, [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+                                 [True, True, True])
+    g.outs("conv_bwd_cl", "aten::convolution_backward.out",
+           [goc, xc, wc, [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, Bools([True, True, True])],
+           list(res), outs=[Out(order=CL4), Out(), Out()], atol=1e-4, rtol=1e-5)
+    xd, wd = rnd(1, 2, 5, 5, dtype=torch.float64), rnd(3, 2, 3, 3, dtype=torch.float64)
+    god = rnd(1, 3, 3, 3, dtype=torch.float64)
+    res = A.convolution_backward(god, xd, wd, [3], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                 [True, True, True])
+    g.outs("conv_bwd_f64", "aten::convolution_backward.out",
+           [god, xd, wd, [3], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, Bools([True, True, True])],
+           list(res), atol=1e-12, rtol=1e-12)
+    g.case("conv_bwd_transposed", "aten::convolution_backward.out",
+           [go, x, w, None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1, Bools([True, True, True]),
+            Out(torch.float32, sizes=[1, 2, 5, 5]), Out(torch.float32, sizes=[3, 2, 3, 3]), Out(torch.float32, sizes=[3]), RetList([11, 12, 13])],
+           [], status=NOT_SUPPORTED)
+    g.case("conv_bwd_bad_grad", "aten::convolution_backward.out",
+           [rnd(1, 3, 4, 4), x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+            Bools([True, True, True]), Out(torch.float32, sizes=[1, 2, 5, 5]), Out(torch.float32, sizes=[3, 2, 3, 3]),
+            Out(torch.float32, sizes=[3]), RetList([11, 12, 13])], [], status=INVALID_ARGUMENT)
+    # max_pool2d_with_indices_backward
+    for name, x, k, s, p, d, ceil in (
+            ("basic", rnd(2, 3, 6, 6), [2, 2], [2, 2], [0, 0], [1, 1], False),
+            ("overlap", rnd(1, 2, 7, 5), [3, 3], [1, 1], [1, 1], [1, 1], False),
+            ("dil_ceil", rnd(1, 2, 9, 8), [3, 2], [2, 2], [1, 1], [2, 1], True),
+            ("cl", cl(rnd(2, 4, 6, 5)), [3, 3], [2, 1], [1, 1], [1, 1], False),
+            ("3d_input", rnd(3, 6, 6), [2, 2], [2, 2], [0, 0], [1, 1], False),
+            ("f64", rnd(1, 2, 5, 5, dtype=torch.float64), [3, 3], [1, 1], [0, 0], [1, 1], False)):
+        vals, idx = A.max_pool2d_with_indices(x, k, s, p, d, ceil)
+        go = rnd(*vals.shape, dtype=x.dtype)
+        if dim_order(x) == CL4:
+            go, idx = cl(go), cl(idx)
+        res = A.max_pool2d_with_indices_backward(go, x, k, s, p, d, ceil, idx)
+        g.out("max_pool_bwd_" + name, "aten::max_pool2d_with_indices_backward.grad_input",
+              [go, x, k, s, p, d, ceil, idx], res, out=Out(order=dim_order(x)), atol=1e-6,
+              rtol=1e-6)
+    x = rnd(1, 1, 4, 4)
+    g.fail("max_pool_bwd_bad_index", "aten::max_pool2d_with_indices_backward.grad_input",
+           [rnd(1, 1, 2, 2), x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+            torch.tensor([[[[0, 3], [8, 16]]]])], x)
+    g.fail("max_pool_bwd_bad_shape", "aten::max_pool2d_with_indices_backward.grad_input",
+           [rnd(1, 1, 3, 3), x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+            torch.zeros(1, 1, 3, 3, dtype=torch.int64)], x)
+    # native_dropout: the deterministic cases (eval, p = 0, p = 1)
+    x = rnd(3, 4)
+    x[0, 0] = float("inf")
+    for name, p, train in (("eval", 0.5, False), ("p0", 0.0, True), ("p0_none", 0.0, None)):
+        res = A.native_dropout(x, p, train)
+        g.outs("dropout_" + name, "aten::native_dropout.out", [x, p, train], list(res),
+               outs=[Out(), Out(torch.bool)])
+    xf = rnd(2, 5)
+    res = A.native_dropout(xf, 1.0, True)
+    g.outs("dropout_p1", "aten::native_dropout.out", [xf, 1.0, True], list(res),
+           outs=[Out(), Out(torch.bool)])
+    xc = cl(rnd(1, 2, 3, 3, dtype=torch.float64))
+    res = A.native_dropout(xc, 0.3, False)
+    g.outs("dropout_eval_cl", "aten::native_dropout.out", [xc, 0.3, False], list(res),
+           outs=[Out(order=CL4), Out(torch.bool, order=CL4)])
+    g.case("dropout_bad_p", "aten::native_dropout.out",
+           [x, 1.5, True, Out(torch.float32, sizes=[3, 4]), Out(torch.bool, [3, 4]), RetList([3, 4])], [],
+           status=INVALID_ARGUMENT)
+    g.case("dropout_bad_mask", "aten::native_dropout.out",
+           [x, 0.5, True, Out(torch.float32, sizes=[3, 4]), Out(torch.float32, [3, 4]), RetList([3, 4])], [],
+           status=INVALID_ARGUMENT)
+    g.case("dropout_int", "aten::native_dropout.out",
+           [x.int(), 0.5, True, Out(torch.int32, [3, 4]), Out(torch.bool, [3, 4]), RetList([3, 4])],
+           [], status=NOT_SUPPORTED)
+    # rand / randn: argument errors (values: test_nn_random.c)
+    for op in ("rand", "randn"):
+        g.case(op + "_int_out", "aten::%s.out" % op,
+               [[2, 3], Out(torch.int32, [2, 3]), Ret(1)], [], status=NOT_SUPPORTED)
+        g.case(op + "_neg_size", "aten::%s.out" % op,
+               [[2, -3], Out(torch.float32, [2, 3]), Ret(1)], [], status=INVALID_ARGUMENT)
+    # _conj_physical on real dtypes is a copy (complex: test_nn_random.c)
+    for dt in (torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16):
+        x = rnd(2, 3, dtype=dt)
+        g.out("conj_physical_" + str(dt).split(".")[1], "aten::_conj_physical.out", [x],
+              A._conj_physical(x))
+    x = cl(rnd(1, 2, 2, 3))
+    g.out("conj_physical_cl", "aten::_conj_physical.out", [x], x, out=Out(order=CL4))
+    g.fail("conj_physical_dtype", "aten::_conj_physical.out", [rnd(2, 3)], torch.zeros(2, 3),
+           out=Out(torch.float64))
+    return g
+
+
 def nn_is_cl(t):
     return t.dim() == 4 and dim_order(t) == CL4
 
 
 FAMILIES = {"index": gen_index, "matmul": gen_matmul, "conv": gen_conv, "norm": gen_norm, "pool": gen_pool,
             "upsample": gen_upsample, "pad": gen_pad, "shape": gen_shape, "copy": gen_copy, "create": gen_create,
-            "concat": gen_concat}
+            "concat": gen_concat, "extra": gen_extra}
 
 
 def main(argv):

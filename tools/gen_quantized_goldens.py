@@ -452,7 +452,31 @@ def gen_add_mixed():
 _emb_cache = {}
 
 
+def _register_fake_embeddings():
+    # The Python reference kernels (used by export under fake tensors) reject
+    # group size 1; shape functions are all export needs.
+    lib = torch.library.Library("quantized_decomposed", "IMPL")
+
+    def make(nbit, with_dtype):
+        def meta(weight, weight_scales, weight_zero_points, qmin, qmax, indices, dtype=None):
+            d = weight.shape[1] * (8 // nbit)
+            out_dtype = dtype if (with_dtype and dtype is not None) else weight_scales.dtype
+            return torch.empty(list(indices.shape) + [d], dtype=out_dtype, device="meta")
+        return meta
+
+    for nbit, name in ((8, "embedding_byte"), (4, "embedding_4bit"), (2, "embedding_2bit")):
+        lib.impl(name, make(nbit, False), "Meta")
+        lib.impl(name + ".dtype", make(nbit, True), "Meta")
+    return lib
+
+
+_FAKE_LIB = None
+
+
 def run_et(fn, inputs):
+    global _FAKE_LIB
+    if _FAKE_LIB is None:
+        _FAKE_LIB = _register_fake_embeddings()
     from executorch.exir import EdgeCompileConfig, to_edge
     from executorch.extension.pybindings import portable_lib as pl
 
@@ -532,7 +556,11 @@ def gen_embedding():
                 for with_zp in (False, True):
                     z = zps if with_zp else None
                     lbl = f"{nbit}bit V{V} D{D} G{G} {sdt} zp={with_zp}"
-                    emb_case(g, lbl, nbit, wt, scales, z, lo, hi, idx, False)
+                    if nbit == 8 or sdt == torch.float32:
+                        # the plain 2/4-bit .out variants are exported with a float32
+                        # out; ExecuTorch then reads f16/bf16 scales as float32
+                        # (out of bounds), so only float32 scales make sense there
+                        emb_case(g, lbl, nbit, wt, scales, z, lo, hi, idx, False)
                     emb_case(g, lbl + " dtype", nbit, wt, scales, z, lo, hi, idx, True, sdt)
                     if not with_zp and sdt != torch.float32:
                         emb_case(g, lbl + " dtype->f32", nbit, wt, scales, None, lo, hi, idx, True,
@@ -549,11 +577,165 @@ def gen_embedding():
     return g
 
 
+# ---------------------------------------------------------------------------
+# operators ExecuTorch has no kernel for: PyTorch / torchao references, run
+# through the .out overloads of python/pterun/torch_ops.py
+
+def _load_torch_ops():
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "pterun",
+                        "torch_ops.py")
+    spec = importlib.util.spec_from_file_location("pterun_torch_ops", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def gen_extension():
+    _load_torch_ops()
+    import torchao.quantization.quant_primitives  # noqa: F401
+
+    TA = torch.ops.torchao
+    g = GoldenFile("q_extension")
+    gen = rng(6)
+    # quantize_per_channel_group
+    for (R, C, gs) in [(3, 8, 4), (2, 12, 3), (4, 6, 6), (2, 5, 8), (1, 64, 32)]:
+        for idt, sdt in [(torch.float32, torch.float32), (torch.float16, torch.float16),
+                         (torch.bfloat16, torch.bfloat16), (torch.float32, torch.float64)]:
+            for zdt in (torch.int64, torch.int32, torch.float32):
+                ngroups = R * max(C // gs, 1)
+                x = (torch.randn(R, C, generator=gen) * 2).to(idt)
+                x[0, 0] = 0.125  # exercises ties with the power-of-two scales below
+                sc = (torch.rand(ngroups, 1, generator=gen) * 0.1 + 0.01).to(sdt)
+                sc[0, 0] = 0.25
+                zp = torch.randint(-4, 5, (ngroups, 1), generator=gen).to(zdt)
+                for (lo, hi, dt) in [(-8, 7, torch.int8), (-128, 127, torch.int8), (0, 255, torch.uint8)]:
+                    z = zp if lo < 0 else (zp + 128).to(zdt)
+                    out = torch.empty(R, C, dtype=dt)
+                    QD.quantize_per_channel_group.out(x, sc, z, lo, hi, dt, gs, out=out)
+                    g.add("quantized_decomposed::quantize_per_channel_group.out",
+                          f"{R}x{C} gs{gs} {idt} {sdt} {zdt} [{lo},{hi}]",
+                          [x, sc, z, lo, hi, dt, gs, Out(out), SameAs(7)])
+    # dequantize_per_channel_group
+    for (R, C, gs) in [(3, 8, 4), (2, 12, 3), (4, 6, 6), (2, 5, 8), (1, 64, 32)]:
+        ngroups = R * max(C // gs, 1)
+        q = torch.randint(-8, 8, (R, C), generator=gen).to(torch.int8)
+        for sdt in (torch.float32, torch.float16, torch.bfloat16):
+            sc = (torch.rand(ngroups, generator=gen) * 0.1 + 0.01).to(sdt)
+            if gs > C:
+                sc = sc.reshape(ngroups, 1)
+            for zdt in (None, torch.int64, torch.int32, torch.int8, torch.float32):
+                zp = None if zdt is None else torch.randint(-3, 4, (ngroups,), generator=gen).to(zdt)
+                for od in (torch.float32, torch.float16, torch.bfloat16):
+                    out = torch.empty(R, C, dtype=od)
+                    QD.dequantize_per_channel_group.out(q, sc, zp, -8, 7, torch.int8, gs, od, out=out)
+                    g.add("quantized_decomposed::dequantize_per_channel_group.out",
+                          f"{R}x{C} gs{gs} {sdt} zp={zdt} {od}",
+                          [q, sc, zp, -8, 7, torch.int8, gs, od, Out(out), SameAs(8)])
+    # choose_qparams_per_token (symmetric)
+    for shape in [(4, 9), (2, 3, 5), (1, 1)]:
+        for idt in (torch.float32, torch.float16, torch.bfloat16):
+            x = (torch.randn(*shape, generator=gen) * 3).to(idt)
+            if shape[0] > 1:
+                x[0].zero_()
+            oshape = list(shape[:-1]) + [1]
+            so = torch.empty(oshape, dtype=torch.float64)
+            zo = torch.empty(oshape, dtype=torch.int64)
+            QD.choose_qparams_per_token.out(x, torch.int8, scale_out=so, zero_point_out=zo)
+            g.add("quantized_decomposed::choose_qparams_per_token.out", f"{shape} {idt}",
+                  [x, torch.int8, Out(so), Out(zo), TList([2, 3])])
+    # choose_qparams_symmetric
+    for k, (vals, lo, hi, dt) in enumerate([
+            ([0.3, -0.75, 0.1, 0.0], -128, 127, torch.int8), ([1.0, 2.0], -128, 127, torch.int8),
+            ([-5.0, -1.0], 0, 255, torch.uint8), ([0.0, 0.0], -128, 127, torch.int8),
+            ([1e-12, -1e-13], -8, 7, torch.int8)]):
+        x = f32(vals)
+        so = torch.empty(1, dtype=torch.float64)
+        zo = torch.empty(1, dtype=torch.int64)
+        QD.choose_qparams_symmetric.Tensor_out(x, lo, hi, 1e-7, dt, scale_out=so, zero_point_out=zo)
+        g.add("quantized_decomposed::choose_qparams_symmetric.Tensor_out", f"case {k}",
+              [x, lo, hi, 1e-7, dt, Out(so), Out(zo), TList([5, 6])])
+    for idt in (torch.float32, torch.float16):
+        x = (torch.randn(33, generator=gen) * 4).to(idt)
+        so = torch.empty(1, dtype=torch.float64)
+        zo = torch.empty(1, dtype=torch.int64)
+        QD.choose_qparams_symmetric.Tensor_out(x, -128, 127, 1.1920928955078125e-07, torch.int8,
+                                                scale_out=so, zero_point_out=zo)
+        g.add("quantized_decomposed::choose_qparams_symmetric.Tensor_out", f"rand {idt}",
+              [x, -128, 127, 1.1920928955078125e-07, torch.int8, Out(so), Out(zo), TList([5, 6])])
+
+    # torchao affine ops
+    def ta_choose(label, x, mt, block, tdt, qmin, qmax, eps, sdt, zdt, keepdim):
+        s, z = TA.choose_qparams_affine(x, mt, block, tdt, qmin, qmax, eps, sdt, zdt, keepdim)
+        so, zo = torch.empty_like(s), torch.empty_like(z)
+        TA.choose_qparams_affine.out(x, mt, block, tdt, qmin, qmax, eps, sdt, zdt, keepdim,
+                                     scale_out=so, zero_point_out=zo)
+        g.add("torchao::choose_qparams_affine.out", label,
+              [x, mt, list(block), tdt, qmin, qmax, eps, sdt, zdt, keepdim, Out(so), Out(zo),
+               TList([10, 11])])
+        return so, zo
+
+    def ta_quant(label, x, block, s, z, odt, qmin, qmax):
+        out = torch.empty(x.shape, dtype=odt)
+        TA.quantize_affine.out(x, block, s, z, odt, qmin, qmax, out=out)
+        g.add("torchao::quantize_affine.out", label,
+              [x, list(block), s, z, odt, qmin, qmax, Out(out), SameAs(7)])
+        return out
+
+    def ta_dequant(label, q, block, s, z, idt, qmin, qmax, odt):
+        out = torch.empty(q.shape, dtype=odt)
+        TA.dequantize_affine.out(q, block, s, z, idt, qmin, qmax, odt, out=out)
+        g.add("torchao::dequantize_affine.out", label,
+              [q, list(block), s, z, idt, qmin, qmax, odt, Out(out), SameAs(8)])
+
+    ta_choose("8.2 sym int4", f32([[0.3, -0.75, 0.1, 0.0]]), "SYMMETRIC", [1, 4], torch.int8,
+              -8, 7, None, None, None, False)
+    ta_choose("8.2 asym token", f32([[-0.5, 0.3, 1.2]]), "ASYMMETRIC", [1, 3], torch.int8,
+              -128, 127, None, None, torch.int8, False)
+    ta_choose("all zero", f32([[0.0, 0.0, 0.0]]), "ASYMMETRIC", [1, 3], torch.int8,
+              -128, 127, None, None, torch.int8, False)
+    for idt in (torch.float32, torch.float16, torch.bfloat16):
+        for (shape, block) in [((4, 16), (1, 8)), ((4, 16), (1, 16)), ((2, 3, 8), (1, 1, 8)),
+                               ((6, 8), (6, 8)), ((6, 8), (2, 4)), ((6, 8), (1, 1))]:
+            x = (torch.randn(*shape, generator=gen) * 2).to(idt)
+            for mt, lo, hi, zdt in [("SYMMETRIC", -8, 7, None), ("SYMMETRIC", -128, 127, torch.int8),
+                                    ("SYMMETRIC_NO_CLIPPING_ERR", -8, 7, torch.int8),
+                                    ("ASYMMETRIC", -128, 127, torch.int8),
+                                    ("ASYMMETRIC", 0, 15, torch.int32)]:
+                tdt = torch.int8 if lo < 0 else torch.uint8
+                for keepdim in (False, True):
+                    lbl = f"{idt} {shape} {block} {mt} [{lo},{hi}] kd={keepdim}"
+                    s, z = ta_choose(lbl, x, mt, block, tdt, lo, hi, None, None, zdt, keepdim)
+                q = ta_quant(lbl, x, block, s, z, tdt, lo, hi)
+                for odt in (torch.float32, idt):
+                    ta_dequant(lbl + f" -> {odt}", q, block, s, z, tdt, lo, hi, odt)
+                ta_dequant(lbl + " no zp", q, block, s, None, tdt, lo, hi, idt)
+            tok = (1,) * (len(shape) - 1) + (shape[-1],)
+            s, z = ta_choose(f"{idt} f32 scales", x, "ASYMMETRIC", tok, torch.int8,
+                             -128, 127, None, torch.float32, torch.int8, False)
+            q = ta_quant(f"{idt} f32 scales", x, tok, s, z, torch.int8, -128, 127)
+            ta_dequant(f"{idt} f32 scales", q, tok, s, z, torch.int8, -128, 127, idt)
+    x = torch.randn(3, 8, generator=gen)
+    s, z = ta_choose("default qrange", x, "ASYMMETRIC", [1, 8], torch.int8, None, None, 1e-6,
+                     torch.float32, torch.int32, False)
+    q = ta_quant("default qrange", x, [1, 8], s, z, torch.int8, None, None)
+    ta_dequant("default qrange", q, [1, 8], s, z, torch.int8, None, None, torch.float32)
+    return g
+
+
+EXTRA_GENERATORS = [gen_extension]
+
+
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "quantized", "golden")
     os.makedirs(out_dir, exist_ok=True)
     gens = [gen_per_tensor, gen_per_channel, gen_choose, gen_add_mixed, gen_embedding]
+    only = os.environ.get("PTQ_ONLY")
+    if only:
+        gens = [fn for fn in gens + globals().get("EXTRA_GENERATORS", []) if fn.__name__ in only.split(",")]
+        globals()["EXTRA_GENERATORS"] = []
     extra = globals().get("EXTRA_GENERATORS", [])
     total = 0
     for fn in gens + extra:

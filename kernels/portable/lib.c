@@ -5,12 +5,14 @@
 #define PT_OP(name, fn) pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 #include "kernels/portable/ops_math.inc"
 #include "kernels/portable/ops_nn.inc"
+#include "kernels/portable/ops_extra.inc"
 #undef PT_OP
 
 static const pterun_kernel kPortableKernels[] = {
 #define PT_OP(name, fn) {name, NULL, fn},
 #include "kernels/portable/ops_math.inc"
 #include "kernels/portable/ops_nn.inc"
+#include "kernels/portable/ops_extra.inc"
 #undef PT_OP
 };
 

@@ -34,7 +34,9 @@ static pterun_status spatial_arg(pterun_kernel_context* ctx, pterun_value** args
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
+/* base: index of the stride argument (stride, padding, dilation, transposed,
+ * output_padding follow it, as in convolution and convolution_backward). */
+static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args, size_t base,
                                 pterun_tensor* in, pterun_tensor* w, pterun_tensor* bias,
                                 int transposed, int64_t groups, conv_geom* g,
                                 int64_t* out_sizes) {
@@ -44,11 +46,11 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "input rank %d / weight rank %d: expected 3, 4 or 5", (int)in->rank,
                               (int)w->rank);
-  PT_TRY(spatial_arg(ctx, args, 3, "stride", sp, 1, g->stride));
-  PT_TRY(spatial_arg(ctx, args, 4, "padding", sp, 0, g->pad));
-  PT_TRY(spatial_arg(ctx, args, 5, "dilation", sp, 1, g->dil));
+  PT_TRY(spatial_arg(ctx, args, base, "stride", sp, 1, g->stride));
+  PT_TRY(spatial_arg(ctx, args, base + 1, "padding", sp, 0, g->pad));
+  PT_TRY(spatial_arg(ctx, args, base + 2, "dilation", sp, 1, g->dil));
   if (transposed)
-    PT_TRY(spatial_arg(ctx, args, 7, "output_padding", sp, 0, opad));
+    PT_TRY(spatial_arg(ctx, args, base + 4, "output_padding", sp, 0, opad));
   else
     opad[0] = opad[1] = opad[2] = 0;
   if (groups <= 0)
@@ -327,7 +329,7 @@ pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args
   PT_TRY(nn_check_data(ctx, in, "input"));
   PT_TRY(nn_check_data(ctx, w, "weight"));
   if (bias) PT_TRY(nn_check_data(ctx, bias, "bias"));
-  PT_TRY(conv_setup(ctx, args, in, w, bias, transposed, groups, &g, sizes));
+  PT_TRY(conv_setup(ctx, args, 3, in, w, bias, transposed, groups, &g, sizes));
   PT_TRY(pt_resize(ctx, out, in->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   strides5(out, g.os);
@@ -336,5 +338,153 @@ pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args
     conv_gemm(ctx, &g, &ro, ocs, in, w, bias, out);
   else
     conv_direct(&g, in, w, bias, out, transposed);
+  return PTERUN_STATUS_OK;
+}
+
+/* aten::convolution_backward.out(Tensor grad_output, Tensor input, Tensor weight,
+ *   SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation,
+ *   bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask, *,
+ *   Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))
+ * Gradients of a forward (not transposed) convolution; each is a gather with
+ * double accumulation: out0 = d input, out1 = d weight, out2 = d bias, each
+ * only when its output_mask entry is set (the others are left untouched). */
+pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_value** args,
+                                          size_t nargs) {
+  pterun_tensor *go, *in, *w, *gi, *gw, *gb;
+  bool transposed;
+  int64_t groups, sizes[5], gos[5], d;
+  const pterun_value* mv;
+  int mask[3];
+  conv_geom g;
+  PT_CHECK_NARGS(ctx, nargs, 15);
+  PT_TRY(pt_arg_tensor(ctx, args, 0, "grad_output", &go));
+  PT_TRY(pt_arg_tensor(ctx, args, 1, "input", &in));
+  PT_TRY(pt_arg_tensor(ctx, args, 2, "weight", &w));
+  PT_TRY(pt_arg_bool(ctx, args, 7, "transposed", &transposed));
+  PT_TRY(pt_arg_int(ctx, args, 9, "groups", &groups));
+  PT_TRY(pt_arg_tensor(ctx, args, 11, "out0", &gi));
+  PT_TRY(pt_arg_tensor(ctx, args, 12, "out1", &gw));
+  PT_TRY(pt_arg_tensor(ctx, args, 13, "out2", &gb));
+  mv = args[10];
+  if (mv == NULL || mv->tag != PTERUN_VALUE_LIST_BOOL || mv->u.bools.len != 3)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
+                              "arg 'output_mask': expected bool[3]");
+  for (d = 0; d < 3; ++d) mask[d] = mv->u.bools.items[d] != 0;
+  if (transposed)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg 'transposed': transposed convolution backward is not supported");
+  PT_TRY(nn_check_float(ctx, in, "input"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "input", go, "grad_output"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "input", w, "weight"));
+  if (mask[0]) PT_TRY(nn_check_same_dtype(ctx, in, "input", gi, "out0"));
+  if (mask[1]) PT_TRY(nn_check_same_dtype(ctx, in, "input", gw, "out1"));
+  if (mask[2]) PT_TRY(nn_check_same_dtype(ctx, in, "input", gb, "out2"));
+  PT_TRY(nn_check_data(ctx, in, "input"));
+  PT_TRY(nn_check_data(ctx, w, "weight"));
+  PT_TRY(nn_check_data(ctx, go, "grad_output"));
+  PT_TRY(conv_setup(ctx, args, 4, in, w, NULL, 0, groups, &g, sizes));
+  if (go->rank != in->rank)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'grad_output': expected rank %d, got %d", (int)in->rank,
+                              (int)go->rank);
+  for (d = 0; d < in->rank; ++d)
+    if (go->sizes[d] != sizes[d])
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "arg 'grad_output': size %" PRId64 " at dim %d, expected %" PRId64,
+                                go->sizes[d], (int)d, sizes[d]);
+  if (args[3] != NULL && args[3]->tag != PTERUN_VALUE_NONE) {
+    const int64_t* bs;
+    size_t blen;
+    PT_TRY(pt_arg_int_list(ctx, args, 3, "bias_sizes", &bs, &blen, 1));
+    if (blen != 1 || bs[0] != g.cout)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "arg 'bias_sizes': expected [%" PRId64 "]", g.cout);
+  }
+  strides5(go, gos);
+  if (mask[0]) {
+    int64_t n, c, i[3], oc, k[3];
+    PT_TRY(pt_resize(ctx, gi, in->rank, in->sizes));
+    strides5(gi, g.os);
+    for (n = 0; n < g.n; ++n)
+      for (c = 0; c < g.cin; ++c) {
+        int64_t grp = c / g.icpg, ic = c % g.icpg;
+        for (i[0] = 0; i[0] < g.in[0]; ++i[0])
+          for (i[1] = 0; i[1] < g.in[1]; ++i[1])
+            for (i[2] = 0; i[2] < g.in[2]; ++i[2]) {
+              double acc = 0.0;
+              for (oc = grp * g.ocpg; oc < (grp + 1) * g.ocpg; ++oc)
+                for (k[0] = 0; k[0] < g.k[0]; ++k[0])
+                  for (k[1] = 0; k[1] < g.k[1]; ++k[1])
+                    for (k[2] = 0; k[2] < g.k[2]; ++k[2]) {
+                      /* i = o*stride - pad + k*dil  =>  o = (i + pad - k*dil) / stride */
+                      int64_t goff = n * gos[0] + oc * gos[1], dd;
+                      int ok = 1;
+                      for (dd = 0; dd < 3 && ok; ++dd) {
+                        int64_t t = i[dd] + g.pad[dd] - k[dd] * g.dil[dd];
+                        ok = t >= 0 && t % g.stride[dd] == 0 && t / g.stride[dd] < g.out[dd];
+                        if (ok) goff += (t / g.stride[dd]) * gos[2 + dd];
+                      }
+                      if (!ok) continue;
+                      acc += pt_load_f64(go->data, go->dtype, goff) *
+                             pt_load_f64(w->data, w->dtype,
+                                         oc * g.ws[0] + ic * g.ws[1] + k[0] * g.ws[2] +
+                                             k[1] * g.ws[3] + k[2] * g.ws[4]);
+                    }
+              pt_store_f64(gi->data, gi->dtype,
+                           n * g.os[0] + c * g.os[1] + i[0] * g.os[2] + i[1] * g.os[3] +
+                               i[2] * g.os[4],
+                           acc);
+            }
+      }
+  }
+  if (mask[1]) {
+    int64_t oc, ic, k[3], n, o[3], wo[5];
+    PT_TRY(pt_resize(ctx, gw, w->rank, w->sizes));
+    strides5(gw, wo);
+    for (oc = 0; oc < g.cout; ++oc)
+      for (ic = 0; ic < g.icpg; ++ic) {
+        int64_t c = (oc / g.ocpg) * g.icpg + ic;
+        for (k[0] = 0; k[0] < g.k[0]; ++k[0])
+          for (k[1] = 0; k[1] < g.k[1]; ++k[1])
+            for (k[2] = 0; k[2] < g.k[2]; ++k[2]) {
+              double acc = 0.0;
+              for (n = 0; n < g.n; ++n)
+                for (o[0] = 0; o[0] < g.out[0]; ++o[0])
+                  for (o[1] = 0; o[1] < g.out[1]; ++o[1])
+                    for (o[2] = 0; o[2] < g.out[2]; ++o[2]) {
+                      int64_t ioff = n * g.is[0] + c * g.is[1], dd;
+                      int ok = 1;
+                      for (dd = 0; dd < 3 && ok; ++dd) {
+                        int64_t p = o[dd] * g.stride[dd] - g.pad[dd] + k[dd] * g.dil[dd];
+                        ok = p >= 0 && p < g.in[dd];
+                        ioff += p * g.is[2 + dd];
+                      }
+                      if (!ok) continue;
+                      acc += pt_load_f64(in->data, in->dtype, ioff) *
+                             pt_load_f64(go->data, go->dtype,
+                                         n * gos[0] + oc * gos[1] + o[0] * gos[2] +
+                                             o[1] * gos[3] + o[2] * gos[4]);
+                    }
+              /* wo[2..4] are 0 for missing leading spatial dims. */
+              pt_store_f64(gw->data, gw->dtype,
+                           oc * wo[0] + ic * wo[1] + k[0] * wo[2] + k[1] * wo[3] + k[2] * wo[4],
+                           acc);
+            }
+      }
+  }
+  if (mask[2]) {
+    int64_t oc, n, p, np = g.out[0] * g.out[1] * g.out[2];
+    PT_TRY(pt_resize(ctx, gb, 1, &g.cout));
+    for (oc = 0; oc < g.cout; ++oc) {
+      double acc = 0.0;
+      for (n = 0; n < g.n; ++n)
+        for (p = 0; p < np; ++p) {
+          int64_t o2 = p % g.out[2], o1 = (p / g.out[2]) % g.out[1], o0 = p / (g.out[2] * g.out[1]);
+          acc += pt_load_f64(go->data, go->dtype,
+                             n * gos[0] + oc * gos[1] + o0 * gos[2] + o1 * gos[3] + o2 * gos[4]);
+        }
+      pt_store_f64(gb->data, gb->dtype, oc * gb->strides[0], acc);
+    }
+  }
   return PTERUN_STATUS_OK;
 }

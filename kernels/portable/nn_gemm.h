@@ -3,6 +3,7 @@
 #ifndef PTERUN_KERNELS_PORTABLE_NN_GEMM_H_
 #define PTERUN_KERNELS_PORTABLE_NN_GEMM_H_
 
+#include "kernels/portable/gemm_ukernel.h"
 #include "kernels/portable/nn_util.h"
 
 /* A matrix inside a tensor buffer: element (r, c) is data[r*rs + c*cs]. */
@@ -12,20 +13,30 @@ typedef struct nn_mat {
   int64_t rs, cs;
 } nn_mat;
 
-#define NN_GEMM_LOCAL_BYTES ((64 * 64 + 64 * 4) * 4)
+/* Inline packing buffer used when the scratch arena has no room: enough for
+ * a 128 x 128 f32 B block (see nn_gemm.c). Lives on the kernel's stack. */
+#define NN_GEMM_LOCAL_BYTES (64 * 1024)
 
-/* Packing buffers for one kernel call: from the scratch arena when it has
- * room (bigger blocks), else the inline stack buffer. Set up once per call
- * because the arena only grows during a call. */
+/* Packing buffers and the microkernel for one kernel call: buffers from the
+ * scratch arena when it has room (bigger blocks), else the inline stack
+ * buffer. Set up once per call because the arena only grows during a call. */
 typedef struct nn_gemm_ws {
   void* buf;
-  int64_t kc, nc;
-  int dbl;
+  size_t cap;                    /* bytes at buf */
+  int64_t kc, nc;                /* f64 engine blocks */
+  int dbl;                       /* accumulate in double (F64) */
+  const pt_f32_gemm_ukernel* uk;    /* f32 microkernel */
+  const pt_f32_gemm_ukernel* uk_m1; /* for M == 1; NULL: uk */
   _Alignas(64) unsigned char local[NN_GEMM_LOCAL_BYTES];
 } nn_gemm_ws;
 
-/* Prepares ws for products whose accumulator is double (F64) or float. */
+/* Prepares ws for products whose accumulator is double (F64) or float; the
+ * f32 microkernel is chosen from pterun_cpu_features(). */
 void nn_gemm_ws_init(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dtype);
+
+/* As nn_gemm_ws_init with an explicit f32 microkernel (tests, benchmarks). */
+void nn_gemm_ws_init_ukernel(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dtype,
+                             const pt_f32_gemm_ukernel* uk);
 
 /*
  * C[M,N] = alpha * A[M,K] @ B[K,N]            (accumulate == 0)

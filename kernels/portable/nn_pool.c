@@ -239,3 +239,68 @@ pterun_status pt__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
   }
   return PTERUN_STATUS_OK;
 }
+
+/* aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self,
+ *   int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode,
+ *   Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+ * grad_input (shaped like self) is zero except where indices point: there it
+ * accumulates grad_output. */
+pterun_status pt_max_pool2d_with_indices_backward_grad_input(pterun_kernel_context* ctx,
+                                                             pterun_value** args, size_t nargs) {
+  pterun_tensor *go, *in, *idx, *gi;
+  bool ceil_mode;
+  int64_t k[2], s[2], pad[2], dil[2], q, oh, ow, d;
+  plane p;
+  int r;
+  PT_CHECK_NARGS(ctx, nargs, 10);
+  PT_TRY(pt_arg_tensor(ctx, args, 0, "grad_output", &go));
+  PT_TRY(pt_arg_tensor(ctx, args, 1, "self", &in));
+  PT_TRY(pt_arg_bool(ctx, args, 6, "ceil_mode", &ceil_mode));
+  PT_TRY(pt_arg_tensor(ctx, args, 7, "indices", &idx));
+  PT_TRY(pt_arg_tensor(ctx, args, 8, "grad_input", &gi));
+  PT_TRY(nn_check_float(ctx, in, "self"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "self", go, "grad_output"));
+  PT_TRY(nn_check_same_dtype(ctx, in, "self", gi, "grad_input"));
+  if (idx->dtype != PTERUN_DTYPE_I64)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'indices': expected int64, got %s",
+                              pterun_dtype_name(idx->dtype));
+  PT_TRY(plane_setup(ctx, in, &p));
+  /* pool_params reads kernel_size/stride/padding/dilation at args 2..5. */
+  PT_TRY(pool_params(ctx, args + 1, 1, ceil_mode, &p, k, s, pad, dil));
+  r = in->rank;
+  if (go->rank != r || idx->rank != r)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "args 'grad_output'/'indices': expected rank %d", r);
+  for (d = 0; d < r; ++d) {
+    int64_t want = d == r - 2 ? p.oh : d == r - 1 ? p.ow : in->sizes[d];
+    if (go->sizes[d] != want || idx->sizes[d] != want)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "args 'grad_output'/'indices': size at dim %d is not %" PRId64,
+                                (int)d, want);
+  }
+  PT_TRY(nn_check_data(ctx, go, "grad_output"));
+  PT_TRY(nn_check_data(ctx, idx, "indices"));
+  PT_TRY(pt_resize_like(ctx, gi, in));
+  for (q = 0; q < gi->numel; ++q) pt_store_f64(gi->data, gi->dtype, q, 0.0);
+  for (q = 0; q < p.planes; ++q) {
+    int64_t gb = plane_base(&p, go, q), xb = plane_base(&p, idx, q), ib = plane_base(&p, gi, q);
+    for (oh = 0; oh < p.oh; ++oh)
+      for (ow = 0; ow < p.ow; ++ow) {
+        int64_t at = ((const int64_t*)idx->data)[xb + oh * idx->strides[r - 2] +
+                                                  ow * idx->strides[r - 1]];
+        int64_t off;
+        if (at < 0 || at >= p.ih * p.iw)
+          return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                    "arg 'indices': %" PRId64 " is outside the %" PRId64
+                                    "x%" PRId64 " input plane",
+                                    at, p.ih, p.iw);
+        off = ib + (at / p.iw) * gi->strides[r - 2] + (at % p.iw) * gi->strides[r - 1];
+        pt_store_f64(gi->data, gi->dtype, off,
+                     pt_load_f64(gi->data, gi->dtype, off) +
+                         pt_load_f64(go->data, go->dtype,
+                                     gb + oh * go->strides[r - 2] + ow * go->strides[r - 1]));
+      }
+  }
+  return PTERUN_STATUS_OK;
+}

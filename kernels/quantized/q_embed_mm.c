@@ -291,10 +291,11 @@ KERNEL(qk_mixed_linear_out) {
         for (k2 = k; k2 < kend; ++k2) {
           double xv = qk_load_fp(x->data, U, i * n + k2);
           double wv = (double)((const int8_t*)w->data)[j * n + k2];
-          psum = qk_round_to(T, psum + qk_round_to(U, xv * wv));
+          psum = qk_round_to(T, psum + qk_round_to(T, qk_round_to(U, xv * wv)));
         }
-        sum = qk_round_to(
-            T, sum + qk_round_to(PT, psum * qk_load_fp(sc->data, U, j * n_over_g + k / g)));
+        /* a Half accumulator rounds the added term to half first (c10::Half +=) */
+        sum = qk_round_to(T, sum + qk_round_to(T, qk_round_to(PT, psum * qk_load_fp(
+                                                         sc->data, U, j * n_over_g + k / g))));
       }
       qk_store_fp(out->data, T, i * p + j, sum);
     }

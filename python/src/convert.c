@@ -5,6 +5,7 @@
  * layout (the input's dim order, any strides that agree with it, aligned,
  * and writable or planned); otherwise one copy into that layout. Planned
  * inputs are copied by the runtime in any case. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

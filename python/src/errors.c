@@ -118,7 +118,7 @@ PyObject* pt_raise(pt_state* st, pterun_status status, const char* fmt, ...) {
       pt_set_attr(exc, "message",
                   t_log.has_last
                       ? PyUnicode_DecodeUTF8(t_log.last, (Py_ssize_t)strlen(t_log.last), "replace")
-                      : PyUnicode_FromString(pterun_status_str(status))) < 0 ||
+                      : PyUnicode_FromString(what)) < 0 ||
       PyObject_SetAttrString(exc, "log", log) < 0)
     goto done;
   PyErr_SetObject(st->error, exc);
@@ -142,7 +142,8 @@ PyObject* pt_error_type_new(PyObject* module) {
       "Attributes:\n"
       "  status   the pterun_status name, e.g. 'INPUT_MISMATCH'\n"
       "  code     its numeric value\n"
-      "  message  the runtime's last ERROR log line (or the status description)\n"
+      "  message  the runtime's last ERROR log line (when the runtime logged none:\n"
+      "           the binding's own description of the problem)\n"
       "  log      every ERROR line the runtime logged during the call",
       PyExc_RuntimeError, NULL);
 }

@@ -269,8 +269,11 @@ static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
   enum pt_phase phase = PT_PHASE_BIND;
 
   if (name == NULL) return NULL;
-  if (PyUnicode_Check(arg) || PyBytes_Check(arg)) {
-    PyErr_SetString(PyExc_TypeError, "inputs must be a sequence of tensors and scalars");
+  if (PyUnicode_Check(arg) || PyBytes_Check(arg) || PyObject_CheckBuffer(arg) ||
+      PyObject_HasAttrString(arg, "__dlpack__")) {
+    PyErr_SetString(PyExc_TypeError,
+                    "inputs must be a sequence (list or tuple) with one entry per method input; "
+                    "for a single tensor x pass [x]");
     return NULL;
   }
   args = PySequence_Tuple(arg);

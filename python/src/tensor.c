@@ -168,11 +168,11 @@ static void pt_dl_release_ctx(void* ctx) {
 }
 static void pt_dl_deleter(pt_dl_managed* m) {
   pt_dl_release_ctx(m->manager_ctx);
-  PyMem_RawFree(m);
+  free(m);
 }
 static void pt_dl_deleter_v(pt_dl_managed_v* m) {
   pt_dl_release_ctx(m->manager_ctx);
-  PyMem_RawFree(m);
+  free(m);
 }
 
 /* A capsule nobody consumed still owns its tensor. */
@@ -250,7 +250,7 @@ static PyObject* pt_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwar
     return NULL;
   }
   if (major >= 1) {
-    pt_dl_managed_v* m = (pt_dl_managed_v*)PyMem_RawCalloc(1, sizeof *m);
+    pt_dl_managed_v* m = (pt_dl_managed_v*)calloc(1, sizeof *m);
     if (m == NULL) return PyErr_NoMemory();
     m->version.major = 1;
     m->version.minor = 0;
@@ -261,11 +261,11 @@ static PyObject* pt_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwar
     cap = PyCapsule_New(m, "dltensor_versioned", pt_dl_capsule_destructor);
     if (cap == NULL) {
       Py_DECREF(self);
-      PyMem_RawFree(m);
+      free(m);
     }
     return cap;
   } else {
-    pt_dl_managed* m = (pt_dl_managed*)PyMem_RawCalloc(1, sizeof *m);
+    pt_dl_managed* m = (pt_dl_managed*)calloc(1, sizeof *m);
     if (m == NULL) return PyErr_NoMemory();
     m->manager_ctx = Py_NewRef(self);
     m->deleter = pt_dl_deleter;
@@ -273,7 +273,7 @@ static PyObject* pt_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwar
     cap = PyCapsule_New(m, "dltensor", pt_dl_capsule_destructor);
     if (cap == NULL) {
       Py_DECREF(self);
-      PyMem_RawFree(m);
+      free(m);
     }
     return cap;
   }

@@ -1,7 +1,8 @@
 /* Regression driver: replays every file of the given directories (and any
  * files named directly) through one fuzz target's LLVMFuzzerTestOneInput.
  * Built with any compiler; runs in ctest (and under the sanitizers there).
- * Usage: fuzz_replay_<target> <dir-or-file>... ; a missing path is an error. */
+ * Usage: fuzz_replay_<target> <dir-or-file>... ; directories are walked
+ * recursively (dot files skipped); a missing path is an error. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,7 +75,7 @@ static int run_path(const char* path, size_t* count) {
   if (n > 0) qsort(names, n, sizeof *names, by_name);
   for (size_t i = 0; i < n; ++i) {
     struct stat fs;
-    if (stat(names[i], &fs) == 0 && S_ISREG(fs.st_mode)) rc |= run_file(names[i], count);
+    if (stat(names[i], &fs) == 0) rc |= S_ISDIR(fs.st_mode) ? run_path(names[i], count) : run_file(names[i], count);
     free(names[i]);
   }
   free(names);

@@ -9,6 +9,7 @@
  *   arg O <dtype> <rank> <sizes..> <dim_order..> <capacity>   out tensor, capacity in elements
  *   arg i <int> | d <double> | b <0|1> | n                    Int, Double, Bool, None
  *   arg li <len> <ints..> | ld <len> <doubles..>               IntList, DoubleList
+ *   arg lb <len> <0|1..>                                       BoolList
  *   arg lt <len> <len nested args> | lo <len> <nested args>   TensorList, OptionalTensorList
  *   arg r <k>                                                  the same value as arg k
  *   arg rl <len> <k..>                                         TensorList of args k..
@@ -205,6 +206,14 @@ static pterun_value* read_arg(reader* r, arena* a, pterun_value** args, int narg
     v->tag = PTERUN_VALUE_LIST_DOUBLE;
     v->u.doubles.items = items;
     v->u.doubles.len = (size_t)len;
+  } else if (strcmp(kind, "lb") == 0) {
+    uint8_t* items;
+    len = tok_i(r);
+    items = amalloc(a, (size_t)(len ? len : 1));
+    for (k = 0; k < len; ++k) items[k] = (uint8_t)(tok_i(r) != 0);
+    v->tag = PTERUN_VALUE_LIST_BOOL;
+    v->u.bools.items = items;
+    v->u.bools.len = (size_t)len;
   } else if (strcmp(kind, "rl") == 0) {
     pterun_value** items;
     len = tok_i(r);

@@ -190,3 +190,15 @@ def fresh_exports(
     rc = export_tool.main(["--out", str(out)])
     assert rc == 0, f"tools/export_fixtures.py failed with exit code {rc}"
     yield out
+
+
+# ---- pterun Python API tests (tests/python/test_api*.py) ---------------------
+# They import the *installed* pterun wheel; tools/run_tests.sh builds it,
+# installs it into a fresh venv and runs them there (the torch-marked ones
+# with the PYTHON interpreter, which has torch).
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "torch: needs PyTorch (run by tools/run_tests.sh with $PYTHON)"
+    )

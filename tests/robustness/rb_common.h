@@ -22,8 +22,8 @@ static inline int rb_init(void) {
 }
 
 static inline const char* rb_fixture(const char* rel) {
-  static char path[8][512];
-  static int k;
+  static _Thread_local char path[8][512];
+  static _Thread_local int k;
   k = (k + 1) & 7;
   snprintf(path[k], sizeof path[k], "%s/%s", PTERUN_FIXTURES_DIR, rel);
   return path[k];

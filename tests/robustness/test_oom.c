@@ -25,7 +25,7 @@ static void c_free(void* ctx, void* p) {
   free(p);
 }
 
-static const char* kModels[] = {"elementwise", "mlp", "cnn", "cnn_channels_last", "two_methods", "mutable_buffer",
+static const char* kModels[] = {"elementwise", "mlp", "cnn", "two_methods", "mutable_buffer",
                                 "dynamic_dim", "sym_ops", "control_flow", "external_data"};
 #define N_MODELS (sizeof kModels / sizeof kModels[0])
 

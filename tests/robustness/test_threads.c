@@ -18,7 +18,7 @@ typedef struct rcase {
 
 static rcase g_cases[] = {
     {"elementwise", "forward", NULL, {0}}, {"mlp", "forward", NULL, {0}},
-    {"cnn", "forward", NULL, {0}},         {"cnn_channels_last", "forward", NULL, {0}},
+    {"cnn", "forward", NULL, {0}},
     {"two_methods", "forward", NULL, {0}}, {"two_methods", "encode", NULL, {0}},
     {"mutable_buffer", "forward", NULL, {0}}, {"dynamic_dim", "forward", NULL, {0}},
     {"sym_ops", "forward", NULL, {0}},     {"external_data", "forward", NULL, {0}},
@@ -30,7 +30,7 @@ static pterun_data* g_data;
 static const pterun_registry* g_use_reg;
 
 static const char* model_path(const rcase* c) {
-  static __thread char path[512];
+  static _Thread_local char path[512];
   snprintf(path, sizeof path, "%s/%s/model.pte", PTERUN_FIXTURES_DIR, c->dir);
   return path;
 }

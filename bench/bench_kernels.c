@@ -1,0 +1,158 @@
+/* bench_kernels: GFLOP/s of the f32 GEMM engine (kernels/portable/nn_gemm.c)
+ * for every microkernel this CPU can run, at several shapes, with the
+ * packing buffers from a scratch arena ("arena") and from the kernel's stack
+ * ("stack", what a method without scratch_bytes gets).
+ *
+ *   bench_kernels [--quick] [--min-ms N] [--shape MxNxK]... [--ukernel NAME]
+ *
+ * Each figure is the best of repeated runs lasting at least --min-ms
+ * (default 300) in total: 2*M*N*K / seconds. Single-threaded. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/portable/nn_gemm.h"
+#include "pterun/cpu.h"
+#include "pterun/kernel.h"
+
+typedef struct shape {
+  int64_t m, n, k;
+  const char* what;
+} shape;
+
+static const shape k_default_shapes[] = {
+    {64, 64, 64, "square"},
+    {128, 128, 128, "square"},
+    {256, 256, 256, "square"},
+    {512, 512, 512, "square"},
+    {1024, 1024, 1024, "square"},
+    {2048, 2048, 2048, "square"},
+    {1, 4096, 4096, "gemv-like (batch 1 linear)"},
+    {8, 1024, 1024, "small batch linear"},
+    {64, 3136, 576, "conv 3x3, 64->64 ch, 56x56 (im2col)"},
+    {128, 784, 1152, "conv 3x3, 128->128 ch, 28x28"},
+    {255, 257, 253, "odd sizes"},
+};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Passed through pterun_kernel_invoke so the engine sees a real kernel
+ * context (and its scratch arena) built by the public API. */
+typedef struct job {
+  const pt_f32_gemm_ukernel* uk;
+  int64_t m, n, k;
+  nn_mat a, b, c;
+} job;
+static job g_job;
+
+static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  nn_gemm_ws ws;
+  (void)args;
+  (void)nargs;
+  nn_gemm_ws_init_ukernel(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk);
+  nn_gemm(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, 1.0, 0);
+  return PTERUN_STATUS_OK;
+}
+
+static double bench_one(const pt_f32_gemm_ukernel* uk, const shape* s, void* scratch,
+                        size_t scratch_bytes, double min_s, float* a, float* b, float* c) {
+  double best = 1e30, total = 0, flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
+  int reps = 0;
+  g_job.uk = uk;
+  g_job.m = s->m, g_job.n = s->n, g_job.k = s->k;
+  g_job.a = (nn_mat){a, PTERUN_DTYPE_F32, s->k, 1};
+  g_job.b = (nn_mat){b, PTERUN_DTYPE_F32, s->n, 1};
+  g_job.c = (nn_mat){c, PTERUN_DTYPE_F32, s->n, 1};
+  pterun_kernel_invoke(run_job, "bench", NULL, 0, NULL, scratch, scratch_bytes); /* warm-up */
+  while (total < min_s || reps < 3) {
+    double t0 = now_s(), dt;
+    pterun_kernel_invoke(run_job, "bench", NULL, 0, NULL, scratch, scratch_bytes);
+    dt = now_s() - t0;
+    total += dt;
+    if (dt < best) best = dt;
+    ++reps;
+  }
+  return flops / best * 1e-9;
+}
+
+int main(int argc, char** argv) {
+  shape shapes[64];
+  size_t nshapes = 0, nuk, i, u;
+  const pt_f32_gemm_ukernel* uks = pt_f32_gemm_ukernels(&nuk);
+  const char* only = NULL;
+  double min_s = 0.3;
+  int quick = 0;
+  size_t scratch_bytes = (size_t)16 << 20;
+  void* scratch;
+  char feat[256];
+  uint64_t features = pterun_cpu_features();
+
+  for (i = 1; i < (size_t)argc; ++i) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      quick = 1;
+    } else if (strcmp(argv[i], "--min-ms") == 0 && i + 1 < (size_t)argc) {
+      min_s = atof(argv[++i]) / 1000.0;
+    } else if (strcmp(argv[i], "--ukernel") == 0 && i + 1 < (size_t)argc) {
+      only = argv[++i];
+    } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < (size_t)argc && nshapes < 64) {
+      long long m, n, k;
+      if (sscanf(argv[++i], "%lldx%lldx%lld", &m, &n, &k) != 3 || m < 1 || n < 1 || k < 1) {
+        fprintf(stderr, "bad --shape '%s' (want MxNxK)\n", argv[i]);
+        return 2;
+      }
+      shapes[nshapes++] = (shape){m, n, k, "custom"};
+    } else {
+      fprintf(stderr,
+              "usage: bench_kernels [--quick] [--min-ms N] [--shape MxNxK]... [--ukernel NAME]\n");
+      return 2;
+    }
+  }
+  if (nshapes == 0)
+    for (i = 0; i < sizeof k_default_shapes / sizeof k_default_shapes[0]; ++i)
+      if (!quick || k_default_shapes[i].m * k_default_shapes[i].n * k_default_shapes[i].k <=
+                        (int64_t)512 * 512 * 512)
+        shapes[nshapes++] = k_default_shapes[i];
+  if (quick) min_s = min_s < 0.05 ? min_s : 0.05;
+
+  pterun_cpu_features_string(pterun_cpu_detected_features(), feat, sizeof feat);
+  printf("cpu features: %s\n", feat);
+  pterun_cpu_features_string(features, feat, sizeof feat);
+  printf("usable (PTERUN_ISA_MASK applied): %s\n", feat);
+  printf("default microkernel: %s\n\n", pt_f32_gemm_ukernel_select(features)->name);
+  printf("%-36s %6s %6s %6s %9s %9s  %s\n", "microkernel", "M", "N", "K", "arena", "stack",
+         "shape (GFLOP/s, single thread)");
+
+  scratch = aligned_alloc(64, scratch_bytes);
+  if (scratch == NULL) return 1;
+  for (i = 0; i < nshapes; ++i) {
+    const shape* s = &shapes[i];
+    float* a = (float*)malloc(sizeof(float) * (size_t)(s->m * s->k));
+    float* b = (float*)malloc(sizeof(float) * (size_t)(s->k * s->n));
+    float* c = (float*)malloc(sizeof(float) * (size_t)(s->m * s->n));
+    int64_t j;
+    if (a == NULL || b == NULL || c == NULL) return 1;
+    for (j = 0; j < s->m * s->k; ++j) a[j] = (float)((j * 7 + 3) % 17) * 0.125f - 1.0f;
+    for (j = 0; j < s->k * s->n; ++j) b[j] = (float)((j * 5 + 1) % 13) * 0.25f - 1.5f;
+    for (u = 0; u < nuk; ++u) {
+      const pt_f32_gemm_ukernel* uk = &uks[u];
+      double ga, gs;
+      if ((uk->isa & features) != uk->isa) continue;
+      if (only != NULL && strstr(uk->name, only) == NULL) continue;
+      ga = bench_one(uk, s, scratch, scratch_bytes, min_s, a, b, c);
+      gs = bench_one(uk, s, NULL, 0, min_s, a, b, c);
+      printf("%-36s %6lld %6lld %6lld %9.1f %9.1f  %s\n", uk->name, (long long)s->m,
+             (long long)s->n, (long long)s->k, ga, gs, s->what);
+      fflush(stdout);
+    }
+    free(a);
+    free(b);
+    free(c);
+  }
+  free(scratch);
+  return 0;
+}

@@ -1,0 +1,59 @@
+/* Body of an f32 GEMM microkernel for a SIMD ISA (interface: gemm_ukernel.h).
+ * Included by gemm_<isa>.c after defining:
+ *   GT_FN              function name
+ *   GT_MR, GT_NRV      tile rows, and vectors per tile row (NR = GT_NRV * GT_VLEN)
+ *   GT_VLEN, GT_VEC    floats per vector, vector type
+ *   GT_ZERO()          all-zero vector
+ *   GT_LOADU(p)        load GT_VLEN floats
+ *   GT_STOREU(p, v)    store GT_VLEN floats
+ *   GT_BCAST(p)        *p in every lane
+ *   GT_FMA(a, b, c)    a * b + c (fused)
+ *   GT_MUL(a, b), GT_ADD(a, b)
+ * Accumulators are GT_MR x GT_NRV vectors that must fit in the register file
+ * together with GT_NRV B vectors and one broadcast. Every index is a
+ * compile-time constant after unrolling, so the arrays live in registers. */
+void GT_FN(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const float* b,
+           size_t b_ks, float* c, size_t ldc, float alpha, int add) {
+  const float* ar[GT_MR];
+  GT_VEC acc[GT_MR][GT_NRV];
+  size_t k, ko = 0;
+  int i, j;
+  ar[0] = a;
+  PT_UNROLL
+  for (i = 1; i < GT_MR; ++i) ar[i] = (size_t)i < mr ? ar[i - 1] + a_rs : ar[i - 1];
+  (void)mr;
+  (void)a_rs;
+  PT_UNROLL
+  for (i = 0; i < GT_MR; ++i) {
+    PT_UNROLL
+    for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
+  }
+  for (k = 0; k < kc; ++k) {
+    GT_VEC bv[GT_NRV];
+    PT_UNROLL
+    for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOADU(b + j * GT_VLEN);
+    b += b_ks;
+    PT_UNROLL
+    for (i = 0; i < GT_MR; ++i) {
+      GT_VEC av = GT_BCAST(ar[i] + ko);
+      PT_UNROLL
+      for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_FMA(av, bv[j], acc[i][j]);
+    }
+    ko += a_ks;
+  }
+  {
+    GT_VEC va = GT_BCAST(&alpha);
+    PT_UNROLL
+    for (i = 0; i < GT_MR; ++i) {
+      float* cr = c + (size_t)i * ldc;
+      if (add) {
+        PT_UNROLL
+        for (j = 0; j < GT_NRV; ++j)
+          GT_STOREU(cr + j * GT_VLEN, GT_FMA(acc[i][j], va, GT_LOADU(cr + j * GT_VLEN)));
+      } else {
+        PT_UNROLL
+        for (j = 0; j < GT_NRV; ++j) GT_STOREU(cr + j * GT_VLEN, GT_MUL(acc[i][j], va));
+      }
+    }
+  }
+}

@@ -1,0 +1,506 @@
+/* Operators the exporter can emit that ExecuTorch has no kernel for:
+ *   quantized_decomposed::quantize_per_channel_group.out
+ *   quantized_decomposed::dequantize_per_channel_group.out
+ *   torchao::choose_qparams_affine.out, torchao::quantize_affine.out,
+ *   torchao::dequantize_affine.out
+ * Semantics: the reference Python implementations (PyTorch's _decomposed.py,
+ * torchao's quant_primitives.py) evaluated with ATen's eager CPU arithmetic:
+ * each tensor operation rounds to its result dtype. Schemas of the .out
+ * overloads: python/pterun/torch_ops.py. */
+#include "kernels/quantized/qutil.h"
+
+#include <inttypes.h>
+
+#define KERNEL(name) \
+  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
+
+/* ATen type promotion among float dtypes (f16 with bf16 gives f32). */
+static int promote_fp(int a, int b) {
+  if (a == b) return a;
+  if (a == PTERUN_DTYPE_F64 || b == PTERUN_DTYPE_F64) return PTERUN_DTYPE_F64;
+  return PTERUN_DTYPE_F32;
+}
+
+static int is_int_dtype(int dt) {
+  return dt == PTERUN_DTYPE_U8 || dt == PTERUN_DTYPE_I8 || dt == PTERUN_DTYPE_I16 ||
+         dt == PTERUN_DTYPE_I32 || dt == PTERUN_DTYPE_I64 || dt == PTERUN_DTYPE_U16 ||
+         dt == PTERUN_DTYPE_U32;
+}
+
+/* Quantized dtypes of the torchao / group ops and their value ranges. */
+static int target_range(int dt, int64_t* lo, int64_t* hi) {
+  if (qk_qdtype_range(dt, lo, hi)) return 1;
+  return 0;
+}
+
+static pterun_status check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                const char* name) {
+  return qk_check_contig(ctx, t, name);
+}
+
+/* ---- per channel group (2-D, groups along the last dim) ------------------- */
+
+static pterun_status group_geometry(pterun_kernel_context* ctx, const pterun_tensor* x,
+                                    const pterun_tensor* sc, int64_t* gs) {
+  int64_t cols;
+  if (x->rank != 2) return QK_FAIL(ctx, "arg 'input': must be 2-D, got rank %d", x->rank);
+  cols = x->sizes[1];
+  if (*gs <= 1) return QK_FAIL(ctx, "arg 'group_size': %" PRId64 " must be > 1", *gs);
+  /* PyTorch: a group larger than the row with one scale per row means per row. */
+  if (*gs > cols && sc->rank >= 1 && sc->sizes[sc->rank - 1] == 1) *gs = cols;
+  if (*gs <= 0 || cols % *gs != 0)
+    return QK_FAIL(ctx, "arg 'group_size': %" PRId64 " does not divide %" PRId64, *gs, cols);
+  if (sc->numel != x->numel / *gs)
+    return QK_FAIL(ctx, "arg 'scales': expected %" PRId64 " elements, got %" PRId64,
+                   x->numel / *gs, sc->numel);
+  return PTERUN_STATUS_OK;
+}
+
+/* quantize_per_channel_group.out(input, Tensor scales, Tensor zero_points,
+ *   int quant_min, int quant_max, ScalarType dtype, int group_size, *, out):
+ *   clamp(round(x * (1.0 / s) + zp), qmin, qmax)  (zero point added BEFORE rounding) */
+KERNEL(qk_quantize_per_channel_group_out) {
+  pterun_tensor *x, *sc, *zp, *out;
+  int64_t qmin, qmax, dtype, gs, lo, hi, n, k;
+  int I, S, P, Z, CT;
+  QK_NARGS(ctx, nargs, 9);
+  QK_TRY(qk_tensor(ctx, args, 0, "input", &x));
+  QK_TRY(qk_tensor(ctx, args, 1, "scales", &sc));
+  QK_TRY(qk_tensor(ctx, args, 2, "zero_points", &zp));
+  QK_TRY(qk_int(ctx, args, 3, "quant_min", &qmin));
+  QK_TRY(qk_int(ctx, args, 4, "quant_max", &qmax));
+  QK_TRY(qk_int(ctx, args, 5, "dtype", &dtype));
+  QK_TRY(qk_int(ctx, args, 6, "group_size", &gs));
+  QK_TRY(qk_tensor(ctx, args, 7, "out", &out));
+  I = x->dtype;
+  S = sc->dtype;
+  Z = zp->dtype;
+  if (!qk_is_float(I)) return QK_FAIL(ctx, "arg 'input': dtype %s is not floating", qk_dtype_name(I));
+  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", qk_dtype_name(S));
+  if (!qk_is_float(Z) && !is_int_dtype(Z))
+    return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", qk_dtype_name(Z));
+  if (out->dtype != dtype || !target_range(out->dtype, &lo, &hi))
+    return QK_FAIL(ctx, "arg 'out': dtype %s must equal dtype and be a quantized integer type",
+                   qk_dtype_name(out->dtype));
+  if (qmin < lo || qmax > hi || qmin > qmax)
+    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", qmin, qmax,
+                   qk_dtype_name(out->dtype));
+  QK_TRY(group_geometry(ctx, x, sc, &gs));
+  if (zp->numel != sc->numel)
+    return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64,
+                   sc->numel, zp->numel);
+  QK_TRY(check_data(ctx, x, "input"));
+  QK_TRY(check_data(ctx, sc, "scales"));
+  QK_TRY(check_data(ctx, zp, "zero_points"));
+  QK_TRY(qk_resize_like(ctx, out, "out", x));
+  QK_TRY(check_data(ctx, out, "out"));
+  P = promote_fp(I, S);
+  CT = qk_is_float(Z) ? promote_fp(P, Z) : P;
+  n = x->numel;
+  for (k = 0; k < n; ++k) {
+    double xv = qk_load_fp(x->data, I, k);
+    if (xv != xv) return QK_FAIL(ctx, "arg 'input': NaN at element %" PRId64, k);
+  }
+  for (k = 0; k < n; ++k) {
+    int64_t g = k / gs;
+    double s = qk_load_fp(sc->data, S, g);
+    double inv = qk_round_to(S, 1.0 / s);
+    double z = qk_is_float(Z) ? qk_load_fp(zp->data, Z, g) : (double)qk_load_int(zp->data, Z, g);
+    double p = qk_round_to(P, qk_load_fp(x->data, I, k) * inv);
+    double a = nearbyint(qk_round_to(CT, p + z));
+    if (a < (double)qmin) a = (double)qmin;
+    if (a > (double)qmax) a = (double)qmax;
+    if (a != a) a = (double)qmin;
+    qk_store_int(out->data, out->dtype, k, (int64_t)a);
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* dequantize_per_channel_group.out(input, Tensor scales, Tensor? zero_points,
+ *   int quant_min, int quant_max, ScalarType dtype, int group_size,
+ *   ScalarType output_dtype, *, out):  ((q - zp) * s).to(output_dtype) */
+KERNEL(qk_dequantize_per_channel_group_out) {
+  pterun_tensor *x, *sc, *zp, *out;
+  int64_t qmin, qmax, dtype, gs, od, lo, hi, n, k;
+  int S, Z;
+  QK_NARGS(ctx, nargs, 10);
+  QK_TRY(qk_tensor(ctx, args, 0, "input", &x));
+  QK_TRY(qk_tensor(ctx, args, 1, "scales", &sc));
+  QK_TRY(qk_opt_tensor(ctx, args, 2, "zero_points", &zp));
+  QK_TRY(qk_int(ctx, args, 3, "quant_min", &qmin));
+  QK_TRY(qk_int(ctx, args, 4, "quant_max", &qmax));
+  QK_TRY(qk_int(ctx, args, 5, "dtype", &dtype));
+  QK_TRY(qk_int(ctx, args, 6, "group_size", &gs));
+  QK_TRY(qk_int(ctx, args, 7, "output_dtype", &od));
+  QK_TRY(qk_tensor(ctx, args, 8, "out", &out));
+  if (!target_range(x->dtype, &lo, &hi))
+    return QK_FAIL(ctx, "arg 'input': dtype %s is not a quantized integer type",
+                   qk_dtype_name(x->dtype));
+  S = sc->dtype;
+  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", qk_dtype_name(S));
+  Z = zp ? zp->dtype : PTERUN_DTYPE_I32;
+  if (zp && !qk_is_float(Z) && !is_int_dtype(Z))
+    return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", qk_dtype_name(Z));
+  if (!qk_is_float(out->dtype) || out->dtype != od)
+    return QK_FAIL(ctx, "arg 'out': dtype %s must equal output_dtype and be floating",
+                   qk_dtype_name(out->dtype));
+  QK_TRY(group_geometry(ctx, x, sc, &gs));
+  if (zp && zp->numel != sc->numel)
+    return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64,
+                   sc->numel, zp->numel);
+  QK_TRY(check_data(ctx, x, "input"));
+  QK_TRY(check_data(ctx, sc, "scales"));
+  if (zp) QK_TRY(check_data(ctx, zp, "zero_points"));
+  QK_TRY(qk_resize_like(ctx, out, "out", x));
+  QK_TRY(check_data(ctx, out, "out"));
+  n = x->numel;
+  for (k = 0; k < n; ++k) {
+    int64_t g = k / gs;
+    double q = (double)qk_load_int(x->data, x->dtype, k), d, r;
+    int DT; /* dtype of q - zp */
+    if (zp && qk_is_float(Z)) {
+      d = qk_round_to(Z, q - qk_load_fp(zp->data, Z, g));
+      DT = Z;
+    } else {
+      d = q - (zp ? (double)qk_load_int(zp->data, Z, g) : 0.0); /* exact integer */
+      DT = -1;
+    }
+    if (DT < 0) /* int * float tensor: the int converts to the scales' dtype */
+      r = qk_round_to(S, qk_round_to(S, d) * qk_load_fp(sc->data, S, g));
+    else {
+      int P = promote_fp(DT, S);
+      r = qk_round_to(P, d * qk_load_fp(sc->data, S, g));
+    }
+    qk_store_fp(out->data, out->dtype, k, r);
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* ---- torchao affine ops --------------------------------------------------- */
+
+typedef struct block_map {
+  int rank;
+  int64_t sizes[PTERUN_MAX_RANK];
+  int64_t block[PTERUN_MAX_RANK];
+  int64_t grid_stride[PTERUN_MAX_RANK];
+  int64_t nparams;
+} block_map;
+
+static pterun_status make_block_map(pterun_kernel_context* ctx, const pterun_tensor* x,
+                                    const int64_t* bs, size_t nbs, block_map* m) {
+  int d;
+  int64_t stride = 1;
+  if (nbs != (size_t)x->rank)
+    return QK_FAIL(ctx, "arg 'block_size': %zu entries for an input of rank %d", nbs, x->rank);
+  m->rank = x->rank;
+  for (d = 0; d < x->rank; ++d) {
+    m->sizes[d] = x->sizes[d];
+    m->block[d] = bs[d];
+    if (bs[d] < 1 || (x->sizes[d] > 0 && x->sizes[d] % bs[d] != 0))
+      return QK_FAIL(ctx, "arg 'block_size': %" PRId64 " does not divide dim %d of size %" PRId64,
+                     bs[d], d, x->sizes[d]);
+  }
+  for (d = x->rank - 1; d >= 0; --d) {
+    m->grid_stride[d] = stride;
+    stride *= x->sizes[d] / bs[d];
+  }
+  m->nparams = stride;
+  return PTERUN_STATUS_OK;
+}
+
+/* Parameter index of every element, in row-major element order. */
+#define BLOCK_FOR_EACH(m, k, pidx, BODY)                                           \
+  do {                                                                             \
+    int64_t coord_[PTERUN_MAX_RANK] = {0};                                         \
+    int64_t total_ = 1;                                                            \
+    int dd_;                                                                       \
+    for (dd_ = 0; dd_ < (m)->rank; ++dd_) total_ *= (m)->sizes[dd_];               \
+    for (k = 0; k < total_; ++k) {                                                 \
+      pidx = 0;                                                                    \
+      for (dd_ = 0; dd_ < (m)->rank; ++dd_)                                        \
+        pidx += coord_[dd_] / (m)->block[dd_] * (m)->grid_stride[dd_];             \
+      BODY;                                                                        \
+      for (dd_ = (m)->rank - 1; dd_ >= 0; --dd_) {                                 \
+        if (++coord_[dd_] < (m)->sizes[dd_]) break;                                \
+        coord_[dd_] = 0;                                                           \
+      }                                                                            \
+    }                                                                              \
+  } while (0)
+
+/* quant_min / quant_max default to the dtype's range; both must lie inside it. */
+static pterun_status affine_range(pterun_kernel_context* ctx, int dt, int has_min, double dmin,
+                                  int has_max, double dmax, int64_t* qmin, int64_t* qmax) {
+  int64_t lo, hi;
+  if (!target_range(dt, &lo, &hi))
+    return QK_FAIL(ctx, "arg 'dtype': %s is not a supported quantized dtype", qk_dtype_name(dt));
+  *qmin = has_min ? (int64_t)dmin : lo;
+  *qmax = has_max ? (int64_t)dmax : hi;
+  if ((has_min && (double)*qmin != dmin) || (has_max && (double)*qmax != dmax))
+    return QK_FAIL(ctx, "arg 'quant_min': quant range must be integral");
+  if (*qmin < lo || *qmax > hi || *qmin > *qmax)
+    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", *qmin, *qmax,
+                   qk_dtype_name(dt));
+  return PTERUN_STATUS_OK;
+}
+
+/* torchao::quantize_affine.out(input, SymInt[] block_size, Tensor scale,
+ *   Tensor? zero_point, ScalarType output_dtype, Scalar? quant_min,
+ *   Scalar? quant_max, *, out):
+ *   clamp(round(x * (1.0 / scale)) + zero_point, qmin, qmax) */
+KERNEL(qk_torchao_quantize_affine_out) {
+  pterun_tensor *x, *sc, *zp, *out;
+  const int64_t* bs;
+  size_t nbs;
+  int64_t od, qmin, qmax, k, p;
+  double dmin, dmax;
+  int has_min, has_max, I, S, P, Z = 0;
+  block_map m;
+  QK_NARGS(ctx, nargs, 9);
+  QK_TRY(qk_tensor(ctx, args, 0, "input", &x));
+  QK_TRY(qk_int_list(ctx, args, 1, "block_size", &bs, &nbs));
+  QK_TRY(qk_tensor(ctx, args, 2, "scale", &sc));
+  QK_TRY(qk_opt_tensor(ctx, args, 3, "zero_point", &zp));
+  QK_TRY(qk_int(ctx, args, 4, "output_dtype", &od));
+  QK_TRY(qk_opt_scalar(ctx, args, 5, "quant_min", &dmin, &has_min));
+  QK_TRY(qk_opt_scalar(ctx, args, 6, "quant_max", &dmax, &has_max));
+  QK_TRY(qk_tensor(ctx, args, 7, "out", &out));
+  I = x->dtype;
+  S = sc->dtype;
+  if (I != PTERUN_DTYPE_F32 && I != PTERUN_DTYPE_F16 && I != PTERUN_DTYPE_BF16)
+    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(I));
+  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", qk_dtype_name(S));
+  if (out->dtype != od) return QK_FAIL(ctx, "arg 'out': dtype must equal output_dtype");
+  QK_TRY(affine_range(ctx, (int)od, has_min, dmin, has_max, dmax, &qmin, &qmax));
+  QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
+  if (sc->numel != m.nparams)
+    return QK_FAIL(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64, m.nparams,
+                   sc->numel);
+  if (zp && zp->numel == 0) zp = NULL; /* torchao treats an empty zero point as None */
+  if (zp) {
+    Z = zp->dtype;
+    if (zp->numel != m.nparams)
+      return QK_FAIL(ctx, "arg 'zero_point': expected %" PRId64 " elements, got %" PRId64,
+                     m.nparams, zp->numel);
+    if (!qk_is_float(Z) && !is_int_dtype(Z))
+      return QK_FAIL(ctx, "arg 'zero_point': dtype %s not supported", qk_dtype_name(Z));
+    QK_TRY(check_data(ctx, zp, "zero_point"));
+  }
+  QK_TRY(check_data(ctx, x, "input"));
+  QK_TRY(check_data(ctx, sc, "scale"));
+  QK_TRY(qk_resize_like(ctx, out, "out", x));
+  QK_TRY(check_data(ctx, out, "out"));
+  P = promote_fp(I, S);
+  BLOCK_FOR_EACH(&m, k, p, {
+    double inv = qk_round_to(S, 1.0 / qk_load_fp(sc->data, S, p));
+    double v = nearbyint(qk_round_to(P, qk_load_fp(x->data, I, k) * inv));
+    if (zp) {
+      if (qk_is_float(Z))
+        v = qk_round_to(promote_fp(P, Z), v + qk_load_fp(zp->data, Z, p));
+      else
+        v = qk_round_to(P, v + (double)qk_load_int(zp->data, Z, p));
+    }
+    if (v < (double)qmin) v = (double)qmin;
+    if (v > (double)qmax) v = (double)qmax;
+    if (v != v) v = (double)qmin;
+    qk_store_int(out->data, out->dtype, k, (int64_t)v);
+  });
+  return PTERUN_STATUS_OK;
+}
+
+/* torchao::dequantize_affine.out(input, SymInt[] block_size, Tensor scale,
+ *   Tensor? zero_point, ScalarType input_dtype, Scalar? quant_min,
+ *   Scalar? quant_max, ScalarType output_dtype, *, out):
+ *   ((q.to(O) - zp.to(O)) * scale).to(O) */
+KERNEL(qk_torchao_dequantize_affine_out) {
+  pterun_tensor *x, *sc, *zp, *out;
+  const int64_t* bs;
+  size_t nbs;
+  int64_t idt, od, qmin, qmax, k, p;
+  double dmin, dmax;
+  int has_min, has_max, O, S, P, Z = 0;
+  block_map m;
+  QK_NARGS(ctx, nargs, 10);
+  QK_TRY(qk_tensor(ctx, args, 0, "input", &x));
+  QK_TRY(qk_int_list(ctx, args, 1, "block_size", &bs, &nbs));
+  QK_TRY(qk_tensor(ctx, args, 2, "scale", &sc));
+  QK_TRY(qk_opt_tensor(ctx, args, 3, "zero_point", &zp));
+  QK_TRY(qk_int(ctx, args, 4, "input_dtype", &idt));
+  QK_TRY(qk_opt_scalar(ctx, args, 5, "quant_min", &dmin, &has_min));
+  QK_TRY(qk_opt_scalar(ctx, args, 6, "quant_max", &dmax, &has_max));
+  QK_TRY(qk_int(ctx, args, 7, "output_dtype", &od));
+  QK_TRY(qk_tensor(ctx, args, 8, "out", &out));
+  if (x->dtype != idt)
+    return QK_FAIL(ctx, "arg 'input': dtype %s does not match input_dtype %s",
+                   qk_dtype_name(x->dtype), qk_dtype_name((int)idt));
+  QK_TRY(affine_range(ctx, (int)idt, has_min, dmin, has_max, dmax, &qmin, &qmax));
+  O = out->dtype;
+  if (O != od || (O != PTERUN_DTYPE_F32 && O != PTERUN_DTYPE_F16 && O != PTERUN_DTYPE_BF16))
+    return QK_FAIL(ctx, "arg 'out': dtype %s must equal output_dtype (float32/16, bfloat16)",
+                   qk_dtype_name(O));
+  S = sc->dtype;
+  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", qk_dtype_name(S));
+  QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
+  if (sc->numel != m.nparams)
+    return QK_FAIL(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64, m.nparams,
+                   sc->numel);
+  if (zp) {
+    Z = zp->dtype;
+    if (zp->numel != m.nparams)
+      return QK_FAIL(ctx, "arg 'zero_point': expected %" PRId64 " elements, got %" PRId64,
+                     m.nparams, zp->numel);
+    if (!qk_is_float(Z) && !is_int_dtype(Z))
+      return QK_FAIL(ctx, "arg 'zero_point': dtype %s not supported", qk_dtype_name(Z));
+    QK_TRY(check_data(ctx, zp, "zero_point"));
+  }
+  QK_TRY(check_data(ctx, x, "input"));
+  QK_TRY(check_data(ctx, sc, "scale"));
+  QK_TRY(qk_resize_like(ctx, out, "out", x));
+  QK_TRY(check_data(ctx, out, "out"));
+  P = promote_fp(O, S);
+  BLOCK_FOR_EACH(&m, k, p, {
+    double d = qk_round_to(O, (double)qk_load_int(x->data, x->dtype, k));
+    if (zp) {
+      double z = qk_is_float(Z) ? qk_load_fp(zp->data, Z, p) : (double)qk_load_int(zp->data, Z, p);
+      d = qk_round_to(O, d - qk_round_to(O, z));
+    }
+    qk_store_fp(out->data, O, k, qk_round_to(P, d * qk_load_fp(sc->data, S, p)));
+  });
+  return PTERUN_STATUS_OK;
+}
+
+/* min / max over block p (NaN propagates, as torch.amin / amax). */
+static void block_minmax(const block_map* m, const pterun_tensor* x, int64_t p, double* lo,
+                         double* hi) {
+  int64_t g[PTERUN_MAX_RANK], c[PTERUN_MAX_RANK] = {0}, cstride[PTERUN_MAX_RANK], rem = p, st = 1;
+  double mn = INFINITY, mx = -INFINITY;
+  int d;
+  for (d = m->rank - 1; d >= 0; --d) {
+    int64_t gs = m->sizes[d] / m->block[d];
+    g[d] = rem % gs;
+    rem /= gs;
+    cstride[d] = st;
+    st *= m->sizes[d];
+  }
+  for (;;) {
+    int64_t off = 0;
+    double v;
+    for (d = 0; d < m->rank; ++d) off += (g[d] * m->block[d] + c[d]) * cstride[d];
+    v = qk_load_fp(x->data, x->dtype, off);
+    if (v != v || mn != mn) mn = NAN;
+    else if (v < mn) mn = v;
+    if (v != v || mx != mx) mx = NAN;
+    else if (v > mx) mx = v;
+    for (d = m->rank - 1; d >= 0; --d) {
+      if (++c[d] < m->block[d]) break;
+      c[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  *lo = mn;
+  *hi = mx;
+}
+
+/* Compares a string argument. */
+static int str_is(const char* s, size_t n, const char* lit) {
+  return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+/* torchao::choose_qparams_affine.out(input, str mapping_type, SymInt[] block_size,
+ *   ScalarType target_dtype, Scalar? quant_min, Scalar? quant_max, float? eps,
+ *   ScalarType? scale_dtype, ScalarType? zero_point_dtype, bool keepdim, *,
+ *   scale_out, zero_point_out) */
+KERNEL(qk_torchao_choose_qparams_affine_out) {
+  pterun_tensor *x, *so, *zo;
+  const char* mt;
+  size_t mtlen, nbs;
+  const int64_t* bs;
+  int64_t tdt, sdt, zdt, qmin, qmax, p, osz[PTERUN_MAX_RANK];
+  double dmin, dmax, eps;
+  int has_min, has_max, has_eps, has_sdt, has_zdt, keepdim, I, mode, d, orank = 0;
+  block_map m;
+  QK_NARGS(ctx, nargs, 13);
+  QK_TRY(qk_tensor(ctx, args, 0, "input", &x));
+  QK_TRY(qk_string(ctx, args, 1, "mapping_type", &mt, &mtlen));
+  QK_TRY(qk_int_list(ctx, args, 2, "block_size", &bs, &nbs));
+  QK_TRY(qk_int(ctx, args, 3, "target_dtype", &tdt));
+  QK_TRY(qk_opt_scalar(ctx, args, 4, "quant_min", &dmin, &has_min));
+  QK_TRY(qk_opt_scalar(ctx, args, 5, "quant_max", &dmax, &has_max));
+  QK_TRY(qk_opt_double(ctx, args, 6, "eps", &eps, &has_eps));
+  QK_TRY(qk_opt_int(ctx, args, 7, "scale_dtype", &sdt, &has_sdt));
+  QK_TRY(qk_opt_int(ctx, args, 8, "zero_point_dtype", &zdt, &has_zdt));
+  QK_TRY(qk_bool(ctx, args, 9, "keepdim", &keepdim));
+  QK_TRY(qk_tensor(ctx, args, 10, "scale_out", &so));
+  QK_TRY(qk_tensor(ctx, args, 11, "zero_point_out", &zo));
+  I = x->dtype;
+  if (I != PTERUN_DTYPE_F32 && I != PTERUN_DTYPE_F16 && I != PTERUN_DTYPE_BF16)
+    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(I));
+  if (str_is(mt, mtlen, "SYMMETRIC"))
+    mode = 0;
+  else if (str_is(mt, mtlen, "SYMMETRIC_NO_CLIPPING_ERR"))
+    mode = 1;
+  else if (str_is(mt, mtlen, "ASYMMETRIC"))
+    mode = 2;
+  else
+    return QK_FAIL(ctx, "arg 'mapping_type': '%.*s' not supported", (int)mtlen, mt);
+  QK_TRY(affine_range(ctx, (int)tdt, has_min, dmin, has_max, dmax, &qmin, &qmax));
+  if (!has_eps) eps = I == PTERUN_DTYPE_F16 ? 6.103515625e-05 : 1.1754943508222875e-38;
+  if (!qk_is_float(so->dtype) || (has_sdt ? so->dtype != sdt : so->dtype != I))
+    return QK_FAIL(ctx, "arg 'scale_out': dtype %s does not match scale_dtype",
+                   qk_dtype_name(so->dtype));
+  if (has_zdt && zo->dtype != zdt)
+    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s does not match zero_point_dtype",
+                   qk_dtype_name(zo->dtype));
+  if (!qk_is_float(zo->dtype) && !is_int_dtype(zo->dtype))
+    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported", qk_dtype_name(zo->dtype));
+  QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
+  QK_TRY(check_data(ctx, x, "input"));
+  if (x->numel == 0) return QK_FAIL(ctx, "arg 'input': empty input has no range");
+  /* output shape (torchao _get_reduction_params + amin(keepdim)) */
+  for (d = 0; d < x->rank; ++d) {
+    if (keepdim)
+      osz[orank++] = x->sizes[d] / bs[d];
+    else if (bs[d] != x->sizes[d] && bs[d] > 1)
+      osz[orank++] = x->sizes[d] / bs[d];
+    else if (bs[d] == 1)
+      osz[orank++] = x->sizes[d];
+    /* block == size > 1: the dim is reduced away */
+  }
+  QK_TRY(qk_resize(ctx, so, "scale_out", (size_t)orank, osz));
+  QK_TRY(qk_resize(ctx, zo, "zero_point_out", (size_t)orank, osz));
+  QK_TRY(check_data(ctx, so, "scale_out"));
+  QK_TRY(check_data(ctx, zo, "zero_point_out"));
+  if (so->numel != m.nparams || zo->numel != m.nparams)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL, "parameter count mismatch");
+  for (p = 0; p < m.nparams; ++p) {
+    double lo, hi, s, z, mneg, mpos;
+    block_minmax(&m, x, p, &lo, &hi);
+    mneg = (lo != lo) ? lo : (lo < 0 ? lo : 0.0); /* torch.min(min, 0) */
+    mpos = (hi != hi) ? hi : (hi > 0 ? hi : 0.0);
+    if (mode == 0 || mode == 1) {
+      if (mode == 0) {
+        double a = -mneg;
+        double mm = (a != a || mpos != mpos) ? NAN : (a > mpos ? a : mpos);
+        s = qk_round_to(I, mm / (double)(float)((double)(qmax - qmin) / 2.0));
+      } else {
+        double smin = qk_round_to(I, mneg / (double)(float)(double)qmin);
+        double smax = qk_round_to(I, mpos / (double)(float)(double)qmax);
+        s = smin > smax ? smin : smax;
+      }
+      z = (double)(int64_t)((double)(qmax + qmin + 1) / 2.0);
+      if (s < (double)(float)eps) s = qk_round_to(I, eps);
+    } else {
+      s = qk_round_to(I, qk_round_to(I, mpos - mneg) / (double)(float)(double)(qmax - qmin));
+      if (s < (double)(float)eps) s = qk_round_to(I, eps);
+      z = qk_round_to(I, (double)qmin - nearbyint(qk_round_to(I, mneg / s)));
+      if (z < (double)qmin) z = (double)qmin;
+      if (z > (double)qmax) z = (double)qmax;
+    }
+    if (s != s) return QK_FAIL(ctx, "arg 'input': NaN in block %" PRId64, p);
+    qk_store_fp(so->data, so->dtype, p, qk_round_to(I, s));
+    if (qk_is_float(zo->dtype))
+      qk_store_fp(zo->data, zo->dtype, p, z);
+    else
+      qk_store_int(zo->data, zo->dtype, p, (int64_t)z);
+  }
+  return PTERUN_STATUS_OK;
+}

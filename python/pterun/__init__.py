@@ -1,0 +1,36 @@
+"""pterun: run ExecuTorch ``.pte`` programs on a CPU.
+
+>>> import numpy as np, pterun
+>>> program = pterun.Runtime.get().load_program("model.pte")
+>>> forward = program.load_method("forward")
+>>> outputs = forward.execute([np.ones((2, 3), np.float32)])
+
+See docs/python.md. Importing this package registers every kernel library the
+wheel ships (``pterun.COMPONENTS``) with the runtime's operator registry.
+"""
+
+from __future__ import annotations
+
+from pterun._meta import MethodMeta, Operator, ValueInfo
+from pterun._ops import OperatorRegistry, component_for_op, ops
+from pterun._pterun import COMPONENTS, Error, Tensor
+from pterun._runtime import Method, Program, Runtime
+from pterun._version import VersionInfo, __version__, version_info
+
+__all__ = [
+    "COMPONENTS",
+    "Error",
+    "Method",
+    "MethodMeta",
+    "Operator",
+    "OperatorRegistry",
+    "Program",
+    "Runtime",
+    "Tensor",
+    "ValueInfo",
+    "VersionInfo",
+    "__version__",
+    "component_for_op",
+    "ops",
+    "version_info",
+]

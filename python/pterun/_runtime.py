@@ -1,0 +1,149 @@
+"""Runtime, Program and Method: the API shaped like ``executorch.runtime``."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any, Union
+
+from pterun import _pterun
+from pterun._convert import to_numpy
+from pterun._meta import MethodMeta
+from pterun._ops import OperatorRegistry
+
+#: A program or data file: a path (memory-mapped) or its bytes.
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+
+#: One output of ``Method.execute``: a NumPy array, an ``int``, ``float``,
+#: ``bool``, ``str``, ``None`` or a list of those (typed ``Any`` so that
+#: callers need no narrowing).
+Output = Any
+
+
+class Method:
+    """A loaded method. ``execute`` may be called from several threads; calls
+    on one method run one at a time, calls on different methods in parallel
+    (the GIL is released while the runtime works)."""
+
+    def __init__(self, native: _pterun.Method, metadata: MethodMeta) -> None:
+        self._native = native
+        self._metadata = metadata
+
+    @property
+    def name(self) -> str:
+        return self._native.name
+
+    @property
+    def metadata(self) -> MethodMeta:
+        """Inputs, outputs (dtype, shape, dim order, dynamism), operators."""
+        return self._metadata
+
+    def execute(self, inputs: Sequence[Any]) -> list[Output]:
+        """Runs the method once and returns its outputs.
+
+        ``inputs``: one per method input, in order. Tensors may be anything
+        with the buffer protocol (NumPy arrays, ``array``, ``memoryview``) or
+        ``__dlpack__`` (``torch.Tensor``): the dtype and rank must match; the
+        memory is used as it is when its layout fits the input's dim order,
+        else copied once. Scalars are Python ``int``/``float``/``bool``.
+
+        Returns NumPy arrays for tensors (copies of the method's output
+        memory, which the next execute reuses), Python scalars for scalars.
+        Raises :class:`pterun.Error` with the runtime's status and message.
+        """
+        return [to_numpy(v) for v in self._native.execute(inputs)]
+
+    def execute_tensors(self, inputs: Sequence[Any]) -> list[Any]:
+        """Like :meth:`execute`, but tensors come back as :class:`pterun.Tensor`
+        (buffer protocol and DLPack: ``torch.from_dlpack(t)`` shares the
+        memory). Needs no NumPy."""
+        return self._native.execute(inputs)
+
+    @property
+    def last_input_copies(self) -> tuple[bool, ...]:
+        """For each input of the last execute: whether the binding had to copy
+        it (wrong layout, misaligned, read-only, or float32 for bfloat16)."""
+        return self._native.last_input_copies
+
+    def memory(self) -> tuple[int, int]:
+        """(runtime bytes, planned-buffer bytes) pterun allocated for the method."""
+        return self._native.memory()
+
+    def __call__(self, *inputs: Any) -> list[Output]:
+        return self.execute(inputs)
+
+    def __repr__(self) -> str:
+        return f"<pterun.Method {self.name!r}>"
+
+
+class Program:
+    """A verified ``.pte`` program (and its external data files)."""
+
+    def __init__(self, native: _pterun.Program) -> None:
+        self._native = native
+
+    @property
+    def method_names(self) -> tuple[str, ...]:
+        """The program's methods, in program order."""
+        return self._native.method_names
+
+    def metadata(self, method_name: str) -> MethodMeta:
+        """Describes a method without loading it."""
+        return MethodMeta.from_dict(self._native.method_meta(method_name))
+
+    def load_method(self, name: str = "forward") -> Method:
+        """Loads a method, resolving every operator it uses.
+
+        Raises :class:`pterun.Error`: ``NOT_FOUND`` (no such method),
+        ``OPERATOR_MISSING`` (the message names each missing operator and the
+        component that ships it), ``BACKEND_UNAVAILABLE`` (delegated method),
+        ``INVALID_EXTERNAL_DATA`` (a data file is missing or does not match).
+        """
+        native = self._native.load_method(name)
+        return Method(native, self.metadata(name))
+
+    def info(self) -> dict[str, Any]:
+        """Container facts: sizes, segments, constants, counts."""
+        return self._native.info()
+
+    def __repr__(self) -> str:
+        return f"<pterun.Program {self._native.origin!r} methods={self.method_names}>"
+
+
+class Runtime:
+    """The entry point: ``pterun.Runtime.get().load_program(path)``."""
+
+    _instance: Runtime | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.operator_registry = OperatorRegistry()
+
+    @staticmethod
+    def get() -> Runtime:
+        """The process's runtime (every kernel library the wheel ships is
+        registered when ``pterun`` is imported)."""
+        with Runtime._lock:
+            if Runtime._instance is None:
+                Runtime._instance = Runtime()
+            return Runtime._instance
+
+    def load_program(
+        self, data: Source, *, data_files: Sequence[Source] = ()
+    ) -> Program:
+        """Loads and verifies a program.
+
+        ``data``: a path (``str`` or ``os.PathLike``; the file is
+        memory-mapped) or the program's bytes (``bytes`` are used in place
+        when suitably aligned, other buffers are copied).
+        ``data_files``: external data (``.ptd``) files the program's methods
+        read, as paths or bytes.
+
+        Raises :class:`pterun.Error` (``IO_ERROR``, ``INVALID_PROGRAM``,
+        ``INCOMPATIBLE_VERSION``, ``INVALID_DATA``, ...).
+        """
+        if isinstance(data, os.PathLike):
+            data = os.fspath(data)
+        files = [os.fspath(f) if isinstance(f, os.PathLike) else f for f in data_files]
+        return Program(_pterun.load_program(data, files))

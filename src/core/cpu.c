@@ -1,0 +1,160 @@
+/* CPU feature detection for SIMD dispatch (see include/pterun/cpu.h).
+ *
+ * The features are computed once and cached in an atomic word whose top bit
+ * marks it valid. Two threads racing through the first call both compute the
+ * same value and store it; there is nothing else to initialise, so no lock is
+ * needed. */
+/* C standard */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* pterun public */
+#include "pterun/cpu.h"
+
+/* OS */
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define PT_CPU_X86 1
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#define PT_CPU_ARM64_LINUX 1
+#endif
+
+#define PT_CPU_VALID ((uint64_t)1 << 63)
+
+#define PT_CPU_CHECK_(name, bit, text)                                          \
+  _Static_assert(PTERUN_CPU_##name == (uint64_t)1 << (bit), "bit of " #name); \
+  _Static_assert((bit) < 63, "bit 63 is the cache's valid flag");
+PTERUN_CPU_FEATURE_LIST(PT_CPU_CHECK_)
+#undef PT_CPU_CHECK_
+
+#if defined(PT_CPU_X86)
+static uint64_t xgetbv0(void) {
+  uint32_t lo, hi;
+  // Encoded xgetbv so that no -mxsave is needed; only called when OSXSAVE is set.
+  __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+  return ((uint64_t)hi << 32) | lo;
+}
+
+static uint64_t detect(void) {
+  unsigned a, b, c, d, max_leaf;
+  uint64_t f = 0, xcr0 = 0;
+  int ymm_ok, zmm_ok;
+  if (!__get_cpuid(0, &max_leaf, &b, &c, &d)) return 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+  if (c & (1u << 19)) f |= PTERUN_CPU_X86_SSE4_1;
+  if (c & (1u << 27)) xcr0 = xgetbv0(); /* OSXSAVE */
+  ymm_ok = (xcr0 & 0x6) == 0x6;            /* XMM and YMM state */
+  zmm_ok = ymm_ok && (xcr0 & 0xe0) == 0xe0; /* opmask, ZMM0-15 high, ZMM16-31 */
+  if (ymm_ok) {
+    if (c & (1u << 28)) f |= PTERUN_CPU_X86_AVX;
+    if (c & (1u << 12)) f |= PTERUN_CPU_X86_FMA;
+    if (c & (1u << 29)) f |= PTERUN_CPU_X86_F16C;
+  }
+  if (max_leaf >= 7) {
+    unsigned b7, c7, d7, a71 = 0, b71, c71, d71;
+    __cpuid_count(7, 0, a, b7, c7, d7);
+    __cpuid_count(7, 1, a71, b71, c71, d71);
+    (void)d7;
+    (void)b71;
+    (void)c71;
+    (void)d71;
+    if (ymm_ok) {
+      if (b7 & (1u << 5)) f |= PTERUN_CPU_X86_AVX2;
+      if (a71 & (1u << 4)) f |= PTERUN_CPU_X86_AVXVNNI;
+    }
+    if (zmm_ok && (b7 & (1u << 16))) {
+      f |= PTERUN_CPU_X86_AVX512F;
+      if (b7 & (1u << 30)) f |= PTERUN_CPU_X86_AVX512BW;
+      if (b7 & (1u << 17)) f |= PTERUN_CPU_X86_AVX512DQ;
+      if (b7 & (1u << 31)) f |= PTERUN_CPU_X86_AVX512VL;
+      if (c7 & (1u << 11)) f |= PTERUN_CPU_X86_AVX512VNNI;
+      if (a71 & (1u << 5)) f |= PTERUN_CPU_X86_AVX512BF16;
+    }
+  }
+  // AVX without the features kernels pair it with is treated as absent.
+  if (!(f & PTERUN_CPU_X86_AVX)) f &= ~(PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA | PTERUN_CPU_X86_F16C);
+  return f;
+}
+#elif defined(PT_CPU_ARM64_LINUX)
+static uint64_t detect(void) {
+  unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  uint64_t f = PTERUN_CPU_ARM_NEON; /* baseline on AArch64 */
+  if (hw & (1ul << 20)) f |= PTERUN_CPU_ARM_DOTPROD; /* HWCAP_ASIMDDP */
+  if (hw & (1ul << 10)) f |= PTERUN_CPU_ARM_FP16;    /* HWCAP_ASIMDHP */
+  if (hw2 & (1ul << 13)) f |= PTERUN_CPU_ARM_I8MM;   /* HWCAP2_I8MM */
+  return f;
+}
+#else
+static uint64_t detect(void) { return 0; }
+#endif
+
+static _Atomic uint64_t g_detected;
+static _Atomic uint64_t g_features;
+
+uint64_t pterun_cpu_detected_features(void) {
+  uint64_t v = atomic_load_explicit(&g_detected, memory_order_acquire);
+  if (!(v & PT_CPU_VALID)) {
+    v = detect() | PT_CPU_VALID;
+    atomic_store_explicit(&g_detected, v, memory_order_release);
+  }
+  return v & ~PT_CPU_VALID;
+}
+
+/* PTERUN_ISA_MASK: hex, optional 0x, nothing else; *ok = 0 when malformed. */
+static uint64_t parse_mask(const char* s, int* ok) {
+  char* end = NULL;
+  unsigned long long v;
+  *ok = 0;
+  if (s == NULL || *s == '\0') return 0;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+  if (*s == '\0' || *s == '-' || *s == '+' || *s == ' ') return 0;
+  v = strtoull(s, &end, 16);
+  if (end == NULL || *end != '\0') return 0;
+  *ok = 1;
+  return (uint64_t)v;
+}
+
+uint64_t pterun_cpu_features(void) {
+  uint64_t v = atomic_load_explicit(&g_features, memory_order_acquire);
+  if (!(v & PT_CPU_VALID)) {
+    int ok;
+    uint64_t mask = parse_mask(getenv("PTERUN_ISA_MASK"), &ok);
+    v = pterun_cpu_detected_features();
+    if (ok) v &= mask;
+    v |= PT_CPU_VALID;
+    atomic_store_explicit(&g_features, v, memory_order_release);
+  }
+  return v & ~PT_CPU_VALID;
+}
+
+const char* pterun_cpu_feature_name(uint64_t feature) {
+#define PT_CPU_NAME_(name, bit, text) \
+  if (feature == PTERUN_CPU_##name) return text;
+  PTERUN_CPU_FEATURE_LIST(PT_CPU_NAME_)
+#undef PT_CPU_NAME_
+  return NULL;
+}
+
+size_t pterun_cpu_features_string(uint64_t features, char* buf, size_t size) {
+  size_t need = 0;
+  int bit;
+  if (size > 0 && buf != NULL) buf[0] = '\0';
+  for (bit = 0; bit < 64; ++bit) {
+    const char* name = pterun_cpu_feature_name((uint64_t)1 << bit);
+    if (!(features & ((uint64_t)1 << bit)) || name == NULL) continue;
+    if (need > 0) {
+      if (buf != NULL && need + 1 < size) buf[need] = ' ', buf[need + 1] = '\0';
+      need += 1;
+    }
+    for (; *name; ++name, ++need)
+      if (buf != NULL && need + 1 < size) buf[need] = *name, buf[need + 1] = '\0';
+  }
+  if (need == 0) {
+    const char* none = "none";
+    for (; *none; ++none, ++need)
+      if (buf != NULL && need + 1 < size) buf[need] = *none, buf[need + 1] = '\0';
+  }
+  return need;
+}

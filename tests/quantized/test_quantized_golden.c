@@ -1,0 +1,291 @@
+/* Runs the golden cases of the quantized kernels (tests/quantized/golden/NAME.bin,
+ * written by tools/gen_quantized_goldens.py from ExecuTorch's own kernels or
+ * the PyTorch/torchao references) and compares every output byte for byte.
+ * Usage: test_quantized_golden FILE.bin [-v] */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pterun/kernels/quantized.h"
+#include "pterun/pterun.h"
+
+#define MAX_ARGS 32
+
+typedef struct reader {
+  const uint8_t* p;
+  const uint8_t* end;
+  int bad;
+} reader;
+
+static void rd(reader* r, void* dst, size_t n) {
+  if (r->bad || (size_t)(r->end - r->p) < n) {
+    r->bad = 1;
+    memset(dst, 0, n);
+    return;
+  }
+  memcpy(dst, r->p, n);
+  r->p += n;
+}
+static uint8_t rd_u8(reader* r) { uint8_t v; rd(r, &v, 1); return v; }
+static uint16_t rd_u16(reader* r) { uint16_t v; rd(r, &v, 2); return v; }
+static uint32_t rd_u32(reader* r) { uint32_t v; rd(r, &v, 4); return v; }
+static int64_t rd_i64(reader* r) { int64_t v; rd(r, &v, 8); return v; }
+static double rd_f64(reader* r) { double v; rd(r, &v, 8); return v; }
+static char* rd_str(reader* r, size_t* len) {
+  uint16_t n = rd_u16(r);
+  char* s = calloc((size_t)n + 1, 1);
+  rd(r, s, n);
+  if (len) *len = n;
+  return s;
+}
+
+/* Reads a tensor; `unbounded`: output tensors may be resized by the kernel. */
+static void rd_tensor(reader* r, pterun_tensor* t, int unbounded) {
+  int k;
+  uint64_t nbytes;
+  memset(t, 0, sizeof(*t));
+  t->dtype = rd_u8(r);
+  t->rank = rd_u8(r);
+  if (t->rank > PTERUN_MAX_RANK) {
+    r->bad = 1;
+    t->rank = 0;
+    return;
+  }
+  for (k = 0; k < t->rank; ++k) {
+    t->sizes[k] = t->max_sizes[k] = rd_i64(r);
+    t->dim_order[k] = (uint8_t)k;
+  }
+  nbytes = (uint64_t)rd_i64(r);
+  if (nbytes > (1u << 26)) {
+    r->bad = 1;
+    return;
+  }
+  t->capacity = (size_t)nbytes;
+  t->data = calloc((size_t)nbytes + 16, 1);
+  rd(r, t->data, (size_t)nbytes);
+  t->dynamism = unbounded ? PTERUN_SHAPE_UNBOUNDED : PTERUN_SHAPE_STATIC;
+  if (pterun_tensor_update_layout(t) != PTERUN_STATUS_OK) r->bad = 1;
+}
+
+static pterun_kernel_fn find_kernel(const char* op) {
+  const pterun_kernel_library* lib = pterun_kernels_quantized();
+  size_t k;
+  for (k = 0; k < lib->count; ++k)
+    if (strcmp(lib->kernels[k].op, op) == 0) return lib->kernels[k].fn;
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  FILE* f;
+  long fsize;
+  uint8_t* buf;
+  reader r;
+  uint32_t version, ncases, c;
+  int verbose = argc > 2 && strcmp(argv[2], "-v") == 0;
+  int failures = 0, passed = 0;
+  char magic[4];
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s FILE.bin [-v]\n", argv[0]);
+    return 2;
+  }
+  f = fopen(argv[1], "rb");
+  if (!f) {
+    perror(argv[1]);
+    return 2;
+  }
+  fseek(f, 0, SEEK_END);
+  fsize = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  buf = malloc((size_t)fsize + 1);
+  if (fread(buf, 1, (size_t)fsize, f) != (size_t)fsize) {
+    fprintf(stderr, "read error\n");
+    return 2;
+  }
+  fclose(f);
+  r.p = buf;
+  r.end = buf + fsize;
+  r.bad = 0;
+  rd(&r, magic, 4);
+  version = rd_u32(&r);
+  ncases = rd_u32(&r);
+  if (memcmp(magic, "PTQG", 4) != 0 || version != 1) {
+    fprintf(stderr, "%s: not a PTQG v1 file\n", argv[1]);
+    return 2;
+  }
+  for (c = 0; c < ncases && !r.bad; ++c) {
+    pterun_value vals[MAX_ARGS];
+    pterun_value* argp[MAX_ARGS];
+    pterun_tensor tensors[MAX_ARGS];
+    pterun_value* list_items[MAX_ARGS][8];
+    pterun_value int_items[MAX_ARGS][PTERUN_MAX_RANK];
+    pterun_value* int_ptrs[MAX_ARGS][PTERUN_MAX_RANK];
+    int64_t int_scratch[MAX_ARGS][PTERUN_MAX_RANK];
+    char* strs[MAX_ARGS];
+    int is_out[MAX_ARGS];
+    pterun_tensor expect[MAX_ARGS];
+    int expect_idx[MAX_ARGS];
+    char *op, *label;
+    unsigned nargs, nexp, k, e;
+    pterun_status st;
+    pterun_kernel_fn fn;
+    int ok = 1;
+    const uint8_t* save;
+    memset(vals, 0, sizeof(vals));
+    memset(strs, 0, sizeof(strs));
+    memset(is_out, 0, sizeof(is_out));
+    memset(tensors, 0, sizeof(tensors));
+    op = rd_str(&r, NULL);
+    label = rd_str(&r, NULL);
+    nargs = rd_u8(&r);
+    if (nargs > MAX_ARGS) {
+      r.bad = 1;
+      break;
+    }
+    /* First pass: note which tensor args are outputs (listed after the args). */
+    save = r.p;
+    for (k = 0; k < nargs && !r.bad; ++k) {
+      uint8_t kind = rd_u8(&r);
+      switch (kind) {
+        case 0: vals[k].tag = PTERUN_VALUE_NONE; break;
+        case 1:
+          rd_tensor(&r, &tensors[k], 0);
+          vals[k].tag = PTERUN_VALUE_TENSOR;
+          vals[k].u.tensor = &tensors[k];
+          break;
+        case 2: {
+          size_t len;
+          strs[k] = rd_str(&r, &len);
+          vals[k].tag = PTERUN_VALUE_STRING;
+          vals[k].u.str.data = strs[k];
+          vals[k].u.str.len = len;
+          break;
+        }
+        case 3: vals[k].tag = PTERUN_VALUE_DOUBLE; vals[k].u.d = rd_f64(&r); break;
+        case 4: vals[k].tag = PTERUN_VALUE_INT; vals[k].u.i = rd_i64(&r); break;
+        case 5: vals[k].tag = PTERUN_VALUE_BOOL; vals[k].u.b = rd_u8(&r) != 0; break;
+        case 8: {
+          uint32_t n = rd_u32(&r), j;
+          if (n > PTERUN_MAX_RANK) {
+            r.bad = 1;
+            break;
+          }
+          for (j = 0; j < n; ++j) {
+            int_items[k][j].tag = PTERUN_VALUE_INT;
+            int_items[k][j].u.i = rd_i64(&r);
+            int_ptrs[k][j] = &int_items[k][j];
+          }
+          vals[k].tag = PTERUN_VALUE_LIST_INT;
+          vals[k].u.ints.items = int_ptrs[k];
+          vals[k].u.ints.scratch = int_scratch[k];
+          vals[k].u.ints.len = n;
+          break;
+        }
+        case 10: {
+          uint8_t j = rd_u8(&r);
+          if (j >= k) r.bad = 1;
+          argp[k] = &vals[j];
+          vals[k].tag = -1; /* alias */
+          vals[k].u.i = j;
+          break;
+        }
+        case 11: {
+          uint8_t n = rd_u8(&r), j;
+          if (n > 8) r.bad = 1;
+          for (j = 0; j < n && !r.bad; ++j) {
+            uint8_t ix = rd_u8(&r);
+            if (ix >= k) r.bad = 1;
+            list_items[k][j] = &vals[ix];
+          }
+          vals[k].tag = PTERUN_VALUE_LIST_TENSOR;
+          vals[k].u.tensors.items = list_items[k];
+          vals[k].u.tensors.len = n;
+          break;
+        }
+        default: r.bad = 1; break;
+      }
+    }
+    (void)save;
+    for (k = 0; k < nargs; ++k) argp[k] = vals[k].tag == -1 ? &vals[vals[k].u.i] : &vals[k];
+    nexp = rd_u8(&r);
+    for (e = 0; e < nexp && e < MAX_ARGS && !r.bad; ++e) {
+      expect_idx[e] = rd_u8(&r);
+      rd_tensor(&r, &expect[e], 0);
+      if (expect_idx[e] >= (int)nargs || vals[expect_idx[e]].tag != PTERUN_VALUE_TENSOR) r.bad = 1;
+      else {
+        pterun_tensor* t = &tensors[expect_idx[e]];
+        is_out[expect_idx[e]] = 1;
+        t->dynamism = PTERUN_SHAPE_UNBOUNDED;
+      }
+    }
+    if (r.bad) break;
+    fn = find_kernel(op);
+    if (fn == NULL) {
+      printf("FAIL [%u] %s (%s): operator not registered\n", c, op, label);
+      ++failures;
+    } else {
+      st = pterun_kernel_invoke(fn, op, argp, nargs, NULL, NULL, 0);
+      if (st != PTERUN_STATUS_OK) {
+        printf("FAIL [%u] %s (%s): status %s\n", c, op, label, pterun_status_name(st));
+        ok = 0;
+      }
+      for (e = 0; ok && e < nexp; ++e) {
+        const pterun_tensor* got = &tensors[expect_idx[e]];
+        const pterun_tensor* want = &expect[e];
+        int d, same = got->rank == want->rank && got->dtype == want->dtype;
+        for (d = 0; same && d < got->rank; ++d) same = got->sizes[d] == want->sizes[d];
+        if (!same) {
+          printf("FAIL [%u] %s (%s): arg %d shape/dtype mismatch\n", c, op, label, expect_idx[e]);
+          ok = 0;
+          break;
+        }
+        if (memcmp(got->data, want->data, want->nbytes) != 0) {
+          size_t esz = pterun_dtype_size(want->dtype), n = want->nbytes / (esz ? esz : 1), i;
+          for (i = 0; i < n; ++i)
+            if (memcmp((const char*)got->data + i * esz, (const char*)want->data + i * esz, esz))
+              break;
+          printf("FAIL [%u] %s (%s): arg %d differs at element %zu (of %zu)", c, op, label,
+                 expect_idx[e], i, n);
+          if (want->dtype == PTERUN_DTYPE_F32)
+            printf(": got %.9g want %.9g", ((const float*)got->data)[i],
+                   ((const float*)want->data)[i]);
+          else if (want->dtype == PTERUN_DTYPE_F64)
+            printf(": got %.17g want %.17g", ((const double*)got->data)[i],
+                   ((const double*)want->data)[i]);
+          else if (want->dtype == PTERUN_DTYPE_I64)
+            printf(": got %" PRId64 " want %" PRId64, ((const int64_t*)got->data)[i],
+                   ((const int64_t*)want->data)[i]);
+          else if (esz == 1)
+            printf(": got %d want %d (as int8)", ((const int8_t*)got->data)[i],
+                   ((const int8_t*)want->data)[i]);
+          else if (esz == 2)
+            printf(": got 0x%04x want 0x%04x", ((const uint16_t*)got->data)[i],
+                   ((const uint16_t*)want->data)[i]);
+          printf("\n");
+          ok = 0;
+        }
+      }
+      if (ok) {
+        ++passed;
+        if (verbose) printf("ok   [%u] %s (%s)\n", c, op, label);
+      } else {
+        ++failures;
+      }
+    }
+    for (k = 0; k < nargs; ++k) {
+      free(tensors[k].data);
+      free(strs[k]);
+    }
+    for (e = 0; e < nexp && e < MAX_ARGS; ++e) free(expect[e].data);
+    free(op);
+    free(label);
+    (void)is_out;
+  }
+  if (r.bad) {
+    printf("FAIL: %s is truncated or malformed (case %u)\n", argv[1], c);
+    ++failures;
+  }
+  printf("%s: %d passed, %d failed\n", argv[1], passed, failures);
+  free(buf);
+  return failures ? 1 : 0;
+}
