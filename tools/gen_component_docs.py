@@ -10,13 +10,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "packaging" / "components.json"
 OUTPUT = REPO / "docs" / "components.md"
 
 
-def render(manifest: dict) -> str:
+def render(manifest: dict[str, Any]) -> str:
     comps = manifest["components"]
     names = {c["name"]: c for c in comps}
     lines = [

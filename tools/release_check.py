@@ -25,7 +25,9 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
+
+Arg = Union[str, Path]
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASE_SRC = REPO / "tests" / "release"
@@ -134,7 +136,7 @@ def clean_env(extra: Optional[dict[str, str]] = None) -> dict[str, str]:
     return env
 
 
-def run(cmd: Sequence[str], cwd: Optional[Path] = None, env: Optional[dict[str, str]] = None,
+def run(cmd: Sequence[Arg], cwd: Optional[Path] = None, env: Optional[dict[str, str]] = None,
         timeout: int = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(c) for c in cmd], cwd=cwd, env=env if env is not None else clean_env(),
                           capture_output=True, text=True, timeout=timeout)
@@ -176,10 +178,10 @@ def read_elf(path: Path) -> ElfInfo:
     if syms.returncode != 0:
         raise RuntimeError(f"readelf --dyn-syms {path}: {syms.stderr.strip()}")
     for line in syms.stdout.splitlines():
-        m = _SYM_RE.match(line)
-        if not m:
+        sm = _SYM_RE.match(line)
+        if not sm:
             continue
-        typ, bind, vis, ndx, name = m.groups()
+        typ, bind, vis, ndx, name = sm.groups()
         if bind not in ("GLOBAL", "WEAK") or vis not in ("DEFAULT", "PROTECTED"):
             continue
         base, _, ver = name.partition("@")
@@ -430,11 +432,11 @@ class Checker:
         sys.stdout.flush()
 
     # -- loading
-    def compile(self, name: str, sources: Sequence[Path], extra: Sequence[str] = (),
+    def compile(self, name: str, sources: Sequence[Path], extra: Sequence[Arg] = (),
                 cxx: bool = False) -> Optional[Path]:
         out = self.work / "bin" / name
         out.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [self.cxx if cxx else self.cc, "-O1", "-g", "-Wall", "-Wextra", "-Werror",
+        cmd: list[Arg] = [self.cxx if cxx else self.cc, "-O1", "-g", "-Wall", "-Wextra", "-Werror",
                "-I", RELEASE_SRC, "-I", self.work / "gen", *sources, "-o", out, *extra]
         res = run(cmd)
         if not self.r.check(f"build {name}", res.returncode == 0, (res.stderr or res.stdout).strip()[-2000:]):
@@ -654,7 +656,7 @@ class Checker:
     def probe(self, cmake: str, prefix: Path, tag: str, **defs: str) -> subprocess.CompletedProcess[str]:
         build = self.work / "probes" / tag
         shutil.rmtree(build, ignore_errors=True)
-        cmd = [cmake, "-S", RELEASE_SRC / "cmake_probe", "-B", build, f"-DCMAKE_PREFIX_PATH={prefix}",
+        cmd: list[Arg] = [cmake, "-S", RELEASE_SRC / "cmake_probe", "-B", build, f"-DCMAKE_PREFIX_PATH={prefix}",
                f"-DCMAKE_C_COMPILER={shutil.which(self.cc)}"]
         cmd += [f"-D{k}={v}" for k, v in defs.items()]
         return run(cmd)
@@ -749,6 +751,20 @@ class Checker:
                      f"{got} (want {want})")
         sentinels = sorted(s for c in self.comps for s in c.sentinels if s in i.defined)
         self.r.check("extension defines no sentinel", not sentinels, ", ".join(sentinels))
+        # One interpreter loading every library and the extension, in every order:
+        # no operator twice, and the output byte-identical to the C programs'.
+        libs = [str(real_lib(self.layout, self.m, c, self.version)) for c in self.comps]
+        items = [*libs, "extension"]
+        for model, method, _ in self.programs():
+            bad = []
+            for order in itertools.permutations(items):
+                res = run([py, "-I", RELEASE_SRC / "python_run.py", model, method, *order], cwd=self.work)
+                if res.returncode != 0 or res.stdout != self.reference.get(model):
+                    label = " ".join(Path(x).name for x in order)
+                    bad.append(f"[{label}] exit {res.returncode}: {(res.stdout + res.stderr).strip()[-600:]}")
+            self.r.check(f"{model.parent.name}: Python, libraries and extension in every order: "
+                         "operators once, output byte-identical to the C consumers", not bad,
+                         f"{len(list(itertools.permutations(items)))} orders" if not bad else "; ".join(bad[:2]))
 
     def run_all(self) -> int:
         print(f"release_check: {self.layout.kind} at {self.layout.root} (pterun {self.version}), "

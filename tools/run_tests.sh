@@ -53,7 +53,7 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan
 
 step "core and robustness tests under valgrind"
 VG=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1)
-for t in test_corpus test_method test_registry test_bad_inputs test_oom test_file_change test_threads; do
+for t in test_corpus test_malformed test_method test_registry test_bad_inputs test_oom test_file_change test_threads; do
   echo "valgrind $t"
   "${VG[@]}" "build/bin/$t" >/dev/null
 done

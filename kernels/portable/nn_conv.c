@@ -218,6 +218,122 @@ static int out_flattens(const conv_geom* g, int64_t* cs) {
   return 1;
 }
 
+/* A 1x1 convolution with stride 1 and no padding whose input positions
+ * flatten to one stride (*ics) and whose dtype the GEMM reads directly: the
+ * input can be used as the GEMM's column matrix without im2col. */
+static int pointwise_input(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* out,
+                           int64_t* ics) {
+  int64_t st = 0, expect = 0;
+  int d;
+  for (d = 0; d < 3; ++d)
+    if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0) return 0;
+  if (in->dtype != out->dtype) return 0;
+  for (d = 2; d >= 0; --d) {
+    if (g->in[d] == 1) continue;
+    if (st == 0) {
+      st = g->is[2 + d];
+      expect = st * g->in[d];
+    } else {
+      if (g->is[2 + d] != expect) return 0;
+      expect *= g->in[d];
+    }
+  }
+  *ics = st ? st : 1;
+  return 1;
+}
+
+/* Depthwise float32 2-D convolution (groups == in channels, one input
+ * channel per group), computed directly: per output row, each kernel tap
+ * adds weight * a shifted input row over the output columns it reaches.
+ * Channels-innermost layouts (NHWC) loop over channels innermost instead. */
+static int depthwise_ok(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
+                        const pterun_tensor* bias, const pterun_tensor* out) {
+  return in->rank == 4 && g->icpg == 1 && g->groups == g->cin && in->dtype == PTERUN_DTYPE_F32 &&
+         w->dtype == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_F32 &&
+         (bias == NULL || bias->dtype == PTERUN_DTYPE_F32);
+}
+
+/* First and one-past-last output index o with 0 <= o*s - p + k*d < in. */
+static void tap_range(int64_t in, int64_t out, int64_t s, int64_t p, int64_t kd, int64_t* lo,
+                      int64_t* hi) {
+  int64_t off = kd - p; /* i = o*s + off */
+  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t b = in - off <= 0 ? 0 : (in - off + s - 1) / s;
+  *lo = a;
+  *hi = b < out ? b : out;
+  if (*hi < *lo) *hi = *lo;
+}
+
+static void conv_depthwise_f32(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
+                               const pterun_tensor* bias, pterun_tensor* out) {
+  const float* x = (const float*)in->data;
+  const float* wt = (const float*)w->data;
+  float* y = (float*)out->data;
+  int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+  int64_t KH = g->k[1], KW = g->k[2], sh = g->stride[1], sw = g->stride[2];
+  int64_t ph = g->pad[1], pw = g->pad[2], dh = g->dil[1], dw = g->dil[2];
+  int64_t n, oc, oh, ow, kh, kw;
+  /* strides: input/out N, C, H, W; weight O, kH, kW */
+  int64_t xn = g->is[0], xc = g->is[1], xh = g->is[3], xw = g->is[4];
+  int64_t yn = g->os[0], yc = g->os[1], yh = g->os[3], yw = g->os[4];
+  int64_t wo = g->ws[0], wh = g->ws[3], wwd = g->ws[4];
+  int chan_inner = xc == 1 && yc == 1 && g->ocpg == 1;
+  for (n = 0; n < g->n; ++n) {
+    if (!chan_inner) {
+      for (oc = 0; oc < g->cout; ++oc) {
+        int64_t c = oc / g->ocpg;
+        const float* xp = x + n * xn + c * xc;
+        float* yp = y + n * yn + oc * yc;
+        float b = bias ? ((const float*)bias->data)[oc * bias->strides[0]] : 0.0f;
+        for (oh = 0; oh < OH; ++oh)
+          for (ow = 0; ow < OW; ++ow) yp[oh * yh + ow * yw] = b;
+        for (kh = 0; kh < KH; ++kh) {
+          int64_t oh0, oh1;
+          tap_range(IH, OH, sh, ph, kh * dh, &oh0, &oh1);
+          for (kw = 0; kw < KW; ++kw) {
+            int64_t ow0, ow1;
+            float wv = wt[oc * wo + kh * wh + kw * wwd];
+            tap_range(IW, OW, sw, pw, kw * dw, &ow0, &ow1);
+            for (oh = oh0; oh < oh1; ++oh) {
+              const float* xr = xp + (oh * sh - ph + kh * dh) * xh + (kw * dw - pw) * xw;
+              float* yr = yp + oh * yh;
+              if (yw == 1 && xw == 1 && sw == 1)
+                for (ow = ow0; ow < ow1; ++ow) yr[ow] += wv * xr[ow];
+              else
+                for (ow = ow0; ow < ow1; ++ow) yr[ow * yw] += wv * xr[ow * sw * xw];
+            }
+          }
+        }
+      }
+    } else {
+      /* Channels innermost (NHWC): a vector over channels per tap. */
+      int64_t C = g->cout, c;
+      for (oh = 0; oh < OH; ++oh)
+        for (ow = 0; ow < OW; ++ow) {
+          float* yp = y + n * yn + oh * yh + ow * yw;
+          for (c = 0; c < C; ++c)
+            yp[c] = bias ? ((const float*)bias->data)[c * bias->strides[0]] : 0.0f;
+          for (kh = 0; kh < KH; ++kh) {
+            int64_t ih = oh * sh - ph + kh * dh;
+            if (ih < 0 || ih >= IH) continue;
+            for (kw = 0; kw < KW; ++kw) {
+              int64_t iw = ow * sw - pw + kw * dw;
+              const float* xp;
+              const float* wp;
+              if (iw < 0 || iw >= IW) continue;
+              xp = x + n * xn + ih * xh + iw * xw;
+              wp = wt + kh * wh + kw * wwd;
+              if (wo == 1)
+                for (c = 0; c < C; ++c) yp[c] += wp[c] * xp[c];
+              else
+                for (c = 0; c < C; ++c) yp[c] += wp[c * wo] * xp[c];
+            }
+          }
+        }
+    }
+  }
+}
+
 #define NN_COL_LOCAL 4096 /* elements of the stack im2col buffer */
 #define NN_COL_SCRATCH (256 * 1024)
 
@@ -230,7 +346,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   int dbl = out->dtype == PTERUN_DTYPE_F64;
   size_t es = dbl ? sizeof(double) : sizeof(float);
   int64_t cap = NN_COL_SCRATCH, rows = g->icpg * g->k[0] * g->k[1] * g->k[2];
-  int64_t npos = g->out[0] * g->out[1] * g->out[2], rc, pc, n, grp, r0, p0;
+  int64_t npos = g->out[0] * g->out[1] * g->out[2], rc, pc, n, grp, r0, p0, ics;
   void* col = pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
   if (col == NULL) {
     col = local;
@@ -247,8 +363,36 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
     for (oc = 0; oc < g->cout; ++oc) {
       double b = bias ? pt_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
       int64_t base = n * g->os[0] + oc * g->os[1];
-      for (p = 0; p < npos; ++p) pt_store_f64(out->data, out->dtype, base + p * ocs, b);
+      if (out->dtype == PTERUN_DTYPE_F32) {
+        float* o = (float*)out->data + base;
+        for (p = 0; p < npos; ++p) o[p * ocs] = (float)b;
+      } else {
+        for (p = 0; p < npos; ++p) pt_store_f64(out->data, out->dtype, base + p * ocs, b);
+      }
     }
+  }
+  if (pointwise_input(g, in, out, &ics)) {
+    /* 1x1, stride 1, no padding: the input is already the column matrix. */
+    for (n = 0; n < g->n; ++n)
+      for (grp = 0; grp < g->groups; ++grp) {
+        nn_mat a, b, c;
+        a.data = (char*)w->data + (size_t)(grp * g->ocpg * g->ws[0]) * nn_esize(w->dtype);
+        a.dtype = w->dtype;
+        a.rs = g->ws[0];
+        a.cs = ro->cs;
+        b.data = (char*)in->data +
+                 (size_t)(n * g->is[0] + grp * g->icpg * g->is[1]) * nn_esize(in->dtype);
+        b.dtype = in->dtype;
+        b.rs = g->is[1];
+        b.cs = ics;
+        c.data = (char*)out->data +
+                 (size_t)(n * g->os[0] + grp * g->ocpg * g->os[1]) * nn_esize(out->dtype);
+        c.dtype = out->dtype;
+        c.rs = g->os[1];
+        c.cs = ocs;
+        nn_gemm(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1);
+      }
+    return;
   }
   for (n = 0; n < g->n; ++n)
     for (grp = 0; grp < g->groups; ++grp)
@@ -265,22 +409,34 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
               rem /= ro->size[j];
             }
             ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
-            for (p = 0; p < np; ++p) {
-              int64_t pos = p0 + p;
-              int64_t ow = pos % g->out[2], oh = (pos / g->out[2]) % g->out[1],
-                      od = pos / (g->out[2] * g->out[1]);
-              int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-              int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-              int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
-              int64_t k = r * np + p;
-              int inside = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1] && iw >= 0 &&
-                           iw < g->in[2];
-              int64_t off = n * g->is[0] + (grp * g->icpg + ic) * g->is[1] + id * g->is[2] +
-                            ih * g->is[3] + iw * g->is[4];
-              if (dbl)
-                ((double*)col)[k] = inside ? pt_load_f64(in->data, in->dtype, off) : 0.0;
-              else
-                ((float*)col)[k] = inside ? nn_load_f32(in->data, in->dtype, off) : 0.0f;
+            {
+              /* Walk positions p0.. with incremental (od, oh, ow). */
+              int64_t ow = p0 % g->out[2], oh = (p0 / g->out[2]) % g->out[1],
+                      od = p0 / (g->out[2] * g->out[1]);
+              int64_t base = n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
+              int f32 = in->dtype == PTERUN_DTYPE_F32 && !dbl;
+              for (p = 0; p < np; ++p) {
+                int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+                int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
+                int64_t k = r * np + p;
+                int inside = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1] && iw >= 0 &&
+                             iw < g->in[2];
+                int64_t off = base + id * g->is[2] + ih * g->is[3] + iw * g->is[4];
+                if (f32)
+                  ((float*)col)[k] = inside ? ((const float*)in->data)[off] : 0.0f;
+                else if (dbl)
+                  ((double*)col)[k] = inside ? pt_load_f64(in->data, in->dtype, off) : 0.0;
+                else
+                  ((float*)col)[k] = inside ? nn_load_f32(in->data, in->dtype, off) : 0.0f;
+                if (++ow == g->out[2]) {
+                  ow = 0;
+                  if (++oh == g->out[1]) {
+                    oh = 0;
+                    ++od;
+                  }
+                }
+              }
             }
           }
           a.data = (char*)w->data + (size_t)(grp * g->ocpg * g->ws[0] + r0 * ro->cs) *
@@ -333,8 +489,10 @@ pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args
   PT_TRY(pt_resize(ctx, out, in->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   strides5(out, g.os);
-  if (!transposed && pt_is_float_dtype(out->dtype) && weight_flattens(&g, &ro) &&
-      out_flattens(&g, &ocs))
+  if (!transposed && depthwise_ok(&g, in, w, bias, out))
+    conv_depthwise_f32(&g, in, w, bias, out);
+  else if (!transposed && pt_is_float_dtype(out->dtype) && weight_flattens(&g, &ro) &&
+           out_flattens(&g, &ocs))
     conv_gemm(ctx, &g, &ro, ocs, in, w, bias, out);
   else
     conv_direct(&g, in, w, bias, out, transposed);

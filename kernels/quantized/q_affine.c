@@ -455,6 +455,12 @@ KERNEL(qk_torchao_choose_qparams_affine_out) {
   QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
   QK_TRY(check_data(ctx, x, "input"));
   if (x->numel == 0) return QK_FAIL(ctx, "arg 'input': empty input has no range");
+  for (d = 0; d < x->rank && bs[d] <= 1; ++d) {
+  }
+  if (d == x->rank && x->numel > 1)
+    /* torchao reduces over an empty dim list, i.e. over the whole tensor */
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg 'block_size': blocks of one element are not supported");
   /* output shape (torchao _get_reduction_params + amin(keepdim)) */
   for (d = 0; d < x->rank; ++d) {
     if (keepdim)

@@ -43,6 +43,8 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
   // re-pointed it); on success the new binding becomes the bound state.
   pterun_tensor* t0 = &m->tensors_initial[t - m->tensors];
   *t = *t0;
+  pt_tensor_aux* aux = aux_of(m, t);
+  if (!aux->planned) t->capacity = view->nbytes; /* the caller's memory bounds the shape */
   if (view->dtype != t->dtype)
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: dtype %s, expected %s", i,
                    pterun_dtype_name(view->dtype), pterun_dtype_name(t->dtype));
@@ -88,7 +90,6 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
   if (view->nbytes < t->nbytes || (t->nbytes > 0 && view->data == NULL))
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: %zu bytes given, %zu needed", i,
                    view->nbytes, t->nbytes);
-  pt_tensor_aux* aux = aux_of(m, t);
   if (aux->planned) {
     if (t->nbytes > 0) memmove(t->data, view->data, t->nbytes);
   } else {
@@ -257,6 +258,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
             return pt_fail(&m->logger, PTERUN_STATUS_INVALID_TYPE, "instruction %u:%u frees a %s", c, pc,
                            pterun_value_tag_name(m->values[in->a].tag));
           m->values[in->a].u.tensor->data = NULL;
+          m->values[in->a].u.tensor->capacity = 0; /* resizes refuse it from now on */
           break;
         default:
           return pt_fail(&m->logger, PTERUN_STATUS_BACKEND_UNAVAILABLE, "instruction %u:%u is a delegate call", c, pc);

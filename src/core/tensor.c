@@ -71,7 +71,8 @@ pterun_status pterun_tensor_update_layout(pterun_tensor* t) {
       uint8_t d = t->dim_order[i];
       t->strides[d] = stride;
       int64_t s = t->sizes[d] == 0 ? 1 : t->sizes[d];
-      stride *= s; /* bounded by numel checks above except for zero dims */
+      // Bounded by the numel check above, except with a zero dim elsewhere.
+      if (__builtin_mul_overflow(stride, s, &stride)) return PTERUN_STATUS_INVALID_ARGUMENT;
     }
   }
   t->numel = (int64_t)numel;
@@ -87,7 +88,9 @@ pterun_status pterun_tensor_resize(pterun_tensor* t, size_t rank, const int64_t*
     if (sizes[i] < 0) return PTERUN_STATUS_INVALID_ARGUMENT;
     if (sizes[i] != t->sizes[i]) same = false;
   }
-  if (same) return PTERUN_STATUS_OK;
+  // Same shape: still refuse a tensor without memory for its bytes (a freed
+  // or unbound tensor has capacity 0), so kernels never write through NULL.
+  if (same) return t->nbytes <= t->capacity ? PTERUN_STATUS_OK : PTERUN_STATUS_NOT_SUPPORTED;
   switch (t->dynamism) {
     case PTERUN_SHAPE_STATIC:
       return PTERUN_STATUS_NOT_SUPPORTED;
