@@ -626,9 +626,9 @@ def gen_extension():
             sc = (torch.rand(ngroups, generator=gen) * 0.1 + 0.01).to(sdt)
             if gs > C:
                 sc = sc.reshape(ngroups, 1)
-            for zdt in (None, torch.int64, torch.int32, torch.int8, torch.float32):
+            for zdt in (None, torch.int64, torch.float32):
                 zp = None if zdt is None else torch.randint(-3, 4, (ngroups,), generator=gen).to(zdt)
-                ods = (torch.float32, torch.float16, torch.bfloat16) if zdt in (None, torch.int32) \
+                ods = (torch.float32, torch.float16, torch.bfloat16) if zdt is None \
                     else (torch.float32,)
                 for od in ods:
                     out = torch.empty(R, C, dtype=od)
@@ -699,7 +699,7 @@ def gen_extension():
     ta_choose("all zero", f32([[0.0, 0.0, 0.0]]), "ASYMMETRIC", [1, 3], torch.int8,
               -128, 127, None, None, torch.int8, False)
     for idt in (torch.float32, torch.float16, torch.bfloat16):
-        shapes = [((3, 8), (1, 4)), ((3, 8), (1, 8)), ((2, 2, 4), (1, 1, 4)), ((4, 4), (4, 4)),
+        shapes = [((2, 8), (1, 4)), ((3, 4), (1, 4)), ((2, 1, 4), (1, 1, 4)), ((2, 4), (2, 4)),
                   ((4, 4), (2, 2))]
         if idt != torch.float32:
             shapes = shapes[:2]

@@ -83,5 +83,9 @@ WHEEL=("$WHEEL_WORK"/dist/pterun-*.whl)
 "$PYTHON" -m venv "$WHEEL_WORK/venv"
 "$WHEEL_WORK/venv/bin/python" -m pip install -q "${WHEEL[0]}" pytest
 "$WHEEL_WORK/venv/bin/python" -m pytest -q -p no:cacheprovider -m "not torch" tests/python/test_api*.py
+
+step "release checks (installed wheel)"
+WHEEL_SITE="$("$WHEEL_WORK/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+"$PYTHON" tools/release_check.py --wheel-site "$WHEEL_SITE" --python "$WHEEL_WORK/venv/bin/python" "${REL_ARGS[@]}"
 "$PYTHON" -m pip install -q --no-deps --target "$WHEEL_WORK/target" "${WHEEL[0]}"
 PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
