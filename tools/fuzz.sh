@@ -43,7 +43,9 @@ run_one() {
     nice -n 10 "$BUILD/bin/fuzz_$t" "$corpus" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} >"$log" 2>&1 || rc=$?
   local n
-  n=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)
+  n=$( (grep -o 'stat::number_of_executed_units: [0-9]*' "$log" || true) | awk '{print $2}' | tail -1)
+  # -fork mode prints no final stats: take the last "#N:" progress line.
+  [ -n "$n" ] || n=$( (grep -oE '^#[0-9]+:' "$log" || true) | tail -1 | tr -d '#:')
   echo "fuzz_$t: ${n:-?} executions in ${SECS}s, exit $rc (log: $log)"
   return $rc
 }

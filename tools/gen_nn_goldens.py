@@ -1080,6 +1080,48 @@ def gen_extra():
     g.out("conj_physical_cl", "aten::_conj_physical.out", [x], x, out=Out(order=CL4))
     g.fail("conj_physical_dtype", "aten::_conj_physical.out", [rnd(2, 3)], torch.zeros(2, 3),
            out=Out(torch.float64))
+    # Fast paths (kernels/portable): tiled transposes past one 32x32 tile,
+    # direct depthwise convolution (NCHW and NHWC, stride, dilation, padding,
+    # channel multiplier), 1x1 convolution without im2col, channels-last
+    # elementwise ops on flat rows.
+    x = Gen([1, 34, 33], 11)
+    g.out("fast_permute_tiled", "aten::permute_copy.out", [x, [2, 0, 1]], x.t.permute(2, 0, 1))
+    xi = torch.arange(33 * 34, dtype=torch.int64).reshape(33, 34)
+    g.out("fast_transpose_tiled_i64", "aten::transpose_copy.int_out", [xi, 0, 1], xi.t())
+    xh = Gen([1, 33, 34], 12, torch.float16)
+    g.out("fast_transpose_tiled_f16", "aten::transpose_copy.int_out", [xh, 1, 2],
+          xh.t.transpose(1, 2))
+    A_ = torch.ops.aten
+    for name, xin, w, b, stride, pad, dil, groups, order in (
+            ("dw_nchw", Gen([1, 6, 11, 9], 13), Gen([6, 1, 3, 3], 14), Gen([6], 15), [1, 1],
+             [1, 1], [1, 1], 6, None),
+            ("dw_nchw_s2_dil", Gen([1, 4, 12, 13], 16), Gen([8, 1, 3, 2], 17), None, [2, 2],
+             [2, 1], [2, 3], 4, None),
+            ("dw_nhwc", Gen([1, 8, 9, 10], 18), Gen([8, 1, 3, 3], 19), Gen([8], 20), [2, 1],
+             [1, 1], [1, 1], 8, CL4),
+            ("dw_nhwc_5x5", Gen([1, 12, 7, 7], 21), Gen([12, 1, 5, 5], 22), None, [1, 1],
+             [2, 2], [1, 1], 12, CL4),
+            ("pointwise_nchw", Gen([2, 8, 5, 6], 23), Gen([12, 4, 1, 1], 24), Gen([12], 25),
+             [1, 1], [0, 0], [1, 1], 2, None),
+            ("pointwise_nhwc", Gen([1, 8, 5, 6], 26), Gen([6, 8, 1, 1], 27), None, [1, 1],
+             [0, 0], [1, 1], 1, CL4)):
+        xt = xin.t if order is None else cl(xin.t)
+        res = A_.convolution(xt, w.t, b.t if b else None, stride, pad, dil, False, [0, 0],
+                             groups)
+        xa = xin if order is None else (xt, CL4)
+        g.out("fast_conv_" + name, "aten::convolution.out",
+              [xa, w, b, stride, pad, dil, False, [0, 0], groups], res,
+              out=Out(order=order), atol=1e-5, rtol=1e-5)
+    a, bb = cl(rnd(2, 3, 4, 5)), cl(rnd(2, 3, 4, 5))
+    g.out("fast_add_cl", "aten::add.out", [a, bb, 1], a + bb, out=Out(order=CL4))
+    g.out("fast_hardtanh_cl", "aten::hardtanh.out", [a, -0.5, 0.5],
+          torch.nn.functional.hardtanh(a, -0.5, 0.5), out=Out(order=CL4))
+    xb = Gen([2, 4, 6, 7], 28)
+    bw, bb_, bm, bv = rnd(4), rnd(4), rnd(4), rnd(4).abs() + 0.5
+    res = A_._native_batch_norm_legit_no_training(xb.t, bw, bb_, bm, bv, 0.1, 1e-5)
+    g.outs("fast_batch_norm_nchw", "aten::_native_batch_norm_legit_no_training.out",
+           [xb, bw, bb_, bm, bv, 0.1, 1e-5], list(res),
+           outs=[Out(), Out(sizes=[0], cap=4), Out(sizes=[0], cap=4)], atol=1e-5, rtol=1e-5)
     return g
 
 

@@ -25,6 +25,11 @@ void GT_FN(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const
   (void)a_rs;
   PT_UNROLL
   for (i = 0; i < GT_MR; ++i) {
+    /* Start fetching the C tile now: the K loop hides the latency. C rows
+     * with a power-of-two stride share a few cache sets and often come from
+     * L3; without this the final load/store stalls on them. */
+    PT_PREFETCH_W(c + (size_t)i * ldc);
+    PT_PREFETCH_W(c + (size_t)i * ldc + GT_NRV * GT_VLEN - 1);
     PT_UNROLL
     for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
   }

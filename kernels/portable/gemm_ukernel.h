@@ -63,4 +63,12 @@ const pt_f32_gemm_ukernel* pt_f32_gemm_ukernel_select_m1(uint64_t features);
 #define PT_UNROLL
 #endif
 
+/* Prefetch hint for a cache line about to be written (no fault on any
+ * address, so it may point past the matrix). */
+#if defined(__GNUC__)
+#define PT_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#else
+#define PT_PREFETCH_W(p) ((void)(p))
+#endif
+
 #endif /* PTERUN_KERNELS_PORTABLE_GEMM_UKERNEL_H_ */

@@ -188,6 +188,20 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
   PT_TRY(check_data(ctx, a, "self"));
   PT_TRY(check_data(ctx, b, "other"));
   PT_TRY(check_data(ctx, out, "out"));
+  /* Same shape and dense layout (e.g. all channels-last): one flat row. */
+  if (compute_dt == PTERUN_DTYPE_F32 && a->dtype == PTERUN_DTYPE_F32 &&
+      b->dtype == PTERUN_DTYPE_F32 && pt_same_layout(a, out) && pt_same_layout(b, out)) {
+    if (op->f32 && out->dtype == PTERUN_DTYPE_F32) {
+      op->f32((const float*)a->data, (const float*)b->data, (float*)out->data, out->numel, 1, 1,
+              p);
+      return finish(ctx, p);
+    }
+    if (op->f32b && out->dtype == PTERUN_DTYPE_BOOL) {
+      op->f32b((const float*)a->data, (const float*)b->data, (uint8_t*)out->data, out->numel, 1,
+               1, p);
+      return finish(ctx, p);
+    }
+  }
   ins[0] = a;
   ins[1] = b;
   pt_iter_init(&it, out, ins, 2);
@@ -253,6 +267,12 @@ pterun_status pt_ew_unary(pterun_kernel_context* ctx, const pt_unary_op* op,
   if (out->numel == 0) return PTERUN_STATUS_OK;
   PT_TRY(check_data(ctx, in, "self"));
   PT_TRY(check_data(ctx, out, "out"));
+  if (op->f32 && compute_dt == PTERUN_DTYPE_F32 && in->dtype == PTERUN_DTYPE_F32 &&
+      out->dtype == PTERUN_DTYPE_F32 && pt_same_layout(in, out)) {
+    /* Same shape and dense layout (e.g. both channels-last): one flat row. */
+    op->f32((const float*)in->data, (float*)out->data, out->numel, p);
+    return finish(ctx, p);
+  }
   pt_iter_init(&it, out, &in, 1);
   inner = pt_iter_rows(&it);
   rows = out->numel / inner;

@@ -142,6 +142,20 @@ static void moments(const pterun_tensor* t, int64_t start, int64_t count, double
   double m = 0, m2 = 0;
   int64_t k;
   bool direct = t->dtype == PTERUN_DTYPE_F32 && pterun_tensor_is_contiguous(t);
+  if (direct) {
+    /* Two passes in double: the mean, then the squared deviations. */
+    const float* x = (const float*)t->data + start;
+    double s = 0;
+    for (k = 0; k < count; ++k) s += x[k];
+    m = count > 0 ? s / (double)count : 0.0;
+    for (k = 0; k < count; ++k) {
+      double dv = x[k] - m;
+      m2 += dv * dv;
+    }
+    *mean = m;
+    *rstd = 1.0 / sqrt((count > 0 ? m2 / (double)count : 0.0) + eps);
+    return;
+  }
   for (k = 0; k < count; ++k) {
     double v = direct ? ((const float*)t->data)[start + k] : at_logical(t, start + k);
     double delta = v - m;

@@ -264,6 +264,8 @@ static void tap_range(int64_t in, int64_t out, int64_t s, int64_t p, int64_t kd,
   if (*hi < *lo) *hi = *lo;
 }
 
+#define NN_DW_LOCAL 2048 /* floats of regrouped depthwise weights on the stack */
+
 static void conv_depthwise_f32(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
                                const pterun_tensor* bias, pterun_tensor* out) {
   const float* x = (const float*)in->data;
@@ -278,6 +280,19 @@ static void conv_depthwise_f32(const conv_geom* g, const pterun_tensor* in, cons
   int64_t yn = g->os[0], yc = g->os[1], yh = g->os[3], yw = g->os[4];
   int64_t wo = g->ws[0], wh = g->ws[3], wwd = g->ws[4];
   int chan_inner = xc == 1 && yc == 1 && g->ocpg == 1;
+  float wl[NN_DW_LOCAL];
+  if (chan_inner && wo != 1 && KH * KW * g->cout <= NN_DW_LOCAL) {
+    /* Regroup the weights as [kH][kW][C] so the channel loop reads them
+     * contiguously. */
+    int64_t c;
+    for (kh = 0; kh < KH; ++kh)
+      for (kw = 0; kw < KW; ++kw)
+        for (c = 0; c < g->cout; ++c) wl[(kh * KW + kw) * g->cout + c] = wt[c * wo + kh * wh + kw * wwd];
+    wt = wl;
+    wo = 1;
+    wh = KW * g->cout;
+    wwd = g->cout;
+  }
   for (n = 0; n < g->n; ++n) {
     if (!chan_inner) {
       for (oc = 0; oc < g->cout; ++oc) {

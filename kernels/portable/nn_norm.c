@@ -44,6 +44,24 @@ static void channel_stats(const bn_iter* it, const pterun_tensor* x, int64_t c, 
   *var = cnt ? ss / (double)cnt : 0.0;
 }
 
+/* The spatial dims of t flatten to one stride (NCHW: 1, channels-last: C). */
+static int sp_flat(const bn_iter* it, const pterun_tensor* t, int64_t* st) {
+  int64_t s = 0, expect = 0;
+  int d;
+  for (d = it->sp_rank - 1; d >= 0; --d) {
+    if (it->sp_sizes[d] == 1) continue;
+    if (s == 0) {
+      s = t->strides[2 + d];
+      expect = s * it->sp_sizes[d];
+    } else {
+      if (t->strides[2 + d] != expect) return 0;
+      expect *= it->sp_sizes[d];
+    }
+  }
+  *st = s ? s : 1;
+  return 1;
+}
+
 /* out = x * scale + shift for channel c. */
 static void channel_apply(const bn_iter* it, const pterun_tensor* x, pterun_tensor* out,
                           int64_t c, double scale, double shift) {
@@ -53,10 +71,13 @@ static void channel_apply(const bn_iter* it, const pterun_tensor* x, pterun_tens
     for (n = 0; n < it->n; ++n) {
       const float* xp = (const float*)x->data + n * x->strides[0] + c * x->strides[1];
       float* op = (float*)out->data + n * out->strides[0] + c * out->strides[1];
-      if (it->sp_rank <= 1) {
-        /* One spatial dim (or none): a single strided run. */
-        int64_t xs = it->sp_rank ? x->strides[2] : 1, os = it->sp_rank ? out->strides[2] : 1;
-        for (p = 0; p < it->inner; ++p) op[p * os] = xp[p * xs] * fs + fb;
+      int64_t xs, os;
+      if (sp_flat(it, x, &xs) && sp_flat(it, out, &os)) {
+        /* The spatial dims are one strided run. */
+        if (xs == 1 && os == 1)
+          for (p = 0; p < it->inner; ++p) op[p] = xp[p] * fs + fb;
+        else
+          for (p = 0; p < it->inner; ++p) op[p * os] = xp[p * xs] * fs + fb;
       } else {
         for (p = 0; p < it->inner; ++p)
           op[sp_offset(it, out, p)] = xp[sp_offset(it, x, p)] * fs + fb;

@@ -85,7 +85,7 @@ pterun_status pt_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
   bool ceil_mode, include_pad;
   int64_t k[2], s[2], pad[2], dil[2], divisor, q, oh, ow;
   int has_div;
-  plane p;
+  plane p = {0, 0, 0, 0, 0, 0, 0};
   int r;
   PT_CHECK_NARGS(ctx, nargs, 9);
   PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
@@ -137,8 +137,8 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
   pterun_tensor *in, *out, *idx;
   bool ceil_mode;
   int64_t k[2], s[2], pad[2], dil[2], q, oh, ow;
-  plane p;
-  int r;
+  plane p = {0, 0, 0, 0, 0, 0, 0};
+  int r, f32;
   PT_CHECK_NARGS(ctx, nargs, 9);
   PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(pt_arg_bool(ctx, args, 5, "ceil_mode", &ceil_mode));
@@ -156,6 +156,7 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
   PT_TRY(plane_resize(ctx, in, out, &p));
   PT_TRY(plane_resize(ctx, in, idx, &p));
   r = in->rank;
+  f32 = in->dtype == PTERUN_DTYPE_F32;
   for (q = 0; q < p.planes; ++q) {
     int64_t ib = plane_base(&p, in, q), ob = plane_base(&p, out, q);
     int64_t xb = plane_base(&p, idx, q);
@@ -170,8 +171,10 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
             int64_t w = ow * s[1] - pad[1] + kw * dil[1];
             double v;
             if (w < 0 || w >= p.iw) continue;
-            v = pt_load_f64(in->data, in->dtype,
-                            ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+            v = f32 ? (double)((const float*)in->data)[ib + h * in->strides[r - 2] +
+                                                       w * in->strides[r - 1]]
+                    : pt_load_f64(in->data, in->dtype,
+                                  ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
             /* NaN wins and sticks, as in ATen. */
             if (best < 0 || v > m || (isnan(v) && !isnan(m))) {
               m = v;
@@ -179,7 +182,10 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
             }
           }
         }
-        if (pt_is_float_dtype(out->dtype))
+        if (f32)
+          ((float*)out->data)[ob + oh * out->strides[r - 2] + ow * out->strides[r - 1]] =
+              (float)m;
+        else if (pt_is_float_dtype(out->dtype))
           pt_store_f64(out->data, out->dtype,
                        ob + oh * out->strides[r - 2] + ow * out->strides[r - 1], m);
         else
@@ -199,7 +205,7 @@ pterun_status pt__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
                                           size_t nargs) {
   pterun_tensor *in, *out;
   int64_t osz[2], q, oh, ow;
-  plane p;
+  plane p = {0, 0, 0, 0, 0, 0, 0};
   int r;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
@@ -250,7 +256,7 @@ pterun_status pt_max_pool2d_with_indices_backward_grad_input(pterun_kernel_conte
   pterun_tensor *go, *in, *idx, *gi;
   bool ceil_mode;
   int64_t k[2], s[2], pad[2], dil[2], q, oh, ow, d;
-  plane p;
+  plane p = {0, 0, 0, 0, 0, 0, 0};
   int r;
   PT_CHECK_NARGS(ctx, nargs, 10);
   PT_TRY(pt_arg_tensor(ctx, args, 0, "grad_output", &go));

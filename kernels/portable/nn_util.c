@@ -61,6 +61,52 @@ static void copy_run(char* d, int ddt, int64_t dst_st, const char* s, int sdt, i
 
 static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
 
+#define NN_TILE 32
+
+/* Tiled copy for nn_copy_view: dims r-1 (destination-contiguous) and jc
+ * (source-contiguous) are walked in NN_TILE x NN_TILE blocks; the other dims
+ * are looped over outside. Same dtype on both sides (raw element moves). */
+static void tile_transpose(char* dbase, const char* sbase, size_t es, int r, const int64_t* sz,
+                           const int64_t* ds, const int64_t* ss, int jc) {
+  int64_t idx[PTERUN_MAX_RANK], osz[PTERUN_MAX_RANK], ni = sz[r - 1], nj = sz[jc];
+  int64_t sI = ss[r - 1], dJ = ds[jc], i0, j0, i, j;
+  int d, k = 0, ord[PTERUN_MAX_RANK];
+  for (d = 0; d + 1 < r; ++d)
+    if (d != jc) {
+      ord[k] = d;
+      osz[k++] = sz[d];
+    }
+  for (d = 0; d < k; ++d) idx[d] = 0;
+  for (;;) {
+    int64_t dof = 0, sof = 0;
+    for (d = 0; d < k; ++d) {
+      dof += idx[d] * ds[ord[d]];
+      sof += idx[d] * ss[ord[d]];
+    }
+    for (j0 = 0; j0 < nj; j0 += NN_TILE) {
+      int64_t j1 = j0 + NN_TILE < nj ? j0 + NN_TILE : nj;
+      for (i0 = 0; i0 < ni; i0 += NN_TILE) {
+        int64_t i1 = i0 + NN_TILE < ni ? i0 + NN_TILE : ni;
+#define NN_TILE_LOOP(T)                                                             \
+  {                                                                                 \
+    T* dp = (T*)(void*)dbase + dof;                                                 \
+    const T* sp = (const T*)(const void*)sbase + sof;                              \
+    for (j = j0; j < j1; ++j)                                                       \
+      for (i = i0; i < i1; ++i) dp[j * dJ + i] = sp[i * sI + j];                    \
+  }
+        switch (es) {
+          case 1: NN_TILE_LOOP(uint8_t) break;
+          case 2: NN_TILE_LOOP(uint16_t) break;
+          case 4: NN_TILE_LOOP(uint32_t) break;
+          default: NN_TILE_LOOP(uint64_t) break;
+        }
+#undef NN_TILE_LOOP
+      }
+    }
+    if (k == 0 || !nn_next_index(idx, osz, k)) break;
+  }
+}
+
 void nn_copy_view(void* dst, int ddt, const nn_view* dv, int64_t doff, const void* src, int sdt,
                   const nn_view* sv, int64_t soff) {
   int64_t sz[PTERUN_MAX_RANK], ds[PTERUN_MAX_RANK], ss[PTERUN_MAX_RANK];
@@ -111,6 +157,18 @@ void nn_copy_view(void* dst, int ddt, const nn_view* dv, int64_t doff, const voi
   if (r == 0) {
     copy_run(dbase, ddt, 1, sbase, sdt, 1, 1);
     return;
+  }
+  if (r >= 2 && ddt == sdt && ds[r - 1] == 1 && ss[r - 1] != 1 &&
+      (des == 1 || des == 2 || des == 4 || des == 8)) {
+    /* A transpose: the source is contiguous along some other dim j. Copy in
+     * square tiles so both sides stay in cache. */
+    int jc = -1;
+    for (d = 0; d + 1 < r; ++d)
+      if (ss[d] == 1) jc = d;
+    if (jc >= 0) {
+      tile_transpose(dbase, sbase, des, r, sz, ds, ss, jc);
+      return;
+    }
   }
   for (d = 0; d < r; ++d) idx[d] = 0;
   for (;;) {

@@ -40,8 +40,9 @@ static char* rd_str(reader* r, size_t* len) {
   return s;
 }
 
-/* Reads a tensor; `unbounded`: output tensors may be resized by the kernel. */
-static void rd_tensor(reader* r, pterun_tensor* t, int unbounded) {
+/* Reads a tensor; `unbounded`: output tensors may be resized by the kernel.
+ * `no_data`: an output placeholder (zero-filled, bytes not in the file). */
+static void rd_tensor(reader* r, pterun_tensor* t, int unbounded, int no_data) {
   int k;
   uint64_t nbytes;
   memset(t, 0, sizeof(*t));
@@ -63,7 +64,7 @@ static void rd_tensor(reader* r, pterun_tensor* t, int unbounded) {
   }
   t->capacity = (size_t)nbytes;
   t->data = calloc((size_t)nbytes + 16, 1);
-  rd(r, t->data, (size_t)nbytes);
+  if (!no_data) rd(r, t->data, (size_t)nbytes);
   t->dynamism = unbounded ? PTERUN_SHAPE_UNBOUNDED : PTERUN_SHAPE_STATIC;
   if (pterun_tensor_update_layout(t) != PTERUN_STATUS_OK) r->bad = 1;
 }
@@ -149,7 +150,8 @@ int main(int argc, char** argv) {
       switch (kind) {
         case 0: vals[k].tag = PTERUN_VALUE_NONE; break;
         case 1:
-          rd_tensor(&r, &tensors[k], 0);
+        case 12:
+          rd_tensor(&r, &tensors[k], kind == 12, kind == 12);
           vals[k].tag = PTERUN_VALUE_TENSOR;
           vals[k].u.tensor = &tensors[k];
           break;
@@ -210,7 +212,7 @@ int main(int argc, char** argv) {
     nexp = rd_u8(&r);
     for (e = 0; e < nexp && e < MAX_ARGS && !r.bad; ++e) {
       expect_idx[e] = rd_u8(&r);
-      rd_tensor(&r, &expect[e], 0);
+      rd_tensor(&r, &expect[e], 0, 0);
       if (expect_idx[e] >= (int)nargs || vals[expect_idx[e]].tag != PTERUN_VALUE_TENSOR) r.bad = 1;
       else {
         pterun_tensor* t = &tensors[expect_idx[e]];
