@@ -1080,7 +1080,15 @@ def gen_extra():
     g.out("conj_physical_cl", "aten::_conj_physical.out", [x], x, out=Out(order=CL4))
     g.fail("conj_physical_dtype", "aten::_conj_physical.out", [rnd(2, 3)], torch.zeros(2, 3),
            out=Out(torch.float64))
-    # Fast paths (kernels/portable): tiled transposes past one 32x32 tile,
+    return g
+
+
+def gen_fast():
+    """Cases aimed at the float32 fast paths (tiles, direct depthwise, 1x1
+    convolution without im2col, flat channels-last elementwise rows, batch
+    norm on flattened spatial dims); every expected value is from PyTorch."""
+    g = Golden("fast")
+    # Tiled transposes past one 32x32 tile,
     # direct depthwise convolution (NCHW and NHWC, stride, dilation, padding,
     # channel multiplier), 1x1 convolution without im2col, channels-last
     # elementwise ops on flat rows.
@@ -1131,7 +1139,7 @@ def nn_is_cl(t):
 
 FAMILIES = {"index": gen_index, "matmul": gen_matmul, "conv": gen_conv, "norm": gen_norm, "pool": gen_pool,
             "upsample": gen_upsample, "pad": gen_pad, "shape": gen_shape, "copy": gen_copy, "create": gen_create,
-            "concat": gen_concat, "extra": gen_extra}
+            "concat": gen_concat, "extra": gen_extra, "fast": gen_fast}
 
 
 def main(argv):

@@ -25,6 +25,8 @@ extern "C" {
 typedef struct pterun_method pterun_method;
 
 #define PTERUN_DEFAULT_INSTRUCTION_BUDGET 10000000u
+#define PTERUN_DEFAULT_SCRATCH_BYTES ((size_t)4 << 20)
+#define PTERUN_NO_SCRATCH ((size_t)-1)
 
 /** Options for pterun_method_load (zero-initialise for defaults). */
 typedef struct pterun_method_options {
@@ -40,7 +42,10 @@ typedef struct pterun_method_options {
   size_t data_count;
   /** Instructions one execute may run; 0: PTERUN_DEFAULT_INSTRUCTION_BUDGET. */
   uint64_t instruction_budget;
-  /** Bytes of per-instruction scratch for kernels (0: none). */
+  /** Bytes of per-instruction scratch for kernels (packing buffers for
+   *  matrix products, ...), allocated once at load. 0: the default,
+   *  PTERUN_DEFAULT_SCRATCH_BYTES; PTERUN_NO_SCRATCH: none (kernels then use
+   *  slower paths that need no scratch). */
   size_t scratch_bytes;
   /** NULL: the program's allocator. */
   const pterun_allocator* allocator;

@@ -153,10 +153,6 @@ static void layout(loader* L, bump* b) {
       m->op_names[k] = s;
     }
   }
-  if (L->o != NULL && L->o->scratch_bytes > 0) {
-    m->scratch = TAKE(b, uint8_t, L->o->scratch_bytes);
-    m->scratch_size = L->o->scratch_bytes;
-  }
 }
 
 static pterun_status bind_planned(loader* L) {
@@ -486,6 +482,15 @@ static pterun_status load(loader* L) {
   m->block_size = count.used;
   bump real = {m->block, 0, false};
   layout(L, &real);
+  // Kernel scratch: its own allocation, not zeroed (kernels write before reading).
+  size_t scratch = L->o != NULL ? L->o->scratch_bytes : 0;
+  if (scratch == 0) scratch = PTERUN_DEFAULT_SCRATCH_BYTES;
+  if (scratch != PTERUN_NO_SCRATCH) {
+    m->scratch = pt_alloc_raw(m->allocator, scratch, 64);
+    if (m->scratch == NULL)
+      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of kernel scratch", scratch);
+    m->scratch_size = scratch;
+  }
 
   for (uint32_t k = 0; k < m->input_count; ++k) m->inputs[k] = (uint32_t)pt_fb_vec_i32(&L->inputs, k);
   for (uint32_t k = 0; k < m->output_count; ++k) m->outputs[k] = (uint32_t)pt_fb_vec_i32(&L->outputs, k);
@@ -544,11 +549,12 @@ void pterun_method_destroy(pterun_method* m) {
   const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
   if (m->block != NULL && m->owned_planned != NULL)
     for (uint32_t k = 0; k < m->planned_count; ++k) pt_free(a, m->owned_planned[k]);
+  pt_free(a, m->scratch);
   pt_free(a, m->block);
   pt_free(a, m);
 }
 
 void pterun_method_memory(const pterun_method* m, size_t* runtime_bytes, size_t* planned_bytes) {
-  if (runtime_bytes) *runtime_bytes = m != NULL ? m->block_size + sizeof *m : 0;
+  if (runtime_bytes) *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size : 0;
   if (planned_bytes) *planned_bytes = m != NULL ? m->owned_planned_bytes : 0;
 }

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Export the quantized end-to-end fixtures with the real exporter.
+
+Writes, under tests/fixtures/quantized_<name>/, the same layout as
+tools/export_fixtures.py (model.pte, <method>_input_<k>.npy,
+<method>_eager_<k>.npy, <method>_et_<k>.npy when ExecuTorch's runtime can run
+the program, ops.txt) and the index tests/fixtures/quantized_cases.txt.
+
+Models (all undelegated, CPU only, fixed seeds):
+  quantized_cnn      PT2E static quantization, XNNPACKQuantizer symmetric
+                     per-channel config: quantize/dequantize_per_tensor,
+                     dequantize_per_channel around float conv/linear.
+  quantized_dynlinear PT2E dynamic quantization of linear layers:
+                     choose_qparams.Tensor_out + per-tensor Tensor_out Q/DQ.
+  quantized_llm      a tiny decoder with a 4-bit and an 8-bit quantized
+                     embedding (embedding_4bit/_byte.dtype_out, the layouts of
+                     ExecuTorch's EmbeddingQuantHandler) and an int8 KV cache
+                     quantized per token (choose_qparams_per_token_asymmetric,
+                     quantize_per_token, dequantize_per_token).
+  quantized_8da4w    a tiny transformer quantized with torchao quantize_:
+                     Int8DynamicActivationIntxWeightConfig(int4, PerGroup(16))
+                     on attention/MLP linears, IntxWeightOnlyConfig(int4,
+                     PerGroup(16)) on the output head. Exporting needs the .out
+                     overloads of python/pterun/torch_ops.py; ExecuTorch's
+                     runtime has no kernels for the torchao ops, so the
+                     reference is eager PyTorch.
+
+Usage: /work/venv/bin/python tools/export_quantized_models.py [--only NAME,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import importlib.util
+import logging
+import os
+import sys
+import warnings
+from pathlib import Path
+
+warnings.filterwarnings("ignore")
+logging.disable(logging.WARNING)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+SEED = 20240611
+
+import executorch.kernels.quantized  # noqa: E402,F401  (ExecuTorch runtime kernels)
+import executorch.exir.passes._quant_patterns_and_replacements  # noqa: E402,F401
+
+
+def _load_torch_ops():
+    path = REPO_ROOT / "python" / "pterun" / "torch_ops.py"
+    spec = importlib.util.spec_from_file_location("pterun_torch_ops", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ---------------------------------------------------------------------------
+# models
+
+
+class SmallCnn(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.conv1(x))
+        x = torch.relu(self.conv2(x))
+        x = self.pool(x).flatten(1)
+        return self.fc(x)
+
+
+class DynLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(32, 64)
+        self.fc2 = nn.Linear(64, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+QD = torch.ops.quantized_decomposed
+
+
+def _quantize_embedding(w: torch.Tensor, bits: int, group: int):
+    """Symmetric groupwise quantization like ExecuTorch's EmbeddingQuantHandler:
+    scale = max|w| / (2^(bits-1) - 1) per group ... packed in ET's layouts."""
+    qmax = 2 ** (bits - 1) - 1
+    qmin = -(2 ** (bits - 1))
+    V, D = w.shape
+    g = w.reshape(V, D // group, group)
+    scale = g.abs().amax(-1).clamp(min=1e-6) / qmax  # [V, G]
+    q = torch.clamp(torch.round(g / scale.unsqueeze(-1)), qmin, qmax).to(torch.int8).reshape(V, D)
+    if bits == 4:
+        u = (q.to(torch.int16) + 8).to(torch.uint8)
+        packed = (u[:, 0::2] << 4) | u[:, 1::2]
+    else:
+        packed = q
+    return packed, scale.to(torch.float32), qmin, qmax
+
+
+class TinyLlm(nn.Module):
+    """Decoder with quantized embeddings and an int8 per-token KV cache."""
+
+    def __init__(self, vocab: int = 64, dim: int = 32, max_len: int = 16) -> None:
+        super().__init__()
+        tok = torch.randn(vocab, dim)
+        pos = torch.randn(max_len, dim) * 0.1
+        w4, s4, _, _ = _quantize_embedding(tok, 4, 16)
+        w8, s8, _, _ = _quantize_embedding(pos, 8, 32)
+        self.register_buffer("tok_w", w4)
+        self.register_buffer("tok_s", s4)
+        self.register_buffer("pos_w", w8)
+        self.register_buffer("pos_s", s8)
+        self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, dim)
+        self.o = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab)
+        self.dim = dim
+
+    def _kv_roundtrip(self, t: torch.Tensor) -> torch.Tensor:
+        s, z = QD.choose_qparams_per_token_asymmetric.default(t, torch.float32)
+        q = QD.quantize_per_token.default(t, s, z, -128, 127, torch.int8)
+        return QD.dequantize_per_token.default(q, s, z, -128, 127, torch.int8, torch.float32)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        T = idx.shape[-1]
+        x = QD.embedding_4bit.dtype(self.tok_w, self.tok_s, None, -8, 7, idx, dtype=torch.float32)
+        pos = torch.arange(T)
+        x = x + QD.embedding_byte.dtype(self.pos_w, self.pos_s, None, -128, 127, pos,
+                                        dtype=torch.float32)
+        h = self.norm(x)
+        q = self.q(h)
+        k = self._kv_roundtrip(self.k(h))
+        v = self._kv_roundtrip(self.v(h))
+        att = (q @ k.transpose(-2, -1)) / (self.dim ** 0.5)
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        x = x + self.o(att @ v)
+        return self.head(self.norm(x))
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self, vocab: int = 64, dim: int = 64, hidden: int = 128) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.proj = nn.Linear(dim, dim, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+        self.n1 = nn.LayerNorm(dim)
+        self.n2 = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.dim = dim
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.emb(idx)
+        T = idx.shape[-1]
+        q, k, v = self.qkv(self.n1(x)).split(self.dim, dim=-1)
+        att = (q @ k.transpose(-2, -1)) / (self.dim ** 0.5)
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        x = x + self.proj(att @ v)
+        x = x + self.down(torch.relu(self.up(self.n2(x))))
+        return self.head(x)
+
+
+# ---------------------------------------------------------------------------
+# builders: (module to export, example inputs, reference kind, rtol, atol, note)
+
+
+def build_cnn():
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer, get_symmetric_quantization_config)
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    torch.manual_seed(SEED)
+    m = SmallCnn().eval()
+    x = torch.randn(1, 3, 16, 16)
+    q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    gm = torch.export.export(m, (x,), strict=True).module()
+    gm = prepare_pt2e(gm, q)
+    for _ in range(8):
+        gm(torch.randn(1, 3, 16, 16))
+    gm = convert_pt2e(gm)
+    return gm, (x,), "et", 0.0, 1e-6, "PT2E static int8 (XNNPACKQuantizer per-channel), undelegated"
+
+
+def build_dynlinear():
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer, get_symmetric_quantization_config)
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    torch.manual_seed(SEED + 1)
+    m = DynLinear().eval()
+    x = torch.randn(4, 32)
+    q = XNNPACKQuantizer().set_global(
+        get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True))
+    gm = torch.export.export(m, (x,), strict=True).module()
+    gm = prepare_pt2e(gm, q)
+    gm(x)
+    gm = convert_pt2e(gm)
+    return gm, (x,), "et", 0.0, 1e-6, "PT2E dynamic int8 linear (choose_qparams + per-tensor Q/DQ)"
+
+
+def build_llm():
+    torch.manual_seed(SEED + 2)
+    m = TinyLlm().eval()
+    idx = torch.randint(0, 64, (1, 12))
+    return m, (idx,), "et", 0.0, 1e-6, "4-bit + 8-bit embeddings, int8 per-token KV cache"
+
+
+def build_8da4w():
+    from torchao.quantization import (Int8DynamicActivationIntxWeightConfig,
+                                      IntxWeightOnlyConfig, quantize_)
+    from torchao.quantization.granularity import PerGroup
+
+    _load_torch_ops()
+    torch.manual_seed(SEED + 3)
+    m = TinyTransformer().eval()
+    idx = torch.randint(0, 64, (1, 10))
+    quantize_(m, Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
+                                                       weight_granularity=PerGroup(16)),
+              filter_fn=lambda mod, fqn: isinstance(mod, nn.Linear) and fqn != "head")
+    quantize_(m, IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
+              filter_fn=lambda mod, fqn: fqn == "head")
+    # tolerance: ExecuTorch's runtime cannot run this program; pterun must
+    # match eager PyTorch up to float32 rounding (same formulas, different
+    # summation order in linear): see the index comment.
+    return m, (idx,), "eager", 1e-4, 1e-4, "torchao 8da4w linears + 4-bit weight-only head"
+
+
+CASES = {
+    "quantized_cnn": build_cnn,
+    "quantized_dynlinear": build_dynlinear,
+    "quantized_llm": build_llm,
+    "quantized_8da4w": build_8da4w,
+}
+
+
+def _flatten(out):
+    leaves, _ = torch.utils._pytree.tree_flatten(out)
+    return [t for t in leaves if isinstance(t, torch.Tensor)]
+
+
+def export_one(name: str):
+    from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
+
+    module, inputs, ref, rtol, atol, note = CASES[name]()
+    with torch.no_grad():
+        eager = _flatten(module(*[t.clone() for t in inputs]))
+    ep = torch.export.export(copy.deepcopy(module), inputs, strict=False)
+    edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
+    prog = edge.to_executorch(ExecutorchBackendConfig())
+    out_dir = FIXTURES / name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.glob("*.npy"):
+        old.unlink()
+    pte = out_dir / "model.pte"
+    pte.write_bytes(bytes(prog.buffer))
+    ops = [f"{op.name}.{op.overload}" if op.overload else op.name
+           for plan in prog.executorch_program.execution_plan for op in plan.operators]
+    (out_dir / "ops.txt").write_text("\n".join(["forward:"] + [f"  {o}" for o in ops]) + "\n")
+    for k, t in enumerate(inputs):
+        np.save(out_dir / f"forward_input_{k}.npy", np.ascontiguousarray(t.numpy()))
+    for k, t in enumerate(eager):
+        np.save(out_dir / f"forward_eager_{k}.npy", np.ascontiguousarray(t.numpy()))
+    et_err = None
+    if ref == "et":
+        from executorch.runtime import Runtime
+
+        method = Runtime.get().load_program(str(pte)).load_method("forward")
+        et = _flatten(list(method.execute([t.clone() for t in inputs])))
+        for k, t in enumerate(et):
+            np.save(out_dir / f"forward_et_{k}.npy", np.ascontiguousarray(t.numpy()))
+        et_err = max(float((a.double() - b.double()).abs().max()) for a, b in zip(et, eager))
+    print(f"{name}: {len(ops)} ops, quantized ops: "
+          f"{sorted(set(o for o in ops if 'quantized' in o or 'torchao' in o))}, "
+          f"ET vs eager max |diff| = {et_err}")
+    return (name, len(inputs), len(eager), rtol, atol, ref, note, et_err)
+
+
+HEADER = """\
+# pterun quantized fixture index, generated by tools/export_quantized_models.py - do not edit.
+# Columns: name dir method n_inputs n_outputs rtol atol data ref (as tests/fixtures/cases.txt)
+#   ref et:    pterun's quantized kernels are bit-exact with ExecuTorch's, so
+#              outputs must equal ExecuTorch's up to float32 summation order in
+#              the portable conv/matmul kernels (atol 1e-6).
+#   ref eager: ExecuTorch's runtime cannot run the program (no kernels for
+#              torchao::choose_qparams_affine / quantize_affine / dequantize_affine);
+#              the reference is eager PyTorch, which computes the same
+#              quantization formulas; the tolerance (1e-4) covers float32
+#              summation order in linear/matmul, far below one quantization step
+#              of the int4 weights (scale ~ 1e-2).
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    names = [n for n in CASES if not args.only or n in args.only.split(",")]
+    rows = {}
+    index = FIXTURES / "quantized_cases.txt"
+    if index.exists():
+        for line in index.read_text().splitlines():
+            if line and not line.startswith("#"):
+                rows[line.split()[0]] = line
+    for n in names:
+        name, nin, nout, rtol, atol, ref, note, _ = export_one(n)
+        rows[name] = f"{name} {name} forward {nin} {nout} {rtol:g} {atol:g} - {ref}"
+    lines = [HEADER.rstrip("\n")] + [rows[n] for n in CASES if n in rows]
+    index.write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
