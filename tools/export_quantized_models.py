@@ -17,6 +17,11 @@ Models (all undelegated, CPU only, fixed seeds):
                      ExecuTorch's EmbeddingQuantHandler) and an int8 KV cache
                      quantized per token (choose_qparams_per_token_asymmetric,
                      quantize_per_token, dequantize_per_token).
+  quantized_8da4w_fused  the same program after pterun's fuse_dequantize_linear
+                     pass: every "dequantize_affine(constant weight) -> linear"
+                     becomes pterun_quantized::linear_dequantize.out, which keeps
+                     the int4 codes (stored as int8) and never builds a float
+                     weight.
   quantized_8da4w    a tiny transformer quantized with torchao quantize_:
                      Int8DynamicActivationIntxWeightConfig(int4, PerGroup(16))
                      on attention/MLP linears, IntxWeightOnlyConfig(int4,
@@ -221,7 +226,11 @@ def build_llm():
     torch.manual_seed(SEED + 2)
     m = TinyLlm().eval()
     idx = torch.randint(0, 64, (1, 12))
-    return m, (idx,), "et", 0.0, 1e-6, "4-bit + 8-bit embeddings, int8 per-token KV cache"
+    # tolerance: the quantized ops are bit-exact with ExecuTorch's, but the
+    # float linear/layer_norm kernels may sum in another order; a last-bit
+    # difference in k or v can flip one per-token rounding, i.e. one KV
+    # quantization step (range/255 ~ 1e-2) times an attention weight.
+    return m, (idx,), "et", 0.0, 2e-3, "4-bit + 8-bit embeddings, int8 per-token KV cache"
 
 
 def build_8da4w():
@@ -241,7 +250,12 @@ def build_8da4w():
     # tolerance: ExecuTorch's runtime cannot run this program; pterun must
     # match eager PyTorch up to float32 rounding (same formulas, different
     # summation order in linear): see the index comment.
-    return m, (idx,), "eager", 1e-4, 1e-4, "torchao 8da4w linears + 4-bit weight-only head"
+    return m, (idx,), "eager", 0.0, 5e-3, "torchao 8da4w linears + 4-bit weight-only head"
+
+
+def build_8da4w_fused():
+    m, inputs, ref, rtol, atol, _ = build_8da4w()
+    return m, inputs, ref, rtol, atol, "as quantized_8da4w, with fuse_dequantize_linear"
 
 
 CASES = {
@@ -249,7 +263,9 @@ CASES = {
     "quantized_dynlinear": build_dynlinear,
     "quantized_llm": build_llm,
     "quantized_8da4w": build_8da4w,
+    "quantized_8da4w_fused": build_8da4w_fused,
 }
+FUSED = {"quantized_8da4w_fused"}
 
 
 def _flatten(out):
@@ -265,6 +281,8 @@ def export_one(name: str):
         eager = _flatten(module(*[t.clone() for t in inputs]))
     ep = torch.export.export(copy.deepcopy(module), inputs, strict=False)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
+    if name in FUSED:
+        edge = edge.transform([_load_torch_ops().fuse_dequantize_linear])
     prog = edge.to_executorch(ExecutorchBackendConfig())
     out_dir = FIXTURES / name
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -274,7 +292,11 @@ def export_one(name: str):
     pte.write_bytes(bytes(prog.buffer))
     ops = [f"{op.name}.{op.overload}" if op.overload else op.name
            for plan in prog.executorch_program.execution_plan for op in plan.operators]
-    (out_dir / "ops.txt").write_text("\n".join(["forward:"] + [f"  {o}" for o in ops]) + "\n")
+    (out_dir / "ops.txt").write_text(
+        "# method index operator\n"
+        "# operator = Operator.name + '.' + Operator.overload, or only\n"
+        "# Operator.name when the overload is empty (the runtime lookup name).\n"
+        + "".join(f"forward {k} {o}\n" for k, o in enumerate(ops)))
     for k, t in enumerate(inputs):
         np.save(out_dir / f"forward_input_{k}.npy", np.ascontiguousarray(t.numpy()))
     for k, t in enumerate(eager):
@@ -300,12 +322,16 @@ HEADER = """\
 #   ref et:    pterun's quantized kernels are bit-exact with ExecuTorch's, so
 #              outputs must equal ExecuTorch's up to float32 summation order in
 #              the portable conv/matmul kernels (atol 1e-6).
+#   quantized_llm quantizes k/v per token at run time: a last-bit difference
+#              in a float kernel can flip one rounding, i.e. one KV quantization
+#              step (~1e-2) weighted by attention; atol 2e-3 covers that.
 #   ref eager: ExecuTorch's runtime cannot run the program (no kernels for
 #              torchao::choose_qparams_affine / quantize_affine / dequantize_affine);
 #              the reference is eager PyTorch, which computes the same
-#              quantization formulas; the tolerance (1e-4) covers float32
-#              summation order in linear/matmul, far below one quantization step
-#              of the int4 weights (scale ~ 1e-2).
+#              quantization formulas (measured difference 4.8e-7). Activations
+#              are quantized per token at run time, so a last-bit difference in
+#              a float kernel may flip one rounding: atol 5e-3 is about one
+#              activation quantization step (~1.6e-2) times a weight (~0.3).
 """
 
 

@@ -24,6 +24,18 @@ static void strides5(const pterun_tensor* t, int64_t* s) {
   for (d = 0; d < 3; ++d) s[2 + d] = d < 3 - sp ? 0 : t->strides[2 + d - (3 - sp)];
 }
 
+/* Overflow-checked a*b (a, b >= 0) and a+b; 0 on overflow. */
+static int ck_mul(int64_t a, int64_t b, int64_t* r) {
+  if (a < 0 || b < 0 || (a != 0 && b > INT64_MAX / a)) return 0;
+  *r = a * b;
+  return 1;
+}
+static int ck_add(int64_t a, int64_t b, int64_t* r) {
+  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return 0;
+  *r = a + b;
+  return 1;
+}
+
 /* Reads int[] arguments (one value or one per spatial dim) into 3 slots. */
 static pterun_status spatial_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                  const char* name, int sp, int64_t fill, int64_t* out) {
@@ -95,12 +107,28 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "invalid stride/padding/dilation/output_padding at spatial dim %d",
                                 d - (3 - sp));
-    ext = g->dil[d] * (g->k[d] - 1) + 1;
-    if (transposed)
-      g->out[d] = (g->in[d] - 1) * g->stride[d] - 2 * g->pad[d] + ext + opad[d];
-    else
-      g->out[d] = (g->in[d] + 2 * g->pad[d] - ext) / g->stride[d] + 1;
-    if (g->out[d] < 1 || (!transposed && g->in[d] + 2 * g->pad[d] < ext))
+    {
+      /* Checked arithmetic: hostile padding/dilation must not overflow. */
+      int64_t t, tp, span;
+      int ok = g->k[d] >= 1 && ck_mul(g->dil[d], g->k[d] - 1, &t) && ck_add(t, 1, &ext) &&
+               ck_mul(2, g->pad[d], &tp);
+      if (ok && transposed) {
+        if (g->in[d] >= 1)
+          ok = ck_mul(g->in[d] - 1, g->stride[d], &t);
+        else
+          t = -g->stride[d];
+        ok = ok && ck_add(t, -tp, &t) && ck_add(t, ext, &t) && ck_add(t, opad[d], &g->out[d]);
+      } else if (ok) {
+        ok = ck_add(g->in[d], tp, &span);
+        g->out[d] = ok && span >= ext ? (span - ext) / g->stride[d] + 1 : 0;
+      }
+      if (!ok)
+        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                  "kernel/padding/dilation/stride at spatial dim %d: empty kernel "
+                                  "or the output size overflows",
+                                  d - (3 - sp));
+    }
+    if (g->out[d] < 1)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "output size at spatial dim %d would be %" PRId64, d - (3 - sp),
                                 g->out[d]);
@@ -287,7 +315,8 @@ static void conv_depthwise_f32(const conv_geom* g, const pterun_tensor* in, cons
     int64_t c;
     for (kh = 0; kh < KH; ++kh)
       for (kw = 0; kw < KW; ++kw)
-        for (c = 0; c < g->cout; ++c) wl[(kh * KW + kw) * g->cout + c] = wt[c * wo + kh * wh + kw * wwd];
+        for (c = 0; c < g->cout; ++c)
+          wl[(kh * KW + kw) * g->cout + c] = wt[c * wo + kh * wh + kw * wwd];
     wt = wl;
     wo = 1;
     wh = KW * g->cout;
@@ -424,7 +453,39 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
               rem /= ro->size[j];
             }
             ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
-            {
+            if (in->dtype == PTERUN_DTYPE_F32 && !dbl) {
+              /* float32: whole output-row segments; the valid columns of a
+               * tap are one strided run of the input row. */
+              float* colr = (float*)col + r * np;
+              const float* xb = (const float*)in->data + n * g->is[0] +
+                                (grp * g->icpg + ic) * g->is[1];
+              int64_t pos = p0, q = 0, OW = g->out[2], OH = g->out[1];
+              int64_t lo_w, hi_w, sw = g->stride[2] * g->is[4];
+              tap_range(g->in[2], OW, g->stride[2], g->pad[2], kw * g->dil[2], &lo_w, &hi_w);
+              while (q < np) {
+                int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH);
+                int64_t seg = OW - ow < np - q ? OW - ow : np - q, e = ow + seg, x;
+                int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+                float* cp = colr + q - ow; /* cp[o] is column o of this output row */
+                if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
+                  for (x = ow; x < e; ++x) cp[x] = 0.0f;
+                } else {
+                  int64_t va = lo_w > ow ? lo_w : ow, vb = hi_w < e ? hi_w : e;
+                  const float* xr = xb + id * g->is[2] + ih * g->is[3] +
+                                    (kw * g->dil[2] - g->pad[2]) * g->is[4];
+                  if (vb < va) vb = va;
+                  for (x = ow; x < va; ++x) cp[x] = 0.0f;
+                  if (sw == 1)
+                    for (x = va; x < vb; ++x) cp[x] = xr[x];
+                  else
+                    for (x = va; x < vb; ++x) cp[x] = xr[x * sw];
+                  for (x = vb; x < e; ++x) cp[x] = 0.0f;
+                }
+                q += seg;
+                pos += seg;
+              }
+            } else {
               /* Walk positions p0.. with incremental (od, oh, ow). */
               int64_t ow = p0 % g->out[2], oh = (p0 / g->out[2]) % g->out[1],
                       od = p0 / (g->out[2] * g->out[1]);

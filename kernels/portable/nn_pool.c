@@ -64,7 +64,8 @@ static pterun_status pool_params(pterun_kernel_context* ctx, pterun_value** args
   else
     dil[0] = dil[1] = 1;
   for (d = 0; d < 2; ++d)
-    if (k[d] <= 0 || s[d] <= 0 || dil[d] <= 0 || pad[d] < 0 || pad[d] > k[d] / 2)
+    if (k[d] <= 0 || s[d] <= 0 || dil[d] <= 0 || pad[d] < 0 || pad[d] > k[d] / 2 ||
+        k[d] > INT32_MAX || s[d] > INT32_MAX || dil[d] > INT32_MAX)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "invalid kernel %" PRId64 " / stride %" PRId64
                                 " / padding %" PRId64 " / dilation %" PRId64,
@@ -116,10 +117,16 @@ pterun_status pt_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
         w0 = w0 > 0 ? w0 : 0;
         h1 = h1 < p.ih ? h1 : p.ih;
         w1 = w1 < p.iw ? w1 : p.iw;
-        for (h = h0; h < h1; ++h)
-          for (w = w0; w < w1; ++w)
-            sum += pt_load_f64(in->data, in->dtype,
-                               ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+        if (in->dtype == PTERUN_DTYPE_F32) {
+          const float* xp = (const float*)in->data + ib;
+          for (h = h0; h < h1; ++h)
+            for (w = w0; w < w1; ++w) sum += xp[h * in->strides[r - 2] + w * in->strides[r - 1]];
+        } else {
+          for (h = h0; h < h1; ++h)
+            for (w = w0; w < w1; ++w)
+              sum += pt_load_f64(in->data, in->dtype,
+                                 ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+        }
         div = has_div ? divisor : include_pad ? area : (h1 - h0) * (w1 - w0);
         pt_store_f64(out->data, out->dtype,
                      ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],

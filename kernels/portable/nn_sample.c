@@ -133,8 +133,10 @@ pterun_status pt_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** 
                   gs_at(&p, yi + 1, xi) * (1 - tx) * ty + gs_at(&p, yi + 1, xi + 1) * tx * ty;
             }
           } else if (mode == GS_NEAREST) {
-            v = (gs_far(x, p.iw) || gs_far(y, p.ih)) ? 0.0
-                                                     : gs_at(&p, (int64_t)nearbyint(y), (int64_t)nearbyint(x));
+            if (gs_far(x, p.iw) || gs_far(y, p.ih))
+              v = 0.0;
+            else
+              v = gs_at(&p, (int64_t)nearbyint(y), (int64_t)nearbyint(x));
           } else {
             double x0 = floor(x), y0 = floor(y), wx[4], wy[4], acc = 0.0;
             int i, j;

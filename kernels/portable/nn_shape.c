@@ -59,6 +59,9 @@ pterun_status pt_view_copy_out(pterun_kernel_context* ctx, pterun_value** args, 
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'size': invalid size %" PRId64, size[k]);
     sizes[k] = size[k];
+    if (size[k] != 0 && known > INT64_MAX / size[k])
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "arg 'size': the element count overflows");
     known *= size[k];
   }
   if (infer >= 0) {
@@ -370,7 +373,14 @@ pterun_status pt_as_strided_copy_out(pterun_kernel_context* ctx, pterun_value** 
     v.sizes[k] = size[k];
     v.strides[k] = stride[k];
     if (size[k] == 0) maxoff = -1;
-    if (maxoff >= 0) maxoff += (size[k] - 1) * stride[k];
+    if (maxoff >= 0) {
+      /* (size-1)*stride and the running sum must not overflow (all >= 0). */
+      if (stride[k] != 0 && size[k] - 1 > (INT64_MAX - maxoff) / stride[k])
+        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                  "args 'size'/'stride': the view's extent overflows at dim %zu",
+                                  k);
+      maxoff += (size[k] - 1) * stride[k];
+    }
   }
   /* The view must stay inside self's elements. */
   if (off < 0 || (maxoff >= 0 && maxoff >= self->numel))

@@ -51,8 +51,8 @@ pterun_status pt_topk_values(pterun_kernel_context* ctx, pterun_value** args, si
   n = rank ? in->sizes[dim] : 1;
   if (k < 0 || k > n)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'k': %" PRId64 " is out of range for a dimension of size %" PRId64,
-                              k, n);
+                              "arg 'k': %" PRId64 " is out of range for a dimension of size %"
+                              PRId64, k, n);
   for (d = 0; d < rank; ++d) sizes[d] = d == dim ? k : in->sizes[d];
   PT_TRY(pt_resize(ctx, vals, (size_t)rank, sizes));
   PT_TRY(pt_resize(ctx, idx, (size_t)rank, sizes));

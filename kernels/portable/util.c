@@ -373,7 +373,7 @@ pterun_status pt_resize(pterun_kernel_context* ctx, pterun_tensor* out, size_t r
   if (out->rank == rank) {
     for (k = 0; k < rank && out->sizes[k] == sizes[k]; ++k) {
     }
-    if (k == rank) return PTERUN_STATUS_OK; /* already the right shape */
+    if (k == rank) goto check_memory; /* already the right shape */
   }
   s = pterun_tensor_resize(out, rank, sizes);
   if (s != PTERUN_STATUS_OK) {
@@ -384,6 +384,12 @@ pterun_status pt_resize(pterun_kernel_context* ctx, pterun_tensor* out, size_t r
                               "arg 'out': cannot resize from %s to %s (%s)", have, want,
                               pterun_status_str(s));
   }
+check_memory:
+  /* Every kernel writes its outputs after resizing them: an output without
+   * memory (an unplanned or freed tensor) is an error, never a NULL write. */
+  if (out->numel > 0 && out->data == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'out': output tensor has no memory");
   return PTERUN_STATUS_OK;
 }
 

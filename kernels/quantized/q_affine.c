@@ -208,20 +208,23 @@ static pterun_status make_block_map(pterun_kernel_context* ctx, const pterun_ten
   return PTERUN_STATUS_OK;
 }
 
-/* Parameter index of every element, in row-major element order. */
+/* Parameter index of every element, in row-major element order (kept
+ * incrementally: O(1) amortised per element). */
 #define BLOCK_FOR_EACH(m, k, pidx, BODY)                                           \
   do {                                                                             \
     int64_t coord_[PTERUN_MAX_RANK] = {0};                                         \
     int64_t total_ = 1;                                                            \
     int dd_;                                                                       \
     for (dd_ = 0; dd_ < (m)->rank; ++dd_) total_ *= (m)->sizes[dd_];               \
+    pidx = 0;                                                                      \
     for (k = 0; k < total_; ++k) {                                                 \
-      pidx = 0;                                                                    \
-      for (dd_ = 0; dd_ < (m)->rank; ++dd_)                                        \
-        pidx += coord_[dd_] / (m)->block[dd_] * (m)->grid_stride[dd_];             \
       BODY;                                                                        \
       for (dd_ = (m)->rank - 1; dd_ >= 0; --dd_) {                                 \
-        if (++coord_[dd_] < (m)->sizes[dd_]) break;                                \
+        if (++coord_[dd_] < (m)->sizes[dd_]) {                                     \
+          if (coord_[dd_] % (m)->block[dd_] == 0) pidx += (m)->grid_stride[dd_];   \
+          break;                                                                   \
+        }                                                                          \
+        pidx -= ((m)->sizes[dd_] - 1) / (m)->block[dd_] * (m)->grid_stride[dd_];   \
         coord_[dd_] = 0;                                                           \
       }                                                                            \
     }                                                                              \
@@ -508,5 +511,122 @@ KERNEL(qk_torchao_choose_qparams_affine_out) {
     else
       qk_store_int(zo->data, zo->dtype, p, (int64_t)z);
   }
+  return PTERUN_STATUS_OK;
+}
+
+/* ---- fused dequantize + linear ---------------------------------------------- */
+
+/* pterun_quantized::linear_dequantize.out(input [..., K], weight [N, K] (int codes),
+ *   SymInt[] block_size [1, g], weight_scale (N*K/g), Tensor? weight_zero_point,
+ *   Tensor? bias [N], *, out [..., N]):
+ *   linear(input, dequantize_affine(weight, block_size, scale, zp, output_dtype =
+ *   input dtype), bias). Each weight element is dequantized exactly as
+ *   torchao::dequantize_affine.out does, on the fly; the products are summed in
+ *   float32 in k order (the unfused path's result within float rounding). */
+KERNEL(qk_linear_dequantize_out) {
+  pterun_tensor *x, *w, *sc, *zp, *bias, *out;
+  const int64_t* bs;
+  size_t nbs;
+  int64_t N, K, M, g, G, r, n, k, osz[PTERUN_MAX_RANK];
+  int O, S, P, Z = 0, d;
+  QK_NARGS(ctx, nargs, 8);
+  QK_TRY(qk_tensor(ctx, args, 0, "input", &x));
+  QK_TRY(qk_tensor(ctx, args, 1, "weight", &w));
+  QK_TRY(qk_int_list(ctx, args, 2, "block_size", &bs, &nbs));
+  QK_TRY(qk_tensor(ctx, args, 3, "weight_scale", &sc));
+  QK_TRY(qk_opt_tensor(ctx, args, 4, "weight_zero_point", &zp));
+  QK_TRY(qk_opt_tensor(ctx, args, 5, "bias", &bias));
+  QK_TRY(qk_tensor(ctx, args, 6, "out", &out));
+  O = x->dtype;
+  if (O != PTERUN_DTYPE_F32 && O != PTERUN_DTYPE_F16 && O != PTERUN_DTYPE_BF16)
+    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(O));
+  if (x->rank < 1) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
+  if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': must be 2-D, got rank %d", w->rank);
+  if (!is_int_dtype(w->dtype))
+    return QK_FAIL(ctx, "arg 'weight': dtype %s is not an integer type", qk_dtype_name(w->dtype));
+  N = w->sizes[0];
+  K = w->sizes[1];
+  if (x->sizes[x->rank - 1] != K)
+    return QK_FAIL(ctx, "arg 'input': last dim %" PRId64 " != weight columns %" PRId64,
+                   x->sizes[x->rank - 1], K);
+  if (nbs != 2 || bs[0] != 1 || bs[1] < 1 || (K > 0 && K % bs[1] != 0))
+    return QK_FAIL(ctx, "arg 'block_size': must be [1, g] with g dividing %" PRId64, K);
+  g = bs[1];
+  G = K > 0 ? K / g : 0;
+  S = sc->dtype;
+  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'weight_scale': dtype %s is not floating", qk_dtype_name(S));
+  if (sc->numel != N * G)
+    return QK_FAIL(ctx, "arg 'weight_scale': expected %" PRId64 " elements, got %" PRId64, N * G,
+                   sc->numel);
+  if (zp) {
+    Z = zp->dtype;
+    if (!qk_is_float(Z) && !is_int_dtype(Z))
+      return QK_FAIL(ctx, "arg 'weight_zero_point': dtype %s not supported", qk_dtype_name(Z));
+    if (zp->numel != N * G)
+      return QK_FAIL(ctx, "arg 'weight_zero_point': expected %" PRId64 " elements, got %" PRId64,
+                     N * G, zp->numel);
+    QK_TRY(check_data(ctx, zp, "weight_zero_point"));
+  }
+  if (bias) {
+    if (bias->rank != 1 || bias->sizes[0] != N || bias->dtype != O)
+      return QK_FAIL(ctx, "arg 'bias': must be 1-D [%" PRId64 "] of the input dtype", N);
+    QK_TRY(check_data(ctx, bias, "bias"));
+  }
+  if (out->dtype != O) return QK_FAIL(ctx, "arg 'out': dtype must equal the input dtype");
+  QK_TRY(check_data(ctx, x, "input"));
+  QK_TRY(check_data(ctx, w, "weight"));
+  QK_TRY(check_data(ctx, sc, "weight_scale"));
+  for (d = 0; d + 1 < x->rank; ++d) osz[d] = x->sizes[d];
+  osz[x->rank - 1] = N;
+  QK_TRY(qk_resize(ctx, out, "out", x->rank, osz));
+  QK_TRY(check_data(ctx, out, "out"));
+  M = K > 0 ? x->numel / K : x->numel / (x->sizes[x->rank - 1] ? x->sizes[x->rank - 1] : 1);
+  if (K == 0) { /* empty reduction: bias or zeros */
+    for (r = 0; r < M; ++r)
+      for (n = 0; n < N; ++n)
+        qk_store_fp(out->data, O, r * N + n, bias ? qk_load_fp(bias->data, O, n) : 0.0);
+    return PTERUN_STATUS_OK;
+  }
+  P = promote_fp(O, S);
+  if (O == PTERUN_DTYPE_F32 && w->dtype == PTERUN_DTYPE_I8 && S == PTERUN_DTYPE_F32 &&
+      (zp == NULL || zp->dtype == PTERUN_DTYPE_I8)) {
+    /* the common case (torchao int8-stored int4/int8 codes, f32 scales, int8
+     * zero points): weight-stationary loop, the out rows are the accumulators */
+    const float* xp = (const float*)x->data;
+    const int8_t* wp = (const int8_t*)w->data;
+    const float* sp = (const float*)sc->data;
+    const int8_t* zpp = zp ? (const int8_t*)zp->data : NULL;
+    float* op = (float*)out->data;
+    for (n = 0; n < N; ++n) {
+      for (r = 0; r < M; ++r) op[r * N + n] = 0.0f;
+      for (k = 0; k < K; ++k) {
+        int64_t gi = n * G + k / g;
+        float dq = (float)wp[n * K + k];
+        float wv;
+        if (zpp) dq = dq - (float)zpp[gi];
+        wv = dq * sp[gi];
+        for (r = 0; r < M; ++r) op[r * N + n] += xp[r * K + k] * wv;
+      }
+      if (bias)
+        for (r = 0; r < M; ++r) op[r * N + n] += ((const float*)bias->data)[n];
+    }
+    return PTERUN_STATUS_OK;
+  }
+  for (r = 0; r < M; ++r)
+    for (n = 0; n < N; ++n) {
+      float acc = 0.0f;
+      for (k = 0; k < K; ++k) {
+        int64_t gi = n * G + k / g;
+        double dq = qk_round_to(O, (double)qk_load_int(w->data, w->dtype, n * K + k)), wv;
+        if (zp) {
+          double z = qk_is_float(Z) ? qk_load_fp(zp->data, Z, gi) : (double)qk_load_int(zp->data, Z, gi);
+          dq = qk_round_to(O, dq - qk_round_to(O, z));
+        }
+        wv = qk_round_to(O, qk_round_to(P, dq * qk_load_fp(sc->data, S, gi)));
+        acc += (float)qk_load_fp(x->data, O, r * K + k) * (float)wv;
+      }
+      if (bias) acc += (float)qk_load_fp(bias->data, O, n);
+      qk_store_fp(out->data, O, r * N + n, (double)acc);
+    }
   return PTERUN_STATUS_OK;
 }

@@ -21,6 +21,29 @@ static inline int32_t code_at(const uint8_t* row, int nbit, int64_t j, int is_si
   return (int32_t)((row[j >> 2] >> (2 * (j & 3))) & 3) - 2;
 }
 
+/* Writes elements [j0, j1) of one embedding row: ((float)code - z) * s. */
+static inline void embed_group(const uint8_t* row, int nbit, int sgn, int64_t j0, int64_t j1,
+                               float z, float s, void* out, int out_dt, int64_t obase) {
+  int64_t j;
+  switch (out_dt) {
+    case PTERUN_DTYPE_F32: {
+      float* o = (float*)out + obase;
+      for (j = j0; j < j1; ++j) o[j] = ((float)code_at(row, nbit, j, sgn) - z) * s;
+      break;
+    }
+    case PTERUN_DTYPE_F16: {
+      uint16_t* o = (uint16_t*)out + obase;
+      for (j = j0; j < j1; ++j) o[j] = qk_f32_to_f16(((float)code_at(row, nbit, j, sgn) - z) * s);
+      break;
+    }
+    default: {
+      uint16_t* o = (uint16_t*)out + obase;
+      for (j = j0; j < j1; ++j) o[j] = qk_f32_to_bf16(((float)code_at(row, nbit, j, sgn) - z) * s);
+      break;
+    }
+  }
+}
+
 static int is_embed_float(int dt) {
   return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F16 || dt == PTERUN_DTYPE_BF16;
 }
@@ -106,7 +129,7 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
                                 r, i, V);
   }
   for (i = 0; i < N; ++i) {
-    int64_t r = qk_load_int(idx->data, idx->dtype, i), g, j;
+    int64_t r = qk_load_int(idx->data, idx->dtype, i), g;
     const uint8_t* row = (const uint8_t*)w->data + r * packed;
     int64_t obase = i * D;
     int sgn = w->dtype == PTERUN_DTYPE_I8;
@@ -114,24 +137,11 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
       float s = (float)qk_load_fp(sc->data, sc->dtype, r * G + g);
       float z = zp ? (float)qk_load_fp(zp->data, zp->dtype, r * G + g) : 0.0f;
       int64_t j0 = g * gs, j1 = j0 + gs;
-      switch (out->dtype) {
-        case PTERUN_DTYPE_F32: {
-          float* o = (float*)out->data + obase;
-          for (j = j0; j < j1; ++j) o[j] = ((float)code_at(row, nbit, j, sgn) - z) * s;
-          break;
-        }
-        case PTERUN_DTYPE_F16: {
-          uint16_t* o = (uint16_t*)out->data + obase;
-          for (j = j0; j < j1; ++j)
-            o[j] = qk_f32_to_f16(((float)code_at(row, nbit, j, sgn) - z) * s);
-          break;
-        }
-        default: {
-          uint16_t* o = (uint16_t*)out->data + obase;
-          for (j = j0; j < j1; ++j)
-            o[j] = qk_f32_to_bf16(((float)code_at(row, nbit, j, sgn) - z) * s);
-          break;
-        }
+      /* nbit is a constant in each call, so the decoder is specialised */
+      switch (nbit) {
+        case 8: embed_group(row, 8, sgn, j0, j1, z, s, out->data, out->dtype, obase); break;
+        case 4: embed_group(row, 4, 0, j0, j1, z, s, out->data, out->dtype, obase); break;
+        default: embed_group(row, 2, 0, j0, j1, z, s, out->data, out->dtype, obase); break;
       }
     }
   }

@@ -94,7 +94,7 @@ static pterun_status check_dequant_args(pterun_kernel_context* ctx, const pterun
 static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in, double scale,
                                   int64_t zp, int64_t qmin, int64_t qmax, int64_t dtype,
                                   pterun_tensor* out) {
-  float s;
+  float s = 1.0f;
   QK_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
   QK_TRY(check_scale(ctx, "scale", scale, &s));
   QK_TRY(check_zp(ctx, "zero_point", zp));
@@ -113,7 +113,7 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
 static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
                                     double scale, int64_t zp, int64_t qmin, int64_t qmax,
                                     int64_t dtype, int has_od, int64_t od, pterun_tensor* out) {
-  float s;
+  float s = 1.0f;
   QK_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
   QK_TRY(check_scale(ctx, "scale", scale, &s));
   QK_TRY(check_zp(ctx, "zero_point", zp));
@@ -376,7 +376,7 @@ static pterun_status token_view(pterun_kernel_context* ctx, const pterun_tensor*
  *   dtype, *, out) */
 KERNEL(qk_quantize_per_token_out) {
   pterun_tensor *in, *sc, *zp, *out;
-  int64_t qmin, qmax, dtype, T, L;
+  int64_t qmin, qmax, dtype, T = 0, L = 0;
   QK_NARGS(ctx, nargs, 8);
   QK_TRY(qk_tensor(ctx, args, 0, "input", &in));
   QK_TRY(qk_tensor(ctx, args, 1, "scales", &sc));
@@ -402,7 +402,7 @@ KERNEL(qk_quantize_per_token_out) {
  *   dtype, ScalarType output_dtype, *, out) */
 KERNEL(qk_dequantize_per_token_out) {
   pterun_tensor *in, *sc, *zp, *out;
-  int64_t qmin, qmax, dtype, od, T, L;
+  int64_t qmin, qmax, dtype, od, T = 0, L = 0;
   QK_NARGS(ctx, nargs, 9);
   QK_TRY(qk_tensor(ctx, args, 0, "input", &in));
   QK_TRY(qk_tensor(ctx, args, 1, "scales", &sc));
@@ -491,7 +491,7 @@ static pterun_status resize_token_outs(pterun_kernel_context* ctx, const pterun_
  *   scale_out, zero_point_out) */
 KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
   pterun_tensor *in, *so, *zo;
-  int64_t dtype, T, L, t;
+  int64_t dtype, T = 0, L = 0, t;
   QK_NARGS(ctx, nargs, 5);
   QK_TRY(qk_tensor(ctx, args, 0, "input", &in));
   QK_TRY(qk_int(ctx, args, 1, "dtype", &dtype));
@@ -524,7 +524,7 @@ KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
  *   scale = max(amax|x|, 1e-5) / 127 in float32, zero point 0. */
 KERNEL(qk_choose_qparams_per_token_out) {
   pterun_tensor *in, *so, *zo;
-  int64_t dtype, T, L, t, k;
+  int64_t dtype, T = 0, L = 0, t, k;
   QK_NARGS(ctx, nargs, 5);
   QK_TRY(qk_tensor(ctx, args, 0, "input", &in));
   QK_TRY(qk_int(ctx, args, 1, "dtype", &dtype));

@@ -13,6 +13,15 @@ registers with ``torch.library``:
   torchao::quantize_affine.out
   torchao::dequantize_affine.out
 
+and one fused operator of pterun's quantized kernel library,
+
+  pterun_quantized::linear_dequantize(.out)
+      linear(input, dequantize_affine(weight, block_size, scale, zero_point), bias)
+
+which ``fuse_dequantize_linear`` (an edge-program pass) puts in place of
+"torchao::dequantize_affine of a constant weight -> permute -> mm/addmm", so
+the weight stays quantized in the program and is never materialised in float.
+
 Each out variant repeats its functional schema and adds keyword-only out
 tensors; the implementation calls the functional reference and copies the
 result. This registers nothing with pterun's runtime registry: the kernels
@@ -21,7 +30,7 @@ that run these operators are in libpterun_kernels_quantized.
 
 import torch
 
-__all__ = ["REGISTERED", "register"]
+__all__ = ["REGISTERED", "register", "fuse_dequantize_linear"]
 
 # (namespace, functional overload, out schema, out argument names)
 _SCHEMAS = [
@@ -155,4 +164,126 @@ def register():
     return list(REGISTERED)
 
 
+# ---------------------------------------------------------------------------
+# fused dequantize + linear
+
+_FUSED_SCHEMA = ("linear_dequantize(Tensor input, Tensor weight, SymInt[] block_size, "
+                 "Tensor weight_scale, Tensor? weight_zero_point, Tensor? bias) -> Tensor")
+_FUSED_OUT_SCHEMA = ("linear_dequantize.out(Tensor input, Tensor weight, SymInt[] block_size, "
+                     "Tensor weight_scale, Tensor? weight_zero_point, Tensor? bias, *, "
+                     "Tensor(a!) out) -> Tensor(a!)")
+
+
+def _linear_dequantize(input, weight, block_size, weight_scale, weight_zero_point, bias):
+    w = torch.ops.torchao.dequantize_affine(weight, list(block_size), weight_scale,
+                                            weight_zero_point, weight.dtype, None, None,
+                                            output_dtype=input.dtype)
+    return torch.nn.functional.linear(input, w, bias)
+
+
+def _linear_dequantize_meta(input, weight, block_size, weight_scale, weight_zero_point, bias):
+    return input.new_empty(list(input.shape[:-1]) + [weight.shape[0]])
+
+
+def _register_fused():
+    if not hasattr(torch.ops.torchao, "dequantize_affine"):
+        return  # torchao not installed
+    if hasattr(torch.ops.pterun_quantized, "linear_dequantize"):
+        return  # already registered (module loaded twice)
+    lib = _LIBS.get("pterun_quantized")
+    if lib is None:
+        lib = _LIBS["pterun_quantized"] = torch.library.Library("pterun_quantized", "DEF")
+    lib.define(_FUSED_SCHEMA)
+    lib.impl("linear_dequantize", _linear_dequantize, "CompositeExplicitAutograd")
+    lib.impl("linear_dequantize", _linear_dequantize_meta, "Meta")
+    lib.define(_FUSED_OUT_SCHEMA)
+    lib.impl("linear_dequantize.out", _make_impl(_linear_dequantize_default(), ("out",)),
+             "CompositeExplicitAutograd")
+    lib.impl("linear_dequantize.out", _make_fake(None, ("out",)), "Meta")
+    REGISTERED.append("pterun_quantized::linear_dequantize")
+    REGISTERED.append("pterun_quantized::linear_dequantize.out")
+
+
+def _linear_dequantize_default():
+    return torch.ops.pterun_quantized.linear_dequantize.default
+
+
+def _op_name(target):
+    name = getattr(target, "_name", None)
+    if name is None and hasattr(target, "name") and callable(target.name):
+        try:
+            name = target.name()
+        except Exception:  # noqa: BLE001
+            name = None
+    return name or str(target)
+
+
+def fuse_dequantize_linear(graph_module):
+    """Edge-program pass: rewrites
+         mm(A, permute_copy(dequantize_affine(W, [1, g], s, z, ...), [1, 0]))
+         addmm(bias, A, permute_copy(dequantize_affine(...), [1, 0]))
+    where W, s and z are graph inputs (program constants / parameters), into
+    pterun_quantized::linear_dequantize(A, W, [1, g], s, z, bias).
+
+    Use it as ``edge_manager.transform([fuse_dequantize_linear])``. Returns a
+    torch.fx.passes.infra.pass_base.PassResult.
+    """
+    from torch.fx.passes.infra.pass_base import PassResult
+
+    graph = graph_module.graph
+    fused = torch.ops.pterun_quantized.linear_dequantize.default
+    changed = False
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        name = _op_name(node.target)
+        if name == "aten::mm" and len(node.args) == 2 and not node.kwargs:
+            bias, a, b = None, node.args[0], node.args[1]
+        elif name == "aten::addmm" and len(node.args) == 3 and \
+                node.kwargs.get("beta", 1) == 1 and node.kwargs.get("alpha", 1) == 1:
+            bias, a, b = node.args
+        else:
+            continue
+        if not (hasattr(b, "op") and b.op == "call_function" and
+                _op_name(b.target) == "aten::permute_copy" and list(b.args[1]) == [1, 0]):
+            continue
+        dq = b.args[0]
+        if not (hasattr(dq, "op") and dq.op == "call_function" and
+                _op_name(dq.target) == "torchao::dequantize_affine"):
+            continue
+        args = list(dq.args)
+        kw = dict(dq.kwargs)
+        weight, block, scale = args[0], list(args[1]), args[2]
+        zp = args[3] if len(args) > 3 else kw.get("zero_point")
+        out_dtype = args[7] if len(args) > 7 else kw.get("output_dtype", torch.float32)
+        if not all(getattr(t, "op", None) == "placeholder" for t in (weight, scale)):
+            continue
+        if zp is not None and getattr(zp, "op", None) != "placeholder":
+            continue
+        if len(block) != 2 or block[0] != 1:
+            continue
+        a_val = a.meta.get("val") if hasattr(a, "meta") else None
+        if a_val is None or a_val.dtype != out_dtype:
+            continue
+        if bias is not None:
+            bval = bias.meta.get("val")
+            if bval is None or bval.dim() != 1:
+                continue
+        with graph.inserting_before(node):
+            new = graph.call_function(fused, (a, weight, block, scale, zp, bias))
+        new.meta = dict(node.meta)
+        node.replace_all_uses_with(new)
+        graph.erase_node(node)
+        if not b.users:
+            graph.erase_node(b)
+        if not dq.users:
+            graph.erase_node(dq)
+        changed = True
+    if changed:
+        graph.eliminate_dead_code()
+        graph_module.recompile()
+    return PassResult(graph_module, changed)
+
+
 register()
+_register_fused()

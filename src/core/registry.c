@@ -201,23 +201,15 @@ pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op, c
   return exact != NULL ? exact : fallback;
 }
 
-/* Which pterun component ships kernels for an operator namespace. Longest
- * prefix first. Kept in step with the component manifest. */
+/* Which pterun component ships kernels for an operator namespace, longest
+ * prefix first: generated from the component manifest. */
 static const struct {
   const char* prefix;
   const char* component;
 } kComponentByPrefix[] = {
-    {"executorch_prim::", "runtime"},
-    {"aten::sym_size.int", "runtime"},
-    {"aten::sym_numel", "runtime"},
-    {"aten::_local_scalar_dense", "runtime"},
-    {"torchao::_linear_8bit_act_", "kernels_lowbit"},
-    {"torchao::_embedding_", "kernels_lowbit"},
-    {"torchao::_shared_embedding_", "kernels_lowbit"},
-    {"torchao::", "kernels_quantized"},
-    {"quantized_decomposed::", "kernels_quantized"},
-    {"dim_order_ops::", "kernels_portable"},
-    {"aten::", "kernels_portable"},
+#define PT_COMPONENT_PREFIX(prefix, component) {prefix, component},
+#include "pterun_component_prefixes.inc"
+#undef PT_COMPONENT_PREFIX
 };
 
 const char* pterun_component_for_op(const char* op) {

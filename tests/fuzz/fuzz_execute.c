@@ -15,7 +15,9 @@ static void run_method(const pterun_program* p, size_t mi, uint64_t* seed) {
   mo.registry = fz_registry();
   mo.logger = pterun_logger_silent();
   mo.instruction_budget = 2000;
-  mo.scratch_bytes = (size_t)(fz_next(seed) % 4096);
+  // Small scratch arenas (0 would mean the default 4 MiB): none, or 1..4096.
+  mo.scratch_bytes = (size_t)(fz_next(seed) % 4097);
+  if (mo.scratch_bytes == 0) mo.scratch_bytes = PTERUN_NO_SCRATCH;
   mo.allocator = &fz_allocator;
   pterun_method* m = NULL;
   pterun_status st = pterun_method_load(p, name, &mo, &m);

@@ -20,6 +20,7 @@ static void load_with_arenas(const pterun_program* p, const char* name, size_t m
   memset(&mo, 0, sizeof mo);
   mo.registry = fz_registry();
   mo.logger = pterun_logger_silent();
+  mo.scratch_bytes = PTERUN_NO_SCRATCH;
   mo.planned_buffers = bufs;
   mo.planned_buffer_count = mi.planned_buffer_count;
   pterun_method* m = NULL;

@@ -45,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       mo.data = files;
       mo.data_count = 1;
       mo.instruction_budget = 1000;
+      mo.scratch_bytes = 1024;
       pterun_method* m = NULL;
       st = pterun_method_load(p, "forward", &mo, &m);
       FZ_CHECK_STATUS(st);

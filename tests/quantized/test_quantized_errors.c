@@ -333,6 +333,79 @@ static int test_group_and_affine(void) {
   return 0;
 }
 
+/* pterun_quantized::linear_dequantize: equals dequantize_affine followed by a
+ * k-ordered float32 dot product, bit for bit (both the int8 fast path and the
+ * generic path), and rejects bad geometry. */
+static int run_fused(int zp_dtype, float* out, float* ref) {
+  enum { M = 3, N = 5, K = 8, G = 2 };
+  static float x[M * K];
+  static int8_t w[N * K];
+  static float sc[N * G], bias[N];
+  static int8_t zp8[N * G];
+  static int32_t zp32[N * G];
+  int64_t xs[2] = {M, K}, ws[2] = {N, K}, ss[2] = {N, G}, bsz[1] = {N}, os[2] = {M, N};
+  int i, r, n, k;
+  pterun_value bs_items[2], *bs_ptrs[2], bs, a[8];
+  int64_t scratch[2];
+  pterun_tensor tx, tw, ts, tz, tb, to;
+  for (i = 0; i < M * K; ++i) x[i] = (float)((i * 37) % 19 - 9) * 0.173f;
+  for (i = 0; i < N * K; ++i) w[i] = (int8_t)((i * 11) % 16 - 8);
+  for (i = 0; i < N * G; ++i) {
+    sc[i] = 0.01f + 0.0137f * (float)i;
+    zp8[i] = (int8_t)(i % 3 - 1);
+    zp32[i] = zp8[i];
+  }
+  for (i = 0; i < N; ++i) bias[i] = 0.5f - 0.25f * (float)i;
+  tx = mk(PTERUN_DTYPE_F32, 2, xs, x, sizeof(x));
+  tw = mk(PTERUN_DTYPE_I8, 2, ws, w, sizeof(w));
+  ts = mk(PTERUN_DTYPE_F32, 2, ss, sc, sizeof(sc));
+  tz = zp_dtype == PTERUN_DTYPE_I8 ? mk(PTERUN_DTYPE_I8, 2, ss, zp8, sizeof(zp8))
+                                   : mk(PTERUN_DTYPE_I32, 2, ss, zp32, sizeof(zp32));
+  tb = mk(PTERUN_DTYPE_F32, 1, bsz, bias, sizeof(bias));
+  to = mk(PTERUN_DTYPE_F32, 2, os, out, sizeof(float) * M * N);
+  bs_items[0] = vi(1);
+  bs_items[1] = vi(K / G);
+  bs_ptrs[0] = &bs_items[0];
+  bs_ptrs[1] = &bs_items[1];
+  memset(&bs, 0, sizeof(bs));
+  bs.tag = PTERUN_VALUE_LIST_INT;
+  bs.u.ints.items = bs_ptrs;
+  bs.u.ints.scratch = scratch;
+  bs.u.ints.len = 2;
+  a[0] = vt(&tx);
+  a[1] = vt(&tw);
+  a[2] = bs;
+  a[3] = vt(&ts);
+  a[4] = vt(&tz);
+  a[5] = vt(&tb);
+  a[6] = vt(&to);
+  a[7] = vt(&to);
+  PT_CHECK_STATUS(call("pterun_quantized::linear_dequantize.out", a, 8), PTERUN_STATUS_OK);
+  for (r = 0; r < M; ++r)
+    for (n = 0; n < N; ++n) {
+      float acc = 0.0f;
+      for (k = 0; k < K; ++k) {
+        int gi = n * G + k / (K / G);
+        float wv = ((float)w[n * K + k] - (float)zp8[gi]) * sc[gi];
+        acc += x[r * K + k] * wv;
+      }
+      ref[r * N + n] = acc + bias[n];
+    }
+  /* a block size that does not divide K */
+  bs_items[1] = vi(3);
+  PT_CHECK_STATUS(call("pterun_quantized::linear_dequantize.out", a, 8), INVALID);
+  return 0;
+}
+
+static int test_fused_linear(void) {
+  float out[15], ref[15];
+  PT_CHECK(run_fused(PTERUN_DTYPE_I8, out, ref) == 0);
+  PT_CHECK(memcmp(out, ref, sizeof(out)) == 0);
+  PT_CHECK(run_fused(PTERUN_DTYPE_I32, out, ref) == 0); /* generic path */
+  PT_CHECK(memcmp(out, ref, sizeof(out)) == 0);
+  return 0;
+}
+
 int main(void) {
   int pt_failures = 0;
   PT_RUN(test_embedding_index_bounds);
@@ -342,5 +415,6 @@ int main(void) {
   PT_RUN(test_choose_qparams);
   PT_RUN(test_mixed_and_add);
   PT_RUN(test_group_and_affine);
+  PT_RUN(test_fused_linear);
   return pt_failures ? 1 : 0;
 }
