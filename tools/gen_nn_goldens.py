@@ -1080,6 +1080,18 @@ def gen_extra():
     g.out("conj_physical_cl", "aten::_conj_physical.out", [x], x, out=Out(order=CL4))
     g.fail("conj_physical_dtype", "aten::_conj_physical.out", [rnd(2, 3)], torch.zeros(2, 3),
            out=Out(torch.float64))
+    # Hostile arguments found by fuzzing: int64 overflow must be a status.
+    x = rnd(2, 2)
+    g.fail("hostile_view_size_overflow", "aten::view_copy.out", [x, [2 ** 59, 16]], x)
+    g.fail("hostile_as_strided_overflow", "aten::as_strided_copy.out",
+           [rnd(8), [8], [2 ** 61 + 1], 0], rnd(8))
+    xc, wc = rnd(1, 1, 4, 4), rnd(1, 1, 3, 3)
+    for name, pad, dil in (("pad", [2 ** 62, 0], [1, 1]), ("dil", [0, 0], [2 ** 62, 1])):
+        g.fail("hostile_conv_" + name, "aten::convolution.out",
+               [xc, wc, None, [1, 1], pad, dil, False, [0, 0], 1], xc)
+    g.case("hostile_max_pool_kernel", "aten::max_pool2d_with_indices.out",
+           [xc, [2 ** 40, 1], [1, 1], [0, 0], [2 ** 40, 1], False, Out(torch.float32, [1, 1, 4, 4]),
+            Out(torch.int64, [1, 1, 4, 4]), RetList([6, 7])], [], status=INVALID_ARGUMENT)
     return g
 
 
