@@ -17,7 +17,8 @@ extern "C" {
 
 /** How a file's bytes are brought into memory. */
 typedef enum pterun_file_mode {
-  PTERUN_FILE_MMAP = 0, /* map read-only (default) */
+  PTERUN_FILE_MMAP = 0, /* default: files up to 64 MiB are read into memory (immune to the
+                           file changing on disk); larger ones are mapped privately */
   PTERUN_FILE_READ = 1  /* read() into pterun-owned memory */
 } pterun_file_mode;
 

@@ -377,6 +377,24 @@ static void kernel_key(pterun_value** args, uint32_t n, char* buf, size_t cap) {
   if (first) buf[0] = 0; /* no tensors: empty key */
 }
 
+/* The last kernel argument is the result (the out tensor, or a list of
+ * them). Results must go to planned or caller memory, never into constant
+ * data, which may be the caller's borrowed program buffer. */
+static bool is_constant_tensor(const pterun_method* m, const pterun_value* v) {
+  if (v == NULL || v->tag != PTERUN_VALUE_TENSOR) return false;
+  const pt_tensor_aux* aux = &m->aux[v->u.tensor - m->tensors];
+  return aux->has_memory && !aux->in_arena;
+}
+
+static bool writes_constant(const pterun_method* m, const pterun_value* result) {
+  if (result->tag == PTERUN_VALUE_LIST_TENSOR || result->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR) {
+    for (size_t k = 0; k < result->u.tensors.len; ++k)
+      if (is_constant_tensor(m, result->u.tensors.items[k])) return true;
+    return false;
+  }
+  return is_constant_tensor(m, result);
+}
+
 static pterun_status build_instructions(loader* L) {
   pterun_method* m = L->m;
   const pterun_registry* reg = L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default();
@@ -413,6 +431,9 @@ static pterun_status build_instructions(loader* L) {
       ins->b = args.len;
       for (uint32_t k = 0; k < args.len; ++k) ins->args[k] = &m->values[pt_fb_vec_i32(&args, k)];
       const char* op = m->op_names[ins->a];
+      if (args.len > 0 && writes_constant(m, ins->args[args.len - 1]))
+        return lfail(L, PTERUN_STATUS_INVALID_PROGRAM,
+                     "instruction %u:%u (%s) writes its result into constant data", c, i, op);
       char key[512];
       kernel_key(ins->args, args.len, key, sizeof key);
       ins->fn = pt_registry_resolve(reg, op, key[0] ? key : NULL);

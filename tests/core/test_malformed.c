@@ -288,6 +288,18 @@ static int e_wrong_kind_arg(blob* b, where* w) {
   return 0;
 }
 
+/* mul_add instruction 0 is mul.out [v0, v2, v3, v3]: make it write into the
+ * constant v0 (with a borrowed buffer that would modify the caller's bytes). */
+static int e_writes_constant(blob* b, where* w) {
+  pt_fb_table in, a;
+  pt_fb_vec args;
+  PT_CHECK(pt_fb_vec_table(&w->instrs, 0, &in) && pt_fb_get_table(&in, PT_INSTR_ARGS, &a) == 1);
+  PT_CHECK(pt_fb_get_vector(&a, PT_CALL_ARGS, 4, &args) == 1 && args.len == 4);
+  put32((unsigned char*)pt_fb_vec_ptr(&args, 3), 0);
+  (void)b;
+  return 0;
+}
+
 static int malformed_targeted(void) {
   const char* A = "add_no_extended_header.pte";
   const char* S = "add_constant_segment.pte";
@@ -310,6 +322,7 @@ static int malformed_targeted(void) {
   PT_CHECK(expect(M, e_jump_out_of_range, PTERUN_STATUS_INVALID_PROGRAM, 0) == 0);
   PT_CHECK(expect(M, e_jump_loop, PTERUN_STATUS_INSTRUCTION_BUDGET, 1000) == 0);
   PT_CHECK(expect(A, e_wrong_kind_arg, PTERUN_STATUS_INVALID_TYPE, 0) == 0);
+  PT_CHECK(expect(M, e_writes_constant, PTERUN_STATUS_INVALID_PROGRAM, 0) == 0);
   return 0;
 }
 
