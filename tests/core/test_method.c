@@ -302,6 +302,27 @@ static int method_delegate_is_refused(void) {
   return 0;
 }
 
+/* A quantized program on a runtime without the quantized library: one
+ * OPERATOR_MISSING naming the component to link. */
+static int method_missing_quantized_component(void) {
+  counter c = {0, {0}};
+  pterun_load_options lo = {0};
+  lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
+  pterun_program* p;
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("quantized_cnn/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_OK);
+  pterun_method_options o;
+  memset(&o, 0, sizeof o);
+  o.registry = g_reg; /* portable only */
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OPERATOR_MISSING);
+  PT_CHECK(strstr(c.last, "quantized_decomposed::quantize_per_tensor.out") != NULL);
+  PT_CHECK(strstr(c.last, "link pterun::kernels_quantized") != NULL);
+  PT_CHECK(strstr(c.last, "aten::") == NULL); /* the portable ops resolved */
+  pterun_program_destroy(p);
+  return 0;
+}
+
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
@@ -313,6 +334,7 @@ int main(void) {
   PT_RUN(method_two_methods_and_state);
   PT_RUN(method_caller_buffers_and_logging);
   PT_RUN(method_delegate_is_refused);
+  PT_RUN(method_missing_quantized_component);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
 }
