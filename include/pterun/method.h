@@ -55,6 +55,11 @@ typedef struct pterun_method_options {
    *  A buffer smaller than the method's plan is refused with MEMORY_PLAN
    *  (without sizes pterun cannot tell, and trusts the caller). */
   const size_t* planned_buffer_sizes;
+  /** 1: keep layout operators on constant weights (permute_copy of a Linear
+   *  weight, ...) in the instruction stream. By default they run once at load
+   *  into pterun-owned memory (reported by pterun_method_memory) and are
+   *  skipped by execute. */
+  int no_constant_folding;
 } pterun_method_options;
 
 /**
@@ -76,8 +81,8 @@ PTERUN_API pterun_status pterun_method_load(const pterun_program* program, const
 /** NULL is a no-op. */
 PTERUN_API void pterun_method_destroy(pterun_method* method);
 
-/** Bytes pterun allocated for this method: runtime structures and planned
- *  buffers it owns. */
+/** Bytes pterun allocated for this method: runtime structures (including
+ *  kernel scratch and folded constants) and planned buffers it owns. */
 PTERUN_API void pterun_method_memory(const pterun_method* method, size_t* runtime_bytes_out,
                                      size_t* planned_bytes_out);
 

@@ -244,6 +244,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
                            pterun_status_str(st));
           break;
         }
+        case PT_INSTR_FOLDED: /* ran once at load (method_fold.c) */
+          break;
         case PT_INSTR_MOVE_CALL:
           move_value(m, &m->values[in->a], &m->values[in->b]);
           break;

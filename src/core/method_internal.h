@@ -62,9 +62,21 @@ struct pterun_method {
   void** owned_planned; /* allocated by pterun, or NULL entries */
   size_t owned_planned_bytes;
 
+  void** folded; /* pterun-owned results of instructions run once at load */
+  uint32_t folded_count;
+  size_t folded_bytes;
+
   uint8_t* scratch;
   size_t scratch_size;
   uint64_t budget;
 };
+
+/* Runs layout operators whose inputs are all constant once, at load, into
+ * owned memory, and turns those instructions into no-ops (method_fold.c). */
+pterun_status pt_fold_constants(pterun_method* m);
+
+/* Instruction type of a folded (skipped) instruction; the verifier never
+ * lets 0 (NONE) into a chain, so it is free. */
+#define PT_INSTR_FOLDED 0
 
 #endif

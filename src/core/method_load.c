@@ -518,6 +518,7 @@ static pterun_status load(loader* L) {
   PT_FORWARD(bind_planned(L));
   PT_FORWARD(parse_values(L));
   PT_FORWARD(build_instructions(L));
+  if (L->o == NULL || !L->o->no_constant_folding) PT_FORWARD(pt_fold_constants(m));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
   memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
   // An input is written by set_input: it must not be constant data (that
@@ -570,12 +571,14 @@ void pterun_method_destroy(pterun_method* m) {
   const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
   if (m->block != NULL && m->owned_planned != NULL)
     for (uint32_t k = 0; k < m->planned_count; ++k) pt_free(a, m->owned_planned[k]);
+  for (uint32_t k = 0; k < m->folded_count; ++k) pt_free(a, m->folded[k]);
+  pt_free(a, m->folded);
   pt_free(a, m->scratch);
   pt_free(a, m->block);
   pt_free(a, m);
 }
 
 void pterun_method_memory(const pterun_method* m, size_t* runtime_bytes, size_t* planned_bytes) {
-  if (runtime_bytes) *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size : 0;
+  if (runtime_bytes) *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes : 0;
   if (planned_bytes) *planned_bytes = m != NULL ? m->owned_planned_bytes : 0;
 }

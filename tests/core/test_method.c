@@ -323,6 +323,49 @@ static int method_missing_quantized_component(void) {
   return 0;
 }
 
+/* Load-time folding of layout ops on constants changes nothing but speed and
+ * memory: same output bytes, more runtime memory reported. */
+static int method_constant_folding(void) {
+  char err[CLI_NPY_ERR_SIZE];
+  const char* cases[] = {"mlp", "gpt", "cnn", "resnet"};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    char rel[128];
+    snprintf(rel, sizeof rel, "%s/model.pte", cases[c]);
+    pterun_program* p;
+    pterun_load_options lo = {0};
+    lo.logger = g_silent;
+    PT_CHECK_STATUS(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+    snprintf(rel, sizeof rel, "%s/forward_input_0.npy", cases[c]);
+    cli_npy x = {0};
+    PT_CHECK_STATUS(cli_npy_read_file(fixture(rel), &x, err, sizeof err), PTERUN_STATUS_OK);
+    void* out_bytes[2] = {NULL, NULL};
+    size_t out_n[2] = {0, 0}, rt[2] = {0, 0};
+    for (int fold = 0; fold < 2; ++fold) {
+      pterun_method_options o = opts();
+      o.no_constant_folding = !fold;
+      pterun_method* m;
+      PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+      PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
+      PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+      const pterun_value* out;
+      PT_CHECK_STATUS(pterun_method_output(m, 0, &out), PTERUN_STATUS_OK);
+      out_n[fold] = out->u.tensor->nbytes;
+      out_bytes[fold] = malloc(out_n[fold]);
+      memcpy(out_bytes[fold], out->u.tensor->data, out_n[fold]);
+      pterun_method_memory(m, &rt[fold], NULL);
+      pterun_method_destroy(m);
+    }
+    PT_CHECK(out_n[0] == out_n[1] && memcmp(out_bytes[0], out_bytes[1], out_n[0]) == 0);
+    if (c < 2 && !(rt[1] > rt[0])) fprintf(stderr, "%s: %zu vs %zu\n", cases[c], rt[0], rt[1]);
+    if (c < 2) PT_CHECK(rt[1] > rt[0]); /* mlp and gpt transpose Linear weights */
+    free(out_bytes[0]);
+    free(out_bytes[1]);
+    cli_npy_free(&x);
+    pterun_program_destroy(p);
+  }
+  return 0;
+}
+
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
@@ -335,6 +378,7 @@ int main(void) {
   PT_RUN(method_caller_buffers_and_logging);
   PT_RUN(method_delegate_is_refused);
   PT_RUN(method_missing_quantized_component);
+  PT_RUN(method_constant_folding);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
 }

@@ -1,0 +1,216 @@
+/* Load-time constant folding of layout operators.
+ *
+ * The exporter leaves e.g. `permute_copy(weight)` in front of every Linear:
+ * run as written, each execute transposes every weight again (a third of a
+ * small transformer's time). When such an instruction reads only constants
+ * and its result is a planned tensor nothing else writes or aliases, pterun
+ * runs it once at load into its own memory and skips it afterwards. */
+#include <string.h>
+
+#include "src/core/kernel_context.h"
+#include "src/core/method_internal.h"
+#include "src/core/schema.h"
+
+/* Operators that only move or convert bytes: safe to run early. */
+static const char* const kFoldable[] = {
+    "aten::permute_copy.out",       "aten::transpose_copy.int_out",
+    "aten::t_copy.out",             "aten::view_copy.out",
+    "aten::unsqueeze_copy.out",     "aten::squeeze_copy.dim_out",
+    "aten::squeeze_copy.dims_out",  "aten::expand_copy.out",
+    "aten::clone.out",              "aten::_to_copy.out",
+    "dim_order_ops::_to_dim_order_copy.out", "dim_order_ops::_clone_dim_order.out",
+};
+
+static bool foldable_op(const char* op) {
+  for (size_t i = 0; i < sizeof kFoldable / sizeof kFoldable[0]; ++i)
+    if (strcmp(op, kFoldable[i]) == 0) return true;
+  return false;
+}
+
+static uint32_t index_of(const pterun_method* m, const pterun_value* v) { return (uint32_t)(v - m->values); }
+
+/* writes[v]: how many instructions may write value v (results, list items of
+ * results, move targets); method inputs count as written by the caller. */
+static void count_writes(const pterun_method* m, uint16_t* writes) {
+  for (uint32_t c = 0; c < m->chain_count; ++c)
+    for (uint32_t i = 0; i < m->chains[c].count; ++i) {
+      const pt_instr* in = &m->chains[c].instrs[i];
+      if (in->type == PT_INSTR_MOVE_CALL) {
+        if (writes[in->b] < UINT16_MAX) ++writes[in->b];
+      } else if (in->type == PT_INSTR_KERNEL_CALL && in->b > 0) {
+        const pterun_value* r = in->args[in->b - 1];
+        uint32_t ri = index_of(m, r);
+        if (writes[ri] < UINT16_MAX) ++writes[ri];
+        if (r->tag == PTERUN_VALUE_LIST_TENSOR || r->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
+          for (size_t k = 0; k < r->u.tensors.len; ++k)
+            if (r->u.tensors.items[k] != NULL && writes[index_of(m, r->u.tensors.items[k])] < UINT16_MAX)
+              ++writes[index_of(m, r->u.tensors.items[k])];
+      }
+    }
+  for (uint32_t k = 0; k < m->input_count; ++k) writes[m->inputs[k]] = UINT16_MAX;
+}
+
+static bool is_constant(const pterun_method* m, const pterun_tensor* t) {
+  const pt_tensor_aux* a = &m->aux[t - m->tensors];
+  return a->has_memory && !a->in_arena;
+}
+
+/* Instructions in execution order (chains one after another). */
+typedef struct flat {
+  const pt_instr** list;
+  uint32_t count;
+  bool has_jumps;
+} flat;
+
+static bool overlaps(const pterun_tensor* a, const pterun_tensor* b) {
+  uintptr_t a0 = (uintptr_t)a->data, a1 = a0 + a->capacity;
+  uintptr_t b0 = (uintptr_t)b->data, b1 = b0 + b->capacity;
+  return a0 < b1 && b0 < a1;
+}
+
+/* Does instruction `in` write memory overlapping t? */
+static bool writes_over(const pt_instr* in, const pterun_tensor* t) {
+  if (in->type != PT_INSTR_KERNEL_CALL || in->b == 0) return false;
+  const pterun_value* r = in->args[in->b - 1];
+  if (r->tag == PTERUN_VALUE_TENSOR) return r->u.tensor->data != NULL && overlaps(r->u.tensor, t);
+  if (r->tag == PTERUN_VALUE_LIST_TENSOR || r->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
+    for (size_t k = 0; k < r->u.tensors.len; ++k) {
+      const pterun_value* e = r->u.tensors.items[k];
+      if (e != NULL && e->tag == PTERUN_VALUE_TENSOR && overlaps(e->u.tensor, t)) return true;
+    }
+  return false;
+}
+
+/* Does instruction `in` read value v (as an argument other than its result)? */
+static bool reads(const pt_instr* in, const pterun_value* v) {
+  if (in->type != PT_INSTR_KERNEL_CALL) return false;
+  for (uint32_t k = 0; k + 1 < in->b; ++k)
+    if (in->args[k] == v && in->args[k] != in->args[in->b - 1]) return true;
+  return false;
+}
+
+/* An elided view is a tensor value nothing writes that shares memory with a
+ * written one; it sees whatever the last writer of that memory produced.
+ * Is `alias` such a view of what instruction `at` (position `pos`) writes? */
+static bool views_result(const pterun_method* m, const flat* f, uint32_t pos, const pterun_value* alias) {
+  const pterun_tensor* t = alias->u.tensor;
+  bool is_output = false;
+  for (uint32_t k = 0; k < m->output_count; ++k) is_output |= &m->values[m->outputs[k]] == alias;
+  for (uint32_t j = 0; j <= f->count; ++j) {
+    bool read_here = j < f->count ? reads(f->list[j], alias) : is_output;
+    if (!read_here) continue;
+    for (uint32_t w = j; w-- > 0;)
+      if (writes_over(f->list[w], t)) {
+        if (w == pos) return true;
+        break;
+      }
+  }
+  return false;
+}
+
+/* Every argument but the result is a constant tensor or a value no
+ * instruction writes; the result is a static planned tensor written only here
+ * and no elided view reads it. */
+static bool can_fold(const pterun_method* m, const flat* f, uint32_t pos, const uint16_t* writes) {
+  const pt_instr* in = f->list[pos];
+  if (in->b < 2) return false;
+  const pterun_value* res = in->args[in->b - 1];
+  if (res->tag != PTERUN_VALUE_TENSOR) return false;
+  const pterun_tensor* out = res->u.tensor;
+  const pt_tensor_aux* oa = &m->aux[out - m->tensors];
+  if (!oa->in_arena || out->dynamism != PTERUN_SHAPE_STATIC || out->nbytes == 0 ||
+      writes[index_of(m, res)] != 1)
+    return false;
+  for (uint32_t k = 0; k + 1 < in->b; ++k) {
+    const pterun_value* v = in->args[k];
+    if (v == res) continue; /* the out argument itself */
+    if (writes[index_of(m, v)] != 0) return false;
+    if (v->tag == PTERUN_VALUE_TENSOR && !is_constant(m, v->u.tensor)) return false;
+    if (v->tag == PTERUN_VALUE_LIST_INT)
+      for (size_t j = 0; j < v->u.ints.len; ++j)
+        if (writes[index_of(m, v->u.ints.items[j])] != 0) return false;
+    if (v->tag == PTERUN_VALUE_LIST_TENSOR || v->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR) return false;
+  }
+  // Moving the result would leave an elided view of it reading memory nobody
+  // writes any more. With jumps the order is not linear: be strict then.
+  for (uint32_t v = 0; v < m->value_count; ++v) {
+    const pterun_value* x = &m->values[v];
+    if (x->tag != PTERUN_VALUE_TENSOR || x->u.tensor == out || writes[v] != 0) continue;
+    const pterun_tensor* t = x->u.tensor;
+    if (!m->aux[t - m->tensors].in_arena || !overlaps(t, out)) continue;
+    if (f->has_jumps || views_result(m, f, pos, x)) return false;
+  }
+  return true;
+}
+
+pterun_status pt_fold_constants(pterun_method* m) {
+  uint32_t total = 0;
+  for (uint32_t c = 0; c < m->chain_count; ++c) total += m->chains[c].count;
+  if (total == 0) return PTERUN_STATUS_OK;
+  uint16_t* writes = pt_alloc(m->allocator, (size_t)m->value_count * sizeof *writes + 1, 16);
+  flat f = {pt_alloc(m->allocator, total * sizeof(pt_instr*), 16), 0, false};
+  pterun_status st = PTERUN_STATUS_OK;
+  if (writes == NULL || f.list == NULL) {
+    st = PTERUN_STATUS_OUT_OF_MEMORY;
+    goto done;
+  }
+  for (uint32_t c = 0; c < m->chain_count; ++c)
+    for (uint32_t i = 0; i < m->chains[c].count; ++i) {
+      f.list[f.count++] = &m->chains[c].instrs[i];
+      f.has_jumps |= m->chains[c].instrs[i].type == PT_INSTR_JUMP_FALSE_CALL;
+    }
+  count_writes(m, writes);
+  // Decide first (folding moves results, which would change the analysis).
+  uint8_t* fold = pt_alloc(m->allocator, f.count, 16);
+  if (fold == NULL) {
+    st = PTERUN_STATUS_OUT_OF_MEMORY;
+    goto done;
+  }
+  uint32_t candidates = 0;
+  for (uint32_t i = 0; i < f.count; ++i) {
+    const pt_instr* in = f.list[i];
+    fold[i] = in->type == PT_INSTR_KERNEL_CALL && foldable_op(m->op_names[in->a]) && can_fold(m, &f, i, writes);
+    candidates += fold[i];
+  }
+  if (candidates > 0) {
+    m->folded = pt_alloc(m->allocator, candidates * sizeof(void*), 16);
+    if (m->folded == NULL) st = PTERUN_STATUS_OUT_OF_MEMORY;
+  }
+  for (uint32_t i = 0; i < f.count && st == PTERUN_STATUS_OK; ++i) {
+    if (!fold[i]) continue;
+    pt_instr* in = (pt_instr*)f.list[i];
+    pterun_tensor* out = in->args[in->b - 1]->u.tensor;
+    void* mem = pt_alloc_raw(m->allocator, out->nbytes, 64);
+    if (mem == NULL) {
+      st = PTERUN_STATUS_OUT_OF_MEMORY;
+      break;
+    }
+    pterun_tensor saved = *out;
+    out->data = mem;
+    out->capacity = out->nbytes;
+    struct pterun_kernel_context ctx = {&m->logger, m->op_names[in->a], m->scratch, m->scratch_size, 0};
+    if (in->fn(&ctx, in->args, in->b) != PTERUN_STATUS_OK) {
+      // Leave it to run (and fail, with its message) at execute time.
+      *out = saved;
+      pt_free(m->allocator, mem);
+      continue;
+    }
+    pt_tensor_aux* a = &m->aux[out - m->tensors];
+    a->in_arena = 0;
+    a->has_memory = 1;
+    a->initial_data = mem;
+    m->folded[m->folded_count++] = mem;
+    m->folded_bytes += out->nbytes;
+    in->type = PT_INSTR_FOLDED;
+  }
+  pt_free(m->allocator, fold);
+done:
+  pt_free(m->allocator, writes);
+  pt_free(m->allocator, f.list);
+  if (st != PTERUN_STATUS_OK)
+    return pt_fail(&m->logger, st, "method: cannot allocate memory for folded constants");
+  if (m->folded_count > 0)
+    pt_log(&m->logger, PTERUN_LOG_DEBUG, "folded %u constant layout instructions (%zu bytes)", m->folded_count,
+           m->folded_bytes);
+  return PTERUN_STATUS_OK;
+}
