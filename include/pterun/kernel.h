@@ -71,6 +71,39 @@ PTERUN_API const char* pterun_kernel_op_name(const pterun_kernel_context* ctx);
  */
 PTERUN_API void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t align);
 
+/* ---- argument access -------------------------------------------------------
+ * Each reads args[i] (the caller checked i < nargs), and on a value of the
+ * wrong kind fails the kernel with INVALID_TYPE and a message naming the
+ * argument: `PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));`
+ * The opt_ variants accept None (NULL / *has = 0). */
+PTERUN_API pterun_status pterun_arg_tensor(pterun_kernel_context* ctx, pterun_value** args,
+                                           size_t i, const char* name, pterun_tensor** out);
+PTERUN_API pterun_status pterun_arg_opt_tensor(pterun_kernel_context* ctx, pterun_value** args,
+                                               size_t i, const char* name, pterun_tensor** out);
+PTERUN_API pterun_status pterun_arg_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                        const char* name, int64_t* out);
+PTERUN_API pterun_status pterun_arg_opt_int(pterun_kernel_context* ctx, pterun_value** args,
+                                            size_t i, const char* name, int64_t* out, int* has);
+PTERUN_API pterun_status pterun_arg_bool(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                         const char* name, int* out);
+/** A float argument; an Int value is accepted (whole numbers may be
+ *  serialized as Int). */
+PTERUN_API pterun_status pterun_arg_double(pterun_kernel_context* ctx, pterun_value** args,
+                                           size_t i, const char* name, double* out);
+PTERUN_API pterun_status pterun_arg_opt_double(pterun_kernel_context* ctx, pterun_value** args,
+                                               size_t i, const char* name, double* out, int* has);
+PTERUN_API pterun_status pterun_arg_string(pterun_kernel_context* ctx, pterun_value** args,
+                                           size_t i, const char* name, const char** data,
+                                           size_t* len);
+/** An int[] argument, materialised into the list's own scratch (no
+ *  allocation). With allow_none, None gives *out = NULL and *len = 0. */
+PTERUN_API pterun_status pterun_arg_int_list(pterun_kernel_context* ctx, pterun_value** args,
+                                             size_t i, const char* name, const int64_t** out,
+                                             size_t* len, int allow_none);
+/** A Tensor[] argument (read its items with pterun_value_list_tensor()). */
+PTERUN_API pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** args,
+                                                size_t i, const char* name, pterun_value** out);
+
 /**
  * Runs one kernel outside a method (tests, benchmarks, bindings): builds a
  * context with the given logger (NULL: default) and optional scratch arena.

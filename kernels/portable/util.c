@@ -16,80 +16,6 @@ static pterun_status bad_kind(pterun_kernel_context* ctx, size_t i, const char* 
                             "arg %zu '%s': expected %s, got %s", i, name, want, tag_name(v));
 }
 
-static bool is_none(const pterun_value* v) { return v == NULL || v->tag == PTERUN_VALUE_NONE; }
-
-pterun_status pt_arg_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                            const char* name, pterun_tensor** out) {
-  pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_TENSOR || v->u.tensor == NULL)
-    return bad_kind(ctx, i, name, "Tensor", v);
-  *out = v->u.tensor;
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status pt_arg_opt_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                const char* name, pterun_tensor** out) {
-  if (is_none(args[i])) {
-    *out = NULL;
-    return PTERUN_STATUS_OK;
-  }
-  return pt_arg_tensor(ctx, args, i, name, out);
-}
-
-pterun_status pt_arg_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                         const char* name, int64_t* out) {
-  pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_INT) return bad_kind(ctx, i, name, "Int", v);
-  *out = v->u.i;
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status pt_arg_opt_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                             const char* name, int64_t* out, int* has) {
-  if (is_none(args[i])) {
-    *has = 0;
-    *out = 0;
-    return PTERUN_STATUS_OK;
-  }
-  *has = 1;
-  return pt_arg_int(ctx, args, i, name, out);
-}
-
-pterun_status pt_arg_bool(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                          const char* name, bool* out) {
-  pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_BOOL) return bad_kind(ctx, i, name, "Bool", v);
-  *out = v->u.b != 0;
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status pt_arg_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                            const char* name, double* out) {
-  pterun_value* v = args[i];
-  /* A float schema argument may be serialised as Int when written as a whole
-   * number; accept both. */
-  if (v != NULL && v->tag == PTERUN_VALUE_DOUBLE) {
-    *out = v->u.d;
-    return PTERUN_STATUS_OK;
-  }
-  if (v != NULL && v->tag == PTERUN_VALUE_INT) {
-    *out = (double)v->u.i;
-    return PTERUN_STATUS_OK;
-  }
-  return bad_kind(ctx, i, name, "Double", v);
-}
-
-pterun_status pt_arg_opt_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                const char* name, double* out, int* has) {
-  if (is_none(args[i])) {
-    *has = 0;
-    *out = 0.0;
-    return PTERUN_STATUS_OK;
-  }
-  *has = 1;
-  return pt_arg_double(ctx, args, i, name, out);
-}
-
 pterun_status pt_arg_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                             const char* name, pt_scalar* out) {
   pterun_value* v = args[i];
@@ -117,37 +43,6 @@ pterun_status pt_arg_scalar(pterun_kernel_context* ctx, pterun_value** args, siz
     default:
       return bad_kind(ctx, i, name, "Scalar", v);
   }
-}
-
-pterun_status pt_arg_int_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                              const char* name, const int64_t** out, size_t* len_out,
-                              int allow_none) {
-  pterun_value* v = args[i];
-  size_t k;
-  if (allow_none && is_none(v)) {
-    *out = NULL;
-    *len_out = 0;
-    return PTERUN_STATUS_OK;
-  }
-  if (v == NULL || v->tag != PTERUN_VALUE_LIST_INT) return bad_kind(ctx, i, name, "int[]", v);
-  for (k = 0; k < v->u.ints.len; ++k) {
-    const pterun_value* e = v->u.ints.items[k];
-    if (e == NULL || e->tag != PTERUN_VALUE_INT)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
-                                "arg %zu '%s': element %zu is %s, not Int", i, name, k,
-                                tag_name(e));
-  }
-  *out = pterun_value_int_list(v, len_out);
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status pt_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                 const char* name, pterun_value** out) {
-  pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_LIST_TENSOR)
-    return bad_kind(ctx, i, name, "Tensor[]", v);
-  *out = v;
-  return PTERUN_STATUS_OK;
 }
 
 pterun_status pt_wrap_dim(pterun_kernel_context* ctx, int64_t dim, int64_t rank, int64_t* out) {

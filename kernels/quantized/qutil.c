@@ -13,64 +13,6 @@ static pterun_status bad_kind(pterun_kernel_context* ctx, size_t i, const char* 
 
 static int is_none(const pterun_value* v) { return v == NULL || v->tag == PTERUN_VALUE_NONE; }
 
-pterun_status qk_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                        const char* name, pterun_tensor** out) {
-  pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_TENSOR || v->u.tensor == NULL)
-    return bad_kind(ctx, i, name, "Tensor", v);
-  *out = v->u.tensor;
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status qk_opt_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                            const char* name, pterun_tensor** out) {
-  if (is_none(args[i])) {
-    *out = NULL;
-    return PTERUN_STATUS_OK;
-  }
-  return qk_tensor(ctx, args, i, name, out);
-}
-
-pterun_status qk_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                     const char* name, int64_t* out) {
-  pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_INT) return bad_kind(ctx, i, name, "Int", v);
-  *out = v->u.i;
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status qk_opt_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                         const char* name, int64_t* out, int* has) {
-  *has = 0;
-  *out = 0;
-  if (is_none(args[i])) return PTERUN_STATUS_OK;
-  *has = 1;
-  return qk_int(ctx, args, i, name, out);
-}
-
-pterun_status qk_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                        const char* name, double* out) {
-  pterun_value* v = args[i];
-  if (v != NULL && v->tag == PTERUN_VALUE_DOUBLE) {
-    *out = v->u.d;
-    return PTERUN_STATUS_OK;
-  }
-  if (v != NULL && v->tag == PTERUN_VALUE_INT) { /* an integral float literal */
-    *out = (double)v->u.i;
-    return PTERUN_STATUS_OK;
-  }
-  return bad_kind(ctx, i, name, "Double", v);
-}
-
-pterun_status qk_opt_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                            const char* name, double* out, int* has) {
-  *has = 0;
-  *out = 0.0;
-  if (is_none(args[i])) return PTERUN_STATUS_OK;
-  *has = 1;
-  return qk_double(ctx, args, i, name, out);
-}
-
 pterun_status qk_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                             const char* name, double* out, int* has) {
   pterun_value* v = args[i];
@@ -91,39 +33,6 @@ pterun_status qk_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, siz
     return PTERUN_STATUS_OK;
   }
   return bad_kind(ctx, i, name, "Scalar or None", v);
-}
-
-pterun_status qk_bool(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                      const char* name, int* out) {
-  pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_BOOL) return bad_kind(ctx, i, name, "Bool", v);
-  *out = v->u.b != 0;
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status qk_string(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                        const char* name, const char** data, size_t* len) {
-  pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_STRING || (v->u.str.data == NULL && v->u.str.len))
-    return bad_kind(ctx, i, name, "String", v);
-  *data = v->u.str.data;
-  *len = v->u.str.len;
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status qk_int_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                          const char* name, const int64_t** out, size_t* len) {
-  pterun_value* v = args[i];
-  const int64_t* p;
-  size_t k;
-  if (v == NULL || v->tag != PTERUN_VALUE_LIST_INT) return bad_kind(ctx, i, name, "int[]", v);
-  for (k = 0; k < v->u.ints.len; ++k)
-    if (v->u.ints.items == NULL || v->u.ints.items[k] == NULL ||
-        v->u.ints.items[k]->tag != PTERUN_VALUE_INT)
-      return bad_kind(ctx, i, name, "int[] of Int values", v);
-  p = pterun_value_int_list(v, len);
-  *out = p;
-  return PTERUN_STATUS_OK;
 }
 
 /* ---- tensor checks -------------------------------------------------------- */

@@ -9,9 +9,18 @@ registers with ``torch.library``:
   quantized_decomposed::dequantize_per_channel_group.out
   quantized_decomposed::choose_qparams_per_token.out
   quantized_decomposed::choose_qparams_symmetric.Tensor_out
+  quantized_decomposed::add_relu.out
+  quantized_decomposed::add.scalar_out
   torchao::choose_qparams_affine.out
   torchao::quantize_affine.out
   torchao::dequantize_affine.out
+
+For ``add_relu`` and ``add.scalar`` (which ExecuTorch's QuantFusionPass
+defines, schema only, in exir/passes/_quant_patterns_and_replacements.py) it
+also registers the functional reference implementations and their Meta
+kernels, when none exist: exactly the patterns QuantFusionPass replaces,
+dequantize_per_tensor -> add (-> relu) -> quantize_per_tensor, run with
+PyTorch's quantized_decomposed ops.
 
 and one fused operator of pterun's quantized kernel library,
 
@@ -64,6 +73,24 @@ _SCHEMAS = [
         "float eps, ScalarType dtype, *, Tensor(a!) scale_out, Tensor(b!) zero_point_out) "
         "-> (Tensor(a!), Tensor(b!))",
         ("scale_out", "zero_point_out"),
+    ),
+    (
+        "quantized_decomposed",
+        "add_relu.default",
+        "add_relu.out(Tensor a, float a_scale, int a_zero_point, int a_quant_min, "
+        "int a_quant_max, Tensor b, float b_scale, int b_zero_point, int b_quant_min, "
+        "int b_quant_max, float out_scale, int out_zero_point, int out_quant_min, "
+        "int out_quant_max, *, Tensor(a!) out) -> Tensor(a!)",
+        ("out",),
+    ),
+    (
+        "quantized_decomposed",
+        "add.scalar",
+        "add.scalar_out(Tensor qa, float a_scale, int a_zero_point, int a_quant_min, "
+        "int a_quant_max, ScalarType a_dtype, Scalar b, float out_scale, int out_zero_point, "
+        "int out_quant_min, int out_quant_max, ScalarType out_dtype, *, Tensor(a!) out) "
+        "-> Tensor(a!)",
+        ("out",),
     ),
     (
         "torchao",
@@ -133,6 +160,64 @@ def _ensure_sources():
         import torchao.quantization.quant_primitives  # noqa: F401
     except ImportError:  # torchao not installed: its ops are skipped below
         pass
+    try:  # defines quantized_decomposed::add_relu / add.scalar (schemas only)
+        import executorch.exir.passes._quant_patterns_and_replacements  # noqa: F401
+    except ImportError:  # executorch not installed: the add ops are skipped below
+        pass
+    _register_add_refs()
+
+
+# ---------------------------------------------------------------------------
+# reference implementations of quantized_decomposed::add_relu / add.scalar
+
+
+def _add_relu(a, a_scale, a_zero_point, a_quant_min, a_quant_max, b, b_scale, b_zero_point,
+              b_quant_min, b_quant_max, out_scale, out_zero_point, out_quant_min,
+              out_quant_max):
+    """QuantFusionPass's pattern: q(relu(dq(a) + dq(b))), output dtype = a's."""
+    qd = torch.ops.quantized_decomposed
+    x = qd.dequantize_per_tensor(a, a_scale, a_zero_point, a_quant_min, a_quant_max, a.dtype)
+    y = qd.dequantize_per_tensor(b, b_scale, b_zero_point, b_quant_min, b_quant_max, b.dtype)
+    return qd.quantize_per_tensor(torch.relu(x + y), out_scale, out_zero_point, out_quant_min,
+                                  out_quant_max, a.dtype)
+
+
+def _add_relu_meta(a, a_scale, a_zero_point, a_quant_min, a_quant_max, b, *rest):
+    return a.new_empty(torch.broadcast_shapes(a.shape, b.shape))
+
+
+def _add_scalar(qa, a_scale, a_zero_point, a_quant_min, a_quant_max, a_dtype, b, out_scale,
+                out_zero_point, out_quant_min, out_quant_max, out_dtype):
+    """QuantFusionPass's pattern: q(dq(qa) + b) with a Python scalar b."""
+    qd = torch.ops.quantized_decomposed
+    x = qd.dequantize_per_tensor(qa, a_scale, a_zero_point, a_quant_min, a_quant_max, a_dtype)
+    return qd.quantize_per_tensor(x + b, out_scale, out_zero_point, out_quant_min,
+                                  out_quant_max, out_dtype)
+
+
+def _add_scalar_meta(qa, a_scale, a_zero_point, a_quant_min, a_quant_max, a_dtype, b,
+                     out_scale, out_zero_point, out_quant_min, out_quant_max, out_dtype):
+    return qa.new_empty(qa.shape, dtype=out_dtype)
+
+
+def _register_add_refs():
+    ops = getattr(torch.ops, "quantized_decomposed")
+    for op_name, overload, name, ref, meta in (
+            ("add_relu", "default", "add_relu", _add_relu, _add_relu_meta),
+            ("add", "scalar", "add.scalar", _add_scalar, _add_scalar_meta)):
+        try:
+            op = getattr(getattr(ops, op_name), overload)
+        except (AttributeError, RuntimeError):
+            continue  # schema not defined (executorch not installed)
+        qualified = op.name()
+        lib = _LIBS.get("quantized_decomposed")
+        for key, fn in (("CompositeExplicitAutograd", ref), ("Meta", meta)):
+            if torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key):
+                continue  # someone (or an earlier load of this module) has one
+            if lib is None:
+                lib = _LIBS["quantized_decomposed"] = torch.library.Library(
+                    "quantized_decomposed", "FRAGMENT")
+            lib.impl(name, fn, key)
 
 
 def register():

@@ -1,0 +1,281 @@
+/* Quantized add variants the exporter's QuantFusionPass can emit but that
+ * ExecuTorch has no kernel for:
+ *   quantized_decomposed::add_relu.out
+ *   quantized_decomposed::add.scalar_out
+ * Semantics: the Python patterns they replace (ExecuTorch's
+ * exir/passes/_quant_patterns_and_replacements.py), i.e. PyTorch's
+ * dequantize_per_tensor -> aten add (-> relu) -> quantize_per_tensor evaluated
+ * with ATen's eager float32 arithmetic, bit for bit:
+ *   dq(q)  = ((float)q - (float)zp) * (float)scale          (two f32 ops)
+ *   sum    = dq(a) + dq(b)   or   dq(a) + (float)b          (f32)
+ *   relu   = sum < 0 ? 0 : sum                               (add_relu only)
+ *   q(v)   = clamp(nearbyintf(v * (float)(1.0 / out_scale)) + (float)out_zp,
+ *                  qmin, qmax)                               (clamp in f32)
+ * Note the reciprocal: PyTorch computes 1.0 / scale in double and rounds it to
+ * float, where ExecuTorch's add.out uses 1.0f / (float)scale; the two differ
+ * in the last bit for some scales. Schemas of the .out overloads:
+ * python/pterun/torch_ops.py. */
+#include <inttypes.h>
+
+#include "kernels/quantized/qutil.h"
+
+#define KERNEL(name) \
+  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
+
+/* Integer dtypes whose whole quant range is exact in float32 (so the float
+ * clamp and the cast of the reference give the same integer). */
+static int addx_dtype_ok(int dt) {
+  return dt == PTERUN_DTYPE_U8 || dt == PTERUN_DTYPE_I8 || dt == PTERUN_DTYPE_I16 ||
+         dt == PTERUN_DTYPE_U16;
+}
+
+static pterun_status addx_check_dtype(pterun_kernel_context* ctx, const char* name, int dt) {
+  if (!addx_dtype_ok(dt))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg '%s': dtype %s not supported (uint8, int8, int16, uint16)",
+                              name, qk_dtype_name(dt));
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status addx_check_range(pterun_kernel_context* ctx, const char* name, int dt,
+                                      int64_t qmin, int64_t qmax) {
+  int64_t lo = 0, hi = 0;
+  if (!qk_qdtype_range(dt, &lo, &hi) || qmin < lo || qmax > hi || qmin > qmax)
+    return QK_FAIL(ctx,
+                   "arg '%s': quant range [%" PRId64 ", %" PRId64 "] must be ordered and lie in "
+                   "the %s range",
+                   name, qmin, qmax, qk_dtype_name(dt));
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status addx_check_scale(pterun_kernel_context* ctx, const char* name, double scale,
+                                      float* out) {
+  float s = (float)scale;
+  if (!(s > 0.0f) || isinf(s) || isinf((float)(1.0 / scale)))
+    return QK_FAIL(ctx, "arg '%s': scale %g must be finite and > 0 in float32", name, scale);
+  *out = s;
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status addx_check_zp(pterun_kernel_context* ctx, const char* name, int64_t zp) {
+  if (zp < INT32_MIN || zp > INT32_MAX)
+    return QK_FAIL(ctx, "arg '%s': zero point %" PRId64 " does not fit int32", name, zp);
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status addx_check_storage(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                        const char* name) {
+  if (t->numel > 0 && t->data == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': tensor has no data",
+                              name);
+  if (t->numel > 0 && t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
+    return QK_FAIL(ctx, "arg '%s': tensor storage smaller than its shape", name);
+  return PTERUN_STATUS_OK;
+}
+
+/* A Scalar argument as ATen converts it for a float32 tensor operand: an Int
+ * is cast from int64 to float directly (not through double), a Double is
+ * rounded to float, a Bool is 0 or 1. `dv` gets the value as a double (for
+ * the NaN check). */
+static pterun_status addx_scalar(pterun_kernel_context* ctx, const pterun_value* v, float* f,
+                                 double* dv) {
+  if (v != NULL && v->tag == PTERUN_VALUE_INT) {
+    *f = (float)v->u.i;
+    *dv = (double)v->u.i;
+    return PTERUN_STATUS_OK;
+  }
+  if (v != NULL && v->tag == PTERUN_VALUE_DOUBLE) {
+    *f = (float)v->u.d;
+    *dv = v->u.d;
+    return PTERUN_STATUS_OK;
+  }
+  if (v != NULL && v->tag == PTERUN_VALUE_BOOL) {
+    *f = v->u.b ? 1.0f : 0.0f;
+    *dv = *f;
+    return PTERUN_STATUS_OK;
+  }
+  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
+                            "arg 6 'b': expected Scalar (Int, Double or Bool), got %s",
+                            v == NULL ? "null" : pterun_value_tag_name(v->tag));
+}
+
+/* Per-dim element strides of t viewed with out's rank (ATen broadcasting:
+ * dims align right, size-1 dims repeat). */
+static void addx_bcast_strides(const pterun_tensor* t, int rank, int64_t* st) {
+  int d, lead = rank - (int)t->rank;
+  for (d = 0; d < rank; ++d) {
+    int td = d - lead;
+    st[d] = (td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td];
+  }
+}
+
+/* Python's quantize_per_tensor step: round half to even, zero point added in
+ * float32, float clamp, then the cast (exact: the range fits float32). */
+static inline int64_t addx_quant(float v, float inv, float zpf, float lo, float hi) {
+  float r = nearbyintf(v * inv) + zpf;
+  if (r < lo) r = lo;
+  if (r > hi) r = hi;
+  return (int64_t)r;
+}
+
+typedef struct addx_params {
+  float sa, za, sb, zb; /* dequant of a and b (b unused for the scalar form) */
+  float bval;           /* the scalar b */
+  float inv, zo, lo, hi;
+  int relu, scalar;
+} addx_params;
+
+/* Walks out's logical index space; a (and b) are read through broadcast
+ * strides, so any dim order works. */
+static void addx_run(const pterun_tensor* a, const pterun_tensor* b, pterun_tensor* out,
+                     const addx_params* p) {
+  int64_t sa[PTERUN_MAX_RANK], sb[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK];
+  int64_t oa = 0, ob = 0, oo = 0, k;
+  int rank = (int)out->rank, d;
+  memset(sb, 0, sizeof(sb));
+  memset(idx, 0, sizeof(idx));
+  addx_bcast_strides(a, rank, sa);
+  if (b != NULL) addx_bcast_strides(b, rank, sb);
+  for (k = 0; k < out->numel; ++k) {
+    float x = ((float)qk_load_int(a->data, a->dtype, oa) - p->za) * p->sa;
+    float v;
+    if (p->scalar) {
+      v = x + p->bval;
+    } else {
+      float y = ((float)qk_load_int(b->data, b->dtype, ob) - p->zb) * p->sb;
+      v = x + y;
+    }
+    if (p->relu && v < 0.0f) v = 0.0f;
+    qk_store_int(out->data, out->dtype, oo, addx_quant(v, p->inv, p->zo, p->lo, p->hi));
+    for (d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < out->sizes[d]) {
+        oa += sa[d];
+        ob += sb[d];
+        oo += out->strides[d];
+        break;
+      }
+      oa -= sa[d] * (idx[d] - 1);
+      ob -= sb[d] * (idx[d] - 1);
+      oo -= out->strides[d] * (idx[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+/* add_relu.out(a, a_scale, a_zp, a_qmin, a_qmax, b, b_scale, b_zp, b_qmin,
+ *   b_qmax, out_scale, out_zp, out_qmin, out_qmax, *, out) */
+KERNEL(qk_add_relu_out) {
+  pterun_tensor *a = NULL, *b = NULL, *out = NULL;
+  double das = 0.0, dbs = 0.0, dos = 0.0;
+  int64_t za = 0, zb = 0, zo = 0, aqmin = 0, aqmax = 0, bqmin = 0, bqmax = 0, oqmin = 0,
+          oqmax = 0;
+  int64_t osz[PTERUN_MAX_RANK];
+  float so = 0.0f;
+  addx_params p;
+  int rank, d;
+  memset(&p, 0, sizeof(p));
+  QK_NARGS(ctx, nargs, 16);
+  QK_TRY(qk_tensor(ctx, args, 0, "a", &a));
+  QK_TRY(qk_double(ctx, args, 1, "a_scale", &das));
+  QK_TRY(qk_int(ctx, args, 2, "a_zero_point", &za));
+  QK_TRY(qk_int(ctx, args, 3, "a_quant_min", &aqmin));
+  QK_TRY(qk_int(ctx, args, 4, "a_quant_max", &aqmax));
+  QK_TRY(qk_tensor(ctx, args, 5, "b", &b));
+  QK_TRY(qk_double(ctx, args, 6, "b_scale", &dbs));
+  QK_TRY(qk_int(ctx, args, 7, "b_zero_point", &zb));
+  QK_TRY(qk_int(ctx, args, 8, "b_quant_min", &bqmin));
+  QK_TRY(qk_int(ctx, args, 9, "b_quant_max", &bqmax));
+  QK_TRY(qk_double(ctx, args, 10, "out_scale", &dos));
+  QK_TRY(qk_int(ctx, args, 11, "out_zero_point", &zo));
+  QK_TRY(qk_int(ctx, args, 12, "out_quant_min", &oqmin));
+  QK_TRY(qk_int(ctx, args, 13, "out_quant_max", &oqmax));
+  QK_TRY(qk_tensor(ctx, args, 14, "out", &out));
+  QK_TRY(addx_check_dtype(ctx, "a", a->dtype));
+  if (b->dtype != a->dtype || out->dtype != a->dtype)
+    return QK_FAIL(ctx, "arg 'b': a, b and out must have the same dtype (%s, %s, %s)",
+                   qk_dtype_name(a->dtype), qk_dtype_name(b->dtype), qk_dtype_name(out->dtype));
+  QK_TRY(addx_check_range(ctx, "a_quant_min", a->dtype, aqmin, aqmax));
+  QK_TRY(addx_check_range(ctx, "b_quant_min", b->dtype, bqmin, bqmax));
+  QK_TRY(addx_check_range(ctx, "out_quant_min", out->dtype, oqmin, oqmax));
+  QK_TRY(addx_check_scale(ctx, "a_scale", das, &p.sa));
+  QK_TRY(addx_check_scale(ctx, "b_scale", dbs, &p.sb));
+  QK_TRY(addx_check_scale(ctx, "out_scale", dos, &so));
+  QK_TRY(addx_check_zp(ctx, "a_zero_point", za));
+  QK_TRY(addx_check_zp(ctx, "b_zero_point", zb));
+  QK_TRY(addx_check_zp(ctx, "out_zero_point", zo));
+  /* broadcast shape (ATen rules) */
+  rank = a->rank > b->rank ? (int)a->rank : (int)b->rank;
+  for (d = 0; d < rank; ++d) {
+    int da = d - (rank - (int)a->rank), db = d - (rank - (int)b->rank);
+    int64_t sa = da < 0 ? 1 : a->sizes[da], sb = db < 0 ? 1 : b->sizes[db];
+    if (sa != sb && sa != 1 && sb != 1)
+      return QK_FAIL(ctx, "arg 'b': shapes of a and b do not broadcast (dim %d: %" PRId64
+                          " vs %" PRId64 ")", d, sa, sb);
+    osz[d] = sa == 1 ? sb : sa;
+  }
+  QK_TRY(qk_resize(ctx, out, "out", (size_t)rank, osz));
+  QK_TRY(addx_check_storage(ctx, a, "a"));
+  QK_TRY(addx_check_storage(ctx, b, "b"));
+  QK_TRY(addx_check_storage(ctx, out, "out"));
+  p.inv = (float)(1.0 / dos);
+  p.za = (float)(int32_t)za;
+  p.zb = (float)(int32_t)zb;
+  p.zo = (float)(int32_t)zo;
+  p.lo = (float)oqmin;
+  p.hi = (float)oqmax;
+  p.relu = 1;
+  addx_run(a, b, out, &p);
+  return PTERUN_STATUS_OK;
+}
+
+/* add.scalar_out(qa, a_scale, a_zp, a_qmin, a_qmax, a_dtype, b (Scalar),
+ *   out_scale, out_zp, out_qmin, out_qmax, out_dtype, *, out) */
+KERNEL(qk_add_scalar_out) {
+  pterun_tensor *a = NULL, *out = NULL;
+  double das = 0.0, dos = 0.0, bval = 0.0;
+  int64_t za = 0, zo = 0, aqmin = 0, aqmax = 0, oqmin = 0, oqmax = 0, adt = 0, odt = 0;
+  float so = 0.0f, bf = 0.0f;
+  addx_params p;
+  memset(&p, 0, sizeof(p));
+  QK_NARGS(ctx, nargs, 14);
+  QK_TRY(qk_tensor(ctx, args, 0, "qa", &a));
+  QK_TRY(qk_double(ctx, args, 1, "a_scale", &das));
+  QK_TRY(qk_int(ctx, args, 2, "a_zero_point", &za));
+  QK_TRY(qk_int(ctx, args, 3, "a_quant_min", &aqmin));
+  QK_TRY(qk_int(ctx, args, 4, "a_quant_max", &aqmax));
+  QK_TRY(qk_int(ctx, args, 5, "a_dtype", &adt));
+  QK_TRY(addx_scalar(ctx, args[6], &bf, &bval));
+  QK_TRY(qk_double(ctx, args, 7, "out_scale", &dos));
+  QK_TRY(qk_int(ctx, args, 8, "out_zero_point", &zo));
+  QK_TRY(qk_int(ctx, args, 9, "out_quant_min", &oqmin));
+  QK_TRY(qk_int(ctx, args, 10, "out_quant_max", &oqmax));
+  QK_TRY(qk_int(ctx, args, 11, "out_dtype", &odt));
+  QK_TRY(qk_tensor(ctx, args, 12, "out", &out));
+  if (isnan(bval)) return QK_FAIL(ctx, "arg 'b': NaN");
+  if (a->dtype != adt)
+    return QK_FAIL(ctx, "arg 'qa': dtype %s does not match a_dtype %s", qk_dtype_name(a->dtype),
+                   qk_dtype_name((int)adt));
+  if (out->dtype != odt)
+    return QK_FAIL(ctx, "arg 'out': dtype %s does not match out_dtype %s",
+                   qk_dtype_name(out->dtype), qk_dtype_name((int)odt));
+  QK_TRY(addx_check_dtype(ctx, "qa", a->dtype));
+  QK_TRY(addx_check_dtype(ctx, "out", out->dtype));
+  QK_TRY(addx_check_range(ctx, "a_quant_min", a->dtype, aqmin, aqmax));
+  QK_TRY(addx_check_range(ctx, "out_quant_min", out->dtype, oqmin, oqmax));
+  QK_TRY(addx_check_scale(ctx, "a_scale", das, &p.sa));
+  QK_TRY(addx_check_scale(ctx, "out_scale", dos, &so));
+  QK_TRY(addx_check_zp(ctx, "a_zero_point", za));
+  QK_TRY(addx_check_zp(ctx, "out_zero_point", zo));
+  QK_TRY(qk_resize_like(ctx, out, "out", a));
+  QK_TRY(addx_check_storage(ctx, a, "qa"));
+  QK_TRY(addx_check_storage(ctx, out, "out"));
+  p.inv = (float)(1.0 / dos);
+  p.za = (float)(int32_t)za;
+  p.zo = (float)(int32_t)zo;
+  p.lo = (float)oqmin;
+  p.hi = (float)oqmax;
+  p.bval = bf;
+  p.scalar = 1;
+  addx_run(a, NULL, out, &p);
+  return PTERUN_STATUS_OK;
+}
