@@ -14,8 +14,8 @@
 static pterun_status run_float_act(pterun_kernel_context* ctx, pterun_value** args,
                                    size_t out_idx, const pt_unary_op* op, pt_ew_params* p) {
   pterun_tensor *in, *out;
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, out_idx, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
   if (!pt_is_float_dtype(in->dtype))
     return pt_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
   PT_TRY(pt_check_out_float(ctx, out));
@@ -29,8 +29,8 @@ static pterun_status run_real_act(pterun_kernel_context* ctx, pterun_value** arg
                                   int cdt_override) {
   pterun_tensor *in, *out;
   int cdt;
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, out_idx, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
   PT_TRY(pt_check_real_dtype(ctx, in, "self"));
   PT_TRY(pt_check_real_dtype(ctx, out, "out"));
   cdt = cdt_override >= 0 ? cdt_override : in->dtype;
@@ -79,7 +79,7 @@ pterun_status pt_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size
   pterun_tensor* in;
   int has_lo, has_hi, cdt;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_opt_scalar(ctx, args, 1, "min", &lo, &has_lo));
   PT_TRY(arg_opt_scalar(ctx, args, 2, "max", &hi, &has_hi));
   if (!has_lo && !has_hi)
@@ -107,10 +107,10 @@ pterun_status pt_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   pt_iter it;
   int cdt;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_opt_tensor(ctx, args, 1, "min", &lo));
-  PT_TRY(pt_arg_opt_tensor(ctx, args, 2, "max", &hi));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_opt_tensor(ctx, args, 1, "min", &lo));
+  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "max", &hi));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (lo == NULL && hi == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "at least one of 'min' or 'max' must not be None");
@@ -238,9 +238,9 @@ pterun_status pt_glu_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   pt_ew_params p = {0};
   int64_t dim, half;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   if (!pt_is_float_dtype(in->dtype))
     return pt_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
   PT_TRY(pt_check_out_float(ctx, out));

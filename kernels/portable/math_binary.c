@@ -305,8 +305,8 @@ pterun_status pt_pow_scalar_out(pterun_kernel_context* ctx, pterun_value** args,
   int common;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(pt_arg_scalar(ctx, args, 0, "self", &s));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "exponent", &e));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "exponent", &e));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(pt_check_real_dtype(ctx, e, "exponent"));
   PT_TRY(pt_check_real_dtype(ctx, out, "out"));
   common = pt_promote_scalar(e->dtype, &s);

@@ -163,10 +163,10 @@ pterun_status pt_where_self_out(pterun_kernel_context* ctx, pterun_value** args,
   int64_t n;
   int common;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "condition", &c));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "self", &a));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "other", &b));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "condition", &c));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "self", &a));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "other", &b));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (c->dtype != PTERUN_DTYPE_BOOL && c->dtype != PTERUN_DTYPE_U8)
     return pt_fail_dtype(ctx, "condition", c->dtype, "must be bool or uint8");
   PT_TRY(pt_check_real_dtype(ctx, a, "self"));
@@ -217,10 +217,10 @@ pterun_status pt_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value
   size_t rank;
   pt_iter it;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "mask", &mask));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
   PT_TRY(pt_arg_scalar(ctx, args, 2, "value", &v));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(pt_check_real_dtype(ctx, in, "self"));
   if (mask->dtype != PTERUN_DTYPE_BOOL)
     return pt_fail_dtype(ctx, "mask", mask->dtype, "must be bool");

@@ -333,9 +333,9 @@ pterun_status pt_check_out_float(pterun_kernel_context* ctx, const pterun_tensor
 pterun_status pt_bin_args_tt(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
                              pterun_tensor** a, pterun_tensor** b, pterun_tensor** out,
                              int* common) {
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", a));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "other", b));
-  PT_TRY(pt_arg_tensor(ctx, args, out_idx, "out", out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", a));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "other", b));
+  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", out));
   PT_TRY(pt_check_real_dtype(ctx, *a, "self"));
   PT_TRY(pt_check_real_dtype(ctx, *b, "other"));
   PT_TRY(pt_check_real_dtype(ctx, *out, "out"));
@@ -349,9 +349,9 @@ pterun_status pt_bin_args_tt(pterun_kernel_context* ctx, pterun_value** args, si
 
 pterun_status pt_bin_args_ts(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
                              pterun_tensor** a, pt_scalar* s, pterun_tensor** out, int* common) {
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", a));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", a));
   PT_TRY(pt_arg_scalar(ctx, args, 1, "other", s));
-  PT_TRY(pt_arg_tensor(ctx, args, out_idx, "out", out));
+  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", out));
   PT_TRY(pt_check_real_dtype(ctx, *a, "self"));
   PT_TRY(pt_check_real_dtype(ctx, *out, "out"));
   *common = pt_promote_scalar((*a)->dtype, s);

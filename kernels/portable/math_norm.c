@@ -58,10 +58,10 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
   bool h2f;
   pt_iter it;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PT_TRY(pt_arg_bool(ctx, args, 2, "half_to_float", &h2f));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (!pt_is_float_dtype(in->dtype))
     return pt_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
   if (h2f && !(out->dtype == PTERUN_DTYPE_F32 &&
@@ -115,9 +115,9 @@ static double at_logical(const pterun_tensor* t, int64_t k) {
 
 static pterun_status get_outs3(pterun_kernel_context* ctx, pterun_value** args, size_t first,
                                pterun_tensor** o0, pterun_tensor** o1, pterun_tensor** o2) {
-  PT_TRY(pt_arg_tensor(ctx, args, first, "out0", o0));
-  PT_TRY(pt_arg_tensor(ctx, args, first + 1, "out1", o1));
-  PT_TRY(pt_arg_tensor(ctx, args, first + 2, "out2", o2));
+  PT_TRY(pterun_arg_tensor(ctx, args, first, "out0", o0));
+  PT_TRY(pterun_arg_tensor(ctx, args, first + 1, "out1", o1));
+  PT_TRY(pterun_arg_tensor(ctx, args, first + 2, "out2", o2));
   return PTERUN_STATUS_OK;
 }
 
@@ -177,11 +177,11 @@ pterun_status pt_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
   int64_t axis, M = 1, N = 1, row, j, stat_sizes[PTERUN_MAX_RANK];
   bool fast;
   PT_CHECK_NARGS(ctx, nargs, 9);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "normalized_shape", &ns, &nn, 0));
-  PT_TRY(pt_arg_opt_tensor(ctx, args, 2, "weight", &w));
-  PT_TRY(pt_arg_opt_tensor(ctx, args, 3, "bias", &b));
-  PT_TRY(pt_arg_double(ctx, args, 4, "eps", &eps));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "normalized_shape", &ns, &nn, 0));
+  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "weight", &w));
+  PT_TRY(pterun_arg_opt_tensor(ctx, args, 3, "bias", &b));
+  PT_TRY(pterun_arg_double(ctx, args, 4, "eps", &eps));
   PT_TRY(get_outs3(ctx, args, 5, &out, &mean, &rstd));
   if (!pt_is_float_dtype(in->dtype))
     return pt_fail_dtype(ctx, "input", in->dtype, "is not a floating point dtype");
@@ -255,14 +255,14 @@ pterun_status pt_native_group_norm_out(pterun_kernel_context* ctx, pterun_value*
   int64_t N, C, HxW, G, n, g, c, k, cpg, stat_sizes[2];
   double eps;
   PT_CHECK_NARGS(ctx, nargs, 12);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pt_arg_opt_tensor(ctx, args, 1, "weight", &w));
-  PT_TRY(pt_arg_opt_tensor(ctx, args, 2, "bias", &b));
-  PT_TRY(pt_arg_int(ctx, args, 3, "N", &N));
-  PT_TRY(pt_arg_int(ctx, args, 4, "C", &C));
-  PT_TRY(pt_arg_int(ctx, args, 5, "HxW", &HxW));
-  PT_TRY(pt_arg_int(ctx, args, 6, "group", &G));
-  PT_TRY(pt_arg_double(ctx, args, 7, "eps", &eps));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PT_TRY(pterun_arg_opt_tensor(ctx, args, 1, "weight", &w));
+  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &b));
+  PT_TRY(pterun_arg_int(ctx, args, 3, "N", &N));
+  PT_TRY(pterun_arg_int(ctx, args, 4, "C", &C));
+  PT_TRY(pterun_arg_int(ctx, args, 5, "HxW", &HxW));
+  PT_TRY(pterun_arg_int(ctx, args, 6, "group", &G));
+  PT_TRY(pterun_arg_double(ctx, args, 7, "eps", &eps));
   PT_TRY(get_outs3(ctx, args, 8, &out, &mean, &rstd));
   if (!pt_is_float_dtype(in->dtype))
     return pt_fail_dtype(ctx, "input", in->dtype, "is not a floating point dtype");

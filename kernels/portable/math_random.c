@@ -80,7 +80,7 @@ static pterun_status rand_common(pterun_kernel_context* ctx, pterun_value** args
   int64_t n;
   int bits;
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PT_TRY(nn_check_float(ctx, out, "out"));
   PT_TRY(nn_resize_to_size_arg(ctx, args, 0, out));
   if (out->numel == 0) return PTERUN_STATUS_OK;
@@ -130,12 +130,12 @@ pterun_status pt_native_dropout_out(pterun_kernel_context* ctx, pterun_value** a
   pt_rng rng;
   int drop;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pt_arg_double(ctx, args, 1, "p", &p));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PT_TRY(pterun_arg_double(ctx, args, 1, "p", &p));
   if (args[2] != NULL && args[2]->tag != PTERUN_VALUE_NONE)
     PT_TRY(pt_arg_bool(ctx, args, 2, "train", &train));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out0", &out));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out1", &mask));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out0", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out1", &mask));
   PT_TRY(nn_check_float(ctx, in, "input"));
   PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out0"));
   if (mask->dtype != PTERUN_DTYPE_BOOL)
@@ -180,8 +180,8 @@ pterun_status pt__conj_physical_out(pterun_kernel_context* ctx, pterun_value** a
   pt_iter it;
   const pterun_tensor* ins[1];
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   cplx = in->dtype == PTERUN_DTYPE_COMPLEX32 || in->dtype == PTERUN_DTYPE_COMPLEX64 ||
          in->dtype == PTERUN_DTYPE_COMPLEX128;
   if (!cplx) PT_TRY(nn_check_real(ctx, in, "self"));

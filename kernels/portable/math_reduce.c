@@ -186,7 +186,7 @@ static void red_visit(pt_red* r, const pterun_tensor* in, int64_t base, red_kind
 /* `int[1]? dim` (None or [] reduce all). */
 static pterun_status arg_dims(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                               const int64_t** dims, size_t* ndims) {
-  return pt_arg_int_list(ctx, args, i, "dim", dims, ndims, 1);
+  return pterun_arg_int_list(ctx, args, i, "dim", dims, ndims, 1);
 }
 
 /* `ScalarType? dtype`: -1 for None. */
@@ -194,7 +194,7 @@ static pterun_status arg_opt_dtype(pterun_kernel_context* ctx, pterun_value** ar
                                    int* dt) {
   int64_t v;
   int has;
-  PT_TRY(pt_arg_opt_int(ctx, args, i, "dtype", &v, &has));
+  PT_TRY(pterun_arg_opt_int(ctx, args, i, "dtype", &v, &has));
   *dt = has ? (int)v : -1;
   if (has && (v < 0 || v >= PTERUN_DTYPE_COUNT_ || !pt_is_real_dtype((int)v)))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -269,11 +269,11 @@ pterun_status pt_sum_intlist_out(pterun_kernel_context* ctx, pterun_value** args
   bool keepdim;
   int dt;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
   PT_TRY(arg_opt_dtype(ctx, args, 3, &dt));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   if (dt >= 0 && dt != out->dtype)
     return pt_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
   if (out->dtype == PTERUN_DTYPE_BOOL)
@@ -303,11 +303,11 @@ pterun_status pt_mean_out(pterun_kernel_context* ctx, pterun_value** args, size_
   bool keepdim;
   int dt;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
   PT_TRY(arg_opt_dtype(ctx, args, 3, &dt));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_mean(ctx, in, dims, nd, keepdim, dt, out);
 }
 
@@ -316,9 +316,9 @@ pterun_status pt_mean_dtype_out(pterun_kernel_context* ctx, pterun_value** args,
   pterun_tensor *in, *out;
   int dt;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_opt_dtype(ctx, args, 1, &dt));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   return run_mean(ctx, in, NULL, 0, false, dt, out);
 }
 
@@ -337,20 +337,20 @@ pterun_status pt_prod_int_out(pterun_kernel_context* ctx, pterun_value** args, s
   bool keepdim;
   int dt;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
   PT_TRY(arg_opt_dtype(ctx, args, 3, &dt));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_prod(ctx, in, &dim, 1, keepdim, dt, out);
 }
 pterun_status pt_prod_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   int dt;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_opt_dtype(ctx, args, 1, &dt));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   return run_prod(ctx, in, NULL, 0, false, dt, out);
 }
 
@@ -362,10 +362,10 @@ static pterun_status run_amax(pterun_kernel_context* ctx, pterun_value** args, s
   size_t nd;
   bool keepdim;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (out->dtype != in->dtype)
     return pt_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
   return run_reduce(ctx, in, dims, nd, keepdim, out, kind, 0);
@@ -382,8 +382,8 @@ static pterun_status run_unary_max(pterun_kernel_context* ctx, pterun_value** ar
                                    size_t nargs, red_kind kind) {
   pterun_tensor *in, *out;
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   if (!pt_can_cast(in->dtype, out->dtype))
     return pt_fail_dtype(ctx, "out", out->dtype, "cannot hold self's dtype");
   return run_reduce(ctx, in, NULL, 0, false, out, kind, 0);
@@ -405,15 +405,15 @@ static pterun_status run_anyall(pterun_kernel_context* ctx, pterun_value** args,
   int64_t dim;
   bool keepdim = false;
   PT_CHECK_NARGS(ctx, nargs, form == 0 ? 3 : 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   if (form == 1) PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   if (form == 2) {
-    PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
+    PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
     dims = &dim;
     nd = 1;
   }
   if (form != 0) PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pt_arg_tensor(ctx, args, form == 0 ? 1 : 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, form == 0 ? 1 : 3, "out", &out));
   return run_reduce(ctx, in, dims, nd, keepdim, out, kind, 0);
 }
 pterun_status pt_any_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
@@ -485,10 +485,10 @@ static pterun_status run_argmax(pterun_kernel_context* ctx, pterun_value** args,
   int has;
   bool keepdim;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_opt_int(ctx, args, 1, "dim", &dim, &has));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_opt_int(ctx, args, 1, "dim", &dim, &has));
   PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   /* dim None: over the flattened tensor, i.e. every dim. */
   return run_arg(ctx, in, has ? &dim : NULL, has ? 1 : 0, keepdim, NULL, out, kind);
 }
@@ -506,11 +506,11 @@ static pterun_status run_dim_max(pterun_kernel_context* ctx, pterun_value** args
   int64_t dim;
   bool keepdim;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "values", &vals));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "indices", &idx));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "values", &vals));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "indices", &idx));
   return run_arg(ctx, in, &dim, 1, keepdim, vals, idx, kind);
 }
 pterun_status pt_max_dim_max(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
@@ -575,11 +575,11 @@ pterun_status pt_var_correction_out(pterun_kernel_context* ctx, pterun_value** a
   double corr;
   bool keepdim;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   PT_TRY(arg_correction(ctx, args, 2, &corr));
   PT_TRY(pt_arg_bool(ctx, args, 3, "keepdim", &keepdim));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_var(ctx, in, dims, nd, corr, keepdim, out, NULL);
 }
 
@@ -590,11 +590,11 @@ pterun_status pt_var_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   size_t nd;
   bool unbiased, keepdim;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   PT_TRY(pt_arg_bool(ctx, args, 2, "unbiased", &unbiased));
   PT_TRY(pt_arg_bool(ctx, args, 3, "keepdim", &keepdim));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_var(ctx, in, dims, nd, unbiased ? 1.0 : 0.0, keepdim, out, NULL);
 }
 
@@ -608,12 +608,12 @@ pterun_status pt_var_mean_correction_out(pterun_kernel_context* ctx, pterun_valu
   double corr;
   bool keepdim;
   PT_CHECK_NARGS(ctx, nargs, 7);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   PT_TRY(arg_correction(ctx, args, 2, &corr));
   PT_TRY(pt_arg_bool(ctx, args, 3, "keepdim", &keepdim));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out0", &var));
-  PT_TRY(pt_arg_tensor(ctx, args, 5, "out1", &mean));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out0", &var));
+  PT_TRY(pterun_arg_tensor(ctx, args, 5, "out1", &mean));
   return run_var(ctx, in, dims, nd, corr, keepdim, var, mean);
 }
 
@@ -628,10 +628,10 @@ pterun_status pt_logsumexp_out(pterun_kernel_context* ctx, pterun_value** args, 
   const pterun_tensor* kvp;
   int64_t n;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(pt_check_real_dtype(ctx, in, "self"));
   PT_TRY(pt_check_out_float(ctx, out));
   PT_TRY(red_init(ctx, &r, in, dims, nd, keepdim));
@@ -661,10 +661,10 @@ pterun_status pt_cumsum_out(pterun_kernel_context* ctx, pterun_value** args, siz
   const pterun_tensor* op;
   pt_iter it;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PT_TRY(arg_opt_dtype(ctx, args, 2, &dt));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(pt_check_real_dtype(ctx, in, "self"));
   PT_TRY(pt_check_real_dtype(ctx, out, "out"));
   if (dt >= 0 && dt != out->dtype)

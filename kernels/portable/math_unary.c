@@ -13,8 +13,8 @@ static pterun_status run_float_unary(pterun_kernel_context* ctx, pterun_value** 
   pterun_tensor *in, *out;
   int cdt;
   PT_CHECK_NARGS(ctx, nargs, out_idx + 2);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, out_idx, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
   PT_TRY(pt_check_real_dtype(ctx, in, "self"));
   PT_TRY(pt_check_out_float(ctx, out));
   PT_TRY(pt_resize_like(ctx, out, in));
@@ -28,8 +28,8 @@ static pterun_status run_same_unary(pterun_kernel_context* ctx, pterun_value** a
   pterun_tensor *in, *out;
   pt_ew_params p = {0};
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PT_TRY(pt_check_real_dtype(ctx, in, "self"));
   PT_TRY(pt_check_real_dtype(ctx, out, "out"));
   if (!allow_bool && in->dtype == PTERUN_DTYPE_BOOL)
@@ -45,8 +45,8 @@ static pterun_status run_bool_unary(pterun_kernel_context* ctx, pterun_value** a
   pterun_tensor *in, *out;
   pt_ew_params p = {0};
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PT_TRY(pt_check_real_dtype(ctx, in, "self"));
   PT_TRY(pt_check_real_dtype(ctx, out, "out"));
   PT_TRY(pt_resize_like(ctx, out, in));
@@ -122,7 +122,7 @@ static const pt_unary_op op_bnot_bool = {NULL, NULL, lnot_i64};
 pterun_status pt_bitwise_not_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor* in;
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   if (pt_is_float_dtype(in->dtype))
     return pt_fail_dtype(ctx, "self", in->dtype, "is not supported by bitwise_not");
   return run_same_unary(ctx, args, nargs, in->dtype == PTERUN_DTYPE_BOOL ? &op_bnot_bool : &op_bnot,
@@ -142,7 +142,7 @@ pterun_status pt_logit_out(pterun_kernel_context* ctx, pterun_value** args, size
   double eps;
   int has;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_opt_double(ctx, args, 1, "eps", &eps, &has));
+  PT_TRY(pterun_arg_opt_double(ctx, args, 1, "eps", &eps, &has));
   if (has && eps >= 0) { /* ATen ignores a negative eps */
     p.mode = 1;
     p.a = eps;

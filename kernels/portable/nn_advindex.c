@@ -221,8 +221,8 @@ pterun_status pt_index_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   adv_index a;
   int64_t r[PTERUN_MAX_RANK] = {0};
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   if (args[1]->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR &&
       args[1]->tag != PTERUN_VALUE_LIST_TENSOR)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
@@ -291,11 +291,11 @@ pterun_status pt_index_put_out(pterun_kernel_context* ctx, pterun_value** args, 
   pterun_tensor *self, *values, *out;
   bool acc;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(indices_arg(ctx, args));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "values", &values));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "values", &values));
   PT_TRY(pt_arg_bool(ctx, args, 3, "accumulate", &acc));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   PT_TRY(nn_check_data(ctx, self, "self"));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   PT_TRY(pt_resize_like(ctx, out, self));
@@ -308,9 +308,9 @@ pterun_status pt_index_put_(pterun_kernel_context* ctx, pterun_value** args, siz
   pterun_tensor *self, *values;
   bool acc;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(indices_arg(ctx, args));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "values", &values));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "values", &values));
   PT_TRY(pt_arg_bool(ctx, args, 3, "accumulate", &acc));
   PT_TRY(nn_check_data(ctx, self, "self"));
   return index_put(ctx, self, args[1], values, acc, self);

@@ -43,8 +43,8 @@ pterun_status pt_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   int d;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(nn_arg_tensors(ctx, args, 0, "tensors", &list, &n));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(nn_check_real(ctx, out, "out"));
   if (n == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'tensors': empty list");
@@ -96,8 +96,8 @@ pterun_status pt_stack_out(pterun_kernel_context* ctx, pterun_value** args, size
   int d;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(nn_arg_tensors(ctx, args, 0, "tensors", &list, &n));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(nn_check_real(ctx, out, "out"));
   if (n == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'tensors': empty list");
@@ -156,10 +156,10 @@ static pterun_status split_args(pterun_kernel_context* ctx, pterun_value** args,
                                 size_t oi, pterun_tensor** self, int64_t* dim,
                                 pterun_value** outs) {
   size_t n;
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", self));
   PT_TRY(nn_check_data(ctx, *self, "self"));
-  PT_TRY(pt_arg_int(ctx, args, di, "dim", dim));
-  PT_TRY(pt_arg_tensor_list(ctx, args, oi, "out", outs));
+  PT_TRY(pterun_arg_int(ctx, args, di, "dim", dim));
+  PT_TRY(pterun_arg_tensor_list(ctx, args, oi, "out", outs));
   for (n = 0; n < (*outs)->u.tensors.len; ++n)
     if (pterun_value_list_tensor(*outs, n) == NULL)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
@@ -181,7 +181,7 @@ pterun_status pt_split_with_sizes_copy_out(pterun_kernel_context* ctx, pterun_va
   int64_t dim, total = 0;
   PT_CHECK_NARGS(ctx, nargs, 5);
   PT_TRY(split_args(ctx, args, 2, 3, &self, &dim, &outs));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "split_sizes", &lens, &n, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "split_sizes", &lens, &n, 0));
   if (n != outs->u.tensors.len)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "%zu split sizes but %zu outputs", n, outs->u.tensors.len);
@@ -207,7 +207,7 @@ pterun_status pt_split_copy_tensor_out(pterun_kernel_context* ctx, pterun_value*
   int64_t dim, split, size, want;
   PT_CHECK_NARGS(ctx, nargs, 5);
   PT_TRY(split_args(ctx, args, 2, 3, &self, &dim, &outs));
-  PT_TRY(pt_arg_int(ctx, args, 1, "split_size", &split));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "split_size", &split));
   size = self->sizes[dim];
   if (split < 0 || (split == 0 && size != 0))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,

@@ -546,12 +546,12 @@ pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args
   conv_geom g;
   red_order ro;
   PT_CHECK_NARGS(ctx, nargs, 11);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "weight", &w));
-  PT_TRY(pt_arg_opt_tensor(ctx, args, 2, "bias", &bias));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
   PT_TRY(pt_arg_bool(ctx, args, 6, "transposed", &transposed));
-  PT_TRY(pt_arg_int(ctx, args, 8, "groups", &groups));
-  PT_TRY(pt_arg_tensor(ctx, args, 9, "out", &out));
+  PT_TRY(pterun_arg_int(ctx, args, 8, "groups", &groups));
+  PT_TRY(pterun_arg_tensor(ctx, args, 9, "out", &out));
   PT_TRY(nn_check_real(ctx, in, "input"));
   PT_TRY(nn_check_same_dtype(ctx, in, "input", w, "weight"));
   PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out"));
@@ -591,14 +591,14 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   int mask[3];
   conv_geom g;
   PT_CHECK_NARGS(ctx, nargs, 15);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "grad_output", &go));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "input", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "weight", &w));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "grad_output", &go));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "input", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "weight", &w));
   PT_TRY(pt_arg_bool(ctx, args, 7, "transposed", &transposed));
-  PT_TRY(pt_arg_int(ctx, args, 9, "groups", &groups));
-  PT_TRY(pt_arg_tensor(ctx, args, 11, "out0", &gi));
-  PT_TRY(pt_arg_tensor(ctx, args, 12, "out1", &gw));
-  PT_TRY(pt_arg_tensor(ctx, args, 13, "out2", &gb));
+  PT_TRY(pterun_arg_int(ctx, args, 9, "groups", &groups));
+  PT_TRY(pterun_arg_tensor(ctx, args, 11, "out0", &gi));
+  PT_TRY(pterun_arg_tensor(ctx, args, 12, "out1", &gw));
+  PT_TRY(pterun_arg_tensor(ctx, args, 13, "out2", &gb));
   mv = args[10];
   if (mv == NULL || mv->tag != PTERUN_VALUE_LIST_BOOL || mv->u.bools.len != 3)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
@@ -629,7 +629,7 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   if (args[3] != NULL && args[3]->tag != PTERUN_VALUE_NONE) {
     const int64_t* bs;
     size_t blen;
-    PT_TRY(pt_arg_int_list(ctx, args, 3, "bias_sizes", &bs, &blen, 1));
+    PT_TRY(pterun_arg_int_list(ctx, args, 3, "bias_sizes", &bs, &blen, 1));
     if (blen != 1 || bs[0] != g.cout)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'bias_sizes': expected [%" PRId64 "]", g.cout);

@@ -10,7 +10,7 @@ static pterun_status check_memory_format(pterun_kernel_context* ctx, pterun_valu
                                          size_t i) {
   int64_t mf;
   int has;
-  PT_TRY(pt_arg_opt_int(ctx, args, i, "memory_format", &mf, &has));
+  PT_TRY(pterun_arg_opt_int(ctx, args, i, "memory_format", &mf, &has));
   if (has && (mf < 0 || mf > 3))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'memory_format': unknown value %" PRId64, mf);
@@ -23,7 +23,7 @@ static pterun_status check_dim_order(pterun_kernel_context* ctx, pterun_value** 
                                      const pterun_tensor* out) {
   const int64_t* order;
   size_t len, k;
-  PT_TRY(pt_arg_int_list(ctx, args, i, "dim_order", &order, &len, 1));
+  PT_TRY(pterun_arg_int_list(ctx, args, i, "dim_order", &order, &len, 1));
   if (order == NULL) return PTERUN_STATUS_OK;
   if (len != out->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -56,9 +56,9 @@ static pterun_status convert_copy(pterun_kernel_context* ctx, pterun_tensor* sel
 pterun_status pt_clone_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(check_memory_format(ctx, args, 1));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   return convert_copy(ctx, self, out, 1);
 }
 
@@ -68,10 +68,10 @@ pterun_status pt__to_copy_out(pterun_kernel_context* ctx, pterun_value** args, s
   pterun_tensor *self, *out;
   bool nb;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(pt_arg_bool(ctx, args, 1, "non_blocking", &nb));
   PT_TRY(check_memory_format(ctx, args, 2));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   return convert_copy(ctx, self, out, 0);
 }
 
@@ -82,9 +82,9 @@ pterun_status pt__to_dim_order_copy_out(pterun_kernel_context* ctx, pterun_value
   pterun_tensor *self, *out;
   bool nb;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(pt_arg_bool(ctx, args, 1, "non_blocking", &nb));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(check_dim_order(ctx, args, 2, out));
   return convert_copy(ctx, self, out, 0);
 }
@@ -96,9 +96,9 @@ pterun_status pt__clone_dim_order_out(pterun_kernel_context* ctx, pterun_value**
   pterun_tensor *self, *out;
   bool nb;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(pt_arg_bool(ctx, args, 1, "non_blocking", &nb));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(check_dim_order(ctx, args, 2, out));
   return convert_copy(ctx, self, out, 1);
 }
@@ -123,10 +123,10 @@ pterun_status pt_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_
   pterun_tensor *self, *src, *out;
   bool nb;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "src", &src));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
   PT_TRY(pt_arg_bool(ctx, args, 2, "non_blocking", &nb));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   return copy_into(ctx, self, src, out);
 }
@@ -136,8 +136,8 @@ pterun_status pt_copy_(pterun_kernel_context* ctx, pterun_value** args, size_t n
   pterun_tensor *self, *src;
   bool nb;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "src", &src));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
   PT_TRY(pt_arg_bool(ctx, args, 2, "non_blocking", &nb));
   PT_TRY(nn_check_data(ctx, self, "self"));
   return copy_into(ctx, self, src, self);
@@ -148,7 +148,7 @@ pterun_status pt_empty_out(pterun_kernel_context* ctx, pterun_value** args, size
   pterun_tensor* out;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(check_memory_format(ctx, args, 1));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   return nn_resize_to_size_arg(ctx, args, 0, out);
 }
 
@@ -157,7 +157,7 @@ pterun_status pt__empty_dim_order_out(pterun_kernel_context* ctx, pterun_value**
                                       size_t nargs) {
   pterun_tensor* out;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(check_dim_order(ctx, args, 1, out));
   return nn_resize_to_size_arg(ctx, args, 0, out);
 }

@@ -25,7 +25,7 @@ pterun_status pt_full_out(pterun_kernel_context* ctx, pterun_value** args, size_
   pt_scalar v;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(pt_arg_scalar(ctx, args, 1, "fill_value", &v));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(nn_resize_to_size_arg(ctx, args, 0, out));
   return fill_scalar(ctx, out, &v);
 }
@@ -38,10 +38,10 @@ pterun_status pt_full_like_out(pterun_kernel_context* ctx, pterun_value** args, 
   int64_t mf;
   int has;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(pt_arg_scalar(ctx, args, 1, "fill_value", &v));
-  PT_TRY(pt_arg_opt_int(ctx, args, 2, "memory_format", &mf, &has));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_opt_int(ctx, args, 2, "memory_format", &mf, &has));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(pt_resize_like(ctx, out, self));
   return fill_scalar(ctx, out, &v);
 }
@@ -51,7 +51,7 @@ static pterun_status fill_const(pterun_kernel_context* ctx, pterun_value** args,
   pterun_tensor* out;
   pt_scalar v;
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PT_TRY(nn_resize_to_size_arg(ctx, args, 0, out));
   memset(&v, 0, sizeof v);
   v.i = value;
@@ -76,7 +76,7 @@ pterun_status pt_scalar_tensor_out(pterun_kernel_context* ctx, pterun_value** ar
   pt_scalar v;
   PT_CHECK_NARGS(ctx, nargs, 3);
   PT_TRY(pt_arg_scalar(ctx, args, 0, "s", &v));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PT_TRY(pt_resize(ctx, out, 0, NULL));
   /* A float scalar into an int out truncates here (ATen casts). */
   if (out->data == NULL)
@@ -124,7 +124,7 @@ pterun_status pt_arange_out(pterun_kernel_context* ctx, pterun_value** args, siz
   pt_scalar start, end, step;
   PT_CHECK_NARGS(ctx, nargs, 3);
   PT_TRY(pt_arg_scalar(ctx, args, 0, "end", &end));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   memset(&start, 0, sizeof start);
   memset(&step, 0, sizeof step);
   step.i = 1;
@@ -141,7 +141,7 @@ pterun_status pt_arange_start_out(pterun_kernel_context* ctx, pterun_value** arg
   PT_TRY(pt_arg_scalar(ctx, args, 0, "start", &start));
   PT_TRY(pt_arg_scalar(ctx, args, 1, "end", &end));
   PT_TRY(pt_arg_scalar(ctx, args, 2, "step", &step));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   return arange(ctx, &start, &end, &step, out);
 }
 
@@ -150,9 +150,9 @@ pterun_status pt_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args
   pterun_tensor *self, *out;
   pt_scalar v;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(pt_arg_scalar(ctx, args, 1, "value", &v));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   PT_TRY(pt_resize_like(ctx, out, self));
   return fill_scalar(ctx, out, &v);
@@ -162,9 +162,9 @@ pterun_status pt_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args
 pterun_status pt_fill_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *value, *out;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "value", &value));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "value", &value));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   PT_TRY(nn_check_real(ctx, value, "value"));
   PT_TRY(nn_check_real(ctx, out, "out"));

@@ -35,9 +35,9 @@ pterun_status pt_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
   int d;
   nn_view rowv, outv;
   PT_CHECK_NARGS(ctx, nargs, 7);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "weight", &w));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "indices", &ix));
-  PT_TRY(pt_arg_tensor(ctx, args, 5, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &w));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "indices", &ix));
+  PT_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
   PT_TRY(nn_check_data(ctx, w, "weight"));
   PT_TRY(check_index_dtype(ctx, ix, "indices"));
   PT_TRY(nn_check_same_dtype(ctx, w, "weight", out, "out"));
@@ -72,10 +72,10 @@ pterun_status pt_index_select_out(pterun_kernel_context* ctx, pterun_value** arg
   nn_view sv, dv;
   int d;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "index", &ix));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(nn_check_data(ctx, self, "self"));
   PT_TRY(check_index_dtype(ctx, ix, "index"));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
@@ -131,10 +131,10 @@ pterun_status pt_gather_out(pterun_kernel_context* ctx, pterun_value** args, siz
   pterun_tensor *self, *ix, *out;
   int64_t dim, idx[PTERUN_MAX_RANK] = {0}, dsz;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "index", &ix));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   PT_TRY(nn_check_data(ctx, self, "self"));
   PT_TRY(check_index_dtype(ctx, ix, "index"));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
@@ -162,14 +162,14 @@ static pterun_status scatter(pterun_kernel_context* ctx, pterun_value** args, si
   pt_scalar value;
   int64_t dim, idx[PTERUN_MAX_RANK] = {0}, dsz;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "index", &ix));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
   if (mode == SCATTER_VALUE)
     PT_TRY(pt_arg_scalar(ctx, args, 3, "value", &value));
   else
-    PT_TRY(pt_arg_tensor(ctx, args, 3, "src", &src));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+    PT_TRY(pterun_arg_tensor(ctx, args, 3, "src", &src));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   PT_TRY(nn_check_data(ctx, self, "self"));
   PT_TRY(nn_check_real(ctx, self, "self"));
   PT_TRY(check_index_dtype(ctx, ix, "index"));
@@ -261,11 +261,11 @@ pterun_status pt_select_scatter_out(pterun_kernel_context* ctx, pterun_value** a
   nn_view v;
   int d;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "src", &src));
-  PT_TRY(pt_arg_int(ctx, args, 2, "dim", &dim));
-  PT_TRY(pt_arg_int(ctx, args, 3, "index", &index));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
+  PT_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
+  PT_TRY(pterun_arg_int(ctx, args, 3, "index", &index));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'self': rank 0");
   PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
@@ -293,13 +293,13 @@ pterun_status pt_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** ar
   int hs, he;
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 8);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "src", &src));
-  PT_TRY(pt_arg_int(ctx, args, 2, "dim", &dim));
-  PT_TRY(pt_arg_opt_int(ctx, args, 3, "start", &start, &hs));
-  PT_TRY(pt_arg_opt_int(ctx, args, 4, "end", &end, &he));
-  PT_TRY(pt_arg_int(ctx, args, 5, "step", &step));
-  PT_TRY(pt_arg_tensor(ctx, args, 6, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
+  PT_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
+  PT_TRY(pterun_arg_opt_int(ctx, args, 3, "start", &start, &hs));
+  PT_TRY(pterun_arg_opt_int(ctx, args, 4, "end", &end, &he));
+  PT_TRY(pterun_arg_int(ctx, args, 5, "step", &step));
+  PT_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'self': rank 0");
   PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
@@ -323,8 +323,8 @@ pterun_status pt_nonzero_out(pterun_kernel_context* ctx, pterun_value** args, si
   pterun_tensor *self, *out;
   int64_t idx[PTERUN_MAX_RANK] = {0}, count = 0, sizes[2], row = 0;
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PT_TRY(nn_check_real(ctx, self, "self"));
   PT_TRY(nn_check_data(ctx, self, "self"));
   if (out->dtype != PTERUN_DTYPE_I64)
@@ -376,9 +376,9 @@ pterun_status pt_masked_select_out(pterun_kernel_context* ctx, pterun_value** ar
   size_t rank;
   nn_view sv, mv;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "mask", &mask));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   PT_TRY(mask_views(ctx, self, mask, sizes, &rank, &sv, &mv));
   numel = nn_prod(sizes, 0, (int)rank);
@@ -404,10 +404,10 @@ pterun_status pt_masked_scatter_out(pterun_kernel_context* ctx, pterun_value** a
   size_t rank;
   nn_view sv, mv;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "mask", &mask));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "source", &src));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "source", &src));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", src, "source"));
   PT_TRY(nn_check_data(ctx, src, "source"));

@@ -99,9 +99,9 @@ static void channel_apply(const bn_iter* it, const pterun_tensor* x, pterun_tens
 static pterun_status chan_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                               const char* name, int64_t c, int opt, pterun_tensor** t) {
   if (opt)
-    PT_TRY(pt_arg_opt_tensor(ctx, args, i, name, t));
+    PT_TRY(pterun_arg_opt_tensor(ctx, args, i, name, t));
   else
-    PT_TRY(pt_arg_tensor(ctx, args, i, name, t));
+    PT_TRY(pterun_arg_tensor(ctx, args, i, name, t));
   if (*t == NULL) return PTERUN_STATUS_OK;
   PT_TRY(nn_check_float(ctx, *t, name));
   PT_TRY(nn_check_data(ctx, *t, name));
@@ -126,7 +126,7 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
   bn_iter it;
   int64_t c, zero = 0;
   int d;
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "input", &x));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
   PT_TRY(nn_check_float(ctx, x, "input"));
   PT_TRY(nn_check_data(ctx, x, "input"));
   if (x->rank < 2)
@@ -146,9 +146,9 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
   if (!training && (rm == NULL || rv == NULL))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "running_mean and running_var are required when not training");
-  PT_TRY(pt_arg_tensor(ctx, args, outs_ix, "out", &out));
-  PT_TRY(pt_arg_tensor(ctx, args, outs_ix + 1, "save_mean", &smean));
-  PT_TRY(pt_arg_tensor(ctx, args, outs_ix + 2, "save_invstd", &sinv));
+  PT_TRY(pterun_arg_tensor(ctx, args, outs_ix, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, outs_ix + 1, "save_mean", &smean));
+  PT_TRY(pterun_arg_tensor(ctx, args, outs_ix + 2, "save_invstd", &sinv));
   PT_TRY(nn_check_same_dtype(ctx, x, "input", out, "out"));
   PT_TRY(pt_resize_like(ctx, out, x));
   if (training) {
@@ -196,8 +196,8 @@ pterun_status pt__native_batch_norm_legit_no_training_out(pterun_kernel_context*
                                                           pterun_value** args, size_t nargs) {
   double momentum, eps;
   PT_CHECK_NARGS(ctx, nargs, 11);
-  PT_TRY(pt_arg_double(ctx, args, 5, "momentum", &momentum));
-  PT_TRY(pt_arg_double(ctx, args, 6, "eps", &eps));
+  PT_TRY(pterun_arg_double(ctx, args, 5, "momentum", &momentum));
+  PT_TRY(pterun_arg_double(ctx, args, 6, "eps", &eps));
   return batch_norm(ctx, args, 3, 0, momentum, eps, 7);
 }
 
@@ -210,8 +210,8 @@ pterun_status pt__native_batch_norm_legit_out(pterun_kernel_context* ctx, pterun
   bool training;
   PT_CHECK_NARGS(ctx, nargs, 12);
   PT_TRY(pt_arg_bool(ctx, args, 5, "training", &training));
-  PT_TRY(pt_arg_double(ctx, args, 6, "momentum", &momentum));
-  PT_TRY(pt_arg_double(ctx, args, 7, "eps", &eps));
+  PT_TRY(pterun_arg_double(ctx, args, 6, "momentum", &momentum));
+  PT_TRY(pterun_arg_double(ctx, args, 7, "eps", &eps));
   return batch_norm(ctx, args, 3, training, momentum, eps, 8);
 }
 
@@ -224,8 +224,8 @@ pterun_status pt__native_batch_norm_legit_no_stats_out(pterun_kernel_context* ct
   bool training;
   PT_CHECK_NARGS(ctx, nargs, 10);
   PT_TRY(pt_arg_bool(ctx, args, 3, "training", &training));
-  PT_TRY(pt_arg_double(ctx, args, 4, "momentum", &momentum));
-  PT_TRY(pt_arg_double(ctx, args, 5, "eps", &eps));
+  PT_TRY(pterun_arg_double(ctx, args, 4, "momentum", &momentum));
+  PT_TRY(pterun_arg_double(ctx, args, 5, "eps", &eps));
   /* Without running statistics the batch statistics are always used. */
   return batch_norm(ctx, args, -1, 1, momentum, eps, 6);
 }

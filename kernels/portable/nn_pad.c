@@ -15,10 +15,10 @@ pterun_status pt_constant_pad_nd_out(pterun_kernel_context* ctx, pterun_value** 
   int64_t soff = 0, doff = 0;
   int d;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "pad", &pad, &len, 0));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "pad", &pad, &len, 0));
   PT_TRY(pt_arg_scalar(ctx, args, 2, "value", &value));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(nn_check_real(ctx, self, "self"));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   PT_TRY(nn_check_data(ctx, self, "self"));
@@ -65,8 +65,8 @@ static pterun_status pad_map(pterun_kernel_context* ctx, pterun_value** args, si
   int d, first;
   size_t es;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PT_TRY(nn_check_real(ctx, self, "self"));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   PT_TRY(nn_check_data(ctx, self, "self"));

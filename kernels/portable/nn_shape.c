@@ -33,8 +33,8 @@ static pterun_status emit_reshape(pterun_kernel_context* ctx, const pterun_tenso
 /* Reads self (arg 0) and out (arg `oi`) and checks dtypes. */
 static pterun_status self_out(pterun_kernel_context* ctx, pterun_value** args, size_t oi,
                               pterun_tensor** self, pterun_tensor** out) {
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", self));
-  PT_TRY(pt_arg_tensor(ctx, args, oi, "out", out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", self));
+  PT_TRY(pterun_arg_tensor(ctx, args, oi, "out", out));
   return check_same(ctx, *self, *out);
 }
 
@@ -47,7 +47,7 @@ pterun_status pt_view_copy_out(pterun_kernel_context* ctx, pterun_value** args, 
   int infer = -1;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
   if (len > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'size': too many dims");
   for (k = 0; k < len; ++k) {
@@ -88,7 +88,7 @@ pterun_status pt_permute_copy_out(pterun_kernel_context* ctx, pterun_value** arg
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
   if (len != self->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'dims': %zu dims for a rank-%d tensor", len, (int)self->rank);
@@ -126,8 +126,8 @@ pterun_status pt_transpose_copy_int_out(pterun_kernel_context* ctx, pterun_value
   int64_t d0, d1;
   PT_CHECK_NARGS(ctx, nargs, 5);
   PT_TRY(self_out(ctx, args, 3, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim0", &d0));
-  PT_TRY(pt_arg_int(ctx, args, 2, "dim1", &d1));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim0", &d0));
+  PT_TRY(pterun_arg_int(ctx, args, 2, "dim1", &d1));
   return transpose(ctx, self, out, d0, d1);
 }
 
@@ -150,7 +150,7 @@ pterun_status pt_unsqueeze_copy_out(pterun_kernel_context* ctx, pterun_value** a
   int d, r;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   if (self->rank + 1 > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "rank too large");
   PT_TRY(pt_wrap_dim(ctx, dim, self->rank + 1, &dim));
@@ -176,7 +176,7 @@ pterun_status pt_squeeze_copy_dim_out(pterun_kernel_context* ctx, pterun_value**
   int mask[PTERUN_MAX_RANK] = {0};
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
   if (self->rank > 0) mask[dim] = 1;
   return squeeze(ctx, self, out, mask);
@@ -191,7 +191,7 @@ pterun_status pt_squeeze_copy_dims_out(pterun_kernel_context* ctx, pterun_value*
   int mask[PTERUN_MAX_RANK] = {0};
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "dim", &dims, &len, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "dim", &dims, &len, 0));
   for (k = 0; k < len; ++k) {
     int64_t d;
     PT_TRY(pt_wrap_dim(ctx, dims[k], self->rank, &d));
@@ -209,7 +209,7 @@ pterun_status pt_expand_copy_out(pterun_kernel_context* ctx, pterun_value** args
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 5);
   PT_TRY(self_out(ctx, args, 3, &self, &out));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
   if (len < self->rank || len > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'size': %zu dims cannot expand a rank-%d tensor", len,
@@ -246,10 +246,10 @@ pterun_status pt_slice_copy_tensor_out(pterun_kernel_context* ctx, pterun_value*
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 7);
   PT_TRY(self_out(ctx, args, 5, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_opt_int(ctx, args, 2, "start", &start, &has_start));
-  PT_TRY(pt_arg_opt_int(ctx, args, 3, "end", &end, &has_end));
-  PT_TRY(pt_arg_int(ctx, args, 4, "step", &step));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_opt_int(ctx, args, 2, "start", &start, &has_start));
+  PT_TRY(pterun_arg_opt_int(ctx, args, 3, "end", &end, &has_end));
+  PT_TRY(pterun_arg_int(ctx, args, 4, "step", &step));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': cannot slice a rank-0 tensor");
@@ -284,8 +284,8 @@ pterun_status pt_select_copy_int_out(pterun_kernel_context* ctx, pterun_value** 
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 5);
   PT_TRY(self_out(ctx, args, 3, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_int(ctx, args, 2, "index", &index));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_int(ctx, args, 2, "index", &index));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': cannot select from a rank-0 tensor");
@@ -307,9 +307,9 @@ pterun_status pt_narrow_copy_out(pterun_kernel_context* ctx, pterun_value** args
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 6);
   PT_TRY(self_out(ctx, args, 4, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_int(ctx, args, 2, "start", &start));
-  PT_TRY(pt_arg_int(ctx, args, 3, "length", &length));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PT_TRY(pterun_arg_int(ctx, args, 2, "start", &start));
+  PT_TRY(pterun_arg_int(ctx, args, 3, "length", &length));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': cannot narrow a rank-0 tensor");
@@ -357,9 +357,9 @@ pterun_status pt_as_strided_copy_out(pterun_kernel_context* ctx, pterun_value** 
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 6);
   PT_TRY(self_out(ctx, args, 4, &self, &out));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "size", &size, &ns, 0));
-  PT_TRY(pt_arg_int_list(ctx, args, 2, "stride", &stride, &nst, 0));
-  PT_TRY(pt_arg_opt_int(ctx, args, 3, "storage_offset", &off, &has_off));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &ns, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 2, "stride", &stride, &nst, 0));
+  PT_TRY(pterun_arg_opt_int(ctx, args, 3, "storage_offset", &off, &has_off));
   if (ns != nst || ns > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "args 'size'/'stride': lengths %zu and %zu differ", ns, nst);
@@ -400,7 +400,7 @@ pterun_status pt_flip_out(pterun_kernel_context* ctx, pterun_value** args, size_
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
   nn_view_of(self, &v);
   for (k = 0; k < len; ++k) {
     int64_t d;
@@ -424,8 +424,8 @@ pterun_status pt_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_
   int64_t shift[PTERUN_MAX_RANK] = {0};
   PT_CHECK_NARGS(ctx, nargs, 5);
   PT_TRY(self_out(ctx, args, 3, &self, &out));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "shifts", &shifts, &ns, 0));
-  PT_TRY(pt_arg_int_list(ctx, args, 2, "dims", &dims, &nd, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "shifts", &shifts, &ns, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 2, "dims", &dims, &nd, 0));
   PT_TRY(pt_resize_like(ctx, out, self));
   if (nd == 0) {
     /* Roll the flattened tensor, keeping the shape. */
@@ -483,7 +483,7 @@ pterun_status pt_repeat_out(pterun_kernel_context* ctx, pterun_value** args, siz
   int64_t sizes[PTERUN_MAX_RANK], ssz[PTERUN_MAX_RANK], sst[PTERUN_MAX_RANK];
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int_list(ctx, args, 1, "repeats", &reps, &len, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, 1, "repeats", &reps, &len, 0));
   if (len < self->rank || len > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'repeats': %zu values for a rank-%d tensor", len,
@@ -586,7 +586,7 @@ pterun_status pt_pixel_shuffle_out(pterun_kernel_context* ctx, pterun_value** ar
   int64_t r;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "upscale_factor", &r));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "upscale_factor", &r));
   return pixel_shuffle(ctx, self, out, r, 1);
 }
 
@@ -597,7 +597,7 @@ pterun_status pt_pixel_unshuffle_out(pterun_kernel_context* ctx, pterun_value** 
   int64_t r;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "downscale_factor", &r));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "downscale_factor", &r));
   return pixel_shuffle(ctx, self, out, r, 0);
 }
 
@@ -609,9 +609,9 @@ pterun_status pt_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** ar
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 6);
   PT_TRY(self_out(ctx, args, 4, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "offset", &offset));
-  PT_TRY(pt_arg_int(ctx, args, 2, "dim1", &d1));
-  PT_TRY(pt_arg_int(ctx, args, 3, "dim2", &d2));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "offset", &offset));
+  PT_TRY(pterun_arg_int(ctx, args, 2, "dim1", &d1));
+  PT_TRY(pterun_arg_int(ctx, args, 3, "dim2", &d2));
   if (self->rank < 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': expected rank >= 2, got %d", (int)self->rank);
@@ -646,9 +646,9 @@ pterun_status pt_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 6);
   PT_TRY(self_out(ctx, args, 4, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "dimension", &dim));
-  PT_TRY(pt_arg_int(ctx, args, 2, "size", &size));
-  PT_TRY(pt_arg_int(ctx, args, 3, "step", &step));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "dimension", &dim));
+  PT_TRY(pterun_arg_int(ctx, args, 2, "size", &size));
+  PT_TRY(pterun_arg_int(ctx, args, 3, "step", &step));
   PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
   if (self->rank + 1 > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "rank too large");
@@ -677,7 +677,7 @@ pterun_status pt_tril_out(pterun_kernel_context* ctx, pterun_value** args, size_
   size_t es;
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pt_arg_int(ctx, args, 1, "diagonal", &diag));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "diagonal", &diag));
   if (self->rank < 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': expected rank >= 2, got %d", (int)self->rank);
@@ -701,8 +701,8 @@ pterun_status pt_view_as_real_copy_out(pterun_kernel_context* ctx, pterun_value*
   int part, d;
   nn_view v;
   PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_tensor(ctx, args, 1, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PT_TRY(nn_check_data(ctx, self, "self"));
   part = self->dtype == PTERUN_DTYPE_COMPLEX64    ? PTERUN_DTYPE_F32
          : self->dtype == PTERUN_DTYPE_COMPLEX128 ? PTERUN_DTYPE_F64

@@ -28,13 +28,13 @@ pterun_status pt_topk_values(pterun_kernel_context* ctx, pterun_value** args, si
   bool largest, sorted_;
   int rank, d, is_float;
   PT_CHECK_NARGS(ctx, nargs, 8);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_int(ctx, args, 1, "k", &k));
-  PT_TRY(pt_arg_int(ctx, args, 2, "dim", &dim));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PT_TRY(pterun_arg_int(ctx, args, 1, "k", &k));
+  PT_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
   PT_TRY(pt_arg_bool(ctx, args, 3, "largest", &largest));
   PT_TRY(pt_arg_bool(ctx, args, 4, "sorted", &sorted_));
-  PT_TRY(pt_arg_tensor(ctx, args, 5, "values", &vals));
-  PT_TRY(pt_arg_tensor(ctx, args, 6, "indices", &idx));
+  PT_TRY(pterun_arg_tensor(ctx, args, 5, "values", &vals));
+  PT_TRY(pterun_arg_tensor(ctx, args, 6, "indices", &idx));
   (void)sorted_;
   PT_TRY(nn_check_real(ctx, in, "self"));
   if (in->dtype == PTERUN_DTYPE_BOOL)
@@ -109,9 +109,9 @@ pterun_status pt_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun
   int64_t osz, total = 0, i, j, o = 0, len;
   int has_osz;
   PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "repeats", &rep));
-  PT_TRY(pt_arg_opt_int(ctx, args, 1, "output_size", &osz, &has_osz));
-  PT_TRY(pt_arg_tensor(ctx, args, 2, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "repeats", &rep));
+  PT_TRY(pterun_arg_opt_int(ctx, args, 1, "output_size", &osz, &has_osz));
+  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   if (rep->dtype != PTERUN_DTYPE_I32 && rep->dtype != PTERUN_DTYPE_I64)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'repeats': expected int32 or int64, got %s",

@@ -23,7 +23,7 @@ static pterun_status up_setup(pterun_kernel_context* ctx, pterun_value** args, s
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'input': expected rank 4, got %d", (int)in->rank);
   g->n = in->sizes[0], g->c = in->sizes[1], g->ih = in->sizes[2], g->iw = in->sizes[3];
-  PT_TRY(pt_arg_int_list(ctx, args, osz_ix, "output_size", &osz, &len, 1));
+  PT_TRY(pterun_arg_int_list(ctx, args, osz_ix, "output_size", &osz, &len, 1));
   g->has_scale = sv != NULL && sv->tag == PTERUN_VALUE_LIST_DOUBLE;
   if (sv != NULL && sv->tag != PTERUN_VALUE_NONE && !g->has_scale)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
@@ -77,8 +77,8 @@ pterun_status pt_upsample_nearest2d_vec_out(pterun_kernel_context* ctx, pterun_v
   int64_t n, c, oh, ow;
   float sh, sw;
   PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pt_arg_tensor(ctx, args, 3, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PT_TRY(nn_check_real(ctx, in, "input"));
   PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out"));
   PT_TRY(nn_check_data(ctx, in, "input"));
@@ -123,9 +123,9 @@ pterun_status pt_upsample_bilinear2d_vec_out(pterun_kernel_context* ctx, pterun_
   int64_t n, c, oh, ow;
   double sh, sw;
   PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_tensor(ctx, args, 0, "input", &in));
+  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
   PT_TRY(pt_arg_bool(ctx, args, 2, "align_corners", &align));
-  PT_TRY(pt_arg_tensor(ctx, args, 4, "out", &out));
+  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   PT_TRY(nn_check_float(ctx, in, "input"));
   PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out"));
   PT_TRY(nn_check_data(ctx, in, "input"));

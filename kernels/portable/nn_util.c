@@ -255,7 +255,7 @@ pterun_status nn_arg_int_n(pterun_kernel_context* ctx, pterun_value** args, size
   const int64_t* v;
   size_t len;
   int k;
-  PT_TRY(pt_arg_int_list(ctx, args, i, name, &v, &len, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, i, name, &v, &len, 0));
   if (len == 0 && dflt != NULL) {
     for (k = 0; k < n; ++k) out[k] = dflt[k];
   } else if (len == 1) {
@@ -272,7 +272,7 @@ pterun_status nn_arg_int_n(pterun_kernel_context* ctx, pterun_value** args, size
 pterun_status nn_arg_tensors(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                              const char* name, pterun_value** list, size_t* len) {
   size_t k;
-  PT_TRY(pt_arg_tensor_list(ctx, args, i, name, list));
+  PT_TRY(pterun_arg_tensor_list(ctx, args, i, name, list));
   for (k = 0; k < (*list)->u.tensors.len; ++k) {
     const pterun_tensor* t = pterun_value_list_tensor(*list, k);
     if (t == NULL)
@@ -359,7 +359,7 @@ pterun_status nn_resize_to_size_arg(pterun_kernel_context* ctx, pterun_value** a
                                     pterun_tensor* out) {
   const int64_t* size;
   size_t len, k;
-  PT_TRY(pt_arg_int_list(ctx, args, i, "size", &size, &len, 0));
+  PT_TRY(pterun_arg_int_list(ctx, args, i, "size", &size, &len, 0));
   if (len > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'size': too many dims");
   for (k = 0; k < len; ++k)

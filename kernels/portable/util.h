@@ -24,40 +24,14 @@
     if (pt_try_s_ != PTERUN_STATUS_OK) return pt_try_s_; \
   } while (0)
 
-/* Argument accessors: the runtime's (pterun/kernel.h), under short names. */
-static inline pterun_status pt_arg_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                          const char* name, pterun_tensor** out) {
-  return pterun_arg_tensor(ctx, args, i, name, out);
-}
-/* Tensor or None (out = NULL for None). */
-static inline pterun_status pt_arg_opt_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                              const char* name, pterun_tensor** out) {
-  return pterun_arg_opt_tensor(ctx, args, i, name, out);
-}
-static inline pterun_status pt_arg_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                       const char* name, int64_t* out) {
-  return pterun_arg_int(ctx, args, i, name, out);
-}
-/* Int or None (has = 0 for None). */
-static inline pterun_status pt_arg_opt_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                           const char* name, int64_t* out, int* has) {
-  return pterun_arg_opt_int(ctx, args, i, name, out, has);
-}
+/* Argument accessors are the runtime's pterun_arg_* (pterun/kernel.h); Bool
+ * arguments are read into a C bool here. */
 static inline pterun_status pt_arg_bool(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                         const char* name, bool* out) {
   int b = 0;
   pterun_status st = pterun_arg_bool(ctx, args, i, name, &b);
   *out = b != 0;
   return st;
-}
-static inline pterun_status pt_arg_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                          const char* name, double* out) {
-  return pterun_arg_double(ctx, args, i, name, out);
-}
-/* Double or None. */
-static inline pterun_status pt_arg_opt_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                              const char* name, double* out, int* has) {
-  return pterun_arg_opt_double(ctx, args, i, name, out, has);
 }
 /* A Scalar argument: Int, Double or Bool. is_float tells which kind it was,
  * is_bool likewise (for type promotion). */
@@ -69,17 +43,6 @@ typedef struct pt_scalar {
 } pt_scalar;
 pterun_status pt_arg_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                             const char* name, pt_scalar* out);
-/* int[] argument (LIST_INT); None gives an empty list when allow_none. */
-static inline pterun_status pt_arg_int_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                            const char* name, const int64_t** out, size_t* len_out,
-                                            int allow_none) {
-  return pterun_arg_int_list(ctx, args, i, name, out, len_out, allow_none);
-}
-static inline pterun_status pt_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                               const char* name, pterun_value** out) {
-  return pterun_arg_tensor_list(ctx, args, i, name, out);
-}
-
 /* Normalises a dim in [-rank, rank) (rank 0 accepts -1 and 0). */
 pterun_status pt_wrap_dim(pterun_kernel_context* ctx, int64_t dim, int64_t rank, int64_t* out);
 
