@@ -29,6 +29,17 @@ Models (all undelegated, CPU only, fixed seeds):
                      overloads of python/pterun/torch_ops.py; ExecuTorch's
                      runtime has no kernels for the torchao ops, so the
                      reference is eager PyTorch.
+  quantized_addrelu  PT2E static uint8 per-tensor quantization (XNNPACKQuantizer
+                     with a uint8 activation spec) of relu(x + y) + x, exported
+                     with ExecutorchBackendConfig(do_quant_fusion_and_const_prop=
+                     True): QuantFusionPass turns dq -> add -> relu -> q into
+                     quantized_decomposed::add_relu.out (.out schema from
+                     python/pterun/torch_ops.py) and dq -> add -> q into
+                     quantized_decomposed::add.out. ExecuTorch's runtime has no
+                     add_relu kernel, so the reference is eager PyTorch.
+                     (add.scalar is never emitted: to_edge's ScalarToTensorPass
+                     turns the scalar into a constant tensor first, so the
+                     pattern becomes add.out; see docs/quantized.md.)
 
 Usage: /work/venv/bin/python tools/export_quantized_models.py [--only NAME,...]
 """
@@ -258,14 +269,51 @@ def build_8da4w_fused():
     return m, inputs, ref, rtol, atol, "as quantized_8da4w, with fuse_dequantize_linear"
 
 
+class AddRelu(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(x + y)
+        return h + x
+
+
+def build_addrelu():
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import XNNPACKQuantizer
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer_utils import (
+        QuantizationConfig)
+    from torchao.quantization.pt2e import MinMaxObserver
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.quantization.pt2e.quantizer import QuantizationSpec
+
+    _load_torch_ops()  # add_relu.out (QuantFusionPass defines no out variant)
+    torch.manual_seed(SEED + 4)
+    # QuantFusionPass only matches uint8 per-tensor dq/q around add.
+    act = QuantizationSpec(dtype=torch.uint8, quant_min=0, quant_max=255,
+                           qscheme=torch.per_tensor_affine, is_dynamic=False,
+                           observer_or_fake_quant_ctr=MinMaxObserver.with_args(eps=2 ** -12))
+    q = XNNPACKQuantizer().set_global(QuantizationConfig(act, act, None, None))
+    x, y = torch.randn(4, 32), torch.randn(4, 32)
+    gm = torch.export.export(AddRelu().eval(), (x, y), strict=True).module()
+    gm = prepare_pt2e(gm, q)
+    for _ in range(8):
+        gm(torch.randn(4, 32), torch.randn(4, 32))
+    gm = convert_pt2e(gm)
+    # tolerance: add_relu.out equals PyTorch's float32 formulas bit for bit;
+    # quantize_per_tensor.out and add.out follow ExecuTorch (1.0f / scale in
+    # float, PyTorch's eager ops use double 1.0 / scale rounded to float), so a
+    # value on a rounding boundary may land one quantization step (the output
+    # scale, ~0.03 here) away: atol 0.05.
+    return gm, (x, y), "eager", 0.0, 5e-2, "PT2E uint8 relu(x + y) + x, quant fusion"
+
+
 CASES = {
     "quantized_cnn": build_cnn,
     "quantized_dynlinear": build_dynlinear,
     "quantized_llm": build_llm,
     "quantized_8da4w": build_8da4w,
     "quantized_8da4w_fused": build_8da4w_fused,
+    "quantized_addrelu": build_addrelu,
 }
 FUSED = {"quantized_8da4w_fused"}
+QUANT_FUSION = {"quantized_addrelu"}  # to_executorch with do_quant_fusion_and_const_prop
 
 
 def _flatten(out):
@@ -283,7 +331,8 @@ def export_one(name: str):
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     if name in FUSED:
         edge = edge.transform([_load_torch_ops().fuse_dequantize_linear])
-    prog = edge.to_executorch(ExecutorchBackendConfig())
+    prog = edge.to_executorch(ExecutorchBackendConfig(
+        do_quant_fusion_and_const_prop=name in QUANT_FUSION))
     out_dir = FIXTURES / name
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.npy"):
@@ -313,6 +362,10 @@ def export_one(name: str):
     print(f"{name}: {len(ops)} ops, quantized ops: "
           f"{sorted(set(o for o in ops if 'quantized' in o or 'torchao' in o))}, "
           f"ET vs eager max |diff| = {et_err}")
+    if name in QUANT_FUSION:
+        want = {"quantized_decomposed::add_relu.out"}
+        if not want <= set(ops):
+            raise RuntimeError(f"{name}: QuantFusionPass did not emit {want}: {ops}")
     return (name, len(inputs), len(eager), rtol, atol, ref, note, et_err)
 
 
@@ -332,6 +385,10 @@ HEADER = """\
 #              are quantized per token at run time, so a last-bit difference in
 #              a float kernel may flip one rounding: atol 5e-3 is about one
 #              activation quantization step (~1.6e-2) times a weight (~0.3).
+#   quantized_addrelu (ref eager): quantize_per_tensor/add.out round with
+#              ExecuTorch's float reciprocal, eager PyTorch with the double one,
+#              so a value on a rounding boundary may move one output step
+#              (~0.03): atol 0.05. add_relu.out itself is bit-exact with PyTorch.
 """
 
 

@@ -735,7 +735,123 @@ def gen_extension():
     return g
 
 
-EXTRA_GENERATORS = [gen_extension]
+def _inv_differs(so):
+    """1 if PyTorch's (float)(1.0 / so) differs from ExecuTorch's 1.0f / (float)so."""
+    return np.float32(1.0 / so) != np.float32(1.0) / np.float32(so)
+
+
+def gen_add_ext():
+    """quantized_decomposed::add_relu.out / add.scalar_out: the QuantFusionPass
+    patterns (dq -> add (-> relu) -> q) evaluated by PyTorch, through the .out
+    overloads of python/pterun/torch_ops.py."""
+    _load_torch_ops()
+    g = GoldenFile("q_add_ext")
+    gen = rng(7)
+
+    def relu_case(label, a, sa, za, b, sb, zb, so, zo, alo=None, ahi=None, lo=None, hi=None):
+        info = torch.iinfo(a.dtype)
+        alo = info.min if alo is None else alo
+        ahi = info.max if ahi is None else ahi
+        lo = info.min if lo is None else lo
+        hi = info.max if hi is None else hi
+        out = torch.empty(0, dtype=a.dtype)
+        QD.add_relu.out(a, sa, za, alo, ahi, b, sb, zb, alo, ahi, so, zo, lo, hi, out=out)
+        g.add("quantized_decomposed::add_relu.out", label,
+              [a, float(sa), za, alo, ahi, b, float(sb), zb, alo, ahi, float(so), zo, lo, hi,
+               Out(out), SameAs(14)])
+        return out
+
+    def scalar_case(label, a, sa, za, bval, so, zo, odt=None, lo=None, hi=None):
+        odt = a.dtype if odt is None else odt
+        ai, oi = torch.iinfo(a.dtype), torch.iinfo(odt)
+        lo = oi.min if lo is None else lo
+        hi = oi.max if hi is None else hi
+        out = torch.empty(0, dtype=odt)
+        QD.add.scalar_out(a, sa, za, ai.min, ai.max, a.dtype, bval, so, zo, lo, hi, odt, out=out)
+        g.add("quantized_decomposed::add.scalar_out", label,
+              [a, float(sa), za, ai.min, ai.max, a.dtype, bval, float(so), zo, lo, hi, odt,
+               Out(out), SameAs(12)])
+        return out
+
+    u8 = torch.uint8
+    # the exporter's case: uint8, per-tensor, same shape
+    relu_case("8.2-like", torch.tensor([0, 128, 255, 10], dtype=u8), 0.1, 128,
+              torch.tensor([255, 0, 128, 3], dtype=u8), 0.05, 100, 0.2, 0)
+    for k in range(4):
+        a = torch.randint(0, 256, (3, 17), generator=gen).to(u8)
+        b = torch.randint(0, 256, (3, 17), generator=gen).to(u8)
+        sa = float(torch.rand(1, generator=gen)) * 0.05 + 0.001
+        sb = float(torch.rand(1, generator=gen)) * 0.05 + 0.001
+        so = float(torch.rand(1, generator=gen)) * 0.05 + 0.002
+        relu_case(f"rand {k}", a, sa, 90 + 13 * k, b, sb, 160 - 20 * k, so, 7 * k)
+    # clamps: narrow output range, zero point at the top
+    a = torch.randint(0, 256, (40,), generator=gen).to(u8)
+    b = torch.randint(0, 256, (40,), generator=gen).to(u8)
+    relu_case("clamp [10,200]", a, 0.03, 128, b, 0.02, 128, 0.01, 64, lo=10, hi=200)
+    relu_case("zp 255", a, 0.03, 128, b, 0.02, 128, 0.004, 255)
+    relu_case("input range [0,127]", a // 2, 0.03, 64, b // 2, 0.02, 64, 0.02, 3, 0, 127)
+    # ties: power-of-two scales put every sum on a .5 boundary of the output grid
+    q = torch.arange(0, 256, dtype=torch.int32).to(u8)
+    relu_case("ties", q, 0.25, 0, torch.full((256,), 3, dtype=u8), 0.125, 2, 0.5, 1)
+    # PyTorch's reciprocal (double 1/s rounded to float) vs ExecuTorch's 1.0f/(float)s:
+    # half-step sums, so a one-ulp change of the reciprocal flips a rounding
+    found = 0
+    for k in range(2000):
+        so = 0.001 + k * 0.0003791
+        if not _inv_differs(so):
+            continue
+        sa = float(np.float32(so)) * 0.5
+        v = (q.to(torch.float32) * np.float32(sa))
+        et = torch.round(v * (np.float32(1.0) / np.float32(so)))
+        py = torch.round(v * np.float32(1.0 / so))
+        if bool((et != py).any()):
+            out = relu_case(f"reciprocal so={so!r}", q, sa, 0, torch.zeros(256, dtype=u8), 1.0, 0,
+                            so, 0)
+            assert torch.equal(out.to(torch.float32), torch.clamp(py, 0, 255)), "ref changed"
+            found += 1
+            if found == 2:
+                break
+    assert found == 2, "no scale exercising the reciprocal rounding"
+    # broadcasting (ATen rules), rank 0, empty
+    a = torch.randint(0, 256, (2, 3, 4), generator=gen).to(u8)
+    relu_case("bcast [2,3,4]+[4]", a, 0.02, 100, torch.randint(0, 256, (4,), generator=gen).to(u8),
+              0.03, 120, 0.025, 20)
+    relu_case("bcast [2,1,4]+[3,1]", a[:, :1, :].contiguous(), 0.02, 100,
+              torch.randint(0, 256, (3, 1), generator=gen).to(u8), 0.03, 120, 0.025, 20)
+    relu_case("bcast [1]+[2,3,4]", torch.tensor([77], dtype=u8), 0.02, 100, a, 0.03, 120, 0.025, 20)
+    relu_case("rank 0", torch.tensor(200, dtype=u8), 0.02, 100, torch.tensor(30, dtype=u8), 0.03,
+              20, 0.025, 5)
+    relu_case("empty", torch.empty(0, 3, dtype=u8), 0.02, 100, torch.empty(0, 3, dtype=u8), 0.03,
+              20, 0.025, 5)
+    # other quantized dtypes (the schema has none: a's dtype is the output's)
+    for dt, zs in ((torch.int8, (-10, 5, -128)), (torch.int16, (-300, 1000, 0)),
+                   (torch.uint16, (30000, 32768, 100))):
+        info = torch.iinfo(dt)
+        a = torch.randint(info.min, info.max + 1, (5, 7), generator=gen).to(dt)
+        b = torch.randint(info.min, info.max + 1, (5, 7), generator=gen).to(dt)
+        span = float(info.max - info.min)
+        relu_case(f"{dt}", a, 4.0 / span, zs[0], b, 3.0 / span, zs[1], 5.0 / span, zs[2])
+
+    # add.scalar
+    a = torch.randint(0, 256, (4, 9), generator=gen).to(u8)
+    for bval in (1.5, -0.3, 0.0, 3, -2, True, False, 2 ** 40 + 1, 1e30, -1e30,
+                 float("inf"), float("-inf")):
+        scalar_case(f"u8 b={bval!r}", a, 0.02, 128, bval, 0.03, 40)
+    scalar_case("ties", q, 0.25, 0, 0.125, 0.5, 1)
+    scalar_case("clamp [10,200]", a, 0.02, 128, 0.7, 0.01, 64, lo=10, hi=200)
+    scalar_case("u8 -> i8", a, 0.02, 128, -0.25, 0.03, -5, odt=torch.int8)
+    scalar_case("i8 -> u8", (a.to(torch.int16) - 128).to(torch.int8), 0.02, 3, 1.0, 0.03, 40,
+                odt=torch.uint8)
+    scalar_case("i16", torch.randint(-32768, 32768, (33,), generator=gen).to(torch.int16),
+                1e-4, -7, 0.5, 2e-4, 11)
+    scalar_case("u16 -> u8", torch.randint(0, 65536, (33,), generator=gen).to(torch.uint16),
+                1e-4, 32768, 0.5, 0.05, 20, odt=torch.uint8)
+    scalar_case("rank 0", torch.tensor(9, dtype=u8), 0.5, 3, 2.25, 0.25, 0)
+    scalar_case("empty", torch.empty(2, 0, dtype=u8), 0.5, 3, 2.25, 0.25, 0)
+    return g
+
+
+EXTRA_GENERATORS = [gen_extension, gen_add_ext]
 
 
 def main():

@@ -175,21 +175,21 @@ KERNEL(qk_add_relu_out) {
   int rank, d;
   memset(&p, 0, sizeof(p));
   QK_NARGS(ctx, nargs, 16);
-  QK_TRY(qk_tensor(ctx, args, 0, "a", &a));
-  QK_TRY(qk_double(ctx, args, 1, "a_scale", &das));
-  QK_TRY(qk_int(ctx, args, 2, "a_zero_point", &za));
-  QK_TRY(qk_int(ctx, args, 3, "a_quant_min", &aqmin));
-  QK_TRY(qk_int(ctx, args, 4, "a_quant_max", &aqmax));
-  QK_TRY(qk_tensor(ctx, args, 5, "b", &b));
-  QK_TRY(qk_double(ctx, args, 6, "b_scale", &dbs));
-  QK_TRY(qk_int(ctx, args, 7, "b_zero_point", &zb));
-  QK_TRY(qk_int(ctx, args, 8, "b_quant_min", &bqmin));
-  QK_TRY(qk_int(ctx, args, 9, "b_quant_max", &bqmax));
-  QK_TRY(qk_double(ctx, args, 10, "out_scale", &dos));
-  QK_TRY(qk_int(ctx, args, 11, "out_zero_point", &zo));
-  QK_TRY(qk_int(ctx, args, 12, "out_quant_min", &oqmin));
-  QK_TRY(qk_int(ctx, args, 13, "out_quant_max", &oqmax));
-  QK_TRY(qk_tensor(ctx, args, 14, "out", &out));
+  QK_TRY(pterun_arg_tensor(ctx, args, 0, "a", &a));
+  QK_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
+  QK_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
+  QK_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
+  QK_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
+  QK_TRY(pterun_arg_tensor(ctx, args, 5, "b", &b));
+  QK_TRY(pterun_arg_double(ctx, args, 6, "b_scale", &dbs));
+  QK_TRY(pterun_arg_int(ctx, args, 7, "b_zero_point", &zb));
+  QK_TRY(pterun_arg_int(ctx, args, 8, "b_quant_min", &bqmin));
+  QK_TRY(pterun_arg_int(ctx, args, 9, "b_quant_max", &bqmax));
+  QK_TRY(pterun_arg_double(ctx, args, 10, "out_scale", &dos));
+  QK_TRY(pterun_arg_int(ctx, args, 11, "out_zero_point", &zo));
+  QK_TRY(pterun_arg_int(ctx, args, 12, "out_quant_min", &oqmin));
+  QK_TRY(pterun_arg_int(ctx, args, 13, "out_quant_max", &oqmax));
+  QK_TRY(pterun_arg_tensor(ctx, args, 14, "out", &out));
   QK_TRY(addx_check_dtype(ctx, "a", a->dtype));
   if (b->dtype != a->dtype || out->dtype != a->dtype)
     return QK_FAIL(ctx, "arg 'b': a, b and out must have the same dtype (%s, %s, %s)",
@@ -238,19 +238,19 @@ KERNEL(qk_add_scalar_out) {
   addx_params p;
   memset(&p, 0, sizeof(p));
   QK_NARGS(ctx, nargs, 14);
-  QK_TRY(qk_tensor(ctx, args, 0, "qa", &a));
-  QK_TRY(qk_double(ctx, args, 1, "a_scale", &das));
-  QK_TRY(qk_int(ctx, args, 2, "a_zero_point", &za));
-  QK_TRY(qk_int(ctx, args, 3, "a_quant_min", &aqmin));
-  QK_TRY(qk_int(ctx, args, 4, "a_quant_max", &aqmax));
-  QK_TRY(qk_int(ctx, args, 5, "a_dtype", &adt));
+  QK_TRY(pterun_arg_tensor(ctx, args, 0, "qa", &a));
+  QK_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
+  QK_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
+  QK_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
+  QK_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
+  QK_TRY(pterun_arg_int(ctx, args, 5, "a_dtype", &adt));
   QK_TRY(addx_scalar(ctx, args[6], &bf, &bval));
-  QK_TRY(qk_double(ctx, args, 7, "out_scale", &dos));
-  QK_TRY(qk_int(ctx, args, 8, "out_zero_point", &zo));
-  QK_TRY(qk_int(ctx, args, 9, "out_quant_min", &oqmin));
-  QK_TRY(qk_int(ctx, args, 10, "out_quant_max", &oqmax));
-  QK_TRY(qk_int(ctx, args, 11, "out_dtype", &odt));
-  QK_TRY(qk_tensor(ctx, args, 12, "out", &out));
+  QK_TRY(pterun_arg_double(ctx, args, 7, "out_scale", &dos));
+  QK_TRY(pterun_arg_int(ctx, args, 8, "out_zero_point", &zo));
+  QK_TRY(pterun_arg_int(ctx, args, 9, "out_quant_min", &oqmin));
+  QK_TRY(pterun_arg_int(ctx, args, 10, "out_quant_max", &oqmax));
+  QK_TRY(pterun_arg_int(ctx, args, 11, "out_dtype", &odt));
+  QK_TRY(pterun_arg_tensor(ctx, args, 12, "out", &out));
   if (isnan(bval)) return QK_FAIL(ctx, "arg 'b': NaN");
   if (a->dtype != adt)
     return QK_FAIL(ctx, "arg 'qa': dtype %s does not match a_dtype %s", qk_dtype_name(a->dtype),

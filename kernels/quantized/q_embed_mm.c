@@ -55,14 +55,14 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
   int has_dtype = 0, d;
   size_t oi = has_dtype_arg ? 7 : 6;
   QK_NARGS(ctx, nargs, oi + 2);
-  QK_TRY(qk_tensor(ctx, args, 0, "weight", &w));
-  QK_TRY(qk_tensor(ctx, args, 1, "weight_scales", &sc));
-  QK_TRY(qk_opt_tensor(ctx, args, 2, "weight_zero_points", &zp));
-  QK_TRY(qk_int(ctx, args, 3, "weight_quant_min", &qmin));
-  QK_TRY(qk_int(ctx, args, 4, "weight_quant_max", &qmax));
-  QK_TRY(qk_tensor(ctx, args, 5, "indices", &idx));
-  if (has_dtype_arg) QK_TRY(qk_opt_int(ctx, args, 6, "dtype", &dtype, &has_dtype));
-  QK_TRY(qk_tensor(ctx, args, oi, "out", &out));
+  QK_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &w));
+  QK_TRY(pterun_arg_tensor(ctx, args, 1, "weight_scales", &sc));
+  QK_TRY(pterun_arg_opt_tensor(ctx, args, 2, "weight_zero_points", &zp));
+  QK_TRY(pterun_arg_int(ctx, args, 3, "weight_quant_min", &qmin));
+  QK_TRY(pterun_arg_int(ctx, args, 4, "weight_quant_max", &qmax));
+  QK_TRY(pterun_arg_tensor(ctx, args, 5, "indices", &idx));
+  if (has_dtype_arg) QK_TRY(pterun_arg_opt_int(ctx, args, 6, "dtype", &dtype, &has_dtype));
+  QK_TRY(pterun_arg_tensor(ctx, args, oi, "out", &out));
 
   if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': must be 2-D, got rank %d", w->rank);
   if (nbit == 8 ? (w->dtype != PTERUN_DTYPE_U8 && w->dtype != PTERUN_DTYPE_I8)
@@ -178,11 +178,11 @@ KERNEL(qk_mixed_mm_out) {
   int64_t m, n, p, i, j, k, sizes[2];
   int T;
   QK_NARGS(ctx, nargs, 6);
-  QK_TRY(qk_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(qk_tensor(ctx, args, 1, "weight", &w));
-  QK_TRY(qk_tensor(ctx, args, 2, "weight_scales", &sc));
-  QK_TRY(qk_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
-  QK_TRY(qk_tensor(ctx, args, 4, "out", &out));
+  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  QK_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  QK_TRY(pterun_arg_tensor(ctx, args, 2, "weight_scales", &sc));
+  QK_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
+  QK_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   QK_TRY(check_rank(ctx, x, "input", 2));
   QK_TRY(check_rank(ctx, w, "weight", 2));
   QK_TRY(check_rank(ctx, sc, "weight_scales", 1));
@@ -235,12 +235,12 @@ KERNEL(qk_mixed_linear_out) {
   int64_t dtype, m, n, p, g, n_over_g, i, j, k, k2, sizes[2];
   int has_dtype, U, T, PT;
   QK_NARGS(ctx, nargs, 7);
-  QK_TRY(qk_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(qk_tensor(ctx, args, 1, "weight", &w));
-  QK_TRY(qk_tensor(ctx, args, 2, "weight_scales", &sc));
-  QK_TRY(qk_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
-  QK_TRY(qk_opt_int(ctx, args, 4, "dtype", &dtype, &has_dtype));
-  QK_TRY(qk_tensor(ctx, args, 5, "out", &out));
+  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  QK_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  QK_TRY(pterun_arg_tensor(ctx, args, 2, "weight_scales", &sc));
+  QK_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
+  QK_TRY(pterun_arg_opt_int(ctx, args, 4, "dtype", &dtype, &has_dtype));
+  QK_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
   QK_TRY(check_rank(ctx, x, "input", 2));
   QK_TRY(check_rank(ctx, w, "weight", 2));
   if (sc->rank != 1 && sc->rank != 2)

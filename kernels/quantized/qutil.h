@@ -26,48 +26,10 @@
 #define QK_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 /* ---- arguments (each fails the kernel naming the argument) ---- */
-/* The runtime's accessors (pterun/kernel.h) under the library's short names. */
-static inline pterun_status qk_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                      const char* name, pterun_tensor** out) {
-  return pterun_arg_tensor(ctx, args, i, name, out);
-}
-/* Tensor or None (NULL). */
-static inline pterun_status qk_opt_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                          const char* name, pterun_tensor** out) {
-  return pterun_arg_opt_tensor(ctx, args, i, name, out);
-}
-static inline pterun_status qk_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                   const char* name, int64_t* out) {
-  return pterun_arg_int(ctx, args, i, name, out);
-}
-static inline pterun_status qk_opt_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                       const char* name, int64_t* out, int* has) {
-  return pterun_arg_opt_int(ctx, args, i, name, out, has);
-}
-static inline pterun_status qk_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                      const char* name, double* out) {
-  return pterun_arg_double(ctx, args, i, name, out);
-}
-static inline pterun_status qk_opt_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                          const char* name, double* out, int* has) {
-  return pterun_arg_opt_double(ctx, args, i, name, out, has);
-}
+/* Argument accessors are the runtime's pterun_arg_* (pterun/kernel.h). */
 /* Scalar? (Int or Double or None); integral values only (is_int set). */
 pterun_status qk_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                             const char* name, double* out, int* has);
-static inline pterun_status qk_bool(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                    const char* name, int* out) {
-  return pterun_arg_bool(ctx, args, i, name, out);
-}
-static inline pterun_status qk_string(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                      const char* name, const char** data, size_t* len) {
-  return pterun_arg_string(ctx, args, i, name, data, len);
-}
-static inline pterun_status qk_int_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                        const char* name, const int64_t** out, size_t* len) {
-  return pterun_arg_int_list(ctx, args, i, name, out, len, 0);
-}
-
 /* Common tensor checks. */
 pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
                              const char* name, int dtype);
