@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "pterun/cpu.h"
 
 static void usage(FILE* f) {
   fprintf(f,
@@ -44,6 +45,11 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
     printf("pterun %s (library %s)\n", PTERUN_VERSION_STRING, pterun_version_string());
     cli_print_libraries(stdout);
+    {
+      char isa[256];
+      pterun_cpu_features_string(pterun_cpu_features(), isa, sizeof isa);
+      printf("cpu features in use: %s\n", isa[0] ? isa : "none (scalar kernels)");
+    }
     return CLI_EXIT_OK;
   }
   for (k = 0; k < sizeof kCommands / sizeof kCommands[0]; ++k)
