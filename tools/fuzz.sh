@@ -46,7 +46,7 @@ run_one() {
   n=$( (grep -o 'stat::number_of_executed_units: [0-9]*' "$log" || true) | awk '{print $2}' | tail -1)
   # -fork mode prints no final stats: take the last "#N:" progress line.
   [ -n "$n" ] || n=$( (grep -oE '^#[0-9]+:' "$log" || true) | tail -1 | tr -d '#:')
-  echo "fuzz_$t: ${n:-?} executions in ${SECS}s, exit $rc (log: $log)"
+  echo "fuzz_$t: ${n:-?} executions (time cap ${SECS}s), exit $rc (log: $log)"
   return $rc
 }
 

@@ -18,7 +18,8 @@ static pterun_status check_mm_dtypes(pterun_kernel_context* ctx, const pterun_te
 
 static nn_mat mat_of(const pterun_tensor* t, int rdim, int cdim, int64_t base) {
   nn_mat m;
-  m.data = (char*)t->data + (size_t)base * nn_esize(t->dtype);
+  /* No memory (an empty tensor): keep NULL rather than offsetting it. */
+  m.data = t->data != NULL ? (char*)t->data + (size_t)base * nn_esize(t->dtype) : NULL;
   m.dtype = t->dtype;
   m.rs = t->strides[rdim];
   m.cs = t->strides[cdim];
