@@ -17,7 +17,7 @@ Prints one row per case: medians, minimums and the ratio
 pterun / ExecuTorch (below 1: pterun is faster). Single-threaded on both
 sides. Run from the repository root with the venv's Python, e.g.
 
-    /work/venv/bin/python bench/compare_executorch.py --pterun build-perf/bin/pterun
+    python bench/compare_executorch.py --pterun build-perf/bin/pterun
 """
 import argparse
 import os

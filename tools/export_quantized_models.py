@@ -41,7 +41,7 @@ Models (all undelegated, CPU only, fixed seeds):
                      turns the scalar into a constant tensor first, so the
                      pattern becomes add.out; see docs/quantized.md.)
 
-Usage: /work/venv/bin/python tools/export_quantized_models.py [--only NAME,...]
+Usage: python tools/export_quantized_models.py [--only NAME,...]
 """
 
 from __future__ import annotations

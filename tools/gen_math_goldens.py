@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes golden test cases for the portable math kernels from real PyTorch.
 
-Usage: /work/venv/bin/python tools/gen_math_goldens.py [out_dir]
+Usage: python tools/gen_math_goldens.py [out_dir]
 (default out_dir: tests/kernels/golden). Each file tests/kernels/golden/math_<group>.bin
 holds a list of cases; tests/kernels/test_math_golden.c reads and runs them.
 

@@ -2,7 +2,7 @@
 """Writes golden cases for the nn/shape portable kernels.
 
 PyTorch is the reference: every expected output below is computed by torch.
-Run with the project venv:  /work/venv/bin/python tools/gen_nn_goldens.py
+Run with a Python that has torch 2.13.0 (tools/requirements-export.txt):  python tools/gen_nn_goldens.py
 Output: tests/kernels/golden/nn_<family>.txt, read by
 tests/kernels/test_nn_golden.c (the format is described there).
 """

@@ -12,7 +12,7 @@ Oracles:
     torchao affine ops, choose_qparams_per_token/symmetric): the reference
     Python implementations of PyTorch / torchao, evaluated eagerly.
 
-Usage: /work/venv/bin/python tools/gen_quantized_goldens.py [OUT_DIR]
+Usage: python tools/gen_quantized_goldens.py [OUT_DIR]
 
 File format (little endian), read by tests/quantized/test_quantized_golden.c:
   "PTQG" u32 version(1) u32 ncases, then per case:
