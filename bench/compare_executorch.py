@@ -19,6 +19,7 @@ sides. Run from the repository root with the venv's Python, e.g.
 
     python bench/compare_executorch.py --pterun build-perf/bin/pterun
 """
+
 import argparse
 import os
 import re
@@ -49,8 +50,17 @@ BENCH_RE = re.compile(r"median ([0-9.]+)\s+p90 ([0-9.]+)\s+min ([0-9.]+)")
 
 
 def time_pterun(exe, model, method, data, warmup, iters, env):
-    cmd = [exe, "bench", model, "--method", method, "--warmup", str(warmup),
-           "--iterations", str(iters)]
+    cmd = [
+        exe,
+        "bench",
+        model,
+        "--method",
+        method,
+        "--warmup",
+        str(warmup),
+        "--iterations",
+        str(iters),
+    ]
     for d in data:
         cmd += ["--data", d]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -64,13 +74,16 @@ def time_pterun(exe, model, method, data, warmup, iters, env):
 def time_executorch(runtime, model, method, n_in, data, d, warmup, iters):
     import numpy as np
     import torch
+
     kw = {}
     if data:
         kw["data_path"] = os.path.join(d, data[0])
     prog = runtime.load_program(model, **kw)
     meth = prog.load_method(method)
-    inputs = [torch.from_numpy(np.load(os.path.join(d, f"{method}_input_{k}.npy")))
-              for k in range(n_in)]
+    inputs = [
+        torch.from_numpy(np.load(os.path.join(d, f"{method}_input_{k}.npy")))
+        for k in range(n_in)
+    ]
     for _ in range(warmup):
         meth.execute(inputs)
     samples = []
@@ -83,17 +96,23 @@ def time_executorch(runtime, model, method, n_in, data, d, warmup, iters):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pterun", default=os.path.join(ROOT, "build-perf", "bin", "pterun"))
-    ap.add_argument("--case", action="append", help="case name from cases.txt (repeatable)")
+    ap.add_argument(
+        "--pterun", default=os.path.join(ROOT, "build-perf", "bin", "pterun")
+    )
+    ap.add_argument(
+        "--case", action="append", help="case name from cases.txt (repeatable)"
+    )
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--isa-mask", help="PTERUN_ISA_MASK for pterun (e.g. 0 = scalar)")
     args = ap.parse_args()
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import torch  # noqa: E402  (after the thread setting)
+    import torch
+
     torch.set_num_threads(1)
     from executorch.runtime import Runtime
+
     runtime = Runtime.get()
 
     env = dict(os.environ)
@@ -103,34 +122,51 @@ def main():
     if args.case:
         rows = [r for r in rows if r[0] in args.case]
 
-    print(f"{'case':<22} {'pterun med':>11} {'ET med':>10} {'ratio':>7}   "
-          f"{'pterun min':>11} {'ET min':>10} {'ratio':>7}   (ms; ratio = pterun / ExecuTorch)")
+    print(
+        f"{'case':<22} {'pterun med':>11} {'ET med':>10} {'ratio':>7}   "
+        f"{'pterun min':>11} {'ET min':>10} {'ratio':>7}   (ms; ratio = pterun / ExecuTorch)"
+    )
     ratios = []
     for name, dname, method, n_in, data in rows:
         d = os.path.join(FIXTURES, dname)
         model = os.path.join(d, "model.pte")
-        pm, pmin, err = time_pterun(args.pterun, model, method,
-                                    [os.path.join(d, x) for x in data],
-                                    args.warmup, args.iterations, env)
+        pm, pmin, err = time_pterun(
+            args.pterun,
+            model,
+            method,
+            [os.path.join(d, x) for x in data],
+            args.warmup,
+            args.iterations,
+            env,
+        )
         try:
-            em, emin = time_executorch(runtime, model, method, n_in, data, d,
-                                       args.warmup, args.iterations)
+            em, emin = time_executorch(
+                runtime, model, method, n_in, data, d, args.warmup, args.iterations
+            )
         except Exception as e:  # ExecuTorch cannot run some programs
             em = emin = None
-            err = (err + "; " if err else "") + "ExecuTorch: " + str(e).splitlines()[0][:60]
+            err = (
+                (err + "; " if err else "")
+                + "ExecuTorch: "
+                + str(e).splitlines()[0][:60]
+            )
         if pm is None or em is None:
             print(f"{name:<22} n/a ({err})")
             continue
         ratios.append(pm / em)
-        print(f"{name:<22} {pm:11.4f} {em:10.4f} {pm / em:7.2f}   "
-              f"{pmin:11.4f} {emin:10.4f} {pmin / emin:7.2f}")
+        print(
+            f"{name:<22} {pm:11.4f} {em:10.4f} {pm / em:7.2f}   "
+            f"{pmin:11.4f} {emin:10.4f} {pmin / emin:7.2f}"
+        )
         sys.stdout.flush()
     if ratios:
         geo = 1.0
         for r in ratios:
             geo *= r
         geo **= 1.0 / len(ratios)
-        print(f"geometric mean of the median ratios over {len(ratios)} cases: {geo:.2f}")
+        print(
+            f"geometric mean of the median ratios over {len(ratios)} cases: {geo:.2f}"
+        )
     return 0
 
 

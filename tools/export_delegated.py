@@ -29,13 +29,17 @@ class Small(torch.nn.Module):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    default = Path(__file__).resolve().parent.parent / "tests/core/data/delegated_xnnpack.pte"
+    default = (
+        Path(__file__).resolve().parent.parent / "tests/core/data/delegated_xnnpack.pte"
+    )
     parser.add_argument("--out", type=Path, default=default)
     args = parser.parse_args()
     torch.manual_seed(0)
     model = Small().eval()
     ep = torch.export.export(model, (torch.randn(2, 4),))
-    program = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()
+    program = to_edge_transform_and_lower(
+        ep, partitioner=[XnnpackPartitioner()]
+    ).to_executorch()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(program.buffer)
     print(f"wrote {args.out} ({len(program.buffer)} bytes)")

@@ -218,7 +218,9 @@ class InvertedResidual(nn.Module):
         self.use_res = stride == 1 and cin == cout
         self.expand = nn.Conv2d(cin, hid, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(hid)
-        self.dw = nn.Conv2d(hid, hid, 3, stride=stride, padding=1, groups=hid, bias=False)
+        self.dw = nn.Conv2d(
+            hid, hid, 3, stride=stride, padding=1, groups=hid, bias=False
+        )
         self.bn2 = nn.BatchNorm2d(hid)
         self.project = nn.Conv2d(hid, cout, 1, bias=False)
         self.bn3 = nn.BatchNorm2d(cout)
@@ -271,8 +273,13 @@ class MobileNetish(nn.Module):
 def _fold_bn(m: nn.Module) -> None:
     """Folds every Conv2d-BatchNorm2d pair (eval mode) in the models above."""
     for mod in list(m.modules()):
-        for conv_name, bn_name in (("stem", "bn0"), ("head", "bn4"), ("expand", "bn1"),
-                                   ("dw", "bn2"), ("project", "bn3")):
+        for conv_name, bn_name in (
+            ("stem", "bn0"),
+            ("head", "bn4"),
+            ("expand", "bn1"),
+            ("dw", "bn2"),
+            ("project", "bn3"),
+        ):
             conv, bn = getattr(mod, conv_name, None), getattr(mod, bn_name, None)
             if isinstance(conv, nn.Conv2d) and isinstance(bn, nn.BatchNorm2d):
                 setattr(mod, conv_name, fuse_conv_bn_eval(conv, bn))
@@ -332,7 +339,9 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(dim, 3 * dim)
         self.proj = nn.Linear(dim, dim)
         self.register_buffer(
-            "mask", torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)), persistent=False
+            "mask",
+            torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)),
+            persistent=False,
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -366,12 +375,20 @@ class GptBlock(nn.Module):
 class TinyGpt(nn.Module):
     """Token + position embedding, 2 pre-LN blocks, final LN, LM head."""
 
-    def __init__(self, vocab: int = 64, dim: int = 32, heads: int = 2, max_len: int = 16,
-                 layers: int = 2) -> None:
+    def __init__(
+        self,
+        vocab: int = 64,
+        dim: int = 32,
+        heads: int = 2,
+        max_len: int = 16,
+        layers: int = 2,
+    ) -> None:
         super().__init__()
         self.tok = nn.Embedding(vocab, dim)
         self.pos = nn.Embedding(max_len, dim)
-        self.blocks = nn.Sequential(*[GptBlock(dim, heads, max_len) for _ in range(layers)])
+        self.blocks = nn.Sequential(
+            *[GptBlock(dim, heads, max_len) for _ in range(layers)]
+        )
         self.ln = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, vocab, bias=False)
         with torch.no_grad():  # non-trivial LN affine parameters
@@ -397,7 +414,9 @@ class LstmModel(nn.Module):
         self.lstm = nn.LSTM(8, 16, batch_first=True)
         self.fc = nn.Linear(16, 4)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         y, (h, c) = self.lstm(x)
         return self.fc(y), h, c
 
@@ -571,8 +590,12 @@ def _build_mobilenet() -> dict[str, MethodSpec]:
     # bytes are the same).
     with torch.no_grad():
         for mod in m.modules():
-            if isinstance(mod, nn.Conv2d) and (mod.groups > 1 or mod.kernel_size == (1, 1)):
-                mod.weight = nn.Parameter(mod.weight.clone(memory_format=torch.contiguous_format))
+            if isinstance(mod, nn.Conv2d) and (
+                mod.groups > 1 or mod.kernel_size == (1, 1)
+            ):
+                mod.weight = nn.Parameter(
+                    mod.weight.clone(memory_format=torch.contiguous_format)
+                )
     x = _rand(1, 3, 32, 32).contiguous(memory_format=torch.channels_last)
     return {"forward": MethodSpec(m, (x,), (x,))}
 
@@ -651,15 +674,35 @@ CASES: list[Case] = [
         "two torch.cond in sequence; ExecuTorch's runtime is wrong here",
         reference="eager",
     ),
-    Case("mobilenet", _build_mobilenet, 1e-5, 1e-6,
-         "inverted residuals, depthwise convs, ReLU6, channels_last, BN folded"),
-    Case("resnet", _build_resnet, 1e-5, 1e-6,
-         "basic blocks with BN, maxpool 3x3/2, downsample shortcut, mean over H,W"),
-    Case("gpt", _build_gpt, 1e-5, 1e-6,
-         "int64 tokens; embeddings, causal attention, layer norm, gelu; logits O(1)"),
+    Case(
+        "mobilenet",
+        _build_mobilenet,
+        1e-5,
+        1e-6,
+        "inverted residuals, depthwise convs, ReLU6, channels_last, BN folded",
+    ),
+    Case(
+        "resnet",
+        _build_resnet,
+        1e-5,
+        1e-6,
+        "basic blocks with BN, maxpool 3x3/2, downsample shortcut, mean over H,W",
+    ),
+    Case(
+        "gpt",
+        _build_gpt,
+        1e-5,
+        1e-6,
+        "int64 tokens; embeddings, causal attention, layer norm, gelu; logits O(1)",
+    ),
     Case("lstm", _build_lstm, 1e-5, 1e-6, "LSTM(8,16) over 6 steps; outputs y, h, c"),
-    Case("dynamic_seq", _build_dynamic_seq, 1e-5, 1e-6,
-         "attention encoder over a dynamic seq (2..32), run at seq 11"),
+    Case(
+        "dynamic_seq",
+        _build_dynamic_seq,
+        1e-5,
+        1e-6,
+        "attention encoder over a dynamic seq (2..32), run at seq 11",
+    ),
 ]
 
 # ---------------------------------------------------------------------------
@@ -988,8 +1031,7 @@ def write_case(case: Case, out_dir: Path) -> list[MethodReport]:
             "# Operator.name when the overload is empty (the runtime lookup name).\n"
         )
         for method, ops in result.operators.items():
-            for i, op in enumerate(ops):
-                f.write(f"{method} {i} {op}\n")
+            f.writelines(f"{method} {i} {op}\n" for i, op in enumerate(ops))
     summary = describe_program(result.program, result.pte)
     for fname, blob in sorted(result.data_files.items()):
         summary += "\n" + describe_ptd(fname, blob)

@@ -50,7 +50,6 @@ import argparse
 import copy
 import importlib.util
 import logging
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -58,16 +57,16 @@ from pathlib import Path
 warnings.filterwarnings("ignore")
 logging.disable(logging.WARNING)
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+import numpy as np
+import torch
+from torch import nn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 SEED = 20240611
 
-import executorch.kernels.quantized  # noqa: E402,F401  (ExecuTorch runtime kernels)
-import executorch.exir.passes._quant_patterns_and_replacements  # noqa: E402,F401
+import executorch.exir.passes._quant_patterns_and_replacements
+import executorch.kernels.quantized  # noqa: F401  (ExecuTorch runtime kernels)
 
 
 def _load_torch_ops():
@@ -118,7 +117,11 @@ def _quantize_embedding(w: torch.Tensor, bits: int, group: int):
     V, D = w.shape
     g = w.reshape(V, D // group, group)
     scale = g.abs().amax(-1).clamp(min=1e-6) / qmax  # [V, G]
-    q = torch.clamp(torch.round(g / scale.unsqueeze(-1)), qmin, qmax).to(torch.int8).reshape(V, D)
+    q = (
+        torch.clamp(torch.round(g / scale.unsqueeze(-1)), qmin, qmax)
+        .to(torch.int8)
+        .reshape(V, D)
+    )
     if bits == 4:
         u = (q.to(torch.int16) + 8).to(torch.uint8)
         packed = (u[:, 0::2] << 4) | u[:, 1::2]
@@ -151,19 +154,24 @@ class TinyLlm(nn.Module):
     def _kv_roundtrip(self, t: torch.Tensor) -> torch.Tensor:
         s, z = QD.choose_qparams_per_token_asymmetric.default(t, torch.float32)
         q = QD.quantize_per_token.default(t, s, z, -128, 127, torch.int8)
-        return QD.dequantize_per_token.default(q, s, z, -128, 127, torch.int8, torch.float32)
+        return QD.dequantize_per_token.default(
+            q, s, z, -128, 127, torch.int8, torch.float32
+        )
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         T = idx.shape[-1]
-        x = QD.embedding_4bit.dtype(self.tok_w, self.tok_s, None, -8, 7, idx, dtype=torch.float32)
+        x = QD.embedding_4bit.dtype(
+            self.tok_w, self.tok_s, None, -8, 7, idx, dtype=torch.float32
+        )
         pos = torch.arange(T)
-        x = x + QD.embedding_byte.dtype(self.pos_w, self.pos_s, None, -128, 127, pos,
-                                        dtype=torch.float32)
+        x = x + QD.embedding_byte.dtype(
+            self.pos_w, self.pos_s, None, -128, 127, pos, dtype=torch.float32
+        )
         h = self.norm(x)
         q = self.q(h)
         k = self._kv_roundtrip(self.k(h))
         v = self._kv_roundtrip(self.v(h))
-        att = (q @ k.transpose(-2, -1)) / (self.dim ** 0.5)
+        att = (q @ k.transpose(-2, -1)) / (self.dim**0.5)
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
         att = att.masked_fill(mask, float("-inf")).softmax(-1)
         x = x + self.o(att @ v)
@@ -187,7 +195,7 @@ class TinyTransformer(nn.Module):
         x = self.emb(idx)
         T = idx.shape[-1]
         q, k, v = self.qkv(self.n1(x)).split(self.dim, dim=-1)
-        att = (q @ k.transpose(-2, -1)) / (self.dim ** 0.5)
+        att = (q @ k.transpose(-2, -1)) / (self.dim**0.5)
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
         att = att.masked_fill(mask, float("-inf")).softmax(-1)
         x = x + self.proj(att @ v)
@@ -201,36 +209,57 @@ class TinyTransformer(nn.Module):
 
 def build_cnn():
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer, get_symmetric_quantization_config)
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     torch.manual_seed(SEED)
     m = SmallCnn().eval()
     x = torch.randn(1, 3, 16, 16)
-    q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    q = XNNPACKQuantizer().set_global(
+        get_symmetric_quantization_config(is_per_channel=True)
+    )
     gm = torch.export.export(m, (x,), strict=True).module()
     gm = prepare_pt2e(gm, q)
     for _ in range(8):
         gm(torch.randn(1, 3, 16, 16))
     gm = convert_pt2e(gm)
-    return gm, (x,), "et", 0.0, 1e-6, "PT2E static int8 (XNNPACKQuantizer per-channel), undelegated"
+    return (
+        gm,
+        (x,),
+        "et",
+        0.0,
+        1e-6,
+        "PT2E static int8 (XNNPACKQuantizer per-channel), undelegated",
+    )
 
 
 def build_dynlinear():
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer, get_symmetric_quantization_config)
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     torch.manual_seed(SEED + 1)
     m = DynLinear().eval()
     x = torch.randn(4, 32)
     q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True))
+        get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True)
+    )
     gm = torch.export.export(m, (x,), strict=True).module()
     gm = prepare_pt2e(gm, q)
     gm(x)
     gm = convert_pt2e(gm)
-    return gm, (x,), "et", 0.0, 1e-6, "PT2E dynamic int8 linear (choose_qparams + per-tensor Q/DQ)"
+    return (
+        gm,
+        (x,),
+        "et",
+        0.0,
+        1e-6,
+        "PT2E dynamic int8 linear (choose_qparams + per-tensor Q/DQ)",
+    )
 
 
 def build_llm():
@@ -241,27 +270,51 @@ def build_llm():
     # float linear/layer_norm kernels may sum in another order; a last-bit
     # difference in k or v can flip one per-token rounding, i.e. one KV
     # quantization step (range/255 ~ 1e-2) times an attention weight.
-    return m, (idx,), "et", 0.0, 2e-3, "4-bit + 8-bit embeddings, int8 per-token KV cache"
+    return (
+        m,
+        (idx,),
+        "et",
+        0.0,
+        2e-3,
+        "4-bit + 8-bit embeddings, int8 per-token KV cache",
+    )
 
 
 def build_8da4w():
-    from torchao.quantization import (Int8DynamicActivationIntxWeightConfig,
-                                      IntxWeightOnlyConfig, quantize_)
+    from torchao.quantization import (
+        Int8DynamicActivationIntxWeightConfig,
+        IntxWeightOnlyConfig,
+        quantize_,
+    )
     from torchao.quantization.granularity import PerGroup
 
     _load_torch_ops()
     torch.manual_seed(SEED + 3)
     m = TinyTransformer().eval()
     idx = torch.randint(0, 64, (1, 10))
-    quantize_(m, Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
-                                                       weight_granularity=PerGroup(16)),
-              filter_fn=lambda mod, fqn: isinstance(mod, nn.Linear) and fqn != "head")
-    quantize_(m, IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
-              filter_fn=lambda mod, fqn: fqn == "head")
+    quantize_(
+        m,
+        Int8DynamicActivationIntxWeightConfig(
+            weight_dtype=torch.int4, weight_granularity=PerGroup(16)
+        ),
+        filter_fn=lambda mod, fqn: isinstance(mod, nn.Linear) and fqn != "head",
+    )
+    quantize_(
+        m,
+        IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
+        filter_fn=lambda mod, fqn: fqn == "head",
+    )
     # tolerance: ExecuTorch's runtime cannot run this program; pterun must
     # match eager PyTorch up to float32 rounding (same formulas, different
     # summation order in linear): see the index comment.
-    return m, (idx,), "eager", 0.0, 5e-3, "torchao 8da4w linears + 4-bit weight-only head"
+    return (
+        m,
+        (idx,),
+        "eager",
+        0.0,
+        5e-3,
+        "torchao 8da4w linears + 4-bit weight-only head",
+    )
 
 
 def build_8da4w_fused():
@@ -278,7 +331,8 @@ class AddRelu(nn.Module):
 def build_addrelu():
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import XNNPACKQuantizer
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer_utils import (
-        QuantizationConfig)
+        QuantizationConfig,
+    )
     from torchao.quantization.pt2e import MinMaxObserver
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     from torchao.quantization.pt2e.quantizer import QuantizationSpec
@@ -286,9 +340,14 @@ def build_addrelu():
     _load_torch_ops()  # add_relu.out (QuantFusionPass defines no out variant)
     torch.manual_seed(SEED + 4)
     # QuantFusionPass only matches uint8 per-tensor dq/q around add.
-    act = QuantizationSpec(dtype=torch.uint8, quant_min=0, quant_max=255,
-                           qscheme=torch.per_tensor_affine, is_dynamic=False,
-                           observer_or_fake_quant_ctr=MinMaxObserver.with_args(eps=2 ** -12))
+    act = QuantizationSpec(
+        dtype=torch.uint8,
+        quant_min=0,
+        quant_max=255,
+        qscheme=torch.per_tensor_affine,
+        is_dynamic=False,
+        observer_or_fake_quant_ctr=MinMaxObserver.with_args(eps=2**-12),
+    )
     q = XNNPACKQuantizer().set_global(QuantizationConfig(act, act, None, None))
     x, y = torch.randn(4, 32), torch.randn(4, 32)
     gm = torch.export.export(AddRelu().eval(), (x, y), strict=True).module()
@@ -313,7 +372,9 @@ CASES = {
     "quantized_addrelu": build_addrelu,
 }
 FUSED = {"quantized_8da4w_fused"}
-QUANT_FUSION = {"quantized_addrelu"}  # to_executorch with do_quant_fusion_and_const_prop
+QUANT_FUSION = {
+    "quantized_addrelu"
+}  # to_executorch with do_quant_fusion_and_const_prop
 
 
 def _flatten(out):
@@ -331,21 +392,26 @@ def export_one(name: str):
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     if name in FUSED:
         edge = edge.transform([_load_torch_ops().fuse_dequantize_linear])
-    prog = edge.to_executorch(ExecutorchBackendConfig(
-        do_quant_fusion_and_const_prop=name in QUANT_FUSION))
+    prog = edge.to_executorch(
+        ExecutorchBackendConfig(do_quant_fusion_and_const_prop=name in QUANT_FUSION)
+    )
     out_dir = FIXTURES / name
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.npy"):
         old.unlink()
     pte = out_dir / "model.pte"
     pte.write_bytes(bytes(prog.buffer))
-    ops = [f"{op.name}.{op.overload}" if op.overload else op.name
-           for plan in prog.executorch_program.execution_plan for op in plan.operators]
+    ops = [
+        f"{op.name}.{op.overload}" if op.overload else op.name
+        for plan in prog.executorch_program.execution_plan
+        for op in plan.operators
+    ]
     (out_dir / "ops.txt").write_text(
         "# method index operator\n"
         "# operator = Operator.name + '.' + Operator.overload, or only\n"
         "# Operator.name when the overload is empty (the runtime lookup name).\n"
-        + "".join(f"forward {k} {o}\n" for k, o in enumerate(ops)))
+        + "".join(f"forward {k} {o}\n" for k, o in enumerate(ops))
+    )
     for k, t in enumerate(inputs):
         np.save(out_dir / f"forward_input_{k}.npy", np.ascontiguousarray(t.numpy()))
     for k, t in enumerate(eager):
@@ -358,10 +424,14 @@ def export_one(name: str):
         et = _flatten(list(method.execute([t.clone() for t in inputs])))
         for k, t in enumerate(et):
             np.save(out_dir / f"forward_et_{k}.npy", np.ascontiguousarray(t.numpy()))
-        et_err = max(float((a.double() - b.double()).abs().max()) for a, b in zip(et, eager))
-    print(f"{name}: {len(ops)} ops, quantized ops: "
-          f"{sorted(set(o for o in ops if 'quantized' in o or 'torchao' in o))}, "
-          f"ET vs eager max |diff| = {et_err}")
+        et_err = max(
+            float((a.double() - b.double()).abs().max()) for a, b in zip(et, eager)
+        )
+    print(
+        f"{name}: {len(ops)} ops, quantized ops: "
+        f"{sorted(set(o for o in ops if 'quantized' in o or 'torchao' in o))}, "
+        f"ET vs eager max |diff| = {et_err}"
+    )
     if name in QUANT_FUSION:
         want = {"quantized_decomposed::add_relu.out"}
         if not want <= set(ops):

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes docs/components.md, the component table, from packaging/components.json.
 
-    python3 tools/gen_component_docs.py           # regenerate
-    python3 tools/gen_component_docs.py --check   # exit 1 if docs/components.md is stale
+python3 tools/gen_component_docs.py           # regenerate
+python3 tools/gen_component_docs.py --check   # exit 1 if docs/components.md is stale
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,8 @@ def render(manifest: dict[str, Any]) -> str:
         lines.append(
             f"| `{c['name']}` | `pterun::{c['name']}` | `{c['cmake_variable']}` | `{c['pkg_config']}` "
             f"| `lib{lib}.so.{manifest['soversion']}` / `lib{lib}.so` | {entry} | `{c['header']}` | {needs} "
-            f"| {'yes' if c['python_links'] else 'no'} | {', '.join(c['platforms'])} | {c['description']} |")
+            f"| {'yes' if c['python_links'] else 'no'} | {', '.join(c['platforms'])} | {c['description']} |"
+        )
     lines += [
         "",
         "Operators each component provides (by name prefix; the runtime's "
@@ -57,20 +59,28 @@ def render(manifest: dict[str, Any]) -> str:
         f"under the symbol version `{manifest['symbol_version']}`.",
         "",
     ]
-    assert all(d in names for c in comps for d in c["needs"]), "a component needs an unknown component"
+    assert all(d in names for c in comps for d in c["needs"]), (
+        "a component needs an unknown component"
+    )
     return "\n".join(lines)
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="fail if docs/components.md is not current")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--check", action="store_true", help="fail if docs/components.md is not current"
+    )
     args = ap.parse_args()
     text = render(json.loads(MANIFEST.read_text()))
     if args.check:
         current = OUTPUT.read_text() if OUTPUT.exists() else ""
         if current != text:
-            print(f"{OUTPUT.relative_to(REPO)} is stale: run python3 tools/gen_component_docs.py",
-                  file=sys.stderr)
+            print(
+                f"{OUTPUT.relative_to(REPO)} is stale: run python3 tools/gen_component_docs.py",
+                file=sys.stderr,
+            )
             return 1
         print(f"{OUTPUT.relative_to(REPO)} is current")
         return 0

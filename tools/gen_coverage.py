@@ -14,6 +14,7 @@ tests/kernels/golden and C tests under tests/kernels).
 
 No third-party imports: runs with any Python 3.8+.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,7 +72,7 @@ def find_sources(reg: dict[str, tuple[str, str]]) -> dict[str, str]:
     fns = {fn for fn, _ in reg.values()}
     for src in sorted(INC_DIR.glob("*.c")):
         text = src.read_text()
-        for m in re.finditer(r"^pterun_status\s+([A-Za-z0-9_]+)\s*\(", text, re.M):
+        for m in re.finditer(r"^pterun_status\s+([A-Za-z0-9_]+)\s*\(", text, re.MULTILINE):
             if m.group(1) in fns:
                 where.setdefault(m.group(1), src.name)
     for fn, section in reg.values():
@@ -117,22 +118,31 @@ def render(ops_path: Path) -> tuple[str, list[str]]:
     for i, name in enumerate(wanted, 1):
         if name in reg:
             fn = reg[name][0]
-            lines.append(f"| {i} | `{name}` | yes | `{srcs.get(fn, '?')}` | "
-                         f"{', '.join('`%s`' % t for t in tests[name]) or '**none**'} |")
+            lines.append(
+                f"| {i} | `{name}` | yes | `{srcs.get(fn, '?')}` | "
+                f"{', '.join('`%s`' % t for t in tests[name]) or '**none**'} |"
+            )
         else:
             lines.append(f"| {i} | `{name}` | **no** | | |")
-    lines += ["", "Registered, not in the list: " +
-              (", ".join(f"`{n}`" for n in extra) if extra else "none") + ".", "", END]
-    problems = [f"not registered: {n}" for n in missing] + [f"no tests: {n}" for n in untested]
+    lines += [
+        "",
+        "Registered, not in the list: "
+        + (", ".join(f"`{n}`" for n in extra) if extra else "none")
+        + ".",
+        "",
+        END,
+    ]
+    problems = [f"not registered: {n}" for n in missing] + [
+        f"no tests: {n}" for n in untested
+    ]
     return "\n".join(lines) + "\n", problems
 
 
 def splice(doc: str, table: str) -> str:
     if BEGIN in doc and END in doc:
         head = doc[: doc.index(BEGIN)]
-        tail = doc[doc.index(END) + len(END):]
-        if tail.startswith("\n"):
-            tail = tail[1:]
+        tail = doc[doc.index(END) + len(END) :]
+        tail = tail.removeprefix("\n")
         return head + table + tail
     return doc.rstrip("\n") + "\n\n" + table
 
@@ -140,8 +150,9 @@ def splice(doc: str, table: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", type=Path, default=DEFAULT_OPS, help="portable-ops.txt")
-    ap.add_argument("--check", action="store_true",
-                    help="fail if docs/kernels.md is not current")
+    ap.add_argument(
+        "--check", action="store_true", help="fail if docs/kernels.md is not current"
+    )
     args = ap.parse_args(argv)
     if not args.ops.is_file():
         print(f"gen_coverage: {args.ops} not found", file=sys.stderr)
@@ -151,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     new = splice(doc, table)
     if args.check:
         if new != doc:
-            print("gen_coverage: docs/kernels.md is stale; run tools/gen_coverage.py",
-                  file=sys.stderr)
+            print(
+                "gen_coverage: docs/kernels.md is stale; run tools/gen_coverage.py",
+                file=sys.stderr,
+            )
             return 1
     elif new != doc:
         DOC.write_text(new)

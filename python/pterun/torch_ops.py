@@ -39,7 +39,7 @@ that run these operators are in libpterun_kernels_quantized.
 
 import torch
 
-__all__ = ["REGISTERED", "register", "fuse_dequantize_linear"]
+__all__ = ["REGISTERED", "fuse_dequantize_linear", "register"]
 
 # (namespace, functional overload, out schema, out argument names)
 _SCHEMAS = [
@@ -171,40 +171,91 @@ def _ensure_sources():
 # reference implementations of quantized_decomposed::add_relu / add.scalar
 
 
-def _add_relu(a, a_scale, a_zero_point, a_quant_min, a_quant_max, b, b_scale, b_zero_point,
-              b_quant_min, b_quant_max, out_scale, out_zero_point, out_quant_min,
-              out_quant_max):
+def _add_relu(
+    a,
+    a_scale,
+    a_zero_point,
+    a_quant_min,
+    a_quant_max,
+    b,
+    b_scale,
+    b_zero_point,
+    b_quant_min,
+    b_quant_max,
+    out_scale,
+    out_zero_point,
+    out_quant_min,
+    out_quant_max,
+):
     """QuantFusionPass's pattern: q(relu(dq(a) + dq(b))), output dtype = a's."""
     qd = torch.ops.quantized_decomposed
-    x = qd.dequantize_per_tensor(a, a_scale, a_zero_point, a_quant_min, a_quant_max, a.dtype)
-    y = qd.dequantize_per_tensor(b, b_scale, b_zero_point, b_quant_min, b_quant_max, b.dtype)
-    return qd.quantize_per_tensor(torch.relu(x + y), out_scale, out_zero_point, out_quant_min,
-                                  out_quant_max, a.dtype)
+    x = qd.dequantize_per_tensor(
+        a, a_scale, a_zero_point, a_quant_min, a_quant_max, a.dtype
+    )
+    y = qd.dequantize_per_tensor(
+        b, b_scale, b_zero_point, b_quant_min, b_quant_max, b.dtype
+    )
+    return qd.quantize_per_tensor(
+        torch.relu(x + y),
+        out_scale,
+        out_zero_point,
+        out_quant_min,
+        out_quant_max,
+        a.dtype,
+    )
 
 
 def _add_relu_meta(a, a_scale, a_zero_point, a_quant_min, a_quant_max, b, *rest):
     return a.new_empty(torch.broadcast_shapes(a.shape, b.shape))
 
 
-def _add_scalar(qa, a_scale, a_zero_point, a_quant_min, a_quant_max, a_dtype, b, out_scale,
-                out_zero_point, out_quant_min, out_quant_max, out_dtype):
+def _add_scalar(
+    qa,
+    a_scale,
+    a_zero_point,
+    a_quant_min,
+    a_quant_max,
+    a_dtype,
+    b,
+    out_scale,
+    out_zero_point,
+    out_quant_min,
+    out_quant_max,
+    out_dtype,
+):
     """QuantFusionPass's pattern: q(dq(qa) + b) with a Python scalar b."""
     qd = torch.ops.quantized_decomposed
-    x = qd.dequantize_per_tensor(qa, a_scale, a_zero_point, a_quant_min, a_quant_max, a_dtype)
-    return qd.quantize_per_tensor(x + b, out_scale, out_zero_point, out_quant_min,
-                                  out_quant_max, out_dtype)
+    x = qd.dequantize_per_tensor(
+        qa, a_scale, a_zero_point, a_quant_min, a_quant_max, a_dtype
+    )
+    return qd.quantize_per_tensor(
+        x + b, out_scale, out_zero_point, out_quant_min, out_quant_max, out_dtype
+    )
 
 
-def _add_scalar_meta(qa, a_scale, a_zero_point, a_quant_min, a_quant_max, a_dtype, b,
-                     out_scale, out_zero_point, out_quant_min, out_quant_max, out_dtype):
+def _add_scalar_meta(
+    qa,
+    a_scale,
+    a_zero_point,
+    a_quant_min,
+    a_quant_max,
+    a_dtype,
+    b,
+    out_scale,
+    out_zero_point,
+    out_quant_min,
+    out_quant_max,
+    out_dtype,
+):
     return qa.new_empty(qa.shape, dtype=out_dtype)
 
 
 def _register_add_refs():
-    ops = getattr(torch.ops, "quantized_decomposed")
+    ops = torch.ops.quantized_decomposed
     for op_name, overload, name, ref, meta in (
-            ("add_relu", "default", "add_relu", _add_relu, _add_relu_meta),
-            ("add", "scalar", "add.scalar", _add_scalar, _add_scalar_meta)):
+        ("add_relu", "default", "add_relu", _add_relu, _add_relu_meta),
+        ("add", "scalar", "add.scalar", _add_scalar, _add_scalar_meta),
+    ):
         try:
             op = getattr(getattr(ops, op_name), overload)
         except (AttributeError, RuntimeError):
@@ -216,7 +267,8 @@ def _register_add_refs():
                 continue  # someone (or an earlier load of this module) has one
             if lib is None:
                 lib = _LIBS["quantized_decomposed"] = torch.library.Library(
-                    "quantized_decomposed", "FRAGMENT")
+                    "quantized_decomposed", "FRAGMENT"
+                )
             lib.impl(name, fn, key)
 
 
@@ -234,7 +286,7 @@ def register():
         qualified = f"{ns}::{name}"
         op_name, overload = name.split(".")
         existing = getattr(
-            getattr(getattr(torch.ops, ns), op_name), "overloads", lambda: []
+            getattr(getattr(torch.ops, ns), op_name), "overloads", list
         )()
         if overload in existing:
             REGISTERED.append(qualified)
@@ -252,21 +304,36 @@ def register():
 # ---------------------------------------------------------------------------
 # fused dequantize + linear
 
-_FUSED_SCHEMA = ("linear_dequantize(Tensor input, Tensor weight, SymInt[] block_size, "
-                 "Tensor weight_scale, Tensor? weight_zero_point, Tensor? bias) -> Tensor")
-_FUSED_OUT_SCHEMA = ("linear_dequantize.out(Tensor input, Tensor weight, SymInt[] block_size, "
-                     "Tensor weight_scale, Tensor? weight_zero_point, Tensor? bias, *, "
-                     "Tensor(a!) out) -> Tensor(a!)")
+_FUSED_SCHEMA = (
+    "linear_dequantize(Tensor input, Tensor weight, SymInt[] block_size, "
+    "Tensor weight_scale, Tensor? weight_zero_point, Tensor? bias) -> Tensor"
+)
+_FUSED_OUT_SCHEMA = (
+    "linear_dequantize.out(Tensor input, Tensor weight, SymInt[] block_size, "
+    "Tensor weight_scale, Tensor? weight_zero_point, Tensor? bias, *, "
+    "Tensor(a!) out) -> Tensor(a!)"
+)
 
 
-def _linear_dequantize(input, weight, block_size, weight_scale, weight_zero_point, bias):
-    w = torch.ops.torchao.dequantize_affine(weight, list(block_size), weight_scale,
-                                            weight_zero_point, weight.dtype, None, None,
-                                            output_dtype=input.dtype)
+def _linear_dequantize(
+    input, weight, block_size, weight_scale, weight_zero_point, bias
+):
+    w = torch.ops.torchao.dequantize_affine(
+        weight,
+        list(block_size),
+        weight_scale,
+        weight_zero_point,
+        weight.dtype,
+        None,
+        None,
+        output_dtype=input.dtype,
+    )
     return torch.nn.functional.linear(input, w, bias)
 
 
-def _linear_dequantize_meta(input, weight, block_size, weight_scale, weight_zero_point, bias):
+def _linear_dequantize_meta(
+    input, weight, block_size, weight_scale, weight_zero_point, bias
+):
     return input.new_empty(list(input.shape[:-1]) + [weight.shape[0]])
 
 
@@ -277,13 +344,18 @@ def _register_fused():
         return  # already registered (module loaded twice)
     lib = _LIBS.get("pterun_quantized")
     if lib is None:
-        lib = _LIBS["pterun_quantized"] = torch.library.Library("pterun_quantized", "DEF")
+        lib = _LIBS["pterun_quantized"] = torch.library.Library(
+            "pterun_quantized", "DEF"
+        )
     lib.define(_FUSED_SCHEMA)
     lib.impl("linear_dequantize", _linear_dequantize, "CompositeExplicitAutograd")
     lib.impl("linear_dequantize", _linear_dequantize_meta, "Meta")
     lib.define(_FUSED_OUT_SCHEMA)
-    lib.impl("linear_dequantize.out", _make_impl(_linear_dequantize_default(), ("out",)),
-             "CompositeExplicitAutograd")
+    lib.impl(
+        "linear_dequantize.out",
+        _make_impl(_linear_dequantize_default(), ("out",)),
+        "CompositeExplicitAutograd",
+    )
     lib.impl("linear_dequantize.out", _make_fake(None, ("out",)), "Meta")
     REGISTERED.append("pterun_quantized::linear_dequantize")
     REGISTERED.append("pterun_quantized::linear_dequantize.out")
@@ -324,17 +396,28 @@ def fuse_dequantize_linear(graph_module):
         name = _op_name(node.target)
         if name == "aten::mm" and len(node.args) == 2 and not node.kwargs:
             bias, a, b = None, node.args[0], node.args[1]
-        elif name == "aten::addmm" and len(node.args) == 3 and \
-                node.kwargs.get("beta", 1) == 1 and node.kwargs.get("alpha", 1) == 1:
+        elif (
+            name == "aten::addmm"
+            and len(node.args) == 3
+            and node.kwargs.get("beta", 1) == 1
+            and node.kwargs.get("alpha", 1) == 1
+        ):
             bias, a, b = node.args
         else:
             continue
-        if not (hasattr(b, "op") and b.op == "call_function" and
-                _op_name(b.target) == "aten::permute_copy" and list(b.args[1]) == [1, 0]):
+        if not (
+            hasattr(b, "op")
+            and b.op == "call_function"
+            and _op_name(b.target) == "aten::permute_copy"
+            and list(b.args[1]) == [1, 0]
+        ):
             continue
         dq = b.args[0]
-        if not (hasattr(dq, "op") and dq.op == "call_function" and
-                _op_name(dq.target) == "torchao::dequantize_affine"):
+        if not (
+            hasattr(dq, "op")
+            and dq.op == "call_function"
+            and _op_name(dq.target) == "torchao::dequantize_affine"
+        ):
             continue
         args = list(dq.args)
         kw = dict(dq.kwargs)

@@ -69,11 +69,15 @@ def load_index(path: Path = INDEX_PATH) -> list[CaseRow]:
             continue
         fields = line.split()
         if len(fields) not in (8, 9):
-            raise ValueError(f"{path}:{lineno}: expected 8 or 9 columns, got {len(fields)}")
+            raise ValueError(
+                f"{path}:{lineno}: expected 8 or 9 columns, got {len(fields)}"
+            )
         name, dir_, method, n_in, n_out, rtol, atol, data = fields[:8]
         ref = fields[8] if len(fields) == 9 else "et"
         if ref not in ("et", "eager"):
-            raise ValueError(f"{path}:{lineno}: reference must be et or eager, got {ref}")
+            raise ValueError(
+                f"{path}:{lineno}: reference must be et or eager, got {ref}"
+            )
         rows.append(
             CaseRow(
                 name=name,

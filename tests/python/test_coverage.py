@@ -48,4 +48,6 @@ def test_every_registered_function_is_defined() -> None:
 
 def test_doc_table_is_current() -> None:
     tool = _tool()
-    assert tool.main(["--check"]) == 0, "run tools/gen_coverage.py and commit docs/kernels.md"
+    assert tool.main(["--check"]) == 0, (
+        "run tools/gen_coverage.py and commit docs/kernels.md"
+    )

@@ -46,9 +46,9 @@ def _assert_outputs_close(
     import numpy as np
 
     n_got, n_exp = len(got), len(expected_paths)
-    assert (
-        n_got == n_exp
-    ), f"{row.name}: {who} produced {n_got} outputs, expected {n_exp}"
+    assert n_got == n_exp, (
+        f"{row.name}: {who} produced {n_got} outputs, expected {n_exp}"
+    )
     for k, (actual, path) in enumerate(zip(got, expected_paths, strict=True)):
         expected = np.load(path)
         assert actual.shape == expected.shape, (

@@ -6,6 +6,7 @@ the output must be byte-identical to the C consumers'.
 
     python -I python_run.py MODEL METHOD ITEM...   ITEM: a library path, or "extension"
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -27,14 +28,16 @@ def main() -> int:
     pterun: Any = None
     for item in items:
         if item == "extension":
-            import pterun as pterun_module  # noqa: PLC0415 (the order is the point)
+            import pterun as pterun_module
+
             pterun = pterun_module
         else:
             ctypes.CDLL(item, mode=os.RTLD_NOW | os.RTLD_LOCAL)
     if pterun is None:
-        import pterun as pterun_module  # noqa: PLC0415
+        import pterun as pterun_module
+
         pterun = pterun_module
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
 
     runtime = pterun.Runtime.get()
     names = list(runtime.operator_registry.operator_names)
@@ -51,7 +54,9 @@ def main() -> int:
         n = 1
         for s in info.shape:
             n *= s
-        inputs.append(np.array(fill(info.dtype, n, i), dtype=info.dtype).reshape(info.shape))
+        inputs.append(
+            np.array(fill(info.dtype, n, i), dtype=info.dtype).reshape(info.shape)
+        )
     out = sys.stdout
     for i, o in enumerate(m.execute(inputs)):
         if isinstance(o, np.ndarray):
