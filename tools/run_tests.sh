@@ -31,6 +31,18 @@ for c in $PTERUN_RELEASE_CMAKES; do REL_ARGS+=(--cmake "$c"); done
 REL_PREFIX="$(mktemp -d /tmp/pterun-release-prefix.XXXXXX)"
 cmake --install build --prefix "$REL_PREFIX" >/dev/null
 "$PYTHON" tools/release_check.py --prefix "$REL_PREFIX" "${REL_ARGS[@]}"
+
+step "examples built against the installed package (CMake and pkg-config)"
+rm -rf build-examples
+cmake -S examples -B build-examples "${GEN[@]}" -DCMAKE_PREFIX_PATH="$REL_PREFIX" >/dev/null
+cmake --build build-examples
+build-examples/run_program examples/mlp.pte
+PC_DIR="$(dirname "$(find "$REL_PREFIX" -name pterun-kernels-portable.pc | head -1)")"
+LIB_DIR="$(PKG_CONFIG_PATH="$PC_DIR" pkg-config --variable=libdir pterun)"
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
+  $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
+build-examples/run_program_pc examples/mlp.pte
 rm -rf "$REL_PREFIX"
 
 step "build with ASan + UBSan"
