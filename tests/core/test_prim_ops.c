@@ -4,104 +4,101 @@
 
 #include "pterun/pterun.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_values.h"
 
 static pterun_registry* g_reg;
 static pterun_logger g_silent;
-
-static pterun_value vi(int64_t x) { pterun_value v; memset(&v, 0, sizeof v); v.tag = PTERUN_VALUE_INT; v.u.i = x; return v; }
-static pterun_value vd(double x) { pterun_value v; memset(&v, 0, sizeof v); v.tag = PTERUN_VALUE_DOUBLE; v.u.d = x; return v; }
-static pterun_value vb(int x) { pterun_value v; memset(&v, 0, sizeof v); v.tag = PTERUN_VALUE_BOOL; v.u.b = x; return v; }
 
 /* Calls op on (a, b) (or just a when b is NULL) and returns the output value. */
 static pterun_status call(const char* op, pterun_value a, const pterun_value* b, pterun_value* out) {
   pterun_kernel_fn fn;
   pterun_status st = pterun_registry_lookup(g_reg, op, NULL, &fn);
   if (st != PTERUN_STATUS_OK) return st;
-  pterun_value bb = b ? *b : vi(0);
-  *out = vi(-12345);
+  pterun_value bb = b ? *b : pt_val_int(0);
+  *out = pt_val_int(-12345);
   pterun_value* args[3] = {&a, b ? &bb : out, out};
   return pterun_kernel_invoke(fn, op, args, b ? 3 : 2, &g_silent, NULL, 0);
 }
 
 static int prim_int_arithmetic(void) {
   pterun_value o, b;
-  b = vi(3);
-  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", vi(4), &b, &o), PTERUN_STATUS_OK);
+  b = pt_val_int(3);
+  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", pt_val_int(4), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_INT && o.u.i == 7);
-  PT_CHECK_STATUS(call("executorch_prim::sub.Scalar", vi(4), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sub.Scalar", pt_val_int(4), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 1);
-  PT_CHECK_STATUS(call("executorch_prim::mul.Scalar", vi(-4), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::mul.Scalar", pt_val_int(-4), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -12);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", vi(-7), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -3); /* floor, not truncation */
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.int", vi(-7), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.int", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -2); /* C truncation */
-  PT_CHECK_STATUS(call("executorch_prim::mod.int", vi(-7), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::mod.int", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -1);
-  PT_CHECK_STATUS(call("executorch_prim::sym_max.Scalar", vi(-7), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_max.Scalar", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 3);
-  PT_CHECK_STATUS(call("executorch_prim::sym_min.Scalar", vi(-7), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_min.Scalar", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -7);
-  b = vi(0);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", vi(1), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
-  PT_CHECK_STATUS(call("executorch_prim::mod.int", vi(1), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
-  b = vi(-1);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.int", vi(INT64_MIN), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
-  b = vi(1); /* wraps instead of overflowing */
-  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", vi(INT64_MAX), &b, &o), PTERUN_STATUS_OK);
+  b = pt_val_int(0);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_int(1), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(call("executorch_prim::mod.int", pt_val_int(1), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
+  b = pt_val_int(-1);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.int", pt_val_int(INT64_MIN), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
+  b = pt_val_int(1); /* wraps instead of overflowing */
+  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", pt_val_int(INT64_MAX), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == INT64_MIN);
   return 0;
 }
 
 static int prim_double_and_mixed(void) {
-  pterun_value o, b = vd(0.5);
-  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", vi(2), &b, &o), PTERUN_STATUS_OK);
+  pterun_value o, b = pt_val_double(0.5);
+  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", pt_val_int(2), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_DOUBLE && o.u.d == 2.5);
-  b = vi(2);
-  PT_CHECK_STATUS(call("executorch_prim::truediv.Scalar", vi(7), &b, &o), PTERUN_STATUS_OK);
+  b = pt_val_int(2);
+  PT_CHECK_STATUS(call("executorch_prim::truediv.Scalar", pt_val_int(7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_DOUBLE && o.u.d == 3.5);
-  b = vd(-2.0);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", vd(7.0), &b, &o), PTERUN_STATUS_OK);
+  b = pt_val_double(-2.0);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_double(7.0), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.d == -4.0);
-  b = vd(0.0);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", vd(-1.0), &b, &o), PTERUN_STATUS_OK);
+  b = pt_val_double(0.0);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_double(-1.0), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(isinf(o.u.d) && o.u.d < 0);
-  b = vb(1);
-  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", vb(1), &b, &o), PTERUN_STATUS_INVALID_TYPE);
+  b = pt_val_bool(1);
+  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", pt_val_bool(1), &b, &o), PTERUN_STATUS_INVALID_TYPE);
   return 0;
 }
 
 static int prim_compare_and_unary(void) {
-  pterun_value o, b = vd(2.0);
-  PT_CHECK_STATUS(call("executorch_prim::eq.Scalar", vi(2), &b, &o), PTERUN_STATUS_OK);
+  pterun_value o, b = pt_val_double(2.0);
+  PT_CHECK_STATUS(call("executorch_prim::eq.Scalar", pt_val_int(2), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_BOOL && o.u.b);
-  PT_CHECK_STATUS(call("executorch_prim::lt.Scalar", vi(2), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::lt.Scalar", pt_val_int(2), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(!o.u.b);
-  PT_CHECK_STATUS(call("executorch_prim::le.Scalar", vi(2), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::le.Scalar", pt_val_int(2), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.b);
-  b = vi(1);
-  PT_CHECK_STATUS(call("executorch_prim::gt.Scalar", vi(2), &b, &o), PTERUN_STATUS_OK);
+  b = pt_val_int(1);
+  PT_CHECK_STATUS(call("executorch_prim::gt.Scalar", pt_val_int(2), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.b);
-  PT_CHECK_STATUS(call("executorch_prim::ge.Scalar", vi(0), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::ge.Scalar", pt_val_int(0), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(!o.u.b);
-  PT_CHECK_STATUS(call("executorch_prim::neg.Scalar", vi(5), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::neg.Scalar", pt_val_int(5), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -5);
-  PT_CHECK_STATUS(call("executorch_prim::sym_not.Scalar", vb(0), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_not.Scalar", pt_val_bool(0), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_BOOL && o.u.b);
-  PT_CHECK_STATUS(call("executorch_prim::sym_float.Scalar", vi(3), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_float.Scalar", pt_val_int(3), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_DOUBLE && o.u.d == 3.0);
-  PT_CHECK_STATUS(call("executorch_prim::sym_int.Scalar", vd(-2.7), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_int.Scalar", pt_val_double(-2.7), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_INT && o.u.i == -2);
-  PT_CHECK_STATUS(call("executorch_prim::ceil.Scalar", vd(1.2), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::ceil.Scalar", pt_val_double(1.2), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 2);
-  PT_CHECK_STATUS(call("executorch_prim::round.Scalar", vd(2.5), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::round.Scalar", pt_val_double(2.5), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 2); /* half to even */
-  PT_CHECK_STATUS(call("executorch_prim::round.Scalar", vd(3.5), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::round.Scalar", pt_val_double(3.5), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 4);
-  PT_CHECK_STATUS(call("executorch_prim::trunc.Scalar", vd(-3.9), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::trunc.Scalar", pt_val_double(-3.9), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -3);
-  PT_CHECK_STATUS(call("executorch_prim::trunc.Scalar", vd(1e300), NULL, &o), PTERUN_STATUS_INVALID_ARGUMENT);
-  PT_CHECK_STATUS(call("executorch_prim::ceil.Scalar", vi(1), NULL, &o), PTERUN_STATUS_INVALID_TYPE);
+  PT_CHECK_STATUS(call("executorch_prim::trunc.Scalar", pt_val_double(1e300), NULL, &o), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(call("executorch_prim::ceil.Scalar", pt_val_int(1), NULL, &o), PTERUN_STATUS_INVALID_TYPE);
   return 0;
 }
 
@@ -121,10 +118,10 @@ static int prim_tensor_ops(void) {
   memset(&tv, 0, sizeof tv);
   tv.tag = PTERUN_VALUE_TENSOR;
   tv.u.tensor = &t;
-  pterun_value o, d = vi(-1);
+  pterun_value o, d = pt_val_int(-1);
   PT_CHECK_STATUS(call("aten::sym_size.int", tv, &d, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 3);
-  d = vi(2);
+  d = pt_val_int(2);
   PT_CHECK_STATUS(call("aten::sym_size.int", tv, &d, &o), PTERUN_STATUS_INVALID_ARGUMENT);
   PT_CHECK_STATUS(call("aten::sym_numel", tv, NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 6);
@@ -141,7 +138,7 @@ static int prim_tensor_ops(void) {
   out.sizes[1] = out.max_sizes[1] = 6;
   out.dim_order[1] = 1;
   pterun_tensor_update_layout(&out);
-  pterun_value ov, s0 = vi(-1), s1 = vi(2), list;
+  pterun_value ov, s0 = pt_val_int(-1), s1 = pt_val_int(2), list;
   memset(&ov, 0, sizeof ov);
   ov.tag = PTERUN_VALUE_TENSOR;
   ov.u.tensor = &out;
@@ -157,7 +154,7 @@ static int prim_tensor_ops(void) {
   pterun_value* args[3] = {&tv, &list, &ov};
   PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 3, &g_silent, NULL, 0), PTERUN_STATUS_OK);
   PT_CHECK(out.data == data && out.sizes[0] == 3 && out.sizes[1] == 2);
-  s1 = vi(4); /* 6 elements cannot be viewed as [-1, 4] */
+  s1 = pt_val_int(4); /* 6 elements cannot be viewed as [-1, 4] */
   PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 3, &g_silent, NULL, 0), PTERUN_STATUS_INVALID_ARGUMENT);
   PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 2, &g_silent, NULL, 0), PTERUN_STATUS_INVALID_PROGRAM);
   return 0;

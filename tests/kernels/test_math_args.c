@@ -7,17 +7,12 @@
 #include "pterun/kernels/portable.h"
 #include "pterun/pterun.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_values.h"
 
 static int pt_failures = 0;
 static pterun_logger g_silent;
 
-static pterun_kernel_fn find(const char* op) {
-  const pterun_kernel_library* lib = pterun_kernels_portable();
-  size_t k;
-  for (k = 0; k < lib->count; ++k)
-    if (strcmp(lib->kernels[k].op, op) == 0) return lib->kernels[k].fn;
-  return NULL;
-}
+static pterun_kernel_fn find(const char* op) { return pt_find_kernel(pterun_kernels_portable(), op); }
 
 static void make_f32(pterun_tensor* t, float* data, size_t rank, const int64_t* sizes) {
   size_t k;

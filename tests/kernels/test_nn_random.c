@@ -12,15 +12,10 @@
 #include "pterun/kernel.h"
 #include "pterun/kernels/portable.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_values.h"
 #include "tests/kernels/test_nn_common.h"
 
-static pterun_kernel_fn find(const char* op) {
-  const pterun_kernel_library* lib = pterun_kernels_portable();
-  size_t k;
-  for (k = 0; k < lib->count; ++k)
-    if (strcmp(lib->kernels[k].op, op) == 0) return lib->kernels[k].fn;
-  return NULL;
-}
+static pterun_kernel_fn find(const char* op) { return pt_find_kernel(pterun_kernels_portable(), op); }
 
 static void make_tensor(pterun_tensor* t, pterun_value* v, int dtype, int rank,
                         const int64_t* sizes, void* data, size_t capacity) {

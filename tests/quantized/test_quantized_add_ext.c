@@ -8,70 +8,13 @@
 #include "pterun/kernels/quantized.h"
 #include "pterun/pterun.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_values.h"
 
 #define INVALID PTERUN_STATUS_INVALID_ARGUMENT
 #define RELU "quantized_decomposed::add_relu.out"
 #define SCALAR "quantized_decomposed::add.scalar_out"
 
-static pterun_kernel_fn find(const char* op) {
-  const pterun_kernel_library* lib = pterun_kernels_quantized();
-  size_t k;
-  for (k = 0; k < lib->count; ++k)
-    if (strcmp(lib->kernels[k].op, op) == 0) return lib->kernels[k].fn;
-  return NULL;
-}
-
-static pterun_tensor mk(int dtype, int rank, const int64_t* sizes, void* data, size_t capacity) {
-  pterun_tensor t;
-  int d;
-  memset(&t, 0, sizeof(t));
-  t.dtype = dtype;
-  t.rank = (uint8_t)rank;
-  for (d = 0; d < rank; ++d) {
-    t.sizes[d] = t.max_sizes[d] = sizes[d];
-    t.dim_order[d] = (uint8_t)d;
-  }
-  t.data = data;
-  t.capacity = capacity;
-  t.dynamism = PTERUN_SHAPE_UNBOUNDED;
-  pterun_tensor_update_layout(&t);
-  return t;
-}
-
-static pterun_value vt(pterun_tensor* t) {
-  pterun_value v;
-  memset(&v, 0, sizeof(v));
-  v.tag = PTERUN_VALUE_TENSOR;
-  v.u.tensor = t;
-  return v;
-}
-static pterun_value vi(int64_t i) {
-  pterun_value v;
-  memset(&v, 0, sizeof(v));
-  v.tag = PTERUN_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
-static pterun_value vd(double d) {
-  pterun_value v;
-  memset(&v, 0, sizeof(v));
-  v.tag = PTERUN_VALUE_DOUBLE;
-  v.u.d = d;
-  return v;
-}
-static pterun_value vb(int b) {
-  pterun_value v;
-  memset(&v, 0, sizeof(v));
-  v.tag = PTERUN_VALUE_BOOL;
-  v.u.b = b != 0;
-  return v;
-}
-static pterun_value vnone(void) {
-  pterun_value v;
-  memset(&v, 0, sizeof(v));
-  v.tag = PTERUN_VALUE_NONE;
-  return v;
-}
+static pterun_kernel_fn find(const char* op) { return pt_find_kernel(pterun_kernels_quantized(), op); }
 
 static pterun_status call(const char* op, pterun_value* vals, size_t n) {
   pterun_value* argp[32];
@@ -85,25 +28,25 @@ static pterun_status call(const char* op, pterun_value* vals, size_t n) {
 
 /* relu args: a sa za amin amax b sb zb bmin bmax so zo omin omax out ret */
 static void relu_args(pterun_value* v, pterun_tensor* a, pterun_tensor* b, pterun_tensor* o) {
-  v[0] = vt(a), v[1] = vd(0.5), v[2] = vi(10), v[3] = vi(0), v[4] = vi(255);
-  v[5] = vt(b), v[6] = vd(0.25), v[7] = vi(4), v[8] = vi(0), v[9] = vi(255);
-  v[10] = vd(1.0), v[11] = vi(3), v[12] = vi(0), v[13] = vi(255), v[14] = vt(o), v[15] = vt(o);
+  v[0] = pt_val_tensor(a), v[1] = pt_val_double(0.5), v[2] = pt_val_int(10), v[3] = pt_val_int(0), v[4] = pt_val_int(255);
+  v[5] = pt_val_tensor(b), v[6] = pt_val_double(0.25), v[7] = pt_val_int(4), v[8] = pt_val_int(0), v[9] = pt_val_int(255);
+  v[10] = pt_val_double(1.0), v[11] = pt_val_int(3), v[12] = pt_val_int(0), v[13] = pt_val_int(255), v[14] = pt_val_tensor(o), v[15] = pt_val_tensor(o);
 }
 
 static int test_add_relu_values(void) {
   /* dq(a) = (a-10)*0.5, dq(b) = (b-4)*0.25, q = clamp(rne(relu(sum)) + 3) */
   uint8_t a[4] = {10, 14, 0, 255}, b[4] = {4, 6, 4, 255}, o[4] = {0};
   int64_t s4[1] = {4};
-  pterun_tensor ta = mk(PTERUN_DTYPE_U8, 1, s4, a, sizeof(a));
-  pterun_tensor tb = mk(PTERUN_DTYPE_U8, 1, s4, b, sizeof(b));
-  pterun_tensor to = mk(PTERUN_DTYPE_U8, 1, s4, o, sizeof(o));
+  pterun_tensor ta = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, a, sizeof(a));
+  pterun_tensor tb = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, b, sizeof(b));
+  pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, o, sizeof(o));
   pterun_value v[16];
   relu_args(v, &ta, &tb, &to);
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_OK);
   /* 0 -> 3; 2 + 0.5 = 2.5 -> 2 (half to even) + 3 = 5; -5 -> relu 0 -> 3;
    * 122.5 + 62.75 = 185.25 -> 185 + 3 = 188 */
   PT_CHECK(o[0] == 3 && o[1] == 5 && o[2] == 3 && o[3] == 188);
-  v[13] = vi(100); /* clamp */
+  v[13] = pt_val_int(100); /* clamp */
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_OK);
   PT_CHECK(o[3] == 100);
   return 0;
@@ -114,56 +57,56 @@ static int test_add_relu_errors(void) {
   int8_t i8[6] = {0};
   int32_t i32[6] = {0};
   int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s3[1] = {3}, s4[1] = {4};
-  pterun_tensor ta = mk(PTERUN_DTYPE_U8, 2, s23, a, sizeof(a));
-  pterun_tensor tb3 = mk(PTERUN_DTYPE_U8, 1, s3, a, sizeof(a));
-  pterun_tensor tb4 = mk(PTERUN_DTYPE_U8, 1, s4, a, sizeof(a));
-  pterun_tensor tb32 = mk(PTERUN_DTYPE_U8, 2, s32, a, sizeof(a));
-  pterun_tensor ti8 = mk(PTERUN_DTYPE_I8, 2, s23, i8, sizeof(i8));
-  pterun_tensor ti32 = mk(PTERUN_DTYPE_I32, 2, s23, i32, sizeof(i32));
-  pterun_tensor to = mk(PTERUN_DTYPE_U8, 2, s23, o, sizeof(o));
-  pterun_tensor tsmall = mk(PTERUN_DTYPE_U8, 2, s23, o, 4); /* capacity < 6 bytes */
-  pterun_tensor tnull = mk(PTERUN_DTYPE_U8, 2, s23, NULL, 0);
+  pterun_tensor ta = pt_tensor_make(PTERUN_DTYPE_U8, 2, s23, a, sizeof(a));
+  pterun_tensor tb3 = pt_tensor_make(PTERUN_DTYPE_U8, 1, s3, a, sizeof(a));
+  pterun_tensor tb4 = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, a, sizeof(a));
+  pterun_tensor tb32 = pt_tensor_make(PTERUN_DTYPE_U8, 2, s32, a, sizeof(a));
+  pterun_tensor ti8 = pt_tensor_make(PTERUN_DTYPE_I8, 2, s23, i8, sizeof(i8));
+  pterun_tensor ti32 = pt_tensor_make(PTERUN_DTYPE_I32, 2, s23, i32, sizeof(i32));
+  pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_U8, 2, s23, o, sizeof(o));
+  pterun_tensor tsmall = pt_tensor_make(PTERUN_DTYPE_U8, 2, s23, o, 4); /* capacity < 6 bytes */
+  pterun_tensor tnull = pt_tensor_make(PTERUN_DTYPE_U8, 2, s23, NULL, 0);
   pterun_value v[16];
   relu_args(v, &ta, &tb3, &to);
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_OK); /* [2,3] + [3] */
   PT_CHECK_STATUS(call(RELU, v, 15), PTERUN_STATUS_INVALID_PROGRAM);
-  v[5] = vt(&tb4); /* [2,3] + [4] */
+  v[5] = pt_val_tensor(&tb4); /* [2,3] + [4] */
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[5] = vt(&tb32); /* [2,3] + [3,2] */
+  v[5] = pt_val_tensor(&tb32); /* [2,3] + [3,2] */
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[5] = vt(&ti8); /* dtype clash */
+  v[5] = pt_val_tensor(&ti8); /* dtype clash */
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
   relu_args(v, &ti32, &ti32, &ti32);
-  v[3] = vi(-100), v[8] = vi(-100), v[12] = vi(-100);
+  v[3] = pt_val_int(-100), v[8] = pt_val_int(-100), v[12] = pt_val_int(-100);
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_NOT_SUPPORTED);
   relu_args(v, &ta, &ta, &to);
-  v[13] = vi(256);
+  v[13] = pt_val_int(256);
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[13] = vi(255), v[12] = vi(-1);
+  v[13] = pt_val_int(255), v[12] = pt_val_int(-1);
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[12] = vi(200), v[13] = vi(100); /* unordered */
-  PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  relu_args(v, &ta, &ta, &to);
-  v[4] = vi(300);
+  v[12] = pt_val_int(200), v[13] = pt_val_int(100); /* unordered */
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
   relu_args(v, &ta, &ta, &to);
-  v[1] = vd(0.0);
+  v[4] = pt_val_int(300);
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[1] = vd(NAN);
+  relu_args(v, &ta, &ta, &to);
+  v[1] = pt_val_double(0.0);
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[1] = vd(-0.5);
+  v[1] = pt_val_double(NAN);
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[1] = vd(0.5), v[10] = vd(1e-50); /* 0 in float32 */
+  v[1] = pt_val_double(-0.5);
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[10] = vd(1e-39); /* float32 denormal: 1/s overflows float */
+  v[1] = pt_val_double(0.5), v[10] = pt_val_double(1e-50); /* 0 in float32 */
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[10] = vd(INFINITY);
+  v[10] = pt_val_double(1e-39); /* float32 denormal: 1/s overflows float */
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[10] = vd(1.0), v[11] = vi((int64_t)1 << 40);
+  v[10] = pt_val_double(INFINITY);
   PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
-  v[11] = vi(3), v[6] = vnone();
+  v[10] = pt_val_double(1.0), v[11] = pt_val_int((int64_t)1 << 40);
+  PT_CHECK_STATUS(call(RELU, v, 16), INVALID);
+  v[11] = pt_val_int(3), v[6] = pt_val_none();
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_INVALID_TYPE);
-  v[6] = vd(0.25), v[5] = vnone();
+  v[6] = pt_val_double(0.25), v[5] = pt_val_none();
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_INVALID_TYPE);
   relu_args(v, &ta, &ta, &tsmall);
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_NOT_SUPPORTED);
@@ -178,18 +121,18 @@ static int test_add_relu_dim_order(void) {
   uint8_t a[6] = {1, 50, 100, 150, 200, 255}, b[3] = {0, 128, 255};
   uint8_t o1[6] = {0}, o2[6] = {0};
   int64_t s23[2] = {2, 3}, s3[1] = {3};
-  pterun_tensor ta = mk(PTERUN_DTYPE_U8, 2, s23, a, sizeof(a));
-  pterun_tensor tb = mk(PTERUN_DTYPE_U8, 1, s3, b, sizeof(b));
-  pterun_tensor t1 = mk(PTERUN_DTYPE_U8, 2, s23, o1, sizeof(o1));
-  pterun_tensor t2 = mk(PTERUN_DTYPE_U8, 2, s23, o2, sizeof(o2));
+  pterun_tensor ta = pt_tensor_make(PTERUN_DTYPE_U8, 2, s23, a, sizeof(a));
+  pterun_tensor tb = pt_tensor_make(PTERUN_DTYPE_U8, 1, s3, b, sizeof(b));
+  pterun_tensor t1 = pt_tensor_make(PTERUN_DTYPE_U8, 2, s23, o1, sizeof(o1));
+  pterun_tensor t2 = pt_tensor_make(PTERUN_DTYPE_U8, 2, s23, o2, sizeof(o2));
   pterun_value v[16];
   int i, j;
   t2.dim_order[0] = 1, t2.dim_order[1] = 0;
   PT_CHECK_STATUS(pterun_tensor_update_layout(&t2), PTERUN_STATUS_OK);
   relu_args(v, &ta, &tb, &t1);
-  v[2] = vi(128), v[7] = vi(128), v[10] = vd(0.75), v[11] = vi(20);
+  v[2] = pt_val_int(128), v[7] = pt_val_int(128), v[10] = pt_val_double(0.75), v[11] = pt_val_int(20);
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_OK);
-  v[14] = vt(&t2), v[15] = vt(&t2);
+  v[14] = pt_val_tensor(&t2), v[15] = pt_val_tensor(&t2);
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_OK);
   for (i = 0; i < 2; ++i)
     for (j = 0; j < 3; ++j) PT_CHECK(o1[i * 3 + j] == o2[j * 2 + i]);
@@ -198,62 +141,62 @@ static int test_add_relu_dim_order(void) {
 
 /* scalar args: qa sa za amin amax adt b so zo omin omax odt out ret */
 static void scalar_args(pterun_value* v, pterun_tensor* a, pterun_value b, pterun_tensor* o) {
-  v[0] = vt(a), v[1] = vd(0.5), v[2] = vi(10), v[3] = vi(0), v[4] = vi(255);
-  v[5] = vi(a->dtype), v[6] = b, v[7] = vd(0.25), v[8] = vi(1), v[9] = vi(0);
-  v[10] = vi(255), v[11] = vi(o->dtype), v[12] = vt(o), v[13] = vt(o);
+  v[0] = pt_val_tensor(a), v[1] = pt_val_double(0.5), v[2] = pt_val_int(10), v[3] = pt_val_int(0), v[4] = pt_val_int(255);
+  v[5] = pt_val_int(a->dtype), v[6] = b, v[7] = pt_val_double(0.25), v[8] = pt_val_int(1), v[9] = pt_val_int(0);
+  v[10] = pt_val_int(255), v[11] = pt_val_int(o->dtype), v[12] = pt_val_tensor(o), v[13] = pt_val_tensor(o);
 }
 
 static int test_add_scalar(void) {
   uint8_t a[4] = {10, 11, 0, 255}, o[4] = {0};
   int8_t o8[4] = {0};
   int64_t s4[1] = {4};
-  pterun_tensor ta = mk(PTERUN_DTYPE_U8, 1, s4, a, sizeof(a));
-  pterun_tensor to = mk(PTERUN_DTYPE_U8, 1, s4, o, sizeof(o));
-  pterun_tensor to8 = mk(PTERUN_DTYPE_I8, 1, s4, o8, sizeof(o8));
+  pterun_tensor ta = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, a, sizeof(a));
+  pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, o, sizeof(o));
+  pterun_tensor to8 = pt_tensor_make(PTERUN_DTYPE_I8, 1, s4, o8, sizeof(o8));
   pterun_value v[14];
   /* (a-10)*0.5 + 1.125 -> *4 -> rne -> +1: 0+1.125 = 4.5 -> 4 -> 5;
    * 0.5+1.125 = 6.5 -> 6 -> 7; -5+1.125 = -15.5 -> -16 -> 0 (clamp);
    * 122.5+1.125 = 494.5 -> 255 */
-  scalar_args(v, &ta, vd(1.125), &to);
+  scalar_args(v, &ta, pt_val_double(1.125), &to);
   PT_CHECK_STATUS(call(SCALAR, v, 14), PTERUN_STATUS_OK);
   PT_CHECK(o[0] == 5 && o[1] == 7 && o[2] == 0 && o[3] == 255);
-  scalar_args(v, &ta, vi(2), &to8);
-  v[9] = vi(-128), v[10] = vi(127);
+  scalar_args(v, &ta, pt_val_int(2), &to8);
+  v[9] = pt_val_int(-128), v[10] = pt_val_int(127);
   PT_CHECK_STATUS(call(SCALAR, v, 14), PTERUN_STATUS_OK);
   PT_CHECK(o8[0] == 9 && o8[1] == 11 && o8[2] == -11 && o8[3] == 127);
-  scalar_args(v, &ta, vb(1), &to);
+  scalar_args(v, &ta, pt_val_bool(1), &to);
   PT_CHECK_STATUS(call(SCALAR, v, 14), PTERUN_STATUS_OK);
   PT_CHECK(o[0] == 5 && o[1] == 7);
-  scalar_args(v, &ta, vd(-INFINITY), &to);
+  scalar_args(v, &ta, pt_val_double(-INFINITY), &to);
   PT_CHECK_STATUS(call(SCALAR, v, 14), PTERUN_STATUS_OK);
   PT_CHECK(o[0] == 0 && o[3] == 0);
   /* errors */
-  scalar_args(v, &ta, vd(NAN), &to);
+  scalar_args(v, &ta, pt_val_double(NAN), &to);
   PT_CHECK_STATUS(call(SCALAR, v, 14), INVALID);
-  scalar_args(v, &ta, vnone(), &to);
+  scalar_args(v, &ta, pt_val_none(), &to);
   PT_CHECK_STATUS(call(SCALAR, v, 14), PTERUN_STATUS_INVALID_TYPE);
-  scalar_args(v, &ta, vd(1.0), &to);
+  scalar_args(v, &ta, pt_val_double(1.0), &to);
   PT_CHECK_STATUS(call(SCALAR, v, 13), PTERUN_STATUS_INVALID_PROGRAM);
-  v[5] = vi(PTERUN_DTYPE_I8); /* a_dtype != qa's */
+  v[5] = pt_val_int(PTERUN_DTYPE_I8); /* a_dtype != qa's */
   PT_CHECK_STATUS(call(SCALAR, v, 14), INVALID);
-  scalar_args(v, &ta, vd(1.0), &to);
-  v[11] = vi(PTERUN_DTYPE_I8); /* out_dtype != out's */
+  scalar_args(v, &ta, pt_val_double(1.0), &to);
+  v[11] = pt_val_int(PTERUN_DTYPE_I8); /* out_dtype != out's */
   PT_CHECK_STATUS(call(SCALAR, v, 14), INVALID);
-  scalar_args(v, &ta, vd(1.0), &to8); /* [0,255] outside int8 */
+  scalar_args(v, &ta, pt_val_double(1.0), &to8); /* [0,255] outside int8 */
   PT_CHECK_STATUS(call(SCALAR, v, 14), INVALID);
-  scalar_args(v, &ta, vd(1.0), &to);
-  v[7] = vd(0.0);
+  scalar_args(v, &ta, pt_val_double(1.0), &to);
+  v[7] = pt_val_double(0.0);
   PT_CHECK_STATUS(call(SCALAR, v, 14), INVALID);
-  v[7] = vd(0.25), v[2] = vi(-((int64_t)1 << 33));
+  v[7] = pt_val_double(0.25), v[2] = pt_val_int(-((int64_t)1 << 33));
   PT_CHECK_STATUS(call(SCALAR, v, 14), INVALID);
   {
     float f[4] = {0};
-    pterun_tensor tf = mk(PTERUN_DTYPE_F32, 1, s4, f, sizeof(f));
-    scalar_args(v, &tf, vd(1.0), &to);
+    pterun_tensor tf = pt_tensor_make(PTERUN_DTYPE_F32, 1, s4, f, sizeof(f));
+    scalar_args(v, &tf, pt_val_double(1.0), &to);
     PT_CHECK_STATUS(call(SCALAR, v, 14), PTERUN_STATUS_NOT_SUPPORTED);
-    scalar_args(v, &ta, vd(1.0), &to);
-    pterun_tensor tsmall = mk(PTERUN_DTYPE_U8, 1, s4, o, 2);
-    v[12] = vt(&tsmall), v[13] = vt(&tsmall);
+    scalar_args(v, &ta, pt_val_double(1.0), &to);
+    pterun_tensor tsmall = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, o, 2);
+    v[12] = pt_val_tensor(&tsmall), v[13] = pt_val_tensor(&tsmall);
     PT_CHECK_STATUS(call(SCALAR, v, 14), PTERUN_STATUS_NOT_SUPPORTED);
   }
   return 0;
