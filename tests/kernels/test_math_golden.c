@@ -12,34 +12,7 @@
 
 #define MAX_ARGS 16
 
-typedef struct reader {
-  const uint8_t* p;
-  const uint8_t* end;
-  int bad;
-} reader;
-
-static void rd(reader* r, void* dst, size_t n) {
-  if (r->bad || (size_t)(r->end - r->p) < n) {
-    r->bad = 1;
-    memset(dst, 0, n);
-    return;
-  }
-  memcpy(dst, r->p, n);
-  r->p += n;
-}
-static uint8_t rd_u8(reader* r) { uint8_t v; rd(r, &v, 1); return v; }
-static uint16_t rd_u16(reader* r) { uint16_t v; rd(r, &v, 2); return v; }
-static uint32_t rd_u32(reader* r) { uint32_t v; rd(r, &v, 4); return v; }
-static int64_t rd_i64(reader* r) { int64_t v; rd(r, &v, 8); return v; }
-static double rd_f64(reader* r) { double v; rd(r, &v, 8); return v; }
-/* Returns a NUL-terminated copy (caller frees). */
-static char* rd_str(reader* r, size_t* len) {
-  uint16_t n = rd_u16(r);
-  char* s = calloc((size_t)n + 1, 1);
-  rd(r, s, n);
-  if (len) *len = n;
-  return s;
-}
+#include "tests/harness/pt_reader.h"
 
 /* Reads a tensor header + data into t (data malloc'd, at least 16 bytes). */
 static void rd_tensor(reader* r, pterun_tensor* t) {
