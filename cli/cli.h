@@ -52,8 +52,7 @@ int cli_usage_error(const char* cmd, const char* fmt, ...) CLI_PRINTF(2, 3);
 /** Matches argv[*i] against "--name VALUE" or "--name=VALUE". Returns 1 and
  *  sets *value (advancing *i past a separate value), 0 when argv[*i] is not
  *  this option, -1 when the value is missing (a usage error was printed). */
-int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name,
-            const char** value);
+int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name, const char** value);
 /** 1 if argv[*i] is "-h" or "--help". */
 int cli_is_help(const char* arg);
 /** Strict decimal parse; returns 0 on success. */
@@ -107,10 +106,8 @@ typedef struct cli_inputs {
   const char** sources; /* file name or generator, for messages */
 } cli_inputs;
 
-int cli_inputs_generate(cli_session* s, size_t method, cli_gen gen, uint64_t seed,
-                        cli_inputs* out);
-int cli_inputs_from_files(cli_session* s, size_t method, const cli_strlist* paths,
-                          cli_inputs* out);
+int cli_inputs_generate(cli_session* s, size_t method, cli_gen gen, uint64_t seed, cli_inputs* out);
+int cli_inputs_from_files(cli_session* s, size_t method, const cli_strlist* paths, cli_inputs* out);
 /** Binds every input; the arrays must outlive the executes. */
 int cli_inputs_bind(cli_session* s, pterun_method* m, size_t method, cli_inputs* in);
 void cli_inputs_free(cli_inputs* in);

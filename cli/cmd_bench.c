@@ -72,9 +72,12 @@ int cli_cmd_bench(int argc, char** argv) {
       }
       continue;
     }
-    if ((r = cli_opt(argc, argv, &i, "bench", "--warmup", &v)) != 0) num = &warmup;
-    else if ((r = cli_opt(argc, argv, &i, "bench", "--iterations", &v)) != 0) num = &iterations;
-    else if ((r = cli_opt(argc, argv, &i, "bench", "--seed", &v)) != 0) num = &seed;
+    if ((r = cli_opt(argc, argv, &i, "bench", "--warmup", &v)) != 0)
+      num = &warmup;
+    else if ((r = cli_opt(argc, argv, &i, "bench", "--iterations", &v)) != 0)
+      num = &iterations;
+    else if ((r = cli_opt(argc, argv, &i, "bench", "--seed", &v)) != 0)
+      num = &seed;
     if (num != NULL) {
       if (r < 0) {
         rc = CLI_EXIT_USAGE;
@@ -137,10 +140,10 @@ int cli_cmd_bench(int argc, char** argv) {
   printf("program %s: loaded in %.3f ms\n", model, s.program_load_ms);
   printf("method %s: loaded in %.3f ms\n", pterun_program_method_name(s.program, method),
          method_ms);
-  printf("%llu warmup, %llu iterations (ms): mean %.4f  median %.4f  p90 %.4f  min %.4f  max %.4f\n",
-         (unsigned long long)warmup, (unsigned long long)iterations, sum / (double)iterations,
-         median, percentile(samples, (size_t)iterations, 90.0), samples[0],
-         samples[iterations - 1]);
+  printf(
+      "%llu warmup, %llu iterations (ms): mean %.4f  median %.4f  p90 %.4f  min %.4f  max %.4f\n",
+      (unsigned long long)warmup, (unsigned long long)iterations, sum / (double)iterations, median,
+      percentile(samples, (size_t)iterations, 90.0), samples[0], samples[iterations - 1]);
   rc = CLI_EXIT_OK;
 
 done:

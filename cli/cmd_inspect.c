@@ -17,7 +17,9 @@ static void inspect_usage(FILE* f) {
           "  --verbose        echo the library's log messages\n");
 }
 
-static const char* io_kind(const pterun_io_info* io) { return pterun_value_tag_name(io->tag); }
+static const char* io_kind(const pterun_io_info* io) {
+  return pterun_value_tag_name(io->tag);
+}
 
 static void text_io(const pterun_io_info* io, size_t i) {
   char shp[256], dord[128];
@@ -26,7 +28,9 @@ static void text_io(const pterun_io_info* io, size_t i) {
       case PTERUN_VALUE_INT:
         printf("    %zu: %s = %lld\n", i, io_kind(io), (long long)io->int_value);
         break;
-      case PTERUN_VALUE_DOUBLE: printf("    %zu: %s = %g\n", i, io_kind(io), io->double_value); break;
+      case PTERUN_VALUE_DOUBLE:
+        printf("    %zu: %s = %g\n", i, io_kind(io), io->double_value);
+        break;
       case PTERUN_VALUE_BOOL:
         printf("    %zu: %s = %s\n", i, io_kind(io), io->int_value ? "true" : "false");
         break;
@@ -68,11 +72,15 @@ static void json_io(cli_json* j, const pterun_io_info* io) {
   cli_json_key(j, "dynamism");
   cli_json_string(j, tensor ? cli_dynamism_name(io->dynamism) : NULL);
   cli_json_key(j, "planned");
-  if (tensor) cli_json_bool(j, io->planned);
-  else cli_json_null(j);
+  if (tensor)
+    cli_json_bool(j, io->planned);
+  else
+    cli_json_null(j);
   cli_json_key(j, "nbytes");
-  if (tensor) cli_json_uint(j, io->nbytes);
-  else cli_json_null(j);
+  if (tensor)
+    cli_json_uint(j, io->nbytes);
+  else
+    cli_json_null(j);
   cli_json_key(j, "value");
   switch (io->tag) {
     case PTERUN_VALUE_INT: cli_json_int(j, io->int_value); break;
@@ -85,8 +93,10 @@ static void json_io(cli_json* j, const pterun_io_info* io) {
 
 /* "aten::add" + "out" -> "aten::add.out", the registry's key form. */
 static void op_key(const char* name, const char* overload, char* buf, size_t cap) {
-  if (overload && overload[0]) snprintf(buf, cap, "%s.%s", name, overload);
-  else snprintf(buf, cap, "%s", name);
+  if (overload && overload[0])
+    snprintf(buf, cap, "%s.%s", name, overload);
+  else
+    snprintf(buf, cap, "%s", name);
 }
 
 /* One method, as text or JSON. Returns CLI_EXIT_OK or fails. */
@@ -128,10 +138,12 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j) {
         st = pass ? pterun_program_method_output(s->program, m, i, &io)
                   : pterun_program_method_input(s->program, m, i, &io);
         if (st != PTERUN_STATUS_OK)
-          return cli_fail(&s->log, st, "cannot read %s %zu of method %s",
-                          pass ? "output" : "input", i, mi.name);
-        if (j) json_io(j, &io);
-        else text_io(&io, i);
+          return cli_fail(&s->log, st, "cannot read %s %zu of method %s", pass ? "output" : "input",
+                          i, mi.name);
+        if (j)
+          json_io(j, &io);
+        else
+          text_io(&io, i);
       }
       if (j) cli_json_end_array(j);
     }
@@ -193,8 +205,10 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j) {
     if ((st = pterun_program_planned_buffer_size(s->program, m, i, &size)) != PTERUN_STATUS_OK)
       return cli_fail(&s->log, st, "cannot read planned buffer %zu of method %s", i, mi.name);
     planned_total += size;
-    if (j) cli_json_uint(j, size);
-    else printf("    %zu: %llu bytes\n", i, (unsigned long long)size);
+    if (j)
+      cli_json_uint(j, size);
+    else
+      printf("    %zu: %llu bytes\n", i, (unsigned long long)size);
   }
   if (j) {
     cli_json_end_array(j);
@@ -214,8 +228,10 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j) {
     const char* backend = NULL;
     if ((st = pterun_program_method_delegate(s->program, m, i, &backend)) != PTERUN_STATUS_OK)
       return cli_fail(&s->log, st, "cannot read delegate %zu of method %s", i, mi.name);
-    if (j) cli_json_string(j, backend ? backend : "");
-    else printf("    %zu: %s\n", i, backend ? backend : "?");
+    if (j)
+      cli_json_string(j, backend ? backend : "");
+    else
+      printf("    %zu: %s\n", i, backend ? backend : "?");
   }
   if (j) {
     cli_json_end_array(j);
@@ -293,7 +309,7 @@ int cli_cmd_inspect(int argc, char** argv) {
     cli_json_key(j, "constant_bytes");
     cli_json_uint(j, pi.constant_bytes);
     cli_json_key(j, "constant_storage");
-    cli_json_string(j, pi.constant_count == 0         ? "none"
+    cli_json_string(j, pi.constant_count == 0      ? "none"
                        : pi.legacy_constant_buffer ? "inline"
                                                    : "segment");
     cli_json_key(j, "mutable_data_count");
@@ -322,8 +338,7 @@ int cli_cmd_inspect(int argc, char** argv) {
            (unsigned long long)pi.program_size);
     if (pi.has_extended_header)
       printf("  extended header: yes (segment base %llu, segment data %llu bytes)\n",
-             (unsigned long long)pi.segment_base_offset,
-             (unsigned long long)pi.segment_data_size);
+             (unsigned long long)pi.segment_base_offset, (unsigned long long)pi.segment_data_size);
     else
       printf("  extended header: no\n");
     printf("  segments: %zu\n", pi.segment_count);

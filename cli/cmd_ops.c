@@ -6,20 +6,21 @@
 #include "cli/json.h"
 
 static void ops_usage(FILE* f) {
-  fprintf(f,
-          "usage: pterun ops [--json] [--verbose]\n"
-          "\n"
-          "List every operator overload registered by this build (the runtime's prim ops\n"
-          "and each kernel library), with the component that provides it.\n"
-          "\n"
-          "  --json      print a JSON array of {\"name\", \"overload\", \"component\", \"kernels\"}\n"
-          "  --verbose   echo the library's log messages\n");
+  fprintf(
+      f,
+      "usage: pterun ops [--json] [--verbose]\n"
+      "\n"
+      "List every operator overload registered by this build (the runtime's prim ops\n"
+      "and each kernel library), with the component that provides it.\n"
+      "\n"
+      "  --json      print a JSON array of {\"name\", \"overload\", \"component\", \"kernels\"}\n"
+      "  --verbose   echo the library's log messages\n");
 }
 
 typedef struct op_row {
-  const char* op;        /* "aten::add.out" (owned by the registry) */
+  const char* op; /* "aten::add.out" (owned by the registry) */
   const char* component;
-  size_t kernels;        /* kernels registered for this op (one per dtype key) */
+  size_t kernels; /* kernels registered for this op (one per dtype key) */
 } op_row;
 
 /* Splits "ns::name.overload" at the '.' after the namespace. */

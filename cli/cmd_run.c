@@ -66,7 +66,8 @@ static int write_tensor(const char* path, const pterun_tensor* t, size_t index) 
 
   switch (t->dtype) {
     case PTERUN_DTYPE_QINT8: dtype = PTERUN_DTYPE_I8; break;
-    case PTERUN_DTYPE_QUINT8: case PTERUN_DTYPE_BITS8: dtype = PTERUN_DTYPE_U8; break;
+    case PTERUN_DTYPE_QUINT8:
+    case PTERUN_DTYPE_BITS8: dtype = PTERUN_DTYPE_U8; break;
     case PTERUN_DTYPE_QINT32: dtype = PTERUN_DTYPE_I32; break;
     case PTERUN_DTYPE_BITS16: dtype = PTERUN_DTYPE_U16; break;
     default: break;
@@ -98,8 +99,8 @@ static int write_tensor(const char* path, const pterun_tensor* t, size_t index) 
     dtype = PTERUN_DTYPE_F32;
     itemsize = sizeof(float);
   }
-  st = cli_npy_write_file(path, dtype, t->rank, t->sizes, data ? data : "", numel * itemsize,
-                          err, sizeof err);
+  st = cli_npy_write_file(path, dtype, t->rank, t->sizes, data ? data : "", numel * itemsize, err,
+                          sizeof err);
   free(buf);
   if (st != PTERUN_STATUS_OK) return cli_fail(NULL, st, "output %zu: %s", index, err);
   return CLI_EXIT_OK;
@@ -129,8 +130,7 @@ static int write_output(const char* dir, size_t i, const pterun_value* v, int* w
       st = cli_npy_write_file(path, PTERUN_DTYPE_BOOL, 0, NULL, &b, 1, err, sizeof err);
       break;
     }
-    default:
-      return CLI_EXIT_OK; /* None, strings and lists have no .npy form; summary says so */
+    default: return CLI_EXIT_OK; /* None, strings and lists have no .npy form; summary says so */
   }
   if (st != PTERUN_STATUS_OK) return cli_fail(NULL, st, "output %zu: %s", i, err);
   *written = 1;
@@ -246,9 +246,12 @@ int cli_cmd_run(int argc, char** argv) {
     goto done;
   }
   if (gen_name != NULL) {
-    if (strcmp(gen_name, "zeros") == 0) gen = CLI_GEN_ZEROS;
-    else if (strcmp(gen_name, "ones") == 0) gen = CLI_GEN_ONES;
-    else if (strcmp(gen_name, "random") == 0) gen = CLI_GEN_RANDOM;
+    if (strcmp(gen_name, "zeros") == 0)
+      gen = CLI_GEN_ZEROS;
+    else if (strcmp(gen_name, "ones") == 0)
+      gen = CLI_GEN_ONES;
+    else if (strcmp(gen_name, "random") == 0)
+      gen = CLI_GEN_RANDOM;
     else {
       rc = cli_usage_error("run", "--inputs must be zeros, ones or random, not '%s'", gen_name);
       goto done;
@@ -321,14 +324,15 @@ int cli_cmd_run(int argc, char** argv) {
     if (outdir != NULL && write_output(outdir, k, out, &written) != CLI_EXIT_OK) goto done;
     if (!quiet) {
       describe_value(out, desc, sizeof desc);
-      if (written) printf("output %zu: %s -> %s/output_%zu.npy\n", k, desc, outdir, k);
-      else printf("output %zu: %s\n", k, desc);
+      if (written)
+        printf("output %zu: %s -> %s/output_%zu.npy\n", k, desc, outdir, k);
+      else
+        printf("output %zu: %s\n", k, desc);
     }
   }
   if (!quiet)
-    printf("execute: %llu iteration%s, mean %.4f ms, min %.4f ms\n",
-           (unsigned long long)iterations, iterations == 1 ? "" : "s",
-           total / (double)iterations, best);
+    printf("execute: %llu iteration%s, mean %.4f ms, min %.4f ms\n", (unsigned long long)iterations,
+           iterations == 1 ? "" : "s", total / (double)iterations, best);
   rc = CLI_EXIT_OK;
 
 done:

@@ -79,8 +79,7 @@ int cli_usage_error(const char* cmd, const char* fmt, ...) {
 
 /* ---- arguments ----------------------------------------------------------------- */
 
-int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name,
-            const char** value) {
+int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name, const char** value) {
   const char* a = argv[*i];
   size_t n = strlen(name);
   if (strncmp(a, name, n) != 0) return 0;
@@ -98,7 +97,9 @@ int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name,
   return 1;
 }
 
-int cli_is_help(const char* arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
+int cli_is_help(const char* arg) {
+  return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
 
 int cli_parse_u64(const char* s, uint64_t* out) {
   uint64_t v = 0;

@@ -14,8 +14,10 @@ float cli_half_to_float(uint16_t h) {
     f = ldexpf((float)man, -24);
     return sign ? -f : f;
   }
-  if (exp == 31) bits = sign | 0x7f800000u | (man << 13);
-  else bits = sign | ((exp + 112) << 23) | (man << 13);
+  if (exp == 31)
+    bits = sign | 0x7f800000u | (man << 13);
+  else
+    bits = sign | ((exp + 112) << 23) | (man << 13);
   memcpy(&f, &bits, sizeof f);
   return f;
 }
@@ -71,40 +73,67 @@ int cli_dtype_is_float(int32_t dtype) {
 
 int cli_elem_supported(int32_t dtype) {
   switch (dtype) {
-    case PTERUN_DTYPE_U8: case PTERUN_DTYPE_QUINT8: case PTERUN_DTYPE_BITS8:
-    case PTERUN_DTYPE_I8: case PTERUN_DTYPE_QINT8: case PTERUN_DTYPE_I16:
-    case PTERUN_DTYPE_I32: case PTERUN_DTYPE_QINT32: case PTERUN_DTYPE_I64:
-    case PTERUN_DTYPE_U16: case PTERUN_DTYPE_BITS16: case PTERUN_DTYPE_U32:
-    case PTERUN_DTYPE_U64: case PTERUN_DTYPE_F32: case PTERUN_DTYPE_F64:
-    case PTERUN_DTYPE_BOOL: case PTERUN_DTYPE_F16: case PTERUN_DTYPE_BF16:
-      return 1;
-    default:
-      return 0;
+    case PTERUN_DTYPE_U8:
+    case PTERUN_DTYPE_QUINT8:
+    case PTERUN_DTYPE_BITS8:
+    case PTERUN_DTYPE_I8:
+    case PTERUN_DTYPE_QINT8:
+    case PTERUN_DTYPE_I16:
+    case PTERUN_DTYPE_I32:
+    case PTERUN_DTYPE_QINT32:
+    case PTERUN_DTYPE_I64:
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16:
+    case PTERUN_DTYPE_U32:
+    case PTERUN_DTYPE_U64:
+    case PTERUN_DTYPE_F32:
+    case PTERUN_DTYPE_F64:
+    case PTERUN_DTYPE_BOOL:
+    case PTERUN_DTYPE_F16:
+    case PTERUN_DTYPE_BF16: return 1;
+    default: return 0;
   }
 }
 
 /* Element i read through memcpy: data may be unaligned. */
-#define LOAD(T) \
-  do { T v_; memcpy(&v_, (const char*)data + i * sizeof(T), sizeof(T)); return (double)v_; } while (0)
+#define LOAD(T)                                                                                    \
+  do {                                                                                             \
+    T v_;                                                                                          \
+    memcpy(&v_, (const char*)data + i * sizeof(T), sizeof(T));                                     \
+    return (double)v_;                                                                             \
+  } while (0)
 
 double cli_elem_get(int32_t dtype, const void* data, size_t i) {
   switch (dtype) {
-    case PTERUN_DTYPE_U8: case PTERUN_DTYPE_QUINT8: case PTERUN_DTYPE_BITS8: LOAD(uint8_t);
-    case PTERUN_DTYPE_I8: case PTERUN_DTYPE_QINT8: LOAD(int8_t);
+    case PTERUN_DTYPE_U8:
+    case PTERUN_DTYPE_QUINT8:
+    case PTERUN_DTYPE_BITS8: LOAD(uint8_t);
+    case PTERUN_DTYPE_I8:
+    case PTERUN_DTYPE_QINT8: LOAD(int8_t);
     case PTERUN_DTYPE_I16: LOAD(int16_t);
-    case PTERUN_DTYPE_I32: case PTERUN_DTYPE_QINT32: LOAD(int32_t);
+    case PTERUN_DTYPE_I32:
+    case PTERUN_DTYPE_QINT32: LOAD(int32_t);
     case PTERUN_DTYPE_I64: LOAD(int64_t);
-    case PTERUN_DTYPE_U16: case PTERUN_DTYPE_BITS16: LOAD(uint16_t);
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: LOAD(uint16_t);
     case PTERUN_DTYPE_U32: LOAD(uint32_t);
     case PTERUN_DTYPE_U64: LOAD(uint64_t);
     case PTERUN_DTYPE_F32: LOAD(float);
     case PTERUN_DTYPE_F64: LOAD(double);
-    case PTERUN_DTYPE_BOOL: { uint8_t b; memcpy(&b, (const char*)data + i, 1); return b ? 1.0 : 0.0; }
+    case PTERUN_DTYPE_BOOL: {
+      uint8_t b;
+      memcpy(&b, (const char*)data + i, 1);
+      return b ? 1.0 : 0.0;
+    }
     case PTERUN_DTYPE_F16: {
-      uint16_t h; memcpy(&h, (const char*)data + 2 * i, 2); return (double)cli_half_to_float(h);
+      uint16_t h;
+      memcpy(&h, (const char*)data + 2 * i, 2);
+      return (double)cli_half_to_float(h);
     }
     case PTERUN_DTYPE_BF16: {
-      uint16_t h; memcpy(&h, (const char*)data + 2 * i, 2); return (double)cli_bf16_to_float(h);
+      uint16_t h;
+      memcpy(&h, (const char*)data + 2 * i, 2);
+      return (double)cli_bf16_to_float(h);
     }
     default: return NAN;
   }
@@ -121,27 +150,44 @@ int64_t cli_double_to_i64(double v) {
   return (int64_t)clampd(v, -9223372036854775808.0, 9223372036854774784.0);
 }
 
-#define STORE(T, lo, hi) \
-  do { T v_ = (T)clampd(v, lo, hi); memcpy((char*)data + i * sizeof(T), &v_, sizeof(T)); return; } while (0)
+#define STORE(T, lo, hi)                                                                           \
+  do {                                                                                             \
+    T v_ = (T)clampd(v, lo, hi);                                                                   \
+    memcpy((char*)data + i * sizeof(T), &v_, sizeof(T));                                           \
+    return;                                                                                        \
+  } while (0)
 
 void cli_elem_set(int32_t dtype, void* data, size_t i, double v) {
   switch (dtype) {
-    case PTERUN_DTYPE_U8: case PTERUN_DTYPE_QUINT8: case PTERUN_DTYPE_BITS8: STORE(uint8_t, 0, 255);
-    case PTERUN_DTYPE_I8: case PTERUN_DTYPE_QINT8: STORE(int8_t, -128, 127);
+    case PTERUN_DTYPE_U8:
+    case PTERUN_DTYPE_QUINT8:
+    case PTERUN_DTYPE_BITS8: STORE(uint8_t, 0, 255);
+    case PTERUN_DTYPE_I8:
+    case PTERUN_DTYPE_QINT8: STORE(int8_t, -128, 127);
     case PTERUN_DTYPE_I16: STORE(int16_t, -32768, 32767);
-    case PTERUN_DTYPE_I32: case PTERUN_DTYPE_QINT32: STORE(int32_t, -2147483648.0, 2147483647.0);
+    case PTERUN_DTYPE_I32:
+    case PTERUN_DTYPE_QINT32: STORE(int32_t, -2147483648.0, 2147483647.0);
     case PTERUN_DTYPE_I64: STORE(int64_t, -9223372036854775808.0, 9223372036854774784.0);
-    case PTERUN_DTYPE_U16: case PTERUN_DTYPE_BITS16: STORE(uint16_t, 0, 65535);
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: STORE(uint16_t, 0, 65535);
     case PTERUN_DTYPE_U32: STORE(uint32_t, 0, 4294967295.0);
     case PTERUN_DTYPE_U64: STORE(uint64_t, 0, 18446744073709549568.0);
-    case PTERUN_DTYPE_F32: { float f = (float)v; memcpy((char*)data + 4 * i, &f, 4); return; }
+    case PTERUN_DTYPE_F32: {
+      float f = (float)v;
+      memcpy((char*)data + 4 * i, &f, 4);
+      return;
+    }
     case PTERUN_DTYPE_F64: memcpy((char*)data + 8 * i, &v, 8); return;
     case PTERUN_DTYPE_BOOL: ((uint8_t*)data)[i] = v != 0.0; return;
     case PTERUN_DTYPE_F16: {
-      uint16_t h = cli_float_to_half((float)v); memcpy((char*)data + 2 * i, &h, 2); return;
+      uint16_t h = cli_float_to_half((float)v);
+      memcpy((char*)data + 2 * i, &h, 2);
+      return;
     }
     case PTERUN_DTYPE_BF16: {
-      uint16_t h = cli_float_to_bf16((float)v); memcpy((char*)data + 2 * i, &h, 2); return;
+      uint16_t h = cli_float_to_bf16((float)v);
+      memcpy((char*)data + 2 * i, &h, 2);
+      return;
     }
     default: return;
   }
@@ -163,8 +209,10 @@ void cli_elem_format(int32_t dtype, const void* data, size_t i, char* buf, size_
     snprintf(buf, cap, "%.6g", cli_elem_get(dtype, data, i));
   } else {
     double v = cli_elem_get(dtype, data, i);
-    if (v != v) snprintf(buf, cap, "?");
-    else snprintf(buf, cap, "%.0f", v);
+    if (v != v)
+      snprintf(buf, cap, "?");
+    else
+      snprintf(buf, cap, "%.0f", v);
   }
 }
 

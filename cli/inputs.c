@@ -12,7 +12,9 @@ static uint64_t splitmix64(uint64_t* state) {
   return z ^ (z >> 31);
 }
 
-static const char* tag_name(int tag) { return pterun_value_tag_name(tag); }
+static const char* tag_name(int tag) {
+  return pterun_value_tag_name(tag);
+}
 
 static int alloc_inputs(cli_inputs* in, size_t n) {
   memset(in, 0, sizeof *in);
@@ -101,9 +103,12 @@ int cli_inputs_generate(cli_session* s, size_t method, cli_gen gen, uint64_t see
       double v = 1.0;
       if (gen == CLI_GEN_RANDOM) {
         uint64_t r = splitmix64(&rng);
-        if (io.dtype == PTERUN_DTYPE_BOOL) v = (double)(r & 1u);
-        else if (cli_dtype_is_float(io.dtype)) v = (double)(r >> 11) * 0x1.0p-52 - 1.0; /* [-1,1) */
-        else v = (double)(r % 10u); /* small non-negative: safe as indices and sizes */
+        if (io.dtype == PTERUN_DTYPE_BOOL)
+          v = (double)(r & 1u);
+        else if (cli_dtype_is_float(io.dtype))
+          v = (double)(r >> 11) * 0x1.0p-52 - 1.0; /* [-1,1) */
+        else
+          v = (double)(r % 10u); /* small non-negative: safe as indices and sizes */
       }
       cli_elem_set(io.dtype, a->data, j, v);
     }
@@ -217,9 +222,11 @@ int cli_inputs_bind(cli_session* s, pterun_method* m, size_t method, cli_inputs*
       switch (io.tag) {
         case PTERUN_VALUE_NONE: break;
         case PTERUN_VALUE_INT:
-          if (from_file && a->dtype == PTERUN_DTYPE_I64) memcpy(&v.u.i, a->data, 8);
-          else v.u.i = from_file ? cli_double_to_i64(cli_elem_get(a->dtype, a->data, 0))
-                                 : io.int_value;
+          if (from_file && a->dtype == PTERUN_DTYPE_I64)
+            memcpy(&v.u.i, a->data, 8);
+          else
+            v.u.i =
+                from_file ? cli_double_to_i64(cli_elem_get(a->dtype, a->data, 0)) : io.int_value;
           break;
         case PTERUN_VALUE_DOUBLE:
           v.u.d = from_file ? cli_elem_get(a->dtype, a->data, 0) : io.double_value;

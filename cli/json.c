@@ -50,10 +50,18 @@ static void end(cli_json* j, char c) {
   fputc(c, j->f);
 }
 
-void cli_json_begin_object(cli_json* j) { begin(j, '{'); }
-void cli_json_end_object(cli_json* j) { end(j, '}'); }
-void cli_json_begin_array(cli_json* j) { begin(j, '['); }
-void cli_json_end_array(cli_json* j) { end(j, ']'); }
+void cli_json_begin_object(cli_json* j) {
+  begin(j, '{');
+}
+void cli_json_end_object(cli_json* j) {
+  end(j, '}');
+}
+void cli_json_begin_array(cli_json* j) {
+  begin(j, '[');
+}
+void cli_json_end_array(cli_json* j) {
+  end(j, ']');
+}
 
 /* Length of a valid UTF-8 sequence at s (no overlongs, no surrogates, <=
  * U+10FFFF), or 0. */
@@ -121,8 +129,10 @@ void cli_json_key(cli_json* j, const char* key) {
 
 void cli_json_string(cli_json* j, const char* s) {
   before_item(j);
-  if (s == NULL) fputs("null", j->f);
-  else write_string(j->f, s);
+  if (s == NULL)
+    fputs("null", j->f);
+  else
+    write_string(j->f, s);
 }
 
 void cli_json_int(cli_json* j, int64_t v) {
@@ -137,8 +147,10 @@ void cli_json_uint(cli_json* j, uint64_t v) {
 
 void cli_json_double(cli_json* j, double v) {
   before_item(j);
-  if (isnan(v) || isinf(v)) fputs("null", j->f);
-  else fprintf(j->f, "%.17g", v);
+  if (isnan(v) || isinf(v))
+    fputs("null", j->f);
+  else
+    fprintf(j->f, "%.17g", v);
 }
 
 void cli_json_bool(cli_json* j, int v) {
@@ -151,4 +163,6 @@ void cli_json_null(cli_json* j) {
   fputs("null", j->f);
 }
 
-void cli_json_finish(cli_json* j) { fputc('\n', j->f); }
+void cli_json_finish(cli_json* j) {
+  fputc('\n', j->f);
+}

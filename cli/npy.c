@@ -17,7 +17,8 @@ static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void set_err(char* err, size_t err_size, const char* fmt, ...) {
+static void
+set_err(char* err, size_t err_size, const char* fmt, ...) {
   va_list ap;
   if (err == NULL || err_size == 0) return;
   va_start(ap, fmt);
@@ -33,9 +34,9 @@ static int host_is_little(void) {
 /* ---- dtype table ----------------------------------------------------------- */
 
 typedef struct npy_type {
-  char kind;      /* numpy type kind: f, i, u, b */
-  size_t size;    /* bytes */
-  int32_t dtype;  /* pterun_dtype */
+  char kind;     /* numpy type kind: f, i, u, b */
+  size_t size;   /* bytes */
+  int32_t dtype; /* pterun_dtype */
 } npy_type;
 
 static const npy_type kTypes[] = {
@@ -48,7 +49,11 @@ static const npy_type kTypes[] = {
 
 const char* cli_npy_descr(int32_t dtype) {
   /* Both byte orders, so the writer can label data in the host's order. */
-  static const struct { int32_t dtype; const char* le; const char* be; } kDescr[] = {
+  static const struct {
+    int32_t dtype;
+    const char* le;
+    const char* be;
+  } kDescr[] = {
       {PTERUN_DTYPE_F16, "<f2", ">f2"}, {PTERUN_DTYPE_F32, "<f4", ">f4"},
       {PTERUN_DTYPE_F64, "<f8", ">f8"}, {PTERUN_DTYPE_I8, "|i1", "|i1"},
       {PTERUN_DTYPE_I16, "<i2", ">i2"}, {PTERUN_DTYPE_I32, "<i4", ">i4"},
@@ -100,8 +105,7 @@ typedef struct scanner {
 } scanner;
 
 static void skip_ws(scanner* s) {
-  while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-    ++s->p;
+  while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r')) ++s->p;
 }
 
 static int accept(scanner* s, char c) {
@@ -175,8 +179,7 @@ static pterun_status parse_dim(scanner* s, int64_t* out) {
   int digits = 0;
   skip_ws(s);
   if (s->p < s->end && *s->p == '-') {
-    set_err(s->err, s->err_size, "%s: malformed .npy header: negative dimension in shape",
-            s->name);
+    set_err(s->err, s->err_size, "%s: malformed .npy header: negative dimension in shape", s->name);
     return PTERUN_STATUS_INVALID_DATA;
   }
   while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
@@ -229,8 +232,8 @@ static pterun_status parse_shape(scanner* s, cli_npy_header* h) {
   }
 }
 
-static pterun_status map_descr(const char* descr, const char* name, cli_npy_header* h,
-                               char* err, size_t err_size) {
+static pterun_status map_descr(const char* descr, const char* name, cli_npy_header* h, char* err,
+                               size_t err_size) {
   size_t len = strlen(descr), k;
   char order, kind;
   size_t size = 0;
@@ -253,8 +256,8 @@ static pterun_status map_descr(const char* descr, const char* name, cli_npy_head
       }
       h->dtype = kTypes[k].dtype;
       h->itemsize = size;
-      h->swap_bytes = size > 1 && ((order == '<' && !host_is_little()) ||
-                                   (order == '>' && host_is_little()));
+      h->swap_bytes =
+          size > 1 && ((order == '<' && !host_is_little()) || (order == '>' && host_is_little()));
       return PTERUN_STATUS_OK;
     }
   }
@@ -283,21 +286,23 @@ static pterun_status parse_dict(scanner* s, cli_npy_header* h) {
         return st;
       have_descr = 1;
     } else if (strcmp(key, "fortran_order") == 0 && !have_fortran) {
-      if (accept_word(s, "True")) h->fortran_order = 1;
-      else if (accept_word(s, "False")) h->fortran_order = 0;
-      else return syntax(s, "True or False for fortran_order");
+      if (accept_word(s, "True"))
+        h->fortran_order = 1;
+      else if (accept_word(s, "False"))
+        h->fortran_order = 0;
+      else
+        return syntax(s, "True or False for fortran_order");
       have_fortran = 1;
     } else if (strcmp(key, "shape") == 0 && !have_shape) {
       if ((st = parse_shape(s, h)) != PTERUN_STATUS_OK) return st;
       have_shape = 1;
     } else if (strcmp(key, "descr") == 0 || strcmp(key, "fortran_order") == 0 ||
                strcmp(key, "shape") == 0) {
-      set_err(s->err, s->err_size, "%s: malformed .npy header: key '%s' appears twice",
-              s->name, key);
+      set_err(s->err, s->err_size, "%s: malformed .npy header: key '%s' appears twice", s->name,
+              key);
       return PTERUN_STATUS_INVALID_DATA;
     } else {
-      set_err(s->err, s->err_size, "%s: malformed .npy header: unexpected key '%s'", s->name,
-              key);
+      set_err(s->err, s->err_size, "%s: malformed .npy header: unexpected key '%s'", s->name, key);
       return PTERUN_STATUS_INVALID_DATA;
     }
     if (accept(s, ',')) continue;
@@ -308,7 +313,9 @@ static pterun_status parse_dict(scanner* s, cli_npy_header* h) {
   if (s->p != s->end) return syntax(s, "only padding after '}'");
   if (!have_descr || !have_fortran || !have_shape) {
     set_err(s->err, s->err_size, "%s: malformed .npy header: missing key '%s'", s->name,
-            !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
+            !have_descr     ? "descr"
+            : !have_fortran ? "fortran_order"
+                            : "shape");
     return PTERUN_STATUS_INVALID_DATA;
   }
   return map_descr(descr, s->name, h, s->err, s->err_size);
@@ -354,8 +361,8 @@ pterun_status cli_npy_parse_header(const void* buf, size_t size, const char* nam
     return PTERUN_STATUS_NOT_SUPPORTED;
   }
   if (hlen > size - prefix) {
-    set_err(err, err_size, "%s: header length %zu runs past the end of the file (%zu bytes)",
-            name, hlen, size);
+    set_err(err, err_size, "%s: header length %zu runs past the end of the file (%zu bytes)", name,
+            hlen, size);
     return PTERUN_STATUS_INVALID_DATA;
   }
   s.p = (const char*)b + prefix;
@@ -474,8 +481,10 @@ static pterun_status finish_read(const unsigned char* image, void* owned, const 
     memset(out, 0, sizeof *out);
     return PTERUN_STATUS_OUT_OF_MEMORY;
   }
-  if (h->fortran_order && h->rank > 1) fortran_to_c(src, dst, h);
-  else if (h->data_nbytes) memcpy(dst, src, h->data_nbytes);
+  if (h->fortran_order && h->rank > 1)
+    fortran_to_c(src, dst, h);
+  else if (h->data_nbytes)
+    memcpy(dst, src, h->data_nbytes);
   if (h->swap_bytes) byteswap(dst, h->numel, h->itemsize);
   out->alloc_ = dst;
   out->data = dst;
@@ -554,9 +563,8 @@ void cli_npy_free(cli_npy* a) {
 
 /* ---- writer ---------------------------------------------------------------- */
 
-pterun_status cli_npy_format_header(int32_t dtype, uint32_t rank, const int64_t* shape,
-                                    char* buf, size_t cap, size_t* len_out, char* err,
-                                    size_t err_size) {
+pterun_status cli_npy_format_header(int32_t dtype, uint32_t rank, const int64_t* shape, char* buf,
+                                    size_t cap, size_t* len_out, char* err, size_t err_size) {
   const char* descr = cli_npy_descr(dtype);
   char dict[CLI_NPY_MAX_PREAMBLE], shp[512];
   int n;
@@ -578,8 +586,8 @@ pterun_status cli_npy_format_header(int32_t dtype, uint32_t rank, const int64_t*
     }
   }
   cli_npy_shape_str(rank, shape, shp, sizeof shp);
-  n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-               descr, shp);
+  n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr,
+               shp);
   if (n < 0 || (size_t)n >= sizeof dict) {
     set_err(err, err_size, "npy header too long");
     return PTERUN_STATUS_INTERNAL;
@@ -613,8 +621,8 @@ pterun_status cli_npy_format_header(int32_t dtype, uint32_t rank, const int64_t*
 }
 
 pterun_status cli_npy_write_file(const char* path, int32_t dtype, uint32_t rank,
-                                 const int64_t* shape, const void* data, size_t nbytes,
-                                 char* err, size_t err_size) {
+                                 const int64_t* shape, const void* data, size_t nbytes, char* err,
+                                 size_t err_size) {
   char pre[CLI_NPY_MAX_PREAMBLE];
   size_t plen, itemsize = itemsize_of(dtype), numel = 1;
   uint32_t k;

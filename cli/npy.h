@@ -31,16 +31,16 @@
 
 /** What a valid header says (filled by cli_npy_parse_header). */
 typedef struct cli_npy_header {
-  int major, minor;           /* format version */
-  int32_t dtype;              /* pterun_dtype */
+  int major, minor; /* format version */
+  int32_t dtype;    /* pterun_dtype */
   size_t itemsize;
   uint32_t rank;
   int64_t shape[PTERUN_MAX_RANK];
   int fortran_order;
-  int swap_bytes;             /* file byte order is not the host's */
+  int swap_bytes; /* file byte order is not the host's */
   size_t numel;
-  size_t data_offset;         /* where the array data starts in the file */
-  size_t data_nbytes;         /* numel * itemsize, equal to the bytes present */
+  size_t data_offset; /* where the array data starts in the file */
+  size_t data_nbytes; /* numel * itemsize, equal to the bytes present */
 } cli_npy_header;
 
 /** An array in C order and host byte order. `data` is never NULL (a 1-byte
@@ -62,8 +62,8 @@ pterun_status cli_npy_parse_header(const void* buf, size_t size, const char* nam
                                    cli_npy_header* out, char* err, size_t err_size);
 
 /** Parses and copies a whole .npy image into `out` (free with cli_npy_free). */
-pterun_status cli_npy_read_buffer(const void* buf, size_t size, const char* name,
-                                  cli_npy* out, char* err, size_t err_size);
+pterun_status cli_npy_read_buffer(const void* buf, size_t size, const char* name, cli_npy* out,
+                                  char* err, size_t err_size);
 
 /** Reads a .npy file. IO_ERROR when it cannot be opened or read. */
 pterun_status cli_npy_read_file(const char* path, cli_npy* out, char* err, size_t err_size);
@@ -79,14 +79,13 @@ const char* cli_npy_descr(int32_t dtype);
  *  array; *len_out is its length, a multiple of 64. `buf` needs at most
  *  CLI_NPY_MAX_PREAMBLE bytes. NOT_SUPPORTED for a dtype without a descr. */
 #define CLI_NPY_MAX_PREAMBLE 1024
-pterun_status cli_npy_format_header(int32_t dtype, uint32_t rank, const int64_t* shape,
-                                    char* buf, size_t cap, size_t* len_out, char* err,
-                                    size_t err_size);
+pterun_status cli_npy_format_header(int32_t dtype, uint32_t rank, const int64_t* shape, char* buf,
+                                    size_t cap, size_t* len_out, char* err, size_t err_size);
 
 /** Writes a C-order array. `nbytes` must equal prod(shape) * itemsize. */
 pterun_status cli_npy_write_file(const char* path, int32_t dtype, uint32_t rank,
-                                 const int64_t* shape, const void* data, size_t nbytes,
-                                 char* err, size_t err_size);
+                                 const int64_t* shape, const void* data, size_t nbytes, char* err,
+                                 size_t err_size);
 
 /** "(2, 3)", "(3,)" or "()" into buf (always NUL-terminated). */
 void cli_npy_shape_str(uint32_t rank, const int64_t* shape, char* buf, size_t cap);

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     if (out->tag == PTERUN_VALUE_TENSOR && out->u.tensor->dtype == PTERUN_DTYPE_F32) {
       const pterun_tensor* t = out->u.tensor;
       printf("output 0: %lld float32 values:", (long long)t->numel);
-      for (int64_t k = 0; k < t->numel && k < 8; ++k) printf(" %g", (double)((const float*)t->data)[k]);
+      for (int64_t k = 0; k < t->numel && k < 8; ++k)
+        printf(" %g", (double)((const float*)t->data)[k]);
       printf("\n");
     }
   }

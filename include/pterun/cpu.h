@@ -27,42 +27,42 @@ extern "C" {
  * PTERUN_ISA_MASK values): never renumber or reuse one. x86 in bits 0-31,
  * Arm in bits 32-47. A bit is set only when the OS also saves the registers
  * the extension needs (XCR0 for AVX and AVX-512). */
-#define PTERUN_CPU_FEATURE_LIST(X)           \
-  X(X86_SSE4_1, 0, "sse4.1")                 \
-  X(X86_AVX, 1, "avx")                       \
-  X(X86_AVX2, 2, "avx2")                     \
-  X(X86_FMA, 3, "fma")                       \
-  X(X86_F16C, 4, "f16c")                     \
-  X(X86_AVX512F, 5, "avx512f")               \
-  X(X86_AVX512BW, 6, "avx512bw")             \
-  X(X86_AVX512DQ, 7, "avx512dq")             \
-  X(X86_AVX512VL, 8, "avx512vl")             \
-  X(X86_AVX512VNNI, 9, "avx512vnni")         \
-  X(X86_AVX512BF16, 10, "avx512bf16")        \
-  X(X86_AVXVNNI, 11, "avxvnni")              \
-  X(ARM_NEON, 32, "neon")                    \
-  X(ARM_DOTPROD, 33, "dotprod")              \
-  X(ARM_FP16, 34, "fp16")                    \
+#define PTERUN_CPU_FEATURE_LIST(X)                                                                 \
+  X(X86_SSE4_1, 0, "sse4.1")                                                                       \
+  X(X86_AVX, 1, "avx")                                                                             \
+  X(X86_AVX2, 2, "avx2")                                                                           \
+  X(X86_FMA, 3, "fma")                                                                             \
+  X(X86_F16C, 4, "f16c")                                                                           \
+  X(X86_AVX512F, 5, "avx512f")                                                                     \
+  X(X86_AVX512BW, 6, "avx512bw")                                                                   \
+  X(X86_AVX512DQ, 7, "avx512dq")                                                                   \
+  X(X86_AVX512VL, 8, "avx512vl")                                                                   \
+  X(X86_AVX512VNNI, 9, "avx512vnni")                                                               \
+  X(X86_AVX512BF16, 10, "avx512bf16")                                                              \
+  X(X86_AVXVNNI, 11, "avxvnni")                                                                    \
+  X(ARM_NEON, 32, "neon")                                                                          \
+  X(ARM_DOTPROD, 33, "dotprod")                                                                    \
+  X(ARM_FP16, 34, "fp16")                                                                          \
   X(ARM_I8MM, 35, "i8mm")
 
 /* One bit per feature (the list above, spelled out so the values are
  * uint64_t constants). */
-#define PTERUN_CPU_X86_SSE4_1       ((uint64_t)1 << 0)
-#define PTERUN_CPU_X86_AVX          ((uint64_t)1 << 1)
-#define PTERUN_CPU_X86_AVX2         ((uint64_t)1 << 2)
-#define PTERUN_CPU_X86_FMA          ((uint64_t)1 << 3)
-#define PTERUN_CPU_X86_F16C         ((uint64_t)1 << 4)
-#define PTERUN_CPU_X86_AVX512F      ((uint64_t)1 << 5)
-#define PTERUN_CPU_X86_AVX512BW     ((uint64_t)1 << 6)
-#define PTERUN_CPU_X86_AVX512DQ     ((uint64_t)1 << 7)
-#define PTERUN_CPU_X86_AVX512VL     ((uint64_t)1 << 8)
-#define PTERUN_CPU_X86_AVX512VNNI   ((uint64_t)1 << 9)
-#define PTERUN_CPU_X86_AVX512BF16   ((uint64_t)1 << 10)
-#define PTERUN_CPU_X86_AVXVNNI      ((uint64_t)1 << 11)
-#define PTERUN_CPU_ARM_NEON         ((uint64_t)1 << 32)
-#define PTERUN_CPU_ARM_DOTPROD      ((uint64_t)1 << 33)
-#define PTERUN_CPU_ARM_FP16         ((uint64_t)1 << 34)
-#define PTERUN_CPU_ARM_I8MM         ((uint64_t)1 << 35)
+#define PTERUN_CPU_X86_SSE4_1 ((uint64_t)1 << 0)
+#define PTERUN_CPU_X86_AVX ((uint64_t)1 << 1)
+#define PTERUN_CPU_X86_AVX2 ((uint64_t)1 << 2)
+#define PTERUN_CPU_X86_FMA ((uint64_t)1 << 3)
+#define PTERUN_CPU_X86_F16C ((uint64_t)1 << 4)
+#define PTERUN_CPU_X86_AVX512F ((uint64_t)1 << 5)
+#define PTERUN_CPU_X86_AVX512BW ((uint64_t)1 << 6)
+#define PTERUN_CPU_X86_AVX512DQ ((uint64_t)1 << 7)
+#define PTERUN_CPU_X86_AVX512VL ((uint64_t)1 << 8)
+#define PTERUN_CPU_X86_AVX512VNNI ((uint64_t)1 << 9)
+#define PTERUN_CPU_X86_AVX512BF16 ((uint64_t)1 << 10)
+#define PTERUN_CPU_X86_AVXVNNI ((uint64_t)1 << 11)
+#define PTERUN_CPU_ARM_NEON ((uint64_t)1 << 32)
+#define PTERUN_CPU_ARM_DOTPROD ((uint64_t)1 << 33)
+#define PTERUN_CPU_ARM_FP16 ((uint64_t)1 << 34)
+#define PTERUN_CPU_ARM_I8MM ((uint64_t)1 << 35)
 
 /**
  * The CPU features kernels may use: what this CPU and OS support, ANDed

@@ -42,8 +42,8 @@ typedef struct pterun_kernel {
 } pterun_kernel;
 
 typedef struct pterun_kernel_library {
-  uint32_t abi_version;    /* PTERUN_KERNEL_ABI_VERSION */
-  const char* component;   /* pterun component name, e.g. "kernels_portable" */
+  uint32_t abi_version;  /* PTERUN_KERNEL_ABI_VERSION */
+  const char* component; /* pterun component name, e.g. "kernels_portable" */
   size_t count;
   const pterun_kernel* kernels;
 } pterun_kernel_library;
@@ -111,8 +111,8 @@ PTERUN_API pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pter
  */
 PTERUN_API pterun_status pterun_kernel_invoke(pterun_kernel_fn fn, const char* op_name,
                                               pterun_value** args, size_t nargs,
-                                              const pterun_logger* logger,
-                                              void* scratch, size_t scratch_bytes);
+                                              const pterun_logger* logger, void* scratch,
+                                              size_t scratch_bytes);
 
 #ifdef __cplusplus
 }

@@ -135,7 +135,7 @@ PTERUN_API pterun_status pterun_method_execute(pterun_method* method);
 /** Output i after execute. The value (and a tensor's data) belongs to the
  *  method and is valid until the next execute or destroy. */
 PTERUN_API pterun_status pterun_method_output(const pterun_method* method, size_t i,
-                                             const pterun_value** value_out);
+                                              const pterun_value** value_out);
 
 /** Changes the instruction budget for later executes (0: the default). */
 PTERUN_API void pterun_method_set_instruction_budget(pterun_method* method, uint64_t budget);

@@ -48,27 +48,28 @@ PTERUN_API void pterun_program_destroy(pterun_program* program);
 /** Facts about the container. */
 typedef struct pterun_program_info {
   uint64_t file_size;
-  uint64_t program_size;        /* flatbuffer region */
+  uint64_t program_size; /* flatbuffer region */
   int has_extended_header;
   uint64_t segment_base_offset; /* 0 without extended header */
   uint64_t segment_data_size;
   size_t segment_count;
-  size_t constant_count;        /* constant table entries, placeholder excluded */
-  uint64_t constant_bytes;      /* bytes of constant data (segment or inline) */
-  int legacy_constant_buffer;   /* 1: constants inline in the flatbuffer */
-  size_t mutable_data_count;    /* entries in mutable-data segment 0 */
+  size_t constant_count;      /* constant table entries, placeholder excluded */
+  uint64_t constant_bytes;    /* bytes of constant data (segment or inline) */
+  int legacy_constant_buffer; /* 1: constants inline in the flatbuffer */
+  size_t mutable_data_count;  /* entries in mutable-data segment 0 */
   size_t named_data_count;
   size_t method_count;
 } pterun_program_info;
 
-PTERUN_API void pterun_program_get_info(const pterun_program* program, pterun_program_info* info_out);
+PTERUN_API void pterun_program_get_info(const pterun_program* program,
+                                        pterun_program_info* info_out);
 
 PTERUN_API size_t pterun_program_method_count(const pterun_program* program);
 /** Name of method i (owned by the program), or NULL if out of range. */
 PTERUN_API const char* pterun_program_method_name(const pterun_program* program, size_t i);
 /** @retval PTERUN_STATUS_NOT_FOUND no method has that name */
-PTERUN_API pterun_status pterun_program_find_method(const pterun_program* program,
-                                                    const char* name, size_t* index_out);
+PTERUN_API pterun_status pterun_program_find_method(const pterun_program* program, const char* name,
+                                                    size_t* index_out);
 
 /** Counts of one method's parts. */
 typedef struct pterun_method_info {
@@ -82,8 +83,8 @@ typedef struct pterun_method_info {
   size_t planned_buffer_count; /* arenas the caller may supply */
 } pterun_method_info;
 
-PTERUN_API pterun_status pterun_program_method_info(const pterun_program* program,
-                                                    size_t method, pterun_method_info* info_out);
+PTERUN_API pterun_status pterun_program_method_info(const pterun_program* program, size_t method,
+                                                    pterun_method_info* info_out);
 
 /** Size in bytes of planned buffer `buffer` of `method` (what a caller must
  *  supply, or what pterun allocates). */
@@ -93,15 +94,15 @@ PTERUN_API pterun_status pterun_program_planned_buffer_size(const pterun_program
 
 /** Describes one input or output of a method. */
 typedef struct pterun_io_info {
-  int32_t tag;             /* pterun_value_tag */
+  int32_t tag; /* pterun_value_tag */
   /* tensors: */
   int32_t dtype;
   uint8_t rank;
-  uint8_t dynamism;        /* pterun_dynamism */
+  uint8_t dynamism; /* pterun_dynamism */
   uint8_t dim_order[PTERUN_MAX_RANK];
   int64_t sizes[PTERUN_MAX_RANK]; /* exact, or the bound */
-  uint64_t nbytes;         /* at the serialized sizes */
-  int planned;             /* 1: lives in planned memory (inputs are copied in) */
+  uint64_t nbytes;                /* at the serialized sizes */
+  int planned;                    /* 1: lives in planned memory (inputs are copied in) */
   /* scalars: the value compiled into the program */
   int64_t int_value;
   double double_value;
@@ -109,19 +110,18 @@ typedef struct pterun_io_info {
 
 PTERUN_API pterun_status pterun_program_method_input(const pterun_program* program, size_t method,
                                                      size_t i, pterun_io_info* info_out);
-PTERUN_API pterun_status pterun_program_method_output(const pterun_program* program,
-                                                      size_t method, size_t i,
-                                                      pterun_io_info* info_out);
+PTERUN_API pterun_status pterun_program_method_output(const pterun_program* program, size_t method,
+                                                      size_t i, pterun_io_info* info_out);
 /** Operator i of a method's table: name ("aten::add") and overload ("out",
  *  "" when absent). Strings are owned by the program. */
 PTERUN_API pterun_status pterun_program_method_operator(const pterun_program* program,
-                                                       size_t method, size_t i,
-                                                       const char** name_out,
-                                                       const char** overload_out);
+                                                        size_t method, size_t i,
+                                                        const char** name_out,
+                                                        const char** overload_out);
 /** Backend id of delegate i ("XnnpackBackend"). */
 PTERUN_API pterun_status pterun_program_method_delegate(const pterun_program* program,
-                                                       size_t method, size_t i,
-                                                       const char** backend_out);
+                                                        size_t method, size_t i,
+                                                        const char** backend_out);
 
 /** Named data entry i stored inside the program (used by delegates): its key
  *  (owned by the program) and the size of its segment.

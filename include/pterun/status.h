@@ -10,34 +10,34 @@ extern "C" {
 
 /* X(NAME, value, description). Values are pinned: never renumber or reuse one.
  * New codes are appended. */
-#define PTERUN_STATUS_LIST(X)                                                   \
-  X(OK, 0, "ok")                                                                \
-  X(INTERNAL, 1, "internal error")                                              \
-  X(INVALID_STATE, 2, "call made in the wrong state")                          \
-  X(INVALID_ARGUMENT, 3, "invalid argument")                                    \
-  X(INVALID_TYPE, 4, "value has the wrong type")                                \
-  X(NOT_SUPPORTED, 5, "not supported")                                          \
-  X(NOT_FOUND, 6, "not found")                                                  \
-  X(OUT_OF_MEMORY, 7, "memory allocation failed")                               \
-  X(IO_ERROR, 8, "file access failed")                                          \
-  X(INVALID_PROGRAM, 9, "program is malformed")                                 \
-  X(INCOMPATIBLE_VERSION, 10, "program format version is not supported")        \
-  X(OPERATOR_MISSING, 11, "no kernel registered for an operator")               \
-  X(ALREADY_REGISTERED, 12, "a different kernel is already registered")         \
-  X(ABI_MISMATCH, 13, "kernel library ABI version mismatch")                    \
-  X(BACKEND_UNAVAILABLE, 14, "delegate backend is not available")               \
-  X(INVALID_EXTERNAL_DATA, 15, "external data is missing or does not match")    \
-  X(MEMORY_PLAN, 16, "planned memory is too small or out of range")             \
-  X(INSTRUCTION_BUDGET, 17, "instruction budget exhausted")                     \
-  X(KERNEL_FAILED, 18, "kernel reported an error")                              \
-  X(INPUT_MISMATCH, 19, "input does not match the method's signature")          \
+#define PTERUN_STATUS_LIST(X)                                                                      \
+  X(OK, 0, "ok")                                                                                   \
+  X(INTERNAL, 1, "internal error")                                                                 \
+  X(INVALID_STATE, 2, "call made in the wrong state")                                              \
+  X(INVALID_ARGUMENT, 3, "invalid argument")                                                       \
+  X(INVALID_TYPE, 4, "value has the wrong type")                                                   \
+  X(NOT_SUPPORTED, 5, "not supported")                                                             \
+  X(NOT_FOUND, 6, "not found")                                                                     \
+  X(OUT_OF_MEMORY, 7, "memory allocation failed")                                                  \
+  X(IO_ERROR, 8, "file access failed")                                                             \
+  X(INVALID_PROGRAM, 9, "program is malformed")                                                    \
+  X(INCOMPATIBLE_VERSION, 10, "program format version is not supported")                           \
+  X(OPERATOR_MISSING, 11, "no kernel registered for an operator")                                  \
+  X(ALREADY_REGISTERED, 12, "a different kernel is already registered")                            \
+  X(ABI_MISMATCH, 13, "kernel library ABI version mismatch")                                       \
+  X(BACKEND_UNAVAILABLE, 14, "delegate backend is not available")                                  \
+  X(INVALID_EXTERNAL_DATA, 15, "external data is missing or does not match")                       \
+  X(MEMORY_PLAN, 16, "planned memory is too small or out of range")                                \
+  X(INSTRUCTION_BUDGET, 17, "instruction budget exhausted")                                        \
+  X(KERNEL_FAILED, 18, "kernel reported an error")                                                 \
+  X(INPUT_MISMATCH, 19, "input does not match the method's signature")                             \
   X(INVALID_DATA, 20, "input file is malformed")
 
 typedef enum pterun_status {
 #define PTERUN_STATUS_ENUM_(name, value, text) PTERUN_STATUS_##name = value,
   PTERUN_STATUS_LIST(PTERUN_STATUS_ENUM_)
 #undef PTERUN_STATUS_ENUM_
-  PTERUN_STATUS_COUNT_ /* not a status; one past the largest */
+      PTERUN_STATUS_COUNT_ /* not a status; one past the largest */
 } pterun_status;
 
 /** Short human-readable description of a status ("program is malformed").

@@ -39,14 +39,30 @@ typedef struct pterun_value {
     double d;
     int b; /* 0 or 1 */
     pterun_tensor* tensor;
-    struct { const char* data; size_t len; } str;
-    struct { const double* items; size_t len; } doubles;
-    struct { const uint8_t* items; size_t len; } bools;
+    struct {
+      const char* data;
+      size_t len;
+    } str;
+    struct {
+      const double* items;
+      size_t len;
+    } doubles;
+    struct {
+      const uint8_t* items;
+      size_t len;
+    } bools;
     /* LIST_INT: items[k] is an INT value; scratch has room for len ints. */
-    struct { struct pterun_value* const* items; int64_t* scratch; size_t len; } ints;
+    struct {
+      struct pterun_value* const* items;
+      int64_t* scratch;
+      size_t len;
+    } ints;
     /* LIST_TENSOR / LIST_OPTIONAL_TENSOR: items[k] is a TENSOR value, or
      * (optional lists only) NULL or a NONE value for "None". */
-    struct { struct pterun_value* const* items; size_t len; } tensors;
+    struct {
+      struct pterun_value* const* items;
+      size_t len;
+    } tensors;
   } u;
 } pterun_value;
 
@@ -66,8 +82,9 @@ static inline const int64_t* pterun_value_int_list(pterun_value* v, size_t* len_
 /** The k-th tensor of a tensor list (NULL for a None entry or a bad k). */
 static inline pterun_tensor* pterun_value_list_tensor(const pterun_value* v, size_t k) {
   const pterun_value* e;
-  if (v == NULL || (v->tag != PTERUN_VALUE_LIST_TENSOR &&
-                    v->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR) || k >= v->u.tensors.len)
+  if (v == NULL ||
+      (v->tag != PTERUN_VALUE_LIST_TENSOR && v->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR) ||
+      k >= v->u.tensors.len)
     return NULL;
   e = v->u.tensors.items[k];
   return (e != NULL && e->tag == PTERUN_VALUE_TENSOR) ? e->u.tensor : NULL;

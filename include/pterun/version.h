@@ -7,7 +7,7 @@
 #define PTERUN_VERSION_MAJOR 0
 #define PTERUN_VERSION_MINOR 1
 #define PTERUN_VERSION_PATCH 0
-#define PTERUN_VERSION_NUMBER \
+#define PTERUN_VERSION_NUMBER                                                                      \
   (PTERUN_VERSION_MAJOR * 10000 + PTERUN_VERSION_MINOR * 100 + PTERUN_VERSION_PATCH)
 #define PTERUN_VERSION_STRING "0.1.0"
 

@@ -19,11 +19,13 @@ static v4f load4(const float* p) {
   memcpy(&v, p, sizeof v);
   return v;
 }
-static void store4(float* p, v4f v) { memcpy(p, &v, sizeof v); }
+static void store4(float* p, v4f v) {
+  memcpy(p, &v, sizeof v);
+}
 
-void pt_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_t a_rs,
-                                     size_t a_ks, const float* b, size_t b_ks, float* c,
-                                     size_t ldc, float alpha, int add) {
+void pt_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
+                                     const float* b, size_t b_ks, float* c, size_t ldc, float alpha,
+                                     int add) {
   v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
   const float* a0 = a;
   const float* a1 = mr > 1 ? a0 + a_rs : a0;

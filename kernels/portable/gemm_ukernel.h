@@ -31,16 +31,16 @@ typedef void (*pt_f32_gemm_ukernel_fn)(size_t mr, size_t kc, const float* a, siz
                                        size_t ldc, float alpha, int add);
 
 typedef struct pt_f32_gemm_ukernel {
-  uint64_t isa;  /* PTERUN_CPU_* bits the CPU must have */
+  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
   pt_f32_gemm_ukernel_fn fn;
   const char* name;
-  int mr, nr;    /* tile */
-  int kc, mc;    /* preferred K block (B micro-panel in L1) and M block (A block in L2) */
+  int mr, nr; /* tile */
+  int kc, mc; /* preferred K block (B micro-panel in L1) and M block (A block in L2) */
 } pt_f32_gemm_ukernel;
 
 /* Prototypes from the manifest. */
-#define PT_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                \
-  void fn(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b, \
+#define PT_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
+  void fn(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,        \
           size_t b_ks, float* c, size_t ldc, float alpha, int add);
 #include "kernels/portable/gemm_f32.inc"
 #undef PT_GEMM_UKERNEL

@@ -2,7 +2,8 @@
  * the operator lists (ops_*.inc). Each list row is PT_OP("ns::op.overload", fn). */
 #include "pterun/kernels/portable.h"
 
-#define PT_OP(name, fn) pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define PT_OP(name, fn)                                                                            \
+  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 #include "kernels/portable/ops_math.inc"
 #include "kernels/portable/ops_nn.inc"
 #include "kernels/portable/ops_extra.inc"
@@ -20,4 +21,6 @@ static const pterun_kernel_library kPortableLibrary = {
     PTERUN_KERNEL_ABI_VERSION, "kernels_portable",
     sizeof(kPortableKernels) / sizeof(kPortableKernels[0]), kPortableKernels};
 
-const pterun_kernel_library* pterun_kernels_portable(void) { return &kPortableLibrary; }
+const pterun_kernel_library* pterun_kernels_portable(void) {
+  return &kPortableLibrary;
+}

@@ -11,8 +11,8 @@
 /* ---- shared runners ---- */
 
 /* Float-only activation: self float, out same dtype category. */
-static pterun_status run_float_act(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t out_idx, const pt_unary_op* op, pt_ew_params* p) {
+static pterun_status run_float_act(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
+                                   const pt_unary_op* op, pt_ew_params* p) {
   pterun_tensor *in, *out;
   PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
@@ -24,9 +24,8 @@ static pterun_status run_float_act(pterun_kernel_context* ctx, pterun_value** ar
 }
 
 /* Activation on any real non-bool dtype, computed in self's dtype. */
-static pterun_status run_real_act(pterun_kernel_context* ctx, pterun_value** args,
-                                  size_t out_idx, const pt_unary_op* op, pt_ew_params* p,
-                                  int cdt_override) {
+static pterun_status run_real_act(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
+                                  const pt_unary_op* op, pt_ew_params* p, int cdt_override) {
   pterun_tensor *in, *out;
   int cdt;
   PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
@@ -97,8 +96,7 @@ pterun_status pt_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size
 
 /* clamp.Tensor_out(self, Tensor? min, Tensor? max, *, out): three-way
  * broadcast; a rare op, so one generic strided loop. */
-pterun_status pt_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
-                                  size_t nargs) {
+pterun_status pt_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *lo, *hi, *out;
   const pterun_tensor* ins[3];
   int64_t sizes[PTERUN_MAX_RANK], n;
@@ -145,10 +143,10 @@ pterun_status pt_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   for (n = 0; n < out->numel; ++n, pt_iter_next(&it)) {
     if (pt_is_float_dtype(cdt)) {
       double x = pt_round_to_dtype(pt_load_f64(in->data, in->dtype, it.off[1]), cdt);
-      double l = lo ? pt_round_to_dtype(pt_load_f64(lo->data, lo->dtype, it.off[2]), cdt)
-                    : -INFINITY;
-      double h = hi ? pt_round_to_dtype(pt_load_f64(hi->data, hi->dtype, it.off[3]), cdt)
-                    : INFINITY;
+      double l =
+          lo ? pt_round_to_dtype(pt_load_f64(lo->data, lo->dtype, it.off[2]), cdt) : -INFINITY;
+      double h =
+          hi ? pt_round_to_dtype(pt_load_f64(hi->data, hi->dtype, it.off[3]), cdt) : INFINITY;
       double r = (l != l || h != h) ? NAN : CLAMP_LO_HI(x, l, h);
       pt_store_f64(out->data, out->dtype, it.off[0], pt_round_to_dtype(r, cdt));
     } else {
@@ -190,8 +188,8 @@ pterun_status pt_elu_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 /* gelu: exact x/2 (1 + erf(x/sqrt 2)) or the tanh approximation. */
 #define GELU_KBETA 0.7978845608028654 /* sqrt(2/pi) */
 PT_DEF_UNOP_F(op_gelu, (pt_T)0.5 * x * (1 + erf(x * (pt_T)0.70710678118654752440)))
-PT_DEF_UNOP_F(op_gelu_tanh, (pt_T)0.5 * x *
-                                (1 + tanh((pt_T)GELU_KBETA * (x + (pt_T)0.044715 * x * x * x))))
+PT_DEF_UNOP_F(op_gelu_tanh,
+              (pt_T)0.5 * x * (1 + tanh((pt_T)GELU_KBETA * (x + (pt_T)0.044715 * x * x * x))))
 pterun_status pt_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pt_ew_params p = {0};
   const pterun_value* v;
@@ -211,7 +209,7 @@ pterun_status pt_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_
   return run_float_act(ctx, args, 2, use_tanh ? &op_gelu_tanh : &op_gelu, &p);
 }
 
-PT_DEF_UNOP_F(op_hardswish, x * CLAMP_LO_HI(x + 3, (pt_T)0, (pt_T)6) / 6)
+PT_DEF_UNOP_F(op_hardswish, x* CLAMP_LO_HI(x + 3, (pt_T)0, (pt_T)6) / 6)
 PT_DEF_UNOP_F(op_hardsigmoid, CLAMP_LO_HI(x + 3, (pt_T)0, (pt_T)6) / 6)
 PT_DEF_UNOP_F(op_silu, x / (1 + exp(-x)))
 pterun_status pt_hardswish_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
@@ -219,8 +217,7 @@ pterun_status pt_hardswish_out(pterun_kernel_context* ctx, pterun_value** args, 
   PT_CHECK_NARGS(ctx, nargs, 3);
   return run_float_act(ctx, args, 1, &op_hardswish, &p);
 }
-pterun_status pt_hardsigmoid_out(pterun_kernel_context* ctx, pterun_value** args,
-                                 size_t nargs) {
+pterun_status pt_hardsigmoid_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pt_ew_params p = {0};
   PT_CHECK_NARGS(ctx, nargs, 3);
   return run_float_act(ctx, args, 1, &op_hardsigmoid, &p);

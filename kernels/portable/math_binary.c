@@ -52,30 +52,30 @@ static inline int64_t ipow(int64_t base, int64_t e) {
 
 /* Python-style floor division and modulo for floats, computed in T so the
  * float32 result matches ATen's float computation. */
-#define DEF_FLOAT_HELPERS(T, sfx)                                        \
-  static inline T floordiv_##sfx(T a, T b) {                             \
-    T mod, div, fl;                                                      \
-    if (b == 0) return a / b;                                            \
-    mod = fmod(a, b);                                                    \
-    div = (a - mod) / b;                                                 \
-    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;                    \
-    if (div == 0) return copysign((T)0, a / b);                          \
-    fl = floor(div);                                                     \
-    if (div - fl > (T)0.5) fl += 1;                                      \
-    return fl;                                                           \
-  }                                                                      \
-  static inline T pymod_##sfx(T a, T b) {                                \
-    T r = fmod(a, b);                                                    \
-    if (r != 0 && ((b < 0) != (r < 0))) r += b;                          \
-    return r;                                                            \
-  }                                                                      \
-  static inline T max_##sfx(T a, T b) {                                  \
-    if (a != a || b != b) return (T)NAN;                                 \
-    return a < b ? b : a;                                                \
-  }                                                                      \
-  static inline T min_##sfx(T a, T b) {                                  \
-    if (a != a || b != b) return (T)NAN;                                 \
-    return b < a ? b : a;                                                \
+#define DEF_FLOAT_HELPERS(T, sfx)                                                                  \
+  static inline T floordiv_##sfx(T a, T b) {                                                       \
+    T mod, div, fl;                                                                                \
+    if (b == 0) return a / b;                                                                      \
+    mod = fmod(a, b);                                                                              \
+    div = (a - mod) / b;                                                                           \
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;                                              \
+    if (div == 0) return copysign((T)0, a / b);                                                    \
+    fl = floor(div);                                                                               \
+    if (div - fl > (T)0.5) fl += 1;                                                                \
+    return fl;                                                                                     \
+  }                                                                                                \
+  static inline T pymod_##sfx(T a, T b) {                                                          \
+    T r = fmod(a, b);                                                                              \
+    if (r != 0 && ((b < 0) != (r < 0))) r += b;                                                    \
+    return r;                                                                                      \
+  }                                                                                                \
+  static inline T max_##sfx(T a, T b) {                                                            \
+    if (a != a || b != b) return (T)NAN;                                                           \
+    return a < b ? b : a;                                                                          \
+  }                                                                                                \
+  static inline T min_##sfx(T a, T b) {                                                            \
+    if (a != a || b != b) return (T)NAN;                                                           \
+    return b < a ? b : a;                                                                          \
   }
 DEF_FLOAT_HELPERS(float, f)
 DEF_FLOAT_HELPERS(double, d)
@@ -90,14 +90,15 @@ PT_DEF_BINOP(op_add_alpha, x + (pt_T)p->a * y, pt_wadd(x, pt_wmul(p->ia, y)))
 PT_DEF_BINOP(op_sub, x - y, pt_wsub(x, y))
 PT_DEF_BINOP(op_sub_alpha, x - (pt_T)p->a * y, pt_wsub(x, pt_wmul(p->ia, y)))
 PT_DEF_BINOP(op_rsub_alpha, y - (pt_T)p->a * x, pt_wsub(y, pt_wmul(p->ia, x)))
-PT_DEF_BINOP(op_mul, x * y, pt_wmul(x, y))
+PT_DEF_BINOP(op_mul, x* y, pt_wmul(x, y))
 PT_DEF_BINOP_F(op_div, x / y)
 PT_DEF_BINOP(op_div_trunc, trunc(x / y), idiv_trunc(x, y, p))
 PT_DEF_BINOP(op_div_floor, FLOORDIV(x, y), idiv_floor(x, y, p))
 PT_DEF_BINOP(op_remainder, PYMOD(x, y), imod_py(x, y, p))
 PT_DEF_BINOP(op_fmod, fmod(x, y), imod_c(x, y, p))
 PT_DEF_BINOP(op_pow, pow(x, y), ipow(x, y))
-PT_DEF_BINOP(op_pow2, ((void)y, x * x), ((void)y, pt_wmul(x, x))) /* exponent 2, as ATen special-cases */
+PT_DEF_BINOP(op_pow2, ((void)y, x* x),
+             ((void)y, pt_wmul(x, x))) /* exponent 2, as ATen special-cases */
 PT_DEF_BINOP(op_maximum, FMAX(x, y), x < y ? y : x)
 PT_DEF_BINOP(op_minimum, FMIN(x, y), y < x ? y : x)
 PT_DEF_BINOP_F(op_atan2, atan2(x, y))
@@ -161,8 +162,7 @@ static pterun_status run_alpha(pterun_kernel_context* ctx, pterun_value** args, 
   }
   p.a = alpha.d;
   p.ia = alpha.i;
-  return pt_ew_binary(ctx, (alpha.d == 1.0 && plain) ? plain : with_alpha, a, b, out, common,
-                      &p);
+  return pt_ew_binary(ctx, (alpha.d == 1.0 && plain) ? plain : with_alpha, a, b, out, common, &p);
 }
 
 pterun_status pt_add_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
@@ -239,23 +239,22 @@ pterun_status pt_div_scalar_mode_out(pterun_kernel_context* ctx, pterun_value** 
 }
 
 /* Kernels of the form op(self, other, out) with other a Tensor or a Scalar. */
-#define DEF_SIMPLE_BINARY(fn_t, fn_s, op, float_only)                                        \
-  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {        \
-    pt_ew_params p = {0};                                                                    \
-    PT_CHECK_NARGS(ctx, nargs, 4);                                                           \
-    return run_binary(ctx, args, 2, 0, &op, float_only, &p, NULL);                           \
-  }                                                                                          \
-  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {        \
-    pt_ew_params p = {0};                                                                    \
-    PT_CHECK_NARGS(ctx, nargs, 4);                                                           \
-    return run_binary(ctx, args, 2, 1, &op, float_only, &p, NULL);                           \
+#define DEF_SIMPLE_BINARY(fn_t, fn_s, op, float_only)                                              \
+  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+    pt_ew_params p = {0};                                                                          \
+    PT_CHECK_NARGS(ctx, nargs, 4);                                                                 \
+    return run_binary(ctx, args, 2, 0, &op, float_only, &p, NULL);                                 \
+  }                                                                                                \
+  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+    pt_ew_params p = {0};                                                                          \
+    PT_CHECK_NARGS(ctx, nargs, 4);                                                                 \
+    return run_binary(ctx, args, 2, 1, &op, float_only, &p, NULL);                                 \
   }
 
 DEF_SIMPLE_BINARY(pt_remainder_tensor_out, pt_remainder_scalar_out, op_remainder, 0)
 DEF_SIMPLE_BINARY(pt_fmod_tensor_out, pt_fmod_scalar_out, op_fmod, 0)
 
-pterun_status pt_floor_divide_out(pterun_kernel_context* ctx, pterun_value** args,
-                                  size_t nargs) {
+pterun_status pt_floor_divide_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pt_ew_params p = {0};
   PT_CHECK_NARGS(ctx, nargs, 4);
   return run_binary(ctx, args, 2, 0, &op_div_floor, 0, &p, NULL);

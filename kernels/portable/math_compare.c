@@ -4,10 +4,10 @@
 
 /* Comparison descriptors: float32 -> bool fast path, then f64/i64 rows that
  * produce 0/1 in the compute type. */
-#define DEF_CMP(name, OP)                                     \
-  PT_BIN_ROW(name##_f32b, float, uint8_t, x OP y)             \
-  PT_BIN_ROW(name##_f64, double, double, x OP y)              \
-  PT_BIN_ROW(name##_i64, int64_t, int64_t, x OP y)            \
+#define DEF_CMP(name, OP)                                                                          \
+  PT_BIN_ROW(name##_f32b, float, uint8_t, x OP y)                                                  \
+  PT_BIN_ROW(name##_f64, double, double, x OP y)                                                   \
+  PT_BIN_ROW(name##_i64, int64_t, int64_t, x OP y)                                                 \
   static const pt_binary_op name = {NULL, name##_f32b, name##_f64, name##_i64};
 DEF_CMP(op_eq, ==)
 DEF_CMP(op_ne, !=)
@@ -18,8 +18,8 @@ DEF_CMP(op_ge, >=)
 
 /* Comparison and logical ops: computed in the common dtype, result is bool
  * (cast to out, which may have any real dtype). */
-static pterun_status run_bool_binary(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs, int is_scalar, const pt_binary_op* op) {
+static pterun_status run_bool_binary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                     int is_scalar, const pt_binary_op* op) {
   pterun_tensor *a, *b, *out;
   pt_scalar s;
   pt_scalar_tensor st;
@@ -36,12 +36,12 @@ static pterun_status run_bool_binary(pterun_kernel_context* ctx, pterun_value** 
   return pt_ew_binary(ctx, op, a, b, out, common, &p);
 }
 
-#define DEF_CMP_KERNELS(fn_t, fn_s, op)                                                   \
-  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {     \
-    return run_bool_binary(ctx, args, nargs, 0, &op);                                     \
-  }                                                                                       \
-  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {     \
-    return run_bool_binary(ctx, args, nargs, 1, &op);                                     \
+#define DEF_CMP_KERNELS(fn_t, fn_s, op)                                                            \
+  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+    return run_bool_binary(ctx, args, nargs, 0, &op);                                              \
+  }                                                                                                \
+  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+    return run_bool_binary(ctx, args, nargs, 1, &op);                                              \
   }
 DEF_CMP_KERNELS(pt_eq_tensor_out, pt_eq_scalar_out, op_eq)
 DEF_CMP_KERNELS(pt_ne_tensor_out, pt_ne_scalar_out, op_ne)
@@ -75,7 +75,7 @@ static inline int64_t shr_i64(int64_t a, int64_t b, int bits) {
   if (b < 0 || b >= bits) return a < 0 ? -1 : 0;
   return a >> b; /* arithmetic on gcc/clang (implementation-defined in C) */
 }
-PT_BIN_ROW(band_i64, int64_t, int64_t, x & y)
+PT_BIN_ROW(band_i64, int64_t, int64_t, x& y)
 PT_BIN_ROW(bor_i64, int64_t, int64_t, x | y)
 PT_BIN_ROW(bxor_i64, int64_t, int64_t, x ^ y)
 PT_BIN_ROW(shl_row, int64_t, int64_t, shl_i64(x, y, (int)p->ia))
@@ -113,19 +113,18 @@ static pterun_status run_bitwise(pterun_kernel_context* ctx, pterun_value** args
   return pt_ew_binary(ctx, op, a, b, out, common, &p);
 }
 
-#define DEF_BITWISE(fn_t, fn_s, op, is_shift)                                             \
-  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {     \
-    return run_bitwise(ctx, args, nargs, 0, &op, is_shift);                               \
-  }                                                                                       \
-  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {     \
-    return run_bitwise(ctx, args, nargs, 1, &op, is_shift);                               \
+#define DEF_BITWISE(fn_t, fn_s, op, is_shift)                                                      \
+  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+    return run_bitwise(ctx, args, nargs, 0, &op, is_shift);                                        \
+  }                                                                                                \
+  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+    return run_bitwise(ctx, args, nargs, 1, &op, is_shift);                                        \
   }
 DEF_BITWISE(pt_bitwise_and_tensor_out, pt_bitwise_and_scalar_out, op_band, 0)
 DEF_BITWISE(pt_bitwise_or_tensor_out, pt_bitwise_or_scalar_out, op_bor, 0)
 DEF_BITWISE(pt_bitwise_xor_tensor_out, pt_bitwise_xor_scalar_out, op_bxor, 0)
 DEF_BITWISE(pt_bitwise_left_shift_tensor_out, pt_bitwise_left_shift_tensor_scalar_out, op_shl, 1)
-DEF_BITWISE(pt_bitwise_right_shift_tensor_out, pt_bitwise_right_shift_tensor_scalar_out, op_shr,
-            1)
+DEF_BITWISE(pt_bitwise_right_shift_tensor_out, pt_bitwise_right_shift_tensor_scalar_out, op_shr, 1)
 
 /* ---- where.self_out(condition, self, other, *, out) ---- */
 

@@ -4,8 +4,7 @@
 /* Elements converted per step on the generic path (stack buffers). */
 #define PT_CHUNK 256
 
-pterun_status pt_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt,
-                            const char* why) {
+pterun_status pt_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt, const char* why) {
   return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': dtype %s %s", arg,
                             pterun_dtype_name(dt), why);
 }
@@ -80,26 +79,26 @@ int64_t pt_iter_rows(pt_iter* it) {
 
 /* ---- row loads and stores (dtype switch once per row) ---- */
 
-#define PT_LOAD_CASES(dst, t, off, stride, n, CONV)                                       \
-  switch ((t)->dtype) {                                                                   \
-    case PTERUN_DTYPE_F32: PT_LOAD_LOOP(dst, float, t, off, stride, n, CONV); break;      \
-    case PTERUN_DTYPE_F64: PT_LOAD_LOOP(dst, double, t, off, stride, n, CONV); break;     \
-    case PTERUN_DTYPE_U8:                                                                 \
-    case PTERUN_DTYPE_BOOL: PT_LOAD_LOOP(dst, uint8_t, t, off, stride, n, CONV); break;   \
-    case PTERUN_DTYPE_I8: PT_LOAD_LOOP(dst, int8_t, t, off, stride, n, CONV); break;      \
-    case PTERUN_DTYPE_I16: PT_LOAD_LOOP(dst, int16_t, t, off, stride, n, CONV); break;    \
-    case PTERUN_DTYPE_I32: PT_LOAD_LOOP(dst, int32_t, t, off, stride, n, CONV); break;    \
-    case PTERUN_DTYPE_I64: PT_LOAD_LOOP(dst, int64_t, t, off, stride, n, CONV); break;    \
-    default: {                                                                            \
-      int64_t k_;                                                                         \
-      for (k_ = 0; k_ < (n); ++k_) (dst)[k_] = CONV##_generic((t), (off) + k_ * (stride)); \
-    }                                                                                     \
+#define PT_LOAD_CASES(dst, t, off, stride, n, CONV)                                                \
+  switch ((t)->dtype) {                                                                            \
+    case PTERUN_DTYPE_F32: PT_LOAD_LOOP(dst, float, t, off, stride, n, CONV); break;               \
+    case PTERUN_DTYPE_F64: PT_LOAD_LOOP(dst, double, t, off, stride, n, CONV); break;              \
+    case PTERUN_DTYPE_U8:                                                                          \
+    case PTERUN_DTYPE_BOOL: PT_LOAD_LOOP(dst, uint8_t, t, off, stride, n, CONV); break;            \
+    case PTERUN_DTYPE_I8: PT_LOAD_LOOP(dst, int8_t, t, off, stride, n, CONV); break;               \
+    case PTERUN_DTYPE_I16: PT_LOAD_LOOP(dst, int16_t, t, off, stride, n, CONV); break;             \
+    case PTERUN_DTYPE_I32: PT_LOAD_LOOP(dst, int32_t, t, off, stride, n, CONV); break;             \
+    case PTERUN_DTYPE_I64: PT_LOAD_LOOP(dst, int64_t, t, off, stride, n, CONV); break;             \
+    default: {                                                                                     \
+      int64_t k_;                                                                                  \
+      for (k_ = 0; k_ < (n); ++k_) (dst)[k_] = CONV##_generic((t), (off) + k_ * (stride));         \
+    }                                                                                              \
   }
-#define PT_LOAD_LOOP(dst, T, t, off, stride, n, CONV)                     \
-  do {                                                                    \
-    const T* s_ = (const T*)(t)->data + (off);                            \
-    int64_t k_;                                                           \
-    for (k_ = 0; k_ < (n); ++k_) (dst)[k_] = CONV(s_[k_ * (stride)]);     \
+#define PT_LOAD_LOOP(dst, T, t, off, stride, n, CONV)                                              \
+  do {                                                                                             \
+    const T* s_ = (const T*)(t)->data + (off);                                                     \
+    int64_t k_;                                                                                    \
+    for (k_ = 0; k_ < (n); ++k_) (dst)[k_] = CONV(s_[k_ * (stride)]);                              \
   } while (0)
 
 #define PT_TO_F64(v) ((double)(v))
@@ -130,8 +129,7 @@ void pt_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t s
   }
 }
 
-void pt_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride,
-                     int64_t n) {
+void pt_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n) {
   PT_LOAD_CASES(dst, t, off, stride, n, PT_TO_I64)
   if (t->dtype == PTERUN_DTYPE_BOOL) {
     int64_t k;
@@ -166,14 +164,13 @@ static void store_i64(pterun_tensor* t, int64_t off, int64_t stride, int64_t* sr
 static pterun_status check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
                                 const char* name) {
   if (t->numel > 0 && t->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': tensor has no data", name);
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': tensor has no data",
+                              name);
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status finish(pterun_kernel_context* ctx, const pt_ew_params* p) {
-  if (p->err)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "division by zero");
+  if (p->err) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "division by zero");
   return PTERUN_STATUS_OK;
 }
 
@@ -192,13 +189,12 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
   if (compute_dt == PTERUN_DTYPE_F32 && a->dtype == PTERUN_DTYPE_F32 &&
       b->dtype == PTERUN_DTYPE_F32 && pt_same_layout(a, out) && pt_same_layout(b, out)) {
     if (op->f32 && out->dtype == PTERUN_DTYPE_F32) {
-      op->f32((const float*)a->data, (const float*)b->data, (float*)out->data, out->numel, 1, 1,
-              p);
+      op->f32((const float*)a->data, (const float*)b->data, (float*)out->data, out->numel, 1, 1, p);
       return finish(ctx, p);
     }
     if (op->f32b && out->dtype == PTERUN_DTYPE_BOOL) {
-      op->f32b((const float*)a->data, (const float*)b->data, (uint8_t*)out->data, out->numel, 1,
-               1, p);
+      op->f32b((const float*)a->data, (const float*)b->data, (uint8_t*)out->data, out->numel, 1, 1,
+               p);
       return finish(ctx, p);
     }
   }
@@ -211,8 +207,7 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
   sa = it.strides[1][it.rank];
   sb = it.strides[2][it.rank];
   all_f32 = compute_dt == PTERUN_DTYPE_F32 && a->dtype == PTERUN_DTYPE_F32 &&
-            b->dtype == PTERUN_DTYPE_F32 && so == 1 && (sa == 0 || sa == 1) &&
-            (sb == 0 || sb == 1);
+            b->dtype == PTERUN_DTYPE_F32 && so == 1 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1);
   if (all_f32 && op->f32 && out->dtype == PTERUN_DTYPE_F32) {
     const float* A = (const float*)a->data;
     const float* B = (const float*)b->data;

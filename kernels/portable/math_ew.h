@@ -26,10 +26,10 @@ typedef struct pt_ew_params {
 /* Binary row functions: o[i] = f(a[i*sa], b[i*sb]) with sa, sb in {0, 1}. */
 typedef void (*pt_bin_f32)(const float* a, const float* b, float* o, int64_t n, int sa, int sb,
                            pt_ew_params* p);
-typedef void (*pt_bin_f32b)(const float* a, const float* b, uint8_t* o, int64_t n, int sa,
-                            int sb, pt_ew_params* p);
-typedef void (*pt_bin_f64)(const double* a, const double* b, double* o, int64_t n, int sa,
-                           int sb, pt_ew_params* p);
+typedef void (*pt_bin_f32b)(const float* a, const float* b, uint8_t* o, int64_t n, int sa, int sb,
+                            pt_ew_params* p);
+typedef void (*pt_bin_f64)(const double* a, const double* b, double* o, int64_t n, int sa, int sb,
+                           pt_ew_params* p);
 typedef void (*pt_bin_i64)(const int64_t* a, const int64_t* b, int64_t* o, int64_t n, int sa,
                            int sb, pt_ew_params* p);
 
@@ -68,7 +68,11 @@ pterun_status pt_ew_unary(pterun_kernel_context* ctx, const pt_unary_op* op,
  * bfloat16 compute keeps the scalar in float32, as ATen's opmath does). */
 typedef struct pt_scalar_tensor {
   pterun_tensor t;
-  union { double d; int64_t i; float f; } v;
+  union {
+    double d;
+    int64_t i;
+    float f;
+  } v;
 } pt_scalar_tensor;
 void pt_make_scalar_tensor(pt_scalar_tensor* st, const pt_scalar* s, int dt);
 
@@ -94,12 +98,10 @@ pterun_status pt_check_out_float(pterun_kernel_context* ctx, const pterun_tensor
  * float) or to int64. Bools read as 0/1. */
 void pt_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n,
                      int cdt);
-void pt_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride,
-                     int64_t n);
+void pt_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n);
 
 /* Common failure helpers ("arg 'out': ..."). */
-pterun_status pt_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt,
-                            const char* why);
+pterun_status pt_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt, const char* why);
 
 /* Coalesces an iterator over out (+ inputs) so contiguous runs become one
  * long innermost row; returns the row length and leaves it->rank covering
@@ -109,75 +111,81 @@ int64_t pt_iter_rows(pt_iter* it);
 /* ---- row-function generators ----
  * EXPR is an expression in x, y (operands, of type T, also named pt_T) and
  * p (pt_ew_params*). */
-#define PT_BIN_ROW(fname, T, TO, EXPR)                                                    \
-  static void fname(const T* a_, const T* b_, TO* o_, int64_t n_, int sa_, int sb_,       \
-                    pt_ew_params* p) {                                                    \
-    typedef T pt_T;                                                                       \
-    (void)sizeof(pt_T);                                                                   \
-    int64_t i_;                                                                           \
-    (void)p;                                                                              \
-    if (sa_ && sb_) {                                                                     \
-      for (i_ = 0; i_ < n_; ++i_) {                                                       \
-        T x = a_[i_], y = b_[i_];                                                         \
-        o_[i_] = (TO)(EXPR);                                                              \
-      }                                                                                   \
-    } else if (sa_) {                                                                     \
-      const T y = b_[0];                                                                  \
-      for (i_ = 0; i_ < n_; ++i_) {                                                       \
-        T x = a_[i_];                                                                     \
-        o_[i_] = (TO)(EXPR);                                                              \
-      }                                                                                   \
-    } else if (sb_) {                                                                     \
-      const T x = a_[0];                                                                  \
-      for (i_ = 0; i_ < n_; ++i_) {                                                       \
-        T y = b_[i_];                                                                     \
-        o_[i_] = (TO)(EXPR);                                                              \
-      }                                                                                   \
-    } else if (n_ > 0) {                                                                  \
-      const T x = a_[0], y = b_[0];                                                       \
-      const TO r_ = (TO)(EXPR);                                                           \
-      for (i_ = 0; i_ < n_; ++i_) o_[i_] = r_;                                            \
-    }                                                                                     \
+#define PT_BIN_ROW(fname, T, TO, EXPR)                                                             \
+  static void fname(const T* a_, const T* b_, TO* o_, int64_t n_, int sa_, int sb_,                \
+                    pt_ew_params* p) {                                                             \
+    typedef T pt_T;                                                                                \
+    (void)sizeof(pt_T);                                                                            \
+    int64_t i_;                                                                                    \
+    (void)p;                                                                                       \
+    if (sa_ && sb_) {                                                                              \
+      for (i_ = 0; i_ < n_; ++i_) {                                                                \
+        T x = a_[i_], y = b_[i_];                                                                  \
+        o_[i_] = (TO)(EXPR);                                                                       \
+      }                                                                                            \
+    } else if (sa_) {                                                                              \
+      const T y = b_[0];                                                                           \
+      for (i_ = 0; i_ < n_; ++i_) {                                                                \
+        T x = a_[i_];                                                                              \
+        o_[i_] = (TO)(EXPR);                                                                       \
+      }                                                                                            \
+    } else if (sb_) {                                                                              \
+      const T x = a_[0];                                                                           \
+      for (i_ = 0; i_ < n_; ++i_) {                                                                \
+        T y = b_[i_];                                                                              \
+        o_[i_] = (TO)(EXPR);                                                                       \
+      }                                                                                            \
+    } else if (n_ > 0) {                                                                           \
+      const T x = a_[0], y = b_[0];                                                                \
+      const TO r_ = (TO)(EXPR);                                                                    \
+      for (i_ = 0; i_ < n_; ++i_) o_[i_] = r_;                                                     \
+    }                                                                                              \
   }
 
 /* Defines the three row functions of a binary op and its descriptor `name`;
  * FEXPR serves float32 and float64 (use <tgmath.h> names), IEXPR int64. */
-#define PT_DEF_BINOP(name, FEXPR, IEXPR)             \
-  PT_BIN_ROW(name##_f32, float, float, FEXPR)        \
-  PT_BIN_ROW(name##_f64, double, double, FEXPR)      \
-  PT_BIN_ROW(name##_i64, int64_t, int64_t, IEXPR)    \
+#define PT_DEF_BINOP(name, FEXPR, IEXPR)                                                           \
+  PT_BIN_ROW(name##_f32, float, float, FEXPR)                                                      \
+  PT_BIN_ROW(name##_f64, double, double, FEXPR)                                                    \
+  PT_BIN_ROW(name##_i64, int64_t, int64_t, IEXPR)                                                  \
   static const pt_binary_op name = {name##_f32, NULL, name##_f64, name##_i64};
 /* Same for float-only ops (integral inputs are computed in float). */
-#define PT_DEF_BINOP_F(name, FEXPR)                  \
-  PT_BIN_ROW(name##_f32, float, float, FEXPR)        \
-  PT_BIN_ROW(name##_f64, double, double, FEXPR)      \
+#define PT_DEF_BINOP_F(name, FEXPR)                                                                \
+  PT_BIN_ROW(name##_f32, float, float, FEXPR)                                                      \
+  PT_BIN_ROW(name##_f64, double, double, FEXPR)                                                    \
   static const pt_binary_op name = {name##_f32, NULL, name##_f64, NULL};
 
-#define PT_UN_ROW(fname, T, EXPR)                                              \
-  static void fname(const T* x_, T* o_, int64_t n_, pt_ew_params* p) {         \
-    typedef T pt_T;                                                            \
-    (void)sizeof(pt_T);                                                        \
-    int64_t i_;                                                                \
-    (void)p;                                                                   \
-    for (i_ = 0; i_ < n_; ++i_) {                                              \
-      T x = x_[i_];                                                            \
-      o_[i_] = (T)(EXPR);                                                      \
-    }                                                                          \
+#define PT_UN_ROW(fname, T, EXPR)                                                                  \
+  static void fname(const T* x_, T* o_, int64_t n_, pt_ew_params* p) {                             \
+    typedef T pt_T;                                                                                \
+    (void)sizeof(pt_T);                                                                            \
+    int64_t i_;                                                                                    \
+    (void)p;                                                                                       \
+    for (i_ = 0; i_ < n_; ++i_) {                                                                  \
+      T x = x_[i_];                                                                                \
+      o_[i_] = (T)(EXPR);                                                                          \
+    }                                                                                              \
   }
 
-#define PT_DEF_UNOP(name, FEXPR, IEXPR)     \
-  PT_UN_ROW(name##_f32, float, FEXPR)       \
-  PT_UN_ROW(name##_f64, double, FEXPR)      \
-  PT_UN_ROW(name##_i64, int64_t, IEXPR)     \
+#define PT_DEF_UNOP(name, FEXPR, IEXPR)                                                            \
+  PT_UN_ROW(name##_f32, float, FEXPR)                                                              \
+  PT_UN_ROW(name##_f64, double, FEXPR)                                                             \
+  PT_UN_ROW(name##_i64, int64_t, IEXPR)                                                            \
   static const pt_unary_op name = {name##_f32, name##_f64, name##_i64};
-#define PT_DEF_UNOP_F(name, FEXPR)          \
-  PT_UN_ROW(name##_f32, float, FEXPR)       \
-  PT_UN_ROW(name##_f64, double, FEXPR)      \
+#define PT_DEF_UNOP_F(name, FEXPR)                                                                 \
+  PT_UN_ROW(name##_f32, float, FEXPR)                                                              \
+  PT_UN_ROW(name##_f64, double, FEXPR)                                                             \
   static const pt_unary_op name = {name##_f32, name##_f64, NULL};
 
 /* Wrapping int64 arithmetic (no signed-overflow UB). */
-static inline int64_t pt_wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline int64_t pt_wsub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
-static inline int64_t pt_wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t pt_wadd(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static inline int64_t pt_wsub(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+static inline int64_t pt_wmul(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a * (uint64_t)b);
+}
 
 #endif /* PTERUN_KERNELS_PORTABLE_MATH_EW_H_ */

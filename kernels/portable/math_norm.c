@@ -128,8 +128,8 @@ static pterun_status check_affine(pterun_kernel_context* ctx, const pterun_tenso
     return pt_fail_dtype(ctx, name, t->dtype, "is not a floating point dtype");
   if (t->numel != numel)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': expected %lld elements, got %lld", name,
-                              (long long)numel, (long long)t->numel);
+                              "arg '%s': expected %lld elements, got %lld", name, (long long)numel,
+                              (long long)t->numel);
   if (numel > 0 && t->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': no data", name);
   return PTERUN_STATUS_OK;
@@ -137,8 +137,8 @@ static pterun_status check_affine(pterun_kernel_context* ctx, const pterun_tenso
 
 /* Mean and 1/sqrt(biased var + eps) of count elements read by logical index
  * (start + k) of t; contiguous float32 rows take a direct loop. */
-static void moments(const pterun_tensor* t, int64_t start, int64_t count, double eps,
-                    double* mean, double* rstd) {
+static void moments(const pterun_tensor* t, int64_t start, int64_t count, double eps, double* mean,
+                    double* rstd) {
   double m = 0, m2 = 0;
   int64_t k;
   bool direct = t->dtype == PTERUN_DTYPE_F32 && pterun_tensor_is_contiguous(t);
@@ -201,10 +201,10 @@ pterun_status pt_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
   for (j = 0; j < axis; ++j) M *= in->sizes[j];
   PT_TRY(check_affine(ctx, w, "weight", N));
   PT_TRY(check_affine(ctx, b, "bias", N));
-  if (out->dtype != in->dtype || !pt_is_float_dtype(mean->dtype) ||
-      !pt_is_float_dtype(rstd->dtype))
-    return pt_fail_dtype(ctx, "out", out->dtype, "(and mean/rstd) must be floating point, "
-                                                 "out matching input");
+  if (out->dtype != in->dtype || !pt_is_float_dtype(mean->dtype) || !pt_is_float_dtype(rstd->dtype))
+    return pt_fail_dtype(ctx, "out", out->dtype,
+                         "(and mean/rstd) must be floating point, "
+                         "out matching input");
   /* mean/rstd keep the leading dims and have size 1 in the normalized ones. */
   for (j = 0; j < in->rank; ++j) stat_sizes[j] = j < axis ? in->sizes[j] : 1;
   PT_TRY(pt_resize_like(ctx, out, in));
@@ -275,10 +275,10 @@ pterun_status pt_native_group_norm_out(pterun_kernel_context* ctx, pterun_value*
                               (long long)in->numel);
   PT_TRY(check_affine(ctx, w, "weight", C));
   PT_TRY(check_affine(ctx, b, "bias", C));
-  if (out->dtype != in->dtype || !pt_is_float_dtype(mean->dtype) ||
-      !pt_is_float_dtype(rstd->dtype))
-    return pt_fail_dtype(ctx, "out", out->dtype, "(and mean/rstd) must be floating point, "
-                                                 "out matching input");
+  if (out->dtype != in->dtype || !pt_is_float_dtype(mean->dtype) || !pt_is_float_dtype(rstd->dtype))
+    return pt_fail_dtype(ctx, "out", out->dtype,
+                         "(and mean/rstd) must be floating point, "
+                         "out matching input");
   if (mean->rank != 2 || rstd->rank != 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "mean and rstd must have rank 2 ([N, group])");

@@ -31,7 +31,9 @@ static uint64_t splitmix64(uint64_t* x) {
   return z ^ (z >> 31);
 }
 
-static uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rotl64(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 static uint64_t rng_next(pt_rng* r) {
   uint64_t res = rotl64(r->s[1] * 5, 7) * 9, t = r->s[1] << 17;
@@ -119,8 +121,7 @@ pterun_status pt_randn_out(pterun_kernel_context* ctx, pterun_value** args, size
  * Training (train true or None) with p > 0: mask = u >= p for uniform u,
  * out = input * mask / (1 - p) (0 when p = 1). Otherwise out = input and the
  * mask is all true. */
-pterun_status pt_native_dropout_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pt_native_dropout_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out, *mask;
   const pterun_tensor* ins[2];
   double p, scale;
@@ -171,8 +172,7 @@ pterun_status pt_native_dropout_out(pterun_kernel_context* ctx, pterun_value** a
 /* aten::_conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Complex dtypes: the imaginary parts change sign (a sign-bit flip, so -0.0
  * and NaN behave as negation does). Real dtypes: a copy, as in ATen. */
-pterun_status pt__conj_physical_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pt__conj_physical_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   int64_t n;
   size_t es, half;

@@ -69,7 +69,14 @@ static pterun_status red_init(pterun_kernel_context* ctx, pt_red* r, const pteru
 }
 
 typedef enum red_kind {
-  RK_SUM, RK_PROD, RK_MAX, RK_MIN, RK_ANY, RK_ALL, RK_WELFORD, RK_SUMEXP
+  RK_SUM,
+  RK_PROD,
+  RK_MAX,
+  RK_MIN,
+  RK_ANY,
+  RK_ALL,
+  RK_WELFORD,
+  RK_SUMEXP
 } red_kind;
 
 typedef struct red_acc {
@@ -154,8 +161,7 @@ static void acc_i64(red_acc* a, red_kind k, const int64_t* v, int64_t n) {
     case RK_ALL:
       for (j = 0; j < n; ++j) a->i &= v[j] != 0;
       break;
-    default:
-      break; /* float-only kinds never take this path */
+    default: break; /* float-only kinds never take this path */
   }
   a->count += n;
 }
@@ -227,9 +233,9 @@ static void put_f(pterun_tensor* out, int64_t off, double v) {
  * mode: RK_SUM (sum), RK_PROD, RK_MAX/RK_MIN (amax/amin), RK_ANY/RK_ALL;
  * divide: mean.
  */
-static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in,
-                                const int64_t* dims, size_t ndims, bool keepdim,
-                                pterun_tensor* out, red_kind kind, int divide) {
+static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in, const int64_t* dims,
+                                size_t ndims, bool keepdim, pterun_tensor* out, red_kind kind,
+                                int divide) {
   pt_red r;
   pt_iter it;
   const pterun_tensor* kvp;
@@ -242,8 +248,8 @@ static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in,
   PT_TRY(check_data2(ctx, in, out));
   if (kind == RK_MAX || kind == RK_MIN) PT_TRY(need_nonempty(ctx, &r, out));
   /* Accumulate in float when either side is float (mean, sum into float). */
-  as_float = pt_is_float_dtype(out->dtype) || (pt_is_float_dtype(in->dtype) &&
-                                               kind != RK_ANY && kind != RK_ALL);
+  as_float = pt_is_float_dtype(out->dtype) ||
+             (pt_is_float_dtype(in->dtype) && kind != RK_ANY && kind != RK_ALL);
   if (kind == RK_ANY || kind == RK_ALL) as_float = pt_is_float_dtype(in->dtype);
   kvp = &r.kv;
   pt_iter_init(&it, out, &kvp, 1);
@@ -282,9 +288,8 @@ pterun_status pt_sum_intlist_out(pterun_kernel_context* ctx, pterun_value** args
   return run_reduce(ctx, in, dims, nd, keepdim, out, RK_SUM, 0);
 }
 
-static pterun_status run_mean(pterun_kernel_context* ctx, pterun_tensor* in,
-                              const int64_t* dims, size_t nd, bool keepdim, int dt,
-                              pterun_tensor* out) {
+static pterun_status run_mean(pterun_kernel_context* ctx, pterun_tensor* in, const int64_t* dims,
+                              size_t nd, bool keepdim, int dt, pterun_tensor* out) {
   if (dt >= 0 && dt != out->dtype)
     return pt_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
   if (!pt_is_float_dtype(out->dtype) || (dt < 0 && !pt_is_float_dtype(in->dtype)))
@@ -378,8 +383,8 @@ pterun_status pt_amin_out(pterun_kernel_context* ctx, pterun_value** args, size_
 }
 
 /* max.unary_out / min.unary_out(self, *, out): full reduction to rank 0. */
-static pterun_status run_unary_max(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t nargs, red_kind kind) {
+static pterun_status run_unary_max(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                   red_kind kind) {
   pterun_tensor *in, *out;
   PT_CHECK_NARGS(ctx, nargs, 3);
   PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
@@ -567,8 +572,7 @@ static pterun_status arg_correction(pterun_kernel_context* ctx, pterun_value** a
 }
 
 /* var.correction_out(self, int[1]? dim, *, Scalar? correction, bool keepdim, out) */
-pterun_status pt_var_correction_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pt_var_correction_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;

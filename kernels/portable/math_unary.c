@@ -7,9 +7,8 @@
 /* Kernels of the form op(self, *, out): args self, out, out. */
 
 /* Result is float: integral/bool inputs compute in float32, out must be float. */
-static pterun_status run_float_unary(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs, const pt_unary_op* op, pt_ew_params* p,
-                                     size_t out_idx) {
+static pterun_status run_float_unary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                     const pt_unary_op* op, pt_ew_params* p, size_t out_idx) {
   pterun_tensor *in, *out;
   int cdt;
   PT_CHECK_NARGS(ctx, nargs, out_idx + 2);
@@ -23,8 +22,8 @@ static pterun_status run_float_unary(pterun_kernel_context* ctx, pterun_value** 
 }
 
 /* Result has self's dtype (cast to out). */
-static pterun_status run_same_unary(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs, const pt_unary_op* op, int allow_bool) {
+static pterun_status run_same_unary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                    const pt_unary_op* op, int allow_bool) {
   pterun_tensor *in, *out;
   pt_ew_params p = {0};
   PT_CHECK_NARGS(ctx, nargs, 3);
@@ -40,8 +39,8 @@ static pterun_status run_same_unary(pterun_kernel_context* ctx, pterun_value** a
 }
 
 /* Result is bool (cast to out): any real input. */
-static pterun_status run_bool_unary(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs, const pt_unary_op* op) {
+static pterun_status run_bool_unary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                    const pt_unary_op* op) {
   pterun_tensor *in, *out;
   pt_ew_params p = {0};
   PT_CHECK_NARGS(ctx, nargs, 3);
@@ -54,16 +53,16 @@ static pterun_status run_bool_unary(pterun_kernel_context* ctx, pterun_value** a
   return pt_ew_unary(ctx, op, in, out, in->dtype, &p);
 }
 
-#define DEF_FLOAT_UNARY(fn, name, FEXPR)                                                  \
-  PT_DEF_UNOP_F(op_##name, FEXPR)                                                         \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {       \
-    pt_ew_params p = {0};                                                                 \
-    return run_float_unary(ctx, args, nargs, &op_##name, &p, 1);                          \
+#define DEF_FLOAT_UNARY(fn, name, FEXPR)                                                           \
+  PT_DEF_UNOP_F(op_##name, FEXPR)                                                                  \
+  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {                \
+    pt_ew_params p = {0};                                                                          \
+    return run_float_unary(ctx, args, nargs, &op_##name, &p, 1);                                   \
   }
-#define DEF_SAME_UNARY(fn, name, FEXPR, IEXPR, allow_bool)                                \
-  PT_DEF_UNOP(op_##name, FEXPR, IEXPR)                                                    \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {       \
-    return run_same_unary(ctx, args, nargs, &op_##name, allow_bool);                      \
+#define DEF_SAME_UNARY(fn, name, FEXPR, IEXPR, allow_bool)                                         \
+  PT_DEF_UNOP(op_##name, FEXPR, IEXPR)                                                             \
+  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {                \
+    return run_same_unary(ctx, args, nargs, &op_##name, allow_bool);                               \
   }
 
 DEF_FLOAT_UNARY(pt_sqrt_out, sqrt, sqrt(x))
@@ -131,11 +130,8 @@ pterun_status pt_bitwise_not_out(pterun_kernel_context* ctx, pterun_value** args
 
 /* logit(self, float? eps, *, out): log(x / (1 - x)), x clamped to [eps, 1-eps]
  * when eps is given. */
-#define LOGIT_CLAMP(x)                                                 \
-  (p->mode ? ((x) < (pt_T)p->a       ? (pt_T)p->a                        \
-              : (x) > 1 - (pt_T)p->a ? 1 - (pt_T)p->a                    \
-                                     : (x))                              \
-           : (x))
+#define LOGIT_CLAMP(x)                                                                             \
+  (p->mode ? ((x) < (pt_T)p->a ? (pt_T)p->a : (x) > 1 - (pt_T)p->a ? 1 - (pt_T)p->a : (x)) : (x))
 PT_DEF_UNOP_F(op_logit, log(LOGIT_CLAMP(x) / (1 - LOGIT_CLAMP(x))))
 pterun_status pt_logit_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pt_ew_params p = {0};

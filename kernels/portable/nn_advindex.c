@@ -20,7 +20,7 @@ typedef struct adv_index {
   int nslots;
   const pterun_tensor* slot[PTERUN_MAX_RANK]; /* index tensor or mask */
   int is_mask[PTERUN_MAX_RANK];
-  int64_t count[PTERUN_MAX_RANK];             /* true elements of a mask */
+  int64_t count[PTERUN_MAX_RANK]; /* true elements of a mask */
   mask_cursor cur[PTERUN_MAX_RANK];
   int dim_slot[PTERUN_MAX_RANK]; /* per self dim: -1 or its slot */
   int dim_comp[PTERUN_MAX_RANK]; /* per self dim: coordinate of the mask */
@@ -74,7 +74,8 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
       for (m = 0; m < t->rank; ++m) {
         if (t->sizes[m] != self->sizes[d + m])
           return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                    "arg 'indices': mask size %" PRId64 " at dim %d, expected %" PRId64,
+                                    "arg 'indices': mask size %" PRId64
+                                    " at dim %d, expected %" PRId64,
                                     t->sizes[m], d + m, self->sizes[d + m]);
         a->dim_slot[d + m] = s;
         a->dim_comp[d + m] = m;
@@ -88,8 +89,10 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
       if (t->rank == 0) /* a 0-dim mask adds a dim of size 0 or 1 (unsupported) */
         return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                                   "arg 'indices': 0-dim masks are not supported");
-      if (first < 0) first = d;
-      else if (last != d - 1) adjacent = 0;
+      if (first < 0)
+        first = d;
+      else if (last != d - 1)
+        adjacent = 0;
       last = d + t->rank - 1;
       d += t->rank;
     } else {
@@ -98,8 +101,10 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
                                   "arg 'indices': too many indices for rank %d", (int)self->rank);
       a->dim_slot[d] = s;
       a->dim_comp[d] = 0;
-      if (first < 0) first = d;
-      else if (last != d - 1) adjacent = 0;
+      if (first < 0)
+        first = d;
+      else if (last != d - 1)
+        adjacent = 0;
       last = d;
       ++d;
     }
@@ -215,18 +220,15 @@ static int64_t adv_self_offset(adv_index* a, const int64_t* r, int64_t* bad) {
 }
 
 /* aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) */
-pterun_status pt_index_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
-                                  size_t nargs) {
+pterun_status pt_index_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   adv_index a;
   int64_t r[PTERUN_MAX_RANK] = {0};
   PT_CHECK_NARGS(ctx, nargs, 4);
   PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  if (args[1]->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR &&
-      args[1]->tag != PTERUN_VALUE_LIST_TENSOR)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
-                              "arg 'indices': expected Tensor?[]");
+  if (args[1]->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR && args[1]->tag != PTERUN_VALUE_LIST_TENSOR)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg 'indices': expected Tensor?[]");
   PT_TRY(nn_check_data(ctx, self, "self"));
   PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
   PT_TRY(adv_setup(ctx, self, args[1], &a));
@@ -278,10 +280,8 @@ static pterun_status index_put(pterun_kernel_context* ctx, pterun_tensor* self,
 }
 
 static pterun_status indices_arg(pterun_kernel_context* ctx, pterun_value** args) {
-  if (args[1]->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR &&
-      args[1]->tag != PTERUN_VALUE_LIST_TENSOR)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
-                              "arg 'indices': expected Tensor?[]");
+  if (args[1]->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR && args[1]->tag != PTERUN_VALUE_LIST_TENSOR)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg 'indices': expected Tensor?[]");
   return PTERUN_STATUS_OK;
 }
 

@@ -24,15 +24,17 @@ static void slab_copy(pterun_tensor* big, int dim, int64_t start, int64_t len, i
   }
   nn_view_of(piece, &pv);
   if (into_big)
-    nn_copy_view(big->data, big->dtype, &bv, start * big->strides[dim], piece->data,
-                 piece->dtype, &pv, 0);
+    nn_copy_view(big->data, big->dtype, &bv, start * big->strides[dim], piece->data, piece->dtype,
+                 &pv, 0);
   else
     nn_copy_view(piece->data, piece->dtype, &pv, 0, big->data, big->dtype, &bv,
                  start * big->strides[dim]);
 }
 
 /* ATen's legacy rule: a 1-D tensor of size 0 takes no part in cat. */
-static int cat_skips(const pterun_tensor* t) { return t->rank == 1 && t->sizes[0] == 0; }
+static int cat_skips(const pterun_tensor* t) {
+  return t->rank == 1 && t->sizes[0] == 0;
+}
 
 /* aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) */
 pterun_status pt_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {

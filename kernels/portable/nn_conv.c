@@ -50,8 +50,7 @@ static pterun_status spatial_arg(pterun_kernel_context* ctx, pterun_value** args
  * output_padding follow it, as in convolution and convolution_backward). */
 static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args, size_t base,
                                 pterun_tensor* in, pterun_tensor* w, pterun_tensor* bias,
-                                int transposed, int64_t groups, conv_geom* g,
-                                int64_t* out_sizes) {
+                                int transposed, int64_t groups, conv_geom* g, int64_t* out_sizes) {
   int sp = in->rank - 2, d;
   int64_t opad[3];
   if (in->rank < 3 || in->rank > 5 || w->rank != in->rank)
@@ -73,8 +72,8 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
   g->groups = groups;
   if (g->cin % groups != 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "input channels %" PRId64 " not divisible by groups %" PRId64,
-                              g->cin, groups);
+                              "input channels %" PRId64 " not divisible by groups %" PRId64, g->cin,
+                              groups);
   g->icpg = g->cin / groups;
   if (transposed) {
     if (w->sizes[0] != g->cin)
@@ -154,8 +153,8 @@ static void conv_direct(const conv_geom* g, const pterun_tensor* in, const pteru
             for (ic = 0; ic < g->icpg; ++ic) {
               int64_t c = grp * g->icpg + ic;
               int64_t ibase = n * g->is[0] + c * g->is[1];
-              int64_t wbase = transposed ? c * g->ws[0] + ocl * g->ws[1]
-                                         : oc * g->ws[0] + ic * g->ws[1];
+              int64_t wbase =
+                  transposed ? c * g->ws[0] + ocl * g->ws[1] : oc * g->ws[0] + ic * g->ws[1];
               for (kk[0] = 0; kk[0] < g->k[0]; ++kk[0])
                 for (kk[1] = 0; kk[1] < g->k[1]; ++kk[1])
                   for (kk[2] = 0; kk[2] < g->k[2]; ++kk[2]) {
@@ -175,16 +174,16 @@ static void conv_direct(const conv_geom* g, const pterun_tensor* in, const pteru
                       ioff += p * g->is[2 + d];
                     }
                     if (!ok) continue;
-                    acc += pt_load_f64(in->data, in->dtype, ioff) *
-                           pt_load_f64(w->data, w->dtype,
-                                       wbase + kk[0] * g->ws[2] + kk[1] * g->ws[3] +
-                                           kk[2] * g->ws[4]);
+                    acc +=
+                        pt_load_f64(in->data, in->dtype, ioff) *
+                        pt_load_f64(w->data, w->dtype,
+                                    wbase + kk[0] * g->ws[2] + kk[1] * g->ws[3] + kk[2] * g->ws[4]);
                   }
             }
-            pt_store_f64(out->data, out->dtype,
-                         n * g->os[0] + oc * g->os[1] + o[0] * g->os[2] + o[1] * g->os[3] +
-                             o[2] * g->os[4],
-                         acc);
+            pt_store_f64(
+                out->data, out->dtype,
+                n * g->os[0] + oc * g->os[1] + o[0] * g->os[2] + o[1] * g->os[3] + o[2] * g->os[4],
+                acc);
           }
     }
 }
@@ -192,9 +191,9 @@ static void conv_direct(const conv_geom* g, const pterun_tensor* in, const pteru
 /* The reduction dims (ic, kd, kh, kw) of a weight group ordered by memory;
  * 0 if they do not flatten to one stride (then the direct path is used). */
 typedef struct red_order {
-  int dim[4];      /* dim[j]: which of ic,kd,kh,kw is j-th outermost */
+  int dim[4]; /* dim[j]: which of ic,kd,kh,kw is j-th outermost */
   int64_t size[4];
-  int64_t cs;      /* stride of the flattened reduction index in the weight */
+  int64_t cs; /* stride of the flattened reduction index in the weight */
 } red_order;
 
 static int weight_flattens(const conv_geom* g, red_order* ro) {
@@ -457,8 +456,8 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
               /* float32: whole output-row segments; the valid columns of a
                * tap are one strided run of the input row. */
               float* colr = (float*)col + r * np;
-              const float* xb = (const float*)in->data + n * g->is[0] +
-                                (grp * g->icpg + ic) * g->is[1];
+              const float* xb =
+                  (const float*)in->data + n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
               int64_t pos = p0, q = 0, OW = g->out[2], OH = g->out[1];
               int64_t lo_w, hi_w, sw = g->stride[2] * g->is[4];
               tap_range(g->in[2], OW, g->stride[2], g->pad[2], kw * g->dil[2], &lo_w, &hi_w);
@@ -472,8 +471,8 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
                   for (x = ow; x < e; ++x) cp[x] = 0.0f;
                 } else {
                   int64_t va = lo_w > ow ? lo_w : ow, vb = hi_w < e ? hi_w : e;
-                  const float* xr = xb + id * g->is[2] + ih * g->is[3] +
-                                    (kw * g->dil[2] - g->pad[2]) * g->is[4];
+                  const float* xr =
+                      xb + id * g->is[2] + ih * g->is[3] + (kw * g->dil[2] - g->pad[2]) * g->is[4];
                   if (vb < va) vb = va;
                   for (x = ow; x < va; ++x) cp[x] = 0.0f;
                   if (sw == 1)
@@ -515,8 +514,8 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
               }
             }
           }
-          a.data = (char*)w->data + (size_t)(grp * g->ocpg * g->ws[0] + r0 * ro->cs) *
-                                        nn_esize(w->dtype);
+          a.data = (char*)w->data +
+                   (size_t)(grp * g->ocpg * g->ws[0] + r0 * ro->cs) * nn_esize(w->dtype);
           a.dtype = w->dtype;
           a.rs = g->ws[0];
           a.cs = ro->cs;
@@ -524,9 +523,8 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
           b.dtype = dbl ? PTERUN_DTYPE_F64 : PTERUN_DTYPE_F32;
           b.rs = np;
           b.cs = 1;
-          c.data = (char*)out->data +
-                   (size_t)(n * g->os[0] + grp * g->ocpg * g->os[1] + p0 * ocs) *
-                       nn_esize(out->dtype);
+          c.data = (char*)out->data + (size_t)(n * g->os[0] + grp * g->ocpg * g->os[1] + p0 * ocs) *
+                                          nn_esize(out->dtype);
           c.dtype = out->dtype;
           c.rs = g->os[1];
           c.cs = ocs;
@@ -538,8 +536,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
 /* aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride,
  *   SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
  *   SymInt groups, *, Tensor(a!) out) */
-pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args,
-                                 size_t nargs) {
+pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *w, *bias, *out;
   bool transposed;
   int64_t groups, sizes[5], ocs;
@@ -664,10 +661,10 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
                                          oc * g.ws[0] + ic * g.ws[1] + k[0] * g.ws[2] +
                                              k[1] * g.ws[3] + k[2] * g.ws[4]);
                     }
-              pt_store_f64(gi->data, gi->dtype,
-                           n * g.os[0] + c * g.os[1] + i[0] * g.os[2] + i[1] * g.os[3] +
-                               i[2] * g.os[4],
-                           acc);
+              pt_store_f64(
+                  gi->data, gi->dtype,
+                  n * g.os[0] + c * g.os[1] + i[0] * g.os[2] + i[1] * g.os[3] + i[2] * g.os[4],
+                  acc);
             }
       }
   }
@@ -696,8 +693,8 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
                       if (!ok) continue;
                       acc += pt_load_f64(in->data, in->dtype, ioff) *
                              pt_load_f64(go->data, go->dtype,
-                                         n * gos[0] + oc * gos[1] + o[0] * gos[2] +
-                                             o[1] * gos[3] + o[2] * gos[4]);
+                                         n * gos[0] + oc * gos[1] + o[0] * gos[2] + o[1] * gos[3] +
+                                             o[2] * gos[4]);
                     }
               /* wo[2..4] are 0 for missing leading spatial dims. */
               pt_store_f64(gw->data, gw->dtype,

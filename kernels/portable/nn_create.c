@@ -70,8 +70,7 @@ pterun_status pt_ones_out(pterun_kernel_context* ctx, pterun_value** args, size_
 }
 
 /* aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) */
-pterun_status pt_scalar_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t nargs) {
+pterun_status pt_scalar_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor* out;
   pt_scalar v;
   PT_CHECK_NARGS(ctx, nargs, 3);
@@ -133,8 +132,7 @@ pterun_status pt_arange_out(pterun_kernel_context* ctx, pterun_value** args, siz
 }
 
 /* aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) */
-pterun_status pt_arange_start_out(pterun_kernel_context* ctx, pterun_value** args,
-                                  size_t nargs) {
+pterun_status pt_arange_start_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor* out;
   pt_scalar start, end, step;
   PT_CHECK_NARGS(ctx, nargs, 5);

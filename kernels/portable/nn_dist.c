@@ -41,8 +41,7 @@ static pterun_status check_p(pterun_kernel_context* ctx, double p) {
  * x1 [*, P, M], x2 [*, R, M] -> [*, P, R] with broadcast batch dims.
  * compute_mode: None/0 uses the matrix-product form for p = 2 when P > 25 or
  * R > 25, 1 always does, 2 never does (ATen's rule). */
-pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *x1, *x2, *out;
   double p;
   int64_t mode, sizes[PTERUN_MAX_RANK], bpos[PTERUN_MAX_RANK], P, R, M, i, j;
@@ -80,10 +79,9 @@ pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
     int d1 = d - (rank - r1), d2 = d - (rank - r2);
     int64_t s1 = d1 >= 0 ? x1->sizes[d1] : 1, s2 = d2 >= 0 ? x2->sizes[d2] : 1;
     if (s1 != s2 && s1 != 1 && s2 != 1)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "args 'x1'/'x2': batch dims %" PRId64 " and %" PRId64
-                                " do not broadcast",
-                                s1, s2);
+      return pterun_kernel_fail(
+          ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+          "args 'x1'/'x2': batch dims %" PRId64 " and %" PRId64 " do not broadcast", s1, s2);
     sizes[d] = s1 == 1 ? s2 : s1;
   }
   PT_TRY(nn_check_data(ctx, x1, "x1"));
@@ -124,8 +122,8 @@ pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
         } else {
           dist = pdist_pair(x1, a, x1->strides[r1 - 1], x2, b, x2->strides[r2 - 1], M, p);
         }
-        pt_store_f64(out->data, out->dtype,
-                     bo + i * out->strides[nb] + j * out->strides[nb + 1], dist);
+        pt_store_f64(out->data, out->dtype, bo + i * out->strides[nb] + j * out->strides[nb + 1],
+                     dist);
       }
   } while (nn_next_index(bpos, sizes, nb));
   return PTERUN_STATUS_OK;
@@ -133,8 +131,7 @@ pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
 
 /* aten::_pdist_forward.out(Tensor self, float p=2, *, Tensor(a!) out) -> Tensor(a!)
  * self [N, M] -> [N*(N-1)/2]: distances of rows i < j in row-major pair order. */
-pterun_status pt__pdist_forward_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pt__pdist_forward_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   double p;
   int64_t n, m, i, j, k = 0, len;

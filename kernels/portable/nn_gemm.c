@@ -25,7 +25,9 @@
  * dtypes use an exact int64 triple loop. */
 #include "kernels/portable/nn_gemm.h"
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
 
 /* ---- float32 engine ---------------------------------------------------- */
 
@@ -41,8 +43,8 @@ static const pt_f32_gemm_ukernel g_ukernels[] = {
 #undef PT_GEMM_UKERNEL
 };
 
-#define PT_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                \
-  _Static_assert((mr) <= NN_F32_MR_MAX && (nr) <= NN_F32_NR_MAX, #fn " tile"); \
+#define PT_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
+  _Static_assert((mr) <= NN_F32_MR_MAX && (nr) <= NN_F32_NR_MAX, #fn " tile");                     \
   _Static_assert((mc) % (mr) == 0 && (kc) >= 16, #fn " blocks");
 #include "kernels/portable/gemm_f32.inc"
 #undef PT_GEMM_UKERNEL
@@ -55,7 +57,8 @@ const pt_f32_gemm_ukernel* pt_f32_gemm_ukernels(size_t* count_out) {
 static const pt_f32_gemm_ukernel* select_ukernel(uint64_t features, int single_row) {
   size_t i = sizeof g_ukernels / sizeof g_ukernels[0];
   while (i-- > 0)
-    if ((g_ukernels[i].isa & features) == g_ukernels[i].isa && (g_ukernels[i].mr == 1) == single_row)
+    if ((g_ukernels[i].isa & features) == g_ukernels[i].isa &&
+        (g_ukernels[i].mr == 1) == single_row)
       return &g_ukernels[i];
   return NULL;
 }
@@ -69,8 +72,12 @@ const pt_f32_gemm_ukernel* pt_f32_gemm_ukernel_select_m1(uint64_t features) {
   return select_ukernel(features, 1);
 }
 
-static int64_t round_up(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
-static int64_t round_down_min(int64_t x, int64_t q) { return x < q ? q : x / q * q; }
+static int64_t round_up(int64_t x, int64_t q) {
+  return (x + q - 1) / q * q;
+}
+static int64_t round_down_min(int64_t x, int64_t q) {
+  return x < q ? q : x / q * q;
+}
 
 /* Packs B[k0.., j0..] (kc x nc) into strips of nr columns: strip s holds kc
  * rows of exactly nr floats, zero padded past column nc. */
@@ -82,7 +89,8 @@ static void pack_b_f32(float* bp, const nn_mat* b, int64_t k0, int64_t kc, int64
     int64_t base = k0 * b->rs + (j0 + js) * b->cs;
     if (b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 && w == nr) {
       const float* src = (const float*)b->data + base;
-      for (kk = 0; kk < kc; ++kk) memcpy(bp + kk * nr, src + kk * b->rs, sizeof(float) * (size_t)nr);
+      for (kk = 0; kk < kc; ++kk)
+        memcpy(bp + kk * nr, src + kk * b->rs, sizeof(float) * (size_t)nr);
       continue;
     }
     if (b->dtype == PTERUN_DTYPE_F32 && b->rs == 1) {
@@ -110,7 +118,8 @@ static void pack_a_f32(float* ap, const nn_mat* a, int64_t i0, int64_t mc, int64
     int64_t base = (i0 + ip) * a->rs + k0 * a->cs;
     if (a->dtype == PTERUN_DTYPE_F32 && a->rs == 1 && h == mr) {
       const float* src = (const float*)a->data + base;
-      for (kk = 0; kk < kc; ++kk) memcpy(ap + kk * mr, src + kk * a->cs, sizeof(float) * (size_t)mr);
+      for (kk = 0; kk < kc; ++kk)
+        memcpy(ap + kk * mr, src + kk * a->cs, sizeof(float) * (size_t)mr);
       continue;
     }
     if (a->dtype == PTERUN_DTYPE_F32 && a->cs == 1) {
@@ -145,7 +154,8 @@ static void store_tile_f32(const nn_mat* c, int64_t i0, int64_t j0, int64_t h, i
     }
     for (cc = 0; cc < w; ++cc) {
       int64_t off = row + cc * c->cs;
-      nn_store_f32(c->data, c->dtype, off, add ? nn_load_f32(c->data, c->dtype, off) + t[cc] : t[cc]);
+      nn_store_f32(c->data, c->dtype, off,
+                   add ? nn_load_f32(c->data, c->dtype, off) + t[cc] : t[cc]);
     }
   }
 }
@@ -164,7 +174,8 @@ static void gemm_f32(const nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, cons
   const int direct_b = b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
   const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
   const int64_t cap = (int64_t)(ws->cap / sizeof(float));
-  int64_t kc = uk->kc, mc = min64(uk->mc, round_up(m, MR)), nc = min64(NN_F32_NC_BIG, round_up(n, NR));
+  int64_t kc = uk->kc, mc = min64(uk->mc, round_up(m, MR)),
+          nc = min64(NN_F32_NC_BIG, round_up(n, NR));
   int64_t jc, pc, ic, jr, ir, nblk;
   float* bp = (float*)ws->buf;
   float* ap;
@@ -175,13 +186,20 @@ static void gemm_f32(const nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, cons
   for (;;) {
     int64_t need = kc * nc + (direct_a ? 0 : mc * kc);
     if (need <= cap) break;
-    if (nc > 4 * NR && nc > 128) nc = round_down_min(nc / 2, NR);
-    else if (kc > 128) kc /= 2;
-    else if (!direct_a && mc > 4 * MR) mc = round_down_min(mc / 2, MR);
-    else if (nc > NR) nc = round_down_min(nc / 2, NR);
-    else if (kc > 16) kc /= 2;
-    else if (!direct_a && mc > MR) mc = round_down_min(mc / 2, MR);
-    else break; /* unreachable: the stack buffer always fits the minimum */
+    if (nc > 4 * NR && nc > 128)
+      nc = round_down_min(nc / 2, NR);
+    else if (kc > 128)
+      kc /= 2;
+    else if (!direct_a && mc > 4 * MR)
+      mc = round_down_min(mc / 2, MR);
+    else if (nc > NR)
+      nc = round_down_min(nc / 2, NR);
+    else if (kc > 16)
+      kc /= 2;
+    else if (!direct_a && mc > MR)
+      mc = round_down_min(mc / 2, MR);
+    else
+      break; /* unreachable: the stack buffer always fits the minimum */
   }
   /* Equal K blocks (e.g. 300 = 150 + 150, not 256 + 44). */
   nblk = (k + kc - 1) / kc;
@@ -259,94 +277,94 @@ static inline void st_f64(void* p, int dt, int64_t k, double v) {
 }
 
 /* Defines gemm_<SUF>(): the blocked engine for accumulator type T. */
-#define NN_DEFINE_GEMM(SUF, T, LD, ST, NATIVE_DT)                                              \
-  static void pack_b_##SUF(T* bp, const nn_mat* b, int64_t k0, int64_t kc, int64_t j0,        \
-                           int64_t nc) {                                                       \
-    /* Strips of NR columns; each strip is kc rows of NR values, zero padded. */               \
-    int64_t js, kk, c;                                                                         \
-    for (js = 0; js < nc; js += NN_NR) {                                                       \
-      int64_t w = min64(NN_NR, nc - js);                                                       \
-      for (kk = 0; kk < kc; ++kk) {                                                            \
-        T* dst = bp + kk * NN_NR;                                                              \
-        int64_t base = (k0 + kk) * b->rs + (j0 + js) * b->cs;                                  \
-        if (b->dtype == NATIVE_DT && b->cs == 1 && w == NN_NR) {                               \
-          memcpy(dst, (const T*)b->data + base, sizeof(T) * NN_NR);                            \
-          continue;                                                                            \
-        }                                                                                      \
-        for (c = 0; c < w; ++c) dst[c] = LD(b->data, b->dtype, base + c * b->cs);              \
-        for (; c < NN_NR; ++c) dst[c] = 0;                                                     \
-      }                                                                                        \
-      bp += kc * NN_NR;                                                                        \
-    }                                                                                          \
-  }                                                                                            \
-  static void pack_a_##SUF(T* ap, const nn_mat* a, int64_t i0, int64_t mr, int64_t k0,         \
-                           int64_t kc) {                                                       \
-    int64_t kk, r;                                                                             \
-    for (kk = 0; kk < kc; ++kk) {                                                              \
-      for (r = 0; r < mr; ++r)                                                                 \
-        ap[kk * NN_MR + r] = LD(a->data, a->dtype, (i0 + r) * a->rs + (k0 + kk) * a->cs);      \
-      for (; r < NN_MR; ++r) ap[kk * NN_MR + r] = 0;                                           \
-    }                                                                                          \
-  }                                                                                            \
-  static void micro_##SUF(int64_t kc, const T* ap, const T* bp, T acc[NN_MR][NN_NR]) {         \
-    /* One accumulator row per A row and a fixed-length inner loop: the   */                   \
-    /* shape gcc's -O2 vectoriser accepts.                                */                   \
-    T c0[NN_NR] = {0}, c1[NN_NR] = {0}, c2[NN_NR] = {0}, c3[NN_NR] = {0};                      \
-    int64_t kk;                                                                                \
-    int c;                                                                                     \
-    for (kk = 0; kk < kc; ++kk) {                                                              \
-      const T* brow = bp + kk * NN_NR;                                                         \
-      T a0 = ap[kk * NN_MR], a1 = ap[kk * NN_MR + 1], a2 = ap[kk * NN_MR + 2],                 \
-        a3 = ap[kk * NN_MR + 3];                                                               \
-      for (c = 0; c < NN_NR; ++c) {                                                            \
-        c0[c] += a0 * brow[c];                                                                 \
-        c1[c] += a1 * brow[c];                                                                 \
-        c2[c] += a2 * brow[c];                                                                 \
-        c3[c] += a3 * brow[c];                                                                 \
-      }                                                                                        \
-    }                                                                                          \
-    memcpy(acc[0], c0, sizeof c0);                                                             \
-    memcpy(acc[1], c1, sizeof c1);                                                             \
-    memcpy(acc[2], c2, sizeof c2);                                                             \
-    memcpy(acc[3], c3, sizeof c3);                                                             \
-  }                                                                                            \
-  static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,    \
-                         const nn_mat* c, T alpha, int accumulate, T* bp, T* ap, int64_t kcmax, \
-                         int64_t ncmax) {                                                      \
-    int64_t j0, k0, i0, js;                                                                    \
-    T acc[NN_MR][NN_NR];                                                                       \
-    for (j0 = 0; j0 < n; j0 += ncmax) {                                                        \
-      int64_t nc = min64(ncmax, n - j0);                                                       \
-      for (k0 = 0; k0 < k; k0 += kcmax) {                                                      \
-        int64_t kc = min64(kcmax, k - k0);                                                     \
-        int add = accumulate || k0 > 0;                                                        \
-        pack_b_##SUF(bp, b, k0, kc, j0, nc);                                                   \
-        for (i0 = 0; i0 < m; i0 += NN_MR) {                                                    \
-          int64_t mr = min64(NN_MR, m - i0);                                                   \
-          pack_a_##SUF(ap, a, i0, mr, k0, kc);                                                 \
-          for (js = 0; js < nc; js += NN_NR) {                                                 \
-            int64_t w = min64(NN_NR, nc - js), r, cc;                                          \
-            micro_##SUF(kc, ap, bp + (js / NN_NR) * kc * NN_NR, acc);                          \
-            for (r = 0; r < mr; ++r) {                                                         \
-              int64_t row = (i0 + r) * c->rs + (j0 + js) * c->cs;                              \
-              if (c->dtype == NATIVE_DT && c->cs == 1) {                                       \
-                T* cp = (T*)c->data + row;                                                     \
-                if (add)                                                                       \
-                  for (cc = 0; cc < w; ++cc) cp[cc] += alpha * acc[r][cc];                     \
-                else                                                                           \
-                  for (cc = 0; cc < w; ++cc) cp[cc] = alpha * acc[r][cc];                      \
-                continue;                                                                      \
-              }                                                                                \
-              for (cc = 0; cc < w; ++cc) {                                                     \
-                int64_t off = row + cc * c->cs;                                                \
-                T v = alpha * acc[r][cc];                                                      \
-                ST(c->data, c->dtype, off, add ? LD(c->data, c->dtype, off) + v : v);          \
-              }                                                                                \
-            }                                                                                  \
-          }                                                                                    \
-        }                                                                                      \
-      }                                                                                        \
-    }                                                                                          \
+#define NN_DEFINE_GEMM(SUF, T, LD, ST, NATIVE_DT)                                                  \
+  static void pack_b_##SUF(T* bp, const nn_mat* b, int64_t k0, int64_t kc, int64_t j0,             \
+                           int64_t nc) {                                                           \
+    /* Strips of NR columns; each strip is kc rows of NR values, zero padded. */                   \
+    int64_t js, kk, c;                                                                             \
+    for (js = 0; js < nc; js += NN_NR) {                                                           \
+      int64_t w = min64(NN_NR, nc - js);                                                           \
+      for (kk = 0; kk < kc; ++kk) {                                                                \
+        T* dst = bp + kk * NN_NR;                                                                  \
+        int64_t base = (k0 + kk) * b->rs + (j0 + js) * b->cs;                                      \
+        if (b->dtype == NATIVE_DT && b->cs == 1 && w == NN_NR) {                                   \
+          memcpy(dst, (const T*)b->data + base, sizeof(T) * NN_NR);                                \
+          continue;                                                                                \
+        }                                                                                          \
+        for (c = 0; c < w; ++c) dst[c] = LD(b->data, b->dtype, base + c * b->cs);                  \
+        for (; c < NN_NR; ++c) dst[c] = 0;                                                         \
+      }                                                                                            \
+      bp += kc * NN_NR;                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+  static void pack_a_##SUF(T* ap, const nn_mat* a, int64_t i0, int64_t mr, int64_t k0,             \
+                           int64_t kc) {                                                           \
+    int64_t kk, r;                                                                                 \
+    for (kk = 0; kk < kc; ++kk) {                                                                  \
+      for (r = 0; r < mr; ++r)                                                                     \
+        ap[kk * NN_MR + r] = LD(a->data, a->dtype, (i0 + r) * a->rs + (k0 + kk) * a->cs);          \
+      for (; r < NN_MR; ++r) ap[kk * NN_MR + r] = 0;                                               \
+    }                                                                                              \
+  }                                                                                                \
+  static void micro_##SUF(int64_t kc, const T* ap, const T* bp, T acc[NN_MR][NN_NR]) {             \
+    /* One accumulator row per A row and a fixed-length inner loop: the   */                       \
+    /* shape gcc's -O2 vectoriser accepts.                                */                       \
+    T c0[NN_NR] = {0}, c1[NN_NR] = {0}, c2[NN_NR] = {0}, c3[NN_NR] = {0};                          \
+    int64_t kk;                                                                                    \
+    int c;                                                                                         \
+    for (kk = 0; kk < kc; ++kk) {                                                                  \
+      const T* brow = bp + kk * NN_NR;                                                             \
+      T a0 = ap[kk * NN_MR], a1 = ap[kk * NN_MR + 1], a2 = ap[kk * NN_MR + 2],                     \
+        a3 = ap[kk * NN_MR + 3];                                                                   \
+      for (c = 0; c < NN_NR; ++c) {                                                                \
+        c0[c] += a0 * brow[c];                                                                     \
+        c1[c] += a1 * brow[c];                                                                     \
+        c2[c] += a2 * brow[c];                                                                     \
+        c3[c] += a3 * brow[c];                                                                     \
+      }                                                                                            \
+    }                                                                                              \
+    memcpy(acc[0], c0, sizeof c0);                                                                 \
+    memcpy(acc[1], c1, sizeof c1);                                                                 \
+    memcpy(acc[2], c2, sizeof c2);                                                                 \
+    memcpy(acc[3], c3, sizeof c3);                                                                 \
+  }                                                                                                \
+  static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,        \
+                         const nn_mat* c, T alpha, int accumulate, T* bp, T* ap, int64_t kcmax,    \
+                         int64_t ncmax) {                                                          \
+    int64_t j0, k0, i0, js;                                                                        \
+    T acc[NN_MR][NN_NR];                                                                           \
+    for (j0 = 0; j0 < n; j0 += ncmax) {                                                            \
+      int64_t nc = min64(ncmax, n - j0);                                                           \
+      for (k0 = 0; k0 < k; k0 += kcmax) {                                                          \
+        int64_t kc = min64(kcmax, k - k0);                                                         \
+        int add = accumulate || k0 > 0;                                                            \
+        pack_b_##SUF(bp, b, k0, kc, j0, nc);                                                       \
+        for (i0 = 0; i0 < m; i0 += NN_MR) {                                                        \
+          int64_t mr = min64(NN_MR, m - i0);                                                       \
+          pack_a_##SUF(ap, a, i0, mr, k0, kc);                                                     \
+          for (js = 0; js < nc; js += NN_NR) {                                                     \
+            int64_t w = min64(NN_NR, nc - js), r, cc;                                              \
+            micro_##SUF(kc, ap, bp + (js / NN_NR) * kc * NN_NR, acc);                              \
+            for (r = 0; r < mr; ++r) {                                                             \
+              int64_t row = (i0 + r) * c->rs + (j0 + js) * c->cs;                                  \
+              if (c->dtype == NATIVE_DT && c->cs == 1) {                                           \
+                T* cp = (T*)c->data + row;                                                         \
+                if (add)                                                                           \
+                  for (cc = 0; cc < w; ++cc) cp[cc] += alpha * acc[r][cc];                         \
+                else                                                                               \
+                  for (cc = 0; cc < w; ++cc) cp[cc] = alpha * acc[r][cc];                          \
+                continue;                                                                          \
+              }                                                                                    \
+              for (cc = 0; cc < w; ++cc) {                                                         \
+                int64_t off = row + cc * c->cs;                                                    \
+                T v = alpha * acc[r][cc];                                                          \
+                ST(c->data, c->dtype, off, add ? LD(c->data, c->dtype, off) + v : v);              \
+              }                                                                                    \
+            }                                                                                      \
+          }                                                                                        \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
   }
 
 NN_DEFINE_GEMM(f64, double, ld_f64, st_f64, PTERUN_DTYPE_F64)

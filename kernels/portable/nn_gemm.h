@@ -22,9 +22,9 @@ typedef struct nn_mat {
  * buffer. Set up once per call because the arena only grows during a call. */
 typedef struct nn_gemm_ws {
   void* buf;
-  size_t cap;                    /* bytes at buf */
-  int64_t kc, nc;                /* f64 engine blocks */
-  int dbl;                       /* accumulate in double (F64) */
+  size_t cap;                       /* bytes at buf */
+  int64_t kc, nc;                   /* f64 engine blocks */
+  int dbl;                          /* accumulate in double (F64) */
   const pt_f32_gemm_ukernel* uk;    /* f32 microkernel */
   const pt_f32_gemm_ukernel* uk_m1; /* for M == 1; NULL: uk */
   _Alignas(64) unsigned char local[NN_GEMM_LOCAL_BYTES];
@@ -45,7 +45,7 @@ void nn_gemm_ws_init_ukernel(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dty
  * float32/float16/bfloat16 accumulate in float32, float64 in double, integer
  * dtypes in int64 (wrapping on store like ATen).
  */
-void nn_gemm(nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const nn_mat* a,
-             const nn_mat* b, const nn_mat* c, double alpha, int accumulate);
+void nn_gemm(nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,
+             const nn_mat* c, double alpha, int accumulate);
 
 #endif /* PTERUN_KERNELS_PORTABLE_NN_GEMM_H_ */

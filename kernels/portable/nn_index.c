@@ -58,15 +58,13 @@ pterun_status pt_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
     /* Unlike the other index ops, embedding takes no negative indices. */
     if (row < 0 || row >= w->sizes[0]) return bad_index(ctx, ix, ioff, w->sizes[0]);
     for (d = 0; d < ix->rank; ++d) ooff += idx[d] * out->strides[d];
-    nn_copy_view(out->data, out->dtype, &outv, ooff, w->data, w->dtype, &rowv,
-                 row * w->strides[0]);
+    nn_copy_view(out->data, out->dtype, &outv, ooff, w->data, w->dtype, &rowv, row * w->strides[0]);
   } while (nn_next_index(idx, ix->sizes, ix->rank));
   return PTERUN_STATUS_OK;
 }
 
 /* aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) */
-pterun_status pt_index_select_out(pterun_kernel_context* ctx, pterun_value** args,
-                                  size_t nargs) {
+pterun_status pt_index_select_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *ix, *out;
   int64_t dim, sizes[PTERUN_MAX_RANK], k, n, dsz;
   nn_view sv, dv;
@@ -200,9 +198,9 @@ static pterun_status scatter(pterun_kernel_context* ctx, pterun_value** args, si
       if (mode == SCATTER_SRC) {
         memcpy(nn_ptr(out, doff), nn_ptr(src, soff), nn_esize(out->dtype));
       } else if (pt_is_float_dtype(out->dtype)) {
-        pt_store_f64(out->data, out->dtype, doff,
-                     pt_load_f64(out->data, out->dtype, doff) +
-                         pt_load_f64(src->data, src->dtype, soff));
+        pt_store_f64(
+            out->data, out->dtype, doff,
+            pt_load_f64(out->data, out->dtype, doff) + pt_load_f64(src->data, src->dtype, soff));
       } else {
         pt_store_i64(out->data, out->dtype, doff,
                      (int64_t)((uint64_t)pt_load_i64(out->data, out->dtype, doff) +
@@ -218,8 +216,7 @@ pterun_status pt_scatter_src_out(pterun_kernel_context* ctx, pterun_value** args
   return scatter(ctx, args, nargs, SCATTER_SRC);
 }
 /* aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) */
-pterun_status pt_scatter_value_out(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t nargs) {
+pterun_status pt_scatter_value_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return scatter(ctx, args, nargs, SCATTER_VALUE);
 }
 /* aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) */
@@ -254,8 +251,7 @@ static pterun_status scatter_view(pterun_kernel_context* ctx, pterun_tensor* sel
 }
 
 /* aten::select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out) */
-pterun_status pt_select_scatter_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pt_select_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *src, *out;
   int64_t dim, index;
   nn_view v;
@@ -286,8 +282,7 @@ pterun_status pt_select_scatter_out(pterun_kernel_context* ctx, pterun_value** a
 
 /* aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None,
  *   SymInt? end=None, SymInt step=1, *, Tensor(a!) out) */
-pterun_status pt_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t nargs) {
+pterun_status pt_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *src, *out;
   int64_t dim, start, end, step, len, size;
   int hs, he;
@@ -369,8 +364,7 @@ static int64_t view_off(const nn_view* v, const int64_t* idx) {
 }
 
 /* aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) */
-pterun_status pt_masked_select_out(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t nargs) {
+pterun_status pt_masked_select_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *mask, *out;
   int64_t sizes[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0}, count = 0, k = 0, numel;
   size_t rank;
@@ -396,8 +390,7 @@ pterun_status pt_masked_select_out(pterun_kernel_context* ctx, pterun_value** ar
 }
 
 /* aten::masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) */
-pterun_status pt_masked_scatter_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pt_masked_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *mask, *src, *out;
   int64_t sizes[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0}, sidx[PTERUN_MAX_RANK] = {0};
   int64_t k = 0;

@@ -135,9 +135,9 @@ pterun_status pt_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
             pt_store_f64(out->data, out->dtype, i, beta.d * pt_load_f64(out->data, out->dtype, i));
         } else {
           for (i = 0; i < out->numel; ++i)
-            pt_store_i64(out->data, out->dtype, i,
-                         (int64_t)((uint64_t)beta.i *
-                                   (uint64_t)pt_load_i64(out->data, out->dtype, i)));
+            pt_store_i64(
+                out->data, out->dtype, i,
+                (int64_t)((uint64_t)beta.i * (uint64_t)pt_load_i64(out->data, out->dtype, i)));
         }
       }
       accumulate = 1;
@@ -148,8 +148,7 @@ pterun_status pt_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   mc = mat_of(out, 0, 1, 0);
   if (k == 0 && accumulate) return PTERUN_STATUS_OK;
   nn_gemm_ws_init(ctx, &ws, out->dtype);
-  nn_gemm(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc, pt_is_float_dtype(out->dtype) ? alpha.d
-                                                                               : (double)alpha.i,
-          accumulate);
+  nn_gemm(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc,
+          pt_is_float_dtype(out->dtype) ? alpha.d : (double)alpha.i, accumulate);
   return PTERUN_STATUS_OK;
 }

@@ -6,7 +6,7 @@
 
 /* Per-channel element walk over (N, C, spatial...) in any layout. */
 typedef struct bn_iter {
-  int64_t n, c, inner;            /* batch, channels, spatial element count */
+  int64_t n, c, inner; /* batch, channels, spatial element count */
   int64_t sp_sizes[PTERUN_MAX_RANK];
   int sp_rank;
 } bn_iter;
@@ -63,8 +63,8 @@ static int sp_flat(const bn_iter* it, const pterun_tensor* t, int64_t* st) {
 }
 
 /* out = x * scale + shift for channel c. */
-static void channel_apply(const bn_iter* it, const pterun_tensor* x, pterun_tensor* out,
-                          int64_t c, double scale, double shift) {
+static void channel_apply(const bn_iter* it, const pterun_tensor* x, pterun_tensor* out, int64_t c,
+                          double scale, double shift) {
   int64_t n, p;
   if (x->dtype == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_F32) {
     float fs = (float)scale, fb = (float)shift;

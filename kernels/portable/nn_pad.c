@@ -24,8 +24,7 @@ pterun_status pt_constant_pad_nd_out(pterun_kernel_context* ctx, pterun_value** 
   PT_TRY(nn_check_data(ctx, self, "self"));
   if (len % 2 != 0 || len / 2 > self->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'pad': %zu values for a rank-%d tensor", len,
-                              (int)self->rank);
+                              "arg 'pad': %zu values for a rank-%d tensor", len, (int)self->rank);
   /* pad pairs start from the last dim; negative values crop. */
   for (d = 0; d < self->rank; ++d) {
     int k = self->rank - 1 - d;
@@ -58,8 +57,8 @@ pterun_status pt_constant_pad_nd_out(pterun_kernel_context* ctx, pterun_value** 
 }
 
 /* Padding by index mapping over the last `sp` dims: reflect or replicate. */
-static pterun_status pad_map(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                             int sp, int reflect) {
+static pterun_status pad_map(pterun_kernel_context* ctx, pterun_value** args, size_t nargs, int sp,
+                             int reflect) {
   pterun_tensor *self, *out;
   int64_t pad[6], sizes[PTERUN_MAX_RANK], lo[PTERUN_MAX_RANK] = {0}, idx[PTERUN_MAX_RANK] = {0};
   int d, first;
@@ -85,8 +84,8 @@ static pterun_status pad_map(pterun_kernel_context* ctx, pterun_value** args, si
       if (reflect ? (l < 0 || h < 0 || l >= self->sizes[d] || h >= self->sizes[d])
                   : (l < 0 || h < 0 || self->sizes[d] == 0))
         return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "padding (%" PRId64 ", %" PRId64 ") invalid for size %" PRId64,
-                                  l, h, self->sizes[d]);
+                                  "padding (%" PRId64 ", %" PRId64 ") invalid for size %" PRId64, l,
+                                  h, self->sizes[d]);
     }
     lo[d] = l;
     sizes[d] = self->sizes[d] + l + h;

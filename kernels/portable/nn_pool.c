@@ -13,8 +13,7 @@ typedef struct plane {
 
 /* Element offset of plane q (= n*C + c) in t. */
 static int64_t plane_base(const plane* p, const pterun_tensor* t, int64_t q) {
-  return p->batched ? (q / p->c) * t->strides[0] + (q % p->c) * t->strides[1]
-                    : q * t->strides[0];
+  return p->batched ? (q / p->c) * t->strides[0] + (q % p->c) * t->strides[1] : q * t->strides[0];
 }
 
 static pterun_status plane_setup(pterun_kernel_context* ctx, const pterun_tensor* in, plane* p) {
@@ -67,8 +66,8 @@ static pterun_status pool_params(pterun_kernel_context* ctx, pterun_value** args
     if (k[d] <= 0 || s[d] <= 0 || dil[d] <= 0 || pad[d] < 0 || pad[d] > k[d] / 2 ||
         k[d] > INT32_MAX || s[d] > INT32_MAX || dil[d] > INT32_MAX)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "invalid kernel %" PRId64 " / stride %" PRId64
-                                " / padding %" PRId64 " / dilation %" PRId64,
+                                "invalid kernel %" PRId64 " / stride %" PRId64 " / padding %" PRId64
+                                " / dilation %" PRId64,
                                 k[d], s[d], pad[d], dil[d]);
   p->oh = pool_out(p->ih, k[0], pad[0], s[0], dil[0], ceil_mode);
   p->ow = pool_out(p->iw, k[1], pad[1], s[1], dil[1], ceil_mode);
@@ -178,8 +177,8 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
             int64_t w = ow * s[1] - pad[1] + kw * dil[1];
             double v;
             if (w < 0 || w >= p.iw) continue;
-            v = f32 ? (double)((const float*)in->data)[ib + h * in->strides[r - 2] +
-                                                       w * in->strides[r - 1]]
+            v = f32 ? (double)((const float*)
+                                   in->data)[ib + h * in->strides[r - 2] + w * in->strides[r - 1]]
                     : pt_load_f64(in->data, in->dtype,
                                   ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
             /* NaN wins and sticks, as in ATen. */
@@ -190,8 +189,7 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
           }
         }
         if (f32)
-          ((float*)out->data)[ob + oh * out->strides[r - 2] + ow * out->strides[r - 1]] =
-              (float)m;
+          ((float*)out->data)[ob + oh * out->strides[r - 2] + ow * out->strides[r - 1]] = (float)m;
         else if (pt_is_float_dtype(out->dtype))
           pt_store_f64(out->data, out->dtype,
                        ob + oh * out->strides[r - 2] + ow * out->strides[r - 1], m);
@@ -300,13 +298,13 @@ pterun_status pt_max_pool2d_with_indices_backward_grad_input(pterun_kernel_conte
     int64_t gb = plane_base(&p, go, q), xb = plane_base(&p, idx, q), ib = plane_base(&p, gi, q);
     for (oh = 0; oh < p.oh; ++oh)
       for (ow = 0; ow < p.ow; ++ow) {
-        int64_t at = ((const int64_t*)idx->data)[xb + oh * idx->strides[r - 2] +
-                                                  ow * idx->strides[r - 1]];
+        int64_t at =
+            ((const int64_t*)idx->data)[xb + oh * idx->strides[r - 2] + ow * idx->strides[r - 1]];
         int64_t off;
         if (at < 0 || at >= p.ih * p.iw)
           return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                    "arg 'indices': %" PRId64 " is outside the %" PRId64
-                                    "x%" PRId64 " input plane",
+                                    "arg 'indices': %" PRId64 " is outside the %" PRId64 "x%" PRId64
+                                    " input plane",
                                     at, p.ih, p.iw);
         off = ib + (at / p.iw) * gi->strides[r - 2] + (at % p.iw) * gi->strides[r - 1];
         pt_store_f64(gi->data, gi->dtype, off,

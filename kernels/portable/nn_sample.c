@@ -13,7 +13,9 @@ enum { GS_ZEROS = 0, GS_BORDER = 1, GS_REFLECTION = 2 };
 
 /* True when c is NaN or so far outside [0, size) that no tap can touch the
  * input (also keeps later float-to-int conversions in range). */
-static int gs_far(double c, int64_t size) { return !(c > -4.0 && c < (double)size + 3.0); }
+static int gs_far(double c, int64_t size) {
+  return !(c > -4.0 && c < (double)size + 3.0);
+}
 
 static double gs_unnormalize(double c, int64_t size, int align) {
   return align ? (c + 1) / 2 * (double)(size - 1) : ((c + 1) * (double)size - 1) / 2;
@@ -142,8 +144,8 @@ pterun_status pt_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** 
             int i, j;
             cubic_coeffs(x - x0, wx);
             cubic_coeffs(y - y0, wy);
-            int skip = isnan(x) || isnan(y) ||
-                       (pad == GS_ZEROS && (gs_far(x, p.iw) || gs_far(y, p.ih)));
+            int skip =
+                isnan(x) || isnan(y) || (pad == GS_ZEROS && (gs_far(x, p.iw) || gs_far(y, p.ih)));
             for (j = 0; j < 4 && !skip; ++j)
               for (i = 0; i < 4; ++i) {
                 /* Each tap gets the padding mode on its own coordinate. */
@@ -176,8 +178,8 @@ static double aa_filter(double x) {
 }
 
 /* Input range [*lo, *lo + *len) and the normalisation of output index o. */
-static void aa_range(int64_t o, int64_t in, double scale, int64_t* lo, int64_t* len,
-                     double* center, double* invscale, double* total) {
+static void aa_range(int64_t o, int64_t in, double scale, int64_t* lo, int64_t* len, double* center,
+                     double* invscale, double* total) {
   double support = scale >= 1.0 ? scale : 1.0;
   int64_t j, hi;
   *center = scale * ((double)o + 0.5);

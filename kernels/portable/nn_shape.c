@@ -105,8 +105,8 @@ pterun_status pt_permute_copy_out(pterun_kernel_context* ctx, pterun_value** arg
   return emit_view(ctx, self, out, &v, 0);
 }
 
-static pterun_status transpose(pterun_kernel_context* ctx, pterun_tensor* self,
-                               pterun_tensor* out, int64_t d0, int64_t d1) {
+static pterun_status transpose(pterun_kernel_context* ctx, pterun_tensor* self, pterun_tensor* out,
+                               int64_t d0, int64_t d1) {
   nn_view v;
   int64_t t;
   nn_view_of(self, &v);
@@ -143,8 +143,7 @@ pterun_status pt_t_copy_out(pterun_kernel_context* ctx, pterun_value** args, siz
 }
 
 /* aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) */
-pterun_status pt_unsqueeze_copy_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pt_unsqueeze_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t dim, sizes[PTERUN_MAX_RANK];
   int d, r;
@@ -317,8 +316,8 @@ pterun_status pt_narrow_copy_out(pterun_kernel_context* ctx, pterun_value** args
   if (start < 0) start += self->sizes[dim];
   if (start < 0 || length < 0 || start > self->sizes[dim] || length > self->sizes[dim] - start)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "start %" PRId64 " + length %" PRId64 " exceeds size %" PRId64,
-                              start, length, self->sizes[dim]);
+                              "start %" PRId64 " + length %" PRId64 " exceeds size %" PRId64, start,
+                              length, self->sizes[dim]);
   nn_view_of(self, &v);
   v.sizes[dim] = length;
   return emit_view(ctx, self, out, &v, length ? start * self->strides[dim] : 0);
@@ -535,8 +534,8 @@ static pterun_status pixel_shuffle(pterun_kernel_context* ctx, pterun_tensor* se
   if (up) {
     if (self->sizes[lead] % (r * r) != 0)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "channels %" PRId64 " not divisible by %" PRId64,
-                                self->sizes[lead], r * r);
+                                "channels %" PRId64 " not divisible by %" PRId64, self->sizes[lead],
+                                r * r);
     c = self->sizes[lead] / (r * r);
     h = self->sizes[lead + 1];
     w = self->sizes[lead + 2];
@@ -580,8 +579,7 @@ static pterun_status pixel_shuffle(pterun_kernel_context* ctx, pterun_tensor* se
 }
 
 /* aten::pixel_shuffle.out(Tensor self, int upscale_factor, *, Tensor(a!) out) */
-pterun_status pt_pixel_shuffle_out(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t nargs) {
+pterun_status pt_pixel_shuffle_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t r;
   PT_CHECK_NARGS(ctx, nargs, 4);
@@ -602,8 +600,7 @@ pterun_status pt_pixel_unshuffle_out(pterun_kernel_context* ctx, pterun_value** 
 }
 
 /* aten::diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) */
-pterun_status pt_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t nargs) {
+pterun_status pt_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t offset, d1, d2, len, base = 0, s1, s2;
   nn_view v;
@@ -639,8 +636,7 @@ pterun_status pt_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** ar
 }
 
 /* aten::unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) */
-pterun_status pt_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args,
-                                 size_t nargs) {
+pterun_status pt_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t dim, size, step, dsz, dst;
   nn_view v;

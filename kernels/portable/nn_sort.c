@@ -15,7 +15,9 @@ static int tk_before(double a, double b, int largest) {
   return largest ? tk_greater(a, b) : tk_greater(b, a);
 }
 
-static int tk_before_i(int64_t a, int64_t b, int largest) { return largest ? a > b : a < b; }
+static int tk_before_i(int64_t a, int64_t b, int largest) {
+  return largest ? a > b : a < b;
+}
 
 /* aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True,
  *   *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
@@ -50,9 +52,9 @@ pterun_status pt_topk_values(pterun_kernel_context* ctx, pterun_value** args, si
   PT_TRY(pt_wrap_dim(ctx, dim, rank, &dim));
   n = rank ? in->sizes[dim] : 1;
   if (k < 0 || k > n)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'k': %" PRId64 " is out of range for a dimension of size %"
-                              PRId64, k, n);
+    return pterun_kernel_fail(
+        ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+        "arg 'k': %" PRId64 " is out of range for a dimension of size %" PRId64, k, n);
   for (d = 0; d < rank; ++d) sizes[d] = d == dim ? k : in->sizes[d];
   PT_TRY(pt_resize(ctx, vals, (size_t)rank, sizes));
   PT_TRY(pt_resize(ctx, idx, (size_t)rank, sizes));
@@ -77,8 +79,8 @@ pterun_status pt_topk_values(pterun_kernel_context* ctx, pterun_value** args, si
       /* Find the insertion slot among the cnt kept elements (sorted). */
       if (is_float) {
         double v = pt_load_f64(in->data, in->dtype, ib + j * ist);
-        while (slot > 0 && tk_before(v, pt_load_f64(vals->data, vals->dtype, vb + (slot - 1) * vst),
-                                     largest))
+        while (slot > 0 &&
+               tk_before(v, pt_load_f64(vals->data, vals->dtype, vb + (slot - 1) * vst), largest))
           --slot;
       } else {
         int64_t v = pt_load_i64(in->data, in->dtype, ib + j * ist);
@@ -126,8 +128,8 @@ pterun_status pt_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun
     int64_t r = pt_load_i64(rep->data, rep->dtype, i * rep->strides[0]);
     if (r < 0)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'repeats': repeats[%" PRId64 "] = %" PRId64 " is negative",
-                                i, r);
+                                "arg 'repeats': repeats[%" PRId64 "] = %" PRId64 " is negative", i,
+                                r);
     if (r > INT64_MAX - total)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'repeats': the total overflows");
@@ -135,8 +137,8 @@ pterun_status pt_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun
   }
   if (has_osz && osz != total)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'output_size': %" PRId64 " but the repeats sum to %" PRId64,
-                              osz, total);
+                              "arg 'output_size': %" PRId64 " but the repeats sum to %" PRId64, osz,
+                              total);
   PT_TRY(pt_resize(ctx, out, 1, &total));
   for (i = 0; i < len; ++i) {
     int64_t r = pt_load_i64(rep->data, rep->dtype, i * rep->strides[0]);

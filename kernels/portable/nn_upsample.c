@@ -37,8 +37,7 @@ static pterun_status up_setup(pterun_kernel_context* ctx, pterun_value** args, s
                                 "arg 'output_size': expected 2 non-negative sizes");
     g->oh = osz[0], g->ow = osz[1];
   } else {
-    if (sv->u.doubles.len != 2 || !(sv->u.doubles.items[0] > 0) ||
-        !(sv->u.doubles.items[1] > 0))
+    if (sv->u.doubles.len != 2 || !(sv->u.doubles.items[0] > 0) || !(sv->u.doubles.items[1] > 0))
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'scale_factors': expected 2 positive values");
     g->sh = sv->u.doubles.items[0], g->sw = sv->u.doubles.items[1];
@@ -91,8 +90,8 @@ pterun_status pt_upsample_nearest2d_vec_out(pterun_kernel_context* ctx, pterun_v
         int64_t ih = nearest_index(oh, g.ih, g.oh, sh);
         for (ow = 0; ow < g.ow; ++ow) {
           int64_t iw = nearest_index(ow, g.iw, g.ow, sw);
-          int64_t so = n * in->strides[0] + c * in->strides[1] + ih * in->strides[2] +
-                       iw * in->strides[3];
+          int64_t so =
+              n * in->strides[0] + c * in->strides[1] + ih * in->strides[2] + iw * in->strides[3];
           int64_t doff = n * out->strides[0] + c * out->strides[1] + oh * out->strides[2] +
                          ow * out->strides[3];
           memcpy(nn_ptr(out, doff), nn_ptr(in, so), nn_esize(in->dtype));

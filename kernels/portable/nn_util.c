@@ -20,11 +20,11 @@ void nn_convert1(void* dst, int ddt, int64_t di, const void* src, int sdt, int64
 }
 
 /* One inner run of n elements; d and s point at the first element. */
-#define NN_COPY_RUN_T(T)                                              \
-  do {                                                                \
-    T* dp_ = (T*)d;                                                   \
-    const T* sp_ = (const T*)s;                                       \
-    for (k = 0; k < n; ++k) dp_[k * dst_st] = sp_[k * src_st];        \
+#define NN_COPY_RUN_T(T)                                                                           \
+  do {                                                                                             \
+    T* dp_ = (T*)d;                                                                                \
+    const T* sp_ = (const T*)s;                                                                    \
+    for (k = 0; k < n; ++k) dp_[k * dst_st] = sp_[k * src_st];                                     \
   } while (0)
 
 static void copy_run(char* d, int ddt, int64_t dst_st, const char* s, int sdt, int64_t src_st,
@@ -59,7 +59,9 @@ static void copy_run(char* d, int ddt, int64_t dst_st, const char* s, int sdt, i
 }
 #undef NN_COPY_RUN_T
 
-static int64_t abs64(int64_t v) { return v < 0 ? -v : v; }
+static int64_t abs64(int64_t v) {
+  return v < 0 ? -v : v;
+}
 
 #define NN_TILE 32
 
@@ -87,12 +89,12 @@ static void tile_transpose(char* dbase, const char* sbase, size_t es, int r, con
       int64_t j1 = j0 + NN_TILE < nj ? j0 + NN_TILE : nj;
       for (i0 = 0; i0 < ni; i0 += NN_TILE) {
         int64_t i1 = i0 + NN_TILE < ni ? i0 + NN_TILE : ni;
-#define NN_TILE_LOOP(T)                                                             \
-  {                                                                                 \
-    T* dp = (T*)(void*)dbase + dof;                                                 \
-    const T* sp = (const T*)(const void*)sbase + sof;                              \
-    for (j = j0; j < j1; ++j)                                                       \
-      for (i = i0; i < i1; ++i) dp[j * dJ + i] = sp[i * sI + j];                    \
+#define NN_TILE_LOOP(T)                                                                            \
+  {                                                                                                \
+    T* dp = (T*)(void*)dbase + dof;                                                                \
+    const T* sp = (const T*)(const void*)sbase + sof;                                              \
+    for (j = j0; j < j1; ++j)                                                                      \
+      for (i = i0; i < i1; ++i) dp[j * dJ + i] = sp[i * sI + j];                                   \
   }
         switch (es) {
           case 1: NN_TILE_LOOP(uint8_t) break;
@@ -177,8 +179,8 @@ void nn_copy_view(void* dst, int ddt, const nn_view* dv, int64_t doff, const voi
       dof += idx[d] * ds[d];
       sof += idx[d] * ss[d];
     }
-    copy_run(dbase + dof * (int64_t)des, ddt, ds[r - 1], sbase + sof * (int64_t)ses, sdt,
-             ss[r - 1], sz[r - 1]);
+    copy_run(dbase + dof * (int64_t)des, ddt, ds[r - 1], sbase + sof * (int64_t)ses, sdt, ss[r - 1],
+             sz[r - 1]);
     if (r == 1 || !nn_next_index(idx, sz, r - 1)) break;
   }
 }
@@ -208,16 +210,14 @@ void nn_fill(pterun_tensor* t, double dval, int64_t ival, int is_float) {
   for (k = 1; k < n; ++k) memcpy((char*)t->data + (size_t)k * es, t->data, es);
 }
 
-pterun_status nn_check_real(pterun_kernel_context* ctx, const pterun_tensor* t,
-                            const char* name) {
+pterun_status nn_check_real(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name) {
   if (!pt_is_real_dtype(t->dtype))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "arg '%s': dtype %s not supported",
                               name, pterun_dtype_name(t->dtype));
   return PTERUN_STATUS_OK;
 }
 
-pterun_status nn_check_float(pterun_kernel_context* ctx, const pterun_tensor* t,
-                             const char* name) {
+pterun_status nn_check_float(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name) {
   if (!pt_is_float_dtype(t->dtype))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg '%s': dtype %s not supported (floating dtypes only)", name,
@@ -242,8 +242,7 @@ pterun_status nn_check_rank(pterun_kernel_context* ctx, const pterun_tensor* t, 
   return PTERUN_STATUS_OK;
 }
 
-pterun_status nn_check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
-                            const char* name) {
+pterun_status nn_check_data(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name) {
   if (t->numel > 0 && t->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': tensor has no data",
                               name);
@@ -298,8 +297,8 @@ pterun_status nn_bcast_view(pterun_kernel_context* ctx, const pterun_tensor* t, 
   int d;
   if (t->rank > rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': rank %d cannot broadcast to rank %d", name,
-                              (int)t->rank, rank);
+                              "arg '%s': rank %d cannot broadcast to rank %d", name, (int)t->rank,
+                              rank);
   v->rank = rank;
   for (d = 0; d < rank; ++d) {
     int td = d - (rank - t->rank);

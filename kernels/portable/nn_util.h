@@ -74,7 +74,9 @@ pterun_status nn_arg_tensors(pterun_kernel_context* ctx, pterun_value** args, si
                              const char* name, pterun_value** list, size_t* len);
 
 /* Element size of a dtype (0 if not a dtype). */
-static inline size_t nn_esize(int dt) { return pterun_dtype_size(dt); }
+static inline size_t nn_esize(int dt) {
+  return pterun_dtype_size(dt);
+}
 
 /* Pointer to element k of t's buffer. */
 static inline void* nn_ptr(const pterun_tensor* t, int64_t k) {

@@ -12,8 +12,8 @@ static const char* tag_name(const pterun_value* v) {
 
 static pterun_status bad_kind(pterun_kernel_context* ctx, size_t i, const char* name,
                               const char* want, const pterun_value* v) {
-  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
-                            "arg %zu '%s': expected %s, got %s", i, name, want, tag_name(v));
+  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg %zu '%s': expected %s, got %s", i,
+                            name, want, tag_name(v));
 }
 
 pterun_status pt_arg_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
@@ -29,8 +29,8 @@ pterun_status pt_arg_scalar(pterun_kernel_context* ctx, pterun_value** args, siz
     case PTERUN_VALUE_DOUBLE:
       out->d = v->u.d;
       /* Saturating so a huge or NaN double never makes an out-of-range cast. */
-      out->i = isnan(v->u.d) ? 0
-               : v->u.d >= 9.2233720368547758e18 ? INT64_MAX
+      out->i = isnan(v->u.d)                      ? 0
+               : v->u.d >= 9.2233720368547758e18  ? INT64_MAX
                : v->u.d <= -9.2233720368547758e18 ? INT64_MIN
                                                   : (int64_t)v->u.d;
       out->is_float = 1;
@@ -40,8 +40,7 @@ pterun_status pt_arg_scalar(pterun_kernel_context* ctx, pterun_value** args, siz
       out->d = (double)out->i;
       out->is_bool = 1;
       return PTERUN_STATUS_OK;
-    default:
-      return bad_kind(ctx, i, name, "Scalar", v);
+    default: return bad_kind(ctx, i, name, "Scalar", v);
   }
 }
 
@@ -332,8 +331,7 @@ bool pt_same_layout(const pterun_tensor* a, const pterun_tensor* b) {
 /* ---- appended helpers (see the end of util.h) ------------------------------ */
 
 int pt_promote_scalar(int dt, const pt_scalar* s) {
-  if (s->is_float)
-    return pt_is_float_dtype(dt) ? dt : PTERUN_DTYPE_F32;
+  if (s->is_float) return pt_is_float_dtype(dt) ? dt : PTERUN_DTYPE_F32;
   if (!s->is_bool && dt == PTERUN_DTYPE_BOOL) return PTERUN_DTYPE_I64;
   return dt;
 }
@@ -357,7 +355,11 @@ double pt_round_to_dtype(double v, int dt) {
     case PTERUN_DTYPE_F16: return pt_f16_to_f32(pt_f32_to_f16((float)v));
     case PTERUN_DTYPE_BF16: return pt_bf16_to_f32(pt_f32_to_bf16((float)v));
     default: {
-      union { int64_t i; uint64_t u; double d; } buf; /* aligned for any dtype */
+      union {
+        int64_t i;
+        uint64_t u;
+        double d;
+      } buf; /* aligned for any dtype */
       pt_store_f64(&buf, dt, 0, v);
       return pt_load_f64(&buf, dt, 0);
     }

@@ -11,17 +11,17 @@
 #include "pterun/kernel.h"
 
 /* Fails the kernel unless it got exactly n arguments (schema args + return). */
-#define PT_CHECK_NARGS(ctx, nargs, n)                                                         \
-  do {                                                                                        \
-    if ((nargs) != (size_t)(n))                                                               \
-      return pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_PROGRAM,                         \
-                                "expected %d arguments, got %zu", (int)(n), (size_t)(nargs)); \
+#define PT_CHECK_NARGS(ctx, nargs, n)                                                              \
+  do {                                                                                             \
+    if ((nargs) != (size_t)(n))                                                                    \
+      return pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_PROGRAM,                              \
+                                "expected %d arguments, got %zu", (int)(n), (size_t)(nargs));      \
   } while (0)
 
-#define PT_TRY(expr)                         \
-  do {                                       \
-    pterun_status pt_try_s_ = (expr);        \
-    if (pt_try_s_ != PTERUN_STATUS_OK) return pt_try_s_; \
+#define PT_TRY(expr)                                                                               \
+  do {                                                                                             \
+    pterun_status pt_try_s_ = (expr);                                                              \
+    if (pt_try_s_ != PTERUN_STATUS_OK) return pt_try_s_;                                           \
   } while (0)
 
 /* Argument accessors are the runtime's pterun_arg_* (pterun/kernel.h); Bool

@@ -2,7 +2,8 @@
  * ops.inc (rows: PT_OP("quantized_decomposed::op.overload", fn)). */
 #include "pterun/kernels/quantized.h"
 
-#define PT_OP(name, fn) pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define PT_OP(name, fn)                                                                            \
+  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 #include "kernels/quantized/ops.inc"
 #undef PT_OP
 
@@ -16,4 +17,6 @@ static const pterun_kernel_library kQuantizedLibrary = {
     PTERUN_KERNEL_ABI_VERSION, "kernels_quantized",
     sizeof(kQuantizedKernels) / sizeof(kQuantizedKernels[0]), kQuantizedKernels};
 
-const pterun_kernel_library* pterun_kernels_quantized(void) { return &kQuantizedLibrary; }
+const pterun_kernel_library* pterun_kernels_quantized(void) {
+  return &kQuantizedLibrary;
+}

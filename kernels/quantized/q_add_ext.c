@@ -19,7 +19,7 @@
 
 #include "kernels/quantized/qutil.h"
 
-#define KERNEL(name) \
+#define KERNEL(name)                                                                               \
   pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
 
 /* Integer dtypes whose whole quant range is exact in float32 (so the float
@@ -32,8 +32,8 @@ static int addx_dtype_ok(int dt) {
 static pterun_status addx_check_dtype(pterun_kernel_context* ctx, const char* name, int dt) {
   if (!addx_dtype_ok(dt))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "arg '%s': dtype %s not supported (uint8, int8, int16, uint16)",
-                              name, qk_dtype_name(dt));
+                              "arg '%s': dtype %s not supported (uint8, int8, int16, uint16)", name,
+                              qk_dtype_name(dt));
   return PTERUN_STATUS_OK;
 }
 
@@ -42,7 +42,8 @@ static pterun_status addx_check_range(pterun_kernel_context* ctx, const char* na
   int64_t lo = 0, hi = 0;
   if (!qk_qdtype_range(dt, &lo, &hi) || qmin < lo || qmax > hi || qmin > qmax)
     return QK_FAIL(ctx,
-                   "arg '%s': quant range [%" PRId64 ", %" PRId64 "] must be ordered and lie in "
+                   "arg '%s': quant range [%" PRId64 ", %" PRId64
+                   "] must be ordered and lie in "
                    "the %s range",
                    name, qmin, qmax, qk_dtype_name(dt));
   return PTERUN_STATUS_OK;
@@ -167,8 +168,7 @@ static void addx_run(const pterun_tensor* a, const pterun_tensor* b, pterun_tens
 KERNEL(qk_add_relu_out) {
   pterun_tensor *a = NULL, *b = NULL, *out = NULL;
   double das = 0.0, dbs = 0.0, dos = 0.0;
-  int64_t za = 0, zb = 0, zo = 0, aqmin = 0, aqmax = 0, bqmin = 0, bqmax = 0, oqmin = 0,
-          oqmax = 0;
+  int64_t za = 0, zb = 0, zo = 0, aqmin = 0, aqmax = 0, bqmin = 0, bqmax = 0, oqmin = 0, oqmax = 0;
   int64_t osz[PTERUN_MAX_RANK];
   float so = 0.0f;
   addx_params p;
@@ -209,8 +209,9 @@ KERNEL(qk_add_relu_out) {
     int da = d - (rank - (int)a->rank), db = d - (rank - (int)b->rank);
     int64_t sa = da < 0 ? 1 : a->sizes[da], sb = db < 0 ? 1 : b->sizes[db];
     if (sa != sb && sa != 1 && sb != 1)
-      return QK_FAIL(ctx, "arg 'b': shapes of a and b do not broadcast (dim %d: %" PRId64
-                          " vs %" PRId64 ")", d, sa, sb);
+      return QK_FAIL(
+          ctx, "arg 'b': shapes of a and b do not broadcast (dim %d: %" PRId64 " vs %" PRId64 ")",
+          d, sa, sb);
     osz[d] = sa == 1 ? sb : sa;
   }
   QK_TRY(qk_resize(ctx, out, "out", (size_t)rank, osz));

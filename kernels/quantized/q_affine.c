@@ -11,7 +11,7 @@
 
 #include <inttypes.h>
 
-#define KERNEL(name) \
+#define KERNEL(name)                                                                               \
   pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
 
 /* ATen type promotion among float dtypes (f16 with bf16 gives f32). */
@@ -51,8 +51,8 @@ static pterun_status group_geometry(pterun_kernel_context* ctx, const pterun_ten
   if (*gs <= 0 || cols % *gs != 0)
     return QK_FAIL(ctx, "arg 'group_size': %" PRId64 " does not divide %" PRId64, *gs, cols);
   if (sc->numel != x->numel / *gs)
-    return QK_FAIL(ctx, "arg 'scales': expected %" PRId64 " elements, got %" PRId64,
-                   x->numel / *gs, sc->numel);
+    return QK_FAIL(ctx, "arg 'scales': expected %" PRId64 " elements, got %" PRId64, x->numel / *gs,
+                   sc->numel);
   return PTERUN_STATUS_OK;
 }
 
@@ -75,8 +75,10 @@ KERNEL(qk_quantize_per_channel_group_out) {
   I = x->dtype;
   S = sc->dtype;
   Z = zp->dtype;
-  if (!qk_is_float(I)) return QK_FAIL(ctx, "arg 'input': dtype %s is not floating", qk_dtype_name(I));
-  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", qk_dtype_name(S));
+  if (!qk_is_float(I))
+    return QK_FAIL(ctx, "arg 'input': dtype %s is not floating", qk_dtype_name(I));
+  if (!qk_is_float(S))
+    return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", qk_dtype_name(S));
   if (!qk_is_float(Z) && !is_int_dtype(Z))
     return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", qk_dtype_name(Z));
   if (out->dtype != dtype || !target_range(out->dtype, &lo, &hi))
@@ -87,8 +89,8 @@ KERNEL(qk_quantize_per_channel_group_out) {
                    qk_dtype_name(out->dtype));
   QK_TRY(group_geometry(ctx, x, sc, &gs));
   if (zp->numel != sc->numel)
-    return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64,
-                   sc->numel, zp->numel);
+    return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64, sc->numel,
+                   zp->numel);
   QK_TRY(check_data(ctx, x, "input"));
   QK_TRY(check_data(ctx, sc, "scales"));
   QK_TRY(check_data(ctx, zp, "zero_points"));
@@ -137,7 +139,8 @@ KERNEL(qk_dequantize_per_channel_group_out) {
     return QK_FAIL(ctx, "arg 'input': dtype %s is not a quantized integer type",
                    qk_dtype_name(x->dtype));
   S = sc->dtype;
-  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", qk_dtype_name(S));
+  if (!qk_is_float(S))
+    return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", qk_dtype_name(S));
   Z = zp ? zp->dtype : PTERUN_DTYPE_I32;
   if (zp && !qk_is_float(Z) && !is_int_dtype(Z))
     return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", qk_dtype_name(Z));
@@ -146,8 +149,8 @@ KERNEL(qk_dequantize_per_channel_group_out) {
                    qk_dtype_name(out->dtype));
   QK_TRY(group_geometry(ctx, x, sc, &gs));
   if (zp && zp->numel != sc->numel)
-    return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64,
-                   sc->numel, zp->numel);
+    return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64, sc->numel,
+                   zp->numel);
   QK_TRY(check_data(ctx, x, "input"));
   QK_TRY(check_data(ctx, sc, "scales"));
   if (zp) QK_TRY(check_data(ctx, zp, "zero_points"));
@@ -210,24 +213,24 @@ static pterun_status make_block_map(pterun_kernel_context* ctx, const pterun_ten
 
 /* Parameter index of every element, in row-major element order (kept
  * incrementally: O(1) amortised per element). */
-#define BLOCK_FOR_EACH(m, k, pidx, BODY)                                           \
-  do {                                                                             \
-    int64_t coord_[PTERUN_MAX_RANK] = {0};                                         \
-    int64_t total_ = 1;                                                            \
-    int dd_;                                                                       \
-    for (dd_ = 0; dd_ < (m)->rank; ++dd_) total_ *= (m)->sizes[dd_];               \
-    pidx = 0;                                                                      \
-    for (k = 0; k < total_; ++k) {                                                 \
-      BODY;                                                                        \
-      for (dd_ = (m)->rank - 1; dd_ >= 0; --dd_) {                                 \
-        if (++coord_[dd_] < (m)->sizes[dd_]) {                                     \
-          if (coord_[dd_] % (m)->block[dd_] == 0) pidx += (m)->grid_stride[dd_];   \
-          break;                                                                   \
-        }                                                                          \
-        pidx -= ((m)->sizes[dd_] - 1) / (m)->block[dd_] * (m)->grid_stride[dd_];   \
-        coord_[dd_] = 0;                                                           \
-      }                                                                            \
-    }                                                                              \
+#define BLOCK_FOR_EACH(m, k, pidx, BODY)                                                           \
+  do {                                                                                             \
+    int64_t coord_[PTERUN_MAX_RANK] = {0};                                                         \
+    int64_t total_ = 1;                                                                            \
+    int dd_;                                                                                       \
+    for (dd_ = 0; dd_ < (m)->rank; ++dd_) total_ *= (m)->sizes[dd_];                               \
+    pidx = 0;                                                                                      \
+    for (k = 0; k < total_; ++k) {                                                                 \
+      BODY;                                                                                        \
+      for (dd_ = (m)->rank - 1; dd_ >= 0; --dd_) {                                                 \
+        if (++coord_[dd_] < (m)->sizes[dd_]) {                                                     \
+          if (coord_[dd_] % (m)->block[dd_] == 0) pidx += (m)->grid_stride[dd_];                   \
+          break;                                                                                   \
+        }                                                                                          \
+        pidx -= ((m)->sizes[dd_] - 1) / (m)->block[dd_] * (m)->grid_stride[dd_];                   \
+        coord_[dd_] = 0;                                                                           \
+      }                                                                                            \
+    }                                                                                              \
   } while (0)
 
 /* quant_min / quant_max default to the dtype's range; both must lie inside it. */
@@ -271,7 +274,8 @@ KERNEL(qk_torchao_quantize_affine_out) {
   S = sc->dtype;
   if (I != PTERUN_DTYPE_F32 && I != PTERUN_DTYPE_F16 && I != PTERUN_DTYPE_BF16)
     return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(I));
-  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", qk_dtype_name(S));
+  if (!qk_is_float(S))
+    return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", qk_dtype_name(S));
   if (out->dtype != od) return QK_FAIL(ctx, "arg 'out': dtype must equal output_dtype");
   QK_TRY(affine_range(ctx, (int)od, has_min, dmin, has_max, dmax, &qmin, &qmax));
   QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
@@ -341,7 +345,8 @@ KERNEL(qk_torchao_dequantize_affine_out) {
     return QK_FAIL(ctx, "arg 'out': dtype %s must equal output_dtype (float32/16, bfloat16)",
                    qk_dtype_name(O));
   S = sc->dtype;
-  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", qk_dtype_name(S));
+  if (!qk_is_float(S))
+    return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", qk_dtype_name(S));
   QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
   if (sc->numel != m.nparams)
     return QK_FAIL(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64, m.nparams,
@@ -389,10 +394,14 @@ static void block_minmax(const block_map* m, const pterun_tensor* x, int64_t p, 
     double v;
     for (d = 0; d < m->rank; ++d) off += (g[d] * m->block[d] + c[d]) * cstride[d];
     v = qk_load_fp(x->data, x->dtype, off);
-    if (v != v || mn != mn) mn = NAN;
-    else if (v < mn) mn = v;
-    if (v != v || mx != mx) mx = NAN;
-    else if (v > mx) mx = v;
+    if (v != v || mn != mn)
+      mn = NAN;
+    else if (v < mn)
+      mn = v;
+    if (v != v || mx != mx)
+      mx = NAN;
+    else if (v > mx)
+      mx = v;
     for (d = m->rank - 1; d >= 0; --d) {
       if (++c[d] < m->block[d]) break;
       c[d] = 0;
@@ -554,7 +563,8 @@ KERNEL(qk_linear_dequantize_out) {
   g = bs[1];
   G = K > 0 ? K / g : 0;
   S = sc->dtype;
-  if (!qk_is_float(S)) return QK_FAIL(ctx, "arg 'weight_scale': dtype %s is not floating", qk_dtype_name(S));
+  if (!qk_is_float(S))
+    return QK_FAIL(ctx, "arg 'weight_scale': dtype %s is not floating", qk_dtype_name(S));
   if (sc->numel != N * G)
     return QK_FAIL(ctx, "arg 'weight_scale': expected %" PRId64 " elements, got %" PRId64, N * G,
                    sc->numel);
@@ -619,7 +629,8 @@ KERNEL(qk_linear_dequantize_out) {
         int64_t gi = n * G + k / g;
         double dq = qk_round_to(O, (double)qk_load_int(w->data, w->dtype, n * K + k)), wv;
         if (zp) {
-          double z = qk_is_float(Z) ? qk_load_fp(zp->data, Z, gi) : (double)qk_load_int(zp->data, Z, gi);
+          double z =
+              qk_is_float(Z) ? qk_load_fp(zp->data, Z, gi) : (double)qk_load_int(zp->data, Z, gi);
           dq = qk_round_to(O, dq - qk_round_to(O, z));
         }
         wv = qk_round_to(O, qk_round_to(P, dq * qk_load_fp(sc->data, S, gi)));

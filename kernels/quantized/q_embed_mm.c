@@ -4,7 +4,7 @@
 
 #include <inttypes.h>
 
-#define KERNEL(name) \
+#define KERNEL(name)                                                                               \
   pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
 
 /* ---- embeddings ----------------------------------------------------------- */
@@ -75,12 +75,12 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
   packed = w->sizes[1];
   D = packed * (8 / nbit);
   if (sc->sizes[0] != V)
-    return QK_FAIL(ctx, "arg 'weight_scales': %" PRId64 " rows, weight has %" PRId64,
-                   sc->sizes[0], V);
+    return QK_FAIL(ctx, "arg 'weight_scales': %" PRId64 " rows, weight has %" PRId64, sc->sizes[0],
+                   V);
   G = sc->rank == 2 ? sc->sizes[1] : 1;
   if (G <= 0 || D % G != 0)
-    return QK_FAIL(ctx, "arg 'weight_scales': %" PRId64 " groups do not divide embedding dim %" PRId64,
-                   G, D);
+    return QK_FAIL(
+        ctx, "arg 'weight_scales': %" PRId64 " groups do not divide embedding dim %" PRId64, G, D);
   gs = D / G;
   if (!is_embed_float(out->dtype))
     return QK_FAIL(ctx, "arg 'out': dtype %s not supported (float32, float16, bfloat16)",
@@ -106,7 +106,8 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
     return QK_FAIL(ctx, "arg 'indices': dtype %s not supported (%s)", qk_dtype_name(idx->dtype),
                    nbit == 8 ? "int64" : "int64 or int32");
   if (qmin > qmax)
-    return QK_FAIL(ctx, "arg 'weight_quant_min': %" PRId64 " is greater than weight_quant_max %" PRId64,
+    return QK_FAIL(ctx,
+                   "arg 'weight_quant_min': %" PRId64 " is greater than weight_quant_max %" PRId64,
                    qmin, qmax);
   if (has_dtype && out->dtype != dtype)
     return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument %s",
@@ -148,12 +149,24 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
   return PTERUN_STATUS_OK;
 }
 
-KERNEL(qk_embedding_byte_out) { return embedding(ctx, args, nargs, 8, 0); }
-KERNEL(qk_embedding_byte_dtype_out) { return embedding(ctx, args, nargs, 8, 1); }
-KERNEL(qk_embedding_4bit_out) { return embedding(ctx, args, nargs, 4, 0); }
-KERNEL(qk_embedding_4bit_dtype_out) { return embedding(ctx, args, nargs, 4, 1); }
-KERNEL(qk_embedding_2bit_out) { return embedding(ctx, args, nargs, 2, 0); }
-KERNEL(qk_embedding_2bit_dtype_out) { return embedding(ctx, args, nargs, 2, 1); }
+KERNEL(qk_embedding_byte_out) {
+  return embedding(ctx, args, nargs, 8, 0);
+}
+KERNEL(qk_embedding_byte_dtype_out) {
+  return embedding(ctx, args, nargs, 8, 1);
+}
+KERNEL(qk_embedding_4bit_out) {
+  return embedding(ctx, args, nargs, 4, 0);
+}
+KERNEL(qk_embedding_4bit_dtype_out) {
+  return embedding(ctx, args, nargs, 4, 1);
+}
+KERNEL(qk_embedding_2bit_out) {
+  return embedding(ctx, args, nargs, 2, 0);
+}
+KERNEL(qk_embedding_2bit_dtype_out) {
+  return embedding(ctx, args, nargs, 2, 1);
+}
 
 /* ---- mixed_mm / mixed_linear ---------------------------------------------- */
 
@@ -166,7 +179,8 @@ static int promote_fp(int a, int b) {
 
 static pterun_status check_rank(pterun_kernel_context* ctx, const pterun_tensor* t,
                                 const char* name, int rank) {
-  if (t->rank != rank) return QK_FAIL(ctx, "arg '%s': must be %d-D, got rank %d", name, rank, t->rank);
+  if (t->rank != rank)
+    return QK_FAIL(ctx, "arg '%s': must be %d-D, got rank %d", name, rank, t->rank);
   return PTERUN_STATUS_OK;
 }
 
@@ -247,11 +261,11 @@ KERNEL(qk_mixed_linear_out) {
     return QK_FAIL(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
   QK_TRY(check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[1])
-    return QK_FAIL(ctx, "arg 'weight': columns %" PRId64 " != input columns %" PRId64,
-                   w->sizes[1], x->sizes[1]);
+    return QK_FAIL(ctx, "arg 'weight': columns %" PRId64 " != input columns %" PRId64, w->sizes[1],
+                   x->sizes[1]);
   if (sc->sizes[0] != w->sizes[0])
-    return QK_FAIL(ctx, "arg 'weight_scales': %" PRId64 " rows, weight has %" PRId64,
-                   sc->sizes[0], w->sizes[0]);
+    return QK_FAIL(ctx, "arg 'weight_scales': %" PRId64 " rows, weight has %" PRId64, sc->sizes[0],
+                   w->sizes[0]);
   if (x->dtype != sc->dtype)
     return QK_FAIL(ctx, "arg 'weight_scales': dtype must equal the input dtype");
   if (has_dtype) {
@@ -304,8 +318,9 @@ KERNEL(qk_mixed_linear_out) {
           psum = qk_round_to(T, psum + qk_round_to(T, qk_round_to(U, xv * wv)));
         }
         /* a Half accumulator rounds the added term to half first (c10::Half +=) */
-        sum = qk_round_to(T, sum + qk_round_to(T, qk_round_to(PT, psum * qk_load_fp(
-                                                         sc->data, U, j * n_over_g + k / g))));
+        sum = qk_round_to(
+            T, sum + qk_round_to(
+                         T, qk_round_to(PT, psum * qk_load_fp(sc->data, U, j * n_over_g + k / g))));
       }
       qk_store_fp(out->data, T, i * p + j, sum);
     }

@@ -5,7 +5,7 @@
 
 #include <inttypes.h>
 
-#define KERNEL(name) \
+#define KERNEL(name)                                                                               \
   pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
 
 /* ---- shared validation ---------------------------------------------------- */
@@ -105,14 +105,14 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
                               "arg 'out': dim order differs from the input's");
   QK_TRY(check_storage(ctx, out, "out"));
   if (in->numel > 0)
-    qk_quantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, 1.0f / s,
-                    (int32_t)zp, qmin, qmax);
+    qk_quantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, 1.0f / s, (int32_t)zp,
+                    qmin, qmax);
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
-                                    double scale, int64_t zp, int64_t qmin, int64_t qmax,
-                                    int64_t dtype, int has_od, int64_t od, pterun_tensor* out) {
+static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* in, double scale,
+                                    int64_t zp, int64_t qmin, int64_t qmax, int64_t dtype,
+                                    int has_od, int64_t od, pterun_tensor* out) {
   float s = 1.0f;
   QK_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
   QK_TRY(check_scale(ctx, "scale", scale, &s));
@@ -124,8 +124,7 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
                               "arg 'out': dim order differs from the input's");
   QK_TRY(check_storage(ctx, out, "out"));
   if (in->numel > 0)
-    qk_dequantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, (int32_t)zp, s,
-                      0);
+    qk_dequantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, (int32_t)zp, s, 0);
   return PTERUN_STATUS_OK;
 }
 
@@ -134,7 +133,8 @@ static pterun_status read_qparam_tensors(pterun_kernel_context* ctx, const pteru
                                          const pterun_tensor* zt, double* scale, int64_t* zp) {
   QK_TRY(qk_check_dtype(ctx, st, "scale", PTERUN_DTYPE_F64));
   QK_TRY(qk_check_dtype(ctx, zt, "zero_point", PTERUN_DTYPE_I64));
-  if (st->numel != 1) return QK_FAIL(ctx, "arg 'scale': expected one element, got %" PRId64, st->numel);
+  if (st->numel != 1)
+    return QK_FAIL(ctx, "arg 'scale': expected one element, got %" PRId64, st->numel);
   if (zt->numel != 1)
     return QK_FAIL(ctx, "arg 'zero_point': expected one element, got %" PRId64, zt->numel);
   QK_TRY(check_storage(ctx, st, "scale"));
@@ -357,13 +357,12 @@ KERNEL(qk_dequantize_per_channel_out) {
   /* ExecuTorch's int8 -> float fast path also requires qmin <= zp <= qmax. */
   fast = in->dtype == PTERUN_DTYPE_I8 && (!has_od || od == PTERUN_DTYPE_F32);
   if (in->numel == 0) return PTERUN_STATUS_OK;
-  return dequant_channels(ctx, in, sc, zp, outer, C, inner, qmin, qmax, fast, in->rank == 1,
-                          out);
+  return dequant_channels(ctx, in, sc, zp, outer, C, inner, qmin, qmax, fast, in->rank == 1, out);
 }
 
 /* [T, L] view: T = product of all dims but the last. */
-static pterun_status token_view(pterun_kernel_context* ctx, const pterun_tensor* in,
-                                int64_t* T, int64_t* L) {
+static pterun_status token_view(pterun_kernel_context* ctx, const pterun_tensor* in, int64_t* T,
+                                int64_t* L) {
   int d;
   if (in->rank == 0) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
   *T = 1;
@@ -457,8 +456,8 @@ KERNEL(qk_choose_qparams_tensor_out) {
   QK_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
   QK_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   if (!(qmin < qmax) || qmin < INT32_MIN || qmax > INT32_MAX)
-    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must satisfy min < max",
-                   qmin, qmax);
+    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must satisfy min < max", qmin,
+                   qmax);
   if (so->numel != 1 || zo->numel != 1)
     return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
   QK_TRY(check_storage(ctx, so, "scale_out"));
@@ -641,16 +640,16 @@ static pterun_status check_u8_range(pterun_kernel_context* ctx, const char* name
   return PTERUN_STATUS_OK;
 }
 
-#define QK_ADD_LOOP(T)                                                              \
-  do {                                                                              \
-    const T* pa = (const T*)a->data;                                                \
-    const T* pb = (const T*)b->data;                                                \
-    T* po = (T*)out->data;                                                          \
-    for (k = 0; k < n; ++k) {                                                       \
-      float da = (float)((double)(int64_t)((uint64_t)(int64_t)pa[k] - (uint64_t)za) * (double)sa);               \
-      float db = (float)((double)(int64_t)((uint64_t)(int64_t)pb[k] - (uint64_t)zb) * (double)sb);               \
-      po[k] = (T)qk_quant_step(inv * (da + db), (float)zo, oqmin, oqmax);           \
-    }                                                                               \
+#define QK_ADD_LOOP(T)                                                                             \
+  do {                                                                                             \
+    const T* pa = (const T*)a->data;                                                               \
+    const T* pb = (const T*)b->data;                                                               \
+    T* po = (T*)out->data;                                                                         \
+    for (k = 0; k < n; ++k) {                                                                      \
+      float da = (float)((double)(int64_t)((uint64_t)(int64_t)pa[k] - (uint64_t)za) * (double)sa); \
+      float db = (float)((double)(int64_t)((uint64_t)(int64_t)pb[k] - (uint64_t)zb) * (double)sb); \
+      po[k] = (T)qk_quant_step(inv * (da + db), (float)zo, oqmin, oqmax);                          \
+    }                                                                                              \
   } while (0)
 
 /* add.out(a, a_scale, a_zp, a_qmin, a_qmax, b, b_scale, b_zp, b_qmin, b_qmax,

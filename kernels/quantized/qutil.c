@@ -7,11 +7,13 @@
 
 static pterun_status bad_kind(pterun_kernel_context* ctx, size_t i, const char* name,
                               const char* want, const pterun_value* v) {
-  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg %zu '%s': expected %s, got %s",
-                            i, name, want, v == NULL ? "null" : pterun_value_tag_name(v->tag));
+  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg %zu '%s': expected %s, got %s", i,
+                            name, want, v == NULL ? "null" : pterun_value_tag_name(v->tag));
 }
 
-static int is_none(const pterun_value* v) { return v == NULL || v->tag == PTERUN_VALUE_NONE; }
+static int is_none(const pterun_value* v) {
+  return v == NULL || v->tag == PTERUN_VALUE_NONE;
+}
 
 pterun_status qk_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                             const char* name, double* out, int* has) {
@@ -37,15 +39,17 @@ pterun_status qk_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, siz
 
 /* ---- tensor checks -------------------------------------------------------- */
 
-const char* qk_dtype_name(int dt) { return pterun_dtype_name(dt); }
+const char* qk_dtype_name(int dt) {
+  return pterun_dtype_name(dt);
+}
 
 int qk_is_float(int dt) {
   return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F64 || dt == PTERUN_DTYPE_F16 ||
          dt == PTERUN_DTYPE_BF16;
 }
 
-pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
-                             const char* name, int dtype) {
+pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
+                             int dtype) {
   if (t->dtype != dtype)
     return QK_FAIL(ctx, "arg '%s': expected dtype %s, got %s", name, qk_dtype_name(dtype),
                    qk_dtype_name(t->dtype));
@@ -88,12 +92,27 @@ pterun_status qk_resize_like(pterun_kernel_context* ctx, pterun_tensor* out, con
 
 int qk_qdtype_range(int dtype, int64_t* lo, int64_t* hi) {
   switch (dtype) {
-    case PTERUN_DTYPE_U8: *lo = 0; *hi = 255; return 1;
-    case PTERUN_DTYPE_I8: *lo = -128; *hi = 127; return 1;
-    case PTERUN_DTYPE_I16: *lo = INT16_MIN; *hi = INT16_MAX; return 1;
+    case PTERUN_DTYPE_U8:
+      *lo = 0;
+      *hi = 255;
+      return 1;
+    case PTERUN_DTYPE_I8:
+      *lo = -128;
+      *hi = 127;
+      return 1;
+    case PTERUN_DTYPE_I16:
+      *lo = INT16_MIN;
+      *hi = INT16_MAX;
+      return 1;
     case PTERUN_DTYPE_U16:
-    case PTERUN_DTYPE_BITS16: *lo = 0; *hi = 65535; return 1;
-    case PTERUN_DTYPE_I32: *lo = INT32_MIN; *hi = INT32_MAX; return 1;
+    case PTERUN_DTYPE_BITS16:
+      *lo = 0;
+      *hi = 65535;
+      return 1;
+    case PTERUN_DTYPE_I32:
+      *lo = INT32_MIN;
+      *hi = INT32_MAX;
+      return 1;
     default: return 0;
   }
 }
@@ -107,7 +126,7 @@ uint16_t qk_f32_to_f16(float f) {
   a = u & 0x7fffffffu;
   if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  /* NaN */
   if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to inf */
-  if (a < 0x38800000u) {                                    /* half subnormal (or zero) */
+  if (a < 0x38800000u) {                                   /* half subnormal (or zero) */
     float af;
     memcpy(&af, &a, 4);
     return (uint16_t)(sign | (uint32_t)nearbyintf(af * 16777216.0f));
@@ -118,25 +137,25 @@ uint16_t qk_f32_to_f16(float f) {
 
 /* ---- element loops -------------------------------------------------------- */
 
-#define QK_QLOOP(IN_T, LOAD, OUT_T)                                         \
-  do {                                                                      \
-    const IN_T* ip = (const IN_T*)in + off;                                 \
-    OUT_T* op = (OUT_T*)out + off;                                          \
-    for (int64_t k = 0; k < n; ++k) {                                       \
-      float p = LOAD(ip[k]);                                                \
-      op[k] = (OUT_T)qk_quant_step(p, zpf, qmin, qmax);                     \
-    }                                                                       \
+#define QK_QLOOP(IN_T, LOAD, OUT_T)                                                                \
+  do {                                                                                             \
+    const IN_T* ip = (const IN_T*)in + off;                                                        \
+    OUT_T* op = (OUT_T*)out + off;                                                                 \
+    for (int64_t k = 0; k < n; ++k) {                                                              \
+      float p = LOAD(ip[k]);                                                                       \
+      op[k] = (OUT_T)qk_quant_step(p, zpf, qmin, qmax);                                            \
+    }                                                                                              \
   } while (0)
 
-#define QK_QOUT(IN_T, LOAD)                                               \
-  switch (out_dt) {                                                       \
-    case PTERUN_DTYPE_U8: QK_QLOOP(IN_T, LOAD, uint8_t); break;           \
-    case PTERUN_DTYPE_I8: QK_QLOOP(IN_T, LOAD, int8_t); break;            \
-    case PTERUN_DTYPE_I16: QK_QLOOP(IN_T, LOAD, int16_t); break;          \
-    case PTERUN_DTYPE_U16:                                                \
-    case PTERUN_DTYPE_BITS16: QK_QLOOP(IN_T, LOAD, uint16_t); break;      \
-    case PTERUN_DTYPE_I32: QK_QLOOP(IN_T, LOAD, int32_t); break;          \
-    default: break;                                                       \
+#define QK_QOUT(IN_T, LOAD)                                                                        \
+  switch (out_dt) {                                                                                \
+    case PTERUN_DTYPE_U8: QK_QLOOP(IN_T, LOAD, uint8_t); break;                                    \
+    case PTERUN_DTYPE_I8: QK_QLOOP(IN_T, LOAD, int8_t); break;                                     \
+    case PTERUN_DTYPE_I16: QK_QLOOP(IN_T, LOAD, int16_t); break;                                   \
+    case PTERUN_DTYPE_U16:                                                                         \
+    case PTERUN_DTYPE_BITS16: QK_QLOOP(IN_T, LOAD, uint16_t); break;                               \
+    case PTERUN_DTYPE_I32: QK_QLOOP(IN_T, LOAD, int32_t); break;                                   \
+    default: break;                                                                                \
   }
 
 void qk_quantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t off, int64_t n,
@@ -156,24 +175,24 @@ void qk_quantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t o
 #undef LD_F16
 }
 
-#define QK_DLOOP(IN_T, STORE)                                                       \
-  do {                                                                              \
-    const IN_T* ip = (const IN_T*)in + off;                                         \
-    for (int64_t k = 0; k < n; ++k) {                                               \
-      int32_t d = (int32_t)((uint32_t)(int32_t)ip[k] - (uint32_t)zp); /* wraps */   \
-      STORE;                                                                        \
-    }                                                                               \
+#define QK_DLOOP(IN_T, STORE)                                                                      \
+  do {                                                                                             \
+    const IN_T* ip = (const IN_T*)in + off;                                                        \
+    for (int64_t k = 0; k < n; ++k) {                                                              \
+      int32_t d = (int32_t)((uint32_t)(int32_t)ip[k] - (uint32_t)zp); /* wraps */                  \
+      STORE;                                                                                       \
+    }                                                                                              \
   } while (0)
 
-#define QK_DIN(STORE)                                                  \
-  switch (in_dt) {                                                     \
-    case PTERUN_DTYPE_U8: QK_DLOOP(uint8_t, STORE); break;             \
-    case PTERUN_DTYPE_I8: QK_DLOOP(int8_t, STORE); break;              \
-    case PTERUN_DTYPE_I16: QK_DLOOP(int16_t, STORE); break;            \
-    case PTERUN_DTYPE_U16:                                             \
-    case PTERUN_DTYPE_BITS16: QK_DLOOP(uint16_t, STORE); break;        \
-    case PTERUN_DTYPE_I32: QK_DLOOP(int32_t, STORE); break;            \
-    default: break;                                                    \
+#define QK_DIN(STORE)                                                                              \
+  switch (in_dt) {                                                                                 \
+    case PTERUN_DTYPE_U8: QK_DLOOP(uint8_t, STORE); break;                                         \
+    case PTERUN_DTYPE_I8: QK_DLOOP(int8_t, STORE); break;                                          \
+    case PTERUN_DTYPE_I16: QK_DLOOP(int16_t, STORE); break;                                        \
+    case PTERUN_DTYPE_U16:                                                                         \
+    case PTERUN_DTYPE_BITS16: QK_DLOOP(uint16_t, STORE); break;                                    \
+    case PTERUN_DTYPE_I32: QK_DLOOP(int32_t, STORE); break;                                        \
+    default: break;                                                                                \
   }
 
 void qk_dequantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t off, int64_t n,
@@ -219,7 +238,7 @@ int qk_calc_qparams(float mn, float mx, int32_t qmin, int32_t qmax, double* scal
   double scale, zf_min, zf_max, e_min, e_max, z0;
   int32_t zp;
   if (!isfinite(mn) || !isfinite(mx)) return -1; /* ExecuTorch: abort or garbage */
-  mn = (0.f < mn) ? 0.f : mn; /* std::min(min, 0.f) keeps -0.0 */
+  mn = (0.f < mn) ? 0.f : mn;                    /* std::min(min, 0.f) keeps -0.0 */
   mx = (mx < 0.f) ? 0.f : mx;
   scale = ((double)mx - (double)mn) / (double)(qmax - qmin);
   if ((float)scale == 0.0f || isinf(1.0f / (float)scale)) scale = 0.1;

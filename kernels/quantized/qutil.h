@@ -10,17 +10,17 @@
 
 #include "pterun/kernel.h"
 
-#define QK_NARGS(ctx, nargs, n)                                                              \
-  do {                                                                                       \
-    if ((nargs) != (size_t)(n))                                                              \
-      return pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_PROGRAM,                        \
-                                "expected %d arguments, got %zu", (int)(n), (size_t)(nargs)); \
+#define QK_NARGS(ctx, nargs, n)                                                                    \
+  do {                                                                                             \
+    if ((nargs) != (size_t)(n))                                                                    \
+      return pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_PROGRAM,                              \
+                                "expected %d arguments, got %zu", (int)(n), (size_t)(nargs));      \
   } while (0)
 
-#define QK_TRY(expr)                                        \
-  do {                                                      \
-    pterun_status qk_try_s_ = (expr);                       \
-    if (qk_try_s_ != PTERUN_STATUS_OK) return qk_try_s_;    \
+#define QK_TRY(expr)                                                                               \
+  do {                                                                                             \
+    pterun_status qk_try_s_ = (expr);                                                              \
+    if (qk_try_s_ != PTERUN_STATUS_OK) return qk_try_s_;                                           \
   } while (0)
 
 #define QK_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
@@ -31,11 +31,10 @@
 pterun_status qk_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                             const char* name, double* out, int* has);
 /* Common tensor checks. */
-pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
-                             const char* name, int dtype);
+pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
+                             int dtype);
 /* Row-major contiguous (identity dim order) and data present when numel > 0. */
-pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t,
-                              const char* name);
+pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
 pterun_status qk_resize(pterun_kernel_context* ctx, pterun_tensor* out, const char* name,
                         size_t rank, const int64_t* sizes);
 pterun_status qk_resize_like(pterun_kernel_context* ctx, pterun_tensor* out, const char* name,
@@ -78,8 +77,12 @@ static inline uint16_t qk_f32_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 /* x rounded to half precision, as a float (ATen Half arithmetic). */
-static inline float qk_round_f16(float x) { return qk_f16_to_f32(qk_f32_to_f16(x)); }
-static inline float qk_round_bf16(float x) { return qk_bf16_to_f32(qk_f32_to_bf16(x)); }
+static inline float qk_round_f16(float x) {
+  return qk_f16_to_f32(qk_f32_to_f16(x));
+}
+static inline float qk_round_bf16(float x) {
+  return qk_bf16_to_f32(qk_f32_to_bf16(x));
+}
 
 /* Element k of a float tensor (f32/f64/f16/bf16) as double. */
 static inline double qk_load_fp(const void* p, int dt, int64_t k) {

@@ -10,17 +10,20 @@
 
 #include "pt_components.h" /* generated: PT_KERNEL_LIBRARIES(X) */
 
-pt_state* pt_state_of_type(PyTypeObject* type) { return (pt_state*)PyType_GetModuleState(type); }
+pt_state* pt_state_of_type(PyTypeObject* type) {
+  return (pt_state*)PyType_GetModuleState(type);
+}
 
-static pt_state* pt_state_of(PyObject* module) { return (pt_state*)PyModule_GetState(module); }
+static pt_state* pt_state_of(PyObject* module) {
+  return (pt_state*)PyModule_GetState(module);
+}
 
 /* ---- module functions ------------------------------------------------------------ */
 
 static PyObject* pt_mod_load_program(PyObject* module, PyObject* args, PyObject* kwargs) {
   static char* kwlist[] = {"source", "data_files", NULL};
   PyObject *source, *data_files = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:load_program", kwlist, &source,
-                                   &data_files))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:load_program", kwlist, &source, &data_files))
     return NULL;
   return pt_program_load(pt_state_of(module), source, data_files);
 }
@@ -75,8 +78,7 @@ static PyObject* pt_mod_status_names(PyObject* module, PyObject* unused) {
 }
 
 static PyMethodDef pt_mod_methods[] = {
-    {"load_program", (PyCFunction)(void (*)(void))pt_mod_load_program,
-     METH_VARARGS | METH_KEYWORDS,
+    {"load_program", (PyCFunction)(void (*)(void))pt_mod_load_program, METH_VARARGS | METH_KEYWORDS,
      "load_program(source, data_files=None) -> Program\n\n"
      "source: a path (str or os.PathLike, memory-mapped) or a bytes-like object.\n"
      "data_files: paths or bytes-like objects of external data (.ptd) files."},
@@ -90,8 +92,7 @@ static PyMethodDef pt_mod_methods[] = {
 
 /* ---- initialisation --------------------------------------------------------------- */
 
-static int pt_add_type(PyObject* module, PyType_Spec* spec, PyTypeObject** out,
-                       const char* attr) {
+static int pt_add_type(PyObject* module, PyType_Spec* spec, PyTypeObject** out, const char* attr) {
   PyObject* t = PyType_FromModuleAndSpec(module, spec, NULL);
   if (t == NULL) return -1;
   *out = (PyTypeObject*)t;
@@ -122,16 +123,16 @@ static int pt_exec(PyObject* module) {
     PyErr_SetString(PyExc_MemoryError, "pterun: cannot create the default operator registry");
     return -1;
   }
-#define PT_ADD_LIBRARY(entry)                                                                \
-  do {                                                                                       \
-    const pterun_kernel_library* lib_ = entry();                                             \
-    pt_log_reset();                                                                          \
-    status = pterun_registry_add(st->registry, lib_);                                        \
-    if (status != PTERUN_STATUS_OK) {                                                        \
-      pt_raise(st, status, "cannot register the kernel library %s (%s)",                     \
-               lib_ && lib_->component ? lib_->component : "?", #entry);                     \
-      return -1;                                                                             \
-    }                                                                                        \
+#define PT_ADD_LIBRARY(entry)                                                                      \
+  do {                                                                                             \
+    const pterun_kernel_library* lib_ = entry();                                                   \
+    pt_log_reset();                                                                                \
+    status = pterun_registry_add(st->registry, lib_);                                              \
+    if (status != PTERUN_STATUS_OK) {                                                              \
+      pt_raise(st, status, "cannot register the kernel library %s (%s)",                           \
+               lib_ && lib_->component ? lib_->component : "?", #entry);                           \
+      return -1;                                                                                   \
+    }                                                                                              \
   } while (0);
   PT_KERNEL_LIBRARIES(PT_ADD_LIBRARY)
 #undef PT_ADD_LIBRARY
@@ -185,7 +186,9 @@ static int pt_clear(PyObject* module) {
   return 0;
 }
 
-static void pt_free(void* module) { pt_clear((PyObject*)module); }
+static void pt_free(void* module) {
+  pt_clear((PyObject*)module);
+}
 
 static PyModuleDef_Slot pt_slots[] = {
     {Py_mod_exec, (void*)pt_exec},
@@ -204,4 +207,6 @@ static struct PyModuleDef pt_module = {
     .m_free = pt_free,
 };
 
-PyMODINIT_FUNC PyInit__pterun(void) { return PyModuleDef_Init(&pt_module); }
+PyMODINIT_FUNC PyInit__pterun(void) {
+  return PyModuleDef_Init(&pt_module);
+}

@@ -24,8 +24,7 @@ void pt_strides_for(int rank, const int64_t* sizes, const uint8_t* dim_order, in
 }
 
 void pt_strided_copy(void* dst, const int64_t* dst_bstrides, const void* src,
-                     const int64_t* src_bstrides, int rank, const int64_t* sizes,
-                     size_t itemsize) {
+                     const int64_t* src_bstrides, int rank, const int64_t* sizes, size_t itemsize) {
   int64_t idx[PTERUN_MAX_RANK] = {0};
   int64_t inner, k;
   int d, last;
@@ -64,7 +63,8 @@ void pt_strided_copy(void* dst, const int64_t* dst_bstrides, const void* src,
 static int32_t pt_storage_dtype(int32_t dtype) {
   switch (dtype) {
     case PTERUN_DTYPE_QINT8: return PTERUN_DTYPE_I8;
-    case PTERUN_DTYPE_QUINT8: case PTERUN_DTYPE_BITS8: return PTERUN_DTYPE_U8;
+    case PTERUN_DTYPE_QUINT8:
+    case PTERUN_DTYPE_BITS8: return PTERUN_DTYPE_U8;
     case PTERUN_DTYPE_QINT32: return PTERUN_DTYPE_I32;
     case PTERUN_DTYPE_BITS16: return PTERUN_DTYPE_U16;
     default: return dtype;
@@ -92,15 +92,24 @@ static int32_t pt_dtype_from_format(const char* fmt, Py_ssize_t itemsize) {
   if (fmt[0] == '\0' || fmt[1] != '\0') return -1;
   switch (fmt[0]) {
     case 'b': dt = PTERUN_DTYPE_I8; break;
-    case 'B': case 'c': dt = PTERUN_DTYPE_U8; break;
+    case 'B':
+    case 'c': dt = PTERUN_DTYPE_U8; break;
     case '?': dt = PTERUN_DTYPE_BOOL; break;
     case 'e': dt = PTERUN_DTYPE_F16; break;
     case 'f': dt = PTERUN_DTYPE_F32; break;
     case 'd': dt = PTERUN_DTYPE_F64; break;
-    case 'h': case 'H': case 'i': case 'I': case 'l': case 'L': case 'q': case 'Q': case 'n':
+    case 'h':
+    case 'H':
+    case 'i':
+    case 'I':
+    case 'l':
+    case 'L':
+    case 'q':
+    case 'Q':
+    case 'n':
     case 'N': {
-      int is_unsigned = fmt[0] == 'H' || fmt[0] == 'I' || fmt[0] == 'L' || fmt[0] == 'Q' ||
-                        fmt[0] == 'N';
+      int is_unsigned =
+          fmt[0] == 'H' || fmt[0] == 'I' || fmt[0] == 'L' || fmt[0] == 'Q' || fmt[0] == 'N';
       switch (itemsize) {
         case 2: return is_unsigned ? PTERUN_DTYPE_U16 : PTERUN_DTYPE_I16;
         case 4: return is_unsigned ? PTERUN_DTYPE_U32 : PTERUN_DTYPE_I32;
@@ -116,9 +125,16 @@ static int32_t pt_dtype_from_format(const char* fmt, Py_ssize_t itemsize) {
 /* DLPack (the DLPack specification's C ABI). */
 typedef struct pt_dlx_tensor {
   void* data;
-  struct { int32_t device_type; int32_t device_id; } device;
+  struct {
+    int32_t device_type;
+    int32_t device_id;
+  } device;
   int32_t ndim;
-  struct { uint8_t code; uint8_t bits; uint16_t lanes; } dtype;
+  struct {
+    uint8_t code;
+    uint8_t bits;
+    uint16_t lanes;
+  } dtype;
   int64_t* shape;
   int64_t* strides;
   uint64_t byte_offset;
@@ -133,18 +149,26 @@ static int32_t pt_dtype_from_dl(int code, int bits, int lanes) {
   if (lanes != 1) return -1;
   switch (code) {
     case 0: /* kDLInt */
-      return bits == 8 ? PTERUN_DTYPE_I8 : bits == 16 ? PTERUN_DTYPE_I16
-           : bits == 32 ? PTERUN_DTYPE_I32 : bits == 64 ? PTERUN_DTYPE_I64 : -1;
+      return bits == 8    ? PTERUN_DTYPE_I8
+             : bits == 16 ? PTERUN_DTYPE_I16
+             : bits == 32 ? PTERUN_DTYPE_I32
+             : bits == 64 ? PTERUN_DTYPE_I64
+                          : -1;
     case 1: /* kDLUInt */
-      return bits == 8 ? PTERUN_DTYPE_U8 : bits == 16 ? PTERUN_DTYPE_U16
-           : bits == 32 ? PTERUN_DTYPE_U32 : bits == 64 ? PTERUN_DTYPE_U64 : -1;
+      return bits == 8    ? PTERUN_DTYPE_U8
+             : bits == 16 ? PTERUN_DTYPE_U16
+             : bits == 32 ? PTERUN_DTYPE_U32
+             : bits == 64 ? PTERUN_DTYPE_U64
+                          : -1;
     case 2: /* kDLFloat */
-      return bits == 16 ? PTERUN_DTYPE_F16 : bits == 32 ? PTERUN_DTYPE_F32
-           : bits == 64 ? PTERUN_DTYPE_F64 : -1;
-    case 4: return bits == 16 ? PTERUN_DTYPE_BF16 : -1;   /* kDLBfloat */
-    case 5: /* kDLComplex */
+      return bits == 16   ? PTERUN_DTYPE_F16
+             : bits == 32 ? PTERUN_DTYPE_F32
+             : bits == 64 ? PTERUN_DTYPE_F64
+                          : -1;
+    case 4: return bits == 16 ? PTERUN_DTYPE_BF16 : -1; /* kDLBfloat */
+    case 5:                                             /* kDLComplex */
       return bits == 64 ? PTERUN_DTYPE_COMPLEX64 : bits == 128 ? PTERUN_DTYPE_COMPLEX128 : -1;
-    case 6: return bits == 8 ? PTERUN_DTYPE_BOOL : -1;     /* kDLBool */
+    case 6: return bits == 8 ? PTERUN_DTYPE_BOOL : -1; /* kDLBool */
     default: return -1;
   }
 }
@@ -178,8 +202,8 @@ static int pt_src_from_buffer(PyObject* obj, pt_input* in, pt_src* src, size_t i
   int k;
   if (PyObject_GetBuffer(obj, v, PyBUF_RECORDS_RO) != 0) return -1;
   if (v->ndim > PTERUN_MAX_RANK) {
-    PyErr_Format(PyExc_ValueError, "input %zu has %d dimensions; pterun supports at most %d",
-                 index, v->ndim, PTERUN_MAX_RANK);
+    PyErr_Format(PyExc_ValueError, "input %zu has %d dimensions; pterun supports at most %d", index,
+                 v->ndim, PTERUN_MAX_RANK);
     return -1;
   }
   src->data = v->buf;
@@ -196,7 +220,8 @@ static int pt_src_from_buffer(PyObject* obj, pt_input* in, pt_src* src, size_t i
     for (k = 0; k < v->ndim; ++k) src->bstrides[k] = el[k] * (int64_t)v->itemsize;
   }
   if (src->dtype < 0) {
-    PyErr_Format(PyExc_TypeError, "input %zu: buffer format '%s' (item size %zd) is not a "
+    PyErr_Format(PyExc_TypeError,
+                 "input %zu: buffer format '%s' (item size %zd) is not a "
                  "pterun dtype (native byte order is required)",
                  index, v->format ? v->format : "B", v->itemsize);
     return -1;
@@ -223,15 +248,16 @@ static int pt_src_from_dlpack(PyObject* obj, pt_input* in, pt_src* src, size_t i
     return -1;
   }
   if (t->ndim < 0 || t->ndim > PTERUN_MAX_RANK) {
-    PyErr_Format(PyExc_ValueError, "input %zu has %d dimensions; pterun supports at most %d",
-                 index, (int)t->ndim, PTERUN_MAX_RANK);
+    PyErr_Format(PyExc_ValueError, "input %zu has %d dimensions; pterun supports at most %d", index,
+                 (int)t->ndim, PTERUN_MAX_RANK);
     return -1;
   }
   src->dtype = pt_dtype_from_dl(t->dtype.code, t->dtype.bits, t->dtype.lanes);
   if (src->dtype < 0) {
-    PyErr_Format(PyExc_TypeError, "input %zu: DLPack dtype (code %d, %d bits, %d lanes) is not a "
-                 "pterun dtype", index, (int)t->dtype.code, (int)t->dtype.bits,
-                 (int)t->dtype.lanes);
+    PyErr_Format(PyExc_TypeError,
+                 "input %zu: DLPack dtype (code %d, %d bits, %d lanes) is not a "
+                 "pterun dtype",
+                 index, (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes);
     return -1;
   }
   itemsize = pterun_dtype_size(src->dtype);
@@ -388,8 +414,7 @@ static int pt_prepare_scalar(pt_state* st, PyObject* obj, size_t index, const pt
     case PTERUN_VALUE_BOOL: {
       int b = obj == Py_None ? -1 : PyObject_IsTrue(obj);
       if (b < 0) {
-        if (!PyErr_Occurred())
-          PyErr_Format(PyExc_TypeError, "input %zu must be a bool", index);
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "input %zu must be a bool", index);
         return -1;
       }
       in->value.u.b = b;

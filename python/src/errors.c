@@ -13,9 +13,9 @@
 
 typedef struct pt_log {
   char lines[PT_LOG_CAP];
-  size_t used;     /* bytes of `lines` in use */
-  size_t count;    /* lines held in `lines` */
-  size_t dropped;  /* lines that did not fit */
+  size_t used;    /* bytes of `lines` in use */
+  size_t count;   /* lines held in `lines` */
+  size_t dropped; /* lines that did not fit */
   char last[PT_LAST_CAP];
   int has_last;
 } pt_log;

@@ -6,15 +6,14 @@
 #include "ptext.h"
 
 typedef struct pt_method {
-  PyObject_HEAD
-  pterun_method* method;
-  pt_program* program;      /* strong reference: the program outlives its methods */
-  PyObject* name;           /* str */
-  PyThread_type_lock lock;  /* one execute at a time (pterun_method is not thread-safe) */
+  PyObject_HEAD pterun_method* method;
+  pt_program* program;     /* strong reference: the program outlives its methods */
+  PyObject* name;          /* str */
+  PyThread_type_lock lock; /* one execute at a time (pterun_method is not thread-safe) */
   size_t input_count;
   size_t output_count;
-  pterun_io_info* inputs;   /* input_count entries */
-  PyObject* last_copies;    /* tuple of bools: which inputs the last execute copied */
+  pterun_io_info* inputs; /* input_count entries */
+  PyObject* last_copies;  /* tuple of bools: which inputs the last execute copied */
 } pt_method;
 
 /* ---- outputs, copied without the GIL --------------------------------------------- */
@@ -136,8 +135,7 @@ static pterun_status pt_out_copy(pterun_value* v, pt_out* o) {
         if ((s = pt_out_tensor(t, &o->items[k])) != PTERUN_STATUS_OK) return s;
       }
       return PTERUN_STATUS_OK;
-    default:
-      return PTERUN_STATUS_NOT_SUPPORTED;
+    default: return PTERUN_STATUS_NOT_SUPPORTED;
   }
 }
 
@@ -208,11 +206,9 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name) {
   opts.data = (const pterun_data* const*)program->data;
   opts.data_count = program->data_count;
   opts.logger = pt_logger();
-  Py_BEGIN_ALLOW_THREADS
-  pt_log_reset();
+  Py_BEGIN_ALLOW_THREADS pt_log_reset();
   status = pterun_method_load(program->program, name, &opts, &m);
-  Py_END_ALLOW_THREADS
-  if (status != PTERUN_STATUS_OK) {
+  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) {
     pt_raise(st, status, "cannot load method '%s' of %s", name,
              PyUnicode_AsUTF8AndSize(program->origin, NULL));
     goto fail;
@@ -220,8 +216,8 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name) {
   self->method = m;
   self->input_count = pterun_method_input_count(m);
   self->output_count = pterun_method_output_count(m);
-  self->inputs =
-      (pterun_io_info*)PyMem_Calloc(self->input_count ? self->input_count : 1, sizeof(pterun_io_info));
+  self->inputs = (pterun_io_info*)PyMem_Calloc(self->input_count ? self->input_count : 1,
+                                               sizeof(pterun_io_info));
   if (self->inputs == NULL) {
     PyErr_NoMemory();
     goto fail;
@@ -281,9 +277,8 @@ static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
   n = (size_t)PyTuple_Size(args);
   if (n != self->input_count) {
     pt_log_reset();
-    pt_raise(st, PTERUN_STATUS_INPUT_MISMATCH, "method '%s' has %zu input%s but %zu %s given",
-             name, self->input_count, self->input_count == 1 ? "" : "s", n,
-             n == 1 ? "was" : "were");
+    pt_raise(st, PTERUN_STATUS_INPUT_MISMATCH, "method '%s' has %zu input%s but %zu %s given", name,
+             self->input_count, self->input_count == 1 ? "" : "s", n, n == 1 ? "was" : "were");
     goto done;
   }
   ins = (pt_input*)PyMem_Calloc(n ? n : 1, sizeof *ins);
@@ -295,14 +290,13 @@ static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
   for (k = 0; k < n; ++k) {
     pt_log_reset();
     prepared = k + 1; /* a failed prepare still needs its release */
-    if (pt_input_prepare(st, PyTuple_GetItem(args, (Py_ssize_t)k), k, &self->inputs[k],
-                         &ins[k]) != 0)
+    if (pt_input_prepare(st, PyTuple_GetItem(args, (Py_ssize_t)k), k, &self->inputs[k], &ins[k]) !=
+        0)
       goto done;
     PyTuple_SetItem(copies, (Py_ssize_t)k, PyBool_FromLong(ins[k].copied));
   }
 
-  Py_BEGIN_ALLOW_THREADS
-  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
   pt_log_reset();
   for (k = 0; k < n && status == PTERUN_STATUS_OK; ++k) {
     status = pt_input_bind(self->method, k, &ins[k]);

@@ -5,9 +5,9 @@
 
 /* Where a program's or data file's bytes come from. */
 typedef struct pt_source {
-  PyObject* path;  /* bytes (file system encoding), or NULL for a buffer */
-  Py_buffer view;  /* the buffer when path == NULL */
-  int borrow;      /* 1: pterun may keep pointers into `view` (immutable, aligned bytes) */
+  PyObject* path; /* bytes (file system encoding), or NULL for a buffer */
+  Py_buffer view; /* the buffer when path == NULL */
+  int borrow;     /* 1: pterun may keep pointers into `view` (immutable, aligned bytes) */
 } pt_source;
 
 /* Path-like (str, bytes path via os.PathLike) or bytes-like. Immutable,
@@ -15,8 +15,8 @@ typedef struct pt_source {
  * pterun because the caller could change them while the program lives. */
 static int pt_source_open(PyObject* obj, pt_source* src) {
   memset(src, 0, sizeof *src);
-  if (PyUnicode_Check(obj) || (!PyObject_CheckBuffer(obj) &&
-                               PyObject_HasAttrString(obj, "__fspath__"))) {
+  if (PyUnicode_Check(obj) ||
+      (!PyObject_CheckBuffer(obj) && PyObject_HasAttrString(obj, "__fspath__"))) {
     return PyUnicode_FSConverter(obj, &src->path) ? 0 : -1;
   }
   if (!PyObject_CheckBuffer(obj)) {
@@ -75,12 +75,10 @@ static int pt_program_add_data(pt_state* st, pt_program* p, size_t k, PyObject* 
   opts.logger = pt_logger();
   opts.copy = !src.borrow;
   path = src.path ? PyBytes_AsString(src.path) : NULL;
-  Py_BEGIN_ALLOW_THREADS
-  pt_log_reset();
+  Py_BEGIN_ALLOW_THREADS pt_log_reset();
   status = path ? pterun_data_load_file(path, PTERUN_FILE_MMAP, &opts, &d)
                 : pterun_data_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &d);
-  Py_END_ALLOW_THREADS
-  if (status != PTERUN_STATUS_OK) {
+  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) {
     pt_raise(st, status, "cannot load data file %s", pt_source_name(&src));
     pt_source_close(&src);
     return -1;
@@ -125,13 +123,11 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
   opts.logger = pt_logger();
   opts.copy = !src.borrow;
   path = src.path ? PyBytes_AsString(src.path) : NULL;
-  Py_BEGIN_ALLOW_THREADS
-  pt_log_reset();
-  status = path ? pterun_program_load_file(path, PTERUN_FILE_MMAP, &opts, &p->program)
-                : pterun_program_load_buffer(src.view.buf, (size_t)src.view.len, &opts,
-                                             &p->program);
-  Py_END_ALLOW_THREADS
-  if (status != PTERUN_STATUS_OK) {
+  Py_BEGIN_ALLOW_THREADS pt_log_reset();
+  status = path
+               ? pterun_program_load_file(path, PTERUN_FILE_MMAP, &opts, &p->program)
+               : pterun_program_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &p->program);
+  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) {
     pt_raise(st, status, "cannot load program %s", pt_source_name(&src));
     goto fail;
   }
@@ -201,12 +197,11 @@ PyObject* pt_io_info_dict(const pterun_io_info* io) {
       Py_XDECREF(dim_order);
       return NULL;
     }
-    return Py_BuildValue("{s:s,s:s,s:N,s:N,s:s,s:O,s:K,s:O}", "kind",
-                         pterun_value_tag_name(io->tag), "dtype", pterun_dtype_name(io->dtype),
-                         "shape", shape, "dim_order", dim_order, "dynamism",
-                         pt_dynamism_name(io->dynamism), "planned",
-                         io->planned ? Py_True : Py_False, "nbytes",
-                         (unsigned long long)io->nbytes, "value", Py_None);
+    return Py_BuildValue(
+        "{s:s,s:s,s:N,s:N,s:s,s:O,s:K,s:O}", "kind", pterun_value_tag_name(io->tag), "dtype",
+        pterun_dtype_name(io->dtype), "shape", shape, "dim_order", dim_order, "dynamism",
+        pt_dynamism_name(io->dynamism), "planned", io->planned ? Py_True : Py_False, "nbytes",
+        (unsigned long long)io->nbytes, "value", Py_None);
   }
   {
     PyObject* value;
@@ -219,8 +214,8 @@ PyObject* pt_io_info_dict(const pterun_io_info* io) {
     if (value == NULL) return NULL;
     return Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:O,s:O,s:N}", "kind",
                          pterun_value_tag_name(io->tag), "dtype", Py_None, "shape", Py_None,
-                         "dim_order", Py_None, "dynamism", Py_None, "planned", Py_None,
-                         "nbytes", Py_None, "value", value);
+                         "dim_order", Py_None, "dynamism", Py_None, "planned", Py_None, "nbytes",
+                         Py_None, "value", value);
   }
 }
 
@@ -342,13 +337,12 @@ static PyObject* pt_program_info(PyObject* self, PyObject* unused) {
       (unsigned long long)info.file_size, "program_size", (unsigned long long)info.program_size,
       "extended_header", info.has_extended_header ? Py_True : Py_False, "segment_base_offset",
       (unsigned long long)info.segment_base_offset, "segment_data_size",
-      (unsigned long long)info.segment_data_size, "segment_count",
-      (Py_ssize_t)info.segment_count, "constant_count", (Py_ssize_t)info.constant_count,
-      "constant_bytes", (unsigned long long)info.constant_bytes, "legacy_constant_buffer",
+      (unsigned long long)info.segment_data_size, "segment_count", (Py_ssize_t)info.segment_count,
+      "constant_count", (Py_ssize_t)info.constant_count, "constant_bytes",
+      (unsigned long long)info.constant_bytes, "legacy_constant_buffer",
       info.legacy_constant_buffer ? Py_True : Py_False, "mutable_data_count",
       (Py_ssize_t)info.mutable_data_count, "named_data_count", (Py_ssize_t)info.named_data_count,
-      "method_count", (Py_ssize_t)info.method_count, "data_file_count",
-      (Py_ssize_t)p->data_count);
+      "method_count", (Py_ssize_t)info.method_count, "data_file_count", (Py_ssize_t)p->data_count);
 }
 
 static PyObject* pt_program_load_method(PyObject* self, PyObject* arg) {

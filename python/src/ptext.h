@@ -24,11 +24,11 @@
 /* ---- module state --------------------------------------------------------- */
 
 typedef struct pt_state {
-  PyObject* error;               /* pterun.Error (a RuntimeError subclass) */
-  PyTypeObject* program_type;    /* pterun.Program */
-  PyTypeObject* method_type;     /* pterun.Method */
-  PyTypeObject* tensor_type;     /* pterun.Tensor */
-  pterun_registry* registry;     /* pterun_registry_default(); not owned */
+  PyObject* error;            /* pterun.Error (a RuntimeError subclass) */
+  PyTypeObject* program_type; /* pterun.Program */
+  PyTypeObject* method_type;  /* pterun.Method */
+  PyTypeObject* tensor_type;  /* pterun.Tensor */
+  pterun_registry* registry;  /* pterun_registry_default(); not owned */
 } pt_state;
 
 /* The state of the module that created `type` (one of our heap types). */
@@ -67,14 +67,13 @@ PyObject* pt_tensor_new(pt_state* st, int32_t dtype, int rank, const int64_t* si
 /* ---- programs and methods (program.c, method.c) -------------------------------- */
 
 typedef struct pt_program {
-  PyObject_HEAD
-  pterun_program* program;
-  Py_buffer source;     /* the caller's bytes, when borrowed (has_source) */
+  PyObject_HEAD pterun_program* program;
+  Py_buffer source; /* the caller's bytes, when borrowed (has_source) */
   int has_source;
-  pterun_data** data;   /* external data files, owned */
+  pterun_data** data; /* external data files, owned */
   size_t data_count;
   Py_buffer* data_sources; /* borrowed bytes of data files (obj NULL: none) */
-  PyObject* origin;     /* str: the path, or "<bytes>" */
+  PyObject* origin;        /* str: the path, or "<bytes>" */
 } pt_program;
 
 extern PyType_Spec pt_program_spec;
@@ -95,15 +94,15 @@ PyObject* pt_io_info_dict(const pterun_io_info* io);
  * pt_input_bind (no GIL needed), release with pt_input_release (GIL held). */
 typedef struct pt_input {
   int is_tensor;
-  pterun_tensor_view view;      /* tensors */
+  pterun_tensor_view view; /* tensors */
   int64_t sizes[PTERUN_MAX_RANK];
   uint8_t dim_order[PTERUN_MAX_RANK];
-  pterun_value value;           /* scalars and None */
-  Py_buffer buffer;             /* buffer-protocol source (buffer.obj NULL: none) */
-  PyObject* capsule;            /* DLPack source (NULL: none) */
-  void* owned;                  /* a copy made because the layout did not allow
+  pterun_value value; /* scalars and None */
+  Py_buffer buffer;   /* buffer-protocol source (buffer.obj NULL: none) */
+  PyObject* capsule;  /* DLPack source (NULL: none) */
+  void* owned;        /* a copy made because the layout did not allow
                                  * zero copy (NULL: none) */
-  int copied;                   /* 1: `owned` holds the bytes bound */
+  int copied;         /* 1: `owned` holds the bytes bound */
 } pt_input;
 
 /* Converts `obj` for input `index` described by `io`. Returns 0, or -1 with
@@ -121,8 +120,7 @@ void pt_input_release(pt_input* in);
 void pt_strides_for(int rank, const int64_t* sizes, const uint8_t* dim_order, int64_t* out);
 /* Copies a strided tensor (byte strides) into another layout (byte strides). */
 void pt_strided_copy(void* dst, const int64_t* dst_bstrides, const void* src,
-                     const int64_t* src_bstrides, int rank, const int64_t* sizes,
-                     size_t itemsize);
+                     const int64_t* src_bstrides, int rank, const int64_t* sizes, size_t itemsize);
 
 /* Buffer-protocol format for a dtype (storage type for quantized and bits
  * types), or NULL if there is none (bfloat16, complex32, float8). */

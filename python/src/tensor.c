@@ -7,8 +7,7 @@
 #include "ptext.h"
 
 typedef struct pt_tensor {
-  PyObject_HEAD
-  void* data; /* malloc'd, never NULL */
+  PyObject_HEAD void* data; /* malloc'd, never NULL */
   size_t nbytes;
   int32_t dtype;
   int rank;
@@ -20,14 +19,21 @@ typedef struct pt_tensor {
 
 const char* pt_dtype_format(int32_t dtype) {
   switch (dtype) {
-    case PTERUN_DTYPE_U8: case PTERUN_DTYPE_QUINT8: case PTERUN_DTYPE_BITS8:
-    case PTERUN_DTYPE_QUINT4X2: case PTERUN_DTYPE_QUINT2X4: case PTERUN_DTYPE_BITS1X8:
-    case PTERUN_DTYPE_BITS2X4: case PTERUN_DTYPE_BITS4X2:
-      return "B";
-    case PTERUN_DTYPE_I8: case PTERUN_DTYPE_QINT8: return "b";
+    case PTERUN_DTYPE_U8:
+    case PTERUN_DTYPE_QUINT8:
+    case PTERUN_DTYPE_BITS8:
+    case PTERUN_DTYPE_QUINT4X2:
+    case PTERUN_DTYPE_QUINT2X4:
+    case PTERUN_DTYPE_BITS1X8:
+    case PTERUN_DTYPE_BITS2X4:
+    case PTERUN_DTYPE_BITS4X2: return "B";
+    case PTERUN_DTYPE_I8:
+    case PTERUN_DTYPE_QINT8: return "b";
     case PTERUN_DTYPE_I16: return "h";
-    case PTERUN_DTYPE_U16: case PTERUN_DTYPE_BITS16: return "H";
-    case PTERUN_DTYPE_I32: case PTERUN_DTYPE_QINT32: return "i";
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: return "H";
+    case PTERUN_DTYPE_I32:
+    case PTERUN_DTYPE_QINT32: return "i";
     case PTERUN_DTYPE_U32: return "I";
     case PTERUN_DTYPE_I64: return "q";
     case PTERUN_DTYPE_U64: return "Q";
@@ -110,8 +116,15 @@ static int pt_tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
 
 /* ---- DLPack (the structs of the DLPack specification, v1.x ABI) ------------------ */
 
-typedef struct pt_dl_device { int32_t device_type; int32_t device_id; } pt_dl_device;
-typedef struct pt_dl_dtype { uint8_t code; uint8_t bits; uint16_t lanes; } pt_dl_dtype;
+typedef struct pt_dl_device {
+  int32_t device_type;
+  int32_t device_id;
+} pt_dl_device;
+typedef struct pt_dl_dtype {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} pt_dl_dtype;
 typedef struct pt_dl_tensor {
   void* data;
   pt_dl_device device;
@@ -126,7 +139,10 @@ typedef struct pt_dl_managed {
   void* manager_ctx;
   void (*deleter)(struct pt_dl_managed* self);
 } pt_dl_managed;
-typedef struct pt_dl_version { uint32_t major; uint32_t minor; } pt_dl_version;
+typedef struct pt_dl_version {
+  uint32_t major;
+  uint32_t minor;
+} pt_dl_version;
 typedef struct pt_dl_managed_v {
   pt_dl_version version;
   void* manager_ctx;
@@ -136,21 +152,37 @@ typedef struct pt_dl_managed_v {
 } pt_dl_managed_v;
 
 enum { PT_DL_CPU = 1 };
-enum { PT_DL_INT = 0, PT_DL_UINT = 1, PT_DL_FLOAT = 2, PT_DL_BFLOAT = 4, PT_DL_COMPLEX = 5,
-       PT_DL_BOOL = 6 };
+enum {
+  PT_DL_INT = 0,
+  PT_DL_UINT = 1,
+  PT_DL_FLOAT = 2,
+  PT_DL_BFLOAT = 4,
+  PT_DL_COMPLEX = 5,
+  PT_DL_BOOL = 6
+};
 
 static int pt_dl_dtype_of(int32_t dtype, pt_dl_dtype* out) {
   uint8_t code;
   switch (dtype) {
-    case PTERUN_DTYPE_U8: case PTERUN_DTYPE_U16: case PTERUN_DTYPE_U32: case PTERUN_DTYPE_U64:
-    case PTERUN_DTYPE_QUINT8: case PTERUN_DTYPE_BITS8: case PTERUN_DTYPE_BITS16:
-      code = PT_DL_UINT; break;
-    case PTERUN_DTYPE_I8: case PTERUN_DTYPE_I16: case PTERUN_DTYPE_I32: case PTERUN_DTYPE_I64:
-    case PTERUN_DTYPE_QINT8: case PTERUN_DTYPE_QINT32:
-      code = PT_DL_INT; break;
-    case PTERUN_DTYPE_F16: case PTERUN_DTYPE_F32: case PTERUN_DTYPE_F64: code = PT_DL_FLOAT; break;
+    case PTERUN_DTYPE_U8:
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_U32:
+    case PTERUN_DTYPE_U64:
+    case PTERUN_DTYPE_QUINT8:
+    case PTERUN_DTYPE_BITS8:
+    case PTERUN_DTYPE_BITS16: code = PT_DL_UINT; break;
+    case PTERUN_DTYPE_I8:
+    case PTERUN_DTYPE_I16:
+    case PTERUN_DTYPE_I32:
+    case PTERUN_DTYPE_I64:
+    case PTERUN_DTYPE_QINT8:
+    case PTERUN_DTYPE_QINT32: code = PT_DL_INT; break;
+    case PTERUN_DTYPE_F16:
+    case PTERUN_DTYPE_F32:
+    case PTERUN_DTYPE_F64: code = PT_DL_FLOAT; break;
     case PTERUN_DTYPE_BF16: code = PT_DL_BFLOAT; break;
-    case PTERUN_DTYPE_COMPLEX64: case PTERUN_DTYPE_COMPLEX128: code = PT_DL_COMPLEX; break;
+    case PTERUN_DTYPE_COMPLEX64:
+    case PTERUN_DTYPE_COMPLEX128: code = PT_DL_COMPLEX; break;
     case PTERUN_DTYPE_BOOL: code = PT_DL_BOOL; break;
     default: return -1;
   }
@@ -206,8 +238,8 @@ static PyObject* pt_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwar
   long major = 0;
   PyObject* cap;
 
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream,
-                                   &max_version, &dl_device, &copy))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream, &max_version,
+                                   &dl_device, &copy))
     return NULL;
   if (stream != Py_None) {
     PyErr_SetString(PyExc_ValueError, "pterun.Tensor lives on the CPU: stream must be None");
@@ -320,8 +352,7 @@ static PyObject* pt_tensor_repr(PyObject* self) {
   pt_tensor* t = (pt_tensor*)self;
   PyObject *shape = pt_tensor_get_shape(self, NULL), *r;
   if (shape == NULL) return NULL;
-  r = PyUnicode_FromFormat("pterun.Tensor(dtype=%s, shape=%R)", pterun_dtype_name(t->dtype),
-                           shape);
+  r = PyUnicode_FromFormat("pterun.Tensor(dtype=%s, shape=%R)", pterun_dtype_name(t->dtype), shape);
   Py_DECREF(shape);
   return r;
 }

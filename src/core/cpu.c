@@ -23,8 +23,8 @@
 
 #define PT_CPU_VALID ((uint64_t)1 << 63)
 
-#define PT_CPU_CHECK_(name, bit, text)                                          \
-  _Static_assert(PTERUN_CPU_##name == (uint64_t)1 << (bit), "bit of " #name); \
+#define PT_CPU_CHECK_(name, bit, text)                                                             \
+  _Static_assert(PTERUN_CPU_##name == (uint64_t)1 << (bit), "bit of " #name);                      \
   _Static_assert((bit) < 63, "bit 63 is the cache's valid flag");
 PTERUN_CPU_FEATURE_LIST(PT_CPU_CHECK_)
 #undef PT_CPU_CHECK_
@@ -44,8 +44,8 @@ static uint64_t detect(void) {
   if (!__get_cpuid(0, &max_leaf, &b, &c, &d)) return 0;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
   if (c & (1u << 19)) f |= PTERUN_CPU_X86_SSE4_1;
-  if (c & (1u << 27)) xcr0 = xgetbv0(); /* OSXSAVE */
-  ymm_ok = (xcr0 & 0x6) == 0x6;            /* XMM and YMM state */
+  if (c & (1u << 27)) xcr0 = xgetbv0();     /* OSXSAVE */
+  ymm_ok = (xcr0 & 0x6) == 0x6;             /* XMM and YMM state */
   zmm_ok = ymm_ok && (xcr0 & 0xe0) == 0xe0; /* opmask, ZMM0-15 high, ZMM16-31 */
   if (ymm_ok) {
     if (c & (1u << 28)) f |= PTERUN_CPU_X86_AVX;
@@ -74,20 +74,23 @@ static uint64_t detect(void) {
     }
   }
   // AVX without the features kernels pair it with is treated as absent.
-  if (!(f & PTERUN_CPU_X86_AVX)) f &= ~(PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA | PTERUN_CPU_X86_F16C);
+  if (!(f & PTERUN_CPU_X86_AVX))
+    f &= ~(PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA | PTERUN_CPU_X86_F16C);
   return f;
 }
 #elif defined(PT_CPU_ARM64_LINUX)
 static uint64_t detect(void) {
   unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
-  uint64_t f = PTERUN_CPU_ARM_NEON; /* baseline on AArch64 */
+  uint64_t f = PTERUN_CPU_ARM_NEON;                  /* baseline on AArch64 */
   if (hw & (1ul << 20)) f |= PTERUN_CPU_ARM_DOTPROD; /* HWCAP_ASIMDDP */
   if (hw & (1ul << 10)) f |= PTERUN_CPU_ARM_FP16;    /* HWCAP_ASIMDHP */
   if (hw2 & (1ul << 13)) f |= PTERUN_CPU_ARM_I8MM;   /* HWCAP2_I8MM */
   return f;
 }
 #else
-static uint64_t detect(void) { return 0; }
+static uint64_t detect(void) {
+  return 0;
+}
 #endif
 
 static _Atomic uint64_t g_detected;
@@ -130,7 +133,7 @@ uint64_t pterun_cpu_features(void) {
 }
 
 const char* pterun_cpu_feature_name(uint64_t feature) {
-#define PT_CPU_NAME_(name, bit, text) \
+#define PT_CPU_NAME_(name, bit, text)                                                              \
   if (feature == PTERUN_CPU_##name) return text;
   PTERUN_CPU_FEATURE_LIST(PT_CPU_NAME_)
 #undef PT_CPU_NAME_

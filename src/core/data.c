@@ -25,7 +25,8 @@ static pterun_status dfail(pterun_data* d, const char* what) {
 static bool segment(const pterun_data* d, uint32_t i, const uint8_t** bytes, uint64_t* size) {
   pt_fb_table s;
   if (i >= d->segments.len || !pt_fb_vec_table(&d->segments, i, &s)) return false;
-  uint64_t off = pt_fb_u64(&s, PT_SEGMENT_OFFSET, 0), sz = pt_fb_u64(&s, PT_SEGMENT_SIZE, 0), end, abs;
+  uint64_t off = pt_fb_u64(&s, PT_SEGMENT_OFFSET, 0), sz = pt_fb_u64(&s, PT_SEGMENT_SIZE, 0), end,
+           abs;
   if (pt_add_overflow_u64(off, sz, &end) || end > d->segment_data_size) return false;
   abs = d->segment_base + off;
   *bytes = d->image.data + abs;
@@ -44,15 +45,18 @@ static pterun_status verify(pterun_data* d) {
   d->segment_base = pt_rd_u64(b + 32);
   d->segment_data_size = pt_rd_u64(b + 40);
   uint64_t seg_end;
-  if (pt_add_overflow_u64(fb_off, fb_size, &fb_end) || fb_end > n) return dfail(d, "flatbuffer region outside the file");
+  if (pt_add_overflow_u64(fb_off, fb_size, &fb_end) || fb_end > n)
+    return dfail(d, "flatbuffer region outside the file");
   if (pt_add_overflow_u64(d->segment_base, d->segment_data_size, &seg_end) || seg_end > n ||
       (d->segment_data_size > 0 && d->segment_base < fb_end))
     return dfail(d, "segment area outside the file");
   d->fb.base = b;
   d->fb.size = (size_t)fb_end;
   if (!pt_fb_root(&d->fb, &d->root)) return dfail(d, "root table malformed");
-  if (pt_fb_get_vector(&d->root, PT_FLAT_SEGMENTS, 4, &d->segments) != 1) return dfail(d, "segments missing or malformed");
-  if (pt_fb_get_vector(&d->root, PT_FLAT_NAMED_DATA, 4, &d->named) != 1) return dfail(d, "named_data missing or malformed");
+  if (pt_fb_get_vector(&d->root, PT_FLAT_SEGMENTS, 4, &d->segments) != 1)
+    return dfail(d, "segments missing or malformed");
+  if (pt_fb_get_vector(&d->root, PT_FLAT_NAMED_DATA, 4, &d->named) != 1)
+    return dfail(d, "named_data missing or malformed");
   for (uint32_t i = 0; i < d->segments.len; ++i) {
     pt_fb_table s;
     const uint8_t* bytes;
@@ -66,16 +70,20 @@ static pterun_status verify(pterun_data* d) {
     const char* key;
     uint32_t kl;
     pt_fb_vec v;
-    if (!pt_fb_vec_table(&d->named, i, &nd) || pt_fb_get_string(&nd, PT_NAMED_KEY, &key, &kl) != 1 ||
+    if (!pt_fb_vec_table(&d->named, i, &nd) ||
+        pt_fb_get_string(&nd, PT_NAMED_KEY, &key, &kl) != 1 ||
         !pt_fb_check_scalar(&nd, PT_NAMED_SEGMENT_INDEX, 4))
       return dfail(d, "a named entry is malformed");
-    if (pt_fb_u32(&nd, PT_NAMED_SEGMENT_INDEX, 0) >= d->segments.len) return dfail(d, "a named entry's segment is out of range");
+    if (pt_fb_u32(&nd, PT_NAMED_SEGMENT_INDEX, 0) >= d->segments.len)
+      return dfail(d, "a named entry's segment is out of range");
     int r = pt_fb_get_table(&nd, PT_NAMED_TENSOR_LAYOUT, &lay);
     if (r < 0) return dfail(d, "a tensor layout is malformed");
     if (r == 1) {
       pt_fb_vec order;
-      if (!pt_fb_check_scalar(&lay, PT_LAYOUT_SCALAR_TYPE, 1) || pt_fb_get_vector(&lay, PT_LAYOUT_SIZES, 4, &v) != 1 ||
-          pt_fb_get_vector(&lay, PT_LAYOUT_DIM_ORDER, 1, &order) != 1 || v.len > PTERUN_MAX_RANK || order.len != v.len)
+      if (!pt_fb_check_scalar(&lay, PT_LAYOUT_SCALAR_TYPE, 1) ||
+          pt_fb_get_vector(&lay, PT_LAYOUT_SIZES, 4, &v) != 1 ||
+          pt_fb_get_vector(&lay, PT_LAYOUT_DIM_ORDER, 1, &order) != 1 || v.len > PTERUN_MAX_RANK ||
+          order.len != v.len)
         return dfail(d, "a tensor layout is malformed");
     }
   }
@@ -88,7 +96,8 @@ int pt_data_find(const pterun_data* d, const char* key, pt_data_entry* out) {
     pt_fb_table nd, lay;
     const char* k;
     uint32_t kl;
-    if (!pt_fb_vec_table(&d->named, i, &nd) || pt_fb_get_string(&nd, PT_NAMED_KEY, &k, &kl) != 1) continue;
+    if (!pt_fb_vec_table(&d->named, i, &nd) || pt_fb_get_string(&nd, PT_NAMED_KEY, &k, &kl) != 1)
+      continue;
     if (kl != klen || memcmp(k, key, klen) != 0) continue;
     memset(out, 0, sizeof *out);
     if (!segment(d, pt_fb_u32(&nd, PT_NAMED_SEGMENT_INDEX, 0), &out->bytes, &out->size)) return 0;
@@ -139,7 +148,8 @@ pterun_status pterun_data_load_buffer(const void* data, size_t size, const pteru
   pterun_data* d = new_data(o);
   if (d == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   if (o != NULL && o->copy) {
-    pterun_status st = pt_file_image_copy(data, size, d->has_allocator ? &d->allocator_copy : NULL, &d->logger, &d->image);
+    pterun_status st = pt_file_image_copy(data, size, d->has_allocator ? &d->allocator_copy : NULL,
+                                          &d->logger, &d->image);
     if (st != PTERUN_STATUS_OK) {
       pterun_data_destroy(d);
       return st;
@@ -151,13 +161,14 @@ pterun_status pterun_data_load_buffer(const void* data, size_t size, const pteru
   return finish(d, out);
 }
 
-pterun_status pterun_data_load_file(const char* path, pterun_file_mode mode, const pterun_load_options* o,
-                                    pterun_data** out) {
+pterun_status pterun_data_load_file(const char* path, pterun_file_mode mode,
+                                    const pterun_load_options* o, pterun_data** out) {
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
   pterun_data* d = new_data(o);
   if (d == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-  pterun_status st = pt_file_image_open(path, mode, d->has_allocator ? &d->allocator_copy : NULL, &d->logger, &d->image);
+  pterun_status st = pt_file_image_open(path, mode, d->has_allocator ? &d->allocator_copy : NULL,
+                                        &d->logger, &d->image);
   if (st != PTERUN_STATUS_OK) {
     pterun_data_destroy(d);
     return st;
@@ -172,7 +183,9 @@ void pterun_data_destroy(pterun_data* d) {
   pt_free(d->has_allocator ? &copy : NULL, d);
 }
 
-size_t pterun_data_count(const pterun_data* d) { return d != NULL ? d->named.len : 0; }
+size_t pterun_data_count(const pterun_data* d) {
+  return d != NULL ? d->named.len : 0;
+}
 
 const char* pterun_data_key(const pterun_data* d, size_t i) {
   pt_fb_table nd;

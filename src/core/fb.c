@@ -44,13 +44,15 @@ bool pt_fb_check_scalar(const pt_fb_table* t, unsigned slot, size_t size) {
   return pt_fb_field(t, slot, size, &pos) >= 0;
 }
 
-#define PT_FB_SCALAR(name, type, size, read)                         \
-  type name(const pt_fb_table* t, unsigned slot, type def) {         \
-    size_t pos;                                                      \
-    if (pt_fb_field(t, slot, size, &pos) != 1) return def;           \
-    return (type)read(t->b->base + pos);                             \
+#define PT_FB_SCALAR(name, type, size, read)                                                       \
+  type name(const pt_fb_table* t, unsigned slot, type def) {                                       \
+    size_t pos;                                                                                    \
+    if (pt_fb_field(t, slot, size, &pos) != 1) return def;                                         \
+    return (type)read(t->b->base + pos);                                                           \
   }
-static inline uint8_t rd_u8(const uint8_t* p) { return *p; }
+static inline uint8_t rd_u8(const uint8_t* p) {
+  return *p;
+}
 PT_FB_SCALAR(pt_fb_u8, uint8_t, 1, rd_u8)
 PT_FB_SCALAR(pt_fb_i8, int8_t, 1, rd_u8)
 PT_FB_SCALAR(pt_fb_i32, int32_t, 4, pt_rd_u32)

@@ -34,7 +34,9 @@ typedef struct pt_fb_vec {
   size_t elem;
 } pt_fb_vec;
 
-static inline uint16_t pt_rd_u16(const uint8_t* p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint16_t pt_rd_u16(const uint8_t* p) {
+  return (uint16_t)(p[0] | (p[1] << 8));
+}
 static inline uint32_t pt_rd_u32(const uint8_t* p) {
   return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
@@ -89,6 +91,8 @@ static inline int64_t pt_fb_vec_i64(const pt_fb_vec* v, uint32_t i) {
 static inline uint64_t pt_fb_vec_u64(const pt_fb_vec* v, uint32_t i) {
   return pt_rd_u64(pt_fb_vec_ptr(v, i));
 }
-static inline uint8_t pt_fb_vec_u8(const pt_fb_vec* v, uint32_t i) { return *pt_fb_vec_ptr(v, i); }
+static inline uint8_t pt_fb_vec_u8(const pt_fb_vec* v, uint32_t i) {
+  return *pt_fb_vec_ptr(v, i);
+}
 
 #endif /* PTERUN_SRC_CORE_FB_H_ */

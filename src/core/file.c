@@ -24,7 +24,8 @@ pterun_status pt_file_image_copy(const void* data, size_t size, const pterun_all
                                  const pterun_logger* logger, pt_file_image* out) {
   memset(out, 0, sizeof *out);
   void* buf = pt_alloc(a, size, PT_IMAGE_ALIGN);
-  if (buf == NULL) return pt_fail(logger, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes", size);
+  if (buf == NULL)
+    return pt_fail(logger, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes", size);
   if (size > 0) memcpy(buf, data, size);
   out->data = buf;
   out->size = size;
@@ -38,7 +39,8 @@ pterun_status pt_file_image_open(const char* path, int mode, const pterun_alloca
   memset(out, 0, sizeof *out);
   if (path == NULL) return pt_fail(logger, PTERUN_STATUS_INVALID_ARGUMENT, "path is NULL");
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+  if (fd < 0)
+    return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
@@ -67,7 +69,8 @@ pterun_status pt_file_image_open(const char* path, int mode, const pterun_alloca
   void* buf = pt_alloc_raw(a, size, PT_IMAGE_ALIGN);
   if (buf == NULL) {
     close(fd);
-    return pt_fail(logger, PTERUN_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", path, size);
+    return pt_fail(logger, PTERUN_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", path,
+                   size);
   }
   size_t done = 0;
   while (done < size) {

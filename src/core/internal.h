@@ -30,10 +30,10 @@ pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const c
 /* The logger to use: `logger` when given (fn != NULL), else the fallback. */
 pterun_logger pt_logger_or(const pterun_logger* logger, const pterun_logger* fallback);
 
-#define PT_FORWARD(expr)                          \
-  do {                                            \
-    pterun_status pt_fwd_s_ = (expr);             \
-    if (pt_fwd_s_ != PTERUN_STATUS_OK) return pt_fwd_s_; \
+#define PT_FORWARD(expr)                                                                           \
+  do {                                                                                             \
+    pterun_status pt_fwd_s_ = (expr);                                                              \
+    if (pt_fwd_s_ != PTERUN_STATUS_OK) return pt_fwd_s_;                                           \
   } while (0)
 
 /* ---- memory (alloc.c) ---- */
@@ -58,7 +58,9 @@ static inline bool pt_add_overflow_size(size_t a, size_t b, size_t* out) {
 static inline bool pt_mul_overflow_size(size_t a, size_t b, size_t* out) {
   return __builtin_mul_overflow(a, b, out);
 }
-static inline size_t pt_align_up(size_t v, size_t a) { return (v + (a - 1)) & ~(a - 1); }
+static inline size_t pt_align_up(size_t v, size_t a) {
+  return (v + (a - 1)) & ~(a - 1);
+}
 
 /* Natural alignment of a dtype's elements (at most 8). */
 static inline bool pt_dtype_aligned(const void* p, int dtype) {
@@ -71,8 +73,8 @@ static inline bool pt_dtype_aligned(const void* p, int dtype) {
 typedef struct pt_file_image {
   const uint8_t* data;
   size_t size;
-  void* owned;      /* pt_alloc'd copy, or NULL */
-  void* mapping;    /* mmap base, or NULL */
+  void* owned;   /* pt_alloc'd copy, or NULL */
+  void* mapping; /* mmap base, or NULL */
   size_t map_size;
   const pterun_allocator* allocator;
 } pt_file_image;

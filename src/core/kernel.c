@@ -3,8 +3,8 @@
 
 #include "src/core/kernel_context.h"
 
-pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_status status,
-                                 const char* fmt, ...) {
+pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_status status, const char* fmt,
+                                 ...) {
   char msg[768];
   va_list ap;
   va_start(ap, fmt);

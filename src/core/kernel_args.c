@@ -7,24 +7,27 @@ static const char* tag_name(const pterun_value* v) {
   return v == NULL ? "null" : pterun_value_tag_name(v->tag);
 }
 
-static pterun_status bad_kind(pterun_kernel_context* ctx, size_t i, const char* name, const char* want,
-                              const pterun_value* v) {
-  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg %zu '%s': expected %s, got %s", i, name, want,
-                            tag_name(v));
+static pterun_status bad_kind(pterun_kernel_context* ctx, size_t i, const char* name,
+                              const char* want, const pterun_value* v) {
+  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg %zu '%s': expected %s, got %s", i,
+                            name, want, tag_name(v));
 }
 
-static int is_none(const pterun_value* v) { return v == NULL || v->tag == PTERUN_VALUE_NONE; }
+static int is_none(const pterun_value* v) {
+  return v == NULL || v->tag == PTERUN_VALUE_NONE;
+}
 
-pterun_status pterun_arg_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                                pterun_tensor** out) {
+pterun_status pterun_arg_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                const char* name, pterun_tensor** out) {
   pterun_value* v = args[i];
-  if (v == NULL || v->tag != PTERUN_VALUE_TENSOR || v->u.tensor == NULL) return bad_kind(ctx, i, name, "Tensor", v);
+  if (v == NULL || v->tag != PTERUN_VALUE_TENSOR || v->u.tensor == NULL)
+    return bad_kind(ctx, i, name, "Tensor", v);
   *out = v->u.tensor;
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_arg_opt_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                                    pterun_tensor** out) {
+pterun_status pterun_arg_opt_tensor(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                    const char* name, pterun_tensor** out) {
   if (is_none(args[i])) {
     *out = NULL;
     return PTERUN_STATUS_OK;
@@ -32,16 +35,16 @@ pterun_status pterun_arg_opt_tensor(pterun_kernel_context* ctx, pterun_value** a
   return pterun_arg_tensor(ctx, args, i, name, out);
 }
 
-pterun_status pterun_arg_int(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                             int64_t* out) {
+pterun_status pterun_arg_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                             const char* name, int64_t* out) {
   pterun_value* v = args[i];
   if (v == NULL || v->tag != PTERUN_VALUE_INT) return bad_kind(ctx, i, name, "Int", v);
   *out = v->u.i;
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_arg_opt_int(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                                 int64_t* out, int* has) {
+pterun_status pterun_arg_opt_int(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                 const char* name, int64_t* out, int* has) {
   *has = 0;
   *out = 0;
   if (is_none(args[i])) return PTERUN_STATUS_OK;
@@ -49,16 +52,16 @@ pterun_status pterun_arg_opt_int(pterun_kernel_context* ctx, pterun_value** args
   return pterun_arg_int(ctx, args, i, name, out);
 }
 
-pterun_status pterun_arg_bool(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                              int* out) {
+pterun_status pterun_arg_bool(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                              const char* name, int* out) {
   pterun_value* v = args[i];
   if (v == NULL || v->tag != PTERUN_VALUE_BOOL) return bad_kind(ctx, i, name, "Bool", v);
   *out = v->u.b != 0;
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_arg_double(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                                double* out) {
+pterun_status pterun_arg_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                const char* name, double* out) {
   pterun_value* v = args[i];
   if (v != NULL && v->tag == PTERUN_VALUE_DOUBLE) {
     *out = v->u.d;
@@ -71,8 +74,8 @@ pterun_status pterun_arg_double(pterun_kernel_context* ctx, pterun_value** args,
   return bad_kind(ctx, i, name, "Double", v);
 }
 
-pterun_status pterun_arg_opt_double(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                                    double* out, int* has) {
+pterun_status pterun_arg_opt_double(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                    const char* name, double* out, int* has) {
   *has = 0;
   *out = 0.0;
   if (is_none(args[i])) return PTERUN_STATUS_OK;
@@ -80,8 +83,8 @@ pterun_status pterun_arg_opt_double(pterun_kernel_context* ctx, pterun_value** a
   return pterun_arg_double(ctx, args, i, name, out);
 }
 
-pterun_status pterun_arg_string(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                                const char** data, size_t* len) {
+pterun_status pterun_arg_string(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                const char* name, const char** data, size_t* len) {
   pterun_value* v = args[i];
   if (v == NULL || v->tag != PTERUN_VALUE_STRING || (v->u.str.data == NULL && v->u.str.len))
     return bad_kind(ctx, i, name, "String", v);
@@ -90,8 +93,9 @@ pterun_status pterun_arg_string(pterun_kernel_context* ctx, pterun_value** args,
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_arg_int_list(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                                  const int64_t** out, size_t* len, int allow_none) {
+pterun_status pterun_arg_int_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                  const char* name, const int64_t** out, size_t* len,
+                                  int allow_none) {
   pterun_value* v = args[i];
   if (allow_none && is_none(v)) {
     *out = NULL;
@@ -102,15 +106,16 @@ pterun_status pterun_arg_int_list(pterun_kernel_context* ctx, pterun_value** arg
   for (size_t k = 0; k < v->u.ints.len; ++k) {
     const pterun_value* e = v->u.ints.items != NULL ? v->u.ints.items[k] : NULL;
     if (e == NULL || e->tag != PTERUN_VALUE_INT)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg %zu '%s': element %zu is %s, not Int", i, name,
-                                k, tag_name(e));
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
+                                "arg %zu '%s': element %zu is %s, not Int", i, name, k,
+                                tag_name(e));
   }
   *out = pterun_value_int_list(v, len);
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** args, size_t i, const char* name,
-                                     pterun_value** out) {
+pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                     const char* name, pterun_value** out) {
   pterun_value* v = args[i];
   if (v == NULL || v->tag != PTERUN_VALUE_LIST_TENSOR) return bad_kind(ctx, i, name, "Tensor[]", v);
   *out = v;

@@ -18,8 +18,12 @@ static void fmt_shape(char* buf, size_t cap, const int64_t* sizes, size_t rank) 
   }
 }
 
-size_t pterun_method_input_count(const pterun_method* m) { return m != NULL ? m->input_count : 0; }
-size_t pterun_method_output_count(const pterun_method* m) { return m != NULL ? m->output_count : 0; }
+size_t pterun_method_input_count(const pterun_method* m) {
+  return m != NULL ? m->input_count : 0;
+}
+size_t pterun_method_output_count(const pterun_method* m) {
+  return m != NULL ? m->output_count : 0;
+}
 
 static pt_tensor_aux* aux_of(pterun_method* m, const pterun_tensor* t) {
   return &m->aux[t - m->tensors];
@@ -34,7 +38,8 @@ static pterun_tensor* own_tensor(pterun_method* m, uint32_t vi) {
 pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_tensor_view* view) {
   if (m == NULL || view == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (i >= m->input_count)
-    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "input %zu out of range (%u inputs)", i, m->input_count);
+    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "input %zu out of range (%u inputs)",
+                   i, m->input_count);
   pterun_tensor* t = own_tensor(m, m->inputs[i]);
   if (t == NULL)
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu is a %s, not a tensor", i,
@@ -49,8 +54,8 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: dtype %s, expected %s", i,
                    pterun_dtype_name(view->dtype), pterun_dtype_name(t->dtype));
   if (view->rank != t->rank)
-    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: rank %u, expected %u", i, view->rank,
-                   t->rank);
+    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: rank %u, expected %u", i,
+                   view->rank, t->rank);
   if (view->rank > 0 && view->sizes == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   for (uint32_t d = 0; d < view->rank; ++d)
     if (view->sizes[d] < 0)
@@ -60,8 +65,9 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
     char got[160], want[160];
     fmt_shape(got, sizeof got, view->sizes, view->rank);
     fmt_shape(want, sizeof want, t->max_sizes, t->rank);
-    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: shape [%s] does not fit %s shape [%s]",
-                   i, got, t->dynamism == PTERUN_SHAPE_STATIC ? "static" : "bounded", want);
+    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
+                   "input %zu: shape [%s] does not fit %s shape [%s]", i, got,
+                   t->dynamism == PTERUN_SHAPE_STATIC ? "static" : "bounded", want);
   }
   // Compare layouts through strides (size-1 dims make dim orders ambiguous).
   if (view->dim_order != NULL) {
@@ -69,7 +75,8 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
     unsigned seen = 0;
     for (uint32_t d = 0; d < view->rank; ++d) {
       if (view->dim_order[d] >= view->rank || (seen & (1u << view->dim_order[d])))
-        return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: dim order is not a permutation", i);
+        return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
+                       "input %zu: dim order is not a permutation", i);
       seen |= 1u << view->dim_order[d];
       v.dim_order[d] = view->dim_order[d];
     }
@@ -88,15 +95,16 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
     }
   }
   if (view->nbytes < t->nbytes || (t->nbytes > 0 && view->data == NULL))
-    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: %zu bytes given, %zu needed", i,
-                   view->nbytes, t->nbytes);
+    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
+                   "input %zu: %zu bytes given, %zu needed", i, view->nbytes, t->nbytes);
   if (aux->planned) {
     if (t->nbytes > 0) memmove(t->data, view->data, t->nbytes);
   } else {
     // Kernels will read the caller's memory in place: it must be aligned.
     if (t->nbytes > 0 && !pt_dtype_aligned(view->data, t->dtype))
-      return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: %s data must be %zu-byte aligned", i,
-                     pterun_dtype_name(t->dtype), pterun_dtype_size(t->dtype));
+      return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
+                     "input %zu: %s data must be %zu-byte aligned", i, pterun_dtype_name(t->dtype),
+                     pterun_dtype_size(t->dtype));
     t->data = view->data;
     t->capacity = view->nbytes;
   }
@@ -114,10 +122,12 @@ static bool same_double(double a, double b) {
 pterun_status pterun_method_set_input_value(pterun_method* m, size_t i, const pterun_value* value) {
   if (m == NULL || value == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (i >= m->input_count)
-    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "input %zu out of range (%u inputs)", i, m->input_count);
+    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "input %zu out of range (%u inputs)",
+                   i, m->input_count);
   const pterun_value* want = &m->values_initial[m->inputs[i]];
   if (want->tag == PTERUN_VALUE_TENSOR || value->tag != want->tag)
-    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: a %s was given, the method takes a %s", i,
+    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
+                   "input %zu: a %s was given, the method takes a %s", i,
                    pterun_value_tag_name(value->tag), pterun_value_tag_name(want->tag));
   bool ok = true;
   switch (want->tag) {
@@ -125,7 +135,8 @@ pterun_status pterun_method_set_input_value(pterun_method* m, size_t i, const pt
     case PTERUN_VALUE_BOOL: ok = (value->u.b != 0) == (want->u.b != 0); break;
     case PTERUN_VALUE_DOUBLE: ok = same_double(value->u.d, want->u.d); break;
     case PTERUN_VALUE_STRING:
-      ok = value->u.str.len == want->u.str.len && memcmp(value->u.str.data, want->u.str.data, want->u.str.len) == 0;
+      ok = value->u.str.len == want->u.str.len &&
+           memcmp(value->u.str.data, want->u.str.data, want->u.str.len) == 0;
       break;
     default: break;
   }
@@ -137,23 +148,27 @@ pterun_status pterun_method_set_input_value(pterun_method* m, size_t i, const pt
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_method_set_output_buffer(pterun_method* m, size_t i, void* data, size_t nbytes) {
+pterun_status pterun_method_set_output_buffer(pterun_method* m, size_t i, void* data,
+                                              size_t nbytes) {
   if (m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (i >= m->output_count)
-    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "output %zu out of range (%u outputs)", i, m->output_count);
+    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT,
+                   "output %zu out of range (%u outputs)", i, m->output_count);
   pterun_tensor* t = own_tensor(m, m->outputs[i]);
-  if (t == NULL) return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE, "output %zu is not a tensor", i);
+  if (t == NULL)
+    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE, "output %zu is not a tensor", i);
   pterun_tensor* t0 = &m->tensors_initial[t - m->tensors];
   *t = *t0; /* sizes as bound, not as the last execute left them */
   pt_tensor_aux* aux = aux_of(m, t);
   if (aux->has_memory)
-    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE, "output %zu already has planned or constant memory", i);
+    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE,
+                   "output %zu already has planned or constant memory", i);
   if (nbytes < t->nbytes || (t->nbytes > 0 && data == NULL))
-    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "output %zu: %zu bytes given, %zu needed", i, nbytes,
-                   t->nbytes);
+    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT,
+                   "output %zu: %zu bytes given, %zu needed", i, nbytes, t->nbytes);
   if (!pt_dtype_aligned(data, t->dtype))
-    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "output %zu: buffer is misaligned for %s", i,
-                   pterun_dtype_name(t->dtype));
+    return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT,
+                   "output %zu: buffer is misaligned for %s", i, pterun_dtype_name(t->dtype));
   t->data = data;
   t->capacity = nbytes;
   aux->initial_data = data;
@@ -161,7 +176,8 @@ pterun_status pterun_method_set_output_buffer(pterun_method* m, size_t i, void* 
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_method_output(const pterun_method* m, size_t i, const pterun_value** value_out) {
+pterun_status pterun_method_output(const pterun_method* m, size_t i,
+                                   const pterun_value** value_out) {
   if (m == NULL || value_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (i >= m->output_count) return PTERUN_STATUS_NOT_FOUND;
   *value_out = &m->values[m->outputs[i]];
@@ -197,7 +213,8 @@ static pterun_status condition(pterun_method* m, const pterun_value* v, bool* ou
  * (ExecuTorch aliases the source instead, which returns overwritten data when
  * two conditionals follow each other.) Anything else is moved by reference. */
 static void move_value(pterun_method* m, const pterun_value* from, pterun_value* to) {
-  if (from->tag == PTERUN_VALUE_TENSOR && to->tag == PTERUN_VALUE_TENSOR && from->u.tensor != to->u.tensor) {
+  if (from->tag == PTERUN_VALUE_TENSOR && to->tag == PTERUN_VALUE_TENSOR &&
+      from->u.tensor != to->u.tensor) {
     pterun_tensor *src = from->u.tensor, *dst = to->u.tensor;
     if (m->aux[dst - m->tensors].in_arena && dst->dtype == src->dtype && dst->rank == src->rank &&
         (src->nbytes == 0 || src->data != NULL) && dst->data != NULL &&
@@ -214,8 +231,10 @@ pterun_status pterun_method_execute(pterun_method* m) {
   for (uint32_t k = 0; k < m->input_count; ++k)
     if (!m->input_set[k])
       return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE,
-                     m->input_shared[k] ? "input %u must be set again: its memory is reused by the method"
-                                        : "input %u has not been set", k);
+                     m->input_shared[k]
+                         ? "input %u must be set again: its memory is reused by the method"
+                         : "input %u has not been set",
+                     k);
   // Each run starts from the loaded value table (moves and scalar results of
   // the previous run are undone) and from every tensor's bound memory.
   memcpy(m->values, m->values_initial, m->value_count * sizeof *m->values);
@@ -231,7 +250,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
     while (pc < ch->count) {
       if (++executed > m->budget)
         return pt_fail(&m->logger, PTERUN_STATUS_INSTRUCTION_BUDGET,
-                       "instruction budget of %llu exhausted at instruction %u:%u", (unsigned long long)m->budget, c, pc);
+                       "instruction budget of %llu exhausted at instruction %u:%u",
+                       (unsigned long long)m->budget, c, pc);
       const pt_instr* in = &ch->instrs[pc];
       uint32_t next = pc + 1;
       switch (in->type) {
@@ -244,11 +264,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
                            pterun_status_str(st));
           break;
         }
-        case PT_INSTR_FOLDED: /* ran once at load (method_fold.c) */
-          break;
-        case PT_INSTR_MOVE_CALL:
-          move_value(m, &m->values[in->a], &m->values[in->b]);
-          break;
+        case PT_INSTR_FOLDED: /* ran once at load (method_fold.c) */ break;
+        case PT_INSTR_MOVE_CALL: move_value(m, &m->values[in->a], &m->values[in->b]); break;
         case PT_INSTR_JUMP_FALSE_CALL: {
           bool cond;
           PT_FORWARD(condition(m, &m->values[in->a], &cond));
@@ -257,13 +274,14 @@ pterun_status pterun_method_execute(pterun_method* m) {
         }
         case PT_INSTR_FREE_CALL:
           if (m->values[in->a].tag != PTERUN_VALUE_TENSOR)
-            return pt_fail(&m->logger, PTERUN_STATUS_INVALID_TYPE, "instruction %u:%u frees a %s", c, pc,
-                           pterun_value_tag_name(m->values[in->a].tag));
+            return pt_fail(&m->logger, PTERUN_STATUS_INVALID_TYPE, "instruction %u:%u frees a %s",
+                           c, pc, pterun_value_tag_name(m->values[in->a].tag));
           m->values[in->a].u.tensor->data = NULL;
           m->values[in->a].u.tensor->capacity = 0; /* resizes refuse it from now on */
           break;
         default:
-          return pt_fail(&m->logger, PTERUN_STATUS_BACKEND_UNAVAILABLE, "instruction %u:%u is a delegate call", c, pc);
+          return pt_fail(&m->logger, PTERUN_STATUS_BACKEND_UNAVAILABLE,
+                         "instruction %u:%u is a delegate call", c, pc);
       }
       pc = next;
     }

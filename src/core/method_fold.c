@@ -13,12 +13,18 @@
 
 /* Operators that only move or convert bytes: safe to run early. */
 static const char* const kFoldable[] = {
-    "aten::permute_copy.out",       "aten::transpose_copy.int_out",
-    "aten::t_copy.out",             "aten::view_copy.out",
-    "aten::unsqueeze_copy.out",     "aten::squeeze_copy.dim_out",
-    "aten::squeeze_copy.dims_out",  "aten::expand_copy.out",
-    "aten::clone.out",              "aten::_to_copy.out",
-    "dim_order_ops::_to_dim_order_copy.out", "dim_order_ops::_clone_dim_order.out",
+    "aten::permute_copy.out",
+    "aten::transpose_copy.int_out",
+    "aten::t_copy.out",
+    "aten::view_copy.out",
+    "aten::unsqueeze_copy.out",
+    "aten::squeeze_copy.dim_out",
+    "aten::squeeze_copy.dims_out",
+    "aten::expand_copy.out",
+    "aten::clone.out",
+    "aten::_to_copy.out",
+    "dim_order_ops::_to_dim_order_copy.out",
+    "dim_order_ops::_clone_dim_order.out",
 };
 
 static bool foldable_op(const char* op) {
@@ -27,7 +33,9 @@ static bool foldable_op(const char* op) {
   return false;
 }
 
-static uint32_t index_of(const pterun_method* m, const pterun_value* v) { return (uint32_t)(v - m->values); }
+static uint32_t index_of(const pterun_method* m, const pterun_value* v) {
+  return (uint32_t)(v - m->values);
+}
 
 /* writes[v]: how many instructions may write value v (results, list items of
  * results, move targets); method inputs count as written by the caller. */
@@ -43,7 +51,8 @@ static void count_writes(const pterun_method* m, uint16_t* writes) {
         if (writes[ri] < UINT16_MAX) ++writes[ri];
         if (r->tag == PTERUN_VALUE_LIST_TENSOR || r->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
           for (size_t k = 0; k < r->u.tensors.len; ++k)
-            if (r->u.tensors.items[k] != NULL && writes[index_of(m, r->u.tensors.items[k])] < UINT16_MAX)
+            if (r->u.tensors.items[k] != NULL &&
+                writes[index_of(m, r->u.tensors.items[k])] < UINT16_MAX)
               ++writes[index_of(m, r->u.tensors.items[k])];
       }
     }
@@ -92,7 +101,8 @@ static bool reads(const pt_instr* in, const pterun_value* v) {
 /* An elided view is a tensor value nothing writes that shares memory with a
  * written one; it sees whatever the last writer of that memory produced.
  * Is `alias` such a view of what instruction `at` (position `pos`) writes? */
-static bool views_result(const pterun_method* m, const flat* f, uint32_t pos, const pterun_value* alias) {
+static bool views_result(const pterun_method* m, const flat* f, uint32_t pos,
+                         const pterun_value* alias) {
   const pterun_tensor* t = alias->u.tensor;
   bool is_output = false;
   for (uint32_t k = 0; k < m->output_count; ++k) is_output |= &m->values[m->outputs[k]] == alias;
@@ -129,7 +139,8 @@ static bool can_fold(const pterun_method* m, const flat* f, uint32_t pos, const 
     if (v->tag == PTERUN_VALUE_LIST_INT)
       for (size_t j = 0; j < v->u.ints.len; ++j)
         if (writes[index_of(m, v->u.ints.items[j])] != 0) return false;
-    if (v->tag == PTERUN_VALUE_LIST_TENSOR || v->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR) return false;
+    if (v->tag == PTERUN_VALUE_LIST_TENSOR || v->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
+      return false;
   }
   // Moving the result would leave an elided view of it reading memory nobody
   // writes any more. With jumps the order is not linear: be strict then.
@@ -169,7 +180,8 @@ pterun_status pt_fold_constants(pterun_method* m) {
   uint32_t candidates = 0;
   for (uint32_t i = 0; i < f.count; ++i) {
     const pt_instr* in = f.list[i];
-    fold[i] = in->type == PT_INSTR_KERNEL_CALL && foldable_op(m->op_names[in->a]) && can_fold(m, &f, i, writes);
+    fold[i] = in->type == PT_INSTR_KERNEL_CALL && foldable_op(m->op_names[in->a]) &&
+              can_fold(m, &f, i, writes);
     candidates += fold[i];
   }
   if (candidates > 0) {
@@ -188,7 +200,8 @@ pterun_status pt_fold_constants(pterun_method* m) {
     pterun_tensor saved = *out;
     out->data = mem;
     out->capacity = out->nbytes;
-    struct pterun_kernel_context ctx = {&m->logger, m->op_names[in->a], m->scratch, m->scratch_size, 0};
+    struct pterun_kernel_context ctx = {&m->logger, m->op_names[in->a], m->scratch, m->scratch_size,
+                                        0};
     if (in->fn(&ctx, in->args, in->b) != PTERUN_STATUS_OK) {
       // Leave it to run (and fail, with its message) at execute time.
       *out = saved;
@@ -210,7 +223,7 @@ done:
   if (st != PTERUN_STATUS_OK)
     return pt_fail(&m->logger, st, "method: cannot allocate memory for folded constants");
   if (m->folded_count > 0)
-    pt_log(&m->logger, PTERUN_LOG_DEBUG, "folded %u constant layout instructions (%zu bytes)", m->folded_count,
-           m->folded_bytes);
+    pt_log(&m->logger, PTERUN_LOG_DEBUG, "folded %u constant layout instructions (%zu bytes)",
+           m->folded_count, m->folded_bytes);
   return PTERUN_STATUS_OK;
 }

@@ -8,7 +8,7 @@
 #include "src/core/program_internal.h"
 
 typedef struct pt_instr {
-  uint8_t type; /* PT_INSTR_* */
+  uint8_t type;  /* PT_INSTR_* */
   uint32_t a, b; /* kernel: op index, nargs; move: from,to; jump: cond,dest; free: value */
   pterun_kernel_fn fn;
   pterun_value** args;
@@ -40,7 +40,7 @@ struct pterun_method {
   uint32_t value_count;
   pterun_tensor* tensors;
   pterun_tensor* tensors_initial; /* as loaded/bound; restored per execute */
-  pt_tensor_aux* aux; /* indexed like tensors */
+  pt_tensor_aux* aux;             /* indexed like tensors */
   uint32_t tensor_count;
 
   uint32_t* inputs;

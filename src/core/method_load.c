@@ -88,7 +88,9 @@ static void layout(loader* L, bump* b) {
     pt_fb_vec_table(&L->values, i, &ev);
     uint8_t tag = pt_fb_u8(&ev, PT_EVALUE_TYPE, 0);
     if (tag < PT_KT_INT_LIST || pt_fb_get_table(&ev, PT_EVALUE_VAL, &pl) != 1) continue;
-    size_t elem = tag == PT_KT_INT_LIST || tag == PT_KT_DOUBLE_LIST ? 8 : tag == PT_KT_BOOL_LIST ? 1 : 4;
+    size_t elem = tag == PT_KT_INT_LIST || tag == PT_KT_DOUBLE_LIST ? 8
+                  : tag == PT_KT_BOOL_LIST                          ? 1
+                                                                    : 4;
     if (pt_fb_get_vector(&pl, PT_PAYLOAD_VAL, elem, &items) != 1) continue;
     // In the counting pass m->values is NULL: take the space, store nothing.
     pterun_value scratch_value;
@@ -98,15 +100,9 @@ static void layout(loader* L, bump* b) {
         v->u.ints.items = TAKE(b, pterun_value*, items.len);
         v->u.ints.scratch = TAKE(b, int64_t, items.len);
         break;
-      case PT_KT_DOUBLE_LIST:
-        v->u.doubles.items = TAKE(b, double, items.len);
-        break;
-      case PT_KT_BOOL_LIST:
-        v->u.bools.items = TAKE(b, uint8_t, items.len);
-        break;
-      default:
-        v->u.tensors.items = TAKE(b, pterun_value*, items.len);
-        break;
+      case PT_KT_DOUBLE_LIST: v->u.doubles.items = TAKE(b, double, items.len); break;
+      case PT_KT_BOOL_LIST: v->u.bools.items = TAKE(b, uint8_t, items.len); break;
+      default: v->u.tensors.items = TAKE(b, pterun_value*, items.len); break;
     }
   }
   /* instructions and kernel argument arrays */
@@ -158,17 +154,21 @@ static void layout(loader* L, bump* b) {
 static pterun_status bind_planned(loader* L) {
   pterun_method* m = L->m;
   const pterun_method_options* o = L->o;
-  for (uint32_t k = 0; k < m->planned_count; ++k) m->planned_sizes[k] = (uint64_t)pt_fb_vec_i64(&L->sizes, k + 1);
+  for (uint32_t k = 0; k < m->planned_count; ++k)
+    m->planned_sizes[k] = (uint64_t)pt_fb_vec_i64(&L->sizes, k + 1);
   if (o != NULL && o->planned_buffers != NULL) {
     if (o->planned_buffer_count != m->planned_count)
-      return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "caller supplied %zu planned buffers; the method needs %u",
+      return lfail(L, PTERUN_STATUS_MEMORY_PLAN,
+                   "caller supplied %zu planned buffers; the method needs %u",
                    o->planned_buffer_count, m->planned_count);
     for (uint32_t k = 0; k < m->planned_count; ++k) {
       void* buf = o->planned_buffers[k];
       if ((buf == NULL && m->planned_sizes[k] > 0) || ((uintptr_t)buf & 15) != 0)
-        return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "planned buffer %u is NULL or not 16-byte aligned", k);
+        return lfail(L, PTERUN_STATUS_MEMORY_PLAN,
+                     "planned buffer %u is NULL or not 16-byte aligned", k);
       if (o->planned_buffer_sizes != NULL && o->planned_buffer_sizes[k] < m->planned_sizes[k])
-        return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "planned buffer %u has %zu bytes; the method needs %llu", k,
+        return lfail(L, PTERUN_STATUS_MEMORY_PLAN,
+                     "planned buffer %u has %zu bytes; the method needs %llu", k,
                      o->planned_buffer_sizes[k], (unsigned long long)m->planned_sizes[k]);
       m->planned[k] = buf;
     }
@@ -177,19 +177,20 @@ static pterun_status bind_planned(loader* L) {
   for (uint32_t k = 0; k < m->planned_count; ++k) {
     uint64_t sz = m->planned_sizes[k];
     if (sz > SIZE_MAX / 2)
-      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "planned buffer %u of %llu bytes is too large", k,
-                   (unsigned long long)sz);
+      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "planned buffer %u of %llu bytes is too large",
+                   k, (unsigned long long)sz);
     m->owned_planned[k] = pt_alloc_raw(m->allocator, (size_t)sz, 64);
     if (m->owned_planned[k] == NULL)
-      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate planned buffer %u (%llu bytes)", k,
-                   (unsigned long long)sz);
+      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate planned buffer %u (%llu bytes)",
+                   k, (unsigned long long)sz);
     m->planned[k] = m->owned_planned[k];
     m->owned_planned_bytes += (size_t)sz;
   }
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status find_external(loader* L, const pt_tensor_meta* tm, uint32_t vi, pt_data_entry* e) {
+static pterun_status find_external(loader* L, const pt_tensor_meta* tm, uint32_t vi,
+                                   pt_data_entry* e) {
   const pterun_method_options* o = L->o;
   size_t n = o != NULL && o->data != NULL ? o->data_count : 0;
   if (n == 0)
@@ -202,9 +203,10 @@ static pterun_status find_external(loader* L, const pt_tensor_meta* tm, uint32_t
         for (uint8_t d = 0; ok && d < tm->rank; ++d)
           ok = e->sizes[d] == tm->sizes[d] && e->dim_order[d] == tm->dim_order[d];
         if (!ok)
-          return lfail(L, PTERUN_STATUS_INVALID_EXTERNAL_DATA,
-                       "external tensor '%s' has a different dtype, shape or dim order in the data file",
-                       tm->fqn);
+          return lfail(
+              L, PTERUN_STATUS_INVALID_EXTERNAL_DATA,
+              "external tensor '%s' has a different dtype, shape or dim order in the data file",
+              tm->fqn);
       }
       if (e->size < tm->nbytes)
         return lfail(L, PTERUN_STATUS_INVALID_EXTERNAL_DATA,
@@ -212,8 +214,8 @@ static pterun_status find_external(loader* L, const pt_tensor_meta* tm, uint32_t
                      (unsigned long long)e->size, (unsigned long long)tm->nbytes);
       return PTERUN_STATUS_OK;
     }
-  return lfail(L, PTERUN_STATUS_INVALID_EXTERNAL_DATA, "external tensor '%s' is in none of the data files",
-               tm->fqn);
+  return lfail(L, PTERUN_STATUS_INVALID_EXTERNAL_DATA,
+               "external tensor '%s' is in none of the data files", tm->fqn);
 }
 
 static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi, pterun_tensor* t,
@@ -236,14 +238,16 @@ static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi,
   if (tm.external) PT_FORWARD(find_external(L, &tm, vi, &ext));
   if (tm.planned) {
     if (tm.memory_id == 0 || tm.memory_id > m->planned_count)
-      return lfail(L, PTERUN_STATUS_MEMORY_PLAN, "value %u: memory id %u out of range (%u planned buffers)",
-                   vi, tm.memory_id, m->planned_count);
+      return lfail(L, PTERUN_STATUS_MEMORY_PLAN,
+                   "value %u: memory id %u out of range (%u planned buffers)", vi, tm.memory_id,
+                   m->planned_count);
     uint64_t end;
-    if (pt_add_overflow_u64(tm.memory_offset, tm.nbytes, &end) || end > m->planned_sizes[tm.memory_id - 1])
+    if (pt_add_overflow_u64(tm.memory_offset, tm.nbytes, &end) ||
+        end > m->planned_sizes[tm.memory_id - 1])
       return lfail(L, PTERUN_STATUS_MEMORY_PLAN,
                    "value %u: planned range [%llu, +%llu) exceeds buffer %u (%llu bytes)", vi,
-                   (unsigned long long)tm.memory_offset, (unsigned long long)tm.nbytes, tm.memory_id - 1,
-                   (unsigned long long)m->planned_sizes[tm.memory_id - 1]);
+                   (unsigned long long)tm.memory_offset, (unsigned long long)tm.nbytes,
+                   tm.memory_id - 1, (unsigned long long)m->planned_sizes[tm.memory_id - 1]);
     t->data = (uint8_t*)m->planned[tm.memory_id - 1] + tm.memory_offset;
     if (tm.external) {
       memcpy(t->data, ext.bytes, (size_t)tm.nbytes);
@@ -295,9 +299,18 @@ static pterun_status parse_values(loader* L) {
       pt_fb_vec items;
       switch (tag) {
         case PT_KT_NULL: v->tag = PTERUN_VALUE_NONE; break;
-        case PT_KT_INT: v->tag = PTERUN_VALUE_INT; v->u.i = pt_fb_i64(&pl, PT_PAYLOAD_VAL, 0); break;
-        case PT_KT_BOOL: v->tag = PTERUN_VALUE_BOOL; v->u.b = pt_fb_u8(&pl, PT_PAYLOAD_VAL, 0) != 0; break;
-        case PT_KT_DOUBLE: v->tag = PTERUN_VALUE_DOUBLE; v->u.d = pt_fb_f64(&pl, PT_PAYLOAD_VAL, 0.0); break;
+        case PT_KT_INT:
+          v->tag = PTERUN_VALUE_INT;
+          v->u.i = pt_fb_i64(&pl, PT_PAYLOAD_VAL, 0);
+          break;
+        case PT_KT_BOOL:
+          v->tag = PTERUN_VALUE_BOOL;
+          v->u.b = pt_fb_u8(&pl, PT_PAYLOAD_VAL, 0) != 0;
+          break;
+        case PT_KT_DOUBLE:
+          v->tag = PTERUN_VALUE_DOUBLE;
+          v->u.d = pt_fb_f64(&pl, PT_PAYLOAD_VAL, 0.0);
+          break;
         case PT_KT_STRING: {
           const char* s = "";
           uint32_t n = 0;
@@ -308,7 +321,8 @@ static pterun_status parse_values(loader* L) {
           break;
         }
         case PT_KT_TENSOR:
-          if (!has) return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: tensor payload missing", i);
+          if (!has)
+            return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: tensor payload missing", i);
           v->tag = PTERUN_VALUE_TENSOR;
           v->u.tensor = &m->tensors[ti];
           PT_FORWARD(parse_tensor(L, &pl, i, &m->tensors[ti], &m->aux[ti]));
@@ -321,8 +335,9 @@ static pterun_status parse_values(loader* L) {
           for (uint32_t k = 0; k < items.len; ++k) {
             int64_t idx = pt_fb_vec_i64(&items, k);
             if (m->values[idx].tag != PTERUN_VALUE_INT)
-              return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: int list item %u names a %s value",
-                           i, k, pterun_value_tag_name(m->values[idx].tag));
+              return lfail(L, PTERUN_STATUS_INVALID_PROGRAM,
+                           "value %u: int list item %u names a %s value", i, k,
+                           pterun_value_tag_name(m->values[idx].tag));
             ((pterun_value**)v->u.ints.items)[k] = &m->values[idx];
           }
           break;
@@ -337,7 +352,8 @@ static pterun_status parse_values(loader* L) {
           pt_fb_get_vector(&pl, PT_PAYLOAD_VAL, 1, &items);
           v->tag = PTERUN_VALUE_LIST_BOOL;
           v->u.bools.len = items.len;
-          for (uint32_t k = 0; k < items.len; ++k) ((uint8_t*)v->u.bools.items)[k] = pt_fb_vec_u8(&items, k) != 0;
+          for (uint32_t k = 0; k < items.len; ++k)
+            ((uint8_t*)v->u.bools.items)[k] = pt_fb_vec_u8(&items, k) != 0;
           break;
         default: { /* tensor lists */
           bool optional = tag == PT_KT_OPTIONAL_TENSOR_LIST;
@@ -349,8 +365,9 @@ static pterun_status parse_values(loader* L) {
             pterun_value* e = idx >= 0 ? &m->values[idx] : NULL;
             int etag = e != NULL ? e->tag : PTERUN_VALUE_NONE;
             if (etag != PTERUN_VALUE_TENSOR && !(optional && etag == PTERUN_VALUE_NONE))
-              return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: tensor list item %u names a %s value",
-                           i, k, pterun_value_tag_name(etag));
+              return lfail(L, PTERUN_STATUS_INVALID_PROGRAM,
+                           "value %u: tensor list item %u names a %s value", i, k,
+                           pterun_value_tag_name(etag));
             ((pterun_value**)v->u.tensors.items)[k] = e;
           }
           break;
@@ -397,7 +414,8 @@ static bool writes_constant(const pterun_method* m, const pterun_value* result) 
 
 static pterun_status build_instructions(loader* L) {
   pterun_method* m = L->m;
-  const pterun_registry* reg = L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default();
+  const pterun_registry* reg =
+      L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default();
   if (reg == NULL) return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "no registry");
   char missing[2048];
   size_t mlen = 0;
@@ -420,10 +438,13 @@ static pterun_status build_instructions(loader* L) {
         pt_fb_table d;
         const char* id = "?";
         uint32_t idl;
-        if (pt_fb_vec_table(&L->delegates, ins->a, &d)) pt_fb_get_string(&d, PT_DELEGATE_ID, &id, &idl);
-        return lfail(L, PTERUN_STATUS_BACKEND_UNAVAILABLE,
-                     "instruction %u:%u calls delegate backend '%s', which is not available in pterun "
-                     "(export without a partitioner to run it on the portable kernels)", c, i, id);
+        if (pt_fb_vec_table(&L->delegates, ins->a, &d))
+          pt_fb_get_string(&d, PT_DELEGATE_ID, &id, &idl);
+        return lfail(
+            L, PTERUN_STATUS_BACKEND_UNAVAILABLE,
+            "instruction %u:%u calls delegate backend '%s', which is not available in pterun "
+            "(export without a partitioner to run it on the portable kernels)",
+            c, i, id);
       }
       if (ins->type != PT_INSTR_KERNEL_CALL) continue;
       pt_fb_vec args;
@@ -446,7 +467,7 @@ static pterun_status build_instructions(loader* L) {
       // Name the component that ships the kernel; if that component is
       // already added, the kernel is simply not implemented there (yet).
       const char* comp = pterun_component_for_op(op);
-      const char* how = comp == NULL ? "— no pterun component provides it"
+      const char* how = comp == NULL                           ? "— no pterun component provides it"
                         : pt_registry_has_component(reg, comp) ? "— not implemented in pterun::"
                                                                : "— link pterun::";
       if (mlen < sizeof missing)
@@ -490,16 +511,19 @@ static pterun_status load(loader* L) {
   pt_fb_get_vector(&L->plan, PT_PLAN_INPUTS, 4, &L->inputs);
   pt_fb_get_vector(&L->plan, PT_PLAN_OUTPUTS, 4, &L->outputs);
   pt_fb_get_vector(&L->plan, PT_PLAN_CHAINS, 4, &L->chains);
-  if (pt_fb_get_vector(&L->plan, PT_PLAN_OPERATORS, 4, &L->ops) != 1) memset(&L->ops, 0, sizeof L->ops);
+  if (pt_fb_get_vector(&L->plan, PT_PLAN_OPERATORS, 4, &L->ops) != 1)
+    memset(&L->ops, 0, sizeof L->ops);
   pt_fb_get_vector(&L->plan, PT_PLAN_DELEGATES, 4, &L->delegates);
   pt_fb_get_vector(&L->plan, PT_PLAN_NON_CONST_BUFFER_SIZES, 8, &L->sizes);
 
   bump count = {NULL, 0, false};
   layout(L, &count);
-  if (count.overflow) return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "runtime structures overflow size_t");
+  if (count.overflow)
+    return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "runtime structures overflow size_t");
   m->block = pt_alloc(m->allocator, count.used, 64);
   if (m->block == NULL)
-    return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of runtime structures", count.used);
+    return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of runtime structures",
+                 count.used);
   m->block_size = count.used;
   bump real = {m->block, 0, false};
   layout(L, &real);
@@ -509,12 +533,15 @@ static pterun_status load(loader* L) {
   if (scratch != PTERUN_NO_SCRATCH) {
     m->scratch = pt_alloc_raw(m->allocator, scratch, 64);
     if (m->scratch == NULL)
-      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of kernel scratch", scratch);
+      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of kernel scratch",
+                   scratch);
     m->scratch_size = scratch;
   }
 
-  for (uint32_t k = 0; k < m->input_count; ++k) m->inputs[k] = (uint32_t)pt_fb_vec_i32(&L->inputs, k);
-  for (uint32_t k = 0; k < m->output_count; ++k) m->outputs[k] = (uint32_t)pt_fb_vec_i32(&L->outputs, k);
+  for (uint32_t k = 0; k < m->input_count; ++k)
+    m->inputs[k] = (uint32_t)pt_fb_vec_i32(&L->inputs, k);
+  for (uint32_t k = 0; k < m->output_count; ++k)
+    m->outputs[k] = (uint32_t)pt_fb_vec_i32(&L->outputs, k);
   PT_FORWARD(bind_planned(L));
   PT_FORWARD(parse_values(L));
   PT_FORWARD(build_instructions(L));
@@ -531,9 +558,11 @@ static pterun_status load(loader* L) {
   }
   // A tensor input with no memory of its own must be given some before execute;
   // a non-tensor input already holds its compiled value.
-  for (uint32_t k = 0; k < m->input_count; ++k) m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
+  for (uint32_t k = 0; k < m->input_count; ++k)
+    m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
   mark_shared_inputs(m);
-  m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
+  m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget
+                                                       : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
   return PTERUN_STATUS_OK;
 }
 
@@ -542,9 +571,11 @@ pterun_status pterun_method_load(const pterun_program* program, const char* name
   if (method_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *method_out = NULL;
   if (program == NULL || name == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  const pterun_allocator* a = options != NULL && options->allocator != NULL ? options->allocator : program->allocator;
+  const pterun_allocator* a =
+      options != NULL && options->allocator != NULL ? options->allocator : program->allocator;
   pterun_method* m = pt_alloc(a, sizeof *m, 16);
-  if (m == NULL) return pt_fail(&program->logger, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate a method");
+  if (m == NULL)
+    return pt_fail(&program->logger, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate a method");
   if (a != NULL) {
     m->allocator_copy = *a;
     m->allocator = &m->allocator_copy;
@@ -579,6 +610,7 @@ void pterun_method_destroy(pterun_method* m) {
 }
 
 void pterun_method_memory(const pterun_method* m, size_t* runtime_bytes, size_t* planned_bytes) {
-  if (runtime_bytes) *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes : 0;
+  if (runtime_bytes)
+    *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes : 0;
   if (planned_bytes) *planned_bytes = m != NULL ? m->owned_planned_bytes : 0;
 }

@@ -8,23 +8,37 @@
 #include "pterun/kernel.h"
 #include "src/core/registry_internal.h"
 
-#define NARGS(n)                                                                                       \
-  do {                                                                                                 \
-    if (nargs != (n))                                                                                  \
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_PROGRAM, "expected %d arguments, got %zu", \
-                                (n), nargs);                                                           \
+#define NARGS(n)                                                                                   \
+  do {                                                                                             \
+    if (nargs != (n))                                                                              \
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_PROGRAM,                                \
+                                "expected %d arguments, got %zu", (n), nargs);                     \
   } while (0)
 
-static void set_int(pterun_value* v, int64_t x) { v->tag = PTERUN_VALUE_INT; v->u.i = x; }
-static void set_double(pterun_value* v, double x) { v->tag = PTERUN_VALUE_DOUBLE; v->u.d = x; }
-static void set_bool(pterun_value* v, int x) { v->tag = PTERUN_VALUE_BOOL; v->u.b = x != 0; }
+static void set_int(pterun_value* v, int64_t x) {
+  v->tag = PTERUN_VALUE_INT;
+  v->u.i = x;
+}
+static void set_double(pterun_value* v, double x) {
+  v->tag = PTERUN_VALUE_DOUBLE;
+  v->u.d = x;
+}
+static void set_bool(pterun_value* v, int x) {
+  v->tag = PTERUN_VALUE_BOOL;
+  v->u.b = x != 0;
+}
 
-static int is_num(const pterun_value* v) { return v->tag == PTERUN_VALUE_INT || v->tag == PTERUN_VALUE_DOUBLE; }
-static double as_double(const pterun_value* v) { return v->tag == PTERUN_VALUE_INT ? (double)v->u.i : v->u.d; }
+static int is_num(const pterun_value* v) {
+  return v->tag == PTERUN_VALUE_INT || v->tag == PTERUN_VALUE_DOUBLE;
+}
+static double as_double(const pterun_value* v) {
+  return v->tag == PTERUN_VALUE_INT ? (double)v->u.i : v->u.d;
+}
 
 static pterun_status want_tensor(pterun_kernel_context* ctx, pterun_value* v, const char* name) {
   if (v->tag != PTERUN_VALUE_TENSOR)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument '%s' is a %s, not a Tensor", name,
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
+                              "argument '%s' is a %s, not a Tensor", name,
                               pterun_value_tag_name(v->tag));
   return PTERUN_STATUS_OK;
 }
@@ -39,8 +53,8 @@ static pterun_status sym_size(pterun_kernel_context* ctx, pterun_value** a, size
   int64_t dim = a[1]->u.i;
   if (dim < 0) dim += t->rank;
   if (dim < 0 || dim >= t->rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "dim %lld out of range for rank %u",
-                              (long long)a[1]->u.i, t->rank);
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "dim %lld out of range for rank %u", (long long)a[1]->u.i, t->rank);
   set_int(a[2], t->sizes[dim]);
   return PTERUN_STATUS_OK;
 }
@@ -53,7 +67,8 @@ static pterun_status sym_numel(pterun_kernel_context* ctx, pterun_value** a, siz
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status local_scalar_dense(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static pterun_status local_scalar_dense(pterun_kernel_context* ctx, pterun_value** a,
+                                        size_t nargs) {
   NARGS(2);
   pterun_status st = want_tensor(ctx, a[0], "self");
   if (st) return st;
@@ -71,21 +86,24 @@ static pterun_status local_scalar_dense(pterun_kernel_context* ctx, pterun_value
     case PTERUN_DTYPE_F64: set_double(a[1], *(const double*)p); break;
     case PTERUN_DTYPE_BOOL: set_bool(a[1], *(const uint8_t*)p); break;
     default:
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "dtype %s", pterun_dtype_name(t->dtype));
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "dtype %s",
+                                pterun_dtype_name(t->dtype));
   }
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status need_ints(pterun_kernel_context* ctx, pterun_value** a) {
   if (a[0]->tag != PTERUN_VALUE_INT || a[1]->tag != PTERUN_VALUE_INT)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arguments must be Int, got %s and %s",
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
+                              "arguments must be Int, got %s and %s",
                               pterun_value_tag_name(a[0]->tag), pterun_value_tag_name(a[1]->tag));
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status need_nums(pterun_kernel_context* ctx, pterun_value** a) {
   if (!is_num(a[0]) || !is_num(a[1]))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arguments must be Int or Double, got %s and %s",
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
+                              "arguments must be Int or Double, got %s and %s",
                               pterun_value_tag_name(a[0]->tag), pterun_value_tag_name(a[1]->tag));
   return PTERUN_STATUS_OK;
 }
@@ -122,9 +140,15 @@ static pterun_status arith(pterun_kernel_context* ctx, pterun_value** a, size_t 
   }
   return PTERUN_STATUS_OK;
 }
-static pterun_status add_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return arith(c, a, n, OP_ADD); }
-static pterun_status sub_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return arith(c, a, n, OP_SUB); }
-static pterun_status mul_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return arith(c, a, n, OP_MUL); }
+static pterun_status add_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return arith(c, a, n, OP_ADD);
+}
+static pterun_status sub_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return arith(c, a, n, OP_SUB);
+}
+static pterun_status mul_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return arith(c, a, n, OP_MUL);
+}
 
 static pterun_status floordiv_scalar(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
   NARGS(3);
@@ -132,8 +156,10 @@ static pterun_status floordiv_scalar(pterun_kernel_context* ctx, pterun_value** 
   if (st) return st;
   if (a[0]->tag == PTERUN_VALUE_INT && a[1]->tag == PTERUN_VALUE_INT) {
     int64_t x = a[0]->u.i, y = a[1]->u.i;
-    if (y == 0) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer division by zero");
-    if (x == INT64_MIN && y == -1) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer overflow");
+    if (y == 0)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer division by zero");
+    if (x == INT64_MIN && y == -1)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer overflow");
     int64_t q = x / y;
     if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
     set_int(a[2], q);
@@ -160,22 +186,31 @@ static pterun_status truediv_scalar(pterun_kernel_context* ctx, pterun_value** a
 
 static pterun_status sym_float(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
   NARGS(2);
-  if (a[0]->tag == PTERUN_VALUE_BOOL) set_double(a[1], a[0]->u.b ? 1.0 : 0.0);
-  else if (is_num(a[0])) set_double(a[1], as_double(a[0]));
-  else return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s", pterun_value_tag_name(a[0]->tag));
+  if (a[0]->tag == PTERUN_VALUE_BOOL)
+    set_double(a[1], a[0]->u.b ? 1.0 : 0.0);
+  else if (is_num(a[0]))
+    set_double(a[1], as_double(a[0]));
+  else
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s",
+                              pterun_value_tag_name(a[0]->tag));
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status sym_int(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
   NARGS(2);
-  if (a[0]->tag == PTERUN_VALUE_INT) set_int(a[1], a[0]->u.i);
-  else if (a[0]->tag == PTERUN_VALUE_BOOL) set_int(a[1], a[0]->u.b ? 1 : 0);
+  if (a[0]->tag == PTERUN_VALUE_INT)
+    set_int(a[1], a[0]->u.i);
+  else if (a[0]->tag == PTERUN_VALUE_BOOL)
+    set_int(a[1], a[0]->u.b ? 1 : 0);
   else if (a[0]->tag == PTERUN_VALUE_DOUBLE) {
     double d = trunc(a[0]->u.d);
     if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18))
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int", a[0]->u.d);
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int",
+                                a[0]->u.d);
     set_int(a[1], (int64_t)d);
-  } else return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s", pterun_value_tag_name(a[0]->tag));
+  } else
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s",
+                              pterun_value_tag_name(a[0]->tag));
   return PTERUN_STATUS_OK;
 }
 
@@ -185,13 +220,25 @@ static pterun_status compare(pterun_kernel_context* ctx, pterun_value** a, size_
   int r;
   if (a[0]->tag == PTERUN_VALUE_BOOL && a[1]->tag == PTERUN_VALUE_BOOL) {
     int x = a[0]->u.b != 0, y = a[1]->u.b != 0;
-    r = op == CMP_EQ ? x == y : op == CMP_GT ? x > y : op == CMP_LT ? x < y : op == CMP_GE ? x >= y : x <= y;
+    r = op == CMP_EQ   ? x == y
+        : op == CMP_GT ? x > y
+        : op == CMP_LT ? x < y
+        : op == CMP_GE ? x >= y
+                       : x <= y;
   } else if (a[0]->tag == PTERUN_VALUE_INT && a[1]->tag == PTERUN_VALUE_INT) {
     int64_t x = a[0]->u.i, y = a[1]->u.i;
-    r = op == CMP_EQ ? x == y : op == CMP_GT ? x > y : op == CMP_LT ? x < y : op == CMP_GE ? x >= y : x <= y;
+    r = op == CMP_EQ   ? x == y
+        : op == CMP_GT ? x > y
+        : op == CMP_LT ? x < y
+        : op == CMP_GE ? x >= y
+                       : x <= y;
   } else if (is_num(a[0]) && is_num(a[1])) {
     double x = as_double(a[0]), y = as_double(a[1]);
-    r = op == CMP_EQ ? x == y : op == CMP_GT ? x > y : op == CMP_LT ? x < y : op == CMP_GE ? x >= y : x <= y;
+    r = op == CMP_EQ   ? x == y
+        : op == CMP_GT ? x > y
+        : op == CMP_LT ? x < y
+        : op == CMP_GE ? x >= y
+                       : x <= y;
   } else {
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "cannot compare %s with %s",
                               pterun_value_tag_name(a[0]->tag), pterun_value_tag_name(a[1]->tag));
@@ -199,24 +246,39 @@ static pterun_status compare(pterun_kernel_context* ctx, pterun_value** a, size_
   set_bool(a[2], r);
   return PTERUN_STATUS_OK;
 }
-static pterun_status eq_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return compare(c, a, n, CMP_EQ); }
-static pterun_status gt_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return compare(c, a, n, CMP_GT); }
-static pterun_status lt_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return compare(c, a, n, CMP_LT); }
-static pterun_status ge_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return compare(c, a, n, CMP_GE); }
-static pterun_status le_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return compare(c, a, n, CMP_LE); }
+static pterun_status eq_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return compare(c, a, n, CMP_EQ);
+}
+static pterun_status gt_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return compare(c, a, n, CMP_GT);
+}
+static pterun_status lt_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return compare(c, a, n, CMP_LT);
+}
+static pterun_status ge_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return compare(c, a, n, CMP_GE);
+}
+static pterun_status le_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return compare(c, a, n, CMP_LE);
+}
 
 static pterun_status neg_scalar(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
   NARGS(2);
-  if (a[0]->tag == PTERUN_VALUE_INT) set_int(a[1], (int64_t)(0u - (uint64_t)a[0]->u.i));
-  else if (a[0]->tag == PTERUN_VALUE_DOUBLE) set_double(a[1], -a[0]->u.d);
-  else return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s", pterun_value_tag_name(a[0]->tag));
+  if (a[0]->tag == PTERUN_VALUE_INT)
+    set_int(a[1], (int64_t)(0u - (uint64_t)a[0]->u.i));
+  else if (a[0]->tag == PTERUN_VALUE_DOUBLE)
+    set_double(a[1], -a[0]->u.d);
+  else
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s",
+                              pterun_value_tag_name(a[0]->tag));
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status sym_not(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
   NARGS(2);
   if (a[0]->tag != PTERUN_VALUE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s", pterun_value_tag_name(a[0]->tag));
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s",
+                              pterun_value_tag_name(a[0]->tag));
   set_bool(a[1], !a[0]->u.b);
   return PTERUN_STATUS_OK;
 }
@@ -224,10 +286,13 @@ static pterun_status sym_not(pterun_kernel_context* ctx, pterun_value** a, size_
 static pterun_status sym_ite(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
   NARGS(4);
   if (a[0]->tag != PTERUN_VALUE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "condition is a %s", pterun_value_tag_name(a[0]->tag));
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "condition is a %s",
+                              pterun_value_tag_name(a[0]->tag));
   const pterun_value* pick = a[0]->u.b ? a[1] : a[2];
-  if (pick->tag != PTERUN_VALUE_INT && pick->tag != PTERUN_VALUE_DOUBLE && pick->tag != PTERUN_VALUE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "branch value is a %s", pterun_value_tag_name(pick->tag));
+  if (pick->tag != PTERUN_VALUE_INT && pick->tag != PTERUN_VALUE_DOUBLE &&
+      pick->tag != PTERUN_VALUE_BOOL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "branch value is a %s",
+                              pterun_value_tag_name(pick->tag));
   *a[3] = *pick;
   return PTERUN_STATUS_OK;
 }
@@ -237,7 +302,8 @@ static pterun_status floordiv_int(pterun_kernel_context* ctx, pterun_value** a, 
   pterun_status st = need_ints(ctx, a);
   if (st) return st;
   if (a[1]->u.i == 0 || (a[0]->u.i == INT64_MIN && a[1]->u.i == -1))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer division by zero or overflow");
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "integer division by zero or overflow");
   set_int(a[2], a[0]->u.i / a[1]->u.i);
   return PTERUN_STATUS_OK;
 }
@@ -246,27 +312,38 @@ static pterun_status mod_int(pterun_kernel_context* ctx, pterun_value** a, size_
   NARGS(3);
   pterun_status st = need_ints(ctx, a);
   if (st) return st;
-  if (a[1]->u.i == 0) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer modulo by zero");
+  if (a[1]->u.i == 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer modulo by zero");
   set_int(a[2], a[1]->u.i == -1 ? 0 : a[0]->u.i % a[1]->u.i);
   return PTERUN_STATUS_OK;
 }
 
 enum { R_CEIL, R_ROUND, R_TRUNC };
-static pterun_status rounding(pterun_kernel_context* ctx, pterun_value** a, size_t nargs, int mode) {
+static pterun_status rounding(pterun_kernel_context* ctx, pterun_value** a, size_t nargs,
+                              int mode) {
   NARGS(2);
   if (a[0]->tag != PTERUN_VALUE_DOUBLE)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s, not a Double",
                               pterun_value_tag_name(a[0]->tag));
   double d = a[0]->u.d;
-  d = mode == R_CEIL ? ceil(d) : mode == R_TRUNC ? trunc(d) : nearbyint(d); /* default FE mode: half to even */
+  d = mode == R_CEIL    ? ceil(d)
+      : mode == R_TRUNC ? trunc(d)
+                        : nearbyint(d); /* default FE mode: half to even */
   if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int", a[0]->u.d);
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int",
+                              a[0]->u.d);
   set_int(a[1], (int64_t)d);
   return PTERUN_STATUS_OK;
 }
-static pterun_status ceil_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return rounding(c, a, n, R_CEIL); }
-static pterun_status round_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return rounding(c, a, n, R_ROUND); }
-static pterun_status trunc_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) { return rounding(c, a, n, R_TRUNC); }
+static pterun_status ceil_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return rounding(c, a, n, R_CEIL);
+}
+static pterun_status round_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return rounding(c, a, n, R_ROUND);
+}
+static pterun_status trunc_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
+  return rounding(c, a, n, R_TRUNC);
+}
 
 /* Stacks per-iteration results: copy_to[index] = copy_from. */
 static pterun_status et_copy_index(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
@@ -274,21 +351,27 @@ static pterun_status et_copy_index(pterun_kernel_context* ctx, pterun_value** a,
   pterun_status st = want_tensor(ctx, a[0], "copy_to");
   if (st == PTERUN_STATUS_OK) st = want_tensor(ctx, a[1], "copy_from");
   if (st) return st;
-  if (a[2]->tag != PTERUN_VALUE_INT) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "index is not an Int");
+  if (a[2]->tag != PTERUN_VALUE_INT)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "index is not an Int");
   pterun_tensor *to = a[0]->u.tensor, *from = a[1]->u.tensor;
   int64_t index = a[2]->u.i;
-  if (index < 0) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "negative index %lld", (long long)index);
+  if (index < 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "negative index %lld",
+                              (long long)index);
   if (to->dtype != from->dtype || to->rank != from->rank + 1)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "copy_to must be copy_from's dtype with one more dim");
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "copy_to must be copy_from's dtype with one more dim");
   int64_t sizes[PTERUN_MAX_RANK];
   sizes[0] = index + 1;
   for (uint8_t d = 0; d < from->rank; ++d) {
     if (to->max_sizes[d + 1] != from->sizes[d] && to->sizes[d + 1] != from->sizes[d])
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "trailing sizes of copy_to differ from copy_from");
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "trailing sizes of copy_to differ from copy_from");
     sizes[d + 1] = from->sizes[d];
   }
   if (pterun_tensor_resize(to, to->rank, sizes) != PTERUN_STATUS_OK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "copy_to cannot grow to %lld rows", (long long)sizes[0]);
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "copy_to cannot grow to %lld rows", (long long)sizes[0]);
   size_t n = from->nbytes;
   if (n == 0) return PTERUN_STATUS_OK;
   if (to->data == NULL || from->data == NULL || (uint64_t)index > (to->nbytes - n) / n)
@@ -305,19 +388,25 @@ static pterun_status et_view(pterun_kernel_context* ctx, pterun_value** a, size_
   if (st) return st;
   size_t n;
   const int64_t* size = pterun_value_int_list(a[1], &n);
-  if (size == NULL) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "size is not an int list");
+  if (size == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "size is not an int list");
   pterun_tensor *self = a[0]->u.tensor, *out = a[2]->u.tensor;
-  if (self->dtype != out->dtype) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "dtype of out differs");
-  if (n != out->rank) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "size has %zu entries for rank %u", n, out->rank);
+  if (self->dtype != out->dtype)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "dtype of out differs");
+  if (n != out->rank)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "size has %zu entries for rank %u", n, out->rank);
   int64_t sizes[PTERUN_MAX_RANK], known = 1;
   int infer = -1, has_zero = 0;
   for (size_t d = 0; d < n; ++d) {
     sizes[d] = size[d];
     if (size[d] == -1) {
-      if (infer >= 0) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "more than one -1 in size");
+      if (infer >= 0)
+        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "more than one -1 in size");
       infer = (int)d;
     } else if (size[d] < 0) {
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "negative size %lld", (long long)size[d]);
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "negative size %lld",
+                                (long long)size[d]);
     } else {
       if (size[d] == 0) has_zero = 1;
       if (__builtin_mul_overflow(known, size[d], &known))
@@ -325,16 +414,20 @@ static pterun_status et_view(pterun_kernel_context* ctx, pterun_value** a, size_
     }
   }
   if (infer >= 0) {
-    if (has_zero || known == 0) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "cannot infer -1 with a 0 dim");
+    if (has_zero || known == 0)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "cannot infer -1 with a 0 dim");
     sizes[infer] = self->numel / known;
     known *= sizes[infer];
   }
   if (known != self->numel)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "view of %lld elements as %lld", (long long)self->numel, (long long)known);
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "view of %lld elements as %lld",
+                              (long long)self->numel, (long long)known);
   // The view takes self's memory, so its capacity is self's.
   out->capacity = self->capacity > self->nbytes ? self->capacity : self->nbytes;
   if (pterun_tensor_resize(out, n, sizes) != PTERUN_STATUS_OK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "out cannot take the view's shape");
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "out cannot take the view's shape");
   out->data = self->data;
   return PTERUN_STATUS_OK;
 }
@@ -373,4 +466,6 @@ static const pterun_kernel kPrimOps[] = {
 static const pterun_kernel_library kPrimLibrary = {PTERUN_KERNEL_ABI_VERSION, "runtime",
                                                    sizeof kPrimOps / sizeof kPrimOps[0], kPrimOps};
 
-const pterun_kernel_library* pt_prim_ops_library(void) { return &kPrimLibrary; }
+const pterun_kernel_library* pt_prim_ops_library(void) {
+  return &kPrimLibrary;
+}

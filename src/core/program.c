@@ -15,20 +15,23 @@ static pterun_status bad(pterun_program* p, const char* fmt, const char* what) {
 static pterun_status parse_container(pterun_program* p) {
   const uint8_t* d = p->image.data;
   size_t n = p->image.size;
-  if (n < 8) return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "file is %zu bytes; a program needs at least 8", n);
+  if (n < 8)
+    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
+                   "file is %zu bytes; a program needs at least 8", n);
   if (memcmp(d + 4, "ET12", 4) != 0) {
     if (d[4] == 'E' && d[5] == 'T')
       return pt_fail(&p->logger, PTERUN_STATUS_INCOMPATIBLE_VERSION,
                      "file identifier is '%.4s'; this runtime reads ET12", (const char*)d + 4);
-    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "not an ExecuTorch program (no ET12 identifier)");
+    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
+                   "not an ExecuTorch program (no ET12 identifier)");
   }
   p->program_size = n;
   if (n >= 16 && memcmp(d + 8, PT_EH_MAGIC, 4) == 0) {
     uint32_t len = pt_rd_u32(d + 12);
     if (len < PT_EH_MIN_LENGTH)
-      return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "extended header length %u < 24", len);
-    if ((uint64_t)len + 8 > n)
-      return bad(p, "extended header %s past the end of the file", "runs");
+      return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "extended header length %u < 24",
+                     len);
+    if ((uint64_t)len + 8 > n) return bad(p, "extended header %s past the end of the file", "runs");
     p->has_extended_header = 1;
     p->program_size = pt_rd_u64(d + 16);
     p->segment_base = pt_rd_u64(d + 24);
@@ -49,7 +52,8 @@ static pterun_status parse_container(pterun_program* p) {
   p->fb.size = (size_t)p->program_size;
   uint32_t root = pt_rd_u32(d);
   if (root < 8 || (uint64_t)root + 4 > p->program_size)
-    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "root table offset %u is out of range", root);
+    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
+                   "root table offset %u is out of range", root);
   if (!pt_fb_root(&p->fb, &p->root)) return bad(p, "root table %s is malformed", "Program");
   return PTERUN_STATUS_OK;
 }
@@ -57,21 +61,24 @@ static pterun_status parse_container(pterun_program* p) {
 pterun_status pt_program_segment(const pterun_program* p, uint64_t i, const uint8_t** data,
                                  uint64_t* size) {
   if (i >= p->segments.len)
-    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "segment index %llu out of range (%u segments)",
-                   (unsigned long long)i, p->segments.len);
+    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
+                   "segment index %llu out of range (%u segments)", (unsigned long long)i,
+                   p->segments.len);
   pt_fb_table s;
   if (!pt_fb_vec_table(&p->segments, (uint32_t)i, &s))
-    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "segment %llu is malformed", (unsigned long long)i);
+    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "segment %llu is malformed",
+                   (unsigned long long)i);
   uint64_t off = pt_fb_u64(&s, PT_SEGMENT_OFFSET, 0), sz = pt_fb_u64(&s, PT_SEGMENT_SIZE, 0);
   if (p->segment_base == 0)
     return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
-                   "segment %llu is referenced but the file has no segment data", (unsigned long long)i);
+                   "segment %llu is referenced but the file has no segment data",
+                   (unsigned long long)i);
   uint64_t start, end;
   if (pt_add_overflow_u64(p->segment_base, off, &start) || pt_add_overflow_u64(start, sz, &end) ||
       end > p->image.size)
     return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
-                   "segment %llu (offset %llu, size %llu) is outside the file", (unsigned long long)i,
-                   (unsigned long long)off, (unsigned long long)sz);
+                   "segment %llu (offset %llu, size %llu) is outside the file",
+                   (unsigned long long)i, (unsigned long long)off, (unsigned long long)sz);
   *data = p->image.data + start;
   *size = sz;
   return PTERUN_STATUS_OK;
@@ -97,7 +104,8 @@ static pterun_status parse_data_tables(pterun_program* p) {
     p->constant_offsets = offs;
     if (offs.len > 1) {
       if (p->constant_buffers.len > 1)
-        return bad(p, "both constant_segment and constant_buffer hold constants; only one %s", "may");
+        return bad(p, "both constant_segment and constant_buffer hold constants; only one %s",
+                   "may");
       PT_FORWARD(pt_program_segment(p, pt_fb_u32(&cs, PT_SUBSEG_INDEX, 0), &p->constant_data,
                                     &p->constant_size));
     }
@@ -110,7 +118,8 @@ static pterun_status parse_data_tables(pterun_program* p) {
   if (r < 0) return bad(p, "Program.%s is malformed", "mutable_data_segments");
   if (r == 1 && muts.len > 0) {
     pt_fb_table m0;
-    if (!pt_fb_vec_table(&muts, 0, &m0)) return bad(p, "Program.%s[0] is malformed", "mutable_data_segments");
+    if (!pt_fb_vec_table(&muts, 0, &m0))
+      return bad(p, "Program.%s[0] is malformed", "mutable_data_segments");
     if (pt_fb_get_vector(&m0, PT_SUBSEG_OFFSETS, 8, &p->mutable_offsets) < 0)
       return bad(p, "Program.%s[0].offsets is malformed", "mutable_data_segments");
     if (p->mutable_offsets.len > 1)
@@ -221,8 +230,8 @@ pterun_status pt_program_constant(const pterun_program* p, uint32_t idx, uint64_
     uint64_t off = pt_fb_vec_u64(&p->constant_offsets, idx), end;
     if (pt_add_overflow_u64(off, nbytes, &end) || end > p->constant_size)
       return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
-                     "constant %u ([%llu, +%llu)) is outside the constant segment (%llu bytes)", idx,
-                     (unsigned long long)off, (unsigned long long)nbytes,
+                     "constant %u ([%llu, +%llu)) is outside the constant segment (%llu bytes)",
+                     idx, (unsigned long long)off, (unsigned long long)nbytes,
                      (unsigned long long)p->constant_size);
     *data = p->constant_data != NULL ? p->constant_data + off : NULL;
     return PTERUN_STATUS_OK;
@@ -231,10 +240,12 @@ pterun_status pt_program_constant(const pterun_program* p, uint32_t idx, uint64_
   pt_fb_vec storage;
   if (idx >= p->constant_buffers.len || !pt_fb_vec_table(&p->constant_buffers, idx, &buf))
     return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
-                   "constant buffer index %u out of range (%u buffers)", idx, p->constant_buffers.len);
+                   "constant buffer index %u out of range (%u buffers)", idx,
+                   p->constant_buffers.len);
   if (pt_fb_get_vector(&buf, PT_BUFFER_STORAGE, 1, &storage) != 1 || storage.len < nbytes)
     return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
-                   "constant buffer %u holds fewer than %llu bytes", idx, (unsigned long long)nbytes);
+                   "constant buffer %u holds fewer than %llu bytes", idx,
+                   (unsigned long long)nbytes);
   *data = pt_fb_vec_ptr(&storage, 0);
   return PTERUN_STATUS_OK;
 }
@@ -242,8 +253,8 @@ pterun_status pt_program_constant(const pterun_program* p, uint32_t idx, uint64_
 pterun_status pt_program_mutable(const pterun_program* p, uint32_t idx, uint64_t nbytes,
                                  const uint8_t** data) {
   if (!p->has_mutable || idx >= p->mutable_offsets.len)
-    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
-                   "mutable data index %u out of range", idx);
+    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "mutable data index %u out of range",
+                   idx);
   uint64_t off = pt_fb_vec_u64(&p->mutable_offsets, idx), end;
   if (pt_add_overflow_u64(off, nbytes, &end) || end > p->mutable_size)
     return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,

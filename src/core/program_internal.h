@@ -7,8 +7,8 @@
 #include "src/core/internal.h"
 
 struct pterun_program {
-  pt_file_image image;  /* the bytes (borrowed, copied or mapped) */
-  pt_fb_buf fb;         /* flatbuffer region [0, program_size) */
+  pt_file_image image; /* the bytes (borrowed, copied or mapped) */
+  pt_fb_buf fb;        /* flatbuffer region [0, program_size) */
   pt_fb_table root;
   pterun_logger logger;
   pterun_allocator allocator_copy;
@@ -16,11 +16,11 @@ struct pterun_program {
 
   int has_extended_header;
   uint64_t program_size;
-  uint64_t segment_base;      /* 0: no segment can be loaded */
+  uint64_t segment_base; /* 0: no segment can be loaded */
   uint64_t segment_data_size;
 
-  pt_fb_vec plans;            /* [ExecutionPlan] */
-  pt_fb_vec segments;         /* [DataSegment], len 0 when absent */
+  pt_fb_vec plans;    /* [ExecutionPlan] */
+  pt_fb_vec segments; /* [DataSegment], len 0 when absent */
 
   /* Constants: the segment path or the legacy inline buffers. */
   int legacy_constants;
@@ -35,7 +35,7 @@ struct pterun_program {
   const uint8_t* mutable_data;
   uint64_t mutable_size;
 
-  pt_fb_vec named_data;       /* [NamedData], len 0 when absent */
+  pt_fb_vec named_data; /* [NamedData], len 0 when absent */
 };
 
 /* Bytes of segment i, bounds-checked against the file. */
@@ -55,16 +55,16 @@ typedef struct pt_tensor_meta {
   int64_t sizes[PTERUN_MAX_RANK];
   uint64_t nbytes;
   uint32_t data_buffer_idx;
-  int planned;              /* allocation_info present */
+  int planned; /* allocation_info present */
   uint32_t memory_id;
   uint64_t memory_offset;
-  int external;             /* extra_tensor_info.location == EXTERNAL */
-  const char* fqn;          /* NULL when absent */
+  int external;    /* extra_tensor_info.location == EXTERNAL */
+  const char* fqn; /* NULL when absent */
 } pt_tensor_meta;
 
 /* Reads and checks a Tensor table (sizes, dim order, dtype, overflow). */
-pterun_status pt_tensor_meta_read(const pterun_program* p, const pt_fb_table* t,
-                                  pt_tensor_meta* m, const char* where);
+pterun_status pt_tensor_meta_read(const pterun_program* p, const pt_fb_table* t, pt_tensor_meta* m,
+                                  const char* where);
 /* Constant bytes for data_buffer_idx (non-planned, non-external tensor). */
 pterun_status pt_program_constant(const pterun_program* p, uint32_t idx, uint64_t nbytes,
                                   const uint8_t** data);

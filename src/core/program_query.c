@@ -5,17 +5,22 @@
 #include "src/core/program_internal.h"
 #include "src/core/schema.h"
 
-size_t pterun_program_method_count(const pterun_program* p) { return p != NULL ? p->plans.len : 0; }
+size_t pterun_program_method_count(const pterun_program* p) {
+  return p != NULL ? p->plans.len : 0;
+}
 
 const char* pterun_program_method_name(const pterun_program* p, size_t i) {
   pt_fb_table plan;
   const char* s;
   uint32_t n;
-  if (p == NULL || !pt_program_plan(p, i, &plan) || pt_fb_get_string(&plan, PT_PLAN_NAME, &s, &n) != 1) return NULL;
+  if (p == NULL || !pt_program_plan(p, i, &plan) ||
+      pt_fb_get_string(&plan, PT_PLAN_NAME, &s, &n) != 1)
+    return NULL;
   return s;
 }
 
-pterun_status pterun_program_find_method(const pterun_program* p, const char* name, size_t* index_out) {
+pterun_status pterun_program_find_method(const pterun_program* p, const char* name,
+                                         size_t* index_out) {
   if (p == NULL || name == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   for (size_t i = 0; i < p->plans.len; ++i) {
     const char* s = pterun_program_method_name(p, i);
@@ -46,7 +51,8 @@ void pterun_program_get_info(const pterun_program* p, pterun_program_info* info)
     for (uint32_t i = 0; i < p->constant_buffers.len; ++i) {
       pt_fb_table b;
       pt_fb_vec st;
-      if (pt_fb_vec_table(&p->constant_buffers, i, &b) && pt_fb_get_vector(&b, PT_BUFFER_STORAGE, 1, &st) == 1)
+      if (pt_fb_vec_table(&p->constant_buffers, i, &b) &&
+          pt_fb_get_vector(&b, PT_BUFFER_STORAGE, 1, &st) == 1)
         info->constant_bytes += st.len;
     }
   } else {
@@ -66,7 +72,8 @@ static uint32_t vec_len(const pt_fb_table* t, unsigned slot, size_t elem) {
   return pt_fb_get_vector(t, slot, elem, &v) == 1 ? v.len : 0;
 }
 
-pterun_status pterun_program_method_info(const pterun_program* p, size_t method, pterun_method_info* info) {
+pterun_status pterun_program_method_info(const pterun_program* p, size_t method,
+                                         pterun_method_info* info) {
   pt_fb_table plan;
   PT_FORWARD(plan_of(p, method, &plan));
   if (info == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
@@ -83,17 +90,19 @@ pterun_status pterun_program_method_info(const pterun_program* p, size_t method,
   pt_fb_get_vector(&plan, PT_PLAN_CHAINS, 4, &chains);
   for (uint32_t c = 0; c < chains.len; ++c) {
     pt_fb_table ch;
-    if (pt_fb_vec_table(&chains, c, &ch)) info->instruction_count += vec_len(&ch, PT_CHAIN_INSTRUCTIONS, 4);
+    if (pt_fb_vec_table(&chains, c, &ch))
+      info->instruction_count += vec_len(&ch, PT_CHAIN_INSTRUCTIONS, 4);
   }
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_program_planned_buffer_size(const pterun_program* p, size_t method, size_t buffer,
-                                                 uint64_t* size_out) {
+pterun_status pterun_program_planned_buffer_size(const pterun_program* p, size_t method,
+                                                 size_t buffer, uint64_t* size_out) {
   pt_fb_table plan;
   pt_fb_vec sizes;
   PT_FORWARD(plan_of(p, method, &plan));
-  if (pt_fb_get_vector(&plan, PT_PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes) != 1 || buffer + 1 >= sizes.len)
+  if (pt_fb_get_vector(&plan, PT_PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes) != 1 ||
+      buffer + 1 >= sizes.len)
     return PTERUN_STATUS_NOT_FOUND;
   if (size_out) *size_out = (uint64_t)pt_fb_vec_i64(&sizes, (uint32_t)buffer + 1);
   return PTERUN_STATUS_OK;
@@ -108,7 +117,8 @@ static pterun_status io_info(const pterun_program* p, size_t method, size_t i, u
   memset(info, 0, sizeof *info);
   if (pt_fb_get_vector(&plan, slot, 4, &idx) != 1 || i >= idx.len) return PTERUN_STATUS_NOT_FOUND;
   pt_fb_get_vector(&plan, PT_PLAN_VALUES, 4, &values);
-  if (!pt_fb_vec_table(&values, (uint32_t)pt_fb_vec_i32(&idx, (uint32_t)i), &ev)) return PTERUN_STATUS_INTERNAL;
+  if (!pt_fb_vec_table(&values, (uint32_t)pt_fb_vec_i32(&idx, (uint32_t)i), &ev))
+    return PTERUN_STATUS_INTERNAL;
   uint8_t tag = pt_fb_u8(&ev, PT_EVALUE_TYPE, 0);
   int has = pt_fb_get_table(&ev, PT_EVALUE_VAL, &pl) == 1;
   switch (tag) {
@@ -126,9 +136,18 @@ static pterun_status io_info(const pterun_program* p, size_t method, size_t i, u
       info->planned = m.planned || m.data_buffer_idx > 0;
       return PTERUN_STATUS_OK;
     }
-    case PT_KT_INT: info->tag = PTERUN_VALUE_INT; info->int_value = has ? pt_fb_i64(&pl, PT_PAYLOAD_VAL, 0) : 0; break;
-    case PT_KT_BOOL: info->tag = PTERUN_VALUE_BOOL; info->int_value = has ? pt_fb_u8(&pl, PT_PAYLOAD_VAL, 0) : 0; break;
-    case PT_KT_DOUBLE: info->tag = PTERUN_VALUE_DOUBLE; info->double_value = has ? pt_fb_f64(&pl, PT_PAYLOAD_VAL, 0) : 0; break;
+    case PT_KT_INT:
+      info->tag = PTERUN_VALUE_INT;
+      info->int_value = has ? pt_fb_i64(&pl, PT_PAYLOAD_VAL, 0) : 0;
+      break;
+    case PT_KT_BOOL:
+      info->tag = PTERUN_VALUE_BOOL;
+      info->int_value = has ? pt_fb_u8(&pl, PT_PAYLOAD_VAL, 0) : 0;
+      break;
+    case PT_KT_DOUBLE:
+      info->tag = PTERUN_VALUE_DOUBLE;
+      info->double_value = has ? pt_fb_f64(&pl, PT_PAYLOAD_VAL, 0) : 0;
+      break;
     case PT_KT_STRING: info->tag = PTERUN_VALUE_STRING; break;
     case PT_KT_NULL: info->tag = PTERUN_VALUE_NONE; break;
     case PT_KT_INT_LIST: info->tag = PTERUN_VALUE_LIST_INT; break;
@@ -140,16 +159,18 @@ static pterun_status io_info(const pterun_program* p, size_t method, size_t i, u
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pterun_program_method_input(const pterun_program* p, size_t method, size_t i, pterun_io_info* info) {
+pterun_status pterun_program_method_input(const pterun_program* p, size_t method, size_t i,
+                                          pterun_io_info* info) {
   return io_info(p, method, i, PT_PLAN_INPUTS, info);
 }
 
-pterun_status pterun_program_method_output(const pterun_program* p, size_t method, size_t i, pterun_io_info* info) {
+pterun_status pterun_program_method_output(const pterun_program* p, size_t method, size_t i,
+                                           pterun_io_info* info) {
   return io_info(p, method, i, PT_PLAN_OUTPUTS, info);
 }
 
 pterun_status pterun_program_method_operator(const pterun_program* p, size_t method, size_t i,
-                                            const char** name_out, const char** overload_out) {
+                                             const char** name_out, const char** overload_out) {
   pt_fb_table plan, op;
   pt_fb_vec ops;
   PT_FORWARD(plan_of(p, method, &plan));
@@ -166,11 +187,12 @@ pterun_status pterun_program_method_operator(const pterun_program* p, size_t met
 }
 
 pterun_status pterun_program_method_delegate(const pterun_program* p, size_t method, size_t i,
-                                            const char** backend_out) {
+                                             const char** backend_out) {
   pt_fb_table plan, d;
   pt_fb_vec ds;
   PT_FORWARD(plan_of(p, method, &plan));
-  if (pt_fb_get_vector(&plan, PT_PLAN_DELEGATES, 4, &ds) != 1 || i >= ds.len || !pt_fb_vec_table(&ds, (uint32_t)i, &d))
+  if (pt_fb_get_vector(&plan, PT_PLAN_DELEGATES, 4, &ds) != 1 || i >= ds.len ||
+      !pt_fb_vec_table(&ds, (uint32_t)i, &d))
     return PTERUN_STATUS_NOT_FOUND;
   const char* id = "";
   uint32_t n;
@@ -190,7 +212,8 @@ pterun_status pterun_program_named_data(const pterun_program* p, size_t i, const
     return PTERUN_STATUS_NOT_FOUND;
   const uint8_t* bytes;
   uint64_t size = 0;
-  if (pt_program_segment(p, pt_fb_u32(&nd, PT_NAMED_SEGMENT_INDEX, 0), &bytes, &size) != PTERUN_STATUS_OK)
+  if (pt_program_segment(p, pt_fb_u32(&nd, PT_NAMED_SEGMENT_INDEX, 0), &bytes, &size) !=
+      PTERUN_STATUS_OK)
     return PTERUN_STATUS_INVALID_PROGRAM;
   if (key_out) *key_out = key;
   if (size_out) *size_out = size;

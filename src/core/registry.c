@@ -68,7 +68,9 @@ void pterun_registry_destroy(pterun_registry* r) {
 static pthread_once_t g_default_once = PTHREAD_ONCE_INIT;
 static pterun_registry* g_default; /* the one piece of process state */
 
-static void make_default(void) { (void)pterun_registry_create(NULL, &g_default); }
+static void make_default(void) {
+  (void)pterun_registry_create(NULL, &g_default);
+}
 
 pterun_registry* pterun_registry_default(void) {
   pthread_once(&g_default_once, make_default);
@@ -77,7 +79,8 @@ pterun_registry* pterun_registry_default(void) {
 
 static const entry* find_exact(const pterun_registry* r, const char* op, const char* key) {
   for (size_t i = 0; i < r->count; ++i)
-    if (strcmp(r->entries[i].op, op) == 0 && same_key(r->entries[i].key, key)) return &r->entries[i];
+    if (strcmp(r->entries[i].op, op) == 0 && same_key(r->entries[i].key, key))
+      return &r->entries[i];
   return NULL;
 }
 
@@ -85,7 +88,8 @@ static pterun_status add_locked(pterun_registry* r, const pterun_kernel_library*
   if (lib->abi_version != PTERUN_KERNEL_ABI_VERSION)
     return pt_fail(&r->logger, PTERUN_STATUS_ABI_MISMATCH,
                    "kernel library '%s' was built for kernel ABI %u; this runtime has ABI %u",
-                   lib->component ? lib->component : "?", lib->abi_version, PTERUN_KERNEL_ABI_VERSION);
+                   lib->component ? lib->component : "?", lib->abi_version,
+                   PTERUN_KERNEL_ABI_VERSION);
   for (size_t i = 0; i < r->nlibs; ++i)
     if (r->libs[i] == lib || r->libs[i]->kernels == lib->kernels) return PTERUN_STATUS_OK;
   if (lib->count > 0 && lib->kernels == NULL)
@@ -100,15 +104,17 @@ static pterun_status add_locked(pterun_registry* r, const pterun_kernel_library*
                      lib->component ? lib->component : "?", k);
     const entry* e = find_exact(r, kd->op, kd->key);
     if (e != NULL && e->fn != kd->fn)
-      return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
-                     "cannot add %s%s%s from %s (%s): a different kernel is already registered by %s (%s)",
-                     kd->op, kd->key ? " key " : "", kd->key ? kd->key : "", lib->component,
-                     object_of(kd->fn), e->lib->component, object_of(e->fn));
+      return pt_fail(
+          &r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
+          "cannot add %s%s%s from %s (%s): a different kernel is already registered by %s (%s)",
+          kd->op, kd->key ? " key " : "", kd->key ? kd->key : "", lib->component, object_of(kd->fn),
+          e->lib->component, object_of(e->fn));
     for (size_t j = 0; j < k; ++j)
       if (strcmp(lib->kernels[j].op, kd->op) == 0 && same_key(lib->kernels[j].key, kd->key) &&
           lib->kernels[j].fn != kd->fn)
         return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
-                       "kernel library '%s' lists %s twice with different kernels", lib->component, kd->op);
+                       "kernel library '%s' lists %s twice with different kernels", lib->component,
+                       kd->op);
     if (e == NULL) ++fresh;
   }
   if (r->count + fresh > r->cap) {

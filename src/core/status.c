@@ -4,27 +4,27 @@
 
 const char* pterun_status_str(pterun_status status) {
   switch (status) {
-#define PT_CASE_(name, value, text) \
-  case PTERUN_STATUS_##name:        \
-    return text;
+#define PT_CASE_(name, value, text)                                                                \
+  case PTERUN_STATUS_##name: return text;
     PTERUN_STATUS_LIST(PT_CASE_)
 #undef PT_CASE_
-    default:
-      return "unknown status";
+    default: return "unknown status";
   }
 }
 
 const char* pterun_status_name(pterun_status status) {
   switch (status) {
-#define PT_CASE_(name, value, text) \
-  case PTERUN_STATUS_##name:        \
-    return #name;
+#define PT_CASE_(name, value, text)                                                                \
+  case PTERUN_STATUS_##name: return #name;
     PTERUN_STATUS_LIST(PT_CASE_)
 #undef PT_CASE_
-    default:
-      return "UNKNOWN";
+    default: return "UNKNOWN";
   }
 }
 
-unsigned pterun_version_number(void) { return PTERUN_VERSION_NUMBER; }
-const char* pterun_version_string(void) { return PTERUN_VERSION_STRING; }
+unsigned pterun_version_number(void) {
+  return PTERUN_VERSION_NUMBER;
+}
+const char* pterun_version_string(void) {
+  return PTERUN_VERSION_STRING;
+}

@@ -7,25 +7,21 @@
 
 size_t pterun_dtype_size(int dtype) {
   switch (dtype) {
-#define PT_CASE_(name, value, text, size) \
-  case value:                             \
-    return size;
+#define PT_CASE_(name, value, text, size)                                                          \
+  case value: return size;
     PTERUN_DTYPE_LIST(PT_CASE_)
 #undef PT_CASE_
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
 const char* pterun_dtype_name(int dtype) {
   switch (dtype) {
-#define PT_CASE_(name, value, text, size) \
-  case value:                             \
-    return text;
+#define PT_CASE_(name, value, text, size)                                                          \
+  case value: return text;
     PTERUN_DTYPE_LIST(PT_CASE_)
 #undef PT_CASE_
-    default:
-      return "invalid";
+    default: return "invalid";
   }
 }
 
@@ -92,14 +88,12 @@ pterun_status pterun_tensor_resize(pterun_tensor* t, size_t rank, const int64_t*
   // or unbound tensor has capacity 0), so kernels never write through NULL.
   if (same) return t->nbytes <= t->capacity ? PTERUN_STATUS_OK : PTERUN_STATUS_NOT_SUPPORTED;
   switch (t->dynamism) {
-    case PTERUN_SHAPE_STATIC:
-      return PTERUN_STATUS_NOT_SUPPORTED;
+    case PTERUN_SHAPE_STATIC: return PTERUN_STATUS_NOT_SUPPORTED;
     case PTERUN_SHAPE_BOUNDED:
       for (size_t i = 0; i < rank; ++i)
         if (sizes[i] > t->max_sizes[i]) return PTERUN_STATUS_NOT_SUPPORTED;
       break;
-    default:
-      break;
+    default: break;
   }
   int64_t old[PTERUN_MAX_RANK];
   memcpy(old, t->sizes, sizeof old);

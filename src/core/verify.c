@@ -17,9 +17,9 @@ static pterun_status vfail(vctx* v, const char* what) {
   return pt_fail(&v->p->logger, PTERUN_STATUS_INVALID_PROGRAM, "%s: %s", v->where, what);
 }
 
-#define V_REQUIRE(cond, what) \
-  do {                        \
-    if (!(cond)) return vfail(v, what); \
+#define V_REQUIRE(cond, what)                                                                      \
+  do {                                                                                             \
+    if (!(cond)) return vfail(v, what);                                                            \
   } while (0)
 
 /* Optional string field: present strings must be well-formed. */
@@ -53,19 +53,20 @@ static pterun_status table_vector(vctx* v, const pt_fb_table* t, unsigned slot, 
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pt_tensor_meta_read(const pterun_program* p, const pt_fb_table* t,
-                                  pt_tensor_meta* m, const char* where) {
+pterun_status pt_tensor_meta_read(const pterun_program* p, const pt_fb_table* t, pt_tensor_meta* m,
+                                  const char* where) {
   const pterun_logger* lg = &p->logger;
   memset(m, 0, sizeof *m);
   static const unsigned scalar_slots[][2] = {
-      {PT_TENSOR_SCALAR_TYPE, 1}, {PT_TENSOR_STORAGE_OFFSET, 4}, {PT_TENSOR_REQUIRES_GRAD, 1},
-      {PT_TENSOR_DATA_BUFFER_IDX, 4}, {PT_TENSOR_LAYOUT, 1}, {PT_TENSOR_SHAPE_DYNAMISM, 1}};
+      {PT_TENSOR_SCALAR_TYPE, 1},     {PT_TENSOR_STORAGE_OFFSET, 4}, {PT_TENSOR_REQUIRES_GRAD, 1},
+      {PT_TENSOR_DATA_BUFFER_IDX, 4}, {PT_TENSOR_LAYOUT, 1},         {PT_TENSOR_SHAPE_DYNAMISM, 1}};
   for (size_t k = 0; k < sizeof scalar_slots / sizeof scalar_slots[0]; ++k)
     if (!pt_fb_check_scalar(t, scalar_slots[k][0], scalar_slots[k][1]))
       return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: tensor field out of its table", where);
   m->dtype = pt_fb_i8(t, PT_TENSOR_SCALAR_TYPE, 0);
   if (m->dtype < 0 || pterun_dtype_size(m->dtype) == 0)
-    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: invalid scalar type %d", where, m->dtype);
+    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: invalid scalar type %d", where,
+                   m->dtype);
   if (pt_fb_i32(t, PT_TENSOR_STORAGE_OFFSET, 0) != 0)
     return pt_fail(lg, PTERUN_STATUS_NOT_SUPPORTED, "%s: storage_offset must be 0", where);
   int dyn = pt_fb_i8(t, PT_TENSOR_SHAPE_DYNAMISM, 0);
@@ -75,12 +76,14 @@ pterun_status pt_tensor_meta_read(const pterun_program* p, const pt_fb_table* t,
   pt_fb_vec sizes, order;
   if (pt_fb_get_vector(t, PT_TENSOR_SIZES, 4, &sizes) != 1 ||
       pt_fb_get_vector(t, PT_TENSOR_DIM_ORDER, 1, &order) != 1)
-    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: tensor sizes/dim_order missing or malformed", where);
+    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM,
+                   "%s: tensor sizes/dim_order missing or malformed", where);
   if (sizes.len > PTERUN_MAX_RANK)
-    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: rank %u exceeds %d", where, sizes.len, PTERUN_MAX_RANK);
+    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: rank %u exceeds %d", where, sizes.len,
+                   PTERUN_MAX_RANK);
   if (order.len != sizes.len)
-    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: dim_order has %u entries for rank %u", where,
-                   order.len, sizes.len);
+    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: dim_order has %u entries for rank %u",
+                   where, order.len, sizes.len);
   m->rank = (uint8_t)sizes.len;
   unsigned seen = 0;
   uint64_t numel = 1;
@@ -89,25 +92,29 @@ pterun_status pt_tensor_meta_read(const pterun_program* p, const pt_fb_table* t,
     uint8_t d = pt_fb_vec_u8(&order, i);
     if (s < 0) return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: negative size %d", where, s);
     if (d >= sizes.len || (seen & (1u << d)))
-      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: dim_order is not a permutation", where);
+      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: dim_order is not a permutation",
+                     where);
     seen |= 1u << d;
     m->sizes[i] = s;
     m->dim_order[i] = d;
     if (pt_mul_overflow_u64(numel, (uint64_t)s, &numel))
       return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: element count overflows", where);
   }
-  if (pt_mul_overflow_u64(numel, pterun_dtype_size(m->dtype), &m->nbytes) || m->nbytes > SIZE_MAX / 2)
+  if (pt_mul_overflow_u64(numel, pterun_dtype_size(m->dtype), &m->nbytes) ||
+      m->nbytes > SIZE_MAX / 2)
     return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: byte size overflows", where);
   m->data_buffer_idx = pt_fb_u32(t, PT_TENSOR_DATA_BUFFER_IDX, 0);
 
   pt_fb_table alloc;
   int r = pt_fb_get_table(t, PT_TENSOR_ALLOCATION_INFO, &alloc);
-  if (r < 0) return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: allocation_info malformed", where);
+  if (r < 0)
+    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: allocation_info malformed", where);
   if (r == 1) {
     if (!pt_fb_check_scalar(&alloc, PT_ALLOC_MEMORY_ID, 4) ||
         !pt_fb_check_scalar(&alloc, PT_ALLOC_OFFSET_LOW, 4) ||
         !pt_fb_check_scalar(&alloc, PT_ALLOC_OFFSET_HIGH, 4))
-      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: allocation_info field out of its table", where);
+      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM,
+                     "%s: allocation_info field out of its table", where);
     m->planned = 1;
     m->memory_id = pt_fb_u32(&alloc, PT_ALLOC_MEMORY_ID, 0);
     m->memory_offset = (uint64_t)pt_fb_u32(&alloc, PT_ALLOC_OFFSET_LOW, 0) |
@@ -115,21 +122,26 @@ pterun_status pt_tensor_meta_read(const pterun_program* p, const pt_fb_table* t,
   }
   pt_fb_table extra;
   r = pt_fb_get_table(t, PT_TENSOR_EXTRA_INFO, &extra);
-  if (r < 0) return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: extra_tensor_info malformed", where);
+  if (r < 0)
+    return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: extra_tensor_info malformed", where);
   if (r == 1) {
     if (!pt_fb_check_scalar(&extra, PT_EXTRA_MUTABLE_IDX, 8) ||
         !pt_fb_check_scalar(&extra, PT_EXTRA_LOCATION, 1) ||
         !pt_fb_check_scalar(&extra, PT_EXTRA_DEVICE_TYPE, 1) ||
         !pt_fb_check_scalar(&extra, PT_EXTRA_DEVICE_INDEX, 1))
-      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: extra_tensor_info field out of its table", where);
+      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM,
+                     "%s: extra_tensor_info field out of its table", where);
     const char* fqn;
     uint32_t n;
     int rs = pt_fb_get_string(&extra, PT_EXTRA_FQN, &fqn, &n);
-    if (rs < 0) return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: fully_qualified_name malformed", where);
+    if (rs < 0)
+      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: fully_qualified_name malformed",
+                     where);
     if (rs == 1) m->fqn = fqn;
     m->external = pt_fb_i8(&extra, PT_EXTRA_LOCATION, 0) == PT_LOCATION_EXTERNAL;
     if (m->external && m->fqn == NULL)
-      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: external tensor without a name", where);
+      return pt_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "%s: external tensor without a name",
+                     where);
   }
   return PTERUN_STATUS_OK;
 }
@@ -202,7 +214,8 @@ static pterun_status verify_instruction(vctx* v, const pt_fb_vec* instrs, uint32
   V_REQUIRE(pt_fb_check_scalar(&in, PT_INSTR_TYPE, 1), "instruction type malformed");
   uint8_t type = pt_fb_u8(&in, PT_INSTR_TYPE, 0);
   V_REQUIRE(type >= PT_INSTR_KERNEL_CALL && type <= PT_INSTR_FREE_CALL, "unknown instruction type");
-  V_REQUIRE(pt_fb_get_table(&in, PT_INSTR_ARGS, &a) == 1, "instruction arguments missing or malformed");
+  V_REQUIRE(pt_fb_get_table(&in, PT_INSTR_ARGS, &a) == 1,
+            "instruction arguments missing or malformed");
   for (unsigned slot = 4; slot <= 6; slot += 2)
     V_REQUIRE(pt_fb_check_scalar(&a, slot, 4), "instruction field malformed");
   int32_t x = pt_fb_i32(&a, 4, 0), y = pt_fb_i32(&a, 6, 0);
@@ -212,7 +225,8 @@ static pterun_status verify_instruction(vctx* v, const pt_fb_vec* instrs, uint32
       return index_vector(v, &a, PT_CALL_ARGS, n_values, "kernel call argument index out of range");
     case PT_INSTR_DELEGATE_CALL:
       V_REQUIRE(x >= 0 && (uint32_t)x < n_delegates, "delegate index out of range");
-      return index_vector(v, &a, PT_CALL_ARGS, n_values, "delegate call argument index out of range");
+      return index_vector(v, &a, PT_CALL_ARGS, n_values,
+                          "delegate call argument index out of range");
     case PT_INSTR_MOVE_CALL:
       V_REQUIRE(x >= 0 && (uint32_t)x < n_values && y >= 0 && (uint32_t)y < n_values,
                 "move call value index out of range");
@@ -247,7 +261,8 @@ static pterun_status verify_plan(vctx* v, const pt_fb_table* plan, uint32_t pi) 
   pt_fb_vec values, ops, delegates, chains, sizes, devs;
   PT_FORWARD(table_vector(v, plan, PT_PLAN_VALUES, 1, &values, "values missing or malformed"));
   PT_FORWARD(table_vector(v, plan, PT_PLAN_OPERATORS, 0, &ops, "operators malformed"));
-  PT_FORWARD(table_vector(v, plan, PT_PLAN_DELEGATES, 1, &delegates, "delegates missing or malformed"));
+  PT_FORWARD(
+      table_vector(v, plan, PT_PLAN_DELEGATES, 1, &delegates, "delegates missing or malformed"));
   PT_FORWARD(table_vector(v, plan, PT_PLAN_CHAINS, 1, &chains, "chains missing or malformed"));
   PT_FORWARD(table_vector(v, plan, PT_PLAN_NON_CONST_BUFFER_DEVICE, 0, &devs,
                           "non_const_buffer_device malformed"));
@@ -256,8 +271,10 @@ static pterun_status verify_plan(vctx* v, const pt_fb_table* plan, uint32_t pi) 
             "non_const_buffer_sizes missing or malformed");
   for (uint32_t k = 0; k < sizes.len; ++k)
     V_REQUIRE(pt_fb_vec_i64(&sizes, k) >= 0, "negative planned buffer size");
-  PT_FORWARD(index_vector(v, plan, PT_PLAN_INPUTS, values.len, "inputs missing or index out of range"));
-  PT_FORWARD(index_vector(v, plan, PT_PLAN_OUTPUTS, values.len, "outputs missing or index out of range"));
+  PT_FORWARD(
+      index_vector(v, plan, PT_PLAN_INPUTS, values.len, "inputs missing or index out of range"));
+  PT_FORWARD(
+      index_vector(v, plan, PT_PLAN_OUTPUTS, values.len, "outputs missing or index out of range"));
 
   for (uint32_t k = 0; k < values.len; ++k) {
     snprintf(v->where, sizeof v->where, "%s value %u", base, k);
@@ -275,14 +292,17 @@ static pterun_status verify_plan(vctx* v, const pt_fb_table* plan, uint32_t pi) 
     pt_fb_vec specs;
     pt_fb_vec_table(&delegates, k, &d);
     PT_FORWARD(req_string(v, &d, PT_DELEGATE_ID, "delegate id missing or malformed"));
-    V_REQUIRE(pt_fb_get_table(&d, PT_DELEGATE_PROCESSED, &ref) >= 0, "delegate data reference malformed");
-    PT_FORWARD(table_vector(v, &d, PT_DELEGATE_COMPILE_SPECS, 0, &specs, "compile specs malformed"));
+    V_REQUIRE(pt_fb_get_table(&d, PT_DELEGATE_PROCESSED, &ref) >= 0,
+              "delegate data reference malformed");
+    PT_FORWARD(
+        table_vector(v, &d, PT_DELEGATE_COMPILE_SPECS, 0, &specs, "compile specs malformed"));
     for (uint32_t s = 0; s < specs.len; ++s) {
       pt_fb_table sp;
       pt_fb_vec bytes;
       pt_fb_vec_table(&specs, s, &sp);
       PT_FORWARD(opt_string(v, &sp, PT_SPEC_KEY, "compile spec key malformed"));
-      V_REQUIRE(pt_fb_get_vector(&sp, PT_SPEC_VALUE, 1, &bytes) >= 0, "compile spec value malformed");
+      V_REQUIRE(pt_fb_get_vector(&sp, PT_SPEC_VALUE, 1, &bytes) >= 0,
+                "compile spec value malformed");
     }
   }
   for (uint32_t c = 0; c < chains.len; ++c) {
@@ -292,13 +312,15 @@ static pterun_status verify_plan(vctx* v, const pt_fb_table* plan, uint32_t pi) 
     snprintf(v->where, sizeof v->where, "%s chain %u", base, c);
     V_REQUIRE(pt_fb_get_vector(&ch, PT_CHAIN_INPUTS, 4, &tmp) >= 0, "chain inputs malformed");
     V_REQUIRE(pt_fb_get_vector(&ch, PT_CHAIN_OUTPUTS, 4, &tmp) >= 0, "chain outputs malformed");
-    PT_FORWARD(table_vector(v, &ch, PT_CHAIN_INSTRUCTIONS, 1, &instrs, "instructions missing or malformed"));
+    PT_FORWARD(table_vector(v, &ch, PT_CHAIN_INSTRUCTIONS, 1, &instrs,
+                            "instructions missing or malformed"));
     PT_FORWARD(table_vector(v, &ch, PT_CHAIN_STACKTRACE, 0, &st, "stacktrace malformed"));
     for (uint32_t i = 0; i < st.len; ++i) {
       pt_fb_table fl;
       pt_fb_vec frames;
       pt_fb_vec_table(&st, i, &fl);
-      PT_FORWARD(table_vector(v, &fl, PT_FRAMELIST_ITEMS, 0, &frames, "stacktrace frames malformed"));
+      PT_FORWARD(
+          table_vector(v, &fl, PT_FRAMELIST_ITEMS, 0, &frames, "stacktrace frames malformed"));
       for (uint32_t f = 0; f < frames.len; ++f) {
         pt_fb_table fr;
         pt_fb_vec_table(&frames, f, &fr);
@@ -323,15 +345,18 @@ pterun_status pt_verify_program(pterun_program* p) {
   for (uint32_t i = 0; i < tmp.len; ++i) {
     pt_fb_table s;
     pt_fb_vec_table(&tmp, i, &s);
-    V_REQUIRE(pt_fb_check_scalar(&s, PT_SEGMENT_OFFSET, 8) && pt_fb_check_scalar(&s, PT_SEGMENT_SIZE, 8),
-              "segment fields malformed");
+    V_REQUIRE(
+        pt_fb_check_scalar(&s, PT_SEGMENT_OFFSET, 8) && pt_fb_check_scalar(&s, PT_SEGMENT_SIZE, 8),
+        "segment fields malformed");
   }
-  PT_FORWARD(table_vector(v, &p->root, PT_PROGRAM_CONSTANT_BUFFER, 0, &tmp, "constant_buffer malformed"));
+  PT_FORWARD(
+      table_vector(v, &p->root, PT_PROGRAM_CONSTANT_BUFFER, 0, &tmp, "constant_buffer malformed"));
   for (uint32_t i = 0; i < tmp.len; ++i) {
     pt_fb_table b;
     pt_fb_vec st;
     pt_fb_vec_table(&tmp, i, &b);
-    V_REQUIRE(pt_fb_get_vector(&b, PT_BUFFER_STORAGE, 1, &st) >= 0, "constant buffer storage malformed");
+    V_REQUIRE(pt_fb_get_vector(&b, PT_BUFFER_STORAGE, 1, &st) >= 0,
+              "constant buffer storage malformed");
   }
   PT_FORWARD(table_vector(v, &p->root, PT_PROGRAM_BACKEND_DELEGATE_DATA, 0, &tmp,
                           "backend_delegate_data malformed"));
@@ -348,7 +373,8 @@ pterun_status pt_verify_program(pterun_program* p) {
     pt_fb_table nd;
     pt_fb_vec_table(&tmp, i, &nd);
     PT_FORWARD(req_string(v, &nd, PT_NAMED_KEY, "named data key missing or malformed"));
-    V_REQUIRE(pt_fb_check_scalar(&nd, PT_NAMED_SEGMENT_INDEX, 4), "named data segment index malformed");
+    V_REQUIRE(pt_fb_check_scalar(&nd, PT_NAMED_SEGMENT_INDEX, 4),
+              "named data segment index malformed");
   }
   for (uint32_t i = 0; i < p->plans.len; ++i) {
     pt_fb_table plan;

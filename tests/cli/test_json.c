@@ -59,7 +59,7 @@ static int test_nesting(void) {
 static void doc_strings(cli_json* j) {
   cli_json_begin_array(j);
   cli_json_string(j, "q\"b\\s/\n\t\x01\x1f");
-  cli_json_string(j, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");    /* valid UTF-8 kept */
+  cli_json_string(j, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"); /* valid UTF-8 kept */
   cli_json_string(j, "bad \xff \xc3 \xe0\x80\x80 \xed\xa0\x80 \xf4\x90\x80\x80 end");
   cli_json_string(j, NULL);
   cli_json_end_array(j);

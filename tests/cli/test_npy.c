@@ -14,8 +14,8 @@
 static int pt_failures = 0;
 
 /* Builds a .npy image: magic, version, length field, `header` verbatim, data. */
-static size_t build(unsigned char* out, size_t cap, int major, const char* header,
-                    const void* data, size_t nbytes) {
+static size_t build(unsigned char* out, size_t cap, int major, const char* header, const void* data,
+                    size_t nbytes) {
   size_t hlen = strlen(header), prefix = major == 1 ? 10 : 12;
   if (prefix + hlen + nbytes > cap) return 0;
   memcpy(out, "\x93NUMPY", 6);
@@ -78,14 +78,14 @@ static int test_versions_and_shapes(void) {
   float v[3] = {1.f, 2.f, 3.f};
   cli_npy a;
   /* 2.0 and 3.0 use a 4-byte header length */
-  PT_CHECK_STATUS(parse(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n", v, 12,
-                        &a),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      parse(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n", v, 12, &a),
+      PTERUN_STATUS_OK);
   PT_CHECK(a.rank == 1 && a.shape[0] == 3 && ((float*)a.data)[2] == 3.f);
   cli_npy_free(&a);
-  PT_CHECK_STATUS(parse(3, "{\"shape\": (3,), \"descr\": \"<f4\", \"fortran_order\": False}", v,
-                        12, &a),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      parse(3, "{\"shape\": (3,), \"descr\": \"<f4\", \"fortran_order\": False}", v, 12, &a),
+      PTERUN_STATUS_OK);
   cli_npy_free(&a);
   /* 0-d */
   PT_CHECK_STATUS(parse(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }\n", v, 4, &a),
@@ -101,8 +101,7 @@ static int test_versions_and_shapes(void) {
   PT_CHECK(a.numel == 0 && a.nbytes == 0 && a.data != NULL);
   cli_npy_free(&a);
   /* Python 2 long suffix */
-  PT_CHECK_STATUS(parse(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3L,), }", v, 12,
-                        &a),
+  PT_CHECK_STATUS(parse(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3L,), }", v, 12, &a),
                   PTERUN_STATUS_OK);
   cli_npy_free(&a);
   return 0;
@@ -114,9 +113,9 @@ static int test_fortran_and_big_endian(void) {
   unsigned char be[6 * 4];
   cli_npy a;
   int k;
-  PT_CHECK_STATUS(parse(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", f,
-                        sizeof f, &a),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      parse(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", f, sizeof f, &a),
+      PTERUN_STATUS_OK);
   for (k = 0; k < 6; ++k) PT_CHECK(((int32_t*)a.data)[k] == k);
   cli_npy_free(&a);
   /* 3-d Fortran order: element (i,j,l) at i + 2j + 6l */
@@ -126,8 +125,8 @@ static int test_fortran_and_big_endian(void) {
     for (i = 0; i < 2; ++i)
       for (j = 0; j < 3; ++j)
         for (l = 0; l < 4; ++l) f3[i + 2 * j + 6 * l] = i * 12 + j * 4 + l;
-    PT_CHECK_STATUS(parse(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }",
-                          f3, sizeof f3, &a),
+    PT_CHECK_STATUS(parse(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }", f3,
+                          sizeof f3, &a),
                     PTERUN_STATUS_OK);
     for (k = 0; k < 24; ++k, ++want) PT_CHECK(((int32_t*)a.data)[k] == want);
     cli_npy_free(&a);
@@ -139,9 +138,9 @@ static int test_fortran_and_big_endian(void) {
     be[4 * k + 2] = 1;
     be[4 * k + 3] = (unsigned char)k;
   }
-  PT_CHECK_STATUS(parse(1, "{'descr': '>i4', 'fortran_order': False, 'shape': (6,), }", be,
-                        sizeof be, &a),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      parse(1, "{'descr': '>i4', 'fortran_order': False, 'shape': (6,), }", be, sizeof be, &a),
+      PTERUN_STATUS_OK);
   for (k = 0; k < 6; ++k) PT_CHECK(((int32_t*)a.data)[k] == 256 + k);
   cli_npy_free(&a);
   return 0;
@@ -163,8 +162,8 @@ static int test_malformed_headers(void) {
        PTERUN_STATUS_INVALID_DATA, "missing key 'descr'"},
       {"missing shape", 1, "{'descr': '<f4', 'fortran_order': False}", 4,
        PTERUN_STATUS_INVALID_DATA, "missing key 'shape'"},
-      {"missing fortran_order", 1, "{'descr': '<f4', 'shape': (1,)}", 4,
-       PTERUN_STATUS_INVALID_DATA, "fortran_order"},
+      {"missing fortran_order", 1, "{'descr': '<f4', 'shape': (1,)}", 4, PTERUN_STATUS_INVALID_DATA,
+       "fortran_order"},
       {"unknown key", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", 4,
        PTERUN_STATUS_INVALID_DATA, "unexpected key 'x'"},
       {"duplicate key", 1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': ()}",
@@ -204,8 +203,8 @@ static int test_malformed_headers(void) {
        PTERUN_STATUS_NOT_SUPPORTED, "not supported"},
       {"no byte order", 1, "{'descr': '|f4', 'fortran_order': False, 'shape': ()}", 4,
        PTERUN_STATUS_INVALID_DATA, "byte order"},
-      {"structured dtype", 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': ()}",
-       4, PTERUN_STATUS_NOT_SUPPORTED, "structured"},
+      {"structured dtype", 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': ()}", 4,
+       PTERUN_STATUS_NOT_SUPPORTED, "structured"},
       {"escape in string", 1, "{'descr': '<f\\4', 'fortran_order': False, 'shape': ()}", 4,
        PTERUN_STATUS_INVALID_DATA, "ASCII"},
       {"unterminated string", 1, "{'descr': '<f4, 'fortran_order': False, 'shape': ()}", 4,
@@ -246,8 +245,8 @@ static int test_malformed_headers(void) {
 static int test_preamble_errors(void) {
   cli_npy a;
   unsigned char b[256];
-  size_t n = build(b, sizeof b, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': ()}",
-                   "\0\0\0\0", 4);
+  size_t n =
+      build(b, sizeof b, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': ()}", "\0\0\0\0", 4);
   PT_CHECK(n > 0);
   /* bad magic */
   b[1] = 'X';
@@ -267,8 +266,8 @@ static int test_preamble_errors(void) {
                   PTERUN_STATUS_INVALID_DATA);
   PT_CHECK(strstr(g_err, "runs past the end") != NULL);
   /* bool bytes other than 0/1 */
-  n = build(b, sizeof b, 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,)}",
-            "\x01\x02", 2);
+  n = build(b, sizeof b, 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,)}", "\x01\x02",
+            2);
   PT_CHECK_STATUS(cli_npy_read_buffer(b, n, "m.npy", &a, g_err, sizeof g_err),
                   PTERUN_STATUS_INVALID_DATA);
   PT_CHECK(strstr(g_err, "bool element 1") != NULL);
@@ -302,8 +301,8 @@ static int test_round_trip_buffer(void) {
       PT_CHECK(img != NULL);
       memcpy(img, pre, plen);
       for (i = 0; i < numel * isz; ++i)
-        img[plen + i] = kDtypes[d] == PTERUN_DTYPE_BOOL ? (unsigned char)(i & 1)
-                                                        : (unsigned char)(i * 7 + 3);
+        img[plen + i] =
+            kDtypes[d] == PTERUN_DTYPE_BOOL ? (unsigned char)(i & 1) : (unsigned char)(i * 7 + 3);
       if (cli_npy_read_buffer(img, total, "rt.npy", &a, g_err, sizeof g_err) != PTERUN_STATUS_OK) {
         fprintf(stderr, "round trip: %s\n", g_err);
         free(img);
@@ -320,8 +319,8 @@ static int test_round_trip_buffer(void) {
   {
     char pre[CLI_NPY_MAX_PREAMBLE];
     size_t plen;
-    PT_CHECK_STATUS(cli_npy_format_header(PTERUN_DTYPE_BF16, 0, NULL, pre, sizeof pre, &plen,
-                                          g_err, sizeof g_err),
+    PT_CHECK_STATUS(cli_npy_format_header(PTERUN_DTYPE_BF16, 0, NULL, pre, sizeof pre, &plen, g_err,
+                                          sizeof g_err),
                     PTERUN_STATUS_NOT_SUPPORTED);
   }
   return 0;
@@ -335,9 +334,9 @@ static int test_round_trip_file(void) {
   int fd = mkstemp(path);
   PT_CHECK(fd >= 0);
   close(fd);
-  PT_CHECK_STATUS(cli_npy_write_file(path, PTERUN_DTYPE_F64, 2, shape, v, sizeof v, g_err,
-                                     sizeof g_err),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_write_file(path, PTERUN_DTYPE_F64, 2, shape, v, sizeof v, g_err, sizeof g_err),
+      PTERUN_STATUS_OK);
   PT_CHECK_STATUS(cli_npy_read_file(path, &a, g_err, sizeof g_err), PTERUN_STATUS_OK);
   PT_CHECK(a.dtype == PTERUN_DTYPE_F64 && a.rank == 2 && a.shape[0] == 3 && a.shape[1] == 2);
   PT_CHECK(memcmp(a.data, v, sizeof v) == 0);
@@ -387,14 +386,14 @@ static int test_mutations(void) {
 }
 
 static int test_half_conversions(void) {
-  static const float kVals[] = {0.f, -0.f, 1.f, -2.5f, 65504.f, 6.1035156e-05f, 5.9604645e-08f,
-                                0.333251953125f};
+  static const float kVals[] = {
+      0.f, -0.f, 1.f, -2.5f, 65504.f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f};
   size_t k;
   for (k = 0; k < sizeof kVals / sizeof kVals[0]; ++k) {
     PT_CHECK(cli_half_to_float(cli_float_to_half(kVals[k])) == kVals[k]);
     PT_CHECK(cli_bf16_to_float(cli_float_to_bf16(1.5f)) == 1.5f);
   }
-  PT_CHECK(cli_float_to_half(1e6f) == 0x7c00);       /* overflow -> inf */
+  PT_CHECK(cli_float_to_half(1e6f) == 0x7c00);                  /* overflow -> inf */
   PT_CHECK(cli_float_to_half(1.0f + 1.0f / 4096.0f) == 0x3c00); /* rounds to even */
   PT_CHECK(isnan(cli_half_to_float(cli_float_to_half(NAN))));
   PT_CHECK(isnan(cli_bf16_to_float(cli_float_to_bf16(NAN))));

@@ -12,7 +12,12 @@ static pterun_status fake_add(pterun_kernel_context* ctx, pterun_value** args, s
 static const pterun_kernel kKernels[] = {{"test::only_here.out", NULL, fake_add},
                                          {"aten::add.out", NULL, fake_add}};
 static const pterun_kernel_library kLib = {PTERUN_KERNEL_ABI_VERSION, "test_dup", 2, kKernels};
-static const pterun_kernel_library kOldAbi = {PTERUN_KERNEL_ABI_VERSION + 7, "test_old_abi", 1, kKernels};
+static const pterun_kernel_library kOldAbi = {PTERUN_KERNEL_ABI_VERSION + 7, "test_old_abi", 1,
+                                              kKernels};
 
-PTERUN_KERNEL_API const pterun_kernel_library* pterun_test_dup_kernels(void) { return &kLib; }
-PTERUN_KERNEL_API const pterun_kernel_library* pterun_test_old_abi_kernels(void) { return &kOldAbi; }
+PTERUN_KERNEL_API const pterun_kernel_library* pterun_test_dup_kernels(void) {
+  return &kLib;
+}
+PTERUN_KERNEL_API const pterun_kernel_library* pterun_test_old_abi_kernels(void) {
+  return &kOldAbi;
+}

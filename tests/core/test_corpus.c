@@ -79,7 +79,8 @@ static int corpus_info(void) {
   PT_CHECK(!info.legacy_constant_buffer);
   pterun_method_info mi;
   PT_CHECK_STATUS(pterun_program_method_info(p, 0, &mi), PTERUN_STATUS_OK);
-  PT_CHECK(mi.input_count == 1 && mi.output_count == 1 && mi.operator_count == 1 && mi.instruction_count == 1);
+  PT_CHECK(mi.input_count == 1 && mi.output_count == 1 && mi.operator_count == 1 &&
+           mi.instruction_count == 1);
   PT_CHECK(mi.planned_buffer_count == 1);
   uint64_t sz;
   PT_CHECK_STATUS(pterun_program_planned_buffer_size(p, 0, 0, &sz), PTERUN_STATUS_OK);

@@ -14,7 +14,9 @@
 /* Hostile sizes ask for absurd planned buffers; under ASan a failed
  * allocation must come back as NULL (as malloc does) rather than abort. */
 const char* __asan_default_options(void);
-__attribute__((visibility("default"))) const char* __asan_default_options(void) { return "allocator_may_return_null=1"; }
+__attribute__((visibility("default"))) const char* __asan_default_options(void) {
+  return "allocator_may_return_null=1";
+}
 
 static pterun_registry* g_reg;
 static pterun_logger g_silent;
@@ -61,7 +63,8 @@ static pterun_status try_all(const unsigned char* data, size_t size, uint64_t bu
       st = pterun_program_method_input(p, 0, i, &info);
       if (st != PTERUN_STATUS_OK) break;
       if (info.tag != PTERUN_VALUE_TENSOR || info.nbytes > sizeof zeros) continue;
-      pterun_tensor_view v = {info.dtype, info.rank, info.sizes, info.dim_order, zeros, (size_t)info.nbytes};
+      pterun_tensor_view v = {info.dtype,     info.rank, info.sizes,
+                              info.dim_order, zeros,     (size_t)info.nbytes};
       st = pterun_method_set_input(m, i, &v);
     }
     if (st == PTERUN_STATUS_OK) st = pterun_method_execute(m);
@@ -83,7 +86,8 @@ static int malformed_truncation_every_length(void) {
       pterun_status st = try_all(b.data, n, 0);
       // The flatbuffer always reaches to within 16 bytes of the end (padding
       // aside), so every shorter prefix must be refused at load.
-      if (n + 16 < b.size) PT_CHECK(st == PTERUN_STATUS_INVALID_PROGRAM || st == PTERUN_STATUS_INCOMPATIBLE_VERSION);
+      if (n + 16 < b.size)
+        PT_CHECK(st == PTERUN_STATUS_INVALID_PROGRAM || st == PTERUN_STATUS_INCOMPATIBLE_VERSION);
     }
     free(b.data);
   }
@@ -101,7 +105,10 @@ static int malformed_bit_flips_never_crash(void) {
         b.data[i] ^= masks[k];
         pterun_status st = try_all(b.data, b.size, 10000);
         b.data[i] ^= masks[k];
-        if (st == PTERUN_STATUS_OK) ++ran; else ++refused;
+        if (st == PTERUN_STATUS_OK)
+          ++ran;
+        else
+          ++refused;
       }
     free(b.data);
   }
@@ -164,11 +171,31 @@ static int expect(const char* file, edit_fn edit, pterun_status want, uint64_t b
   return 0;
 }
 
-static int e_identifier_version(blob* b, where* w) { (void)w; b->data[7] = '3'; return 0; }
-static int e_identifier_other(blob* b, where* w) { (void)w; memcpy(b->data + 4, "XXXX", 4); return 0; }
-static int e_root_offset(blob* b, where* w) { (void)w; put32(b->data, 0x7ffffff0u); return 0; }
-static int e_eh_length(blob* b, where* w) { (void)w; put32(b->data + 12, 16); return 0; }
-static int e_segment_base(blob* b, where* w) { (void)w; put32(b->data + 24, 0xfffff000u); return 0; }
+static int e_identifier_version(blob* b, where* w) {
+  (void)w;
+  b->data[7] = '3';
+  return 0;
+}
+static int e_identifier_other(blob* b, where* w) {
+  (void)w;
+  memcpy(b->data + 4, "XXXX", 4);
+  return 0;
+}
+static int e_root_offset(blob* b, where* w) {
+  (void)w;
+  put32(b->data, 0x7ffffff0u);
+  return 0;
+}
+static int e_eh_length(blob* b, where* w) {
+  (void)w;
+  put32(b->data + 12, 16);
+  return 0;
+}
+static int e_segment_base(blob* b, where* w) {
+  (void)w;
+  put32(b->data + 24, 0xfffff000u);
+  return 0;
+}
 static int e_arg_index(blob* b, where* w) {
   pt_fb_table in, a;
   pt_fb_vec args;
@@ -223,10 +250,19 @@ static int set_size(where* w, uint32_t value, uint32_t size) {
   for (uint32_t i = 0; i < sizes.len; ++i) put32((unsigned char*)pt_fb_vec_ptr(&sizes, i), size);
   return 0;
 }
-static int e_negative_size(blob* b, where* w) { (void)b; return set_size(w, 0, 0xffffffffu); }
-static int e_huge_size(blob* b, where* w) { (void)b; return set_size(w, 0, 0x7fffffffu); }
+static int e_negative_size(blob* b, where* w) {
+  (void)b;
+  return set_size(w, 0, 0xffffffffu);
+}
+static int e_huge_size(blob* b, where* w) {
+  (void)b;
+  return set_size(w, 0, 0x7fffffffu);
+}
 /* mul_add: v2 is [2,2] planned; make it larger than its arena. */
-static int e_planned_overflow(blob* b, where* w) { (void)b; return set_size(w, 2, 3); }
+static int e_planned_overflow(blob* b, where* w) {
+  (void)b;
+  return set_size(w, 2, 3);
+}
 static int e_dim_order(blob* b, where* w) {
   pt_fb_table pl;
   pt_fb_vec order;

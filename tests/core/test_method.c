@@ -68,9 +68,15 @@ static int method_buffer_loads(void) {
   pterun_method* m;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
   cli_npy x = {0}, y = {0}, want = {0};
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("elementwise/forward_input_0.npy"), &x, err, sizeof err), PTERUN_STATUS_OK);
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("elementwise/forward_input_1.npy"), &y, err, sizeof err), PTERUN_STATUS_OK);
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("elementwise/forward_et_0.npy"), &want, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("elementwise/forward_input_0.npy"), &x, err, sizeof err),
+      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("elementwise/forward_input_1.npy"), &y, err, sizeof err),
+      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("elementwise/forward_et_0.npy"), &want, err, sizeof err),
+      PTERUN_STATUS_OK);
   PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(bind_npy(m, 1, &y), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
@@ -99,7 +105,9 @@ static int method_dynamic_bounds(void) {
   pterun_program* p;
   pterun_load_options lo = {0};
   lo.logger = g_silent;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("dynamic_dim/model.pte"), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      pterun_program_load_file(fixture("dynamic_dim/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+      PTERUN_STATUS_OK);
   pterun_io_info info;
   PT_CHECK_STATUS(pterun_program_method_input(p, 0, 0, &info), PTERUN_STATUS_OK);
   PT_CHECK(info.dynamism == PTERUN_SHAPE_BOUNDED && info.rank == 2);
@@ -108,8 +116,12 @@ static int method_dynamic_bounds(void) {
   pterun_method* m;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
   cli_npy x = {0}, want = {0};
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("dynamic_dim/forward_input_0.npy"), &x, err, sizeof err), PTERUN_STATUS_OK);
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("dynamic_dim/forward_et_0.npy"), &want, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("dynamic_dim/forward_input_0.npy"), &x, err, sizeof err),
+      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("dynamic_dim/forward_et_0.npy"), &want, err, sizeof err),
+      PTERUN_STATUS_OK);
   PT_CHECK(x.shape[0] < bound);
   PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
@@ -120,7 +132,8 @@ static int method_dynamic_bounds(void) {
   // One row past the bound: refused per dimension.
   float* big = calloc((size_t)(bound + 1) * (size_t)x.shape[1], sizeof(float));
   int64_t shape[2] = {bound + 1, x.shape[1]};
-  pterun_tensor_view v = {PTERUN_DTYPE_F32, 2, shape, NULL, big, (size_t)(bound + 1) * (size_t)x.shape[1] * 4};
+  pterun_tensor_view v = {
+      PTERUN_DTYPE_F32, 2, shape, NULL, big, (size_t)(bound + 1) * (size_t)x.shape[1] * 4};
   PT_CHECK_STATUS(pterun_method_set_input(m, 0, &v), PTERUN_STATUS_INPUT_MISMATCH);
   // Exactly the bound, and an empty batch, are fine.
   shape[0] = bound;
@@ -146,12 +159,15 @@ static int method_external_data(void) {
   pterun_program* p;
   pterun_load_options lo = {0};
   lo.logger = g_silent;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("external_data/model.pte"), PTERUN_FILE_READ, &lo, &p), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      pterun_program_load_file(fixture("external_data/model.pte"), PTERUN_FILE_READ, &lo, &p),
+      PTERUN_STATUS_OK);
   pterun_method_options o = opts();
   pterun_method* m;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_INVALID_EXTERNAL_DATA);
   pterun_data* d;
-  PT_CHECK_STATUS(pterun_data_load_file(fixture("external_data/_default_external_constant.ptd"), PTERUN_FILE_MMAP, &lo, &d),
+  PT_CHECK_STATUS(pterun_data_load_file(fixture("external_data/_default_external_constant.ptd"),
+                                        PTERUN_FILE_MMAP, &lo, &d),
                   PTERUN_STATUS_OK);
   PT_CHECK(pterun_data_count(d) > 0 && pterun_data_key(d, 0) != NULL);
   PT_CHECK(pterun_data_key(d, pterun_data_count(d)) == NULL);
@@ -160,8 +176,12 @@ static int method_external_data(void) {
   o.data_count = 1;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
   cli_npy x = {0}, want = {0};
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("external_data/forward_input_0.npy"), &x, err, sizeof err), PTERUN_STATUS_OK);
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("external_data/forward_et_0.npy"), &want, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("external_data/forward_input_0.npy"), &x, err, sizeof err),
+      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("external_data/forward_et_0.npy"), &want, err, sizeof err),
+      PTERUN_STATUS_OK);
   PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
   const pterun_value* out;
@@ -169,7 +189,9 @@ static int method_external_data(void) {
   PT_CHECK(rel_err(out->u.tensor, &want) <= 1e-5);
   // A .pte is not a .ptd.
   pterun_data* bad;
-  PT_CHECK_STATUS(pterun_data_load_file(fixture("external_data/model.pte"), PTERUN_FILE_READ, &lo, &bad), PTERUN_STATUS_INVALID_DATA);
+  PT_CHECK_STATUS(
+      pterun_data_load_file(fixture("external_data/model.pte"), PTERUN_FILE_READ, &lo, &bad),
+      PTERUN_STATUS_INVALID_DATA);
   PT_CHECK(bad == NULL);
   cli_npy_free(&x);
   cli_npy_free(&want);
@@ -184,7 +206,9 @@ static int method_two_methods_and_state(void) {
   pterun_program* p;
   pterun_load_options lo = {0};
   lo.logger = g_silent;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("two_methods/model.pte"), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      pterun_program_load_file(fixture("two_methods/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+      PTERUN_STATUS_OK);
   PT_CHECK(pterun_program_method_count(p) == 2);
   size_t ie, ifw;
   PT_CHECK_STATUS(pterun_program_find_method(p, "encode", &ie), PTERUN_STATUS_OK);
@@ -201,14 +225,20 @@ static int method_two_methods_and_state(void) {
 
   // Mutable buffer: state carries over between runs.
   char err[CLI_NPY_ERR_SIZE];
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("mutable_buffer/model.pte"), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      pterun_program_load_file(fixture("mutable_buffer/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+      PTERUN_STATUS_OK);
   pterun_program_info info;
   pterun_program_get_info(p, &info);
   PT_CHECK(info.mutable_data_count >= 1);
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &a), PTERUN_STATUS_OK);
   cli_npy x = {0}, want = {0};
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("mutable_buffer/forward_input_0.npy"), &x, err, sizeof err), PTERUN_STATUS_OK);
-  PT_CHECK_STATUS(cli_npy_read_file(fixture("mutable_buffer/forward_et_0.npy"), &want, err, sizeof err), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("mutable_buffer/forward_input_0.npy"), &x, err, sizeof err),
+      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("mutable_buffer/forward_et_0.npy"), &want, err, sizeof err),
+      PTERUN_STATUS_OK);
   PT_CHECK_STATUS(bind_npy(a, 0, &x), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_method_execute(a), PTERUN_STATUS_OK);
   const pterun_value* out;
@@ -241,7 +271,8 @@ static int method_caller_buffers_and_logging(void) {
   pterun_load_options lo = {0};
   lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
   pterun_program* p;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_OK);
   pterun_method_info mi;
   PT_CHECK_STATUS(pterun_program_method_info(p, 0, &mi), PTERUN_STATUS_OK);
   PT_CHECK(mi.planned_buffer_count == 1);
@@ -253,7 +284,8 @@ static int method_caller_buffers_and_logging(void) {
   o.planned_buffer_count = 2;
   pterun_method* m;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_MEMORY_PLAN);
-  PT_CHECK(c.lines > 0 && strstr(c.last, "planned buffers") != NULL); /* inherited from the program */
+  PT_CHECK(c.lines > 0 &&
+           strstr(c.last, "planned buffers") != NULL); /* inherited from the program */
   o.planned_buffer_count = 1;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_MEMORY_PLAN);
   uint64_t need;
@@ -276,7 +308,8 @@ static int method_delegate_is_refused(void) {
   pterun_load_options lo = {0};
   lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
   pterun_program* p;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("../core/data/delegated_xnnpack.pte"), PTERUN_FILE_MMAP, &lo, &p),
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("../core/data/delegated_xnnpack.pte"),
+                                           PTERUN_FILE_MMAP, &lo, &p),
                   PTERUN_STATUS_OK);
   pterun_method_info mi;
   PT_CHECK_STATUS(pterun_program_method_info(p, 0, &mi), PTERUN_STATUS_OK);
@@ -309,8 +342,9 @@ static int method_missing_quantized_component(void) {
   pterun_load_options lo = {0};
   lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
   pterun_program* p;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("quantized_cnn/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      pterun_program_load_file(fixture("quantized_cnn/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+      PTERUN_STATUS_OK);
   pterun_method_options o;
   memset(&o, 0, sizeof o);
   o.registry = g_reg; /* portable only */
@@ -334,7 +368,8 @@ static int method_constant_folding(void) {
     pterun_program* p;
     pterun_load_options lo = {0};
     lo.logger = g_silent;
-    PT_CHECK_STATUS(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+    PT_CHECK_STATUS(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p),
+                    PTERUN_STATUS_OK);
     snprintf(rel, sizeof rel, "%s/forward_input_0.npy", cases[c]);
     cli_npy x = {0};
     PT_CHECK_STATUS(cli_npy_read_file(fixture(rel), &x, err, sizeof err), PTERUN_STATUS_OK);

@@ -10,7 +10,8 @@ static pterun_registry* g_reg;
 static pterun_logger g_silent;
 
 /* Calls op on (a, b) (or just a when b is NULL) and returns the output value. */
-static pterun_status call(const char* op, pterun_value a, const pterun_value* b, pterun_value* out) {
+static pterun_status call(const char* op, pterun_value a, const pterun_value* b,
+                          pterun_value* out) {
   pterun_kernel_fn fn;
   pterun_status st = pterun_registry_lookup(g_reg, op, NULL, &fn);
   if (st != PTERUN_STATUS_OK) return st;
@@ -29,23 +30,30 @@ static int prim_int_arithmetic(void) {
   PT_CHECK(o.u.i == 1);
   PT_CHECK_STATUS(call("executorch_prim::mul.Scalar", pt_val_int(-4), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -12);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_int(-7), &b, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -3); /* floor, not truncation */
   PT_CHECK_STATUS(call("executorch_prim::floordiv.int", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -2); /* C truncation */
   PT_CHECK_STATUS(call("executorch_prim::mod.int", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -1);
-  PT_CHECK_STATUS(call("executorch_prim::sym_max.Scalar", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_max.Scalar", pt_val_int(-7), &b, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 3);
-  PT_CHECK_STATUS(call("executorch_prim::sym_min.Scalar", pt_val_int(-7), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_min.Scalar", pt_val_int(-7), &b, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -7);
   b = pt_val_int(0);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_int(1), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
-  PT_CHECK_STATUS(call("executorch_prim::mod.int", pt_val_int(1), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_int(1), &b, &o),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(call("executorch_prim::mod.int", pt_val_int(1), &b, &o),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
   b = pt_val_int(-1);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.int", pt_val_int(INT64_MIN), &b, &o), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.int", pt_val_int(INT64_MIN), &b, &o),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
   b = pt_val_int(1); /* wraps instead of overflowing */
-  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", pt_val_int(INT64_MAX), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", pt_val_int(INT64_MAX), &b, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == INT64_MIN);
   return 0;
 }
@@ -58,13 +66,16 @@ static int prim_double_and_mixed(void) {
   PT_CHECK_STATUS(call("executorch_prim::truediv.Scalar", pt_val_int(7), &b, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_DOUBLE && o.u.d == 3.5);
   b = pt_val_double(-2.0);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_double(7.0), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_double(7.0), &b, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.d == -4.0);
   b = pt_val_double(0.0);
-  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_double(-1.0), &b, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::floordiv.Scalar", pt_val_double(-1.0), &b, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(isinf(o.u.d) && o.u.d < 0);
   b = pt_val_bool(1);
-  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", pt_val_bool(1), &b, &o), PTERUN_STATUS_INVALID_TYPE);
+  PT_CHECK_STATUS(call("executorch_prim::add.Scalar", pt_val_bool(1), &b, &o),
+                  PTERUN_STATUS_INVALID_TYPE);
   return 0;
 }
 
@@ -83,22 +94,31 @@ static int prim_compare_and_unary(void) {
   PT_CHECK(!o.u.b);
   PT_CHECK_STATUS(call("executorch_prim::neg.Scalar", pt_val_int(5), NULL, &o), PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -5);
-  PT_CHECK_STATUS(call("executorch_prim::sym_not.Scalar", pt_val_bool(0), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_not.Scalar", pt_val_bool(0), NULL, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_BOOL && o.u.b);
-  PT_CHECK_STATUS(call("executorch_prim::sym_float.Scalar", pt_val_int(3), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_float.Scalar", pt_val_int(3), NULL, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_DOUBLE && o.u.d == 3.0);
-  PT_CHECK_STATUS(call("executorch_prim::sym_int.Scalar", pt_val_double(-2.7), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::sym_int.Scalar", pt_val_double(-2.7), NULL, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.tag == PTERUN_VALUE_INT && o.u.i == -2);
-  PT_CHECK_STATUS(call("executorch_prim::ceil.Scalar", pt_val_double(1.2), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::ceil.Scalar", pt_val_double(1.2), NULL, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 2);
-  PT_CHECK_STATUS(call("executorch_prim::round.Scalar", pt_val_double(2.5), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::round.Scalar", pt_val_double(2.5), NULL, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 2); /* half to even */
-  PT_CHECK_STATUS(call("executorch_prim::round.Scalar", pt_val_double(3.5), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::round.Scalar", pt_val_double(3.5), NULL, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == 4);
-  PT_CHECK_STATUS(call("executorch_prim::trunc.Scalar", pt_val_double(-3.9), NULL, &o), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(call("executorch_prim::trunc.Scalar", pt_val_double(-3.9), NULL, &o),
+                  PTERUN_STATUS_OK);
   PT_CHECK(o.u.i == -3);
-  PT_CHECK_STATUS(call("executorch_prim::trunc.Scalar", pt_val_double(1e300), NULL, &o), PTERUN_STATUS_INVALID_ARGUMENT);
-  PT_CHECK_STATUS(call("executorch_prim::ceil.Scalar", pt_val_int(1), NULL, &o), PTERUN_STATUS_INVALID_TYPE);
+  PT_CHECK_STATUS(call("executorch_prim::trunc.Scalar", pt_val_double(1e300), NULL, &o),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(call("executorch_prim::ceil.Scalar", pt_val_int(1), NULL, &o),
+                  PTERUN_STATUS_INVALID_TYPE);
   return 0;
 }
 
@@ -150,13 +170,17 @@ static int prim_tensor_ops(void) {
   list.u.ints.scratch = scratch;
   list.u.ints.len = 2;
   pterun_kernel_fn fn;
-  PT_CHECK_STATUS(pterun_registry_lookup(g_reg, "executorch_prim::et_view.default", NULL, &fn), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_lookup(g_reg, "executorch_prim::et_view.default", NULL, &fn),
+                  PTERUN_STATUS_OK);
   pterun_value* args[3] = {&tv, &list, &ov};
-  PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 3, &g_silent, NULL, 0), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 3, &g_silent, NULL, 0),
+                  PTERUN_STATUS_OK);
   PT_CHECK(out.data == data && out.sizes[0] == 3 && out.sizes[1] == 2);
   s1 = pt_val_int(4); /* 6 elements cannot be viewed as [-1, 4] */
-  PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 3, &g_silent, NULL, 0), PTERUN_STATUS_INVALID_ARGUMENT);
-  PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 2, &g_silent, NULL, 0), PTERUN_STATUS_INVALID_PROGRAM);
+  PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 3, &g_silent, NULL, 0),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 2, &g_silent, NULL, 0),
+                  PTERUN_STATUS_INVALID_PROGRAM);
   return 0;
 }
 

@@ -58,7 +58,8 @@ static int registry_refuses_a_different_kernel(void) {
   PT_CHECK_STATUS(pterun_registry_create(&lg, &r), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
   size_t n = pterun_registry_count(r);
-  PT_CHECK_STATUS(pterun_registry_add(r, pterun_test_dup_kernels()), PTERUN_STATUS_ALREADY_REGISTERED);
+  PT_CHECK_STATUS(pterun_registry_add(r, pterun_test_dup_kernels()),
+                  PTERUN_STATUS_ALREADY_REGISTERED);
   // Nothing of the refused library was added, and the message names both
   // providers and their shared objects.
   PT_CHECK(pterun_registry_count(r) == n);
@@ -72,8 +73,10 @@ static int registry_refuses_a_different_kernel(void) {
   pterun_registry* r2;
   PT_CHECK_STATUS(pterun_registry_create(&lg, &r2), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r2, pterun_test_dup_kernels()), PTERUN_STATUS_OK);
-  PT_CHECK_STATUS(pterun_registry_add(r2, pterun_kernels_portable()), PTERUN_STATUS_ALREADY_REGISTERED);
-  PT_CHECK_STATUS(pterun_registry_add(r2, pterun_test_old_abi_kernels()), PTERUN_STATUS_ABI_MISMATCH);
+  PT_CHECK_STATUS(pterun_registry_add(r2, pterun_kernels_portable()),
+                  PTERUN_STATUS_ALREADY_REGISTERED);
+  PT_CHECK_STATUS(pterun_registry_add(r2, pterun_test_old_abi_kernels()),
+                  PTERUN_STATUS_ABI_MISMATCH);
   PT_CHECK(strstr(cap.last, "ABI") != NULL);
   PT_CHECK_STATUS(pterun_registry_add(r2, NULL), PTERUN_STATUS_INVALID_ARGUMENT);
   pterun_registry_destroy(r2);
@@ -82,9 +85,11 @@ static int registry_refuses_a_different_kernel(void) {
 }
 
 static int registry_components_for_ops(void) {
-  PT_CHECK(strcmp(pterun_component_for_op("quantized_decomposed::add.out"), "kernels_quantized") == 0);
+  PT_CHECK(strcmp(pterun_component_for_op("quantized_decomposed::add.out"), "kernels_quantized") ==
+           0);
   PT_CHECK(strcmp(pterun_component_for_op("aten::mm.out"), "kernels_portable") == 0);
-  PT_CHECK(strcmp(pterun_component_for_op("dim_order_ops::_clone_dim_order.out"), "kernels_portable") == 0);
+  PT_CHECK(strcmp(pterun_component_for_op("dim_order_ops::_clone_dim_order.out"),
+                  "kernels_portable") == 0);
   PT_CHECK(strcmp(pterun_component_for_op("executorch_prim::add.Scalar"), "runtime") == 0);
   PT_CHECK(pterun_component_for_op("my_namespace::custom.out") == NULL);
   return 0;

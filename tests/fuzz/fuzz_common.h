@@ -69,9 +69,9 @@ static inline uint64_t fz_next(uint64_t* s) {
 }
 
 /* Every status a call may return is a known code. */
-#define FZ_CHECK_STATUS(st)                                           \
-  do {                                                                \
-    if ((int)(st) < 0 || (int)(st) >= (int)PTERUN_STATUS_COUNT_) abort(); \
+#define FZ_CHECK_STATUS(st)                                                                        \
+  do {                                                                                             \
+    if ((int)(st) < 0 || (int)(st) >= (int)PTERUN_STATUS_COUNT_) abort();                          \
   } while (0)
 
 #endif /* PTERUN_TESTS_FUZZ_FUZZ_COMMON_H_ */

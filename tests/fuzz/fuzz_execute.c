@@ -36,7 +36,10 @@ static void run_method(const pterun_program* p, size_t mi, uint64_t* seed) {
         if (io.tag == PTERUN_VALUE_INT) v.u.i = io.int_value;
         if (io.tag == PTERUN_VALUE_BOOL) v.u.b = io.int_value != 0;
         if (io.tag == PTERUN_VALUE_DOUBLE) v.u.d = io.double_value;
-        if (io.tag == PTERUN_VALUE_STRING) { v.u.str.data = ""; v.u.str.len = 0; }
+        if (io.tag == PTERUN_VALUE_STRING) {
+          v.u.str.data = "";
+          v.u.str.len = 0;
+        }
         FZ_CHECK_STATUS(pterun_method_set_input_value(m, i, &v));
         continue;
       }
@@ -48,8 +51,10 @@ static void run_method(const pterun_program* p, size_t mi, uint64_t* seed) {
         // a little past it, which must be refused).
         if (io.dynamism != PTERUN_SHAPE_STATIC && (fz_next(seed) & 1))
           sizes[d] = (int64_t)(fz_next(seed) % (uint64_t)(io.sizes[d] + 2));
-        if (sizes[d] > 0 && numel > FZ_MAX_INPUT_BYTES / (uint64_t)sizes[d]) numel = FZ_MAX_INPUT_BYTES + 1;
-        else numel *= (uint64_t)sizes[d];
+        if (sizes[d] > 0 && numel > FZ_MAX_INPUT_BYTES / (uint64_t)sizes[d])
+          numel = FZ_MAX_INPUT_BYTES + 1;
+        else
+          numel *= (uint64_t)sizes[d];
       }
       size_t es = pterun_dtype_size(io.dtype);
       if (es == 0 || numel > FZ_MAX_INPUT_BYTES / es) continue;

@@ -6,14 +6,17 @@
 
 static void load_with_arenas(const pterun_program* p, const char* name, size_t mi_index) {
   pterun_method_info mi;
-  if (pterun_program_method_info(p, mi_index, &mi) != PTERUN_STATUS_OK || mi.planned_buffer_count > 64) return;
+  if (pterun_program_method_info(p, mi_index, &mi) != PTERUN_STATUS_OK ||
+      mi.planned_buffer_count > 64)
+    return;
   void* bufs[64] = {0};
   size_t total = 0;
   for (size_t b = 0; b < mi.planned_buffer_count; ++b) {
     uint64_t sz;
     if (pterun_program_planned_buffer_size(p, mi_index, b, &sz) != PTERUN_STATUS_OK) abort();
     if (sz > FZ_ALLOC_CAP || (total += (size_t)sz) > FZ_ALLOC_CAP) goto out;
-    bufs[b] = aligned_alloc(64, ((size_t)sz + 63) & ~(size_t)63 ? ((size_t)sz + 63) & ~(size_t)63 : 64);
+    bufs[b] =
+        aligned_alloc(64, ((size_t)sz + 63) & ~(size_t)63 ? ((size_t)sz + 63) & ~(size_t)63 : 64);
     if (bufs[b] == NULL) goto out;
   }
   pterun_method_options mo;

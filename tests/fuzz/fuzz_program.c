@@ -8,7 +8,9 @@ static void query(const pterun_program* p) {
   for (size_t i = 0; i < info.named_data_count + 1; ++i) {
     const char* key;
     uint64_t sz;
-    if (pterun_program_named_data(p, i, &key, &sz) == PTERUN_STATUS_OK && strlen(key) > (size_t)1 << 30) abort();
+    if (pterun_program_named_data(p, i, &key, &sz) == PTERUN_STATUS_OK && strlen(key) > (size_t)1
+                                                                                            << 30)
+      abort();
   }
   for (size_t m = 0; m <= n; ++m) {
     const char* name = pterun_program_method_name(p, m);
@@ -37,7 +39,9 @@ static void query(const pterun_program* p) {
     }
     for (size_t i = 0; i <= mi.delegate_count; ++i) {
       const char* be;
-      if (pterun_program_method_delegate(p, m, i, &be) == PTERUN_STATUS_OK && strlen(be) > (size_t)1 << 30) abort();
+      if (pterun_program_method_delegate(p, m, i, &be) == PTERUN_STATUS_OK &&
+          strlen(be) > (size_t)1 << 30)
+        abort();
     }
     for (size_t b = 0; b <= mi.planned_buffer_count; ++b) {
       uint64_t sz;

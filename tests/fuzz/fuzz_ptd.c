@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (k != NULL && strlen(k) > (size_t)1 << 30) abort();
     }
     pterun_program* p = NULL;
-    if (g_pte != NULL && pterun_program_load_buffer(g_pte, g_pte_size, &lo, &p) == PTERUN_STATUS_OK) {
+    if (g_pte != NULL &&
+        pterun_program_load_buffer(g_pte, g_pte_size, &lo, &p) == PTERUN_STATUS_OK) {
       const pterun_data* files[1] = {d};
       pterun_method_options mo;
       memset(&mo, 0, sizeof mo);
@@ -52,10 +53,11 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (st == PTERUN_STATUS_OK) {
         pterun_io_info io;
         static float x[4096];
-        if (pterun_program_method_input(p, 0, 0, &io) == PTERUN_STATUS_OK && io.tag == PTERUN_VALUE_TENSOR &&
-            io.nbytes <= sizeof x) {
+        if (pterun_program_method_input(p, 0, 0, &io) == PTERUN_STATUS_OK &&
+            io.tag == PTERUN_VALUE_TENSOR && io.nbytes <= sizeof x) {
           pterun_tensor_view v = {io.dtype, io.rank, io.sizes, io.dim_order, x, (size_t)io.nbytes};
-          if (pterun_method_set_input(m, 0, &v) == PTERUN_STATUS_OK) FZ_CHECK_STATUS(pterun_method_execute(m));
+          if (pterun_method_set_input(m, 0, &v) == PTERUN_STATUS_OK)
+            FZ_CHECK_STATUS(pterun_method_execute(m));
         }
       }
       pterun_method_destroy(m);

@@ -42,7 +42,9 @@ static int run_file(const char* path, size_t* count) {
   return 0;
 }
 
-static int by_name(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
+static int by_name(const void* a, const void* b) {
+  return strcmp(*(char* const*)a, *(char* const*)b);
+}
 
 static int run_path(const char* path, size_t* count) {
   struct stat st;
@@ -75,7 +77,8 @@ static int run_path(const char* path, size_t* count) {
   if (n > 0) qsort(names, n, sizeof *names, by_name);
   for (size_t i = 0; i < n; ++i) {
     struct stat fs;
-    if (stat(names[i], &fs) == 0) rc |= S_ISDIR(fs.st_mode) ? run_path(names[i], count) : run_file(names[i], count);
+    if (stat(names[i], &fs) == 0)
+      rc |= S_ISDIR(fs.st_mode) ? run_path(names[i], count) : run_file(names[i], count);
     free(names[i]);
   }
   free(names);

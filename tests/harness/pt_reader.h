@@ -22,11 +22,31 @@ static inline void rd(reader* r, void* dst, size_t n) {
   memcpy(dst, r->p, n);
   r->p += n;
 }
-static inline uint8_t rd_u8(reader* r) { uint8_t v; rd(r, &v, 1); return v; }
-static inline uint16_t rd_u16(reader* r) { uint16_t v; rd(r, &v, 2); return v; }
-static inline uint32_t rd_u32(reader* r) { uint32_t v; rd(r, &v, 4); return v; }
-static inline int64_t rd_i64(reader* r) { int64_t v; rd(r, &v, 8); return v; }
-static inline double rd_f64(reader* r) { double v; rd(r, &v, 8); return v; }
+static inline uint8_t rd_u8(reader* r) {
+  uint8_t v;
+  rd(r, &v, 1);
+  return v;
+}
+static inline uint16_t rd_u16(reader* r) {
+  uint16_t v;
+  rd(r, &v, 2);
+  return v;
+}
+static inline uint32_t rd_u32(reader* r) {
+  uint32_t v;
+  rd(r, &v, 4);
+  return v;
+}
+static inline int64_t rd_i64(reader* r) {
+  int64_t v;
+  rd(r, &v, 8);
+  return v;
+}
+static inline double rd_f64(reader* r) {
+  double v;
+  rd(r, &v, 8);
+  return v;
+}
 /* A u16-length-prefixed string as a NUL-terminated copy (caller frees). */
 static inline char* rd_str(reader* r, size_t* len) {
   uint16_t n = rd_u16(r);

@@ -108,7 +108,8 @@ static int check_case(const pt_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64
       int64_t off = L.c_t ? j * ldc + i : i * ldc + j;
       double ref = 0, mag = 0, got = c[off], tol;
       for (kk = 0; kk < k; ++kk) {
-        double x = a[L.a_t ? kk * lda + i : i * lda + kk], y = b[L.b_t ? j * ldb + kk : kk * ldb + j];
+        double x = a[L.a_t ? kk * lda + i : i * lda + kk],
+               y = b[L.b_t ? j * ldb + kk : kk * ldb + j];
         ref += x * y;
         mag += fabs(x * y);
       }
@@ -130,7 +131,8 @@ static int check_case(const pt_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64
         break;
       }
   if (bad)
-    fprintf(stderr, "FAILED %s m=%lld n=%lld k=%lld a_t=%d b_t=%d c_t=%d pad=%d alpha=%g acc=%d %s\n",
+    fprintf(stderr,
+            "FAILED %s m=%lld n=%lld k=%lld a_t=%d b_t=%d c_t=%d pad=%d alpha=%g acc=%d %s\n",
             uk ? uk->name : "(default)", (long long)m, (long long)n, (long long)k, L.a_t, L.b_t,
             L.c_t, L.pad, alpha, accumulate, scratch ? "arena" : "stack");
   free(a);
@@ -158,7 +160,7 @@ static int run_variant(const pt_f32_gemm_ukernel* uk, void* arena, size_t arena_
   /* Shapes crossing the K, M and N blocks of both buffer sources, including a
    * row stride that is a multiple of 2 KiB (packed A) and M == 1, 2*MR. */
   {
-    static const int64_t big[][3] = {{300, 140, 600}, {1, 700, 530}, {13, 300, 257},
+    static const int64_t big[][3] = {{300, 140, 600}, {1, 700, 530},  {13, 300, 257},
                                      {257, 129, 512}, {40, 2100, 64}, {24, 33, 1030}};
     size_t i;
     for (i = 0; i < sizeof big / sizeof big[0]; ++i) {

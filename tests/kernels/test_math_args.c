@@ -12,7 +12,9 @@
 static int pt_failures = 0;
 static pterun_logger g_silent;
 
-static pterun_kernel_fn find(const char* op) { return pt_find_kernel(pterun_kernels_portable(), op); }
+static pterun_kernel_fn find(const char* op) {
+  return pt_find_kernel(pterun_kernels_portable(), op);
+}
 
 static void make_f32(pterun_tensor* t, float* data, size_t rank, const int64_t* sizes) {
   size_t k;
@@ -62,7 +64,8 @@ static int test_table_unique(void) {
   size_t i, j;
   PT_CHECK(lib->abi_version == PTERUN_KERNEL_ABI_VERSION);
   for (i = 0; i < lib->count; ++i)
-    for (j = i + 1; j < lib->count; ++j) PT_CHECK(strcmp(lib->kernels[i].op, lib->kernels[j].op) != 0);
+    for (j = i + 1; j < lib->count; ++j)
+      PT_CHECK(strcmp(lib->kernels[i].op, lib->kernels[j].op) != 0);
   PT_CHECK(find("aten::add.out") != NULL);
   PT_CHECK(find("aten::native_layer_norm.out") != NULL);
   return 0;

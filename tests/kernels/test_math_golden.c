@@ -43,7 +43,7 @@ static double ld(const pterun_tensor* t, int64_t off) {
     case PTERUN_DTYPE_F16: {
       uint16_t h = ((const uint16_t*)p)[off];
       uint32_t sign = (uint32_t)(h >> 15), e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-      double v = e == 0 ? ldexp((double)m, -24)
+      double v = e == 0    ? ldexp((double)m, -24)
                  : e == 31 ? (m ? NAN : INFINITY)
                            : ldexp((double)(m | 0x400u), (int)e - 25);
       return sign ? -v : v;
@@ -173,9 +173,18 @@ static int run_case(reader* r, int verbose, int* cases_run) {
         v->tag = PTERUN_VALUE_TENSOR;
         v->u.tensor = &m->tensors[k];
         break;
-      case 2: v->tag = PTERUN_VALUE_INT; v->u.i = rd_i64(r); break;
-      case 3: v->tag = PTERUN_VALUE_DOUBLE; v->u.d = rd_f64(r); break;
-      case 4: v->tag = PTERUN_VALUE_BOOL; v->u.b = rd_u8(r) != 0; break;
+      case 2:
+        v->tag = PTERUN_VALUE_INT;
+        v->u.i = rd_i64(r);
+        break;
+      case 3:
+        v->tag = PTERUN_VALUE_DOUBLE;
+        v->u.d = rd_f64(r);
+        break;
+      case 4:
+        v->tag = PTERUN_VALUE_BOOL;
+        v->u.b = rd_u8(r) != 0;
+        break;
       case 5: {
         size_t len;
         m->strs[k] = rd_str(r, &len);
@@ -269,8 +278,8 @@ static int run_case(reader* r, int verbose, int* cases_run) {
       fail = 1;
     } else if (st == PTERUN_STATUS_OK) {
       for (k = 0; k < nouts; ++k)
-        if (compare(label, (int)k, &m->tensors[out_idx[k]], &m->want[k], m->rtol[k],
-                    m->atol[k], m->exact[k], verbose)) {
+        if (compare(label, (int)k, &m->tensors[out_idx[k]], &m->want[k], m->rtol[k], m->atol[k],
+                    m->exact[k], verbose)) {
           fprintf(stderr, "FAIL %s (%s)\n", label, op);
           fail = 1;
           break;

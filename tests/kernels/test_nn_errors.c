@@ -9,7 +9,9 @@
 #include "tests/harness/pt_test.h"
 #include "tests/harness/pt_values.h"
 
-static pterun_kernel_fn find(const char* op) { return pt_find_kernel(pterun_kernels_portable(), op); }
+static pterun_kernel_fn find(const char* op) {
+  return pt_find_kernel(pterun_kernels_portable(), op);
+}
 
 static void make_tensor(pterun_tensor* t, pterun_value* v, int dtype, int rank,
                         const int64_t* sizes, void* data) {
@@ -72,8 +74,7 @@ static int test_wrong_kinds(void) {
   /* mm on an input without data */
   ta.data = NULL;
   args[0] = &va, args[1] = &va, args[2] = &vo, args[3] = &vo;
-  PT_CHECK(pterun_kernel_invoke(mm, "aten::mm.out", args, 4, &quiet, NULL, 0) !=
-           PTERUN_STATUS_OK);
+  PT_CHECK(pterun_kernel_invoke(mm, "aten::mm.out", args, 4, &quiet, NULL, 0) != PTERUN_STATUS_OK);
   return 0;
 }
 
@@ -87,8 +88,8 @@ static int test_static_out_cannot_grow(void) {
   make_tensor(&ta, &va, PTERUN_DTYPE_F32, 2, s23, a);
   make_tensor(&tb, &vb, PTERUN_DTYPE_F32, 2, s32, b);
   make_tensor(&to, &vo, PTERUN_DTYPE_F32, 2, s21, o); /* static [2,1], needs [2,2] */
-  PT_CHECK(pterun_kernel_invoke(find("aten::mm.out"), "aten::mm.out", args, 4, &quiet, NULL,
-                                0) != PTERUN_STATUS_OK);
+  PT_CHECK(pterun_kernel_invoke(find("aten::mm.out"), "aten::mm.out", args, 4, &quiet, NULL, 0) !=
+           PTERUN_STATUS_OK);
   PT_CHECK(o[0] == 0 && o[1] == 0);
   return 0;
 }

@@ -277,15 +277,16 @@ static int check_expect(reader* r, const pterun_tensor* t, double atol, double r
       w = pt_test_load_f64(&tmp, t->dtype, 0);
       int ok = (isnan(w) && isnan(g)) || g == w || fabs(g - w) <= atol + rtol * fabs(w);
       if (!ok) {
-        if (bad < 5) fprintf(stderr, "%s: element %lld: got %.9g want %.9g\n", name,
-                             (long long)n, g, w);
+        if (bad < 5)
+          fprintf(stderr, "%s: element %lld: got %.9g want %.9g\n", name, (long long)n, g, w);
         ++bad;
       }
     } else {
       int64_t g = pt_test_load_i64(t->data, t->dtype, off), w = strtoll(s, NULL, 10);
       if (g != w) {
-        if (bad < 5) fprintf(stderr, "%s: element %lld: got %lld want %lld\n", name,
-                             (long long)n, (long long)g, (long long)w);
+        if (bad < 5)
+          fprintf(stderr, "%s: element %lld: got %lld want %lld\n", name, (long long)n,
+                  (long long)g, (long long)w);
         ++bad;
       }
     }
@@ -324,8 +325,7 @@ static int run_case(reader* r, int use_scratch, void* scratch, size_t scratch_by
     fprintf(stderr, "%s: no kernel for %s\n", name, op);
     fails = 1;
   } else {
-    got = (int)pterun_kernel_invoke(fn, op, args, (size_t)nargs,
-                                    want_status == 0 ? NULL : quiet,
+    got = (int)pterun_kernel_invoke(fn, op, args, (size_t)nargs, want_status == 0 ? NULL : quiet,
                                     use_scratch ? scratch : NULL, scratch_bytes);
     if (got != want_status) {
       fprintf(stderr, "%s: status %s, want %s\n", name, pterun_status_name((pterun_status)got),

@@ -15,7 +15,9 @@
 #include "tests/harness/pt_values.h"
 #include "tests/kernels/test_nn_common.h"
 
-static pterun_kernel_fn find(const char* op) { return pt_find_kernel(pterun_kernels_portable(), op); }
+static pterun_kernel_fn find(const char* op) {
+  return pt_find_kernel(pterun_kernels_portable(), op);
+}
 
 static void make_tensor(pterun_tensor* t, pterun_value* v, int dtype, int rank,
                         const int64_t* sizes, void* data, size_t capacity) {
@@ -129,9 +131,9 @@ static int test_rand_empty_and_static(void) {
   pterun_logger quiet = pterun_logger_silent();
   make_int_list(&vsize, items, ptrs, scratch, dims, 2);
   make_tensor(&out, &vout, PTERUN_DTYPE_F32, 2, s4, buf, sizeof buf);
-  PT_CHECK_STATUS(pterun_kernel_invoke(find("aten::rand.out"), "aten::rand.out", args, 3, NULL,
-                                       NULL, 0),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      pterun_kernel_invoke(find("aten::rand.out"), "aten::rand.out", args, 3, NULL, NULL, 0),
+      PTERUN_STATUS_OK);
   PT_CHECK(out.numel == 0);
   /* 9 elements do not fit a 4-element buffer. */
   make_int_list(&vsize, items, ptrs, scratch, big, 2);

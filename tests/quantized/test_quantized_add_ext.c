@@ -14,7 +14,9 @@
 #define RELU "quantized_decomposed::add_relu.out"
 #define SCALAR "quantized_decomposed::add.scalar_out"
 
-static pterun_kernel_fn find(const char* op) { return pt_find_kernel(pterun_kernels_quantized(), op); }
+static pterun_kernel_fn find(const char* op) {
+  return pt_find_kernel(pterun_kernels_quantized(), op);
+}
 
 static pterun_status call(const char* op, pterun_value* vals, size_t n) {
   pterun_value* argp[32];
@@ -28,9 +30,12 @@ static pterun_status call(const char* op, pterun_value* vals, size_t n) {
 
 /* relu args: a sa za amin amax b sb zb bmin bmax so zo omin omax out ret */
 static void relu_args(pterun_value* v, pterun_tensor* a, pterun_tensor* b, pterun_tensor* o) {
-  v[0] = pt_val_tensor(a), v[1] = pt_val_double(0.5), v[2] = pt_val_int(10), v[3] = pt_val_int(0), v[4] = pt_val_int(255);
-  v[5] = pt_val_tensor(b), v[6] = pt_val_double(0.25), v[7] = pt_val_int(4), v[8] = pt_val_int(0), v[9] = pt_val_int(255);
-  v[10] = pt_val_double(1.0), v[11] = pt_val_int(3), v[12] = pt_val_int(0), v[13] = pt_val_int(255), v[14] = pt_val_tensor(o), v[15] = pt_val_tensor(o);
+  v[0] = pt_val_tensor(a), v[1] = pt_val_double(0.5), v[2] = pt_val_int(10), v[3] = pt_val_int(0),
+  v[4] = pt_val_int(255);
+  v[5] = pt_val_tensor(b), v[6] = pt_val_double(0.25), v[7] = pt_val_int(4), v[8] = pt_val_int(0),
+  v[9] = pt_val_int(255);
+  v[10] = pt_val_double(1.0), v[11] = pt_val_int(3), v[12] = pt_val_int(0), v[13] = pt_val_int(255),
+  v[14] = pt_val_tensor(o), v[15] = pt_val_tensor(o);
 }
 
 static int test_add_relu_values(void) {
@@ -130,7 +135,8 @@ static int test_add_relu_dim_order(void) {
   t2.dim_order[0] = 1, t2.dim_order[1] = 0;
   PT_CHECK_STATUS(pterun_tensor_update_layout(&t2), PTERUN_STATUS_OK);
   relu_args(v, &ta, &tb, &t1);
-  v[2] = pt_val_int(128), v[7] = pt_val_int(128), v[10] = pt_val_double(0.75), v[11] = pt_val_int(20);
+  v[2] = pt_val_int(128), v[7] = pt_val_int(128), v[10] = pt_val_double(0.75),
+  v[11] = pt_val_int(20);
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_OK);
   v[14] = pt_val_tensor(&t2), v[15] = pt_val_tensor(&t2);
   PT_CHECK_STATUS(call(RELU, v, 16), PTERUN_STATUS_OK);
@@ -141,9 +147,12 @@ static int test_add_relu_dim_order(void) {
 
 /* scalar args: qa sa za amin amax adt b so zo omin omax odt out ret */
 static void scalar_args(pterun_value* v, pterun_tensor* a, pterun_value b, pterun_tensor* o) {
-  v[0] = pt_val_tensor(a), v[1] = pt_val_double(0.5), v[2] = pt_val_int(10), v[3] = pt_val_int(0), v[4] = pt_val_int(255);
-  v[5] = pt_val_int(a->dtype), v[6] = b, v[7] = pt_val_double(0.25), v[8] = pt_val_int(1), v[9] = pt_val_int(0);
-  v[10] = pt_val_int(255), v[11] = pt_val_int(o->dtype), v[12] = pt_val_tensor(o), v[13] = pt_val_tensor(o);
+  v[0] = pt_val_tensor(a), v[1] = pt_val_double(0.5), v[2] = pt_val_int(10), v[3] = pt_val_int(0),
+  v[4] = pt_val_int(255);
+  v[5] = pt_val_int(a->dtype), v[6] = b, v[7] = pt_val_double(0.25), v[8] = pt_val_int(1),
+  v[9] = pt_val_int(0);
+  v[10] = pt_val_int(255), v[11] = pt_val_int(o->dtype), v[12] = pt_val_tensor(o),
+  v[13] = pt_val_tensor(o);
 }
 
 static int test_add_scalar(void) {

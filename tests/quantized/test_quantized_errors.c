@@ -8,7 +8,9 @@
 #include "tests/harness/pt_test.h"
 #include "tests/harness/pt_values.h"
 
-static pterun_kernel_fn find(const char* op) { return pt_find_kernel(pterun_kernels_quantized(), op); }
+static pterun_kernel_fn find(const char* op) {
+  return pt_find_kernel(pterun_kernels_quantized(), op);
+}
 
 static pterun_status call(const char* op, pterun_value* vals, size_t n) {
   pterun_value* argp[32];
@@ -34,7 +36,9 @@ static int test_embedding_index_bounds(void) {
   pterun_tensor ti = pt_tensor_make(PTERUN_DTYPE_I64, 1, isz, idx64, sizeof(idx64));
   pterun_tensor ti32 = pt_tensor_make(PTERUN_DTYPE_I32, 1, isz, idx32, sizeof(idx32));
   pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_F32, 2, osz, out, sizeof(out));
-  pterun_value a[9] = {pt_val_tensor(&tw), pt_val_tensor(&ts), pt_val_none(), pt_val_int(-8), pt_val_int(7), pt_val_tensor(&ti), pt_val_none(), pt_val_tensor(&to), pt_val_tensor(&to)};
+  pterun_value a[9] = {pt_val_tensor(&tw), pt_val_tensor(&ts), pt_val_none(),
+                       pt_val_int(-8),     pt_val_int(7),      pt_val_tensor(&ti),
+                       pt_val_none(),      pt_val_tensor(&to), pt_val_tensor(&to)};
   PT_CHECK_STATUS(call("quantized_decomposed::embedding_4bit.dtype_out", a, 9), INVALID);
   PT_CHECK_STATUS(call("quantized_decomposed::embedding_2bit.dtype_out", a, 9), INVALID);
   a[5] = pt_val_tensor(&ti32);
@@ -48,7 +52,9 @@ static int test_embedding_index_bounds(void) {
   {
     int8_t wb[3 * 2] = {1, 2, 3, 4, 5, 6};
     pterun_tensor twb = pt_tensor_make(PTERUN_DTYPE_I8, 2, wsz, wb, sizeof(wb));
-    pterun_value b[8] = {pt_val_tensor(&twb), pt_val_tensor(&ts), pt_val_none(), pt_val_int(-128), pt_val_int(127), pt_val_tensor(&ti), pt_val_tensor(&to), pt_val_tensor(&to)};
+    pterun_value b[8] = {pt_val_tensor(&twb), pt_val_tensor(&ts), pt_val_none(),
+                         pt_val_int(-128),    pt_val_int(127),    pt_val_tensor(&ti),
+                         pt_val_tensor(&to),  pt_val_tensor(&to)};
     PT_CHECK_STATUS(call("quantized_decomposed::embedding_byte.out", b, 8), INVALID);
     /* int8 weight is not a packed 4-bit weight */
     a[0] = pt_val_tensor(&twb);
@@ -69,7 +75,9 @@ static int test_embedding_shapes(void) {
   pterun_tensor ts0 = pt_tensor_make(PTERUN_DTYPE_F32, 2, s0, sc, sizeof(sc));
   pterun_tensor ti = pt_tensor_make(PTERUN_DTYPE_I64, 1, isz, idx, sizeof(idx));
   pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_F32, 2, osz, out, sizeof(out));
-  pterun_value a[8] = {pt_val_tensor(&tw), pt_val_tensor(&ts), pt_val_none(), pt_val_int(-128), pt_val_int(127), pt_val_tensor(&ti), pt_val_tensor(&to), pt_val_tensor(&to)};
+  pterun_value a[8] = {pt_val_tensor(&tw), pt_val_tensor(&ts), pt_val_none(),
+                       pt_val_int(-128),   pt_val_int(127),    pt_val_tensor(&ti),
+                       pt_val_tensor(&to), pt_val_tensor(&to)};
   PT_CHECK_STATUS(call("quantized_decomposed::embedding_4bit.out", a, 8), INVALID);
   a[1] = pt_val_tensor(&ts0);
   PT_CHECK_STATUS(call("quantized_decomposed::embedding_4bit.out", a, 8), INVALID);
@@ -91,7 +99,9 @@ static int test_quantize_args(void) {
   int64_t sz[1] = {4};
   pterun_tensor tx = pt_tensor_make(PTERUN_DTYPE_F32, 1, sz, x, sizeof(x));
   pterun_tensor tq = pt_tensor_make(PTERUN_DTYPE_I8, 1, sz, q, sizeof(q));
-  pterun_value a[8] = {pt_val_tensor(&tx), pt_val_double(0.1), pt_val_int(0), pt_val_int(-128), pt_val_int(127), pt_val_int(PTERUN_DTYPE_I8), pt_val_tensor(&tq), pt_val_tensor(&tq)};
+  pterun_value a[8] = {pt_val_tensor(&tx), pt_val_double(0.1), pt_val_int(0),
+                       pt_val_int(-128),   pt_val_int(127),    pt_val_int(PTERUN_DTYPE_I8),
+                       pt_val_tensor(&tq), pt_val_tensor(&tq)};
   const char* op = "quantized_decomposed::quantize_per_tensor.out";
   PT_CHECK_STATUS(call(op, a, 8), PTERUN_STATUS_OK);
   PT_CHECK(q[0] == 1 && q[1] == -2 && q[2] == 3 && q[3] == -128);
@@ -142,8 +152,10 @@ static int test_dequantize_args(void) {
   pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_F32, 2, sz, out, sizeof(out));
   pterun_tensor ts = pt_tensor_make(PTERUN_DTYPE_F64, 1, s2, scales, sizeof(scales));
   pterun_tensor tz = pt_tensor_make(PTERUN_DTYPE_I64, 1, s2, zps, sizeof(zps));
-  pterun_value a[10] = {pt_val_tensor(&tq), pt_val_tensor(&ts), pt_val_tensor(&tz), pt_val_int(0), pt_val_int(-128), pt_val_int(127),
-                        pt_val_int(PTERUN_DTYPE_I8), pt_val_none(), pt_val_tensor(&to), pt_val_tensor(&to)};
+  pterun_value a[10] = {
+      pt_val_tensor(&tq), pt_val_tensor(&ts), pt_val_tensor(&tz),          pt_val_int(0),
+      pt_val_int(-128),   pt_val_int(127),    pt_val_int(PTERUN_DTYPE_I8), pt_val_none(),
+      pt_val_tensor(&to), pt_val_tensor(&to)};
   const char* op = "quantized_decomposed::dequantize_per_channel.out";
   /* int8 -> float with a zero point outside [qmin, qmax]: ExecuTorch aborts */
   PT_CHECK_STATUS(call(op, a, 10), INVALID);
@@ -216,7 +228,8 @@ static int test_mixed_and_add(void) {
   pterun_tensor tw = pt_tensor_make(PTERUN_DTYPE_I8, 2, sz, w, sizeof(w));
   pterun_tensor ts = pt_tensor_make(PTERUN_DTYPE_F32, 1, s1, s, sizeof(s));
   pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_F32, 2, sz, out, sizeof(out));
-  pterun_value a[6] = {pt_val_tensor(&tx), pt_val_tensor(&tw), pt_val_tensor(&ts), pt_val_tensor(&ts), pt_val_tensor(&to), pt_val_tensor(&to)};
+  pterun_value a[6] = {pt_val_tensor(&tx), pt_val_tensor(&tw), pt_val_tensor(&ts),
+                       pt_val_tensor(&ts), pt_val_tensor(&to), pt_val_tensor(&to)};
   PT_CHECK_STATUS(call("quantized_decomposed::mixed_mm.out", a, 6), PTERUN_STATUS_NOT_SUPPORTED);
   a[3] = pt_val_none();
   PT_CHECK_STATUS(call("quantized_decomposed::mixed_mm.out", a, 6), PTERUN_STATUS_OK);
@@ -226,8 +239,11 @@ static int test_mixed_and_add(void) {
     pterun_tensor ta = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, qa, sizeof(qa));
     pterun_tensor tb = pt_tensor_make(PTERUN_DTYPE_U8, 1, s3, qa, sizeof(qa));
     pterun_tensor tq = pt_tensor_make(PTERUN_DTYPE_U8, 1, s4, qo, sizeof(qo));
-    pterun_value b[16] = {pt_val_tensor(&ta), pt_val_double(0.1), pt_val_int(0), pt_val_int(0),   pt_val_int(255), pt_val_tensor(&ta), pt_val_double(0.1), pt_val_int(0),
-                          pt_val_int(0),   pt_val_int(255), pt_val_double(0.2), pt_val_int(0), pt_val_int(0),   pt_val_int(255), pt_val_tensor(&tq), pt_val_tensor(&tq)};
+    pterun_value b[16] = {
+        pt_val_tensor(&ta), pt_val_double(0.1), pt_val_int(0),      pt_val_int(0),
+        pt_val_int(255),    pt_val_tensor(&ta), pt_val_double(0.1), pt_val_int(0),
+        pt_val_int(0),      pt_val_int(255),    pt_val_double(0.2), pt_val_int(0),
+        pt_val_int(0),      pt_val_int(255),    pt_val_tensor(&tq), pt_val_tensor(&tq)};
     PT_CHECK_STATUS(call("quantized_decomposed::add.out", b, 16), PTERUN_STATUS_OK);
     b[13] = pt_val_int(256);
     PT_CHECK_STATUS(call("quantized_decomposed::add.out", b, 16), INVALID);
@@ -245,8 +261,10 @@ static int test_group_and_affine(void) {
   pterun_tensor tq = pt_tensor_make(PTERUN_DTYPE_I8, 2, sz, q, sizeof(q));
   pterun_tensor ts = pt_tensor_make(PTERUN_DTYPE_F32, 1, s4, s, sizeof(s));
   pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_F32, 2, sz, out, sizeof(out));
-  pterun_value a[10] = {pt_val_tensor(&tq), pt_val_tensor(&ts), pt_val_none(), pt_val_int(-8), pt_val_int(7), pt_val_int(PTERUN_DTYPE_I8),
-                        pt_val_int(2), pt_val_int(PTERUN_DTYPE_F32), pt_val_tensor(&to), pt_val_tensor(&to)};
+  pterun_value a[10] = {
+      pt_val_tensor(&tq), pt_val_tensor(&ts),          pt_val_none(), pt_val_int(-8),
+      pt_val_int(7),      pt_val_int(PTERUN_DTYPE_I8), pt_val_int(2), pt_val_int(PTERUN_DTYPE_F32),
+      pt_val_tensor(&to), pt_val_tensor(&to)};
   const char* op = "quantized_decomposed::dequantize_per_channel_group.out";
   PT_CHECK_STATUS(call(op, a, 10), PTERUN_STATUS_OK);
   PT_CHECK(out[7] == -4.0f && out[0] == 0.5f);

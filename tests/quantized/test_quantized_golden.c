@@ -137,9 +137,18 @@ int main(int argc, char** argv) {
           vals[k].u.str.len = len;
           break;
         }
-        case 3: vals[k].tag = PTERUN_VALUE_DOUBLE; vals[k].u.d = rd_f64(&r); break;
-        case 4: vals[k].tag = PTERUN_VALUE_INT; vals[k].u.i = rd_i64(&r); break;
-        case 5: vals[k].tag = PTERUN_VALUE_BOOL; vals[k].u.b = rd_u8(&r) != 0; break;
+        case 3:
+          vals[k].tag = PTERUN_VALUE_DOUBLE;
+          vals[k].u.d = rd_f64(&r);
+          break;
+        case 4:
+          vals[k].tag = PTERUN_VALUE_INT;
+          vals[k].u.i = rd_i64(&r);
+          break;
+        case 5:
+          vals[k].tag = PTERUN_VALUE_BOOL;
+          vals[k].u.b = rd_u8(&r) != 0;
+          break;
         case 8: {
           uint32_t n = rd_u32(&r), j;
           if (n > PTERUN_MAX_RANK) {
@@ -187,7 +196,8 @@ int main(int argc, char** argv) {
     for (e = 0; e < nexp && e < MAX_ARGS && !r.bad; ++e) {
       expect_idx[e] = rd_u8(&r);
       rd_tensor(&r, &expect[e], 0, 0);
-      if (expect_idx[e] >= (int)nargs || vals[expect_idx[e]].tag != PTERUN_VALUE_TENSOR) r.bad = 1;
+      if (expect_idx[e] >= (int)nargs || vals[expect_idx[e]].tag != PTERUN_VALUE_TENSOR)
+        r.bad = 1;
       else {
         pterun_tensor* t = &tensors[expect_idx[e]];
         is_out[expect_idx[e]] = 1;

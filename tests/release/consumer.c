@@ -20,12 +20,13 @@ int main(int argc, char** argv) {
   pterun_registry* reg = NULL;
   pterun_status st = pterun_registry_create(NULL, &reg);
 #ifndef PT_RUNTIME_ONLY
-#define PT_ADD_(entry) \
+#define PT_ADD_(entry)                                                                             \
   if (st == PTERUN_STATUS_OK) st = pterun_registry_add(reg, entry());
   PT_KERNEL_ENTRIES(PT_ADD_)
 #undef PT_ADD_
 #endif
-  if (st == PTERUN_STATUS_OK) st = pt_run_model(reg, argv[1], argc > 2 ? argv[2] : "forward", stdout);
+  if (st == PTERUN_STATUS_OK)
+    st = pt_run_model(reg, argv[1], argc > 2 ? argv[2] : "forward", stdout);
   pterun_registry_destroy(reg);
   if (st != PTERUN_STATUS_OK) {
     printf("status %s\n", pterun_status_name(st));

@@ -19,14 +19,16 @@
 
 #include "pterun/pterun.h"
 
-#define PT_API_LIST(X)                                                                       \
-  X(pterun_registry_create) X(pterun_registry_destroy) X(pterun_registry_add)               \
-  X(pterun_registry_count) X(pterun_registry_get) X(pterun_component_for_op)                \
-  X(pterun_status_name) X(pterun_dtype_name) X(pterun_value_tag_name)                       \
-  X(pterun_program_load_file) X(pterun_program_destroy) X(pterun_program_find_method)       \
-  X(pterun_program_method_input) X(pterun_method_load) X(pterun_method_destroy)             \
-  X(pterun_method_input_count) X(pterun_method_output_count) X(pterun_method_set_input)     \
-  X(pterun_method_execute) X(pterun_method_output)
+#define PT_API_LIST(X)                                                                             \
+  X(pterun_registry_create)                                                                        \
+  X(pterun_registry_destroy)                                                                       \
+  X(pterun_registry_add) X(pterun_registry_count) X(pterun_registry_get)                           \
+      X(pterun_component_for_op) X(pterun_status_name) X(pterun_dtype_name)                        \
+          X(pterun_value_tag_name) X(pterun_program_load_file) X(pterun_program_destroy)           \
+              X(pterun_program_find_method) X(pterun_program_method_input) X(pterun_method_load)   \
+                  X(pterun_method_destroy) X(pterun_method_input_count)                            \
+                      X(pterun_method_output_count) X(pterun_method_set_input)                     \
+                          X(pterun_method_execute) X(pterun_method_output)
 
 #define PT_DECL_(f) static __typeof__(f)* p_##f;
 PT_API_LIST(PT_DECL_)
@@ -100,14 +102,14 @@ int main(int argc, char** argv) {
     fprintf(stderr, "load_order: no library defines pterun_registry_create\n");
     return 2;
   }
-#define PT_LOOKUP_(f)                                         \
-  {                                                           \
-    void* sym = dlsym(runtime, #f);                           \
-    if (sym == NULL) {                                        \
-      fprintf(stderr, "load_order: runtime lacks %s\n", #f);  \
-      return 2;                                               \
-    }                                                         \
-    memcpy(&p_##f, &sym, sizeof sym);                         \
+#define PT_LOOKUP_(f)                                                                              \
+  {                                                                                                \
+    void* sym = dlsym(runtime, #f);                                                                \
+    if (sym == NULL) {                                                                             \
+      fprintf(stderr, "load_order: runtime lacks %s\n", #f);                                       \
+      return 2;                                                                                    \
+    }                                                                                              \
+    memcpy(&p_##f, &sym, sizeof sym);                                                              \
   }
   PT_API_LIST(PT_LOOKUP_)
 #undef PT_LOOKUP_
@@ -154,8 +156,8 @@ int main(int argc, char** argv) {
     for (size_t j = i + 1; j < n; ++j) {
       const char *op_j, *key_j;
       p_pterun_registry_get(reg, j, &op_j, &key_j, NULL);
-      if (strcmp(op_i, op_j) == 0 && ((key_i == NULL && key_j == NULL) ||
-                                      (key_i && key_j && strcmp(key_i, key_j) == 0))) {
+      if (strcmp(op_i, op_j) == 0 &&
+          ((key_i == NULL && key_j == NULL) || (key_i && key_j && strcmp(key_i, key_j) == 0))) {
         printf("FAIL: %s [%s] registered twice\n", op_i, key_i ? key_i : "any");
         ++dups;
       }

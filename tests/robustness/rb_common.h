@@ -85,7 +85,8 @@ static inline uint64_t rb_output_hash(const pterun_method* m) {
     }
     const pterun_tensor* t = v->u.tensor;
     for (uint8_t d = 0; d < t->rank; ++d) h = (h ^ (uint64_t)t->sizes[d]) * 1099511628211ull;
-    for (size_t b = 0; b < t->nbytes; ++b) h = (h ^ ((const uint8_t*)t->data)[b]) * 1099511628211ull;
+    for (size_t b = 0; b < t->nbytes; ++b)
+      h = (h ^ ((const uint8_t*)t->data)[b]) * 1099511628211ull;
   }
   return h;
 }

@@ -7,10 +7,10 @@
 #include "tests/robustness/rb_common.h"
 
 static size_t g_cases;
-#define CASE(expr, want)               \
-  do {                                 \
-    ++g_cases;                         \
-    PT_CHECK_STATUS((expr), (want));   \
+#define CASE(expr, want)                                                                           \
+  do {                                                                                             \
+    ++g_cases;                                                                                     \
+    PT_CHECK_STATUS((expr), (want));                                                               \
   } while (0)
 
 static pterun_program* load(const char* dir) {
@@ -18,7 +18,8 @@ static pterun_program* load(const char* dir) {
   snprintf(rel, sizeof rel, "%s/model.pte", dir);
   pterun_load_options lo = rb_load_opts();
   pterun_program* p = NULL;
-  if (pterun_program_load_file(rb_fixture(rel), PTERUN_FILE_MMAP, &lo, &p) != PTERUN_STATUS_OK) return NULL;
+  if (pterun_program_load_file(rb_fixture(rel), PTERUN_FILE_MMAP, &lo, &p) != PTERUN_STATUS_OK)
+    return NULL;
   return p;
 }
 
@@ -90,10 +91,12 @@ static int bad_null_and_range_arguments(void) {
   CASE(pterun_method_set_input_value(NULL, 0, &val), PTERUN_STATUS_INVALID_ARGUMENT);
   CASE(pterun_method_set_input_value(m, 0, NULL), PTERUN_STATUS_INVALID_ARGUMENT);
   CASE(pterun_method_set_input_value(m, 5, &val), PTERUN_STATUS_INVALID_ARGUMENT);
-  CASE(pterun_method_set_input_value(m, 0, &val), PTERUN_STATUS_INPUT_MISMATCH); /* None for a tensor */
+  CASE(pterun_method_set_input_value(m, 0, &val),
+       PTERUN_STATUS_INPUT_MISMATCH); /* None for a tensor */
   CASE(pterun_method_set_output_buffer(NULL, 0, junk, sizeof junk), PTERUN_STATUS_INVALID_ARGUMENT);
   CASE(pterun_method_set_output_buffer(m, 9, junk, sizeof junk), PTERUN_STATUS_INVALID_ARGUMENT);
-  CASE(pterun_method_set_output_buffer(m, 0, junk, sizeof junk), PTERUN_STATUS_INVALID_STATE); /* planned */
+  CASE(pterun_method_set_output_buffer(m, 0, junk, sizeof junk),
+       PTERUN_STATUS_INVALID_STATE); /* planned */
   CASE(pterun_method_output(m, 9, &out), PTERUN_STATUS_NOT_FOUND);
   CASE(pterun_method_output(NULL, 0, &out), PTERUN_STATUS_INVALID_ARGUMENT);
   CASE(pterun_method_output(m, 0, NULL), PTERUN_STATUS_INVALID_ARGUMENT);
@@ -137,7 +140,8 @@ static int bad_tensor_inputs(void) {
   static _Alignas(64) float x[2 * 3 * 4 + 1];
   for (int k = 0; k < 25; ++k) x[k] = (float)k;
   int64_t good[3] = {2, 3, 4}, wrong[3] = {2, 4, 3}, neg[3] = {2, -3, 4}, big[3] = {2, 3, 5};
-  uint8_t ord_ok[3] = {0, 1, 2}, ord_perm[3] = {0, 2, 1}, ord_dup[3] = {0, 0, 1}, ord_range[3] = {0, 1, 7};
+  uint8_t ord_ok[3] = {0, 1, 2}, ord_perm[3] = {0, 2, 1}, ord_dup[3] = {0, 0, 1},
+          ord_range[3] = {0, 1, 7};
   pterun_tensor_view v = {PTERUN_DTYPE_F32, 3, good, NULL, x, 96};
   pterun_tensor_view b = v;
   b.dtype = PTERUN_DTYPE_F64;
@@ -236,7 +240,8 @@ static int bad_tensor_inputs(void) {
   CASE(pterun_method_set_input(m, 0, &dv), PTERUN_STATUS_INPUT_MISMATCH);
   dv.sizes = zero;
   CASE(pterun_method_set_input(m, 0, &dv), PTERUN_STATUS_OK);
-  PT_CHECK(pterun_method_execute(m) == PTERUN_STATUS_OK || 1); /* an empty batch: any status, no crash */
+  PT_CHECK(pterun_method_execute(m) == PTERUN_STATUS_OK ||
+           1); /* an empty batch: any status, no crash */
   pterun_method_destroy(m);
   pterun_program_destroy(p);
   return 0;

@@ -66,7 +66,9 @@ static int file_changes_after_load(void) {
         snprintf(rel, sizeof rel, "%s/model.pte", dirs[k]);
         PT_CHECK(copy_to_temp(rb_fixture(rel), path, sizeof path) == 0);
         int ext = strcmp(dirs[k], "external_data") == 0;
-        if (ext) PT_CHECK(copy_to_temp(rb_fixture("external_data/_default_external_constant.ptd"), dpath, sizeof dpath) == 0);
+        if (ext)
+          PT_CHECK(copy_to_temp(rb_fixture("external_data/_default_external_constant.ptd"), dpath,
+                                sizeof dpath) == 0);
         pterun_load_options lo = rb_load_opts();
         pterun_program* p = NULL;
         pterun_data* d = NULL;
@@ -98,21 +100,30 @@ static int damaged_files_refused(void) {
   pterun_load_options lo = rb_load_opts();
   pterun_program* p = (pterun_program*)&lo;
   PT_CHECK(damage(path, 1) == 0);
-  PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_INVALID_PROGRAM);
+  PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_INVALID_PROGRAM);
   PT_CHECK(p == NULL);
   PT_CHECK(damage(path, 0) == 0);
-  PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_INVALID_PROGRAM);
-  PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_READ, &lo, &p), PTERUN_STATUS_INVALID_PROGRAM);
+  PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_INVALID_PROGRAM);
+  PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_READ, &lo, &p),
+                  PTERUN_STATUS_INVALID_PROGRAM);
   pterun_data* d = NULL;
-  PT_CHECK_STATUS(pterun_data_load_file(path, PTERUN_FILE_MMAP, &lo, &d), PTERUN_STATUS_INVALID_DATA);
+  PT_CHECK_STATUS(pterun_data_load_file(path, PTERUN_FILE_MMAP, &lo, &d),
+                  PTERUN_STATUS_INVALID_DATA);
   PT_CHECK(unlink(path) == 0);
-  PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_IO_ERROR);
+  PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_IO_ERROR);
   PT_CHECK_STATUS(pterun_data_load_file(path, PTERUN_FILE_READ, &lo, &d), PTERUN_STATUS_IO_ERROR);
-  PT_CHECK_STATUS(pterun_program_load_file("/tmp", PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_IO_ERROR);
-  PT_CHECK_STATUS(pterun_program_load_file("/dev/null", PTERUN_FILE_READ, &lo, &p), PTERUN_STATUS_IO_ERROR);
+  PT_CHECK_STATUS(pterun_program_load_file("/tmp", PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_IO_ERROR);
+  PT_CHECK_STATUS(pterun_program_load_file("/dev/null", PTERUN_FILE_READ, &lo, &p),
+                  PTERUN_STATUS_IO_ERROR);
   PT_CHECK_STATUS(pterun_data_load_file("/tmp", PTERUN_FILE_READ, &lo, &d), PTERUN_STATUS_IO_ERROR);
-  PT_CHECK_STATUS(pterun_program_load_file(NULL, PTERUN_FILE_READ, &lo, &p), PTERUN_STATUS_INVALID_ARGUMENT);
-  PT_CHECK_STATUS(pterun_data_load_file(NULL, PTERUN_FILE_READ, &lo, &d), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(pterun_program_load_file(NULL, PTERUN_FILE_READ, &lo, &p),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(pterun_data_load_file(NULL, PTERUN_FILE_READ, &lo, &d),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
   PT_CHECK(p == NULL && d == NULL);
   g_cases += 11;
   return 0;

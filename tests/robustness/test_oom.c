@@ -25,8 +25,9 @@ static void c_free(void* ctx, void* p) {
   free(p);
 }
 
-static const char* kModels[] = {"elementwise", "mlp", "cnn", "two_methods", "mutable_buffer",
-                                "dynamic_dim", "sym_ops", "control_flow", "external_data"};
+static const char* kModels[] = {"elementwise",    "mlp",         "cnn",     "two_methods",
+                                "mutable_buffer", "dynamic_dim", "sym_ops", "control_flow",
+                                "external_data"};
 #define N_MODELS (sizeof kModels / sizeof kModels[0])
 
 static size_t g_cases;
@@ -37,8 +38,12 @@ static unsigned char* g_buf;
 static size_t g_size;
 static const char* g_path;
 
-static void prog_destroy(void* p) { pterun_program_destroy(p); }
-static void data_destroy(void* d) { pterun_data_destroy(d); }
+static void prog_destroy(void* p) {
+  pterun_program_destroy(p);
+}
+static void data_destroy(void* d) {
+  pterun_data_destroy(d);
+}
 
 static pterun_status load_prog_copy(const pterun_allocator* a, void** obj, void (**d)(void*)) {
   pterun_load_options lo = rb_load_opts();
@@ -141,7 +146,8 @@ static int oom_method_loads(void) {
         pterun_load_options lo = rb_load_opts();
         if (inherit) lo.allocator = &a;
         pterun_program* p = NULL;
-        PT_CHECK_STATUS(pterun_program_load_file(rb_fixture(rel), PTERUN_FILE_READ, &lo, &p), PTERUN_STATUS_OK);
+        PT_CHECK_STATUS(pterun_program_load_file(rb_fixture(rel), PTERUN_FILE_READ, &lo, &p),
+                        PTERUN_STATUS_OK);
         c.fail_at = c.calls + n;
         long before = c.live;
         pterun_method_options o = rb_opts();

@@ -17,12 +17,17 @@ typedef struct rcase {
 } rcase;
 
 static rcase g_cases[] = {
-    {"elementwise", "forward", NULL, {0}}, {"mlp", "forward", NULL, {0}},
+    {"elementwise", "forward", NULL, {0}},
+    {"mlp", "forward", NULL, {0}},
     {"cnn", "forward", NULL, {0}},
-    {"two_methods", "forward", NULL, {0}}, {"two_methods", "encode", NULL, {0}},
-    {"mutable_buffer", "forward", NULL, {0}}, {"dynamic_dim", "forward", NULL, {0}},
-    {"sym_ops", "forward", NULL, {0}},     {"external_data", "forward", NULL, {0}},
-    {"control_flow", "forward", NULL, {0}}, {"control_flow_false", "forward", NULL, {0}},
+    {"two_methods", "forward", NULL, {0}},
+    {"two_methods", "encode", NULL, {0}},
+    {"mutable_buffer", "forward", NULL, {0}},
+    {"dynamic_dim", "forward", NULL, {0}},
+    {"sym_ops", "forward", NULL, {0}},
+    {"external_data", "forward", NULL, {0}},
+    {"control_flow", "forward", NULL, {0}},
+    {"control_flow_false", "forward", NULL, {0}},
 };
 #define N_CASES (sizeof g_cases / sizeof g_cases[0])
 
@@ -66,8 +71,8 @@ static void* worker(void* arg) {
     pterun_program* p = c->program;
     if (j->own_programs) {
       pterun_load_options lo = rb_load_opts();
-      if (pterun_program_load_file(model_path(c), j->id & 1 ? PTERUN_FILE_READ : PTERUN_FILE_MMAP, &lo, &p) !=
-          PTERUN_STATUS_OK) {
+      if (pterun_program_load_file(model_path(c), j->id & 1 ? PTERUN_FILE_READ : PTERUN_FILE_MMAP,
+                                   &lo, &p) != PTERUN_STATUS_OK) {
         ++j->failures;
         continue;
       }
@@ -75,8 +80,8 @@ static void* worker(void* arg) {
     uint64_t got[ROUNDS] = {0};
     pterun_status st = run_case(c, p, got);
     if (st != PTERUN_STATUS_OK || memcmp(got, c->want, sizeof got) != 0) {
-      fprintf(stderr, "thread %d: %s.%s differs from the serial run (%s)\n", j->id, c->dir, c->method,
-              pterun_status_name(st));
+      fprintf(stderr, "thread %d: %s.%s differs from the serial run (%s)\n", j->id, c->dir,
+              c->method, pterun_status_name(st));
       ++j->failures;
     }
     if (j->own_programs) pterun_program_destroy(p);
@@ -105,30 +110,38 @@ static int run_threads(int own_programs) {
 static int threads_serial_reference(void) {
   for (size_t k = 0; k < N_CASES; ++k) {
     pterun_load_options lo = rb_load_opts();
-    PT_CHECK_STATUS(pterun_program_load_file(model_path(&g_cases[k]), PTERUN_FILE_MMAP, &lo, &g_cases[k].program),
+    PT_CHECK_STATUS(pterun_program_load_file(model_path(&g_cases[k]), PTERUN_FILE_MMAP, &lo,
+                                             &g_cases[k].program),
                     PTERUN_STATUS_OK);
     PT_CHECK_STATUS(run_case(&g_cases[k], g_cases[k].program, g_cases[k].want), PTERUN_STATUS_OK);
   }
   return 0;
 }
 
-static int threads_methods_of_shared_programs(void) { return run_threads(0); }
-static int threads_private_programs(void) { return run_threads(1); }
+static int threads_methods_of_shared_programs(void) {
+  return run_threads(0);
+}
+static int threads_private_programs(void) {
+  return run_threads(1);
+}
 
 /* The default registry is created on first use; several threads race to
  * create it and to add the same library (idempotent), then load methods. */
 static void* default_registry_worker(void* arg) {
   int* failures = arg;
   pterun_registry* r = pterun_registry_default();
-  if (r == NULL || pterun_registry_add(r, pterun_kernels_portable()) != PTERUN_STATUS_OK) ++*failures;
-  else if (pterun_registry_provider(r, "aten::add.out") == NULL || pterun_registry_count(r) == 0) ++*failures;
+  if (r == NULL || pterun_registry_add(r, pterun_kernels_portable()) != PTERUN_STATUS_OK)
+    ++*failures;
+  else if (pterun_registry_provider(r, "aten::add.out") == NULL || pterun_registry_count(r) == 0)
+    ++*failures;
   return NULL;
 }
 
 static int threads_default_registry(void) {
   pthread_t th[THREADS];
   int failures[THREADS] = {0};
-  for (int t = 0; t < THREADS; ++t) PT_CHECK(pthread_create(&th[t], NULL, default_registry_worker, &failures[t]) == 0);
+  for (int t = 0; t < THREADS; ++t)
+    PT_CHECK(pthread_create(&th[t], NULL, default_registry_worker, &failures[t]) == 0);
   for (int t = 0; t < THREADS; ++t) {
     PT_CHECK(pthread_join(th[t], NULL) == 0);
     PT_CHECK(failures[t] == 0);
@@ -143,8 +156,8 @@ int main(void) {
   int pt_failures = 0;
   if (rb_init()) return 1;
   g_use_reg = g_reg;
-  if (pterun_data_load_file(rb_fixture("external_data/_default_external_constant.ptd"), PTERUN_FILE_MMAP, NULL,
-                            &g_data) != PTERUN_STATUS_OK)
+  if (pterun_data_load_file(rb_fixture("external_data/_default_external_constant.ptd"),
+                            PTERUN_FILE_MMAP, NULL, &g_data) != PTERUN_STATUS_OK)
     return 1;
   PT_RUN(threads_serial_reference);
   PT_RUN(threads_methods_of_shared_programs);

@@ -133,13 +133,15 @@ int main(int argc, char** argv) {
     cli_elem_format(e.dtype, e.data, worst, s2, sizeof s2);
     index_str(&a, worst, idx, sizeof idx);
     if (isinf(worst_excess))
-      printf("npycmp: %zu of %zu elements differ (rtol %g, atol %g); worst at %s: actual %s, "
-             "expected %s (NaN or infinity mismatch)\n",
-             bad, a.numel, rtol, atol, idx, s1, s2);
+      printf(
+          "npycmp: %zu of %zu elements differ (rtol %g, atol %g); worst at %s: actual %s, "
+          "expected %s (NaN or infinity mismatch)\n",
+          bad, a.numel, rtol, atol, idx, s1, s2);
     else
-      printf("npycmp: %zu of %zu elements differ (rtol %g, atol %g); worst at %s: actual %s, "
-             "expected %s, |diff| %g > tolerance %g\n",
-             bad, a.numel, rtol, atol, idx, s1, s2, fabs(x - y), atol + rtol * fabs(y));
+      printf(
+          "npycmp: %zu of %zu elements differ (rtol %g, atol %g); worst at %s: actual %s, "
+          "expected %s, |diff| %g > tolerance %g\n",
+          bad, a.numel, rtol, atol, idx, s1, s2, fabs(x - y), atol + rtol * fabs(y));
     rc = 1;
   }
 done:

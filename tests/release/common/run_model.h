@@ -43,7 +43,8 @@ static void pt_fill(int32_t dtype, void* data, int64_t n, size_t i) {
 
 static void pt_print_tensor(FILE* out, size_t i, const pterun_tensor* t) {
   fprintf(out, "output %zu %s [", i, PT_FN(pterun_dtype_name)(t->dtype));
-  for (unsigned d = 0; d < t->rank; ++d) fprintf(out, "%s%lld", d ? ", " : "", (long long)t->sizes[d]);
+  for (unsigned d = 0; d < t->rank; ++d)
+    fprintf(out, "%s%lld", d ? ", " : "", (long long)t->sizes[d]);
   fprintf(out, "]\n");
   for (int64_t k = 0; k < t->numel; ++k) {
     const void* p = t->data;
@@ -94,8 +95,8 @@ static pterun_status pt_run_model(const pterun_registry* registry, const char* p
       break;
     }
     pt_fill(info.dtype, inputs[i], numel, i);
-    pterun_tensor_view v = {info.dtype, info.rank, info.sizes, info.dim_order, inputs[i],
-                            (size_t)info.nbytes};
+    pterun_tensor_view v = {info.dtype,     info.rank, info.sizes,
+                            info.dim_order, inputs[i], (size_t)info.nbytes};
     st = PT_FN(pterun_method_set_input)(m, i, &v);
   }
   if (st == PTERUN_STATUS_OK) st = PT_FN(pterun_method_execute)(m);
@@ -103,11 +104,16 @@ static pterun_status pt_run_model(const pterun_registry* registry, const char* p
     const pterun_value* v = NULL;
     st = PT_FN(pterun_method_output)(m, i, &v);
     if (st != PTERUN_STATUS_OK) break;
-    if (v->tag == PTERUN_VALUE_TENSOR) pt_print_tensor(out, i, v->u.tensor);
-    else if (v->tag == PTERUN_VALUE_INT) fprintf(out, "output %zu int %lld\n", i, (long long)v->u.i);
-    else if (v->tag == PTERUN_VALUE_DOUBLE) fprintf(out, "output %zu double %.17g\n", i, v->u.d);
-    else if (v->tag == PTERUN_VALUE_BOOL) fprintf(out, "output %zu bool %d\n", i, v->u.b);
-    else fprintf(out, "output %zu %s\n", i, PT_FN(pterun_value_tag_name)(v->tag));
+    if (v->tag == PTERUN_VALUE_TENSOR)
+      pt_print_tensor(out, i, v->u.tensor);
+    else if (v->tag == PTERUN_VALUE_INT)
+      fprintf(out, "output %zu int %lld\n", i, (long long)v->u.i);
+    else if (v->tag == PTERUN_VALUE_DOUBLE)
+      fprintf(out, "output %zu double %.17g\n", i, v->u.d);
+    else if (v->tag == PTERUN_VALUE_BOOL)
+      fprintf(out, "output %zu bool %d\n", i, v->u.b);
+    else
+      fprintf(out, "output %zu %s\n", i, PT_FN(pterun_value_tag_name)(v->tag));
   }
   for (size_t i = 0; i < n_in && inputs != NULL; ++i) free(inputs[i]);
   free(inputs);
