@@ -19,16 +19,29 @@
 
 #include "pterun/pterun.h"
 
-#define PT_API_LIST(X)                                                                             \
-  X(pterun_registry_create)                                                                        \
-  X(pterun_registry_destroy)                                                                       \
-  X(pterun_registry_add) X(pterun_registry_count) X(pterun_registry_get)                           \
-      X(pterun_component_for_op) X(pterun_status_name) X(pterun_dtype_name)                        \
-          X(pterun_value_tag_name) X(pterun_program_load_file) X(pterun_program_destroy)           \
-              X(pterun_program_find_method) X(pterun_program_method_input) X(pterun_method_load)   \
-                  X(pterun_method_destroy) X(pterun_method_input_count)                            \
-                      X(pterun_method_output_count) X(pterun_method_set_input)                     \
-                          X(pterun_method_execute) X(pterun_method_output)
+// clang-format off
+#define PT_API_LIST(X) \
+  X(pterun_registry_create) \
+  X(pterun_registry_destroy) \
+  X(pterun_registry_add) \
+  X(pterun_registry_count) \
+  X(pterun_registry_get) \
+  X(pterun_component_for_op) \
+  X(pterun_status_name) \
+  X(pterun_dtype_name) \
+  X(pterun_value_tag_name) \
+  X(pterun_program_load_file) \
+  X(pterun_program_destroy) \
+  X(pterun_program_find_method) \
+  X(pterun_program_method_input) \
+  X(pterun_method_load) \
+  X(pterun_method_destroy) \
+  X(pterun_method_input_count) \
+  X(pterun_method_output_count) \
+  X(pterun_method_set_input) \
+  X(pterun_method_execute) \
+  X(pterun_method_output)
+// clang-format on
 
 #define PT_DECL_(f) static __typeof__(f)* p_##f;
 PT_API_LIST(PT_DECL_)
