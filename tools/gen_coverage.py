@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the coverage table of docs/kernels.md.
 
-Compares ExecuTorch's portable operator list (shared/docs/portable-ops.txt,
+Compares ExecuTorch's portable operator list (tools/data/portable-ops.txt,
 one overload per line, aten:: unless a namespace is given) with the
 operators that libpterun_kernels_portable registers (the PT_OP rows of
 kernels/portable/ops_*.inc), and lists for each overload the source file
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_OPS = REPO.parent / "shared" / "docs" / "portable-ops.txt"
+DEFAULT_OPS = REPO / "tools" / "data" / "portable-ops.txt"
 DOC = REPO / "docs" / "kernels.md"
 INC_DIR = REPO / "kernels" / "portable"
 TEST_DIR = REPO / "tests" / "kernels"
@@ -72,7 +72,9 @@ def find_sources(reg: dict[str, tuple[str, str]]) -> dict[str, str]:
     fns = {fn for fn, _ in reg.values()}
     for src in sorted(INC_DIR.glob("*.c")):
         text = src.read_text()
-        for m in re.finditer(r"^pterun_status\s+([A-Za-z0-9_]+)\s*\(", text, re.MULTILINE):
+        for m in re.finditer(
+            r"^pterun_status\s+([A-Za-z0-9_]+)\s*\(", text, re.MULTILINE
+        ):
             if m.group(1) in fns:
                 where.setdefault(m.group(1), src.name)
     for fn, section in reg.values():

@@ -259,9 +259,11 @@ pterun_status pterun_method_execute(pterun_method* m) {
           ctx.op_name = m->op_names[in->a];
           ctx.scratch_used = 0;
           pterun_status st = in->fn(&ctx, in->args, in->b);
-          if (st != PTERUN_STATUS_OK)
-            return pt_fail(&m->logger, st, "instruction %u:%u (%s) failed: %s", c, pc, ctx.op_name,
-                           pterun_status_str(st));
+          if (st != PTERUN_STATUS_OK) {
+            char op[PT_ESC_CAP];
+            return pt_fail(&m->logger, st, "instruction %u:%u (%s) failed: %s", c, pc,
+                           pt_esc(ctx.op_name, op, sizeof op), pterun_status_str(st));
+          }
           break;
         }
         case PT_INSTR_FOLDED: /* ran once at load (method_fold.c) */ break;

@@ -47,7 +47,8 @@ static pterun_status lfail(loader* L, pterun_status st, const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return pt_fail(&L->m->logger, st, "method '%s': %s", L->name, msg);
+  char name[PT_ESC_CAP];
+  return pt_fail(&L->m->logger, st, "method '%s': %s", pt_esc(L->name, name, sizeof name), msg);
 }
 
 /* Lays out (or counts) every runtime structure of the method. */
@@ -440,11 +441,12 @@ static pterun_status build_instructions(loader* L) {
         uint32_t idl;
         if (pt_fb_vec_table(&L->delegates, ins->a, &d))
           pt_fb_get_string(&d, PT_DELEGATE_ID, &id, &idl);
+        char eid[PT_ESC_CAP];
         return lfail(
             L, PTERUN_STATUS_BACKEND_UNAVAILABLE,
             "instruction %u:%u calls delegate backend '%s', which is not available in pterun "
             "(export without a partitioner to run it on the portable kernels)",
-            c, i, id);
+            c, i, pt_esc(id, eid, sizeof eid));
       }
       if (ins->type != PT_INSTR_KERNEL_CALL) continue;
       pt_fb_vec args;
@@ -452,9 +454,11 @@ static pterun_status build_instructions(loader* L) {
       ins->b = args.len;
       for (uint32_t k = 0; k < args.len; ++k) ins->args[k] = &m->values[pt_fb_vec_i32(&args, k)];
       const char* op = m->op_names[ins->a];
+      char eop[PT_ESC_CAP];
       if (args.len > 0 && writes_constant(m, ins->args[args.len - 1]))
         return lfail(L, PTERUN_STATUS_INVALID_PROGRAM,
-                     "instruction %u:%u (%s) writes its result into constant data", c, i, op);
+                     "instruction %u:%u (%s) writes its result into constant data", c, i,
+                     pt_esc(op, eop, sizeof eop));
       char key[512];
       kernel_key(ins->args, args.len, key, sizeof key);
       ins->fn = pt_registry_resolve(reg, op, key[0] ? key : NULL);
@@ -504,8 +508,15 @@ static pterun_status load(loader* L) {
   pterun_method* m = L->m;
   const pterun_program* p = L->p;
   size_t index;
-  if (pterun_program_find_method(p, L->name, &index) != PTERUN_STATUS_OK)
-    return pt_fail(&m->logger, PTERUN_STATUS_NOT_FOUND, "program has no method '%s'", L->name);
+  // find_method logs through the program's logger; say it through the
+  // method's too when the caller gave the method its own.
+  if (pterun_program_find_method(p, L->name, &index) != PTERUN_STATUS_OK) {
+    char want[PT_ESC_CAP];
+    if (m->logger.fn == p->logger.fn && m->logger.ctx == p->logger.ctx)
+      return PTERUN_STATUS_NOT_FOUND;
+    return pt_fail(&m->logger, PTERUN_STATUS_NOT_FOUND, "program has no method '%s'",
+                   pt_esc(L->name, want, sizeof want));
+  }
   pt_program_plan(p, index, &L->plan);
   pt_fb_get_vector(&L->plan, PT_PLAN_VALUES, 4, &L->values);
   pt_fb_get_vector(&L->plan, PT_PLAN_INPUTS, 4, &L->inputs);
