@@ -295,8 +295,11 @@ int cli_cmd_run(int argc, char** argv) {
 
   if (!quiet) {
     printf("program %s: loaded in %.3f ms\n", model, s.program_load_ms);
-    printf("method %s: loaded in %.3f ms\n", pterun_program_method_name(s.program, method),
-           method_ms);
+    {
+      char e[CLI_ESC_CAP];
+      printf("method %s: loaded in %.3f ms\n",
+             cli_esc(pterun_program_method_name(s.program, method), e, sizeof e), method_ms);
+    }
     for (k = 0; k < in.count; ++k) {
       char shp[256];
       if (in.arrays[k].data == NULL) {

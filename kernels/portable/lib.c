@@ -10,7 +10,7 @@
 #undef PT_OP
 
 static const pterun_kernel kPortableKernels[] = {
-#define PT_OP(name, fn) {name, NULL, fn},
+#define PT_OP(name, fn) {name, fn},
 #include "kernels/portable/ops_math.inc"
 #include "kernels/portable/ops_nn.inc"
 #include "kernels/portable/ops_extra.inc"

@@ -179,7 +179,7 @@ static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
 
 PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->method_type, Py_tp_alloc);
-  pterun_method_options opts;
+  pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
   pterun_status status = PTERUN_STATUS_OK;
   pterun_method* m = NULL;
   pt_method* self;
@@ -200,8 +200,6 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name) {
     PyErr_NoMemory();
     goto fail;
   }
-
-  memset(&opts, 0, sizeof opts);
   opts.registry = st->registry;
   opts.data = (const pterun_data* const*)program->data;
   opts.data_count = program->data_count;

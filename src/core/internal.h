@@ -48,6 +48,14 @@ const char* pt_esc(const char* text, char* buf, size_t cap);
     if (pt_fwd_s_ != PTERUN_STATUS_OK) return pt_fwd_s_;                                           \
   } while (0)
 
+/* ---- options structs (options.c) ---- */
+/* Copies the caller's options `in` (NULL: defaults) into `out`, which is
+ * `size` bytes (our sizeof): fields beyond the caller's struct_size are zero
+ * (their defaults). Refuses struct_size 0 and unknown fields that are set,
+ * naming `what` ("pterun_method_options") through `logger`. */
+pterun_status pt_options_copy(const void* in, void* out, size_t size, const pterun_logger* logger,
+                              const char* what);
+
 /* ---- memory (alloc.c) ---- */
 /* Allocation through an optional caller allocator; NULL means malloc. All
  * memory is zeroed by pt_alloc. */

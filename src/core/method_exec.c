@@ -190,6 +190,7 @@ void pterun_method_set_instruction_budget(pterun_method* m, uint64_t budget) {
 
 /* JumpFalse condition: a Bool, or a Bool tensor that is true iff all are. */
 static pterun_status condition(pterun_method* m, const pterun_value* v, bool* out) {
+  *out = false; /* defined on every path (GCC -Os cannot see through pt_fail) */
   if (v->tag == PTERUN_VALUE_BOOL) {
     *out = v->u.b != 0;
     return PTERUN_STATUS_OK;

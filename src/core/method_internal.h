@@ -53,7 +53,9 @@ struct pterun_method {
 
   pt_chain* chains;
   uint32_t chain_count;
-  const char** op_names; /* "ns::op.overload", per operator table entry */
+  const char** op_names;    /* "ns::op.overload", per operator table entry */
+  pterun_kernel_fn* op_fns; /* its kernel (NULL: not registered), per entry */
+  uint8_t* op_called;       /* 1: a kernel call names it (load-time bookkeeping) */
   uint32_t op_count;
 
   void** planned;

@@ -16,11 +16,11 @@ static size_t printable_seq(const unsigned char* s, size_t n) {
   if (n < len) return 0;
   for (size_t k = 1; k < len; ++k)
     if ((s[k] & 0xc0) != 0x80) return 0;
-  if (len == 2 && c == 0xc2 && s[1] < 0xa0) return 0;                /* C1 controls */
-  if (len == 3 && c == 0xe0 && s[1] < 0xa0) return 0;                /* overlong */
-  if (len == 3 && c == 0xed && s[1] >= 0xa0) return 0;               /* surrogates */
-  if (len == 4 && c == 0xf0 && s[1] < 0x90) return 0;                /* overlong */
-  if (len == 4 && c == 0xf4 && s[1] >= 0x90) return 0;               /* > U+10FFFF */
+  if (len == 2 && c == 0xc2 && s[1] < 0xa0) return 0;  /* C1 controls */
+  if (len == 3 && c == 0xe0 && s[1] < 0xa0) return 0;  /* overlong */
+  if (len == 3 && c == 0xed && s[1] >= 0xa0) return 0; /* surrogates */
+  if (len == 4 && c == 0xf0 && s[1] < 0x90) return 0;  /* overlong */
+  if (len == 4 && c == 0xf4 && s[1] >= 0x90) return 0; /* > U+10FFFF */
   return len;
 }
 
