@@ -1,5 +1,5 @@
-/* Method loading: one allocation for the value table, tensors, argument
- * arrays and instructions; planned memory bound; every operator resolved. */
+/* Method loading: one block for the value table, tensors, argument arrays
+ * and instructions; planned memory bound; one kernel resolved per operator. */
 #include <stdio.h>
 #include <string.h>
 

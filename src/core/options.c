@@ -15,7 +15,7 @@ pterun_status pt_options_copy(const void* in, void* out, size_t size, const pter
     return pt_fail(logger, PTERUN_STATUS_INVALID_ARGUMENT,
                    "%s.struct_size is %zu: initialise the options with %s", what, given,
                    strcmp(what, "pterun_method_options") == 0 ? "PTERUN_METHOD_OPTIONS_INIT"
-                                                               : "PTERUN_LOAD_OPTIONS_INIT");
+                                                              : "PTERUN_LOAD_OPTIONS_INIT");
   // A caller built against a newer pterun: fine as long as it leaves every
   // field this pterun does not know at its default (zero).
   for (size_t k = size; k < given; ++k)

@@ -45,7 +45,10 @@ static int printable_utf8(const unsigned char* s, size_t n) {
       ++i;
       continue;
     }
-    size_t len = c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+    size_t len = c >= 0xc2 && c < 0xe0   ? 2
+                 : c >= 0xe0 && c < 0xf0 ? 3
+                 : c >= 0xf0 && c < 0xf5 ? 4
+                                         : 0;
     if (len == 0 || i + len > n) return 0;
     for (size_t k = 1; k < len; ++k)
       if ((s[i + k] & 0xc0) != 0x80) return 0;
