@@ -1,20 +1,20 @@
 /* The portable kernel library's one entry point: a constant table built from
- * the operator lists (ops_*.inc). Each list row is PT_OP("ns::op.overload", fn). */
+ * the operator lists (ops_*.inc). Each list row is PK_OP("ns::op.overload", fn). */
 #include "pterun/kernels/portable.h"
 
-#define PT_OP(name, fn)                                                                            \
+#define PK_OP(name, fn)                                                                            \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 #include "kernels/portable/ops_math.inc"
 #include "kernels/portable/ops_nn.inc"
 #include "kernels/portable/ops_extra.inc"
-#undef PT_OP
+#undef PK_OP
 
 static const pterun_kernel kPortableKernels[] = {
-#define PT_OP(name, fn) {name, NULL, fn},
+#define PK_OP(name, fn) {name, NULL, fn},
 #include "kernels/portable/ops_math.inc"
 #include "kernels/portable/ops_nn.inc"
 #include "kernels/portable/ops_extra.inc"
-#undef PT_OP
+#undef PK_OP
 };
 
 static const pterun_kernel_library kPortableLibrary = {
