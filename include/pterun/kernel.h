@@ -65,6 +65,14 @@ PTERUN_API pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_s
 PTERUN_API const char* pterun_kernel_op_name(const pterun_kernel_context* ctx);
 
 /**
+ * Tells a profiler (pterun/profile.h) that this call took a slower path
+ * than the operator has (e.g. no scratch for packing, an unsupported
+ * layout). `reason` must be a string literal or otherwise outlive the
+ * method. Costs one store; without a profiler nothing reads it.
+ */
+PTERUN_API void pterun_kernel_note_slow_path(pterun_kernel_context* ctx, const char* reason);
+
+/**
  * Scratch memory for the duration of this call, from the method's scratch
  * arena (sized by the caller at method load; reset after every instruction).
  * Returns NULL when the arena cannot satisfy the request: kernels must then
