@@ -64,14 +64,6 @@ pterun_status pk_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args, s
   return run_real_act(ctx, args, 3, &op_clamp, &p, -1);
 }
 
-/* Reads a Scalar? argument (has = 0 for None). */
-static pterun_status arg_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                    const char* name, pterun_scalar* s, int* has) {
-  *has = !(args[i] == NULL || args[i]->tag == PTERUN_VALUE_NONE);
-  if (!*has) return PTERUN_STATUS_OK;
-  return pterun_arg_scalar(ctx, args, i, name, s);
-}
-
 pterun_status pk_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pk_ew_params p = {0};
   pterun_scalar lo, hi;
@@ -79,8 +71,8 @@ pterun_status pk_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size
   int has_lo, has_hi, cdt;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PTERUN_TRY(arg_opt_scalar(ctx, args, 1, "min", &lo, &has_lo));
-  PTERUN_TRY(arg_opt_scalar(ctx, args, 2, "max", &hi, &has_hi));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 1, "min", &lo, &has_lo));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 2, "max", &hi, &has_hi));
   if (!has_lo && !has_hi)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "at least one of 'min' or 'max' must not be None");

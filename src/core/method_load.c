@@ -563,7 +563,7 @@ static pterun_status load(loader* L) {
     m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
   mark_shared_inputs(m);
   if (L->o != NULL && L->o->profiler != NULL) {
-    PT_FORWARD(pt_profiler_attach(L->o->profiler, m, L->name));
+    PTERUN_TRY(pt_profiler_attach(L->o->profiler, m, L->name));
     m->profiler = L->o->profiler;
   }
   m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget
