@@ -143,7 +143,6 @@ void cli_inputs_free(cli_inputs* in);
 
 /* ---- elements and layout (elem.c) ------------------------------------------- */
 
-int cli_dtype_is_float(int32_t dtype);
 /** 1 if cli_elem_get/set handle the dtype (all but sub-byte, float8, complex). */
 int cli_elem_supported(int32_t dtype);
 /** Saturating conversion (NaN gives 0). */
@@ -154,10 +153,6 @@ double cli_elem_get(int32_t dtype, const void* data, size_t i);
 void cli_elem_set(int32_t dtype, void* data, size_t i, double v);
 /** Formats element i ("1.5", "-3", "true"). */
 void cli_elem_format(int32_t dtype, const void* data, size_t i, char* buf, size_t cap);
-float cli_half_to_float(uint16_t h);
-uint16_t cli_float_to_half(float f);
-float cli_bf16_to_float(uint16_t b);
-uint16_t cli_float_to_bf16(float f);
 
 /** Copies a tensor element by element between two stride layouts (strides in
  *  elements, all non-negative). */
