@@ -179,7 +179,7 @@ static pterun_status verify(pterun_bundle* b) {
           snprintf(where, sizeof where, "suite %u case %u %s %u", s, c,
                    io ? "expected output" : "input", k);
           if (!pt_fb_vec_table(&vals, k, &vt)) return bfail(b, where, "table malformed");
-          PT_FORWARD(read_value(b, &vt, where, &v));
+          PTERUN_TRY(read_value(b, &vt, where, &v));
         }
       }
     }
@@ -345,17 +345,17 @@ pterun_status pterun_bundle_set_inputs(const pterun_bundle* b, size_t suite, siz
                                        pterun_method* m) {
   size_t nin;
   if (b == NULL || m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  PT_FORWARD(pterun_bundle_case(b, suite, tc, &nin, NULL));
+  PTERUN_TRY(pterun_bundle_case(b, suite, tc, &nin, NULL));
   if (nin != pterun_method_input_count(m))
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
                    "test case %zu has %zu inputs, the method takes %zu", tc, nin,
                    pterun_method_input_count(m));
   for (size_t k = 0; k < nin; ++k) {
     pterun_bundle_value v;
-    PT_FORWARD(pterun_bundle_value_get(b, suite, tc, 0, k, &v));
+    PTERUN_TRY(pterun_bundle_value_get(b, suite, tc, 0, k, &v));
     if (v.tag == PTERUN_VALUE_TENSOR) {
       pterun_tensor_view view = {v.dtype, v.rank, v.sizes, v.dim_order, (void*)v.data, v.nbytes};
-      PT_FORWARD(pterun_method_set_input(m, k, &view));
+      PTERUN_TRY(pterun_method_set_input(m, k, &view));
     } else {
       pterun_value val;
       memset(&val, 0, sizeof val);
@@ -363,7 +363,7 @@ pterun_status pterun_bundle_set_inputs(const pterun_bundle* b, size_t suite, siz
       if (v.tag == PTERUN_VALUE_INT) val.u.i = v.i;
       if (v.tag == PTERUN_VALUE_BOOL) val.u.b = v.b;
       if (v.tag == PTERUN_VALUE_DOUBLE) val.u.d = v.d;
-      PT_FORWARD(pterun_method_set_input_value(m, k, &val));
+      PTERUN_TRY(pterun_method_set_input_value(m, k, &val));
     }
   }
   return PTERUN_STATUS_OK;
@@ -464,7 +464,7 @@ pterun_status pterun_bundle_verify_outputs(const pterun_bundle* b, size_t suite,
   size_t nexp;
   if (b == NULL || m == NULL || c == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   memset(c, 0, sizeof *c);
-  PT_FORWARD(pterun_bundle_case(b, suite, tc, NULL, &nexp));
+  PTERUN_TRY(pterun_bundle_case(b, suite, tc, NULL, &nexp));
   if (nexp == 0)
     return pt_fail(&m->logger, PTERUN_STATUS_NOT_SUPPORTED,
                    "test case %zu has no expected outputs to verify", tc);
@@ -480,12 +480,12 @@ pterun_status pterun_bundle_verify_outputs(const pterun_bundle* b, size_t suite,
   for (size_t k = 0; k < nout; ++k) {
     pterun_bundle_value e;
     const pterun_value* out = NULL;
-    PT_FORWARD(pterun_bundle_value_get(b, suite, tc, 1, k, &e));
+    PTERUN_TRY(pterun_bundle_value_get(b, suite, tc, 1, k, &e));
     if (e.tag != PTERUN_VALUE_TENSOR)
       return pt_fail(&m->logger, PTERUN_STATUS_NOT_SUPPORTED,
                      "expected output %zu is a %s; only tensors are verified", k,
                      pterun_value_tag_name(e.tag));
-    PT_FORWARD(pterun_method_output(m, k, &out));
+    PTERUN_TRY(pterun_method_output(m, k, &out));
     c->outputs_compared++;
     if (out->tag != PTERUN_VALUE_TENSOR || out->u.tensor == NULL) {
       first_fail(c, k, "output %zu is a %s, expected a tensor", k,
