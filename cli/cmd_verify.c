@@ -50,8 +50,10 @@ static int run_suite(cli_session* s, size_t suite, double rtol, double atol, cas
   if (st != PTERUN_STATUS_OK) return cli_fail(&s->log, st, "cannot read test suite %zu", suite);
   cli_printable(name, safe, sizeof safe);
   if (pterun_program_find_method(s->program, name, &method) != PTERUN_STATUS_OK)
-    return cli_fail(NULL, PTERUN_STATUS_NOT_FOUND, "test suite %zu names method '%s', which the "
-                    "program does not have", suite, safe);
+    return cli_fail(NULL, PTERUN_STATUS_NOT_FOUND,
+                    "test suite %zu names method '%s', which the "
+                    "program does not have",
+                    suite, safe);
   if (cli_load_method(s, method, &m, NULL) != CLI_EXIT_OK) return CLI_EXIT_FAIL;
   for (c = 0; c < cases; ++c) {
     case_result* r = &res[(*nres)++];
@@ -236,8 +238,10 @@ int cli_cmd_verify(int argc, char** argv) {
       cli_printable(nm, name, sizeof name);
       cli_printable(c->chk.message, detail, sizeof detail);
       printf("%-24s %5zu  %-6s %8zu %12.3g %12.3g  %s\n", name, c->test_case,
-             c->ran && c->chk.passed ? "pass" : c->ran ? "FAIL" : "ERROR", c->chk.outputs_compared,
-             c->chk.max_abs_error, c->chk.max_rel_error, detail);
+             c->ran && c->chk.passed ? "pass"
+             : c->ran                ? "FAIL"
+                                     : "ERROR",
+             c->chk.outputs_compared, c->chk.max_abs_error, c->chk.max_rel_error, detail);
     }
     printf("%zu passed, %zu failed\n", nres - failed, failed);
   }

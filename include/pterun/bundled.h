@@ -102,11 +102,11 @@ PTERUN_API pterun_status pterun_bundle_set_inputs(const pterun_bundle* bundle, s
 typedef struct pterun_bundle_check {
   int passed;
   size_t outputs_compared;
-  size_t failed_output;  /* first output that did not match (when !passed) */
-  uint64_t mismatched;   /* its elements outside the tolerance */
-  double max_abs_error;  /* over all compared floating elements */
-  double max_rel_error;  /* |a-e| / |e|, elements with e != 0 */
-  char message[192];     /* why it failed, "" when it passed */
+  size_t failed_output; /* first output that did not match (when !passed) */
+  uint64_t mismatched;  /* its elements outside the tolerance */
+  double max_abs_error; /* over all compared floating elements */
+  double max_rel_error; /* |a-e| / |e|, elements with e != 0 */
+  char message[192];    /* why it failed, "" when it passed */
 } pterun_bundle_check;
 
 /**
@@ -120,9 +120,9 @@ typedef struct pterun_bundle_check {
  *         non-tensor expected output (ExecuTorch verifies tensors only)
  */
 PTERUN_API pterun_status pterun_bundle_verify_outputs(const pterun_bundle* bundle, size_t suite,
-                                                      size_t test_case,
-                                                      const pterun_method* method, double rtol,
-                                                      double atol, pterun_bundle_check* check_out);
+                                                      size_t test_case, const pterun_method* method,
+                                                      double rtol, double atol,
+                                                      pterun_bundle_check* check_out);
 
 #ifdef __cplusplus
 }

@@ -51,8 +51,7 @@ int pterun_is_bundled_program(const void* data, size_t size) {
 }
 
 static pterun_status bfail(const pterun_bundle* b, const char* where, const char* what) {
-  return pt_fail(&b->logger, PTERUN_STATUS_INVALID_PROGRAM, "bundled program: %s: %s", where,
-                 what);
+  return pt_fail(&b->logger, PTERUN_STATUS_INVALID_PROGRAM, "bundled program: %s: %s", where, what);
 }
 
 /* Reads and checks one Value table (tensor shape, dtype, dim order, data
@@ -488,8 +487,7 @@ pterun_status pterun_bundle_verify_outputs(const pterun_bundle* b, size_t suite,
     PTERUN_TRY(pterun_method_output(m, k, &out));
     c->outputs_compared++;
     if (out->tag != PTERUN_VALUE_TENSOR || out->u.tensor == NULL) {
-      first_fail(c, k, "output %zu is a %s, expected a tensor", k,
-                 pterun_value_tag_name(out->tag));
+      first_fail(c, k, "output %zu is a %s, expected a tensor", k, pterun_value_tag_name(out->tag));
       continue;
     }
     compare_tensor(&e, out->u.tensor, rtol, atol, c, k);
