@@ -10,6 +10,7 @@
 
 /* pterun public */
 #include "pterun/allocator.h"
+#include "pterun/kernel_util.h"
 #include "pterun/log.h"
 #include "pterun/status.h"
 #include "pterun/tensor.h"
@@ -42,11 +43,8 @@ size_t pt_escape(const char* text, size_t len, char* out, size_t cap, bool keep_
 const char* pt_esc(const char* text, char* buf, size_t cap);
 #define PT_ESC_CAP 256
 
-#define PT_FORWARD(expr)                                                                           \
-  do {                                                                                             \
-    pterun_status pt_fwd_s_ = (expr);                                                              \
-    if (pt_fwd_s_ != PTERUN_STATUS_OK) return pt_fwd_s_;                                           \
-  } while (0)
+/* Status propagation is the kit's PTERUN_TRY (pterun/kernel_util.h): one
+ * macro for the core and every kernel library. */
 
 /* ---- options structs (options.c) ---- */
 /* Copies the caller's options `in` (NULL: defaults) into `out`, which is

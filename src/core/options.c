@@ -1,5 +1,6 @@
 /* Options structs that can grow: every public options struct starts with
  * `size_t struct_size` (docs/architecture.md, "ABI"). */
+#include <ctype.h>
 #include <string.h>
 
 #include "src/core/internal.h"
@@ -11,11 +12,15 @@ pterun_status pt_options_copy(const void* in, void* out, size_t size, const pter
   if (in == NULL) return PTERUN_STATUS_OK;
   size_t given;
   memcpy(&given, in, sizeof given);
-  if (given < sizeof given)
+  if (given < sizeof given) {
+    char init[64]; /* pterun_x_options -> PTERUN_X_OPTIONS_INIT */
+    size_t k = 0;
+    for (; what[k] != 0 && k + 6 < sizeof init; ++k)
+      init[k] = (char)toupper((unsigned char)what[k]);
+    memcpy(init + k, "_INIT", 6);
     return pt_fail(logger, PTERUN_STATUS_INVALID_ARGUMENT,
-                   "%s.struct_size is %zu: initialise the options with %s", what, given,
-                   strcmp(what, "pterun_method_options") == 0 ? "PTERUN_METHOD_OPTIONS_INIT"
-                                                              : "PTERUN_LOAD_OPTIONS_INIT");
+                   "%s.struct_size is %zu: initialise the options with %s", what, given, init);
+  }
   // A caller built against a newer pterun: fine as long as it leaves every
   // field this pterun does not know at its default (zero).
   for (size_t k = size; k < given; ++k)
