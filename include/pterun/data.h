@@ -40,7 +40,13 @@ typedef struct pterun_load_options {
 
 /* Designated in C, so -Wmissing-field-initializers stays quiet. */
 #ifdef __cplusplus
-#define PTERUN_LOAD_OPTIONS_INIT {sizeof(pterun_load_options)}
+/* C++: value-initialised, then sized (no -Wmissing-field-initializers). */
+inline pterun_load_options pterun_load_options_init_() {
+  pterun_load_options o = {};
+  o.struct_size = sizeof o;
+  return o;
+}
+#define PTERUN_LOAD_OPTIONS_INIT (pterun_load_options_init_())
 #else
 #define PTERUN_LOAD_OPTIONS_INIT {.struct_size = sizeof(pterun_load_options)}
 #endif

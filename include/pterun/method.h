@@ -77,7 +77,13 @@ typedef struct pterun_method_options {
 
 /* Designated in C, so -Wmissing-field-initializers stays quiet. */
 #ifdef __cplusplus
-#define PTERUN_METHOD_OPTIONS_INIT {sizeof(pterun_method_options)}
+/* C++: value-initialised, then sized (no -Wmissing-field-initializers). */
+inline pterun_method_options pterun_method_options_init_() {
+  pterun_method_options o = {};
+  o.struct_size = sizeof o;
+  return o;
+}
+#define PTERUN_METHOD_OPTIONS_INIT (pterun_method_options_init_())
 #else
 #define PTERUN_METHOD_OPTIONS_INIT {.struct_size = sizeof(pterun_method_options)}
 #endif

@@ -46,7 +46,13 @@ typedef struct pterun_profiler_options {
 } pterun_profiler_options;
 
 #ifdef __cplusplus
-#define PTERUN_PROFILER_OPTIONS_INIT {sizeof(pterun_profiler_options)}
+/* C++: value-initialised, then sized (no -Wmissing-field-initializers). */
+inline pterun_profiler_options pterun_profiler_options_init_() {
+  pterun_profiler_options o = {};
+  o.struct_size = sizeof o;
+  return o;
+}
+#define PTERUN_PROFILER_OPTIONS_INIT (pterun_profiler_options_init_())
 #else
 #define PTERUN_PROFILER_OPTIONS_INIT {.struct_size = sizeof(pterun_profiler_options)}
 #endif
