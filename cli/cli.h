@@ -25,6 +25,7 @@ int cli_cmd_inspect(int argc, char** argv);
 int cli_cmd_run(int argc, char** argv);
 int cli_cmd_bench(int argc, char** argv);
 int cli_cmd_ops(int argc, char** argv);
+int cli_cmd_verify(int argc, char** argv);
 
 /* ---- log capture (common.c) ------------------------------------------------ */
 
@@ -82,12 +83,16 @@ typedef struct cli_session {
   size_t data_count;
   double program_load_ms;
   pterun_profiler* profiler; /* attached by cli_load_method when set */
+  pterun_bundle* bundle;     /* the model was a bundled program (.bpte) */
 } cli_session;
 
-/** Registry + program (mmap) + data files. On failure prints the error line
+/** Registry + program (mmap) + data files. A bundled program (BP08) is
+ *  accepted too: its embedded program is used and s->bundle is set. On failure prints the error line
  *  and returns CLI_EXIT_FAIL; the session must be closed either way. */
 int cli_session_open(cli_session* s, const char* model, const cli_strlist* data, int verbose);
 void cli_session_close(cli_session* s);
+/** 1 if the file starts like a bundled program (BP08). */
+int cli_is_bundle_file(const char* path);
 
 /** Resolves --method: the given name, else "forward", else the only method. */
 int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
