@@ -157,6 +157,7 @@ int cli_session_open(cli_session* s, const char* model, const cli_strlist* data,
   size_t k;
 
   memset(s, 0, sizeof *s);
+  s->bundle_case = -1;
   s->log.verbose = verbose;
   opts.logger = cli_logger(&s->log);
 
