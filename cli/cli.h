@@ -81,6 +81,7 @@ typedef struct cli_session {
   pterun_data** data;
   size_t data_count;
   double program_load_ms;
+  pterun_profiler* profiler; /* attached by cli_load_method when set */
 } cli_session;
 
 /** Registry + program (mmap) + data files. On failure prints the error line
@@ -93,6 +94,29 @@ int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
 
 /** Loads method `index` against the session's registry and data files. */
 int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out);
+
+/* ---- profiling (profile.c) -------------------------------------------------- */
+
+/** Replaces bytes outside printable ASCII (untrusted names) with '?'. */
+void cli_printable(const char* s, char* buf, size_t cap);
+
+typedef struct cli_profile_opts {
+  int table;         /* --profile */
+  const char* trace; /* --trace FILE.json */
+} cli_profile_opts;
+
+#define CLI_PROFILE_USAGE                                                                          \
+  "  --profile              print time per operator and per instruction\n"                         \
+  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"
+
+/** Consumes a profiling option at argv[*i]: 1 taken, 0 not one, -1 usage error. */
+int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o);
+/** Creates the profiler when any profiling option was given (else *out = NULL);
+ *  `runs` executes are kept event by event. */
+int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler** out);
+/** Prints the table and writes the files that were asked for. */
+int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_profiler* p);
+int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top);
 
 /* ---- inputs (inputs.c) ------------------------------------------------------ */
 

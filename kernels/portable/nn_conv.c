@@ -392,6 +392,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   int64_t npos = g->out[0] * g->out[1] * g->out[2], rc, pc, n, grp, r0, p0, ics;
   void* col = pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
   if (col == NULL) {
+    pterun_kernel_note_slow_path(ctx, "no scratch: im2col in 16 KiB chunks");
     col = local;
     cap = NN_COL_LOCAL * (int64_t)sizeof(float) / (int64_t)es;
   }

@@ -417,6 +417,7 @@ void nn_gemm_ws_init_ukernel(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dty
   }
   if (ws->buf == NULL) {
     /* No arena: smaller blocks in the inline buffer. */
+    pterun_kernel_note_slow_path(ctx, "no scratch: small GEMM blocks");
     _Static_assert(NN_GEMM_LOCAL_BYTES >= (NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) * 8,
                    "local gemm buffer too small for the f64 engine");
     ws->buf = ws->local;

@@ -1,6 +1,9 @@
-/* Argument accessors for kernel libraries (declared in pterun/kernel.h): one
- * implementation of "is this argument what the schema says" for every
- * library, with messages that name the argument. */
+/* Argument accessors and output resizing for kernel libraries (declared in
+ * pterun/kernel.h): one implementation of "is this argument what the schema
+ * says" for every library, with messages that name the argument. */
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "pterun/kernel.h"
 
 static const char* tag_name(const pterun_value* v) {
@@ -120,4 +123,55 @@ pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** 
   if (v == NULL || v->tag != PTERUN_VALUE_LIST_TENSOR) return bad_kind(ctx, i, name, "Tensor[]", v);
   *out = v;
   return PTERUN_STATUS_OK;
+}
+
+/* "[2, 3]" into buf (cut at cap, always terminated). */
+static void format_shape(char* buf, size_t cap, size_t rank, const int64_t* sizes) {
+  size_t used;
+  int n = snprintf(buf, cap, "[");
+  used = n > 0 ? (size_t)n : 0;
+  for (size_t k = 0; k < rank && used < cap; ++k) {
+    n = snprintf(buf + used, cap - used, k ? ", %" PRId64 : "%" PRId64, sizes[k]);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  if (used < cap) snprintf(buf + used, cap - used, "]");
+}
+
+pterun_status pterun_out_resize(pterun_kernel_context* ctx, pterun_tensor* out, const char* name,
+                                size_t rank, const int64_t* sizes) {
+  size_t k = 0;
+  if (rank > PTERUN_MAX_RANK)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': result rank %zu exceeds the maximum %d", name, rank,
+                              PTERUN_MAX_RANK);
+  if (out->rank == rank)
+    while (k < rank && out->sizes[k] == sizes[k]) ++k;
+  if (out->rank != rank || k != rank) {
+    char want[256], have[256];
+    pterun_status s;
+    format_shape(want, sizeof want, rank, sizes);
+    format_shape(have, sizeof have, out->rank, out->sizes);
+    /* ExecuTorch never changes an output's rank: the memory plan is per rank. */
+    if (out->rank != rank)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "arg '%s': cannot resize from %s to %s (rank %d to %zu)", name,
+                                have, want, (int)out->rank, rank);
+    s = pterun_tensor_resize(out, rank, sizes);
+    if (s != PTERUN_STATUS_OK)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "arg '%s': cannot resize from %s to %s (%s)", name, have, want,
+                                pterun_status_str(s));
+  }
+  /* Every kernel writes its outputs after resizing them: an output without
+   * memory (an unplanned or freed tensor) is an error, never a NULL write. */
+  if (out->numel > 0 && out->data == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': output tensor has no memory", name);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_out_resize_like(pterun_kernel_context* ctx, pterun_tensor* out,
+                                     const char* name, const pterun_tensor* like) {
+  return pterun_out_resize(ctx, out, name, like->rank, like->sizes);
 }

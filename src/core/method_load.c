@@ -5,6 +5,7 @@
 
 #include "src/core/data_internal.h"
 #include "src/core/method_internal.h"
+#include "src/core/profile_internal.h"
 #include "src/core/registry_internal.h"
 #include "src/core/schema.h"
 
@@ -564,6 +565,10 @@ static pterun_status load(loader* L) {
   for (uint32_t k = 0; k < m->input_count; ++k)
     m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
   mark_shared_inputs(m);
+  if (L->o != NULL && L->o->profiler != NULL) {
+    PT_FORWARD(pt_profiler_attach(L->o->profiler, m, L->name));
+    m->profiler = L->o->profiler;
+  }
   m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget
                                                        : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
   return PTERUN_STATUS_OK;
@@ -601,6 +606,7 @@ pterun_status pterun_method_load(const pterun_program* program, const char* name
 
 void pterun_method_destroy(pterun_method* m) {
   if (m == NULL) return;
+  if (m->profiler != NULL) pt_profiler_detach(m->profiler);
   pterun_allocator copy = m->allocator_copy;
   const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
   if (m->block != NULL && m->owned_planned != NULL)
