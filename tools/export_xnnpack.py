@@ -129,6 +129,33 @@ class Mbv3ish(nn.Module):
         return torch.tanh(self.fc(z))
 
 
+class ManyOps(nn.Module):
+    """The remaining fp32 node types: transposed conv, bilinear resize, pad,
+    PReLU, LeakyReLU, ELU, max/min, floor/ceil, abs/neg, sqrt/rsqrt/log/exp,
+    square, sin/cos, slice, max pool with padding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)
+        self.prelu = nn.PReLU(6)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.prelu(self.up(x))  # [1, 6, 16, 16]
+        y = nn.functional.interpolate(
+            y, size=(20, 20), mode="bilinear", align_corners=False
+        )
+        y = nn.functional.pad(y, (1, 2, 0, 1), value=0.5)
+        y = self.pool(y)
+        a = nn.functional.leaky_relu(y, 0.1) + nn.functional.elu(y)
+        b = torch.maximum(a, y) - torch.minimum(a, -y)
+        c = torch.floor(b) * 0.25 + torch.ceil(-b) * 0.5 + torch.abs(b) - torch.neg(y)
+        d = torch.sqrt(torch.abs(c) + 1.0) + torch.rsqrt(torch.abs(c) + 1.0)
+        e = torch.log(torch.abs(d) + 1.0) + torch.exp(-torch.abs(d))
+        f = e.pow(2) + torch.sin(e) * torch.cos(e)
+        return f[:, 1:5, 2:9, :]
+
+
 class TwoParts(nn.Module):
     """Linear - cumsum (not lowered) - Linear: two XNNPACK partitions with a
     portable kernel between them."""
@@ -248,12 +275,21 @@ def b_resnet() -> Built:
 
 def b_mbv3() -> Built:
     m = Mbv3ish().eval()
-    return Built(m, m, (torch.randn(1, 3, 16, 16),), 1e-5, 1e-5, "MobileNetV3-style ops")
+    return Built(
+        m, m, (torch.randn(1, 3, 16, 16),), 1e-5, 1e-5, "MobileNetV3-style ops"
+    )
 
 
 def b_vit() -> Built:
     m = TinyVit().eval()
     return Built(m, m, (torch.randn(1, 3, 16, 16),), 1e-5, 1e-5, "ViT block")
+
+
+def b_many_ops() -> Built:
+    m = ManyOps().eval()
+    return Built(
+        m, m, (torch.randn(1, 4, 8, 8),), 1e-5, 1e-5, "remaining fp32 node types"
+    )
 
 
 def b_lstm() -> Built:
@@ -273,26 +309,34 @@ def b_two_parts() -> Built:
 
 def b_external() -> Built:
     m = ef.Mlp().eval()
-    return Built(m, m, (torch.randn(3, 16),), 1e-5, 1e-6, "weights in a .ptd", external=True)
+    return Built(
+        m, m, (torch.randn(3, 16),), 1e-5, 1e-6, "weights in a .ptd", external=True
+    )
 
 
 def b_q_cnn() -> Built:
     m = QCnn().eval()
     x = (torch.randn(1, 3, 16, 16),)
-    return Built(m, _pt2e(m, x, is_per_channel=True), x, 0.0, 0.0, "PT2E static int8 per-channel")
+    return Built(
+        m, _pt2e(m, x, is_per_channel=True), x, 0.0, 0.0, "PT2E static int8 per-channel"
+    )
 
 
 def b_q_mlp() -> Built:
     m = QMlp().eval()
     x = (torch.randn(4, 16), torch.randn(4, 8))
-    return Built(m, _pt2e(m, x, is_per_channel=False), x, 0.0, 0.0, "PT2E static int8 per-tensor")
+    return Built(
+        m, _pt2e(m, x, is_per_channel=False), x, 0.0, 0.0, "PT2E static int8 per-tensor"
+    )
 
 
 def b_q_dyn() -> Built:
     m = QMlp().eval()
     x = (torch.randn(4, 16), torch.randn(4, 8))
     g = _pt2e(m, x, is_per_channel=True, is_dynamic=True)
-    return Built(m, g, x, 0.0, 0.0, "PT2E dynamic int8 linear, per-channel int8 weights")
+    return Built(
+        m, g, x, 0.0, 0.0, "PT2E dynamic int8 linear, per-channel int8 weights"
+    )
 
 
 def b_8da4w() -> Built:
@@ -308,7 +352,9 @@ def b_8da4w() -> Built:
         ),
     )
     x = (torch.randn(1, 7, 64),)
-    return Built(m, q, x, 0.0, 0.0, "8da4w linears (torchao, group 32)", partitioner="dynamic")
+    return Built(
+        m, q, x, 0.0, 0.0, "8da4w linears (torchao, group 32)", partitioner="dynamic"
+    )
 
 
 BUILDERS: dict[str, Callable[[], Built]] = {
@@ -317,6 +363,7 @@ BUILDERS: dict[str, Callable[[], Built]] = {
     "resnet": b_resnet,
     "mbv3": b_mbv3,
     "vit": b_vit,
+    "many_ops": b_many_ops,
     "lstm": b_lstm,
     "gru": b_gru,
     "two_parts": b_two_parts,
@@ -388,7 +435,9 @@ def describe_payloads(pte: bytes) -> str:
             else:
                 blob = bytes(program.backend_delegate_data[loc.index].data)
             hdr = XNNHeader.from_bytes(blob[: XNNHeader.EXPECTED_LENGTH])
-            fb = blob[hdr.flatbuffer_offset : hdr.flatbuffer_offset + hdr.flatbuffer_size]
+            fb = blob[
+                hdr.flatbuffer_offset : hdr.flatbuffer_offset + hdr.flatbuffer_size
+            ]
             lines.append(f"{plan.name} delegate {i} {d.id}: {_graph_summary(fb)}")
     return "\n".join(lines) + "\n"
 
@@ -408,8 +457,17 @@ def _graph_summary(fb: bytes) -> str:
         (Path(d) / "g.bin").write_bytes(fb)
         try:
             subprocess.run(
-                [flatc, "--json", "--strict-json", "--raw-binary", "-o", d, str(schema), "--",
-                 str(Path(d) / "g.bin")],
+                [
+                    flatc,
+                    "--json",
+                    "--strict-json",
+                    "--raw-binary",
+                    "-o",
+                    d,
+                    str(schema),
+                    "--",
+                    str(Path(d) / "g.bin"),
+                ],
                 check=True,
                 capture_output=True,
             )
@@ -421,16 +479,19 @@ def _graph_summary(fb: bytes) -> str:
     nodes = [n.get("xnode_union_type", "?") for n in g.get("xnodes", [])]
     dtypes = sorted(
         {
-            (v.get("xvalue_union", {}).get("tensor_value") or v.get("xvalue_union", {})).get(
-                "datatype", "?"
-            )
+            (
+                v.get("xvalue_union", {}).get("tensor_value")
+                or v.get("xvalue_union", {})
+            ).get("datatype", "?")
             for v in g.get("xvalues", [])
         }
     )
     return f"{len(nodes)} nodes [{' '.join(nodes)}] dtypes {{{' '.join(map(str, dtypes))}}}"
 
 
-def run_et(pte: Path, data: list[Path], inputs: tuple[torch.Tensor, ...]) -> list[np.ndarray]:
+def run_et(
+    pte: Path, data: list[Path], inputs: tuple[torch.Tensor, ...]
+) -> list[np.ndarray]:
     return [ef._to_numpy(t) for t in ef.run_executorch(pte, data, "forward", inputs)]
 
 

@@ -11,7 +11,7 @@ typedef struct xb_handle {
 
 static pterun_status compile(const pterun_backend_init_args* a, xb_handle* h) {
   h->g.allocator = a->allocator;
-  XB_TRY(xb_parse(a, &h->g));
+  PTERUN_TRY(xb_parse(a, &h->g));
   return xb_compile(a, &h->g);
 }
 
@@ -35,7 +35,7 @@ static pterun_status xb_init(const pterun_backend_init_args* a, void** out, size
  * plan depend on every node), so compile and free. */
 static pterun_status xb_memory_query(const pterun_backend_init_args* a, size_t* bytes) {
   void* h;
-  XB_TRY(xb_init(a, &h, bytes));
+  PTERUN_TRY(xb_init(a, &h, bytes));
   xb_graph_free(&((xb_handle*)h)->g);
   pterun_free(a->allocator, h);
   return PTERUN_STATUS_OK;

@@ -84,9 +84,10 @@ pterun_status xb_compile(const pterun_backend_init_args* a, xb_graph* g) {
     pterun_status st = xb_prepare_node(a, g, &g->nodes[ni]);
     if (st != PTERUN_STATUS_OK)
       return xb_fail(lg, st, "cannot compile node %u (%s)", ni, xb_node_name(g->nodes[ni].tag));
-    if (g->nodes[ni].scratch_bytes > g->scratch_bytes) g->scratch_bytes = g->nodes[ni].scratch_bytes;
+    if (g->nodes[ni].scratch_bytes > g->scratch_bytes)
+      g->scratch_bytes = g->nodes[ni].scratch_bytes;
   }
-  XB_TRY(plan_arena(g, lg));
+  PTERUN_TRY(plan_arena(g, lg));
   g->arena = xb_alloc(g, g->arena_bytes);
   g->scratch = xb_alloc(g, g->scratch_bytes);
   g->ptrs = xb_alloc(g, (size_t)g->nvalues * sizeof *g->ptrs);
@@ -128,9 +129,8 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
         pterun_tensor* t = a->u.tensor;
         if (t->dtype != pterun_dtype_for(v->dtype))
           return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
-                                    "delegate value %u is %s; the graph expects %s",
-                                    v->external_id, pterun_dtype_name(t->dtype),
-                                    xb_dtype_name(v->dtype));
+                                    "delegate value %u is %s; the graph expects %s", v->external_id,
+                                    pterun_dtype_name(t->dtype), xb_dtype_name(v->dtype));
         if ((size_t)t->numel != v->numel) {
           if (v->is_output && t->rank == v->rank) {
             int64_t sz[XB_MAX_DIMS];

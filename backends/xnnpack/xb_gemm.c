@@ -5,8 +5,17 @@
 
 #include <string.h>
 
-void xb_gemm_f32(size_t M, size_t K, size_t N, const float* A, size_t lda, const float* B,
-                 size_t ldb, const float* bias, float* C, size_t ldc, float lo, float hi) {
+#include "pterun/cpu.h"
+
+#if defined(__GNUC__)
+#define XB_INLINE static inline __attribute__((always_inline))
+#else
+#define XB_INLINE static inline
+#endif
+
+XB_INLINE void gemm_f32_body(size_t M, size_t K, size_t N, const float* A, size_t lda,
+                             const float* B, size_t ldb, const float* bias, float* C, size_t ldc,
+                             float lo, float hi) {
   size_t m = 0;
   // Four rows at a time: each B row is loaded once for four outputs.
   for (; m + 4 <= M; m += 4) {
@@ -51,8 +60,8 @@ void xb_gemm_f32(size_t M, size_t K, size_t N, const float* A, size_t lda, const
   }
 }
 
-void xb_igemm(size_t M, size_t K, size_t N, const int16_t* A, size_t lda, const int8_t* B,
-              size_t ldb, int32_t* C, size_t ldc) {
+XB_INLINE void igemm_body(size_t M, size_t K, size_t N, const int16_t* A, size_t lda,
+                          const int8_t* B, size_t ldb, int32_t* C, size_t ldc) {
   for (size_t m = 0; m < M; ++m) {
     int32_t* restrict c = C + m * ldc;
     memset(c, 0, N * sizeof *c);
@@ -64,4 +73,60 @@ void xb_igemm(size_t M, size_t K, size_t N, const int16_t* A, size_t lda, const 
       for (size_t n = 0; n < N; ++n) c[n] += x * (int32_t)b[n];
     }
   }
+}
+
+/* The same loops compiled twice: for the baseline ISA and, on x86-64, for
+ * AVX2+FMA, chosen per call from pterun_cpu_features() so that
+ * PTERUN_ISA_MASK=0 forces the portable build. */
+static void gemm_f32_generic(size_t M, size_t K, size_t N, const float* A, size_t lda,
+                             const float* B, size_t ldb, const float* bias, float* C, size_t ldc,
+                             float lo, float hi) {
+  gemm_f32_body(M, K, N, A, lda, B, ldb, bias, C, ldc, lo, hi);
+}
+static void igemm_generic(size_t M, size_t K, size_t N, const int16_t* A, size_t lda,
+                          const int8_t* B, size_t ldb, int32_t* C, size_t ldc) {
+  igemm_body(M, K, N, A, lda, B, ldb, C, ldc);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define XB_HAVE_AVX2 1
+__attribute__((target("avx2,fma"))) static void gemm_f32_avx2(size_t M, size_t K, size_t N,
+                                                              const float* A, size_t lda,
+                                                              const float* B, size_t ldb,
+                                                              const float* bias, float* C,
+                                                              size_t ldc, float lo, float hi) {
+  gemm_f32_body(M, K, N, A, lda, B, ldb, bias, C, ldc, lo, hi);
+}
+__attribute__((target("avx2"))) static void igemm_avx2(size_t M, size_t K, size_t N,
+                                                       const int16_t* A, size_t lda,
+                                                       const int8_t* B, size_t ldb, int32_t* C,
+                                                       size_t ldc) {
+  igemm_body(M, K, N, A, lda, B, ldb, C, ldc);
+}
+static int use_avx2(void) {
+  const uint64_t need = PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA;
+  return (pterun_cpu_features() & need) == need;
+}
+#endif
+
+void xb_gemm_f32(size_t M, size_t K, size_t N, const float* A, size_t lda, const float* B,
+                 size_t ldb, const float* bias, float* C, size_t ldc, float lo, float hi) {
+#ifdef XB_HAVE_AVX2
+  if (use_avx2()) {
+    gemm_f32_avx2(M, K, N, A, lda, B, ldb, bias, C, ldc, lo, hi);
+    return;
+  }
+#endif
+  gemm_f32_generic(M, K, N, A, lda, B, ldb, bias, C, ldc, lo, hi);
+}
+
+void xb_igemm(size_t M, size_t K, size_t N, const int16_t* A, size_t lda, const int8_t* B,
+              size_t ldb, int32_t* C, size_t ldc) {
+#ifdef XB_HAVE_AVX2
+  if (use_avx2()) {
+    igemm_avx2(M, K, N, A, lda, B, ldb, C, ldc);
+    return;
+  }
+#endif
+  igemm_generic(M, K, N, A, lda, B, ldb, C, ldc);
 }

@@ -10,12 +10,7 @@
 
 #include "pterun/backend.h"
 #include "pterun/flatbuffer.h"
-
-#define XB_TRY(expr)                                                                               \
-  do {                                                                                             \
-    pterun_status xb_try_s_ = (expr);                                                              \
-    if (xb_try_s_ != PTERUN_STATUS_OK) return xb_try_s_;                                           \
-  } while (0)
+#include "pterun/kernel_util.h"
 
 #define XB_MAX_DIMS 6
 #define XB_INVALID_ID 0xFFFFFFFFu
@@ -150,7 +145,7 @@ typedef struct xb_node {
   uint32_t axis;
   uint32_t new_h, new_w;
   /* prepared at compile time */
-  int kind; /* arithmetic of a GEMM node: float, static or dynamic int8 */
+  int kind;     /* arithmetic of a GEMM node: float, static or dynamic int8 */
   void* packed; /* packed weights (owned) */
   float* fbias; /* float bias / requantization data (owned) */
   size_t scratch_bytes;
@@ -167,7 +162,7 @@ typedef struct xb_graph {
   uint8_t* arena;
   size_t scratch_bytes; /* largest per-node scratch */
   uint8_t* scratch;
-  void** ptrs; /* per value: its bytes during execute */
+  void** ptrs;        /* per value: its bytes during execute */
   size_t owned_bytes; /* everything this graph allocated */
   const pterun_allocator* allocator;
   /* allocations to free: packed weights, copies */

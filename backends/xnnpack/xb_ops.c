@@ -271,15 +271,15 @@ static bool conv_out(size_t in, uint32_t pa, uint32_t pb, uint32_t k, uint32_t s
 
 /* Prepared data of a GEMM node (FullyConnected / Conv2d). */
 typedef struct gemm_prep {
-  size_t K, N;          /* per group for convolutions */
-  float* w;             /* f32: [groups][K][N] */
-  int8_t* wq;           /* int8 (static: [groups][K][N]; dynamic: [K][N] centred) */
-  float* bias;          /* f32 bias [OC] (float and dynamic paths) */
-  int32_t* ibias;       /* int32 bias [OC] (static quantized) */
-  float* mult;          /* static: s_in*s_w[c]/s_out; dynamic: s_w[c] or group scales */
-  size_t groups_k;      /* dynamic group-wise: number of K groups */
-  size_t gsize;         /* dynamic group size (K when per channel) */
-  int8_t* wdw;          /* unused */
+  size_t K, N;     /* per group for convolutions */
+  float* w;        /* f32: [groups][K][N] */
+  int8_t* wq;      /* int8 (static: [groups][K][N]; dynamic: [K][N] centred) */
+  float* bias;     /* f32 bias [OC] (float and dynamic paths) */
+  int32_t* ibias;  /* int32 bias [OC] (static quantized) */
+  float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: s_w[c] or group scales */
+  size_t groups_k; /* dynamic group-wise: number of K groups */
+  size_t gsize;    /* dynamic group size (K when per channel) */
+  int8_t* wdw;     /* unused */
 } gemm_prep;
 
 static float bf16_to_f32(uint16_t b) {
@@ -380,8 +380,7 @@ static size_t dq_params_offset(const xb_value* v) {
 enum { KIND_F32 = 0, KIND_QS8 = 1, KIND_QD8 = 2 };
 
 static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
-  const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]],
-                 *out = &g->values[n->out];
+  const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
   if (w->loc != XB_LOC_CONST || w->rank != 2) return BADN("filter must be a constant 2-D tensor");
   bool tw = (n->flags & 1) != 0;
   size_t N = tw ? w->dims[1] : w->dims[0], K = tw ? w->dims[0] : w->dims[1];
@@ -400,8 +399,7 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
     if (p->w == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
     const float* src = (const float*)w->constant;
     for (size_t nn = 0; nn < N; ++nn)
-      for (size_t k = 0; k < K; ++k)
-        p->w[k * N + nn] = tw ? src[k * N + nn] : src[nn * K + k];
+      for (size_t k = 0; k < K; ++k) p->w[k * N + nn] = tw ? src[k * N + nn] : src[nn * K + k];
     return prep_bias_f32(a, g, n, N, p);
   }
   if (tw) return UNSUP("transposed quantized filters are not implemented");
@@ -418,8 +416,11 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
   }
   if (in->dtype == XB_DT_QDINT8 && in->qkind == XB_Q_DYNAMIC && is_f32(out) &&
       (w->dtype == XB_DT_QCINT8 || w->dtype == XB_DT_QCINT4 || w->dtype == XB_DT_QBINT4)) {
+    // The per-row parameters exist only behind values a Convert produced.
+    if (in->loc != XB_LOC_ARENA || in->nbytes < dq_params_offset(in) + dq_rows(in) * 8)
+      return UNSUP("dynamically quantized input not produced by a Convert in this graph");
     n->kind = KIND_QD8;
-    XB_TRY(prep_q_dynamic(a, g, n, N, K, w, p));
+    PTERUN_TRY(prep_q_dynamic(a, g, n, N, K, w, p));
     n->scratch_bytes = K * sizeof(int16_t) + 2 * N * sizeof(int32_t) + 64;
     return prep_bias_f32(a, g, n, N, p);
   }
@@ -428,16 +429,15 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
 }
 
 static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
-  const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]],
-                 *out = &g->values[n->out];
+  const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
   bool dw = n->tag == XB_N_DEPTHWISE_CONV2D;
   if (in->rank != 4 || out->rank != 4 || w->rank != 4 || w->loc != XB_LOC_CONST)
     return BADN("convolution needs 4-D NHWC tensors and a constant filter");
   size_t G = n->groups, ICg = n->group_in, OCg = n->group_out, IC = in->dims[3], OC = out->dims[3];
   size_t OH, OW;
   if (G == 0 || ICg == 0 || OCg == 0 || IC != G * ICg || OC != G * OCg ||
-      in->dims[0] != out->dims[0] || !conv_out(in->dims[1], n->pad[0], n->pad[2], n->kh, n->sh,
-                                               n->dh, &OH) ||
+      in->dims[0] != out->dims[0] ||
+      !conv_out(in->dims[1], n->pad[0], n->pad[2], n->kh, n->sh, n->dh, &OH) ||
       !conv_out(in->dims[2], n->pad[3], n->pad[1], n->kw, n->sw, n->dw, &OW) ||
       OH != out->dims[1] || OW != out->dims[2])
     return BADN("convolution geometry does not match its tensors");
@@ -494,6 +494,46 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
                xb_dtype_name(in->dtype), xb_dtype_name(w->dtype), xb_dtype_name(out->dtype));
 }
 
+/* Transposed convolution (fp32): filter [OC, KH, KW, ICg] packed to
+ * [G][KH][KW][ICg][OCg]; the output is accumulated by scattering each input
+ * pixel. */
+static pterun_status prep_deconv(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
+  const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
+  if (!is_f32(in) || !is_f32(w) || !is_f32(out))
+    return UNSUP("ConvTranspose2d is implemented for fp32 only");
+  if (in->rank != 4 || out->rank != 4 || w->rank != 4 || w->loc != XB_LOC_CONST)
+    return BADN("transposed convolution needs 4-D NHWC tensors and a constant filter");
+  size_t G = n->groups, ICg = n->group_in, OCg = n->group_out;
+  if (G == 0 || ICg == 0 || OCg == 0 || n->sh == 0 || n->sw == 0 || n->kh == 0 || n->kw == 0 ||
+      in->dims[3] != G * ICg || out->dims[3] != G * OCg || in->dims[0] != out->dims[0] ||
+      w->dims[0] != G * OCg || w->dims[1] != n->kh || w->dims[2] != n->kw || w->dims[3] != ICg)
+    return BADN("transposed convolution shapes do not match");
+  if (n->dh == 0) n->dh = 1;
+  if (n->dw == 0) n->dw = 1;
+  for (int d = 0; d < 2; ++d) {
+    size_t ins = in->dims[1 + d], s = d ? n->sw : n->sh, k = d ? n->kw : n->kh,
+           dil = d ? n->dw : n->dh, adj = d ? n->adj_w : n->adj_h;
+    size_t pads = d ? (size_t)n->pad[1] + n->pad[3] : (size_t)n->pad[0] + n->pad[2];
+    size_t full = (ins ? (ins - 1) * s : 0) + dil * (k - 1) + 1 + adj;
+    if (ins == 0 || full < pads || full - pads != out->dims[1 + d])
+      return BADN("transposed convolution output size does not match");
+  }
+  gemm_prep* p = xb_alloc(g, sizeof *p);
+  if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  n->packed = p;
+  size_t KK = (size_t)n->kh * n->kw;
+  p->w = xb_alloc(g, G * KK * ICg * OCg * sizeof(float));
+  if (p->w == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  const float* src = (const float*)w->constant;
+  for (size_t gi = 0; gi < G; ++gi)
+    for (size_t o = 0; o < OCg; ++o)
+      for (size_t k = 0; k < KK; ++k)
+        for (size_t c = 0; c < ICg; ++c)
+          p->w[((gi * KK + k) * ICg + c) * OCg + o] = src[((gi * OCg + o) * KK + k) * ICg + c];
+  n->kind = KIND_F32;
+  return prep_bias_f32(a, g, n, G * OCg, p);
+}
+
 static pterun_status prep_pool(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
   if (!((is_f32(in) && is_f32(out)) || (is_q8(in) && is_q8(out) && in->dtype == out->dtype)))
@@ -529,7 +569,8 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
     case XB_N_PRELU: {
       const xb_value* in2 = &g->values[n->in[1]];
       bcast b;
-      if (!make_bcast(in, in2, out, &b)) return BADN("operand shapes do not broadcast to the output");
+      if (!make_bcast(in, in2, out, &b))
+        return BADN("operand shapes do not broadcast to the output");
       if (is_f32(in) && is_f32(in2) && is_f32(out)) return PTERUN_STATUS_OK;
       if (is_q8(in) && is_q8(in2) && is_q8(out) &&
           (n->tag == XB_N_ADD || n->tag == XB_N_SUBTRACT || n->tag == XB_N_MULTIPLY))
@@ -562,6 +603,7 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
     case XB_N_FULLY_CONNECTED: return prep_fc(a, g, n);
     case XB_N_CONV2D:
     case XB_N_DEPTHWISE_CONV2D: return prep_conv(a, g, n);
+    case XB_N_CONV_TRANSPOSE2D: return prep_deconv(a, g, n);
     case XB_N_AVG_POOLING2D:
     case XB_N_MAX_POOLING2D:
     case XB_N_GLOBAL_AVG_POOLING2D: return prep_pool(a, g, n);
@@ -603,7 +645,8 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
     case XB_N_CONCATENATE3:
     case XB_N_CONCATENATE4:
     case XB_N_CONCATENATE5: {
-      if (n->axis >= out->rank || elem_size(out) == 0) return BADN("concatenation axis out of range");
+      if (n->axis >= out->rank || elem_size(out) == 0)
+        return BADN("concatenation axis out of range");
       size_t total = 0;
       for (uint32_t k = 0; k < n->nin; ++k) {
         const xb_value* x = &g->values[n->in[k]];
@@ -634,8 +677,8 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
     }
     case XB_N_RESIZE_BILINEAR2D:
       if (!is_f32(in) || !is_f32(out) || in->rank != 4 || out->rank != 4 ||
-          out->dims[0] != in->dims[0] || out->dims[3] != in->dims[3] ||
-          out->dims[1] != n->new_h || out->dims[2] != n->new_w || n->new_h == 0 || n->new_w == 0)
+          out->dims[0] != in->dims[0] || out->dims[3] != in->dims[3] || out->dims[1] != n->new_h ||
+          out->dims[2] != n->new_w || n->new_h == 0 || n->new_w == 0)
         return UNSUP("StaticResizeBilinear2D: fp32 NHWC only, and shapes must match");
       return PTERUN_STATUS_OK;
     default:
@@ -644,8 +687,7 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
         if (is_f32(in) && is_f32(out)) return PTERUN_STATUS_OK;
         if (n->tag == XB_N_CLAMP && is_q8(in) && is_q8(out) && same_quant(in, out))
           return PTERUN_STATUS_OK;
-        return UNSUP("%s on %s is not implemented", xb_node_name(n->tag),
-                     xb_dtype_name(in->dtype));
+        return UNSUP("%s on %s is not implemented", xb_node_name(n->tag), xb_dtype_name(in->dtype));
       }
       return UNSUP("node type %s is not implemented by pterun's XNNPACK backend",
                    xb_node_name(n->tag));
@@ -800,8 +842,7 @@ static void run_conv(xb_exec* x, const xb_node* n) {
           xb_gemm_f32(T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->bias + gi * OCg,
                       (float*)dst + ob, OC, n->out_min, n->out_max);
         } else {
-          int32_t* C =
-              (int32_t*)(g->scratch + ((TILE * K * sizeof(int16_t) + 31) & ~(size_t)31));
+          int32_t* C = (int32_t*)(g->scratch + ((TILE * K * sizeof(int16_t) + 31) & ~(size_t)31));
           xb_igemm(T, K, OCg, Aq, K, p->wq + gi * K * OCg, OCg, C, OCg);
           for (size_t t = 0; t < T; ++t)
             for (size_t c = 0; c < OCg; ++c) {
@@ -815,6 +856,39 @@ static void run_conv(xb_exec* x, const xb_node* n) {
       }
     }
   }
+}
+
+static void run_deconv(xb_exec* x, const xb_node* n) {
+  const gemm_prep* p = n->packed;
+  const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
+  size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], IC = in->dims[3];
+  size_t OH = out->dims[1], OW = out->dims[2], OC = out->dims[3];
+  size_t G = n->groups, ICg = n->group_in, OCg = n->group_out, KH = n->kh, KW = n->kw;
+  const float* src = x->data[n->in[0]];
+  float* dst = x->data[n->out];
+  for (size_t i = 0; i < B * OH * OW; ++i) memcpy(dst + i * OC, p->bias, OC * sizeof(float));
+  for (size_t b = 0; b < B; ++b)
+    for (size_t ih = 0; ih < H; ++ih)
+      for (size_t iw = 0; iw < W; ++iw) {
+        const float* ip = src + ((b * H + ih) * W + iw) * IC;
+        for (size_t kh = 0; kh < KH; ++kh) {
+          ptrdiff_t oh = (ptrdiff_t)(ih * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+          if (oh < 0 || oh >= (ptrdiff_t)OH) continue;
+          for (size_t kw = 0; kw < KW; ++kw) {
+            ptrdiff_t ow = (ptrdiff_t)(iw * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
+            if (ow < 0 || ow >= (ptrdiff_t)OW) continue;
+            float* op = dst + ((b * OH + (size_t)oh) * OW + (size_t)ow) * OC;
+            for (size_t gi = 0; gi < G; ++gi)
+              for (size_t c = 0; c < ICg; ++c) {
+                float v = ip[gi * ICg + c];
+                const float* wp = p->w + ((gi * KH * KW + kh * KW + kw) * ICg + c) * OCg;
+                float* og = op + gi * OCg;
+                for (size_t o = 0; o < OCg; ++o) og[o] += v * wp[o];
+              }
+          }
+        }
+      }
+  for (size_t i = 0; i < B * OH * OW * OC; ++i) dst[i] = clampf(dst[i], n->out_min, n->out_max);
 }
 
 static void run_pool(xb_exec* x, const xb_node* n) {
@@ -925,8 +999,10 @@ static void run_slice_pad(xb_exec* x, const xb_node* n, bool pad) {
     bool inside = true;
     for (size_t d = 0; d < r; ++d) {
       if (pad) {
-        if (idx[d] < n->pre[d] || idx[d] - n->pre[d] >= in->dims[d]) inside = false;
-        else off += (idx[d] - n->pre[d]) * istride[d];
+        if (idx[d] < n->pre[d] || idx[d] - n->pre[d] >= in->dims[d])
+          inside = false;
+        else
+          off += (idx[d] - n->pre[d]) * istride[d];
       } else {
         off += (idx[d] + n->offsets[d]) * istride[d];
       }
@@ -1115,6 +1191,7 @@ pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
     case XB_N_FULLY_CONNECTED: run_fc(x, n); return PTERUN_STATUS_OK;
     case XB_N_CONV2D:
     case XB_N_DEPTHWISE_CONV2D: run_conv(x, n); return PTERUN_STATUS_OK;
+    case XB_N_CONV_TRANSPOSE2D: run_deconv(x, n); return PTERUN_STATUS_OK;
     case XB_N_AVG_POOLING2D:
     case XB_N_MAX_POOLING2D:
     case XB_N_GLOBAL_AVG_POOLING2D: run_pool(x, n); return PTERUN_STATUS_OK;

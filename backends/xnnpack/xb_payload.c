@@ -41,63 +41,62 @@ enum {
   MM_MAX = 6
 };
 
-static const char* const kNodeNames[XB_N_COUNT] = {
-    "none",
-    "Add",
-    "FullyConnected",
-    "Softmax",
-    "Sigmoid",
-    "StaticTranspose",
-    "Clamp",
-    "Conv2d",
-    "Div",
-    "StaticResizeBilinear2D",
-    "StaticConstantPad",
-    "AvgPooling2d",
-    "Minimum",
-    "DepthwiseConv2d",
-    "MaxPooling2d",
-    "Multiply",
-    "Subtract",
-    "Floor",
-    "Convert",
-    "GlobalAvgPooling2d",
-    "StaticReshape",
-    "ArgMaxPooling2d",
-    "SquareRoot",
-    "Ceiling",
-    "Hardswish",
-    "LeakyReLU",
-    "Maximum",
-    "Negate",
-    "Square",
-    "ELU",
-    "Abs",
-    "PReLU",
-    "Concatenate2",
-    "Concatenate3",
-    "Concatenate4",
-    "StaticSlice",
-    "ScaledDotProductAttention",
-    "BatchMatrixMultiply",
-    "Concatenate5",
-    "ConvTranspose2d",
-    "ReciprocalSquareRoot",
-    "Log",
-    "Gelu",
-    "Tanh",
-    "Exp",
-    "Sin",
-    "Copy",
-    "Cos"};
+static const char* const kNodeNames[XB_N_COUNT] = {"none",
+                                                   "Add",
+                                                   "FullyConnected",
+                                                   "Softmax",
+                                                   "Sigmoid",
+                                                   "StaticTranspose",
+                                                   "Clamp",
+                                                   "Conv2d",
+                                                   "Div",
+                                                   "StaticResizeBilinear2D",
+                                                   "StaticConstantPad",
+                                                   "AvgPooling2d",
+                                                   "Minimum",
+                                                   "DepthwiseConv2d",
+                                                   "MaxPooling2d",
+                                                   "Multiply",
+                                                   "Subtract",
+                                                   "Floor",
+                                                   "Convert",
+                                                   "GlobalAvgPooling2d",
+                                                   "StaticReshape",
+                                                   "ArgMaxPooling2d",
+                                                   "SquareRoot",
+                                                   "Ceiling",
+                                                   "Hardswish",
+                                                   "LeakyReLU",
+                                                   "Maximum",
+                                                   "Negate",
+                                                   "Square",
+                                                   "ELU",
+                                                   "Abs",
+                                                   "PReLU",
+                                                   "Concatenate2",
+                                                   "Concatenate3",
+                                                   "Concatenate4",
+                                                   "StaticSlice",
+                                                   "ScaledDotProductAttention",
+                                                   "BatchMatrixMultiply",
+                                                   "Concatenate5",
+                                                   "ConvTranspose2d",
+                                                   "ReciprocalSquareRoot",
+                                                   "Log",
+                                                   "Gelu",
+                                                   "Tanh",
+                                                   "Exp",
+                                                   "Sin",
+                                                   "Copy",
+                                                   "Cos"};
 
 const char* xb_node_name(unsigned tag) {
   return tag > 0 && tag < XB_N_COUNT ? kNodeNames[tag] : "unknown";
 }
 
 static const char* const kDtypeNames[XB_DT_COUNT] = {
-    "invalid", "fp32",   "fp16",   "qint8", "quint8", "qint32", "qcint8", "qcint32",
-    "qcint4",  "qdint8", "qbint4", "qpint8", "int32", "pfp32",  "bf16"};
+    "invalid", "fp32",   "fp16",   "qint8",  "quint8", "qint32", "qcint8", "qcint32",
+    "qcint4",  "qdint8", "qbint4", "qpint8", "int32",  "pfp32",  "bf16"};
 
 const char* xb_dtype_name(int dt) {
   return dt >= 0 && dt < XB_DT_COUNT ? kDtypeNames[dt] : "unknown";
@@ -236,8 +235,7 @@ static pterun_status open_payload(reader* R) {
 }
 
 /* Bytes of constant entry idx (> 0): named data, constant region or inline. */
-static pterun_status constant_bytes(reader* R, uint32_t idx, const uint8_t** data,
-                                    uint64_t* size) {
+static pterun_status constant_bytes(reader* R, uint32_t idx, const uint8_t** data, uint64_t* size) {
   if (R->has_constant_data && R->wrapped) {
     pterun_fb_table e;
     if (idx >= R->constant_data.len || !pterun_fb_vec_table(&R->constant_data, idx, &e))
@@ -252,9 +250,9 @@ static pterun_status constant_bytes(reader* R, uint32_t idx, const uint8_t** dat
       pterun_status st = pterun_named_data_get(R->a->named_data, key, kl, &d, &n);
       if (st != PTERUN_STATUS_OK)
         return xb_fail(R->lg, PTERUN_STATUS_INVALID_EXTERNAL_DATA,
-                       "constant %u: named data '%.*s' is in neither the program nor the data "
-                       "files",
-                       idx, (int)(kl > 80 ? 80 : kl), key);
+                       "constant %u: its named data (a %u-byte key) is in neither the program nor "
+                       "the data files",
+                       idx, kl);
       *data = d;
       *size = n;
       return PTERUN_STATUS_OK;
@@ -313,10 +311,10 @@ static pterun_status read_scales(reader* R, xb_graph* g, const pterun_fb_table* 
   if (bidx != 0) {
     const uint8_t* d;
     uint64_t n;
-    XB_TRY(constant_bytes(R, bidx, &d, &n));
+    PTERUN_TRY(constant_bytes(R, bidx, &d, &n));
     size_t es = bf16 ? 2 : 4;
-    if (num == 0 || n / es < num) return BAD("value %u: %u scales need more than %llu bytes", vi,
-                                             num, (unsigned long long)n);
+    if (num == 0 || n / es < num)
+      return BAD("value %u: %u scales need more than %llu bytes", vi, num, (unsigned long long)n);
     if (bf16) {
       uint16_t* s = xb_alloc(g, (size_t)num * 2);
       if (s == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
@@ -380,10 +378,10 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
   uint32_t nd, cidx, ext, flags, id;
   pterun_fb_vec dims;
   if (!scalar_i16(&tv, TV_DATATYPE, 0, &dt) || !scalar_u32(&tv, TV_NUM_DIMS, 0, &nd) ||
-      !scalar_u32(&tv, TV_CONSTANT_IDX, 0, &cidx) ||
-      !scalar_u32(&tv, TV_EXTERNAL_ID, 0, &ext) ||
+      !scalar_u32(&tv, TV_CONSTANT_IDX, 0, &cidx) || !scalar_u32(&tv, TV_EXTERNAL_ID, 0, &ext) ||
       !scalar_u32(&tv, TV_FLAGS, 0, &flags) || !scalar_u32(&tv, TV_ID_OUT, 0, &id) ||
-      !scalar_i16(&tv, TV_DQ_DATATYPE, 0, &dqdt) || pterun_fb_get_vector(&tv, TV_DIMS, 4, &dims) < 0)
+      !scalar_i16(&tv, TV_DQ_DATATYPE, 0, &dqdt) ||
+      pterun_fb_get_vector(&tv, TV_DIMS, 4, &dims) < 0)
     return BAD("value %u: tensor fields malformed", vi);
   if (dqdt != 0)
     return xb_fail(R->lg, PTERUN_STATUS_NOT_SUPPORTED,
@@ -391,8 +389,10 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
                    "not implemented",
                    vi);
   if (dtype_bits(dt) == 0)
-    return xb_fail(R->lg, PTERUN_STATUS_NOT_SUPPORTED, "value %u has datatype %s (%d), which is "
-                   "not implemented", vi, xb_dtype_name(dt), dt);
+    return xb_fail(R->lg, PTERUN_STATUS_NOT_SUPPORTED,
+                   "value %u has datatype %s (%d), which is "
+                   "not implemented",
+                   vi, xb_dtype_name(dt), dt);
   if (dims.len > XB_MAX_DIMS || (pterun_fb_get_vector(&tv, TV_DIMS, 4, &dims) == 1 &&
                                  nd != dims.len && !(nd == 0 && dims.len <= 1)))
     return BAD("value %u: rank %u with %u dims (max %d)", vi, nd, dims.len, XB_MAX_DIMS);
@@ -425,7 +425,7 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
   } else if (cidx != 0) {
     const uint8_t* d;
     uint64_t n;
-    XB_TRY(constant_bytes(R, cidx, &d, &n));
+    PTERUN_TRY(constant_bytes(R, cidx, &d, &n));
     if (n < v->nbytes)
       return BAD("value %u: constant has %llu bytes, %zu needed", vi, (unsigned long long)n,
                  v->nbytes);
@@ -457,11 +457,10 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
       v->qkind = XB_Q_PER_CHANNEL;
       if (!scalar_u32(&q, 6, 0, &cd)) return BAD("value %u: channel_dim malformed", vi);
       v->channel_dim = (int32_t)cd;
-      XB_TRY(read_scales(R, g, &q, 4, 8, 10, 0, vi, v));
+      PTERUN_TRY(read_scales(R, g, &q, 4, 8, 10, 0, vi, v));
       if (v->channel_dim < 0 || (uint32_t)v->channel_dim >= v->rank ||
           v->num_scales != v->dims[v->channel_dim])
-        return BAD("value %u: %u per-channel scales for dim %d", vi, v->num_scales,
-                   v->channel_dim);
+        return BAD("value %u: %u per-channel scales for dim %d", vi, v->num_scales, v->channel_dim);
       break;
     }
     case 3: { /* PerTokenDynamicQuant */
@@ -480,7 +479,7 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
         return BAD("value %u: group parameters malformed", vi);
       v->channel_dim = (int32_t)cd;
       v->group_size = (int32_t)gs;
-      XB_TRY(read_scales(R, g, &q, 4, 12, 14, 1, vi, v));
+      PTERUN_TRY(read_scales(R, g, &q, 4, 12, 14, 1, vi, v));
       if (v->rank != 2 || v->channel_dim != 0 || v->group_size <= 0 ||
           v->dims[1] % (size_t)v->group_size != 0 ||
           v->num_scales != v->dims[0] * (v->dims[1] / (size_t)v->group_size))
@@ -497,8 +496,7 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
 static pterun_status read_ids(reader* R, const pterun_fb_table* t, const unsigned* slots,
                               unsigned n, uint32_t* out, uint32_t ni) {
   for (unsigned k = 0; k < n; ++k)
-    if (!scalar_u32(t, slots[k], 0, &out[k]))
-      return BAD("node %u: operand field malformed", ni);
+    if (!scalar_u32(t, slots[k], 0, &out[k])) return BAD("node %u: operand field malformed", ni);
   return PTERUN_STATUS_OK;
 }
 
@@ -529,9 +527,9 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
   if (!scalar_u32(&xn, XN_DEBUG, 0, &n->debug_handle)) return BAD("node %u malformed", ni);
   int r = pterun_fb_get_table(&xn, XN_MINMAX, &mm);
   if (r < 0) return BAD("node %u: output_min_max malformed", ni);
-  if (r == 1 && (!scalar_f32(&mm, MM_MIN, 0.0f, &n->out_min) ||
-                 !scalar_f32(&mm, MM_MAX, 0.0f, &n->out_max) || isnan(n->out_min) ||
-                 isnan(n->out_max) || n->out_min > n->out_max))
+  if (r == 1 &&
+      (!scalar_f32(&mm, MM_MIN, 0.0f, &n->out_min) || !scalar_f32(&mm, MM_MAX, 0.0f, &n->out_max) ||
+       isnan(n->out_min) || isnan(n->out_max) || n->out_min > n->out_max))
     return BAD("node %u: output range malformed", ni);
   uint32_t ids[5];
   switch (tag) {
@@ -544,7 +542,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     case XB_N_PRELU:
     case XB_N_BATCH_MATRIX_MULTIPLY: {
       static const unsigned s[] = {4, 6, 8, 10};
-      XB_TRY(read_ids(R, &p, s, 4, ids, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 4, ids, ni));
       n->in[0] = ids[0];
       n->in[1] = ids[1];
       n->nin = 2;
@@ -573,7 +571,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     case XB_N_COPY:
     case XB_N_COS: {
       static const unsigned s[] = {4, 6, 8};
-      XB_TRY(read_ids(R, &p, s, 3, ids, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 3, ids, ni));
       n->in[0] = ids[0];
       n->nin = 1;
       n->out = ids[1];
@@ -583,7 +581,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     case XB_N_LEAKY_RELU:
     case XB_N_ELU: {
       static const unsigned s[] = {6, 8, 10};
-      XB_TRY(read_ids(R, &p, s, 3, ids, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 3, ids, ni));
       if (!scalar_f32(&p, 4, 0.0f, &n->fparam)) return BAD("node %u malformed", ni);
       n->in[0] = ids[0];
       n->nin = 1;
@@ -593,7 +591,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     }
     case XB_N_FULLY_CONNECTED: {
       static const unsigned s[] = {4, 6, 8, 10, 12};
-      XB_TRY(read_ids(R, &p, s, 5, ids, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 5, ids, ni));
       n->in[0] = ids[0];
       n->in[1] = ids[1];
       n->in[2] = ids[2];
@@ -608,7 +606,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
       uint32_t f[20];
       static const unsigned s[] = {4,  6,  8,  10, 12, 14, 16, 18, 20, 22,
                                    24, 26, 28, 30, 32, 34, 36, 38, 40, 42};
-      XB_TRY(read_ids(R, &p, s, 20, f, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 20, f, ni));
       for (int k = 0; k < 4; ++k) n->pad[k] = f[k] == XB_INVALID_ID ? 0 : f[k];
       n->kh = f[4], n->kw = f[5], n->sh = f[6], n->sw = f[7], n->dh = f[8], n->dw = f[9];
       n->group_in = f[10], n->group_out = f[11], n->groups = f[12];
@@ -626,7 +624,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     case XB_N_MAX_POOLING2D: {
       uint32_t f[13];
       static const unsigned s[] = {4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28};
-      XB_TRY(read_ids(R, &p, s, 13, f, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 13, f, ni));
       for (int k = 0; k < 4; ++k) n->pad[k] = f[k] == XB_INVALID_ID ? 0 : f[k];
       n->kh = f[4], n->kw = f[5], n->sh = f[6], n->sw = f[7], n->dh = f[8], n->dw = f[9];
       n->in[0] = f[10];
@@ -638,10 +636,10 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     case XB_N_STATIC_TRANSPOSE:
     case XB_N_STATIC_RESHAPE: {
       static const unsigned s[] = {8, 10, 12};
-      XB_TRY(read_ids(R, &p, s, 3, ids, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 3, ids, ni));
       uint32_t cnt;
       size_t vals[XB_MAX_DIMS];
-      XB_TRY(read_u32_vec(R, &p, 6, vals, &cnt, ni));
+      PTERUN_TRY(read_u32_vec(R, &p, 6, vals, &cnt, ni));
       n->num_dims = cnt;
       for (uint32_t k = 0; k < cnt; ++k) {
         if (tag == XB_N_STATIC_TRANSPOSE)
@@ -657,10 +655,10 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     }
     case XB_N_STATIC_SLICE: {
       static const unsigned s[] = {10, 12, 14};
-      XB_TRY(read_ids(R, &p, s, 3, ids, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 3, ids, ni));
       uint32_t c1, c2;
-      XB_TRY(read_u32_vec(R, &p, 6, n->offsets, &c1, ni));
-      XB_TRY(read_u32_vec(R, &p, 8, n->sizes, &c2, ni));
+      PTERUN_TRY(read_u32_vec(R, &p, 6, n->offsets, &c1, ni));
+      PTERUN_TRY(read_u32_vec(R, &p, 8, n->sizes, &c2, ni));
       if (c1 != c2) return BAD("node %u: slice offsets and sizes differ in length", ni);
       n->num_dims = c1;
       n->in[0] = ids[0];
@@ -671,10 +669,10 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     }
     case XB_N_CONSTANT_PAD: {
       static const unsigned s[] = {10, 12, 14};
-      XB_TRY(read_ids(R, &p, s, 3, ids, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 3, ids, ni));
       uint32_t c1, c2;
-      XB_TRY(read_u32_vec(R, &p, 4, n->pre, &c1, ni));
-      XB_TRY(read_u32_vec(R, &p, 6, n->post, &c2, ni));
+      PTERUN_TRY(read_u32_vec(R, &p, 4, n->pre, &c1, ni));
+      PTERUN_TRY(read_u32_vec(R, &p, 6, n->post, &c2, ni));
       if (c1 != c2 || !scalar_f32(&p, 8, 0.0f, &n->fparam))
         return BAD("node %u: padding malformed", ni);
       n->num_dims = c1;
@@ -690,7 +688,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     case XB_N_CONCATENATE5: {
       static const unsigned s[] = {4, 6, 8, 10, 12, 14, 16, 18};
       uint32_t f[8];
-      XB_TRY(read_ids(R, &p, s, 8, f, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 8, f, ni));
       n->axis = f[0];
       n->nin = tag == XB_N_CONCATENATE5 ? 5 : tag - XB_N_CONCATENATE2 + 2;
       for (uint32_t k = 0; k < 4; ++k) n->in[k] = f[1 + k];
@@ -701,7 +699,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     }
     case XB_N_RESIZE_BILINEAR2D: {
       static const unsigned s[] = {4, 6, 8, 10, 12};
-      XB_TRY(read_ids(R, &p, s, 5, ids, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 5, ids, ni));
       n->new_h = ids[0];
       n->new_w = ids[1];
       n->in[0] = ids[2];
@@ -713,7 +711,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     case XB_N_ARGMAX_POOLING2D: {
       uint32_t f[10];
       static const unsigned s[] = {4, 6, 8, 10, 12, 14, 16, 18, 20, 22};
-      XB_TRY(read_ids(R, &p, s, 10, f, ni));
+      PTERUN_TRY(read_ids(R, &p, s, 10, f, ni));
       for (int k = 0; k < 4; ++k) n->pad[k] = f[k];
       n->kh = f[4], n->kw = f[5];
       n->in[0] = f[6];
@@ -736,7 +734,7 @@ pterun_status xb_parse(const pterun_backend_init_args* a, xb_graph* g) {
   reader* R = &rd;
   R->a = a;
   R->lg = a->logger;
-  XB_TRY(open_payload(R));
+  PTERUN_TRY(open_payload(R));
   pterun_fb_vec nodes, values;
   uint32_t num_externs;
   if (pterun_fb_get_vector(&R->root, G_XNODES, 4, &nodes) != 1 ||
@@ -757,7 +755,7 @@ pterun_status xb_parse(const pterun_backend_init_args* a, xb_graph* g) {
     return PTERUN_STATUS_OUT_OF_MEMORY;
   for (uint32_t e = 0; e < num_externs; ++e) g->ext_value[e] = XB_INVALID_ID;
   for (uint32_t i = 0; i < values.len; ++i) {
-    XB_TRY(read_value(R, g, i, &ids[i]));
+    PTERUN_TRY(read_value(R, g, i, &ids[i]));
     const xb_value* v = &g->values[i];
     if (v->loc == XB_LOC_EXTERNAL) {
       if (v->external_id >= num_externs || g->ext_value[v->external_id] != XB_INVALID_ID)
@@ -776,7 +774,7 @@ pterun_status xb_parse(const pterun_backend_init_args* a, xb_graph* g) {
     pos[ids[i]] = i;
   }
   for (uint32_t ni = 0; ni < nodes.len; ++ni) {
-    XB_TRY(read_node(R, g, ni));
+    PTERUN_TRY(read_node(R, g, ni));
     xb_node* n = &g->nodes[ni];
     for (uint32_t k = 0; k < n->nin; ++k) {
       if (n->in[k] >= values.len) return BAD("node %u: operand %u names no value", ni, k);

@@ -40,7 +40,8 @@ pterun_status pterun_named_data_get(const pterun_named_data* map, const char* ke
     pt_fb_table nd;
     const char* k;
     uint32_t kl;
-    if (!pt_fb_vec_table(&p->named_data, i, &nd) || pt_fb_get_string(&nd, PT_NAMED_KEY, &k, &kl) != 1)
+    if (!pt_fb_vec_table(&p->named_data, i, &nd) ||
+        pt_fb_get_string(&nd, PT_NAMED_KEY, &k, &kl) != 1)
       continue;
     if (kl != key_len || memcmp(k, key, kl) != 0) continue;
     const uint8_t* bytes;
@@ -72,15 +73,15 @@ static pterun_status delegate_payload(const pterun_program* p, const pt_fb_table
     return PTERUN_STATUS_OK;
   }
   if (loc != PT_DATALOC_INLINE)
-    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "%s: unknown data location %u",
-                   where, loc);
+    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "%s: unknown data location %u", where,
+                   loc);
   pt_fb_vec inl, bytes;
   pt_fb_table b;
   if (pt_fb_get_vector(&p->root, PT_PROGRAM_BACKEND_DELEGATE_DATA, 4, &inl) != 1 ||
       idx >= inl.len || !pt_fb_vec_table(&inl, idx, &b) ||
       pt_fb_get_vector(&b, PT_BUFFER_STORAGE, 1, &bytes) != 1)
-    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
-                   "%s: inline delegate data %u missing", where, idx);
+    return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM, "%s: inline delegate data %u missing",
+                   where, idx);
   *data = pt_fb_vec_ptr(&bytes, 0);
   *size = bytes.len;
   return PTERUN_STATUS_OK;

@@ -15,7 +15,8 @@ typedef struct capture {
 } capture;
 
 static void capture_log(void* ctx, pterun_log_level level, const char* msg) {
-  if (level == PTERUN_LOG_ERROR) snprintf(((capture*)ctx)->last, sizeof((capture*)ctx)->last, "%s", msg);
+  if (level == PTERUN_LOG_ERROR)
+    snprintf(((capture*)ctx)->last, sizeof((capture*)ctx)->last, "%s", msg);
 }
 
 static const char* fixture(void) {
@@ -42,8 +43,8 @@ static pterun_status t_init(const pterun_backend_init_args* a, void** h, size_t*
   const void* d;
   size_t n;
   // The exporter stores weights under their SHA-256 (64 hex digits).
-  g_seen.named_found = pterun_named_data_get(a->named_data, "nope", 4, &d, &n) ==
-                       PTERUN_STATUS_NOT_FOUND;
+  g_seen.named_found =
+      pterun_named_data_get(a->named_data, "nope", 4, &d, &n) == PTERUN_STATUS_NOT_FOUND;
   *h = malloc(16);
   *mem = 1000 + a->payload_size;
   return *h != NULL ? PTERUN_STATUS_OK : PTERUN_STATUS_OUT_OF_MEMORY;
@@ -66,13 +67,10 @@ static void t_destroy(void* h, const pterun_allocator* a) {
   ++g_seen.destroys;
   free(h);
 }
-static const pterun_backend kTest = {PTERUN_BACKEND_ABI_VERSION, "XnnpackBackend", "test",
-                                     t_query,
-                                     t_init,
-                                     t_exec,
-                                     t_destroy};
-static const pterun_backend kOld = {PTERUN_BACKEND_ABI_VERSION + 1, "Old", "test", NULL, t_init,
-                                    t_exec, t_destroy};
+static const pterun_backend kTest = {
+    PTERUN_BACKEND_ABI_VERSION, "XnnpackBackend", "test", t_query, t_init, t_exec, t_destroy};
+static const pterun_backend kOld = {
+    PTERUN_BACKEND_ABI_VERSION + 1, "Old", "test", NULL, t_init, t_exec, t_destroy};
 
 static int backend_registration(void) {
   capture cap = {{0}};
@@ -102,8 +100,7 @@ static int backend_missing_names_component(void) {
   pterun_load_options lo = {0};
   lo.logger = lg;
   pterun_program* p;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture(), PTERUN_FILE_MMAP, &lo, &p),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_program_load_file(fixture(), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
   pterun_registry* r;
   PT_CHECK_STATUS(pterun_registry_create(&lg, &r), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
