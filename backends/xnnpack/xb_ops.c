@@ -556,28 +556,36 @@ static pterun_status prep_pool(const pterun_backend_init_args* a, xb_graph* g, x
   return PTERUN_STATUS_OK;
 }
 
-pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
-  const xb_value* out = &g->values[n->out];
-  const xb_value* in = &g->values[n->in[0]];
-  switch (n->tag) {
+static bool is_binary(unsigned tag) {
+  switch (tag) {
     case XB_N_ADD:
     case XB_N_SUBTRACT:
     case XB_N_MULTIPLY:
     case XB_N_DIV:
     case XB_N_MINIMUM:
     case XB_N_MAXIMUM:
-    case XB_N_PRELU: {
-      const xb_value* in2 = &g->values[n->in[1]];
-      bcast b;
-      if (!make_bcast(in, in2, out, &b))
-        return BADN("operand shapes do not broadcast to the output");
-      if (is_f32(in) && is_f32(in2) && is_f32(out)) return PTERUN_STATUS_OK;
-      if (is_q8(in) && is_q8(in2) && is_q8(out) &&
-          (n->tag == XB_N_ADD || n->tag == XB_N_SUBTRACT || n->tag == XB_N_MULTIPLY))
-        return PTERUN_STATUS_OK;
-      return UNSUP("%s on %s, %s -> %s is not implemented", xb_node_name(n->tag),
-                   xb_dtype_name(in->dtype), xb_dtype_name(in2->dtype), xb_dtype_name(out->dtype));
-    }
+    case XB_N_PRELU: return true;
+    default: return false;
+  }
+}
+
+static pterun_status prep_binary(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
+  const xb_value *in = &g->values[n->in[0]], *in2 = &g->values[n->in[1]], *out = &g->values[n->out];
+  bcast b;
+  if (!make_bcast(in, in2, out, &b)) return BADN("operand shapes do not broadcast to the output");
+  if (is_f32(in) && is_f32(in2) && is_f32(out)) return PTERUN_STATUS_OK;
+  if (is_q8(in) && is_q8(in2) && is_q8(out) &&
+      (n->tag == XB_N_ADD || n->tag == XB_N_SUBTRACT || n->tag == XB_N_MULTIPLY))
+    return PTERUN_STATUS_OK;
+  return UNSUP("%s on %s, %s -> %s is not implemented", xb_node_name(n->tag),
+               xb_dtype_name(in->dtype), xb_dtype_name(in2->dtype), xb_dtype_name(out->dtype));
+}
+
+pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
+  const xb_value* out = &g->values[n->out];
+  const xb_value* in = &g->values[n->in[0]];
+  if (is_binary(n->tag)) return prep_binary(a, g, n);
+  switch (n->tag) {
     case XB_N_SOFTMAX:
       if (!is_f32(in) || !is_f32(out) || !same_dims(in, out) || in->rank == 0)
         return UNSUP("Softmax is implemented for fp32 only");
@@ -1151,43 +1159,43 @@ static void run_resize(xb_exec* x, const xb_node* n) {
     }
 }
 
+static void run_binary(xb_exec* x, const xb_node* n) {
+  const xb_graph* g = x->g;
+  const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
+  const xb_value* in2 = &g->values[n->in[1]];
+  bcast b;
+  make_bcast(in, in2, out, &b);
+  bin_ctx c;
+  memset(&c, 0, sizeof c);
+  if (is_f32(in)) {
+    c.x = x->data[n->in[0]];
+    c.y = x->data[n->in[1]];
+    c.o = x->data[n->out];
+    c.fn = binary_fn(n->tag);
+    c.lo = n->out_min;
+    c.hi = n->out_max;
+    walk(&b, run_bin_f32, &c);
+  } else {
+    c.qx = x->data[n->in[0]];
+    c.qy = x->data[n->in[1]];
+    c.qo = x->data[n->out];
+    c.vx = in;
+    c.vy = in2;
+    c.vo = out;
+    c.tag = n->tag;
+    q_range(n, out, &c.qlo, &c.qhi);
+    walk(&b, run_bin_q8, &c);
+  }
+}
+
 pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
   const xb_graph* g = x->g;
   const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
+  if (is_binary(n->tag)) {
+    run_binary(x, n);
+    return PTERUN_STATUS_OK;
+  }
   switch (n->tag) {
-    case XB_N_ADD:
-    case XB_N_SUBTRACT:
-    case XB_N_MULTIPLY:
-    case XB_N_DIV:
-    case XB_N_MINIMUM:
-    case XB_N_MAXIMUM:
-    case XB_N_PRELU: {
-      const xb_value* in2 = &g->values[n->in[1]];
-      bcast b;
-      make_bcast(in, in2, out, &b);
-      bin_ctx c;
-      memset(&c, 0, sizeof c);
-      if (is_f32(in)) {
-        c.x = x->data[n->in[0]];
-        c.y = x->data[n->in[1]];
-        c.o = x->data[n->out];
-        c.fn = binary_fn(n->tag);
-        c.lo = n->out_min;
-        c.hi = n->out_max;
-        walk(&b, run_bin_f32, &c);
-      } else {
-        c.qx = x->data[n->in[0]];
-        c.qy = x->data[n->in[1]];
-        c.qo = x->data[n->out];
-        c.vx = in;
-        c.vy = in2;
-        c.vo = out;
-        c.tag = n->tag;
-        q_range(n, out, &c.qlo, &c.qhi);
-        walk(&b, run_bin_q8, &c);
-      }
-      return PTERUN_STATUS_OK;
-    }
     case XB_N_FULLY_CONNECTED: run_fc(x, n); return PTERUN_STATUS_OK;
     case XB_N_CONV2D:
     case XB_N_DEPTHWISE_CONV2D: run_conv(x, n); return PTERUN_STATUS_OK;

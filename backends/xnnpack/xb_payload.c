@@ -510,6 +510,14 @@ static pterun_status read_u32_vec(reader* R, const pterun_fb_table* t, unsigned 
   return PTERUN_STATUS_OK;
 }
 
+/* input, output, flags of the single-input node tables. */
+static void one_in_one_out(xb_node* n, const uint32_t* ids) {
+  n->in[0] = ids[0];
+  n->nin = 1;
+  n->out = ids[1];
+  n->flags = ids[2];
+}
+
 static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
   pterun_fb_vec nodes;
   pterun_fb_table xn, p, mm;
@@ -572,10 +580,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
     case XB_N_COS: {
       static const unsigned s[] = {4, 6, 8};
       PTERUN_TRY(read_ids(R, &p, s, 3, ids, ni));
-      n->in[0] = ids[0];
-      n->nin = 1;
-      n->out = ids[1];
-      n->flags = ids[2];
+      one_in_one_out(n, ids);
       break;
     }
     case XB_N_LEAKY_RELU:
@@ -583,10 +588,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
       static const unsigned s[] = {6, 8, 10};
       PTERUN_TRY(read_ids(R, &p, s, 3, ids, ni));
       if (!scalar_f32(&p, 4, 0.0f, &n->fparam)) return BAD("node %u malformed", ni);
-      n->in[0] = ids[0];
-      n->nin = 1;
-      n->out = ids[1];
-      n->flags = ids[2];
+      one_in_one_out(n, ids);
       break;
     }
     case XB_N_FULLY_CONNECTED: {
@@ -647,10 +649,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
         else
           n->shape[k] = vals[k];
       }
-      n->in[0] = ids[0];
-      n->nin = 1;
-      n->out = ids[1];
-      n->flags = ids[2];
+      one_in_one_out(n, ids);
       break;
     }
     case XB_N_STATIC_SLICE: {
@@ -661,10 +660,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
       PTERUN_TRY(read_u32_vec(R, &p, 8, n->sizes, &c2, ni));
       if (c1 != c2) return BAD("node %u: slice offsets and sizes differ in length", ni);
       n->num_dims = c1;
-      n->in[0] = ids[0];
-      n->nin = 1;
-      n->out = ids[1];
-      n->flags = ids[2];
+      one_in_one_out(n, ids);
       break;
     }
     case XB_N_CONSTANT_PAD: {
@@ -676,10 +672,7 @@ static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
       if (c1 != c2 || !scalar_f32(&p, 8, 0.0f, &n->fparam))
         return BAD("node %u: padding malformed", ni);
       n->num_dims = c1;
-      n->in[0] = ids[0];
-      n->nin = 1;
-      n->out = ids[1];
-      n->flags = ids[2];
+      one_in_one_out(n, ids);
       break;
     }
     case XB_N_CONCATENATE2:

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pterun/backends/xnnpack.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/pterun.h"
 #include "tests/harness/pt_test.h"
@@ -158,10 +159,98 @@ static int backend_runs_a_delegate(void) {
   return 0;
 }
 
+/* Reads a whole file into 64-aligned memory. */
+static uint8_t* read_file(const char* path, size_t* n) {
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t* b = aligned_alloc(64, ((size_t)len + 63) & ~(size_t)63);
+  if (b != NULL && fread(b, 1, (size_t)len, f) != (size_t)len) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *n = (size_t)len;
+  return b;
+}
+
+/* Loads (and, if that works, runs) a damaged copy; any status is fine, a
+ * crash or sanitizer report is not. Returns the load status. */
+static pterun_status load_damaged(const uint8_t* img, size_t n, pterun_registry* r) {
+  pterun_load_options lo = {0};
+  lo.logger = pterun_logger_silent();
+  lo.copy = 1;
+  pterun_program* p;
+  pterun_status st = pterun_program_load_buffer(img, n, &lo, &p);
+  if (st != PTERUN_STATUS_OK) return st;
+  pterun_method_options o;
+  memset(&o, 0, sizeof o);
+  o.registry = r;
+  o.logger = pterun_logger_silent();
+  pterun_method* m = NULL;
+  st = pterun_method_load(p, "forward", &o, &m);
+  if (st == PTERUN_STATUS_OK) {
+    float x[3 * 16] = {0};
+    int64_t sizes[2] = {3, 16};
+    pterun_tensor_view in = {PTERUN_DTYPE_F32, 2, sizes, NULL, x, sizeof x};
+    if (pterun_method_set_input(m, 0, &in) == PTERUN_STATUS_OK) (void)pterun_method_execute(m);
+    pterun_method_destroy(m);
+  }
+  pterun_program_destroy(p);
+  return st;
+}
+
+static int backend_xnnpack_refuses_damaged_payloads(void) {
+  size_t n;
+  uint8_t* img = read_file(PTERUN_FIXTURES_DIR "/xnnpack/mlp/model.pte", &n);
+  PT_CHECK(img != NULL);
+  pterun_registry* r;
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_add_backend(r, pterun_backend_xnnpack()), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(load_damaged(img, n, r), PTERUN_STATUS_OK); /* intact: loads */
+  size_t at = 0;
+  for (size_t i = 4; i + 4 <= n && at == 0; ++i)
+    if (memcmp(img + i, "XH00", 4) == 0) at = i - 4;
+  PT_CHECK(at > 0);
+  uint8_t* copy = malloc(n);
+  PT_CHECK(copy != NULL);
+  // Header fields: FlatBuffer offset/size and constant region out of range,
+  // a wrong identifier.
+  static const struct {
+    size_t off;
+    uint8_t byte;
+  } kHits[] = {{10, 0xff}, {13, 0x7f}, {14, 0xff}, {17, 0x7f}, {18, 0xff}, {29, 0x01}, {36, 'Q'}};
+  for (size_t h = 0; h < sizeof kHits / sizeof kHits[0]; ++h) {
+    memcpy(copy, img, n);
+    copy[at + kHits[h].off] = kHits[h].byte;
+    pterun_status st = load_damaged(copy, n, r);
+    PT_CHECK(st != PTERUN_STATUS_OK);
+  }
+  // Byte flips all over the payload: never a crash.
+  uint64_t s = 88172645463325252ull;
+  for (int round = 0; round < 3000; ++round) {
+    memcpy(copy, img, n);
+    for (int k = 0; k < 1 + round % 4; ++k) {
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      size_t pos = at + (size_t)(s % 1400);
+      if (pos < n) copy[pos] ^= (uint8_t)(s >> 32);
+    }
+    (void)load_damaged(copy, n, r);
+  }
+  free(copy);
+  free(img);
+  pterun_registry_destroy(r);
+  return 0;
+}
+
 int main(void) {
   int pt_failures = 0;
   PT_RUN(backend_registration);
   PT_RUN(backend_missing_names_component);
   PT_RUN(backend_runs_a_delegate);
+  PT_RUN(backend_xnnpack_refuses_damaged_payloads);
   return pt_failures ? 1 : 0;
 }
