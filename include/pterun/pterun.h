@@ -28,8 +28,10 @@
 
 #include "pterun/allocator.h"
 #include "pterun/backend.h"
+#include "pterun/bundled.h"
 #include "pterun/cpu.h"
 #include "pterun/data.h"
+#include "pterun/etdump.h"
 #include "pterun/export.h"
 #include "pterun/kernel.h"
 #include "pterun/log.h"

@@ -185,6 +185,10 @@ pterun_status pterun_method_output(const pterun_method* m, size_t i,
   return PTERUN_STATUS_OK;
 }
 
+pterun_profiler* pterun_method_profiler(const pterun_method* m) {
+  return m != NULL ? m->profiler : NULL;
+}
+
 void pterun_method_set_instruction_budget(pterun_method* m, uint64_t budget) {
   if (m != NULL) m->budget = budget ? budget : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
 }
@@ -282,7 +286,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
         case PT_INSTR_MOVE_CALL: move_value(m, &m->values[in->a], &m->values[in->b]); break;
         case PT_INSTR_JUMP_FALSE_CALL: {
           bool cond;
-          PT_FORWARD(condition(m, &m->values[in->a], &cond));
+          PTERUN_TRY(condition(m, &m->values[in->a], &cond));
           if (!cond) next = in->b;
           break;
         }
