@@ -269,7 +269,7 @@ static pterun_status constant_bytes(reader* R, uint32_t idx, const uint8_t** dat
   }
   if (R->has_constant_buffer) {
     pterun_fb_table b;
-    pterun_fb_vec st;
+    pterun_fb_vec st = {0};
     if (idx >= R->constant_buffer.len || !pterun_fb_vec_table(&R->constant_buffer, idx, &b))
       return BAD("constant buffer %u out of range (%u buffers)", idx, R->constant_buffer.len);
     int r = pterun_fb_get_vector(&b, BUF_STORAGE, 1, &st);
@@ -303,7 +303,7 @@ static size_t dtype_bits(int dt) {
 static pterun_status read_scales(reader* R, xb_graph* g, const pterun_fb_table* q, unsigned s_vec,
                                  unsigned s_idx, unsigned s_num, int bf16, uint32_t vi,
                                  xb_value* v) {
-  pterun_fb_vec sv;
+  pterun_fb_vec sv = {0};
   uint32_t bidx, num;
   int r = pterun_fb_get_vector(q, s_vec, 4, &sv);
   if (r < 0 || !scalar_u32(q, s_idx, 0, &bidx) || !scalar_u32(q, s_num, 0, &num))
@@ -353,7 +353,7 @@ static pterun_status read_scales(reader* R, xb_graph* g, const pterun_fb_table* 
 }
 
 static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* id_out) {
-  pterun_fb_vec values;
+  pterun_fb_vec values = {0};
   pterun_fb_table xv, tv, q, qt;
   pterun_fb_get_vector(&R->root, G_XVALUES, 4, &values);
   if (!pterun_fb_vec_table(&values, vi, &xv)) return BAD("value %u malformed", vi);
@@ -376,7 +376,7 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
   }
   int16_t dt, dqdt;
   uint32_t nd, cidx, ext, flags, id;
-  pterun_fb_vec dims;
+  pterun_fb_vec dims = {0};
   if (!scalar_i16(&tv, TV_DATATYPE, 0, &dt) || !scalar_u32(&tv, TV_NUM_DIMS, 0, &nd) ||
       !scalar_u32(&tv, TV_CONSTANT_IDX, 0, &cidx) || !scalar_u32(&tv, TV_EXTERNAL_ID, 0, &ext) ||
       !scalar_u32(&tv, TV_FLAGS, 0, &flags) || !scalar_u32(&tv, TV_ID_OUT, 0, &id) ||
@@ -502,7 +502,7 @@ static pterun_status read_ids(reader* R, const pterun_fb_table* t, const unsigne
 
 static pterun_status read_u32_vec(reader* R, const pterun_fb_table* t, unsigned slot, size_t* out,
                                   uint32_t* n, uint32_t ni) {
-  pterun_fb_vec v;
+  pterun_fb_vec v = {0};
   int r = pterun_fb_get_vector(t, slot, 4, &v);
   if (r < 0 || v.len > XB_MAX_DIMS) return BAD("node %u: shape vector malformed", ni);
   *n = r == 1 ? v.len : 0;
@@ -519,7 +519,7 @@ static void one_in_one_out(xb_node* n, const uint32_t* ids) {
 }
 
 static pterun_status read_node(reader* R, xb_graph* g, uint32_t ni) {
-  pterun_fb_vec nodes;
+  pterun_fb_vec nodes = {0};
   pterun_fb_table xn, p, mm;
   pterun_fb_get_vector(&R->root, G_XNODES, 4, &nodes);
   if (!pterun_fb_vec_table(&nodes, ni, &xn)) return BAD("node %u malformed", ni);

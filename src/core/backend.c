@@ -46,7 +46,7 @@ pterun_status pterun_named_data_get(const pterun_named_data* map, const char* ke
     if (kl != key_len || memcmp(k, key, kl) != 0) continue;
     const uint8_t* bytes;
     uint64_t size;
-    PT_FORWARD(pt_program_segment(p, pt_fb_u32(&nd, PT_NAMED_SEGMENT_INDEX, 0), &bytes, &size));
+    PTERUN_TRY(pt_program_segment(p, pt_fb_u32(&nd, PT_NAMED_SEGMENT_INDEX, 0), &bytes, &size));
     if (size > SIZE_MAX) return PTERUN_STATUS_INVALID_PROGRAM;
     *data_out = bytes;
     *size_out = (size_t)size;
@@ -66,7 +66,7 @@ static pterun_status delegate_payload(const pterun_program* p, const pt_fb_table
   if (loc == PT_DATALOC_SEGMENT) {
     const uint8_t* bytes;
     uint64_t n;
-    PT_FORWARD(pt_program_segment(p, idx, &bytes, &n));
+    PTERUN_TRY(pt_program_segment(p, idx, &bytes, &n));
     if (n > SIZE_MAX) return PTERUN_STATUS_INVALID_PROGRAM;
     *data = bytes;
     *size = (size_t)n;
@@ -121,10 +121,10 @@ static pterun_status with_init_args(const pterun_program* p, const pterun_regist
   if (!pt_fb_vec_table(delegates, i, &d))
     return pt_fail(env->logger, PTERUN_STATUS_INVALID_PROGRAM, "%s is malformed", where);
   const pterun_backend* be;
-  PT_FORWARD(find_backend(reg, env->logger, &d, where, &be));
+  PTERUN_TRY(find_backend(reg, env->logger, &d, where, &be));
   pterun_backend_init_args a;
   memset(&a, 0, sizeof a);
-  PT_FORWARD(delegate_payload(p, &d, where, &a.payload, &a.payload_size));
+  PTERUN_TRY(delegate_payload(p, &d, where, &a.payload, &a.payload_size));
   enum { kMaxSpecs = 32 };
   pterun_compile_spec specs[kMaxSpecs];
   char keys[kMaxSpecs][128];
@@ -190,7 +190,7 @@ pterun_status pt_delegates_init(const pterun_program* p, const pterun_registry* 
                                 pt_delegate* out) {
   for (uint32_t i = 0; i < delegates->len; ++i) {
     init_ctx c = {&out[i]};
-    PT_FORWARD(with_init_args(p, reg, delegates, i, env, do_init, &c));
+    PTERUN_TRY(with_init_args(p, reg, delegates, i, env, do_init, &c));
   }
   return PTERUN_STATUS_OK;
 }
@@ -206,7 +206,7 @@ void pt_delegates_destroy(pt_delegate* d, uint32_t n, const pterun_allocator* a)
 static pterun_status do_query(void* user, const pterun_backend* be,
                               const pterun_backend_init_args* a) {
   size_t n = 0;
-  if (be->memory_query != NULL) PT_FORWARD(be->memory_query(a, &n));
+  if (be->memory_query != NULL) PTERUN_TRY(be->memory_query(a, &n));
   size_t* total = user;
   if (pt_add_overflow_size(*total, n, total)) return PTERUN_STATUS_OUT_OF_MEMORY;
   return PTERUN_STATUS_OK;
@@ -217,6 +217,6 @@ pterun_status pt_delegates_memory(const pterun_program* p, const pterun_registry
                                   size_t* bytes) {
   *bytes = 0;
   for (uint32_t i = 0; i < delegates->len; ++i)
-    PT_FORWARD(with_init_args(p, reg, delegates, i, env, do_query, bytes));
+    PTERUN_TRY(with_init_args(p, reg, delegates, i, env, do_query, bytes));
   return PTERUN_STATUS_OK;
 }

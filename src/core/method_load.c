@@ -480,7 +480,7 @@ static pterun_status build_instructions(loader* L) {
   // Delegates are prepared last: the values they are called with exist now.
   pt_delegate_env env = {L->o != NULL ? L->o->data : NULL, L->o != NULL ? L->o->data_count : 0,
                          &m->logger, m->allocator, L->name};
-  PT_FORWARD(pt_delegates_init(L->p, reg, &L->delegates, &env, m->delegates));
+  PTERUN_TRY(pt_delegates_init(L->p, reg, &L->delegates, &env, m->delegates));
   for (uint32_t d = 0; d < m->delegate_count; ++d) m->delegate_bytes += m->delegates[d].memory;
   return PTERUN_STATUS_OK;
 }
