@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_executorch import time_executorch  # noqa: E402  (one timing loop for both scripts)
+from compare_executorch import time_executorch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -34,7 +33,9 @@ MEDIAN_RE = re.compile(r"median ([0-9.]+)")
 
 def read_rows(path: str) -> list[tuple[str, str, int, list[str]]]:
     rows = []
-    for line in open(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for line in lines:
         line = line.split("#", 1)[0].strip()
         if line:
             f = line.split()
@@ -46,7 +47,7 @@ def pterun_times(exe: str, model: str, data: list[str], warmup: int, iters: int)
     cmd = [exe, "bench", model, "--warmup", str(warmup), "--iterations", str(iters)]
     for d in data:
         cmd += ["--data", d]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, check=False, capture_output=True, text=True)
     med = MEDIAN_RE.search(p.stdout)
     loads = [float(x) for x in LOAD_RE.findall(p.stdout)]
     if p.returncode != 0 or med is None:

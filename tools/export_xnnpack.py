@@ -43,7 +43,7 @@ from torch import nn
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 
-import export_fixtures as ef  # noqa: E402  (shared models and runtime helpers)
+import export_fixtures as ef
 
 DEFAULT_OUT = REPO_ROOT / "tests" / "fixtures" / "xnnpack"
 SEED = 20261201
@@ -373,6 +373,29 @@ BUILDERS: dict[str, Callable[[], Built]] = {
     "q_dyn": b_q_dyn,
     "llm_8da4w": b_8da4w,
 }
+
+
+class ArgMax(nn.Module):
+    """max.dim with indices: an ArgMaxPooling2d node, which pterun refuses."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        v, i = torch.max(x, dim=3, keepdim=True)
+        return v * 2.0, i
+
+
+# Programs pterun must refuse at load, naming the node type:
+# tests/fixtures/xnnpack_refused/<name>.pte (no references).
+REFUSED: dict[str, Callable[[], Built]] = {
+    "argmax_pooling": lambda: Built(
+        ArgMax().eval(),
+        ArgMax().eval(),
+        (torch.randn(1, 2, 4, 6),),
+        0,
+        0,
+        "ArgMaxPooling2d",
+    ),
+}
+
 QUANTIZED = {"q_cnn", "q_mlp", "q_dyn", "llm_8da4w"}
 
 
@@ -381,13 +404,12 @@ QUANTIZED = {"q_cnn", "q_mlp", "q_dyn", "llm_8da4w"}
 
 
 def export(b: Built, lowered: bool) -> tuple[bytes, dict[str, bytes]]:
+    import executorch.kernels.quantized  # noqa: F401  (out variants of the Q/DQ ops)
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
         XnnpackDynamicallyQuantizedPartitioner,
         XnnpackPartitioner,
     )
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
-
-    import executorch.kernels.quantized  # noqa: F401  (out variants of the Q/DQ ops)
 
     if not lowered and b.partitioner == "dynamic":
         # torchao's quantization ops get .out schemas from pterun's torch_ops
@@ -451,8 +473,8 @@ def describe_payloads(pte: bytes) -> str:
 
 def _graph_summary(fb: bytes) -> str:
     import json
-    import re
     import os
+    import re
     import subprocess
     import tempfile
 
@@ -583,9 +605,17 @@ def main() -> int:
     )
     a = p.parse_args()
     torch.set_num_threads(1)
-    names = [n for n in a.only.split(",") if n] or list(BUILDERS)
+    names = [n for n in a.only.split(",") if n] or [*BUILDERS, *REFUSED]
     if not a.index_only:
         for n in names:
+            if n in REFUSED:
+                refused = a.out.parent / "xnnpack_refused"
+                refused.mkdir(exist_ok=True)
+                torch.manual_seed(SEED)
+                pte, _ = export(REFUSED[n](), lowered=True)
+                (refused / f"{n}.pte").write_bytes(pte)
+                (refused / f"{n}.graphs.txt").write_text(describe_payloads(pte))
+                continue
             write_case(n, a.out)
     rows = [
         index_row(n, a.out) for n in BUILDERS if (a.out / n / "model.pte").is_file()
