@@ -19,7 +19,7 @@
 
 #define MAX_ARGS 32
 #define MAX_EXPECTS 16
-#define MAX_TOK 128
+#define MAX_TOK 1024 /* longest token; the writer (tools/golden/format.py) keeps to it */
 #define MAX_CAP_BYTES ((size_t)1 << 28)
 
 /* ---- allocations of one case, freed together -------------------------------------------- */
@@ -144,8 +144,10 @@ static int parse_list_i64(golden* g, const char* s, int64_t* v, int max) {
       break;
     }
     v[n++] = parse_i64(g, num);
-    if (*s == ',') ++s;
-    else if (*s != ']') failf(g, "bad list");
+    if (*s == ',')
+      ++s;
+    else if (*s != ']')
+      failf(g, "bad list");
   }
   if (!g->bad && s[1] != '\0') failf(g, "text after a list");
   return n;
@@ -383,9 +385,9 @@ static pterun_value* parse_tensor_arg(golden* g, arena* a, const char* kind) {
     if (!is_float(t->dtype)) failf(g, "gen needs a float dtype");
     if (alloc_data(g, a, t, t->nbytes))
       for (int64_t n = 0; n < t->numel; ++n)
-        store_bits(t, logical_off(t, n),
-                   double_to_bits(t->dtype, (double)((n * 7919 + seed * 104729) % 2001 - 1000) /
-                                                1000.0));
+        store_bits(
+            t, logical_off(t, n),
+            double_to_bits(t->dtype, (double)((n * 7919 + seed * 104729) % 2001 - 1000) / 1000.0));
   } else { /* out */
     int64_t cap, fill, mx[PTERUN_MAX_RANK];
     const char* save = g->cur;
@@ -396,9 +398,12 @@ static pterun_value* parse_tensor_arg(golden* g, arena* a, const char* kind) {
       g->cur = save;
     }
     tok(g, b);
-    if (strcmp(b, "bounded") == 0) t->dynamism = PTERUN_SHAPE_BOUNDED;
-    else if (strcmp(b, "unbounded") == 0) t->dynamism = PTERUN_SHAPE_UNBOUNDED;
-    else failf(g, "expected bounded or unbounded, got '%s'", b);
+    if (strcmp(b, "bounded") == 0)
+      t->dynamism = PTERUN_SHAPE_BOUNDED;
+    else if (strcmp(b, "unbounded") == 0)
+      t->dynamism = PTERUN_SHAPE_UNBOUNDED;
+    else
+      failf(g, "expected bounded or unbounded, got '%s'", b);
     cap = parse_i64(g, kv(g, tok(g, b), "cap"));
     fill = strtol(kv(g, tok(g, b), "fill"), NULL, 16);
     if (cap < t->numel || cap > (int64_t)(MAX_CAP_BYTES / 8)) failf(g, "bad cap");
@@ -530,8 +535,10 @@ static pterun_value* parse_arg(golden* g, arena* a, pterun_value** args, int k) 
       size_t m = 0;
       while (*s && *s != ',' && *s != ']' && m + 1 < sizeof num) num[m++] = *s++;
       num[m] = '\0';
-      if (n >= 64) failf(g, "list too long");
-      else dv[n++] = bits_to_double(PTERUN_DTYPE_F64, parse_elem(g, PTERUN_DTYPE_F64, num));
+      if (n >= 64)
+        failf(g, "list too long");
+      else
+        dv[n++] = bits_to_double(PTERUN_DTYPE_F64, parse_elem(g, PTERUN_DTYPE_F64, num));
       if (*s == ',') ++s;
     }
     v->tag = PTERUN_VALUE_LIST_DOUBLE;
@@ -732,10 +739,9 @@ static int run_case(golden* g, size_t at, int with_scratch, int verbose, gcase* 
     fprintf(stderr, "%s: no kernel library registers %s\n", head, c->op);
     fail = 1;
   } else {
-    pterun_status st =
-        pterun_kernel_invoke(fn, c->op, c->args, (size_t)c->nargs,
-                             c->status == PTERUN_STATUS_OK ? NULL : &silent,
-                             with_scratch ? scratch : NULL, with_scratch ? sizeof scratch : 0);
+    pterun_status st = pterun_kernel_invoke(
+        fn, c->op, c->args, (size_t)c->nargs, c->status == PTERUN_STATUS_OK ? NULL : &silent,
+        with_scratch ? scratch : NULL, with_scratch ? sizeof scratch : 0);
     if ((int)st != c->status) {
       fprintf(stderr, "%s: status %s, want %s\n", head, pterun_status_name(st),
               pterun_status_name((pterun_status)c->status));
@@ -801,7 +807,8 @@ int main(int argc, char** argv) {
     p = nl ? nl + 1 : NULL;
   }
   /* The header says how many cases the file holds: a truncated file fails. */
-  if (g.nlines == 0 || sscanf(g.lines[0], "# pterun golden cases: %*s (%ld cases)", &want_cases) != 1)
+  if (g.nlines == 0 ||
+      sscanf(g.lines[0], "# pterun golden cases: %*s (%ld cases)", &want_cases) != 1)
     fprintf(stderr, "%s: no '# pterun golden cases: NAME (N cases)' header\n", argv[1]);
   g.line = 0;
   while (next_line(&g)) {

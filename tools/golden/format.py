@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence, Union
 
-import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,7 +251,11 @@ def _str(s: str) -> str:
 
 def _tensor(t: torch.Tensor, order: Sequence[int] | None) -> str:
     vals = fmt_values(t)
-    head = "tensor %s %s%s" % (dtype_name(t.dtype), _shape(t.shape), _order(order, t.dim()))
+    head = "tensor %s %s%s" % (
+        dtype_name(t.dtype),
+        _shape(t.shape),
+        _order(order, t.dim()),
+    )
     return head + (" : " + " ".join(vals) if vals else " :")
 
 
@@ -266,7 +269,11 @@ def fmt_arg(a: Any) -> str:
     if isinstance(a, Gen):
         return "gen %s %s seed=%d" % (dtype_name(a.dtype), _shape(a.sizes), a.seed)
     if isinstance(a, Out):
-        s = "out %s %s%s" % (dtype_name(a.dtype), _shape(a.sizes), _order(a.order, len(a.sizes)))
+        s = "out %s %s%s" % (
+            dtype_name(a.dtype),
+            _shape(a.sizes),
+            _order(a.order, len(a.sizes)),
+        )
         if a.max_sizes is not None and list(a.max_sizes) != list(a.sizes):
             s += " max=" + _shape(a.max_sizes)
         s += " bounded" if a.bounded else " unbounded"
@@ -314,8 +321,27 @@ def case_id(label: str) -> str:
     return s or "case"
 
 
+MAX_TOKEN = 1023  # tests/golden/test_golden.c: MAX_TOK - 1
+MAX_LIST = 64  # items of an ints/doubles/bools/refs argument the driver reads
+
+
+def _check_tokens(line: str) -> str:
+    assert all(len(t) <= MAX_TOKEN for t in line.split(" ")), line[:200]
+    return line
+
+
 def render_case(c: Case) -> str:
     assert _ID.fullmatch(c.id), c.id
+    for a in c.args:
+        items = (
+            a.items
+            if isinstance(a, (Bools, Doubles))
+            else a.ks
+            if isinstance(a, Refs)
+            else a
+        )
+        if isinstance(items, (list, tuple)):
+            assert len(items) <= MAX_LIST, (c.id, len(items))
     assert c.status in STATUS_NAMES, c.status
     lines = ["case %s %s" % (c.id, c.op), "status " + c.status]
     for k, a in enumerate(c.args):
@@ -342,7 +368,7 @@ def render_case(c: Case) -> str:
             )
         )
     lines.append("end")
-    return "\n".join(lines)
+    return "\n".join(_check_tokens(x) for x in lines)
 
 
 @dataclass

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import torch
 
-from golden.format import EXACT, Close, Case as GCase, Double, GoldenFile, Out as GOut, Ref, Refs
+from golden.format import (
+    EXACT,
+    Close,
+    Case as GCase,
+    Double,
+    GoldenFile,
+    Out as GOut,
+    Ref,
+    Refs,
+)
 from golden.format import Expect, Str, Tensor, case_id, dtype_size
 from golden.torchref import call_out
 
@@ -33,7 +42,13 @@ class Out:
 
 class Case:
     def __init__(self, op, label, args, outs, status="OK"):
-        self.op, self.label, self.args, self.outs, self.status = op, label, args, outs, status
+        self.op, self.label, self.args, self.outs, self.status = (
+            op,
+            label,
+            args,
+            outs,
+            status,
+        )
 
 
 class Lay:
@@ -51,7 +66,9 @@ def dim_order_of(t, layout):
 
 def torch_value(a):
     if isinstance(a, Lay):
-        return a.t.contiguous(memory_format=torch.channels_last) if a.layout == CL else a.t
+        return (
+            a.t.contiguous(memory_format=torch.channels_last) if a.layout == CL else a.t
+        )
     return a
 
 
@@ -82,17 +99,27 @@ def to_golden(c):
         else:
             raise AssertionError(f"{c.label}: PyTorch accepted a case expected to fail")
         like = next(
-            (torch_value(a) for a in c.args if isinstance(a, (torch.Tensor, Lay))), torch.empty(0)
+            (torch_value(a) for a in c.args if isinstance(a, (torch.Tensor, Lay))),
+            torch.empty(0),
         )
         for o in c.outs:
-            args.append(GOut(o.dtype, list(like.shape), cap=65536 // dtype_size(o.dtype), fill=0xCD))
+            args.append(
+                GOut(
+                    o.dtype,
+                    list(like.shape),
+                    cap=65536 // dtype_size(o.dtype),
+                    fill=0xCD,
+                )
+            )
     else:
         call_out(c.op, [torch_value(a) for a in c.args], outs)
         for o, t in zip(c.outs, outs):
             sizes = list(t.shape)
             order = dim_order_of(t, o.layout)
             rtol, atol = o.tol or TOL.get(o.dtype, (0.0, 0.0))
-            expects.append(Expect(len(args), t, EXACT if o.exact else Close(rtol, atol)))
+            expects.append(
+                Expect(len(args), t, EXACT if o.exact else Close(rtol, atol))
+            )
             args.append(
                 GOut(
                     o.dtype,
@@ -104,7 +131,11 @@ def to_golden(c):
                     fill=0xCD,
                 )
             )
-    args.append(Ref(first) if len(c.outs) == 1 else Refs(list(range(first, first + len(c.outs)))))
+    args.append(
+        Ref(first)
+        if len(c.outs) == 1
+        else Refs(list(range(first, first + len(c.outs))))
+    )
     return GCase(case_id(c.label), c.op, args, expects, c.status)
 
 
@@ -1105,6 +1136,7 @@ def norm_cases():
         )
     )
     return C
+
 
 GROUPS = [
     ("binary", binary_cases),

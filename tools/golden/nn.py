@@ -11,7 +11,17 @@ import math
 import torch
 
 from golden import format as gf
-from golden.format import Bools, Close, Double, Doubles, Expect, GoldenFile, Ref, Refs, Tensor
+from golden.format import (
+    Bools,
+    Close,
+    Double,
+    Doubles,
+    Expect,
+    GoldenFile,
+    Ref,
+    Refs,
+    Tensor,
+)
 from golden.format import TensorList
 
 OK, INVALID_ARGUMENT, INVALID_TYPE, NOT_SUPPORTED, INVALID_PROGRAM = (
@@ -73,13 +83,17 @@ def golden_arg(a, like=None):
         return golden_out(a, like)
     if isinstance(a, gf.TensorList):  # Opt: an optional-tensor list
         return gf.TensorList(
-            [None if it is None else Tensor(it, dim_order(it)) for it in a.items], optional=True
+            [None if it is None else Tensor(it, dim_order(it)) for it in a.items],
+            optional=True,
         )
     if isinstance(a, list) and a and all(isinstance(x, float) for x in a):
         return Doubles(a)
     if isinstance(a, list) and a and all(isinstance(x, (torch.Tensor, Out)) for x in a):
         return TensorList(
-            [golden_arg(x, like[i] if like is not None else None) for i, x in enumerate(a)]
+            [
+                golden_arg(x, like[i] if like is not None else None)
+                for i, x in enumerate(a)
+            ]
         )
     if isinstance(a, list):
         assert all(isinstance(x, int) for x in a), a
@@ -100,7 +114,8 @@ class Golden:
         likes = likes or {}
         gargs = [golden_arg(a, likes.get(i)) for i, a in enumerate(args)]
         exps = [
-            Expect(k, t.detach(), Close(rtol, atol), None if j < 0 else j) for k, j, t in expects
+            Expect(k, t.detach(), Close(rtol, atol), None if j < 0 else j)
+            for k, j, t in expects
         ]
         self.file.add(gf.Case(name, op, gargs, exps, status))
 
@@ -1545,7 +1560,6 @@ def gen_pad():
 def gen_index():
     g = Golden("index")
     A = torch.ops.aten
-    I64 = torch.int64
     w = rnd(7, 3)
     ix = torch.tensor([[0, 6, 2], [5, 3, 3]])
     g.out(

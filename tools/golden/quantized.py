@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""Writes the golden files of the quantized kernel tests (tests/quantized/golden/*.bin).
+"""Golden cases of the quantized kernels (tests/golden/quantized_*.txt).
 
 Oracles:
   * ExecuTorch's own C++ kernels. `import executorch.kernels.quantized` loads
@@ -11,52 +10,29 @@ Oracles:
   * For the operators ExecuTorch has no kernel for (group quantization,
     torchao affine ops, choose_qparams_per_token/symmetric): the reference
     Python implementations of PyTorch / torchao, evaluated eagerly.
-
-Usage: python tools/gen_quantized_goldens.py [OUT_DIR]
-
-File format (little endian), read by tests/quantized/test_quantized_golden.c:
-  "PTQG" u32 version(1) u32 ncases, then per case:
-    str op, str label, u8 nargs, nargs * arg, u8 nexpect, nexpect * (u8 argidx, tensor)
-  str    = u16 len + bytes
-  arg    = u8 kind + payload:
-           0 None | 1 Tensor(tensor) | 2 String(str) | 3 Double(f64) | 4 Int(i64)
-           | 5 Bool(u8) | 8 IntList(u32 n, n*i64) | 10 SameAs(u8 argidx)
-           | 11 TensorList(u8 n, n*u8 argidx) | 12 OutTensor(tensor without its bytes)
-  tensor = u8 dtype, u8 rank, rank*i64 sizes, u64 nbytes, bytes
-Output tensors (kind 12) have the expected shape and zero data; the test
-gives them an unbounded dynamism, so a kernel must resize them itself.
+Every output is compared bit for bit; out tensors start with the expected
+shape, zero-filled and unbounded, so a kernel must resize them itself.
 """
 
-import io
+from __future__ import annotations
+
 import logging
 import os
-import struct
-import sys
 import warnings
 
 warnings.filterwarnings("ignore")
 logging.disable(logging.WARNING)
 
-import executorch.exir.passes._quant_patterns_and_replacements
-import executorch.kernels.quantized  # noqa: F401  (registers the oracle kernels)
-import numpy as np
-import torch
+import executorch.exir.passes._quant_patterns_and_replacements  # noqa: E402,F401
+import executorch.kernels.quantized  # noqa: E402,F401  (registers the oracle kernels)
+import executorch.version  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from golden import format as gf  # noqa: E402
+from golden.format import BITS, ROOT, Double, Dtype, Expect, Ref, Refs, Str  # noqa: E402
 
 QD = torch.ops.quantized_decomposed
-
-DTYPE_CODE = {
-    torch.uint8: 0,
-    torch.int8: 1,
-    torch.int16: 2,
-    torch.int32: 3,
-    torch.int64: 4,
-    torch.float16: 5,
-    torch.float32: 6,
-    torch.float64: 7,
-    torch.bool: 11,
-    torch.bfloat16: 15,
-    torch.uint16: 27,
-}
 
 
 class Out:
@@ -66,91 +42,49 @@ class Out:
         self.t = t
 
 
-class SameAs:
-    def __init__(self, k):
-        self.k = k
+SameAs = Ref
+TList = Refs
 
 
-class TList:
-    def __init__(self, ks):
-        self.ks = ks
-
-
-def _str(b, s):
-    s = s.encode()
-    b.write(struct.pack("<H", len(s)))
-    b.write(s)
-
-
-def _tensor(b, t, with_data=True):
-    t = t.contiguous()
-    raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-    b.write(struct.pack("<BB", DTYPE_CODE[t.dtype], t.dim()))
-    for s in t.shape:
-        b.write(struct.pack("<q", s))
-    b.write(struct.pack("<Q", len(raw)))
-    if with_data:
-        b.write(raw)
+def golden_arg(a):
+    if isinstance(a, Out):
+        return gf.Out(a.t.dtype, list(a.t.shape), cap=a.t.numel())
+    if isinstance(a, torch.Tensor):
+        return a.contiguous()
+    if isinstance(a, str):
+        return Str(a)
+    if isinstance(a, float):
+        return Double(a)
+    if isinstance(a, torch.dtype):
+        return Dtype(a)
+    if isinstance(a, tuple):
+        return list(a)
+    return a
 
 
 class GoldenFile:
+    """The cases of one file; arguments are converted when the file is built,
+    after every oracle ran."""
+
     def __init__(self, name):
-        self.name = name
+        self.name = "quantized_" + name.removeprefix("q_")
         self.cases = []
 
     def add(self, op, label, args):
         self.cases.append((op, label, args))
 
-    def write(self, out_dir):
-        b = io.BytesIO()
-        b.write(b"PTQG")
-        b.write(struct.pack("<II", 1, len(self.cases)))
+    def build(self):
+        f = gf.GoldenFile(
+            self.name,
+            "ExecuTorch %s kernels / PyTorch %s, torchao references"
+            % (executorch.version.__version__, torch.__version__),
+        )
         for op, label, args in self.cases:
-            _str(b, op)
-            _str(b, label)
-            b.write(struct.pack("<B", len(args)))
-            expects = []
-            for k, a in enumerate(args):
-                if a is None:
-                    b.write(b"\x00")
-                elif isinstance(a, Out):
-                    b.write(b"\x0c")
-                    _tensor(b, a.t, with_data=False)
-                    expects.append((k, a.t))
-                elif isinstance(a, torch.Tensor):
-                    b.write(b"\x01")
-                    _tensor(b, a)
-                elif isinstance(a, str):
-                    b.write(b"\x02")
-                    _str(b, a)
-                elif isinstance(a, bool):
-                    b.write(struct.pack("<BB", 5, int(a)))
-                elif isinstance(a, float):
-                    b.write(struct.pack("<Bd", 3, a))
-                elif isinstance(a, torch.dtype):
-                    b.write(struct.pack("<Bq", 4, DTYPE_CODE[a]))
-                elif isinstance(a, int):
-                    b.write(struct.pack("<Bq", 4, a))
-                elif isinstance(a, (list, tuple)):
-                    b.write(struct.pack("<BI", 8, len(a)))
-                    for v in a:
-                        b.write(struct.pack("<q", v))
-                elif isinstance(a, SameAs):
-                    b.write(struct.pack("<BB", 10, a.k))
-                elif isinstance(a, TList):
-                    b.write(struct.pack("<BB", 11, len(a.ks)))
-                    for v in a.ks:
-                        b.write(struct.pack("<B", v))
-                else:
-                    raise TypeError(type(a))
-            b.write(struct.pack("<B", len(expects)))
-            for k, t in expects:
-                b.write(struct.pack("<B", k))
-                _tensor(b, t)
-        path = os.path.join(out_dir, self.name + ".bin")
-        with open(path, "wb") as f:
-            f.write(b.getvalue())
-        return path, len(self.cases), len(b.getvalue())
+            exps = [
+                Expect(k, a.t, BITS) for k, a in enumerate(args) if isinstance(a, Out)
+            ]
+            f.add(gf.Case(gf.case_id(label), op, [golden_arg(a) for a in args], exps))
+        return f
 
 
 def f32(v):
@@ -1026,13 +960,7 @@ def gen_embedding():
 def _load_torch_ops():
     import importlib.util
 
-    path = os.path.join(
-        os.path.dirname(os.path.abspath(__file__)),
-        "..",
-        "python",
-        "pterun",
-        "torch_ops.py",
-    )
+    path = os.path.join(str(ROOT), "python", "pterun", "torch_ops.py")
     spec = importlib.util.spec_from_file_location("pterun_torch_ops", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -1607,39 +1535,14 @@ def gen_add_ext():
     return g
 
 
-EXTRA_GENERATORS = [gen_extension, gen_add_ext]
-
-
-def main():
-    out_dir = (
-        sys.argv[1]
-        if len(sys.argv) > 1
-        else os.path.join(
-            os.path.dirname(os.path.abspath(__file__)),
-            "..",
-            "tests",
-            "quantized",
-            "golden",
-        )
-    )
-    os.makedirs(out_dir, exist_ok=True)
-    gens = [gen_per_tensor, gen_per_channel, gen_choose, gen_add_mixed, gen_embedding]
-    only = os.environ.get("PTQ_ONLY")
-    if only:
-        gens = [
-            fn
-            for fn in gens + globals().get("EXTRA_GENERATORS", [])
-            if fn.__name__ in only.split(",")
-        ]
-        globals()["EXTRA_GENERATORS"] = []
-    extra = globals().get("EXTRA_GENERATORS", [])
-    total = 0
-    for fn in gens + extra:
-        path, n, size = fn().write(out_dir)
-        total += size
-        print(f"{os.path.relpath(path)}: {n} cases, {size} bytes")
-    print(f"total {total} bytes")
-
-
-if __name__ == "__main__":
-    main()
+def files():
+    for fn in (
+        gen_per_tensor,
+        gen_per_channel,
+        gen_choose,
+        gen_add_mixed,
+        gen_embedding,
+        gen_extension,
+        gen_add_ext,
+    ):
+        yield fn().build()
