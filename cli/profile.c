@@ -70,7 +70,8 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
     cli_printable(ops[j].name, name, sizeof name);
     cli_printable(ops[j].slow_path ? ops[j].slow_path : "", slow, sizeof slow);
     fprintf(f, "%-40s %8llu %12.4f %12.3f %6.1f%%  %s\n", name,
-            (unsigned long long)(ops[j].calls / execs), (double)ops[j].total_ns / 1e6 / (double)execs,
+            (unsigned long long)(ops[j].calls / execs),
+            (double)ops[j].total_ns / 1e6 / (double)execs,
             (double)ops[j].total_ns / 1e3 / (double)ops[j].calls,
             total ? 100.0 * (double)ops[j].total_ns / (double)total : 0.0, slow);
   }

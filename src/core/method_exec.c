@@ -272,7 +272,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
         case PT_INSTR_MOVE_CALL: move_value(m, &m->values[in->a], &m->values[in->b]); break;
         case PT_INSTR_JUMP_FALSE_CALL: {
           bool cond;
-          PT_FORWARD(condition(m, &m->values[in->a], &cond));
+          PTERUN_TRY(condition(m, &m->values[in->a], &cond));
           if (!cond) next = in->b;
           break;
         }

@@ -168,10 +168,6 @@ static int parse_status(golden* g, const char* s) {
 }
 
 /* ---- elements ----------------------------------------------------------------------------- */
-static int is_float(int dt) {
-  return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F64 || dt == PTERUN_DTYPE_F16 ||
-         dt == PTERUN_DTYPE_BF16;
-}
 
 static int is_supported(int dt) {
   switch (dt) {
@@ -182,7 +178,7 @@ static int is_supported(int dt) {
     case PTERUN_DTYPE_I64:
     case PTERUN_DTYPE_U16:
     case PTERUN_DTYPE_BOOL: return 1;
-    default: return is_float(dt);
+    default: return pterun_dtype_is_float(dt);
   }
 }
 
@@ -200,58 +196,49 @@ static void store_bits(pterun_tensor* t, int64_t off, uint64_t b) {
   for (size_t k = 0; k < esz; ++k, b >>= 8) p[k] = (unsigned char)b;
 }
 
-static double bits_to_double(int dt, uint64_t b) {
-  switch (dt) {
-    case PTERUN_DTYPE_F64: {
-      double d;
-      memcpy(&d, &b, 8);
-      return d;
-    }
-    case PTERUN_DTYPE_F32: {
-      uint32_t u = (uint32_t)b;
-      float f;
-      memcpy(&f, &u, 4);
-      return f;
-    }
-    case PTERUN_DTYPE_F16: return pterun_f16_to_f32((uint16_t)b);
-    case PTERUN_DTYPE_BF16: return pterun_bf16_to_f32((uint16_t)b);
-    case PTERUN_DTYPE_I8: return (int8_t)b;
-    case PTERUN_DTYPE_I16: return (int16_t)b;
-    case PTERUN_DTYPE_I32: return (int32_t)b;
-    case PTERUN_DTYPE_I64: return (double)(int64_t)b;
-    default: return (double)b; /* unsigned and bool */
-  }
-}
-
-static int64_t bits_to_i64(int dt, uint64_t b) {
-  switch (dt) {
-    case PTERUN_DTYPE_I8: return (int8_t)b;
-    case PTERUN_DTYPE_I16: return (int16_t)b;
-    case PTERUN_DTYPE_I32: return (int32_t)b;
-    case PTERUN_DTYPE_I64: return (int64_t)b;
-    default: return (int64_t)b;
-  }
-}
-
-/* float bits of a double value in a float dtype (rounding to nearest). */
-static uint64_t double_to_bits(int dt, double v) {
-  float f = (float)v;
-  uint32_t u;
-  uint64_t b;
-  switch (dt) {
-    case PTERUN_DTYPE_F64: memcpy(&b, &v, 8); return b;
-    case PTERUN_DTYPE_F16: return pterun_f32_to_f16(f);
-    case PTERUN_DTYPE_BF16: return pterun_f32_to_bf16(f);
-    default: memcpy(&u, &f, 4); return u;
-  }
-}
-
-/* One element as written in the file: exact in its dtype, or an error. */
-static uint64_t parse_elem(golden* g, int dt, const char* s) {
+/* A NaN written as nan, -nan (the canonical quiet NaN) or nan:0xBITS: its
+ * bits in dtype dt. 0 if s is no NaN. */
+static int parse_nan(golden* g, int dt, const char* s, uint64_t* bits) {
   size_t width = pterun_dtype_size(dt) * 8;
   uint64_t mask = width == 64 ? ~(uint64_t)0 : (((uint64_t)1 << width) - 1);
+  if (strcmp(s, "nan") == 0 || strcmp(s, "-nan") == 0) {
+    uint64_t q = dt == PTERUN_DTYPE_F64   ? 0x7ff8000000000000u
+                 : dt == PTERUN_DTYPE_F32 ? 0x7fc00000u
+                 : dt == PTERUN_DTYPE_F16 ? 0x7e00u
+                                          : 0x7fc0u;
+    *bits = s[0] == '-' ? q | (uint64_t)1 << (width - 1) : q;
+    return 1;
+  }
+  if (strncmp(s, "nan:0x", 6) == 0) {
+    char* end;
+    unsigned long long b;
+    errno = 0;
+    b = strtoull(s + 6, &end, 16);
+    if (*end != '\0' || errno != 0 || (b & ~mask) != 0) failf(g, "bad NaN '%s'", s);
+    *bits = (uint64_t)b;
+    return 1;
+  }
+  return 0;
+}
+
+static double parse_double(golden* g, const char* s) {
+  uint64_t b;
+  double d;
   char* end;
-  if (!is_float(dt)) {
+  if (parse_nan(g, PTERUN_DTYPE_F64, s, &b)) {
+    memcpy(&d, &b, 8);
+    return d;
+  }
+  d = strtod(s, &end);
+  if (*s == '\0' || *end != '\0') failf(g, "bad number '%s'", s);
+  return d;
+}
+
+/* Element `off` of t from its text: exact in t's dtype, or an error. */
+static void parse_elem(golden* g, pterun_tensor* t, int64_t off, const char* s) {
+  int dt = t->dtype;
+  uint64_t b;
+  if (!pterun_dtype_is_float(dt)) {
     int64_t v = parse_i64(g, s), lo, hi;
     switch (dt) {
       case PTERUN_DTYPE_BOOL: lo = 0, hi = 1; break;
@@ -263,35 +250,19 @@ static uint64_t parse_elem(golden* g, int dt, const char* s) {
       default: lo = INT64_MIN, hi = INT64_MAX; break;
     }
     if (v < lo || v > hi) failf(g, "%s out of range for %s", s, pterun_dtype_name(dt));
-    return (uint64_t)v & mask;
-  }
-  if (strcmp(s, "nan") == 0 || strcmp(s, "-nan") == 0) {
-    uint64_t q = dt == PTERUN_DTYPE_F64   ? 0x7ff8000000000000u
-                 : dt == PTERUN_DTYPE_F32 ? 0x7fc00000u
-                 : dt == PTERUN_DTYPE_F16 ? 0x7e00u
-                                          : 0x7fc0u;
-    return s[0] == '-' ? q | (uint64_t)1 << (width - 1) : q;
-  }
-  if (strncmp(s, "nan:0x", 6) == 0) {
-    unsigned long long b;
-    errno = 0;
-    b = strtoull(s + 6, &end, 16);
-    if (*end != '\0' || errno != 0 || (b & ~mask) != 0) failf(g, "bad NaN '%s'", s);
-    return (uint64_t)b;
-  }
-  errno = 0;
-  if (dt == PTERUN_DTYPE_F64) {
-    double d = strtod(s, &end);
-    if (*s == '\0' || *end != '\0') failf(g, "bad number '%s'", s);
-    return double_to_bits(dt, d);
+    pterun_store_i64(t->data, dt, off, v);
+  } else if (parse_nan(g, dt, s, &b)) {
+    store_bits(t, off, b);
+  } else if (dt == PTERUN_DTYPE_F64) {
+    pterun_store_f64(t->data, dt, off, parse_double(g, s));
   } else {
+    char* end;
     float f = strtof(s, &end);
-    uint64_t b = double_to_bits(dt, f);
     if (*s == '\0' || *end != '\0') failf(g, "bad number '%s'", s);
-    /* f16/bf16 values are written exactly: they must read back unchanged */
-    if (bits_to_double(dt, b) != f && !isnan(f))
+    pterun_store_f32(t->data, dt, off, f);
+    /* float16/bfloat16 values are written exactly: they must read back unchanged */
+    if (pterun_load_f32(t->data, dt, off) != f)
       failf(g, "%s is not exact in %s", s, pterun_dtype_name(dt));
-    return b;
   }
 }
 
@@ -354,7 +325,7 @@ static void parse_values(golden* g, pterun_tensor* t) {
   for (int64_t n = 0; n < t->numel && !g->bad; ++n) {
     tok(g, b);
     if (b[0] == '\0') failf(g, "%" PRId64 " values, want %" PRId64, n, t->numel);
-    store_bits(t, logical_off(t, n), parse_elem(g, t->dtype, b));
+    parse_elem(g, t, logical_off(t, n), b);
   }
   if (!g->bad && tok(g, b)[0] != '\0') failf(g, "more values than elements");
 }
@@ -382,12 +353,11 @@ static pterun_value* parse_tensor_arg(golden* g, arena* a, const char* kind) {
   } else if (strcmp(kind, "gen") == 0) {
     int64_t seed = parse_i64(g, kv(g, tok(g, b), "seed"));
     t->dynamism = PTERUN_SHAPE_STATIC;
-    if (!is_float(t->dtype)) failf(g, "gen needs a float dtype");
+    if (!pterun_dtype_is_float(t->dtype)) failf(g, "gen needs a float dtype");
     if (alloc_data(g, a, t, t->nbytes))
       for (int64_t n = 0; n < t->numel; ++n)
-        store_bits(
-            t, logical_off(t, n),
-            double_to_bits(t->dtype, (double)((n * 7919 + seed * 104729) % 2001 - 1000) / 1000.0));
+        pterun_store_f64(t->data, t->dtype, logical_off(t, n),
+                         (double)((n * 7919 + seed * 104729) % 2001 - 1000) / 1000.0);
   } else { /* out */
     int64_t cap, fill, mx[PTERUN_MAX_RANK];
     const char* save = g->cur;
@@ -463,7 +433,7 @@ static pterun_value* parse_arg(golden* g, arena* a, pterun_value** args, int k) 
     v->u.i = parse_dtype(g, tok(g, b));
   } else if (!strcmp(kind, "double")) {
     v->tag = PTERUN_VALUE_DOUBLE;
-    v->u.d = bits_to_double(PTERUN_DTYPE_F64, parse_elem(g, PTERUN_DTYPE_F64, tok(g, b)));
+    v->u.d = parse_double(g, tok(g, b));
   } else if (!strcmp(kind, "bool")) {
     tok(g, b);
     v->tag = PTERUN_VALUE_BOOL;
@@ -538,7 +508,7 @@ static pterun_value* parse_arg(golden* g, arena* a, pterun_value** args, int k) 
       if (n >= 64)
         failf(g, "list too long");
       else
-        dv[n++] = bits_to_double(PTERUN_DTYPE_F64, parse_elem(g, PTERUN_DTYPE_F64, num));
+        dv[n++] = parse_double(g, num);
       if (*s == ',') ++s;
     }
     v->tag = PTERUN_VALUE_LIST_DOUBLE;
@@ -610,10 +580,8 @@ static void parse_case(golden* g, arena* a, gcase* c) {
         e->cmp = CMP_EXACT;
       } else if (strcmp(b, "close") == 0) {
         e->cmp = CMP_CLOSE;
-        e->rtol = bits_to_double(PTERUN_DTYPE_F64,
-                                 parse_elem(g, PTERUN_DTYPE_F64, kv(g, tok(g, b), "rtol")));
-        e->atol = bits_to_double(PTERUN_DTYPE_F64,
-                                 parse_elem(g, PTERUN_DTYPE_F64, kv(g, tok(g, b), "atol")));
+        e->rtol = parse_double(g, kv(g, tok(g, b), "rtol"));
+        e->atol = parse_double(g, kv(g, tok(g, b), "atol"));
       } else {
         failf(g, "unknown comparison '%s'", b);
       }
@@ -634,20 +602,23 @@ static pterun_kernel_fn find_kernel(const char* op) {
   return fn ? fn : pt_find_kernel(pterun_kernels_quantized(), op);
 }
 
-static void print_elem(int dt, uint64_t b) {
-  if (is_float(dt))
+static void print_elem(const pterun_tensor* t, int64_t off) {
+  int dt = t->dtype;
+  if (pterun_dtype_is_float(dt))
     fprintf(stderr, "%.*g (0x%0*" PRIx64 ")", dt == PTERUN_DTYPE_F64 ? 17 : 9,
-            bits_to_double(dt, b), (int)pterun_dtype_size(dt) * 2, b);
+            pterun_load_f64(t->data, dt, off), (int)pterun_dtype_size(dt) * 2, load_bits(t, off));
   else
-    fprintf(stderr, "%" PRId64, bits_to_i64(dt, b));
+    fprintf(stderr, "%" PRId64, pterun_load_i64(t->data, dt, off));
 }
 
-/* 1 if the got element matches want under e's comparison. */
-static int elem_ok(const expectation* e, int dt, uint64_t gb, uint64_t wb) {
+/* 1 if element goff of got matches element woff of want under e's comparison. */
+static int elem_ok(const expectation* e, const pterun_tensor* got, int64_t goff,
+                   const pterun_tensor* want, int64_t woff) {
   double gv, wv;
-  if (e->cmp == CMP_BITS || !is_float(dt)) return gb == wb;
-  gv = bits_to_double(dt, gb);
-  wv = bits_to_double(dt, wb);
+  if (e->cmp == CMP_BITS || !pterun_dtype_is_float(want->dtype))
+    return load_bits(got, goff) == load_bits(want, woff);
+  gv = pterun_load_f64(got->data, got->dtype, goff);
+  wv = pterun_load_f64(want->data, want->dtype, woff);
   if (isnan(wv)) return isnan(gv);
   if (e->cmp == CMP_EXACT) return gv == wv && signbit(gv) == signbit(wv);
   if (isinf(wv)) return gv == wv;
@@ -660,7 +631,6 @@ static int check(const gcase* c, const expectation* e, const char* head) {
   const pterun_tensor* got = NULL;
   const pterun_tensor* want = &e->want;
   int64_t bad = 0, first = -1;
-  uint64_t fg = 0, fw = 0;
   int same;
   if (e->item < 0 && v->tag == PTERUN_VALUE_TENSOR) got = v->u.tensor;
   if (e->item >= 0) got = pterun_value_list_tensor(v, (size_t)e->item);
@@ -680,9 +650,8 @@ static int check(const gcase* c, const expectation* e, const char* head) {
     return 1;
   }
   for (int64_t n = 0; n < want->numel; ++n) {
-    uint64_t gb = load_bits(got, logical_off(got, n)), wb = load_bits(want, logical_off(want, n));
-    if (!elem_ok(e, want->dtype, gb, wb)) {
-      if (first < 0) first = n, fg = gb, fw = wb;
+    if (!elem_ok(e, got, logical_off(got, n), want, logical_off(want, n))) {
+      if (first < 0) first = n;
       ++bad;
     }
   }
@@ -697,9 +666,9 @@ static int check(const gcase* c, const expectation* e, const char* head) {
     fprintf(stderr, "%s%" PRId64, rest++ ? "," : "", idx);
   }
   fprintf(stderr, "] (element %" PRId64 "): got ", first);
-  print_elem(want->dtype, fg);
+  print_elem(got, logical_off(got, first));
   fprintf(stderr, ", want ");
-  print_elem(want->dtype, fw);
+  print_elem(want, logical_off(want, first));
   if (e->cmp == CMP_CLOSE)
     fprintf(stderr, " (close: rtol %g, atol %g)\n", e->rtol, e->atol);
   else
