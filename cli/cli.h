@@ -84,6 +84,7 @@ typedef struct cli_session {
   double program_load_ms;
   pterun_profiler* profiler; /* attached by cli_load_method when set */
   pterun_bundle* bundle;     /* the model was a bundled program (.bpte) */
+  int64_t bundle_case;       /* the bundled case run, -1 none (ETDump records it) */
 } cli_session;
 
 /** Registry + program (mmap) + data files. A bundled program (BP08) is
@@ -106,13 +107,18 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
 void cli_printable(const char* s, char* buf, size_t cap);
 
 typedef struct cli_profile_opts {
-  int table;         /* --profile */
-  const char* trace; /* --trace FILE.json */
+  int table;                /* --profile */
+  const char* trace;        /* --trace FILE.json */
+  const char* etdump;       /* --etdump FILE.etdp */
+  const char* debug_buffer; /* --debug-buffer FILE: intermediate outputs */
+  int quiet;                /* files are written without a word */
 } cli_profile_opts;
 
 #define CLI_PROFILE_USAGE                                                                          \
   "  --profile              print time per operator and per instruction\n"                         \
-  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"
+  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"                   \
+  "  --etdump FILE.etdp     write an ETDump for executorch.devtools.Inspector\n"                   \
+  "  --debug-buffer FILE    with --etdump: also every kernel's output (debug events)\n"
 
 /** Consumes a profiling option at argv[*i]: 1 taken, 0 not one, -1 usage error. */
 int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o);

@@ -149,6 +149,7 @@ int cli_session_open(cli_session* s, const char* model, const cli_strlist* data,
   size_t k;
 
   memset(s, 0, sizeof *s);
+  s->bundle_case = -1;
   s->log.verbose = verbose;
   memset(&opts, 0, sizeof opts);
   opts.logger = cli_logger(&s->log);

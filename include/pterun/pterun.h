@@ -30,6 +30,7 @@
 #include "pterun/bundled.h"
 #include "pterun/cpu.h"
 #include "pterun/data.h"
+#include "pterun/etdump.h"
 #include "pterun/export.h"
 #include "pterun/kernel.h"
 #include "pterun/log.h"
