@@ -1,4 +1,5 @@
-# Generates the runtime's operator-prefix -> component table from the
+# Generates the runtime's operator-prefix -> component table (and the
+# delegate backend id -> component table) from the
 # component manifest (read by PterunManifest.cmake), so that the
 # missing-operator message names the right component without a second
 # hand-kept list.
@@ -21,5 +22,13 @@ foreach(_r IN LISTS _ct_rows)
   list(GET _f 2 _c)
   string(APPEND _ct_text "PT_COMPONENT_PREFIX(\"${_p}\", \"${_c}\")\n")
 endforeach()
+# Delegate backend id -> component ("backend_ids" in the manifest).
+set(_cb_text "/* Generated from packaging/components.json by cmake/PterunComponentTable.cmake; do not edit. */\n")
+foreach(_name IN LISTS PTERUN_COMPONENTS)
+  foreach(_b IN LISTS PTERUN_COMPONENT_${_name}_backend_ids)
+    string(APPEND _cb_text "PT_COMPONENT_BACKEND(\"${_b}\", \"${_name}\")\n")
+  endforeach()
+endforeach()
 set(PTERUN_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
 file(CONFIGURE OUTPUT ${PTERUN_GENERATED_DIR}/pterun_component_prefixes.inc CONTENT "${_ct_text}")
+file(CONFIGURE OUTPUT ${PTERUN_GENERATED_DIR}/pterun_component_backends.inc CONTENT "${_cb_text}")

@@ -3,9 +3,9 @@
 # extension). Sets, in the including (top-level) scope:
 #   PTERUN_SOVERSION, PTERUN_SYMBOL_VERSION, PTERUN_COMPONENTS (names, in order),
 #   PTERUN_COMPONENT_<c>_<field> for the string fields library, target,
-#     cmake_variable, pkg_config, description, header, entry ("" when null),
-#     python_links (TRUE/FALSE) and the lists needs, exports, platforms,
-#     operator_prefixes;
+#     cmake_variable, pkg_config, description, header, entry, backend_entry
+#     ("" when null or absent), python_links (TRUE/FALSE) and the lists needs,
+#     exports, platforms, operator_prefixes, backend_ids;
 #   PTERUN_COMPONENT_<c>_built  TRUE when the component is built on this platform.
 include_guard(GLOBAL)
 
@@ -54,7 +54,7 @@ foreach(_pt_i RANGE ${_pt_last})
   foreach(_k library target cmake_variable pkg_config description)
     string(JSON PTERUN_COMPONENT_${_c}_${_k} GET "${_pt_json}" components ${_pt_i} ${_k})
   endforeach()
-  foreach(_k header entry)
+  foreach(_k header entry backend_entry)
     string(JSON _type ERROR_VARIABLE _err TYPE "${_pt_json}" components ${_pt_i} ${_k})
     set(PTERUN_COMPONENT_${_c}_${_k} "")
     if(_type STREQUAL "STRING")
@@ -67,7 +67,7 @@ foreach(_pt_i RANGE ${_pt_last})
   else()
     set(PTERUN_COMPONENT_${_c}_python_links FALSE)
   endif()
-  foreach(_k needs exports platforms operator_prefixes)
+  foreach(_k needs exports platforms operator_prefixes backend_ids)
     _pt_list(PTERUN_COMPONENT_${_c}_${_k} components ${_pt_i} ${_k})
   endforeach()
   set(PTERUN_COMPONENT_${_c}_built FALSE)

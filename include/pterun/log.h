@@ -48,6 +48,17 @@ PTERUN_API pterun_logger pterun_logger_silent(void);
  */
 PTERUN_API size_t pterun_escape_text(const char* text, char* out, size_t cap);
 
+/** Formats and delivers one message through `logger` (NULL or fn == NULL:
+ *  the default stderr logger), as the runtime does; for backends and other
+ *  libraries that report through the logger they were given. Never
+ *  allocates (messages are cut at 1 KiB). */
+PTERUN_API void pterun_log(const pterun_logger* logger, pterun_log_level level, const char* fmt,
+                           ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /** Name of a level ("error"). Static storage. */
 PTERUN_API const char* pterun_log_level_str(pterun_log_level level);
 
