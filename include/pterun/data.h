@@ -7,6 +7,7 @@
 
 #include "pterun/allocator.h"
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/log.h"
 #include "pterun/status.h"
 #include "pterun/tensor.h"
@@ -38,18 +39,7 @@ typedef struct pterun_load_options {
   int copy;                          /* buffer loads: 1 copies the bytes */
 } pterun_load_options;
 
-/* Designated in C, so -Wmissing-field-initializers stays quiet. */
-#ifdef __cplusplus
-/* C++: value-initialised, then sized (no -Wmissing-field-initializers). */
-inline pterun_load_options pterun_load_options_init_() {
-  pterun_load_options o = {};
-  o.struct_size = sizeof o;
-  return o;
-}
-#define PTERUN_LOAD_OPTIONS_INIT (pterun_load_options_init_())
-#else
-#define PTERUN_LOAD_OPTIONS_INIT {.struct_size = sizeof(pterun_load_options)}
-#endif
+#define PTERUN_LOAD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_load_options)
 
 /**
  * Verifies and wraps a .ptd image. Without `copy` the buffer is borrowed: it

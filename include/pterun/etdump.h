@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/profile.h"
 #include "pterun/status.h"
 
@@ -42,18 +43,7 @@ typedef struct pterun_etdump_options {
   size_t max_bytes;
 } pterun_etdump_options;
 
-#ifdef __cplusplus
-/* C++: value-initialised, then sized (no -Wmissing-field-initializers). */
-inline pterun_etdump_options pterun_etdump_options_init_() {
-  pterun_etdump_options o = {};
-  o.struct_size = sizeof o;
-  return o;
-}
-#define PTERUN_ETDUMP_OPTIONS_INIT (pterun_etdump_options_init_())
-#else
-/* Designated in C, so -Wmissing-field-initializers stays quiet. */
-#define PTERUN_ETDUMP_OPTIONS_INIT {.struct_size = sizeof(pterun_etdump_options)}
-#endif
+#define PTERUN_ETDUMP_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_etdump_options)
 
 /**
  * Writes the profiler's kept executes as an ETDump file.

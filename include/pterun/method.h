@@ -8,6 +8,7 @@
 #include "pterun/allocator.h"
 #include "pterun/data.h"
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/log.h"
 #include "pterun/profile.h"
 #include "pterun/program.h"
@@ -75,18 +76,7 @@ typedef struct pterun_method_options {
   pterun_profiler* profiler;
 } pterun_method_options;
 
-/* Designated in C, so -Wmissing-field-initializers stays quiet. */
-#ifdef __cplusplus
-/* C++: value-initialised, then sized (no -Wmissing-field-initializers). */
-inline pterun_method_options pterun_method_options_init_() {
-  pterun_method_options o = {};
-  o.struct_size = sizeof o;
-  return o;
-}
-#define PTERUN_METHOD_OPTIONS_INIT (pterun_method_options_init_())
-#else
-#define PTERUN_METHOD_OPTIONS_INIT {.struct_size = sizeof(pterun_method_options)}
-#endif
+#define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)
 
 /**
  * Loads a method: builds the value table, binds planned memory, resolves

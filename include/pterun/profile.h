@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/status.h"
 #include "pterun/tensor.h"
 
@@ -45,17 +46,7 @@ typedef struct pterun_profiler_options {
   int record_outputs;
 } pterun_profiler_options;
 
-#ifdef __cplusplus
-/* C++: value-initialised, then sized (no -Wmissing-field-initializers). */
-inline pterun_profiler_options pterun_profiler_options_init_() {
-  pterun_profiler_options o = {};
-  o.struct_size = sizeof o;
-  return o;
-}
-#define PTERUN_PROFILER_OPTIONS_INIT (pterun_profiler_options_init_())
-#else
-#define PTERUN_PROFILER_OPTIONS_INIT {.struct_size = sizeof(pterun_profiler_options)}
-#endif
+#define PTERUN_PROFILER_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_profiler_options)
 
 /** Creates an unattached profiler (allocates only its own header). */
 PTERUN_API pterun_status pterun_profiler_create(const pterun_profiler_options* options,
