@@ -25,6 +25,7 @@ int cli_cmd_inspect(int argc, char** argv);
 int cli_cmd_run(int argc, char** argv);
 int cli_cmd_bench(int argc, char** argv);
 int cli_cmd_ops(int argc, char** argv);
+int cli_cmd_generate(int argc, char** argv);
 
 /* ---- log capture (common.c) ------------------------------------------------ */
 

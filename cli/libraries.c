@@ -9,6 +9,9 @@
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
 #include "pterun/kernels/lowbit.h"
 #endif
+#ifdef PTERUN_HAVE_KERNELS_LLM
+#include "pterun/kernels/llm.h"
+#endif
 
 typedef const pterun_kernel_library* (*cli_library_fn)(void);
 
@@ -19,6 +22,9 @@ static const cli_library_fn kLibraries[] = {
 #endif
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
     pterun_kernels_lowbit,
+#endif
+#ifdef PTERUN_HAVE_KERNELS_LLM
+    pterun_kernels_llm,
 #endif
 };
 #define N_LIBRARIES (sizeof kLibraries / sizeof kLibraries[0])
