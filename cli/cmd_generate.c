@@ -190,7 +190,8 @@ int cli_cmd_generate(int argc, char** argv) {
     model = a;
   }
   if (model == NULL || prompt_s == NULL) {
-    rc = cli_usage_error("generate", model == NULL ? "no model given" : "--prompt-tokens is required");
+    rc = cli_usage_error("generate",
+                         model == NULL ? "no model given" : "--prompt-tokens is required");
     goto done;
   }
   if ((r = parse_tokens(prompt_s, &prompt, &prompt_len)) != 0) {
@@ -279,7 +280,8 @@ int cli_cmd_generate(int argc, char** argv) {
     } else {
       for (k = 0; k < stats.generated; ++k) printf(k ? ",%lld" : "%lld", (long long)out[k]);
       printf("\n");
-      fprintf(stderr, "prefill: %zu tokens, %.1f tokens/s; decode: %zu tokens, %.1f tokens/s; stop: %s\n",
+      fprintf(stderr,
+              "prefill: %zu tokens, %.1f tokens/s; decode: %zu tokens, %.1f tokens/s; stop: %s\n",
               stats.prompt_tokens, pf, dec, ds, stop_name(stats.stop));
     }
   }

@@ -66,6 +66,15 @@ class Out:
         self.t = t
 
 
+class InOut:
+    """A tensor argument the kernel updates in place: written with its input
+    bytes (kind 1) and checked afterwards against `after`."""
+
+    def __init__(self, before, after):
+        self.t = before
+        self.after = after
+
+
 class SameAs:
     def __init__(self, k):
         self.k = k
@@ -117,6 +126,10 @@ class GoldenFile:
                     b.write(b"\x0c")
                     _tensor(b, a.t, with_data=False)
                     expects.append((k, a.t))
+                elif isinstance(a, InOut):
+                    b.write(b"\x01")
+                    _tensor(b, a.t)
+                    expects.append((k, a.after))
                 elif isinstance(a, torch.Tensor):
                     b.write(b"\x01")
                     _tensor(b, a)

@@ -33,11 +33,11 @@ typedef struct pterun_llm pterun_llm;
 /** What the export flow wrote into the program's constant methods. Missing
  *  methods keep the defaults noted. */
 typedef struct pterun_llm_metadata {
-  int64_t max_seq_len;     /* get_max_seq_len; default: forward's token bound + 1 */
-  int64_t max_context_len; /* get_max_context_len; default: max_seq_len */
-  int64_t vocab_size;      /* get_vocab_size; default: logits' last dim */
-  int64_t n_layers;        /* get_n_layers; -1 if absent */
-  int64_t bos_id;          /* get_bos_id; -1 if absent */
+  int64_t max_seq_len;                 /* get_max_seq_len; default: forward's token bound + 1 */
+  int64_t max_context_len;             /* get_max_context_len; default: max_seq_len */
+  int64_t vocab_size;                  /* get_vocab_size; default: logits' last dim */
+  int64_t n_layers;                    /* get_n_layers; -1 if absent */
+  int64_t bos_id;                      /* get_bos_id; -1 if absent */
   int64_t eos_ids[PTERUN_LLM_MAX_EOS]; /* get_eos_ids */
   size_t eos_count;
   int use_kv_cache;           /* use_kv_cache; default 1 */
@@ -86,10 +86,10 @@ typedef struct pterun_llm_sampling {
 
 /** One generated token, handed to the callback. */
 typedef struct pterun_llm_token {
-  size_t index;         /* 0 for the token sampled from the prompt's logits */
-  int64_t token;        /* the sampled token */
-  int64_t position;     /* position the token will occupy */
-  const float* logits;  /* vocab_size logits it was sampled from */
+  size_t index;        /* 0 for the token sampled from the prompt's logits */
+  int64_t token;       /* the sampled token */
+  int64_t position;    /* position the token will occupy */
+  const float* logits; /* vocab_size logits it was sampled from */
   size_t vocab_size;
 } pterun_llm_token;
 
@@ -97,10 +97,10 @@ typedef struct pterun_llm_token {
 typedef int (*pterun_llm_callback)(void* user, const pterun_llm_token* token);
 
 typedef enum pterun_llm_stop {
-  PTERUN_LLM_STOP_STEPS = 0,    /* max_new_tokens reached */
-  PTERUN_LLM_STOP_EOS = 1,      /* a stop token was sampled (it is kept) */
-  PTERUN_LLM_STOP_CONTEXT = 2,  /* the context is full */
-  PTERUN_LLM_STOP_CALLBACK = 3  /* the callback asked to stop */
+  PTERUN_LLM_STOP_STEPS = 0,   /* max_new_tokens reached */
+  PTERUN_LLM_STOP_EOS = 1,     /* a stop token was sampled (it is kept) */
+  PTERUN_LLM_STOP_CONTEXT = 2, /* the context is full */
+  PTERUN_LLM_STOP_CALLBACK = 3 /* the callback asked to stop */
 } pterun_llm_stop;
 
 typedef struct pterun_llm_options {
@@ -130,8 +130,7 @@ typedef struct pterun_llm_stats {
  */
 PTERUN_API pterun_status pterun_llm_generate(pterun_llm* llm, const int64_t* prompt,
                                              size_t prompt_len, const pterun_llm_options* options,
-                                             int64_t* out, size_t out_cap,
-                                             pterun_llm_stats* stats);
+                                             int64_t* out, size_t out_cap, pterun_llm_stats* stats);
 
 /** Samples one token from `logits` (vocab entries) with `sampling`, using and
  *  advancing the generator *state (initialise it to sampling->seed).

@@ -22,14 +22,13 @@ pterun_status llm_attn_plan(pterun_kernel_context* ctx, llm_attn_job* job, int64
   while (rmax > 0 && tile_floats(rmax, job->D) > LLM_TILE_FLOATS) --rmax;
   if (rmax < 1)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "head_dim %" PRId64 " is too large for the attention tile",
-                              job->D);
+                              "head_dim %" PRId64 " is too large for the attention tile", job->D);
   job->hn = rep < rmax ? rep : rmax;
   job->qn = rmax / job->hn;
   if (job->qn > job->Sq) job->qn = job->Sq;
   if (job->qn < 1) job->qn = 1;
-  *tiles = job->B * job->Hkv * ((rep + job->hn - 1) / job->hn) *
-           ((job->Sq + job->qn - 1) / job->qn);
+  *tiles =
+      job->B * job->Hkv * ((rep + job->hn - 1) / job->hn) * ((job->Sq + job->qn - 1) / job->qn);
   return PTERUN_STATUS_OK;
 }
 
@@ -54,7 +53,8 @@ static void one_tile(const llm_attn_job* job, int64_t tile) {
   float work[LLM_TILE_FLOATS];
   const llm_vec_ops* ops = job->ops;
   const int64_t D = job->D, rep = job->Hq / job->Hkv;
-  const int64_t hchunks = (rep + job->hn - 1) / job->hn, qchunks = (job->Sq + job->qn - 1) / job->qn;
+  const int64_t hchunks = (rep + job->hn - 1) / job->hn,
+                qchunks = (job->Sq + job->qn - 1) / job->qn;
   int64_t qc = tile % qchunks, rest = tile / qchunks;
   int64_t hc = rest % hchunks, hk, b, h0, hn, i0, qn, R, r, n0, kend;
   const int quant = job->q.dtype == PTERUN_DTYPE_I8;
@@ -86,7 +86,8 @@ static void one_tile(const llm_attn_job* job, int64_t tile) {
       for (hi = 0; hi < hn; ++hi) {
         int64_t row = qi * hn + hi, i = i0 + qi, h = h0 + hi;
         if (quant) {
-          const int8_t* src = (const int8_t*)job->q.data + b * job->q.sB + i * job->q.sS + h * job->q.sH;
+          const int8_t* src =
+              (const int8_t*)job->q.data + b * job->q.sB + i * job->q.sS + h * job->q.sH;
           float* dst = qrows + row * D;
           int32_t zp;
           int64_t d;
@@ -109,7 +110,8 @@ static void one_tile(const llm_attn_job* job, int64_t tile) {
       for (j = 0; j < kb; ++j) {
         int64_t key = n0 + j;
         if (quant) {
-          const int8_t* kr = (const int8_t*)job->k.data + b * job->k.sB + key * job->k.sS + hk * job->k.sH;
+          const int8_t* kr =
+              (const int8_t*)job->k.data + b * job->k.sB + key * job->k.sS + hk * job->k.sH;
           float ks;
           int32_t kz;
           int64_t d;
@@ -161,7 +163,8 @@ static void one_tile(const llm_attn_job* job, int64_t tile) {
         int64_t key = n0 + j;
         const float* vr;
         if (quant) {
-          const int8_t* src = (const int8_t*)job->v.data + b * job->v.sB + key * job->v.sS + hk * job->v.sH;
+          const int8_t* src =
+              (const int8_t*)job->v.data + b * job->v.sB + key * job->v.sS + hk * job->v.sH;
           float vs;
           int32_t vz;
           int64_t d;

@@ -31,8 +31,8 @@ pterun_status llm_cache_write(pterun_kernel_context* ctx, const pterun_tensor* v
   LLM_TRY(check_value_cache(ctx, value, cache));
   if (start_pos < 0 || start_pos >= Smax || S > Smax - start_pos)
     return LLM_FAIL(ctx,
-                    "start_pos %" PRId64 " + seq_len %" PRId64
-                    " must fit the cache's %" PRId64 " positions",
+                    "start_pos %" PRId64 " + seq_len %" PRId64 " must fit the cache's %" PRId64
+                    " positions",
                     start_pos, S, Smax);
   row_bytes = (size_t)(value->sizes[2] * value->sizes[3]) * pterun_dtype_size(value->dtype);
   vbatch = row_bytes * (size_t)S;
@@ -46,8 +46,7 @@ pterun_status llm_cache_write(pterun_kernel_context* ctx, const pterun_tensor* v
 
 /* llama::update_cache.out(Tensor value, Tensor(a!) cache, SymInt start_pos, *,
  *                          Tensor(b!) out) -- out is a placeholder, never written. */
-pterun_status llm_update_cache_out(pterun_kernel_context* ctx, pterun_value** args,
-                                   size_t nargs) {
+pterun_status llm_update_cache_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *value, *cache, *out;
   int64_t start_pos;
   LLM_NARGS(ctx, nargs, 5);
@@ -90,8 +89,9 @@ pterun_status llm_update_cache_with_indices_out(pterun_kernel_context* ctx, pter
    * cache untouched. */
   for (b = 0; b < indices->numel; ++b)
     if (idx[b] < 0 || idx[b] >= Smax)
-      return LLM_FAIL(ctx, "indices[%" PRId64 "] = %" PRId64 " is outside the cache [0, %" PRId64 ")",
-                      b, idx[b], Smax);
+      return LLM_FAIL(ctx,
+                      "indices[%" PRId64 "] = %" PRId64 " is outside the cache [0, %" PRId64 ")", b,
+                      idx[b], Smax);
   if (row_bytes == 0) return PTERUN_STATUS_OK;
   for (b = 0; b < value->sizes[0]; ++b)
     for (s = 0; s < S; ++s)
@@ -138,8 +138,9 @@ pterun_status llm_tile_crop_out(pterun_kernel_context* ctx, pterun_value** args,
   sizes[2] = t;
   sizes[3] = t;
   if (out->rank != 4 || pterun_tensor_resize(out, 4, sizes) != PTERUN_STATUS_OK)
-    return LLM_FAIL(ctx, "out cannot be resized to [%" PRId64 ", %" PRId64 ", %" PRId64
-                         ", %" PRId64 "]", sizes[0], C, t, t);
+    return LLM_FAIL(ctx,
+                    "out cannot be resized to [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "]",
+                    sizes[0], C, t, t);
   LLM_TRY(llm_check_tensor(ctx, out, "out", 4));
   es = pterun_dtype_size(in->dtype);
   for (tile = 0; tile < th * tw; ++tile) {

@@ -280,8 +280,8 @@ pterun_status pterun_llm_generate(pterun_llm* llm, const int64_t* prompt, size_t
   S->stop = PTERUN_LLM_STOP_STEPS;
   for (i = 0; i < o->max_new_tokens; ++i) {
     pterun_llm_token tk;
-    int64_t t = pterun_llm_sample(logits, (size_t)llm->meta.vocab_size, &o->sampling, &state,
-                                  llm->work);
+    int64_t t =
+        pterun_llm_sample(logits, (size_t)llm->meta.vocab_size, &o->sampling, &state, llm->work);
     if (i < out_cap) out[i] = t;
     S->generated = i + 1 < out_cap ? i + 1 : out_cap;
     tk.index = i;

@@ -35,11 +35,13 @@ pterun_status llm_fast_hadamard_transform_out(pterun_kernel_context* ctx, pterun
   n = in->sizes[in->rank - 1];
   if ((n & (n - 1)) != 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "last dim %" PRId64 " is not a power of two (the 28*2^k variant "
-                              "is not implemented)", n);
+                              "last dim %" PRId64
+                              " is not a power of two (the 28*2^k variant "
+                              "is not implemented)",
+                              n);
   if (n > (int64_t)(sizeof row / sizeof row[0]))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "last dim %" PRId64 " exceeds 1024", n);
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "last dim %" PRId64 " exceeds 1024",
+                              n);
   rows = in->numel / n;
   norm = (float)(1.0 / sqrt((double)n));
   for (r = 0; r < rows; ++r) {

@@ -13,9 +13,9 @@ static const pterun_kernel kLlmKernels[] = {
 #undef PT_OP
 };
 
-static const pterun_kernel_library kLlmLibrary = {
-    PTERUN_KERNEL_ABI_VERSION, "kernels_llm", sizeof(kLlmKernels) / sizeof(kLlmKernels[0]),
-    kLlmKernels};
+static const pterun_kernel_library kLlmLibrary = {PTERUN_KERNEL_ABI_VERSION, "kernels_llm",
+                                                  sizeof(kLlmKernels) / sizeof(kLlmKernels[0]),
+                                                  kLlmKernels};
 
 const pterun_kernel_library* pterun_kernels_llm(void) {
   return &kLlmLibrary;

@@ -5,8 +5,8 @@
 
 #include "pterun/cpu.h"
 
-pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* t,
-                               const char* name, int rank) {
+pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
+                               int rank) {
   if (rank >= 0 && t->rank != rank)
     return LLM_FAIL(ctx, "%s must be a %dD tensor, got rank %d", name, rank, (int)t->rank);
   if (!pterun_tensor_is_contiguous(t))
@@ -15,8 +15,8 @@ pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* 
   return PTERUN_STATUS_OK;
 }
 
-pterun_status llm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
-                              const char* name, int dtype) {
+pterun_status llm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
+                              int dtype) {
   if (t->dtype != dtype)
     return LLM_FAIL(ctx, "%s must be %s, got %s", name, pterun_dtype_name(dtype),
                     pterun_dtype_name(t->dtype));

@@ -27,10 +27,10 @@
 #define LLM_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 /* Rank, contiguous dim order, and data present when the tensor has elements. */
-pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* t,
-                               const char* name, int rank);
-pterun_status llm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
-                              const char* name, int dtype);
+pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
+                               int rank);
+pterun_status llm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
+                              int dtype);
 pterun_status llm_resize_like(pterun_kernel_context* ctx, pterun_tensor* out,
                               const pterun_tensor* like);
 /* 1 for float32, float16, bfloat16. */

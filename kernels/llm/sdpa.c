@@ -121,8 +121,9 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   } else {
     /* Without a mask only the keys written so far take part (causal or not). */
     if (a->start_pos > kv_size - job.Sq)
-      return LLM_FAIL(ctx, "start_pos %" PRId64 " + seq_len %" PRId64 " exceeds the %" PRId64
-                           " cached keys", a->start_pos, job.Sq, kv_size);
+      return LLM_FAIL(
+          ctx, "start_pos %" PRId64 " + seq_len %" PRId64 " exceeds the %" PRId64 " cached keys",
+          a->start_pos, job.Sq, kv_size);
     job.nkeys = a->start_pos + job.Sq;
   }
   job.scale = (float)(a->has_scale ? a->scale : 1.0 / sqrt((double)job.D));
@@ -186,8 +187,7 @@ pterun_status llm_sdpa_with_kv_cache_out(pterun_kernel_context* ctx, pterun_valu
   LLM_TRY(llm_check_tensor(ctx, a.k, "key_cache", 4));
   LLM_TRY(llm_check_tensor(ctx, a.v, "value_cache", 4));
   if (a.start_pos < 0 || a.start_pos >= a.k->sizes[1] || a.start_pos >= a.v->sizes[1] ||
-      seq_len < 0 || seq_len > a.k->sizes[1] - a.start_pos ||
-      seq_len > a.v->sizes[1] - a.start_pos)
+      seq_len < 0 || seq_len > a.k->sizes[1] - a.start_pos || seq_len > a.v->sizes[1] - a.start_pos)
     return LLM_FAIL(ctx, "start_pos %" PRId64 " + seq_len %" PRId64 " must fit the caches",
                     a.start_pos, seq_len);
   if (a.q->dtype == PTERUN_DTYPE_I8)

@@ -73,8 +73,8 @@ pterun_status pt_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
     PT_TRY(nn_check_same_dtype(ctx, x, "input", bias, "bias"));
     PT_TRY(nn_check_data(ctx, bias, "bias"));
     if (bias->rank != 1 || bias->sizes[0] != n)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "bias must be [%" PRId64 "]", n);
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "bias must be [%" PRId64 "]",
+                                n);
   }
   if (!pterun_tensor_is_contiguous(x) || !pterun_tensor_is_contiguous(w) ||
       (bias != NULL && !pterun_tensor_is_contiguous(bias)))

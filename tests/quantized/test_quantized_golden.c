@@ -1,16 +1,37 @@
-/* Runs the golden cases of the quantized kernels (tests/quantized/golden/NAME.bin,
+/* Runs the golden cases of a kernel library (tests/quantized/golden/NAME.bin,
  * written by tools/gen_quantized_goldens.py from ExecuTorch's own kernels or
- * the PyTorch/torchao references) and compares every output byte for byte.
- * Usage: test_quantized_golden FILE.bin [-v] */
+ * the PyTorch/torchao references; tests/llm/golden/NAME.bin by
+ * tools/gen_llm_goldens.py) and compares every output byte for byte, or for
+ * float outputs within |got - want| <= atol + rtol * |want| when given.
+ * The library is PT_GOLDEN_LIBRARY (default: the quantized one).
+ * Usage: test_quantized_golden FILE.bin [-v] [--atol A --rtol R] */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pterun/kernels/quantized.h"
 #include "pterun/pterun.h"
+#ifndef PT_GOLDEN_LIBRARY
+#include "pterun/kernels/quantized.h"
+#define PT_GOLDEN_LIBRARY pterun_kernels_quantized
+#else
+#include PT_GOLDEN_HEADER
+#endif
 
 #define MAX_ARGS 32
+
+static double pt_bf16(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static double pt_f16(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
 
 #include "tests/harness/pt_reader.h"
 
@@ -44,11 +65,37 @@ static void rd_tensor(reader* r, pterun_tensor* t, int unbounded, int no_data) {
 }
 
 static pterun_kernel_fn find_kernel(const char* op) {
-  const pterun_kernel_library* lib = pterun_kernels_quantized();
+  const pterun_kernel_library* lib = PT_GOLDEN_LIBRARY();
   size_t k;
   for (k = 0; k < lib->count; ++k)
     if (strcmp(lib->kernels[k].op, op) == 0) return lib->kernels[k].fn;
   return NULL;
+}
+
+/* Float outputs (f32, f16, bf16) within atol + rtol * |want|, NaN where
+ * NaN is expected; other dtypes never (they compare byte for byte). */
+static int within_tolerance(const pterun_tensor* got, const pterun_tensor* want, double atol,
+                            double rtol) {
+  int64_t i;
+  for (i = 0; i < want->numel; ++i) {
+    double g, w;
+    if (want->dtype == PTERUN_DTYPE_F32) {
+      g = ((const float*)got->data)[i];
+      w = ((const float*)want->data)[i];
+    } else if (want->dtype == PTERUN_DTYPE_BF16 || want->dtype == PTERUN_DTYPE_F16) {
+      uint16_t gb = ((const uint16_t*)got->data)[i], wb = ((const uint16_t*)want->data)[i];
+      g = want->dtype == PTERUN_DTYPE_BF16 ? pt_bf16(gb) : pt_f16(gb);
+      w = want->dtype == PTERUN_DTYPE_BF16 ? pt_bf16(wb) : pt_f16(wb);
+    } else {
+      return 0;
+    }
+    if (w != w) {
+      if (g == g) return 0;
+      continue;
+    }
+    if (!(fabs(g - w) <= atol + rtol * fabs(w))) return 0;
+  }
+  return 1;
 }
 
 int main(int argc, char** argv) {
@@ -57,12 +104,20 @@ int main(int argc, char** argv) {
   uint8_t* buf;
   reader r;
   uint32_t version, ncases, c;
-  int verbose = argc > 2 && strcmp(argv[2], "-v") == 0;
-  int failures = 0, passed = 0;
+  int verbose = 0, failures = 0, passed = 0, a;
+  double atol = -1.0, rtol = 0.0;
   char magic[4];
   if (argc < 2) {
-    fprintf(stderr, "usage: %s FILE.bin [-v]\n", argv[0]);
+    fprintf(stderr, "usage: %s FILE.bin [-v] [--atol A --rtol R]\n", argv[0]);
     return 2;
+  }
+  for (a = 2; a < argc; ++a) {
+    if (strcmp(argv[a], "-v") == 0)
+      verbose = 1;
+    else if (strcmp(argv[a], "--atol") == 0 && a + 1 < argc)
+      atol = strtod(argv[++a], NULL);
+    else if (strcmp(argv[a], "--rtol") == 0 && a + 1 < argc)
+      rtol = strtod(argv[++a], NULL);
   }
   f = fopen(argv[1], "rb");
   if (!f) {
@@ -225,6 +280,7 @@ int main(int argc, char** argv) {
           ok = 0;
           break;
         }
+        if (atol >= 0.0 && within_tolerance(got, want, atol, rtol)) continue;
         if (memcmp(got->data, want->data, want->nbytes) != 0) {
           size_t esz = pterun_dtype_size(want->dtype), n = want->nbytes / (esz ? esz : 1), i;
           for (i = 0; i < n; ++i)
