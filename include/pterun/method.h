@@ -9,6 +9,7 @@
 #include "pterun/data.h"
 #include "pterun/export.h"
 #include "pterun/log.h"
+#include "pterun/profile.h"
 #include "pterun/program.h"
 #include "pterun/registry.h"
 #include "pterun/status.h"
@@ -60,6 +61,10 @@ typedef struct pterun_method_options {
    *  into pterun-owned memory (reported by pterun_method_memory) and are
    *  skipped by execute. */
   int no_constant_folding;
+  /** Optional collector of per-instruction timings and events
+   *  (pterun/profile.h), attached to this method and sized here; one
+   *  profiler per method. NULL: execute reads no clock. */
+  pterun_profiler* profiler;
 } pterun_method_options;
 
 /**
@@ -136,6 +141,9 @@ PTERUN_API pterun_status pterun_method_execute(pterun_method* method);
  *  method and is valid until the next execute or destroy. */
 PTERUN_API pterun_status pterun_method_output(const pterun_method* method, size_t i,
                                               const pterun_value** value_out);
+
+/** The profiler attached at load (pterun_method_options.profiler), or NULL. */
+PTERUN_API pterun_profiler* pterun_method_profiler(const pterun_method* method);
 
 /** Changes the instruction budget for later executes (0: the default). */
 PTERUN_API void pterun_method_set_instruction_budget(pterun_method* method, uint64_t budget);

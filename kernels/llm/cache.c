@@ -8,8 +8,8 @@
  * cache [B, S_max, H, D], contiguous, equal B/H/D and element size. */
 static pterun_status check_value_cache(pterun_kernel_context* ctx, const pterun_tensor* value,
                                        const pterun_tensor* cache) {
-  LLM_TRY(llm_check_tensor(ctx, value, "value", 4));
-  LLM_TRY(llm_check_tensor(ctx, cache, "cache", 4));
+  PTERUN_TRY(llm_check_tensor(ctx, value, "value", 4));
+  PTERUN_TRY(llm_check_tensor(ctx, cache, "cache", 4));
   if (value->sizes[0] != cache->sizes[0] || value->sizes[2] != cache->sizes[2] ||
       value->sizes[3] != cache->sizes[3])
     return LLM_FAIL(ctx,
@@ -28,7 +28,7 @@ pterun_status llm_cache_write(pterun_kernel_context* ctx, const pterun_tensor* v
                               pterun_tensor* cache, int64_t start_pos) {
   int64_t b, S = value->sizes[1], Smax = cache->sizes[1];
   size_t row_bytes, vbatch, cbatch;
-  LLM_TRY(check_value_cache(ctx, value, cache));
+  PTERUN_TRY(check_value_cache(ctx, value, cache));
   if (start_pos < 0 || start_pos >= Smax || S > Smax - start_pos)
     return LLM_FAIL(ctx,
                     "start_pos %" PRId64 " + seq_len %" PRId64 " must fit the cache's %" PRId64
@@ -49,11 +49,11 @@ pterun_status llm_cache_write(pterun_kernel_context* ctx, const pterun_tensor* v
 pterun_status llm_update_cache_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *value, *cache, *out;
   int64_t start_pos;
-  LLM_NARGS(ctx, nargs, 5);
-  LLM_TRY(pterun_arg_tensor(ctx, args, 0, "value", &value));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 1, "cache", &cache));
-  LLM_TRY(pterun_arg_int(ctx, args, 2, "start_pos", &start_pos));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "value", &value));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "cache", &cache));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "start_pos", &start_pos));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   (void)out;
   return llm_cache_write(ctx, value, cache, start_pos);
 }
@@ -67,17 +67,17 @@ pterun_status llm_update_cache_with_indices_out(pterun_kernel_context* ctx, pter
   int64_t start_pos, b, s, S, Smax;
   size_t row_bytes;
   const int64_t* idx;
-  LLM_NARGS(ctx, nargs, 6);
-  LLM_TRY(pterun_arg_tensor(ctx, args, 0, "value", &value));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 1, "cache", &cache));
-  LLM_TRY(pterun_arg_int(ctx, args, 2, "start_pos", &start_pos));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 3, "indices", &indices));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "value", &value));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "cache", &cache));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "start_pos", &start_pos));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "indices", &indices));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   (void)out;
   (void)start_pos;
-  LLM_TRY(check_value_cache(ctx, value, cache));
-  LLM_TRY(llm_check_tensor(ctx, indices, "indices", 2));
-  LLM_TRY(llm_check_dtype(ctx, indices, "indices", PTERUN_DTYPE_I64));
+  PTERUN_TRY(check_value_cache(ctx, value, cache));
+  PTERUN_TRY(llm_check_tensor(ctx, indices, "indices", 2));
+  PTERUN_TRY(llm_check_dtype(ctx, indices, "indices", PTERUN_DTYPE_I64));
   S = value->sizes[1];
   Smax = cache->sizes[1];
   if (indices->sizes[0] != value->sizes[0] || indices->sizes[1] != S)
@@ -103,13 +103,13 @@ pterun_status llm_update_cache_with_indices_out(pterun_kernel_context* ctx, pter
 /* llama::fallback.out(Tensor input, *, Tensor(a!) out): a copy. */
 pterun_status llm_fallback_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
-  LLM_NARGS(ctx, nargs, 3);
-  LLM_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  LLM_TRY(llm_check_tensor(ctx, in, "input", -1));
-  LLM_TRY(llm_check_tensor(ctx, out, "out", -1));
-  LLM_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
-  LLM_TRY(llm_resize_like(ctx, out, in));
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(llm_check_tensor(ctx, in, "input", -1));
+  PTERUN_TRY(llm_check_tensor(ctx, out, "out", -1));
+  PTERUN_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (in->nbytes > 0 && out->data != in->data) memmove(out->data, in->data, in->nbytes);
   return PTERUN_STATUS_OK;
 }
@@ -118,14 +118,14 @@ pterun_status llm_fallback_out(pterun_kernel_context* ctx, pterun_value** args, 
  * [C, H, W] -> [(H/t)(W/t), C, t, t], tiles in row-major tile order. */
 pterun_status llm_tile_crop_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
-  int64_t t, C, H, W, th, tw, sizes[4], c, y, x, tile;
+  int64_t t, C, H, W, th, tw, sizes[4], c, y, tile;
   size_t es;
-  LLM_NARGS(ctx, nargs, 4);
-  LLM_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  LLM_TRY(pterun_arg_int(ctx, args, 1, "tile_size", &t));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  LLM_TRY(llm_check_tensor(ctx, in, "input", 3));
-  LLM_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "tile_size", &t));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(llm_check_tensor(ctx, in, "input", 3));
+  PTERUN_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
   C = in->sizes[0];
   H = in->sizes[1];
   W = in->sizes[2];
@@ -137,11 +137,8 @@ pterun_status llm_tile_crop_out(pterun_kernel_context* ctx, pterun_value** args,
   sizes[1] = C;
   sizes[2] = t;
   sizes[3] = t;
-  if (out->rank != 4 || pterun_tensor_resize(out, 4, sizes) != PTERUN_STATUS_OK)
-    return LLM_FAIL(ctx,
-                    "out cannot be resized to [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "]",
-                    sizes[0], C, t, t);
-  LLM_TRY(llm_check_tensor(ctx, out, "out", 4));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
+  PTERUN_TRY(llm_check_tensor(ctx, out, "out", 4));
   es = pterun_dtype_size(in->dtype);
   for (tile = 0; tile < th * tw; ++tile) {
     int64_t ty = tile / tw, tx = tile % tw;
@@ -152,6 +149,5 @@ pterun_status llm_tile_crop_out(pterun_kernel_context* ctx, pterun_value** args,
         memcpy(dst, src, (size_t)t * es);
       }
   }
-  (void)x;
   return PTERUN_STATUS_OK;
 }

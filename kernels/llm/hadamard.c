@@ -21,16 +21,16 @@ pterun_status llm_fast_hadamard_transform_out(pterun_kernel_context* ctx, pterun
   pterun_tensor *in, *out;
   int64_t n, rows, r;
   float row[1024], norm;
-  LLM_NARGS(ctx, nargs, 3);
-  LLM_TRY(pterun_arg_tensor(ctx, args, 0, "mat", &in));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  LLM_TRY(llm_check_tensor(ctx, in, "mat", -1));
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "mat", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(llm_check_tensor(ctx, in, "mat", -1));
   if (!llm_is_attn_float(in->dtype))
     return LLM_FAIL(ctx, "mat must be float32, float16 or bfloat16, got %s",
                     pterun_dtype_name(in->dtype));
-  LLM_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
-  LLM_TRY(llm_resize_like(ctx, out, in));
-  LLM_TRY(llm_check_tensor(ctx, out, "out", -1));
+  PTERUN_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(llm_check_tensor(ctx, out, "out", -1));
   if (in->rank == 0 || in->numel == 0) return PTERUN_STATUS_OK;
   n = in->sizes[in->rank - 1];
   if ((n & (n - 1)) != 0)

@@ -23,45 +23,8 @@ pterun_status llm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t
   return PTERUN_STATUS_OK;
 }
 
-pterun_status llm_resize_like(pterun_kernel_context* ctx, pterun_tensor* out,
-                              const pterun_tensor* like) {
-  if (out->rank != like->rank)
-    return LLM_FAIL(ctx, "out has rank %d, expected %d", (int)out->rank, (int)like->rank);
-  if (pterun_tensor_resize(out, like->rank, like->sizes) != PTERUN_STATUS_OK)
-    return LLM_FAIL(ctx, "out cannot be resized to the input's shape");
-  if (out->numel > 0 && out->data == NULL) return LLM_FAIL(ctx, "out has no data");
-  return PTERUN_STATUS_OK;
-}
-
 int llm_is_attn_float(int dtype) {
   return dtype == PTERUN_DTYPE_F32 || dtype == PTERUN_DTYPE_F16 || dtype == PTERUN_DTYPE_BF16;
-}
-
-uint16_t llm_f32_to_f16(float f) {
-  uint32_t u, sign, mant;
-  int32_t e;
-  memcpy(&u, &f, 4);
-  sign = (u >> 16) & 0x8000u;
-  u &= 0x7fffffffu;
-  if (u > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);
-  if (u >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* overflow to inf */
-  e = (int32_t)(u >> 23) - 127 + 15;
-  mant = (u & 0x7fffffu) | 0x800000u;
-  if (e <= 0) { /* subnormal half */
-    uint32_t shift, half, r;
-    if (e < -10) return (uint16_t)sign;
-    shift = (uint32_t)(14 - e);
-    half = mant >> shift;
-    r = mant & ((1u << shift) - 1u);
-    if (r > (1u << (shift - 1)) || (r == (1u << (shift - 1)) && (half & 1u))) ++half;
-    return (uint16_t)(sign | half);
-  }
-  {
-    uint32_t h = ((uint32_t)e << 10) | ((mant >> 13) & 0x3ffu);
-    uint32_t r = mant & 0x1fffu;
-    if (r > 0x1000u || (r == 0x1000u && (h & 1u))) ++h;
-    return (uint16_t)(sign | h);
-  }
 }
 
 void llm_load_f32(float* dst, const void* src, int dtype, size_t n) {
@@ -69,9 +32,9 @@ void llm_load_f32(float* dst, const void* src, int dtype, size_t n) {
   if (dtype == PTERUN_DTYPE_F32) {
     memcpy(dst, src, n * sizeof(float));
   } else if (dtype == PTERUN_DTYPE_F16) {
-    for (i = 0; i < n; ++i) dst[i] = llm_f16_to_f32(((const uint16_t*)src)[i]);
+    for (i = 0; i < n; ++i) dst[i] = pterun_f16_to_f32(((const uint16_t*)src)[i]);
   } else {
-    for (i = 0; i < n; ++i) dst[i] = llm_bf16_to_f32(((const uint16_t*)src)[i]);
+    for (i = 0; i < n; ++i) dst[i] = pterun_bf16_to_f32(((const uint16_t*)src)[i]);
   }
 }
 
@@ -80,9 +43,9 @@ void llm_store_f32(void* dst, int dtype, const float* src, size_t n) {
   if (dtype == PTERUN_DTYPE_F32) {
     memcpy(dst, src, n * sizeof(float));
   } else if (dtype == PTERUN_DTYPE_F16) {
-    for (i = 0; i < n; ++i) ((uint16_t*)dst)[i] = llm_f32_to_f16(src[i]);
+    for (i = 0; i < n; ++i) ((uint16_t*)dst)[i] = pterun_f32_to_f16(src[i]);
   } else {
-    for (i = 0; i < n; ++i) ((uint16_t*)dst)[i] = llm_f32_to_bf16(src[i]);
+    for (i = 0; i < n; ++i) ((uint16_t*)dst)[i] = pterun_f32_to_bf16(src[i]);
   }
 }
 

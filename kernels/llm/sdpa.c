@@ -24,11 +24,11 @@ static pterun_status quant_params(pterun_kernel_context* ctx, llm_attn_src* s,
                                   const pterun_tensor* t, const pterun_tensor* zp,
                                   const pterun_tensor* sc, int seq_dim, const char* name) {
   int d;
-  LLM_TRY(llm_check_dtype(ctx, t, name, PTERUN_DTYPE_I8));
-  LLM_TRY(llm_check_tensor(ctx, sc, "scales", 4));
-  LLM_TRY(llm_check_tensor(ctx, zp, "zero_points", 4));
-  LLM_TRY(llm_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F32));
-  LLM_TRY(llm_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I8));
+  PTERUN_TRY(llm_check_dtype(ctx, t, name, PTERUN_DTYPE_I8));
+  PTERUN_TRY(llm_check_tensor(ctx, sc, "scales", 4));
+  PTERUN_TRY(llm_check_tensor(ctx, zp, "zero_points", 4));
+  PTERUN_TRY(llm_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F32));
+  PTERUN_TRY(llm_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I8));
   for (d = 0; d < 3; ++d)
     if (sc->sizes[d] != t->sizes[d] || zp->sizes[d] != t->sizes[d])
       return LLM_FAIL(ctx, "%s: quantization parameters differ in shape at dim %d", name, d);
@@ -59,9 +59,9 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   const int quant = a->q->dtype == PTERUN_DTYPE_I8;
   if (a->mask != NULL && a->causal)
     return LLM_FAIL(ctx, "attn_mask and is_causal cannot be set at the same time");
-  LLM_TRY(llm_check_tensor(ctx, a->q, "query", 4));
-  LLM_TRY(llm_check_tensor(ctx, a->k, "key", 4));
-  LLM_TRY(llm_check_tensor(ctx, a->v, "value", 4));
+  PTERUN_TRY(llm_check_tensor(ctx, a->q, "query", 4));
+  PTERUN_TRY(llm_check_tensor(ctx, a->k, "key", 4));
+  PTERUN_TRY(llm_check_tensor(ctx, a->v, "value", 4));
   if (a->q->sizes[3] != a->v->sizes[3] || a->k->sizes[3] != a->v->sizes[3])
     return LLM_FAIL(ctx, "query, key and value must have the same head size");
   if (!(llm_is_attn_float(a->q->dtype) || quant))
@@ -70,14 +70,14 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   if (a->k->dtype != a->q->dtype || a->v->dtype != a->q->dtype)
     return LLM_FAIL(ctx, "key and value must have the query's dtype");
   if (a->mask != NULL) {
-    LLM_TRY(llm_check_tensor(ctx, a->mask, "attn_mask", 2));
-    LLM_TRY(llm_check_dtype(ctx, a->mask, "attn_mask", PTERUN_DTYPE_F32));
+    PTERUN_TRY(llm_check_tensor(ctx, a->mask, "attn_mask", 2));
+    PTERUN_TRY(llm_check_dtype(ctx, a->mask, "attn_mask", PTERUN_DTYPE_F32));
   }
   if (a->k->sizes[0] != a->q->sizes[0] || a->v->sizes[0] != a->q->sizes[0] ||
       a->k->sizes[sd] != a->v->sizes[sd] || a->k->sizes[hd] != a->v->sizes[hd])
     return LLM_FAIL(ctx, "key and value shapes do not match the query's batch or each other");
-  LLM_TRY(llm_check_tensor(ctx, a->out, "out", 4));
-  LLM_TRY(llm_resize_like(ctx, a->out, a->q));
+  PTERUN_TRY(llm_check_tensor(ctx, a->out, "out", 4));
+  PTERUN_TRY(pterun_out_resize_like(ctx, a->out, "out", a->q));
   if (a->out->dtype != (quant ? PTERUN_DTYPE_F32 : a->q->dtype))
     return LLM_FAIL(ctx, "out must be %s, got %s",
                     pterun_dtype_name(quant ? PTERUN_DTYPE_F32 : a->q->dtype),
@@ -90,9 +90,9 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   if (quant) {
     if (!a->qzp || !a->qs || !a->kzp || !a->ks || !a->vzp || !a->vs)
       return LLM_FAIL(ctx, "int8 query, key and value need all six scales and zero points");
-    LLM_TRY(quant_params(ctx, &job.q, a->q, a->qzp, a->qs, sd, "query"));
-    LLM_TRY(quant_params(ctx, &job.k, a->k, a->kzp, a->ks, sd, "key"));
-    LLM_TRY(quant_params(ctx, &job.v, a->v, a->vzp, a->vs, sd, "value"));
+    PTERUN_TRY(quant_params(ctx, &job.q, a->q, a->qzp, a->qs, sd, "query"));
+    PTERUN_TRY(quant_params(ctx, &job.k, a->k, a->kzp, a->ks, sd, "key"));
+    PTERUN_TRY(quant_params(ctx, &job.v, a->v, a->vzp, a->vs, sd, "value"));
   }
   job.out = a->out->data;
   job.out_dtype = a->out->dtype;
@@ -129,7 +129,7 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   job.scale = (float)(a->has_scale ? a->scale : 1.0 / sqrt((double)job.D));
   job.ops = llm_vec_ops_select();
   if (a->out->numel == 0) return PTERUN_STATUS_OK;
-  LLM_TRY(llm_attn_plan(ctx, &job, &tiles));
+  PTERUN_TRY(llm_attn_plan(ctx, &job, &tiles));
   /* One call over all tiles; with the thread pool this becomes
    * pterun_parallelize_1d_tile over [0, tiles). */
   llm_attn_tiles(&job, 0, tiles);
@@ -140,10 +140,10 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
 static pterun_status read_common(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                  sdpa_args* a) {
   double dropout;
-  LLM_TRY(pterun_arg_opt_tensor(ctx, args, i, "attn_mask", &a->mask));
-  LLM_TRY(pterun_arg_double(ctx, args, i + 1, "drpout_p", &dropout));
-  LLM_TRY(pterun_arg_bool(ctx, args, i + 2, "is_causal", &a->causal));
-  LLM_TRY(pterun_arg_opt_double(ctx, args, i + 3, "scale", &a->scale, &a->has_scale));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i, "attn_mask", &a->mask));
+  PTERUN_TRY(pterun_arg_double(ctx, args, i + 1, "drpout_p", &dropout));
+  PTERUN_TRY(pterun_arg_bool(ctx, args, i + 2, "is_causal", &a->causal));
+  PTERUN_TRY(pterun_arg_opt_double(ctx, args, i + 3, "scale", &a->scale, &a->has_scale));
   (void)dropout; /* ExecuTorch ignores it too: inference only */
   return PTERUN_STATUS_OK;
 }
@@ -153,13 +153,13 @@ static pterun_status read_common(pterun_kernel_context* ctx, pterun_value** args
 pterun_status llm_custom_sdpa_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   sdpa_args a;
   memset(&a, 0, sizeof a);
-  LLM_NARGS(ctx, nargs, 10);
-  LLM_TRY(pterun_arg_tensor(ctx, args, 0, "query", &a.q));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 1, "key", &a.k));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 2, "value", &a.v));
-  LLM_TRY(pterun_arg_int(ctx, args, 3, "start_pos", &a.start_pos));
-  LLM_TRY(read_common(ctx, args, 4, &a));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 8, "out", &a.out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 10);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "query", &a.q));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "key", &a.k));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "value", &a.v));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "start_pos", &a.start_pos));
+  PTERUN_TRY(read_common(ctx, args, 4, &a));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "out", &a.out));
   if (a.q->dtype == PTERUN_DTYPE_I8)
     return LLM_FAIL(ctx, "int8 attention needs custom_quantized_sdpa's scales");
   return run_sdpa(ctx, &a);
@@ -174,26 +174,26 @@ pterun_status llm_sdpa_with_kv_cache_out(pterun_kernel_context* ctx, pterun_valu
   pterun_tensor *k, *v;
   int64_t seq_len;
   memset(&a, 0, sizeof a);
-  LLM_NARGS(ctx, nargs, 13);
-  LLM_TRY(pterun_arg_tensor(ctx, args, 0, "query", &a.q));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 1, "key", &k));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 2, "value", &v));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 3, "key_cache", &a.k));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 4, "value_cache", &a.v));
-  LLM_TRY(pterun_arg_int(ctx, args, 5, "start_pos", &a.start_pos));
-  LLM_TRY(pterun_arg_int(ctx, args, 6, "seq_len", &seq_len));
-  LLM_TRY(read_common(ctx, args, 7, &a));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 11, "out", &a.out));
-  LLM_TRY(llm_check_tensor(ctx, a.k, "key_cache", 4));
-  LLM_TRY(llm_check_tensor(ctx, a.v, "value_cache", 4));
+  PTERUN_CHECK_NARGS(ctx, nargs, 13);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "query", &a.q));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "key", &k));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "value", &v));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "key_cache", &a.k));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "value_cache", &a.v));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "start_pos", &a.start_pos));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 6, "seq_len", &seq_len));
+  PTERUN_TRY(read_common(ctx, args, 7, &a));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 11, "out", &a.out));
+  PTERUN_TRY(llm_check_tensor(ctx, a.k, "key_cache", 4));
+  PTERUN_TRY(llm_check_tensor(ctx, a.v, "value_cache", 4));
   if (a.start_pos < 0 || a.start_pos >= a.k->sizes[1] || a.start_pos >= a.v->sizes[1] ||
       seq_len < 0 || seq_len > a.k->sizes[1] - a.start_pos || seq_len > a.v->sizes[1] - a.start_pos)
     return LLM_FAIL(ctx, "start_pos %" PRId64 " + seq_len %" PRId64 " must fit the caches",
                     a.start_pos, seq_len);
   if (a.q->dtype == PTERUN_DTYPE_I8)
     return LLM_FAIL(ctx, "int8 attention needs custom_quantized_sdpa's scales");
-  LLM_TRY(llm_cache_write(ctx, k, a.k, a.start_pos));
-  LLM_TRY(llm_cache_write(ctx, v, a.v, a.start_pos));
+  PTERUN_TRY(llm_cache_write(ctx, k, a.k, a.start_pos));
+  PTERUN_TRY(llm_cache_write(ctx, v, a.v, a.start_pos));
   return run_sdpa(ctx, &a);
 }
 
@@ -205,19 +205,19 @@ pterun_status llm_custom_quantized_sdpa_out(pterun_kernel_context* ctx, pterun_v
                                             size_t nargs) {
   sdpa_args a;
   memset(&a, 0, sizeof a);
-  LLM_NARGS(ctx, nargs, 17);
-  LLM_TRY(pterun_arg_tensor(ctx, args, 0, "query", &a.q));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 1, "key", &a.k));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 2, "value", &a.v));
-  LLM_TRY(pterun_arg_int(ctx, args, 3, "start_pos", &a.start_pos));
-  LLM_TRY(read_common(ctx, args, 4, &a));
-  LLM_TRY(pterun_arg_opt_tensor(ctx, args, 8, "q_zero_points", &a.qzp));
-  LLM_TRY(pterun_arg_opt_tensor(ctx, args, 9, "q_scales", &a.qs));
-  LLM_TRY(pterun_arg_opt_tensor(ctx, args, 10, "k_zero_points", &a.kzp));
-  LLM_TRY(pterun_arg_opt_tensor(ctx, args, 11, "k_scales", &a.ks));
-  LLM_TRY(pterun_arg_opt_tensor(ctx, args, 12, "v_zero_points", &a.vzp));
-  LLM_TRY(pterun_arg_opt_tensor(ctx, args, 13, "v_scales", &a.vs));
-  LLM_TRY(pterun_arg_bool(ctx, args, 14, "is_seq_at_dim_2", &a.seq_at_dim_2));
-  LLM_TRY(pterun_arg_tensor(ctx, args, 15, "out", &a.out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 17);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "query", &a.q));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "key", &a.k));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "value", &a.v));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "start_pos", &a.start_pos));
+  PTERUN_TRY(read_common(ctx, args, 4, &a));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 8, "q_zero_points", &a.qzp));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 9, "q_scales", &a.qs));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 10, "k_zero_points", &a.kzp));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 11, "k_scales", &a.ks));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 12, "v_zero_points", &a.vzp));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 13, "v_scales", &a.vs));
+  PTERUN_TRY(pterun_arg_bool(ctx, args, 14, "is_seq_at_dim_2", &a.seq_at_dim_2));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 15, "out", &a.out));
   return run_sdpa(ctx, &a);
 }

@@ -47,22 +47,22 @@ static void linear_rows_f32(const float* x, int64_t rows, const float* w, int64_
 
 /* aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *,
  *                  Tensor(a!) out) */
-pterun_status pt_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *x, *w, *bias, *out;
   int64_t sizes[PTERUN_MAX_RANK], k, n, m, i;
   size_t r;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
-  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (x->rank < 1) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "input is 0-d");
-  PT_TRY(nn_check_rank(ctx, w, "weight", 2));
-  PT_TRY(nn_check_float(ctx, x, "input"));
-  PT_TRY(nn_check_same_dtype(ctx, x, "input", w, "weight"));
-  PT_TRY(nn_check_same_dtype(ctx, x, "input", out, "out"));
-  PT_TRY(nn_check_data(ctx, x, "input"));
-  PT_TRY(nn_check_data(ctx, w, "weight"));
+  PTERUN_TRY(pk_check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(pk_check_float(ctx, x, "input"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", w, "weight"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, x, "input"));
+  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
   k = x->sizes[x->rank - 1];
   n = w->sizes[0];
   if (w->sizes[1] != k)
@@ -70,8 +70,8 @@ pterun_status pt_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
                               "input has %" PRId64 " features, weight [%" PRId64 ", %" PRId64 "]",
                               k, w->sizes[0], w->sizes[1]);
   if (bias != NULL) {
-    PT_TRY(nn_check_same_dtype(ctx, x, "input", bias, "bias"));
-    PT_TRY(nn_check_data(ctx, bias, "bias"));
+    PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", bias, "bias"));
+    PTERUN_TRY(pk_check_data(ctx, bias, "bias"));
     if (bias->rank != 1 || bias->sizes[0] != n)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "bias must be [%" PRId64 "]",
                                 n);
@@ -82,7 +82,7 @@ pterun_status pt_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
                               "linear needs contiguous input, weight and bias");
   for (r = 0; r + 1 < x->rank; ++r) sizes[r] = x->sizes[r];
   sizes[x->rank - 1] = n;
-  PT_TRY(pt_resize(ctx, out, x->rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", x->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   m = out->numel / n;
   if (x->dtype == PTERUN_DTYPE_F32 && m <= LINEAR_DOT_MAX_ROWS) {
@@ -109,7 +109,7 @@ pterun_status pt_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
     mc.rs = n;
     mc.cs = 1;
     if (bias != NULL) {
-      size_t es = nn_esize(out->dtype);
+      size_t es = pterun_dtype_size(out->dtype);
       for (i = 0; i < m; ++i)
         memcpy((char*)out->data + (size_t)(i * n) * es, bias->data, (size_t)n * es);
       accumulate = 1;

@@ -68,7 +68,7 @@ typedef struct last_log {
 
 static void log_cb(void* user, pterun_log_level level, const char* msg) {
   (void)level;
-  snprintf(((last_log*)user)->last, sizeof ((last_log*)user)->last, "%s", msg);
+  snprintf(((last_log*)user)->last, sizeof((last_log*)user)->last, "%s", msg);
 }
 
 static pterun_registry* make_registry(int with_llm) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pterun/kernel_util.h"
 #include "pterun/pterun.h"
 #ifndef PT_GOLDEN_LIBRARY
 #include "pterun/kernels/quantized.h"
@@ -21,17 +22,6 @@
 
 #define MAX_ARGS 32
 
-static double pt_bf16(uint16_t b) {
-  uint32_t u = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static double pt_f16(uint16_t h) {
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-  return (h & 0x8000) ? -v : v;
-}
 
 #include "tests/harness/pt_reader.h"
 
@@ -84,8 +74,8 @@ static int within_tolerance(const pterun_tensor* got, const pterun_tensor* want,
       w = ((const float*)want->data)[i];
     } else if (want->dtype == PTERUN_DTYPE_BF16 || want->dtype == PTERUN_DTYPE_F16) {
       uint16_t gb = ((const uint16_t*)got->data)[i], wb = ((const uint16_t*)want->data)[i];
-      g = want->dtype == PTERUN_DTYPE_BF16 ? pt_bf16(gb) : pt_f16(gb);
-      w = want->dtype == PTERUN_DTYPE_BF16 ? pt_bf16(wb) : pt_f16(wb);
+      g = want->dtype == PTERUN_DTYPE_BF16 ? pterun_bf16_to_f32(gb) : pterun_f16_to_f32(gb);
+      w = want->dtype == PTERUN_DTYPE_BF16 ? pterun_bf16_to_f32(wb) : pterun_f16_to_f32(wb);
     } else {
       return 0;
     }
