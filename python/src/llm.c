@@ -34,9 +34,10 @@ static PyObject* py_llm_metadata(const pterun_llm_metadata* m) {
   return Py_BuildValue("{sLsLsLsLsLsNsNsNsN}", "max_seq_len", (long long)m->max_seq_len,
                        "max_context_len", (long long)m->max_context_len, "vocab_size",
                        (long long)m->vocab_size, "n_layers", (long long)m->n_layers, "bos_id",
-                       (long long)m->bos_id, "eos_ids", eos, "use_kv_cache", PyBool_FromLong(m->use_kv_cache),
-                       "use_sdpa_with_kv_cache", PyBool_FromLong(m->use_sdpa_with_kv_cache),
-                       "enable_dynamic_shape", PyBool_FromLong(m->enable_dynamic_shape));
+                       (long long)m->bos_id, "eos_ids", eos, "use_kv_cache",
+                       PyBool_FromLong(m->use_kv_cache), "use_sdpa_with_kv_cache",
+                       PyBool_FromLong(m->use_sdpa_with_kv_cache), "enable_dynamic_shape",
+                       PyBool_FromLong(m->enable_dynamic_shape));
 }
 
 /* llm_generate(program, prompt, max_new_tokens, temperature, top_k, top_p,
@@ -56,8 +57,7 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
   py_llm_capture cap;
   pterun_status s;
   if (!PyArg_ParseTuple(args, "OOnfifKpOp:llm_generate", &prog_obj, &prompt_obj, &max_new,
-                        &temperature, &top_k, &top_p, &seed, &ignore_eos, &stop_obj,
-                        &want_logits))
+                        &temperature, &top_k, &top_p, &seed, &ignore_eos, &stop_obj, &want_logits))
     return NULL;
   if (!PyObject_TypeCheck(prog_obj, st->program_type)) {
     PyErr_SetString(PyExc_TypeError, "program must be a pterun._pterun.Program");
@@ -129,8 +129,8 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
   o.callback = py_llm_keep;
   o.user = &cap;
   pt_log_reset();
-  Py_BEGIN_ALLOW_THREADS s = pterun_llm_generate(llm, prompt, (size_t)n_prompt, &o, out,
-                                                 (size_t)max_new, &stats);
+  Py_BEGIN_ALLOW_THREADS s =
+      pterun_llm_generate(llm, prompt, (size_t)n_prompt, &o, out, (size_t)max_new, &stats);
   Py_END_ALLOW_THREADS if (s != PTERUN_STATUS_OK) {
     pt_raise(st, s, "generation failed at position %lld", (long long)pterun_llm_position(llm));
     goto done;
@@ -150,11 +150,10 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
     static const char* stops[] = {"steps", "eos", "context", "callback"};
     PyObject* meta = py_llm_metadata(pterun_llm_get_metadata(llm));
     if (meta == NULL) goto done;
-    result = Py_BuildValue("{sOsOsnsdsdsssN}", "tokens", tokens, "logits", logits, "vocab_size",
-                           (Py_ssize_t)cap.vocab, "prefill_seconds", stats.prefill_seconds,
-                           "decode_seconds", stats.decode_seconds, "stop",
-                           stops[stats.stop >= 0 && stats.stop < 4 ? stats.stop : 0], "metadata",
-                           meta);
+    result = Py_BuildValue(
+        "{sOsOsnsdsdsssN}", "tokens", tokens, "logits", logits, "vocab_size", (Py_ssize_t)cap.vocab,
+        "prefill_seconds", stats.prefill_seconds, "decode_seconds", stats.decode_seconds, "stop",
+        stops[stats.stop >= 0 && stats.stop < 4 ? stats.stop : 0], "metadata", meta);
   }
 done:
   Py_XDECREF(tokens);
