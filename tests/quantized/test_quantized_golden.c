@@ -22,7 +22,6 @@
 
 #define MAX_ARGS 32
 
-
 #include "tests/harness/pt_reader.h"
 
 /* Reads a tensor; `unbounded`: output tensors may be resized by the kernel.
