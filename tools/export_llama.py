@@ -93,6 +93,10 @@ CONFIGS: dict[str, list[str]] = {
     "spinquant": ["-sq", "native"],
     "sink": ["--use_attention_sink", "4,60"],
     "local": ["--local_global_attention", "[16, 0]"],
+    # With static shapes (one token per forward) the two ring-buffer caches
+    # export: update_cache_with_indices and custom_sdpa with a mask.
+    "sink_static": ["--use_attention_sink", "4,60", "--disable_dynamic_shape"],
+    "local_static": ["--local_global_attention", "[16, 0]", "--disable_dynamic_shape"],
 }
 
 
@@ -172,9 +176,11 @@ def reference(pte: Path, steps: int) -> tuple[np.ndarray, list[int]]:
     fwd = prog.load_method("forward")
     logits_all: list[np.ndarray] = []
     tokens: list[int] = []
-    out = fwd.execute(
-        [torch.tensor([PROMPT], dtype=torch.long), torch.tensor([0], dtype=torch.long)]
-    )
+    if bool(prog.load_method("enable_dynamic_shape").execute([])[0]):
+        out = fwd.execute([torch.tensor([PROMPT]), torch.tensor([0])])
+    else:  # static shapes: one token per forward
+        for i, t in enumerate(PROMPT):
+            out = fwd.execute([torch.tensor([[t]]), torch.tensor([i])])
     pos = len(PROMPT)
     for step in range(steps):
         lg = out[0].to(torch.float32).reshape(-1).numpy().copy()
