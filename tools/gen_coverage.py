@@ -6,7 +6,7 @@ one overload per line, aten:: unless a namespace is given) with the
 operators that libpterun_kernels_portable registers (the PK_OP rows of
 kernels/portable/ops_*.inc), and lists for each overload the source file
 that implements it and the tests that call it (golden files under
-tests/kernels/golden and C tests under tests/kernels).
+tests/golden and C tests under tests/kernels).
 
     python3 tools/gen_coverage.py            # rewrite docs/kernels.md
     python3 tools/gen_coverage.py --check    # exit 1 if docs/kernels.md is stale
@@ -85,7 +85,7 @@ def find_tests(names: list[str]) -> dict[str, list[str]]:
     """name -> test files that mention it (golden files hold the op name of
     every case; the C tests name the ops they call)."""
     blobs = []
-    for p in sorted((TEST_DIR / "golden").glob("*")):
+    for p in sorted((REPO / "tests" / "golden").glob("*.txt")):
         if p.is_file():
             blobs.append((p.name, p.read_bytes()))
     for p in sorted(TEST_DIR.glob("*.c")):
