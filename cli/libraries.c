@@ -9,6 +9,9 @@
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
 #include "pterun/kernels/lowbit.h"
 #endif
+#ifdef PTERUN_HAVE_BACKEND_XNNPACK
+#include "pterun/backends/xnnpack.h"
+#endif
 
 typedef const pterun_kernel_library* (*cli_library_fn)(void);
 
@@ -22,6 +25,15 @@ static const cli_library_fn kLibraries[] = {
 #endif
 };
 #define N_LIBRARIES (sizeof kLibraries / sizeof kLibraries[0])
+
+typedef const pterun_backend* (*cli_backend_fn)(void);
+
+/* Delegate backends (pterun/backend.h), one row per backend component. */
+static const cli_backend_fn kBackends[] = {
+#ifdef PTERUN_HAVE_BACKEND_XNNPACK
+    pterun_backend_xnnpack,
+#endif
+    NULL};
 
 pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
   pterun_logger logger = cli_logger(log);
@@ -38,6 +50,13 @@ pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
       return st;
     }
   }
+  for (k = 0; kBackends[k] != NULL; ++k) {
+    if ((st = pterun_registry_add_backend(*out, kBackends[k]())) != PTERUN_STATUS_OK) {
+      pterun_registry_destroy(*out);
+      *out = NULL;
+      return st;
+    }
+  }
   return PTERUN_STATUS_OK;
 }
 
@@ -49,5 +68,6 @@ void cli_print_libraries(FILE* f) {
     fprintf(f, " %s (%zu kernels)", lib && lib->component ? lib->component : "?",
             lib ? lib->count : (size_t)0);
   }
+  for (k = 0; kBackends[k] != NULL; ++k) fprintf(f, " %s (backend)", kBackends[k]()->component);
   fprintf(f, "\n");
 }

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECS="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(program method execute npy ptd)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(program method execute npy ptd xnnpack bundle)
 BUILD="${BUILD:-build-fuzz}"
 PAR="${PAR:-2}"
 CC="${CC:-clang}"
@@ -29,6 +29,8 @@ seed() { # target -> seed files
     program|method|execute) ls tests/fixtures/*/model.pte ../shared/corpus/*.pte 2>/dev/null || true ;;
     npy) ls tests/fixtures/*/*.npy tests/cli/data/*.npy 2>/dev/null || true ;;
     ptd) ls tests/fixtures/*/*.ptd 2>/dev/null || true ;;
+    xnnpack) ls tests/fixtures/xnnpack/*/model.pte 2>/dev/null || true ;;
+    bundle) ls tests/fixtures/devtools/*.bpte 2>/dev/null || true ;;
   esac
 }
 

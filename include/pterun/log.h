@@ -34,6 +34,17 @@ typedef struct pterun_logger {
 /** A logger that drops everything (for tests and quiet callers). */
 PTERUN_API pterun_logger pterun_logger_silent(void);
 
+/** Formats and delivers one message through `logger` (NULL or fn == NULL:
+ *  the default stderr logger), as the runtime does; for backends and other
+ *  libraries that report through the logger they were given. Never
+ *  allocates (messages are cut at 1 KiB). */
+PTERUN_API void pterun_log(const pterun_logger* logger, pterun_log_level level, const char* fmt,
+                           ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /** Name of a level ("error"). Static storage. */
 PTERUN_API const char* pterun_log_level_str(pterun_log_level level);
 

@@ -74,7 +74,10 @@ typedef struct pterun_method_options {
  * @retval PTERUN_STATUS_NOT_FOUND         no such method
  * @retval PTERUN_STATUS_OPERATOR_MISSING  kernels missing: the log lists every
  *         missing operator and the pterun component that provides each
- * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE the method has a delegate call
+ * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE a delegate's backend is not in the
+ *         registry (the log names the pterun component that ships it)
+ * @retval other                           a backend refused its payload (the log
+ *         says why, e.g. which node type it does not implement)
  * @retval PTERUN_STATUS_INVALID_PROGRAM   values/instructions malformed
  * @retval PTERUN_STATUS_MEMORY_PLAN       planned tensor outside its buffer,
  *         or caller buffers missing/too small/misaligned
@@ -87,9 +90,21 @@ PTERUN_API pterun_status pterun_method_load(const pterun_program* program, const
 PTERUN_API void pterun_method_destroy(pterun_method* method);
 
 /** Bytes pterun allocated for this method: runtime structures (including
- *  kernel scratch and folded constants) and planned buffers it owns. */
+ *  kernel scratch, folded constants and what delegate backends hold) and
+ *  planned buffers it owns. */
 PTERUN_API void pterun_method_memory(const pterun_method* method, size_t* runtime_bytes_out,
                                      size_t* planned_bytes_out);
+
+/**
+ * Before loading: the bytes the delegate backends of method `name` would
+ * allocate (compiled graphs, packed weights, intermediate arenas), from each
+ * backend's memory_query. Uses the options' registry and data files.
+ * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE a backend is not registered
+ */
+PTERUN_API pterun_status pterun_method_backend_memory(const pterun_program* program,
+                                                      const char* name,
+                                                      const pterun_method_options* options,
+                                                      size_t* bytes_out);
 
 PTERUN_API size_t pterun_method_input_count(const pterun_method* method);
 PTERUN_API size_t pterun_method_output_count(const pterun_method* method);
@@ -131,7 +146,6 @@ PTERUN_API pterun_status pterun_method_set_output_buffer(pterun_method* method, 
  * @retval PTERUN_STATUS_INVALID_STATE     an input is not set, or was consumed by the
  *         previous execute (see pterun_method_set_input)
  * @retval PTERUN_STATUS_INSTRUCTION_BUDGET the budget ran out (e.g. a loop)
- * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE a delegate call
  * @retval other                            the failing kernel's status; the log
  *         names the instruction and the operator
  */

@@ -55,11 +55,12 @@ PTERUN_API const char* pterun_profiler_method_name(const pterun_profiler* profil
 PTERUN_API uint64_t pterun_profiler_execute_count(const pterun_profiler* profiler);
 
 /** Totals for one instruction of the method (instructions that are not
- *  kernel calls have calls == 0). */
+ *  kernel or delegate calls have calls == 0). */
 typedef struct pterun_profile_instruction {
   uint32_t chain;
   uint32_t instruction; /* index in its chain */
-  const char* op_name;  /* "aten::add.out"; NULL for non-kernel instructions */
+  const char* op_name;  /* "aten::add.out", a delegate's backend id, or NULL */
+  int delegate;         /* 1: a delegate call (op_name is the backend, "XnnpackBackend") */
   uint64_t calls;
   uint64_t total_ns, min_ns, max_ns;
   /** NULL, or the kernel's reason for taking a slower path

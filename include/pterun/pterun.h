@@ -27,6 +27,7 @@
 #define PTERUN_INCLUDE_PTERUN_PTERUN_H_
 
 #include "pterun/allocator.h"
+#include "pterun/backend.h"
 #include "pterun/bundled.h"
 #include "pterun/cpu.h"
 #include "pterun/data.h"

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "pterun/backend.h"
 #include "pterun/export.h"
 #include "pterun/kernel.h"
 #include "pterun/log.h"
@@ -71,6 +72,26 @@ PTERUN_API const char* pterun_registry_provider(const pterun_registry* registry,
  *  loaded ("kernels_quantized"), from the runtime's static knowledge of the
  *  operator namespaces; NULL if no pterun component provides it. */
 PTERUN_API const char* pterun_component_for_op(const char* op);
+
+/**
+ * Adds a delegate backend (see pterun/backend.h), found by its id when a
+ * method with a DelegateCall is loaded. Adding the same backend again is a
+ * no-op returning OK.
+ * @retval PTERUN_STATUS_ABI_MISMATCH       built for another backend ABI
+ * @retval PTERUN_STATUS_ALREADY_REGISTERED another backend has that id; the
+ *         log names both providing shared objects
+ * @retval PTERUN_STATUS_INVALID_ARGUMENT   NULL, no id, init, execute or destroy
+ */
+PTERUN_API pterun_status pterun_registry_add_backend(pterun_registry* registry,
+                                                     const pterun_backend* backend);
+
+/** The backend registered for `id` ("XnnpackBackend"), or NULL. */
+PTERUN_API const pterun_backend* pterun_registry_backend(const pterun_registry* registry,
+                                                         const char* id);
+
+/** The pterun component that ships the backend `id` whether or not it is
+ *  loaded ("backend_xnnpack"), from the component manifest; NULL if none. */
+PTERUN_API const char* pterun_component_for_backend(const char* id);
 
 #ifdef __cplusplus
 }

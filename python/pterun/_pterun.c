@@ -136,6 +136,17 @@ static int pt_exec(PyObject* module) {
   } while (0);
   PT_KERNEL_LIBRARIES(PT_ADD_LIBRARY)
 #undef PT_ADD_LIBRARY
+#define PT_ADD_BACKEND(entry)                                                                      \
+  do {                                                                                             \
+    pt_log_reset();                                                                                \
+    status = pterun_registry_add_backend(st->registry, entry());                                   \
+    if (status != PTERUN_STATUS_OK) {                                                              \
+      pt_raise(st, status, "cannot register the backend %s", #entry);                              \
+      return -1;                                                                                   \
+    }                                                                                              \
+  } while (0);
+  PT_BACKENDS(PT_ADD_BACKEND)
+#undef PT_ADD_BACKEND
 
   if (PyModule_AddStringConstant(module, "LIBRARY_VERSION", pterun_version_string()) != 0 ||
       PyModule_AddIntConstant(module, "LIBRARY_VERSION_NUMBER", (long)linked) != 0 ||

@@ -113,7 +113,10 @@ pterun_status pterun_etdump_write(const pterun_profiler* p, const char* path,
     pterun_profile_instruction e;
     char nm[256];
     if (pterun_profiler_instruction(p, i, &e) != PTERUN_STATUS_OK || e.op_name == NULL) continue;
-    event_name(e.op_name, nm, sizeof nm);
+    if (e.delegate) /* ExecuTorch's name for the instruction-level event */
+      snprintf(nm, sizeof nm, "DELEGATE_CALL");
+    else
+      event_name(e.op_name, nm, sizeof nm);
     names[i] = pt_fbb_string(&b, nm);
   }
   pt_fbb_ref exec_name = pt_fbb_string(&b, "Method::execute");

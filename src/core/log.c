@@ -60,3 +60,10 @@ pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const c
   va_end(ap);
   return status;
 }
+
+void pterun_log(const pterun_logger* logger, pterun_log_level level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pt_vlog(logger, level, fmt, ap);
+  va_end(ap);
+}

@@ -272,6 +272,17 @@ pterun_status pterun_method_execute(pterun_method* m) {
                            pterun_status_str(st));
           break;
         }
+        case PT_INSTR_DELEGATE_CALL: {
+          const pt_delegate* d = &m->delegates[in->a];
+          ctx.op_name = d->backend->id;
+          ctx.scratch_used = 0;
+          pterun_status st = prof == NULL ? d->backend->execute(d->handle, &ctx, in->args, in->b)
+                                          : pt_profiler_delegate(prof, d, in, &ctx, c, pc);
+          if (st != PTERUN_STATUS_OK)
+            return pt_fail(&m->logger, st, "instruction %u:%u (delegate %u, %s) failed: %s", c, pc,
+                           in->a, d->backend->id, pterun_status_str(st));
+          break;
+        }
         case PT_INSTR_FOLDED: /* ran once at load (method_fold.c) */ break;
         case PT_INSTR_MOVE_CALL: move_value(m, &m->values[in->a], &m->values[in->b]); break;
         case PT_INSTR_JUMP_FALSE_CALL: {

@@ -4,12 +4,14 @@
 #define PTERUN_SRC_CORE_METHOD_INTERNAL_H_
 
 #include "pterun/method.h"
+#include "src/core/backend_internal.h"
 #include "src/core/internal.h"
 #include "src/core/program_internal.h"
 
 typedef struct pt_instr {
   uint8_t type;  /* PT_INSTR_* */
-  uint32_t a, b; /* kernel: op index, nargs; move: from,to; jump: cond,dest; free: value */
+  uint32_t a, b; /* kernel/delegate: op or delegate index, nargs; move: from,to;
+                    jump: cond,dest; free: value */
   pterun_kernel_fn fn;
   pterun_value** args;
 } pt_instr;
@@ -65,6 +67,10 @@ struct pterun_method {
   void** folded; /* pterun-owned results of instructions run once at load */
   uint32_t folded_count;
   size_t folded_bytes;
+
+  pt_delegate* delegates; /* one per BackendDelegate of the plan */
+  uint32_t delegate_count;
+  size_t delegate_bytes; /* held by the backends */
 
   uint8_t* scratch;
   size_t scratch_size;

@@ -71,6 +71,7 @@ static void layout(loader* L, bump* b) {
   m->outputs = TAKE(b, uint32_t, L->outputs.len);
   m->chains = TAKE(b, pt_chain, L->chains.len);
   m->op_names = TAKE(b, const char*, L->ops.len);
+  m->delegates = TAKE(b, pt_delegate, L->delegates.len);
   uint32_t planned = L->sizes.len > 0 ? L->sizes.len - 1 : 0;
   m->planned = TAKE(b, void*, planned);
   m->planned_sizes = TAKE(b, uint64_t, planned);
@@ -81,6 +82,7 @@ static void layout(loader* L, bump* b) {
   m->output_count = L->outputs.len;
   m->chain_count = L->chains.len;
   m->op_count = L->ops.len;
+  m->delegate_count = L->delegates.len;
   m->planned_count = planned;
   /* list payloads */
   for (uint32_t i = 0; i < n; ++i) {
@@ -436,16 +438,11 @@ static pterun_status build_instructions(loader* L) {
       ins->a = (uint32_t)pt_fb_i32(&a, 4, 0);
       ins->b = (uint32_t)pt_fb_i32(&a, 6, 0);
       if (ins->type == PT_INSTR_DELEGATE_CALL) {
-        pt_fb_table d;
-        const char* id = "?";
-        uint32_t idl;
-        if (pt_fb_vec_table(&L->delegates, ins->a, &d))
-          pt_fb_get_string(&d, PT_DELEGATE_ID, &id, &idl);
-        return lfail(
-            L, PTERUN_STATUS_BACKEND_UNAVAILABLE,
-            "instruction %u:%u calls delegate backend '%s', which is not available in pterun "
-            "(export without a partitioner to run it on the portable kernels)",
-            c, i, id);
+        pt_fb_vec args;
+        pt_fb_get_vector(&a, PT_CALL_ARGS, 4, &args);
+        ins->b = args.len;
+        for (uint32_t k = 0; k < args.len; ++k) ins->args[k] = &m->values[pt_fb_vec_i32(&args, k)];
+        continue;
       }
       if (ins->type != PT_INSTR_KERNEL_CALL) continue;
       pt_fb_vec args;
@@ -479,6 +476,12 @@ static pterun_status build_instructions(loader* L) {
   if (n_missing > 0)
     return lfail(L, PTERUN_STATUS_OPERATOR_MISSING, "%u operator%s not registered:%s", n_missing,
                  n_missing == 1 ? " is" : "s are", missing);
+  if (L->delegates.len == 0) return PTERUN_STATUS_OK;
+  // Delegates are prepared last: the values they are called with exist now.
+  pt_delegate_env env = {L->o != NULL ? L->o->data : NULL, L->o != NULL ? L->o->data_count : 0,
+                         &m->logger, m->allocator, L->name};
+  PTERUN_TRY(pt_delegates_init(L->p, reg, &L->delegates, &env, m->delegates));
+  for (uint32_t d = 0; d < m->delegate_count; ++d) m->delegate_bytes += m->delegates[d].memory;
   return PTERUN_STATUS_OK;
 }
 
@@ -608,6 +611,7 @@ void pterun_method_destroy(pterun_method* m) {
   const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
   if (m->block != NULL && m->owned_planned != NULL)
     for (uint32_t k = 0; k < m->planned_count; ++k) pt_free(a, m->owned_planned[k]);
+  if (m->block != NULL) pt_delegates_destroy(m->delegates, m->delegate_count, a);
   for (uint32_t k = 0; k < m->folded_count; ++k) pt_free(a, m->folded[k]);
   pt_free(a, m->folded);
   pt_free(a, m->scratch);
@@ -617,6 +621,29 @@ void pterun_method_destroy(pterun_method* m) {
 
 void pterun_method_memory(const pterun_method* m, size_t* runtime_bytes, size_t* planned_bytes) {
   if (runtime_bytes)
-    *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes : 0;
+    *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes +
+                                     m->delegate_bytes
+                               : 0;
   if (planned_bytes) *planned_bytes = m != NULL ? m->owned_planned_bytes : 0;
+}
+
+pterun_status pterun_method_backend_memory(const pterun_program* program, const char* name,
+                                           const pterun_method_options* options,
+                                           size_t* bytes_out) {
+  if (bytes_out != NULL) *bytes_out = 0;
+  if (program == NULL || name == NULL || bytes_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  size_t index;
+  if (pterun_program_find_method(program, name, &index) != PTERUN_STATUS_OK)
+    return pt_fail(&program->logger, PTERUN_STATUS_NOT_FOUND, "program has no method '%s'", name);
+  pt_fb_table plan;
+  pt_fb_vec delegates;
+  pt_program_plan(program, index, &plan);
+  if (pt_fb_get_vector(&plan, PT_PLAN_DELEGATES, 4, &delegates) != 1) return PTERUN_STATUS_OK;
+  const pterun_registry* reg =
+      options != NULL && options->registry != NULL ? options->registry : pterun_registry_default();
+  pterun_logger lg = pt_logger_or(options != NULL ? &options->logger : NULL, &program->logger);
+  pt_delegate_env env = {options != NULL ? options->data : NULL,
+                         options != NULL ? options->data_count : 0, &lg,
+                         options != NULL ? options->allocator : NULL, name};
+  return pt_delegates_memory(program, reg, &delegates, &env, bytes_out);
 }

@@ -21,6 +21,8 @@ struct pterun_registry {
   size_t count, cap;
   const pterun_kernel_library** libs;
   size_t nlibs, libcap;
+  const pterun_backend** backends;
+  size_t nbackends, backendcap;
   pterun_logger logger;
 };
 
@@ -62,6 +64,7 @@ void pterun_registry_destroy(pterun_registry* r) {
   pthread_mutex_destroy(&r->mu);
   free(r->entries);
   free(r->libs);
+  free(r->backends);
   free(r);
 }
 
@@ -205,6 +208,78 @@ pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op, c
   }
   pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
   return exact != NULL ? exact : fallback;
+}
+
+/* Path of the shared object holding a backend, for messages. */
+static const char* backend_object(const pterun_backend* b) {
+  Dl_info info;
+  if (dladdr((const void*)b, &info) != 0 && info.dli_fname != NULL) return info.dli_fname;
+  return "unknown object";
+}
+
+static pterun_status add_backend_locked(pterun_registry* r, const pterun_backend* b) {
+  if (b->abi_version != PTERUN_BACKEND_ABI_VERSION)
+    return pt_fail(&r->logger, PTERUN_STATUS_ABI_MISMATCH,
+                   "backend '%s' was built for backend ABI %u; this runtime has ABI %u",
+                   b->component ? b->component : "?", b->abi_version, PTERUN_BACKEND_ABI_VERSION);
+  if (b->id == NULL || b->init == NULL || b->execute == NULL || b->destroy == NULL)
+    return pt_fail(&r->logger, PTERUN_STATUS_INVALID_ARGUMENT,
+                   "backend '%s' lacks an id, init, execute or destroy",
+                   b->component ? b->component : "?");
+  for (size_t i = 0; i < r->nbackends; ++i) {
+    const pterun_backend* e = r->backends[i];
+    if (e == b) return PTERUN_STATUS_OK;
+    if (strcmp(e->id, b->id) == 0)
+      return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
+                     "cannot add backend %s from %s (%s): it is already registered by %s (%s)",
+                     b->id, b->component ? b->component : "?", backend_object(b),
+                     e->component ? e->component : "?", backend_object(e));
+  }
+  if (r->nbackends == r->backendcap) {
+    size_t cap = r->backendcap ? r->backendcap * 2 : 4;
+    const pterun_backend** nb = realloc(r->backends, cap * sizeof *nb);
+    if (nb == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    r->backends = nb;
+    r->backendcap = cap;
+  }
+  r->backends[r->nbackends++] = b;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_registry_add_backend(pterun_registry* r, const pterun_backend* b) {
+  if (r == NULL || b == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  pthread_mutex_lock(&r->mu);
+  pterun_status st = add_backend_locked(r, b);
+  pthread_mutex_unlock(&r->mu);
+  return st;
+}
+
+const pterun_backend* pterun_registry_backend(const pterun_registry* r, const char* id) {
+  if (r == NULL || id == NULL) return NULL;
+  const pterun_backend* found = NULL;
+  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  for (size_t i = 0; i < r->nbackends && found == NULL; ++i)
+    if (strcmp(r->backends[i]->id, id) == 0) found = r->backends[i];
+  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  return found;
+}
+
+/* Which pterun component ships a delegate backend, by its id: generated from
+ * the component manifest ("backend_ids"). */
+static const struct {
+  const char* id;
+  const char* component;
+} kComponentByBackend[] = {
+#define PT_COMPONENT_BACKEND(id, component) {id, component},
+#include "pterun_component_backends.inc"
+#undef PT_COMPONENT_BACKEND
+    {NULL, NULL}};
+
+const char* pterun_component_for_backend(const char* id) {
+  if (id == NULL) return NULL;
+  for (size_t i = 0; kComponentByBackend[i].id != NULL; ++i)
+    if (strcmp(id, kComponentByBackend[i].id) == 0) return kComponentByBackend[i].component;
+  return NULL;
 }
 
 /* Which pterun component ships kernels for an operator namespace, longest
