@@ -139,7 +139,10 @@ int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler*
   if (o->debug_buffer != NULL && o->etdump == NULL)
     return cli_usage_error(NULL, "--debug-buffer needs --etdump");
   if (!o->table && o->trace == NULL && o->etdump == NULL) return CLI_EXIT_OK;
-  po.max_runs = runs > 1000 ? 1000 : (uint32_t)(runs ? runs : 1);
+  /* Kept executes (the trace and the ETDump); copies of every output are
+   * big, so with --debug-buffer only the first few executes are kept. */
+  uint64_t cap = o->debug_buffer != NULL ? 8 : 1000;
+  po.max_runs = runs > cap ? (uint32_t)cap : (uint32_t)(runs ? runs : 1);
   po.record_outputs = o->debug_buffer != NULL;
   if ((st = pterun_profiler_create(&po, out)) != PTERUN_STATUS_OK)
     return cli_fail(NULL, st, "cannot create the profiler");
