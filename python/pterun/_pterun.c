@@ -89,7 +89,7 @@ static PyMethodDef pt_mod_methods[] = {
     {"kernels", pt_mod_kernels, METH_NOARGS,
      "kernels() -> [(operator, key, component)] of the registry pterun uses."},
     {"component_for_op", pt_mod_component_for_op, METH_O,
-     "component_for_op(op) -> the pterun component that ships a kernel for op, or None."},
+     "component_for_op(op) -> the pterun component whose operator namespace covers op, or None."},
     {"status_names", pt_mod_status_names, METH_NOARGS, "status_names() -> {code: name}."},
 #ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
     {"llm_generate", pt_mod_llm_generate, METH_VARARGS,
