@@ -12,6 +12,9 @@
 #ifdef PTERUN_HAVE_BACKEND_XNNPACK
 #include "pterun/backends/xnnpack.h"
 #endif
+#ifdef PTERUN_HAVE_KERNELS_LLM
+#include "pterun/kernels/llm.h"
+#endif
 
 typedef const pterun_kernel_library* (*cli_library_fn)(void);
 
@@ -22,6 +25,9 @@ static const cli_library_fn kLibraries[] = {
 #endif
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
     pterun_kernels_lowbit,
+#endif
+#ifdef PTERUN_HAVE_KERNELS_LLM
+    pterun_kernels_llm,
 #endif
 };
 #define N_LIBRARIES (sizeof kLibraries / sizeof kLibraries[0])
@@ -42,7 +48,7 @@ pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
 
   *out = NULL;
   /* A private registry (not the default one) so its log goes through `log`. */
-  if ((st = pterun_registry_create(&logger, out)) != PTERUN_STATUS_OK) return st;
+  if ((st = pterun_registry_create(NULL, &logger, out)) != PTERUN_STATUS_OK) return st;
   for (k = 0; k < N_LIBRARIES; ++k) {
     if ((st = pterun_registry_add(*out, kLibraries[k]())) != PTERUN_STATUS_OK) {
       pterun_registry_destroy(*out);

@@ -133,13 +133,12 @@ int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profil
 }
 
 int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler** out) {
-  pterun_profiler_options po;
+  pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
   pterun_status st;
   *out = NULL;
   if (o->debug_buffer != NULL && o->etdump == NULL)
     return cli_usage_error(NULL, "--debug-buffer needs --etdump");
   if (!o->table && o->trace == NULL && o->etdump == NULL) return CLI_EXIT_OK;
-  memset(&po, 0, sizeof po);
   po.max_runs = runs > 1000 ? 1000 : (uint32_t)(runs ? runs : 1);
   po.record_outputs = o->debug_buffer != NULL;
   if ((st = pterun_profiler_create(&po, out)) != PTERUN_STATUS_OK)
@@ -157,8 +156,7 @@ int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_prof
     if (!o->quiet) printf("trace: %s\n", o->trace);
   }
   if (o->etdump != NULL) {
-    pterun_etdump_options eo;
-    memset(&eo, 0, sizeof eo);
+    pterun_etdump_options eo = PTERUN_ETDUMP_OPTIONS_INIT;
     eo.debug_buffer_path = o->debug_buffer;
     if (s->bundle_case >= 0) {
       eo.has_bundled_input_index = 1;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/status.h"
 #include "pterun/tensor.h"
 
@@ -31,6 +32,10 @@ typedef struct pterun_profiler pterun_profiler;
 
 /** Options for pterun_profiler_create (zero-initialise for defaults). */
 typedef struct pterun_profiler_options {
+  /** sizeof(pterun_profiler_options) as the caller was compiled: initialise
+   *  with PTERUN_PROFILER_OPTIONS_INIT (the struct can grow, as
+   *  pterun_method_options does). */
+  size_t struct_size;
   /** Executes kept event by event; later ones only add to the totals.
    *  0: PTERUN_PROFILER_DEFAULT_RUNS. */
   uint32_t max_runs;
@@ -40,6 +45,8 @@ typedef struct pterun_profiler_options {
    *  allocated at method load. */
   int record_outputs;
 } pterun_profiler_options;
+
+#define PTERUN_PROFILER_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_profiler_options)
 
 /** Creates an unattached profiler (allocates only its own header). */
 PTERUN_API pterun_status pterun_profiler_create(const pterun_profiler_options* options,

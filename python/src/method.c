@@ -182,7 +182,7 @@ static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
 PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, unsigned profile_runs,
                          int record_outputs) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->method_type, Py_tp_alloc);
-  pterun_method_options opts;
+  pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
   pterun_status status = PTERUN_STATUS_OK;
   pterun_method* m = NULL;
   pt_method* self;
@@ -206,8 +206,7 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, un
 
   self->bundle_case = -1;
   if (profile_runs > 0) {
-    pterun_profiler_options po;
-    memset(&po, 0, sizeof po);
+    pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
     po.max_runs = profile_runs;
     po.record_outputs = record_outputs;
     status = pterun_profiler_create(&po, &self->profiler);
@@ -217,7 +216,6 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, un
       goto fail;
     }
   }
-  memset(&opts, 0, sizeof opts);
   opts.profiler = self->profiler;
   opts.registry = st->registry;
   opts.data = (const pterun_data* const*)program->data;
@@ -499,8 +497,7 @@ static PyObject* pt_method_write(PyObject* obj, PyObject* args, PyObject* kwargs
     Py_DECREF(path);
     return NULL;
   }
-  pterun_etdump_options eo;
-  memset(&eo, 0, sizeof eo);
+  pterun_etdump_options eo = PTERUN_ETDUMP_OPTIONS_INIT;
   eo.debug_buffer_path = dbg_bytes ? PyBytes_AsString(dbg_bytes) : NULL;
   if (self->bundle_case >= 0) {
     eo.has_bundled_input_index = 1;

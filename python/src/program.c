@@ -67,13 +67,12 @@ static void pt_program_dealloc(PyObject* self) {
 /* Loads one data file into p->data[k] (p->data_count is then k + 1). */
 static int pt_program_add_data(pt_state* st, pt_program* p, size_t k, PyObject* obj) {
   pt_source src;
-  pterun_load_options opts;
+  pterun_load_options opts = PTERUN_LOAD_OPTIONS_INIT;
   pterun_status status;
   pterun_data* d = NULL;
   const char* path;
 
   if (pt_source_open(obj, &src) != 0) return -1;
-  memset(&opts, 0, sizeof opts);
   opts.logger = pt_logger();
   opts.copy = !src.borrow;
   path = src.path ? PyBytes_AsString(src.path) : NULL;
@@ -112,7 +111,7 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->program_type, Py_tp_alloc);
   pt_program* p = NULL;
   pt_source src;
-  pterun_load_options opts;
+  pterun_load_options opts = PTERUN_LOAD_OPTIONS_INIT;
   pterun_status status;
   PyObject* files = NULL;
   const char* path;
@@ -133,8 +132,6 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
   p->origin = src.path ? PyUnicode_DecodeFSDefault(PyBytes_AsString(src.path))
                        : PyUnicode_FromString("<bytes>");
   if (p->origin == NULL) goto fail;
-
-  memset(&opts, 0, sizeof opts);
   opts.logger = pt_logger();
   opts.copy = !src.borrow;
   path = src.path ? PyBytes_AsString(src.path) : NULL;

@@ -66,9 +66,11 @@ uint64_t pt_clock_ns(void) {
 pterun_status pterun_profiler_create(const pterun_profiler_options* o, pterun_profiler** out) {
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
+  pterun_profiler_options opt;
+  PTERUN_TRY(pt_options_copy(o, &opt, sizeof opt, NULL, "pterun_profiler_options"));
   pterun_profiler* p = pt_alloc(NULL, sizeof *p, 16);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-  if (o != NULL) p->opt = *o;
+  p->opt = opt;
   if (p->opt.max_runs == 0) p->opt.max_runs = PTERUN_PROFILER_DEFAULT_RUNS;
   *out = p;
   return PTERUN_STATUS_OK;
