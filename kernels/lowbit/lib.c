@@ -9,7 +9,7 @@
 #undef LB_OP
 
 static const pterun_kernel kLowbitKernels[] = {
-#define LB_OP(name, fn) {name, NULL, fn},
+#define LB_OP(name, fn) {name, fn},
 #include "kernels/lowbit/ops.inc"
 #undef LB_OP
 };
