@@ -357,6 +357,27 @@ static int method_missing_quantized_component(void) {
   return 0;
 }
 
+/* A Cortex-M program (ExecuTorch's Cortex-M quantizer and passes) on a runtime
+ * without libpterun_kernels_cortex_m: refused, naming the component. */
+static int method_missing_cortex_m_component(void) {
+  counter c = {0, {0}};
+  pterun_load_options lo = {0};
+  lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
+  pterun_program* p;
+  PT_CHECK_STATUS(
+      pterun_program_load_file(fixture("cortex_m_kws/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+      PTERUN_STATUS_OK);
+  pterun_method_options o;
+  memset(&o, 0, sizeof o);
+  o.registry = g_reg; /* portable only */
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OPERATOR_MISSING);
+  PT_CHECK(strstr(c.last, "cortex_m::quantized_conv2d.out") != NULL);
+  PT_CHECK(strstr(c.last, "link pterun::kernels_cortex_m") != NULL);
+  pterun_program_destroy(p);
+  return 0;
+}
+
 /* Load-time folding of layout ops on constants changes nothing but speed and
  * memory: same output bytes, more runtime memory reported. */
 static int method_constant_folding(void) {
@@ -413,6 +434,7 @@ int main(void) {
   PT_RUN(method_caller_buffers_and_logging);
   PT_RUN(method_delegate_is_refused);
   PT_RUN(method_missing_quantized_component);
+  PT_RUN(method_missing_cortex_m_component);
   PT_RUN(method_constant_folding);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
