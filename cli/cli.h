@@ -25,6 +25,7 @@ int cli_cmd_inspect(int argc, char** argv);
 int cli_cmd_run(int argc, char** argv);
 int cli_cmd_bench(int argc, char** argv);
 int cli_cmd_ops(int argc, char** argv);
+int cli_cmd_verify(int argc, char** argv);
 
 /* ---- log capture (common.c) ------------------------------------------------ */
 
@@ -81,18 +82,46 @@ typedef struct cli_session {
   pterun_data** data;
   size_t data_count;
   double program_load_ms;
+  pterun_profiler* profiler; /* attached by cli_load_method when set */
+  pterun_bundle* bundle;     /* the model was a bundled program (.bpte) */
 } cli_session;
 
-/** Registry + program (mmap) + data files. On failure prints the error line
+/** Registry + program (mmap) + data files. A bundled program (BP08) is
+ *  accepted too: its embedded program is used and s->bundle is set. On failure prints the error line
  *  and returns CLI_EXIT_FAIL; the session must be closed either way. */
 int cli_session_open(cli_session* s, const char* model, const cli_strlist* data, int verbose);
 void cli_session_close(cli_session* s);
+/** 1 if the file starts like a bundled program (BP08). */
+int cli_is_bundle_file(const char* path);
 
 /** Resolves --method: the given name, else "forward", else the only method. */
 int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
 
 /** Loads method `index` against the session's registry and data files. */
 int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out);
+
+/* ---- profiling (profile.c) -------------------------------------------------- */
+
+/** Replaces bytes outside printable ASCII (untrusted names) with '?'. */
+void cli_printable(const char* s, char* buf, size_t cap);
+
+typedef struct cli_profile_opts {
+  int table;         /* --profile */
+  const char* trace; /* --trace FILE.json */
+} cli_profile_opts;
+
+#define CLI_PROFILE_USAGE                                                                          \
+  "  --profile              print time per operator and per instruction\n"                         \
+  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"
+
+/** Consumes a profiling option at argv[*i]: 1 taken, 0 not one, -1 usage error. */
+int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o);
+/** Creates the profiler when any profiling option was given (else *out = NULL);
+ *  `runs` executes are kept event by event. */
+int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler** out);
+/** Prints the table and writes the files that were asked for. */
+int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_profiler* p);
+int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top);
 
 /* ---- inputs (inputs.c) ------------------------------------------------------ */
 
@@ -114,7 +143,6 @@ void cli_inputs_free(cli_inputs* in);
 
 /* ---- elements and layout (elem.c) ------------------------------------------- */
 
-int cli_dtype_is_float(int32_t dtype);
 /** 1 if cli_elem_get/set handle the dtype (all but sub-byte, float8, complex). */
 int cli_elem_supported(int32_t dtype);
 /** Saturating conversion (NaN gives 0). */
@@ -125,10 +153,6 @@ double cli_elem_get(int32_t dtype, const void* data, size_t i);
 void cli_elem_set(int32_t dtype, void* data, size_t i, double v);
 /** Formats element i ("1.5", "-3", "true"). */
 void cli_elem_format(int32_t dtype, const void* data, size_t i, char* buf, size_t cap);
-float cli_half_to_float(uint16_t h);
-uint16_t cli_float_to_half(float f);
-float cli_bf16_to_float(uint16_t b);
-uint16_t cli_float_to_bf16(float f);
 
 /** Copies a tensor element by element between two stride layouts (strides in
  *  elements, all non-negative). */

@@ -134,6 +134,14 @@ void cli_strlist_free(cli_strlist* l) {
 
 /* ---- sessions ---------------------------------------------------------------- */
 
+int cli_is_bundle_file(const char* path) {
+  unsigned char head[8];
+  FILE* f = fopen(path, "rb");
+  size_t n = f != NULL ? fread(head, 1, sizeof head, f) : 0;
+  if (f != NULL) fclose(f);
+  return pterun_is_bundled_program(head, n);
+}
+
 int cli_session_open(cli_session* s, const char* model, const cli_strlist* data, int verbose) {
   pterun_load_options opts;
   pterun_status st;
@@ -149,7 +157,12 @@ int cli_session_open(cli_session* s, const char* model, const cli_strlist* data,
     return cli_fail(&s->log, st, "cannot set up the operator registry");
 
   t0 = cli_now_ms();
-  st = pterun_program_load_file(model, PTERUN_FILE_MMAP, &opts, &s->program);
+  if (cli_is_bundle_file(model)) {
+    st = pterun_bundle_load_file(model, PTERUN_FILE_MMAP, &opts, &s->bundle);
+    if (st == PTERUN_STATUS_OK) st = pterun_bundle_program(s->bundle, &opts, &s->program);
+  } else {
+    st = pterun_program_load_file(model, PTERUN_FILE_MMAP, &opts, &s->program);
+  }
   s->program_load_ms = cli_now_ms() - t0;
   if (st != PTERUN_STATUS_OK) return cli_fail(&s->log, st, "cannot load program %s", model);
 
@@ -171,7 +184,9 @@ void cli_session_close(cli_session* s) {
   for (k = 0; k < s->data_count; ++k) pterun_data_destroy(s->data[k]);
   free(s->data);
   pterun_program_destroy(s->program);
+  pterun_bundle_destroy(s->bundle); /* after the program that borrows it */
   pterun_registry_destroy(s->registry);
+  pterun_profiler_destroy(s->profiler);
   memset(s, 0, sizeof *s);
 }
 
@@ -218,6 +233,7 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
   mo.data = (const pterun_data* const*)s->data;
   mo.data_count = s->data_count;
   mo.logger = cli_logger(&s->log);
+  mo.profiler = s->profiler;
   cli_log_reset(&s->log);
   t0 = cli_now_ms();
   st = pterun_method_load(s->program, name, &mo, out);

@@ -65,6 +65,14 @@ PTERUN_API pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_s
 PTERUN_API const char* pterun_kernel_op_name(const pterun_kernel_context* ctx);
 
 /**
+ * Tells a profiler (pterun/profile.h) that this call took a slower path
+ * than the operator has (e.g. no scratch for packing, an unsupported
+ * layout). `reason` must be a string literal or otherwise outlive the
+ * method. Costs one store; without a profiler nothing reads it.
+ */
+PTERUN_API void pterun_kernel_note_slow_path(pterun_kernel_context* ctx, const char* reason);
+
+/**
  * Scratch memory for the duration of this call, from the method's scratch
  * arena (sized by the caller at method load; reset after every instruction).
  * Returns NULL when the arena cannot satisfy the request: kernels must then
@@ -97,6 +105,20 @@ PTERUN_API pterun_status pterun_arg_opt_double(pterun_kernel_context* ctx, pteru
 PTERUN_API pterun_status pterun_arg_string(pterun_kernel_context* ctx, pterun_value** args,
                                            size_t i, const char* name, const char** data,
                                            size_t* len);
+/** A Scalar argument (Int, Double or Bool): `d` holds its value as a double,
+ *  `i` as an int64 (a Double saturates, NaN gives 0), and is_float / is_bool
+ *  say which kind it was (ATen's type promotion depends on it). */
+typedef struct pterun_scalar {
+  double d;
+  int64_t i;
+  int is_float;
+  int is_bool;
+} pterun_scalar;
+PTERUN_API pterun_status pterun_arg_scalar(pterun_kernel_context* ctx, pterun_value** args,
+                                           size_t i, const char* name, pterun_scalar* out);
+PTERUN_API pterun_status pterun_arg_opt_scalar(pterun_kernel_context* ctx, pterun_value** args,
+                                               size_t i, const char* name, pterun_scalar* out,
+                                               int* has);
 /** An int[] argument, materialised into the list's own scratch (no
  *  allocation). With allow_none, None gives *out = NULL and *len = 0. */
 PTERUN_API pterun_status pterun_arg_int_list(pterun_kernel_context* ctx, pterun_value** args,

@@ -1,10 +1,11 @@
 /* pterun: the kernel-author kit. Header-only conveniences every kernel
  * library uses instead of keeping its own copy: status propagation, the
- * argument-count check, the kernel signature, and half/bfloat16 conversions
- * with one rounding and NaN policy. Output resizing lives in libpterun
- * (pterun_out_resize in pterun/kernel.h). Nothing here is exported: all
- * functions are static inline, so a library built against one pterun version
- * keeps working against another. */
+ * argument-count check, the kernel signature, half/bfloat16 conversions with
+ * one rounding and NaN policy, dtype classes and element load/store by
+ * dtype. Argument access and output resizing live in libpterun
+ * (pterun_arg_*, pterun_out_resize in pterun/kernel.h). Nothing here is
+ * exported: all functions are static inline, so a library built against one
+ * pterun version keeps working against another. */
 #ifndef PTERUN_INCLUDE_PTERUN_KERNEL_UTIL_H_
 #define PTERUN_INCLUDE_PTERUN_KERNEL_UTIL_H_
 
@@ -112,6 +113,147 @@ static inline uint16_t pterun_f32_to_bf16(float f) {
   memcpy(&u, &f, 4);
   if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0u;
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* ---- dtype classes ----------------------------------------------------------- */
+
+/** 1 for the real floating dtypes: float16, bfloat16, float32, float64. */
+static inline int pterun_dtype_is_float(int32_t dt) {
+  return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F64 || dt == PTERUN_DTYPE_F16 ||
+         dt == PTERUN_DTYPE_BF16;
+}
+
+/** 1 for the integer dtypes (signed and unsigned, 8 to 64 bits; not bool). */
+static inline int pterun_dtype_is_int(int32_t dt) {
+  return dt == PTERUN_DTYPE_U8 || dt == PTERUN_DTYPE_I8 || dt == PTERUN_DTYPE_I16 ||
+         dt == PTERUN_DTYPE_I32 || dt == PTERUN_DTYPE_I64 || dt == PTERUN_DTYPE_U16 ||
+         dt == PTERUN_DTYPE_U32 || dt == PTERUN_DTYPE_U64;
+}
+
+/* ---- element load / store by dtype -------------------------------------------
+ * Element k of `data` (an index into memory, not a logical index) of dtype
+ * dt. Loads of bool give 0/1; bits16 reads as uint16; other dtypes give 0
+ * and stores to them do nothing. Stores convert as C++/ATen casts do:
+ * integers wrap (two's complement), float to integer goes through int64
+ * (truncating; NaN and out-of-range give INT64_MIN, as x86 does, without
+ * undefined behaviour), bool stores v != 0 (NaN is true). */
+
+/** float -> int64 as x86's cvttsd2si: NaN and out of range give INT64_MIN. */
+static inline int64_t pterun_f64_to_i64(double v) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return INT64_MIN;
+  return (int64_t)v;
+}
+
+static inline double pterun_load_f64(const void* data, int32_t dt, int64_t k) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: return ((const float*)data)[k];
+    case PTERUN_DTYPE_F64: return ((const double*)data)[k];
+    case PTERUN_DTYPE_F16: return pterun_f16_to_f32(((const uint16_t*)data)[k]);
+    case PTERUN_DTYPE_BF16: return pterun_bf16_to_f32(((const uint16_t*)data)[k]);
+    case PTERUN_DTYPE_U8: return ((const uint8_t*)data)[k];
+    case PTERUN_DTYPE_I8: return ((const int8_t*)data)[k];
+    case PTERUN_DTYPE_I16: return ((const int16_t*)data)[k];
+    case PTERUN_DTYPE_I32: return ((const int32_t*)data)[k];
+    case PTERUN_DTYPE_I64: return (double)((const int64_t*)data)[k];
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: return ((const uint16_t*)data)[k];
+    case PTERUN_DTYPE_U32: return ((const uint32_t*)data)[k];
+    case PTERUN_DTYPE_U64: return (double)((const uint64_t*)data)[k];
+    case PTERUN_DTYPE_BOOL: return ((const uint8_t*)data)[k] != 0;
+    default: return 0.0;
+  }
+}
+
+static inline int64_t pterun_load_i64(const void* data, int32_t dt, int64_t k) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32:
+    case PTERUN_DTYPE_F64:
+    case PTERUN_DTYPE_F16:
+    case PTERUN_DTYPE_BF16: return pterun_f64_to_i64(pterun_load_f64(data, dt, k));
+    case PTERUN_DTYPE_U8: return ((const uint8_t*)data)[k];
+    case PTERUN_DTYPE_I8: return ((const int8_t*)data)[k];
+    case PTERUN_DTYPE_I16: return ((const int16_t*)data)[k];
+    case PTERUN_DTYPE_I32: return ((const int32_t*)data)[k];
+    case PTERUN_DTYPE_I64: return ((const int64_t*)data)[k];
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: return ((const uint16_t*)data)[k];
+    case PTERUN_DTYPE_U32: return ((const uint32_t*)data)[k];
+    case PTERUN_DTYPE_U64: return (int64_t)((const uint64_t*)data)[k];
+    case PTERUN_DTYPE_BOOL: return ((const uint8_t*)data)[k] != 0;
+    default: return 0;
+  }
+}
+
+static inline void pterun_store_i64(void* data, int32_t dt, int64_t k, int64_t v) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: ((float*)data)[k] = (float)v; break;
+    case PTERUN_DTYPE_F64: ((double*)data)[k] = (double)v; break;
+    case PTERUN_DTYPE_F16: ((uint16_t*)data)[k] = pterun_f32_to_f16((float)v); break;
+    case PTERUN_DTYPE_BF16: ((uint16_t*)data)[k] = pterun_f32_to_bf16((float)v); break;
+    case PTERUN_DTYPE_U8: ((uint8_t*)data)[k] = (uint8_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_I8: ((int8_t*)data)[k] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_I16: ((int16_t*)data)[k] = (int16_t)(uint16_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_I32: ((int32_t*)data)[k] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_I64: ((int64_t*)data)[k] = v; break;
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: ((uint16_t*)data)[k] = (uint16_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_U32: ((uint32_t*)data)[k] = (uint32_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_U64: ((uint64_t*)data)[k] = (uint64_t)v; break;
+    case PTERUN_DTYPE_BOOL: ((uint8_t*)data)[k] = v != 0; break;
+    default: break;
+  }
+}
+
+static inline void pterun_store_f64(void* data, int32_t dt, int64_t k, double v) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: ((float*)data)[k] = (float)v; break;
+    case PTERUN_DTYPE_F64: ((double*)data)[k] = v; break;
+    case PTERUN_DTYPE_F16: ((uint16_t*)data)[k] = pterun_f32_to_f16((float)v); break;
+    case PTERUN_DTYPE_BF16: ((uint16_t*)data)[k] = pterun_f32_to_bf16((float)v); break;
+    case PTERUN_DTYPE_BOOL: ((uint8_t*)data)[k] = v != 0; break;
+    default: pterun_store_i64(data, dt, k, pterun_f64_to_i64(v)); break;
+  }
+}
+
+/** Float32 fast paths: float16/bfloat16/float32 directly, other dtypes
+ *  through pterun_load_f64 / pterun_store_f64. */
+static inline float pterun_load_f32(const void* data, int32_t dt, int64_t k) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: return ((const float*)data)[k];
+    case PTERUN_DTYPE_F16: return pterun_f16_to_f32(((const uint16_t*)data)[k]);
+    case PTERUN_DTYPE_BF16: return pterun_bf16_to_f32(((const uint16_t*)data)[k]);
+    default: return (float)pterun_load_f64(data, dt, k);
+  }
+}
+
+static inline void pterun_store_f32(void* data, int32_t dt, int64_t k, float v) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: ((float*)data)[k] = v; break;
+    case PTERUN_DTYPE_F16: ((uint16_t*)data)[k] = pterun_f32_to_f16(v); break;
+    case PTERUN_DTYPE_BF16: ((uint16_t*)data)[k] = pterun_f32_to_bf16(v); break;
+    default: pterun_store_f64(data, dt, k, v); break;
+  }
+}
+
+/** v rounded to what dtype dt can hold, as a double: float dtypes round (to
+ *  float first for half/bfloat16, as ATen's float arithmetic does), integer
+ *  dtypes truncate and wrap as a store and load would. */
+static inline double pterun_round_to_dtype(double v, int32_t dt) {
+  switch (dt) {
+    case PTERUN_DTYPE_F64: return v;
+    case PTERUN_DTYPE_F32: return (double)(float)v;
+    case PTERUN_DTYPE_F16: return pterun_f16_to_f32(pterun_f32_to_f16((float)v));
+    case PTERUN_DTYPE_BF16: return pterun_bf16_to_f32(pterun_f32_to_bf16((float)v));
+    default: {
+      union {
+        int64_t i;
+        uint64_t u;
+        double d;
+      } buf; /* aligned for any dtype */
+      pterun_store_f64(&buf, dt, 0, v);
+      return pterun_load_f64(&buf, dt, 0);
+    }
+  }
 }
 
 #ifdef __cplusplus

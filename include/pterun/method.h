@@ -9,6 +9,7 @@
 #include "pterun/data.h"
 #include "pterun/export.h"
 #include "pterun/log.h"
+#include "pterun/profile.h"
 #include "pterun/program.h"
 #include "pterun/registry.h"
 #include "pterun/status.h"
@@ -60,6 +61,10 @@ typedef struct pterun_method_options {
    *  into pterun-owned memory (reported by pterun_method_memory) and are
    *  skipped by execute. */
   int no_constant_folding;
+  /** Optional collector of per-instruction timings and events
+   *  (pterun/profile.h), attached to this method and sized here; one
+   *  profiler per method. NULL: execute reads no clock. */
+  pterun_profiler* profiler;
 } pterun_method_options;
 
 /**

@@ -69,6 +69,7 @@ struct pterun_method {
   uint8_t* scratch;
   size_t scratch_size;
   uint64_t budget;
+  pterun_profiler* profiler; /* NULL: the interpreter takes no timings */
 };
 
 /* Runs layout operators whose inputs are all constant once, at load, into

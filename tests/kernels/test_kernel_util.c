@@ -6,8 +6,10 @@
  *  - a sweep of float patterns (NaNs, infinities, subnormals, ties, random)
  *    matches eager PyTorch bit for bit (data/half_torch.txt, made by
  *    tools/gen_half_fixture.py);
- *  - PTERUN_KERNEL / PTERUN_CHECK_NARGS / PTERUN_TRY and pterun_out_resize
- *    fail with the documented status and a message naming the argument. */
+ *  - element load/store by dtype converts as C++/ATen casts do;
+ *  - PTERUN_KERNEL / PTERUN_CHECK_NARGS / PTERUN_TRY, pterun_arg_scalar and
+ *    pterun_out_resize fail with the documented status and a message naming
+ *    the argument. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -127,7 +129,56 @@ static int test_matches_torch(void) {
   return 0;
 }
 
-/* ---- macros and pterun_out_resize ---- */
+/* ---- dtype classes and element load / store ---- */
+
+static int test_load_store(void) {
+  union {
+    uint64_t u;
+    double d;
+    unsigned char b[8];
+  } m;
+  static const int32_t kAll[] = {PTERUN_DTYPE_U8,   PTERUN_DTYPE_I8,  PTERUN_DTYPE_I16,
+                                 PTERUN_DTYPE_I32,  PTERUN_DTYPE_I64, PTERUN_DTYPE_U16,
+                                 PTERUN_DTYPE_U32,  PTERUN_DTYPE_U64, PTERUN_DTYPE_F16,
+                                 PTERUN_DTYPE_BF16, PTERUN_DTYPE_F32, PTERUN_DTYPE_F64};
+  for (size_t k = 0; k < sizeof kAll / sizeof kAll[0]; ++k) {
+    int32_t dt = kAll[k];
+    PT_CHECK(pterun_dtype_is_float(dt) + pterun_dtype_is_int(dt) == 1);
+    /* small integers survive every dtype, through both interfaces */
+    pterun_store_i64(&m, dt, 0, 42);
+    PT_CHECK(pterun_load_i64(&m, dt, 0) == 42 && pterun_load_f64(&m, dt, 0) == 42.0);
+    pterun_store_f64(&m, dt, 0, 7.0);
+    PT_CHECK(pterun_load_i64(&m, dt, 0) == 7 && pterun_load_f32(&m, dt, 0) == 7.0f);
+    pterun_store_f32(&m, dt, 0, 3.0f);
+    PT_CHECK(pterun_load_f64(&m, dt, 0) == 3.0);
+  }
+  PT_CHECK(!pterun_dtype_is_float(PTERUN_DTYPE_BOOL) && !pterun_dtype_is_int(PTERUN_DTYPE_BOOL));
+  PT_CHECK(!pterun_dtype_is_float(PTERUN_DTYPE_COMPLEX64));
+  /* integer stores wrap, float -> int truncates, NaN / out of range give INT64_MIN */
+  pterun_store_i64(&m, PTERUN_DTYPE_I8, 0, 300);
+  PT_CHECK(pterun_load_i64(&m, PTERUN_DTYPE_I8, 0) == 44);
+  pterun_store_i64(&m, PTERUN_DTYPE_U8, 0, -1);
+  PT_CHECK(pterun_load_i64(&m, PTERUN_DTYPE_U8, 0) == 255);
+  pterun_store_f64(&m, PTERUN_DTYPE_I32, 0, -2.75);
+  PT_CHECK(pterun_load_i64(&m, PTERUN_DTYPE_I32, 0) == -2);
+  PT_CHECK(pterun_f64_to_i64(NAN) == INT64_MIN && pterun_f64_to_i64(1e19) == INT64_MIN);
+  PT_CHECK(pterun_f64_to_i64(-9223372036854775808.0) == INT64_MIN);
+  pterun_store_f64(&m, PTERUN_DTYPE_BOOL, 0, NAN);
+  PT_CHECK(pterun_load_i64(&m, PTERUN_DTYPE_BOOL, 0) == 1); /* NaN is true */
+  pterun_store_i64(&m, PTERUN_DTYPE_BITS16, 0, 65535);
+  PT_CHECK(pterun_load_i64(&m, PTERUN_DTYPE_BITS16, 0) == 65535);
+  m.u = 0x0123456789abcdefu;
+  pterun_store_f64(&m, PTERUN_DTYPE_COMPLEX64, 0, 1.0); /* not a real dtype: untouched */
+  PT_CHECK(m.u == 0x0123456789abcdefu && pterun_load_f64(&m, PTERUN_DTYPE_COMPLEX64, 0) == 0.0);
+  /* rounding to a dtype: half and bfloat16 round through float */
+  PT_CHECK(pterun_round_to_dtype(1.0 + 1.0 / 4096.0, PTERUN_DTYPE_F16) == 1.0);
+  PT_CHECK(pterun_round_to_dtype(1.00390625, PTERUN_DTYPE_BF16) == 1.0);
+  PT_CHECK(pterun_round_to_dtype(0.1, PTERUN_DTYPE_F32) == (double)0.1f);
+  PT_CHECK(pterun_round_to_dtype(257.9, PTERUN_DTYPE_U8) == 1.0);
+  return 0;
+}
+
+/* ---- macros, pterun_arg_scalar and pterun_out_resize ---- */
 
 static char last_msg[512];
 static void keep_msg(void* ctx, pterun_log_level level, const char* message) {
@@ -199,12 +250,53 @@ static int test_out_resize(void) {
   return 0;
 }
 
+static int test_arg_scalar(void) {
+  pterun_value vi = pt_val_int(-3), vd = pt_val_double(NAN), vb = pt_val_bool(1),
+               vn = pt_val_none(), vbig = pt_val_double(1e300);
+  pterun_value* args[5] = {&vi, &vd, &vb, &vn, &vbig};
+  pterun_scalar s;
+  int has = 7;
+  PT_CHECK_STATUS(pterun_arg_scalar(NULL, args, 0, "alpha", &s), PTERUN_STATUS_OK);
+  PT_CHECK(s.i == -3 && s.d == -3.0 && !s.is_float && !s.is_bool);
+  PT_CHECK_STATUS(pterun_arg_scalar(NULL, args, 1, "alpha", &s), PTERUN_STATUS_OK);
+  PT_CHECK(isnan(s.d) && s.i == 0 && s.is_float);
+  PT_CHECK_STATUS(pterun_arg_scalar(NULL, args, 2, "alpha", &s), PTERUN_STATUS_OK);
+  PT_CHECK(s.i == 1 && s.is_bool);
+  PT_CHECK_STATUS(pterun_arg_scalar(NULL, args, 4, "alpha", &s), PTERUN_STATUS_OK);
+  PT_CHECK(s.i == INT64_MAX); /* saturates */
+  PT_CHECK_STATUS(pterun_arg_opt_scalar(NULL, args, 3, "alpha", &s, &has), PTERUN_STATUS_OK);
+  PT_CHECK(has == 0 && s.d == 0.0);
+  PT_CHECK_STATUS(pterun_arg_opt_scalar(NULL, args, 0, "alpha", &s, &has), PTERUN_STATUS_OK);
+  PT_CHECK(has == 1 && s.i == -3);
+  return 0;
+}
+
+static PTERUN_KERNEL(kit_scalar) {
+  pterun_scalar s;
+  PTERUN_CHECK_NARGS(ctx, nargs, 1);
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 0, "other", &s));
+  return PTERUN_STATUS_OK;
+}
+
+static int test_arg_scalar_kind(void) {
+  pterun_value vn = pt_val_none();
+  pterun_value* args[1] = {&vn};
+  pterun_logger lg = {keep_msg, NULL, PTERUN_LOG_DEBUG};
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_scalar, "test::scalar", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_INVALID_TYPE);
+  PT_CHECK(strstr(last_msg, "arg 0 'other': expected Scalar, got") != NULL);
+  return 0;
+}
+
 int main(void) {
   PT_RUN(test_f16_all_patterns);
   PT_RUN(test_bf16_all_patterns);
   PT_RUN(test_f16_rounding_boundaries);
   PT_RUN(test_bf16_rounding_boundaries);
   PT_RUN(test_matches_torch);
+  PT_RUN(test_load_store);
+  PT_RUN(test_arg_scalar);
+  PT_RUN(test_arg_scalar_kind);
   PT_RUN(test_kernel_macros);
   PT_RUN(test_out_resize);
   return pt_failures ? 1 : 0;
