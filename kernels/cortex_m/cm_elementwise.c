@@ -139,10 +139,10 @@ static pterun_status check_i8_binary(pterun_kernel_context* ctx, const pterun_te
 PTERUN_KERNEL(cm_quantized_add_out) {
   pterun_tensor *a, *b, *out;
   int64_t v[11], k;
-  static const char* const kNames[11] = {
-      "self_zero_point",  "self_multiplier",   "self_shift",   "other_zero_point",
-      "other_multiplier", "other_shift",       "output_zero_point", "output_multiplier",
-      "output_shift",     "activation_min",    "activation_max"};
+  static const char* const kNames[11] = {"self_zero_point",   "self_multiplier",   "self_shift",
+                                         "other_zero_point",  "other_multiplier",  "other_shift",
+                                         "output_zero_point", "output_multiplier", "output_shift",
+                                         "activation_min",    "activation_max"};
   static const size_t kSlots[11] = {1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12};
   cm_iter it;
   PTERUN_CHECK_NARGS(ctx, nargs, 15);
@@ -303,8 +303,7 @@ static pterun_status minmax(pterun_kernel_context* ctx, pterun_value** args, siz
     case PTERUN_DTYPE_I32: CM_MINMAX(int32_t) break;
     case PTERUN_DTYPE_I64: CM_MINMAX(int64_t) break;
     case PTERUN_DTYPE_F32: CM_MINMAX(float) break;
-    default:
-      return CM_FAIL(ctx, "arg 'self': dtype %s not supported", pterun_dtype_name(a->dtype));
+    default: return CM_FAIL(ctx, "arg 'self': dtype %s not supported", pterun_dtype_name(a->dtype));
   }
 #undef CM_MINMAX
   return PTERUN_STATUS_OK;

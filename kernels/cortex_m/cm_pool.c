@@ -21,8 +21,7 @@ static pterun_status check_window(pterun_kernel_context* ctx, const int64_t k[2]
                                   const int64_t s[2], const int64_t p[2]) {
   int i;
   for (i = 0; i < 2; ++i)
-    if (k[i] < 1 || s[i] < 1 || p[i] < 0 || k[i] > INT32_MAX || s[i] > INT32_MAX ||
-        p[i] > k[i] / 2)
+    if (k[i] < 1 || s[i] < 1 || p[i] < 0 || k[i] > INT32_MAX || s[i] > INT32_MAX || p[i] > k[i] / 2)
       return CM_FAIL(ctx,
                      "kernel_size/stride must be >= 1 and padding in [0, kernel_size / 2] "
                      "(got kernel %" PRId64 ", stride %" PRId64 ", padding %" PRId64 ")",
@@ -89,8 +88,9 @@ static pterun_status avg_pool(pterun_kernel_context* ctx, pterun_value** args, s
             avg = sum / (float)((h1 - h0) * (w1 - w0));
           }
           q = nearbyintf(avg / scale) + zpf;
-          ((int8_t*)out->data)[cm_img_at(&vo, n, c, y, x)] =
-              (int8_t)(q <= -128.0f ? -128 : q >= 127.0f ? 127 : (int)q);
+          ((int8_t*)out->data)[cm_img_at(&vo, n, c, y, x)] = (int8_t)(q <= -128.0f  ? -128
+                                                                      : q >= 127.0f ? 127
+                                                                                    : (int)q);
         }
   return PTERUN_STATUS_OK;
 }

@@ -70,8 +70,7 @@ pterun_status cm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
 /* Data present and storage at least numel elements (any dim order). */
 pterun_status cm_check_data(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
 /* Row-major (default dim order) with data. */
-pterun_status cm_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t,
-                              const char* name);
+pterun_status cm_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
 /* Same sizes and same dim order: elementwise loops may run linearly. */
 int cm_same_layout(const pterun_tensor* a, const pterun_tensor* b);
 

@@ -335,47 +335,39 @@ static int method_delegate_is_refused(void) {
   return 0;
 }
 
-/* A quantized program on a runtime without the quantized library: one
- * OPERATOR_MISSING naming the component to link. */
-static int method_missing_quantized_component(void) {
+/* A program on a runtime with the portable kernels only: one
+ * OPERATOR_MISSING naming `op` and the component to link; every aten:: op
+ * resolved. */
+static int missing_component(const char* pte, const char* op, const char* link) {
   counter c = {0, {0}};
   pterun_load_options lo = {0};
   lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
   pterun_program* p;
-  PT_CHECK_STATUS(
-      pterun_program_load_file(fixture("quantized_cnn/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
-      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_program_load_file(fixture(pte), PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_OK);
   pterun_method_options o;
   memset(&o, 0, sizeof o);
   o.registry = g_reg; /* portable only */
   pterun_method* m;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OPERATOR_MISSING);
-  PT_CHECK(strstr(c.last, "quantized_decomposed::quantize_per_tensor.out") != NULL);
-  PT_CHECK(strstr(c.last, "link pterun::kernels_quantized") != NULL);
-  PT_CHECK(strstr(c.last, "aten::") == NULL); /* the portable ops resolved */
+  PT_CHECK(strstr(c.last, op) != NULL);
+  PT_CHECK(strstr(c.last, link) != NULL);
+  PT_CHECK(strstr(c.last, "aten::") == NULL);
   pterun_program_destroy(p);
   return 0;
 }
 
-/* A Cortex-M program (ExecuTorch's Cortex-M quantizer and passes) on a runtime
- * without libpterun_kernels_cortex_m: refused, naming the component. */
+static int method_missing_quantized_component(void) {
+  return missing_component("quantized_cnn/model.pte",
+                           "quantized_decomposed::quantize_per_tensor.out",
+                           "link pterun::kernels_quantized");
+}
+
+/* A Cortex-M program (ExecuTorch's Cortex-M quantizer and passes) without
+ * libpterun_kernels_cortex_m. */
 static int method_missing_cortex_m_component(void) {
-  counter c = {0, {0}};
-  pterun_load_options lo = {0};
-  lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
-  pterun_program* p;
-  PT_CHECK_STATUS(
-      pterun_program_load_file(fixture("cortex_m_kws/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
-      PTERUN_STATUS_OK);
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
-  o.registry = g_reg; /* portable only */
-  pterun_method* m;
-  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OPERATOR_MISSING);
-  PT_CHECK(strstr(c.last, "cortex_m::quantized_conv2d.out") != NULL);
-  PT_CHECK(strstr(c.last, "link pterun::kernels_cortex_m") != NULL);
-  pterun_program_destroy(p);
-  return 0;
+  return missing_component("cortex_m_kws/model.pte", "cortex_m::quantized_conv2d.out",
+                           "link pterun::kernels_cortex_m");
 }
 
 /* Load-time folding of layout ops on constants changes nothing but speed and
