@@ -45,6 +45,11 @@ void cli_log_reset(cli_log* log);
  *  be NULL. */
 int cli_fail(cli_log* log, pterun_status st, const char* fmt, ...) CLI_PRINTF(3, 4);
 
+/** A string from the program file (method/operator name, backend id, data
+ *  key) made safe for a terminal with pterun_escape_text(); returns buf. */
+const char* cli_esc(const char* s, char* buf, size_t cap);
+#define CLI_ESC_CAP 512
+
 /** Prints `pterun CMD: <message>` and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char* cmd, const char* fmt, ...) CLI_PRINTF(2, 3);
 
@@ -84,6 +89,7 @@ typedef struct cli_session {
   double program_load_ms;
   pterun_profiler* profiler; /* attached by cli_load_method when set */
   pterun_bundle* bundle;     /* the model was a bundled program (.bpte) */
+  int64_t bundle_case;       /* the bundled case run, -1 none (ETDump records it) */
 } cli_session;
 
 /** Registry + program (mmap) + data files. A bundled program (BP08) is
@@ -106,13 +112,18 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
 void cli_printable(const char* s, char* buf, size_t cap);
 
 typedef struct cli_profile_opts {
-  int table;         /* --profile */
-  const char* trace; /* --trace FILE.json */
+  int table;                /* --profile */
+  const char* trace;        /* --trace FILE.json */
+  const char* etdump;       /* --etdump FILE.etdp */
+  const char* debug_buffer; /* --debug-buffer FILE: intermediate outputs */
+  int quiet;                /* files are written without a word */
 } cli_profile_opts;
 
 #define CLI_PROFILE_USAGE                                                                          \
   "  --profile              print time per operator and per instruction\n"                         \
-  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"
+  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"                   \
+  "  --etdump FILE.etdp     write an ETDump for executorch.devtools.Inspector\n"                   \
+  "  --debug-buffer FILE    with --etdump: also every kernel's output (debug events)\n"
 
 /** Consumes a profiling option at argv[*i]: 1 taken, 0 not one, -1 usage error. */
 int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o);

@@ -295,13 +295,18 @@ int cli_cmd_run(int argc, char** argv) {
     goto done;
   }
   if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) goto done;
-  if (cli_profile_begin(&prof, iterations, &s.profiler) != CLI_EXIT_OK) goto done;
+  prof.quiet = quiet;
+  if ((r = cli_profile_begin(&prof, iterations, &s.profiler)) != CLI_EXIT_OK) {
+    rc = r;
+    goto done;
+  }
   if (cli_pick_method(&s, method_name, &method) != CLI_EXIT_OK) goto done;
   if (cli_load_method(&s, method, &m, &method_ms) != CLI_EXIT_OK) goto done;
   use_bundle = s.bundle != NULL && inputs.count == 0 && gen_name == NULL &&
                pterun_bundle_find_suite(s.bundle, pterun_program_method_name(s.program, method),
                                         &suite) == PTERUN_STATUS_OK;
   if (use_bundle) {
+    s.bundle_case = (int64_t)bcase;
     if (bind_bundled(&s, m, suite, bcase) != CLI_EXIT_OK) goto done;
   } else {
     if ((inputs.count > 0 ? cli_inputs_from_files(&s, method, &inputs, &in)
@@ -331,11 +336,13 @@ int cli_cmd_run(int argc, char** argv) {
 
   if (!quiet) {
     printf("program %s: loaded in %.3f ms\n", model, s.program_load_ms);
-    printf("method %s: loaded in %.3f ms\n", pterun_program_method_name(s.program, method),
-           method_ms);
-    if (use_bundle)
-      printf("inputs: bundled test case %llu of method %s\n", (unsigned long long)bcase,
-             pterun_program_method_name(s.program, method));
+    {
+      char e[CLI_ESC_CAP];
+      printf("method %s: loaded in %.3f ms\n",
+             cli_esc(pterun_program_method_name(s.program, method), e, sizeof e), method_ms);
+      if (use_bundle)
+        printf("inputs: bundled test case %llu of method %s\n", (unsigned long long)bcase, e);
+    }
     for (k = 0; k < in.count; ++k) {
       char shp[256];
       if (in.arrays[k].data == NULL) {

@@ -12,6 +12,9 @@
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
 #include "pterun/kernels/lowbit.h"
 #endif
+#ifdef PTERUN_HAVE_BACKEND_XNNPACK
+#include "pterun/backends/xnnpack.h"
+#endif
 
 typedef const pterun_kernel_library* (*cli_library_fn)(void);
 
@@ -29,6 +32,15 @@ static const cli_library_fn kLibraries[] = {
 };
 #define N_LIBRARIES (sizeof kLibraries / sizeof kLibraries[0])
 
+typedef const pterun_backend* (*cli_backend_fn)(void);
+
+/* Delegate backends (pterun/backend.h), one row per backend component. */
+static const cli_backend_fn kBackends[] = {
+#ifdef PTERUN_HAVE_BACKEND_XNNPACK
+    pterun_backend_xnnpack,
+#endif
+    NULL};
+
 pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
   pterun_logger logger = cli_logger(log);
   pterun_status st;
@@ -36,9 +48,16 @@ pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
 
   *out = NULL;
   /* A private registry (not the default one) so its log goes through `log`. */
-  if ((st = pterun_registry_create(&logger, out)) != PTERUN_STATUS_OK) return st;
+  if ((st = pterun_registry_create(NULL, &logger, out)) != PTERUN_STATUS_OK) return st;
   for (k = 0; k < N_LIBRARIES; ++k) {
     if ((st = pterun_registry_add(*out, kLibraries[k]())) != PTERUN_STATUS_OK) {
+      pterun_registry_destroy(*out);
+      *out = NULL;
+      return st;
+    }
+  }
+  for (k = 0; kBackends[k] != NULL; ++k) {
+    if ((st = pterun_registry_add_backend(*out, kBackends[k]())) != PTERUN_STATUS_OK) {
       pterun_registry_destroy(*out);
       *out = NULL;
       return st;
@@ -55,5 +74,6 @@ void cli_print_libraries(FILE* f) {
     fprintf(f, " %s (%zu kernels)", lib && lib->component ? lib->component : "?",
             lib ? lib->count : (size_t)0);
   }
+  for (k = 0; kBackends[k] != NULL; ++k) fprintf(f, " %s (backend)", kBackends[k]()->component);
   fprintf(f, "\n");
 }

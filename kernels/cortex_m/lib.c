@@ -1,16 +1,16 @@
 /* The Cortex-M kernel library's one entry point: a constant table built from
- * ops.inc (rows: PT_OP("cortex_m::op.out", fn)). */
+ * ops.inc (rows: CM_OP("cortex_m::op.out", fn)). */
 #include "pterun/kernels/cortex_m.h"
 
-#define PT_OP(name, fn)                                                                            \
+#define CM_OP(name, fn)                                                                            \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 #include "kernels/cortex_m/ops.inc"
-#undef PT_OP
+#undef CM_OP
 
 static const pterun_kernel kCortexMKernels[] = {
-#define PT_OP(name, fn) {name, NULL, fn},
+#define CM_OP(name, fn) {name, fn},
 #include "kernels/cortex_m/ops.inc"
-#undef PT_OP
+#undef CM_OP
 };
 
 static const pterun_kernel_library kCortexMLibrary = {
