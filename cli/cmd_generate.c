@@ -204,6 +204,7 @@ int cli_cmd_generate(int argc, char** argv) {
   }
   if (cli_session_open(&s, model, NULL, verbose) != CLI_EXIT_OK) goto done;
   memset(&mo, 0, sizeof mo);
+  mo.struct_size = sizeof mo;
   mo.registry = s.registry;
   if ((st = pterun_llm_open(s.program, &mo, &llm)) != PTERUN_STATUS_OK) {
     cli_fail(&s.log, st, "%s: cannot open as a language model", model);

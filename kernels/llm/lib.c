@@ -8,7 +8,7 @@
 #undef PT_OP
 
 static const pterun_kernel kLlmKernels[] = {
-#define PT_OP(name, fn) {name, NULL, fn},
+#define PT_OP(name, fn) {name, fn},
 #include "kernels/llm/ops.inc"
 #undef PT_OP
 };

@@ -100,6 +100,7 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
       stop[k - n_prompt] = v;
   }
   memset(&mo, 0, sizeof mo);
+  mo.struct_size = sizeof mo;
   mo.registry = st->registry;
   mo.logger = pt_logger();
   pt_log_reset();

@@ -73,7 +73,7 @@ static void log_cb(void* user, pterun_log_level level, const char* msg) {
 
 static pterun_registry* make_registry(int with_llm) {
   pterun_registry* r = NULL;
-  if (pterun_registry_create(NULL, &r) != PTERUN_STATUS_OK) return NULL;
+  if (pterun_registry_create(NULL, NULL, &r) != PTERUN_STATUS_OK) return NULL;
   pterun_registry_add(r, pterun_kernels_portable());
   pterun_registry_add(r, pterun_kernels_quantized());
   if (with_llm) pterun_registry_add(r, pterun_kernels_llm());
@@ -104,6 +104,7 @@ static int greedy_matches_executorch(void) {
   PT_CHECK_STATUS(pterun_program_load_file(path_in("model.pte"), PTERUN_FILE_MMAP, NULL, &p),
                   PTERUN_STATUS_OK);
   memset(&mo, 0, sizeof mo);
+  mo.struct_size = sizeof mo;
   mo.registry = reg;
   PT_CHECK_STATUS(pterun_llm_open(p, &mo, &llm), PTERUN_STATUS_OK);
   PT_CHECK(pterun_llm_get_metadata(llm)->vocab_size == ref.shape[1]);
@@ -179,11 +180,13 @@ static int refused_without_llm_library(void) {
   pterun_method_options mo;
   memset(&lg, 0, sizeof lg);
   memset(&lo, 0, sizeof lo);
+  lo.struct_size = sizeof lo;
   lo.logger = (pterun_logger){log_cb, &lg, PTERUN_LOG_DEBUG};
   PT_CHECK(reg != NULL);
   PT_CHECK_STATUS(pterun_program_load_file(path_in("model.pte"), PTERUN_FILE_MMAP, &lo, &p),
                   PTERUN_STATUS_OK);
   memset(&mo, 0, sizeof mo);
+  mo.struct_size = sizeof mo;
   mo.registry = reg;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &mo, &m), PTERUN_STATUS_OPERATOR_MISSING);
   PT_CHECK(strstr(lg.last, "llama::") != NULL);
