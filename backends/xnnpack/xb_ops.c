@@ -76,7 +76,11 @@ static void q_range(const xb_node* n, const xb_value* o, int32_t* lo, int32_t* h
 static inline int32_t requant(float x, int32_t zp, int32_t lo, int32_t hi) {
   float lo_f = (float)(lo - zp), hi_f = (float)(hi - zp);
   x = x < lo_f ? lo_f : (x > hi_f ? hi_f : x);
-  return (int32_t)lrintf(x) + zp;
+  // Round half to even without a libm call: |x| <= 510 here, far below
+  // 2^22, where adding and subtracting 1.5 * 2^23 rounds in the current
+  // (nearest-even) mode. NaN compares false and is mapped to lo.
+  if (!(x == x)) return lo;
+  return (int32_t)((x + 12582912.0f) - 12582912.0f) + zp;
 }
 static inline float clampf(float x, float lo, float hi) {
   return x < lo ? lo : (x > hi ? hi : x);
@@ -451,7 +455,7 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
   size_t KK = (size_t)n->kh * n->kw, K = KK * ICg;
   p->K = K;
   p->N = OCg;
-  enum { TILE = 16 };
+  enum { TILE = 64 };
   if (is_f32(in) && is_f32(w) && is_f32(out)) {
     n->kind = KIND_F32;
     p->w = xb_alloc(g, (dw ? KK * OC : G * K * OCg) * sizeof(float));
@@ -719,8 +723,7 @@ static void run_fc(xb_exec* x, const xb_node* n) {
     int16_t* A = (int16_t*)g->scratch;
     int32_t* C = (int32_t*)(g->scratch + ((M * K * sizeof(int16_t) + 31) & ~(size_t)31));
     int ui = in->dtype == XB_DT_QUINT8, uo = out->dtype == XB_DT_QUINT8;
-    for (size_t i = 0; i < M * K; ++i)
-      A[i] = (int16_t)(q_ld(x->data[n->in[0]], i, ui) - in->zero_point);
+    xb_widen_q8(A, x->data[n->in[0]], ui, in->zero_point, M * K);
     xb_igemm(M, K, N, A, K, p->wq, N, C, N);
     int32_t lo, hi;
     q_range(n, out, &lo, &hi);
@@ -772,7 +775,7 @@ static void run_conv(xb_exec* x, const xb_node* n) {
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
   size_t dm = dw ? OC / IC : 1;
-  enum { TILE = 16 };
+  enum { TILE = 64 };
   size_t npix = OH * OW;
   for (size_t b = 0; b < B; ++b) {
     if (dw) {
@@ -790,7 +793,7 @@ static void run_conv(xb_exec* x, const xb_node* n) {
               const float* ip = (const float*)src + ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
               const float* wp = p->w + (kh * KW + kw) * OC;
               if (dm == 1)
-                for (size_t c = 0; c < OC; ++c) acc[c] += ip[c] * wp[c];
+                xb_madd_f32(acc, ip, wp, OC);
               else
                 for (size_t c = 0; c < OC; ++c) acc[c] += ip[c / dm] * wp[c];
             }
@@ -807,8 +810,11 @@ static void run_conv(xb_exec* x, const xb_node* n) {
               if (iw < 0 || iw >= (ptrdiff_t)W) continue;
               size_t base = ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
               const int8_t* wp = p->wq + (kh * KW + kw) * OC;
-              for (size_t c = 0; c < OC; ++c)
-                acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
+              if (dm == 1)
+                xb_madd_q8(acc, src + base, ui, in->zero_point, wp, OC);
+              else
+                for (size_t c = 0; c < OC; ++c)
+                  acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
             }
           }
           size_t ob = (b * npix + pix) * OC;
@@ -816,6 +822,13 @@ static void run_conv(xb_exec* x, const xb_node* n) {
             q_st(dst, ob + c, requant((float)acc[c] * p->mult[c], out->zero_point, lo, hi), uo);
         }
       }
+      continue;
+    }
+    if (!q && G == 1 && KH == 1 && KW == 1 && n->sh == 1 && n->sw == 1 && n->pad[0] == 0 &&
+        n->pad[1] == 0 && n->pad[2] == 0 && n->pad[3] == 0 && OH == H && OW == W) {
+      // 1x1 convolution: the NHWC input already is the [pixels][IC] matrix.
+      xb_gemm_f32(npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC, p->bias,
+                  (float*)dst + b * npix * OC, OC, n->out_min, n->out_max);
       continue;
     }
     for (size_t p0 = 0; p0 < npix; p0 += TILE) {
@@ -839,8 +852,10 @@ static void run_conv(xb_exec* x, const xb_node* n) {
                 else
                   memset(Af + col, 0, ICg * sizeof(float));
               } else {
-                for (size_t c = 0; c < ICg; ++c)
-                  Aq[col + c] = inside ? (int16_t)(q_ld(src, base + c, ui) - in->zero_point) : 0;
+                if (inside)
+                  xb_widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
+                else
+                  memset(Aq + col, 0, ICg * sizeof(int16_t));
               }
             }
           }
