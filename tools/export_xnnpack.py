@@ -375,25 +375,17 @@ BUILDERS: dict[str, Callable[[], Built]] = {
 }
 
 
-class ArgMax(nn.Module):
-    """max.dim with indices: an ArgMaxPooling2d node, which pterun refuses."""
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        v, i = torch.max(x, dim=3, keepdim=True)
-        return v * 2.0, i
+def _fp16_linear() -> Built:
+    m = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).half().eval()
+    return Built(m, m, (torch.randn(2, 8).half(),), 0, 0, "fp16 FullyConnected")
 
 
-# Programs pterun must refuse at load, naming the node type:
+# Programs pterun must refuse at load, naming what it does not implement:
 # tests/fixtures/xnnpack_refused/<name>.pte (no references).
-REFUSED: dict[str, Callable[[], Built]] = {
-    "argmax_pooling": lambda: Built(
-        ArgMax().eval(),
-        ArgMax().eval(),
-        (torch.randn(1, 2, 4, 6),),
-        0,
-        0,
-        "ArgMaxPooling2d",
-    ),
+REFUSED: dict[str, Callable[[], Built]] = {"fp16_linear": _fp16_linear}
+# What the refusal must say (tests/runtime/run_refused.cmake).
+REFUSED_MESSAGE = {
+    "fp16_linear": "FullyConnected on fp16 x fp16 -> fp16 is not implemented"
 }
 
 QUANTIZED = {"q_cnn", "q_mlp", "q_dyn", "llm_8da4w"}
@@ -615,6 +607,7 @@ def main() -> int:
                 pte, _ = export(REFUSED[n](), lowered=True)
                 (refused / f"{n}.pte").write_bytes(pte)
                 (refused / f"{n}.graphs.txt").write_text(describe_payloads(pte))
+                (refused / f"{n}.expect").write_text(REFUSED_MESSAGE[n] + "\n")
                 continue
             write_case(n, a.out)
     rows = [
