@@ -240,6 +240,7 @@ class Built:
     note: str
     partitioner: str = "all"  # "all" | "dynamic"
     external: bool = False
+    dynamic: Any = None  # torch.export dynamic_shapes
 
 
 def _pt2e(m: nn.Module, inputs: tuple[torch.Tensor, ...], **cfg: Any) -> nn.Module:
@@ -307,6 +308,37 @@ def b_two_parts() -> Built:
     return Built(m, m, (torch.randn(2, 8),), 1e-5, 1e-6, "two partitions around cumsum")
 
 
+class DynMlp(nn.Module):
+    """Linear - GELU - Linear + x (residual) - softmax over [batch, 16] with a
+    dynamic batch (up to 8): the delegate runs at other than its exported
+    shapes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(16, 32)
+        self.b = nn.Linear(32, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.b(nn.functional.gelu(self.a(x))) + x
+        return torch.softmax(y.reshape(-1, 4, 4).transpose(1, 2), dim=-1)
+
+
+def b_dyn_mlp() -> Built:
+    from torch.export import Dim
+
+    m = DynMlp().eval()
+    dyn = {"x": {0: Dim("batch", min=1, max=8)}}
+    return Built(
+        m,
+        m,
+        (torch.randn(3, 16),),
+        1e-5,
+        1e-6,
+        "dynamic batch (max 8, run at 3)",
+        dynamic=dyn,
+    )
+
+
 def b_external() -> Built:
     m = ef.Mlp().eval()
     return Built(
@@ -367,6 +399,7 @@ BUILDERS: dict[str, Callable[[], Built]] = {
     "lstm": b_lstm,
     "gru": b_gru,
     "two_parts": b_two_parts,
+    "dyn_mlp": b_dyn_mlp,
     "external": b_external,
     "q_cnn": b_q_cnn,
     "q_mlp": b_q_mlp,
@@ -411,7 +444,7 @@ def export(b: Built, lowered: bool) -> tuple[bytes, dict[str, bytes]]:
         _load_torch_ops()
 
     module = copy.deepcopy(b.graph)
-    ep = torch.export.export(module, b.inputs, strict=False)
+    ep = torch.export.export(module, b.inputs, dynamic_shapes=b.dynamic, strict=False)
     if lowered and b.external:
         from executorch.exir.passes.external_constants_pass import (
             delegate_external_constants_pass_unlifted,
