@@ -45,6 +45,11 @@ void cli_log_reset(cli_log* log);
  *  be NULL. */
 int cli_fail(cli_log* log, pterun_status st, const char* fmt, ...) CLI_PRINTF(3, 4);
 
+/** A string from the program file (method/operator name, backend id, data
+ *  key) made safe for a terminal with pterun_escape_text(); returns buf. */
+const char* cli_esc(const char* s, char* buf, size_t cap);
+#define CLI_ESC_CAP 512
+
 /** Prints `pterun CMD: <message>` and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char* cmd, const char* fmt, ...) CLI_PRINTF(2, 3);
 

@@ -42,7 +42,7 @@ pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
 
   *out = NULL;
   /* A private registry (not the default one) so its log goes through `log`. */
-  if ((st = pterun_registry_create(&logger, out)) != PTERUN_STATUS_OK) return st;
+  if ((st = pterun_registry_create(NULL, &logger, out)) != PTERUN_STATUS_OK) return st;
   for (k = 0; k < N_LIBRARIES; ++k) {
     if ((st = pterun_registry_add(*out, kLibraries[k]())) != PTERUN_STATUS_OK) {
       pterun_registry_destroy(*out);

@@ -280,7 +280,7 @@ static inline double pterun_round_to_dtype(double v, int32_t dt) {
         int64_t i;
         uint64_t u;
         double d;
-      } buf; /* aligned for any dtype */
+      } buf = {0}; /* aligned for any dtype; zero for dtypes the store skips */
       pterun_store_f64(&buf, dt, 0, v);
       return pterun_load_f64(&buf, dt, 0);
     }

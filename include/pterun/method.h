@@ -8,6 +8,7 @@
 #include "pterun/allocator.h"
 #include "pterun/data.h"
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/log.h"
 #include "pterun/profile.h"
 #include "pterun/program.h"
@@ -29,8 +30,16 @@ typedef struct pterun_method pterun_method;
 #define PTERUN_DEFAULT_SCRATCH_BYTES ((size_t)4 << 20)
 #define PTERUN_NO_SCRATCH ((size_t)-1)
 
-/** Options for pterun_method_load (zero-initialise for defaults). */
+/** Options for pterun_method_load. Initialise with PTERUN_METHOD_OPTIONS_INIT
+ *  (every field its default), then set what you need:
+ *    pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
+ *    o.registry = reg;
+ *  The struct can grow at its end in later releases without breaking callers:
+ *  pterun reads `struct_size` bytes and takes the default for fields beyond. */
 typedef struct pterun_method_options {
+  /** sizeof(pterun_method_options) as the caller was compiled; 0 is refused
+   *  (INVALID_ARGUMENT), as is a larger size whose extra bytes are not zero. */
+  size_t struct_size;
   /** Where operators are looked up. NULL: pterun_registry_default(). */
   const pterun_registry* registry;
   /** Caller-owned planned buffers, one per planned buffer of the method, each
@@ -67,10 +76,16 @@ typedef struct pterun_method_options {
   pterun_profiler* profiler;
 } pterun_method_options;
 
+#define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)
+
 /**
  * Loads a method: builds the value table, binds planned memory, resolves
- * every operator. Allocates once (plus planned buffers when not supplied);
- * pterun_method_memory() reports how much.
+ * every operator, runs the layout operators on constant weights once
+ * (unless no_constant_folding) and sets up the kernels' scratch arena. All of
+ * the method's memory is allocated here — its runtime structures in one
+ * block, the scratch arena, folded constants, and the planned buffers the
+ * caller did not supply — and none later; pterun_method_memory() reports
+ * how much. `options` NULL: every default.
  * @retval PTERUN_STATUS_NOT_FOUND         no such method
  * @retval PTERUN_STATUS_OPERATOR_MISSING  kernels missing: the log lists every
  *         missing operator and the pterun component that provides each
@@ -82,6 +97,8 @@ typedef struct pterun_method_options {
  * @retval PTERUN_STATUS_MEMORY_PLAN       planned tensor outside its buffer,
  *         or caller buffers missing/too small/misaligned
  * @retval PTERUN_STATUS_INVALID_EXTERNAL_DATA  external tensor missing or mismatched
+ * @retval PTERUN_STATUS_INVALID_ARGUMENT  options->struct_size is 0, or larger than this
+ *         pterun knows with fields it does not know set
  */
 PTERUN_API pterun_status pterun_method_load(const pterun_program* program, const char* name,
                                             const pterun_method_options* options,

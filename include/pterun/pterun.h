@@ -36,6 +36,7 @@
 #include "pterun/kernel.h"
 #include "pterun/log.h"
 #include "pterun/method.h"
+#include "pterun/options.h"
 #include "pterun/profile.h"
 #include "pterun/program.h"
 #include "pterun/registry.h"

@@ -58,7 +58,3 @@ function(pterun_gemm_isa_setup target)
 endfunction()
 
 pterun_gemm_isa_setup(pterun_kernels_portable)
-
-# The benchmarks (bench/, added at the end of the top-level CMakeLists.txt)
-# build the same engine sources with these flags.
-option(PTERUN_BUILD_BENCH "Build the benchmarks (bench/)" OFF)

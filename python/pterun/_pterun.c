@@ -28,18 +28,18 @@ static PyObject* pt_mod_load_program(PyObject* module, PyObject* args, PyObject*
   return pt_program_load(pt_state_of(module), source, data_files);
 }
 
-/* [(operator, dtype key or None, component), ...] in registration order. */
+/* [(operator, component), ...] in registration order. */
 static PyObject* pt_mod_kernels(PyObject* module, PyObject* unused) {
   pt_state* st = pt_state_of(module);
   size_t n = pterun_registry_count(st->registry), k;
   PyObject* list = PyList_New(0);
   if (list == NULL) return NULL;
   for (k = 0; k < n; ++k) {
-    const char *op = NULL, *key = NULL, *component = NULL;
+    const char *op = NULL, *component = NULL;
     PyObject* t;
-    if (pterun_registry_get(st->registry, k, &op, &key, &component) != PTERUN_STATUS_OK)
+    if (pterun_registry_get(st->registry, k, &op, &component) != PTERUN_STATUS_OK)
       continue; /* the registry only grows: k < count stays valid */
-    t = Py_BuildValue("(szs)", op, key, component ? component : "");
+    t = Py_BuildValue("(ss)", op, component ? component : "");
     if (t == NULL || PyList_Append(list, t) != 0) {
       Py_XDECREF(t);
       Py_DECREF(list);

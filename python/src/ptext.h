@@ -74,6 +74,7 @@ typedef struct pt_program {
   size_t data_count;
   Py_buffer* data_sources; /* borrowed bytes of data files (obj NULL: none) */
   PyObject* origin;        /* str: the path, or "<bytes>" */
+  pterun_bundle* bundle;   /* a bundled program (.bpte): owns the bytes `program` uses */
 } pt_program;
 
 extern PyType_Spec pt_program_spec;
@@ -82,8 +83,11 @@ extern PyType_Spec pt_method_spec;
 /* pterun.Program from a path or bytes-like object, plus data files. */
 PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files);
 
-/* pterun.Method `name` of `program` (method.c). */
-PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name);
+/* pterun.Method `name` of `program` (method.c); with profile_runs > 0 a
+ * profiler keeping that many executes is attached (record_outputs: copies
+ * of kernel outputs for ETDump debug events). */
+PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, unsigned profile_runs,
+                         int record_outputs);
 
 /* Metadata of one input/output as a dict (program.c). */
 PyObject* pt_io_info_dict(const pterun_io_info* io);

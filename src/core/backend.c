@@ -97,15 +97,17 @@ static pterun_status find_backend(const pterun_registry* reg, const pterun_logge
   *out = pterun_registry_backend(reg, id);
   if (*out != NULL) return PTERUN_STATUS_OK;
   const char* comp = pterun_component_for_backend(id);
+  char eid[PT_ESC_CAP];
+  pt_esc(id, eid, sizeof eid);
   if (comp != NULL)
     return pt_fail(lg, PTERUN_STATUS_BACKEND_UNAVAILABLE,
                    "%s: delegate backend '%s' is not registered — link pterun::%s and add it "
                    "with pterun_registry_add_backend()",
-                   where, id, comp);
+                   where, eid, comp);
   return pt_fail(lg, PTERUN_STATUS_BACKEND_UNAVAILABLE,
                  "%s: delegate backend '%s' is not available — no pterun component provides it "
                  "(export without that partitioner to run on the portable kernels)",
-                 where, id);
+                 where, eid);
 }
 
 /* Runs `fn` with the init arguments of delegate i (specs on the stack). */
@@ -115,8 +117,9 @@ typedef pterun_status (*with_args_fn)(void* user, const pterun_backend* be,
 static pterun_status with_init_args(const pterun_program* p, const pterun_registry* reg,
                                     const pt_fb_vec* delegates, uint32_t i,
                                     const pt_delegate_env* env, with_args_fn fn, void* user) {
-  char where[160];
-  snprintf(where, sizeof where, "method '%s' delegate %u", env->method_name, i);
+  char where[PT_ESC_CAP + 64], ename[PT_ESC_CAP];
+  snprintf(where, sizeof where, "method '%s' delegate %u",
+           pt_esc(env->method_name, ename, sizeof ename), i);
   pt_fb_table d;
   if (!pt_fb_vec_table(delegates, i, &d))
     return pt_fail(env->logger, PTERUN_STATUS_INVALID_PROGRAM, "%s is malformed", where);
@@ -176,8 +179,9 @@ static pterun_status do_init(void* user, const pterun_backend* be,
   pterun_status st = be->init(a, &h, &mem);
   if (st != PTERUN_STATUS_OK) {
     if (h != NULL) be->destroy(h, a->allocator);
+    char ename[PT_ESC_CAP];
     return pt_fail(a->logger, st, "method '%s': backend %s could not prepare delegate %u",
-                   a->method_name, be->id, a->delegate_index);
+                   pt_esc(a->method_name, ename, sizeof ename), be->id, a->delegate_index);
   }
   dl->backend = be;
   dl->handle = h;

@@ -1,5 +1,7 @@
-/* The method object: value table, planned memory and the instruction list
- * with resolved kernels. */
+/* The method object: value table, planned memory, the instruction list with
+ * resolved kernels, the constants folded at load and the kernels' scratch
+ * arena. Everything is allocated by pterun_method_load (method_load.c,
+ * method_fold.c); execute (method_exec.c) allocates nothing. */
 #ifndef PTERUN_SRC_CORE_METHOD_INTERNAL_H_
 #define PTERUN_SRC_CORE_METHOD_INTERNAL_H_
 
@@ -34,7 +36,8 @@ struct pterun_method {
   pterun_logger logger;
   pterun_allocator allocator_copy;
   const pterun_allocator* allocator;
-  void* block; /* every runtime structure below lives in this one allocation */
+  void* block; /* the runtime structures below live in this one allocation;
+                  planned buffers, folded constants and scratch are separate */
   size_t block_size;
 
   pterun_value* values;
@@ -55,7 +58,9 @@ struct pterun_method {
 
   pt_chain* chains;
   uint32_t chain_count;
-  const char** op_names; /* "ns::op.overload", per operator table entry */
+  const char** op_names;    /* "ns::op.overload", per operator table entry */
+  pterun_kernel_fn* op_fns; /* its kernel (NULL: not registered), per entry */
+  uint8_t* op_called;       /* 1: a kernel call names it (load-time bookkeeping) */
   uint32_t op_count;
 
   void** planned;

@@ -77,7 +77,7 @@ static int backend_registration(void) {
   capture cap = {{0}};
   pterun_logger lg = {capture_log, &cap, PTERUN_LOG_DEBUG};
   pterun_registry* r;
-  PT_CHECK_STATUS(pterun_registry_create(&lg, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &lg, &r), PTERUN_STATUS_OK);
   PT_CHECK(pterun_registry_backend(r, "XnnpackBackend") == NULL);
   PT_CHECK_STATUS(pterun_registry_add_backend(r, &kTest), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add_backend(r, &kTest), PTERUN_STATUS_OK);
@@ -98,15 +98,14 @@ static int backend_registration(void) {
 static int backend_missing_names_component(void) {
   capture cap = {{0}};
   pterun_logger lg = {capture_log, &cap, PTERUN_LOG_DEBUG};
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = lg;
   pterun_program* p;
   PT_CHECK_STATUS(pterun_program_load_file(fixture(), PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
   pterun_registry* r;
-  PT_CHECK_STATUS(pterun_registry_create(&lg, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &lg, &r), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = r;
   pterun_method* m = NULL;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_BACKEND_UNAVAILABLE);
@@ -126,11 +125,10 @@ static int backend_runs_a_delegate(void) {
   PT_CHECK_STATUS(pterun_program_load_file(fixture(), PTERUN_FILE_MMAP, NULL, &p),
                   PTERUN_STATUS_OK);
   pterun_registry* r;
-  PT_CHECK_STATUS(pterun_registry_create(NULL, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, NULL, &r), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add_backend(r, &kTest), PTERUN_STATUS_OK);
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = r;
   size_t before = 0;
   PT_CHECK_STATUS(pterun_method_backend_memory(p, "forward", &o, &before), PTERUN_STATUS_OK);
@@ -179,14 +177,13 @@ static uint8_t* read_file(const char* path, size_t* n) {
 /* Loads (and, if that works, runs) a damaged copy; any status is fine, a
  * crash or sanitizer report is not. Returns the load status. */
 static pterun_status load_damaged(const uint8_t* img, size_t n, pterun_registry* r) {
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = pterun_logger_silent();
   lo.copy = 1;
   pterun_program* p;
   pterun_status st = pterun_program_load_buffer(img, n, &lo, &p);
   if (st != PTERUN_STATUS_OK) return st;
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = r;
   o.logger = pterun_logger_silent();
   pterun_method* m = NULL;
@@ -207,7 +204,7 @@ static int backend_xnnpack_refuses_damaged_payloads(void) {
   uint8_t* img = read_file(PTERUN_FIXTURES_DIR "/xnnpack/mlp/model.pte", &n);
   PT_CHECK(img != NULL);
   pterun_registry* r;
-  PT_CHECK_STATUS(pterun_registry_create(NULL, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, NULL, &r), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add_backend(r, pterun_backend_xnnpack()), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(load_damaged(img, n, r), PTERUN_STATUS_OK); /* intact: loads */

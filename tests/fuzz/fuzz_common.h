@@ -40,8 +40,7 @@ static inline uint8_t* fz_copy(const uint8_t* data, size_t size) {
 }
 
 static inline pterun_load_options fz_load_options(void) {
-  pterun_load_options o;
-  memset(&o, 0, sizeof o);
+  pterun_load_options o = PTERUN_LOAD_OPTIONS_INIT;
   o.logger = pterun_logger_silent();
   o.allocator = &fz_allocator;
   return o;
@@ -53,7 +52,7 @@ static inline const pterun_registry* fz_registry(void) {
   static pterun_registry* reg;
   if (reg == NULL) {
     pterun_logger silent = pterun_logger_silent();
-    if (pterun_registry_create(&silent, &reg) != PTERUN_STATUS_OK) abort();
+    if (pterun_registry_create(NULL, &silent, &reg) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) abort();
 #ifdef FZ_WITH_XNNPACK
     if (pterun_registry_add_backend(reg, pterun_backend_xnnpack()) != PTERUN_STATUS_OK) abort();

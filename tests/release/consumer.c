@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   pterun_registry* reg = NULL;
-  pterun_status st = pterun_registry_create(NULL, &reg);
+  pterun_status st = pterun_registry_create(NULL, NULL, &reg);
 #ifndef PT_RUNTIME_ONLY
 #define PT_ADD_(entry)                                                                             \
   if (st == PTERUN_STATUS_OK) st = pterun_registry_add(reg, entry());
