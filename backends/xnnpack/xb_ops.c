@@ -280,7 +280,7 @@ typedef struct gemm_prep {
   int8_t* wq;      /* int8 (static: [groups][K][N]; dynamic: [K][N] centred) */
   float* bias;     /* f32 bias [OC] (float and dynamic paths) */
   int32_t* ibias;  /* int32 bias [OC] (static quantized) */
-  float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: s_w[c] or group scales */
+  float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: scales [K groups][OC] */
   size_t groups_k; /* dynamic group-wise: number of K groups */
   size_t gsize;    /* dynamic group size (K when per channel) */
   int8_t* wdw;     /* unused */
@@ -364,9 +364,9 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
     for (size_t k = 0; k < K; ++k) p->wq[k * OC + oc] = (int8_t)w_q(w, oc, k, K);
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t gk = 0; gk < p->groups_k; ++gk)
-      p->mult[oc * p->groups_k + gk] = w->qkind == XB_Q_GROUP
-                                           ? bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
-                                           : w->scales[oc];
+      p->mult[gk * OC + oc] = w->qkind == XB_Q_GROUP
+                                  ? bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
+                                  : w->scales[oc];
   return PTERUN_STATUS_OK;
 }
 
@@ -382,6 +382,7 @@ static size_t dq_params_offset(const xb_value* v) {
 }
 
 enum { KIND_F32 = 0, KIND_QS8 = 1, KIND_QD8 = 2 };
+enum { XB_DQ_ROWS = 16 }; /* rows per block of a dynamically quantized GEMM */
 
 static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
@@ -425,7 +426,7 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
       return UNSUP("dynamically quantized input not produced by a Convert in this graph");
     n->kind = KIND_QD8;
     PTERUN_TRY(prep_q_dynamic(a, g, n, N, K, w, p));
-    n->scratch_bytes = K * sizeof(int16_t) + 2 * N * sizeof(int32_t) + 64;
+    n->scratch_bytes = XB_DQ_ROWS * (K * sizeof(int16_t) + N * sizeof(int32_t)) + 64;
     return prep_bias_f32(a, g, n, N, p);
   }
   return UNSUP("FullyConnected on %s x %s -> %s is not implemented", xb_dtype_name(in->dtype),
@@ -734,28 +735,39 @@ static void run_fc(xb_exec* x, const xb_node* n) {
              uo);
     return;
   }
-  // Dynamic: per-row activation parameters follow the int8 data.
+  // Dynamic: per-row activation parameters follow the int8 data. Rows go in
+  // blocks of XB_DQ_ROWS through the integer GEMM, one K group at a time.
   const int8_t* qa = x->data[n->in[0]];
   const uint8_t* params = (const uint8_t*)qa + dq_params_offset(in);
   size_t rows = dq_rows(in), per_row = rows ? in->numel / rows : 0;
   int16_t* A = (int16_t*)g->scratch;
-  int32_t* C = (int32_t*)(g->scratch + ((K * sizeof(int16_t) + 31) & ~(size_t)31));
+  int32_t* C = (int32_t*)(g->scratch + ((XB_DQ_ROWS * K * sizeof(int16_t) + 31) & ~(size_t)31));
   float* o = x->data[n->out];
-  for (size_t m = 0; m < M; ++m) {
-    size_t r = per_row ? (m * K) / per_row : 0;
-    float inv;
-    int32_t zp;
-    memcpy(&inv, params + r * 8, 4);
-    memcpy(&zp, params + r * 8 + 4, 4);
-    for (size_t k = 0; k < K; ++k) A[k] = (int16_t)(qa[m * K + k] - zp);
-    float* orow = o + m * N;
-    for (size_t c = 0; c < N; ++c) orow[c] = 0.0f;
-    for (size_t gk = 0; gk < p->groups_k; ++gk) {
-      xb_igemm(1, p->gsize, N, A + gk * p->gsize, K, p->wq + gk * p->gsize * N, N, C, N);
-      for (size_t c = 0; c < N; ++c) orow[c] += (float)C[c] * p->mult[c * p->groups_k + gk];
+  float inv[XB_DQ_ROWS];
+  for (size_t m0 = 0; m0 < M; m0 += XB_DQ_ROWS) {
+    size_t mb = M - m0 < XB_DQ_ROWS ? M - m0 : XB_DQ_ROWS;
+    for (size_t i = 0; i < mb; ++i) {
+      size_t m = m0 + i, r = per_row ? (m * K) / per_row : 0;
+      int32_t zp;
+      memcpy(&inv[i], params + r * 8, 4);
+      memcpy(&zp, params + r * 8 + 4, 4);
+      xb_widen_q8(A + i * K, qa + m * K, 0, zp, K);
+      memset(o + m * N, 0, N * sizeof(float));
     }
-    for (size_t c = 0; c < N; ++c)
-      orow[c] = clampf(orow[c] * inv + p->bias[c], n->out_min, n->out_max);
+    for (size_t gk = 0; gk < p->groups_k; ++gk) {
+      xb_igemm(mb, p->gsize, N, A + gk * p->gsize, K, p->wq + gk * p->gsize * N, N, C, N);
+      const float* sc = p->mult + gk * N; /* [groups][N] */
+      for (size_t i = 0; i < mb; ++i) {
+        float* orow = o + (m0 + i) * N;
+        const int32_t* crow = C + i * N;
+        for (size_t c = 0; c < N; ++c) orow[c] += (float)crow[c] * sc[c];
+      }
+    }
+    for (size_t i = 0; i < mb; ++i) {
+      float* orow = o + (m0 + i) * N;
+      for (size_t c = 0; c < N; ++c)
+        orow[c] = clampf(orow[c] * inv[i] + p->bias[c], n->out_min, n->out_max);
+    }
   }
 }
 
@@ -1290,8 +1302,7 @@ pterun_status xb_reshape_node(xb_graph* g, const xb_node* n) {
     }
     return set_shape(out, r, d);
   }
-  if (is_unary(n->tag) || n->tag == XB_N_SOFTMAX || n->tag == XB_N_CONVERT ||
-      n->tag == XB_N_COPY)
+  if (is_unary(n->tag) || n->tag == XB_N_SOFTMAX || n->tag == XB_N_CONVERT || n->tag == XB_N_COPY)
     return set_shape(out, in->rank, in->dims);
   switch (n->tag) {
     case XB_N_FULLY_CONNECTED: {
