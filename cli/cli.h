@@ -26,6 +26,7 @@ int cli_cmd_run(int argc, char** argv);
 int cli_cmd_bench(int argc, char** argv);
 int cli_cmd_ops(int argc, char** argv);
 int cli_cmd_verify(int argc, char** argv);
+int cli_cmd_generate(int argc, char** argv);
 
 /* ---- log capture (common.c) ------------------------------------------------ */
 

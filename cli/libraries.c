@@ -12,6 +12,9 @@
 #ifdef PTERUN_HAVE_BACKEND_XNNPACK
 #include "pterun/backends/xnnpack.h"
 #endif
+#ifdef PTERUN_HAVE_KERNELS_LLM
+#include "pterun/kernels/llm.h"
+#endif
 
 typedef const pterun_kernel_library* (*cli_library_fn)(void);
 
@@ -22,6 +25,9 @@ static const cli_library_fn kLibraries[] = {
 #endif
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
     pterun_kernels_lowbit,
+#endif
+#ifdef PTERUN_HAVE_KERNELS_LLM
+    pterun_kernels_llm,
 #endif
 };
 #define N_LIBRARIES (sizeof kLibraries / sizeof kLibraries[0])

@@ -286,13 +286,6 @@ typedef struct gemm_prep {
   int8_t* wdw;     /* unused */
 } gemm_prep;
 
-static float bf16_to_f32(uint16_t b) {
-  uint32_t u = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
 /* Weight element (oc, k) of a [OC, K] filter stored as its datatype. */
 static int32_t w_q(const xb_value* w, size_t oc, size_t k, size_t K) {
   if (w->dtype == XB_DT_QCINT4 || w->dtype == XB_DT_QBINT4) {
@@ -364,9 +357,9 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
     for (size_t k = 0; k < K; ++k) p->wq[k * OC + oc] = (int8_t)w_q(w, oc, k, K);
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t gk = 0; gk < p->groups_k; ++gk)
-      p->mult[gk * OC + oc] = w->qkind == XB_Q_GROUP
-                                  ? bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
-                                  : w->scales[oc];
+      p->mult[gk * OC + oc] =
+          w->qkind == XB_Q_GROUP ? pterun_bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
+                                 : w->scales[oc];
   return PTERUN_STATUS_OK;
 }
 

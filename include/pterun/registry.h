@@ -70,9 +70,11 @@ PTERUN_API pterun_status pterun_registry_lookup(const pterun_registry* registry,
 /** Component providing `op` ("aten::add.out") in this registry, or NULL. */
 PTERUN_API const char* pterun_registry_provider(const pterun_registry* registry, const char* op);
 
-/** The pterun component that ships a kernel for `op` whether or not it is
- *  loaded ("kernels_quantized"), from the runtime's static knowledge of the
- *  operator namespaces; NULL if no pterun component provides it. */
+/** The pterun component whose operator namespaces cover `op`
+ *  ("kernels_quantized" for "quantized_decomposed::..."), from the component
+ *  manifest's operator_prefixes, whether or not it is loaded; NULL if none
+ *  does. A namespace guess: the component may not implement `op` (see
+ *  pterun_registry_missing_component()). */
 PTERUN_API const char* pterun_component_for_op(const char* op);
 
 /** For an operator `registry` does not provide: the pterun component to add

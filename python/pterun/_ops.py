@@ -24,8 +24,9 @@ def ops() -> list[Operator]:
 
 
 def component_for_op(op: str) -> str | None:
-    """The pterun component that ships a kernel for ``op`` (``"aten::add.out"``),
-    whether or not it is loaded; ``None`` if no component does."""
+    """The pterun component whose operator namespace covers ``op``
+    (``"aten::add.out"``), whether or not it is loaded; ``None`` if none does.
+    A namespace guess: the component may not implement ``op``."""
     return _pterun.component_for_op(op)
 
 

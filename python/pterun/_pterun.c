@@ -77,6 +77,10 @@ static PyObject* pt_mod_status_names(PyObject* module, PyObject* unused) {
   return d;
 }
 
+#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args); /* src/llm.c */
+#endif
+
 static PyMethodDef pt_mod_methods[] = {
     {"load_program", (PyCFunction)(void (*)(void))pt_mod_load_program, METH_VARARGS | METH_KEYWORDS,
      "load_program(source, data_files=None) -> Program\n\n"
@@ -85,8 +89,13 @@ static PyMethodDef pt_mod_methods[] = {
     {"kernels", pt_mod_kernels, METH_NOARGS,
      "kernels() -> [(operator, key, component)] of the registry pterun uses."},
     {"component_for_op", pt_mod_component_for_op, METH_O,
-     "component_for_op(op) -> the pterun component that ships a kernel for op, or None."},
+     "component_for_op(op) -> the pterun component whose operator namespace covers op, or None."},
     {"status_names", pt_mod_status_names, METH_NOARGS, "status_names() -> {code: name}."},
+#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+    {"llm_generate", pt_mod_llm_generate, METH_VARARGS,
+     "llm_generate(program, prompt, max_new_tokens, temperature, top_k, top_p, seed, "
+     "ignore_eos, stop_tokens, return_logits) -> dict (see pterun.llm.generate)."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,6 +1,6 @@
 /* Runs the golden cases of one file (tests/golden/NAME.txt, written by
  * tools/gen_goldens.py; the format is described in tests/golden/README.md)
- * against the portable and quantized kernel libraries. Every case runs twice:
+ * against the portable, quantized and LLM kernel libraries. Every case runs twice:
  * without and with a scratch arena.
  * Usage: test_golden FILE.txt [-v] */
 #include <errno.h>
@@ -13,6 +13,7 @@
 
 #include "pterun/kernel_util.h"
 #include "pterun/kernels/portable.h"
+#include "pterun/kernels/llm.h"
 #include "pterun/kernels/quantized.h"
 #include "pterun/pterun.h"
 #include "tests/harness/pt_values.h"
@@ -599,7 +600,8 @@ static void parse_case(golden* g, arena* a, gcase* c) {
 
 static pterun_kernel_fn find_kernel(const char* op) {
   pterun_kernel_fn fn = pt_find_kernel(pterun_kernels_portable(), op);
-  return fn ? fn : pt_find_kernel(pterun_kernels_quantized(), op);
+  if (fn == NULL) fn = pt_find_kernel(pterun_kernels_quantized(), op);
+  return fn ? fn : pt_find_kernel(pterun_kernels_llm(), op);
 }
 
 static void print_elem(const pterun_tensor* t, int64_t off) {

@@ -2,5 +2,5 @@
 
 format: the case model, the text writer, dtype and status names from the
 public headers; torchref: calling operators in eager PyTorch; math, nn,
-quantized: the cases of each family. tools/gen_goldens.py drives them.
+quantized, llm: the cases of each family. tools/gen_goldens.py drives them.
 """
