@@ -51,7 +51,7 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
   unsigned long long seed;
   int64_t *prompt = NULL, *stop = NULL, *out = NULL;
   pterun_llm* llm = NULL;
-  pterun_method_options mo;
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   pterun_llm_options o;
   pterun_llm_stats stats;
   py_llm_capture cap;
@@ -99,8 +99,6 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
     else
       stop[k - n_prompt] = v;
   }
-  memset(&mo, 0, sizeof mo);
-  mo.struct_size = sizeof mo;
   mo.registry = st->registry;
   mo.logger = pt_logger();
   pt_log_reset();
