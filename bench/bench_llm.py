@@ -113,7 +113,7 @@ def main() -> int:
         models.append(large)
     bw = read_bandwidth()
     print(
-        f"single-thread read bandwidth (numpy sum): {bw:.1f} GB/s; threads: {args.threads}"
+        f"single-thread read bandwidth (numpy dot): {bw:.1f} GB/s; threads: {args.threads}"
     )
     print()
     print(
