@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     pterun_tensor tx = pt_tensor_make(PTERUN_DTYPE_F32, 2, xs, x, (size_t)k * 4);
     pterun_tensor tw = pt_tensor_make(PTERUN_DTYPE_I8, 1, bs, w, bytes);
     pterun_tensor ty = pt_tensor_make(PTERUN_DTYPE_F32, 2, os, y, (size_t)n * 4);
-    pterun_value v[7] = {pt_val_tensor(&tx), pt_val_tensor(&tw), pt_val_int(gs), pt_val_int(n),
+    pterun_value v[7] = {pt_val_tensor(&tx), pt_val_tensor(&tw), pt_val_int(gs),    pt_val_int(n),
                          pt_val_int(k),      pt_val_tensor(&ty), pt_val_tensor(&ty)};
     pterun_value* a[7] = {&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]};
     for (it = 0; it < iters; ++it) {
@@ -88,10 +88,10 @@ int main(int argc, char** argv) {
       if (t0 < best) best = t0;
     }
   }
-  printf("4-bit GEMV n=%lld k=%lld group 32: %.3f ms, %.2f GB/s of weights (%zu bytes), "
-         "1 thread; measured read bandwidth %.2f GB/s\n",
-         (long long)n, (long long)k, best * 1e3, (double)bytes / best / 1e9, bytes,
-         read_bandwidth());
+  printf(
+      "4-bit GEMV n=%lld k=%lld group 32: %.3f ms, %.2f GB/s of weights (%zu bytes), "
+      "1 thread; measured read bandwidth %.2f GB/s\n",
+      (long long)n, (long long)k, best * 1e3, (double)bytes / best / 1e9, bytes, read_bandwidth());
   free(w);
   free(x);
   free(y);
