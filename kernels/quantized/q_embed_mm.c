@@ -170,13 +170,6 @@ PTERUN_KERNEL(qk_embedding_2bit_dtype_out) {
 
 /* ---- mixed_mm / mixed_linear ---------------------------------------------- */
 
-static pterun_status check_rank(pterun_kernel_context* ctx, const pterun_tensor* t,
-                                const char* name, int rank) {
-  if (t->rank != rank)
-    return QK_FAIL(ctx, "arg '%s': must be %d-D, got rank %d", name, rank, t->rank);
-  return PTERUN_STATUS_OK;
-}
-
 /* mixed_mm.out(input [m,n], weight i8 [n,p], weight_scales [n], Tensor?
  *   weight_zero_points, *, out [m,p]):
  *   out[i][j] = sum_k (x[i][k] * w[k][j]) * s[k], every op in the input type. */
@@ -190,10 +183,10 @@ PTERUN_KERNEL(qk_mixed_mm_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "weight_scales", &sc));
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PTERUN_TRY(check_rank(ctx, x, "input", 2));
-  PTERUN_TRY(check_rank(ctx, w, "weight", 2));
-  PTERUN_TRY(check_rank(ctx, sc, "weight_scales", 1));
-  PTERUN_TRY(check_rank(ctx, out, "out", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, x, "input", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, sc, "weight_scales", 1));
+  PTERUN_TRY(pterun_check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[0])
     return QK_FAIL(ctx, "arg 'weight': rows %" PRId64 " != input columns %" PRId64, w->sizes[0],
                    x->sizes[1]);
@@ -202,7 +195,7 @@ PTERUN_KERNEL(qk_mixed_mm_out) {
                    sc->sizes[0], w->sizes[0]);
   if (x->dtype != sc->dtype || x->dtype != out->dtype)
     return QK_FAIL(ctx, "arg 'weight_scales': input, weight_scales and out must share one dtype");
-  PTERUN_TRY(qk_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
   if (x->dtype != PTERUN_DTYPE_F32 && x->dtype != PTERUN_DTYPE_F16)
     return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float16)",
                    pterun_dtype_name(x->dtype));
@@ -248,11 +241,11 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 4, "dtype", &dtype, &has_dtype));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  PTERUN_TRY(check_rank(ctx, x, "input", 2));
-  PTERUN_TRY(check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, x, "input", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
   if (sc->rank != 1 && sc->rank != 2)
     return QK_FAIL(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
-  PTERUN_TRY(check_rank(ctx, out, "out", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[1])
     return QK_FAIL(ctx, "arg 'weight': columns %" PRId64 " != input columns %" PRId64, w->sizes[1],
                    x->sizes[1]);
@@ -268,7 +261,7 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
     if (dtype != PTERUN_DTYPE_F32 && dtype != PTERUN_DTYPE_F16)
       return QK_FAIL(ctx, "arg 'dtype': must be float32 or float16");
   }
-  PTERUN_TRY(qk_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
   if (x->dtype != PTERUN_DTYPE_F32 && x->dtype != PTERUN_DTYPE_F16)
     return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float16)",
                    pterun_dtype_name(x->dtype));
