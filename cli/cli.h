@@ -109,9 +109,6 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
 
 /* ---- profiling (profile.c) -------------------------------------------------- */
 
-/** Replaces bytes outside printable ASCII (untrusted names) with '?'. */
-void cli_printable(const char* s, char* buf, size_t cap);
-
 typedef struct cli_profile_opts {
   int table;                /* --profile */
   const char* trace;        /* --trace FILE.json */

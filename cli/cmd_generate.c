@@ -111,9 +111,9 @@ int cli_cmd_generate(int argc, char** argv) {
   size_t prompt_len = 0, k;
   cli_session s;
   pterun_llm* llm = NULL;
-  pterun_llm_options opt;
+  pterun_llm_options opt = PTERUN_LLM_OPTIONS_INIT;
   pterun_llm_stats stats;
-  pterun_method_options mo;
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   gen_state g;
   pterun_status st;
 
@@ -203,8 +203,6 @@ int cli_cmd_generate(int argc, char** argv) {
     goto done;
   }
   if (cli_session_open(&s, model, NULL, verbose) != CLI_EXIT_OK) goto done;
-  memset(&mo, 0, sizeof mo);
-  mo.struct_size = sizeof mo;
   mo.registry = s.registry;
   if ((st = pterun_llm_open(s.program, &mo, &llm)) != PTERUN_STATUS_OK) {
     cli_fail(&s.log, st, "%s: cannot open as a language model", model);
@@ -225,7 +223,6 @@ int cli_cmd_generate(int argc, char** argv) {
     cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
-  memset(&opt, 0, sizeof opt);
   opt.sampling.temperature = temperature;
   opt.sampling.top_k = (int32_t)top_k;
   opt.sampling.top_p = top_p;

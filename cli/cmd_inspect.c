@@ -138,7 +138,7 @@ static void inspect_bundle(const pterun_bundle* b, cli_json* j) {
       cli_json_end_array(j);
       cli_json_end_object(j);
     } else {
-      cli_printable(nm, name, sizeof name);
+      cli_esc(nm, name, sizeof name);
       printf("  suite %s: %zu test case%s (%zu inputs, %zu expected outputs each)\n", name, cases,
              cases == 1 ? "" : "s", nin, nout);
     }

@@ -390,7 +390,7 @@ int cli_cmd_run(int argc, char** argv) {
     }
     if (!chk.passed) {
       char msg[256];
-      cli_printable(chk.message, msg, sizeof msg);
+      cli_esc(chk.message, msg, sizeof msg);
       cli_fail(NULL, PTERUN_STATUS_INPUT_MISMATCH, "bundled test case %llu: %s",
                (unsigned long long)bcase, msg);
       goto done;

@@ -6,6 +6,9 @@
 #ifdef PTERUN_HAVE_KERNELS_QUANTIZED
 #include "pterun/kernels/quantized.h"
 #endif
+#ifdef PTERUN_HAVE_KERNELS_CORTEX_M
+#include "pterun/kernels/cortex_m.h"
+#endif
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
 #include "pterun/kernels/lowbit.h"
 #endif
@@ -22,6 +25,9 @@ static const cli_library_fn kLibraries[] = {
     pterun_kernels_portable,
 #ifdef PTERUN_HAVE_KERNELS_QUANTIZED
     pterun_kernels_quantized,
+#endif
+#ifdef PTERUN_HAVE_KERNELS_CORTEX_M
+    pterun_kernels_cortex_m,
 #endif
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
     pterun_kernels_lowbit,

@@ -5,16 +5,6 @@
 
 #include "cli/cli.h"
 
-void cli_printable(const char* s, char* buf, size_t cap) {
-  size_t n = 0;
-  if (cap == 0) return;
-  for (; s != NULL && *s && n + 1 < cap; ++s) {
-    unsigned char c = (unsigned char)*s;
-    buf[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-  }
-  buf[n] = '\0';
-}
-
 typedef struct op_row {
   const char* name;
   int delegate;
@@ -29,7 +19,7 @@ static void label(const char* op, int delegate, char* buf, size_t cap) {
     memcpy(buf, "delegate ", 9);
     n = 9;
   }
-  cli_printable(op, buf + n, cap - n);
+  cli_esc(op, buf + n, cap - n);
 }
 
 static int by_total_desc(const void* a, const void* b) {
@@ -81,7 +71,7 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
           "slow path");
   for (j = 0; j < nops; ++j) {
     label(ops[j].name, ops[j].delegate, name, sizeof name);
-    cli_printable(ops[j].slow_path ? ops[j].slow_path : "", slow, sizeof slow);
+    cli_esc(ops[j].slow_path ? ops[j].slow_path : "", slow, sizeof slow);
     fprintf(f, "%-40s %8llu %12.4f %12.3f %6.1f%%  %s\n", name,
             (unsigned long long)(ops[j].calls / execs),
             (double)ops[j].total_ns / 1e6 / (double)execs,
@@ -95,7 +85,7 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
     char where[32];
     snprintf(where, sizeof where, "%u:%u", ins[k].chain, ins[k].instruction);
     label(ins[k].op_name, ins[k].delegate, name, sizeof name);
-    cli_printable(ins[k].slow_path ? ins[k].slow_path : "", slow, sizeof slow);
+    cli_esc(ins[k].slow_path ? ins[k].slow_path : "", slow, sizeof slow);
     fprintf(f, "%-12s %-40s %12.4f %10.3f %10.3f %10.3f  %s\n", where, name,
             (double)ins[k].total_ns / 1e6 / (double)execs, (double)ins[k].min_ns / 1e3,
             (double)ins[k].total_ns / 1e3 / (double)ins[k].calls, (double)ins[k].max_ns / 1e3,
@@ -139,7 +129,10 @@ int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler*
   if (o->debug_buffer != NULL && o->etdump == NULL)
     return cli_usage_error(NULL, "--debug-buffer needs --etdump");
   if (!o->table && o->trace == NULL && o->etdump == NULL) return CLI_EXIT_OK;
-  po.max_runs = runs > 1000 ? 1000 : (uint32_t)(runs ? runs : 1);
+  /* Kept executes (the trace and the ETDump); copies of every output are
+   * big, so with --debug-buffer only the first few executes are kept. */
+  uint64_t cap = o->debug_buffer != NULL ? 8 : 1000;
+  po.max_runs = runs > cap ? (uint32_t)cap : (uint32_t)(runs ? runs : 1);
   po.record_outputs = o->debug_buffer != NULL;
   if ((st = pterun_profiler_create(&po, out)) != PTERUN_STATUS_OK)
     return cli_fail(NULL, st, "cannot create the profiler");

@@ -332,25 +332,38 @@ static int method_delegate_is_refused(void) {
   return 0;
 }
 
-/* A quantized program on a runtime without the quantized library: one
- * OPERATOR_MISSING naming the component to link. */
-static int method_missing_quantized_component(void) {
+/* A program on a runtime with the portable kernels only: one
+ * OPERATOR_MISSING naming `op` and the component to link; every aten:: op
+ * resolved. */
+static int missing_component(const char* pte, const char* op, const char* link) {
   counter c = {0, {0}};
   pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
   pterun_program* p;
-  PT_CHECK_STATUS(
-      pterun_program_load_file(fixture("quantized_cnn/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
-      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_program_load_file(fixture(pte), PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_OK);
   pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = g_reg; /* portable only */
   pterun_method* m;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OPERATOR_MISSING);
-  PT_CHECK(strstr(c.last, "quantized_decomposed::quantize_per_tensor.out") != NULL);
-  PT_CHECK(strstr(c.last, "link pterun::kernels_quantized") != NULL);
-  PT_CHECK(strstr(c.last, "aten::") == NULL); /* the portable ops resolved */
+  PT_CHECK(strstr(c.last, op) != NULL);
+  PT_CHECK(strstr(c.last, link) != NULL);
+  PT_CHECK(strstr(c.last, "aten::") == NULL);
   pterun_program_destroy(p);
   return 0;
+}
+
+static int method_missing_quantized_component(void) {
+  return missing_component("quantized_cnn/model.pte",
+                           "quantized_decomposed::quantize_per_tensor.out",
+                           "link pterun::kernels_quantized");
+}
+
+/* A Cortex-M program (ExecuTorch's Cortex-M quantizer and passes) without
+ * libpterun_kernels_cortex_m. */
+static int method_missing_cortex_m_component(void) {
+  return missing_component("cortex_m_kws/model.pte", "cortex_m::quantized_conv2d.out",
+                           "link pterun::kernels_cortex_m");
 }
 
 /* The options structs can grow: struct_size 0 is refused, a caller from an
@@ -501,6 +514,7 @@ int main(void) {
   PT_RUN(method_caller_buffers_and_logging);
   PT_RUN(method_delegate_is_refused);
   PT_RUN(method_missing_quantized_component);
+  PT_RUN(method_missing_cortex_m_component);
   PT_RUN(method_constant_folding);
   PT_RUN(method_options_struct_size);
   PT_RUN(method_missing_list_is_cut_at_whole_lines);

@@ -161,6 +161,9 @@ static int etdump_structure(void) {
     PT_CHECK(bind_zeros(p, m, bufs) == 0);
     PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
   }
+  eo.max_bytes = 512; /* the builder's bound holds */
+  PT_CHECK_STATUS(pterun_etdump_write(prof, etd, &eo), PTERUN_STATUS_OUT_OF_MEMORY);
+  eo.max_bytes = 0;
   PT_CHECK_STATUS(pterun_etdump_write(prof, etd, &eo), PTERUN_STATUS_OK);
   size_t n = 0, nd = 0, kernels = pterun_profiler_event_count(prof) / 2;
   uint8_t* d = slurp(etd, &n);

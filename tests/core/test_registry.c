@@ -89,6 +89,7 @@ static int registry_components_for_ops(void) {
   PT_CHECK(strcmp(pterun_component_for_op("quantized_decomposed::add.out"), "kernels_quantized") ==
            0);
   PT_CHECK(strcmp(pterun_component_for_op("aten::mm.out"), "kernels_portable") == 0);
+  PT_CHECK(strcmp(pterun_component_for_op("cortex_m::quantized_add.out"), "kernels_cortex_m") == 0);
   PT_CHECK(strcmp(pterun_component_for_op("dim_order_ops::_clone_dim_order.out"),
                   "kernels_portable") == 0);
   PT_CHECK(strcmp(pterun_component_for_op("executorch_prim::add.Scalar"), "runtime") == 0);

@@ -87,8 +87,8 @@ static int greedy_matches_executorch(void) {
   pterun_registry* reg = make_registry(1);
   pterun_program* p = NULL;
   pterun_llm* llm = NULL;
-  pterun_method_options mo;
-  pterun_llm_options o;
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
+  pterun_llm_options o = PTERUN_LLM_OPTIONS_INIT;
   pterun_llm_stats stats;
   cli_npy ref;
   char err[256];
@@ -103,8 +103,6 @@ static int greedy_matches_executorch(void) {
   PT_CHECK(ref.shape[0] == (int64_t)nw);
   PT_CHECK_STATUS(pterun_program_load_file(path_in("model.pte"), PTERUN_FILE_MMAP, NULL, &p),
                   PTERUN_STATUS_OK);
-  memset(&mo, 0, sizeof mo);
-  mo.struct_size = sizeof mo;
   mo.registry = reg;
   PT_CHECK_STATUS(pterun_llm_open(p, &mo, &llm), PTERUN_STATUS_OK);
   PT_CHECK(pterun_llm_get_metadata(llm)->vocab_size == ref.shape[1]);
@@ -117,7 +115,6 @@ static int greedy_matches_executorch(void) {
   cap.n = 0;
   cap.logits = (float*)malloc(nw * cap.vocab * sizeof(float));
   PT_CHECK(cap.logits != NULL);
-  memset(&o, 0, sizeof o);
   o.max_new_tokens = nw;
   o.ignore_eos = 1;
   o.callback = keep_logits;
@@ -174,19 +171,15 @@ static int greedy_matches_executorch(void) {
 static int refused_without_llm_library(void) {
   last_log lg;
   pterun_registry* reg = make_registry(0);
-  pterun_load_options lo;
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   pterun_program* p = NULL;
   pterun_method* m = NULL;
-  pterun_method_options mo;
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   memset(&lg, 0, sizeof lg);
-  memset(&lo, 0, sizeof lo);
-  lo.struct_size = sizeof lo;
   lo.logger = (pterun_logger){log_cb, &lg, PTERUN_LOG_DEBUG};
   PT_CHECK(reg != NULL);
   PT_CHECK_STATUS(pterun_program_load_file(path_in("model.pte"), PTERUN_FILE_MMAP, &lo, &p),
                   PTERUN_STATUS_OK);
-  memset(&mo, 0, sizeof mo);
-  mo.struct_size = sizeof mo;
   mo.registry = reg;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &mo, &m), PTERUN_STATUS_OPERATOR_MISSING);
   PT_CHECK(strstr(lg.last, "llama::") != NULL);
