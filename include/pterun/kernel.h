@@ -144,6 +144,11 @@ PTERUN_API pterun_status pterun_check_rank(pterun_kernel_context* ctx, const pte
 PTERUN_API pterun_status pterun_check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
                                            const char* name);
 
+/** t is row-major (identity dim order; else NOT_SUPPORTED) and passes
+ *  pterun_check_data: for kernels that only handle the default layout. */
+PTERUN_API pterun_status pterun_check_contiguous(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                                 const char* name);
+
 /* ---- outputs --------------------------------------------------------------- */
 /**
  * Resizes output argument `out` (called `name` in messages) to `sizes`, then

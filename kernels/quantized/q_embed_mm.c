@@ -99,7 +99,7 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
     if (zp->dtype != out->dtype || zp->dtype != sc->dtype)
       return QK_FAIL(ctx, "arg 'weight_zero_points': dtype %s must equal the scales and out dtype",
                      pterun_dtype_name(zp->dtype));
-    PTERUN_TRY(qk_check_contig(ctx, zp, "weight_zero_points"));
+    PTERUN_TRY(pterun_check_contiguous(ctx, zp, "weight_zero_points"));
   }
   if (nbit == 8 ? idx->dtype != PTERUN_DTYPE_I64
                 : (idx->dtype != PTERUN_DTYPE_I64 && idx->dtype != PTERUN_DTYPE_I32))
@@ -113,13 +113,13 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
     return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument %s",
                    pterun_dtype_name(out->dtype), pterun_dtype_name((int)dtype));
   if (idx->rank + 1 > PTERUN_MAX_RANK) return QK_FAIL(ctx, "arg 'indices': rank too large");
-  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
-  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
-  PTERUN_TRY(qk_check_contig(ctx, idx, "indices"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, sc, "weight_scales"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, idx, "indices"));
   for (d = 0; d < idx->rank; ++d) sizes[d] = idx->sizes[d];
   sizes[idx->rank] = D;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)idx->rank + 1, sizes));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   N = idx->numel;
   for (i = 0; i < N; ++i) {
     int64_t r = pterun_load_i64(idx->data, idx->dtype, i);
@@ -202,16 +202,16 @@ PTERUN_KERNEL(qk_mixed_mm_out) {
   if (zp != NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'weight_zero_points': zero points are not supported");
-  PTERUN_TRY(qk_check_contig(ctx, x, "input"));
-  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
-  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, sc, "weight_scales"));
   m = x->sizes[0];
   n = x->sizes[1];
   p = w->sizes[1];
   sizes[0] = m;
   sizes[1] = p;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   T = x->dtype;
   for (i = 0; i < m; ++i)
     for (j = 0; j < p; ++j) {
@@ -271,16 +271,16 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
   if (out->dtype != PTERUN_DTYPE_F32 && out->dtype != PTERUN_DTYPE_F16 &&
       out->dtype != PTERUN_DTYPE_F64)
     return QK_FAIL(ctx, "arg 'out': dtype %s not supported", pterun_dtype_name(out->dtype));
-  PTERUN_TRY(qk_check_contig(ctx, x, "input"));
-  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
-  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, sc, "weight_scales"));
   m = x->sizes[0];
   n = x->sizes[1];
   p = w->sizes[0];
   sizes[0] = m;
   sizes[1] = p;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   g = n;
   if (sc->rank == 2) {
     if (sc->sizes[1] <= 0) return QK_FAIL(ctx, "arg 'weight_scales': zero groups");

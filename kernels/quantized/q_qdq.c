@@ -240,9 +240,9 @@ PTERUN_KERNEL(qk_quantize_per_channel_out) {
   C = in->sizes[axis];
   PTERUN_TRY(check_param(ctx, sc, "scales", C));
   PTERUN_TRY(check_param(ctx, zp, "zero_points", C));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   for (d = 0; d < axis; ++d) outer *= in->sizes[d];
   for (d = (int)axis + 1; d < in->rank; ++d) inner *= in->sizes[d];
   if (in->numel == 0) return PTERUN_STATUS_OK;
@@ -316,9 +316,9 @@ PTERUN_KERNEL(qk_dequantize_per_channel_out) {
   if (axis < 0) axis += in->rank;
   C = in->sizes[axis];
   PTERUN_TRY(check_scales_zps(ctx, sc, zp, C));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   for (d = 0; d < axis; ++d) outer *= in->sizes[d];
   for (d = (int)axis + 1; d < in->rank; ++d) inner *= in->sizes[d];
   /* ExecuTorch's int8 -> float fast path also requires qmin <= zp <= qmax. */
@@ -357,9 +357,9 @@ PTERUN_KERNEL(qk_quantize_per_token_out) {
   PTERUN_TRY(pterun_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
   PTERUN_TRY(check_param(ctx, sc, "scales", T));
   PTERUN_TRY(check_param(ctx, zp, "zero_points", T));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   return quant_channels(ctx, in, sc, zp, 1, T, L, qmin, qmax, out);
 }
@@ -381,9 +381,9 @@ PTERUN_KERNEL(qk_dequantize_per_token_out) {
   PTERUN_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, 1, od, out));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
   PTERUN_TRY(check_scales_zps(ctx, sc, zp, T));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   return dequant_channels(ctx, in, sc, zp, 1, T, L, qmin, qmax,
                           in->dtype == PTERUN_DTYPE_I8 && od == PTERUN_DTYPE_F32, 0, out);
@@ -448,8 +448,8 @@ static pterun_status resize_token_outs(pterun_kernel_context* ctx, const pterun_
   sizes[in->rank - 1] = 1;
   PTERUN_TRY(pterun_out_resize(ctx, so, "scale_out", in->rank, sizes));
   PTERUN_TRY(pterun_out_resize(ctx, zo, "zero_point_out", in->rank, sizes));
-  PTERUN_TRY(qk_check_contig(ctx, so, "scale_out"));
-  PTERUN_TRY(qk_check_contig(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, so, "scale_out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, zo, "zero_point_out"));
   return PTERUN_STATUS_OK;
 }
 
@@ -467,7 +467,7 @@ PTERUN_KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
   PTERUN_TRY(pterun_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
   PTERUN_TRY(pterun_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   if (L == 0 && T > 0) return QK_FAIL(ctx, "arg 'input': empty rows have no range");
   PTERUN_TRY(resize_token_outs(ctx, in, so, zo));
   for (t = 0; t < T; ++t) {
@@ -509,7 +509,7 @@ PTERUN_KERNEL(qk_choose_qparams_per_token_out) {
     return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported",
                    pterun_dtype_name(zo->dtype));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   if (L == 0 && T > 0) return QK_FAIL(ctx, "arg 'input': empty rows have no range");
   PTERUN_TRY(resize_token_outs(ctx, in, so, zo));
   for (t = 0; t < T; ++t) {

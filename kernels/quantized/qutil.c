@@ -8,15 +8,6 @@
 
 /* ---- tensor checks -------------------------------------------------------- */
 
-pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t,
-                              const char* name) {
-  if (!pterun_tensor_is_contiguous(t))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "arg '%s': only the default (row-major) dim order is supported",
-                              name);
-  return pterun_check_data(ctx, t, name);
-}
-
 pterun_status qk_check_scale(pterun_kernel_context* ctx, const char* name, double scale,
                              float* out) {
   float s = (float)scale;

@@ -193,6 +193,15 @@ pterun_status pterun_check_data(pterun_kernel_context* ctx, const pterun_tensor*
   return PTERUN_STATUS_OK;
 }
 
+pterun_status pterun_check_contiguous(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                      const char* name) {
+  if (!pterun_tensor_is_contiguous(t))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg '%s': only the default (row-major) dim order is supported",
+                              name);
+  return pterun_check_data(ctx, t, name);
+}
+
 /* "[2, 3]" into buf (cut at cap, always terminated). */
 static void format_shape(char* buf, size_t cap, size_t rank, const int64_t* sizes) {
   size_t used;

@@ -328,6 +328,13 @@ static PTERUN_KERNEL(kit_checks) {
   return pterun_check_data(ctx, t, "weight");
 }
 
+static PTERUN_KERNEL(kit_contig) {
+  pterun_tensor* t;
+  PTERUN_CHECK_NARGS(ctx, nargs, 1);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &t));
+  return pterun_check_contiguous(ctx, t, "weight");
+}
+
 static int test_tensor_checks(void) {
   float w[6] = {0};
   int64_t s23[2] = {2, 3}, s6[1] = {6};
@@ -354,6 +361,15 @@ static int test_tensor_checks(void) {
   PT_CHECK_STATUS(pterun_kernel_invoke(kit_checks, "test::checks", args, 1, &lg, NULL, 0),
                   PTERUN_STATUS_INVALID_ARGUMENT);
   PT_CHECK(strstr(last_msg, "storage smaller than its shape") != NULL);
+  /* pterun_check_contiguous: a transposed dim order is NOT_SUPPORTED */
+  t = pt_tensor_make(PTERUN_DTYPE_F32, 2, s23, w, sizeof w);
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_contig, "test::contig", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_OK);
+  t.dim_order[0] = 1, t.dim_order[1] = 0;
+  PT_CHECK_STATUS(pterun_tensor_update_layout(&t), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_contig, "test::contig", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_NOT_SUPPORTED);
+  PT_CHECK(strstr(last_msg, "arg 'weight': only the default (row-major) dim order") != NULL);
   return 0;
 }
 
