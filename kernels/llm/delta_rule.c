@@ -37,7 +37,7 @@ pterun_status llm_gated_delta_rule_out(pterun_kernel_context* ctx, pterun_value*
     const pterun_tensor* all[] = {q, k, v, decay, beta, s0, out, fin};
     const char* names[] = {"query", "key",           "value", "decay",
                            "beta",  "initial_state", "out",   "final_state_out"};
-    for (i = 0; i < 8; ++i) PTERUN_TRY(llm_check_dtype(ctx, all[i], names[i], PTERUN_DTYPE_F32));
+    for (i = 0; i < 8; ++i) PTERUN_TRY(pterun_check_dtype(ctx, all[i], names[i], PTERUN_DTYPE_F32));
   }
   B = q->sizes[0];
   Hq = q->sizes[1];
