@@ -240,6 +240,7 @@ class Built:
     note: str
     partitioner: str = "all"  # "all" | "dynamic"
     external: bool = False
+    dynamic: Any = None  # torch.export dynamic_shapes
 
 
 def _pt2e(m: nn.Module, inputs: tuple[torch.Tensor, ...], **cfg: Any) -> nn.Module:
@@ -307,6 +308,37 @@ def b_two_parts() -> Built:
     return Built(m, m, (torch.randn(2, 8),), 1e-5, 1e-6, "two partitions around cumsum")
 
 
+class DynMlp(nn.Module):
+    """Linear - GELU - Linear + x (residual) - softmax over [batch, 16] with a
+    dynamic batch (up to 8): the delegate runs at other than its exported
+    shapes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(16, 32)
+        self.b = nn.Linear(32, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.b(nn.functional.gelu(self.a(x))) + x
+        return torch.softmax(y.reshape(-1, 4, 4).transpose(1, 2), dim=-1)
+
+
+def b_dyn_mlp() -> Built:
+    from torch.export import Dim
+
+    m = DynMlp().eval()
+    dyn = {"x": {0: Dim("batch", min=1, max=8)}}
+    return Built(
+        m,
+        m,
+        (torch.randn(3, 16),),
+        1e-5,
+        1e-6,
+        "dynamic batch (max 8, run at 3)",
+        dynamic=dyn,
+    )
+
+
 def b_external() -> Built:
     m = ef.Mlp().eval()
     return Built(
@@ -367,6 +399,7 @@ BUILDERS: dict[str, Callable[[], Built]] = {
     "lstm": b_lstm,
     "gru": b_gru,
     "two_parts": b_two_parts,
+    "dyn_mlp": b_dyn_mlp,
     "external": b_external,
     "q_cnn": b_q_cnn,
     "q_mlp": b_q_mlp,
@@ -375,25 +408,17 @@ BUILDERS: dict[str, Callable[[], Built]] = {
 }
 
 
-class ArgMax(nn.Module):
-    """max.dim with indices: an ArgMaxPooling2d node, which pterun refuses."""
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        v, i = torch.max(x, dim=3, keepdim=True)
-        return v * 2.0, i
+def _fp16_linear() -> Built:
+    m = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).half().eval()
+    return Built(m, m, (torch.randn(2, 8).half(),), 0, 0, "fp16 FullyConnected")
 
 
-# Programs pterun must refuse at load, naming the node type:
+# Programs pterun must refuse at load, naming what it does not implement:
 # tests/fixtures/xnnpack_refused/<name>.pte (no references).
-REFUSED: dict[str, Callable[[], Built]] = {
-    "argmax_pooling": lambda: Built(
-        ArgMax().eval(),
-        ArgMax().eval(),
-        (torch.randn(1, 2, 4, 6),),
-        0,
-        0,
-        "ArgMaxPooling2d",
-    ),
+REFUSED: dict[str, Callable[[], Built]] = {"fp16_linear": _fp16_linear}
+# What the refusal must say (tests/runtime/run_refused.cmake).
+REFUSED_MESSAGE = {
+    "fp16_linear": "FullyConnected on fp16 x fp16 -> fp16 is not implemented"
 }
 
 QUANTIZED = {"q_cnn", "q_mlp", "q_dyn", "llm_8da4w"}
@@ -419,7 +444,7 @@ def export(b: Built, lowered: bool) -> tuple[bytes, dict[str, bytes]]:
         _load_torch_ops()
 
     module = copy.deepcopy(b.graph)
-    ep = torch.export.export(module, b.inputs, strict=False)
+    ep = torch.export.export(module, b.inputs, dynamic_shapes=b.dynamic, strict=False)
     if lowered and b.external:
         from executorch.exir.passes.external_constants_pass import (
             delegate_external_constants_pass_unlifted,
@@ -615,6 +640,7 @@ def main() -> int:
                 pte, _ = export(REFUSED[n](), lowered=True)
                 (refused / f"{n}.pte").write_bytes(pte)
                 (refused / f"{n}.graphs.txt").write_text(describe_payloads(pte))
+                (refused / f"{n}.expect").write_text(REFUSED_MESSAGE[n] + "\n")
                 continue
             write_case(n, a.out)
     rows = [

@@ -110,56 +110,111 @@ static int pterun_dtype_for(int dt) {
   }
 }
 
+/* Binds an external value to the delegate argument: dtype, capacity, and
+ * for inputs the shape of this call. Sets *changed when it differs from the
+ * exported one. */
+static pterun_status bind_external(xb_graph* g, pterun_kernel_context* ctx, pterun_value** args,
+                                   size_t nargs, xb_value* v, void** data, int* changed) {
+  if (v->external_id >= nargs)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "delegate called with %zu values; external %u missing", nargs,
+                              v->external_id);
+  (void)g;
+  pterun_value* a = args[v->external_id];
+  if (a == NULL || a->tag != PTERUN_VALUE_TENSOR)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "delegate value %u is not a tensor",
+                              v->external_id);
+  pterun_tensor* t = a->u.tensor;
+  // Rank-0 tensors are serialized as [1]: a rank difference is accepted at
+  // the exported element count only.
+  int same_rank = t->rank == v->rank;
+  if (t->dtype != pterun_dtype_for(v->dtype) || (!same_rank && (size_t)t->numel != v->max_numel))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
+                              "delegate value %u is a rank-%u %s tensor; the graph expects rank %u "
+                              "%s",
+                              v->external_id, t->rank, pterun_dtype_name(t->dtype), v->rank,
+                              xb_dtype_name(v->dtype));
+  if (v->is_input && same_rank) {
+    // Sizes in physical order (the tensor's dim order), within the bounds.
+    size_t numel = 1;
+    for (uint32_t d = 0; d < v->rank; ++d) {
+      size_t s = (size_t)t->sizes[t->dim_order[d]];
+      if (s > v->max_dims[d])
+        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                  "delegate input %u dim %u is %zu; the graph allows %zu",
+                                  v->external_id, d, s, v->max_dims[d]);
+      if (s != v->max_dims[d]) *changed = 1;
+      v->dims[d] = s;
+      numel *= s;
+    }
+    v->numel = numel;
+  }
+  size_t need = v->is_input ? v->numel * (v->max_numel ? v->nbytes / v->max_numel : 0) : v->nbytes;
+  if (t->data == NULL || (v->is_input ? t->nbytes : t->capacity) < need)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE,
+                              "delegate value %u has no memory or too little", v->external_id);
+  *data = t->data;
+  return PTERUN_STATUS_OK;
+}
+
 pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   void** data = g->ptrs;
+  int changed = 0;
   for (uint32_t i = 0; i < g->nvalues; ++i) {
     xb_value* v = &g->values[i];
     switch (v->loc) {
       case XB_LOC_CONST: data[i] = (void*)v->constant; break;
       case XB_LOC_ARENA: data[i] = g->arena + v->arena_offset; break;
-      case XB_LOC_EXTERNAL: {
-        if (v->external_id >= nargs)
-          return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                    "delegate called with %zu values; external %u missing", nargs,
-                                    v->external_id);
-        pterun_value* a = args[v->external_id];
-        if (a == NULL || a->tag != PTERUN_VALUE_TENSOR)
-          return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
-                                    "delegate value %u is not a tensor", v->external_id);
-        pterun_tensor* t = a->u.tensor;
-        if (t->dtype != pterun_dtype_for(v->dtype))
-          return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
-                                    "delegate value %u is %s; the graph expects %s", v->external_id,
-                                    pterun_dtype_name(t->dtype), xb_dtype_name(v->dtype));
-        if ((size_t)t->numel != v->numel) {
-          if (v->is_output && t->rank == v->rank) {
-            int64_t sz[XB_MAX_DIMS];
-            for (uint32_t d = 0; d < v->rank; ++d) sz[t->dim_order[d]] = (int64_t)v->dims[d];
-            if (pterun_tensor_resize(t, t->rank, sz) != PTERUN_STATUS_OK)
-              return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                        "cannot resize delegate output %u", v->external_id);
-          } else {
-            return pterun_kernel_fail(
-                ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                "delegate value %u has %lld elements; the graph was compiled for %zu (dynamic "
-                "shapes are not implemented by this backend)",
-                v->external_id, (long long)t->numel, v->numel);
-          }
-        }
-        if (t->data == NULL || t->nbytes < v->nbytes)
-          return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE,
-                                    "delegate value %u has no memory", v->external_id);
-        data[i] = t->data;
+      case XB_LOC_EXTERNAL:
+        PTERUN_TRY(bind_external(g, ctx, args, nargs, v, &data[i], &changed));
         break;
-      }
       default: data[i] = NULL; break;
     }
   }
+  // Shapes: propagated node by node when an input's shape is not the
+  // exported one; restored to the exported ones after such a call.
+  if (changed || g->reshaped) {
+    for (uint32_t i = 0; i < g->nvalues; ++i) {
+      xb_value* v = &g->values[i];
+      if (!(v->loc == XB_LOC_EXTERNAL && v->is_input)) {
+        memcpy(v->dims, v->max_dims, sizeof v->dims);
+        v->numel = v->max_numel;
+      }
+    }
+    g->reshaped = changed;
+  }
   xb_exec x = {g, ctx, data};
   for (uint32_t ni = 0; ni < g->nnodes; ++ni) {
-    pterun_status st = xb_run_node(&x, &g->nodes[ni]);
+    const xb_node* n = &g->nodes[ni];
+    if (changed) {
+      pterun_status st = xb_reshape_node(g, n);
+      if (st != PTERUN_STATUS_OK)
+        return pterun_kernel_fail(
+            ctx, st,
+            "node %u (%s): cannot run at this call's shapes (only FullyConnected, "
+            "element-wise, reshape, transpose, concatenation and batch matrix "
+            "multiply follow dynamic shapes here)",
+            ni, xb_node_name(n->tag));
+    }
+    pterun_status st = xb_run_node(&x, n);
     if (st != PTERUN_STATUS_OK)
-      return pterun_kernel_fail(ctx, st, "node %u (%s) failed", ni, xb_node_name(g->nodes[ni].tag));
+      return pterun_kernel_fail(ctx, st, "node %u (%s) failed", ni, xb_node_name(n->tag));
+  }
+  // Outputs take the computed shapes (mapped back through their dim order).
+  for (uint32_t e = 0; e < g->num_externs; ++e) {
+    const xb_value* v = &g->values[g->ext_value[e]];
+    if (!v->is_output) continue;
+    pterun_tensor* t = args[v->external_id]->u.tensor;
+    if (t->rank != v->rank) continue; /* rank 0 as [1]: nothing to resize */
+    int64_t sz[XB_MAX_DIMS];
+    int same = 1;
+    for (uint32_t d = 0; d < v->rank; ++d) {
+      sz[t->dim_order[d]] = (int64_t)v->dims[d];
+      same &= t->sizes[t->dim_order[d]] == (int64_t)v->dims[d];
+    }
+    if (!same && pterun_tensor_resize(t, t->rank, sz) != PTERUN_STATUS_OK)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "cannot resize delegate output %u", v->external_id);
   }
   return PTERUN_STATUS_OK;
 }

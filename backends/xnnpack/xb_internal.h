@@ -104,7 +104,8 @@ typedef struct xb_value {
   int dtype;
   uint32_t rank;
   size_t dims[XB_MAX_DIMS];
-  size_t numel, nbytes;
+  size_t numel, nbytes; /* dims/numel: the current shape (execute may change it) */
+  size_t max_dims[XB_MAX_DIMS], max_numel; /* as exported: the upper bounds */
   int loc;
   const uint8_t* constant; /* XB_LOC_CONST */
   uint32_t external_id;    /* XB_LOC_EXTERNAL */
@@ -163,6 +164,7 @@ typedef struct xb_graph {
   size_t scratch_bytes; /* largest per-node scratch */
   uint8_t* scratch;
   void** ptrs;        /* per value: its bytes during execute */
+  int reshaped;       /* the last execute ran at other than the exported shapes */
   size_t owned_bytes; /* everything this graph allocated */
   const pterun_allocator* allocator;
   /* allocations to free: packed weights, copies */
@@ -190,6 +192,10 @@ typedef struct xb_exec {
 } xb_exec;
 
 pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb_node* n);
+/* Before running node n: its outputs' shapes from its inputs' current
+ * shapes. NOT_SUPPORTED when an input's shape changed and the node type has
+ * no rule; INVALID_ARGUMENT when a result exceeds its exported bound. */
+pterun_status xb_reshape_node(xb_graph* g, const xb_node* n);
 pterun_status xb_run_node(xb_exec* x, const xb_node* n);
 
 pterun_status xb_fail(const pterun_logger* lg, pterun_status st, const char* fmt, ...)

@@ -76,7 +76,11 @@ static void q_range(const xb_node* n, const xb_value* o, int32_t* lo, int32_t* h
 static inline int32_t requant(float x, int32_t zp, int32_t lo, int32_t hi) {
   float lo_f = (float)(lo - zp), hi_f = (float)(hi - zp);
   x = x < lo_f ? lo_f : (x > hi_f ? hi_f : x);
-  return (int32_t)lrintf(x) + zp;
+  // Round half to even without a libm call: |x| <= 510 here, far below
+  // 2^22, where adding and subtracting 1.5 * 2^23 rounds in the current
+  // (nearest-even) mode. NaN compares false and is mapped to lo.
+  if (!(x == x)) return lo;
+  return (int32_t)((x + 12582912.0f) - 12582912.0f) + zp;
 }
 static inline float clampf(float x, float lo, float hi) {
   return x < lo ? lo : (x > hi ? hi : x);
@@ -276,7 +280,7 @@ typedef struct gemm_prep {
   int8_t* wq;      /* int8 (static: [groups][K][N]; dynamic: [K][N] centred) */
   float* bias;     /* f32 bias [OC] (float and dynamic paths) */
   int32_t* ibias;  /* int32 bias [OC] (static quantized) */
-  float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: s_w[c] or group scales */
+  float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: scales [K groups][OC] */
   size_t groups_k; /* dynamic group-wise: number of K groups */
   size_t gsize;    /* dynamic group size (K when per channel) */
   int8_t* wdw;     /* unused */
@@ -353,9 +357,9 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
     for (size_t k = 0; k < K; ++k) p->wq[k * OC + oc] = (int8_t)w_q(w, oc, k, K);
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t gk = 0; gk < p->groups_k; ++gk)
-      p->mult[oc * p->groups_k + gk] =
-          w->qkind == XB_Q_GROUP ? pterun_bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
-                                 : w->scales[oc];
+      p->mult[gk * OC + oc] = w->qkind == XB_Q_GROUP
+                                  ? pterun_bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
+                                  : w->scales[oc];
   return PTERUN_STATUS_OK;
 }
 
@@ -371,6 +375,7 @@ static size_t dq_params_offset(const xb_value* v) {
 }
 
 enum { KIND_F32 = 0, KIND_QS8 = 1, KIND_QD8 = 2 };
+enum { XB_DQ_ROWS = 16 }; /* rows per block of a dynamically quantized GEMM */
 
 static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
@@ -414,7 +419,7 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
       return UNSUP("dynamically quantized input not produced by a Convert in this graph");
     n->kind = KIND_QD8;
     PTERUN_TRY(prep_q_dynamic(a, g, n, N, K, w, p));
-    n->scratch_bytes = K * sizeof(int16_t) + 2 * N * sizeof(int32_t) + 64;
+    n->scratch_bytes = XB_DQ_ROWS * (K * sizeof(int16_t) + N * sizeof(int32_t)) + 64;
     return prep_bias_f32(a, g, n, N, p);
   }
   return UNSUP("FullyConnected on %s x %s -> %s is not implemented", xb_dtype_name(in->dtype),
@@ -444,7 +449,7 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
   size_t KK = (size_t)n->kh * n->kw, K = KK * ICg;
   p->K = K;
   p->N = OCg;
-  enum { TILE = 16 };
+  enum { TILE = 64 };
   if (is_f32(in) && is_f32(w) && is_f32(out)) {
     n->kind = KIND_F32;
     p->w = xb_alloc(g, (dw ? KK * OC : G * K * OCg) * sizeof(float));
@@ -712,8 +717,7 @@ static void run_fc(xb_exec* x, const xb_node* n) {
     int16_t* A = (int16_t*)g->scratch;
     int32_t* C = (int32_t*)(g->scratch + ((M * K * sizeof(int16_t) + 31) & ~(size_t)31));
     int ui = in->dtype == XB_DT_QUINT8, uo = out->dtype == XB_DT_QUINT8;
-    for (size_t i = 0; i < M * K; ++i)
-      A[i] = (int16_t)(q_ld(x->data[n->in[0]], i, ui) - in->zero_point);
+    xb_widen_q8(A, x->data[n->in[0]], ui, in->zero_point, M * K);
     xb_igemm(M, K, N, A, K, p->wq, N, C, N);
     int32_t lo, hi;
     q_range(n, out, &lo, &hi);
@@ -724,28 +728,39 @@ static void run_fc(xb_exec* x, const xb_node* n) {
              uo);
     return;
   }
-  // Dynamic: per-row activation parameters follow the int8 data.
+  // Dynamic: per-row activation parameters follow the int8 data. Rows go in
+  // blocks of XB_DQ_ROWS through the integer GEMM, one K group at a time.
   const int8_t* qa = x->data[n->in[0]];
   const uint8_t* params = (const uint8_t*)qa + dq_params_offset(in);
   size_t rows = dq_rows(in), per_row = rows ? in->numel / rows : 0;
   int16_t* A = (int16_t*)g->scratch;
-  int32_t* C = (int32_t*)(g->scratch + ((K * sizeof(int16_t) + 31) & ~(size_t)31));
+  int32_t* C = (int32_t*)(g->scratch + ((XB_DQ_ROWS * K * sizeof(int16_t) + 31) & ~(size_t)31));
   float* o = x->data[n->out];
-  for (size_t m = 0; m < M; ++m) {
-    size_t r = per_row ? (m * K) / per_row : 0;
-    float inv;
-    int32_t zp;
-    memcpy(&inv, params + r * 8, 4);
-    memcpy(&zp, params + r * 8 + 4, 4);
-    for (size_t k = 0; k < K; ++k) A[k] = (int16_t)(qa[m * K + k] - zp);
-    float* orow = o + m * N;
-    for (size_t c = 0; c < N; ++c) orow[c] = 0.0f;
-    for (size_t gk = 0; gk < p->groups_k; ++gk) {
-      xb_igemm(1, p->gsize, N, A + gk * p->gsize, K, p->wq + gk * p->gsize * N, N, C, N);
-      for (size_t c = 0; c < N; ++c) orow[c] += (float)C[c] * p->mult[c * p->groups_k + gk];
+  float inv[XB_DQ_ROWS];
+  for (size_t m0 = 0; m0 < M; m0 += XB_DQ_ROWS) {
+    size_t mb = M - m0 < XB_DQ_ROWS ? M - m0 : XB_DQ_ROWS;
+    for (size_t i = 0; i < mb; ++i) {
+      size_t m = m0 + i, r = per_row ? (m * K) / per_row : 0;
+      int32_t zp;
+      memcpy(&inv[i], params + r * 8, 4);
+      memcpy(&zp, params + r * 8 + 4, 4);
+      xb_widen_q8(A + i * K, qa + m * K, 0, zp, K);
+      memset(o + m * N, 0, N * sizeof(float));
     }
-    for (size_t c = 0; c < N; ++c)
-      orow[c] = clampf(orow[c] * inv + p->bias[c], n->out_min, n->out_max);
+    for (size_t gk = 0; gk < p->groups_k; ++gk) {
+      xb_igemm(mb, p->gsize, N, A + gk * p->gsize, K, p->wq + gk * p->gsize * N, N, C, N);
+      const float* sc = p->mult + gk * N; /* [groups][N] */
+      for (size_t i = 0; i < mb; ++i) {
+        float* orow = o + (m0 + i) * N;
+        const int32_t* crow = C + i * N;
+        for (size_t c = 0; c < N; ++c) orow[c] += (float)crow[c] * sc[c];
+      }
+    }
+    for (size_t i = 0; i < mb; ++i) {
+      float* orow = o + (m0 + i) * N;
+      for (size_t c = 0; c < N; ++c)
+        orow[c] = clampf(orow[c] * inv[i] + p->bias[c], n->out_min, n->out_max);
+    }
   }
 }
 
@@ -765,7 +780,7 @@ static void run_conv(xb_exec* x, const xb_node* n) {
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
   size_t dm = dw ? OC / IC : 1;
-  enum { TILE = 16 };
+  enum { TILE = 64 };
   size_t npix = OH * OW;
   for (size_t b = 0; b < B; ++b) {
     if (dw) {
@@ -783,7 +798,7 @@ static void run_conv(xb_exec* x, const xb_node* n) {
               const float* ip = (const float*)src + ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
               const float* wp = p->w + (kh * KW + kw) * OC;
               if (dm == 1)
-                for (size_t c = 0; c < OC; ++c) acc[c] += ip[c] * wp[c];
+                xb_madd_f32(acc, ip, wp, OC);
               else
                 for (size_t c = 0; c < OC; ++c) acc[c] += ip[c / dm] * wp[c];
             }
@@ -800,8 +815,11 @@ static void run_conv(xb_exec* x, const xb_node* n) {
               if (iw < 0 || iw >= (ptrdiff_t)W) continue;
               size_t base = ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
               const int8_t* wp = p->wq + (kh * KW + kw) * OC;
-              for (size_t c = 0; c < OC; ++c)
-                acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
+              if (dm == 1)
+                xb_madd_q8(acc, src + base, ui, in->zero_point, wp, OC);
+              else
+                for (size_t c = 0; c < OC; ++c)
+                  acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
             }
           }
           size_t ob = (b * npix + pix) * OC;
@@ -809,6 +827,13 @@ static void run_conv(xb_exec* x, const xb_node* n) {
             q_st(dst, ob + c, requant((float)acc[c] * p->mult[c], out->zero_point, lo, hi), uo);
         }
       }
+      continue;
+    }
+    if (!q && G == 1 && KH == 1 && KW == 1 && n->sh == 1 && n->sw == 1 && n->pad[0] == 0 &&
+        n->pad[1] == 0 && n->pad[2] == 0 && n->pad[3] == 0 && OH == H && OW == W) {
+      // 1x1 convolution: the NHWC input already is the [pixels][IC] matrix.
+      xb_gemm_f32(npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC, p->bias,
+                  (float*)dst + b * npix * OC, OC, n->out_min, n->out_max);
       continue;
     }
     for (size_t p0 = 0; p0 < npix; p0 += TILE) {
@@ -832,8 +857,10 @@ static void run_conv(xb_exec* x, const xb_node* n) {
                 else
                   memset(Af + col, 0, ICg * sizeof(float));
               } else {
-                for (size_t c = 0; c < ICg; ++c)
-                  Aq[col + c] = inside ? (int16_t)(q_ld(src, base + c, ui) - in->zero_point) : 0;
+                if (inside)
+                  xb_widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
+                else
+                  memset(Aq + col, 0, ICg * sizeof(int16_t));
               }
             }
           }
@@ -1231,5 +1258,108 @@ pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
         return PTERUN_STATUS_OK;
       }
       return PTERUN_STATUS_NOT_SUPPORTED;
+  }
+}
+
+/* ======================================================================== */
+/* shapes at execute (inputs whose shape differs from the exported one)     */
+
+static pterun_status set_shape(xb_value* o, uint32_t rank, const size_t* dims) {
+  if (rank != o->rank) return PTERUN_STATUS_NOT_SUPPORTED;
+  size_t numel = 1;
+  for (uint32_t d = 0; d < rank; ++d) {
+    if (dims[d] > o->max_dims[d]) return PTERUN_STATUS_INVALID_ARGUMENT;
+    numel *= dims[d];
+  }
+  memcpy(o->dims, dims, rank * sizeof *dims);
+  o->numel = numel;
+  return PTERUN_STATUS_OK;
+}
+
+static bool at_bounds(const xb_value* v) {
+  return memcmp(v->dims, v->max_dims, v->rank * sizeof *v->dims) == 0;
+}
+
+pterun_status xb_reshape_node(xb_graph* g, const xb_node* n) {
+  xb_value* out = &g->values[n->out];
+  const xb_value* in = &g->values[n->in[0]];
+  size_t d[XB_MAX_DIMS];
+  if (is_binary(n->tag)) {
+    const xb_value* in2 = &g->values[n->in[1]];
+    uint32_t r = out->rank;
+    for (uint32_t k = 0; k < r; ++k) {
+      int k1 = (int)k - (int)(r - in->rank), k2 = (int)k - (int)(r - in2->rank);
+      size_t a = k1 >= 0 ? in->dims[k1] : 1, b = k2 >= 0 ? in2->dims[k2] : 1;
+      if (a != b && a != 1 && b != 1) return PTERUN_STATUS_INVALID_ARGUMENT;
+      d[k] = a == 1 ? b : a;
+    }
+    return set_shape(out, r, d);
+  }
+  if (is_unary(n->tag) || n->tag == XB_N_SOFTMAX || n->tag == XB_N_CONVERT || n->tag == XB_N_COPY)
+    return set_shape(out, in->rank, in->dims);
+  switch (n->tag) {
+    case XB_N_FULLY_CONNECTED: {
+      const gemm_prep* p = n->packed;
+      size_t M = p->K ? in->numel / p->K : 0;
+      if (out->rank == in->rank) {
+        memcpy(d, in->dims, in->rank * sizeof *d);
+      } else if (out->rank == 2) {
+        d[0] = M;
+      } else {
+        return PTERUN_STATUS_NOT_SUPPORTED;
+      }
+      d[out->rank - 1] = p->N;
+      return set_shape(out, out->rank, d);
+    }
+    case XB_N_BATCH_MATRIX_MULTIPLY: {
+      const xb_value* in2 = &g->values[n->in[1]];
+      uint32_t r = in->rank;
+      for (uint32_t k = 0; k + 2 < r; ++k)
+        if (in->dims[k] != in2->dims[k]) return PTERUN_STATUS_INVALID_ARGUMENT;
+      if (in->dims[r - 1] != in2->dims[r - 2]) return PTERUN_STATUS_INVALID_ARGUMENT;
+      memcpy(d, in->dims, r * sizeof *d);
+      d[r - 1] = in2->dims[r - 1];
+      return set_shape(out, r, d);
+    }
+    case XB_N_STATIC_TRANSPOSE:
+      for (uint32_t k = 0; k < in->rank; ++k) d[k] = in->dims[n->perm[k]];
+      return set_shape(out, in->rank, d);
+    case XB_N_STATIC_RESHAPE: {
+      // new_shape: a 0 entry is inferred (PyTorch's -1).
+      size_t known = 1, zeros = 0, at = 0;
+      if (n->num_dims != out->rank) return PTERUN_STATUS_NOT_SUPPORTED;
+      for (uint32_t k = 0; k < n->num_dims; ++k) {
+        d[k] = n->shape[k];
+        if (d[k] == 0)
+          ++zeros, at = k;
+        else
+          known *= d[k];
+      }
+      if (zeros > 1 || known == 0) return PTERUN_STATUS_NOT_SUPPORTED;
+      if (zeros == 1) d[at] = in->numel / known;
+      size_t numel = 1;
+      for (uint32_t k = 0; k < n->num_dims; ++k) numel *= d[k];
+      if (numel != in->numel) return PTERUN_STATUS_NOT_SUPPORTED;
+      return set_shape(out, n->num_dims, d);
+    }
+    case XB_N_CONCATENATE2:
+    case XB_N_CONCATENATE3:
+    case XB_N_CONCATENATE4:
+    case XB_N_CONCATENATE5: {
+      memcpy(d, in->dims, in->rank * sizeof *d);
+      d[n->axis] = 0;
+      for (uint32_t k = 0; k < n->nin; ++k) {
+        const xb_value* x = &g->values[n->in[k]];
+        for (uint32_t j = 0; j < x->rank; ++j)
+          if (j != n->axis && x->dims[j] != in->dims[j]) return PTERUN_STATUS_INVALID_ARGUMENT;
+        d[n->axis] += x->dims[n->axis];
+      }
+      return set_shape(out, in->rank, d);
+    }
+    default:
+      // No rule: only the exported shapes.
+      for (uint32_t k = 0; k < n->nin; ++k)
+        if (!at_bounds(&g->values[n->in[k]])) return PTERUN_STATUS_NOT_SUPPORTED;
+      return set_shape(out, out->rank, out->max_dims);
   }
 }

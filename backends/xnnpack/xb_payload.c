@@ -405,6 +405,8 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
     if (__builtin_mul_overflow(v->numel, v->dims[d], &v->numel) || v->numel > ((size_t)1 << 40))
       return BAD("value %u: too many elements", vi);
   }
+  memcpy(v->max_dims, v->dims, sizeof v->dims);
+  v->max_numel = v->numel;
   size_t bits = dtype_bits(dt);
   if (bits == 4) {
     // 4-bit weights: rows of the last dim, each padded to whole bytes.

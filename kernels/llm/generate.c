@@ -258,8 +258,10 @@ static int is_stop(const pterun_llm* llm, const pterun_llm_options* o, int64_t t
 }
 
 pterun_status pterun_llm_generate(pterun_llm* llm, const int64_t* prompt, size_t prompt_len,
-                                  const pterun_llm_options* o, int64_t* out, size_t out_cap,
+                                  const pterun_llm_options* options, int64_t* out, size_t out_cap,
                                   pterun_llm_stats* stats) {
+  pterun_llm_options opts;
+  const pterun_llm_options* o = &opts;
   pterun_llm_stats local;
   const float* logits;
   uint64_t state;
@@ -267,8 +269,9 @@ pterun_status pterun_llm_generate(pterun_llm* llm, const int64_t* prompt, size_t
   double t0, t1;
   size_t i;
   pterun_llm_stats* S = stats != NULL ? stats : &local;
-  if (llm == NULL || o == NULL || (out == NULL && out_cap > 0) ||
-      (o->stop_count > 0 && o->stop_tokens == NULL))
+  if (llm == NULL || options == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  PTERUN_TRY(pterun_options_read(options, &opts, sizeof opts, NULL, "pterun_llm_options"));
+  if ((out == NULL && out_cap > 0) || (o->stop_count > 0 && o->stop_tokens == NULL))
     return PTERUN_STATUS_INVALID_ARGUMENT;
   memset(S, 0, sizeof *S);
   S->prompt_tokens = prompt_len;
