@@ -64,6 +64,51 @@ static void group_dot4(const uint8_t* w, const int8_t* qa, int64_t chunks, int64
   for (j = 0; j < 8; ++j) dot[j] -= 8 * asum;
 }
 
+/* 1..7 bits (other than 4): portable unpack, then the biased codes
+ * u = code + 2^(n-1) <= 127 times the activations with vpmaddubsw (pairs at
+ * most 2 * 127 * 128 < 2^15: no saturation); dot = sum(u * a) - bias * sum(a).
+ * Code bytes 0..31 are columns 0..3 (first 8 k-values each), 32..63 columns
+ * 4..7, 64..127 the same for the last 8 k-values. */
+static void group_dot_u7(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
+                         int64_t dot[8]) {
+  const __m256i ones = _mm256_set1_epi16(1), bias = _mm256_set1_epi8((char)(1 << (nbit - 1)));
+  __m256i acc_a = _mm256_setzero_si256(), acc_b = _mm256_setzero_si256();
+  int8_t codes[128];
+  int64_t c, asum = 0;
+  int32_t la[8], lb[8];
+  int j;
+  for (c = 0; c < chunks; ++c, w += 16 * nbit, qa += 16) {
+    int64_t h0, h1;
+    __m256i a0, a1, u0, u1, u2, u3;
+    memcpy(&h0, qa, 8);
+    memcpy(&h1, qa + 8, 8);
+    a0 = _mm256_set1_epi64x(h0);
+    a1 = _mm256_set1_epi64x(h1);
+    lb_unpack_codes(nbit, 128, w, codes);
+    u0 = _mm256_add_epi8(_mm256_loadu_si256((const __m256i*)codes), bias);
+    u1 = _mm256_add_epi8(_mm256_loadu_si256((const __m256i*)(codes + 32)), bias);
+    u2 = _mm256_add_epi8(_mm256_loadu_si256((const __m256i*)(codes + 64)), bias);
+    u3 = _mm256_add_epi8(_mm256_loadu_si256((const __m256i*)(codes + 96)), bias);
+    /* widen each maddubs result on its own: two of them may exceed int16 */
+    acc_a = _mm256_add_epi32(acc_a, _mm256_madd_epi16(_mm256_maddubs_epi16(u0, a0), ones));
+    acc_a = _mm256_add_epi32(acc_a, _mm256_madd_epi16(_mm256_maddubs_epi16(u2, a1), ones));
+    acc_b = _mm256_add_epi32(acc_b, _mm256_madd_epi16(_mm256_maddubs_epi16(u1, a0), ones));
+    acc_b = _mm256_add_epi32(acc_b, _mm256_madd_epi16(_mm256_maddubs_epi16(u3, a1), ones));
+    for (j = 0; j < 16; ++j) asum += qa[j];
+    /* int32 lanes grow by at most 4 * 127 * 128 per chunk: flush well before 2^31 */
+    if ((c & 8191) == 8191 || c + 1 == chunks) {
+      _mm256_storeu_si256((__m256i*)la, acc_a);
+      _mm256_storeu_si256((__m256i*)lb, acc_b);
+      for (j = 0; j < 4; ++j) {
+        dot[j] += (int64_t)la[2 * j] + la[2 * j + 1];
+        dot[4 + j] += (int64_t)lb[2 * j] + lb[2 * j + 1];
+      }
+      acc_a = acc_b = _mm256_setzero_si256();
+    }
+  }
+  for (j = 0; j < 8; ++j) dot[j] -= (int64_t)(1 << (nbit - 1)) * asum;
+}
+
 void lb_group_dot_avx2(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
                        int64_t dot[8]) {
   __m256i acc[8];
@@ -76,6 +121,10 @@ void lb_group_dot_avx2(int nbit, const uint8_t* w, const int8_t* qa, int64_t chu
   for (col = 0; col < 8; ++col) dot[col] = 0;
   if (nbit == 4) {
     group_dot4(w, qa, chunks, dot);
+    return;
+  }
+  if (nbit < 8) {
+    group_dot_u7(nbit, w, qa, chunks, dot);
     return;
   }
   for (c = 0; c < chunks; ++c, w += 16 * nbit, qa += 16) {
