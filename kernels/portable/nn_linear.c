@@ -90,12 +90,12 @@ pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (x->rank < 1) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "input is 0-d");
-  PTERUN_TRY(pk_check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
   PTERUN_TRY(pk_check_float(ctx, x, "input"));
   PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", w, "weight"));
   PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, x, "input"));
-  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_data(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, w, "weight"));
   k = x->sizes[x->rank - 1];
   n = w->sizes[0];
   if (w->sizes[1] != k)
@@ -104,7 +104,7 @@ pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
                               k, w->sizes[0], w->sizes[1]);
   if (bias != NULL) {
     PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", bias, "bias"));
-    PTERUN_TRY(pk_check_data(ctx, bias, "bias"));
+    PTERUN_TRY(pterun_check_data(ctx, bias, "bias"));
     if (bias->rank != 1 || bias->sizes[0] != n)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "bias must be [%" PRId64 "]",
                                 n);
