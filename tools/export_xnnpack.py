@@ -668,6 +668,7 @@ def export_llm(out: Path) -> None:
     `export_llama --model llama3 -kv --use_sdpa_with_kv_cache -X -qmode 8da4w
     --group_size 32` and ExecuTorch+XNNPACK's greedy tokens and logits."""
     import json
+    import tempfile
 
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  (llama:: kernels)
     from executorch.examples.models.llama.export_llama_lib import (
@@ -679,8 +680,24 @@ def export_llm(out: Path) -> None:
     d = out.parent / "xnnpack_llm"
     d.mkdir(exist_ok=True)
     (d / "params.json").write_text(json.dumps(LLM_PARAMS, indent=1) + "\n")
+    # Seeded random weights (without a checkpoint the exporter leaves them
+    # uninitialised), saved as the checkpoint export_llama loads.
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    torch.manual_seed(SEED)
+    model = construct_transformer(
+        ModelArgs(**LLM_PARAMS, max_seq_len=64, max_context_len=64)
+    )
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(
+                torch.ones_like(p) if "norm" in name else torch.randn_like(p) * 0.08
+            )
+    ckpt = Path(tempfile.mkdtemp()) / "model.pth"
+    torch.save({k: v for k, v in model.state_dict().items() if "freqs" not in k}, ckpt)
     argv = [
-        "--model", "llama3", "--params", str(d / "params.json"), "-kv",
+        "--model", "llama3", "--params", str(d / "params.json"), "--checkpoint", str(ckpt), "-kv",
         "--use_sdpa_with_kv_cache", "-X", "-qmode", "8da4w", "--group_size", "32",
         "--max_seq_length", "64", "--max_context_length", "64",
         "--output_name", str(d / "model.pte"),
