@@ -17,7 +17,39 @@ struct pterun_llm {
   int64_t max_tokens_per_call; /* the token input's bound along dim 1 */
   float* logits;               /* vocab floats */
   float* work;                 /* 2 * vocab floats for sampling */
+  void** planned;              /* zeroed planned buffers we own, or NULL */
+  size_t* planned_sizes;
+  size_t planned_count;
 };
+
+/* Planned memory for forward, zero-filled: the KV caches are mutable buffers
+ * without initial data, and a ring-buffer cache is read (under a -inf mask)
+ * before it is written, so its bytes must be finite, as ExecuTorch's
+ * zero-initialised arenas are. Allocated once, here. */
+static pterun_status alloc_planned(pterun_llm* llm, size_t method) {
+  pterun_method_info mi;
+  size_t k;
+  if (pterun_program_method_info(llm->program, method, &mi) != PTERUN_STATUS_OK)
+    return PTERUN_STATUS_INVALID_PROGRAM;
+  llm->planned_count = mi.planned_buffer_count;
+  if (mi.planned_buffer_count == 0) return PTERUN_STATUS_OK;
+  llm->planned = (void**)calloc(mi.planned_buffer_count, sizeof(void*));
+  llm->planned_sizes = (size_t*)calloc(mi.planned_buffer_count, sizeof(size_t));
+  if (llm->planned == NULL || llm->planned_sizes == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (k = 0; k < mi.planned_buffer_count; ++k) {
+    uint64_t size;
+    size_t bytes;
+    if (pterun_program_planned_buffer_size(llm->program, method, k, &size) != PTERUN_STATUS_OK ||
+        size > (uint64_t)SIZE_MAX - 64)
+      return PTERUN_STATUS_INVALID_PROGRAM;
+    bytes = ((size_t)size + 63) & ~(size_t)63;
+    llm->planned[k] = aligned_alloc(64, bytes ? bytes : 64);
+    if (llm->planned[k] == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    memset(llm->planned[k], 0, bytes ? bytes : 64);
+    llm->planned_sizes[k] = bytes;
+  }
+  return PTERUN_STATUS_OK;
+}
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -102,9 +134,22 @@ pterun_status pterun_llm_open(const pterun_program* program, const pterun_method
     return PTERUN_STATUS_OUT_OF_MEMORY;
   }
   llm->work = llm->logits + llm->meta.vocab_size;
-  if ((st = pterun_method_load(program, "forward", options, &llm->method)) != PTERUN_STATUS_OK) {
-    pterun_llm_close(llm);
-    return st;
+  {
+    pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
+    if (options != NULL) mo = *options;
+    if (mo.planned_buffers == NULL) {
+      if ((st = alloc_planned(llm, idx)) != PTERUN_STATUS_OK) {
+        pterun_llm_close(llm);
+        return st;
+      }
+      mo.planned_buffers = (void* const*)llm->planned;
+      mo.planned_buffer_count = llm->planned_count;
+      mo.planned_buffer_sizes = llm->planned_sizes;
+    }
+    if ((st = pterun_method_load(program, "forward", &mo, &llm->method)) != PTERUN_STATUS_OK) {
+      pterun_llm_close(llm);
+      return st;
+    }
   }
   *out = llm;
   return PTERUN_STATUS_OK;
@@ -112,7 +157,11 @@ pterun_status pterun_llm_open(const pterun_program* program, const pterun_method
 
 void pterun_llm_close(pterun_llm* llm) {
   if (llm == NULL) return;
+  size_t k;
   pterun_method_destroy(llm->method);
+  for (k = 0; llm->planned != NULL && k < llm->planned_count; ++k) free(llm->planned[k]);
+  free(llm->planned);
+  free(llm->planned_sizes);
   free(llm->logits);
   free(llm);
 }
@@ -195,56 +244,54 @@ static int64_t argmax(const float* x, size_t n) {
   return (int64_t)best;
 }
 
-/* Sorts the index array idx (as floats holding exact ints < 2^24) by
- * probability, descending; a heap-free selection of the first k. */
-static void partial_sort_desc(const float* p, float* idx, size_t n, size_t k) {
-  size_t i, j;
-  for (i = 0; i < k && i < n; ++i) {
-    size_t best = i;
-    for (j = i + 1; j < n; ++j)
-      if (p[(size_t)idx[j]] > p[(size_t)idx[best]]) best = j;
-    if (best != i) {
-      float t = idx[i];
-      idx[i] = idx[best];
-      idx[best] = t;
-    }
-  }
+/* A candidate token while sampling: probability (unnormalised) and id. */
+typedef struct llm_cand {
+  float p;
+  float id; /* exact: ids < 2^24 */
+} llm_cand;
+
+/* Descending probability, then ascending id: a total order, so the result
+ * does not depend on the C library's qsort. */
+static int cand_cmp(const void* a, const void* b) {
+  const llm_cand *x = (const llm_cand*)a, *y = (const llm_cand*)b;
+  if (x->p != y->p) return x->p > y->p ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
 }
 
 int64_t pterun_llm_sample(const float* logits, size_t vocab, const pterun_llm_sampling* s,
                           uint64_t* state, float* work) {
-  float *p = work, *idx = work + vocab, mx, sum = 0.f, r, acc;
-  size_t i, k, n;
-  if (s == NULL || !(s->temperature > 0.f) || vocab > (1u << 24)) return argmax(logits, vocab);
+  llm_cand* c = (llm_cand*)(void*)work; /* 2 * vocab floats */
+  float mx, sum = 0.f, r, acc;
+  size_t i, n;
+  if (s == NULL || !(s->temperature > 0.f) || vocab == 0 || vocab > (1u << 24))
+    return vocab ? argmax(logits, vocab) : 0;
   mx = logits[argmax(logits, vocab)];
   for (i = 0; i < vocab; ++i) {
-    p[i] = expf((logits[i] - mx) / s->temperature);
-    idx[i] = (float)i;
+    c[i].p = expf((logits[i] - mx) / s->temperature);
+    c[i].id = (float)i;
   }
-  k = s->top_k > 0 && (size_t)s->top_k < vocab ? (size_t)s->top_k : vocab;
-  /* With top-p but no top-k, every token may be needed in order. */
-  if (k < vocab || (s->top_p > 0.f && s->top_p < 1.f)) partial_sort_desc(p, idx, vocab, k);
-  for (i = 0; i < k; ++i) sum += p[(size_t)idx[i]];
-  n = k;
+  qsort(c, vocab, sizeof *c, cand_cmp);
+  n = s->top_k > 0 && (size_t)s->top_k < vocab ? (size_t)s->top_k : vocab;
+  for (i = 0; i < n; ++i) sum += c[i].p;
   if (s->top_p > 0.f && s->top_p < 1.f) {
     acc = 0.f;
-    for (i = 0; i < k; ++i) {
-      acc += p[(size_t)idx[i]] / sum;
-      if (acc >= s->top_p) {
+    for (i = 0; i < n; ++i) {
+      acc += c[i].p;
+      if (acc >= s->top_p * sum) {
         n = i + 1;
         break;
       }
     }
     sum = 0.f;
-    for (i = 0; i < n; ++i) sum += p[(size_t)idx[i]];
+    for (i = 0; i < n; ++i) sum += c[i].p;
   }
   r = next_unit(state) * sum;
   acc = 0.f;
   for (i = 0; i < n; ++i) {
-    acc += p[(size_t)idx[i]];
-    if (r < acc) return (int64_t)idx[i];
+    acc += c[i].p;
+    if (r < acc) return (int64_t)c[i].id;
   }
-  return (int64_t)idx[n - 1];
+  return (int64_t)c[n - 1].id;
 }
 
 static int is_stop(const pterun_llm* llm, const pterun_llm_options* o, int64_t t) {
@@ -258,8 +305,10 @@ static int is_stop(const pterun_llm* llm, const pterun_llm_options* o, int64_t t
 }
 
 pterun_status pterun_llm_generate(pterun_llm* llm, const int64_t* prompt, size_t prompt_len,
-                                  const pterun_llm_options* o, int64_t* out, size_t out_cap,
+                                  const pterun_llm_options* options, int64_t* out, size_t out_cap,
                                   pterun_llm_stats* stats) {
+  pterun_llm_options opts;
+  const pterun_llm_options* o = &opts;
   pterun_llm_stats local;
   const float* logits;
   uint64_t state;
@@ -267,8 +316,9 @@ pterun_status pterun_llm_generate(pterun_llm* llm, const int64_t* prompt, size_t
   double t0, t1;
   size_t i;
   pterun_llm_stats* S = stats != NULL ? stats : &local;
-  if (llm == NULL || o == NULL || (out == NULL && out_cap > 0) ||
-      (o->stop_count > 0 && o->stop_tokens == NULL))
+  if (llm == NULL || options == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  PTERUN_TRY(pterun_options_read(options, &opts, sizeof opts, NULL, "pterun_llm_options"));
+  if ((out == NULL && out_cap > 0) || (o->stop_count > 0 && o->stop_tokens == NULL))
     return PTERUN_STATUS_INVALID_ARGUMENT;
   memset(S, 0, sizeof *S);
   S->prompt_tokens = prompt_len;

@@ -58,16 +58,20 @@ struct pterun_profiler {
 };
 
 uint64_t pt_clock_ns(void) {
+#ifdef PTERUN_BARE_METAL
+  return 0; /* no clock without an OS: a firmware profiles with its own timer */
+#else
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
 }
 
 pterun_status pterun_profiler_create(const pterun_profiler_options* o, pterun_profiler** out) {
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
   pterun_profiler_options opt;
-  PTERUN_TRY(pt_options_copy(o, &opt, sizeof opt, NULL, "pterun_profiler_options"));
+  PTERUN_TRY(pterun_options_read(o, &opt, sizeof opt, NULL, "pterun_profiler_options"));
   pterun_profiler* p = pt_alloc(NULL, sizeof *p, 16);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   p->opt = opt;
