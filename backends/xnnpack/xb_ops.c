@@ -1099,13 +1099,15 @@ static void run_convert(xb_exec* x, const xb_node* n) {
       float scale = mn == mx ? 1.0f : (qmax - qmin) / (mx - mn);
       float min_s = mn * scale, max_s = mx * scale;
       float zp = (qmin + min_s) + (qmax + max_s) > 0.0f ? qmin - min_s : qmax - max_s;
-      zp = zp < qmin ? qmin : (zp > qmax ? qmax : zp);
+      // Written so NaN (from NaN or infinite inputs) lands on qmin: a float
+      // to integer conversion of NaN is undefined behaviour in C.
+      zp = zp > qmin ? (zp < qmax ? zp : qmax) : qmin;
       int32_t z = (int32_t)lrintf(zp);
       float inv_scale = 1.0f / scale;
       float mult = 1.0f / inv_scale;
       for (size_t c = 0; c < C; ++c) {
         float q = nearbyintf(s[c] * mult) + (float)z;
-        q = q < qmin ? qmin : (q > qmax ? qmax : q);
+        q = q > qmin ? (q < qmax ? q : qmax) : qmin;
         ((int8_t*)dst)[r * C + c] = (int8_t)q;
       }
       memcpy(params + r * 8, &inv_scale, 4);
