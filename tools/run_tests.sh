@@ -60,7 +60,7 @@ done
 
 step "threaded tests under ThreadSanitizer"
 cmake -S . -B build-tsan "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_SANITIZE=thread >/dev/null
-cmake --build build-tsan -j "$JOBS" --target test_threads
+cmake --build build-tsan -j "$JOBS" --target test_threads test_threadpool test_threaded_models
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -L threads --output-on-failure
 
 step "core and robustness tests under valgrind"

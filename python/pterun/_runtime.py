@@ -92,15 +92,21 @@ class Program:
         """Describes a method without loading it."""
         return MethodMeta.from_dict(self._native.method_meta(method_name))
 
-    def load_method(self, name: str = "forward") -> Method:
+    def load_method(self, name: str = "forward", threads: int | None = None) -> Method:
         """Loads a method, resolving every operator it uses.
+
+        ``threads`` caps the threads each kernel of this method may use: None
+        (default) uses the process's pool, sized to the CPUs this process may
+        use (affinity mask and cgroup quota) and started by the first method
+        that asks for threads; 1 runs on the calling thread only. Outputs are
+        bit-identical for any value.
 
         Raises :class:`pterun.Error`: ``NOT_FOUND`` (no such method),
         ``OPERATOR_MISSING`` (the message names each missing operator and the
         component that ships it), ``BACKEND_UNAVAILABLE`` (delegated method),
         ``INVALID_EXTERNAL_DATA`` (a data file is missing or does not match).
         """
-        native = self._native.load_method(name)
+        native = self._native.load_method(name, 0 if threads is None else threads)
         return Method(native, self.metadata(name))
 
     def info(self) -> dict[str, Any]:

@@ -345,13 +345,18 @@ static PyObject* pt_program_info(PyObject* self, PyObject* unused) {
       "method_count", (Py_ssize_t)info.method_count, "data_file_count", (Py_ssize_t)p->data_count);
 }
 
-static PyObject* pt_program_load_method(PyObject* self, PyObject* arg) {
+static PyObject* pt_program_load_method(PyObject* self, PyObject* args) {
   pt_state* st = pt_state_of_type(Py_TYPE(self));
-  const char* name = PyUnicode_AsUTF8AndSize(arg, NULL);
+  const char* name;
+  Py_ssize_t threads = 0;
   size_t index;
-  if (name == NULL) return NULL;
+  if (!PyArg_ParseTuple(args, "s|n:load_method", &name, &threads)) return NULL;
+  if (threads < 0) {
+    PyErr_SetString(PyExc_ValueError, "threads must be >= 0 (0: every thread of the pool)");
+    return NULL;
+  }
   if (pt_find_method(st, (pt_program*)self, name, &index) != 0) return NULL;
-  return pt_method_load(st, (pt_program*)self, name);
+  return pt_method_load(st, (pt_program*)self, name, (size_t)threads);
 }
 
 static PyObject* pt_program_repr(PyObject* self) {
@@ -361,8 +366,9 @@ static PyObject* pt_program_repr(PyObject* self) {
 }
 
 static PyMethodDef pt_program_methods[] = {
-    {"load_method", pt_program_load_method, METH_O,
-     "load_method(name) -> Method: resolve every operator of method `name`."},
+    {"load_method", pt_program_load_method, METH_VARARGS,
+     "load_method(name, threads=0) -> Method: resolve every operator of method `name`;\n"
+     "threads caps the threads per kernel (0: the whole pool, 1: the calling thread)."},
     {"method_meta", pt_program_method_meta, METH_O,
      "method_meta(name) -> dict describing the method's inputs, outputs and operators."},
     {"info", pt_program_info, METH_NOARGS, "info() -> dict of container facts."},

@@ -242,7 +242,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
   // back and a view's borrowed capacity does not outlive the run.
   memcpy(m->tensors, m->tensors_initial, m->tensor_count * sizeof *m->tensors);
 
-  struct pterun_kernel_context ctx = {&m->logger, NULL, m->scratch, m->scratch_size, 0};
+  struct pterun_kernel_context ctx = {&m->logger, NULL,          m->scratch,    m->scratch_size,
+                                      0,          m->threadpool, m->max_threads};
   uint64_t executed = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) {
     const pt_chain* ch = &m->chains[c];
