@@ -82,8 +82,9 @@ typedef struct cli_session {
   pterun_data** data;
   size_t data_count;
   double program_load_ms;
-  uint64_t threads;        /* --threads: 0 = pterun_threadpool_default_threads() */
-  pterun_threadpool* pool; /* created by cli_load_method, destroyed by close */
+  uint64_t threads;          /* --threads: 0 = pterun_threadpool_default_threads() */
+  pterun_threadpool* pool;   /* created by cli_load_method, destroyed by close */
+  pterun_profiler* profiler; /* attached by cli_load_method when set */
 } cli_session;
 
 /** Registry + program (mmap) + data files. On failure prints the error line
@@ -102,6 +103,29 @@ int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session*
 /** Loads method `index` against the session's registry and data files, on the
  *  session's thread pool (created on first use from s->threads). */
 int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out);
+
+/* ---- profiling (profile.c) -------------------------------------------------- */
+
+/** Replaces bytes outside printable ASCII (untrusted names) with '?'. */
+void cli_printable(const char* s, char* buf, size_t cap);
+
+typedef struct cli_profile_opts {
+  int table;         /* --profile */
+  const char* trace; /* --trace FILE.json */
+} cli_profile_opts;
+
+#define CLI_PROFILE_USAGE                                                                          \
+  "  --profile              print time per operator and per instruction\n"                         \
+  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"
+
+/** Consumes a profiling option at argv[*i]: 1 taken, 0 not one, -1 usage error. */
+int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o);
+/** Creates the profiler when any profiling option was given (else *out = NULL);
+ *  `runs` executes are kept event by event. */
+int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler** out);
+/** Prints the table and writes the files that were asked for. */
+int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_profiler* p);
+int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top);
 
 /* ---- inputs (inputs.c) ------------------------------------------------------ */
 
@@ -123,7 +147,6 @@ void cli_inputs_free(cli_inputs* in);
 
 /* ---- elements and layout (elem.c) ------------------------------------------- */
 
-int cli_dtype_is_float(int32_t dtype);
 /** 1 if cli_elem_get/set handle the dtype (all but sub-byte, float8, complex). */
 int cli_elem_supported(int32_t dtype);
 /** Saturating conversion (NaN gives 0). */
@@ -134,10 +157,6 @@ double cli_elem_get(int32_t dtype, const void* data, size_t i);
 void cli_elem_set(int32_t dtype, void* data, size_t i, double v);
 /** Formats element i ("1.5", "-3", "true"). */
 void cli_elem_format(int32_t dtype, const void* data, size_t i, char* buf, size_t cap);
-float cli_half_to_float(uint16_t h);
-uint16_t cli_float_to_half(float f);
-float cli_bf16_to_float(uint16_t b);
-uint16_t cli_float_to_bf16(float f);
 
 /** Copies a tensor element by element between two stride layouts (strides in
  *  elements, all non-negative). */

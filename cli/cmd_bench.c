@@ -17,7 +17,7 @@ static void bench_usage(FILE* f) {
           "  --iterations N    timed executes (default 20)\n"
           "  --seed N          seed for the random inputs (default 0)\n"
           "  --threads N       threads per operator (default: the CPUs this process may use)\n"
-          "  --verbose         echo the library's log messages\n");
+          "  --verbose         echo the library's log messages\n" CLI_PROFILE_USAGE);
 }
 
 static int cmp_double(const void* a, const void* b) {
@@ -38,6 +38,7 @@ int cli_cmd_bench(int argc, char** argv) {
   cli_strlist data = {0};
   uint64_t warmup = 3, iterations = 20, seed = 0, it;
   int verbose = 0, i, r, rc = CLI_EXIT_FAIL;
+  cli_profile_opts prof = {0};
   cli_session s;
   cli_inputs in;
   pterun_method* m = NULL;
@@ -54,6 +55,13 @@ int cli_cmd_bench(int argc, char** argv) {
       bench_usage(stdout);
       rc = CLI_EXIT_OK;
       goto done;
+    }
+    if ((r = cli_profile_parse(argc, argv, &i, "bench", &prof)) != 0) {
+      if (r < 0) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
+      }
+      continue;
     }
     if ((r = cli_opt(argc, argv, &i, "bench", "--data", &v)) != 0) {
       if (r < 0) {
@@ -119,6 +127,7 @@ int cli_cmd_bench(int argc, char** argv) {
     goto done;
   }
   if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) goto done;
+  if (cli_profile_begin(&prof, iterations, &s.profiler) != CLI_EXIT_OK) goto done;
   if (cli_pick_method(&s, method_name, &method) != CLI_EXIT_OK) goto done;
   if (cli_load_method(&s, method, &m, &method_ms) != CLI_EXIT_OK) goto done;
   if (cli_inputs_generate(&s, method, CLI_GEN_RANDOM, seed, &in) != CLI_EXIT_OK) goto done;
@@ -128,6 +137,7 @@ int cli_cmd_bench(int argc, char** argv) {
     double t0, dt;
     /* inputs are re-bound (untimed) before every execute, as run does */
     if (it > 0 && cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;
+    if (it == warmup && s.profiler != NULL) pterun_profiler_reset(s.profiler); /* warmup untold */
     cli_log_reset(&s.log);
     t0 = cli_now_ms();
     st = pterun_method_execute(m);
@@ -152,6 +162,7 @@ int cli_cmd_bench(int argc, char** argv) {
       "%llu warmup, %llu iterations (ms): mean %.4f  median %.4f  p90 %.4f  min %.4f  max %.4f\n",
       (unsigned long long)warmup, (unsigned long long)iterations, sum / (double)iterations, median,
       percentile(samples, (size_t)iterations, 90.0), samples[0], samples[iterations - 1]);
+  if (cli_profile_end(&prof, &s, s.profiler) != CLI_EXIT_OK) goto done;
   rc = CLI_EXIT_OK;
 
 done:

@@ -23,7 +23,7 @@ static void run_usage(FILE* f) {
           "                         (DIR is created if missing)\n"
           "  --iterations N         execute N times (default 1)\n" CLI_THREADS_HELP
           "  --quiet                print nothing but errors\n"
-          "  --verbose              echo the library's log messages\n");
+          "  --verbose              echo the library's log messages\n" CLI_PROFILE_USAGE);
 }
 
 /* mkdir -p: creates each missing component of `path`. */
@@ -183,6 +183,7 @@ int cli_cmd_run(int argc, char** argv) {
   uint64_t seed = 0, iterations = 1, it;
   int quiet = 0, verbose = 0, i, r, rc = CLI_EXIT_FAIL;
   cli_gen gen = CLI_GEN_RANDOM;
+  cli_profile_opts prof = {0};
   cli_session s;
   cli_inputs in;
   pterun_method* m = NULL;
@@ -199,8 +200,13 @@ int cli_cmd_run(int argc, char** argv) {
       rc = CLI_EXIT_OK;
       goto done;
     }
-    if ((r = cli_opt(argc, argv, &i, "run", "--data", &v)) != 0 ||
-        (r = cli_opt(argc, argv, &i, "run", "--input", &v)) != 0) {
+    if ((r = cli_profile_parse(argc, argv, &i, "run", &prof)) != 0) {
+      if (r < 0) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
+      }
+    } else if ((r = cli_opt(argc, argv, &i, "run", "--data", &v)) != 0 ||
+               (r = cli_opt(argc, argv, &i, "run", "--input", &v)) != 0) {
       if (r < 0) {
         rc = CLI_EXIT_USAGE;
         goto done;
@@ -274,6 +280,7 @@ int cli_cmd_run(int argc, char** argv) {
     goto done;
   }
   if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) goto done;
+  if (cli_profile_begin(&prof, iterations, &s.profiler) != CLI_EXIT_OK) goto done;
   if (cli_pick_method(&s, method_name, &method) != CLI_EXIT_OK) goto done;
   if (cli_load_method(&s, method, &m, &method_ms) != CLI_EXIT_OK) goto done;
   if ((inputs.count > 0 ? cli_inputs_from_files(&s, method, &inputs, &in)
@@ -338,6 +345,7 @@ int cli_cmd_run(int argc, char** argv) {
   if (!quiet)
     printf("execute: %llu iteration%s, mean %.4f ms, min %.4f ms\n", (unsigned long long)iterations,
            iterations == 1 ? "" : "s", total / (double)iterations, best);
+  if (cli_profile_end(&prof, &s, s.profiler) != CLI_EXIT_OK) goto done;
   rc = CLI_EXIT_OK;
 
 done:

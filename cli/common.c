@@ -186,6 +186,7 @@ void cli_session_close(cli_session* s) {
   pterun_program_destroy(s->program);
   pterun_registry_destroy(s->registry);
   pterun_threadpool_destroy(s->pool);
+  pterun_profiler_destroy(s->profiler);
   memset(s, 0, sizeof *s);
 }
 
@@ -241,6 +242,7 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
   mo.data = (const pterun_data* const*)s->data;
   mo.data_count = s->data_count;
   mo.logger = cli_logger(&s->log);
+  mo.profiler = s->profiler;
   cli_log_reset(&s->log);
   t0 = cli_now_ms();
   st = pterun_method_load(s->program, name, &mo, out);

@@ -1,75 +1,11 @@
-/* Element access by dtype, half/bfloat16 conversion and layout copies. */
+/* Element access by dtype (half/bfloat16 through the kernel kit's converters)
+ * and layout copies. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
-
-float cli_half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ffu, bits;
-  float f;
-  if (exp == 0) {
-    /* zero or subnormal: man * 2^-24 exactly */
-    f = ldexpf((float)man, -24);
-    return sign ? -f : f;
-  }
-  if (exp == 31)
-    bits = sign | 0x7f800000u | (man << 13);
-  else
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint16_t cli_float_to_half(float f) {
-  uint32_t x, sign, man;
-  int32_t exp;
-  memcpy(&x, &f, sizeof x);
-  sign = (x >> 16) & 0x8000u;
-  exp = (int32_t)((x >> 23) & 0xff);
-  man = x & 0x7fffffu;
-  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0)); /* inf / nan */
-  exp -= 127 - 15;
-  if (exp >= 31) return (uint16_t)(sign | 0x7c00u); /* overflow -> inf */
-  if (exp <= 0) {
-    /* subnormal half (or zero): shift the full mantissa, round to nearest even */
-    uint32_t m, shift, r, half;
-    if (exp < -10) return (uint16_t)sign;
-    m = man | 0x800000u;
-    shift = (uint32_t)(14 - exp);
-    r = m >> shift;
-    half = 1u << (shift - 1);
-    if ((m & ((1u << shift) - 1)) > half || ((m & ((1u << shift) - 1)) == half && (r & 1u))) ++r;
-    return (uint16_t)(sign | r);
-  }
-  {
-    uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
-    uint32_t rest = man & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; /* may carry into inf: right */
-    return (uint16_t)h;
-  }
-}
-
-float cli_bf16_to_float(uint16_t b) {
-  uint32_t bits = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint16_t cli_float_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet nan */
-  x += 0x7fffu + ((x >> 16) & 1u); /* round to nearest even */
-  return (uint16_t)(x >> 16);
-}
-
-int cli_dtype_is_float(int32_t dtype) {
-  return dtype == PTERUN_DTYPE_F16 || dtype == PTERUN_DTYPE_F32 || dtype == PTERUN_DTYPE_F64 ||
-         dtype == PTERUN_DTYPE_BF16;
-}
+#include "pterun/kernel_util.h"
 
 int cli_elem_supported(int32_t dtype) {
   switch (dtype) {
@@ -128,12 +64,12 @@ double cli_elem_get(int32_t dtype, const void* data, size_t i) {
     case PTERUN_DTYPE_F16: {
       uint16_t h;
       memcpy(&h, (const char*)data + 2 * i, 2);
-      return (double)cli_half_to_float(h);
+      return (double)pterun_f16_to_f32(h);
     }
     case PTERUN_DTYPE_BF16: {
       uint16_t h;
       memcpy(&h, (const char*)data + 2 * i, 2);
-      return (double)cli_bf16_to_float(h);
+      return (double)pterun_bf16_to_f32(h);
     }
     default: return NAN;
   }
@@ -180,12 +116,12 @@ void cli_elem_set(int32_t dtype, void* data, size_t i, double v) {
     case PTERUN_DTYPE_F64: memcpy((char*)data + 8 * i, &v, 8); return;
     case PTERUN_DTYPE_BOOL: ((uint8_t*)data)[i] = v != 0.0; return;
     case PTERUN_DTYPE_F16: {
-      uint16_t h = cli_float_to_half((float)v);
+      uint16_t h = pterun_f32_to_f16((float)v);
       memcpy((char*)data + 2 * i, &h, 2);
       return;
     }
     case PTERUN_DTYPE_BF16: {
-      uint16_t h = cli_float_to_bf16((float)v);
+      uint16_t h = pterun_f32_to_bf16((float)v);
       memcpy((char*)data + 2 * i, &h, 2);
       return;
     }
@@ -205,7 +141,7 @@ void cli_elem_format(int32_t dtype, const void* data, size_t i, char* buf, size_
     uint64_t v;
     memcpy(&v, (const char*)data + 8 * i, 8);
     snprintf(buf, cap, "%llu", (unsigned long long)v);
-  } else if (cli_dtype_is_float(dtype)) {
+  } else if (pterun_dtype_is_float(dtype)) {
     snprintf(buf, cap, "%.6g", cli_elem_get(dtype, data, i));
   } else {
     double v = cli_elem_get(dtype, data, i);

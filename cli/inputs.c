@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "pterun/kernel_util.h"
 
 static uint64_t splitmix64(uint64_t* state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -105,7 +106,7 @@ int cli_inputs_generate(cli_session* s, size_t method, cli_gen gen, uint64_t see
         uint64_t r = splitmix64(&rng);
         if (io.dtype == PTERUN_DTYPE_BOOL)
           v = (double)(r & 1u);
-        else if (cli_dtype_is_float(io.dtype))
+        else if (pterun_dtype_is_float(io.dtype))
           v = (double)(r >> 11) * 0x1.0p-52 - 1.0; /* [-1,1) */
         else
           v = (double)(r % 10u); /* small non-negative: safe as indices and sizes */

@@ -29,8 +29,9 @@ typedef struct pterun_kernel_context pterun_kernel_context;
  * declared order, then one extra slot for the return value (for out-variants
  * the out tensor again; for several outs a tensor list). Kernels check counts
  * and kinds themselves and report problems through pterun_kernel_fail().
- * A kernel never allocates; it may resize its outputs with
- * pterun_tensor_resize().
+ * A kernel never allocates; it resizes its outputs with pterun_out_resize().
+ * pterun/kernel_util.h has the kit that goes with this ABI: PTERUN_KERNEL,
+ * PTERUN_TRY, PTERUN_CHECK_NARGS and the half/bfloat16 conversions.
  */
 typedef pterun_status (*pterun_kernel_fn)(pterun_kernel_context* ctx, pterun_value** args,
                                           size_t nargs);
@@ -64,6 +65,14 @@ PTERUN_API pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_s
 PTERUN_API const char* pterun_kernel_op_name(const pterun_kernel_context* ctx);
 
 /**
+ * Tells a profiler (pterun/profile.h) that this call took a slower path
+ * than the operator has (e.g. no scratch for packing, an unsupported
+ * layout). `reason` must be a string literal or otherwise outlive the
+ * method. Costs one store; without a profiler nothing reads it.
+ */
+PTERUN_API void pterun_kernel_note_slow_path(pterun_kernel_context* ctx, const char* reason);
+
+/**
  * Scratch memory for the duration of this call, from the method's scratch
  * arena (sized by the caller at method load; reset after every instruction).
  * Returns NULL when the arena cannot satisfy the request: kernels must then
@@ -81,7 +90,8 @@ PTERUN_API size_t pterun_kernel_max_threads(const pterun_kernel_context* ctx);
 /* ---- argument access -------------------------------------------------------
  * Each reads args[i] (the caller checked i < nargs), and on a value of the
  * wrong kind fails the kernel with INVALID_TYPE and a message naming the
- * argument: `PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));`
+ * argument (PTERUN_TRY is in pterun/kernel_util.h):
+ * `PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));`
  * The opt_ variants accept None (NULL / *has = 0). */
 PTERUN_API pterun_status pterun_arg_tensor(pterun_kernel_context* ctx, pterun_value** args,
                                            size_t i, const char* name, pterun_tensor** out);
@@ -102,6 +112,20 @@ PTERUN_API pterun_status pterun_arg_opt_double(pterun_kernel_context* ctx, pteru
 PTERUN_API pterun_status pterun_arg_string(pterun_kernel_context* ctx, pterun_value** args,
                                            size_t i, const char* name, const char** data,
                                            size_t* len);
+/** A Scalar argument (Int, Double or Bool): `d` holds its value as a double,
+ *  `i` as an int64 (a Double saturates, NaN gives 0), and is_float / is_bool
+ *  say which kind it was (ATen's type promotion depends on it). */
+typedef struct pterun_scalar {
+  double d;
+  int64_t i;
+  int is_float;
+  int is_bool;
+} pterun_scalar;
+PTERUN_API pterun_status pterun_arg_scalar(pterun_kernel_context* ctx, pterun_value** args,
+                                           size_t i, const char* name, pterun_scalar* out);
+PTERUN_API pterun_status pterun_arg_opt_scalar(pterun_kernel_context* ctx, pterun_value** args,
+                                               size_t i, const char* name, pterun_scalar* out,
+                                               int* has);
 /** An int[] argument, materialised into the list's own scratch (no
  *  allocation). With allow_none, None gives *out = NULL and *len = 0. */
 PTERUN_API pterun_status pterun_arg_int_list(pterun_kernel_context* ctx, pterun_value** args,
@@ -110,6 +134,20 @@ PTERUN_API pterun_status pterun_arg_int_list(pterun_kernel_context* ctx, pterun_
 /** A Tensor[] argument (read its items with pterun_value_list_tensor()). */
 PTERUN_API pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** args,
                                                 size_t i, const char* name, pterun_value** out);
+
+/* ---- outputs --------------------------------------------------------------- */
+/**
+ * Resizes output argument `out` (called `name` in messages) to `sizes`, then
+ * checks it has memory for them. Like ExecuTorch, the rank never changes: a
+ * different rank, a size above the planned bound, or an output without
+ * memory fails the kernel with INVALID_ARGUMENT and a message naming the
+ * argument and both shapes. A no-op when the shape already matches.
+ */
+PTERUN_API pterun_status pterun_out_resize(pterun_kernel_context* ctx, pterun_tensor* out,
+                                           const char* name, size_t rank, const int64_t* sizes);
+/** pterun_out_resize() to the shape of `like`. */
+PTERUN_API pterun_status pterun_out_resize_like(pterun_kernel_context* ctx, pterun_tensor* out,
+                                                const char* name, const pterun_tensor* like);
 
 /**
  * Runs one kernel outside a method (tests, benchmarks, bindings): builds a

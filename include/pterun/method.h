@@ -9,6 +9,7 @@
 #include "pterun/data.h"
 #include "pterun/export.h"
 #include "pterun/log.h"
+#include "pterun/profile.h"
 #include "pterun/program.h"
 #include "pterun/registry.h"
 #include "pterun/status.h"
@@ -64,6 +65,10 @@ typedef struct pterun_method_options {
    *  into pterun-owned memory (reported by pterun_method_memory) and are
    *  skipped by execute. */
   int no_constant_folding;
+  /** Optional collector of per-instruction timings and events
+   *  (pterun/profile.h), attached to this method and sized here; one
+   *  profiler per method. NULL: execute reads no clock. */
+  pterun_profiler* profiler;
   /** The pool kernels may run their work on (pterun_threadpool_create; one per
    *  process is the intent, shared by every method). NULL: every kernel runs on
    *  the calling thread. The method never creates threads itself. The pool

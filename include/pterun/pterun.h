@@ -33,6 +33,7 @@
 #include "pterun/kernel.h"
 #include "pterun/log.h"
 #include "pterun/method.h"
+#include "pterun/profile.h"
 #include "pterun/program.h"
 #include "pterun/registry.h"
 #include "pterun/status.h"

@@ -78,8 +78,8 @@ PTERUN_THREADPOOL_API size_t pterun_threadpool_default_threads(void);
  * @retval PTERUN_STATUS_INVALID_ARGUMENT pool_out NULL, or a bad external interface
  * @retval PTERUN_STATUS_OUT_OF_MEMORY    allocation or thread creation failed
  */
-PTERUN_THREADPOOL_API pterun_status pterun_threadpool_create(
-    const pterun_threadpool_options* options, pterun_threadpool** pool_out);
+PTERUN_THREADPOOL_API pterun_status
+pterun_threadpool_create(const pterun_threadpool_options* options, pterun_threadpool** pool_out);
 /** Stops and joins the workers. NULL is a no-op. No task may be running. */
 PTERUN_THREADPOOL_API void pterun_threadpool_destroy(pterun_threadpool* pool);
 /** Threads a task can use, including the caller's. NULL: 1. */
@@ -108,9 +108,8 @@ PTERUN_THREADPOOL_API void pterun_parallelize_1d_tile(pterun_threadpool* pool,
  *  tile_i x tile_j (edge tiles shorter); tiles are numbered i-major. */
 PTERUN_THREADPOOL_API void pterun_parallelize_2d_tile(pterun_threadpool* pool,
                                                       pterun_task_2d_tile_fn fn, void* ctx,
-                                                      size_t range_i, size_t range_j,
-                                                      size_t tile_i, size_t tile_j,
-                                                      uint32_t flags);
+                                                      size_t range_i, size_t range_j, size_t tile_i,
+                                                      size_t tile_j, uint32_t flags);
 
 #ifdef __cplusplus
 }

@@ -1,20 +1,39 @@
 /* The portable kernel library's one entry point: a constant table built from
- * the operator lists (ops_*.inc). Each list row is PT_OP("ns::op.overload", fn). */
+ * the operator lists, one per topic (ops_*.inc). Each list row is
+ * PK_OP("ns::op.overload", fn), under a comment naming the source file. */
 #include "pterun/kernels/portable.h"
 
-#define PT_OP(name, fn)                                                                            \
+#define PK_OP(name, fn)                                                                            \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
-#include "kernels/portable/ops_math.inc"
-#include "kernels/portable/ops_nn.inc"
-#include "kernels/portable/ops_extra.inc"
-#undef PT_OP
+#include "kernels/portable/ops_arith.inc"
+#include "kernels/portable/ops_compare.inc"
+#include "kernels/portable/ops_activation.inc"
+#include "kernels/portable/ops_reduce.inc"
+#include "kernels/portable/ops_norm.inc"
+#include "kernels/portable/ops_linalg.inc"
+#include "kernels/portable/ops_conv_pool.inc"
+#include "kernels/portable/ops_resample.inc"
+#include "kernels/portable/ops_shape.inc"
+#include "kernels/portable/ops_index.inc"
+#include "kernels/portable/ops_copy.inc"
+#include "kernels/portable/ops_create.inc"
+#undef PK_OP
 
 static const pterun_kernel kPortableKernels[] = {
-#define PT_OP(name, fn) {name, NULL, fn},
-#include "kernels/portable/ops_math.inc"
-#include "kernels/portable/ops_nn.inc"
-#include "kernels/portable/ops_extra.inc"
-#undef PT_OP
+#define PK_OP(name, fn) {name, NULL, fn},
+#include "kernels/portable/ops_arith.inc"
+#include "kernels/portable/ops_compare.inc"
+#include "kernels/portable/ops_activation.inc"
+#include "kernels/portable/ops_reduce.inc"
+#include "kernels/portable/ops_norm.inc"
+#include "kernels/portable/ops_linalg.inc"
+#include "kernels/portable/ops_conv_pool.inc"
+#include "kernels/portable/ops_resample.inc"
+#include "kernels/portable/ops_shape.inc"
+#include "kernels/portable/ops_index.inc"
+#include "kernels/portable/ops_copy.inc"
+#include "kernels/portable/ops_create.inc"
+#undef PK_OP
 };
 
 static const pterun_kernel_library kPortableLibrary = {

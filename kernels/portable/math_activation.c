@@ -12,51 +12,51 @@
 
 /* Float-only activation: self float, out same dtype category. */
 static pterun_status run_float_act(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
-                                   const pt_unary_op* op, pt_ew_params* p) {
+                                   const pk_unary_op* op, pk_ew_params* p) {
   pterun_tensor *in, *out;
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
-  if (!pt_is_float_dtype(in->dtype))
-    return pt_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
-  PT_TRY(pt_check_out_float(ctx, out));
-  PT_TRY(pt_resize_like(ctx, out, in));
-  return pt_ew_unary(ctx, op, in, out, in->dtype, p);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
+  if (!pterun_dtype_is_float(in->dtype))
+    return pk_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
+  PTERUN_TRY(pk_check_out_float(ctx, out));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  return pk_ew_unary(ctx, op, in, out, in->dtype, p);
 }
 
 /* Activation on any real non-bool dtype, computed in self's dtype. */
 static pterun_status run_real_act(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
-                                  const pt_unary_op* op, pt_ew_params* p, int cdt_override) {
+                                  const pk_unary_op* op, pk_ew_params* p, int cdt_override) {
   pterun_tensor *in, *out;
   int cdt;
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, out, "out"));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
   cdt = cdt_override >= 0 ? cdt_override : in->dtype;
   if (cdt == PTERUN_DTYPE_BOOL)
-    return pt_fail_dtype(ctx, "self", in->dtype, "is not supported by this operator");
-  PT_TRY(pt_check_out_cast(ctx, cdt, out));
-  PT_TRY(pt_resize_like(ctx, out, in));
-  return pt_ew_unary(ctx, op, in, out, cdt, p);
+    return pk_fail_dtype(ctx, "self", in->dtype, "is not supported by this operator");
+  PTERUN_TRY(pk_check_out_cast(ctx, cdt, out));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  return pk_ew_unary(ctx, op, in, out, cdt, p);
 }
 
 /* ---- relu ---- */
-PT_DEF_UNOP(op_relu, (x > 0 || x != x) ? x : (pt_T)0, x > 0 ? x : 0)
-pterun_status pt_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
-  PT_CHECK_NARGS(ctx, nargs, 3);
+PK_DEF_UNOP(op_relu, (x > 0 || x != x) ? x : (pk_T)0, x > 0 ? x : 0)
+pterun_status pk_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
   return run_real_act(ctx, args, 1, &op_relu, &p, -1);
 }
 
 /* ---- hardtanh / clamp with Scalar bounds ---- */
-PT_DEF_UNOP(op_clamp, CLAMP_LO_HI(x, (pt_T)p->a, (pt_T)p->b), CLAMP_LO_HI(x, p->ia, p->ib))
+PK_DEF_UNOP(op_clamp, CLAMP_LO_HI(x, (pk_T)p->a, (pk_T)p->b), CLAMP_LO_HI(x, p->ia, p->ib))
 
-pterun_status pt_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
-  pt_scalar lo, hi;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_scalar(ctx, args, 1, "min_val", &lo));
-  PT_TRY(pt_arg_scalar(ctx, args, 2, "max_val", &hi));
+pterun_status pk_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
+  pterun_scalar lo, hi;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "min_val", &lo));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 2, "max_val", &hi));
   p.a = lo.d;
   p.b = hi.d;
   p.ia = lo.i;
@@ -64,29 +64,21 @@ pterun_status pt_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args, s
   return run_real_act(ctx, args, 3, &op_clamp, &p, -1);
 }
 
-/* Reads a Scalar? argument (has = 0 for None). */
-static pterun_status arg_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                    const char* name, pt_scalar* s, int* has) {
-  *has = !(args[i] == NULL || args[i]->tag == PTERUN_VALUE_NONE);
-  if (!*has) return PTERUN_STATUS_OK;
-  return pt_arg_scalar(ctx, args, i, name, s);
-}
-
-pterun_status pt_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
-  pt_scalar lo, hi;
+pterun_status pk_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
+  pterun_scalar lo, hi;
   pterun_tensor* in;
   int has_lo, has_hi, cdt;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_opt_scalar(ctx, args, 1, "min", &lo, &has_lo));
-  PT_TRY(arg_opt_scalar(ctx, args, 2, "max", &hi, &has_hi));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 1, "min", &lo, &has_lo));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 2, "max", &hi, &has_hi));
   if (!has_lo && !has_hi)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "at least one of 'min' or 'max' must not be None");
   cdt = in->dtype;
-  if (has_lo) cdt = pt_promote_scalar(cdt, &lo);
-  if (has_hi) cdt = pt_promote_scalar(cdt, &hi);
+  if (has_lo) cdt = pk_promote_scalar(cdt, &lo);
+  if (has_hi) cdt = pk_promote_scalar(cdt, &hi);
   p.a = has_lo ? lo.d : -INFINITY;
   p.b = has_hi ? hi.d : INFINITY;
   p.ia = has_lo ? lo.i : INT64_MIN;
@@ -96,89 +88,89 @@ pterun_status pt_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size
 
 /* clamp.Tensor_out(self, Tensor? min, Tensor? max, *, out): three-way
  * broadcast; a rare op, so one generic strided loop. */
-pterun_status pt_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *lo, *hi, *out;
   const pterun_tensor* ins[3];
   int64_t sizes[PTERUN_MAX_RANK], n;
   size_t rank;
   pterun_tensor shape;
-  pt_iter it;
+  pk_iter it;
   int cdt;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_opt_tensor(ctx, args, 1, "min", &lo));
-  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "max", &hi));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 1, "min", &lo));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "max", &hi));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (lo == NULL && hi == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "at least one of 'min' or 'max' must not be None");
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, out, "out"));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
   cdt = in->dtype;
   shape = *in;
   if (lo) {
-    PT_TRY(pt_check_real_dtype(ctx, lo, "min"));
-    cdt = pt_promote_types(cdt, lo->dtype);
-    PT_TRY(pt_broadcast_shape(ctx, &shape, lo, sizes, &rank));
+    PTERUN_TRY(pk_check_real(ctx, lo, "min"));
+    cdt = pk_promote_types(cdt, lo->dtype);
+    PTERUN_TRY(pk_broadcast_shape(ctx, &shape, lo, sizes, &rank));
     shape.rank = (uint8_t)rank;
     memcpy(shape.sizes, sizes, rank * sizeof(int64_t));
   }
   if (hi) {
-    PT_TRY(pt_check_real_dtype(ctx, hi, "max"));
-    cdt = cdt < 0 ? cdt : pt_promote_types(cdt, hi->dtype);
-    PT_TRY(pt_broadcast_shape(ctx, &shape, hi, sizes, &rank));
+    PTERUN_TRY(pk_check_real(ctx, hi, "max"));
+    cdt = cdt < 0 ? cdt : pk_promote_types(cdt, hi->dtype);
+    PTERUN_TRY(pk_broadcast_shape(ctx, &shape, hi, sizes, &rank));
     shape.rank = (uint8_t)rank;
     memcpy(shape.sizes, sizes, rank * sizeof(int64_t));
   }
   if (cdt < 0 || cdt == PTERUN_DTYPE_BOOL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': unsupported dtype combination for clamp");
-  PT_TRY(pt_check_out_cast(ctx, cdt, out));
-  PT_TRY(pt_resize(ctx, out, shape.rank, shape.sizes));
+  PTERUN_TRY(pk_check_out_cast(ctx, cdt, out));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", shape.rank, shape.sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   ins[0] = in;
   ins[1] = lo;
   ins[2] = hi;
-  pt_iter_init(&it, out, ins, 3);
-  for (n = 0; n < out->numel; ++n, pt_iter_next(&it)) {
-    if (pt_is_float_dtype(cdt)) {
-      double x = pt_round_to_dtype(pt_load_f64(in->data, in->dtype, it.off[1]), cdt);
-      double l =
-          lo ? pt_round_to_dtype(pt_load_f64(lo->data, lo->dtype, it.off[2]), cdt) : -INFINITY;
-      double h =
-          hi ? pt_round_to_dtype(pt_load_f64(hi->data, hi->dtype, it.off[3]), cdt) : INFINITY;
+  pk_iter_init(&it, out, ins, 3);
+  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
+    if (pterun_dtype_is_float(cdt)) {
+      double x = pterun_round_to_dtype(pterun_load_f64(in->data, in->dtype, it.off[1]), cdt);
+      double l = lo ? pterun_round_to_dtype(pterun_load_f64(lo->data, lo->dtype, it.off[2]), cdt)
+                    : -INFINITY;
+      double h = hi ? pterun_round_to_dtype(pterun_load_f64(hi->data, hi->dtype, it.off[3]), cdt)
+                    : INFINITY;
       double r = (l != l || h != h) ? NAN : CLAMP_LO_HI(x, l, h);
-      pt_store_f64(out->data, out->dtype, it.off[0], pt_round_to_dtype(r, cdt));
+      pterun_store_f64(out->data, out->dtype, it.off[0], pterun_round_to_dtype(r, cdt));
     } else {
-      int64_t x = pt_load_i64(in->data, in->dtype, it.off[1]);
-      int64_t l = lo ? pt_load_i64(lo->data, lo->dtype, it.off[2]) : INT64_MIN;
-      int64_t h = hi ? pt_load_i64(hi->data, hi->dtype, it.off[3]) : INT64_MAX;
-      pt_store_i64(out->data, out->dtype, it.off[0], CLAMP_LO_HI(x, l, h));
+      int64_t x = pterun_load_i64(in->data, in->dtype, it.off[1]);
+      int64_t l = lo ? pterun_load_i64(lo->data, lo->dtype, it.off[2]) : INT64_MIN;
+      int64_t h = hi ? pterun_load_i64(hi->data, hi->dtype, it.off[3]) : INT64_MAX;
+      pterun_store_i64(out->data, out->dtype, it.off[0], CLAMP_LO_HI(x, l, h));
     }
   }
   return PTERUN_STATUS_OK;
 }
 
 /* ---- float-only activations ---- */
-PT_DEF_UNOP_F(op_leaky_relu, x > 0 ? x : x * (pt_T)p->a)
-pterun_status pt_leaky_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
-  pt_scalar slope;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_scalar(ctx, args, 1, "negative_slope", &slope));
+PK_DEF_UNOP_F(op_leaky_relu, x > 0 ? x : x * (pk_T)p->a)
+pterun_status pk_leaky_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
+  pterun_scalar slope;
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "negative_slope", &slope));
   p.a = slope.d;
   return run_float_act(ctx, args, 2, &op_leaky_relu, &p);
 }
 
 /* p->a = alpha * scale, p->b = scale, p->c = input_scale */
-PT_DEF_UNOP_F(op_elu, x <= 0 ? expm1(x * (pt_T)p->c) * (pt_T)p->a : x * (pt_T)p->b)
-pterun_status pt_elu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
-  pt_scalar alpha, scale, iscale;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pt_arg_scalar(ctx, args, 1, "alpha", &alpha));
-  PT_TRY(pt_arg_scalar(ctx, args, 2, "scale", &scale));
-  PT_TRY(pt_arg_scalar(ctx, args, 3, "input_scale", &iscale));
+PK_DEF_UNOP_F(op_elu, x <= 0 ? expm1(x * (pk_T)p->c) * (pk_T)p->a : x * (pk_T)p->b)
+pterun_status pk_elu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
+  pterun_scalar alpha, scale, iscale;
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "alpha", &alpha));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 2, "scale", &scale));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 3, "input_scale", &iscale));
   p.a = alpha.d * scale.d;
   p.b = scale.d;
   p.c = iscale.d;
@@ -187,14 +179,14 @@ pterun_status pt_elu_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 
 /* gelu: exact x/2 (1 + erf(x/sqrt 2)) or the tanh approximation. */
 #define GELU_KBETA 0.7978845608028654 /* sqrt(2/pi) */
-PT_DEF_UNOP_F(op_gelu, (pt_T)0.5 * x * (1 + erf(x * (pt_T)0.70710678118654752440)))
-PT_DEF_UNOP_F(op_gelu_tanh,
-              (pt_T)0.5 * x * (1 + tanh((pt_T)GELU_KBETA * (x + (pt_T)0.044715 * x * x * x))))
-pterun_status pt_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
+PK_DEF_UNOP_F(op_gelu, (pk_T)0.5 * x * (1 + erf(x * (pk_T)0.70710678118654752440)))
+PK_DEF_UNOP_F(op_gelu_tanh,
+              (pk_T)0.5 * x * (1 + tanh((pk_T)GELU_KBETA * (x + (pk_T)0.044715 * x * x * x))))
+pterun_status pk_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
   const pterun_value* v;
   int use_tanh = 0;
-  PT_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
   v = args[1];
   if (v == NULL || v->tag != PTERUN_VALUE_STRING)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
@@ -209,42 +201,42 @@ pterun_status pt_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_
   return run_float_act(ctx, args, 2, use_tanh ? &op_gelu_tanh : &op_gelu, &p);
 }
 
-PT_DEF_UNOP_F(op_hardswish, x* CLAMP_LO_HI(x + 3, (pt_T)0, (pt_T)6) / 6)
-PT_DEF_UNOP_F(op_hardsigmoid, CLAMP_LO_HI(x + 3, (pt_T)0, (pt_T)6) / 6)
-PT_DEF_UNOP_F(op_silu, x / (1 + exp(-x)))
-pterun_status pt_hardswish_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
-  PT_CHECK_NARGS(ctx, nargs, 3);
+PK_DEF_UNOP_F(op_hardswish, x* CLAMP_LO_HI(x + 3, (pk_T)0, (pk_T)6) / 6)
+PK_DEF_UNOP_F(op_hardsigmoid, CLAMP_LO_HI(x + 3, (pk_T)0, (pk_T)6) / 6)
+PK_DEF_UNOP_F(op_silu, x / (1 + exp(-x)))
+pterun_status pk_hardswish_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
   return run_float_act(ctx, args, 1, &op_hardswish, &p);
 }
-pterun_status pt_hardsigmoid_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
-  PT_CHECK_NARGS(ctx, nargs, 3);
+pterun_status pk_hardsigmoid_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
   return run_float_act(ctx, args, 1, &op_hardsigmoid, &p);
 }
-pterun_status pt_silu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
-  PT_CHECK_NARGS(ctx, nargs, 3);
+pterun_status pk_silu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
   return run_float_act(ctx, args, 1, &op_silu, &p);
 }
 
 /* ---- glu(self, int dim=-1, *, out): a * sigmoid(b) of the two halves ---- */
-PT_DEF_BINOP_F(op_glu, x / (1 + exp(-y)))
-pterun_status pt_glu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PK_DEF_BINOP_F(op_glu, x / (1 + exp(-y)))
+pterun_status pk_glu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out, va, vb;
-  pt_ew_params p = {0};
+  pk_ew_params p = {0};
   int64_t dim, half;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  if (!pt_is_float_dtype(in->dtype))
-    return pt_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
-  PT_TRY(pt_check_out_float(ctx, out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  if (!pterun_dtype_is_float(in->dtype))
+    return pk_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
+  PTERUN_TRY(pk_check_out_float(ctx, out));
   if (in->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "glu does not support 0-dimensional tensors");
-  PT_TRY(pt_wrap_dim(ctx, dim, in->rank, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, in->rank, &dim));
   if (in->sizes[dim] % 2 != 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "halving dimension must be even, but dimension %d is size %lld",
@@ -257,6 +249,6 @@ pterun_status pt_glu_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   vb = va;
   if (va.numel > 0)
     vb.data = (char*)in->data + half * in->strides[dim] * (int64_t)pterun_dtype_size(in->dtype);
-  PT_TRY(pt_resize(ctx, out, va.rank, va.sizes));
-  return pt_ew_binary(ctx, &op_glu, &va, &vb, out, in->dtype, &p);
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", va.rank, va.sizes));
+  return pk_ew_binary(ctx, &op_glu, &va, &vb, out, in->dtype, &p);
 }

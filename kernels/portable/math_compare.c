@@ -5,10 +5,10 @@
 /* Comparison descriptors: float32 -> bool fast path, then f64/i64 rows that
  * produce 0/1 in the compute type. */
 #define DEF_CMP(name, OP)                                                                          \
-  PT_BIN_ROW(name##_f32b, float, uint8_t, x OP y)                                                  \
-  PT_BIN_ROW(name##_f64, double, double, x OP y)                                                   \
-  PT_BIN_ROW(name##_i64, int64_t, int64_t, x OP y)                                                 \
-  static const pt_binary_op name = {NULL, name##_f32b, name##_f64, name##_i64};
+  PK_BIN_ROW(name##_f32b, float, uint8_t, x OP y)                                                  \
+  PK_BIN_ROW(name##_f64, double, double, x OP y)                                                   \
+  PK_BIN_ROW(name##_i64, int64_t, int64_t, x OP y)                                                 \
+  static const pk_binary_op name = {NULL, name##_f32b, name##_f64, name##_i64};
 DEF_CMP(op_eq, ==)
 DEF_CMP(op_ne, !=)
 DEF_CMP(op_lt, <)
@@ -19,21 +19,21 @@ DEF_CMP(op_ge, >=)
 /* Comparison and logical ops: computed in the common dtype, result is bool
  * (cast to out, which may have any real dtype). */
 static pterun_status run_bool_binary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                     int is_scalar, const pt_binary_op* op) {
+                                     int is_scalar, const pk_binary_op* op) {
   pterun_tensor *a, *b, *out;
-  pt_scalar s;
-  pt_scalar_tensor st;
-  pt_ew_params p = {0};
+  pterun_scalar s;
+  pk_scalar_tensor st;
+  pk_ew_params p = {0};
   int common;
-  PT_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
   if (is_scalar) {
-    PT_TRY(pt_bin_args_ts(ctx, args, 2, &a, &s, &out, &common));
-    pt_make_scalar_tensor(&st, &s, common);
+    PTERUN_TRY(pk_bin_args_ts(ctx, args, 2, &a, &s, &out, &common));
+    pk_make_scalar_tensor(&st, &s, common);
     b = &st.t;
   } else {
-    PT_TRY(pt_bin_args_tt(ctx, args, 2, &a, &b, &out, &common));
+    PTERUN_TRY(pk_bin_args_tt(ctx, args, 2, &a, &b, &out, &common));
   }
-  return pt_ew_binary(ctx, op, a, b, out, common, &p);
+  return pk_ew_binary(ctx, op, a, b, out, common, &p);
 }
 
 #define DEF_CMP_KERNELS(fn_t, fn_s, op)                                                            \
@@ -43,24 +43,24 @@ static pterun_status run_bool_binary(pterun_kernel_context* ctx, pterun_value** 
   pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
     return run_bool_binary(ctx, args, nargs, 1, &op);                                              \
   }
-DEF_CMP_KERNELS(pt_eq_tensor_out, pt_eq_scalar_out, op_eq)
-DEF_CMP_KERNELS(pt_ne_tensor_out, pt_ne_scalar_out, op_ne)
-DEF_CMP_KERNELS(pt_lt_tensor_out, pt_lt_scalar_out, op_lt)
-DEF_CMP_KERNELS(pt_le_tensor_out, pt_le_scalar_out, op_le)
-DEF_CMP_KERNELS(pt_gt_tensor_out, pt_gt_scalar_out, op_gt)
-DEF_CMP_KERNELS(pt_ge_tensor_out, pt_ge_scalar_out, op_ge)
+DEF_CMP_KERNELS(pk_eq_tensor_out, pk_eq_scalar_out, op_eq)
+DEF_CMP_KERNELS(pk_ne_tensor_out, pk_ne_scalar_out, op_ne)
+DEF_CMP_KERNELS(pk_lt_tensor_out, pk_lt_scalar_out, op_lt)
+DEF_CMP_KERNELS(pk_le_tensor_out, pk_le_scalar_out, op_le)
+DEF_CMP_KERNELS(pk_gt_tensor_out, pk_gt_scalar_out, op_gt)
+DEF_CMP_KERNELS(pk_ge_tensor_out, pk_ge_scalar_out, op_ge)
 
 /* logical_*: truthiness of each operand (NaN is true). */
-PT_DEF_BINOP(op_land, (x != 0) && (y != 0), (x != 0) && (y != 0))
-PT_DEF_BINOP(op_lor, (x != 0) || (y != 0), (x != 0) || (y != 0))
-PT_DEF_BINOP(op_lxor, (x != 0) != (y != 0), (x != 0) != (y != 0))
-pterun_status pt_logical_and_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PK_DEF_BINOP(op_land, (x != 0) && (y != 0), (x != 0) && (y != 0))
+PK_DEF_BINOP(op_lor, (x != 0) || (y != 0), (x != 0) || (y != 0))
+PK_DEF_BINOP(op_lxor, (x != 0) != (y != 0), (x != 0) != (y != 0))
+pterun_status pk_logical_and_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_bool_binary(ctx, args, nargs, 0, &op_land);
 }
-pterun_status pt_logical_or_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_logical_or_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_bool_binary(ctx, args, nargs, 0, &op_lor);
 }
-pterun_status pt_logical_xor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_logical_xor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_bool_binary(ctx, args, nargs, 0, &op_lxor);
 }
 
@@ -75,34 +75,34 @@ static inline int64_t shr_i64(int64_t a, int64_t b, int bits) {
   if (b < 0 || b >= bits) return a < 0 ? -1 : 0;
   return a >> b; /* arithmetic on gcc/clang (implementation-defined in C) */
 }
-PT_BIN_ROW(band_i64, int64_t, int64_t, x& y)
-PT_BIN_ROW(bor_i64, int64_t, int64_t, x | y)
-PT_BIN_ROW(bxor_i64, int64_t, int64_t, x ^ y)
-PT_BIN_ROW(shl_row, int64_t, int64_t, shl_i64(x, y, (int)p->ia))
-PT_BIN_ROW(shr_row, int64_t, int64_t, shr_i64(x, y, (int)p->ia))
-static const pt_binary_op op_band = {NULL, NULL, NULL, band_i64};
-static const pt_binary_op op_bor = {NULL, NULL, NULL, bor_i64};
-static const pt_binary_op op_bxor = {NULL, NULL, NULL, bxor_i64};
-static const pt_binary_op op_shl = {NULL, NULL, NULL, shl_row};
-static const pt_binary_op op_shr = {NULL, NULL, NULL, shr_row};
+PK_BIN_ROW(band_i64, int64_t, int64_t, x& y)
+PK_BIN_ROW(bor_i64, int64_t, int64_t, x | y)
+PK_BIN_ROW(bxor_i64, int64_t, int64_t, x ^ y)
+PK_BIN_ROW(shl_row, int64_t, int64_t, shl_i64(x, y, (int)p->ia))
+PK_BIN_ROW(shr_row, int64_t, int64_t, shr_i64(x, y, (int)p->ia))
+static const pk_binary_op op_band = {NULL, NULL, NULL, band_i64};
+static const pk_binary_op op_bor = {NULL, NULL, NULL, bor_i64};
+static const pk_binary_op op_bxor = {NULL, NULL, NULL, bxor_i64};
+static const pk_binary_op op_shl = {NULL, NULL, NULL, shl_row};
+static const pk_binary_op op_shr = {NULL, NULL, NULL, shr_row};
 
 static pterun_status run_bitwise(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                 int is_scalar, const pt_binary_op* op, int is_shift) {
+                                 int is_scalar, const pk_binary_op* op, int is_shift) {
   pterun_tensor *a, *b, *out;
-  pt_scalar s;
-  pt_scalar_tensor st;
-  pt_ew_params p = {0};
+  pterun_scalar s;
+  pk_scalar_tensor st;
+  pk_ew_params p = {0};
   int common;
-  PT_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
   if (is_scalar)
-    PT_TRY(pt_bin_args_ts(ctx, args, 2, &a, &s, &out, &common));
+    PTERUN_TRY(pk_bin_args_ts(ctx, args, 2, &a, &s, &out, &common));
   else
-    PT_TRY(pt_bin_args_tt(ctx, args, 2, &a, &b, &out, &common));
-  if (pt_is_float_dtype(common))
-    return pt_fail_dtype(ctx, "self", common, "is not supported by bitwise operators");
-  PT_TRY(pt_check_out_cast(ctx, common, out));
+    PTERUN_TRY(pk_bin_args_tt(ctx, args, 2, &a, &b, &out, &common));
+  if (pterun_dtype_is_float(common))
+    return pk_fail_dtype(ctx, "self", common, "is not supported by bitwise operators");
+  PTERUN_TRY(pk_check_out_cast(ctx, common, out));
   if (is_scalar) {
-    pt_make_scalar_tensor(&st, &s, common);
+    pk_make_scalar_tensor(&st, &s, common);
     b = &st.t;
   }
   if (is_shift) {
@@ -110,7 +110,7 @@ static pterun_status run_bitwise(pterun_kernel_context* ctx, pterun_value** args
     size_t w = common == PTERUN_DTYPE_BOOL ? 1 : pterun_dtype_size(common);
     p.ia = (int64_t)w * 8;
   }
-  return pt_ew_binary(ctx, op, a, b, out, common, &p);
+  return pk_ew_binary(ctx, op, a, b, out, common, &p);
 }
 
 #define DEF_BITWISE(fn_t, fn_s, op, is_shift)                                                      \
@@ -120,11 +120,11 @@ static pterun_status run_bitwise(pterun_kernel_context* ctx, pterun_value** args
   pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
     return run_bitwise(ctx, args, nargs, 1, &op, is_shift);                                        \
   }
-DEF_BITWISE(pt_bitwise_and_tensor_out, pt_bitwise_and_scalar_out, op_band, 0)
-DEF_BITWISE(pt_bitwise_or_tensor_out, pt_bitwise_or_scalar_out, op_bor, 0)
-DEF_BITWISE(pt_bitwise_xor_tensor_out, pt_bitwise_xor_scalar_out, op_bxor, 0)
-DEF_BITWISE(pt_bitwise_left_shift_tensor_out, pt_bitwise_left_shift_tensor_scalar_out, op_shl, 1)
-DEF_BITWISE(pt_bitwise_right_shift_tensor_out, pt_bitwise_right_shift_tensor_scalar_out, op_shr, 1)
+DEF_BITWISE(pk_bitwise_and_tensor_out, pk_bitwise_and_scalar_out, op_band, 0)
+DEF_BITWISE(pk_bitwise_or_tensor_out, pk_bitwise_or_scalar_out, op_bor, 0)
+DEF_BITWISE(pk_bitwise_xor_tensor_out, pk_bitwise_xor_scalar_out, op_bxor, 0)
+DEF_BITWISE(pk_bitwise_left_shift_tensor_out, pk_bitwise_left_shift_tensor_scalar_out, op_shl, 1)
+DEF_BITWISE(pk_bitwise_right_shift_tensor_out, pk_bitwise_right_shift_tensor_scalar_out, op_shr, 1)
 
 /* ---- where.self_out(condition, self, other, *, out) ---- */
 
@@ -134,10 +134,10 @@ static pterun_status where_shape(pterun_kernel_context* ctx, const pterun_tensor
   int64_t sizes[PTERUN_MAX_RANK];
   size_t rank;
   *shape = *c;
-  PT_TRY(pt_broadcast_shape(ctx, shape, a, sizes, &rank));
+  PTERUN_TRY(pk_broadcast_shape(ctx, shape, a, sizes, &rank));
   shape->rank = (uint8_t)rank;
   memcpy(shape->sizes, sizes, rank * sizeof(int64_t));
-  PT_TRY(pt_broadcast_shape(ctx, shape, b, sizes, &rank));
+  PTERUN_TRY(pk_broadcast_shape(ctx, shape, b, sizes, &rank));
   shape->rank = (uint8_t)rank;
   memcpy(shape->sizes, sizes, rank * sizeof(int64_t));
   return PTERUN_STATUS_OK;
@@ -148,58 +148,58 @@ static void select_elem(pterun_tensor* out, int64_t oo, const pterun_tensor* src
   if (src->dtype == out->dtype) {
     size_t es = pterun_dtype_size(out->dtype);
     memcpy((char*)out->data + oo * (int64_t)es, (const char*)src->data + so * (int64_t)es, es);
-  } else if (pt_is_float_dtype(src->dtype)) {
-    pt_store_f64(out->data, out->dtype, oo, pt_load_f64(src->data, src->dtype, so));
+  } else if (pterun_dtype_is_float(src->dtype)) {
+    pterun_store_f64(out->data, out->dtype, oo, pterun_load_f64(src->data, src->dtype, so));
   } else {
-    pt_store_i64(out->data, out->dtype, oo, pt_load_i64(src->data, src->dtype, so));
+    pterun_store_i64(out->data, out->dtype, oo, pterun_load_i64(src->data, src->dtype, so));
   }
 }
 
-pterun_status pt_where_self_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_where_self_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *c, *a, *b, *out, shape;
   const pterun_tensor* ins[3];
-  pt_iter it;
+  pk_iter it;
   int64_t n;
   int common;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "condition", &c));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "self", &a));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "other", &b));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "condition", &c));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "self", &a));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "other", &b));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (c->dtype != PTERUN_DTYPE_BOOL && c->dtype != PTERUN_DTYPE_U8)
-    return pt_fail_dtype(ctx, "condition", c->dtype, "must be bool or uint8");
-  PT_TRY(pt_check_real_dtype(ctx, a, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, b, "other"));
-  PT_TRY(pt_check_real_dtype(ctx, out, "out"));
-  common = pt_promote_types(a->dtype, b->dtype);
-  if (common < 0) return pt_fail_dtype(ctx, "other", b->dtype, "has no common type with self");
-  PT_TRY(pt_check_out_cast(ctx, common, out));
-  PT_TRY(where_shape(ctx, c, a, b, &shape));
-  PT_TRY(pt_resize(ctx, out, shape.rank, shape.sizes));
+    return pk_fail_dtype(ctx, "condition", c->dtype, "must be bool or uint8");
+  PTERUN_TRY(pk_check_real(ctx, a, "self"));
+  PTERUN_TRY(pk_check_real(ctx, b, "other"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
+  common = pk_promote_types(a->dtype, b->dtype);
+  if (common < 0) return pk_fail_dtype(ctx, "other", b->dtype, "has no common type with self");
+  PTERUN_TRY(pk_check_out_cast(ctx, common, out));
+  PTERUN_TRY(where_shape(ctx, c, a, b, &shape));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", shape.rank, shape.sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   if (!c->data || !a->data || !b->data || !out->data)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
   ins[0] = c;
   ins[1] = a;
   ins[2] = b;
-  pt_iter_init(&it, out, ins, 3);
+  pk_iter_init(&it, out, ins, 3);
   if (a->dtype == PTERUN_DTYPE_F32 && b->dtype == PTERUN_DTYPE_F32 &&
       out->dtype == PTERUN_DTYPE_F32) {
     const uint8_t* C = (const uint8_t*)c->data;
     const float* A = (const float*)a->data;
     const float* B = (const float*)b->data;
     float* O = (float*)out->data;
-    for (n = 0; n < out->numel; ++n, pt_iter_next(&it))
+    for (n = 0; n < out->numel; ++n, pk_iter_next(&it))
       O[it.off[0]] = C[it.off[1]] ? A[it.off[2]] : B[it.off[3]];
     return PTERUN_STATUS_OK;
   }
-  for (n = 0; n < out->numel; ++n, pt_iter_next(&it)) {
+  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
     const pterun_tensor* src = ((const uint8_t*)c->data)[it.off[1]] ? a : b;
     int64_t so = src == a ? it.off[2] : it.off[3];
     /* Go through the common dtype first so e.g. int -> half rounding matches. */
-    if (common != out->dtype && pt_is_float_dtype(common))
-      pt_store_f64(out->data, out->dtype, it.off[0],
-                   pt_round_to_dtype(pt_load_f64(src->data, src->dtype, so), common));
+    if (common != out->dtype && pterun_dtype_is_float(common))
+      pterun_store_f64(out->data, out->dtype, it.off[0],
+                       pterun_round_to_dtype(pterun_load_f64(src->data, src->dtype, so), common));
     else
       select_elem(out, it.off[0], src, so);
   }
@@ -207,51 +207,51 @@ pterun_status pt_where_self_out(pterun_kernel_context* ctx, pterun_value** args,
 }
 
 /* ---- masked_fill.Scalar_out(self, mask, Scalar value, *, out) ---- */
-pterun_status pt_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args,
                                         size_t nargs) {
   pterun_tensor *in, *mask, *out;
-  pt_scalar v;
+  pterun_scalar v;
   const pterun_tensor* ins[2];
   int64_t sizes[PTERUN_MAX_RANK], n;
   size_t rank;
-  pt_iter it;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
-  PT_TRY(pt_arg_scalar(ctx, args, 2, "value", &v));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
+  pk_iter it;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 2, "value", &v));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
   if (mask->dtype != PTERUN_DTYPE_BOOL)
-    return pt_fail_dtype(ctx, "mask", mask->dtype, "must be bool");
+    return pk_fail_dtype(ctx, "mask", mask->dtype, "must be bool");
   if (out->dtype != in->dtype)
-    return pt_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
+    return pk_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
   /* The result has self's shape; mask must broadcast to it. */
-  PT_TRY(pt_broadcast_shape(ctx, in, mask, sizes, &rank));
+  PTERUN_TRY(pk_broadcast_shape(ctx, in, mask, sizes, &rank));
   if (rank != in->rank || memcmp(sizes, in->sizes, rank * sizeof(int64_t)) != 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'mask': shape does not broadcast to self's shape");
-  PT_TRY(pt_resize_like(ctx, out, in));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   if (!in->data || !mask->data || !out->data)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
   ins[0] = in;
   ins[1] = mask;
-  pt_iter_init(&it, out, ins, 2);
+  pk_iter_init(&it, out, ins, 2);
   if (out->dtype == PTERUN_DTYPE_F32) {
     const float* X = (const float*)in->data;
     const uint8_t* M = (const uint8_t*)mask->data;
     float* O = (float*)out->data;
     const float fv = (float)v.d;
-    for (n = 0; n < out->numel; ++n, pt_iter_next(&it))
+    for (n = 0; n < out->numel; ++n, pk_iter_next(&it))
       O[it.off[0]] = M[it.off[2]] ? fv : X[it.off[1]];
     return PTERUN_STATUS_OK;
   }
-  for (n = 0; n < out->numel; ++n, pt_iter_next(&it)) {
+  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
     if (((const uint8_t*)mask->data)[it.off[2]]) {
-      if (pt_is_float_dtype(out->dtype))
-        pt_store_f64(out->data, out->dtype, it.off[0], v.d);
+      if (pterun_dtype_is_float(out->dtype))
+        pterun_store_f64(out->data, out->dtype, it.off[0], v.d);
       else
-        pt_store_i64(out->data, out->dtype, it.off[0], v.i);
+        pterun_store_i64(out->data, out->dtype, it.off[0], v.i);
     } else {
       select_elem(out, it.off[0], in, it.off[1]);
     }

@@ -2,19 +2,19 @@
 #include "kernels/portable/math_ew.h"
 
 /* Elements converted per step on the generic path (stack buffers). */
-#define PT_CHUNK 256
+#define PK_CHUNK 256
 
-pterun_status pt_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt, const char* why) {
+pterun_status pk_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt, const char* why) {
   return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': dtype %s %s", arg,
                             pterun_dtype_name(dt), why);
 }
 
-pterun_status pt_resize_broadcast(pterun_kernel_context* ctx, const pterun_tensor* a,
+pterun_status pk_resize_broadcast(pterun_kernel_context* ctx, const pterun_tensor* a,
                                   const pterun_tensor* b, pterun_tensor* out) {
   int64_t sizes[PTERUN_MAX_RANK];
   size_t rank;
-  PT_TRY(pt_broadcast_shape(ctx, a, b, sizes, &rank));
-  return pt_resize(ctx, out, rank, sizes);
+  PTERUN_TRY(pk_broadcast_shape(ctx, a, b, sizes, &rank));
+  return pterun_out_resize(ctx, out, "out", rank, sizes);
 }
 
 static int64_t wrap_i64(int64_t v, int dt) {
@@ -30,7 +30,7 @@ static int64_t wrap_i64(int64_t v, int dt) {
   }
 }
 
-void pt_make_scalar_tensor(pt_scalar_tensor* st, const pt_scalar* s, int dt) {
+void pk_make_scalar_tensor(pk_scalar_tensor* st, const pterun_scalar* s, int dt) {
   memset(st, 0, sizeof(*st));
   st->t.data = &st->v;
   st->t.rank = 0;
@@ -38,7 +38,7 @@ void pt_make_scalar_tensor(pt_scalar_tensor* st, const pt_scalar* s, int dt) {
   if (dt == PTERUN_DTYPE_F64) {
     st->t.dtype = PTERUN_DTYPE_F64;
     st->v.d = s->d;
-  } else if (pt_is_float_dtype(dt)) {
+  } else if (pterun_dtype_is_float(dt)) {
     st->t.dtype = PTERUN_DTYPE_F32;
     st->v.f = (float)s->d;
   } else {
@@ -48,7 +48,7 @@ void pt_make_scalar_tensor(pt_scalar_tensor* st, const pt_scalar* s, int dt) {
   st->t.nbytes = st->t.capacity = pterun_dtype_size(st->t.dtype);
 }
 
-int64_t pt_iter_rows(pt_iter* it) {
+int64_t pk_iter_rows(pk_iter* it) {
   int d, o, r = 0;
   /* Drop size-1 dims, then merge a dim into the previous kept one when every
    * operand steps through both as one run. */
@@ -79,48 +79,48 @@ int64_t pt_iter_rows(pt_iter* it) {
 
 /* ---- row loads and stores (dtype switch once per row) ---- */
 
-#define PT_LOAD_CASES(dst, t, off, stride, n, CONV)                                                \
+#define PK_LOAD_CASES(dst, t, off, stride, n, CONV)                                                \
   switch ((t)->dtype) {                                                                            \
-    case PTERUN_DTYPE_F32: PT_LOAD_LOOP(dst, float, t, off, stride, n, CONV); break;               \
-    case PTERUN_DTYPE_F64: PT_LOAD_LOOP(dst, double, t, off, stride, n, CONV); break;              \
+    case PTERUN_DTYPE_F32: PK_LOAD_LOOP(dst, float, t, off, stride, n, CONV); break;               \
+    case PTERUN_DTYPE_F64: PK_LOAD_LOOP(dst, double, t, off, stride, n, CONV); break;              \
     case PTERUN_DTYPE_U8:                                                                          \
-    case PTERUN_DTYPE_BOOL: PT_LOAD_LOOP(dst, uint8_t, t, off, stride, n, CONV); break;            \
-    case PTERUN_DTYPE_I8: PT_LOAD_LOOP(dst, int8_t, t, off, stride, n, CONV); break;               \
-    case PTERUN_DTYPE_I16: PT_LOAD_LOOP(dst, int16_t, t, off, stride, n, CONV); break;             \
-    case PTERUN_DTYPE_I32: PT_LOAD_LOOP(dst, int32_t, t, off, stride, n, CONV); break;             \
-    case PTERUN_DTYPE_I64: PT_LOAD_LOOP(dst, int64_t, t, off, stride, n, CONV); break;             \
+    case PTERUN_DTYPE_BOOL: PK_LOAD_LOOP(dst, uint8_t, t, off, stride, n, CONV); break;            \
+    case PTERUN_DTYPE_I8: PK_LOAD_LOOP(dst, int8_t, t, off, stride, n, CONV); break;               \
+    case PTERUN_DTYPE_I16: PK_LOAD_LOOP(dst, int16_t, t, off, stride, n, CONV); break;             \
+    case PTERUN_DTYPE_I32: PK_LOAD_LOOP(dst, int32_t, t, off, stride, n, CONV); break;             \
+    case PTERUN_DTYPE_I64: PK_LOAD_LOOP(dst, int64_t, t, off, stride, n, CONV); break;             \
     default: {                                                                                     \
       int64_t k_;                                                                                  \
       for (k_ = 0; k_ < (n); ++k_) (dst)[k_] = CONV##_generic((t), (off) + k_ * (stride));         \
     }                                                                                              \
   }
-#define PT_LOAD_LOOP(dst, T, t, off, stride, n, CONV)                                              \
+#define PK_LOAD_LOOP(dst, T, t, off, stride, n, CONV)                                              \
   do {                                                                                             \
     const T* s_ = (const T*)(t)->data + (off);                                                     \
     int64_t k_;                                                                                    \
     for (k_ = 0; k_ < (n); ++k_) (dst)[k_] = CONV(s_[k_ * (stride)]);                              \
   } while (0)
 
-#define PT_TO_F64(v) ((double)(v))
-static double PT_TO_F64_generic(const pterun_tensor* t, int64_t k) {
-  return pt_load_f64(t->data, t->dtype, k);
+#define PK_TO_F64(v) ((double)(v))
+static double PK_TO_F64_generic(const pterun_tensor* t, int64_t k) {
+  return pterun_load_f64(t->data, t->dtype, k);
 }
-#define PT_TO_I64(v) ((int64_t)(v))
-static int64_t PT_TO_I64_generic(const pterun_tensor* t, int64_t k) {
-  return pt_load_i64(t->data, t->dtype, k);
+#define PK_TO_I64(v) ((int64_t)(v))
+static int64_t PK_TO_I64_generic(const pterun_tensor* t, int64_t k) {
+  return pterun_load_i64(t->data, t->dtype, k);
 }
 
 static bool is_narrow_float(int dt) {
   return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F16 || dt == PTERUN_DTYPE_BF16;
 }
 
-void pt_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n,
+void pk_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n,
                      int cdt) {
-  PT_LOAD_CASES(dst, t, off, stride, n, PT_TO_F64)
+  PK_LOAD_CASES(dst, t, off, stride, n, PK_TO_F64)
   /* Integers entering a float computation are first converted to its dtype. */
-  if (is_narrow_float(cdt) && !pt_is_float_dtype(t->dtype)) {
+  if (is_narrow_float(cdt) && !pterun_dtype_is_float(t->dtype)) {
     int64_t k;
-    for (k = 0; k < n; ++k) dst[k] = pt_round_to_dtype(dst[k], cdt);
+    for (k = 0; k < n; ++k) dst[k] = pterun_round_to_dtype(dst[k], cdt);
   }
   /* A bool stored as a byte other than 0/1 still reads as 1. */
   if (t->dtype == PTERUN_DTYPE_BOOL) {
@@ -129,8 +129,8 @@ void pt_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t s
   }
 }
 
-void pt_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n) {
-  PT_LOAD_CASES(dst, t, off, stride, n, PT_TO_I64)
+void pk_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n) {
+  PK_LOAD_CASES(dst, t, off, stride, n, PK_TO_I64)
   if (t->dtype == PTERUN_DTYPE_BOOL) {
     int64_t k;
     for (k = 0; k < n; ++k) dst[k] = dst[k] != 0;
@@ -141,7 +141,7 @@ static void store_f64(pterun_tensor* t, int64_t off, int64_t stride, double* src
                       int cdt) {
   int64_t k;
   if (t->dtype != cdt && is_narrow_float(cdt))
-    for (k = 0; k < n; ++k) src[k] = pt_round_to_dtype(src[k], cdt);
+    for (k = 0; k < n; ++k) src[k] = pterun_round_to_dtype(src[k], cdt);
   if (t->dtype == PTERUN_DTYPE_F32) {
     float* d = (float*)t->data + off;
     for (k = 0; k < n; ++k) d[k * stride] = (float)src[k];
@@ -149,7 +149,7 @@ static void store_f64(pterun_tensor* t, int64_t off, int64_t stride, double* src
     double* d = (double*)t->data + off;
     for (k = 0; k < n; ++k) d[k * stride] = src[k];
   } else {
-    for (k = 0; k < n; ++k) pt_store_f64(t->data, t->dtype, off + k * stride, src[k]);
+    for (k = 0; k < n; ++k) pterun_store_f64(t->data, t->dtype, off + k * stride, src[k]);
   }
 }
 
@@ -158,7 +158,7 @@ static void store_i64(pterun_tensor* t, int64_t off, int64_t stride, int64_t* sr
   int64_t k;
   if (t->dtype != cdt)
     for (k = 0; k < n; ++k) src[k] = wrap_i64(src[k], cdt);
-  for (k = 0; k < n; ++k) pt_store_i64(t->data, t->dtype, off + k * stride, src[k]);
+  for (k = 0; k < n; ++k) pterun_store_i64(t->data, t->dtype, off + k * stride, src[k]);
 }
 
 static pterun_status check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
@@ -169,25 +169,25 @@ static pterun_status check_data(pterun_kernel_context* ctx, const pterun_tensor*
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status finish(pterun_kernel_context* ctx, const pt_ew_params* p) {
+static pterun_status finish(pterun_kernel_context* ctx, const pk_ew_params* p) {
   if (p->err) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "division by zero");
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
+pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
                            const pterun_tensor* a, const pterun_tensor* b, pterun_tensor* out,
-                           int compute_dt, pt_ew_params* p) {
+                           int compute_dt, pk_ew_params* p) {
   const pterun_tensor* ins[2];
-  pt_iter it;
+  pk_iter it;
   int64_t inner, rows, row, so, sa, sb;
   bool all_f32;
   if (out->numel == 0) return PTERUN_STATUS_OK;
-  PT_TRY(check_data(ctx, a, "self"));
-  PT_TRY(check_data(ctx, b, "other"));
-  PT_TRY(check_data(ctx, out, "out"));
+  PTERUN_TRY(check_data(ctx, a, "self"));
+  PTERUN_TRY(check_data(ctx, b, "other"));
+  PTERUN_TRY(check_data(ctx, out, "out"));
   /* Same shape and dense layout (e.g. all channels-last): one flat row. */
   if (compute_dt == PTERUN_DTYPE_F32 && a->dtype == PTERUN_DTYPE_F32 &&
-      b->dtype == PTERUN_DTYPE_F32 && pt_same_layout(a, out) && pt_same_layout(b, out)) {
+      b->dtype == PTERUN_DTYPE_F32 && pk_same_layout(a, out) && pk_same_layout(b, out)) {
     if (op->f32 && out->dtype == PTERUN_DTYPE_F32) {
       op->f32((const float*)a->data, (const float*)b->data, (float*)out->data, out->numel, 1, 1, p);
       return finish(ctx, p);
@@ -200,8 +200,8 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
   }
   ins[0] = a;
   ins[1] = b;
-  pt_iter_init(&it, out, ins, 2);
-  inner = pt_iter_rows(&it);
+  pk_iter_init(&it, out, ins, 2);
+  inner = pk_iter_rows(&it);
   rows = out->numel / inner;
   so = it.strides[0][it.rank];
   sa = it.strides[1][it.rank];
@@ -212,7 +212,7 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
     const float* A = (const float*)a->data;
     const float* B = (const float*)b->data;
     float* O = (float*)out->data;
-    for (row = 0; row < rows; ++row, pt_iter_next(&it))
+    for (row = 0; row < rows; ++row, pk_iter_next(&it))
       op->f32(A + it.off[1], B + it.off[2], O + it.off[0], inner, (int)sa, (int)sb, p);
     return finish(ctx, p);
   }
@@ -220,32 +220,32 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
     const float* A = (const float*)a->data;
     const float* B = (const float*)b->data;
     uint8_t* O = (uint8_t*)out->data;
-    for (row = 0; row < rows; ++row, pt_iter_next(&it))
+    for (row = 0; row < rows; ++row, pk_iter_next(&it))
       op->f32b(A + it.off[1], B + it.off[2], O + it.off[0], inner, (int)sa, (int)sb, p);
     return finish(ctx, p);
   }
-  if (pt_is_float_dtype(compute_dt)) {
-    double ba[PT_CHUNK], bb[PT_CHUNK], bo[PT_CHUNK];
-    if (op->f64 == NULL) return pt_fail_dtype(ctx, "self", compute_dt, "is not supported");
-    for (row = 0; row < rows; ++row, pt_iter_next(&it)) {
+  if (pterun_dtype_is_float(compute_dt)) {
+    double ba[PK_CHUNK], bb[PK_CHUNK], bo[PK_CHUNK];
+    if (op->f64 == NULL) return pk_fail_dtype(ctx, "self", compute_dt, "is not supported");
+    for (row = 0; row < rows; ++row, pk_iter_next(&it)) {
       int64_t c;
-      for (c = 0; c < inner; c += PT_CHUNK) {
-        int64_t m = inner - c < PT_CHUNK ? inner - c : PT_CHUNK;
-        pt_load_row_f64(ba, a, it.off[1] + c * sa, sa, sa ? m : 1, compute_dt);
-        pt_load_row_f64(bb, b, it.off[2] + c * sb, sb, sb ? m : 1, compute_dt);
+      for (c = 0; c < inner; c += PK_CHUNK) {
+        int64_t m = inner - c < PK_CHUNK ? inner - c : PK_CHUNK;
+        pk_load_row_f64(ba, a, it.off[1] + c * sa, sa, sa ? m : 1, compute_dt);
+        pk_load_row_f64(bb, b, it.off[2] + c * sb, sb, sb ? m : 1, compute_dt);
         op->f64(ba, bb, bo, m, sa != 0, sb != 0, p);
         store_f64(out, it.off[0] + c * so, so, bo, m, compute_dt);
       }
     }
   } else {
-    int64_t ba[PT_CHUNK], bb[PT_CHUNK], bo[PT_CHUNK];
-    if (op->i64 == NULL) return pt_fail_dtype(ctx, "self", compute_dt, "is not supported");
-    for (row = 0; row < rows; ++row, pt_iter_next(&it)) {
+    int64_t ba[PK_CHUNK], bb[PK_CHUNK], bo[PK_CHUNK];
+    if (op->i64 == NULL) return pk_fail_dtype(ctx, "self", compute_dt, "is not supported");
+    for (row = 0; row < rows; ++row, pk_iter_next(&it)) {
       int64_t c;
-      for (c = 0; c < inner; c += PT_CHUNK) {
-        int64_t m = inner - c < PT_CHUNK ? inner - c : PT_CHUNK;
-        pt_load_row_i64(ba, a, it.off[1] + c * sa, sa, sa ? m : 1);
-        pt_load_row_i64(bb, b, it.off[2] + c * sb, sb, sb ? m : 1);
+      for (c = 0; c < inner; c += PK_CHUNK) {
+        int64_t m = inner - c < PK_CHUNK ? inner - c : PK_CHUNK;
+        pk_load_row_i64(ba, a, it.off[1] + c * sa, sa, sa ? m : 1);
+        pk_load_row_i64(bb, b, it.off[2] + c * sb, sb, sb ? m : 1);
         op->i64(ba, bb, bo, m, sa != 0, sb != 0, p);
         store_i64(out, it.off[0] + c * so, so, bo, m, compute_dt);
       }
@@ -254,22 +254,22 @@ pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
   return finish(ctx, p);
 }
 
-pterun_status pt_ew_unary(pterun_kernel_context* ctx, const pt_unary_op* op,
+pterun_status pk_ew_unary(pterun_kernel_context* ctx, const pk_unary_op* op,
                           const pterun_tensor* in, pterun_tensor* out, int compute_dt,
-                          pt_ew_params* p) {
-  pt_iter it;
+                          pk_ew_params* p) {
+  pk_iter it;
   int64_t inner, rows, row, so, si;
   if (out->numel == 0) return PTERUN_STATUS_OK;
-  PT_TRY(check_data(ctx, in, "self"));
-  PT_TRY(check_data(ctx, out, "out"));
+  PTERUN_TRY(check_data(ctx, in, "self"));
+  PTERUN_TRY(check_data(ctx, out, "out"));
   if (op->f32 && compute_dt == PTERUN_DTYPE_F32 && in->dtype == PTERUN_DTYPE_F32 &&
-      out->dtype == PTERUN_DTYPE_F32 && pt_same_layout(in, out)) {
+      out->dtype == PTERUN_DTYPE_F32 && pk_same_layout(in, out)) {
     /* Same shape and dense layout (e.g. both channels-last): one flat row. */
     op->f32((const float*)in->data, (float*)out->data, out->numel, p);
     return finish(ctx, p);
   }
-  pt_iter_init(&it, out, &in, 1);
-  inner = pt_iter_rows(&it);
+  pk_iter_init(&it, out, &in, 1);
+  inner = pk_iter_rows(&it);
   rows = out->numel / inner;
   so = it.strides[0][it.rank];
   si = it.strides[1][it.rank];
@@ -277,30 +277,30 @@ pterun_status pt_ew_unary(pterun_kernel_context* ctx, const pt_unary_op* op,
       out->dtype == PTERUN_DTYPE_F32 && so == 1 && si == 1) {
     const float* X = (const float*)in->data;
     float* O = (float*)out->data;
-    for (row = 0; row < rows; ++row, pt_iter_next(&it))
+    for (row = 0; row < rows; ++row, pk_iter_next(&it))
       op->f32(X + it.off[1], O + it.off[0], inner, p);
     return finish(ctx, p);
   }
-  if (pt_is_float_dtype(compute_dt)) {
-    double bx[PT_CHUNK], bo[PT_CHUNK];
-    if (op->f64 == NULL) return pt_fail_dtype(ctx, "self", compute_dt, "is not supported");
-    for (row = 0; row < rows; ++row, pt_iter_next(&it)) {
+  if (pterun_dtype_is_float(compute_dt)) {
+    double bx[PK_CHUNK], bo[PK_CHUNK];
+    if (op->f64 == NULL) return pk_fail_dtype(ctx, "self", compute_dt, "is not supported");
+    for (row = 0; row < rows; ++row, pk_iter_next(&it)) {
       int64_t c;
-      for (c = 0; c < inner; c += PT_CHUNK) {
-        int64_t m = inner - c < PT_CHUNK ? inner - c : PT_CHUNK;
-        pt_load_row_f64(bx, in, it.off[1] + c * si, si, m, compute_dt);
+      for (c = 0; c < inner; c += PK_CHUNK) {
+        int64_t m = inner - c < PK_CHUNK ? inner - c : PK_CHUNK;
+        pk_load_row_f64(bx, in, it.off[1] + c * si, si, m, compute_dt);
         op->f64(bx, bo, m, p);
         store_f64(out, it.off[0] + c * so, so, bo, m, compute_dt);
       }
     }
   } else {
-    int64_t bx[PT_CHUNK], bo[PT_CHUNK];
-    if (op->i64 == NULL) return pt_fail_dtype(ctx, "self", compute_dt, "is not supported");
-    for (row = 0; row < rows; ++row, pt_iter_next(&it)) {
+    int64_t bx[PK_CHUNK], bo[PK_CHUNK];
+    if (op->i64 == NULL) return pk_fail_dtype(ctx, "self", compute_dt, "is not supported");
+    for (row = 0; row < rows; ++row, pk_iter_next(&it)) {
       int64_t c;
-      for (c = 0; c < inner; c += PT_CHUNK) {
-        int64_t m = inner - c < PT_CHUNK ? inner - c : PT_CHUNK;
-        pt_load_row_i64(bx, in, it.off[1] + c * si, si, m);
+      for (c = 0; c < inner; c += PK_CHUNK) {
+        int64_t m = inner - c < PK_CHUNK ? inner - c : PK_CHUNK;
+        pk_load_row_i64(bx, in, it.off[1] + c * si, si, m);
         op->i64(bx, bo, m, p);
         store_i64(out, it.off[0] + c * so, so, bo, m, compute_dt);
       }
@@ -311,44 +311,45 @@ pterun_status pt_ew_unary(pterun_kernel_context* ctx, const pt_unary_op* op,
 
 /* ---- argument setup ---- */
 
-pterun_status pt_check_out_cast(pterun_kernel_context* ctx, int from, const pterun_tensor* out) {
-  if (!pt_is_real_dtype(out->dtype) || !pt_can_cast(from, out->dtype))
+pterun_status pk_check_out_cast(pterun_kernel_context* ctx, int from, const pterun_tensor* out) {
+  if (!pk_is_real_dtype(out->dtype) || !pk_can_cast(from, out->dtype))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'out': result type %s can't be cast to the output dtype %s",
                               pterun_dtype_name(from), pterun_dtype_name(out->dtype));
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pt_check_out_float(pterun_kernel_context* ctx, const pterun_tensor* out) {
-  if (!pt_is_float_dtype(out->dtype))
-    return pt_fail_dtype(ctx, "out", out->dtype, "is not a floating point dtype");
+pterun_status pk_check_out_float(pterun_kernel_context* ctx, const pterun_tensor* out) {
+  if (!pterun_dtype_is_float(out->dtype))
+    return pk_fail_dtype(ctx, "out", out->dtype, "is not a floating point dtype");
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pt_bin_args_tt(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
+pterun_status pk_bin_args_tt(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
                              pterun_tensor** a, pterun_tensor** b, pterun_tensor** out,
                              int* common) {
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", a));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "other", b));
-  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", out));
-  PT_TRY(pt_check_real_dtype(ctx, *a, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, *b, "other"));
-  PT_TRY(pt_check_real_dtype(ctx, *out, "out"));
-  *common = pt_promote_types((*a)->dtype, (*b)->dtype);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", a));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "other", b));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", out));
+  PTERUN_TRY(pk_check_real(ctx, *a, "self"));
+  PTERUN_TRY(pk_check_real(ctx, *b, "other"));
+  PTERUN_TRY(pk_check_real(ctx, *out, "out"));
+  *common = pk_promote_types((*a)->dtype, (*b)->dtype);
   if (*common < 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "dtypes %s and %s have no common type",
                               pterun_dtype_name((*a)->dtype), pterun_dtype_name((*b)->dtype));
-  return pt_resize_broadcast(ctx, *a, *b, *out);
+  return pk_resize_broadcast(ctx, *a, *b, *out);
 }
 
-pterun_status pt_bin_args_ts(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
-                             pterun_tensor** a, pt_scalar* s, pterun_tensor** out, int* common) {
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", a));
-  PT_TRY(pt_arg_scalar(ctx, args, 1, "other", s));
-  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", out));
-  PT_TRY(pt_check_real_dtype(ctx, *a, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, *out, "out"));
-  *common = pt_promote_scalar((*a)->dtype, s);
-  return pt_resize_like(ctx, *out, *a);
+pterun_status pk_bin_args_ts(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
+                             pterun_tensor** a, pterun_scalar* s, pterun_tensor** out,
+                             int* common) {
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", a));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "other", s));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", out));
+  PTERUN_TRY(pk_check_real(ctx, *a, "self"));
+  PTERUN_TRY(pk_check_real(ctx, *out, "out"));
+  *common = pk_promote_scalar((*a)->dtype, s);
+  return pterun_out_resize_like(ctx, *out, "out", *a);
 }

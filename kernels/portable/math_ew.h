@@ -16,40 +16,40 @@
 
 /* Per-call parameters of an elementwise op. `err` is set by an integer op
  * that hits an error (e.g. integer division by zero). */
-typedef struct pt_ew_params {
+typedef struct pk_ew_params {
   double a, b, c; /* float parameters (alpha, min/max, slope, ...) */
   int64_t ia, ib; /* integer versions of the parameters */
   int mode;       /* op-specific switch (e.g. gelu approximation) */
   int err;
-} pt_ew_params;
+} pk_ew_params;
 
 /* Binary row functions: o[i] = f(a[i*sa], b[i*sb]) with sa, sb in {0, 1}. */
-typedef void (*pt_bin_f32)(const float* a, const float* b, float* o, int64_t n, int sa, int sb,
-                           pt_ew_params* p);
-typedef void (*pt_bin_f32b)(const float* a, const float* b, uint8_t* o, int64_t n, int sa, int sb,
-                            pt_ew_params* p);
-typedef void (*pt_bin_f64)(const double* a, const double* b, double* o, int64_t n, int sa, int sb,
-                           pt_ew_params* p);
-typedef void (*pt_bin_i64)(const int64_t* a, const int64_t* b, int64_t* o, int64_t n, int sa,
-                           int sb, pt_ew_params* p);
+typedef void (*pk_bin_f32)(const float* a, const float* b, float* o, int64_t n, int sa, int sb,
+                           pk_ew_params* p);
+typedef void (*pk_bin_f32b)(const float* a, const float* b, uint8_t* o, int64_t n, int sa, int sb,
+                            pk_ew_params* p);
+typedef void (*pk_bin_f64)(const double* a, const double* b, double* o, int64_t n, int sa, int sb,
+                           pk_ew_params* p);
+typedef void (*pk_bin_i64)(const int64_t* a, const int64_t* b, int64_t* o, int64_t n, int sa,
+                           int sb, pk_ew_params* p);
 
-typedef struct pt_binary_op {
-  pt_bin_f32 f32;   /* float32 in, float32 out fast path (NULL: none) */
-  pt_bin_f32b f32b; /* float32 in, bool out fast path (comparisons) */
-  pt_bin_f64 f64;   /* any float compute dtype */
-  pt_bin_i64 i64;   /* integral or bool compute dtype (NULL: unsupported) */
-} pt_binary_op;
+typedef struct pk_binary_op {
+  pk_bin_f32 f32;   /* float32 in, float32 out fast path (NULL: none) */
+  pk_bin_f32b f32b; /* float32 in, bool out fast path (comparisons) */
+  pk_bin_f64 f64;   /* any float compute dtype */
+  pk_bin_i64 i64;   /* integral or bool compute dtype (NULL: unsupported) */
+} pk_binary_op;
 
 /* Unary row functions: o[i] = f(x[i]). */
-typedef void (*pt_un_f32)(const float* x, float* o, int64_t n, pt_ew_params* p);
-typedef void (*pt_un_f64)(const double* x, double* o, int64_t n, pt_ew_params* p);
-typedef void (*pt_un_i64)(const int64_t* x, int64_t* o, int64_t n, pt_ew_params* p);
+typedef void (*pk_un_f32)(const float* x, float* o, int64_t n, pk_ew_params* p);
+typedef void (*pk_un_f64)(const double* x, double* o, int64_t n, pk_ew_params* p);
+typedef void (*pk_un_i64)(const int64_t* x, int64_t* o, int64_t n, pk_ew_params* p);
 
-typedef struct pt_unary_op {
-  pt_un_f32 f32;
-  pt_un_f64 f64;
-  pt_un_i64 i64;
-} pt_unary_op;
+typedef struct pk_unary_op {
+  pk_un_f32 f32;
+  pk_un_f64 f64;
+  pk_un_i64 i64;
+} pk_unary_op;
 
 /*
  * Runs out = op(a, b) with both inputs converted to compute_dt (which selects
@@ -57,65 +57,65 @@ typedef struct pt_unary_op {
  * to out's dtype (after rounding/wrapping to compute_dt). out must already
  * have the broadcast shape. Fails with "division by zero" if the op sets err.
  */
-pterun_status pt_ew_binary(pterun_kernel_context* ctx, const pt_binary_op* op,
+pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
                            const pterun_tensor* a, const pterun_tensor* b, pterun_tensor* out,
-                           int compute_dt, pt_ew_params* p);
-pterun_status pt_ew_unary(pterun_kernel_context* ctx, const pt_unary_op* op,
+                           int compute_dt, pk_ew_params* p);
+pterun_status pk_ew_unary(pterun_kernel_context* ctx, const pk_unary_op* op,
                           const pterun_tensor* in, pterun_tensor* out, int compute_dt,
-                          pt_ew_params* p);
+                          pk_ew_params* p);
 
 /* A rank-0 tensor holding a Scalar argument, stored in `dt` (float16 and
  * bfloat16 compute keeps the scalar in float32, as ATen's opmath does). */
-typedef struct pt_scalar_tensor {
+typedef struct pk_scalar_tensor {
   pterun_tensor t;
   union {
     double d;
     int64_t i;
     float f;
   } v;
-} pt_scalar_tensor;
-void pt_make_scalar_tensor(pt_scalar_tensor* st, const pt_scalar* s, int dt);
+} pk_scalar_tensor;
+void pk_make_scalar_tensor(pk_scalar_tensor* st, const pterun_scalar* s, int dt);
 
 /* Resizes out to the broadcast shape of a and b. */
-pterun_status pt_resize_broadcast(pterun_kernel_context* ctx, const pterun_tensor* a,
+pterun_status pk_resize_broadcast(pterun_kernel_context* ctx, const pterun_tensor* a,
                                   const pterun_tensor* b, pterun_tensor* out);
 
 /* Argument setup shared by binary kernels: self (Tensor) at 0, other at 1
  * (Tensor for _tt, Scalar for _ts), out at out_idx. Checks dtypes, computes
  * the ATen common dtype and resizes out to the result shape. */
-pterun_status pt_bin_args_tt(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
+pterun_status pk_bin_args_tt(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
                              pterun_tensor** a, pterun_tensor** b, pterun_tensor** out,
                              int* common);
-pterun_status pt_bin_args_ts(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
-                             pterun_tensor** a, pt_scalar* s, pterun_tensor** out, int* common);
+pterun_status pk_bin_args_ts(pterun_kernel_context* ctx, pterun_value** args, size_t out_idx,
+                             pterun_tensor** a, pterun_scalar* s, pterun_tensor** out, int* common);
 /* Fails unless a result of dtype `from` may be written to out. */
-pterun_status pt_check_out_cast(pterun_kernel_context* ctx, int from, const pterun_tensor* out);
+pterun_status pk_check_out_cast(pterun_kernel_context* ctx, int from, const pterun_tensor* out);
 /* Fails unless out's dtype is a float dtype. */
-pterun_status pt_check_out_float(pterun_kernel_context* ctx, const pterun_tensor* out);
+pterun_status pk_check_out_float(pterun_kernel_context* ctx, const pterun_tensor* out);
 
 /* Loads n elements of t starting at element offset off, stride `stride`,
  * converted to double (integral values rounded to cdt when cdt is a narrow
  * float) or to int64. Bools read as 0/1. */
-void pt_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n,
+void pk_load_row_f64(double* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n,
                      int cdt);
-void pt_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n);
+void pk_load_row_i64(int64_t* dst, const pterun_tensor* t, int64_t off, int64_t stride, int64_t n);
 
 /* Common failure helpers ("arg 'out': ..."). */
-pterun_status pt_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt, const char* why);
+pterun_status pk_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt, const char* why);
 
 /* Coalesces an iterator over out (+ inputs) so contiguous runs become one
  * long innermost row; returns the row length and leaves it->rank covering
- * only the outer dims (each row start is visited by pt_iter_next). */
-int64_t pt_iter_rows(pt_iter* it);
+ * only the outer dims (each row start is visited by pk_iter_next). */
+int64_t pk_iter_rows(pk_iter* it);
 
 /* ---- row-function generators ----
- * EXPR is an expression in x, y (operands, of type T, also named pt_T) and
- * p (pt_ew_params*). */
-#define PT_BIN_ROW(fname, T, TO, EXPR)                                                             \
+ * EXPR is an expression in x, y (operands, of type T, also named pk_T) and
+ * p (pk_ew_params*). */
+#define PK_BIN_ROW(fname, T, TO, EXPR)                                                             \
   static void fname(const T* a_, const T* b_, TO* o_, int64_t n_, int sa_, int sb_,                \
-                    pt_ew_params* p) {                                                             \
-    typedef T pt_T;                                                                                \
-    (void)sizeof(pt_T);                                                                            \
+                    pk_ew_params* p) {                                                             \
+    typedef T pk_T;                                                                                \
+    (void)sizeof(pk_T);                                                                            \
     int64_t i_;                                                                                    \
     (void)p;                                                                                       \
     if (sa_ && sb_) {                                                                              \
@@ -144,21 +144,21 @@ int64_t pt_iter_rows(pt_iter* it);
 
 /* Defines the three row functions of a binary op and its descriptor `name`;
  * FEXPR serves float32 and float64 (use <tgmath.h> names), IEXPR int64. */
-#define PT_DEF_BINOP(name, FEXPR, IEXPR)                                                           \
-  PT_BIN_ROW(name##_f32, float, float, FEXPR)                                                      \
-  PT_BIN_ROW(name##_f64, double, double, FEXPR)                                                    \
-  PT_BIN_ROW(name##_i64, int64_t, int64_t, IEXPR)                                                  \
-  static const pt_binary_op name = {name##_f32, NULL, name##_f64, name##_i64};
+#define PK_DEF_BINOP(name, FEXPR, IEXPR)                                                           \
+  PK_BIN_ROW(name##_f32, float, float, FEXPR)                                                      \
+  PK_BIN_ROW(name##_f64, double, double, FEXPR)                                                    \
+  PK_BIN_ROW(name##_i64, int64_t, int64_t, IEXPR)                                                  \
+  static const pk_binary_op name = {name##_f32, NULL, name##_f64, name##_i64};
 /* Same for float-only ops (integral inputs are computed in float). */
-#define PT_DEF_BINOP_F(name, FEXPR)                                                                \
-  PT_BIN_ROW(name##_f32, float, float, FEXPR)                                                      \
-  PT_BIN_ROW(name##_f64, double, double, FEXPR)                                                    \
-  static const pt_binary_op name = {name##_f32, NULL, name##_f64, NULL};
+#define PK_DEF_BINOP_F(name, FEXPR)                                                                \
+  PK_BIN_ROW(name##_f32, float, float, FEXPR)                                                      \
+  PK_BIN_ROW(name##_f64, double, double, FEXPR)                                                    \
+  static const pk_binary_op name = {name##_f32, NULL, name##_f64, NULL};
 
-#define PT_UN_ROW(fname, T, EXPR)                                                                  \
-  static void fname(const T* x_, T* o_, int64_t n_, pt_ew_params* p) {                             \
-    typedef T pt_T;                                                                                \
-    (void)sizeof(pt_T);                                                                            \
+#define PK_UN_ROW(fname, T, EXPR)                                                                  \
+  static void fname(const T* x_, T* o_, int64_t n_, pk_ew_params* p) {                             \
+    typedef T pk_T;                                                                                \
+    (void)sizeof(pk_T);                                                                            \
     int64_t i_;                                                                                    \
     (void)p;                                                                                       \
     for (i_ = 0; i_ < n_; ++i_) {                                                                  \
@@ -167,24 +167,24 @@ int64_t pt_iter_rows(pt_iter* it);
     }                                                                                              \
   }
 
-#define PT_DEF_UNOP(name, FEXPR, IEXPR)                                                            \
-  PT_UN_ROW(name##_f32, float, FEXPR)                                                              \
-  PT_UN_ROW(name##_f64, double, FEXPR)                                                             \
-  PT_UN_ROW(name##_i64, int64_t, IEXPR)                                                            \
-  static const pt_unary_op name = {name##_f32, name##_f64, name##_i64};
-#define PT_DEF_UNOP_F(name, FEXPR)                                                                 \
-  PT_UN_ROW(name##_f32, float, FEXPR)                                                              \
-  PT_UN_ROW(name##_f64, double, FEXPR)                                                             \
-  static const pt_unary_op name = {name##_f32, name##_f64, NULL};
+#define PK_DEF_UNOP(name, FEXPR, IEXPR)                                                            \
+  PK_UN_ROW(name##_f32, float, FEXPR)                                                              \
+  PK_UN_ROW(name##_f64, double, FEXPR)                                                             \
+  PK_UN_ROW(name##_i64, int64_t, IEXPR)                                                            \
+  static const pk_unary_op name = {name##_f32, name##_f64, name##_i64};
+#define PK_DEF_UNOP_F(name, FEXPR)                                                                 \
+  PK_UN_ROW(name##_f32, float, FEXPR)                                                              \
+  PK_UN_ROW(name##_f64, double, FEXPR)                                                             \
+  static const pk_unary_op name = {name##_f32, name##_f64, NULL};
 
 /* Wrapping int64 arithmetic (no signed-overflow UB). */
-static inline int64_t pt_wadd(int64_t a, int64_t b) {
+static inline int64_t pk_wadd(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a + (uint64_t)b);
 }
-static inline int64_t pt_wsub(int64_t a, int64_t b) {
+static inline int64_t pk_wsub(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a - (uint64_t)b);
 }
-static inline int64_t pt_wmul(int64_t a, int64_t b) {
+static inline int64_t pk_wmul(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 

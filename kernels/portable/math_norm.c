@@ -39,14 +39,14 @@ static void softmax_line_any(const pterun_tensor* in, int64_t oi, int64_t si, pt
   double mx = -INFINITY, sum = 0;
   int64_t k;
   for (k = 0; k < n; ++k) {
-    double v = pt_load_f64(in->data, in->dtype, oi + k * si);
+    double v = pterun_load_f64(in->data, in->dtype, oi + k * si);
     mx = (v > mx || v != v) ? v : mx;
   }
   if (isinf(mx) && mx < 0) mx = 0;
-  for (k = 0; k < n; ++k) sum += exp(pt_load_f64(in->data, in->dtype, oi + k * si) - mx);
+  for (k = 0; k < n; ++k) sum += exp(pterun_load_f64(in->data, in->dtype, oi + k * si) - mx);
   for (k = 0; k < n; ++k) {
-    double v = pt_load_f64(in->data, in->dtype, oi + k * si) - mx;
-    pt_store_f64(out->data, out->dtype, oo + k * so, log_mode ? v - log(sum) : exp(v) / sum);
+    double v = pterun_load_f64(in->data, in->dtype, oi + k * si) - mx;
+    pterun_store_f64(out->data, out->dtype, oo + k * so, log_mode ? v - log(sum) : exp(v) / sum);
   }
 }
 
@@ -56,22 +56,22 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
   const pterun_tensor* op;
   int64_t dim, n, len, si, so;
   bool h2f;
-  pt_iter it;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "half_to_float", &h2f));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  if (!pt_is_float_dtype(in->dtype))
-    return pt_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
+  pk_iter it;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "half_to_float", &h2f));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  if (!pterun_dtype_is_float(in->dtype))
+    return pk_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
   if (h2f && !(out->dtype == PTERUN_DTYPE_F32 &&
                (in->dtype == PTERUN_DTYPE_F16 || in->dtype == PTERUN_DTYPE_BF16)))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "half_to_float needs a half/bfloat16 self and a float32 out");
   if (!h2f && out->dtype != in->dtype)
-    return pt_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
-  PT_TRY(pt_wrap_dim(ctx, dim, in->rank, &dim));
-  PT_TRY(pt_resize_like(ctx, out, in));
+    return pk_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, in->rank, &dim));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   if (in->data == NULL || out->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
@@ -88,8 +88,8 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
     si = so = 0;
   }
   op = &outer_in;
-  pt_iter_init(&it, &outer_out, &op, 1);
-  for (n = 0; n < outer_out.numel; ++n, pt_iter_next(&it)) {
+  pk_iter_init(&it, &outer_out, &op, 1);
+  for (n = 0; n < outer_out.numel; ++n, pk_iter_next(&it)) {
     if (in->dtype == PTERUN_DTYPE_F32)
       softmax_line_f32((const float*)in->data + it.off[1], si, (float*)out->data + it.off[0], so,
                        len, log_mode);
@@ -99,10 +99,10 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pt_softmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_softmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_softmax(ctx, args, nargs, 0);
 }
-pterun_status pt_log_softmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_log_softmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_softmax(ctx, args, nargs, 1);
 }
 
@@ -110,22 +110,22 @@ pterun_status pt_log_softmax_out(pterun_kernel_context* ctx, pterun_value** args
 
 /* Reads element with logical index k of t (any dim order). */
 static double at_logical(const pterun_tensor* t, int64_t k) {
-  return pt_load_f64(t->data, t->dtype, pt_logical_offset(t, k));
+  return pterun_load_f64(t->data, t->dtype, pk_logical_offset(t, k));
 }
 
 static pterun_status get_outs3(pterun_kernel_context* ctx, pterun_value** args, size_t first,
                                pterun_tensor** o0, pterun_tensor** o1, pterun_tensor** o2) {
-  PT_TRY(pterun_arg_tensor(ctx, args, first, "out0", o0));
-  PT_TRY(pterun_arg_tensor(ctx, args, first + 1, "out1", o1));
-  PT_TRY(pterun_arg_tensor(ctx, args, first + 2, "out2", o2));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, first, "out0", o0));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, first + 1, "out1", o1));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, first + 2, "out2", o2));
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status check_affine(pterun_kernel_context* ctx, const pterun_tensor* t,
                                   const char* name, int64_t numel) {
   if (t == NULL) return PTERUN_STATUS_OK;
-  if (!pt_is_float_dtype(t->dtype))
-    return pt_fail_dtype(ctx, name, t->dtype, "is not a floating point dtype");
+  if (!pterun_dtype_is_float(t->dtype))
+    return pk_fail_dtype(ctx, name, t->dtype, "is not a floating point dtype");
   if (t->numel != numel)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg '%s': expected %lld elements, got %lld", name, (long long)numel,
@@ -168,7 +168,7 @@ static void moments(const pterun_tensor* t, int64_t start, int64_t count, double
 
 /* ---- native_layer_norm.out(input, int[] normalized_shape, Tensor? weight,
  *      Tensor? bias, float eps, *, out0, out1 (mean), out2 (rstd)) ---- */
-pterun_status pt_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value** args,
                                        size_t nargs) {
   pterun_tensor *in, *w, *b, *out, *mean, *rstd;
   const int64_t* ns;
@@ -176,15 +176,15 @@ pterun_status pt_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
   double eps;
   int64_t axis, M = 1, N = 1, row, j, stat_sizes[PTERUN_MAX_RANK];
   bool fast;
-  PT_CHECK_NARGS(ctx, nargs, 9);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "normalized_shape", &ns, &nn, 0));
-  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "weight", &w));
-  PT_TRY(pterun_arg_opt_tensor(ctx, args, 3, "bias", &b));
-  PT_TRY(pterun_arg_double(ctx, args, 4, "eps", &eps));
-  PT_TRY(get_outs3(ctx, args, 5, &out, &mean, &rstd));
-  if (!pt_is_float_dtype(in->dtype))
-    return pt_fail_dtype(ctx, "input", in->dtype, "is not a floating point dtype");
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "normalized_shape", &ns, &nn, 0));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "weight", &w));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "bias", &b));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 4, "eps", &eps));
+  PTERUN_TRY(get_outs3(ctx, args, 5, &out, &mean, &rstd));
+  if (!pterun_dtype_is_float(in->dtype))
+    return pk_fail_dtype(ctx, "input", in->dtype, "is not a floating point dtype");
   if (nn == 0 || nn > in->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'normalized_shape': %zu dims for an input of rank %d", nn,
@@ -199,17 +199,18 @@ pterun_status pt_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
     N *= ns[k];
   }
   for (j = 0; j < axis; ++j) M *= in->sizes[j];
-  PT_TRY(check_affine(ctx, w, "weight", N));
-  PT_TRY(check_affine(ctx, b, "bias", N));
-  if (out->dtype != in->dtype || !pt_is_float_dtype(mean->dtype) || !pt_is_float_dtype(rstd->dtype))
-    return pt_fail_dtype(ctx, "out", out->dtype,
+  PTERUN_TRY(check_affine(ctx, w, "weight", N));
+  PTERUN_TRY(check_affine(ctx, b, "bias", N));
+  if (out->dtype != in->dtype || !pterun_dtype_is_float(mean->dtype) ||
+      !pterun_dtype_is_float(rstd->dtype))
+    return pk_fail_dtype(ctx, "out", out->dtype,
                          "(and mean/rstd) must be floating point, "
                          "out matching input");
   /* mean/rstd keep the leading dims and have size 1 in the normalized ones. */
   for (j = 0; j < in->rank; ++j) stat_sizes[j] = j < axis ? in->sizes[j] : 1;
-  PT_TRY(pt_resize_like(ctx, out, in));
-  PT_TRY(pt_resize(ctx, mean, in->rank, stat_sizes));
-  PT_TRY(pt_resize(ctx, rstd, in->rank, stat_sizes));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(pterun_out_resize(ctx, mean, "mean", in->rank, stat_sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, rstd, "rstd", in->rank, stat_sizes));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   if (!in->data || !out->data || !mean->data || !rstd->data)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
@@ -237,35 +238,35 @@ pterun_status pt_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
         double v = (at_logical(in, row * N + j) - mu) * rs;
         if (w) v *= at_logical(w, j);
         if (b) v += at_logical(b, j);
-        pt_store_f64(out->data, out->dtype, pt_logical_offset(out, row * N + j), v);
+        pterun_store_f64(out->data, out->dtype, pk_logical_offset(out, row * N + j), v);
       }
     }
     /* stats are [M] values in logical order of mean/rstd */
-    pt_store_f64(mean->data, mean->dtype, pt_logical_offset(mean, row), mu);
-    pt_store_f64(rstd->data, rstd->dtype, pt_logical_offset(rstd, row), rs);
+    pterun_store_f64(mean->data, mean->dtype, pk_logical_offset(mean, row), mu);
+    pterun_store_f64(rstd->data, rstd->dtype, pk_logical_offset(rstd, row), rs);
   }
   return PTERUN_STATUS_OK;
 }
 
 /* ---- native_group_norm.out(input, Tensor? weight, Tensor? bias, N, C, HxW,
  *      int group, float eps, *, out0, out1 (mean [N,G]), out2 (rstd [N,G])) ---- */
-pterun_status pt_native_group_norm_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_native_group_norm_out(pterun_kernel_context* ctx, pterun_value** args,
                                        size_t nargs) {
   pterun_tensor *in, *w, *b, *out, *mean, *rstd;
   int64_t N, C, HxW, G, n, g, c, k, cpg, stat_sizes[2];
   double eps;
-  PT_CHECK_NARGS(ctx, nargs, 12);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pterun_arg_opt_tensor(ctx, args, 1, "weight", &w));
-  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &b));
-  PT_TRY(pterun_arg_int(ctx, args, 3, "N", &N));
-  PT_TRY(pterun_arg_int(ctx, args, 4, "C", &C));
-  PT_TRY(pterun_arg_int(ctx, args, 5, "HxW", &HxW));
-  PT_TRY(pterun_arg_int(ctx, args, 6, "group", &G));
-  PT_TRY(pterun_arg_double(ctx, args, 7, "eps", &eps));
-  PT_TRY(get_outs3(ctx, args, 8, &out, &mean, &rstd));
-  if (!pt_is_float_dtype(in->dtype))
-    return pt_fail_dtype(ctx, "input", in->dtype, "is not a floating point dtype");
+  PTERUN_CHECK_NARGS(ctx, nargs, 12);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 1, "weight", &w));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &b));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "N", &N));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "C", &C));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "HxW", &HxW));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 6, "group", &G));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 7, "eps", &eps));
+  PTERUN_TRY(get_outs3(ctx, args, 8, &out, &mean, &rstd));
+  if (!pterun_dtype_is_float(in->dtype))
+    return pk_fail_dtype(ctx, "input", in->dtype, "is not a floating point dtype");
   if (N < 0 || C < 0 || HxW < 0 || G <= 0 || C % G != 0 || in->numel != N * C * HxW ||
       in->rank < 2 || in->sizes[0] != N || in->sizes[1] != C)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -273,10 +274,11 @@ pterun_status pt_native_group_norm_out(pterun_kernel_context* ctx, pterun_value*
                               "input of %lld elements",
                               (long long)N, (long long)C, (long long)HxW, (long long)G,
                               (long long)in->numel);
-  PT_TRY(check_affine(ctx, w, "weight", C));
-  PT_TRY(check_affine(ctx, b, "bias", C));
-  if (out->dtype != in->dtype || !pt_is_float_dtype(mean->dtype) || !pt_is_float_dtype(rstd->dtype))
-    return pt_fail_dtype(ctx, "out", out->dtype,
+  PTERUN_TRY(check_affine(ctx, w, "weight", C));
+  PTERUN_TRY(check_affine(ctx, b, "bias", C));
+  if (out->dtype != in->dtype || !pterun_dtype_is_float(mean->dtype) ||
+      !pterun_dtype_is_float(rstd->dtype))
+    return pk_fail_dtype(ctx, "out", out->dtype,
                          "(and mean/rstd) must be floating point, "
                          "out matching input");
   if (mean->rank != 2 || rstd->rank != 2)
@@ -284,9 +286,9 @@ pterun_status pt_native_group_norm_out(pterun_kernel_context* ctx, pterun_value*
                               "mean and rstd must have rank 2 ([N, group])");
   stat_sizes[0] = N;
   stat_sizes[1] = G;
-  PT_TRY(pt_resize_like(ctx, out, in));
-  PT_TRY(pt_resize(ctx, mean, 2, stat_sizes));
-  PT_TRY(pt_resize(ctx, rstd, 2, stat_sizes));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(pterun_out_resize(ctx, mean, "mean", 2, stat_sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, rstd, "rstd", 2, stat_sizes));
   if (N * G == 0) return PTERUN_STATUS_OK;
   if (!mean->data || !rstd->data || (in->numel > 0 && (!in->data || !out->data)))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
@@ -303,11 +305,11 @@ pterun_status pt_native_group_norm_out(pterun_kernel_context* ctx, pterun_value*
         int64_t base = (n * C + c) * HxW;
         for (k = 0; k < HxW; ++k) {
           double v = at_logical(in, base + k) * sc + sh;
-          pt_store_f64(out->data, out->dtype, pt_logical_offset(out, base + k), v);
+          pterun_store_f64(out->data, out->dtype, pk_logical_offset(out, base + k), v);
         }
       }
-      pt_store_f64(mean->data, mean->dtype, pt_logical_offset(mean, n * G + g), mu);
-      pt_store_f64(rstd->data, rstd->dtype, pt_logical_offset(rstd, n * G + g), rs);
+      pterun_store_f64(mean->data, mean->dtype, pk_logical_offset(mean, n * G + g), mu);
+      pterun_store_f64(rstd->data, rstd->dtype, pk_logical_offset(rstd, n * G + g), rs);
     }
   }
   return PTERUN_STATUS_OK;

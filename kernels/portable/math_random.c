@@ -18,11 +18,11 @@
 #include <inttypes.h>
 #include <time.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
-typedef struct pt_rng {
+typedef struct pk_rng {
   uint64_t s[4];
-} pt_rng;
+} pk_rng;
 
 static uint64_t splitmix64(uint64_t* x) {
   uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
@@ -35,7 +35,7 @@ static uint64_t rotl64(uint64_t x, int k) {
   return (x << k) | (x >> (64 - k));
 }
 
-static uint64_t rng_next(pt_rng* r) {
+static uint64_t rng_next(pk_rng* r) {
   uint64_t res = rotl64(r->s[1] * 5, 7) * 9, t = r->s[1] << 17;
   r->s[2] ^= r->s[0];
   r->s[3] ^= r->s[1];
@@ -47,7 +47,7 @@ static uint64_t rng_next(pt_rng* r) {
 }
 
 /* Seeds a per-call generator (see the file comment). */
-static void rng_seed(pt_rng* r, const void* salt) {
+static void rng_seed(pk_rng* r, const void* salt) {
   struct timespec ts;
   uint64_t x;
   int k;
@@ -62,7 +62,7 @@ static void rng_seed(pt_rng* r, const void* salt) {
 }
 
 /* Uniform in [0, 1) with `bits` random mantissa bits (exact in the dtype). */
-static double rng_uniform(pt_rng* r, int bits) {
+static double rng_uniform(pk_rng* r, int bits) {
   return (double)(rng_next(r) >> (64 - bits)) * ldexp(1.0, -bits);
 }
 
@@ -78,13 +78,13 @@ static int mantissa_bits(int dt) {
 static pterun_status rand_common(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                  int normal) {
   pterun_tensor* out;
-  pt_rng rng;
+  pk_rng rng;
   int64_t n;
   int bits;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  PT_TRY(nn_check_float(ctx, out, "out"));
-  PT_TRY(nn_resize_to_size_arg(ctx, args, 0, out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(pk_check_float(ctx, out, "out"));
+  PTERUN_TRY(pk_resize_to_size_arg(ctx, args, 0, out));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   rng_seed(&rng, out->data);
   bits = mantissa_bits(out->dtype);
@@ -95,24 +95,24 @@ static pterun_status rand_common(pterun_kernel_context* ctx, pterun_value** args
       double u1 = 1.0 - rng_uniform(&rng, 53), u2 = rng_uniform(&rng, 53);
       double rad = sqrt(-2.0 * log(u1)), th = 6.283185307179586 * u2;
       v = rad * cos(th);
-      pt_store_f64(out->data, out->dtype, pt_logical_offset(out, n), v);
+      pterun_store_f64(out->data, out->dtype, pk_logical_offset(out, n), v);
       if (++n >= out->numel) break;
       v = rad * sin(th);
     } else {
       v = rng_uniform(&rng, bits);
     }
-    pt_store_f64(out->data, out->dtype, pt_logical_offset(out, n), v);
+    pterun_store_f64(out->data, out->dtype, pk_logical_offset(out, n), v);
   }
   return PTERUN_STATUS_OK;
 }
 
 /* aten::rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
-pterun_status pt_rand_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_rand_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return rand_common(ctx, args, nargs, 0);
 }
 
 /* aten::randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
-pterun_status pt_randn_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_randn_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return rand_common(ctx, args, nargs, 1);
 }
 
@@ -121,50 +121,50 @@ pterun_status pt_randn_out(pterun_kernel_context* ctx, pterun_value** args, size
  * Training (train true or None) with p > 0: mask = u >= p for uniform u,
  * out = input * mask / (1 - p) (0 when p = 1). Otherwise out = input and the
  * mask is all true. */
-pterun_status pt_native_dropout_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_native_dropout_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out, *mask;
   const pterun_tensor* ins[2];
   double p, scale;
   bool train = true;
   int64_t n;
-  pt_iter it;
-  pt_rng rng;
+  pk_iter it;
+  pk_rng rng;
   int drop;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pterun_arg_double(ctx, args, 1, "p", &p));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "p", &p));
   if (args[2] != NULL && args[2]->tag != PTERUN_VALUE_NONE)
-    PT_TRY(pt_arg_bool(ctx, args, 2, "train", &train));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out0", &out));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out1", &mask));
-  PT_TRY(nn_check_float(ctx, in, "input"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out0"));
+    PTERUN_TRY(pk_arg_bool(ctx, args, 2, "train", &train));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out0", &out));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out1", &mask));
+  PTERUN_TRY(pk_check_float(ctx, in, "input"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out0"));
   if (mask->dtype != PTERUN_DTYPE_BOOL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'out1': expected bool, got %s", pterun_dtype_name(mask->dtype));
   if (!(p >= 0.0 && p <= 1.0))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'p': dropout probability has to be in [0, 1], got %g", p);
-  PT_TRY(nn_check_data(ctx, in, "input"));
-  PT_TRY(pt_resize_like(ctx, out, in));
-  PT_TRY(pt_resize_like(ctx, mask, in));
+  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(pterun_out_resize_like(ctx, mask, "mask", in));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   drop = train && p != 0.0;
   scale = p == 1.0 ? 0.0 : 1.0 / (1.0 - p);
   if (drop) rng_seed(&rng, out->data);
   ins[0] = in;
   ins[1] = mask;
-  pt_iter_init(&it, out, ins, 2);
+  pk_iter_init(&it, out, ins, 2);
   for (n = 0; n < out->numel; ++n) {
-    double v = pt_load_f64(in->data, in->dtype, it.off[1]);
+    double v = pterun_load_f64(in->data, in->dtype, it.off[1]);
     uint8_t keep = 1;
     if (drop) {
       keep = rng_uniform(&rng, 53) >= p;
       v = v * (keep ? 1.0 : 0.0) * scale;
     }
-    pt_store_f64(out->data, out->dtype, it.off[0], v);
+    pterun_store_f64(out->data, out->dtype, it.off[0], v);
     ((uint8_t*)mask->data)[it.off[2]] = keep;
-    pt_iter_next(&it);
+    pk_iter_next(&it);
   }
   return PTERUN_STATUS_OK;
 }
@@ -172,33 +172,33 @@ pterun_status pt_native_dropout_out(pterun_kernel_context* ctx, pterun_value** a
 /* aten::_conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Complex dtypes: the imaginary parts change sign (a sign-bit flip, so -0.0
  * and NaN behave as negation does). Real dtypes: a copy, as in ATen. */
-pterun_status pt__conj_physical_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk__conj_physical_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   int64_t n;
   size_t es, half;
   int cplx;
-  pt_iter it;
+  pk_iter it;
   const pterun_tensor* ins[1];
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   cplx = in->dtype == PTERUN_DTYPE_COMPLEX32 || in->dtype == PTERUN_DTYPE_COMPLEX64 ||
          in->dtype == PTERUN_DTYPE_COMPLEX128;
-  if (!cplx) PT_TRY(nn_check_real(ctx, in, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
-  PT_TRY(nn_check_data(ctx, in, "self"));
-  PT_TRY(pt_resize_like(ctx, out, in));
-  es = nn_esize(in->dtype);
+  if (!cplx) PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  es = pterun_dtype_size(in->dtype);
   half = es / 2;
   ins[0] = in;
-  pt_iter_init(&it, out, ins, 1);
+  pk_iter_init(&it, out, ins, 1);
   for (n = 0; n < out->numel; ++n) {
-    unsigned char* d = (unsigned char*)nn_ptr(out, it.off[0]);
-    memmove(d, nn_ptr(in, it.off[1]), es);
+    unsigned char* d = (unsigned char*)pk_ptr(out, it.off[0]);
+    memmove(d, pk_ptr(in, it.off[1]), es);
     /* Little-endian: the sign bit is the top bit of the last byte of the
      * imaginary half. */
     if (cplx) d[half + half - 1] ^= 0x80;
-    pt_iter_next(&it);
+    pk_iter_next(&it);
   }
   return PTERUN_STATUS_OK;
 }

@@ -8,14 +8,14 @@
 
 /* A reduction of `in` over a set of dims. Out element n (logical order) reads
  * the elements at kv-offset(n) + (offsets of the reduced dims). */
-typedef struct pt_red {
+typedef struct pk_red {
   pterun_tensor kv; /* kept dims, shaped like out, with in's strides */
-  pt_iter rit;      /* rows over the reduced dims (coalesced) */
+  pk_iter rit;      /* rows over the reduced dims (coalesced) */
   int64_t rinner, rrows, rstride, rnumel;
-} pt_red;
+} pk_red;
 
 /* dims == NULL (or ndims == 0): reduce over every dim. */
-static pterun_status red_init(pterun_kernel_context* ctx, pt_red* r, const pterun_tensor* in,
+static pterun_status red_init(pterun_kernel_context* ctx, pk_red* r, const pterun_tensor* in,
                               const int64_t* dims, size_t ndims, bool keepdim) {
   bool mask[PTERUN_MAX_RANK] = {false};
   pterun_tensor rv;
@@ -26,7 +26,7 @@ static pterun_status red_init(pterun_kernel_context* ctx, pt_red* r, const pteru
   } else {
     for (k = 0; k < ndims; ++k) {
       int64_t w;
-      PT_TRY(pt_wrap_dim(ctx, dims[k], in->rank, &w));
+      PTERUN_TRY(pk_wrap_dim(ctx, dims[k], in->rank, &w));
       if (in->rank == 0) continue;
       if (mask[w])
         return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -57,11 +57,11 @@ static pterun_status red_init(pterun_kernel_context* ctx, pt_red* r, const pteru
   rv.rank = (uint8_t)nr;
   r->kv.numel = 1;
   for (d = 0; d < nk; ++d) r->kv.numel *= r->kv.sizes[d];
-  pt_iter_init(&r->rit, &rv, NULL, 0);
+  pk_iter_init(&r->rit, &rv, NULL, 0);
   if (r->rnumel == 0) {
     r->rinner = r->rrows = r->rstride = 0;
   } else {
-    r->rinner = pt_iter_rows(&r->rit);
+    r->rinner = pk_iter_rows(&r->rit);
     r->rstride = r->rit.strides[0][r->rit.rank];
     r->rrows = r->rnumel / r->rinner;
   }
@@ -141,10 +141,10 @@ static void acc_i64(red_acc* a, red_kind k, const int64_t* v, int64_t n) {
   int64_t j;
   switch (k) {
     case RK_SUM:
-      for (j = 0; j < n; ++j) a->i = pt_wadd(a->i, v[j]);
+      for (j = 0; j < n; ++j) a->i = pk_wadd(a->i, v[j]);
       break;
     case RK_PROD:
-      for (j = 0; j < n; ++j) a->i = pt_wmul(a->i, v[j]);
+      for (j = 0; j < n; ++j) a->i = pk_wmul(a->i, v[j]);
       break;
     case RK_MAX:
     case RK_MIN:
@@ -167,20 +167,20 @@ static void acc_i64(red_acc* a, red_kind k, const int64_t* v, int64_t n) {
 }
 
 /* Folds every element reduced into out element whose kept offset is base. */
-static void red_visit(pt_red* r, const pterun_tensor* in, int64_t base, red_kind k, red_acc* a,
+static void red_visit(pk_red* r, const pterun_tensor* in, int64_t base, red_kind k, red_acc* a,
                       int as_float, int cdt) {
   int64_t row, c;
-  for (row = 0; row < r->rrows; ++row, pt_iter_next(&r->rit)) {
+  for (row = 0; row < r->rrows; ++row, pk_iter_next(&r->rit)) {
     int64_t off = base + r->rit.off[0];
     for (c = 0; c < r->rinner; c += RED_CHUNK) {
       int64_t m = r->rinner - c < RED_CHUNK ? r->rinner - c : RED_CHUNK;
       if (as_float) {
         double buf[RED_CHUNK];
-        pt_load_row_f64(buf, in, off + c * r->rstride, r->rstride, m, cdt);
+        pk_load_row_f64(buf, in, off + c * r->rstride, r->rstride, m, cdt);
         acc_f64(a, k, buf, m);
       } else {
         int64_t buf[RED_CHUNK];
-        pt_load_row_i64(buf, in, off + c * r->rstride, r->rstride, m);
+        pk_load_row_i64(buf, in, off + c * r->rstride, r->rstride, m);
         acc_i64(a, k, buf, m);
       }
     }
@@ -200,9 +200,9 @@ static pterun_status arg_opt_dtype(pterun_kernel_context* ctx, pterun_value** ar
                                    int* dt) {
   int64_t v;
   int has;
-  PT_TRY(pterun_arg_opt_int(ctx, args, i, "dtype", &v, &has));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, i, "dtype", &v, &has));
   *dt = has ? (int)v : -1;
-  if (has && (v < 0 || v >= PTERUN_DTYPE_COUNT_ || !pt_is_real_dtype((int)v)))
+  if (has && (v < 0 || v >= PTERUN_DTYPE_COUNT_ || !pk_is_real_dtype((int)v)))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'dtype': %lld is not a supported dtype", (long long)v);
   return PTERUN_STATUS_OK;
@@ -215,7 +215,7 @@ static pterun_status check_data2(pterun_kernel_context* ctx, const pterun_tensor
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status need_nonempty(pterun_kernel_context* ctx, const pt_red* r,
+static pterun_status need_nonempty(pterun_kernel_context* ctx, const pk_red* r,
                                    const pterun_tensor* out) {
   if (r->rnumel == 0 && out->numel > 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -225,7 +225,7 @@ static pterun_status need_nonempty(pterun_kernel_context* ctx, const pt_red* r,
 
 /* Writes result of an accumulator into out[off]. */
 static void put_f(pterun_tensor* out, int64_t off, double v) {
-  pt_store_f64(out->data, out->dtype, off, v);
+  pterun_store_f64(out->data, out->dtype, off, v);
 }
 
 /*
@@ -236,54 +236,54 @@ static void put_f(pterun_tensor* out, int64_t off, double v) {
 static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in, const int64_t* dims,
                                 size_t ndims, bool keepdim, pterun_tensor* out, red_kind kind,
                                 int divide) {
-  pt_red r;
-  pt_iter it;
+  pk_red r;
+  pk_iter it;
   const pterun_tensor* kvp;
   int64_t n;
   int as_float;
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, out, "out"));
-  PT_TRY(red_init(ctx, &r, in, dims, ndims, keepdim));
-  PT_TRY(pt_resize(ctx, out, r.kv.rank, r.kv.sizes));
-  PT_TRY(check_data2(ctx, in, out));
-  if (kind == RK_MAX || kind == RK_MIN) PT_TRY(need_nonempty(ctx, &r, out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
+  PTERUN_TRY(red_init(ctx, &r, in, dims, ndims, keepdim));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", r.kv.rank, r.kv.sizes));
+  PTERUN_TRY(check_data2(ctx, in, out));
+  if (kind == RK_MAX || kind == RK_MIN) PTERUN_TRY(need_nonempty(ctx, &r, out));
   /* Accumulate in float when either side is float (mean, sum into float). */
-  as_float = pt_is_float_dtype(out->dtype) ||
-             (pt_is_float_dtype(in->dtype) && kind != RK_ANY && kind != RK_ALL);
-  if (kind == RK_ANY || kind == RK_ALL) as_float = pt_is_float_dtype(in->dtype);
+  as_float = pterun_dtype_is_float(out->dtype) ||
+             (pterun_dtype_is_float(in->dtype) && kind != RK_ANY && kind != RK_ALL);
+  if (kind == RK_ANY || kind == RK_ALL) as_float = pterun_dtype_is_float(in->dtype);
   kvp = &r.kv;
-  pt_iter_init(&it, out, &kvp, 1);
-  for (n = 0; n < out->numel; ++n, pt_iter_next(&it)) {
+  pk_iter_init(&it, out, &kvp, 1);
+  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
     red_acc a;
     acc_init(&a, kind);
     red_visit(&r, in, it.off[1], kind, &a, as_float, out->dtype);
     if (kind == RK_ANY || kind == RK_ALL)
-      pt_store_i64(out->data, out->dtype, it.off[0], a.i);
+      pterun_store_i64(out->data, out->dtype, it.off[0], a.i);
     else if (as_float)
       put_f(out, it.off[0], divide ? a.s / (double)r.rnumel : a.s);
     else
-      pt_store_i64(out->data, out->dtype, it.off[0], a.i);
+      pterun_store_i64(out->data, out->dtype, it.off[0], a.i);
   }
   return PTERUN_STATUS_OK;
 }
 
 /* sum.IntList_out(self, int[1]? dim, bool keepdim, *, ScalarType? dtype, out) */
-pterun_status pt_sum_intlist_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_sum_intlist_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
   bool keepdim;
   int dt;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(arg_opt_dtype(ctx, args, 3, &dt));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_dims(ctx, args, 1, &dims, &nd));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "keepdim", &keepdim));
+  PTERUN_TRY(arg_opt_dtype(ctx, args, 3, &dt));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   if (dt >= 0 && dt != out->dtype)
-    return pt_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
+    return pk_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
   if (out->dtype == PTERUN_DTYPE_BOOL)
-    return pt_fail_dtype(ctx, "out", out->dtype, "is not supported by sum");
+    return pk_fail_dtype(ctx, "out", out->dtype, "is not supported by sum");
   /* The sum is computed in out's dtype (ATen infers it from out). */
   return run_reduce(ctx, in, dims, nd, keepdim, out, RK_SUM, 0);
 }
@@ -291,8 +291,8 @@ pterun_status pt_sum_intlist_out(pterun_kernel_context* ctx, pterun_value** args
 static pterun_status run_mean(pterun_kernel_context* ctx, pterun_tensor* in, const int64_t* dims,
                               size_t nd, bool keepdim, int dt, pterun_tensor* out) {
   if (dt >= 0 && dt != out->dtype)
-    return pt_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
-  if (!pt_is_float_dtype(out->dtype) || (dt < 0 && !pt_is_float_dtype(in->dtype)))
+    return pk_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
+  if (!pterun_dtype_is_float(out->dtype) || (dt < 0 && !pterun_dtype_is_float(in->dtype)))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "mean: could not infer output dtype; input must be floating point "
                               "or dtype given (self %s, out %s)",
@@ -301,29 +301,29 @@ static pterun_status run_mean(pterun_kernel_context* ctx, pterun_tensor* in, con
 }
 
 /* mean.out(self, int[1]? dim, bool keepdim, *, ScalarType? dtype, out) */
-pterun_status pt_mean_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_mean_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
   bool keepdim;
   int dt;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(arg_opt_dtype(ctx, args, 3, &dt));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_dims(ctx, args, 1, &dims, &nd));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "keepdim", &keepdim));
+  PTERUN_TRY(arg_opt_dtype(ctx, args, 3, &dt));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_mean(ctx, in, dims, nd, keepdim, dt, out);
 }
 
 /* mean.dtype_out(self, *, ScalarType? dtype, out) */
-pterun_status pt_mean_dtype_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_mean_dtype_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   int dt;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_opt_dtype(ctx, args, 1, &dt));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_opt_dtype(ctx, args, 1, &dt));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   return run_mean(ctx, in, NULL, 0, false, dt, out);
 }
 
@@ -331,31 +331,31 @@ pterun_status pt_mean_dtype_out(pterun_kernel_context* ctx, pterun_value** args,
 static pterun_status run_prod(pterun_kernel_context* ctx, pterun_tensor* in, const int64_t* dims,
                               size_t nd, bool keepdim, int dt, pterun_tensor* out) {
   if (dt >= 0 && dt != out->dtype)
-    return pt_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
+    return pk_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
   if (out->dtype == PTERUN_DTYPE_BOOL)
-    return pt_fail_dtype(ctx, "out", out->dtype, "is not supported by prod");
+    return pk_fail_dtype(ctx, "out", out->dtype, "is not supported by prod");
   return run_reduce(ctx, in, dims, nd, keepdim, out, RK_PROD, 0);
 }
-pterun_status pt_prod_int_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_prod_int_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   int64_t dim;
   bool keepdim;
   int dt;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(arg_opt_dtype(ctx, args, 3, &dt));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "keepdim", &keepdim));
+  PTERUN_TRY(arg_opt_dtype(ctx, args, 3, &dt));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_prod(ctx, in, &dim, 1, keepdim, dt, out);
 }
-pterun_status pt_prod_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_prod_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   int dt;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_opt_dtype(ctx, args, 1, &dt));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_opt_dtype(ctx, args, 1, &dt));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   return run_prod(ctx, in, NULL, 0, false, dt, out);
 }
 
@@ -366,19 +366,19 @@ static pterun_status run_amax(pterun_kernel_context* ctx, pterun_value** args, s
   const int64_t* dims;
   size_t nd;
   bool keepdim;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_dims(ctx, args, 1, &dims, &nd));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (out->dtype != in->dtype)
-    return pt_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
+    return pk_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
   return run_reduce(ctx, in, dims, nd, keepdim, out, kind, 0);
 }
-pterun_status pt_amax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_amax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_amax(ctx, args, nargs, RK_MAX);
 }
-pterun_status pt_amin_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_amin_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_amax(ctx, args, nargs, RK_MIN);
 }
 
@@ -386,17 +386,17 @@ pterun_status pt_amin_out(pterun_kernel_context* ctx, pterun_value** args, size_
 static pterun_status run_unary_max(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                    red_kind kind) {
   pterun_tensor *in, *out;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  if (!pt_can_cast(in->dtype, out->dtype))
-    return pt_fail_dtype(ctx, "out", out->dtype, "cannot hold self's dtype");
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  if (!pk_can_cast(in->dtype, out->dtype))
+    return pk_fail_dtype(ctx, "out", out->dtype, "cannot hold self's dtype");
   return run_reduce(ctx, in, NULL, 0, false, out, kind, 0);
 }
-pterun_status pt_max_unary_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_max_unary_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_unary_max(ctx, args, nargs, RK_MAX);
 }
-pterun_status pt_min_unary_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_min_unary_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_unary_max(ctx, args, nargs, RK_MIN);
 }
 
@@ -409,34 +409,34 @@ static pterun_status run_anyall(pterun_kernel_context* ctx, pterun_value** args,
   size_t nd = 0;
   int64_t dim;
   bool keepdim = false;
-  PT_CHECK_NARGS(ctx, nargs, form == 0 ? 3 : 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  if (form == 1) PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
+  PTERUN_CHECK_NARGS(ctx, nargs, form == 0 ? 3 : 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  if (form == 1) PTERUN_TRY(arg_dims(ctx, args, 1, &dims, &nd));
   if (form == 2) {
-    PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+    PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
     dims = &dim;
     nd = 1;
   }
-  if (form != 0) PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pterun_arg_tensor(ctx, args, form == 0 ? 1 : 3, "out", &out));
+  if (form != 0) PTERUN_TRY(pk_arg_bool(ctx, args, 2, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, form == 0 ? 1 : 3, "out", &out));
   return run_reduce(ctx, in, dims, nd, keepdim, out, kind, 0);
 }
-pterun_status pt_any_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_any_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_anyall(ctx, args, nargs, RK_ANY, 0);
 }
-pterun_status pt_any_dims_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_any_dims_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_anyall(ctx, args, nargs, RK_ANY, 1);
 }
-pterun_status pt_any_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_any_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_anyall(ctx, args, nargs, RK_ANY, 2);
 }
-pterun_status pt_all_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_all_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_anyall(ctx, args, nargs, RK_ALL, 0);
 }
-pterun_status pt_all_dims_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_all_dims_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_anyall(ctx, args, nargs, RK_ALL, 1);
 }
-pterun_status pt_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_anyall(ctx, args, nargs, RK_ALL, 2);
 }
 
@@ -446,28 +446,28 @@ pterun_status pt_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 static pterun_status run_arg(pterun_kernel_context* ctx, pterun_tensor* in, const int64_t* dims,
                              size_t nd, bool keepdim, pterun_tensor* vals, pterun_tensor* idx,
                              red_kind kind) {
-  pt_red r;
-  pt_iter it;
+  pk_red r;
+  pk_iter it;
   const pterun_tensor* kvp[2];
   pterun_tensor* shape_of = vals ? vals : idx;
   int64_t n;
-  int as_float = pt_is_float_dtype(in->dtype);
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
+  int as_float = pterun_dtype_is_float(in->dtype);
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
   if (idx && idx->dtype != PTERUN_DTYPE_I64)
-    return pt_fail_dtype(ctx, "indices", idx->dtype, "must be int64");
+    return pk_fail_dtype(ctx, "indices", idx->dtype, "must be int64");
   if (vals && vals->dtype != in->dtype)
-    return pt_fail_dtype(ctx, "values", vals->dtype, "must match self's dtype");
-  PT_TRY(red_init(ctx, &r, in, dims, nd, keepdim));
-  if (vals) PT_TRY(pt_resize(ctx, vals, r.kv.rank, r.kv.sizes));
-  if (idx) PT_TRY(pt_resize(ctx, idx, r.kv.rank, r.kv.sizes));
-  PT_TRY(check_data2(ctx, in, shape_of));
-  if (vals && idx) PT_TRY(check_data2(ctx, in, idx));
-  PT_TRY(need_nonempty(ctx, &r, shape_of));
+    return pk_fail_dtype(ctx, "values", vals->dtype, "must match self's dtype");
+  PTERUN_TRY(red_init(ctx, &r, in, dims, nd, keepdim));
+  if (vals) PTERUN_TRY(pterun_out_resize(ctx, vals, "values", r.kv.rank, r.kv.sizes));
+  if (idx) PTERUN_TRY(pterun_out_resize(ctx, idx, "indices", r.kv.rank, r.kv.sizes));
+  PTERUN_TRY(check_data2(ctx, in, shape_of));
+  if (vals && idx) PTERUN_TRY(check_data2(ctx, in, idx));
+  PTERUN_TRY(need_nonempty(ctx, &r, shape_of));
   /* Walk vals' layout; idx may have a different dim order, so track it too. */
   kvp[0] = &r.kv;
   kvp[1] = (vals && idx) ? idx : NULL;
-  pt_iter_init(&it, shape_of, kvp, 2);
-  for (n = 0; n < shape_of->numel; ++n, pt_iter_next(&it)) {
+  pk_iter_init(&it, shape_of, kvp, 2);
+  for (n = 0; n < shape_of->numel; ++n, pk_iter_next(&it)) {
     red_acc a;
     acc_init(&a, kind);
     red_visit(&r, in, it.off[1], kind, &a, as_float, in->dtype);
@@ -475,7 +475,7 @@ static pterun_status run_arg(pterun_kernel_context* ctx, pterun_tensor* in, cons
       if (as_float)
         put_f(vals, it.off[0], a.s);
       else
-        pt_store_i64(vals->data, vals->dtype, it.off[0], a.i);
+        pterun_store_i64(vals->data, vals->dtype, it.off[0], a.i);
     }
     if (idx) ((int64_t*)idx->data)[vals ? it.off[2] : it.off[0]] = a.idx;
   }
@@ -489,18 +489,18 @@ static pterun_status run_argmax(pterun_kernel_context* ctx, pterun_value** args,
   int64_t dim;
   int has;
   bool keepdim;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 1, "dim", &dim, &has));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 1, "dim", &dim, &has));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   /* dim None: over the flattened tensor, i.e. every dim. */
   return run_arg(ctx, in, has ? &dim : NULL, has ? 1 : 0, keepdim, NULL, out, kind);
 }
-pterun_status pt_argmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_argmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_argmax(ctx, args, nargs, RK_MAX);
 }
-pterun_status pt_argmin_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_argmin_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_argmax(ctx, args, nargs, RK_MIN);
 }
 
@@ -510,18 +510,18 @@ static pterun_status run_dim_max(pterun_kernel_context* ctx, pterun_value** args
   pterun_tensor *in, *vals, *idx;
   int64_t dim;
   bool keepdim;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "values", &vals));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "indices", &idx));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "values", &vals));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "indices", &idx));
   return run_arg(ctx, in, &dim, 1, keepdim, vals, idx, kind);
 }
-pterun_status pt_max_dim_max(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_max_dim_max(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_dim_max(ctx, args, nargs, RK_MAX);
 }
-pterun_status pt_min_dim_min(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_min_dim_min(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_dim_max(ctx, args, nargs, RK_MIN);
 }
 
@@ -532,23 +532,23 @@ pterun_status pt_min_dim_min(pterun_kernel_context* ctx, pterun_value** args, si
 static pterun_status run_var(pterun_kernel_context* ctx, pterun_tensor* in, const int64_t* dims,
                              size_t nd, double correction, bool keepdim, pterun_tensor* var,
                              pterun_tensor* mean) {
-  pt_red r;
-  pt_iter it;
+  pk_red r;
+  pk_iter it;
   const pterun_tensor* kvp[2];
   int64_t n;
-  if (!pt_is_float_dtype(in->dtype))
-    return pt_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
-  PT_TRY(pt_check_out_float(ctx, var));
-  if (mean) PT_TRY(pt_check_out_float(ctx, mean));
-  PT_TRY(red_init(ctx, &r, in, dims, nd, keepdim));
-  PT_TRY(pt_resize(ctx, var, r.kv.rank, r.kv.sizes));
-  if (mean) PT_TRY(pt_resize(ctx, mean, r.kv.rank, r.kv.sizes));
-  PT_TRY(check_data2(ctx, in, var));
-  if (mean) PT_TRY(check_data2(ctx, in, mean));
+  if (!pterun_dtype_is_float(in->dtype))
+    return pk_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
+  PTERUN_TRY(pk_check_out_float(ctx, var));
+  if (mean) PTERUN_TRY(pk_check_out_float(ctx, mean));
+  PTERUN_TRY(red_init(ctx, &r, in, dims, nd, keepdim));
+  PTERUN_TRY(pterun_out_resize(ctx, var, "var", r.kv.rank, r.kv.sizes));
+  if (mean) PTERUN_TRY(pterun_out_resize(ctx, mean, "mean", r.kv.rank, r.kv.sizes));
+  PTERUN_TRY(check_data2(ctx, in, var));
+  if (mean) PTERUN_TRY(check_data2(ctx, in, mean));
   kvp[0] = &r.kv;
   kvp[1] = mean;
-  pt_iter_init(&it, var, kvp, 2);
-  for (n = 0; n < var->numel; ++n, pt_iter_next(&it)) {
+  pk_iter_init(&it, var, kvp, 2);
+  for (n = 0; n < var->numel; ++n, pk_iter_next(&it)) {
     red_acc a;
     double denom = (double)r.rnumel - correction;
     acc_init(&a, RK_WELFORD);
@@ -563,87 +563,87 @@ static pterun_status run_var(pterun_kernel_context* ctx, pterun_tensor* in, cons
 /* Scalar? correction: None means 1. */
 static pterun_status arg_correction(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                     double* corr) {
-  pt_scalar s;
+  pterun_scalar s;
   *corr = 1.0;
   if (args[i] == NULL || args[i]->tag == PTERUN_VALUE_NONE) return PTERUN_STATUS_OK;
-  PT_TRY(pt_arg_scalar(ctx, args, i, "correction", &s));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, i, "correction", &s));
   *corr = s.d;
   return PTERUN_STATUS_OK;
 }
 
 /* var.correction_out(self, int[1]? dim, *, Scalar? correction, bool keepdim, out) */
-pterun_status pt_var_correction_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_var_correction_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
   double corr;
   bool keepdim;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
-  PT_TRY(arg_correction(ctx, args, 2, &corr));
-  PT_TRY(pt_arg_bool(ctx, args, 3, "keepdim", &keepdim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_dims(ctx, args, 1, &dims, &nd));
+  PTERUN_TRY(arg_correction(ctx, args, 2, &corr));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 3, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_var(ctx, in, dims, nd, corr, keepdim, out, NULL);
 }
 
 /* var.out(self, int[1]? dim, bool unbiased, bool keepdim, *, out) */
-pterun_status pt_var_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_var_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
   bool unbiased, keepdim;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "unbiased", &unbiased));
-  PT_TRY(pt_arg_bool(ctx, args, 3, "keepdim", &keepdim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_dims(ctx, args, 1, &dims, &nd));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "unbiased", &unbiased));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 3, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_var(ctx, in, dims, nd, unbiased ? 1.0 : 0.0, keepdim, out, NULL);
 }
 
 /* var_mean.correction_out(self, int[1]? dim, *, Scalar? correction, bool
  * keepdim, out0 (var), out1 (mean)) */
-pterun_status pt_var_mean_correction_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_var_mean_correction_out(pterun_kernel_context* ctx, pterun_value** args,
                                          size_t nargs) {
   pterun_tensor *in, *var, *mean;
   const int64_t* dims;
   size_t nd;
   double corr;
   bool keepdim;
-  PT_CHECK_NARGS(ctx, nargs, 7);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
-  PT_TRY(arg_correction(ctx, args, 2, &corr));
-  PT_TRY(pt_arg_bool(ctx, args, 3, "keepdim", &keepdim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out0", &var));
-  PT_TRY(pterun_arg_tensor(ctx, args, 5, "out1", &mean));
+  PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_dims(ctx, args, 1, &dims, &nd));
+  PTERUN_TRY(arg_correction(ctx, args, 2, &corr));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 3, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out0", &var));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out1", &mean));
   return run_var(ctx, in, dims, nd, corr, keepdim, var, mean);
 }
 
 /* logsumexp.out(self, int[1] dim, bool keepdim, *, out): max-shifted. */
-pterun_status pt_logsumexp_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_logsumexp_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
   bool keepdim;
-  pt_red r;
-  pt_iter it;
+  pk_red r;
+  pk_iter it;
   const pterun_tensor* kvp;
   int64_t n;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(arg_dims(ctx, args, 1, &dims, &nd));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "keepdim", &keepdim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
-  PT_TRY(pt_check_out_float(ctx, out));
-  PT_TRY(red_init(ctx, &r, in, dims, nd, keepdim));
-  PT_TRY(pt_resize(ctx, out, r.kv.rank, r.kv.sizes));
-  PT_TRY(check_data2(ctx, in, out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(arg_dims(ctx, args, 1, &dims, &nd));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_out_float(ctx, out));
+  PTERUN_TRY(red_init(ctx, &r, in, dims, nd, keepdim));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", r.kv.rank, r.kv.sizes));
+  PTERUN_TRY(check_data2(ctx, in, out));
   kvp = &r.kv;
-  pt_iter_init(&it, out, &kvp, 1);
-  for (n = 0; n < out->numel; ++n, pt_iter_next(&it)) {
+  pk_iter_init(&it, out, &kvp, 1);
+  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
     red_acc mx, se;
     acc_init(&mx, RK_MAX);
     red_visit(&r, in, it.off[1], RK_MAX, &mx, 1, out->dtype);
@@ -657,33 +657,33 @@ pterun_status pt_logsumexp_out(pterun_kernel_context* ctx, pterun_value** args, 
 }
 
 /* ---- cumsum.out(self, int dim, *, ScalarType? dtype, out) ---- */
-pterun_status pt_cumsum_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_cumsum_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   int64_t dim, n, len, k;
   int dt;
   pterun_tensor outer_in, outer_out;
   const pterun_tensor* op;
-  pt_iter it;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(arg_opt_dtype(ctx, args, 2, &dt));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, out, "out"));
+  pk_iter it;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(arg_opt_dtype(ctx, args, 2, &dt));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (dt >= 0 && dt != out->dtype)
-    return pt_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
+    return pk_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
   if (out->dtype == PTERUN_DTYPE_BOOL)
-    return pt_fail_dtype(ctx, "out", out->dtype, "is not supported by cumsum");
-  PT_TRY(pt_wrap_dim(ctx, dim, in->rank, &dim));
-  PT_TRY(pt_resize_like(ctx, out, in));
-  PT_TRY(check_data2(ctx, in, out));
+    return pk_fail_dtype(ctx, "out", out->dtype, "is not supported by cumsum");
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, in->rank, &dim));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(check_data2(ctx, in, out));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   if (in->rank == 0) {
-    if (pt_is_float_dtype(out->dtype))
-      pt_store_f64(out->data, out->dtype, 0, pt_load_f64(in->data, in->dtype, 0));
+    if (pterun_dtype_is_float(out->dtype))
+      pterun_store_f64(out->data, out->dtype, 0, pterun_load_f64(in->data, in->dtype, 0));
     else
-      pt_store_i64(out->data, out->dtype, 0, pt_load_i64(in->data, in->dtype, 0));
+      pterun_store_i64(out->data, out->dtype, 0, pterun_load_i64(in->data, in->dtype, 0));
     return PTERUN_STATUS_OK;
   }
   /* Iterate every line along dim: views with that dim collapsed to 1. */
@@ -693,21 +693,21 @@ pterun_status pt_cumsum_out(pterun_kernel_context* ctx, pterun_value** args, siz
   outer_in.sizes[dim] = outer_out.sizes[dim] = 1;
   outer_out.numel = out->numel / len;
   op = &outer_in;
-  pt_iter_init(&it, &outer_out, &op, 1);
-  for (n = 0; n < outer_out.numel; ++n, pt_iter_next(&it)) {
+  pk_iter_init(&it, &outer_out, &op, 1);
+  for (n = 0; n < outer_out.numel; ++n, pk_iter_next(&it)) {
     int64_t si = in->strides[dim], so = out->strides[dim];
-    if (pt_is_float_dtype(out->dtype)) {
+    if (pterun_dtype_is_float(out->dtype)) {
       double acc = 0;
       for (k = 0; k < len; ++k) {
         /* double accumulator, like ATen's CPU acc_type for float */
-        acc += pt_load_f64(in->data, in->dtype, it.off[1] + k * si);
-        pt_store_f64(out->data, out->dtype, it.off[0] + k * so, acc);
+        acc += pterun_load_f64(in->data, in->dtype, it.off[1] + k * si);
+        pterun_store_f64(out->data, out->dtype, it.off[0] + k * so, acc);
       }
     } else {
       int64_t acc = 0;
       for (k = 0; k < len; ++k) {
-        acc = pt_wadd(acc, pt_load_i64(in->data, in->dtype, it.off[1] + k * si));
-        pt_store_i64(out->data, out->dtype, it.off[0] + k * so, acc);
+        acc = pk_wadd(acc, pterun_load_i64(in->data, in->dtype, it.off[1] + k * si));
+        pterun_store_i64(out->data, out->dtype, it.off[0] + k * so, acc);
       }
     }
   }

@@ -8,122 +8,122 @@
 
 /* Result is float: integral/bool inputs compute in float32, out must be float. */
 static pterun_status run_float_unary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                     const pt_unary_op* op, pt_ew_params* p, size_t out_idx) {
+                                     const pk_unary_op* op, pk_ew_params* p, size_t out_idx) {
   pterun_tensor *in, *out;
   int cdt;
-  PT_CHECK_NARGS(ctx, nargs, out_idx + 2);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
-  PT_TRY(pt_check_out_float(ctx, out));
-  PT_TRY(pt_resize_like(ctx, out, in));
-  cdt = pt_is_float_dtype(in->dtype) ? in->dtype : PTERUN_DTYPE_F32;
-  return pt_ew_unary(ctx, op, in, out, cdt, p);
+  PTERUN_CHECK_NARGS(ctx, nargs, out_idx + 2);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, out_idx, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_out_float(ctx, out));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  cdt = pterun_dtype_is_float(in->dtype) ? in->dtype : PTERUN_DTYPE_F32;
+  return pk_ew_unary(ctx, op, in, out, cdt, p);
 }
 
 /* Result has self's dtype (cast to out). */
 static pterun_status run_same_unary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                    const pt_unary_op* op, int allow_bool) {
+                                    const pk_unary_op* op, int allow_bool) {
   pterun_tensor *in, *out;
-  pt_ew_params p = {0};
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, out, "out"));
+  pk_ew_params p = {0};
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (!allow_bool && in->dtype == PTERUN_DTYPE_BOOL)
-    return pt_fail_dtype(ctx, "self", in->dtype, "is not supported by this operator");
-  PT_TRY(pt_check_out_cast(ctx, in->dtype, out));
-  PT_TRY(pt_resize_like(ctx, out, in));
-  return pt_ew_unary(ctx, op, in, out, in->dtype, &p);
+    return pk_fail_dtype(ctx, "self", in->dtype, "is not supported by this operator");
+  PTERUN_TRY(pk_check_out_cast(ctx, in->dtype, out));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  return pk_ew_unary(ctx, op, in, out, in->dtype, &p);
 }
 
 /* Result is bool (cast to out): any real input. */
 static pterun_status run_bool_unary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                    const pt_unary_op* op) {
+                                    const pk_unary_op* op) {
   pterun_tensor *in, *out;
-  pt_ew_params p = {0};
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  PT_TRY(pt_check_real_dtype(ctx, in, "self"));
-  PT_TRY(pt_check_real_dtype(ctx, out, "out"));
-  PT_TRY(pt_resize_like(ctx, out, in));
+  pk_ew_params p = {0};
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   /* Computed in self's dtype; the 0/1 results convert to any out dtype. */
-  return pt_ew_unary(ctx, op, in, out, in->dtype, &p);
+  return pk_ew_unary(ctx, op, in, out, in->dtype, &p);
 }
 
 #define DEF_FLOAT_UNARY(fn, name, FEXPR)                                                           \
-  PT_DEF_UNOP_F(op_##name, FEXPR)                                                                  \
+  PK_DEF_UNOP_F(op_##name, FEXPR)                                                                  \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {                \
-    pt_ew_params p = {0};                                                                          \
+    pk_ew_params p = {0};                                                                          \
     return run_float_unary(ctx, args, nargs, &op_##name, &p, 1);                                   \
   }
 #define DEF_SAME_UNARY(fn, name, FEXPR, IEXPR, allow_bool)                                         \
-  PT_DEF_UNOP(op_##name, FEXPR, IEXPR)                                                             \
+  PK_DEF_UNOP(op_##name, FEXPR, IEXPR)                                                             \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {                \
     return run_same_unary(ctx, args, nargs, &op_##name, allow_bool);                               \
   }
 
-DEF_FLOAT_UNARY(pt_sqrt_out, sqrt, sqrt(x))
-DEF_FLOAT_UNARY(pt_rsqrt_out, rsqrt, (pt_T)1 / sqrt(x))
-DEF_FLOAT_UNARY(pt_reciprocal_out, reciprocal, (pt_T)1 / x)
-DEF_FLOAT_UNARY(pt_exp_out, exp, exp(x))
-DEF_FLOAT_UNARY(pt_expm1_out, expm1, expm1(x))
-DEF_FLOAT_UNARY(pt_log_out, log, log(x))
-DEF_FLOAT_UNARY(pt_log1p_out, log1p, log1p(x))
-DEF_FLOAT_UNARY(pt_log2_out, log2, log2(x))
-DEF_FLOAT_UNARY(pt_log10_out, log10, log10(x))
-DEF_FLOAT_UNARY(pt_sin_out, sin, sin(x))
-DEF_FLOAT_UNARY(pt_cos_out, cos, cos(x))
-DEF_FLOAT_UNARY(pt_tan_out, tan, tan(x))
-DEF_FLOAT_UNARY(pt_asin_out, asin, asin(x))
-DEF_FLOAT_UNARY(pt_acos_out, acos, acos(x))
-DEF_FLOAT_UNARY(pt_atan_out, atan, atan(x))
-DEF_FLOAT_UNARY(pt_sinh_out, sinh, sinh(x))
-DEF_FLOAT_UNARY(pt_cosh_out, cosh, cosh(x))
-DEF_FLOAT_UNARY(pt_tanh_out, tanh, tanh(x))
-DEF_FLOAT_UNARY(pt_asinh_out, asinh, asinh(x))
-DEF_FLOAT_UNARY(pt_acosh_out, acosh, acosh(x))
-DEF_FLOAT_UNARY(pt_atanh_out, atanh, atanh(x))
-DEF_FLOAT_UNARY(pt_erf_out, erf, erf(x))
-DEF_FLOAT_UNARY(pt_sigmoid_out, sigmoid, (pt_T)1 / ((pt_T)1 + exp(-x)))
+DEF_FLOAT_UNARY(pk_sqrt_out, sqrt, sqrt(x))
+DEF_FLOAT_UNARY(pk_rsqrt_out, rsqrt, (pk_T)1 / sqrt(x))
+DEF_FLOAT_UNARY(pk_reciprocal_out, reciprocal, (pk_T)1 / x)
+DEF_FLOAT_UNARY(pk_exp_out, exp, exp(x))
+DEF_FLOAT_UNARY(pk_expm1_out, expm1, expm1(x))
+DEF_FLOAT_UNARY(pk_log_out, log, log(x))
+DEF_FLOAT_UNARY(pk_log1p_out, log1p, log1p(x))
+DEF_FLOAT_UNARY(pk_log2_out, log2, log2(x))
+DEF_FLOAT_UNARY(pk_log10_out, log10, log10(x))
+DEF_FLOAT_UNARY(pk_sin_out, sin, sin(x))
+DEF_FLOAT_UNARY(pk_cos_out, cos, cos(x))
+DEF_FLOAT_UNARY(pk_tan_out, tan, tan(x))
+DEF_FLOAT_UNARY(pk_asin_out, asin, asin(x))
+DEF_FLOAT_UNARY(pk_acos_out, acos, acos(x))
+DEF_FLOAT_UNARY(pk_atan_out, atan, atan(x))
+DEF_FLOAT_UNARY(pk_sinh_out, sinh, sinh(x))
+DEF_FLOAT_UNARY(pk_cosh_out, cosh, cosh(x))
+DEF_FLOAT_UNARY(pk_tanh_out, tanh, tanh(x))
+DEF_FLOAT_UNARY(pk_asinh_out, asinh, asinh(x))
+DEF_FLOAT_UNARY(pk_acosh_out, acosh, acosh(x))
+DEF_FLOAT_UNARY(pk_atanh_out, atanh, atanh(x))
+DEF_FLOAT_UNARY(pk_erf_out, erf, erf(x))
+DEF_FLOAT_UNARY(pk_sigmoid_out, sigmoid, (pk_T)1 / ((pk_T)1 + exp(-x)))
 
-DEF_SAME_UNARY(pt_abs_out, abs, fabs(x), x < 0 ? pt_wsub(0, x) : x, 1)
-DEF_SAME_UNARY(pt_neg_out, neg, -x, pt_wsub(0, x), 0)
-DEF_SAME_UNARY(pt_floor_out, floor, floor(x), x, 1)
-DEF_SAME_UNARY(pt_ceil_out, ceil, ceil(x), x, 1)
-DEF_SAME_UNARY(pt_trunc_out, trunc, trunc(x), x, 1)
+DEF_SAME_UNARY(pk_abs_out, abs, fabs(x), x < 0 ? pk_wsub(0, x) : x, 1)
+DEF_SAME_UNARY(pk_neg_out, neg, -x, pk_wsub(0, x), 0)
+DEF_SAME_UNARY(pk_floor_out, floor, floor(x), x, 1)
+DEF_SAME_UNARY(pk_ceil_out, ceil, ceil(x), x, 1)
+DEF_SAME_UNARY(pk_trunc_out, trunc, trunc(x), x, 1)
 /* round half to even, like std::nearbyint in the default rounding mode */
-DEF_SAME_UNARY(pt_round_out, round, nearbyint(x), x, 1)
+DEF_SAME_UNARY(pk_round_out, round, nearbyint(x), x, 1)
 /* sign(NaN) is 0 here as in ATen's (0 < x) - (x < 0) */
-DEF_SAME_UNARY(pt_sign_out, sign, (pt_T)((x > 0) - (x < 0)), (x > 0) - (x < 0), 1)
+DEF_SAME_UNARY(pk_sign_out, sign, (pk_T)((x > 0) - (x < 0)), (x > 0) - (x < 0), 1)
 
-PT_DEF_UNOP(op_isnan, x != x, ((void)x, 0))
-PT_DEF_UNOP(op_isinf, isinf(x) ? 1 : 0, ((void)x, 0))
-PT_DEF_UNOP(op_logical_not, x == 0, x == 0)
+PK_DEF_UNOP(op_isnan, x != x, ((void)x, 0))
+PK_DEF_UNOP(op_isinf, isinf(x) ? 1 : 0, ((void)x, 0))
+PK_DEF_UNOP(op_logical_not, x == 0, x == 0)
 
-pterun_status pt_isnan_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_isnan_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_bool_unary(ctx, args, nargs, &op_isnan);
 }
-pterun_status pt_isinf_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_isinf_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_bool_unary(ctx, args, nargs, &op_isinf);
 }
-pterun_status pt_logical_not_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_logical_not_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return run_bool_unary(ctx, args, nargs, &op_logical_not);
 }
 
 /* bitwise_not: ~x for integers, logical not for bool, no floats. */
-PT_UN_ROW(bnot_i64, int64_t, ~x)
-PT_UN_ROW(lnot_i64, int64_t, x == 0)
-static const pt_unary_op op_bnot = {NULL, NULL, bnot_i64};
-static const pt_unary_op op_bnot_bool = {NULL, NULL, lnot_i64};
-pterun_status pt_bitwise_not_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PK_UN_ROW(bnot_i64, int64_t, ~x)
+PK_UN_ROW(lnot_i64, int64_t, x == 0)
+static const pk_unary_op op_bnot = {NULL, NULL, bnot_i64};
+static const pk_unary_op op_bnot_bool = {NULL, NULL, lnot_i64};
+pterun_status pk_bitwise_not_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor* in;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  if (pt_is_float_dtype(in->dtype))
-    return pt_fail_dtype(ctx, "self", in->dtype, "is not supported by bitwise_not");
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  if (pterun_dtype_is_float(in->dtype))
+    return pk_fail_dtype(ctx, "self", in->dtype, "is not supported by bitwise_not");
   return run_same_unary(ctx, args, nargs, in->dtype == PTERUN_DTYPE_BOOL ? &op_bnot_bool : &op_bnot,
                         1);
 }
@@ -131,14 +131,14 @@ pterun_status pt_bitwise_not_out(pterun_kernel_context* ctx, pterun_value** args
 /* logit(self, float? eps, *, out): log(x / (1 - x)), x clamped to [eps, 1-eps]
  * when eps is given. */
 #define LOGIT_CLAMP(x)                                                                             \
-  (p->mode ? ((x) < (pt_T)p->a ? (pt_T)p->a : (x) > 1 - (pt_T)p->a ? 1 - (pt_T)p->a : (x)) : (x))
-PT_DEF_UNOP_F(op_logit, log(LOGIT_CLAMP(x) / (1 - LOGIT_CLAMP(x))))
-pterun_status pt_logit_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pt_ew_params p = {0};
+  (p->mode ? ((x) < (pk_T)p->a ? (pk_T)p->a : (x) > 1 - (pk_T)p->a ? 1 - (pk_T)p->a : (x)) : (x))
+PK_DEF_UNOP_F(op_logit, log(LOGIT_CLAMP(x) / (1 - LOGIT_CLAMP(x))))
+pterun_status pk_logit_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pk_ew_params p = {0};
   double eps;
   int has;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_opt_double(ctx, args, 1, "eps", &eps, &has));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_opt_double(ctx, args, 1, "eps", &eps, &has));
   if (has && eps >= 0) { /* ATen ignores a negative eps */
     p.mode = 1;
     p.a = eps;

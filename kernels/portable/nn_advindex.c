@@ -9,7 +9,7 @@
  * allocation); a cursor makes sequential lookups linear. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 typedef struct mask_cursor {
   int64_t nth, pos; /* the nth true element is at logical position pos */
@@ -60,7 +60,7 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
     s = a->nslots++;
     a->slot[s] = t;
     a->is_mask[s] = t->dtype == PTERUN_DTYPE_BOOL || t->dtype == PTERUN_DTYPE_U8;
-    PT_TRY(nn_check_data(ctx, t, "indices"));
+    PTERUN_TRY(pk_check_data(ctx, t, "indices"));
     if (!a->is_mask[s] && t->dtype != PTERUN_DTYPE_I64 && t->dtype != PTERUN_DTYPE_I32)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'indices': tensor %zu has dtype %s", k,
@@ -82,8 +82,8 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
       }
       a->count[s] = 0;
       if (t->numel > 0) do {
-          a->count[s] += ((const uint8_t*)t->data)[nn_offset(t, idx)] != 0;
-        } while (nn_next_index(idx, t->sizes, t->rank));
+          a->count[s] += ((const uint8_t*)t->data)[pk_offset(t, idx)] != 0;
+        } while (pk_next_index(idx, t->sizes, t->rank));
       a->cur[s].nth = -1;
       a->cur[s].pos = -1;
       if (t->rank == 0) /* a 0-dim mask adds a dim of size 0 or 1 (unsupported) */
@@ -170,11 +170,11 @@ static int64_t mask_nth(adv_index* a, int s, int64_t nth) {
     }
   }
   for (pos = p; pos < t->numel; ++pos) {
-    if (((const uint8_t*)t->data)[nn_offset(t, idx)] != 0 && ++c->nth == nth) {
+    if (((const uint8_t*)t->data)[pk_offset(t, idx)] != 0 && ++c->nth == nth) {
       c->pos = pos;
       return pos;
     }
-    nn_next_index(idx, t->sizes, t->rank);
+    pk_next_index(idx, t->sizes, t->rank);
   }
   return -1;
 }
@@ -207,7 +207,7 @@ static int64_t adv_self_offset(adv_index* a, const int64_t* r, int64_t* bad) {
       int64_t toff = 0;
       for (i = 0; i < t->rank; ++i)
         if (t->sizes[i] != 1) toff += b[a->brank - t->rank + i] * t->strides[i];
-      v = pt_load_i64(t->data, t->dtype, toff);
+      v = pterun_load_i64(t->data, t->dtype, toff);
       if (v < -self->sizes[d] || v >= self->sizes[d]) {
         *bad = v;
         return -1;
@@ -220,27 +220,27 @@ static int64_t adv_self_offset(adv_index* a, const int64_t* r, int64_t* bad) {
 }
 
 /* aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) */
-pterun_status pt_index_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_index_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   adv_index a;
   int64_t r[PTERUN_MAX_RANK] = {0};
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   if (args[1]->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR && args[1]->tag != PTERUN_VALUE_LIST_TENSOR)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg 'indices': expected Tensor?[]");
-  PT_TRY(nn_check_data(ctx, self, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(adv_setup(ctx, self, args[1], &a));
-  PT_TRY(pt_resize(ctx, out, (size_t)a.rrank, a.rsz));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(adv_setup(ctx, self, args[1], &a));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)a.rrank, a.rsz));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   do {
     int64_t bad = 0, soff = adv_self_offset(&a, r, &bad);
     if (soff < 0)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "index %" PRId64 " is out of range", bad);
-    memcpy(nn_ptr(out, nn_offset(out, r)), nn_ptr(self, soff), nn_esize(out->dtype));
-  } while (nn_next_index(r, a.rsz, a.rrank));
+    memcpy(pk_ptr(out, pk_offset(out, r)), pk_ptr(self, soff), pterun_dtype_size(out->dtype));
+  } while (pk_next_index(r, a.rsz, a.rrank));
   return PTERUN_STATUS_OK;
 }
 
@@ -249,14 +249,14 @@ static pterun_status index_put(pterun_kernel_context* ctx, pterun_tensor* self,
                                const pterun_value* list, pterun_tensor* values, bool accumulate,
                                pterun_tensor* out) {
   adv_index a;
-  nn_view vv;
+  pk_view vv;
   int64_t r[PTERUN_MAX_RANK] = {0};
-  PT_TRY(nn_check_data(ctx, values, "values"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", values, "values"));
+  PTERUN_TRY(pk_check_data(ctx, values, "values"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", values, "values"));
   /* Offsets are computed against out, which has self's shape. */
-  PT_TRY(adv_setup(ctx, out, list, &a));
-  PT_TRY(nn_bcast_view(ctx, values, "values", a.rrank, a.rsz, &vv));
-  if (nn_prod(a.rsz, 0, a.rrank) == 0) return PTERUN_STATUS_OK;
+  PTERUN_TRY(adv_setup(ctx, out, list, &a));
+  PTERUN_TRY(pk_bcast_view(ctx, values, "values", a.rrank, a.rsz, &vv));
+  if (pk_prod(a.rsz, 0, a.rrank) == 0) return PTERUN_STATUS_OK;
   do {
     int64_t bad = 0, doff = adv_self_offset(&a, r, &bad), voff = 0;
     int d;
@@ -265,17 +265,17 @@ static pterun_status index_put(pterun_kernel_context* ctx, pterun_tensor* self,
                                 "index %" PRId64 " is out of range", bad);
     for (d = 0; d < vv.rank; ++d) voff += r[d] * vv.strides[d];
     if (!accumulate) {
-      memcpy(nn_ptr(out, doff), nn_ptr(values, voff), nn_esize(out->dtype));
-    } else if (pt_is_float_dtype(out->dtype)) {
-      pt_store_f64(out->data, out->dtype, doff,
-                   pt_load_f64(out->data, out->dtype, doff) +
-                       pt_load_f64(values->data, values->dtype, voff));
+      memcpy(pk_ptr(out, doff), pk_ptr(values, voff), pterun_dtype_size(out->dtype));
+    } else if (pterun_dtype_is_float(out->dtype)) {
+      pterun_store_f64(out->data, out->dtype, doff,
+                       pterun_load_f64(out->data, out->dtype, doff) +
+                           pterun_load_f64(values->data, values->dtype, voff));
     } else {
-      pt_store_i64(out->data, out->dtype, doff,
-                   (int64_t)((uint64_t)pt_load_i64(out->data, out->dtype, doff) +
-                             (uint64_t)pt_load_i64(values->data, values->dtype, voff)));
+      pterun_store_i64(out->data, out->dtype, doff,
+                       (int64_t)((uint64_t)pterun_load_i64(out->data, out->dtype, doff) +
+                                 (uint64_t)pterun_load_i64(values->data, values->dtype, voff)));
     }
-  } while (nn_next_index(r, a.rsz, a.rrank));
+  } while (pk_next_index(r, a.rsz, a.rrank));
   return PTERUN_STATUS_OK;
 }
 
@@ -287,31 +287,31 @@ static pterun_status indices_arg(pterun_kernel_context* ctx, pterun_value** args
 
 /* aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False,
  *   *, Tensor(a!) out) */
-pterun_status pt_index_put_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_index_put_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *values, *out;
   bool acc;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(indices_arg(ctx, args));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "values", &values));
-  PT_TRY(pt_arg_bool(ctx, args, 3, "accumulate", &acc));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PT_TRY(nn_check_data(ctx, self, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(pt_resize_like(ctx, out, self));
-  nn_copy_tensor(out, self);
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(indices_arg(ctx, args));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "values", &values));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 3, "accumulate", &acc));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
+  pk_copy_tensor(out, self);
   return index_put(ctx, self, args[1], values, acc, out);
 }
 
 /* aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) */
-pterun_status pt_index_put_(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_index_put_(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *values;
   bool acc;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(indices_arg(ctx, args));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "values", &values));
-  PT_TRY(pt_arg_bool(ctx, args, 3, "accumulate", &acc));
-  PT_TRY(nn_check_data(ctx, self, "self"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(indices_arg(ctx, args));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "values", &values));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 3, "accumulate", &acc));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
   return index_put(ctx, self, args[1], values, acc, self);
 }

@@ -2,17 +2,17 @@
  * unbind_copy. Each piece is a narrowed (or selected) view of the big tensor. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* Copies src into the slab [start, start+len) of `big` along dim (when
  * `into_big`), or that slab of big into src's tensor otherwise. With
  * `selected`, the slab is the single index `start` and src lacks dim. */
 static void slab_copy(pterun_tensor* big, int dim, int64_t start, int64_t len, int selected,
                       pterun_tensor* piece, int into_big) {
-  nn_view bv, pv;
+  pk_view bv, pv;
   int d;
   if (piece->numel == 0) return;
-  nn_view_of(big, &bv);
+  pk_view_of(big, &bv);
   if (selected) {
     for (d = dim; d + 1 < bv.rank; ++d) {
       bv.sizes[d] = bv.sizes[d + 1];
@@ -22,12 +22,12 @@ static void slab_copy(pterun_tensor* big, int dim, int64_t start, int64_t len, i
   } else {
     bv.sizes[dim] = len;
   }
-  nn_view_of(piece, &pv);
+  pk_view_of(piece, &pv);
   if (into_big)
-    nn_copy_view(big->data, big->dtype, &bv, start * big->strides[dim], piece->data, piece->dtype,
+    pk_copy_view(big->data, big->dtype, &bv, start * big->strides[dim], piece->data, piece->dtype,
                  &pv, 0);
   else
-    nn_copy_view(piece->data, piece->dtype, &pv, 0, big->data, big->dtype, &bv,
+    pk_copy_view(piece->data, piece->dtype, &pv, 0, big->data, big->dtype, &bv,
                  start * big->strides[dim]);
 }
 
@@ -37,32 +37,32 @@ static int cat_skips(const pterun_tensor* t) {
 }
 
 /* aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) */
-pterun_status pt_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_value* list;
   pterun_tensor *out, *ref = NULL;
   size_t n, k;
   int64_t dim, sizes[PTERUN_MAX_RANK], pos = 0;
   int d;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(nn_arg_tensors(ctx, args, 0, "tensors", &list, &n));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_real(ctx, out, "out"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pk_arg_tensors(ctx, args, 0, "tensors", &list, &n));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (n == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'tensors': empty list");
   for (k = 0; k < n; ++k) {
     pterun_tensor* t = pterun_value_list_tensor(list, k);
-    PT_TRY(nn_check_real(ctx, t, "tensors"));
+    PTERUN_TRY(pk_check_real(ctx, t, "tensors"));
     if (!cat_skips(t) && ref == NULL) ref = t;
   }
   if (ref == NULL) { /* all skipped: the result is the empty 1-D tensor */
     int64_t zero = 0;
-    return pt_resize(ctx, out, 1, &zero);
+    return pterun_out_resize(ctx, out, "out", 1, &zero);
   }
   if (ref->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'tensors': zero-dim tensors cannot be concatenated");
-  PT_TRY(pt_wrap_dim(ctx, dim, ref->rank, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, ref->rank, &dim));
   for (d = 0; d < ref->rank; ++d) sizes[d] = d == dim ? 0 : ref->sizes[d];
   for (k = 0; k < n; ++k) {
     pterun_tensor* t = pterun_value_list_tensor(list, k);
@@ -79,7 +79,7 @@ pterun_status pt_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t
                                   k, t->sizes[d], d, ref->sizes[d]);
     sizes[dim] += t->sizes[dim];
   }
-  PT_TRY(pt_resize(ctx, out, ref->rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", ref->rank, sizes));
   for (k = 0; k < n; ++k) {
     pterun_tensor* t = pterun_value_list_tensor(list, k);
     if (cat_skips(t)) continue;
@@ -90,26 +90,26 @@ pterun_status pt_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 }
 
 /* aten::stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) */
-pterun_status pt_stack_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_stack_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_value* list;
   pterun_tensor *out, *ref;
   size_t n, k;
   int64_t dim, sizes[PTERUN_MAX_RANK];
   int d;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(nn_arg_tensors(ctx, args, 0, "tensors", &list, &n));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_real(ctx, out, "out"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pk_arg_tensors(ctx, args, 0, "tensors", &list, &n));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (n == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'tensors': empty list");
   ref = pterun_value_list_tensor(list, 0);
   if (ref->rank + 1 > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "rank too large");
-  PT_TRY(pt_wrap_dim(ctx, dim, ref->rank + 1, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, ref->rank + 1, &dim));
   for (k = 0; k < n; ++k) {
     pterun_tensor* t = pterun_value_list_tensor(list, k);
-    PT_TRY(nn_check_real(ctx, t, "tensors"));
+    PTERUN_TRY(pk_check_real(ctx, t, "tensors"));
     if (t->rank != ref->rank)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'tensors': tensor %zu has rank %d, expected %d", k,
@@ -121,7 +121,7 @@ pterun_status pt_stack_out(pterun_kernel_context* ctx, pterun_value** args, size
   }
   for (d = 0; d <= ref->rank; ++d)
     sizes[d] = d < dim ? ref->sizes[d] : d == dim ? (int64_t)n : ref->sizes[d - 1];
-  PT_TRY(pt_resize(ctx, out, ref->rank + 1, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", ref->rank + 1, sizes));
   for (k = 0; k < n; ++k)
     slab_copy(out, (int)dim, (int64_t)k, 1, 1, pterun_value_list_tensor(list, k), 1);
   return PTERUN_STATUS_OK;
@@ -141,12 +141,12 @@ static pterun_status split_into(pterun_kernel_context* ctx, pterun_tensor* self,
     int64_t len = lens ? lens[k] : fixed;
     int r = 0;
     if (!selected && len > self->sizes[dim] - pos) len = self->sizes[dim] - pos;
-    PT_TRY(nn_check_same_dtype(ctx, self, "self", o, "out"));
+    PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", o, "out"));
     for (d = 0; d < self->rank; ++d) {
       if (d == dim && selected) continue;
       sizes[r++] = d == dim ? len : self->sizes[d];
     }
-    PT_TRY(pt_resize(ctx, o, (size_t)r, sizes));
+    PTERUN_TRY(pterun_out_resize(ctx, o, "out", (size_t)r, sizes));
     slab_copy(self, (int)dim, pos, len, selected, o, 0);
     pos += selected ? 1 : len;
   }
@@ -158,10 +158,10 @@ static pterun_status split_args(pterun_kernel_context* ctx, pterun_value** args,
                                 size_t oi, pterun_tensor** self, int64_t* dim,
                                 pterun_value** outs) {
   size_t n;
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", self));
-  PT_TRY(nn_check_data(ctx, *self, "self"));
-  PT_TRY(pterun_arg_int(ctx, args, di, "dim", dim));
-  PT_TRY(pterun_arg_tensor_list(ctx, args, oi, "out", outs));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", self));
+  PTERUN_TRY(pk_check_data(ctx, *self, "self"));
+  PTERUN_TRY(pterun_arg_int(ctx, args, di, "dim", dim));
+  PTERUN_TRY(pterun_arg_tensor_list(ctx, args, oi, "out", outs));
   for (n = 0; n < (*outs)->u.tensors.len; ++n)
     if (pterun_value_list_tensor(*outs, n) == NULL)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
@@ -169,21 +169,21 @@ static pterun_status split_args(pterun_kernel_context* ctx, pterun_value** args,
   if ((*self)->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': cannot split a rank-0 tensor");
-  return pt_wrap_dim(ctx, *dim, (*self)->rank, dim);
+  return pk_wrap_dim(ctx, *dim, (*self)->rank, dim);
 }
 
 /* aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *,
  *                                 Tensor(a!)[] out) -> () */
-pterun_status pt_split_with_sizes_copy_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_split_with_sizes_copy_out(pterun_kernel_context* ctx, pterun_value** args,
                                            size_t nargs) {
   pterun_tensor* self;
   pterun_value* outs;
   const int64_t* lens;
   size_t n, k;
   int64_t dim, total = 0;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(split_args(ctx, args, 2, 3, &self, &dim, &outs));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "split_sizes", &lens, &n, 0));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(split_args(ctx, args, 2, 3, &self, &dim, &outs));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "split_sizes", &lens, &n, 0));
   if (n != outs->u.tensors.len)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "%zu split sizes but %zu outputs", n, outs->u.tensors.len);
@@ -202,14 +202,14 @@ pterun_status pt_split_with_sizes_copy_out(pterun_kernel_context* ctx, pterun_va
 
 /* aten::split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *,
  *                             Tensor(a!)[] out) -> () */
-pterun_status pt_split_copy_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_split_copy_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
                                        size_t nargs) {
   pterun_tensor* self;
   pterun_value* outs;
   int64_t dim, split, size, want;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(split_args(ctx, args, 2, 3, &self, &dim, &outs));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "split_size", &split));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(split_args(ctx, args, 2, 3, &self, &dim, &outs));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "split_size", &split));
   size = self->sizes[dim];
   if (split < 0 || (split == 0 && size != 0))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -223,13 +223,13 @@ pterun_status pt_split_copy_tensor_out(pterun_kernel_context* ctx, pterun_value*
 }
 
 /* aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> () */
-pterun_status pt_unbind_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_unbind_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
                                      size_t nargs) {
   pterun_tensor* self;
   pterun_value* outs;
   int64_t dim;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(split_args(ctx, args, 1, 2, &self, &dim, &outs));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(split_args(ctx, args, 1, 2, &self, &dim, &outs));
   if ((int64_t)outs->u.tensors.len != self->sizes[dim])
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "expected %" PRId64 " outputs, got %zu", self->sizes[dim],

@@ -41,7 +41,7 @@ static pterun_status spatial_arg(pterun_kernel_context* ctx, pterun_value** args
                                  const char* name, int sp, int64_t fill, int64_t* out) {
   int64_t v[3];
   int d;
-  PT_TRY(nn_arg_int_n(ctx, args, i, name, sp, NULL, v));
+  PTERUN_TRY(pk_arg_int_n(ctx, args, i, name, sp, NULL, v));
   for (d = 0; d < 3; ++d) out[d] = d < 3 - sp ? fill : v[d - (3 - sp)];
   return PTERUN_STATUS_OK;
 }
@@ -57,11 +57,11 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "input rank %d / weight rank %d: expected 3, 4 or 5", (int)in->rank,
                               (int)w->rank);
-  PT_TRY(spatial_arg(ctx, args, base, "stride", sp, 1, g->stride));
-  PT_TRY(spatial_arg(ctx, args, base + 1, "padding", sp, 0, g->pad));
-  PT_TRY(spatial_arg(ctx, args, base + 2, "dilation", sp, 1, g->dil));
+  PTERUN_TRY(spatial_arg(ctx, args, base, "stride", sp, 1, g->stride));
+  PTERUN_TRY(spatial_arg(ctx, args, base + 1, "padding", sp, 0, g->pad));
+  PTERUN_TRY(spatial_arg(ctx, args, base + 2, "dilation", sp, 1, g->dil));
   if (transposed)
-    PT_TRY(spatial_arg(ctx, args, base + 4, "output_padding", sp, 0, opad));
+    PTERUN_TRY(spatial_arg(ctx, args, base + 4, "output_padding", sp, 0, opad));
   else
     opad[0] = opad[1] = opad[2] = 0;
   if (groups <= 0)
@@ -145,7 +145,7 @@ static void conv_direct(const conv_geom* g, const pterun_tensor* in, const pteru
   for (n = 0; n < g->n; ++n)
     for (oc = 0; oc < g->cout; ++oc) {
       int64_t grp = oc / g->ocpg, ocl = oc % g->ocpg;
-      double b = bias ? pt_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
+      double b = bias ? pterun_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
       for (o[0] = 0; o[0] < g->out[0]; ++o[0])
         for (o[1] = 0; o[1] < g->out[1]; ++o[1])
           for (o[2] = 0; o[2] < g->out[2]; ++o[2]) {
@@ -174,13 +174,13 @@ static void conv_direct(const conv_geom* g, const pterun_tensor* in, const pteru
                       ioff += p * g->is[2 + d];
                     }
                     if (!ok) continue;
-                    acc +=
-                        pt_load_f64(in->data, in->dtype, ioff) *
-                        pt_load_f64(w->data, w->dtype,
-                                    wbase + kk[0] * g->ws[2] + kk[1] * g->ws[3] + kk[2] * g->ws[4]);
+                    acc += pterun_load_f64(in->data, in->dtype, ioff) *
+                           pterun_load_f64(
+                               w->data, w->dtype,
+                               wbase + kk[0] * g->ws[2] + kk[1] * g->ws[3] + kk[2] * g->ws[4]);
                   }
             }
-            pt_store_f64(
+            pterun_store_f64(
                 out->data, out->dtype,
                 n * g->os[0] + oc * g->os[1] + o[0] * g->os[2] + o[1] * g->os[3] + o[2] * g->os[4],
                 acc);
@@ -392,6 +392,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   int64_t npos = g->out[0] * g->out[1] * g->out[2], rc, pc, n, grp, r0, p0, ics;
   void* col = pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
   if (col == NULL) {
+    pterun_kernel_note_slow_path(ctx, "no scratch: im2col in 16 KiB chunks");
     col = local;
     cap = NN_COL_LOCAL * (int64_t)sizeof(float) / (int64_t)es;
   }
@@ -404,13 +405,13 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   for (n = 0; n < g->n; ++n) {
     int64_t oc, p;
     for (oc = 0; oc < g->cout; ++oc) {
-      double b = bias ? pt_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
+      double b = bias ? pterun_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
       int64_t base = n * g->os[0] + oc * g->os[1];
       if (out->dtype == PTERUN_DTYPE_F32) {
         float* o = (float*)out->data + base;
         for (p = 0; p < npos; ++p) o[p * ocs] = (float)b;
       } else {
-        for (p = 0; p < npos; ++p) pt_store_f64(out->data, out->dtype, base + p * ocs, b);
+        for (p = 0; p < npos; ++p) pterun_store_f64(out->data, out->dtype, base + p * ocs, b);
       }
     }
   }
@@ -419,17 +420,17 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
     for (n = 0; n < g->n; ++n)
       for (grp = 0; grp < g->groups; ++grp) {
         nn_mat a, b, c;
-        a.data = (char*)w->data + (size_t)(grp * g->ocpg * g->ws[0]) * nn_esize(w->dtype);
+        a.data = (char*)w->data + (size_t)(grp * g->ocpg * g->ws[0]) * pterun_dtype_size(w->dtype);
         a.dtype = w->dtype;
         a.rs = g->ws[0];
         a.cs = ro->cs;
         b.data = (char*)in->data +
-                 (size_t)(n * g->is[0] + grp * g->icpg * g->is[1]) * nn_esize(in->dtype);
+                 (size_t)(n * g->is[0] + grp * g->icpg * g->is[1]) * pterun_dtype_size(in->dtype);
         b.dtype = in->dtype;
         b.rs = g->is[1];
         b.cs = ics;
         c.data = (char*)out->data +
-                 (size_t)(n * g->os[0] + grp * g->ocpg * g->os[1]) * nn_esize(out->dtype);
+                 (size_t)(n * g->os[0] + grp * g->ocpg * g->os[1]) * pterun_dtype_size(out->dtype);
         c.dtype = out->dtype;
         c.rs = g->os[1];
         c.cs = ocs;
@@ -501,9 +502,9 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
                 if (f32)
                   ((float*)col)[k] = inside ? ((const float*)in->data)[off] : 0.0f;
                 else if (dbl)
-                  ((double*)col)[k] = inside ? pt_load_f64(in->data, in->dtype, off) : 0.0;
+                  ((double*)col)[k] = inside ? pterun_load_f64(in->data, in->dtype, off) : 0.0;
                 else
-                  ((float*)col)[k] = inside ? nn_load_f32(in->data, in->dtype, off) : 0.0f;
+                  ((float*)col)[k] = inside ? pterun_load_f32(in->data, in->dtype, off) : 0.0f;
                 if (++ow == g->out[2]) {
                   ow = 0;
                   if (++oh == g->out[1]) {
@@ -515,7 +516,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
             }
           }
           a.data = (char*)w->data +
-                   (size_t)(grp * g->ocpg * g->ws[0] + r0 * ro->cs) * nn_esize(w->dtype);
+                   (size_t)(grp * g->ocpg * g->ws[0] + r0 * ro->cs) * pterun_dtype_size(w->dtype);
           a.dtype = w->dtype;
           a.rs = g->ws[0];
           a.cs = ro->cs;
@@ -524,7 +525,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
           b.rs = np;
           b.cs = 1;
           c.data = (char*)out->data + (size_t)(n * g->os[0] + grp * g->ocpg * g->os[1] + p0 * ocs) *
-                                          nn_esize(out->dtype);
+                                          pterun_dtype_size(out->dtype);
           c.dtype = out->dtype;
           c.rs = g->os[1];
           c.cs = ocs;
@@ -536,35 +537,35 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
 /* aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride,
  *   SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
  *   SymInt groups, *, Tensor(a!) out) */
-pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_convolution_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *w, *bias, *out;
   bool transposed;
   int64_t groups, sizes[5], ocs;
   conv_geom g;
   red_order ro;
-  PT_CHECK_NARGS(ctx, nargs, 11);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
-  PT_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
-  PT_TRY(pt_arg_bool(ctx, args, 6, "transposed", &transposed));
-  PT_TRY(pterun_arg_int(ctx, args, 8, "groups", &groups));
-  PT_TRY(pterun_arg_tensor(ctx, args, 9, "out", &out));
-  PT_TRY(nn_check_real(ctx, in, "input"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", w, "weight"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out"));
-  if (bias) PT_TRY(nn_check_same_dtype(ctx, in, "input", bias, "bias"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 11);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 6, "transposed", &transposed));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 8, "groups", &groups));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 9, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "input"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", w, "weight"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out"));
+  if (bias) PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", bias, "bias"));
   if (in->dtype == PTERUN_DTYPE_BOOL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "arg 'input': bool");
-  PT_TRY(nn_check_data(ctx, in, "input"));
-  PT_TRY(nn_check_data(ctx, w, "weight"));
-  if (bias) PT_TRY(nn_check_data(ctx, bias, "bias"));
-  PT_TRY(conv_setup(ctx, args, 3, in, w, bias, transposed, groups, &g, sizes));
-  PT_TRY(pt_resize(ctx, out, in->rank, sizes));
+  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
+  if (bias) PTERUN_TRY(pk_check_data(ctx, bias, "bias"));
+  PTERUN_TRY(conv_setup(ctx, args, 3, in, w, bias, transposed, groups, &g, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", in->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   strides5(out, g.os);
   if (!transposed && depthwise_ok(&g, in, w, bias, out))
     conv_depthwise_f32(&g, in, w, bias, out);
-  else if (!transposed && pt_is_float_dtype(out->dtype) && weight_flattens(&g, &ro) &&
+  else if (!transposed && pterun_dtype_is_float(out->dtype) && weight_flattens(&g, &ro) &&
            out_flattens(&g, &ocs))
     conv_gemm(ctx, &g, &ro, ocs, in, w, bias, out);
   else
@@ -579,7 +580,7 @@ pterun_status pt_convolution_out(pterun_kernel_context* ctx, pterun_value** args
  * Gradients of a forward (not transposed) convolution; each is a gather with
  * double accumulation: out0 = d input, out1 = d weight, out2 = d bias, each
  * only when its output_mask entry is set (the others are left untouched). */
-pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_convolution_backward_out(pterun_kernel_context* ctx, pterun_value** args,
                                           size_t nargs) {
   pterun_tensor *go, *in, *w, *gi, *gw, *gb;
   bool transposed;
@@ -587,15 +588,15 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   const pterun_value* mv;
   int mask[3];
   conv_geom g;
-  PT_CHECK_NARGS(ctx, nargs, 15);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "grad_output", &go));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "input", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "weight", &w));
-  PT_TRY(pt_arg_bool(ctx, args, 7, "transposed", &transposed));
-  PT_TRY(pterun_arg_int(ctx, args, 9, "groups", &groups));
-  PT_TRY(pterun_arg_tensor(ctx, args, 11, "out0", &gi));
-  PT_TRY(pterun_arg_tensor(ctx, args, 12, "out1", &gw));
-  PT_TRY(pterun_arg_tensor(ctx, args, 13, "out2", &gb));
+  PTERUN_CHECK_NARGS(ctx, nargs, 15);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "grad_output", &go));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "weight", &w));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 7, "transposed", &transposed));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 9, "groups", &groups));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 11, "out0", &gi));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 12, "out1", &gw));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 13, "out2", &gb));
   mv = args[10];
   if (mv == NULL || mv->tag != PTERUN_VALUE_LIST_BOOL || mv->u.bools.len != 3)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
@@ -604,16 +605,16 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   if (transposed)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'transposed': transposed convolution backward is not supported");
-  PT_TRY(nn_check_float(ctx, in, "input"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", go, "grad_output"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", w, "weight"));
-  if (mask[0]) PT_TRY(nn_check_same_dtype(ctx, in, "input", gi, "out0"));
-  if (mask[1]) PT_TRY(nn_check_same_dtype(ctx, in, "input", gw, "out1"));
-  if (mask[2]) PT_TRY(nn_check_same_dtype(ctx, in, "input", gb, "out2"));
-  PT_TRY(nn_check_data(ctx, in, "input"));
-  PT_TRY(nn_check_data(ctx, w, "weight"));
-  PT_TRY(nn_check_data(ctx, go, "grad_output"));
-  PT_TRY(conv_setup(ctx, args, 4, in, w, NULL, 0, groups, &g, sizes));
+  PTERUN_TRY(pk_check_float(ctx, in, "input"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", go, "grad_output"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", w, "weight"));
+  if (mask[0]) PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", gi, "out0"));
+  if (mask[1]) PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", gw, "out1"));
+  if (mask[2]) PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", gb, "out2"));
+  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
+  PTERUN_TRY(pk_check_data(ctx, go, "grad_output"));
+  PTERUN_TRY(conv_setup(ctx, args, 4, in, w, NULL, 0, groups, &g, sizes));
   if (go->rank != in->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'grad_output': expected rank %d, got %d", (int)in->rank,
@@ -626,7 +627,7 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   if (args[3] != NULL && args[3]->tag != PTERUN_VALUE_NONE) {
     const int64_t* bs;
     size_t blen;
-    PT_TRY(pterun_arg_int_list(ctx, args, 3, "bias_sizes", &bs, &blen, 1));
+    PTERUN_TRY(pterun_arg_int_list(ctx, args, 3, "bias_sizes", &bs, &blen, 1));
     if (blen != 1 || bs[0] != g.cout)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'bias_sizes': expected [%" PRId64 "]", g.cout);
@@ -634,7 +635,7 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   strides5(go, gos);
   if (mask[0]) {
     int64_t n, c, i[3], oc, k[3];
-    PT_TRY(pt_resize(ctx, gi, in->rank, in->sizes));
+    PTERUN_TRY(pterun_out_resize(ctx, gi, "grad_input", in->rank, in->sizes));
     strides5(gi, g.os);
     for (n = 0; n < g.n; ++n)
       for (c = 0; c < g.cin; ++c) {
@@ -656,12 +657,12 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
                         if (ok) goff += (t / g.stride[dd]) * gos[2 + dd];
                       }
                       if (!ok) continue;
-                      acc += pt_load_f64(go->data, go->dtype, goff) *
-                             pt_load_f64(w->data, w->dtype,
-                                         oc * g.ws[0] + ic * g.ws[1] + k[0] * g.ws[2] +
-                                             k[1] * g.ws[3] + k[2] * g.ws[4]);
+                      acc += pterun_load_f64(go->data, go->dtype, goff) *
+                             pterun_load_f64(w->data, w->dtype,
+                                             oc * g.ws[0] + ic * g.ws[1] + k[0] * g.ws[2] +
+                                                 k[1] * g.ws[3] + k[2] * g.ws[4]);
                     }
-              pt_store_f64(
+              pterun_store_f64(
                   gi->data, gi->dtype,
                   n * g.os[0] + c * g.os[1] + i[0] * g.os[2] + i[1] * g.os[3] + i[2] * g.os[4],
                   acc);
@@ -670,7 +671,7 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   }
   if (mask[1]) {
     int64_t oc, ic, k[3], n, o[3], wo[5];
-    PT_TRY(pt_resize(ctx, gw, w->rank, w->sizes));
+    PTERUN_TRY(pterun_out_resize(ctx, gw, "grad_weight", w->rank, w->sizes));
     strides5(gw, wo);
     for (oc = 0; oc < g.cout; ++oc)
       for (ic = 0; ic < g.icpg; ++ic) {
@@ -691,30 +692,31 @@ pterun_status pt_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
                         ioff += p * g.is[2 + dd];
                       }
                       if (!ok) continue;
-                      acc += pt_load_f64(in->data, in->dtype, ioff) *
-                             pt_load_f64(go->data, go->dtype,
-                                         n * gos[0] + oc * gos[1] + o[0] * gos[2] + o[1] * gos[3] +
-                                             o[2] * gos[4]);
+                      acc += pterun_load_f64(in->data, in->dtype, ioff) *
+                             pterun_load_f64(go->data, go->dtype,
+                                             n * gos[0] + oc * gos[1] + o[0] * gos[2] +
+                                                 o[1] * gos[3] + o[2] * gos[4]);
                     }
               /* wo[2..4] are 0 for missing leading spatial dims. */
-              pt_store_f64(gw->data, gw->dtype,
-                           oc * wo[0] + ic * wo[1] + k[0] * wo[2] + k[1] * wo[3] + k[2] * wo[4],
-                           acc);
+              pterun_store_f64(gw->data, gw->dtype,
+                               oc * wo[0] + ic * wo[1] + k[0] * wo[2] + k[1] * wo[3] + k[2] * wo[4],
+                               acc);
             }
       }
   }
   if (mask[2]) {
     int64_t oc, n, p, np = g.out[0] * g.out[1] * g.out[2];
-    PT_TRY(pt_resize(ctx, gb, 1, &g.cout));
+    PTERUN_TRY(pterun_out_resize(ctx, gb, "grad_bias", 1, &g.cout));
     for (oc = 0; oc < g.cout; ++oc) {
       double acc = 0.0;
       for (n = 0; n < g.n; ++n)
         for (p = 0; p < np; ++p) {
           int64_t o2 = p % g.out[2], o1 = (p / g.out[2]) % g.out[1], o0 = p / (g.out[2] * g.out[1]);
-          acc += pt_load_f64(go->data, go->dtype,
-                             n * gos[0] + oc * gos[1] + o0 * gos[2] + o1 * gos[3] + o2 * gos[4]);
+          acc +=
+              pterun_load_f64(go->data, go->dtype,
+                              n * gos[0] + oc * gos[1] + o0 * gos[2] + o1 * gos[3] + o2 * gos[4]);
         }
-      pt_store_f64(gb->data, gb->dtype, oc * gb->strides[0], acc);
+      pterun_store_f64(gb->data, gb->dtype, oc * gb->strides[0], acc);
     }
   }
   return PTERUN_STATUS_OK;

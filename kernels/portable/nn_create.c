@@ -1,58 +1,58 @@
 /* Tensor creation: full, full_like, zeros, ones, scalar_tensor, arange, fill. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* Fills out with a Scalar, refusing a float scalar for an integer out
  * (ATen: "value cannot be converted to type int without overflow"). */
 static pterun_status fill_scalar(pterun_kernel_context* ctx, pterun_tensor* out,
-                                 const pt_scalar* s) {
-  PT_TRY(nn_check_real(ctx, out, "out"));
-  if (s->is_float && !pt_is_float_dtype(out->dtype) && out->dtype != PTERUN_DTYPE_BOOL &&
+                                 const pterun_scalar* s) {
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
+  if (s->is_float && !pterun_dtype_is_float(out->dtype) && out->dtype != PTERUN_DTYPE_BOOL &&
       (s->d != (double)s->i || isnan(s->d)))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "value %g cannot be stored in %s", s->d,
                               pterun_dtype_name(out->dtype));
   if (out->numel > 0 && out->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': no data");
-  nn_fill(out, s->d, s->i, s->is_float);
+  pk_fill(out, s->d, s->i, s->is_float);
   return PTERUN_STATUS_OK;
 }
 
 /* aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) */
-pterun_status pt_full_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_full_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor* out;
-  pt_scalar v;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pt_arg_scalar(ctx, args, 1, "fill_value", &v));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_resize_to_size_arg(ctx, args, 0, out));
+  pterun_scalar v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "fill_value", &v));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_resize_to_size_arg(ctx, args, 0, out));
   return fill_scalar(ctx, out, &v);
 }
 
 /* aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None,
  *                     Tensor(a!) out) */
-pterun_status pt_full_like_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_full_like_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
-  pt_scalar v;
+  pterun_scalar v;
   int64_t mf;
   int has;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_scalar(ctx, args, 1, "fill_value", &v));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 2, "memory_format", &mf, &has));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  PT_TRY(pt_resize_like(ctx, out, self));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "fill_value", &v));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 2, "memory_format", &mf, &has));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   return fill_scalar(ctx, out, &v);
 }
 
 static pterun_status fill_const(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                 int64_t value) {
   pterun_tensor* out;
-  pt_scalar v;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  PT_TRY(nn_resize_to_size_arg(ctx, args, 0, out));
+  pterun_scalar v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(pk_resize_to_size_arg(ctx, args, 0, out));
   memset(&v, 0, sizeof v);
   v.i = value;
   v.d = (double)value;
@@ -60,38 +60,39 @@ static pterun_status fill_const(pterun_kernel_context* ctx, pterun_value** args,
 }
 
 /* aten::zeros.out(SymInt[] size, *, Tensor(a!) out) */
-pterun_status pt_zeros_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_zeros_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return fill_const(ctx, args, nargs, 0);
 }
 
 /* aten::ones.out(SymInt[] size, *, Tensor(a!) out) */
-pterun_status pt_ones_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_ones_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return fill_const(ctx, args, nargs, 1);
 }
 
 /* aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) */
-pterun_status pt_scalar_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_scalar_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor* out;
-  pt_scalar v;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_scalar(ctx, args, 0, "s", &v));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  PT_TRY(pt_resize(ctx, out, 0, NULL));
+  pterun_scalar v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 0, "s", &v));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 0, NULL));
   /* A float scalar into an int out truncates here (ATen casts). */
   if (out->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': no data");
-  PT_TRY(nn_check_real(ctx, out, "out"));
-  nn_fill(out, v.d, v.i, v.is_float);
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
+  pk_fill(out, v.d, v.i, v.is_float);
   return PTERUN_STATUS_OK;
 }
 
 /* arange shared by both overloads: start + k*step for k < ceil((end-start)/step). */
-static pterun_status arange(pterun_kernel_context* ctx, const pt_scalar* start,
-                            const pt_scalar* end, const pt_scalar* step, pterun_tensor* out) {
+static pterun_status arange(pterun_kernel_context* ctx, const pterun_scalar* start,
+                            const pterun_scalar* end, const pterun_scalar* step,
+                            pterun_tensor* out) {
   double n;
   int64_t len, k;
   int ints;
-  PT_TRY(nn_check_real(ctx, out, "out"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (out->dtype == PTERUN_DTYPE_BOOL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "arg 'out': bool not supported");
   if (step->d == 0.0)
@@ -103,27 +104,27 @@ static pterun_status arange(pterun_kernel_context* ctx, const pt_scalar* start,
   if (!(n >= 0 && n < 9.0e18))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "invalid arange length");
   len = (int64_t)n;
-  PT_TRY(pt_resize(ctx, out, 1, &len));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 1, &len));
   if (len > 0 && out->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': no data");
-  ints = !start->is_float && !step->is_float && !pt_is_float_dtype(out->dtype);
+  ints = !start->is_float && !step->is_float && !pterun_dtype_is_float(out->dtype);
   for (k = 0; k < len; ++k) {
     int64_t off = k * out->strides[0];
     if (ints)
-      pt_store_i64(out->data, out->dtype, off, start->i + k * step->i);
+      pterun_store_i64(out->data, out->dtype, off, start->i + k * step->i);
     else
-      pt_store_f64(out->data, out->dtype, off, start->d + (double)k * step->d);
+      pterun_store_f64(out->data, out->dtype, off, start->d + (double)k * step->d);
   }
   return PTERUN_STATUS_OK;
 }
 
 /* aten::arange.out(Scalar end, *, Tensor(a!) out) */
-pterun_status pt_arange_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_arange_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor* out;
-  pt_scalar start, end, step;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pt_arg_scalar(ctx, args, 0, "end", &end));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  pterun_scalar start, end, step;
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 0, "end", &end));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   memset(&start, 0, sizeof start);
   memset(&step, 0, sizeof step);
   step.i = 1;
@@ -132,50 +133,50 @@ pterun_status pt_arange_out(pterun_kernel_context* ctx, pterun_value** args, siz
 }
 
 /* aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) */
-pterun_status pt_arange_start_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_arange_start_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor* out;
-  pt_scalar start, end, step;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pt_arg_scalar(ctx, args, 0, "start", &start));
-  PT_TRY(pt_arg_scalar(ctx, args, 1, "end", &end));
-  PT_TRY(pt_arg_scalar(ctx, args, 2, "step", &step));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  pterun_scalar start, end, step;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 0, "start", &start));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "end", &end));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 2, "step", &step));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   return arange(ctx, &start, &end, &step, out);
 }
 
 /* aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) */
-pterun_status pt_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
-  pt_scalar v;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pt_arg_scalar(ctx, args, 1, "value", &v));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(pt_resize_like(ctx, out, self));
+  pterun_scalar v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "value", &v));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   return fill_scalar(ctx, out, &v);
 }
 
 /* aten::fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) */
-pterun_status pt_fill_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_fill_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *value, *out;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "value", &value));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(nn_check_real(ctx, value, "value"));
-  PT_TRY(nn_check_real(ctx, out, "out"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "value", &value));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pk_check_real(ctx, value, "value"));
+  PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (value->rank != 0 || value->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'value': expected a 0-dim tensor, got rank %d",
                               (int)value->rank);
-  PT_TRY(pt_resize_like(ctx, out, self));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   if (out->numel == 0) return PTERUN_STATUS_OK;
-  nn_convert1(out->data, out->dtype, 0, value->data, value->dtype, 0);
+  pk_convert1(out->data, out->dtype, 0, value->data, value->dtype, 0);
   {
     /* Replicate element 0 (its bytes) over the dense buffer. */
-    size_t es = nn_esize(out->dtype);
+    size_t es = pterun_dtype_size(out->dtype);
     int64_t k;
     for (k = 1; k < out->numel; ++k) memcpy((char*)out->data + (size_t)k * es, out->data, es);
   }

@@ -3,7 +3,7 @@
  * largest difference, as in ATen. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* Distance between row a (stride sa) and row b (stride sb) of m coordinates. */
 static double pdist_pair(const pterun_tensor* ta, int64_t a, int64_t sa, const pterun_tensor* tb,
@@ -11,8 +11,8 @@ static double pdist_pair(const pterun_tensor* ta, int64_t a, int64_t sa, const p
   double acc = 0.0;
   int64_t j;
   for (j = 0; j < m; ++j) {
-    double d = fabs(pt_load_f64(ta->data, ta->dtype, a + j * sa) -
-                    pt_load_f64(tb->data, tb->dtype, b + j * sb));
+    double d = fabs(pterun_load_f64(ta->data, ta->dtype, a + j * sa) -
+                    pterun_load_f64(tb->data, tb->dtype, b + j * sb));
     if (p == 0.0)
       acc += d != 0.0;
     else if (p == 1.0)
@@ -41,22 +41,22 @@ static pterun_status check_p(pterun_kernel_context* ctx, double p) {
  * x1 [*, P, M], x2 [*, R, M] -> [*, P, R] with broadcast batch dims.
  * compute_mode: None/0 uses the matrix-product form for p = 2 when P > 25 or
  * R > 25, 1 always does, 2 never does (ATen's rule). */
-pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *x1, *x2, *out;
   double p;
   int64_t mode, sizes[PTERUN_MAX_RANK], bpos[PTERUN_MAX_RANK], P, R, M, i, j;
   int has_mode, r1, r2, rank, nb, d, use_mm;
-  nn_view v1, v2;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "x1", &x1));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "x2", &x2));
-  PT_TRY(pterun_arg_double(ctx, args, 2, "p", &p));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 3, "compute_mode", &mode, &has_mode));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PT_TRY(nn_check_float(ctx, x1, "x1"));
-  PT_TRY(nn_check_same_dtype(ctx, x1, "x1", x2, "x2"));
-  PT_TRY(nn_check_same_dtype(ctx, x1, "x1", out, "out"));
-  PT_TRY(check_p(ctx, p));
+  pk_view v1, v2;
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "x1", &x1));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "x2", &x2));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 2, "p", &p));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 3, "compute_mode", &mode, &has_mode));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_TRY(pk_check_float(ctx, x1, "x1"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, x1, "x1", x2, "x2"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, x1, "x1", out, "out"));
+  PTERUN_TRY(check_p(ctx, p));
   if (!has_mode) mode = 0;
   if (mode < 0 || mode > 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -84,10 +84,10 @@ pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
           "args 'x1'/'x2': batch dims %" PRId64 " and %" PRId64 " do not broadcast", s1, s2);
     sizes[d] = s1 == 1 ? s2 : s1;
   }
-  PT_TRY(nn_check_data(ctx, x1, "x1"));
-  PT_TRY(nn_check_data(ctx, x2, "x2"));
+  PTERUN_TRY(pk_check_data(ctx, x1, "x1"));
+  PTERUN_TRY(pk_check_data(ctx, x2, "x2"));
   sizes[nb] = P, sizes[nb + 1] = R;
-  PT_TRY(pt_resize(ctx, out, (size_t)rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   /* Batch strides of x1 and x2 broadcast to the out batch shape. */
   for (d = 0; d < nb; ++d) {
@@ -113,8 +113,8 @@ pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
           double na = 0, nbb = 0, dot = 0;
           int64_t k;
           for (k = 0; k < M; ++k) {
-            double u = pt_load_f64(x1->data, x1->dtype, a + k * x1->strides[r1 - 1]);
-            double w = pt_load_f64(x2->data, x2->dtype, b + k * x2->strides[r2 - 1]);
+            double u = pterun_load_f64(x1->data, x1->dtype, a + k * x1->strides[r1 - 1]);
+            double w = pterun_load_f64(x2->data, x2->dtype, b + k * x2->strides[r2 - 1]);
             na += u * u, nbb += w * w, dot += u * w;
           }
           dist = na + nbb - 2 * dot;
@@ -122,35 +122,35 @@ pterun_status pt__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
         } else {
           dist = pdist_pair(x1, a, x1->strides[r1 - 1], x2, b, x2->strides[r2 - 1], M, p);
         }
-        pt_store_f64(out->data, out->dtype, bo + i * out->strides[nb] + j * out->strides[nb + 1],
-                     dist);
+        pterun_store_f64(out->data, out->dtype,
+                         bo + i * out->strides[nb] + j * out->strides[nb + 1], dist);
       }
-  } while (nn_next_index(bpos, sizes, nb));
+  } while (pk_next_index(bpos, sizes, nb));
   return PTERUN_STATUS_OK;
 }
 
 /* aten::_pdist_forward.out(Tensor self, float p=2, *, Tensor(a!) out) -> Tensor(a!)
  * self [N, M] -> [N*(N-1)/2]: distances of rows i < j in row-major pair order. */
-pterun_status pt__pdist_forward_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk__pdist_forward_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   double p;
   int64_t n, m, i, j, k = 0, len;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_double(ctx, args, 1, "p", &p));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_float(ctx, in, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
-  PT_TRY(nn_check_rank(ctx, in, "self", 2));
-  PT_TRY(check_p(ctx, p));
-  PT_TRY(nn_check_data(ctx, in, "self"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "p", &p));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_float(ctx, in, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
+  PTERUN_TRY(pk_check_rank(ctx, in, "self", 2));
+  PTERUN_TRY(check_p(ctx, p));
+  PTERUN_TRY(pk_check_data(ctx, in, "self"));
   n = in->sizes[0], m = in->sizes[1];
   len = n > 1 ? n * (n - 1) / 2 : 0;
-  PT_TRY(pt_resize(ctx, out, 1, &len));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 1, &len));
   for (i = 0; i < n; ++i)
     for (j = i + 1; j < n; ++j, ++k)
-      pt_store_f64(out->data, out->dtype, k * out->strides[0],
-                   pdist_pair(in, i * in->strides[0], in->strides[1], in, j * in->strides[0],
-                              in->strides[1], m, p));
+      pterun_store_f64(out->data, out->dtype, k * out->strides[0],
+                       pdist_pair(in, i * in->strides[0], in->strides[1], in, j * in->strides[0],
+                                  in->strides[1], m, p));
   return PTERUN_STATUS_OK;
 }

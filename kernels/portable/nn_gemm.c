@@ -100,7 +100,7 @@ static void pack_b_f32(float* bp, const nn_mat* b, int64_t k0, int64_t kc, int64
     } else {
       for (kk = 0; kk < kc; ++kk)
         for (cc = 0; cc < w; ++cc)
-          bp[kk * nr + cc] = nn_load_f32(b->data, b->dtype, base + kk * b->rs + cc * b->cs);
+          bp[kk * nr + cc] = pterun_load_f32(b->data, b->dtype, base + kk * b->rs + cc * b->cs);
     }
     if (w < nr)
       for (kk = 0; kk < kc; ++kk)
@@ -129,7 +129,7 @@ static void pack_a_f32(float* ap, const nn_mat* a, int64_t i0, int64_t mc, int64
     } else {
       for (kk = 0; kk < kc; ++kk)
         for (r = 0; r < h; ++r)
-          ap[kk * mr + r] = nn_load_f32(a->data, a->dtype, base + r * a->rs + kk * a->cs);
+          ap[kk * mr + r] = pterun_load_f32(a->data, a->dtype, base + r * a->rs + kk * a->cs);
     }
     if (h < mr)
       for (kk = 0; kk < kc; ++kk)
@@ -154,8 +154,8 @@ static void store_tile_f32(const nn_mat* c, int64_t i0, int64_t j0, int64_t h, i
     }
     for (cc = 0; cc < w; ++cc) {
       int64_t off = row + cc * c->cs;
-      nn_store_f32(c->data, c->dtype, off,
-                   add ? nn_load_f32(c->data, c->dtype, off) + t[cc] : t[cc]);
+      pterun_store_f32(c->data, c->dtype, off,
+                       add ? pterun_load_f32(c->data, c->dtype, off) + t[cc] : t[cc]);
     }
   }
 }
@@ -267,13 +267,13 @@ static void gemm_f32(const nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, cons
 
 /* Element loaders used by packing: a fast case for the native type. */
 static inline double ld_f64(const void* p, int dt, int64_t k) {
-  return dt == PTERUN_DTYPE_F64 ? ((const double*)p)[k] : pt_load_f64(p, dt, k);
+  return dt == PTERUN_DTYPE_F64 ? ((const double*)p)[k] : pterun_load_f64(p, dt, k);
 }
 static inline void st_f64(void* p, int dt, int64_t k, double v) {
   if (dt == PTERUN_DTYPE_F64)
     ((double*)p)[k] = v;
   else
-    pt_store_f64(p, dt, k, v);
+    pterun_store_f64(p, dt, k, v);
 }
 
 /* Defines gemm_<SUF>(): the blocked engine for accumulator type T. */
@@ -379,11 +379,11 @@ static void gemm_int(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_
       uint64_t acc = 0; /* unsigned: wrap-around is defined */
       int64_t off = i * c->rs + j * c->cs;
       for (kk = 0; kk < k; ++kk)
-        acc += (uint64_t)pt_load_i64(a->data, a->dtype, i * a->rs + kk * a->cs) *
-               (uint64_t)pt_load_i64(b->data, b->dtype, kk * b->rs + j * b->cs);
+        acc += (uint64_t)pterun_load_i64(a->data, a->dtype, i * a->rs + kk * a->cs) *
+               (uint64_t)pterun_load_i64(b->data, b->dtype, kk * b->rs + j * b->cs);
       acc *= (uint64_t)alpha;
-      if (accumulate) acc += (uint64_t)pt_load_i64(c->data, c->dtype, off);
-      pt_store_i64(c->data, c->dtype, off, (int64_t)acc);
+      if (accumulate) acc += (uint64_t)pterun_load_i64(c->data, c->dtype, off);
+      pterun_store_i64(c->data, c->dtype, off, (int64_t)acc);
     }
 }
 
@@ -417,6 +417,7 @@ void nn_gemm_ws_init_ukernel(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dty
   }
   if (ws->buf == NULL) {
     /* No arena: smaller blocks in the inline buffer. */
+    pterun_kernel_note_slow_path(ctx, "no scratch: small GEMM blocks");
     _Static_assert(NN_GEMM_LOCAL_BYTES >= (NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) * 8,
                    "local gemm buffer too small for the f64 engine");
     ws->buf = ws->local;
@@ -438,10 +439,10 @@ void nn_gemm(nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const nn_mat* a, c
     int64_t i, j;
     if (!accumulate)
       for (i = 0; i < m; ++i)
-        for (j = 0; j < n; ++j) pt_store_i64(c->data, c->dtype, i * c->rs + j * c->cs, 0);
+        for (j = 0; j < n; ++j) pterun_store_i64(c->data, c->dtype, i * c->rs + j * c->cs, 0);
     return;
   }
-  if (!pt_is_float_dtype(c->dtype)) {
+  if (!pterun_dtype_is_float(c->dtype)) {
     gemm_int(m, n, k, a, b, c, (int64_t)alpha, accumulate);
   } else if (ws->dbl) {
     double* bp = (double*)ws->buf;

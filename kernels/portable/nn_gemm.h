@@ -4,7 +4,7 @@
 #define PTERUN_KERNELS_PORTABLE_NN_GEMM_H_
 
 #include "kernels/portable/gemm_ukernel.h"
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* A matrix inside a tensor buffer: element (r, c) is data[r*rs + c*cs]. */
 typedef struct nn_mat {

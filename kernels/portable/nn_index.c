@@ -2,7 +2,7 @@
  * select_scatter, slice_scatter, nonzero, masked_select, masked_scatter. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 static pterun_status check_index_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
                                        const char* name) {
@@ -10,13 +10,13 @@ static pterun_status check_index_dtype(pterun_kernel_context* ctx, const pterun_
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg '%s': expected int64 or int32 indices, got %s", name,
                               pterun_dtype_name(t->dtype));
-  return nn_check_data(ctx, t, name);
+  return pk_check_data(ctx, t, name);
 }
 
 /* Reads the index at element offset off; -1 unless in [0, size) (ATen's
  * index_select/gather/scatter take no negative indices). */
 static int64_t load_index(const pterun_tensor* t, int64_t off, int64_t size) {
-  int64_t i = pt_load_i64(t->data, t->dtype, off);
+  int64_t i = pterun_load_i64(t->data, t->dtype, off);
   return i >= 0 && i < size ? i : -1;
 }
 
@@ -24,29 +24,29 @@ static pterun_status bad_index(pterun_kernel_context* ctx, const pterun_tensor* 
                                int64_t size) {
   return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                             "index %" PRId64 " out of range for size %" PRId64,
-                            pt_load_i64(t->data, t->dtype, off), size);
+                            pterun_load_i64(t->data, t->dtype, off), size);
 }
 
 /* aten::embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1,
  *   bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) */
-pterun_status pt_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *w, *ix, *out;
   int64_t sizes[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0};
   int d;
-  nn_view rowv, outv;
-  PT_CHECK_NARGS(ctx, nargs, 7);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &w));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "indices", &ix));
-  PT_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  PT_TRY(nn_check_data(ctx, w, "weight"));
-  PT_TRY(check_index_dtype(ctx, ix, "indices"));
-  PT_TRY(nn_check_same_dtype(ctx, w, "weight", out, "out"));
+  pk_view rowv, outv;
+  PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &w));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "indices", &ix));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
+  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
+  PTERUN_TRY(check_index_dtype(ctx, ix, "indices"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, w, "weight", out, "out"));
   if (w->rank != 2 || ix->rank + 1 > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'weight': expected rank 2, got %d", (int)w->rank);
   for (d = 0; d < ix->rank; ++d) sizes[d] = ix->sizes[d];
   sizes[ix->rank] = w->sizes[1];
-  PT_TRY(pt_resize(ctx, out, ix->rank + 1, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", ix->rank + 1, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   /* One row copy per index. */
   rowv.rank = outv.rank = 1;
@@ -54,30 +54,30 @@ pterun_status pt_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
   rowv.strides[0] = w->strides[1];
   outv.strides[0] = out->strides[ix->rank];
   do {
-    int64_t ioff = nn_offset(ix, idx), row = pt_load_i64(ix->data, ix->dtype, ioff), ooff = 0;
+    int64_t ioff = pk_offset(ix, idx), row = pterun_load_i64(ix->data, ix->dtype, ioff), ooff = 0;
     /* Unlike the other index ops, embedding takes no negative indices. */
     if (row < 0 || row >= w->sizes[0]) return bad_index(ctx, ix, ioff, w->sizes[0]);
     for (d = 0; d < ix->rank; ++d) ooff += idx[d] * out->strides[d];
-    nn_copy_view(out->data, out->dtype, &outv, ooff, w->data, w->dtype, &rowv, row * w->strides[0]);
-  } while (nn_next_index(idx, ix->sizes, ix->rank));
+    pk_copy_view(out->data, out->dtype, &outv, ooff, w->data, w->dtype, &rowv, row * w->strides[0]);
+  } while (pk_next_index(idx, ix->sizes, ix->rank));
   return PTERUN_STATUS_OK;
 }
 
 /* aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) */
-pterun_status pt_index_select_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_index_select_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *ix, *out;
   int64_t dim, sizes[PTERUN_MAX_RANK], k, n, dsz;
-  nn_view sv, dv;
+  pk_view sv, dv;
   int d;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  PT_TRY(nn_check_data(ctx, self, "self"));
-  PT_TRY(check_index_dtype(ctx, ix, "index"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(check_index_dtype(ctx, ix, "index"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (ix->rank > 1)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'index': expected rank <= 1, got %d", (int)ix->rank);
@@ -87,16 +87,16 @@ pterun_status pt_index_select_out(pterun_kernel_context* ctx, pterun_value** arg
   if (self->rank == 0 && n != 1)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'index': a 0-dim self takes exactly one index");
-  PT_TRY(pt_resize(ctx, out, self->rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", self->rank, sizes));
   /* Each index copies one slab (self with dim removed). */
-  nn_view_of(self, &sv);
-  nn_view_of(out, &dv);
+  pk_view_of(self, &sv);
+  pk_view_of(out, &dv);
   if (self->rank) sv.sizes[dim] = dv.sizes[dim] = 1;
   for (k = 0; k < n; ++k) {
     int64_t ioff = ix->rank ? k * ix->strides[0] : 0, i = load_index(ix, ioff, dsz);
     if (i < 0) return bad_index(ctx, ix, ioff, dsz);
     if (out->numel == 0) continue;
-    nn_copy_view(out->data, out->dtype, &dv, self->rank ? k * out->strides[dim] : 0, self->data,
+    pk_copy_view(out->data, out->dtype, &dv, self->rank ? k * out->strides[dim] : 0, self->data,
                  self->dtype, &sv, self->rank ? i * self->strides[dim] : 0);
   }
   return PTERUN_STATUS_OK;
@@ -125,29 +125,29 @@ static pterun_status check_gather_shape(pterun_kernel_context* ctx, const pterun
 
 /* aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False,
  *   Tensor(a!) out) */
-pterun_status pt_gather_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_gather_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *ix, *out;
   int64_t dim, idx[PTERUN_MAX_RANK] = {0}, dsz;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PT_TRY(nn_check_data(ctx, self, "self"));
-  PT_TRY(check_index_dtype(ctx, ix, "index"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
-  PT_TRY(check_gather_shape(ctx, self, ix, dim, self, 1));
-  PT_TRY(pt_resize(ctx, out, ix->rank, ix->sizes));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(check_index_dtype(ctx, ix, "index"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_TRY(check_gather_shape(ctx, self, ix, dim, self, 1));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", ix->rank, ix->sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   dsz = self->rank ? self->sizes[dim] : 1;
   do {
-    int64_t ioff = nn_offset(ix, idx), i = load_index(ix, ioff, dsz), soff = 0;
+    int64_t ioff = pk_offset(ix, idx), i = load_index(ix, ioff, dsz), soff = 0;
     int d;
     if (i < 0) return bad_index(ctx, ix, ioff, dsz);
     for (d = 0; d < self->rank; ++d) soff += (d == dim ? i : idx[d]) * self->strides[d];
-    memcpy(nn_ptr(out, nn_offset(out, idx)), nn_ptr(self, soff), nn_esize(out->dtype));
-  } while (nn_next_index(idx, ix->sizes, ix->rank));
+    memcpy(pk_ptr(out, pk_offset(out, idx)), pk_ptr(self, soff), pterun_dtype_size(out->dtype));
+  } while (pk_next_index(idx, ix->sizes, ix->rank));
   return PTERUN_STATUS_OK;
 }
 
@@ -157,83 +157,83 @@ enum { SCATTER_SRC, SCATTER_VALUE, SCATTER_ADD };
 static pterun_status scatter(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                              int mode) {
   pterun_tensor *self, *ix, *src = NULL, *out;
-  pt_scalar value;
+  pterun_scalar value;
   int64_t dim, idx[PTERUN_MAX_RANK] = {0}, dsz;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
   if (mode == SCATTER_VALUE)
-    PT_TRY(pt_arg_scalar(ctx, args, 3, "value", &value));
+    PTERUN_TRY(pterun_arg_scalar(ctx, args, 3, "value", &value));
   else
-    PT_TRY(pterun_arg_tensor(ctx, args, 3, "src", &src));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PT_TRY(nn_check_data(ctx, self, "self"));
-  PT_TRY(nn_check_real(ctx, self, "self"));
-  PT_TRY(check_index_dtype(ctx, ix, "index"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
-  PT_TRY(check_gather_shape(ctx, self, ix, dim, self, 1));
+    PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "src", &src));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pk_check_real(ctx, self, "self"));
+  PTERUN_TRY(check_index_dtype(ctx, ix, "index"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_TRY(check_gather_shape(ctx, self, ix, dim, self, 1));
   if (src != NULL) {
-    PT_TRY(nn_check_same_dtype(ctx, self, "self", src, "src"));
-    PT_TRY(nn_check_data(ctx, src, "src"));
-    PT_TRY(check_gather_shape(ctx, self, ix, dim, src, 0));
+    PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", src, "src"));
+    PTERUN_TRY(pk_check_data(ctx, src, "src"));
+    PTERUN_TRY(check_gather_shape(ctx, self, ix, dim, src, 0));
   }
-  PT_TRY(pt_resize_like(ctx, out, self));
-  nn_copy_tensor(out, self);
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
+  pk_copy_tensor(out, self);
   if (ix->numel == 0) return PTERUN_STATUS_OK;
   dsz = self->rank ? self->sizes[dim] : 1;
   do {
-    int64_t ioff = nn_offset(ix, idx), i = load_index(ix, ioff, dsz), doff = 0;
+    int64_t ioff = pk_offset(ix, idx), i = load_index(ix, ioff, dsz), doff = 0;
     int d;
     if (i < 0) return bad_index(ctx, ix, ioff, dsz);
     for (d = 0; d < out->rank; ++d) doff += (d == dim ? i : idx[d]) * out->strides[d];
     if (mode == SCATTER_VALUE) {
-      if (pt_is_float_dtype(out->dtype))
-        pt_store_f64(out->data, out->dtype, doff, value.d);
+      if (pterun_dtype_is_float(out->dtype))
+        pterun_store_f64(out->data, out->dtype, doff, value.d);
       else
-        pt_store_i64(out->data, out->dtype, doff, value.i);
+        pterun_store_i64(out->data, out->dtype, doff, value.i);
     } else {
-      int64_t soff = nn_offset(src, idx);
+      int64_t soff = pk_offset(src, idx);
       if (mode == SCATTER_SRC) {
-        memcpy(nn_ptr(out, doff), nn_ptr(src, soff), nn_esize(out->dtype));
-      } else if (pt_is_float_dtype(out->dtype)) {
-        pt_store_f64(
-            out->data, out->dtype, doff,
-            pt_load_f64(out->data, out->dtype, doff) + pt_load_f64(src->data, src->dtype, soff));
+        memcpy(pk_ptr(out, doff), pk_ptr(src, soff), pterun_dtype_size(out->dtype));
+      } else if (pterun_dtype_is_float(out->dtype)) {
+        pterun_store_f64(out->data, out->dtype, doff,
+                         pterun_load_f64(out->data, out->dtype, doff) +
+                             pterun_load_f64(src->data, src->dtype, soff));
       } else {
-        pt_store_i64(out->data, out->dtype, doff,
-                     (int64_t)((uint64_t)pt_load_i64(out->data, out->dtype, doff) +
-                               (uint64_t)pt_load_i64(src->data, src->dtype, soff)));
+        pterun_store_i64(out->data, out->dtype, doff,
+                         (int64_t)((uint64_t)pterun_load_i64(out->data, out->dtype, doff) +
+                                   (uint64_t)pterun_load_i64(src->data, src->dtype, soff)));
       }
     }
-  } while (nn_next_index(idx, ix->sizes, ix->rank));
+  } while (pk_next_index(idx, ix->sizes, ix->rank));
   return PTERUN_STATUS_OK;
 }
 
 /* aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) */
-pterun_status pt_scatter_src_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_scatter_src_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return scatter(ctx, args, nargs, SCATTER_SRC);
 }
 /* aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) */
-pterun_status pt_scatter_value_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_scatter_value_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return scatter(ctx, args, nargs, SCATTER_VALUE);
 }
 /* aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) */
-pterun_status pt_scatter_add_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_scatter_add_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return scatter(ctx, args, nargs, SCATTER_ADD);
 }
 
 /* out = self, then the view v of out (at base) = src (same shape as v). */
 static pterun_status scatter_view(pterun_kernel_context* ctx, pterun_tensor* self,
-                                  pterun_tensor* src, pterun_tensor* out, const nn_view* v,
+                                  pterun_tensor* src, pterun_tensor* out, const pk_view* v,
                                   int64_t base) {
-  nn_view sv;
+  pk_view sv;
   int d;
-  PT_TRY(nn_check_data(ctx, self, "self"));
-  PT_TRY(nn_check_data(ctx, src, "src"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", src, "src"));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pk_check_data(ctx, src, "src"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", src, "src"));
   if (src->rank != v->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'src': rank %d, expected %d", (int)src->rank, v->rank);
@@ -242,34 +242,34 @@ static pterun_status scatter_view(pterun_kernel_context* ctx, pterun_tensor* sel
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'src': size %" PRId64 " at dim %d, expected %" PRId64,
                                 src->sizes[d], d, v->sizes[d]);
-  PT_TRY(pt_resize_like(ctx, out, self));
-  nn_copy_tensor(out, self);
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
+  pk_copy_tensor(out, self);
   if (src->numel == 0) return PTERUN_STATUS_OK;
-  nn_view_of(src, &sv);
-  nn_copy_view(out->data, out->dtype, v, base, src->data, src->dtype, &sv, 0);
+  pk_view_of(src, &sv);
+  pk_copy_view(out->data, out->dtype, v, base, src->data, src->dtype, &sv, 0);
   return PTERUN_STATUS_OK;
 }
 
 /* aten::select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out) */
-pterun_status pt_select_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_select_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *src, *out;
   int64_t dim, index;
-  nn_view v;
+  pk_view v;
   int d;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
-  PT_TRY(pterun_arg_int(ctx, args, 3, "index", &index));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "index", &index));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'self': rank 0");
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (index < -self->sizes[dim] || index >= self->sizes[dim])
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'index': %" PRId64 " out of range", index);
   if (index < 0) index += self->sizes[dim];
-  PT_TRY(pt_resize_like(ctx, out, self));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   /* The selected slab of out, as a view of out's memory. */
   v.rank = 0;
   for (d = 0; d < out->rank; ++d) {
@@ -282,22 +282,22 @@ pterun_status pt_select_scatter_out(pterun_kernel_context* ctx, pterun_value** a
 
 /* aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None,
  *   SymInt? end=None, SymInt step=1, *, Tensor(a!) out) */
-pterun_status pt_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *src, *out;
   int64_t dim, start, end, step, len, size;
   int hs, he;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 8);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 3, "start", &start, &hs));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 4, "end", &end, &he));
-  PT_TRY(pterun_arg_int(ctx, args, 5, "step", &step));
-  PT_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 8);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 3, "start", &start, &hs));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 4, "end", &end, &he));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "step", &step));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'self': rank 0");
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (step <= 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'step': must be > 0");
   size = self->sizes[dim];
@@ -306,57 +306,57 @@ pterun_status pt_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** ar
   start = start < 0 ? 0 : start > size ? size : start;
   end = end < start ? start : end > size ? size : end;
   len = (end - start + step - 1) / step;
-  PT_TRY(pt_resize_like(ctx, out, self));
-  nn_view_of(out, &v);
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
+  pk_view_of(out, &v);
   v.sizes[dim] = len;
   v.strides[dim] *= step;
   return scatter_view(ctx, self, src, out, &v, len ? start * out->strides[dim] : 0);
 }
 
 /* aten::nonzero.out(Tensor self, *, Tensor(a!) out) */
-pterun_status pt_nonzero_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_nonzero_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t idx[PTERUN_MAX_RANK] = {0}, count = 0, sizes[2], row = 0;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  PT_TRY(nn_check_real(ctx, self, "self"));
-  PT_TRY(nn_check_data(ctx, self, "self"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, self, "self"));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
   if (out->dtype != PTERUN_DTYPE_I64)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': expected int64");
   if (self->numel > 0) do {
-      if (pt_load_f64(self->data, self->dtype, nn_offset(self, idx)) != 0.0) ++count;
-    } while (nn_next_index(idx, self->sizes, self->rank));
+      if (pterun_load_f64(self->data, self->dtype, pk_offset(self, idx)) != 0.0) ++count;
+    } while (pk_next_index(idx, self->sizes, self->rank));
   sizes[0] = count;
   sizes[1] = self->rank;
-  PT_TRY(pt_resize(ctx, out, 2, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
   if (count == 0) return PTERUN_STATUS_OK;
   do {
-    if (pt_load_f64(self->data, self->dtype, nn_offset(self, idx)) != 0.0) {
+    if (pterun_load_f64(self->data, self->dtype, pk_offset(self, idx)) != 0.0) {
       int d;
       for (d = 0; d < self->rank; ++d)
         ((int64_t*)out->data)[row * out->strides[0] + d * out->strides[1]] = idx[d];
       ++row;
     }
-  } while (nn_next_index(idx, self->sizes, self->rank));
+  } while (pk_next_index(idx, self->sizes, self->rank));
   return PTERUN_STATUS_OK;
 }
 
 /* Broadcast shape of self and mask with both views; fails on bad dtypes. */
 static pterun_status mask_views(pterun_kernel_context* ctx, const pterun_tensor* self,
                                 const pterun_tensor* mask, int64_t* sizes, size_t* rank,
-                                nn_view* sv, nn_view* mv) {
+                                pk_view* sv, pk_view* mv) {
   if (mask->dtype != PTERUN_DTYPE_BOOL && mask->dtype != PTERUN_DTYPE_U8)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'mask': expected bool, got %s", pterun_dtype_name(mask->dtype));
-  PT_TRY(nn_check_data(ctx, mask, "mask"));
-  PT_TRY(nn_check_data(ctx, self, "self"));
-  PT_TRY(pt_broadcast_shape(ctx, self, mask, sizes, rank));
-  PT_TRY(nn_bcast_view(ctx, self, "self", (int)*rank, sizes, sv));
-  return nn_bcast_view(ctx, mask, "mask", (int)*rank, sizes, mv);
+  PTERUN_TRY(pk_check_data(ctx, mask, "mask"));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pk_broadcast_shape(ctx, self, mask, sizes, rank));
+  PTERUN_TRY(pk_bcast_view(ctx, self, "self", (int)*rank, sizes, sv));
+  return pk_bcast_view(ctx, mask, "mask", (int)*rank, sizes, mv);
 }
 
-static int64_t view_off(const nn_view* v, const int64_t* idx) {
+static int64_t view_off(const pk_view* v, const int64_t* idx) {
   int64_t off = 0;
   int d;
   for (d = 0; d < v->rank; ++d) off += idx[d] * v->strides[d];
@@ -364,64 +364,64 @@ static int64_t view_off(const nn_view* v, const int64_t* idx) {
 }
 
 /* aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) */
-pterun_status pt_masked_select_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_masked_select_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *mask, *out;
   int64_t sizes[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0}, count = 0, k = 0, numel;
   size_t rank;
-  nn_view sv, mv;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(mask_views(ctx, self, mask, sizes, &rank, &sv, &mv));
-  numel = nn_prod(sizes, 0, (int)rank);
+  pk_view sv, mv;
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(mask_views(ctx, self, mask, sizes, &rank, &sv, &mv));
+  numel = pk_prod(sizes, 0, (int)rank);
   if (numel > 0) do {
       count += ((const uint8_t*)mask->data)[view_off(&mv, idx)] != 0;
-    } while (nn_next_index(idx, sizes, (int)rank));
-  PT_TRY(pt_resize(ctx, out, 1, &count));
+    } while (pk_next_index(idx, sizes, (int)rank));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 1, &count));
   if (count == 0) return PTERUN_STATUS_OK;
   do {
     if (((const uint8_t*)mask->data)[view_off(&mv, idx)] != 0)
-      memcpy(nn_ptr(out, (k++) * out->strides[0]), nn_ptr(self, view_off(&sv, idx)),
-             nn_esize(out->dtype));
-  } while (nn_next_index(idx, sizes, (int)rank));
+      memcpy(pk_ptr(out, (k++) * out->strides[0]), pk_ptr(self, view_off(&sv, idx)),
+             pterun_dtype_size(out->dtype));
+  } while (pk_next_index(idx, sizes, (int)rank));
   return PTERUN_STATUS_OK;
 }
 
 /* aten::masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) */
-pterun_status pt_masked_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_masked_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *mask, *src, *out;
   int64_t sizes[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0}, sidx[PTERUN_MAX_RANK] = {0};
   int64_t k = 0;
   size_t rank;
-  nn_view sv, mv;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "source", &src));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", src, "source"));
-  PT_TRY(nn_check_data(ctx, src, "source"));
-  PT_TRY(mask_views(ctx, self, mask, sizes, &rank, &sv, &mv));
-  PT_TRY(pt_resize(ctx, out, rank, sizes));
+  pk_view sv, mv;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "source", &src));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", src, "source"));
+  PTERUN_TRY(pk_check_data(ctx, src, "source"));
+  PTERUN_TRY(mask_views(ctx, self, mask, sizes, &rank, &sv, &mv));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   /* out = broadcast self; masked positions take source elements in order. */
   {
-    nn_view dv;
-    nn_view_of(out, &dv);
-    nn_copy_view(out->data, out->dtype, &dv, 0, self->data, self->dtype, &sv, 0);
+    pk_view dv;
+    pk_view_of(out, &dv);
+    pk_copy_view(out->data, out->dtype, &dv, 0, self->data, self->dtype, &sv, 0);
   }
   do {
     if (((const uint8_t*)mask->data)[view_off(&mv, idx)] == 0) continue;
     if (k >= src->numel)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'source': fewer elements than true mask entries");
-    memcpy(nn_ptr(out, nn_offset(out, idx)), nn_ptr(src, nn_offset(src, sidx)),
-           nn_esize(out->dtype));
-    nn_next_index(sidx, src->sizes, src->rank);
+    memcpy(pk_ptr(out, pk_offset(out, idx)), pk_ptr(src, pk_offset(src, sidx)),
+           pterun_dtype_size(out->dtype));
+    pk_next_index(sidx, src->sizes, src->rank);
     ++k;
-  } while (nn_next_index(idx, out->sizes, out->rank));
+  } while (pk_next_index(idx, out->sizes, out->rank));
   return PTERUN_STATUS_OK;
 }

@@ -6,20 +6,20 @@
 /* Dtypes the matmul kernels accept (real, not bool). */
 static pterun_status check_mm_dtypes(pterun_kernel_context* ctx, const pterun_tensor* a,
                                      const pterun_tensor* b, const pterun_tensor* out) {
-  PT_TRY(nn_check_real(ctx, a, "self"));
+  PTERUN_TRY(pk_check_real(ctx, a, "self"));
   if (a->dtype == PTERUN_DTYPE_BOOL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "arg 'self': bool not supported");
-  PT_TRY(nn_check_same_dtype(ctx, a, "self", b, "mat2"));
-  PT_TRY(nn_check_same_dtype(ctx, a, "self", out, "out"));
-  PT_TRY(nn_check_data(ctx, a, "self"));
-  PT_TRY(nn_check_data(ctx, b, "mat2"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, a, "self", b, "mat2"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, a, "self", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, a, "self"));
+  PTERUN_TRY(pk_check_data(ctx, b, "mat2"));
   return PTERUN_STATUS_OK;
 }
 
 static nn_mat mat_of(const pterun_tensor* t, int rdim, int cdim, int64_t base) {
   nn_mat m;
   /* No memory (an empty tensor): keep NULL rather than offsetting it. */
-  m.data = t->data != NULL ? (char*)t->data + (size_t)base * nn_esize(t->dtype) : NULL;
+  m.data = t->data != NULL ? (char*)t->data + (size_t)base * pterun_dtype_size(t->dtype) : NULL;
   m.dtype = t->dtype;
   m.rs = t->strides[rdim];
   m.cs = t->strides[cdim];
@@ -27,18 +27,18 @@ static nn_mat mat_of(const pterun_tensor* t, int rdim, int cdim, int64_t base) {
 }
 
 /* aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
-pterun_status pt_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *a, *b, *out;
   int64_t sizes[2];
   nn_mat ma, mb, mc;
   nn_gemm_ws ws;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mat2", &b));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_rank(ctx, a, "self", 2));
-  PT_TRY(nn_check_rank(ctx, b, "mat2", 2));
-  PT_TRY(check_mm_dtypes(ctx, a, b, out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat2", &b));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_rank(ctx, a, "self", 2));
+  PTERUN_TRY(pk_check_rank(ctx, b, "mat2", 2));
+  PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
   if (a->sizes[1] != b->sizes[0])
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "shapes [%" PRId64 ", %" PRId64 "] and [%" PRId64 ", %" PRId64
@@ -46,7 +46,7 @@ pterun_status pt_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
                               a->sizes[0], a->sizes[1], b->sizes[0], b->sizes[1]);
   sizes[0] = a->sizes[0];
   sizes[1] = b->sizes[1];
-  PT_TRY(pt_resize(ctx, out, 2, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
   ma = mat_of(a, 0, 1, 0);
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
@@ -56,17 +56,17 @@ pterun_status pt_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
 }
 
 /* aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
-pterun_status pt_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *a, *b, *out;
   int64_t sizes[3], bi;
   nn_gemm_ws ws;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mat2", &b));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_rank(ctx, a, "self", 3));
-  PT_TRY(nn_check_rank(ctx, b, "mat2", 3));
-  PT_TRY(check_mm_dtypes(ctx, a, b, out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat2", &b));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_rank(ctx, a, "self", 3));
+  PTERUN_TRY(pk_check_rank(ctx, b, "mat2", 3));
+  PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
   if (a->sizes[0] != b->sizes[0] || a->sizes[2] != b->sizes[1])
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "shapes [%" PRId64 ", %" PRId64 ", %" PRId64 "] and [%" PRId64
@@ -76,7 +76,7 @@ pterun_status pt_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   sizes[0] = a->sizes[0];
   sizes[1] = a->sizes[1];
   sizes[2] = b->sizes[2];
-  PT_TRY(pt_resize(ctx, out, 3, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 3, sizes));
   nn_gemm_ws_init(ctx, &ws, out->dtype);
   for (bi = 0; bi < sizes[0]; ++bi) {
     nn_mat ma = mat_of(a, 1, 2, bi * a->strides[0]);
@@ -89,26 +89,26 @@ pterun_status pt_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 
 /* aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
  *                 Scalar alpha=1, Tensor(a!) out) */
-pterun_status pt_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *a, *b, *out;
-  pt_scalar beta, alpha;
+  pterun_scalar beta, alpha;
   int64_t sizes[2], k;
   nn_mat ma, mb, mc;
   int accumulate = 0;
   nn_gemm_ws ws;
-  PT_CHECK_NARGS(ctx, nargs, 7);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "mat1", &a));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "mat2", &b));
-  PT_TRY(pt_arg_scalar(ctx, args, 3, "beta", &beta));
-  PT_TRY(pt_arg_scalar(ctx, args, 4, "alpha", &alpha));
-  PT_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  PT_TRY(nn_check_rank(ctx, a, "mat1", 2));
-  PT_TRY(nn_check_rank(ctx, b, "mat2", 2));
-  PT_TRY(check_mm_dtypes(ctx, a, b, out));
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  PT_TRY(nn_check_data(ctx, self, "self"));
-  if (!pt_is_float_dtype(out->dtype) && (beta.is_float || alpha.is_float))
+  PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat1", &a));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "mat2", &b));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 3, "beta", &beta));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 4, "alpha", &alpha));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
+  PTERUN_TRY(pk_check_rank(ctx, a, "mat1", 2));
+  PTERUN_TRY(pk_check_rank(ctx, b, "mat2", 2));
+  PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  if (!pterun_dtype_is_float(out->dtype) && (beta.is_float || alpha.is_float))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'alpha'/'beta': floating scalars need a floating dtype");
   if (a->sizes[1] != b->sizes[0])
@@ -120,24 +120,25 @@ pterun_status pt_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   sizes[1] = b->sizes[1];
   k = a->sizes[1];
   {
-    nn_view sv, dv;
-    PT_TRY(nn_bcast_view(ctx, self, "self", 2, sizes, &sv));
-    PT_TRY(pt_resize(ctx, out, 2, sizes));
+    pk_view sv, dv;
+    PTERUN_TRY(pk_bcast_view(ctx, self, "self", 2, sizes, &sv));
+    PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
     /* beta == 0 ignores self entirely (NaN/inf in self do not propagate). */
     if (beta.d != 0.0 && out->numel > 0) {
       int64_t i;
-      nn_view_of(out, &dv);
-      nn_copy_view(out->data, out->dtype, &dv, 0, self->data, self->dtype, &sv, 0);
+      pk_view_of(out, &dv);
+      pk_copy_view(out->data, out->dtype, &dv, 0, self->data, self->dtype, &sv, 0);
       /* out is dense, so its elements are exactly [0, numel). */
       if (beta.d != 1.0) {
-        if (pt_is_float_dtype(out->dtype)) {
+        if (pterun_dtype_is_float(out->dtype)) {
           for (i = 0; i < out->numel; ++i)
-            pt_store_f64(out->data, out->dtype, i, beta.d * pt_load_f64(out->data, out->dtype, i));
+            pterun_store_f64(out->data, out->dtype, i,
+                             beta.d * pterun_load_f64(out->data, out->dtype, i));
         } else {
           for (i = 0; i < out->numel; ++i)
-            pt_store_i64(
+            pterun_store_i64(
                 out->data, out->dtype, i,
-                (int64_t)((uint64_t)beta.i * (uint64_t)pt_load_i64(out->data, out->dtype, i)));
+                (int64_t)((uint64_t)beta.i * (uint64_t)pterun_load_i64(out->data, out->dtype, i)));
         }
       }
       accumulate = 1;
@@ -149,6 +150,6 @@ pterun_status pt_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   if (k == 0 && accumulate) return PTERUN_STATUS_OK;
   nn_gemm_ws_init(ctx, &ws, out->dtype);
   nn_gemm(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc,
-          pt_is_float_dtype(out->dtype) ? alpha.d : (double)alpha.i, accumulate);
+          pterun_dtype_is_float(out->dtype) ? alpha.d : (double)alpha.i, accumulate);
   return PTERUN_STATUS_OK;
 }

@@ -2,7 +2,7 @@
  * _native_batch_norm_legit overloads (training statistics included). */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* Per-channel element walk over (N, C, spatial...) in any layout. */
 typedef struct bn_iter {
@@ -29,14 +29,14 @@ static void channel_stats(const bn_iter* it, const pterun_tensor* x, int64_t c, 
   double s = 0.0, ss = 0.0, m;
   for (n = 0; n < it->n; ++n)
     for (p = 0; p < it->inner; ++p)
-      s += pt_load_f64(x->data, x->dtype,
-                       n * x->strides[0] + c * x->strides[1] + sp_offset(it, x, p));
+      s += pterun_load_f64(x->data, x->dtype,
+                           n * x->strides[0] + c * x->strides[1] + sp_offset(it, x, p));
   m = cnt ? s / (double)cnt : 0.0;
   /* Second pass for the variance: numerically safer than E[x^2]-m^2. */
   for (n = 0; n < it->n; ++n)
     for (p = 0; p < it->inner; ++p) {
-      double v = pt_load_f64(x->data, x->dtype,
-                             n * x->strides[0] + c * x->strides[1] + sp_offset(it, x, p)) -
+      double v = pterun_load_f64(x->data, x->dtype,
+                                 n * x->strides[0] + c * x->strides[1] + sp_offset(it, x, p)) -
                  m;
       ss += v * v;
     }
@@ -87,11 +87,11 @@ static void channel_apply(const bn_iter* it, const pterun_tensor* x, pterun_tens
   }
   for (n = 0; n < it->n; ++n)
     for (p = 0; p < it->inner; ++p) {
-      double v = pt_load_f64(x->data, x->dtype,
-                             n * x->strides[0] + c * x->strides[1] + sp_offset(it, x, p));
-      pt_store_f64(out->data, out->dtype,
-                   n * out->strides[0] + c * out->strides[1] + sp_offset(it, out, p),
-                   v * scale + shift);
+      double v = pterun_load_f64(x->data, x->dtype,
+                                 n * x->strides[0] + c * x->strides[1] + sp_offset(it, x, p));
+      pterun_store_f64(out->data, out->dtype,
+                       n * out->strides[0] + c * out->strides[1] + sp_offset(it, out, p),
+                       v * scale + shift);
     }
 }
 
@@ -99,12 +99,12 @@ static void channel_apply(const bn_iter* it, const pterun_tensor* x, pterun_tens
 static pterun_status chan_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                               const char* name, int64_t c, int opt, pterun_tensor** t) {
   if (opt)
-    PT_TRY(pterun_arg_opt_tensor(ctx, args, i, name, t));
+    PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i, name, t));
   else
-    PT_TRY(pterun_arg_tensor(ctx, args, i, name, t));
+    PTERUN_TRY(pterun_arg_tensor(ctx, args, i, name, t));
   if (*t == NULL) return PTERUN_STATUS_OK;
-  PT_TRY(nn_check_float(ctx, *t, name));
-  PT_TRY(nn_check_data(ctx, *t, name));
+  PTERUN_TRY(pk_check_float(ctx, *t, name));
+  PTERUN_TRY(pk_check_data(ctx, *t, name));
   if ((*t)->rank != 1 || (*t)->sizes[0] != c)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg '%s': expected shape [%" PRId64 "]", name, c);
@@ -112,7 +112,7 @@ static pterun_status chan_arg(pterun_kernel_context* ctx, pterun_value** args, s
 }
 
 static double chan(const pterun_tensor* t, int64_t c, double dflt) {
-  return t ? pt_load_f64(t->data, t->dtype, c * t->strides[0]) : dflt;
+  return t ? pterun_load_f64(t->data, t->dtype, c * t->strides[0]) : dflt;
 }
 
 /*
@@ -126,9 +126,9 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
   bn_iter it;
   int64_t c, zero = 0;
   int d;
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  PT_TRY(nn_check_float(ctx, x, "input"));
-  PT_TRY(nn_check_data(ctx, x, "input"));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pk_check_float(ctx, x, "input"));
+  PTERUN_TRY(pk_check_data(ctx, x, "input"));
   if (x->rank < 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'input': expected rank >= 2, got %d", (int)x->rank);
@@ -137,29 +137,29 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
   it.sp_rank = x->rank - 2;
   it.inner = 1;
   for (d = 0; d < it.sp_rank; ++d) it.inner *= (it.sp_sizes[d] = x->sizes[2 + d]);
-  PT_TRY(chan_arg(ctx, args, 1, "weight", it.c, 1, &w));
-  PT_TRY(chan_arg(ctx, args, 2, "bias", it.c, 1, &b));
+  PTERUN_TRY(chan_arg(ctx, args, 1, "weight", it.c, 1, &w));
+  PTERUN_TRY(chan_arg(ctx, args, 2, "bias", it.c, 1, &b));
   if (rm_ix >= 0) {
-    PT_TRY(chan_arg(ctx, args, (size_t)rm_ix, "running_mean", it.c, 1, &rm));
-    PT_TRY(chan_arg(ctx, args, (size_t)rm_ix + 1, "running_var", it.c, 1, &rv));
+    PTERUN_TRY(chan_arg(ctx, args, (size_t)rm_ix, "running_mean", it.c, 1, &rm));
+    PTERUN_TRY(chan_arg(ctx, args, (size_t)rm_ix + 1, "running_var", it.c, 1, &rv));
   }
   if (!training && (rm == NULL || rv == NULL))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "running_mean and running_var are required when not training");
-  PT_TRY(pterun_arg_tensor(ctx, args, outs_ix, "out", &out));
-  PT_TRY(pterun_arg_tensor(ctx, args, outs_ix + 1, "save_mean", &smean));
-  PT_TRY(pterun_arg_tensor(ctx, args, outs_ix + 2, "save_invstd", &sinv));
-  PT_TRY(nn_check_same_dtype(ctx, x, "input", out, "out"));
-  PT_TRY(pt_resize_like(ctx, out, x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, outs_ix, "out", &out));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, outs_ix + 1, "save_mean", &smean));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, outs_ix + 2, "save_invstd", &sinv));
+  PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", out, "out"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
   if (training) {
-    PT_TRY(nn_check_float(ctx, smean, "save_mean"));
-    PT_TRY(nn_check_float(ctx, sinv, "save_invstd"));
-    PT_TRY(pt_resize(ctx, smean, 1, &it.c));
-    PT_TRY(pt_resize(ctx, sinv, 1, &it.c));
+    PTERUN_TRY(pk_check_float(ctx, smean, "save_mean"));
+    PTERUN_TRY(pk_check_float(ctx, sinv, "save_invstd"));
+    PTERUN_TRY(pterun_out_resize(ctx, smean, "save_mean", 1, &it.c));
+    PTERUN_TRY(pterun_out_resize(ctx, sinv, "save_invstd", 1, &it.c));
   } else {
     /* ATen returns empty statistics in inference mode. */
-    PT_TRY(pt_resize(ctx, smean, 1, &zero));
-    PT_TRY(pt_resize(ctx, sinv, 1, &zero));
+    PTERUN_TRY(pterun_out_resize(ctx, smean, "save_mean", 1, &zero));
+    PTERUN_TRY(pterun_out_resize(ctx, sinv, "save_invstd", 1, &zero));
   }
   for (c = 0; c < it.c; ++c) {
     double mean, var, invstd, scale;
@@ -174,15 +174,15 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
     if (x->numel > 0) channel_apply(&it, x, out, c, scale, chan(b, c, 0.0) - mean * scale);
     if (training) {
       int64_t cnt = it.n * it.inner;
-      pt_store_f64(smean->data, smean->dtype, c * smean->strides[0], mean);
-      pt_store_f64(sinv->data, sinv->dtype, c * sinv->strides[0], invstd);
+      pterun_store_f64(smean->data, smean->dtype, c * smean->strides[0], mean);
+      pterun_store_f64(sinv->data, sinv->dtype, c * sinv->strides[0], invstd);
       if (rm != NULL && rv != NULL) {
         /* Running variance uses the unbiased estimate. */
         double unbiased = cnt > 1 ? var * (double)cnt / (double)(cnt - 1) : var;
-        pt_store_f64(rm->data, rm->dtype, c * rm->strides[0],
-                     (1.0 - momentum) * chan(rm, c, 0.0) + momentum * mean);
-        pt_store_f64(rv->data, rv->dtype, c * rv->strides[0],
-                     (1.0 - momentum) * chan(rv, c, 0.0) + momentum * unbiased);
+        pterun_store_f64(rm->data, rm->dtype, c * rm->strides[0],
+                         (1.0 - momentum) * chan(rm, c, 0.0) + momentum * mean);
+        pterun_store_f64(rv->data, rv->dtype, c * rv->strides[0],
+                         (1.0 - momentum) * chan(rv, c, 0.0) + momentum * unbiased);
       }
     }
   }
@@ -192,40 +192,40 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
 /* aten::_native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias,
  *   Tensor running_mean, Tensor running_var, float momentum, float eps, *,
  *   Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) */
-pterun_status pt__native_batch_norm_legit_no_training_out(pterun_kernel_context* ctx,
+pterun_status pk__native_batch_norm_legit_no_training_out(pterun_kernel_context* ctx,
                                                           pterun_value** args, size_t nargs) {
   double momentum, eps;
-  PT_CHECK_NARGS(ctx, nargs, 11);
-  PT_TRY(pterun_arg_double(ctx, args, 5, "momentum", &momentum));
-  PT_TRY(pterun_arg_double(ctx, args, 6, "eps", &eps));
+  PTERUN_CHECK_NARGS(ctx, nargs, 11);
+  PTERUN_TRY(pterun_arg_double(ctx, args, 5, "momentum", &momentum));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 6, "eps", &eps));
   return batch_norm(ctx, args, 3, 0, momentum, eps, 7);
 }
 
 /* aten::_native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias,
  *   Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum,
  *   float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) */
-pterun_status pt__native_batch_norm_legit_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk__native_batch_norm_legit_out(pterun_kernel_context* ctx, pterun_value** args,
                                               size_t nargs) {
   double momentum, eps;
   bool training;
-  PT_CHECK_NARGS(ctx, nargs, 12);
-  PT_TRY(pt_arg_bool(ctx, args, 5, "training", &training));
-  PT_TRY(pterun_arg_double(ctx, args, 6, "momentum", &momentum));
-  PT_TRY(pterun_arg_double(ctx, args, 7, "eps", &eps));
+  PTERUN_CHECK_NARGS(ctx, nargs, 12);
+  PTERUN_TRY(pk_arg_bool(ctx, args, 5, "training", &training));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 6, "momentum", &momentum));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 7, "eps", &eps));
   return batch_norm(ctx, args, 3, training, momentum, eps, 8);
 }
 
 /* aten::_native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias,
  *   bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean,
  *   Tensor(c!) save_invstd) */
-pterun_status pt__native_batch_norm_legit_no_stats_out(pterun_kernel_context* ctx,
+pterun_status pk__native_batch_norm_legit_no_stats_out(pterun_kernel_context* ctx,
                                                        pterun_value** args, size_t nargs) {
   double momentum, eps;
   bool training;
-  PT_CHECK_NARGS(ctx, nargs, 10);
-  PT_TRY(pt_arg_bool(ctx, args, 3, "training", &training));
-  PT_TRY(pterun_arg_double(ctx, args, 4, "momentum", &momentum));
-  PT_TRY(pterun_arg_double(ctx, args, 5, "eps", &eps));
+  PTERUN_CHECK_NARGS(ctx, nargs, 10);
+  PTERUN_TRY(pk_arg_bool(ctx, args, 3, "training", &training));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 4, "momentum", &momentum));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 5, "eps", &eps));
   /* Without running statistics the batch statistics are always used. */
   return batch_norm(ctx, args, -1, 1, momentum, eps, 6);
 }

@@ -3,7 +3,7 @@
  * is pooled independently with double accumulation. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* Plane geometry shared by the pooling kernels. */
 typedef struct plane {
@@ -36,7 +36,7 @@ static pterun_status plane_resize(pterun_kernel_context* ctx, const pterun_tenso
   sizes[1] = in->sizes[1];
   sizes[r - 2] = p->oh;
   sizes[r - 1] = p->ow;
-  return pt_resize(ctx, out, (size_t)r, sizes);
+  return pterun_out_resize(ctx, out, "out", (size_t)r, sizes);
 }
 
 /* ATen's pooling output size (with the ceil_mode rule that the last window
@@ -55,11 +55,11 @@ static pterun_status pool_params(pterun_kernel_context* ctx, pterun_value** args
                                  int64_t* dil) {
   static const int64_t one[2] = {1, 1};
   int d;
-  PT_TRY(nn_arg_int_n(ctx, args, 1, "kernel_size", 2, NULL, k));
-  PT_TRY(nn_arg_int_n(ctx, args, 2, "stride", 2, k, s));
-  PT_TRY(nn_arg_int_n(ctx, args, 3, "padding", 2, NULL, pad));
+  PTERUN_TRY(pk_arg_int_n(ctx, args, 1, "kernel_size", 2, NULL, k));
+  PTERUN_TRY(pk_arg_int_n(ctx, args, 2, "stride", 2, k, s));
+  PTERUN_TRY(pk_arg_int_n(ctx, args, 3, "padding", 2, NULL, pad));
   if (has_dil)
-    PT_TRY(nn_arg_int_n(ctx, args, 4, "dilation", 2, one, dil));
+    PTERUN_TRY(pk_arg_int_n(ctx, args, 4, "dilation", 2, one, dil));
   else
     dil[0] = dil[1] = 1;
   for (d = 0; d < 2; ++d)
@@ -80,28 +80,28 @@ static pterun_status pool_params(pterun_kernel_context* ctx, pterun_value** args
 /* aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
  *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *,
  *   Tensor(a!) out) */
-pterun_status pt_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *out;
   bool ceil_mode, include_pad;
   int64_t k[2], s[2], pad[2], dil[2], divisor, q, oh, ow;
   int has_div;
   plane p = {0, 0, 0, 0, 0, 0, 0};
   int r;
-  PT_CHECK_NARGS(ctx, nargs, 9);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_bool(ctx, args, 4, "ceil_mode", &ceil_mode));
-  PT_TRY(pt_arg_bool(ctx, args, 5, "count_include_pad", &include_pad));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 6, "divisor_override", &divisor, &has_div));
-  PT_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
-  PT_TRY(nn_check_real(ctx, in, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
-  PT_TRY(nn_check_data(ctx, in, "self"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 4, "ceil_mode", &ceil_mode));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 5, "count_include_pad", &include_pad));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 6, "divisor_override", &divisor, &has_div));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, in, "self"));
   if (has_div && divisor == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'divisor_override': must be nonzero");
-  PT_TRY(plane_setup(ctx, in, &p));
-  PT_TRY(pool_params(ctx, args, 0, ceil_mode, &p, k, s, pad, dil));
-  PT_TRY(plane_resize(ctx, in, out, &p));
+  PTERUN_TRY(plane_setup(ctx, in, &p));
+  PTERUN_TRY(pool_params(ctx, args, 0, ceil_mode, &p, k, s, pad, dil));
+  PTERUN_TRY(plane_resize(ctx, in, out, &p));
   r = in->rank;
   for (q = 0; q < p.planes; ++q) {
     int64_t ib = plane_base(&p, in, q), ob = plane_base(&p, out, q);
@@ -123,13 +123,13 @@ pterun_status pt_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
         } else {
           for (h = h0; h < h1; ++h)
             for (w = w0; w < w1; ++w)
-              sum += pt_load_f64(in->data, in->dtype,
-                                 ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+              sum += pterun_load_f64(in->data, in->dtype,
+                                     ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
         }
         div = has_div ? divisor : include_pad ? area : (h1 - h0) * (w1 - w0);
-        pt_store_f64(out->data, out->dtype,
-                     ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
-                     div ? sum / (double)div : 0.0);
+        pterun_store_f64(out->data, out->dtype,
+                         ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
+                         div ? sum / (double)div : 0.0);
       }
   }
   return PTERUN_STATUS_OK;
@@ -138,29 +138,29 @@ pterun_status pt_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
 /* aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[],
  *   int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out,
  *   Tensor(b!) indices) */
-pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_value** args,
                                              size_t nargs) {
   pterun_tensor *in, *out, *idx;
   bool ceil_mode;
   int64_t k[2], s[2], pad[2], dil[2], q, oh, ow;
   plane p = {0, 0, 0, 0, 0, 0, 0};
   int r, f32;
-  PT_CHECK_NARGS(ctx, nargs, 9);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pt_arg_bool(ctx, args, 5, "ceil_mode", &ceil_mode));
-  PT_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
-  PT_TRY(pterun_arg_tensor(ctx, args, 7, "indices", &idx));
-  PT_TRY(nn_check_real(ctx, in, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
-  PT_TRY(nn_check_data(ctx, in, "self"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 5, "ceil_mode", &ceil_mode));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "indices", &idx));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, in, "self"));
   if (idx->dtype != PTERUN_DTYPE_I64)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'indices': expected int64, got %s",
                               pterun_dtype_name(idx->dtype));
-  PT_TRY(plane_setup(ctx, in, &p));
-  PT_TRY(pool_params(ctx, args, 1, ceil_mode, &p, k, s, pad, dil));
-  PT_TRY(plane_resize(ctx, in, out, &p));
-  PT_TRY(plane_resize(ctx, in, idx, &p));
+  PTERUN_TRY(plane_setup(ctx, in, &p));
+  PTERUN_TRY(pool_params(ctx, args, 1, ceil_mode, &p, k, s, pad, dil));
+  PTERUN_TRY(plane_resize(ctx, in, out, &p));
+  PTERUN_TRY(plane_resize(ctx, in, idx, &p));
   r = in->rank;
   f32 = in->dtype == PTERUN_DTYPE_F32;
   for (q = 0; q < p.planes; ++q) {
@@ -179,8 +179,8 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
             if (w < 0 || w >= p.iw) continue;
             v = f32 ? (double)((const float*)
                                    in->data)[ib + h * in->strides[r - 2] + w * in->strides[r - 1]]
-                    : pt_load_f64(in->data, in->dtype,
-                                  ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+                    : pterun_load_f64(in->data, in->dtype,
+                                      ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
             /* NaN wins and sticks, as in ATen. */
             if (best < 0 || v > m || (isnan(v) && !isnan(m))) {
               m = v;
@@ -190,15 +190,15 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
         }
         if (f32)
           ((float*)out->data)[ob + oh * out->strides[r - 2] + ow * out->strides[r - 1]] = (float)m;
-        else if (pt_is_float_dtype(out->dtype))
-          pt_store_f64(out->data, out->dtype,
-                       ob + oh * out->strides[r - 2] + ow * out->strides[r - 1], m);
+        else if (pterun_dtype_is_float(out->dtype))
+          pterun_store_f64(out->data, out->dtype,
+                           ob + oh * out->strides[r - 2] + ow * out->strides[r - 1], m);
         else
-          pt_store_i64(out->data, out->dtype,
-                       ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
-                       pt_load_i64(in->data, in->dtype,
-                                   ib + (best / p.iw) * in->strides[r - 2] +
-                                       (best % p.iw) * in->strides[r - 1]));
+          pterun_store_i64(out->data, out->dtype,
+                           ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
+                           pterun_load_i64(in->data, in->dtype,
+                                           ib + (best / p.iw) * in->strides[r - 2] +
+                                               (best % p.iw) * in->strides[r - 1]));
         ((int64_t*)idx->data)[xb + oh * idx->strides[r - 2] + ow * idx->strides[r - 1]] = best;
       }
   }
@@ -206,20 +206,20 @@ pterun_status pt_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
 }
 
 /* aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) */
-pterun_status pt__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
                                           size_t nargs) {
   pterun_tensor *in, *out;
   int64_t osz[2], q, oh, ow;
   plane p = {0, 0, 0, 0, 0, 0, 0};
   int r;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PT_TRY(nn_check_float(ctx, in, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
-  PT_TRY(nn_check_data(ctx, in, "self"));
-  PT_TRY(plane_setup(ctx, in, &p));
-  PT_TRY(nn_arg_int_n(ctx, args, 1, "output_size", 2, NULL, osz));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_TRY(pk_check_float(ctx, in, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(plane_setup(ctx, in, &p));
+  PTERUN_TRY(pk_arg_int_n(ctx, args, 1, "output_size", 2, NULL, osz));
   if (osz[0] < 0 || osz[1] < 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'output_size': negative size");
@@ -228,7 +228,7 @@ pterun_status pt__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
                               "arg 'self': empty spatial dims");
   p.oh = osz[0];
   p.ow = osz[1];
-  PT_TRY(plane_resize(ctx, in, out, &p));
+  PTERUN_TRY(plane_resize(ctx, in, out, &p));
   r = in->rank;
   for (q = 0; q < p.planes; ++q) {
     int64_t ib = plane_base(&p, in, q), ob = plane_base(&p, out, q);
@@ -240,11 +240,11 @@ pterun_status pt__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
         double sum = 0.0;
         for (h = h0; h < h1; ++h)
           for (w = w0; w < w1; ++w)
-            sum += pt_load_f64(in->data, in->dtype,
-                               ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
-        pt_store_f64(out->data, out->dtype,
-                     ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
-                     sum / (double)((h1 - h0) * (w1 - w0)));
+            sum += pterun_load_f64(in->data, in->dtype,
+                                   ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
+        pterun_store_f64(out->data, out->dtype,
+                         ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
+                         sum / (double)((h1 - h0) * (w1 - w0)));
       }
     }
   }
@@ -256,29 +256,29 @@ pterun_status pt__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
  *   Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
  * grad_input (shaped like self) is zero except where indices point: there it
  * accumulates grad_output. */
-pterun_status pt_max_pool2d_with_indices_backward_grad_input(pterun_kernel_context* ctx,
+pterun_status pk_max_pool2d_with_indices_backward_grad_input(pterun_kernel_context* ctx,
                                                              pterun_value** args, size_t nargs) {
   pterun_tensor *go, *in, *idx, *gi;
   bool ceil_mode;
   int64_t k[2], s[2], pad[2], dil[2], q, oh, ow, d;
   plane p = {0, 0, 0, 0, 0, 0, 0};
   int r;
-  PT_CHECK_NARGS(ctx, nargs, 10);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "grad_output", &go));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "self", &in));
-  PT_TRY(pt_arg_bool(ctx, args, 6, "ceil_mode", &ceil_mode));
-  PT_TRY(pterun_arg_tensor(ctx, args, 7, "indices", &idx));
-  PT_TRY(pterun_arg_tensor(ctx, args, 8, "grad_input", &gi));
-  PT_TRY(nn_check_float(ctx, in, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", go, "grad_output"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", gi, "grad_input"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 10);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "grad_output", &go));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "self", &in));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 6, "ceil_mode", &ceil_mode));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "indices", &idx));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "grad_input", &gi));
+  PTERUN_TRY(pk_check_float(ctx, in, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", go, "grad_output"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", gi, "grad_input"));
   if (idx->dtype != PTERUN_DTYPE_I64)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'indices': expected int64, got %s",
                               pterun_dtype_name(idx->dtype));
-  PT_TRY(plane_setup(ctx, in, &p));
+  PTERUN_TRY(plane_setup(ctx, in, &p));
   /* pool_params reads kernel_size/stride/padding/dilation at args 2..5. */
-  PT_TRY(pool_params(ctx, args + 1, 1, ceil_mode, &p, k, s, pad, dil));
+  PTERUN_TRY(pool_params(ctx, args + 1, 1, ceil_mode, &p, k, s, pad, dil));
   r = in->rank;
   if (go->rank != r || idx->rank != r)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -290,10 +290,10 @@ pterun_status pt_max_pool2d_with_indices_backward_grad_input(pterun_kernel_conte
                                 "args 'grad_output'/'indices': size at dim %d is not %" PRId64,
                                 (int)d, want);
   }
-  PT_TRY(nn_check_data(ctx, go, "grad_output"));
-  PT_TRY(nn_check_data(ctx, idx, "indices"));
-  PT_TRY(pt_resize_like(ctx, gi, in));
-  for (q = 0; q < gi->numel; ++q) pt_store_f64(gi->data, gi->dtype, q, 0.0);
+  PTERUN_TRY(pk_check_data(ctx, go, "grad_output"));
+  PTERUN_TRY(pk_check_data(ctx, idx, "indices"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, gi, "grad_input", in));
+  for (q = 0; q < gi->numel; ++q) pterun_store_f64(gi->data, gi->dtype, q, 0.0);
   for (q = 0; q < p.planes; ++q) {
     int64_t gb = plane_base(&p, go, q), xb = plane_base(&p, idx, q), ib = plane_base(&p, gi, q);
     for (oh = 0; oh < p.oh; ++oh)
@@ -307,10 +307,11 @@ pterun_status pt_max_pool2d_with_indices_backward_grad_input(pterun_kernel_conte
                                     " input plane",
                                     at, p.ih, p.iw);
         off = ib + (at / p.iw) * gi->strides[r - 2] + (at % p.iw) * gi->strides[r - 1];
-        pt_store_f64(gi->data, gi->dtype, off,
-                     pt_load_f64(gi->data, gi->dtype, off) +
-                         pt_load_f64(go->data, go->dtype,
-                                     gb + oh * go->strides[r - 2] + ow * go->strides[r - 1]));
+        pterun_store_f64(
+            gi->data, gi->dtype, off,
+            pterun_load_f64(gi->data, gi->dtype, off) +
+                pterun_load_f64(go->data, go->dtype,
+                                gb + oh * go->strides[r - 2] + ow * go->strides[r - 1]));
       }
   }
   return PTERUN_STATUS_OK;

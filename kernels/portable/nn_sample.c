@@ -4,7 +4,7 @@
  * the anti-aliased separable filter of upsample); double precision. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* ---- grid_sampler_2d ---------------------------------------------------------- */
 
@@ -58,7 +58,7 @@ typedef struct gs_plane {
 /* Input value at integer (y, x), 0 outside. */
 static double gs_at(const gs_plane* p, int64_t y, int64_t x) {
   if (y < 0 || y >= p->ih || x < 0 || x >= p->iw) return 0.0;
-  return pt_load_f64(p->in->data, p->in->dtype, p->base + y * p->sh + x * p->sw);
+  return pterun_load_f64(p->in->data, p->in->dtype, p->base + y * p->sh + x * p->sw);
 }
 
 static void cubic_coeffs(double t, double* w) {
@@ -72,23 +72,23 @@ static void cubic_coeffs(double t, double* w) {
 
 /* aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode,
  *   int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!) */
-pterun_status pt_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** args,
                                      size_t nargs) {
   pterun_tensor *in, *grid, *out;
   int64_t mode, pad, sizes[4], n, c, oh, ow;
   bool align;
-  PT_CHECK_NARGS(ctx, nargs, 7);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "grid", &grid));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "interpolation_mode", &mode));
-  PT_TRY(pterun_arg_int(ctx, args, 3, "padding_mode", &pad));
-  PT_TRY(pt_arg_bool(ctx, args, 4, "align_corners", &align));
-  PT_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  PT_TRY(nn_check_float(ctx, in, "input"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", grid, "grid"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out"));
-  PT_TRY(nn_check_rank(ctx, in, "input", 4));
-  PT_TRY(nn_check_rank(ctx, grid, "grid", 4));
+  PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "grid", &grid));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "interpolation_mode", &mode));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "padding_mode", &pad));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 4, "align_corners", &align));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
+  PTERUN_TRY(pk_check_float(ctx, in, "input"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", grid, "grid"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out"));
+  PTERUN_TRY(pk_check_rank(ctx, in, "input", 4));
+  PTERUN_TRY(pk_check_rank(ctx, grid, "grid", 4));
   if (mode < 0 || mode > 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'interpolation_mode': %" PRId64 " is not 0, 1 or 2", mode);
@@ -101,17 +101,17 @@ pterun_status pt_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** 
   if (in->sizes[2] <= 0 || in->sizes[3] <= 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'input': empty spatial dims");
-  PT_TRY(nn_check_data(ctx, in, "input"));
-  PT_TRY(nn_check_data(ctx, grid, "grid"));
+  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(pk_check_data(ctx, grid, "grid"));
   sizes[0] = in->sizes[0], sizes[1] = in->sizes[1];
   sizes[2] = grid->sizes[1], sizes[3] = grid->sizes[2];
-  PT_TRY(pt_resize(ctx, out, 4, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
   for (n = 0; n < sizes[0]; ++n)
     for (oh = 0; oh < sizes[2]; ++oh)
       for (ow = 0; ow < sizes[3]; ++ow) {
         int64_t go = n * grid->strides[0] + oh * grid->strides[1] + ow * grid->strides[2];
-        double gx = pt_load_f64(grid->data, grid->dtype, go);
-        double gy = pt_load_f64(grid->data, grid->dtype, go + grid->strides[3]);
+        double gx = pterun_load_f64(grid->data, grid->dtype, go);
+        double gy = pterun_load_f64(grid->data, grid->dtype, go + grid->strides[3]);
         double x = gs_unnormalize(gx, in->sizes[3], align);
         double y = gs_unnormalize(gy, in->sizes[2], align);
         if (mode != GS_BICUBIC) {
@@ -155,10 +155,10 @@ pterun_status pt_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** 
               }
             v = acc;
           }
-          pt_store_f64(out->data, out->dtype,
-                       n * out->strides[0] + c * out->strides[1] + oh * out->strides[2] +
-                           ow * out->strides[3],
-                       v);
+          pterun_store_f64(out->data, out->dtype,
+                           n * out->strides[0] + c * out->strides[1] + oh * out->strides[2] +
+                               ow * out->strides[3],
+                           v);
         }
       }
   return PTERUN_STATUS_OK;
@@ -195,31 +195,31 @@ static void aa_range(int64_t o, int64_t in, double scale, int64_t* lo, int64_t* 
 
 /* aten::_upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners,
  *   float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!) */
-pterun_status pt__upsample_bilinear2d_aa_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk__upsample_bilinear2d_aa_out(pterun_kernel_context* ctx, pterun_value** args,
                                              size_t nargs) {
   pterun_tensor *in, *out;
   int64_t osz[2], sizes[4], n, c, oh, ow;
   double sh_user, sw_user, sh, sw;
   int has_h, has_w;
   bool align;
-  PT_CHECK_NARGS(ctx, nargs, 7);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(nn_arg_int_n(ctx, args, 1, "output_size", 2, NULL, osz));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "align_corners", &align));
-  PT_TRY(pterun_arg_opt_double(ctx, args, 3, "scales_h", &sh_user, &has_h));
-  PT_TRY(pterun_arg_opt_double(ctx, args, 4, "scales_w", &sw_user, &has_w));
-  PT_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  PT_TRY(nn_check_float(ctx, in, "self"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", out, "out"));
-  PT_TRY(nn_check_rank(ctx, in, "self", 4));
-  PT_TRY(nn_check_data(ctx, in, "self"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pk_arg_int_n(ctx, args, 1, "output_size", 2, NULL, osz));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "align_corners", &align));
+  PTERUN_TRY(pterun_arg_opt_double(ctx, args, 3, "scales_h", &sh_user, &has_h));
+  PTERUN_TRY(pterun_arg_opt_double(ctx, args, 4, "scales_w", &sw_user, &has_w));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
+  PTERUN_TRY(pk_check_float(ctx, in, "self"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
+  PTERUN_TRY(pk_check_rank(ctx, in, "self", 4));
+  PTERUN_TRY(pk_check_data(ctx, in, "self"));
   if (osz[0] <= 0 || osz[1] <= 0 || in->sizes[2] <= 0 || in->sizes[3] <= 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "input %" PRId64 "x%" PRId64 " / output_size %" PRId64 "x%" PRId64
                               " must be non-empty",
                               in->sizes[2], in->sizes[3], osz[0], osz[1]);
   sizes[0] = in->sizes[0], sizes[1] = in->sizes[1], sizes[2] = osz[0], sizes[3] = osz[1];
-  PT_TRY(pt_resize(ctx, out, 4, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
   sh = aa_scale(in->sizes[2], osz[0], align, has_h, sh_user);
   sw = aa_scale(in->sizes[3], osz[1], align, has_w, sw_user);
   for (oh = 0; oh < osz[0]; ++oh) {
@@ -240,15 +240,16 @@ pterun_status pt__upsample_bilinear2d_aa_out(pterun_kernel_context* ctx, pterun_
             for (j = 0; j < wlen; ++j) {
               double ww = aa_filter(((double)(j + wlo) - wc + 0.5) * winv);
               if (wtot != 0.0) ww /= wtot;
-              row += ww * pt_load_f64(in->data, in->dtype,
-                                      b + (i + hlo) * in->strides[2] + (j + wlo) * in->strides[3]);
+              row +=
+                  ww * pterun_load_f64(in->data, in->dtype,
+                                       b + (i + hlo) * in->strides[2] + (j + wlo) * in->strides[3]);
             }
             acc += wh * row;
           }
-          pt_store_f64(out->data, out->dtype,
-                       n * out->strides[0] + c * out->strides[1] + oh * out->strides[2] +
-                           ow * out->strides[3],
-                       acc);
+          pterun_store_f64(out->data, out->dtype,
+                           n * out->strides[0] + c * out->strides[1] + oh * out->strides[2] +
+                               ow * out->strides[3],
+                           acc);
         }
     }
   }

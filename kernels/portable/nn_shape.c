@@ -1,53 +1,53 @@
 /* View-like copies: each op describes its result as a strided view of the
- * input (nn_view) or as a reshape, then copies into out's own layout. */
+ * input (pk_view) or as a reshape, then copies into out's own layout. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* Common checks for ops whose out has self's dtype. */
 static pterun_status check_same(pterun_kernel_context* ctx, const pterun_tensor* self,
                                 const pterun_tensor* out) {
-  PT_TRY(nn_check_same_dtype(ctx, self, "self", out, "out"));
-  return nn_check_data(ctx, self, "self");
+  PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
+  return pk_check_data(ctx, self, "self");
 }
 
 /* Resizes out to v's sizes and copies the view of self starting at base. */
 static pterun_status emit_view(pterun_kernel_context* ctx, const pterun_tensor* self,
-                               pterun_tensor* out, const nn_view* v, int64_t base) {
-  nn_view dv;
-  PT_TRY(pt_resize(ctx, out, (size_t)v->rank, v->sizes));
+                               pterun_tensor* out, const pk_view* v, int64_t base) {
+  pk_view dv;
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)v->rank, v->sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
-  nn_view_of(out, &dv);
-  nn_copy_view(out->data, out->dtype, &dv, 0, self->data, self->dtype, v, base);
+  pk_view_of(out, &dv);
+  pk_copy_view(out->data, out->dtype, &dv, 0, self->data, self->dtype, v, base);
   return PTERUN_STATUS_OK;
 }
 
 /* Resizes out to sizes and copies self in logical order. */
 static pterun_status emit_reshape(pterun_kernel_context* ctx, const pterun_tensor* self,
                                   pterun_tensor* out, int rank, const int64_t* sizes) {
-  PT_TRY(pt_resize(ctx, out, (size_t)rank, sizes));
-  nn_copy_reshape(out, self);
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)rank, sizes));
+  pk_copy_reshape(out, self);
   return PTERUN_STATUS_OK;
 }
 
 /* Reads self (arg 0) and out (arg `oi`) and checks dtypes. */
 static pterun_status self_out(pterun_kernel_context* ctx, pterun_value** args, size_t oi,
                               pterun_tensor** self, pterun_tensor** out) {
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", self));
-  PT_TRY(pterun_arg_tensor(ctx, args, oi, "out", out));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, oi, "out", out));
   return check_same(ctx, *self, *out);
 }
 
 /* aten::view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) */
-pterun_status pt_view_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_view_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   const int64_t* size;
   size_t len, k;
   int64_t sizes[PTERUN_MAX_RANK], known = 1;
   int infer = -1;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
   if (len > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'size': too many dims");
   for (k = 0; k < len; ++k) {
@@ -80,22 +80,22 @@ pterun_status pt_view_copy_out(pterun_kernel_context* ctx, pterun_value** args, 
 }
 
 /* aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) */
-pterun_status pt_permute_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_permute_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   const int64_t* dims;
   size_t len, k;
   int seen[PTERUN_MAX_RANK] = {0};
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
   if (len != self->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'dims': %zu dims for a rank-%d tensor", len, (int)self->rank);
   v.rank = (int)len;
   for (k = 0; k < len; ++k) {
     int64_t d;
-    PT_TRY(pt_wrap_dim(ctx, dims[k], self->rank, &d));
+    PTERUN_TRY(pk_wrap_dim(ctx, dims[k], self->rank, &d));
     if (seen[d]++)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'dims': dim %" PRId64 " repeats", d);
@@ -107,11 +107,11 @@ pterun_status pt_permute_copy_out(pterun_kernel_context* ctx, pterun_value** arg
 
 static pterun_status transpose(pterun_kernel_context* ctx, pterun_tensor* self, pterun_tensor* out,
                                int64_t d0, int64_t d1) {
-  nn_view v;
+  pk_view v;
   int64_t t;
-  nn_view_of(self, &v);
-  PT_TRY(pt_wrap_dim(ctx, d0, self->rank, &d0));
-  PT_TRY(pt_wrap_dim(ctx, d1, self->rank, &d1));
+  pk_view_of(self, &v);
+  PTERUN_TRY(pk_wrap_dim(ctx, d0, self->rank, &d0));
+  PTERUN_TRY(pk_wrap_dim(ctx, d1, self->rank, &d1));
   if (self->rank > 0) {
     t = v.sizes[d0], v.sizes[d0] = v.sizes[d1], v.sizes[d1] = t;
     t = v.strides[d0], v.strides[d0] = v.strides[d1], v.strides[d1] = t;
@@ -120,22 +120,22 @@ static pterun_status transpose(pterun_kernel_context* ctx, pterun_tensor* self, 
 }
 
 /* aten::transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) */
-pterun_status pt_transpose_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_transpose_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
                                         size_t nargs) {
   pterun_tensor *self, *out;
   int64_t d0, d1;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(self_out(ctx, args, 3, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim0", &d0));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "dim1", &d1));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(self_out(ctx, args, 3, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim0", &d0));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "dim1", &d1));
   return transpose(ctx, self, out, d0, d1);
 }
 
 /* aten::t_copy.out(Tensor self, *, Tensor(a!) out) */
-pterun_status pt_t_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_t_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(self_out(ctx, args, 1, &self, &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(self_out(ctx, args, 1, &self, &out));
   if (self->rank > 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': t() expects rank <= 2, got %d", (int)self->rank);
@@ -143,16 +143,16 @@ pterun_status pt_t_copy_out(pterun_kernel_context* ctx, pterun_value** args, siz
 }
 
 /* aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) */
-pterun_status pt_unsqueeze_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_unsqueeze_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t dim, sizes[PTERUN_MAX_RANK];
   int d, r;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   if (self->rank + 1 > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "rank too large");
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank + 1, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank + 1, &dim));
   for (d = 0, r = 0; d <= self->rank; ++d) sizes[d] = d == dim ? 1 : self->sizes[r++];
   return emit_reshape(ctx, self, out, self->rank + 1, sizes);
 }
@@ -168,47 +168,47 @@ static pterun_status squeeze(pterun_kernel_context* ctx, pterun_tensor* self, pt
 }
 
 /* aten::squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) */
-pterun_status pt_squeeze_copy_dim_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_squeeze_copy_dim_out(pterun_kernel_context* ctx, pterun_value** args,
                                       size_t nargs) {
   pterun_tensor *self, *out;
   int64_t dim;
   int mask[PTERUN_MAX_RANK] = {0};
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (self->rank > 0) mask[dim] = 1;
   return squeeze(ctx, self, out, mask);
 }
 
 /* aten::squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) */
-pterun_status pt_squeeze_copy_dims_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_squeeze_copy_dims_out(pterun_kernel_context* ctx, pterun_value** args,
                                        size_t nargs) {
   pterun_tensor *self, *out;
   const int64_t* dims;
   size_t len, k;
   int mask[PTERUN_MAX_RANK] = {0};
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "dim", &dims, &len, 0));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "dim", &dims, &len, 0));
   for (k = 0; k < len; ++k) {
     int64_t d;
-    PT_TRY(pt_wrap_dim(ctx, dims[k], self->rank, &d));
+    PTERUN_TRY(pk_wrap_dim(ctx, dims[k], self->rank, &d));
     if (self->rank > 0) mask[d] = 1;
   }
   return squeeze(ctx, self, out, mask);
 }
 
 /* aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) */
-pterun_status pt_expand_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_expand_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   const int64_t* size;
   size_t len, k;
   int64_t sizes[PTERUN_MAX_RANK];
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(self_out(ctx, args, 3, &self, &out));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(self_out(ctx, args, 3, &self, &out));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
   if (len < self->rank || len > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'size': %zu dims cannot expand a rank-%d tensor", len,
@@ -223,7 +223,7 @@ pterun_status pt_expand_copy_out(pterun_kernel_context* ctx, pterun_value** args
     else
       sizes[k] = size[k];
   }
-  PT_TRY(nn_bcast_view(ctx, self, "self", (int)len, sizes, &v));
+  PTERUN_TRY(pk_bcast_view(ctx, self, "self", (int)len, sizes, &v));
   return emit_view(ctx, self, out, &v, 0);
 }
 
@@ -237,36 +237,36 @@ static int64_t clamp_bound(int64_t b, int64_t size) {
 
 /* aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None,
  *                             SymInt step=1, *, Tensor(a!) out) */
-pterun_status pt_slice_copy_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_slice_copy_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
                                        size_t nargs) {
   pterun_tensor *self, *out;
   int64_t dim, start, end, step, len;
   int has_start, has_end;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 7);
-  PT_TRY(self_out(ctx, args, 5, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 2, "start", &start, &has_start));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 3, "end", &end, &has_end));
-  PT_TRY(pterun_arg_int(ctx, args, 4, "step", &step));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  PTERUN_TRY(self_out(ctx, args, 5, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 2, "start", &start, &has_start));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 3, "end", &end, &has_end));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "step", &step));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': cannot slice a rank-0 tensor");
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (step <= 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'step': must be positive, got %" PRId64, step);
   start = has_start ? clamp_bound(start, self->sizes[dim]) : 0;
   end = has_end ? clamp_bound(end, self->sizes[dim]) : self->sizes[dim];
   len = end > start ? (end - start + step - 1) / step : 0;
-  nn_view_of(self, &v);
+  pk_view_of(self, &v);
   v.sizes[dim] = len;
   v.strides[dim] *= step;
   return emit_view(ctx, self, out, &v, len ? start * self->strides[dim] : 0);
 }
 
 /* Removes dim d from a view. */
-static void view_drop(nn_view* v, int d) {
+static void view_drop(pk_view* v, int d) {
   int k;
   for (k = d; k + 1 < v->rank; ++k) {
     v->sizes[k] = v->sizes[k + 1];
@@ -276,49 +276,49 @@ static void view_drop(nn_view* v, int d) {
 }
 
 /* aten::select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) */
-pterun_status pt_select_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_select_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
                                      size_t nargs) {
   pterun_tensor *self, *out;
   int64_t dim, index;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(self_out(ctx, args, 3, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "index", &index));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(self_out(ctx, args, 3, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "index", &index));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': cannot select from a rank-0 tensor");
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (index < -self->sizes[dim] || index >= self->sizes[dim])
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'index': %" PRId64 " out of range for size %" PRId64, index,
                               self->sizes[dim]);
   if (index < 0) index += self->sizes[dim];
-  nn_view_of(self, &v);
+  pk_view_of(self, &v);
   view_drop(&v, (int)dim);
   return emit_view(ctx, self, out, &v, index * self->strides[dim]);
 }
 
 /* aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) */
-pterun_status pt_narrow_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_narrow_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t dim, start, length;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(self_out(ctx, args, 4, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "start", &start));
-  PT_TRY(pterun_arg_int(ctx, args, 3, "length", &length));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(self_out(ctx, args, 4, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "start", &start));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "length", &length));
   if (self->rank == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': cannot narrow a rank-0 tensor");
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (start < 0) start += self->sizes[dim];
   if (start < 0 || length < 0 || start > self->sizes[dim] || length > self->sizes[dim] - start)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "start %" PRId64 " + length %" PRId64 " exceeds size %" PRId64, start,
                               length, self->sizes[dim]);
-  nn_view_of(self, &v);
+  pk_view_of(self, &v);
   v.sizes[dim] = length;
   return emit_view(ctx, self, out, &v, length ? start * self->strides[dim] : 0);
 }
@@ -326,39 +326,39 @@ pterun_status pt_narrow_copy_out(pterun_kernel_context* ctx, pterun_value** args
 /* Plain copies: alias_copy, detach_copy, lift_fresh_copy (self, *, out). */
 static pterun_status plain_copy(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(self_out(ctx, args, 1, &self, &out));
-  PT_TRY(pt_resize_like(ctx, out, self));
-  nn_copy_tensor(out, self);
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(self_out(ctx, args, 1, &self, &out));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
+  pk_copy_tensor(out, self);
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pt_alias_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_alias_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return plain_copy(ctx, args, nargs);
 }
-pterun_status pt_detach_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_detach_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   return plain_copy(ctx, args, nargs);
 }
-pterun_status pt_lift_fresh_copy_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_lift_fresh_copy_out(pterun_kernel_context* ctx, pterun_value** args,
                                      size_t nargs) {
   return plain_copy(ctx, args, nargs);
 }
 
 /* aten::as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride,
  *                           SymInt? storage_offset=None, *, Tensor(a!) out) */
-pterun_status pt_as_strided_copy_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_as_strided_copy_out(pterun_kernel_context* ctx, pterun_value** args,
                                      size_t nargs) {
   pterun_tensor *self, *out;
   const int64_t *size, *stride;
   size_t ns, nst, k;
   int64_t off, maxoff;
   int has_off;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(self_out(ctx, args, 4, &self, &out));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &ns, 0));
-  PT_TRY(pterun_arg_int_list(ctx, args, 2, "stride", &stride, &nst, 0));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 3, "storage_offset", &off, &has_off));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(self_out(ctx, args, 4, &self, &out));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &ns, 0));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 2, "stride", &stride, &nst, 0));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 3, "storage_offset", &off, &has_off));
   if (ns != nst || ns > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "args 'size'/'stride': lengths %zu and %zu differ", ns, nst);
@@ -390,20 +390,20 @@ pterun_status pt_as_strided_copy_out(pterun_kernel_context* ctx, pterun_value** 
 }
 
 /* aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) */
-pterun_status pt_flip_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_flip_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   const int64_t* dims;
   size_t len, k;
   int flip[PTERUN_MAX_RANK] = {0};
   int64_t base = 0;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
-  nn_view_of(self, &v);
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
+  pk_view_of(self, &v);
   for (k = 0; k < len; ++k) {
     int64_t d;
-    PT_TRY(pt_wrap_dim(ctx, dims[k], self->rank, &d));
+    PTERUN_TRY(pk_wrap_dim(ctx, dims[k], self->rank, &d));
     if (self->rank == 0) continue;
     if (flip[d]++)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -416,16 +416,16 @@ pterun_status pt_flip_out(pterun_kernel_context* ctx, pterun_value** args, size_
 }
 
 /* aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) */
-pterun_status pt_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   const int64_t *shifts, *dims;
   size_t ns, nd, k;
   int64_t shift[PTERUN_MAX_RANK] = {0};
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(self_out(ctx, args, 3, &self, &out));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "shifts", &shifts, &ns, 0));
-  PT_TRY(pterun_arg_int_list(ctx, args, 2, "dims", &dims, &nd, 0));
-  PT_TRY(pt_resize_like(ctx, out, self));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(self_out(ctx, args, 3, &self, &out));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "shifts", &shifts, &ns, 0));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 2, "dims", &dims, &nd, 0));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   if (nd == 0) {
     /* Roll the flattened tensor, keeping the shape. */
     int64_t n, s, pos;
@@ -437,12 +437,12 @@ pterun_status pt_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_
     s = ((shifts[0] % self->numel) + self->numel) % self->numel;
     /* out[(n + s) % numel] = self[n]: start reading at numel - s. */
     pos = (self->numel - s) % self->numel;
-    for (n = 0; n < pos; ++n) nn_next_index(ii, self->sizes, self->rank);
+    for (n = 0; n < pos; ++n) pk_next_index(ii, self->sizes, self->rank);
     for (n = 0; n < self->numel; ++n) {
-      nn_convert1(out->data, out->dtype, nn_offset(out, oi), self->data, self->dtype,
-                  nn_offset(self, ii));
-      nn_next_index(oi, out->sizes, out->rank);
-      nn_next_index(ii, self->sizes, self->rank);
+      pk_convert1(out->data, out->dtype, pk_offset(out, oi), self->data, self->dtype,
+                  pk_offset(self, ii));
+      pk_next_index(oi, out->sizes, out->rank);
+      pk_next_index(ii, self->sizes, self->rank);
     }
     return PTERUN_STATUS_OK;
   }
@@ -451,7 +451,7 @@ pterun_status pt_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_
                               "args 'shifts'/'dims': lengths %zu and %zu differ", ns, nd);
   for (k = 0; k < nd; ++k) {
     int64_t d, sz;
-    PT_TRY(pt_wrap_dim(ctx, dims[k], self->rank, &d));
+    PTERUN_TRY(pk_wrap_dim(ctx, dims[k], self->rank, &d));
     if (self->rank == 0) continue;
     sz = self->sizes[d];
     if (sz > 0) shift[d] = (((shift[d] + shifts[k]) % sz) + sz) % sz;
@@ -468,21 +468,21 @@ pterun_status pt_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_
         if (i < 0) i += self->sizes[d];
         soff += i * self->strides[d];
       }
-      nn_convert1(out->data, out->dtype, nn_offset(out, oi), self->data, self->dtype, soff);
-    } while (nn_next_index(oi, out->sizes, out->rank));
+      pk_convert1(out->data, out->dtype, pk_offset(out, oi), self->data, self->dtype, soff);
+    } while (pk_next_index(oi, out->sizes, out->rank));
   }
   return PTERUN_STATUS_OK;
 }
 
 /* aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) */
-pterun_status pt_repeat_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_repeat_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   const int64_t* reps;
   size_t len, k;
   int64_t sizes[PTERUN_MAX_RANK], ssz[PTERUN_MAX_RANK], sst[PTERUN_MAX_RANK];
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int_list(ctx, args, 1, "repeats", &reps, &len, 0));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "repeats", &reps, &len, 0));
   if (len < self->rank || len > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'repeats': %zu values for a rank-%d tensor", len,
@@ -496,7 +496,7 @@ pterun_status pt_repeat_out(pterun_kernel_context* ctx, pterun_value** args, siz
     sst[k] = k < lead ? 0 : self->strides[k - lead];
     sizes[k] = ssz[k] * reps[k];
   }
-  PT_TRY(pt_resize(ctx, out, len, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", len, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   {
     /* Copy rows of the innermost dim; each output coordinate reads i % size. */
@@ -509,8 +509,8 @@ pterun_status pt_repeat_out(pterun_kernel_context* ctx, pterun_value** args, siz
         soff += (oi[d] % ssz[d]) * sst[d];
         doff += oi[d] * out->strides[d];
       }
-      nn_convert1(out->data, out->dtype, doff, self->data, self->dtype, soff);
-    } while (nn_next_index(oi, sizes, r));
+      pk_convert1(out->data, out->dtype, doff, self->data, self->dtype, soff);
+    } while (pk_next_index(oi, sizes, r));
   }
   return PTERUN_STATUS_OK;
 }
@@ -520,7 +520,7 @@ pterun_status pt_repeat_out(pterun_kernel_context* ctx, pterun_value** args, siz
 static pterun_status pixel_shuffle(pterun_kernel_context* ctx, pterun_tensor* self,
                                    pterun_tensor* out, int64_t r, int up) {
   int64_t sizes[PTERUN_MAX_RANK];
-  nn_view sv, dv;
+  pk_view sv, dv;
   int lead, d;
   int64_t c, h, w;
   pterun_tensor *big, *small;
@@ -549,7 +549,7 @@ static pterun_status pixel_shuffle(pterun_kernel_context* ctx, pterun_tensor* se
     w = self->sizes[lead + 2] / r;
     sizes[lead] = c * r * r, sizes[lead + 1] = h, sizes[lead + 2] = w;
   }
-  PT_TRY(pt_resize(ctx, out, self->rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", self->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   /* small: [.., C*r*r, H, W]; big: [.., C, H*r, W*r]. */
   small = up ? self : out;
@@ -557,8 +557,8 @@ static pterun_status pixel_shuffle(pterun_kernel_context* ctx, pterun_tensor* se
   {
     const int64_t* ss = small->strides;
     const int64_t* bs = big->strides;
-    nn_view* vs = up ? &sv : &dv;
-    nn_view* vb = up ? &dv : &sv;
+    pk_view* vs = up ? &sv : &dv;
+    pk_view* vb = up ? &dv : &sv;
     int64_t dimsz[5] = {c, h, r, w, r};
     int64_t sst[5] = {r * r * ss[lead], ss[lead + 1], r * ss[lead], ss[lead + 2], ss[lead]};
     int64_t bst[5] = {bs[lead], r * bs[lead + 1], bs[lead + 1], r * bs[lead + 2], bs[lead + 2]};
@@ -574,46 +574,46 @@ static pterun_status pixel_shuffle(pterun_kernel_context* ctx, pterun_tensor* se
       vb->strides[lead + d] = bst[d];
     }
   }
-  nn_copy_view(out->data, out->dtype, &dv, 0, self->data, self->dtype, &sv, 0);
+  pk_copy_view(out->data, out->dtype, &dv, 0, self->data, self->dtype, &sv, 0);
   return PTERUN_STATUS_OK;
 }
 
 /* aten::pixel_shuffle.out(Tensor self, int upscale_factor, *, Tensor(a!) out) */
-pterun_status pt_pixel_shuffle_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_pixel_shuffle_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t r;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "upscale_factor", &r));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "upscale_factor", &r));
   return pixel_shuffle(ctx, self, out, r, 1);
 }
 
 /* aten::pixel_unshuffle.out(Tensor self, int downscale_factor, *, Tensor(a!) out) */
-pterun_status pt_pixel_unshuffle_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_pixel_unshuffle_out(pterun_kernel_context* ctx, pterun_value** args,
                                      size_t nargs) {
   pterun_tensor *self, *out;
   int64_t r;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "downscale_factor", &r));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "downscale_factor", &r));
   return pixel_shuffle(ctx, self, out, r, 0);
 }
 
 /* aten::diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) */
-pterun_status pt_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t offset, d1, d2, len, base = 0, s1, s2;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(self_out(ctx, args, 4, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "offset", &offset));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "dim1", &d1));
-  PT_TRY(pterun_arg_int(ctx, args, 3, "dim2", &d2));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(self_out(ctx, args, 4, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "offset", &offset));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "dim1", &d1));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "dim2", &d2));
   if (self->rank < 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': expected rank >= 2, got %d", (int)self->rank);
-  PT_TRY(pt_wrap_dim(ctx, d1, self->rank, &d1));
-  PT_TRY(pt_wrap_dim(ctx, d2, self->rank, &d2));
+  PTERUN_TRY(pk_wrap_dim(ctx, d1, self->rank, &d1));
+  PTERUN_TRY(pk_wrap_dim(ctx, d2, self->rank, &d2));
   if (d1 == d2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "dim1 and dim2 are equal");
   s1 = self->sizes[d1];
@@ -626,7 +626,7 @@ pterun_status pt_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** ar
     base = -offset * self->strides[d1];
   }
   if (len <= 0) len = 0, base = 0;
-  nn_view_of(self, &v);
+  pk_view_of(self, &v);
   v.sizes[v.rank] = len;
   v.strides[v.rank] = self->strides[d1] + self->strides[d2];
   ++v.rank;
@@ -636,16 +636,16 @@ pterun_status pt_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** ar
 }
 
 /* aten::unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) */
-pterun_status pt_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t dim, size, step, dsz, dst;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(self_out(ctx, args, 4, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "dimension", &dim));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "size", &size));
-  PT_TRY(pterun_arg_int(ctx, args, 3, "step", &step));
-  PT_TRY(pt_wrap_dim(ctx, dim, self->rank, &dim));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(self_out(ctx, args, 4, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dimension", &dim));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "size", &size));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "step", &step));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (self->rank + 1 > PTERUN_MAX_RANK)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "rank too large");
   dsz = self->rank ? self->sizes[dim] : 1;
@@ -654,7 +654,7 @@ pterun_status pt_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "size %" PRId64 " / step %" PRId64 " invalid for dim size %" PRId64,
                               size, step, dsz);
-  nn_view_of(self, &v);
+  pk_view_of(self, &v);
   if (self->rank) {
     v.sizes[dim] = (dsz - size) / step + 1;
     v.strides[dim] = dst * step;
@@ -666,40 +666,40 @@ pterun_status pt_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args
 }
 
 /* aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) */
-pterun_status pt_tril_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_tril_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *self, *out;
   int64_t diag, idx[PTERUN_MAX_RANK] = {0};
   int r;
   size_t es;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(self_out(ctx, args, 2, &self, &out));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "diagonal", &diag));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "diagonal", &diag));
   if (self->rank < 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': expected rank >= 2, got %d", (int)self->rank);
-  PT_TRY(pt_resize_like(ctx, out, self));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   if (out->numel == 0) return PTERUN_STATUS_OK;
-  nn_copy_tensor(out, self);
+  pk_copy_tensor(out, self);
   /* Zero everything above the chosen diagonal (col - row > diag). */
   r = out->rank;
-  es = nn_esize(out->dtype);
+  es = pterun_dtype_size(out->dtype);
   do {
-    if (idx[r - 1] - idx[r - 2] > diag) memset(nn_ptr(out, nn_offset(out, idx)), 0, es);
-  } while (nn_next_index(idx, out->sizes, r));
+    if (idx[r - 1] - idx[r - 2] > diag) memset(pk_ptr(out, pk_offset(out, idx)), 0, es);
+  } while (pk_next_index(idx, out->sizes, r));
   return PTERUN_STATUS_OK;
 }
 
 /* aten::view_as_real_copy.out(Tensor self, *, Tensor(a!) out) */
-pterun_status pt_view_as_real_copy_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_view_as_real_copy_out(pterun_kernel_context* ctx, pterun_value** args,
                                        size_t nargs) {
   pterun_tensor *self, *out;
   int64_t sizes[PTERUN_MAX_RANK];
   int part, d;
-  nn_view v;
-  PT_CHECK_NARGS(ctx, nargs, 3);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
-  PT_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  PT_TRY(nn_check_data(ctx, self, "self"));
+  pk_view v;
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  PTERUN_TRY(pk_check_data(ctx, self, "self"));
   part = self->dtype == PTERUN_DTYPE_COMPLEX64    ? PTERUN_DTYPE_F32
          : self->dtype == PTERUN_DTYPE_COMPLEX128 ? PTERUN_DTYPE_F64
          : self->dtype == PTERUN_DTYPE_COMPLEX32  ? PTERUN_DTYPE_F16
@@ -715,11 +715,11 @@ pterun_status pt_view_as_real_copy_out(pterun_kernel_context* ctx, pterun_value*
   }
   sizes[d] = v.sizes[d] = 2;
   v.strides[d] = 1;
-  PT_TRY(pt_resize(ctx, out, (size_t)v.rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)v.rank, sizes));
   if (out->numel) {
-    nn_view dv;
-    nn_view_of(out, &dv);
-    nn_copy_view(out->data, out->dtype, &dv, 0, self->data, part, &v, 0);
+    pk_view dv;
+    pk_view_of(out, &dv);
+    pk_copy_view(out->data, out->dtype, &dv, 0, self->data, part, &v, 0);
   }
   return PTERUN_STATUS_OK;
 }

@@ -1,7 +1,7 @@
 /* Selection and repetition: topk.values, repeat_interleave.Tensor_out. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 /* Total order used by topk: NaN is greater than every number (as in ATen). */
 static int tk_greater(double a, double b) {
@@ -24,45 +24,45 @@ static int tk_before_i(int64_t a, int64_t b, int largest) {
  * The k best elements of every slice along dim are kept sorted by insertion
  * in the outputs themselves (no workspace); ties keep the lower index first.
  * The outputs are always sorted (sorted=False leaves the order unspecified). */
-pterun_status pt_topk_values(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+pterun_status pk_topk_values(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *in, *vals, *idx;
   int64_t k, dim, sizes[PTERUN_MAX_RANK], pos[PTERUN_MAX_RANK], n, ist, vst, xst;
   bool largest, sorted_;
   int rank, d, is_float;
-  PT_CHECK_NARGS(ctx, nargs, 8);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
-  PT_TRY(pterun_arg_int(ctx, args, 1, "k", &k));
-  PT_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
-  PT_TRY(pt_arg_bool(ctx, args, 3, "largest", &largest));
-  PT_TRY(pt_arg_bool(ctx, args, 4, "sorted", &sorted_));
-  PT_TRY(pterun_arg_tensor(ctx, args, 5, "values", &vals));
-  PT_TRY(pterun_arg_tensor(ctx, args, 6, "indices", &idx));
+  PTERUN_CHECK_NARGS(ctx, nargs, 8);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "k", &k));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 3, "largest", &largest));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 4, "sorted", &sorted_));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "values", &vals));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "indices", &idx));
   (void)sorted_;
-  PT_TRY(nn_check_real(ctx, in, "self"));
+  PTERUN_TRY(pk_check_real(ctx, in, "self"));
   if (in->dtype == PTERUN_DTYPE_BOOL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'self': bool is not supported");
-  PT_TRY(nn_check_same_dtype(ctx, in, "self", vals, "values"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", vals, "values"));
   if (idx->dtype != PTERUN_DTYPE_I64)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'indices': expected int64, got %s",
                               pterun_dtype_name(idx->dtype));
-  PT_TRY(nn_check_data(ctx, in, "self"));
+  PTERUN_TRY(pk_check_data(ctx, in, "self"));
   rank = in->rank;
-  PT_TRY(pt_wrap_dim(ctx, dim, rank, &dim));
+  PTERUN_TRY(pk_wrap_dim(ctx, dim, rank, &dim));
   n = rank ? in->sizes[dim] : 1;
   if (k < 0 || k > n)
     return pterun_kernel_fail(
         ctx, PTERUN_STATUS_INVALID_ARGUMENT,
         "arg 'k': %" PRId64 " is out of range for a dimension of size %" PRId64, k, n);
   for (d = 0; d < rank; ++d) sizes[d] = d == dim ? k : in->sizes[d];
-  PT_TRY(pt_resize(ctx, vals, (size_t)rank, sizes));
-  PT_TRY(pt_resize(ctx, idx, (size_t)rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, vals, "values", (size_t)rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, idx, "indices", (size_t)rank, sizes));
   if (vals->numel == 0 || k == 0) return PTERUN_STATUS_OK;
   ist = rank ? in->strides[dim] : 0;
   vst = rank ? vals->strides[dim] : 0;
   xst = rank ? idx->strides[dim] : 0;
-  is_float = pt_is_float_dtype(in->dtype);
+  is_float = pterun_dtype_is_float(in->dtype);
   /* Iterate over every slice: positions of all dims except dim. */
   for (d = 0; d < rank; ++d) pos[d] = 0;
   for (d = 0; d < rank; ++d) sizes[d] = d == dim ? 1 : in->sizes[d];
@@ -78,54 +78,57 @@ pterun_status pt_topk_values(pterun_kernel_context* ctx, pterun_value** args, si
       int64_t slot = cnt, s;
       /* Find the insertion slot among the cnt kept elements (sorted). */
       if (is_float) {
-        double v = pt_load_f64(in->data, in->dtype, ib + j * ist);
-        while (slot > 0 &&
-               tk_before(v, pt_load_f64(vals->data, vals->dtype, vb + (slot - 1) * vst), largest))
+        double v = pterun_load_f64(in->data, in->dtype, ib + j * ist);
+        while (
+            slot > 0 &&
+            tk_before(v, pterun_load_f64(vals->data, vals->dtype, vb + (slot - 1) * vst), largest))
           --slot;
       } else {
-        int64_t v = pt_load_i64(in->data, in->dtype, ib + j * ist);
+        int64_t v = pterun_load_i64(in->data, in->dtype, ib + j * ist);
         while (slot > 0 &&
-               tk_before_i(v, pt_load_i64(vals->data, vals->dtype, vb + (slot - 1) * vst), largest))
+               tk_before_i(v, pterun_load_i64(vals->data, vals->dtype, vb + (slot - 1) * vst),
+                           largest))
           --slot;
       }
       if (slot >= k) continue;
       /* Shift the tail down by one (dropping the last when full). */
       for (s = (cnt < k ? cnt : k - 1); s > slot; --s) {
-        memcpy(nn_ptr(vals, vb + s * vst), nn_ptr(vals, vb + (s - 1) * vst), nn_esize(vals->dtype));
+        memcpy(pk_ptr(vals, vb + s * vst), pk_ptr(vals, vb + (s - 1) * vst),
+               pterun_dtype_size(vals->dtype));
         ip[xb + s * xst] = ip[xb + (s - 1) * xst];
       }
-      memcpy(nn_ptr(vals, vb + slot * vst), nn_ptr(in, ib + j * ist), nn_esize(in->dtype));
+      memcpy(pk_ptr(vals, vb + slot * vst), pk_ptr(in, ib + j * ist), pterun_dtype_size(in->dtype));
       ip[xb + slot * xst] = j;
       if (cnt < k) ++cnt;
     }
-  } while (nn_next_index(pos, sizes, rank));
+  } while (pk_next_index(pos, sizes, rank));
   return PTERUN_STATUS_OK;
 }
 
 /* aten::repeat_interleave.Tensor_out(Tensor repeats, *, SymInt? output_size=None,
  *   Tensor(a!) out) -> Tensor(a!)
  * out = [0]*repeats[0] ++ [1]*repeats[1] ++ ... (dtype of repeats). */
-pterun_status pt_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
                                               size_t nargs) {
   pterun_tensor *rep, *out;
   int64_t osz, total = 0, i, j, o = 0, len;
   int has_osz;
-  PT_CHECK_NARGS(ctx, nargs, 4);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "repeats", &rep));
-  PT_TRY(pterun_arg_opt_int(ctx, args, 1, "output_size", &osz, &has_osz));
-  PT_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 4);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "repeats", &rep));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 1, "output_size", &osz, &has_osz));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   if (rep->dtype != PTERUN_DTYPE_I32 && rep->dtype != PTERUN_DTYPE_I64)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'repeats': expected int32 or int64, got %s",
                               pterun_dtype_name(rep->dtype));
-  PT_TRY(nn_check_same_dtype(ctx, rep, "repeats", out, "out"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, rep, "repeats", out, "out"));
   if (rep->rank != 1)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'repeats': expected a 1-D tensor, got rank %d", (int)rep->rank);
-  PT_TRY(nn_check_data(ctx, rep, "repeats"));
+  PTERUN_TRY(pk_check_data(ctx, rep, "repeats"));
   len = rep->numel;
   for (i = 0; i < len; ++i) {
-    int64_t r = pt_load_i64(rep->data, rep->dtype, i * rep->strides[0]);
+    int64_t r = pterun_load_i64(rep->data, rep->dtype, i * rep->strides[0]);
     if (r < 0)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'repeats': repeats[%" PRId64 "] = %" PRId64 " is negative", i,
@@ -139,10 +142,10 @@ pterun_status pt_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'output_size': %" PRId64 " but the repeats sum to %" PRId64, osz,
                               total);
-  PT_TRY(pt_resize(ctx, out, 1, &total));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 1, &total));
   for (i = 0; i < len; ++i) {
-    int64_t r = pt_load_i64(rep->data, rep->dtype, i * rep->strides[0]);
-    for (j = 0; j < r; ++j, ++o) pt_store_i64(out->data, out->dtype, o * out->strides[0], i);
+    int64_t r = pterun_load_i64(rep->data, rep->dtype, i * rep->strides[0]);
+    for (j = 0; j < r; ++j, ++o) pterun_store_i64(out->data, out->dtype, o * out->strides[0], i);
   }
   return PTERUN_STATUS_OK;
 }

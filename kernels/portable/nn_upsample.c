@@ -3,7 +3,7 @@
  * (float scales for nearest, area_pixel_compute_source_index for bilinear). */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_util.h"
+#include "kernels/portable/util.h"
 
 typedef struct up_geom {
   int64_t n, c, ih, iw, oh, ow;
@@ -23,7 +23,7 @@ static pterun_status up_setup(pterun_kernel_context* ctx, pterun_value** args, s
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'input': expected rank 4, got %d", (int)in->rank);
   g->n = in->sizes[0], g->c = in->sizes[1], g->ih = in->sizes[2], g->iw = in->sizes[3];
-  PT_TRY(pterun_arg_int_list(ctx, args, osz_ix, "output_size", &osz, &len, 1));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, osz_ix, "output_size", &osz, &len, 1));
   g->has_scale = sv != NULL && sv->tag == PTERUN_VALUE_LIST_DOUBLE;
   if (sv != NULL && sv->tag != PTERUN_VALUE_NONE && !g->has_scale)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
@@ -50,7 +50,7 @@ static pterun_status up_setup(pterun_kernel_context* ctx, pterun_value** args, s
                               " must be non-empty",
                               g->ih, g->iw, g->oh, g->ow);
   sizes[0] = g->n, sizes[1] = g->c, sizes[2] = g->oh, sizes[3] = g->ow;
-  return pt_resize(ctx, out, 4, sizes);
+  return pterun_out_resize(ctx, out, "out", 4, sizes);
 }
 
 /* in/out ratio used to map output to input coordinates. */
@@ -69,19 +69,19 @@ static int64_t nearest_index(int64_t o, int64_t in, int64_t out, float scale) {
 
 /* aten::upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size,
  *   float[]? scale_factors, *, Tensor(a!) out) */
-pterun_status pt_upsample_nearest2d_vec_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_upsample_nearest2d_vec_out(pterun_kernel_context* ctx, pterun_value** args,
                                             size_t nargs) {
   pterun_tensor *in, *out;
   up_geom g;
   int64_t n, c, oh, ow;
   float sh, sw;
-  PT_CHECK_NARGS(ctx, nargs, 5);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  PT_TRY(nn_check_real(ctx, in, "input"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out"));
-  PT_TRY(nn_check_data(ctx, in, "input"));
-  PT_TRY(up_setup(ctx, args, 1, 2, in, out, &g));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_TRY(pk_check_real(ctx, in, "input"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(up_setup(ctx, args, 1, 2, in, out, &g));
   sh = (float)up_scale(g.ih, g.oh, g.has_scale, g.sh, 0);
   sw = (float)up_scale(g.iw, g.ow, g.has_scale, g.sw, 0);
   for (n = 0; n < g.n; ++n)
@@ -94,7 +94,7 @@ pterun_status pt_upsample_nearest2d_vec_out(pterun_kernel_context* ctx, pterun_v
               n * in->strides[0] + c * in->strides[1] + ih * in->strides[2] + iw * in->strides[3];
           int64_t doff = n * out->strides[0] + c * out->strides[1] + oh * out->strides[2] +
                          ow * out->strides[3];
-          memcpy(nn_ptr(out, doff), nn_ptr(in, so), nn_esize(in->dtype));
+          memcpy(pk_ptr(out, doff), pk_ptr(in, so), pterun_dtype_size(in->dtype));
         }
       }
   return PTERUN_STATUS_OK;
@@ -114,21 +114,21 @@ static void linear_coeffs(int64_t o, int64_t in, double scale, int align_corners
 
 /* aten::upsample_bilinear2d.vec_out(Tensor input, SymInt[]? output_size, bool align_corners,
  *   float[]? scale_factors, *, Tensor(a!) out) */
-pterun_status pt_upsample_bilinear2d_vec_out(pterun_kernel_context* ctx, pterun_value** args,
+pterun_status pk_upsample_bilinear2d_vec_out(pterun_kernel_context* ctx, pterun_value** args,
                                              size_t nargs) {
   pterun_tensor *in, *out;
   up_geom g;
   bool align;
   int64_t n, c, oh, ow;
   double sh, sw;
-  PT_CHECK_NARGS(ctx, nargs, 6);
-  PT_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  PT_TRY(pt_arg_bool(ctx, args, 2, "align_corners", &align));
-  PT_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PT_TRY(nn_check_float(ctx, in, "input"));
-  PT_TRY(nn_check_same_dtype(ctx, in, "input", out, "out"));
-  PT_TRY(nn_check_data(ctx, in, "input"));
-  PT_TRY(up_setup(ctx, args, 1, 3, in, out, &g));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pk_arg_bool(ctx, args, 2, "align_corners", &align));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_TRY(pk_check_float(ctx, in, "input"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(up_setup(ctx, args, 1, 3, in, out, &g));
   sh = up_scale(g.ih, g.oh, g.has_scale, g.sh, align);
   sw = up_scale(g.iw, g.ow, g.has_scale, g.sw, align);
   for (oh = 0; oh < g.oh; ++oh) {
@@ -143,15 +143,15 @@ pterun_status pt_upsample_bilinear2d_vec_out(pterun_kernel_context* ctx, pterun_
         for (c = 0; c < g.c; ++c) {
           int64_t b = n * in->strides[0] + c * in->strides[1];
           const int64_t* st = in->strides;
-          double v00 = pt_load_f64(in->data, in->dtype, b + h0 * st[2] + w0 * st[3]);
-          double v01 = pt_load_f64(in->data, in->dtype, b + h0 * st[2] + w1 * st[3]);
-          double v10 = pt_load_f64(in->data, in->dtype, b + h1 * st[2] + w0 * st[3]);
-          double v11 = pt_load_f64(in->data, in->dtype, b + h1 * st[2] + w1 * st[3]);
+          double v00 = pterun_load_f64(in->data, in->dtype, b + h0 * st[2] + w0 * st[3]);
+          double v01 = pterun_load_f64(in->data, in->dtype, b + h0 * st[2] + w1 * st[3]);
+          double v10 = pterun_load_f64(in->data, in->dtype, b + h1 * st[2] + w0 * st[3]);
+          double v11 = pterun_load_f64(in->data, in->dtype, b + h1 * st[2] + w1 * st[3]);
           double v = (1 - lh) * ((1 - lw) * v00 + lw * v01) + lh * ((1 - lw) * v10 + lw * v11);
-          pt_store_f64(out->data, out->dtype,
-                       n * out->strides[0] + c * out->strides[1] + oh * out->strides[2] +
-                           ow * out->strides[3],
-                       v);
+          pterun_store_f64(out->data, out->dtype,
+                           n * out->strides[0] + c * out->strides[1] + oh * out->strides[2] +
+                               ow * out->strides[3],
+                           v);
         }
     }
   }

@@ -19,9 +19,6 @@
 
 #include "kernels/quantized/qutil.h"
 
-#define KERNEL(name)                                                                               \
-  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
-
 /* Integer dtypes whose whole quant range is exact in float32 (so the float
  * clamp and the cast of the reference give the same integer). */
 static int addx_dtype_ok(int dt) {
@@ -33,7 +30,7 @@ static pterun_status addx_check_dtype(pterun_kernel_context* ctx, const char* na
   if (!addx_dtype_ok(dt))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg '%s': dtype %s not supported (uint8, int8, int16, uint16)", name,
-                              qk_dtype_name(dt));
+                              pterun_dtype_name(dt));
   return PTERUN_STATUS_OK;
 }
 
@@ -45,7 +42,7 @@ static pterun_status addx_check_range(pterun_kernel_context* ctx, const char* na
                    "arg '%s': quant range [%" PRId64 ", %" PRId64
                    "] must be ordered and lie in "
                    "the %s range",
-                   name, qmin, qmax, qk_dtype_name(dt));
+                   name, qmin, qmax, pterun_dtype_name(dt));
   return PTERUN_STATUS_OK;
 }
 
@@ -138,16 +135,16 @@ static void addx_run(const pterun_tensor* a, const pterun_tensor* b, pterun_tens
   addx_bcast_strides(a, rank, sa);
   if (b != NULL) addx_bcast_strides(b, rank, sb);
   for (k = 0; k < out->numel; ++k) {
-    float x = ((float)qk_load_int(a->data, a->dtype, oa) - p->za) * p->sa;
+    float x = ((float)pterun_load_i64(a->data, a->dtype, oa) - p->za) * p->sa;
     float v;
     if (p->scalar) {
       v = x + p->bval;
     } else {
-      float y = ((float)qk_load_int(b->data, b->dtype, ob) - p->zb) * p->sb;
+      float y = ((float)pterun_load_i64(b->data, b->dtype, ob) - p->zb) * p->sb;
       v = x + y;
     }
     if (p->relu && v < 0.0f) v = 0.0f;
-    qk_store_int(out->data, out->dtype, oo, addx_quant(v, p->inv, p->zo, p->lo, p->hi));
+    pterun_store_i64(out->data, out->dtype, oo, addx_quant(v, p->inv, p->zo, p->lo, p->hi));
     for (d = rank - 1; d >= 0; --d) {
       if (++idx[d] < out->sizes[d]) {
         oa += sa[d];
@@ -165,7 +162,7 @@ static void addx_run(const pterun_tensor* a, const pterun_tensor* b, pterun_tens
 
 /* add_relu.out(a, a_scale, a_zp, a_qmin, a_qmax, b, b_scale, b_zp, b_qmin,
  *   b_qmax, out_scale, out_zp, out_qmin, out_qmax, *, out) */
-KERNEL(qk_add_relu_out) {
+PTERUN_KERNEL(qk_add_relu_out) {
   pterun_tensor *a = NULL, *b = NULL, *out = NULL;
   double das = 0.0, dbs = 0.0, dos = 0.0;
   int64_t za = 0, zb = 0, zo = 0, aqmin = 0, aqmax = 0, bqmin = 0, bqmax = 0, oqmin = 0, oqmax = 0;
@@ -174,35 +171,36 @@ KERNEL(qk_add_relu_out) {
   addx_params p;
   int rank, d;
   memset(&p, 0, sizeof(p));
-  QK_NARGS(ctx, nargs, 16);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "a", &a));
-  QK_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
-  QK_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
-  QK_TRY(pterun_arg_tensor(ctx, args, 5, "b", &b));
-  QK_TRY(pterun_arg_double(ctx, args, 6, "b_scale", &dbs));
-  QK_TRY(pterun_arg_int(ctx, args, 7, "b_zero_point", &zb));
-  QK_TRY(pterun_arg_int(ctx, args, 8, "b_quant_min", &bqmin));
-  QK_TRY(pterun_arg_int(ctx, args, 9, "b_quant_max", &bqmax));
-  QK_TRY(pterun_arg_double(ctx, args, 10, "out_scale", &dos));
-  QK_TRY(pterun_arg_int(ctx, args, 11, "out_zero_point", &zo));
-  QK_TRY(pterun_arg_int(ctx, args, 12, "out_quant_min", &oqmin));
-  QK_TRY(pterun_arg_int(ctx, args, 13, "out_quant_max", &oqmax));
-  QK_TRY(pterun_arg_tensor(ctx, args, 14, "out", &out));
-  QK_TRY(addx_check_dtype(ctx, "a", a->dtype));
+  PTERUN_CHECK_NARGS(ctx, nargs, 16);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "a", &a));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "b", &b));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 6, "b_scale", &dbs));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 7, "b_zero_point", &zb));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 8, "b_quant_min", &bqmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 9, "b_quant_max", &bqmax));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 10, "out_scale", &dos));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 11, "out_zero_point", &zo));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 12, "out_quant_min", &oqmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 13, "out_quant_max", &oqmax));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 14, "out", &out));
+  PTERUN_TRY(addx_check_dtype(ctx, "a", a->dtype));
   if (b->dtype != a->dtype || out->dtype != a->dtype)
     return QK_FAIL(ctx, "arg 'b': a, b and out must have the same dtype (%s, %s, %s)",
-                   qk_dtype_name(a->dtype), qk_dtype_name(b->dtype), qk_dtype_name(out->dtype));
-  QK_TRY(addx_check_range(ctx, "a_quant_min", a->dtype, aqmin, aqmax));
-  QK_TRY(addx_check_range(ctx, "b_quant_min", b->dtype, bqmin, bqmax));
-  QK_TRY(addx_check_range(ctx, "out_quant_min", out->dtype, oqmin, oqmax));
-  QK_TRY(addx_check_scale(ctx, "a_scale", das, &p.sa));
-  QK_TRY(addx_check_scale(ctx, "b_scale", dbs, &p.sb));
-  QK_TRY(addx_check_scale(ctx, "out_scale", dos, &so));
-  QK_TRY(addx_check_zp(ctx, "a_zero_point", za));
-  QK_TRY(addx_check_zp(ctx, "b_zero_point", zb));
-  QK_TRY(addx_check_zp(ctx, "out_zero_point", zo));
+                   pterun_dtype_name(a->dtype), pterun_dtype_name(b->dtype),
+                   pterun_dtype_name(out->dtype));
+  PTERUN_TRY(addx_check_range(ctx, "a_quant_min", a->dtype, aqmin, aqmax));
+  PTERUN_TRY(addx_check_range(ctx, "b_quant_min", b->dtype, bqmin, bqmax));
+  PTERUN_TRY(addx_check_range(ctx, "out_quant_min", out->dtype, oqmin, oqmax));
+  PTERUN_TRY(addx_check_scale(ctx, "a_scale", das, &p.sa));
+  PTERUN_TRY(addx_check_scale(ctx, "b_scale", dbs, &p.sb));
+  PTERUN_TRY(addx_check_scale(ctx, "out_scale", dos, &so));
+  PTERUN_TRY(addx_check_zp(ctx, "a_zero_point", za));
+  PTERUN_TRY(addx_check_zp(ctx, "b_zero_point", zb));
+  PTERUN_TRY(addx_check_zp(ctx, "out_zero_point", zo));
   /* broadcast shape (ATen rules) */
   rank = a->rank > b->rank ? (int)a->rank : (int)b->rank;
   for (d = 0; d < rank; ++d) {
@@ -214,10 +212,10 @@ KERNEL(qk_add_relu_out) {
           d, sa, sb);
     osz[d] = sa == 1 ? sb : sa;
   }
-  QK_TRY(qk_resize(ctx, out, "out", (size_t)rank, osz));
-  QK_TRY(addx_check_storage(ctx, a, "a"));
-  QK_TRY(addx_check_storage(ctx, b, "b"));
-  QK_TRY(addx_check_storage(ctx, out, "out"));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)rank, osz));
+  PTERUN_TRY(addx_check_storage(ctx, a, "a"));
+  PTERUN_TRY(addx_check_storage(ctx, b, "b"));
+  PTERUN_TRY(addx_check_storage(ctx, out, "out"));
   p.inv = (float)(1.0 / dos);
   p.za = (float)(int32_t)za;
   p.zb = (float)(int32_t)zb;
@@ -231,45 +229,45 @@ KERNEL(qk_add_relu_out) {
 
 /* add.scalar_out(qa, a_scale, a_zp, a_qmin, a_qmax, a_dtype, b (Scalar),
  *   out_scale, out_zp, out_qmin, out_qmax, out_dtype, *, out) */
-KERNEL(qk_add_scalar_out) {
+PTERUN_KERNEL(qk_add_scalar_out) {
   pterun_tensor *a = NULL, *out = NULL;
   double das = 0.0, dos = 0.0, bval = 0.0;
   int64_t za = 0, zo = 0, aqmin = 0, aqmax = 0, oqmin = 0, oqmax = 0, adt = 0, odt = 0;
   float so = 0.0f, bf = 0.0f;
   addx_params p;
   memset(&p, 0, sizeof(p));
-  QK_NARGS(ctx, nargs, 14);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "qa", &a));
-  QK_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
-  QK_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "a_dtype", &adt));
-  QK_TRY(addx_scalar(ctx, args[6], &bf, &bval));
-  QK_TRY(pterun_arg_double(ctx, args, 7, "out_scale", &dos));
-  QK_TRY(pterun_arg_int(ctx, args, 8, "out_zero_point", &zo));
-  QK_TRY(pterun_arg_int(ctx, args, 9, "out_quant_min", &oqmin));
-  QK_TRY(pterun_arg_int(ctx, args, 10, "out_quant_max", &oqmax));
-  QK_TRY(pterun_arg_int(ctx, args, 11, "out_dtype", &odt));
-  QK_TRY(pterun_arg_tensor(ctx, args, 12, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 14);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "qa", &a));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "a_dtype", &adt));
+  PTERUN_TRY(addx_scalar(ctx, args[6], &bf, &bval));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 7, "out_scale", &dos));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 8, "out_zero_point", &zo));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 9, "out_quant_min", &oqmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 10, "out_quant_max", &oqmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 11, "out_dtype", &odt));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 12, "out", &out));
   if (isnan(bval)) return QK_FAIL(ctx, "arg 'b': NaN");
   if (a->dtype != adt)
-    return QK_FAIL(ctx, "arg 'qa': dtype %s does not match a_dtype %s", qk_dtype_name(a->dtype),
-                   qk_dtype_name((int)adt));
+    return QK_FAIL(ctx, "arg 'qa': dtype %s does not match a_dtype %s", pterun_dtype_name(a->dtype),
+                   pterun_dtype_name((int)adt));
   if (out->dtype != odt)
     return QK_FAIL(ctx, "arg 'out': dtype %s does not match out_dtype %s",
-                   qk_dtype_name(out->dtype), qk_dtype_name((int)odt));
-  QK_TRY(addx_check_dtype(ctx, "qa", a->dtype));
-  QK_TRY(addx_check_dtype(ctx, "out", out->dtype));
-  QK_TRY(addx_check_range(ctx, "a_quant_min", a->dtype, aqmin, aqmax));
-  QK_TRY(addx_check_range(ctx, "out_quant_min", out->dtype, oqmin, oqmax));
-  QK_TRY(addx_check_scale(ctx, "a_scale", das, &p.sa));
-  QK_TRY(addx_check_scale(ctx, "out_scale", dos, &so));
-  QK_TRY(addx_check_zp(ctx, "a_zero_point", za));
-  QK_TRY(addx_check_zp(ctx, "out_zero_point", zo));
-  QK_TRY(qk_resize_like(ctx, out, "out", a));
-  QK_TRY(addx_check_storage(ctx, a, "qa"));
-  QK_TRY(addx_check_storage(ctx, out, "out"));
+                   pterun_dtype_name(out->dtype), pterun_dtype_name((int)odt));
+  PTERUN_TRY(addx_check_dtype(ctx, "qa", a->dtype));
+  PTERUN_TRY(addx_check_dtype(ctx, "out", out->dtype));
+  PTERUN_TRY(addx_check_range(ctx, "a_quant_min", a->dtype, aqmin, aqmax));
+  PTERUN_TRY(addx_check_range(ctx, "out_quant_min", out->dtype, oqmin, oqmax));
+  PTERUN_TRY(addx_check_scale(ctx, "a_scale", das, &p.sa));
+  PTERUN_TRY(addx_check_scale(ctx, "out_scale", dos, &so));
+  PTERUN_TRY(addx_check_zp(ctx, "a_zero_point", za));
+  PTERUN_TRY(addx_check_zp(ctx, "out_zero_point", zo));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", a));
+  PTERUN_TRY(addx_check_storage(ctx, a, "qa"));
+  PTERUN_TRY(addx_check_storage(ctx, out, "out"));
   p.inv = (float)(1.0 / dos);
   p.za = (float)(int32_t)za;
   p.zo = (float)(int32_t)zo;

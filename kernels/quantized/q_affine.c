@@ -11,20 +11,11 @@
 
 #include <inttypes.h>
 
-#define KERNEL(name)                                                                               \
-  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
-
 /* ATen type promotion among float dtypes (f16 with bf16 gives f32). */
 static int promote_fp(int a, int b) {
   if (a == b) return a;
   if (a == PTERUN_DTYPE_F64 || b == PTERUN_DTYPE_F64) return PTERUN_DTYPE_F64;
   return PTERUN_DTYPE_F32;
-}
-
-static int is_int_dtype(int dt) {
-  return dt == PTERUN_DTYPE_U8 || dt == PTERUN_DTYPE_I8 || dt == PTERUN_DTYPE_I16 ||
-         dt == PTERUN_DTYPE_I32 || dt == PTERUN_DTYPE_I64 || dt == PTERUN_DTYPE_U16 ||
-         dt == PTERUN_DTYPE_U32;
 }
 
 /* Quantized dtypes of the torchao / group ops and their value ranges. */
@@ -59,61 +50,62 @@ static pterun_status group_geometry(pterun_kernel_context* ctx, const pterun_ten
 /* quantize_per_channel_group.out(input, Tensor scales, Tensor zero_points,
  *   int quant_min, int quant_max, ScalarType dtype, int group_size, *, out):
  *   clamp(round(x * (1.0 / s) + zp), qmin, qmax)  (zero point added BEFORE rounding) */
-KERNEL(qk_quantize_per_channel_group_out) {
+PTERUN_KERNEL(qk_quantize_per_channel_group_out) {
   pterun_tensor *x, *sc, *zp, *out;
   int64_t qmin, qmax, dtype, gs, lo, hi, n, k;
   int I, S, P, Z, CT;
-  QK_NARGS(ctx, nargs, 9);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "zero_points", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
-  QK_TRY(pterun_arg_int(ctx, args, 6, "group_size", &gs));
-  QK_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "zero_points", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 6, "group_size", &gs));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
   I = x->dtype;
   S = sc->dtype;
   Z = zp->dtype;
-  if (!qk_is_float(I))
-    return QK_FAIL(ctx, "arg 'input': dtype %s is not floating", qk_dtype_name(I));
-  if (!qk_is_float(S))
-    return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", qk_dtype_name(S));
-  if (!qk_is_float(Z) && !is_int_dtype(Z))
-    return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", qk_dtype_name(Z));
+  if (!pterun_dtype_is_float(I))
+    return QK_FAIL(ctx, "arg 'input': dtype %s is not floating", pterun_dtype_name(I));
+  if (!pterun_dtype_is_float(S))
+    return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", pterun_dtype_name(S));
+  if (!pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
+    return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", pterun_dtype_name(Z));
   if (out->dtype != dtype || !target_range(out->dtype, &lo, &hi))
     return QK_FAIL(ctx, "arg 'out': dtype %s must equal dtype and be a quantized integer type",
-                   qk_dtype_name(out->dtype));
+                   pterun_dtype_name(out->dtype));
   if (qmin < lo || qmax > hi || qmin > qmax)
     return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", qmin, qmax,
-                   qk_dtype_name(out->dtype));
-  QK_TRY(group_geometry(ctx, x, sc, &gs));
+                   pterun_dtype_name(out->dtype));
+  PTERUN_TRY(group_geometry(ctx, x, sc, &gs));
   if (zp->numel != sc->numel)
     return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64, sc->numel,
                    zp->numel);
-  QK_TRY(check_data(ctx, x, "input"));
-  QK_TRY(check_data(ctx, sc, "scales"));
-  QK_TRY(check_data(ctx, zp, "zero_points"));
-  QK_TRY(qk_resize_like(ctx, out, "out", x));
-  QK_TRY(check_data(ctx, out, "out"));
+  PTERUN_TRY(check_data(ctx, x, "input"));
+  PTERUN_TRY(check_data(ctx, sc, "scales"));
+  PTERUN_TRY(check_data(ctx, zp, "zero_points"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
+  PTERUN_TRY(check_data(ctx, out, "out"));
   P = promote_fp(I, S);
-  CT = qk_is_float(Z) ? promote_fp(P, Z) : P;
+  CT = pterun_dtype_is_float(Z) ? promote_fp(P, Z) : P;
   n = x->numel;
   for (k = 0; k < n; ++k) {
-    double xv = qk_load_fp(x->data, I, k);
+    double xv = pterun_load_f64(x->data, I, k);
     if (xv != xv) return QK_FAIL(ctx, "arg 'input': NaN at element %" PRId64, k);
   }
   for (k = 0; k < n; ++k) {
     int64_t g = k / gs;
-    double s = qk_load_fp(sc->data, S, g);
-    double inv = qk_round_to(S, 1.0 / s);
-    double z = qk_is_float(Z) ? qk_load_fp(zp->data, Z, g) : (double)qk_load_int(zp->data, Z, g);
-    double p = qk_round_to(P, qk_load_fp(x->data, I, k) * inv);
-    double a = nearbyint(qk_round_to(CT, p + z));
+    double s = pterun_load_f64(sc->data, S, g);
+    double inv = pterun_round_to_dtype(1.0 / s, S);
+    double z = pterun_dtype_is_float(Z) ? pterun_load_f64(zp->data, Z, g)
+                                        : (double)pterun_load_i64(zp->data, Z, g);
+    double p = pterun_round_to_dtype(pterun_load_f64(x->data, I, k) * inv, P);
+    double a = nearbyint(pterun_round_to_dtype(p + z, CT));
     if (a < (double)qmin) a = (double)qmin;
     if (a > (double)qmax) a = (double)qmax;
     if (a != a) a = (double)qmin;
-    qk_store_int(out->data, out->dtype, k, (int64_t)a);
+    pterun_store_i64(out->data, out->dtype, k, (int64_t)a);
   }
   return PTERUN_STATUS_OK;
 }
@@ -121,60 +113,60 @@ KERNEL(qk_quantize_per_channel_group_out) {
 /* dequantize_per_channel_group.out(input, Tensor scales, Tensor? zero_points,
  *   int quant_min, int quant_max, ScalarType dtype, int group_size,
  *   ScalarType output_dtype, *, out):  ((q - zp) * s).to(output_dtype) */
-KERNEL(qk_dequantize_per_channel_group_out) {
+PTERUN_KERNEL(qk_dequantize_per_channel_group_out) {
   pterun_tensor *x, *sc, *zp, *out;
   int64_t qmin, qmax, dtype, gs, od, lo, hi, n, k;
   int S, Z;
-  QK_NARGS(ctx, nargs, 10);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 2, "zero_points", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
-  QK_TRY(pterun_arg_int(ctx, args, 6, "group_size", &gs));
-  QK_TRY(pterun_arg_int(ctx, args, 7, "output_dtype", &od));
-  QK_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 10);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "zero_points", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 6, "group_size", &gs));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 7, "output_dtype", &od));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
   if (!target_range(x->dtype, &lo, &hi))
     return QK_FAIL(ctx, "arg 'input': dtype %s is not a quantized integer type",
-                   qk_dtype_name(x->dtype));
+                   pterun_dtype_name(x->dtype));
   S = sc->dtype;
-  if (!qk_is_float(S))
-    return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", qk_dtype_name(S));
+  if (!pterun_dtype_is_float(S))
+    return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", pterun_dtype_name(S));
   Z = zp ? zp->dtype : PTERUN_DTYPE_I32;
-  if (zp && !qk_is_float(Z) && !is_int_dtype(Z))
-    return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", qk_dtype_name(Z));
-  if (!qk_is_float(out->dtype) || out->dtype != od)
+  if (zp && !pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
+    return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", pterun_dtype_name(Z));
+  if (!pterun_dtype_is_float(out->dtype) || out->dtype != od)
     return QK_FAIL(ctx, "arg 'out': dtype %s must equal output_dtype and be floating",
-                   qk_dtype_name(out->dtype));
-  QK_TRY(group_geometry(ctx, x, sc, &gs));
+                   pterun_dtype_name(out->dtype));
+  PTERUN_TRY(group_geometry(ctx, x, sc, &gs));
   if (zp && zp->numel != sc->numel)
     return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64, sc->numel,
                    zp->numel);
-  QK_TRY(check_data(ctx, x, "input"));
-  QK_TRY(check_data(ctx, sc, "scales"));
-  if (zp) QK_TRY(check_data(ctx, zp, "zero_points"));
-  QK_TRY(qk_resize_like(ctx, out, "out", x));
-  QK_TRY(check_data(ctx, out, "out"));
+  PTERUN_TRY(check_data(ctx, x, "input"));
+  PTERUN_TRY(check_data(ctx, sc, "scales"));
+  if (zp) PTERUN_TRY(check_data(ctx, zp, "zero_points"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
+  PTERUN_TRY(check_data(ctx, out, "out"));
   n = x->numel;
   for (k = 0; k < n; ++k) {
     int64_t g = k / gs;
-    double q = (double)qk_load_int(x->data, x->dtype, k), d, r;
+    double q = (double)pterun_load_i64(x->data, x->dtype, k), d, r;
     int DT; /* dtype of q - zp */
-    if (zp && qk_is_float(Z)) {
-      d = qk_round_to(Z, q - qk_load_fp(zp->data, Z, g));
+    if (zp && pterun_dtype_is_float(Z)) {
+      d = pterun_round_to_dtype(q - pterun_load_f64(zp->data, Z, g), Z);
       DT = Z;
     } else {
-      d = q - (zp ? (double)qk_load_int(zp->data, Z, g) : 0.0); /* exact integer */
+      d = q - (zp ? (double)pterun_load_i64(zp->data, Z, g) : 0.0); /* exact integer */
       DT = -1;
     }
     if (DT < 0) /* int * float tensor: the int converts to the scales' dtype */
-      r = qk_round_to(S, qk_round_to(S, d) * qk_load_fp(sc->data, S, g));
+      r = pterun_round_to_dtype(pterun_round_to_dtype(d, S) * pterun_load_f64(sc->data, S, g), S);
     else {
       int P = promote_fp(DT, S);
-      r = qk_round_to(P, d * qk_load_fp(sc->data, S, g));
+      r = pterun_round_to_dtype(d * pterun_load_f64(sc->data, S, g), P);
     }
-    qk_store_fp(out->data, out->dtype, k, r);
+    pterun_store_f64(out->data, out->dtype, k, r);
   }
   return PTERUN_STATUS_OK;
 }
@@ -238,14 +230,15 @@ static pterun_status affine_range(pterun_kernel_context* ctx, int dt, int has_mi
                                   int has_max, double dmax, int64_t* qmin, int64_t* qmax) {
   int64_t lo, hi;
   if (!target_range(dt, &lo, &hi))
-    return QK_FAIL(ctx, "arg 'dtype': %s is not a supported quantized dtype", qk_dtype_name(dt));
+    return QK_FAIL(ctx, "arg 'dtype': %s is not a supported quantized dtype",
+                   pterun_dtype_name(dt));
   *qmin = has_min ? (int64_t)dmin : lo;
   *qmax = has_max ? (int64_t)dmax : hi;
   if ((has_min && (double)*qmin != dmin) || (has_max && (double)*qmax != dmax))
     return QK_FAIL(ctx, "arg 'quant_min': quant range must be integral");
   if (*qmin < lo || *qmax > hi || *qmin > *qmax)
     return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", *qmin, *qmax,
-                   qk_dtype_name(dt));
+                   pterun_dtype_name(dt));
   return PTERUN_STATUS_OK;
 }
 
@@ -253,32 +246,32 @@ static pterun_status affine_range(pterun_kernel_context* ctx, int dt, int has_mi
  *   Tensor? zero_point, ScalarType output_dtype, Scalar? quant_min,
  *   Scalar? quant_max, *, out):
  *   clamp(round(x * (1.0 / scale)) + zero_point, qmin, qmax) */
-KERNEL(qk_torchao_quantize_affine_out) {
+PTERUN_KERNEL(qk_torchao_quantize_affine_out) {
   pterun_tensor *x, *sc, *zp, *out;
   const int64_t* bs;
   size_t nbs;
   int64_t od, qmin, qmax, k, p;
-  double dmin, dmax;
+  pterun_scalar qmin_arg, qmax_arg;
   int has_min, has_max, I, S, P, Z = 0;
   block_map m;
-  QK_NARGS(ctx, nargs, 9);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(pterun_arg_int_list(ctx, args, 1, "block_size", &bs, &nbs, 0));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "scale", &sc));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 3, "zero_point", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "output_dtype", &od));
-  QK_TRY(qk_opt_scalar(ctx, args, 5, "quant_min", &dmin, &has_min));
-  QK_TRY(qk_opt_scalar(ctx, args, 6, "quant_max", &dmax, &has_max));
-  QK_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "block_size", &bs, &nbs, 0));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "scale", &sc));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "zero_point", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "output_dtype", &od));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 5, "quant_min", &qmin_arg, &has_min));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 6, "quant_max", &qmax_arg, &has_max));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
   I = x->dtype;
   S = sc->dtype;
   if (I != PTERUN_DTYPE_F32 && I != PTERUN_DTYPE_F16 && I != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(I));
-  if (!qk_is_float(S))
-    return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", qk_dtype_name(S));
+    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(I));
+  if (!pterun_dtype_is_float(S))
+    return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", pterun_dtype_name(S));
   if (out->dtype != od) return QK_FAIL(ctx, "arg 'out': dtype must equal output_dtype");
-  QK_TRY(affine_range(ctx, (int)od, has_min, dmin, has_max, dmax, &qmin, &qmax));
-  QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
+  PTERUN_TRY(affine_range(ctx, (int)od, has_min, qmin_arg.d, has_max, qmax_arg.d, &qmin, &qmax));
+  PTERUN_TRY(make_block_map(ctx, x, bs, nbs, &m));
   if (sc->numel != m.nparams)
     return QK_FAIL(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64, m.nparams,
                    sc->numel);
@@ -288,28 +281,28 @@ KERNEL(qk_torchao_quantize_affine_out) {
     if (zp->numel != m.nparams)
       return QK_FAIL(ctx, "arg 'zero_point': expected %" PRId64 " elements, got %" PRId64,
                      m.nparams, zp->numel);
-    if (!qk_is_float(Z) && !is_int_dtype(Z))
-      return QK_FAIL(ctx, "arg 'zero_point': dtype %s not supported", qk_dtype_name(Z));
-    QK_TRY(check_data(ctx, zp, "zero_point"));
+    if (!pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
+      return QK_FAIL(ctx, "arg 'zero_point': dtype %s not supported", pterun_dtype_name(Z));
+    PTERUN_TRY(check_data(ctx, zp, "zero_point"));
   }
-  QK_TRY(check_data(ctx, x, "input"));
-  QK_TRY(check_data(ctx, sc, "scale"));
-  QK_TRY(qk_resize_like(ctx, out, "out", x));
-  QK_TRY(check_data(ctx, out, "out"));
+  PTERUN_TRY(check_data(ctx, x, "input"));
+  PTERUN_TRY(check_data(ctx, sc, "scale"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
+  PTERUN_TRY(check_data(ctx, out, "out"));
   P = promote_fp(I, S);
   BLOCK_FOR_EACH(&m, k, p, {
-    double inv = qk_round_to(S, 1.0 / qk_load_fp(sc->data, S, p));
-    double v = nearbyint(qk_round_to(P, qk_load_fp(x->data, I, k) * inv));
+    double inv = pterun_round_to_dtype(1.0 / pterun_load_f64(sc->data, S, p), S);
+    double v = nearbyint(pterun_round_to_dtype(pterun_load_f64(x->data, I, k) * inv, P));
     if (zp) {
-      if (qk_is_float(Z))
-        v = qk_round_to(promote_fp(P, Z), v + qk_load_fp(zp->data, Z, p));
+      if (pterun_dtype_is_float(Z))
+        v = pterun_round_to_dtype(v + pterun_load_f64(zp->data, Z, p), promote_fp(P, Z));
       else
-        v = qk_round_to(P, v + (double)qk_load_int(zp->data, Z, p));
+        v = pterun_round_to_dtype(v + (double)pterun_load_i64(zp->data, Z, p), P);
     }
     if (v < (double)qmin) v = (double)qmin;
     if (v > (double)qmax) v = (double)qmax;
     if (v != v) v = (double)qmin;
-    qk_store_int(out->data, out->dtype, k, (int64_t)v);
+    pterun_store_i64(out->data, out->dtype, k, (int64_t)v);
   });
   return PTERUN_STATUS_OK;
 }
@@ -318,36 +311,36 @@ KERNEL(qk_torchao_quantize_affine_out) {
  *   Tensor? zero_point, ScalarType input_dtype, Scalar? quant_min,
  *   Scalar? quant_max, ScalarType output_dtype, *, out):
  *   ((q.to(O) - zp.to(O)) * scale).to(O) */
-KERNEL(qk_torchao_dequantize_affine_out) {
+PTERUN_KERNEL(qk_torchao_dequantize_affine_out) {
   pterun_tensor *x, *sc, *zp, *out;
   const int64_t* bs;
   size_t nbs;
   int64_t idt, od, qmin, qmax, k, p;
-  double dmin, dmax;
+  pterun_scalar qmin_arg, qmax_arg;
   int has_min, has_max, O, S, P, Z = 0;
   block_map m;
-  QK_NARGS(ctx, nargs, 10);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(pterun_arg_int_list(ctx, args, 1, "block_size", &bs, &nbs, 0));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "scale", &sc));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 3, "zero_point", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "input_dtype", &idt));
-  QK_TRY(qk_opt_scalar(ctx, args, 5, "quant_min", &dmin, &has_min));
-  QK_TRY(qk_opt_scalar(ctx, args, 6, "quant_max", &dmax, &has_max));
-  QK_TRY(pterun_arg_int(ctx, args, 7, "output_dtype", &od));
-  QK_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 10);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "block_size", &bs, &nbs, 0));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "scale", &sc));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "zero_point", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "input_dtype", &idt));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 5, "quant_min", &qmin_arg, &has_min));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 6, "quant_max", &qmax_arg, &has_max));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 7, "output_dtype", &od));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
   if (x->dtype != idt)
     return QK_FAIL(ctx, "arg 'input': dtype %s does not match input_dtype %s",
-                   qk_dtype_name(x->dtype), qk_dtype_name((int)idt));
-  QK_TRY(affine_range(ctx, (int)idt, has_min, dmin, has_max, dmax, &qmin, &qmax));
+                   pterun_dtype_name(x->dtype), pterun_dtype_name((int)idt));
+  PTERUN_TRY(affine_range(ctx, (int)idt, has_min, qmin_arg.d, has_max, qmax_arg.d, &qmin, &qmax));
   O = out->dtype;
   if (O != od || (O != PTERUN_DTYPE_F32 && O != PTERUN_DTYPE_F16 && O != PTERUN_DTYPE_BF16))
     return QK_FAIL(ctx, "arg 'out': dtype %s must equal output_dtype (float32/16, bfloat16)",
-                   qk_dtype_name(O));
+                   pterun_dtype_name(O));
   S = sc->dtype;
-  if (!qk_is_float(S))
-    return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", qk_dtype_name(S));
-  QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
+  if (!pterun_dtype_is_float(S))
+    return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", pterun_dtype_name(S));
+  PTERUN_TRY(make_block_map(ctx, x, bs, nbs, &m));
   if (sc->numel != m.nparams)
     return QK_FAIL(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64, m.nparams,
                    sc->numel);
@@ -356,22 +349,24 @@ KERNEL(qk_torchao_dequantize_affine_out) {
     if (zp->numel != m.nparams)
       return QK_FAIL(ctx, "arg 'zero_point': expected %" PRId64 " elements, got %" PRId64,
                      m.nparams, zp->numel);
-    if (!qk_is_float(Z) && !is_int_dtype(Z))
-      return QK_FAIL(ctx, "arg 'zero_point': dtype %s not supported", qk_dtype_name(Z));
-    QK_TRY(check_data(ctx, zp, "zero_point"));
+    if (!pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
+      return QK_FAIL(ctx, "arg 'zero_point': dtype %s not supported", pterun_dtype_name(Z));
+    PTERUN_TRY(check_data(ctx, zp, "zero_point"));
   }
-  QK_TRY(check_data(ctx, x, "input"));
-  QK_TRY(check_data(ctx, sc, "scale"));
-  QK_TRY(qk_resize_like(ctx, out, "out", x));
-  QK_TRY(check_data(ctx, out, "out"));
+  PTERUN_TRY(check_data(ctx, x, "input"));
+  PTERUN_TRY(check_data(ctx, sc, "scale"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
+  PTERUN_TRY(check_data(ctx, out, "out"));
   P = promote_fp(O, S);
   BLOCK_FOR_EACH(&m, k, p, {
-    double d = qk_round_to(O, (double)qk_load_int(x->data, x->dtype, k));
+    double d = pterun_round_to_dtype((double)pterun_load_i64(x->data, x->dtype, k), O);
     if (zp) {
-      double z = qk_is_float(Z) ? qk_load_fp(zp->data, Z, p) : (double)qk_load_int(zp->data, Z, p);
-      d = qk_round_to(O, d - qk_round_to(O, z));
+      double z = pterun_dtype_is_float(Z) ? pterun_load_f64(zp->data, Z, p)
+                                          : (double)pterun_load_i64(zp->data, Z, p);
+      d = pterun_round_to_dtype(d - pterun_round_to_dtype(z, O), O);
     }
-    qk_store_fp(out->data, O, k, qk_round_to(P, d * qk_load_fp(sc->data, S, p)));
+    pterun_store_f64(out->data, O, k,
+                     pterun_round_to_dtype(d * pterun_load_f64(sc->data, S, p), P));
   });
   return PTERUN_STATUS_OK;
 }
@@ -393,7 +388,7 @@ static void block_minmax(const block_map* m, const pterun_tensor* x, int64_t p, 
     int64_t off = 0;
     double v;
     for (d = 0; d < m->rank; ++d) off += (g[d] * m->block[d] + c[d]) * cstride[d];
-    v = qk_load_fp(x->data, x->dtype, off);
+    v = pterun_load_f64(x->data, x->dtype, off);
     if (v != v || mn != mn)
       mn = NAN;
     else if (v < mn)
@@ -421,31 +416,32 @@ static int str_is(const char* s, size_t n, const char* lit) {
  *   ScalarType target_dtype, Scalar? quant_min, Scalar? quant_max, float? eps,
  *   ScalarType? scale_dtype, ScalarType? zero_point_dtype, bool keepdim, *,
  *   scale_out, zero_point_out) */
-KERNEL(qk_torchao_choose_qparams_affine_out) {
+PTERUN_KERNEL(qk_torchao_choose_qparams_affine_out) {
   pterun_tensor *x, *so, *zo;
   const char* mt;
   size_t mtlen, nbs;
   const int64_t* bs;
   int64_t tdt, sdt, zdt, qmin, qmax, p, osz[PTERUN_MAX_RANK];
-  double dmin, dmax, eps;
+  pterun_scalar qmin_arg, qmax_arg;
+  double eps;
   int has_min, has_max, has_eps, has_sdt, has_zdt, keepdim, I, mode, d, orank = 0;
   block_map m;
-  QK_NARGS(ctx, nargs, 13);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(pterun_arg_string(ctx, args, 1, "mapping_type", &mt, &mtlen));
-  QK_TRY(pterun_arg_int_list(ctx, args, 2, "block_size", &bs, &nbs, 0));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "target_dtype", &tdt));
-  QK_TRY(qk_opt_scalar(ctx, args, 4, "quant_min", &dmin, &has_min));
-  QK_TRY(qk_opt_scalar(ctx, args, 5, "quant_max", &dmax, &has_max));
-  QK_TRY(pterun_arg_opt_double(ctx, args, 6, "eps", &eps, &has_eps));
-  QK_TRY(pterun_arg_opt_int(ctx, args, 7, "scale_dtype", &sdt, &has_sdt));
-  QK_TRY(pterun_arg_opt_int(ctx, args, 8, "zero_point_dtype", &zdt, &has_zdt));
-  QK_TRY(pterun_arg_bool(ctx, args, 9, "keepdim", &keepdim));
-  QK_TRY(pterun_arg_tensor(ctx, args, 10, "scale_out", &so));
-  QK_TRY(pterun_arg_tensor(ctx, args, 11, "zero_point_out", &zo));
+  PTERUN_CHECK_NARGS(ctx, nargs, 13);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_string(ctx, args, 1, "mapping_type", &mt, &mtlen));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 2, "block_size", &bs, &nbs, 0));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "target_dtype", &tdt));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 4, "quant_min", &qmin_arg, &has_min));
+  PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 5, "quant_max", &qmax_arg, &has_max));
+  PTERUN_TRY(pterun_arg_opt_double(ctx, args, 6, "eps", &eps, &has_eps));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 7, "scale_dtype", &sdt, &has_sdt));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 8, "zero_point_dtype", &zdt, &has_zdt));
+  PTERUN_TRY(pterun_arg_bool(ctx, args, 9, "keepdim", &keepdim));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 10, "scale_out", &so));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 11, "zero_point_out", &zo));
   I = x->dtype;
   if (I != PTERUN_DTYPE_F32 && I != PTERUN_DTYPE_F16 && I != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(I));
+    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(I));
   if (str_is(mt, mtlen, "SYMMETRIC"))
     mode = 0;
   else if (str_is(mt, mtlen, "SYMMETRIC_NO_CLIPPING_ERR"))
@@ -454,18 +450,19 @@ KERNEL(qk_torchao_choose_qparams_affine_out) {
     mode = 2;
   else
     return QK_FAIL(ctx, "arg 'mapping_type': '%.*s' not supported", (int)mtlen, mt);
-  QK_TRY(affine_range(ctx, (int)tdt, has_min, dmin, has_max, dmax, &qmin, &qmax));
+  PTERUN_TRY(affine_range(ctx, (int)tdt, has_min, qmin_arg.d, has_max, qmax_arg.d, &qmin, &qmax));
   if (!has_eps) eps = I == PTERUN_DTYPE_F16 ? 6.103515625e-05 : 1.1754943508222875e-38;
-  if (!qk_is_float(so->dtype) || (has_sdt ? so->dtype != sdt : so->dtype != I))
+  if (!pterun_dtype_is_float(so->dtype) || (has_sdt ? so->dtype != sdt : so->dtype != I))
     return QK_FAIL(ctx, "arg 'scale_out': dtype %s does not match scale_dtype",
-                   qk_dtype_name(so->dtype));
+                   pterun_dtype_name(so->dtype));
   if (has_zdt && zo->dtype != zdt)
     return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s does not match zero_point_dtype",
-                   qk_dtype_name(zo->dtype));
-  if (!qk_is_float(zo->dtype) && !is_int_dtype(zo->dtype))
-    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported", qk_dtype_name(zo->dtype));
-  QK_TRY(make_block_map(ctx, x, bs, nbs, &m));
-  QK_TRY(check_data(ctx, x, "input"));
+                   pterun_dtype_name(zo->dtype));
+  if (!pterun_dtype_is_float(zo->dtype) && !pterun_dtype_is_int(zo->dtype))
+    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported",
+                   pterun_dtype_name(zo->dtype));
+  PTERUN_TRY(make_block_map(ctx, x, bs, nbs, &m));
+  PTERUN_TRY(check_data(ctx, x, "input"));
   if (x->numel == 0) return QK_FAIL(ctx, "arg 'input': empty input has no range");
   for (d = 0; d < x->rank && bs[d] <= 1; ++d) {
   }
@@ -483,10 +480,10 @@ KERNEL(qk_torchao_choose_qparams_affine_out) {
       osz[orank++] = x->sizes[d];
     /* block == size > 1: the dim is reduced away */
   }
-  QK_TRY(qk_resize(ctx, so, "scale_out", (size_t)orank, osz));
-  QK_TRY(qk_resize(ctx, zo, "zero_point_out", (size_t)orank, osz));
-  QK_TRY(check_data(ctx, so, "scale_out"));
-  QK_TRY(check_data(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(pterun_out_resize(ctx, so, "scale_out", (size_t)orank, osz));
+  PTERUN_TRY(pterun_out_resize(ctx, zo, "zero_point_out", (size_t)orank, osz));
+  PTERUN_TRY(check_data(ctx, so, "scale_out"));
+  PTERUN_TRY(check_data(ctx, zo, "zero_point_out"));
   if (so->numel != m.nparams || zo->numel != m.nparams)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL, "parameter count mismatch");
   for (p = 0; p < m.nparams; ++p) {
@@ -498,27 +495,28 @@ KERNEL(qk_torchao_choose_qparams_affine_out) {
       if (mode == 0) {
         double a = -mneg;
         double mm = (a != a || mpos != mpos) ? NAN : (a > mpos ? a : mpos);
-        s = qk_round_to(I, mm / (double)(float)((double)(qmax - qmin) / 2.0));
+        s = pterun_round_to_dtype(mm / (double)(float)((double)(qmax - qmin) / 2.0), I);
       } else {
-        double smin = qk_round_to(I, mneg / (double)(float)(double)qmin);
-        double smax = qk_round_to(I, mpos / (double)(float)(double)qmax);
+        double smin = pterun_round_to_dtype(mneg / (double)(float)(double)qmin, I);
+        double smax = pterun_round_to_dtype(mpos / (double)(float)(double)qmax, I);
         s = smin > smax ? smin : smax;
       }
       z = (double)(int64_t)((double)(qmax + qmin + 1) / 2.0);
-      if (s < (double)(float)eps) s = qk_round_to(I, eps);
+      if (s < (double)(float)eps) s = pterun_round_to_dtype(eps, I);
     } else {
-      s = qk_round_to(I, qk_round_to(I, mpos - mneg) / (double)(float)(double)(qmax - qmin));
-      if (s < (double)(float)eps) s = qk_round_to(I, eps);
-      z = qk_round_to(I, (double)qmin - nearbyint(qk_round_to(I, mneg / s)));
+      s = pterun_round_to_dtype(
+          pterun_round_to_dtype(mpos - mneg, I) / (double)(float)(double)(qmax - qmin), I);
+      if (s < (double)(float)eps) s = pterun_round_to_dtype(eps, I);
+      z = pterun_round_to_dtype((double)qmin - nearbyint(pterun_round_to_dtype(mneg / s, I)), I);
       if (z < (double)qmin) z = (double)qmin;
       if (z > (double)qmax) z = (double)qmax;
     }
     if (s != s) return QK_FAIL(ctx, "arg 'input': NaN in block %" PRId64, p);
-    qk_store_fp(so->data, so->dtype, p, qk_round_to(I, s));
-    if (qk_is_float(zo->dtype))
-      qk_store_fp(zo->data, zo->dtype, p, z);
+    pterun_store_f64(so->data, so->dtype, p, pterun_round_to_dtype(s, I));
+    if (pterun_dtype_is_float(zo->dtype))
+      pterun_store_f64(zo->data, zo->dtype, p, z);
     else
-      qk_store_int(zo->data, zo->dtype, p, (int64_t)z);
+      pterun_store_i64(zo->data, zo->dtype, p, (int64_t)z);
   }
   return PTERUN_STATUS_OK;
 }
@@ -532,27 +530,28 @@ KERNEL(qk_torchao_choose_qparams_affine_out) {
  *   input dtype), bias). Each weight element is dequantized exactly as
  *   torchao::dequantize_affine.out does, on the fly; the products are summed in
  *   float32 in k order (the unfused path's result within float rounding). */
-KERNEL(qk_linear_dequantize_out) {
+PTERUN_KERNEL(qk_linear_dequantize_out) {
   pterun_tensor *x, *w, *sc, *zp, *bias, *out;
   const int64_t* bs;
   size_t nbs;
   int64_t N, K, M, g, G, r, n, k, osz[PTERUN_MAX_RANK];
   int O, S, P, Z = 0, d;
-  QK_NARGS(ctx, nargs, 8);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
-  QK_TRY(pterun_arg_int_list(ctx, args, 2, "block_size", &bs, &nbs, 0));
-  QK_TRY(pterun_arg_tensor(ctx, args, 3, "weight_scale", &sc));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 4, "weight_zero_point", &zp));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 5, "bias", &bias));
-  QK_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 8);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 2, "block_size", &bs, &nbs, 0));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "weight_scale", &sc));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 4, "weight_zero_point", &zp));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 5, "bias", &bias));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
   O = x->dtype;
   if (O != PTERUN_DTYPE_F32 && O != PTERUN_DTYPE_F16 && O != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(O));
+    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(O));
   if (x->rank < 1) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
   if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': must be 2-D, got rank %d", w->rank);
-  if (!is_int_dtype(w->dtype))
-    return QK_FAIL(ctx, "arg 'weight': dtype %s is not an integer type", qk_dtype_name(w->dtype));
+  if (!pterun_dtype_is_int(w->dtype))
+    return QK_FAIL(ctx, "arg 'weight': dtype %s is not an integer type",
+                   pterun_dtype_name(w->dtype));
   N = w->sizes[0];
   K = w->sizes[1];
   if (x->sizes[x->rank - 1] != K)
@@ -563,38 +562,38 @@ KERNEL(qk_linear_dequantize_out) {
   g = bs[1];
   G = K > 0 ? K / g : 0;
   S = sc->dtype;
-  if (!qk_is_float(S))
-    return QK_FAIL(ctx, "arg 'weight_scale': dtype %s is not floating", qk_dtype_name(S));
+  if (!pterun_dtype_is_float(S))
+    return QK_FAIL(ctx, "arg 'weight_scale': dtype %s is not floating", pterun_dtype_name(S));
   if (sc->numel != N * G)
     return QK_FAIL(ctx, "arg 'weight_scale': expected %" PRId64 " elements, got %" PRId64, N * G,
                    sc->numel);
   if (zp) {
     Z = zp->dtype;
-    if (!qk_is_float(Z) && !is_int_dtype(Z))
-      return QK_FAIL(ctx, "arg 'weight_zero_point': dtype %s not supported", qk_dtype_name(Z));
+    if (!pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
+      return QK_FAIL(ctx, "arg 'weight_zero_point': dtype %s not supported", pterun_dtype_name(Z));
     if (zp->numel != N * G)
       return QK_FAIL(ctx, "arg 'weight_zero_point': expected %" PRId64 " elements, got %" PRId64,
                      N * G, zp->numel);
-    QK_TRY(check_data(ctx, zp, "weight_zero_point"));
+    PTERUN_TRY(check_data(ctx, zp, "weight_zero_point"));
   }
   if (bias) {
     if (bias->rank != 1 || bias->sizes[0] != N || bias->dtype != O)
       return QK_FAIL(ctx, "arg 'bias': must be 1-D [%" PRId64 "] of the input dtype", N);
-    QK_TRY(check_data(ctx, bias, "bias"));
+    PTERUN_TRY(check_data(ctx, bias, "bias"));
   }
   if (out->dtype != O) return QK_FAIL(ctx, "arg 'out': dtype must equal the input dtype");
-  QK_TRY(check_data(ctx, x, "input"));
-  QK_TRY(check_data(ctx, w, "weight"));
-  QK_TRY(check_data(ctx, sc, "weight_scale"));
+  PTERUN_TRY(check_data(ctx, x, "input"));
+  PTERUN_TRY(check_data(ctx, w, "weight"));
+  PTERUN_TRY(check_data(ctx, sc, "weight_scale"));
   for (d = 0; d + 1 < x->rank; ++d) osz[d] = x->sizes[d];
   osz[x->rank - 1] = N;
-  QK_TRY(qk_resize(ctx, out, "out", x->rank, osz));
-  QK_TRY(check_data(ctx, out, "out"));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", x->rank, osz));
+  PTERUN_TRY(check_data(ctx, out, "out"));
   M = K > 0 ? x->numel / K : x->numel / (x->sizes[x->rank - 1] ? x->sizes[x->rank - 1] : 1);
   if (K == 0) { /* empty reduction: bias or zeros */
     for (r = 0; r < M; ++r)
       for (n = 0; n < N; ++n)
-        qk_store_fp(out->data, O, r * N + n, bias ? qk_load_fp(bias->data, O, n) : 0.0);
+        pterun_store_f64(out->data, O, r * N + n, bias ? pterun_load_f64(bias->data, O, n) : 0.0);
     return PTERUN_STATUS_OK;
   }
   P = promote_fp(O, S);
@@ -627,17 +626,19 @@ KERNEL(qk_linear_dequantize_out) {
       float acc = 0.0f;
       for (k = 0; k < K; ++k) {
         int64_t gi = n * G + k / g;
-        double dq = qk_round_to(O, (double)qk_load_int(w->data, w->dtype, n * K + k)), wv;
+        double dq = pterun_round_to_dtype((double)pterun_load_i64(w->data, w->dtype, n * K + k), O),
+               wv;
         if (zp) {
-          double z =
-              qk_is_float(Z) ? qk_load_fp(zp->data, Z, gi) : (double)qk_load_int(zp->data, Z, gi);
-          dq = qk_round_to(O, dq - qk_round_to(O, z));
+          double z = pterun_dtype_is_float(Z) ? pterun_load_f64(zp->data, Z, gi)
+                                              : (double)pterun_load_i64(zp->data, Z, gi);
+          dq = pterun_round_to_dtype(dq - pterun_round_to_dtype(z, O), O);
         }
-        wv = qk_round_to(O, qk_round_to(P, dq * qk_load_fp(sc->data, S, gi)));
-        acc += (float)qk_load_fp(x->data, O, r * K + k) * (float)wv;
+        wv = pterun_round_to_dtype(pterun_round_to_dtype(dq * pterun_load_f64(sc->data, S, gi), P),
+                                   O);
+        acc += (float)pterun_load_f64(x->data, O, r * K + k) * (float)wv;
       }
-      if (bias) acc += (float)qk_load_fp(bias->data, O, n);
-      qk_store_fp(out->data, O, r * N + n, (double)acc);
+      if (bias) acc += (float)pterun_load_f64(bias->data, O, n);
+      pterun_store_f64(out->data, O, r * N + n, (double)acc);
     }
   return PTERUN_STATUS_OK;
 }

@@ -4,9 +4,6 @@
 
 #include <inttypes.h>
 
-#define KERNEL(name)                                                                               \
-  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
-
 /* ---- embeddings ----------------------------------------------------------- */
 
 /* Signed code of logical element j of a packed row (ExecuTorch layouts:
@@ -33,12 +30,14 @@ static inline void embed_group(const uint8_t* row, int nbit, int sgn, int64_t j0
     }
     case PTERUN_DTYPE_F16: {
       uint16_t* o = (uint16_t*)out + obase;
-      for (j = j0; j < j1; ++j) o[j] = qk_f32_to_f16(((float)code_at(row, nbit, j, sgn) - z) * s);
+      for (j = j0; j < j1; ++j)
+        o[j] = pterun_f32_to_f16(((float)code_at(row, nbit, j, sgn) - z) * s);
       break;
     }
     default: {
       uint16_t* o = (uint16_t*)out + obase;
-      for (j = j0; j < j1; ++j) o[j] = qk_f32_to_bf16(((float)code_at(row, nbit, j, sgn) - z) * s);
+      for (j = j0; j < j1; ++j)
+        o[j] = pterun_f32_to_bf16(((float)code_at(row, nbit, j, sgn) - z) * s);
       break;
     }
   }
@@ -54,20 +53,20 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
   int64_t qmin, qmax, dtype = 0, V, packed, D, G, gs, N, i, sizes[PTERUN_MAX_RANK];
   int has_dtype = 0, d;
   size_t oi = has_dtype_arg ? 7 : 6;
-  QK_NARGS(ctx, nargs, oi + 2);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &w));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "weight_scales", &sc));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 2, "weight_zero_points", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "weight_quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "weight_quant_max", &qmax));
-  QK_TRY(pterun_arg_tensor(ctx, args, 5, "indices", &idx));
-  if (has_dtype_arg) QK_TRY(pterun_arg_opt_int(ctx, args, 6, "dtype", &dtype, &has_dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, oi, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, oi + 2);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &w));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight_scales", &sc));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "weight_zero_points", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "weight_quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "weight_quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "indices", &idx));
+  if (has_dtype_arg) PTERUN_TRY(pterun_arg_opt_int(ctx, args, 6, "dtype", &dtype, &has_dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, oi, "out", &out));
 
   if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': must be 2-D, got rank %d", w->rank);
   if (nbit == 8 ? (w->dtype != PTERUN_DTYPE_U8 && w->dtype != PTERUN_DTYPE_I8)
                 : w->dtype != PTERUN_DTYPE_U8)
-    return QK_FAIL(ctx, "arg 'weight': dtype %s not supported (%s)", qk_dtype_name(w->dtype),
+    return QK_FAIL(ctx, "arg 'weight': dtype %s not supported (%s)", pterun_dtype_name(w->dtype),
                    nbit == 8 ? "uint8 or int8" : "packed uint8");
   if (sc->rank != 1 && sc->rank != 2)
     return QK_FAIL(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
@@ -84,12 +83,13 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
   gs = D / G;
   if (!is_embed_float(out->dtype))
     return QK_FAIL(ctx, "arg 'out': dtype %s not supported (float32, float16, bfloat16)",
-                   qk_dtype_name(out->dtype));
+                   pterun_dtype_name(out->dtype));
   if (!is_embed_float(sc->dtype))
-    return QK_FAIL(ctx, "arg 'weight_scales': dtype %s not supported", qk_dtype_name(sc->dtype));
+    return QK_FAIL(ctx, "arg 'weight_scales': dtype %s not supported",
+                   pterun_dtype_name(sc->dtype));
   if (!has_dtype_arg && sc->dtype != out->dtype)
     return QK_FAIL(ctx, "arg 'weight_scales': dtype %s must equal the out dtype %s",
-                   qk_dtype_name(sc->dtype), qk_dtype_name(out->dtype));
+                   pterun_dtype_name(sc->dtype), pterun_dtype_name(out->dtype));
   if (zp != NULL) {
     if (zp->rank != sc->rank)
       return QK_FAIL(ctx, "arg 'weight_zero_points': rank must match weight_scales");
@@ -98,12 +98,12 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
         return QK_FAIL(ctx, "arg 'weight_zero_points': shape must match weight_scales");
     if (zp->dtype != out->dtype || zp->dtype != sc->dtype)
       return QK_FAIL(ctx, "arg 'weight_zero_points': dtype %s must equal the scales and out dtype",
-                     qk_dtype_name(zp->dtype));
-    QK_TRY(qk_check_contig(ctx, zp, "weight_zero_points"));
+                     pterun_dtype_name(zp->dtype));
+    PTERUN_TRY(qk_check_contig(ctx, zp, "weight_zero_points"));
   }
   if (nbit == 8 ? idx->dtype != PTERUN_DTYPE_I64
                 : (idx->dtype != PTERUN_DTYPE_I64 && idx->dtype != PTERUN_DTYPE_I32))
-    return QK_FAIL(ctx, "arg 'indices': dtype %s not supported (%s)", qk_dtype_name(idx->dtype),
+    return QK_FAIL(ctx, "arg 'indices': dtype %s not supported (%s)", pterun_dtype_name(idx->dtype),
                    nbit == 8 ? "int64" : "int64 or int32");
   if (qmin > qmax)
     return QK_FAIL(ctx,
@@ -111,18 +111,18 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
                    qmin, qmax);
   if (has_dtype && out->dtype != dtype)
     return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument %s",
-                   qk_dtype_name(out->dtype), qk_dtype_name((int)dtype));
+                   pterun_dtype_name(out->dtype), pterun_dtype_name((int)dtype));
   if (idx->rank + 1 > PTERUN_MAX_RANK) return QK_FAIL(ctx, "arg 'indices': rank too large");
-  QK_TRY(qk_check_contig(ctx, w, "weight"));
-  QK_TRY(qk_check_contig(ctx, sc, "weight_scales"));
-  QK_TRY(qk_check_contig(ctx, idx, "indices"));
+  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
+  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
+  PTERUN_TRY(qk_check_contig(ctx, idx, "indices"));
   for (d = 0; d < idx->rank; ++d) sizes[d] = idx->sizes[d];
   sizes[idx->rank] = D;
-  QK_TRY(qk_resize(ctx, out, "out", (size_t)idx->rank + 1, sizes));
-  QK_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)idx->rank + 1, sizes));
+  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
   N = idx->numel;
   for (i = 0; i < N; ++i) {
-    int64_t r = qk_load_int(idx->data, idx->dtype, i);
+    int64_t r = pterun_load_i64(idx->data, idx->dtype, i);
     if (r < 0 || r >= V)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'indices': index %" PRId64 " at position %" PRId64
@@ -130,13 +130,13 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
                                 r, i, V);
   }
   for (i = 0; i < N; ++i) {
-    int64_t r = qk_load_int(idx->data, idx->dtype, i), g;
+    int64_t r = pterun_load_i64(idx->data, idx->dtype, i), g;
     const uint8_t* row = (const uint8_t*)w->data + r * packed;
     int64_t obase = i * D;
     int sgn = w->dtype == PTERUN_DTYPE_I8;
     for (g = 0; g < G; ++g) {
-      float s = (float)qk_load_fp(sc->data, sc->dtype, r * G + g);
-      float z = zp ? (float)qk_load_fp(zp->data, zp->dtype, r * G + g) : 0.0f;
+      float s = (float)pterun_load_f64(sc->data, sc->dtype, r * G + g);
+      float z = zp ? (float)pterun_load_f64(zp->data, zp->dtype, r * G + g) : 0.0f;
       int64_t j0 = g * gs, j1 = j0 + gs;
       /* nbit is a constant in each call, so the decoder is specialised */
       switch (nbit) {
@@ -149,22 +149,22 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
   return PTERUN_STATUS_OK;
 }
 
-KERNEL(qk_embedding_byte_out) {
+PTERUN_KERNEL(qk_embedding_byte_out) {
   return embedding(ctx, args, nargs, 8, 0);
 }
-KERNEL(qk_embedding_byte_dtype_out) {
+PTERUN_KERNEL(qk_embedding_byte_dtype_out) {
   return embedding(ctx, args, nargs, 8, 1);
 }
-KERNEL(qk_embedding_4bit_out) {
+PTERUN_KERNEL(qk_embedding_4bit_out) {
   return embedding(ctx, args, nargs, 4, 0);
 }
-KERNEL(qk_embedding_4bit_dtype_out) {
+PTERUN_KERNEL(qk_embedding_4bit_dtype_out) {
   return embedding(ctx, args, nargs, 4, 1);
 }
-KERNEL(qk_embedding_2bit_out) {
+PTERUN_KERNEL(qk_embedding_2bit_out) {
   return embedding(ctx, args, nargs, 2, 0);
 }
-KERNEL(qk_embedding_2bit_dtype_out) {
+PTERUN_KERNEL(qk_embedding_2bit_dtype_out) {
   return embedding(ctx, args, nargs, 2, 1);
 }
 
@@ -187,20 +187,20 @@ static pterun_status check_rank(pterun_kernel_context* ctx, const pterun_tensor*
 /* mixed_mm.out(input [m,n], weight i8 [n,p], weight_scales [n], Tensor?
  *   weight_zero_points, *, out [m,p]):
  *   out[i][j] = sum_k (x[i][k] * w[k][j]) * s[k], every op in the input type. */
-KERNEL(qk_mixed_mm_out) {
+PTERUN_KERNEL(qk_mixed_mm_out) {
   pterun_tensor *x, *w, *sc, *zp, *out;
   int64_t m, n, p, i, j, k, sizes[2];
   int T;
-  QK_NARGS(ctx, nargs, 6);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "weight_scales", &sc));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
-  QK_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  QK_TRY(check_rank(ctx, x, "input", 2));
-  QK_TRY(check_rank(ctx, w, "weight", 2));
-  QK_TRY(check_rank(ctx, sc, "weight_scales", 1));
-  QK_TRY(check_rank(ctx, out, "out", 2));
+  PTERUN_CHECK_NARGS(ctx, nargs, 6);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "weight_scales", &sc));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
+  PTERUN_TRY(check_rank(ctx, x, "input", 2));
+  PTERUN_TRY(check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(check_rank(ctx, sc, "weight_scales", 1));
+  PTERUN_TRY(check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[0])
     return QK_FAIL(ctx, "arg 'weight': rows %" PRId64 " != input columns %" PRId64, w->sizes[0],
                    x->sizes[1]);
@@ -209,57 +209,57 @@ KERNEL(qk_mixed_mm_out) {
                    sc->sizes[0], w->sizes[0]);
   if (x->dtype != sc->dtype || x->dtype != out->dtype)
     return QK_FAIL(ctx, "arg 'weight_scales': input, weight_scales and out must share one dtype");
-  QK_TRY(qk_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
+  PTERUN_TRY(qk_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
   if (x->dtype != PTERUN_DTYPE_F32 && x->dtype != PTERUN_DTYPE_F16)
     return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float16)",
-                   qk_dtype_name(x->dtype));
+                   pterun_dtype_name(x->dtype));
   if (zp != NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'weight_zero_points': zero points are not supported");
-  QK_TRY(qk_check_contig(ctx, x, "input"));
-  QK_TRY(qk_check_contig(ctx, w, "weight"));
-  QK_TRY(qk_check_contig(ctx, sc, "weight_scales"));
+  PTERUN_TRY(qk_check_contig(ctx, x, "input"));
+  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
+  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
   m = x->sizes[0];
   n = x->sizes[1];
   p = w->sizes[1];
   sizes[0] = m;
   sizes[1] = p;
-  QK_TRY(qk_resize(ctx, out, "out", 2, sizes));
-  QK_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
+  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
   T = x->dtype;
   for (i = 0; i < m; ++i)
     for (j = 0; j < p; ++j) {
       double sum = 0.0;
       for (k = 0; k < n; ++k) {
-        double xv = qk_load_fp(x->data, T, i * n + k);
+        double xv = pterun_load_f64(x->data, T, i * n + k);
         double wv = (double)((const int8_t*)w->data)[k * p + j];
-        double sv = qk_load_fp(sc->data, T, k);
-        double prod = qk_round_to(T, qk_round_to(T, xv * wv) * sv);
-        sum = qk_round_to(T, sum + prod);
+        double sv = pterun_load_f64(sc->data, T, k);
+        double prod = pterun_round_to_dtype(pterun_round_to_dtype(xv * wv, T) * sv, T);
+        sum = pterun_round_to_dtype(sum + prod, T);
       }
-      qk_store_fp(out->data, T, i * p + j, sum);
+      pterun_store_f64(out->data, T, i * p + j, sum);
     }
   return PTERUN_STATUS_OK;
 }
 
 /* mixed_linear.out(input [m,n], weight i8 [p,n], weight_scales [p] or [p,G],
  *   Tensor? weight_zero_points, ScalarType? dtype, *, out [m,p]) */
-KERNEL(qk_mixed_linear_out) {
+PTERUN_KERNEL(qk_mixed_linear_out) {
   pterun_tensor *x, *w, *sc, *zp, *out;
   int64_t dtype, m, n, p, g, n_over_g, i, j, k, k2, sizes[2];
   int has_dtype, U, T, PT;
-  QK_NARGS(ctx, nargs, 7);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "weight_scales", &sc));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
-  QK_TRY(pterun_arg_opt_int(ctx, args, 4, "dtype", &dtype, &has_dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  QK_TRY(check_rank(ctx, x, "input", 2));
-  QK_TRY(check_rank(ctx, w, "weight", 2));
+  PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "weight_scales", &sc));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 4, "dtype", &dtype, &has_dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
+  PTERUN_TRY(check_rank(ctx, x, "input", 2));
+  PTERUN_TRY(check_rank(ctx, w, "weight", 2));
   if (sc->rank != 1 && sc->rank != 2)
     return QK_FAIL(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
-  QK_TRY(check_rank(ctx, out, "out", 2));
+  PTERUN_TRY(check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[1])
     return QK_FAIL(ctx, "arg 'weight': columns %" PRId64 " != input columns %" PRId64, w->sizes[1],
                    x->sizes[1]);
@@ -271,30 +271,30 @@ KERNEL(qk_mixed_linear_out) {
   if (has_dtype) {
     if (out->dtype != dtype)
       return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument",
-                     qk_dtype_name(out->dtype));
+                     pterun_dtype_name(out->dtype));
     if (dtype != PTERUN_DTYPE_F32 && dtype != PTERUN_DTYPE_F16)
       return QK_FAIL(ctx, "arg 'dtype': must be float32 or float16");
   }
-  QK_TRY(qk_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
+  PTERUN_TRY(qk_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
   if (x->dtype != PTERUN_DTYPE_F32 && x->dtype != PTERUN_DTYPE_F16)
     return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float16)",
-                   qk_dtype_name(x->dtype));
+                   pterun_dtype_name(x->dtype));
   if (zp != NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'weight_zero_points': zero points are not supported");
   if (out->dtype != PTERUN_DTYPE_F32 && out->dtype != PTERUN_DTYPE_F16 &&
       out->dtype != PTERUN_DTYPE_F64)
-    return QK_FAIL(ctx, "arg 'out': dtype %s not supported", qk_dtype_name(out->dtype));
-  QK_TRY(qk_check_contig(ctx, x, "input"));
-  QK_TRY(qk_check_contig(ctx, w, "weight"));
-  QK_TRY(qk_check_contig(ctx, sc, "weight_scales"));
+    return QK_FAIL(ctx, "arg 'out': dtype %s not supported", pterun_dtype_name(out->dtype));
+  PTERUN_TRY(qk_check_contig(ctx, x, "input"));
+  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
+  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
   m = x->sizes[0];
   n = x->sizes[1];
   p = w->sizes[0];
   sizes[0] = m;
   sizes[1] = p;
-  QK_TRY(qk_resize(ctx, out, "out", 2, sizes));
-  QK_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
+  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
   g = n;
   if (sc->rank == 2) {
     if (sc->sizes[1] <= 0) return QK_FAIL(ctx, "arg 'weight_scales': zero groups");
@@ -313,16 +313,20 @@ KERNEL(qk_mixed_linear_out) {
         double psum = 0.0;
         int64_t kend = k + g < n ? k + g : n;
         for (k2 = k; k2 < kend; ++k2) {
-          double xv = qk_load_fp(x->data, U, i * n + k2);
+          double xv = pterun_load_f64(x->data, U, i * n + k2);
           double wv = (double)((const int8_t*)w->data)[j * n + k2];
-          psum = qk_round_to(T, psum + qk_round_to(T, qk_round_to(U, xv * wv)));
+          psum = pterun_round_to_dtype(
+              psum + pterun_round_to_dtype(pterun_round_to_dtype(xv * wv, U), T), T);
         }
         /* a Half accumulator rounds the added term to half first (c10::Half +=) */
-        sum = qk_round_to(
-            T, sum + qk_round_to(
-                         T, qk_round_to(PT, psum * qk_load_fp(sc->data, U, j * n_over_g + k / g))));
+        sum = pterun_round_to_dtype(
+            sum + pterun_round_to_dtype(
+                      pterun_round_to_dtype(
+                          psum * pterun_load_f64(sc->data, U, j * n_over_g + k / g), PT),
+                      T),
+            T);
       }
-      qk_store_fp(out->data, T, i * p + j, sum);
+      pterun_store_f64(out->data, T, i * p + j, sum);
     }
   return PTERUN_STATUS_OK;
 }

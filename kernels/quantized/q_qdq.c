@@ -5,9 +5,6 @@
 
 #include <inttypes.h>
 
-#define KERNEL(name)                                                                               \
-  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
-
 /* ---- shared validation ---------------------------------------------------- */
 
 static int same_dim_order(const pterun_tensor* a, const pterun_tensor* b) {
@@ -50,18 +47,18 @@ static pterun_status check_quant_args(pterun_kernel_context* ctx, const pterun_t
   if (in->dtype != PTERUN_DTYPE_F32 && in->dtype != PTERUN_DTYPE_F64 &&
       in->dtype != PTERUN_DTYPE_F16)
     return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float64, float16)",
-                   qk_dtype_name(in->dtype));
+                   pterun_dtype_name(in->dtype));
   if (out->dtype != dtype)
     return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument %s",
-                   qk_dtype_name(out->dtype), qk_dtype_name((int)dtype));
+                   pterun_dtype_name(out->dtype), pterun_dtype_name((int)dtype));
   if (!qk_qdtype_range(out->dtype, &lo, &hi))
     return QK_FAIL(ctx, "arg 'dtype': %s is not a supported quantized dtype",
-                   qk_dtype_name(out->dtype));
+                   pterun_dtype_name(out->dtype));
   if (qmin < lo || qmax > hi || qmin > qmax)
     return QK_FAIL(ctx,
                    "arg 'quant_min'/'quant_max': [%" PRId64 ", %" PRId64
                    "] must be ordered and inside [%" PRId64 ", %" PRId64 "] of %s",
-                   qmin, qmax, lo, hi, qk_dtype_name(out->dtype));
+                   qmin, qmax, lo, hi, pterun_dtype_name(out->dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -74,15 +71,16 @@ static pterun_status check_dequant_args(pterun_kernel_context* ctx, const pterun
   int64_t lo, hi;
   if (!qk_qdtype_range(in->dtype, &lo, &hi))
     return QK_FAIL(ctx, "arg 'input': dtype %s is not a quantized integer dtype",
-                   qk_dtype_name(in->dtype));
+                   pterun_dtype_name(in->dtype));
   if (in->dtype != dtype)
     return QK_FAIL(ctx, "arg 'input': dtype %s does not match dtype argument %s",
-                   qk_dtype_name(in->dtype), qk_dtype_name((int)dtype));
+                   pterun_dtype_name(in->dtype), pterun_dtype_name((int)dtype));
   if (has_out_dtype && out->dtype != out_dtype)
     return QK_FAIL(ctx, "arg 'out': dtype %s does not match out_dtype %s",
-                   qk_dtype_name(out->dtype), qk_dtype_name((int)out_dtype));
-  if (!qk_is_float(out->dtype))
-    return QK_FAIL(ctx, "arg 'out': dtype %s is not a floating type", qk_dtype_name(out->dtype));
+                   pterun_dtype_name(out->dtype), pterun_dtype_name((int)out_dtype));
+  if (!pterun_dtype_is_float(out->dtype))
+    return QK_FAIL(ctx, "arg 'out': dtype %s is not a floating type",
+                   pterun_dtype_name(out->dtype));
   if (qmin > qmax)
     return QK_FAIL(ctx, "arg 'quant_min': %" PRId64 " is greater than quant_max %" PRId64, qmin,
                    qmax);
@@ -95,15 +93,15 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
                                   int64_t zp, int64_t qmin, int64_t qmax, int64_t dtype,
                                   pterun_tensor* out) {
   float s = 1.0f;
-  QK_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
-  QK_TRY(check_scale(ctx, "scale", scale, &s));
-  QK_TRY(check_zp(ctx, "zero_point", zp));
-  QK_TRY(check_storage(ctx, in, "input"));
-  QK_TRY(qk_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
+  PTERUN_TRY(check_scale(ctx, "scale", scale, &s));
+  PTERUN_TRY(check_zp(ctx, "zero_point", zp));
+  PTERUN_TRY(check_storage(ctx, in, "input"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (!same_dim_order(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
-  QK_TRY(check_storage(ctx, out, "out"));
+  PTERUN_TRY(check_storage(ctx, out, "out"));
   if (in->numel > 0)
     qk_quantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, 1.0f / s, (int32_t)zp,
                     qmin, qmax);
@@ -114,15 +112,15 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
                                     int64_t zp, int64_t qmin, int64_t qmax, int64_t dtype,
                                     int has_od, int64_t od, pterun_tensor* out) {
   float s = 1.0f;
-  QK_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
-  QK_TRY(check_scale(ctx, "scale", scale, &s));
-  QK_TRY(check_zp(ctx, "zero_point", zp));
-  QK_TRY(check_storage(ctx, in, "input"));
-  QK_TRY(qk_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
+  PTERUN_TRY(check_scale(ctx, "scale", scale, &s));
+  PTERUN_TRY(check_zp(ctx, "zero_point", zp));
+  PTERUN_TRY(check_storage(ctx, in, "input"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (!same_dim_order(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
-  QK_TRY(check_storage(ctx, out, "out"));
+  PTERUN_TRY(check_storage(ctx, out, "out"));
   if (in->numel > 0)
     qk_dequantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, (int32_t)zp, s, 0);
   return PTERUN_STATUS_OK;
@@ -131,14 +129,14 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
 /* Scale / zero point of the .Tensor_out variants: f64[1] and i64[1]. */
 static pterun_status read_qparam_tensors(pterun_kernel_context* ctx, const pterun_tensor* st,
                                          const pterun_tensor* zt, double* scale, int64_t* zp) {
-  QK_TRY(qk_check_dtype(ctx, st, "scale", PTERUN_DTYPE_F64));
-  QK_TRY(qk_check_dtype(ctx, zt, "zero_point", PTERUN_DTYPE_I64));
+  PTERUN_TRY(qk_check_dtype(ctx, st, "scale", PTERUN_DTYPE_F64));
+  PTERUN_TRY(qk_check_dtype(ctx, zt, "zero_point", PTERUN_DTYPE_I64));
   if (st->numel != 1)
     return QK_FAIL(ctx, "arg 'scale': expected one element, got %" PRId64, st->numel);
   if (zt->numel != 1)
     return QK_FAIL(ctx, "arg 'zero_point': expected one element, got %" PRId64, zt->numel);
-  QK_TRY(check_storage(ctx, st, "scale"));
-  QK_TRY(check_storage(ctx, zt, "zero_point"));
+  PTERUN_TRY(check_storage(ctx, st, "scale"));
+  PTERUN_TRY(check_storage(ctx, zt, "zero_point"));
   *scale = ((const double*)st->data)[0];
   *zp = ((const int64_t*)zt->data)[0];
   return PTERUN_STATUS_OK;
@@ -146,72 +144,72 @@ static pterun_status read_qparam_tensors(pterun_kernel_context* ctx, const pteru
 
 /* quantize_per_tensor.out(input, float scale, int zero_point, int quant_min,
  *   int quant_max, ScalarType dtype, *, out) */
-KERNEL(qk_quantize_per_tensor_out) {
+PTERUN_KERNEL(qk_quantize_per_tensor_out) {
   pterun_tensor *in, *out;
   double scale;
   int64_t zp, qmin, qmax, dtype;
-  QK_NARGS(ctx, nargs, 8);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_double(ctx, args, 1, "scale", &scale));
-  QK_TRY(pterun_arg_int(ctx, args, 2, "zero_point", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 8);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "scale", &scale));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "zero_point", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
   return quant_tensor(ctx, in, scale, zp, qmin, qmax, dtype, out);
 }
 
 /* quantize_per_tensor.Tensor_out(input, Tensor scale, Tensor zero_point, ...) */
-KERNEL(qk_quantize_per_tensor_tensor_out) {
+PTERUN_KERNEL(qk_quantize_per_tensor_tensor_out) {
   pterun_tensor *in, *st, *zt, *out;
   double scale;
   int64_t zp, qmin, qmax, dtype;
-  QK_NARGS(ctx, nargs, 8);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "scale", &st));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "zero_point", &zt));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
-  QK_TRY(read_qparam_tensors(ctx, st, zt, &scale, &zp));
+  PTERUN_CHECK_NARGS(ctx, nargs, 8);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scale", &st));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "zero_point", &zt));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
+  PTERUN_TRY(read_qparam_tensors(ctx, st, zt, &scale, &zp));
   return quant_tensor(ctx, in, scale, zp, qmin, qmax, dtype, out);
 }
 
 /* dequantize_per_tensor.out(input, scale, zero_point, quant_min, quant_max,
  *   dtype, *, ScalarType? out_dtype, out) */
-KERNEL(qk_dequantize_per_tensor_out) {
+PTERUN_KERNEL(qk_dequantize_per_tensor_out) {
   pterun_tensor *in, *out;
   double scale;
   int64_t zp, qmin, qmax, dtype, od;
   int has_od;
-  QK_NARGS(ctx, nargs, 9);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_double(ctx, args, 1, "scale", &scale));
-  QK_TRY(pterun_arg_int(ctx, args, 2, "zero_point", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
-  QK_TRY(pterun_arg_opt_int(ctx, args, 6, "out_dtype", &od, &has_od));
-  QK_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "scale", &scale));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "zero_point", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 6, "out_dtype", &od, &has_od));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
   return dequant_tensor(ctx, in, scale, zp, qmin, qmax, dtype, has_od, od, out);
 }
 
-KERNEL(qk_dequantize_per_tensor_tensor_out) {
+PTERUN_KERNEL(qk_dequantize_per_tensor_tensor_out) {
   pterun_tensor *in, *st, *zt, *out;
   double scale;
   int64_t zp, qmin, qmax, dtype, od;
   int has_od;
-  QK_NARGS(ctx, nargs, 9);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "scale", &st));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "zero_point", &zt));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
-  QK_TRY(pterun_arg_opt_int(ctx, args, 6, "out_dtype", &od, &has_od));
-  QK_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
-  QK_TRY(read_qparam_tensors(ctx, st, zt, &scale, &zp));
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scale", &st));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "zero_point", &zt));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 6, "out_dtype", &od, &has_od));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
+  PTERUN_TRY(read_qparam_tensors(ctx, st, zt, &scale, &zp));
   return dequant_tensor(ctx, in, scale, zp, qmin, qmax, dtype, has_od, od, out);
 }
 
@@ -236,8 +234,8 @@ static pterun_status quant_channels(pterun_kernel_context* ctx, const pterun_ten
   const int64_t* zd = (const int64_t*)zps->data;
   for (c = 0; c < C; ++c) {
     float s;
-    QK_TRY(check_scale(ctx, "scales", sd[c], &s));
-    QK_TRY(check_zp(ctx, "zero_points", zd[c]));
+    PTERUN_TRY(check_scale(ctx, "scales", sd[c], &s));
+    PTERUN_TRY(check_zp(ctx, "zero_points", zd[c]));
   }
   for (o = 0; o < outer; ++o)
     for (c = 0; c < C; ++c) {
@@ -250,32 +248,32 @@ static pterun_status quant_channels(pterun_kernel_context* ctx, const pterun_ten
 
 /* quantize_per_channel.out(input, Tensor scales, Tensor zero_points, int axis,
  *   qmin, qmax, dtype, *, out) */
-KERNEL(qk_quantize_per_channel_out) {
+PTERUN_KERNEL(qk_quantize_per_channel_out) {
   pterun_tensor *in, *sc, *zp, *out;
   int64_t axis, qmin, qmax, dtype, outer = 1, inner = 1, C;
   int d;
-  QK_NARGS(ctx, nargs, 9);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "zero_points", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "axis", &axis));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 6, "dtype", &dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
-  QK_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "zero_points", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "axis", &axis));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 6, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
+  PTERUN_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
   if (in->rank == 0) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
   if (axis < -(int64_t)in->rank || axis >= (int64_t)in->rank)
     return QK_FAIL(ctx, "arg 'axis': %" PRId64 " out of range for rank %d", axis, in->rank);
   if (axis < 0) axis += in->rank;
-  QK_TRY(qk_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
-  QK_TRY(qk_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
+  PTERUN_TRY(qk_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
+  PTERUN_TRY(qk_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
   C = in->sizes[axis];
-  QK_TRY(check_param(ctx, sc, "scales", C));
-  QK_TRY(check_param(ctx, zp, "zero_points", C));
-  QK_TRY(qk_check_contig(ctx, in, "input"));
-  QK_TRY(qk_resize_like(ctx, out, "out", in));
-  QK_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(check_param(ctx, sc, "scales", C));
+  PTERUN_TRY(check_param(ctx, zp, "zero_points", C));
+  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
   for (d = 0; d < axis; ++d) outer *= in->sizes[d];
   for (d = (int)axis + 1; d < in->rank; ++d) inner *= in->sizes[d];
   if (in->numel == 0) return PTERUN_STATUS_OK;
@@ -292,9 +290,9 @@ static pterun_status dequant_channels(pterun_kernel_context* ctx, const pterun_t
   int64_t o, c;
   for (c = 0; c < C; ++c) {
     float s;
-    int64_t z = zps ? qk_load_int(zps->data, zps->dtype, c) : 0;
-    QK_TRY(check_scale(ctx, "scales", qk_load_fp(scales->data, scales->dtype, c), &s));
-    QK_TRY(check_zp(ctx, "zero_points", z));
+    int64_t z = zps ? pterun_load_i64(zps->data, zps->dtype, c) : 0;
+    PTERUN_TRY(check_scale(ctx, "scales", pterun_load_f64(scales->data, scales->dtype, c), &s));
+    PTERUN_TRY(check_zp(ctx, "zero_points", z));
     if (fast_path_checks && (z < qmin || z > qmax))
       return QK_FAIL(ctx,
                      "arg 'zero_points': %" PRId64 " outside [quant_min, quant_max] = [%" PRId64
@@ -303,8 +301,8 @@ static pterun_status dequant_channels(pterun_kernel_context* ctx, const pterun_t
   }
   for (o = 0; o < outer; ++o)
     for (c = 0; c < C; ++c) {
-      float s = (float)qk_load_fp(scales->data, scales->dtype, c);
-      int64_t z = zps ? qk_load_int(zps->data, zps->dtype, c) : 0;
+      float s = (float)pterun_load_f64(scales->data, scales->dtype, c);
+      int64_t z = zps ? pterun_load_i64(zps->data, zps->dtype, c) : 0;
       qk_dequantize_run(in->data, in->dtype, out->data, out->dtype, (o * C + c) * inner, inner,
                         (int32_t)z, s, exact_1d);
     }
@@ -315,43 +313,43 @@ static pterun_status check_scales_zps(pterun_kernel_context* ctx, const pterun_t
                                       const pterun_tensor* zp, int64_t count) {
   if (sc->dtype != PTERUN_DTYPE_F64 && sc->dtype != PTERUN_DTYPE_F32)
     return QK_FAIL(ctx, "arg 'scales': dtype %s is not float64 or float32",
-                   qk_dtype_name(sc->dtype));
-  QK_TRY(check_param(ctx, sc, "scales", count));
+                   pterun_dtype_name(sc->dtype));
+  PTERUN_TRY(check_param(ctx, sc, "scales", count));
   if (zp != NULL) {
     if (zp->dtype != PTERUN_DTYPE_I64 && zp->dtype != PTERUN_DTYPE_I32)
       return QK_FAIL(ctx, "arg 'zero_points': dtype %s is not int64 or int32",
-                     qk_dtype_name(zp->dtype));
-    QK_TRY(check_param(ctx, zp, "zero_points", count));
+                     pterun_dtype_name(zp->dtype));
+    PTERUN_TRY(check_param(ctx, zp, "zero_points", count));
   }
   return PTERUN_STATUS_OK;
 }
 
 /* dequantize_per_channel.out(input, Tensor scales, Tensor? zero_points, int axis,
  *   qmin, qmax, dtype, *, ScalarType? out_dtype, out) */
-KERNEL(qk_dequantize_per_channel_out) {
+PTERUN_KERNEL(qk_dequantize_per_channel_out) {
   pterun_tensor *in, *sc, *zp, *out;
   int64_t axis, qmin, qmax, dtype, od, outer = 1, inner = 1, C;
   int has_od, d, fast;
-  QK_NARGS(ctx, nargs, 10);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
-  QK_TRY(pterun_arg_opt_tensor(ctx, args, 2, "zero_points", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "axis", &axis));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 6, "dtype", &dtype));
-  QK_TRY(pterun_arg_opt_int(ctx, args, 7, "out_dtype", &od, &has_od));
-  QK_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
-  QK_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 10);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "zero_points", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "axis", &axis));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 6, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, 7, "out_dtype", &od, &has_od));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
+  PTERUN_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
   if (in->rank == 0) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
   if (axis < -(int64_t)in->rank || axis >= (int64_t)in->rank)
     return QK_FAIL(ctx, "arg 'axis': %" PRId64 " out of range for rank %d", axis, in->rank);
   if (axis < 0) axis += in->rank;
   C = in->sizes[axis];
-  QK_TRY(check_scales_zps(ctx, sc, zp, C));
-  QK_TRY(qk_check_contig(ctx, in, "input"));
-  QK_TRY(qk_resize_like(ctx, out, "out", in));
-  QK_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(check_scales_zps(ctx, sc, zp, C));
+  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
   for (d = 0; d < axis; ++d) outer *= in->sizes[d];
   for (d = (int)axis + 1; d < in->rank; ++d) inner *= in->sizes[d];
   /* ExecuTorch's int8 -> float fast path also requires qmin <= zp <= qmax. */
@@ -373,50 +371,50 @@ static pterun_status token_view(pterun_kernel_context* ctx, const pterun_tensor*
 
 /* quantize_per_token.out(input, Tensor scales, Tensor zero_points, qmin, qmax,
  *   dtype, *, out) */
-KERNEL(qk_quantize_per_token_out) {
+PTERUN_KERNEL(qk_quantize_per_token_out) {
   pterun_tensor *in, *sc, *zp, *out;
   int64_t qmin, qmax, dtype, T = 0, L = 0;
-  QK_NARGS(ctx, nargs, 8);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "zero_points", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
-  QK_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
-  QK_TRY(token_view(ctx, in, &T, &L));
-  QK_TRY(qk_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
-  QK_TRY(qk_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
-  QK_TRY(check_param(ctx, sc, "scales", T));
-  QK_TRY(check_param(ctx, zp, "zero_points", T));
-  QK_TRY(qk_check_contig(ctx, in, "input"));
-  QK_TRY(qk_resize_like(ctx, out, "out", in));
-  QK_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 8);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "zero_points", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
+  PTERUN_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
+  PTERUN_TRY(token_view(ctx, in, &T, &L));
+  PTERUN_TRY(qk_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
+  PTERUN_TRY(qk_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
+  PTERUN_TRY(check_param(ctx, sc, "scales", T));
+  PTERUN_TRY(check_param(ctx, zp, "zero_points", T));
+  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   return quant_channels(ctx, in, sc, zp, 1, T, L, qmin, qmax, out);
 }
 
 /* dequantize_per_token.out(input, Tensor scales, Tensor zero_points, qmin, qmax,
  *   dtype, ScalarType output_dtype, *, out) */
-KERNEL(qk_dequantize_per_token_out) {
+PTERUN_KERNEL(qk_dequantize_per_token_out) {
   pterun_tensor *in, *sc, *zp, *out;
   int64_t qmin, qmax, dtype, od, T = 0, L = 0;
-  QK_NARGS(ctx, nargs, 9);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "zero_points", &zp));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
-  QK_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
-  QK_TRY(pterun_arg_int(ctx, args, 6, "output_dtype", &od));
-  QK_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
-  QK_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, 1, od, out));
-  QK_TRY(token_view(ctx, in, &T, &L));
-  QK_TRY(check_scales_zps(ctx, sc, zp, T));
-  QK_TRY(qk_check_contig(ctx, in, "input"));
-  QK_TRY(qk_resize_like(ctx, out, "out", in));
-  QK_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 9);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &sc));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "zero_points", &zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 6, "output_dtype", &od));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
+  PTERUN_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, 1, od, out));
+  PTERUN_TRY(token_view(ctx, in, &T, &L));
+  PTERUN_TRY(check_scales_zps(ctx, sc, zp, T));
+  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   return dequant_channels(ctx, in, sc, zp, 1, T, L, qmin, qmax,
                           in->dtype == PTERUN_DTYPE_I8 && od == PTERUN_DTYPE_F32, 0, out);
@@ -438,31 +436,31 @@ static void scan_minmax(const float* x, int64_t n, float* mn, float* mx) {
 
 /* choose_qparams.Tensor_out(input, int quant_min, int quant_max, float eps,
  *   ScalarType dtype, *, scale_out, zero_point_out) */
-KERNEL(qk_choose_qparams_tensor_out) {
+PTERUN_KERNEL(qk_choose_qparams_tensor_out) {
   pterun_tensor *in, *so, *zo;
   int64_t qmin, qmax, dtype;
   double eps, scale;
   float mn, mx;
   int32_t zp;
-  QK_NARGS(ctx, nargs, 8);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_int(ctx, args, 1, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 2, "quant_max", &qmax));
-  QK_TRY(pterun_arg_double(ctx, args, 3, "eps", &eps));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "dtype", &dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 5, "scale_out", &so));
-  QK_TRY(pterun_arg_tensor(ctx, args, 6, "zero_point_out", &zo));
-  QK_TRY(qk_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
-  QK_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
-  QK_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
+  PTERUN_CHECK_NARGS(ctx, nargs, 8);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 3, "eps", &eps));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "scale_out", &so));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "zero_point_out", &zo));
+  PTERUN_TRY(qk_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
+  PTERUN_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
+  PTERUN_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   if (!(qmin < qmax) || qmin < INT32_MIN || qmax > INT32_MAX)
     return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must satisfy min < max", qmin,
                    qmax);
   if (so->numel != 1 || zo->numel != 1)
     return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
-  QK_TRY(check_storage(ctx, so, "scale_out"));
-  QK_TRY(check_storage(ctx, zo, "zero_point_out"));
-  QK_TRY(check_storage(ctx, in, "input"));
+  PTERUN_TRY(check_storage(ctx, so, "scale_out"));
+  PTERUN_TRY(check_storage(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(check_storage(ctx, in, "input"));
   if (in->numel == 0) return QK_FAIL(ctx, "arg 'input': empty tensor has no range");
   scan_minmax((const float*)in->data, in->numel, &mn, &mx);
   if (qk_calc_qparams(mn, mx, (int32_t)qmin, (int32_t)qmax, &scale, &zp) != 0)
@@ -479,30 +477,30 @@ static pterun_status resize_token_outs(pterun_kernel_context* ctx, const pterun_
   int d;
   for (d = 0; d + 1 < in->rank; ++d) sizes[d] = in->sizes[d];
   sizes[in->rank - 1] = 1;
-  QK_TRY(qk_resize(ctx, so, "scale_out", in->rank, sizes));
-  QK_TRY(qk_resize(ctx, zo, "zero_point_out", in->rank, sizes));
-  QK_TRY(qk_check_contig(ctx, so, "scale_out"));
-  QK_TRY(qk_check_contig(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(pterun_out_resize(ctx, so, "scale_out", in->rank, sizes));
+  PTERUN_TRY(pterun_out_resize(ctx, zo, "zero_point_out", in->rank, sizes));
+  PTERUN_TRY(qk_check_contig(ctx, so, "scale_out"));
+  PTERUN_TRY(qk_check_contig(ctx, zo, "zero_point_out"));
   return PTERUN_STATUS_OK;
 }
 
 /* choose_qparams_per_token_asymmetric.out(input, ScalarType dtype, *,
  *   scale_out, zero_point_out) */
-KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
+PTERUN_KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
   pterun_tensor *in, *so, *zo;
   int64_t dtype, T = 0, L = 0, t;
-  QK_NARGS(ctx, nargs, 5);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_int(ctx, args, 1, "dtype", &dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "scale_out", &so));
-  QK_TRY(pterun_arg_tensor(ctx, args, 3, "zero_point_out", &zo));
-  QK_TRY(qk_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
-  QK_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
-  QK_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
-  QK_TRY(token_view(ctx, in, &T, &L));
-  QK_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "scale_out", &so));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "zero_point_out", &zo));
+  PTERUN_TRY(qk_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
+  PTERUN_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
+  PTERUN_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
+  PTERUN_TRY(token_view(ctx, in, &T, &L));
+  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
   if (L == 0 && T > 0) return QK_FAIL(ctx, "arg 'input': empty rows have no range");
-  QK_TRY(resize_token_outs(ctx, in, so, zo));
+  PTERUN_TRY(resize_token_outs(ctx, in, so, zo));
   for (t = 0; t < T; ++t) {
     float mn, mx;
     double scale;
@@ -521,32 +519,35 @@ KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
 /* choose_qparams_per_token.out(input, ScalarType dtype, *, scale_out,
  *   zero_point_out): PyTorch's symmetric per-token reference:
  *   scale = max(amax|x|, 1e-5) / 127 in float32, zero point 0. */
-KERNEL(qk_choose_qparams_per_token_out) {
+PTERUN_KERNEL(qk_choose_qparams_per_token_out) {
   pterun_tensor *in, *so, *zo;
   int64_t dtype, T = 0, L = 0, t, k;
-  QK_NARGS(ctx, nargs, 5);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_int(ctx, args, 1, "dtype", &dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 2, "scale_out", &so));
-  QK_TRY(pterun_arg_tensor(ctx, args, 3, "zero_point_out", &zo));
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "scale_out", &so));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "zero_point_out", &zo));
   if (in->dtype != PTERUN_DTYPE_F32 && in->dtype != PTERUN_DTYPE_F16 &&
       in->dtype != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(in->dtype));
+    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(in->dtype));
   if (dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg 'dtype': only int8 is supported, got %s", qk_dtype_name((int)dtype));
-  if (!qk_is_float(so->dtype))
-    return QK_FAIL(ctx, "arg 'scale_out': dtype %s is not floating", qk_dtype_name(so->dtype));
-  if (zo->dtype != PTERUN_DTYPE_I64 && zo->dtype != PTERUN_DTYPE_I32 && !qk_is_float(zo->dtype))
-    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported", qk_dtype_name(zo->dtype));
-  QK_TRY(token_view(ctx, in, &T, &L));
-  QK_TRY(qk_check_contig(ctx, in, "input"));
+    return QK_FAIL(ctx, "arg 'dtype': only int8 is supported, got %s",
+                   pterun_dtype_name((int)dtype));
+  if (!pterun_dtype_is_float(so->dtype))
+    return QK_FAIL(ctx, "arg 'scale_out': dtype %s is not floating", pterun_dtype_name(so->dtype));
+  if (zo->dtype != PTERUN_DTYPE_I64 && zo->dtype != PTERUN_DTYPE_I32 &&
+      !pterun_dtype_is_float(zo->dtype))
+    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported",
+                   pterun_dtype_name(zo->dtype));
+  PTERUN_TRY(token_view(ctx, in, &T, &L));
+  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
   if (L == 0 && T > 0) return QK_FAIL(ctx, "arg 'input': empty rows have no range");
-  QK_TRY(resize_token_outs(ctx, in, so, zo));
+  PTERUN_TRY(resize_token_outs(ctx, in, so, zo));
   for (t = 0; t < T; ++t) {
-    float amax = fabsf((float)qk_load_fp(in->data, in->dtype, t * L)), s;
+    float amax = fabsf((float)pterun_load_f64(in->data, in->dtype, t * L)), s;
     int nan = amax != amax;
     for (k = 1; k < L; ++k) {
-      float a = fabsf((float)qk_load_fp(in->data, in->dtype, t * L + k));
+      float a = fabsf((float)pterun_load_f64(in->data, in->dtype, t * L + k));
       if (a != a) nan = 1;
       if (a > amax) amax = a;
     }
@@ -559,11 +560,11 @@ KERNEL(qk_choose_qparams_per_token_out) {
       s = amax < 1e-5f ? 1e-5f : amax;
       s = s / 127.0f;
     }
-    qk_store_fp(so->data, so->dtype, t, (double)s);
-    if (qk_is_float(zo->dtype))
-      qk_store_fp(zo->data, zo->dtype, t, 0.0);
+    pterun_store_f64(so->data, so->dtype, t, (double)s);
+    if (pterun_dtype_is_float(zo->dtype))
+      pterun_store_f64(zo->data, zo->dtype, t, 0.0);
     else
-      qk_store_int(zo->data, zo->dtype, t, 0);
+      pterun_store_i64(zo->data, zo->dtype, t, 0);
   }
   return PTERUN_STATUS_OK;
 }
@@ -572,42 +573,42 @@ KERNEL(qk_choose_qparams_per_token_out) {
  *   scale_out, zero_point_out): PyTorch's determine_qparams with
  *   per_tensor_symmetric: scale = max(-min⁻, max⁺) / ((qmax - qmin) / 2),
  *   clamped below by eps (float32); zero point 0, or 128 for uint8. */
-KERNEL(qk_choose_qparams_symmetric_tensor_out) {
+PTERUN_KERNEL(qk_choose_qparams_symmetric_tensor_out) {
   pterun_tensor *in, *so, *zo;
   int64_t qmin, qmax, dtype, k, lo, hi;
   double eps;
   float mn, mx, s, m;
   int64_t zp = 0;
-  QK_NARGS(ctx, nargs, 8);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
-  QK_TRY(pterun_arg_int(ctx, args, 1, "quant_min", &qmin));
-  QK_TRY(pterun_arg_int(ctx, args, 2, "quant_max", &qmax));
-  QK_TRY(pterun_arg_double(ctx, args, 3, "eps", &eps));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "dtype", &dtype));
-  QK_TRY(pterun_arg_tensor(ctx, args, 5, "scale_out", &so));
-  QK_TRY(pterun_arg_tensor(ctx, args, 6, "zero_point_out", &zo));
+  PTERUN_CHECK_NARGS(ctx, nargs, 8);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 1, "quant_min", &qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "quant_max", &qmax));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 3, "eps", &eps));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "dtype", &dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "scale_out", &so));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "zero_point_out", &zo));
   if (in->dtype != PTERUN_DTYPE_F32 && in->dtype != PTERUN_DTYPE_F16 &&
       in->dtype != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", qk_dtype_name(in->dtype));
+    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(in->dtype));
   if (!qk_qdtype_range((int)dtype, &lo, &hi))
-    return QK_FAIL(ctx, "arg 'dtype': %s is not a quantized dtype", qk_dtype_name((int)dtype));
+    return QK_FAIL(ctx, "arg 'dtype': %s is not a quantized dtype", pterun_dtype_name((int)dtype));
   if (!(qmin <= 0 && 0 <= qmax && qmin < qmax))
     return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must contain 0", qmin, qmax);
-  QK_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
-  QK_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
+  PTERUN_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
+  PTERUN_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   if (so->numel != 1 || zo->numel != 1)
     return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
-  QK_TRY(check_storage(ctx, so, "scale_out"));
-  QK_TRY(check_storage(ctx, zo, "zero_point_out"));
-  QK_TRY(check_storage(ctx, in, "input"));
+  PTERUN_TRY(check_storage(ctx, so, "scale_out"));
+  PTERUN_TRY(check_storage(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(check_storage(ctx, in, "input"));
   if (in->numel == 0) {
     ((double*)so->data)[0] = 1.0;
     ((int64_t*)zo->data)[0] = 0;
     return PTERUN_STATUS_OK;
   }
-  mn = mx = (float)qk_load_fp(in->data, in->dtype, 0);
+  mn = mx = (float)pterun_load_f64(in->data, in->dtype, 0);
   for (k = 1; k < in->numel; ++k) {
-    float v = (float)qk_load_fp(in->data, in->dtype, k);
+    float v = (float)pterun_load_f64(in->data, in->dtype, k);
     if (v != v || v < mn) mn = (mn != mn) ? mn : v;
     if (v != v || v > mx) mx = (mx != mx) ? mx : v;
   }
@@ -654,33 +655,33 @@ static pterun_status check_u8_range(pterun_kernel_context* ctx, const char* name
 
 /* add.out(a, a_scale, a_zp, a_qmin, a_qmax, b, b_scale, b_zp, b_qmin, b_qmax,
  *   out_scale, out_zp, out_qmin, out_qmax, *, out) */
-KERNEL(qk_add_out) {
+PTERUN_KERNEL(qk_add_out) {
   pterun_tensor *a, *b, *out;
   double das, dbs, dos;
   int64_t za, zb, zo, aqmin, aqmax, bqmin, bqmax, oqmin, oqmax, k, n;
   float sa, sb, so, inv;
   int d;
-  QK_NARGS(ctx, nargs, 16);
-  QK_TRY(pterun_arg_tensor(ctx, args, 0, "a", &a));
-  QK_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
-  QK_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
-  QK_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
-  QK_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
-  QK_TRY(pterun_arg_tensor(ctx, args, 5, "b", &b));
-  QK_TRY(pterun_arg_double(ctx, args, 6, "b_scale", &dbs));
-  QK_TRY(pterun_arg_int(ctx, args, 7, "b_zero_point", &zb));
-  QK_TRY(pterun_arg_int(ctx, args, 8, "b_quant_min", &bqmin));
-  QK_TRY(pterun_arg_int(ctx, args, 9, "b_quant_max", &bqmax));
-  QK_TRY(pterun_arg_double(ctx, args, 10, "out_scale", &dos));
-  QK_TRY(pterun_arg_int(ctx, args, 11, "out_zero_point", &zo));
-  QK_TRY(pterun_arg_int(ctx, args, 12, "out_quant_min", &oqmin));
-  QK_TRY(pterun_arg_int(ctx, args, 13, "out_quant_max", &oqmax));
-  QK_TRY(pterun_arg_tensor(ctx, args, 14, "out", &out));
+  PTERUN_CHECK_NARGS(ctx, nargs, 16);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "a", &a));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "b", &b));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 6, "b_scale", &dbs));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 7, "b_zero_point", &zb));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 8, "b_quant_min", &bqmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 9, "b_quant_max", &bqmax));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 10, "out_scale", &dos));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 11, "out_zero_point", &zo));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 12, "out_quant_min", &oqmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 13, "out_quant_max", &oqmax));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 14, "out", &out));
   if (a->dtype != b->dtype || a->dtype != out->dtype)
     return QK_FAIL(ctx, "arg 'b': a, b and out must have the same dtype");
   if (a->dtype != PTERUN_DTYPE_U8 && a->dtype != PTERUN_DTYPE_I8 && a->dtype != PTERUN_DTYPE_I16 &&
       a->dtype != PTERUN_DTYPE_I32 && a->dtype != PTERUN_DTYPE_I64)
-    return QK_FAIL(ctx, "arg 'a': dtype %s is not an integer type", qk_dtype_name(a->dtype));
+    return QK_FAIL(ctx, "arg 'a': dtype %s is not an integer type", pterun_dtype_name(a->dtype));
   if (a->rank != b->rank || a->rank != out->rank)
     return QK_FAIL(ctx, "arg 'b': a, b and out must have the same shape");
   for (d = 0; d < a->rank; ++d)
@@ -689,18 +690,18 @@ KERNEL(qk_add_out) {
   if (!same_dim_order(a, b) || !same_dim_order(a, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'b': a, b and out must share one dim order");
-  QK_TRY(check_u8_range(ctx, "a_quant_min", aqmin, aqmax));
-  QK_TRY(check_u8_range(ctx, "b_quant_min", bqmin, bqmax));
-  QK_TRY(check_u8_range(ctx, "out_quant_min", oqmin, oqmax));
-  QK_TRY(check_scale(ctx, "a_scale", das, &sa));
-  QK_TRY(check_scale(ctx, "b_scale", dbs, &sb));
-  QK_TRY(check_scale(ctx, "out_scale", dos, &so));
-  QK_TRY(check_zp(ctx, "a_zero_point", za));
-  QK_TRY(check_zp(ctx, "b_zero_point", zb));
-  QK_TRY(check_zp(ctx, "out_zero_point", zo));
-  QK_TRY(check_storage(ctx, a, "a"));
-  QK_TRY(check_storage(ctx, b, "b"));
-  QK_TRY(check_storage(ctx, out, "out"));
+  PTERUN_TRY(check_u8_range(ctx, "a_quant_min", aqmin, aqmax));
+  PTERUN_TRY(check_u8_range(ctx, "b_quant_min", bqmin, bqmax));
+  PTERUN_TRY(check_u8_range(ctx, "out_quant_min", oqmin, oqmax));
+  PTERUN_TRY(check_scale(ctx, "a_scale", das, &sa));
+  PTERUN_TRY(check_scale(ctx, "b_scale", dbs, &sb));
+  PTERUN_TRY(check_scale(ctx, "out_scale", dos, &so));
+  PTERUN_TRY(check_zp(ctx, "a_zero_point", za));
+  PTERUN_TRY(check_zp(ctx, "b_zero_point", zb));
+  PTERUN_TRY(check_zp(ctx, "out_zero_point", zo));
+  PTERUN_TRY(check_storage(ctx, a, "a"));
+  PTERUN_TRY(check_storage(ctx, b, "b"));
+  PTERUN_TRY(check_storage(ctx, out, "out"));
   inv = 1.0f / so;
   n = a->numel;
   za = (int32_t)za;

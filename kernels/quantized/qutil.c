@@ -5,54 +5,13 @@
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static pterun_status bad_kind(pterun_kernel_context* ctx, size_t i, const char* name,
-                              const char* want, const pterun_value* v) {
-  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg %zu '%s': expected %s, got %s", i,
-                            name, want, v == NULL ? "null" : pterun_value_tag_name(v->tag));
-}
-
-static int is_none(const pterun_value* v) {
-  return v == NULL || v->tag == PTERUN_VALUE_NONE;
-}
-
-pterun_status qk_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                            const char* name, double* out, int* has) {
-  pterun_value* v = args[i];
-  *has = 0;
-  *out = 0.0;
-  if (is_none(v)) return PTERUN_STATUS_OK;
-  *has = 1;
-  if (v->tag == PTERUN_VALUE_INT) {
-    *out = (double)v->u.i;
-    return PTERUN_STATUS_OK;
-  }
-  if (v->tag == PTERUN_VALUE_DOUBLE) {
-    *out = v->u.d;
-    return PTERUN_STATUS_OK;
-  }
-  if (v->tag == PTERUN_VALUE_BOOL) {
-    *out = v->u.b ? 1.0 : 0.0;
-    return PTERUN_STATUS_OK;
-  }
-  return bad_kind(ctx, i, name, "Scalar or None", v);
-}
-
 /* ---- tensor checks -------------------------------------------------------- */
-
-const char* qk_dtype_name(int dt) {
-  return pterun_dtype_name(dt);
-}
-
-int qk_is_float(int dt) {
-  return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F64 || dt == PTERUN_DTYPE_F16 ||
-         dt == PTERUN_DTYPE_BF16;
-}
 
 pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
                              int dtype) {
   if (t->dtype != dtype)
-    return QK_FAIL(ctx, "arg '%s': expected dtype %s, got %s", name, qk_dtype_name(dtype),
-                   qk_dtype_name(t->dtype));
+    return QK_FAIL(ctx, "arg '%s': expected dtype %s, got %s", name, pterun_dtype_name(dtype),
+                   pterun_dtype_name(t->dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -68,26 +27,6 @@ pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t
   if (t->numel > 0 && t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
     return QK_FAIL(ctx, "arg '%s': tensor storage smaller than its shape", name);
   return PTERUN_STATUS_OK;
-}
-
-pterun_status qk_resize(pterun_kernel_context* ctx, pterun_tensor* out, const char* name,
-                        size_t rank, const int64_t* sizes) {
-  pterun_status s;
-  if (rank > PTERUN_MAX_RANK) return QK_FAIL(ctx, "arg '%s': rank %zu too large", name, rank);
-  if (out->rank != rank)
-    return QK_FAIL(ctx, "arg '%s': expected rank %zu, got %d", name, rank, (int)out->rank);
-  s = pterun_tensor_resize(out, rank, sizes);
-  if (s != PTERUN_STATUS_OK)
-    return pterun_kernel_fail(ctx, s, "arg '%s': cannot resize output to the result shape", name);
-  if (out->numel > 0 && out->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': output has no data",
-                              name);
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status qk_resize_like(pterun_kernel_context* ctx, pterun_tensor* out, const char* name,
-                             const pterun_tensor* like) {
-  return qk_resize(ctx, out, name, like->rank, like->sizes);
 }
 
 int qk_qdtype_range(int dtype, int64_t* lo, int64_t* hi) {
@@ -115,24 +54,6 @@ int qk_qdtype_range(int dtype, int64_t* lo, int64_t* hi) {
       return 1;
     default: return 0;
   }
-}
-
-/* ---- float formats -------------------------------------------------------- */
-
-uint16_t qk_f32_to_f16(float f) {
-  uint32_t u, a, sign;
-  memcpy(&u, &f, 4);
-  sign = (u >> 16) & 0x8000u;
-  a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  /* NaN */
-  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to inf */
-  if (a < 0x38800000u) {                                   /* half subnormal (or zero) */
-    float af;
-    memcpy(&af, &a, 4);
-    return (uint16_t)(sign | (uint32_t)nearbyintf(af * 16777216.0f));
-  }
-  a = a - 0x38000000u + 0xfffu + ((a >> 13) & 1u);
-  return (uint16_t)(sign | (a >> 13));
 }
 
 /* ---- element loops -------------------------------------------------------- */
@@ -163,7 +84,7 @@ void qk_quantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t o
   const float zpf = (float)zp;
 #define LD_F32(x) (inv * (x))
 #define LD_F64(x) ((float)((double)inv * (x)))
-#define LD_F16(x) (inv * qk_f16_to_f32(x))
+#define LD_F16(x) (inv * pterun_f16_to_f32(x))
   switch (in_dt) {
     case PTERUN_DTYPE_F32: QK_QOUT(float, LD_F32); break;
     case PTERUN_DTYPE_F64: QK_QOUT(double, LD_F64); break;
@@ -215,15 +136,15 @@ void qk_dequantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t
     case PTERUN_DTYPE_F16: {
       uint16_t* op = (uint16_t*)out + off;
       if (exact_1d) {
-        QK_DIN(op[k] = qk_f32_to_f16(qk_round_f16((float)d) * s));
+        QK_DIN(op[k] = pterun_f32_to_f16(qk_round_f16((float)d) * s));
       } else {
-        QK_DIN(op[k] = qk_f32_to_f16((float)d * s));
+        QK_DIN(op[k] = pterun_f32_to_f16((float)d * s));
       }
       break;
     }
     case PTERUN_DTYPE_BF16: {
       uint16_t* op = (uint16_t*)out + off;
-      QK_DIN(op[k] = qk_f32_to_bf16((float)d * s));
+      QK_DIN(op[k] = pterun_f32_to_bf16((float)d * s));
       break;
     }
     default: break;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pterun/kernel_util.h"
 #include "ptext.h"
 
 /* ---- layout ------------------------------------------------------------------ */
@@ -275,14 +276,6 @@ static int pt_src_from_dlpack(PyObject* obj, pt_input* in, pt_src* src, size_t i
   return 0;
 }
 
-static uint16_t pt_f32_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-  x += 0x7fffu + ((x >> 16) & 1u); /* round to nearest even */
-  return (uint16_t)(x >> 16);
-}
-
 static int pt_prepare_tensor(pt_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
                              pt_input* in) {
   pt_src src;
@@ -372,7 +365,7 @@ static int pt_prepare_tensor(pt_state* st, PyObject* obj, size_t index, const pt
     size_t j;
     for (j = 0; j < numel; ++j) {
       float v = f[j];
-      out[j] = pt_f32_to_bf16(v);
+      out[j] = pterun_f32_to_bf16(v);
     }
     nbytes = numel * 2;
   }

@@ -10,6 +10,7 @@
 
 /* pterun public */
 #include "pterun/allocator.h"
+#include "pterun/kernel_util.h"
 #include "pterun/log.h"
 #include "pterun/status.h"
 #include "pterun/tensor.h"
@@ -30,11 +31,8 @@ pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const c
 /* The logger to use: `logger` when given (fn != NULL), else the fallback. */
 pterun_logger pt_logger_or(const pterun_logger* logger, const pterun_logger* fallback);
 
-#define PT_FORWARD(expr)                                                                           \
-  do {                                                                                             \
-    pterun_status pt_fwd_s_ = (expr);                                                              \
-    if (pt_fwd_s_ != PTERUN_STATUS_OK) return pt_fwd_s_;                                           \
-  } while (0)
+/* Status propagation is the kit's PTERUN_TRY (pterun/kernel_util.h): one
+ * macro for the core and every kernel library. */
 
 /* ---- memory (alloc.c) ---- */
 /* Allocation through an optional caller allocator; NULL means malloc. All

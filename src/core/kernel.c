@@ -19,6 +19,10 @@ const char* pterun_kernel_op_name(const pterun_kernel_context* ctx) {
   return ctx != NULL && ctx->op_name != NULL ? ctx->op_name : "";
 }
 
+void pterun_kernel_note_slow_path(pterun_kernel_context* ctx, const char* reason) {
+  if (ctx != NULL) ctx->slow_path = reason;
+}
+
 void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t align) {
   if (ctx == NULL || ctx->scratch == NULL || align == 0 || (align & (align - 1)) != 0) return NULL;
   uintptr_t base = (uintptr_t)ctx->scratch + ctx->scratch_used;
@@ -45,6 +49,6 @@ pterun_status pterun_kernel_invoke(pterun_kernel_fn fn, const char* op_name, pte
     if (args[i] == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_logger lg = pt_logger_or(logger, NULL);
   struct pterun_kernel_context ctx = {
-      &lg, op_name, (uint8_t*)scratch, scratch ? scratch_bytes : 0, 0, NULL, 0};
+      &lg, op_name, (uint8_t*)scratch, scratch ? scratch_bytes : 0, 0, NULL, NULL, 0};
   return fn(&ctx, args, nargs);
 }

@@ -1,6 +1,11 @@
-/* Argument accessors for kernel libraries (declared in pterun/kernel.h): one
- * implementation of "is this argument what the schema says" for every
- * library, with messages that name the argument. */
+/* Argument accessors and output resizing for kernel libraries (declared in
+ * pterun/kernel.h): one implementation of "is this argument what the schema
+ * says" for every library, with messages that name the argument. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "pterun/kernel.h"
 
 static const char* tag_name(const pterun_value* v) {
@@ -83,6 +88,43 @@ pterun_status pterun_arg_opt_double(pterun_kernel_context* ctx, pterun_value** a
   return pterun_arg_double(ctx, args, i, name, out);
 }
 
+pterun_status pterun_arg_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                const char* name, pterun_scalar* out) {
+  pterun_value* v = args[i];
+  memset(out, 0, sizeof(*out));
+  if (v == NULL) return bad_kind(ctx, i, name, "Scalar", v);
+  switch (v->tag) {
+    case PTERUN_VALUE_INT:
+      out->i = v->u.i;
+      out->d = (double)v->u.i;
+      return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_DOUBLE:
+      out->d = v->u.d;
+      /* Saturating so a huge or NaN double never makes an out-of-range cast. */
+      out->i = isnan(v->u.d)                      ? 0
+               : v->u.d >= 9.2233720368547758e18  ? INT64_MAX
+               : v->u.d <= -9.2233720368547758e18 ? INT64_MIN
+                                                  : (int64_t)v->u.d;
+      out->is_float = 1;
+      return PTERUN_STATUS_OK;
+    case PTERUN_VALUE_BOOL:
+      out->i = v->u.b ? 1 : 0;
+      out->d = (double)out->i;
+      out->is_bool = 1;
+      return PTERUN_STATUS_OK;
+    default: return bad_kind(ctx, i, name, "Scalar", v);
+  }
+}
+
+pterun_status pterun_arg_opt_scalar(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                    const char* name, pterun_scalar* out, int* has) {
+  *has = 0;
+  memset(out, 0, sizeof(*out));
+  if (is_none(args[i])) return PTERUN_STATUS_OK;
+  *has = 1;
+  return pterun_arg_scalar(ctx, args, i, name, out);
+}
+
 pterun_status pterun_arg_string(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                 const char* name, const char** data, size_t* len) {
   pterun_value* v = args[i];
@@ -120,4 +162,57 @@ pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** 
   if (v == NULL || v->tag != PTERUN_VALUE_LIST_TENSOR) return bad_kind(ctx, i, name, "Tensor[]", v);
   *out = v;
   return PTERUN_STATUS_OK;
+}
+
+/* "[2, 3]" into buf (cut at cap, always terminated). */
+static void format_shape(char* buf, size_t cap, size_t rank, const int64_t* sizes) {
+  size_t used;
+  int n = snprintf(buf, cap, "[");
+  used = n > 0 ? (size_t)n : 0;
+  for (size_t k = 0; k < rank && used < cap; ++k) {
+    n = snprintf(buf + used, cap - used, k ? ", %" PRId64 : "%" PRId64, sizes[k]);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  if (used < cap) snprintf(buf + used, cap - used, "]");
+}
+
+pterun_status pterun_out_resize(pterun_kernel_context* ctx, pterun_tensor* out, const char* name,
+                                size_t rank, const int64_t* sizes) {
+  char want[256], have[256];
+  pterun_status s;
+  size_t k = 0;
+  if (rank > PTERUN_MAX_RANK)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': result rank %zu exceeds the maximum %d", name, rank,
+                              PTERUN_MAX_RANK);
+  format_shape(want, sizeof want, rank, sizes);
+  format_shape(have, sizeof have, out->rank, out->sizes);
+  /* ExecuTorch never changes an output's rank: the memory plan is per rank. */
+  if (out->rank != rank)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': cannot resize from %s to %s (rank %d to %zu)", name, have,
+                              want, (int)out->rank, rank);
+  while (k < rank && out->sizes[k] == sizes[k]) ++k;
+  /* Also for the same shape: the resize checks the bytes fit the memory. */
+  s = pterun_tensor_resize(out, rank, sizes);
+  if (s != PTERUN_STATUS_OK && k == rank)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': output of shape %s needs %zu bytes, has %zu", name, have,
+                              out->nbytes, out->capacity);
+  if (s != PTERUN_STATUS_OK)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': cannot resize from %s to %s (%s)", name, have, want,
+                              pterun_status_str(s));
+  /* Every kernel writes its outputs after resizing them: an output without
+   * memory (an unplanned or freed tensor) is an error, never a NULL write. */
+  if (out->numel > 0 && out->data == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': output tensor has no memory", name);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_out_resize_like(pterun_kernel_context* ctx, pterun_tensor* out,
+                                     const char* name, const pterun_tensor* like) {
+  return pterun_out_resize(ctx, out, name, like->rank, like->sizes);
 }

@@ -5,6 +5,7 @@
 
 #include "src/core/kernel_context.h"
 #include "src/core/method_internal.h"
+#include "src/core/profile_internal.h"
 #include "src/core/schema.h"
 
 /* "2,3,4" into buf, truncated if it does not fit. */
@@ -242,8 +243,10 @@ pterun_status pterun_method_execute(pterun_method* m) {
   // back and a view's borrowed capacity does not outlive the run.
   memcpy(m->tensors, m->tensors_initial, m->tensor_count * sizeof *m->tensors);
 
-  struct pterun_kernel_context ctx = {&m->logger, NULL,          m->scratch,    m->scratch_size,
-                                      0,          m->threadpool, m->max_threads};
+  struct pterun_kernel_context ctx = {&m->logger, NULL, m->scratch,    m->scratch_size,
+                                      0,          NULL, m->threadpool, m->max_threads};
+  pterun_profiler* prof = m->profiler; /* the one profiling branch per kernel call */
+  if (prof != NULL) pt_profiler_run_begin(prof);
   uint64_t executed = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) {
     const pt_chain* ch = &m->chains[c];
@@ -259,7 +262,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
         case PT_INSTR_KERNEL_CALL: {
           ctx.op_name = m->op_names[in->a];
           ctx.scratch_used = 0;
-          pterun_status st = in->fn(&ctx, in->args, in->b);
+          pterun_status st = prof == NULL ? in->fn(&ctx, in->args, in->b)
+                                          : pt_profiler_call(prof, in, &ctx, c, pc);
           if (st != PTERUN_STATUS_OK)
             return pt_fail(&m->logger, st, "instruction %u:%u (%s) failed: %s", c, pc, ctx.op_name,
                            pterun_status_str(st));
@@ -269,7 +273,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
         case PT_INSTR_MOVE_CALL: move_value(m, &m->values[in->a], &m->values[in->b]); break;
         case PT_INSTR_JUMP_FALSE_CALL: {
           bool cond;
-          PT_FORWARD(condition(m, &m->values[in->a], &cond));
+          PTERUN_TRY(condition(m, &m->values[in->a], &cond));
           if (!cond) next = in->b;
           break;
         }
@@ -289,5 +293,6 @@ pterun_status pterun_method_execute(pterun_method* m) {
   }
   for (uint32_t k = 0; k < m->input_count; ++k)
     if (m->input_shared[k]) m->input_set[k] = 0;
+  if (prof != NULL) pt_profiler_run_end(prof);
   return PTERUN_STATUS_OK;
 }

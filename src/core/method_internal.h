@@ -71,6 +71,7 @@ struct pterun_method {
   struct pterun_threadpool* threadpool; /* pterun_method_options.threadpool (not owned) */
   size_t max_threads;
   uint64_t budget;
+  pterun_profiler* profiler; /* NULL: the interpreter takes no timings */
 };
 
 /* Runs layout operators whose inputs are all constant once, at load, into

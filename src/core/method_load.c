@@ -5,6 +5,7 @@
 
 #include "src/core/data_internal.h"
 #include "src/core/method_internal.h"
+#include "src/core/profile_internal.h"
 #include "src/core/registry_internal.h"
 #include "src/core/schema.h"
 
@@ -224,7 +225,7 @@ static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi,
   pt_tensor_meta tm;
   char where[96];
   snprintf(where, sizeof where, "method '%s' value %u", L->name, vi);
-  PT_FORWARD(pt_tensor_meta_read(L->p, pl, &tm, where));
+  PTERUN_TRY(pt_tensor_meta_read(L->p, pl, &tm, where));
   t->dtype = tm.dtype;
   t->rank = tm.rank;
   t->dynamism = tm.dynamism;
@@ -235,7 +236,7 @@ static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi,
     return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: tensor size overflows", vi);
   t->capacity = t->nbytes;
   pt_data_entry ext;
-  if (tm.external) PT_FORWARD(find_external(L, &tm, vi, &ext));
+  if (tm.external) PTERUN_TRY(find_external(L, &tm, vi, &ext));
   if (tm.planned) {
     if (tm.memory_id == 0 || tm.memory_id > m->planned_count)
       return lfail(L, PTERUN_STATUS_MEMORY_PLAN,
@@ -253,7 +254,7 @@ static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi,
       memcpy(t->data, ext.bytes, (size_t)tm.nbytes);
     } else if (tm.data_buffer_idx > 0) {
       const uint8_t* init;
-      PT_FORWARD(pt_program_mutable(L->p, tm.data_buffer_idx, tm.nbytes, &init));
+      PTERUN_TRY(pt_program_mutable(L->p, tm.data_buffer_idx, tm.nbytes, &init));
       if (tm.nbytes > 0) memcpy(t->data, init, (size_t)tm.nbytes);
     }
     aux->planned = 1;
@@ -265,7 +266,7 @@ static pterun_status parse_tensor(loader* L, const pt_fb_table* pl, uint32_t vi,
     aux->has_memory = 1;
   } else if (tm.data_buffer_idx > 0) {
     const uint8_t* c;
-    PT_FORWARD(pt_program_constant(L->p, tm.data_buffer_idx, tm.nbytes, &c));
+    PTERUN_TRY(pt_program_constant(L->p, tm.data_buffer_idx, tm.nbytes, &c));
     t->data = (void*)c;
     aux->planned = 1;
     aux->has_memory = 1;
@@ -325,7 +326,7 @@ static pterun_status parse_values(loader* L) {
             return lfail(L, PTERUN_STATUS_INVALID_PROGRAM, "value %u: tensor payload missing", i);
           v->tag = PTERUN_VALUE_TENSOR;
           v->u.tensor = &m->tensors[ti];
-          PT_FORWARD(parse_tensor(L, &pl, i, &m->tensors[ti], &m->aux[ti]));
+          PTERUN_TRY(parse_tensor(L, &pl, i, &m->tensors[ti], &m->aux[ti]));
           ++ti;
           break;
         case PT_KT_INT_LIST:
@@ -546,10 +547,10 @@ static pterun_status load(loader* L) {
     m->inputs[k] = (uint32_t)pt_fb_vec_i32(&L->inputs, k);
   for (uint32_t k = 0; k < m->output_count; ++k)
     m->outputs[k] = (uint32_t)pt_fb_vec_i32(&L->outputs, k);
-  PT_FORWARD(bind_planned(L));
-  PT_FORWARD(parse_values(L));
-  PT_FORWARD(build_instructions(L));
-  if (L->o == NULL || !L->o->no_constant_folding) PT_FORWARD(pt_fold_constants(m));
+  PTERUN_TRY(bind_planned(L));
+  PTERUN_TRY(parse_values(L));
+  PTERUN_TRY(build_instructions(L));
+  if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
   memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
   // An input is written by set_input: it must not be constant data (that
@@ -565,6 +566,10 @@ static pterun_status load(loader* L) {
   for (uint32_t k = 0; k < m->input_count; ++k)
     m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
   mark_shared_inputs(m);
+  if (L->o != NULL && L->o->profiler != NULL) {
+    PTERUN_TRY(pt_profiler_attach(L->o->profiler, m, L->name));
+    m->profiler = L->o->profiler;
+  }
   m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget
                                                        : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
   return PTERUN_STATUS_OK;
@@ -602,6 +607,7 @@ pterun_status pterun_method_load(const pterun_program* program, const char* name
 
 void pterun_method_destroy(pterun_method* m) {
   if (m == NULL) return;
+  if (m->profiler != NULL) pt_profiler_detach(m->profiler);
   pterun_allocator copy = m->allocator_copy;
   const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
   if (m->block != NULL && m->owned_planned != NULL)

@@ -106,7 +106,7 @@ static pterun_status parse_data_tables(pterun_program* p) {
       if (p->constant_buffers.len > 1)
         return bad(p, "both constant_segment and constant_buffer hold constants; only one %s",
                    "may");
-      PT_FORWARD(pt_program_segment(p, pt_fb_u32(&cs, PT_SUBSEG_INDEX, 0), &p->constant_data,
+      PTERUN_TRY(pt_program_segment(p, pt_fb_u32(&cs, PT_SUBSEG_INDEX, 0), &p->constant_data,
                                     &p->constant_size));
     }
   } else {
@@ -123,7 +123,7 @@ static pterun_status parse_data_tables(pterun_program* p) {
     if (pt_fb_get_vector(&m0, PT_SUBSEG_OFFSETS, 8, &p->mutable_offsets) < 0)
       return bad(p, "Program.%s[0].offsets is malformed", "mutable_data_segments");
     if (p->mutable_offsets.len > 1)
-      PT_FORWARD(pt_program_segment(p, pt_fb_u32(&m0, PT_SUBSEG_INDEX, 0), &p->mutable_data,
+      PTERUN_TRY(pt_program_segment(p, pt_fb_u32(&m0, PT_SUBSEG_INDEX, 0), &p->mutable_data,
                                     &p->mutable_size));
     p->has_mutable = 1;
   }
@@ -131,7 +131,7 @@ static pterun_status parse_data_tables(pterun_program* p) {
 }
 
 static pterun_status finish_load(pterun_program* p) {
-  PT_FORWARD(parse_container(p));
+  PTERUN_TRY(parse_container(p));
   int r = pt_fb_get_vector(&p->root, PT_PROGRAM_EXECUTION_PLAN, 4, &p->plans);
   if (r != 1) return bad(p, "Program.%s is missing or malformed", "execution_plan");
   if (pt_fb_get_vector(&p->root, PT_PROGRAM_SEGMENTS, 4, &p->segments) < 0)
@@ -140,7 +140,7 @@ static pterun_status finish_load(pterun_program* p) {
     return bad(p, "Program.%s is malformed", "constant_buffer");
   if (pt_fb_get_vector(&p->root, PT_PROGRAM_NAMED_DATA, 4, &p->named_data) < 0)
     return bad(p, "Program.%s is malformed", "named_data");
-  PT_FORWARD(pt_verify_program(p));
+  PTERUN_TRY(pt_verify_program(p));
   return parse_data_tables(p);
 }
 
@@ -173,7 +173,7 @@ pterun_status pterun_program_load_buffer(const void* data, size_t size,
   if (program_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *program_out = NULL;
   pterun_program* p;
-  PT_FORWARD(new_program(options, &p));
+  PTERUN_TRY(new_program(options, &p));
   if (data == NULL) {
     pterun_status st = pt_fail(&p->logger, PTERUN_STATUS_INVALID_ARGUMENT, "program data is NULL");
     pterun_program_destroy(p);
@@ -204,7 +204,7 @@ pterun_status pterun_program_load_file(const char* path, pterun_file_mode mode,
   if (program_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *program_out = NULL;
   pterun_program* p;
-  PT_FORWARD(new_program(options, &p));
+  PTERUN_TRY(new_program(options, &p));
   pterun_status st = pt_file_image_open(path, mode, p->allocator, &p->logger, &p->image);
   if (st != PTERUN_STATUS_OK) {
     pterun_program_destroy(p);

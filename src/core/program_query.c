@@ -75,7 +75,7 @@ static uint32_t vec_len(const pt_fb_table* t, unsigned slot, size_t elem) {
 pterun_status pterun_program_method_info(const pterun_program* p, size_t method,
                                          pterun_method_info* info) {
   pt_fb_table plan;
-  PT_FORWARD(plan_of(p, method, &plan));
+  PTERUN_TRY(plan_of(p, method, &plan));
   if (info == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   memset(info, 0, sizeof *info);
   info->name = pterun_program_method_name(p, method);
@@ -100,7 +100,7 @@ pterun_status pterun_program_planned_buffer_size(const pterun_program* p, size_t
                                                  size_t buffer, uint64_t* size_out) {
   pt_fb_table plan;
   pt_fb_vec sizes;
-  PT_FORWARD(plan_of(p, method, &plan));
+  PTERUN_TRY(plan_of(p, method, &plan));
   if (pt_fb_get_vector(&plan, PT_PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes) != 1 ||
       buffer + 1 >= sizes.len)
     return PTERUN_STATUS_NOT_FOUND;
@@ -112,7 +112,7 @@ static pterun_status io_info(const pterun_program* p, size_t method, size_t i, u
                              pterun_io_info* info) {
   pt_fb_table plan, ev, pl;
   pt_fb_vec idx, values;
-  PT_FORWARD(plan_of(p, method, &plan));
+  PTERUN_TRY(plan_of(p, method, &plan));
   if (info == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   memset(info, 0, sizeof *info);
   if (pt_fb_get_vector(&plan, slot, 4, &idx) != 1 || i >= idx.len) return PTERUN_STATUS_NOT_FOUND;
@@ -125,7 +125,7 @@ static pterun_status io_info(const pterun_program* p, size_t method, size_t i, u
     case PT_KT_TENSOR: {
       pt_tensor_meta m;
       if (!has) return PTERUN_STATUS_INTERNAL;
-      PT_FORWARD(pt_tensor_meta_read(p, &pl, &m, "io"));
+      PTERUN_TRY(pt_tensor_meta_read(p, &pl, &m, "io"));
       info->tag = PTERUN_VALUE_TENSOR;
       info->dtype = m.dtype;
       info->rank = m.rank;
@@ -173,7 +173,7 @@ pterun_status pterun_program_method_operator(const pterun_program* p, size_t met
                                              const char** name_out, const char** overload_out) {
   pt_fb_table plan, op;
   pt_fb_vec ops;
-  PT_FORWARD(plan_of(p, method, &plan));
+  PTERUN_TRY(plan_of(p, method, &plan));
   if (pt_fb_get_vector(&plan, PT_PLAN_OPERATORS, 4, &ops) != 1 || i >= ops.len ||
       !pt_fb_vec_table(&ops, (uint32_t)i, &op))
     return PTERUN_STATUS_NOT_FOUND;
@@ -190,7 +190,7 @@ pterun_status pterun_program_method_delegate(const pterun_program* p, size_t met
                                              const char** backend_out) {
   pt_fb_table plan, d;
   pt_fb_vec ds;
-  PT_FORWARD(plan_of(p, method, &plan));
+  PTERUN_TRY(plan_of(p, method, &plan));
   if (pt_fb_get_vector(&plan, PT_PLAN_DELEGATES, 4, &ds) != 1 || i >= ds.len ||
       !pt_fb_vec_table(&ds, (uint32_t)i, &d))
     return PTERUN_STATUS_NOT_FOUND;

@@ -255,52 +255,52 @@ static pterun_status verify_plan(vctx* v, const pt_fb_table* plan, uint32_t pi) 
   int r = pt_fb_get_table(plan, PT_PLAN_CONTAINER_META, &cm);
   V_REQUIRE(r >= 0, "container_meta_type malformed");
   if (r == 1) {
-    PT_FORWARD(opt_string(v, &cm, PT_CONTAINER_INP, "encoded_inp_str malformed"));
-    PT_FORWARD(opt_string(v, &cm, PT_CONTAINER_OUT, "encoded_out_str malformed"));
+    PTERUN_TRY(opt_string(v, &cm, PT_CONTAINER_INP, "encoded_inp_str malformed"));
+    PTERUN_TRY(opt_string(v, &cm, PT_CONTAINER_OUT, "encoded_out_str malformed"));
   }
   pt_fb_vec values, ops, delegates, chains, sizes, devs;
-  PT_FORWARD(table_vector(v, plan, PT_PLAN_VALUES, 1, &values, "values missing or malformed"));
-  PT_FORWARD(table_vector(v, plan, PT_PLAN_OPERATORS, 0, &ops, "operators malformed"));
-  PT_FORWARD(
+  PTERUN_TRY(table_vector(v, plan, PT_PLAN_VALUES, 1, &values, "values missing or malformed"));
+  PTERUN_TRY(table_vector(v, plan, PT_PLAN_OPERATORS, 0, &ops, "operators malformed"));
+  PTERUN_TRY(
       table_vector(v, plan, PT_PLAN_DELEGATES, 1, &delegates, "delegates missing or malformed"));
-  PT_FORWARD(table_vector(v, plan, PT_PLAN_CHAINS, 1, &chains, "chains missing or malformed"));
-  PT_FORWARD(table_vector(v, plan, PT_PLAN_NON_CONST_BUFFER_DEVICE, 0, &devs,
+  PTERUN_TRY(table_vector(v, plan, PT_PLAN_CHAINS, 1, &chains, "chains missing or malformed"));
+  PTERUN_TRY(table_vector(v, plan, PT_PLAN_NON_CONST_BUFFER_DEVICE, 0, &devs,
                           "non_const_buffer_device malformed"));
   V_REQUIRE(chains.len > 0, "method has no chains");
   V_REQUIRE(pt_fb_get_vector(plan, PT_PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes) == 1,
             "non_const_buffer_sizes missing or malformed");
   for (uint32_t k = 0; k < sizes.len; ++k)
     V_REQUIRE(pt_fb_vec_i64(&sizes, k) >= 0, "negative planned buffer size");
-  PT_FORWARD(
+  PTERUN_TRY(
       index_vector(v, plan, PT_PLAN_INPUTS, values.len, "inputs missing or index out of range"));
-  PT_FORWARD(
+  PTERUN_TRY(
       index_vector(v, plan, PT_PLAN_OUTPUTS, values.len, "outputs missing or index out of range"));
 
   for (uint32_t k = 0; k < values.len; ++k) {
     snprintf(v->where, sizeof v->where, "%s value %u", base, k);
-    PT_FORWARD(verify_value(v, &values, k));
+    PTERUN_TRY(verify_value(v, &values, k));
   }
   snprintf(v->where, sizeof v->where, "%s", base);
   for (uint32_t k = 0; k < ops.len; ++k) {
     pt_fb_table op;
     pt_fb_vec_table(&ops, k, &op);
-    PT_FORWARD(req_string(v, &op, PT_OPERATOR_NAME, "operator name missing or malformed"));
-    PT_FORWARD(opt_string(v, &op, PT_OPERATOR_OVERLOAD, "operator overload malformed"));
+    PTERUN_TRY(req_string(v, &op, PT_OPERATOR_NAME, "operator name missing or malformed"));
+    PTERUN_TRY(opt_string(v, &op, PT_OPERATOR_OVERLOAD, "operator overload malformed"));
   }
   for (uint32_t k = 0; k < delegates.len; ++k) {
     pt_fb_table d, ref;
     pt_fb_vec specs;
     pt_fb_vec_table(&delegates, k, &d);
-    PT_FORWARD(req_string(v, &d, PT_DELEGATE_ID, "delegate id missing or malformed"));
+    PTERUN_TRY(req_string(v, &d, PT_DELEGATE_ID, "delegate id missing or malformed"));
     V_REQUIRE(pt_fb_get_table(&d, PT_DELEGATE_PROCESSED, &ref) >= 0,
               "delegate data reference malformed");
-    PT_FORWARD(
+    PTERUN_TRY(
         table_vector(v, &d, PT_DELEGATE_COMPILE_SPECS, 0, &specs, "compile specs malformed"));
     for (uint32_t s = 0; s < specs.len; ++s) {
       pt_fb_table sp;
       pt_fb_vec bytes;
       pt_fb_vec_table(&specs, s, &sp);
-      PT_FORWARD(opt_string(v, &sp, PT_SPEC_KEY, "compile spec key malformed"));
+      PTERUN_TRY(opt_string(v, &sp, PT_SPEC_KEY, "compile spec key malformed"));
       V_REQUIRE(pt_fb_get_vector(&sp, PT_SPEC_VALUE, 1, &bytes) >= 0,
                 "compile spec value malformed");
     }
@@ -312,26 +312,26 @@ static pterun_status verify_plan(vctx* v, const pt_fb_table* plan, uint32_t pi) 
     snprintf(v->where, sizeof v->where, "%s chain %u", base, c);
     V_REQUIRE(pt_fb_get_vector(&ch, PT_CHAIN_INPUTS, 4, &tmp) >= 0, "chain inputs malformed");
     V_REQUIRE(pt_fb_get_vector(&ch, PT_CHAIN_OUTPUTS, 4, &tmp) >= 0, "chain outputs malformed");
-    PT_FORWARD(table_vector(v, &ch, PT_CHAIN_INSTRUCTIONS, 1, &instrs,
+    PTERUN_TRY(table_vector(v, &ch, PT_CHAIN_INSTRUCTIONS, 1, &instrs,
                             "instructions missing or malformed"));
-    PT_FORWARD(table_vector(v, &ch, PT_CHAIN_STACKTRACE, 0, &st, "stacktrace malformed"));
+    PTERUN_TRY(table_vector(v, &ch, PT_CHAIN_STACKTRACE, 0, &st, "stacktrace malformed"));
     for (uint32_t i = 0; i < st.len; ++i) {
       pt_fb_table fl;
       pt_fb_vec frames;
       pt_fb_vec_table(&st, i, &fl);
-      PT_FORWARD(
+      PTERUN_TRY(
           table_vector(v, &fl, PT_FRAMELIST_ITEMS, 0, &frames, "stacktrace frames malformed"));
       for (uint32_t f = 0; f < frames.len; ++f) {
         pt_fb_table fr;
         pt_fb_vec_table(&frames, f, &fr);
-        PT_FORWARD(opt_string(v, &fr, PT_FRAME_FILENAME, "frame filename malformed"));
-        PT_FORWARD(opt_string(v, &fr, PT_FRAME_NAME, "frame name malformed"));
-        PT_FORWARD(opt_string(v, &fr, PT_FRAME_CONTEXT, "frame context malformed"));
+        PTERUN_TRY(opt_string(v, &fr, PT_FRAME_FILENAME, "frame filename malformed"));
+        PTERUN_TRY(opt_string(v, &fr, PT_FRAME_NAME, "frame name malformed"));
+        PTERUN_TRY(opt_string(v, &fr, PT_FRAME_CONTEXT, "frame context malformed"));
       }
     }
     for (uint32_t i = 0; i < instrs.len; ++i) {
       snprintf(v->where, sizeof v->where, "%s chain %u instruction %u", base, c, i);
-      PT_FORWARD(verify_instruction(v, &instrs, i, values.len, ops.len, delegates.len));
+      PTERUN_TRY(verify_instruction(v, &instrs, i, values.len, ops.len, delegates.len));
     }
   }
   return PTERUN_STATUS_OK;
@@ -341,7 +341,7 @@ pterun_status pt_verify_program(pterun_program* p) {
   vctx vc = {p, "Program"};
   vctx* v = &vc;
   pt_fb_vec tmp;
-  PT_FORWARD(table_vector(v, &p->root, PT_PROGRAM_SEGMENTS, 0, &tmp, "segments malformed"));
+  PTERUN_TRY(table_vector(v, &p->root, PT_PROGRAM_SEGMENTS, 0, &tmp, "segments malformed"));
   for (uint32_t i = 0; i < tmp.len; ++i) {
     pt_fb_table s;
     pt_fb_vec_table(&tmp, i, &s);
@@ -349,7 +349,7 @@ pterun_status pt_verify_program(pterun_program* p) {
         pt_fb_check_scalar(&s, PT_SEGMENT_OFFSET, 8) && pt_fb_check_scalar(&s, PT_SEGMENT_SIZE, 8),
         "segment fields malformed");
   }
-  PT_FORWARD(
+  PTERUN_TRY(
       table_vector(v, &p->root, PT_PROGRAM_CONSTANT_BUFFER, 0, &tmp, "constant_buffer malformed"));
   for (uint32_t i = 0; i < tmp.len; ++i) {
     pt_fb_table b;
@@ -358,7 +358,7 @@ pterun_status pt_verify_program(pterun_program* p) {
     V_REQUIRE(pt_fb_get_vector(&b, PT_BUFFER_STORAGE, 1, &st) >= 0,
               "constant buffer storage malformed");
   }
-  PT_FORWARD(table_vector(v, &p->root, PT_PROGRAM_BACKEND_DELEGATE_DATA, 0, &tmp,
+  PTERUN_TRY(table_vector(v, &p->root, PT_PROGRAM_BACKEND_DELEGATE_DATA, 0, &tmp,
                           "backend_delegate_data malformed"));
   for (uint32_t i = 0; i < tmp.len; ++i) {
     pt_fb_table b;
@@ -366,13 +366,13 @@ pterun_status pt_verify_program(pterun_program* p) {
     pt_fb_vec_table(&tmp, i, &b);
     V_REQUIRE(pt_fb_get_vector(&b, PT_BUFFER_STORAGE, 1, &st) >= 0, "delegate data malformed");
   }
-  PT_FORWARD(table_vector(v, &p->root, PT_PROGRAM_MUTABLE_DATA_SEGMENTS, 0, &tmp,
+  PTERUN_TRY(table_vector(v, &p->root, PT_PROGRAM_MUTABLE_DATA_SEGMENTS, 0, &tmp,
                           "mutable_data_segments malformed"));
-  PT_FORWARD(table_vector(v, &p->root, PT_PROGRAM_NAMED_DATA, 0, &tmp, "named_data malformed"));
+  PTERUN_TRY(table_vector(v, &p->root, PT_PROGRAM_NAMED_DATA, 0, &tmp, "named_data malformed"));
   for (uint32_t i = 0; i < tmp.len; ++i) {
     pt_fb_table nd;
     pt_fb_vec_table(&tmp, i, &nd);
-    PT_FORWARD(req_string(v, &nd, PT_NAMED_KEY, "named data key missing or malformed"));
+    PTERUN_TRY(req_string(v, &nd, PT_NAMED_KEY, "named data key missing or malformed"));
     V_REQUIRE(pt_fb_check_scalar(&nd, PT_NAMED_SEGMENT_INDEX, 4),
               "named data segment index malformed");
   }
@@ -380,7 +380,7 @@ pterun_status pt_verify_program(pterun_program* p) {
     pt_fb_table plan;
     snprintf(v->where, sizeof v->where, "execution_plan[%u]", i);
     V_REQUIRE(pt_fb_vec_table(&p->plans, i, &plan), "execution plan malformed");
-    PT_FORWARD(verify_plan(v, &plan, i));
+    PTERUN_TRY(verify_plan(v, &plan, i));
   }
   return PTERUN_STATUS_OK;
 }

@@ -223,7 +223,9 @@ void pterun_threadpool_destroy(pterun_threadpool* pool) {
   free(pool);
 }
 
-size_t pterun_threadpool_size(const pterun_threadpool* pool) { return pool ? pool->size : 1; }
+size_t pterun_threadpool_size(const pterun_threadpool* pool) {
+  return pool ? pool->size : 1;
+}
 
 static void tp_external_worker(void* arg, size_t w) {
   (void)w;
@@ -301,10 +303,12 @@ static void tp_run_2d_tile(const tp_job* j, size_t t) {
   j->fn.f2(j->ctx, i, jj, ni, nj);
 }
 
-static size_t tp_ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+static size_t tp_ceil_div(size_t a, size_t b) {
+  return a / b + (a % b != 0);
+}
 
-void pterun_parallelize_1d(pterun_threadpool* pool, pterun_task_1d_fn fn, void* ctx,
-                           size_t range, uint32_t flags) {
+void pterun_parallelize_1d(pterun_threadpool* pool, pterun_task_1d_fn fn, void* ctx, size_t range,
+                           uint32_t flags) {
   if (!fn || range == 0) return;
   tp_job job;
   memset(&job, 0, sizeof job);

@@ -26,7 +26,7 @@
 #include "pterun/kernel.h"
 #include "pterun/kernels/portable.h"
 #include "tests/harness/pt_test.h"
-#include "tests/kernels/test_nn_common.h"
+#include "pterun/kernel_util.h"
 
 #define MAX_ARGS 24
 #define MAX_NODES 256
@@ -102,10 +102,10 @@ static int64_t logical_off(const pterun_tensor* t, int64_t n) {
 }
 
 static void store_val(pterun_tensor* t, int64_t off, const char* s) {
-  if (pt_is_float(t->dtype))
-    pt_test_store_f64(t->data, t->dtype, off, strtod(s, NULL));
+  if (pterun_dtype_is_float(t->dtype))
+    pterun_store_f64(t->data, t->dtype, off, strtod(s, NULL));
   else
-    pt_test_store_i64(t->data, t->dtype, off, strtoll(s, NULL, 10));
+    pterun_store_i64(t->data, t->dtype, off, strtoll(s, NULL, 10));
 }
 
 /* Reads one argument after its "arg" token. */
@@ -133,8 +133,8 @@ static pterun_value* read_tensor(reader* r, arena* a, int kind) {
     if (kind == 2) {
       int64_t seed = tok_i(r);
       for (n = 0; n < t->numel; ++n)
-        pt_test_store_f64(t->data, t->dtype, logical_off(t, n),
-                          (double)((n * 7919 + seed * 104729) % 2001 - 1000) / 1000.0);
+        pterun_store_f64(t->data, t->dtype, logical_off(t, n),
+                         (double)((n * 7919 + seed * 104729) % 2001 - 1000) / 1000.0);
     } else {
       for (n = 0; n < t->numel; ++n) store_val(t, logical_off(t, n), tok(r));
     }
@@ -269,12 +269,12 @@ static int check_expect(reader* r, const pterun_tensor* t, double atol, double r
   for (n = 0; n < want.numel; ++n) {
     const char* s = tok(r);
     int64_t off = logical_off(t, n);
-    if (pt_is_float(t->dtype)) {
-      double g = pt_test_load_f64(t->data, t->dtype, off), w = strtod(s, NULL);
+    if (pterun_dtype_is_float(t->dtype)) {
+      double g = pterun_load_f64(t->data, t->dtype, off), w = strtod(s, NULL);
       uint64_t tmp = 0;
       /* The text is the shortest round-trip form: round it to the dtype. */
-      pt_test_store_f64(&tmp, t->dtype, 0, w);
-      w = pt_test_load_f64(&tmp, t->dtype, 0);
+      pterun_store_f64(&tmp, t->dtype, 0, w);
+      w = pterun_load_f64(&tmp, t->dtype, 0);
       int ok = (isnan(w) && isnan(g)) || g == w || fabs(g - w) <= atol + rtol * fabs(w);
       if (!ok) {
         if (bad < 5)
@@ -282,7 +282,7 @@ static int check_expect(reader* r, const pterun_tensor* t, double atol, double r
         ++bad;
       }
     } else {
-      int64_t g = pt_test_load_i64(t->data, t->dtype, off), w = strtoll(s, NULL, 10);
+      int64_t g = pterun_load_i64(t->data, t->dtype, off), w = strtoll(s, NULL, 10);
       if (g != w) {
         if (bad < 5)
           fprintf(stderr, "%s: element %lld: got %lld want %lld\n", name, (long long)n,

@@ -13,7 +13,7 @@
 #include "pterun/kernels/portable.h"
 #include "tests/harness/pt_test.h"
 #include "tests/harness/pt_values.h"
-#include "tests/kernels/test_nn_common.h"
+#include "pterun/kernel_util.h"
 
 static pterun_kernel_fn find(const char* op) {
   return pt_find_kernel(pterun_kernels_portable(), op);
@@ -94,7 +94,7 @@ static int test_rand_low_precision(void) {
     double sum = 0;
     PT_CHECK(run_rand("aten::rand.out", dtype, h, sizeof h, 1, N) == 0);
     for (k = 0; k < N; ++k) {
-      double v = pt_test_load_f64(h, dtype, k);
+      double v = pterun_load_f64(h, dtype, k);
       PT_CHECK(v >= 0.0 && v < 1.0);
       sum += v;
     }

@@ -43,7 +43,7 @@ def test_every_registered_function_is_defined() -> None:
     reg = tool.read_registered()
     where = tool.find_sources(reg)
     undefined = sorted(fn for fn, _ in reg.values() if fn not in where)
-    assert not undefined, f"PT_OP rows without a definition: {undefined}"
+    assert not undefined, f"PK_OP rows without a definition: {undefined}"
 
 
 def test_doc_table_is_current() -> None:

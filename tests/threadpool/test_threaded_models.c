@@ -7,8 +7,8 @@
 #include "pterun/threadpool.h"
 #include "tests/robustness/rb_common.h"
 
-static const char* const g_models[] = {"mlp", "cnn", "cnn_channels_last", "mobilenet",
-                                       "resnet", "gpt", "lstm", "dynamic_seq"};
+static const char* const g_models[] = {"mlp", "cnn",  "cnn_channels_last", "mobilenet", "resnet",
+                                       "gpt", "lstm", "dynamic_seq"};
 #define N_MODELS (sizeof g_models / sizeof g_models[0])
 
 static int pt_failures;
@@ -24,7 +24,8 @@ static pterun_status bind_inputs(const pterun_program* p, pterun_method* m) {
     pterun_io_info info;
     pterun_status st = pterun_program_method_input(p, index, i, &info);
     if (st != PTERUN_STATUS_OK) return st;
-    if (info.tag != PTERUN_VALUE_TENSOR || info.nbytes > sizeof buf) return PTERUN_STATUS_NOT_SUPPORTED;
+    if (info.tag != PTERUN_VALUE_TENSOR || info.nbytes > sizeof buf)
+      return PTERUN_STATUS_NOT_SUPPORTED;
     if (info.dtype == PTERUN_DTYPE_F32) {
       for (size_t k = 0; k < info.nbytes / 4; ++k)
         buf[k] = (float)((int)((k * 37 + i * 11) % 17) - 8) / 8.0f;
@@ -34,8 +35,8 @@ static pterun_status bind_inputs(const pterun_program* p, pterun_method* m) {
     } else {
       return PTERUN_STATUS_NOT_SUPPORTED;
     }
-    pterun_tensor_view v = {info.dtype, info.rank, info.sizes, info.dim_order, buf,
-                            (size_t)info.nbytes};
+    pterun_tensor_view v = {info.dtype,     info.rank, info.sizes,
+                            info.dim_order, buf,       (size_t)info.nbytes};
     if ((st = pterun_method_set_input(m, i, &v)) != PTERUN_STATUS_OK) return st;
   }
   return PTERUN_STATUS_OK;

@@ -137,8 +137,8 @@ static int check_pool(pterun_threadpool* pool) {
     for (size_t r = 0; r < sizeof r2 / sizeof r2[0]; ++r)
       for (size_t t = 0; t < sizeof t2 / sizeof t2[0]; ++t) {
         reset(&g_c, r2[r][0], r2[r][1], t2[t][0], t2[t][1]);
-        pterun_parallelize_2d_tile(pool, task_2d_tile, &g_c, r2[r][0], r2[r][1], t2[t][0],
-                                   t2[t][1], flags);
+        pterun_parallelize_2d_tile(pool, task_2d_tile, &g_c, r2[r][0], r2[r][1], t2[t][0], t2[t][1],
+                                   flags);
         PT_CHECK(all_once(&g_c, r2[r][0] * r2[r][1]));
         PT_CHECK((size_t)atomic_load(&g_c.nseen) <= limit);
       }
@@ -199,8 +199,8 @@ static int test_caller_and_workers_share(void) {
   PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
   reset(&g_c, 40, 1, 1, 1);
   pterun_parallelize_1d_tile(pool, slow_tile, &g_c, 40, 1, 0);
-  int ok = all_once(&g_c, 40) && atomic_load(&g_c.on_caller) > 0 &&
-           atomic_load(&g_c.off_caller) > 0;
+  int ok =
+      all_once(&g_c, 40) && atomic_load(&g_c.on_caller) > 0 && atomic_load(&g_c.off_caller) > 0;
   pterun_threadpool_destroy(pool);
   PT_CHECK(ok);
   return 0;
@@ -290,7 +290,9 @@ typedef struct host_pool {
   size_t max_workers;
 } host_pool;
 
-static size_t host_size(void* impl) { return ((host_pool*)impl)->size; }
+static size_t host_size(void* impl) {
+  return ((host_pool*)impl)->size;
+}
 
 static void host_run(void* impl, void (*worker)(void* arg, size_t w), void* arg, size_t workers) {
   host_pool* h = impl;
@@ -418,7 +420,7 @@ static int test_cgroup_quota(void) {
   do {                                                                                             \
     size_t got_ = limit();                                                                         \
     if (got_ != (size_t)(want)) {                                                                  \
-      fprintf(stderr, "%s:%d: cgroup limit %zu, want %zu\n", __FILE__, __LINE__, got_,            \
+      fprintf(stderr, "%s:%d: cgroup limit %zu, want %zu\n", __FILE__, __LINE__, got_,             \
               (size_t)(want));                                                                     \
       fail = 1;                                                                                    \
     }                                                                                              \

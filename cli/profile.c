@@ -1,0 +1,137 @@
+/* --profile / --trace / --etdump: the profiler attached to a run or bench,
+ * the per-operator and per-instruction tables, and the files. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+void cli_printable(const char* s, char* buf, size_t cap) {
+  size_t n = 0;
+  if (cap == 0) return;
+  for (; s != NULL && *s && n + 1 < cap; ++s) {
+    unsigned char c = (unsigned char)*s;
+    buf[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+  }
+  buf[n] = '\0';
+}
+
+typedef struct op_row {
+  const char* name;
+  uint64_t calls, total_ns;
+  const char* slow_path;
+} op_row;
+
+static int by_total_desc(const void* a, const void* b) {
+  uint64_t x = ((const op_row*)a)->total_ns, y = ((const op_row*)b)->total_ns;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int instr_by_total_desc(const void* a, const void* b) {
+  uint64_t x = ((const pterun_profile_instruction*)a)->total_ns;
+  uint64_t y = ((const pterun_profile_instruction*)b)->total_ns;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
+  size_t n = pterun_profiler_instruction_count(p), k, j, nops = 0, nk = 0;
+  uint64_t execs = pterun_profiler_execute_count(p), total = 0, dropped_ev = 0, dropped_out = 0;
+  pterun_profile_instruction* ins = (pterun_profile_instruction*)calloc(n ? n : 1, sizeof *ins);
+  op_row* ops = (op_row*)calloc(n ? n : 1, sizeof *ops);
+  char name[96], slow[96];
+  if (ins == NULL || ops == NULL) {
+    free(ins);
+    free(ops);
+    return cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  for (k = 0; k < n; ++k) {
+    pterun_profile_instruction e;
+    if (pterun_profiler_instruction(p, k, &e) != PTERUN_STATUS_OK || e.calls == 0) continue;
+    ins[nk++] = e;
+    total += e.total_ns;
+    for (j = 0; j < nops && strcmp(ops[j].name, e.op_name) != 0; ++j) {
+    }
+    if (j == nops) {
+      ops[nops].name = e.op_name;
+      nops++;
+    }
+    ops[j].calls += e.calls;
+    ops[j].total_ns += e.total_ns;
+    if (e.slow_path != NULL) ops[j].slow_path = e.slow_path;
+  }
+  qsort(ops, nops, sizeof *ops, by_total_desc);
+  qsort(ins, nk, sizeof *ins, instr_by_total_desc);
+  if (execs == 0) execs = 1;
+  fprintf(f, "\nprofile: %llu execute%s, %zu kernel instructions, %.4f ms in kernels per execute\n",
+          (unsigned long long)pterun_profiler_execute_count(p), execs == 1 ? "" : "s", nk,
+          (double)total / 1e6 / (double)execs);
+  fprintf(f, "%-40s %8s %12s %12s %7s  %s\n", "operator", "calls", "ms/execute", "us/call", "share",
+          "slow path");
+  for (j = 0; j < nops; ++j) {
+    cli_printable(ops[j].name, name, sizeof name);
+    cli_printable(ops[j].slow_path ? ops[j].slow_path : "", slow, sizeof slow);
+    fprintf(f, "%-40s %8llu %12.4f %12.3f %6.1f%%  %s\n", name,
+            (unsigned long long)(ops[j].calls / execs),
+            (double)ops[j].total_ns / 1e6 / (double)execs,
+            (double)ops[j].total_ns / 1e3 / (double)ops[j].calls,
+            total ? 100.0 * (double)ops[j].total_ns / (double)total : 0.0, slow);
+  }
+  if (top > nk) top = nk;
+  fprintf(f, "\ntop %zu instructions:\n%-12s %-40s %12s %10s %10s %10s  %s\n", top, "chain:instr",
+          "operator", "ms/execute", "min us", "mean us", "max us", "slow path");
+  for (k = 0; k < top; ++k) {
+    char where[32];
+    snprintf(where, sizeof where, "%u:%u", ins[k].chain, ins[k].instruction);
+    cli_printable(ins[k].op_name, name, sizeof name);
+    cli_printable(ins[k].slow_path ? ins[k].slow_path : "", slow, sizeof slow);
+    fprintf(f, "%-12s %-40s %12.4f %10.3f %10.3f %10.3f  %s\n", where, name,
+            (double)ins[k].total_ns / 1e6 / (double)execs, (double)ins[k].min_ns / 1e3,
+            (double)ins[k].total_ns / 1e3 / (double)ins[k].calls, (double)ins[k].max_ns / 1e3,
+            slow);
+  }
+  pterun_profiler_dropped(p, &dropped_ev, &dropped_out);
+  if (dropped_ev > 0)
+    fprintf(f, "(%llu kernel calls beyond the kept executes' reserve were timed but not kept)\n",
+            (unsigned long long)dropped_ev);
+  free(ins);
+  free(ops);
+  return CLI_EXIT_OK;
+}
+
+int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o) {
+  const char* v;
+  int r;
+  if (strcmp(argv[*i], "--profile") == 0) {
+    o->table = 1;
+    return 1;
+  }
+  if ((r = cli_opt(argc, argv, i, cmd, "--trace", &v)) != 0) {
+    if (r > 0) o->trace = v;
+    return r;
+  }
+  return 0;
+}
+
+int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler** out) {
+  pterun_profiler_options po;
+  pterun_status st;
+  *out = NULL;
+  if (!o->table && o->trace == NULL) return CLI_EXIT_OK;
+  memset(&po, 0, sizeof po);
+  po.max_runs = runs > 1000 ? 1000 : (uint32_t)(runs ? runs : 1);
+  if ((st = pterun_profiler_create(&po, out)) != PTERUN_STATUS_OK)
+    return cli_fail(NULL, st, "cannot create the profiler");
+  return CLI_EXIT_OK;
+}
+
+int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_profiler* p) {
+  pterun_status st;
+  if (p == NULL) return CLI_EXIT_OK;
+  if (o->table && cli_profile_print(stdout, p, 20) != CLI_EXIT_OK) return CLI_EXIT_FAIL;
+  if (o->trace != NULL) {
+    if ((st = pterun_profiler_write_chrome_trace(p, o->trace)) != PTERUN_STATUS_OK)
+      return cli_fail(NULL, st, "cannot write the trace %s", o->trace);
+    printf("trace: %s\n", o->trace);
+  }
+  (void)s;
+  return CLI_EXIT_OK;
+}

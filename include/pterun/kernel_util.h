@@ -1,0 +1,262 @@
+/* pterun: the kernel-author kit. Header-only conveniences every kernel
+ * library uses instead of keeping its own copy: status propagation, the
+ * argument-count check, the kernel signature, half/bfloat16 conversions with
+ * one rounding and NaN policy, dtype classes and element load/store by
+ * dtype. Argument access and output resizing live in libpterun
+ * (pterun_arg_*, pterun_out_resize in pterun/kernel.h). Nothing here is
+ * exported: all functions are static inline, so a library built against one
+ * pterun version keeps working against another. */
+#ifndef PTERUN_INCLUDE_PTERUN_KERNEL_UTIL_H_
+#define PTERUN_INCLUDE_PTERUN_KERNEL_UTIL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pterun/kernel.h"
+#include "pterun/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Evaluates `expr` (a pterun_status) once and returns it from the calling
+ *  function unless it is PTERUN_STATUS_OK:
+ *  `PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));` */
+#define PTERUN_TRY(expr)                                                                           \
+  do {                                                                                             \
+    pterun_status pterun_try_s_ = (expr);                                                          \
+    if (pterun_try_s_ != PTERUN_STATUS_OK) return pterun_try_s_;                                   \
+  } while (0)
+
+/** Fails the kernel with INVALID_PROGRAM unless it got exactly `n` arguments
+ *  (every schema argument plus the return slot). */
+#define PTERUN_CHECK_NARGS(ctx, nargs, n)                                                          \
+  do {                                                                                             \
+    if ((nargs) != (size_t)(n))                                                                    \
+      return pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_PROGRAM,                              \
+                                "expected %d arguments, got %zu", (int)(n), (size_t)(nargs));      \
+  } while (0)
+
+/** Starts a kernel definition with the pterun_kernel_fn signature; the
+ *  parameters are named ctx, args and nargs:
+ *  `static PTERUN_KERNEL(my_relu_out) { PTERUN_CHECK_NARGS(ctx, nargs, 2); ... }` */
+#define PTERUN_KERNEL(name)                                                                        \
+  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
+
+/* ---- half and bfloat16 ------------------------------------------------------
+ * Conversions round to nearest, ties to even, as ATen does. NaN policy (what
+ * eager PyTorch produces on x86 with F16C and on AArch64, and what the
+ * hardware converters do, so a vectorised path agrees with this one):
+ *  - float -> half keeps the sign and the top 10 payload bits and sets the
+ *    quiet bit: sign | 0x7E00 | payload >> 13;
+ *  - float -> bfloat16 gives the canonical quiet NaN 0x7FC0 (c10::BFloat16's
+ *    round_to_nearest_even);
+ *  - widening to float is exact and keeps every bit (payloads included). */
+
+/** IEEE binary16 bits to float (exact). */
+static inline float pterun_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t e = (uint32_t)(h >> 10) & 0x1fu;
+  uint32_t m = (uint32_t)h & 0x3ffu;
+  uint32_t u;
+  float f;
+  if (e == 0) {
+    /* zero or subnormal: m * 2^-24 is exact in float */
+    f = (float)m * 5.9604644775390625e-08f;
+    memcpy(&u, &f, 4);
+    u |= sign;
+  } else if (e == 31) {
+    u = sign | 0x7f800000u | (m << 13); /* inf or NaN, payload kept */
+  } else {
+    u = sign | ((e + 112u) << 23) | (m << 13);
+  }
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/** float to IEEE binary16 bits, round to nearest even (overflow gives inf). */
+static inline uint16_t pterun_f32_to_f16(float f) {
+  uint32_t u, a, sign;
+  memcpy(&u, &f, 4);
+  sign = (u >> 16) & 0x8000u;
+  a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu)); /* NaN */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 rounds to inf */
+  if (a < 0x38800000u) {
+    /* half subnormal or zero: a * 2^24 is exact in float up to the rounding
+     * that the conversion to an integer does (ties to even, exact below 2^24) */
+    float af;
+    uint32_t q;
+    memcpy(&af, &a, 4);
+    af *= 16777216.0f;
+    q = (uint32_t)af;
+    af -= (float)q; /* the dropped fraction, exact */
+    if (af > 0.5f || (af == 0.5f && (q & 1u))) ++q;
+    return (uint16_t)(sign | q);
+  }
+  /* normal: rebias the exponent and round the 13 dropped bits to even */
+  return (uint16_t)(sign | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));
+}
+
+/** bfloat16 bits to float (exact). */
+static inline float pterun_bf16_to_f32(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/** float to bfloat16 bits, round to nearest even; NaN gives 0x7FC0. */
+static inline uint16_t pterun_f32_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0u;
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* ---- dtype classes ----------------------------------------------------------- */
+
+/** 1 for the real floating dtypes: float16, bfloat16, float32, float64. */
+static inline int pterun_dtype_is_float(int32_t dt) {
+  return dt == PTERUN_DTYPE_F32 || dt == PTERUN_DTYPE_F64 || dt == PTERUN_DTYPE_F16 ||
+         dt == PTERUN_DTYPE_BF16;
+}
+
+/** 1 for the integer dtypes (signed and unsigned, 8 to 64 bits; not bool). */
+static inline int pterun_dtype_is_int(int32_t dt) {
+  return dt == PTERUN_DTYPE_U8 || dt == PTERUN_DTYPE_I8 || dt == PTERUN_DTYPE_I16 ||
+         dt == PTERUN_DTYPE_I32 || dt == PTERUN_DTYPE_I64 || dt == PTERUN_DTYPE_U16 ||
+         dt == PTERUN_DTYPE_U32 || dt == PTERUN_DTYPE_U64;
+}
+
+/* ---- element load / store by dtype -------------------------------------------
+ * Element k of `data` (an index into memory, not a logical index) of dtype
+ * dt. Loads of bool give 0/1; bits16 reads as uint16; other dtypes give 0
+ * and stores to them do nothing. Stores convert as C++/ATen casts do:
+ * integers wrap (two's complement), float to integer goes through int64
+ * (truncating; NaN and out-of-range give INT64_MIN, as x86 does, without
+ * undefined behaviour), bool stores v != 0 (NaN is true). */
+
+/** float -> int64 as x86's cvttsd2si: NaN and out of range give INT64_MIN. */
+static inline int64_t pterun_f64_to_i64(double v) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return INT64_MIN;
+  return (int64_t)v;
+}
+
+static inline double pterun_load_f64(const void* data, int32_t dt, int64_t k) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: return ((const float*)data)[k];
+    case PTERUN_DTYPE_F64: return ((const double*)data)[k];
+    case PTERUN_DTYPE_F16: return pterun_f16_to_f32(((const uint16_t*)data)[k]);
+    case PTERUN_DTYPE_BF16: return pterun_bf16_to_f32(((const uint16_t*)data)[k]);
+    case PTERUN_DTYPE_U8: return ((const uint8_t*)data)[k];
+    case PTERUN_DTYPE_I8: return ((const int8_t*)data)[k];
+    case PTERUN_DTYPE_I16: return ((const int16_t*)data)[k];
+    case PTERUN_DTYPE_I32: return ((const int32_t*)data)[k];
+    case PTERUN_DTYPE_I64: return (double)((const int64_t*)data)[k];
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: return ((const uint16_t*)data)[k];
+    case PTERUN_DTYPE_U32: return ((const uint32_t*)data)[k];
+    case PTERUN_DTYPE_U64: return (double)((const uint64_t*)data)[k];
+    case PTERUN_DTYPE_BOOL: return ((const uint8_t*)data)[k] != 0;
+    default: return 0.0;
+  }
+}
+
+static inline int64_t pterun_load_i64(const void* data, int32_t dt, int64_t k) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32:
+    case PTERUN_DTYPE_F64:
+    case PTERUN_DTYPE_F16:
+    case PTERUN_DTYPE_BF16: return pterun_f64_to_i64(pterun_load_f64(data, dt, k));
+    case PTERUN_DTYPE_U8: return ((const uint8_t*)data)[k];
+    case PTERUN_DTYPE_I8: return ((const int8_t*)data)[k];
+    case PTERUN_DTYPE_I16: return ((const int16_t*)data)[k];
+    case PTERUN_DTYPE_I32: return ((const int32_t*)data)[k];
+    case PTERUN_DTYPE_I64: return ((const int64_t*)data)[k];
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: return ((const uint16_t*)data)[k];
+    case PTERUN_DTYPE_U32: return ((const uint32_t*)data)[k];
+    case PTERUN_DTYPE_U64: return (int64_t)((const uint64_t*)data)[k];
+    case PTERUN_DTYPE_BOOL: return ((const uint8_t*)data)[k] != 0;
+    default: return 0;
+  }
+}
+
+static inline void pterun_store_i64(void* data, int32_t dt, int64_t k, int64_t v) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: ((float*)data)[k] = (float)v; break;
+    case PTERUN_DTYPE_F64: ((double*)data)[k] = (double)v; break;
+    case PTERUN_DTYPE_F16: ((uint16_t*)data)[k] = pterun_f32_to_f16((float)v); break;
+    case PTERUN_DTYPE_BF16: ((uint16_t*)data)[k] = pterun_f32_to_bf16((float)v); break;
+    case PTERUN_DTYPE_U8: ((uint8_t*)data)[k] = (uint8_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_I8: ((int8_t*)data)[k] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_I16: ((int16_t*)data)[k] = (int16_t)(uint16_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_I32: ((int32_t*)data)[k] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_I64: ((int64_t*)data)[k] = v; break;
+    case PTERUN_DTYPE_U16:
+    case PTERUN_DTYPE_BITS16: ((uint16_t*)data)[k] = (uint16_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_U32: ((uint32_t*)data)[k] = (uint32_t)(uint64_t)v; break;
+    case PTERUN_DTYPE_U64: ((uint64_t*)data)[k] = (uint64_t)v; break;
+    case PTERUN_DTYPE_BOOL: ((uint8_t*)data)[k] = v != 0; break;
+    default: break;
+  }
+}
+
+static inline void pterun_store_f64(void* data, int32_t dt, int64_t k, double v) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: ((float*)data)[k] = (float)v; break;
+    case PTERUN_DTYPE_F64: ((double*)data)[k] = v; break;
+    case PTERUN_DTYPE_F16: ((uint16_t*)data)[k] = pterun_f32_to_f16((float)v); break;
+    case PTERUN_DTYPE_BF16: ((uint16_t*)data)[k] = pterun_f32_to_bf16((float)v); break;
+    case PTERUN_DTYPE_BOOL: ((uint8_t*)data)[k] = v != 0; break;
+    default: pterun_store_i64(data, dt, k, pterun_f64_to_i64(v)); break;
+  }
+}
+
+/** Float32 fast paths: float16/bfloat16/float32 directly, other dtypes
+ *  through pterun_load_f64 / pterun_store_f64. */
+static inline float pterun_load_f32(const void* data, int32_t dt, int64_t k) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: return ((const float*)data)[k];
+    case PTERUN_DTYPE_F16: return pterun_f16_to_f32(((const uint16_t*)data)[k]);
+    case PTERUN_DTYPE_BF16: return pterun_bf16_to_f32(((const uint16_t*)data)[k]);
+    default: return (float)pterun_load_f64(data, dt, k);
+  }
+}
+
+static inline void pterun_store_f32(void* data, int32_t dt, int64_t k, float v) {
+  switch (dt) {
+    case PTERUN_DTYPE_F32: ((float*)data)[k] = v; break;
+    case PTERUN_DTYPE_F16: ((uint16_t*)data)[k] = pterun_f32_to_f16(v); break;
+    case PTERUN_DTYPE_BF16: ((uint16_t*)data)[k] = pterun_f32_to_bf16(v); break;
+    default: pterun_store_f64(data, dt, k, v); break;
+  }
+}
+
+/** v rounded to what dtype dt can hold, as a double: float dtypes round (to
+ *  float first for half/bfloat16, as ATen's float arithmetic does), integer
+ *  dtypes truncate and wrap as a store and load would. */
+static inline double pterun_round_to_dtype(double v, int32_t dt) {
+  switch (dt) {
+    case PTERUN_DTYPE_F64: return v;
+    case PTERUN_DTYPE_F32: return (double)(float)v;
+    case PTERUN_DTYPE_F16: return pterun_f16_to_f32(pterun_f32_to_f16((float)v));
+    case PTERUN_DTYPE_BF16: return pterun_bf16_to_f32(pterun_f32_to_bf16((float)v));
+    default: {
+      union {
+        int64_t i;
+        uint64_t u;
+        double d;
+      } buf; /* aligned for any dtype */
+      pterun_store_f64(&buf, dt, 0, v);
+      return pterun_load_f64(&buf, dt, 0);
+    }
+  }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTERUN_INCLUDE_PTERUN_KERNEL_UTIL_H_ */

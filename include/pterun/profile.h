@@ -1,0 +1,110 @@
+/* pterun: the profiler, one collector of per-instruction events.
+ *
+ * A profiler is attached to ONE method when it loads
+ * (pterun_method_options.profiler); its event storage is sized and allocated
+ * then. A method loaded without a profiler pays nothing: execute neither
+ * reads the clock nor allocates. With a profiler, every execute times each
+ * kernel call (CLOCK_MONOTONIC, nanoseconds) and adds it to per-instruction
+ * totals; the first `max_runs` executes are also kept event by event, which
+ * is what a Chrome trace and an ETDump (pterun/etdump.h) are written from.
+ *
+ * The CLI's `--profile` table, `--trace` and `--etdump` all read this object.
+ * Not thread-safe: used by the thread that executes the method.
+ */
+#ifndef PTERUN_INCLUDE_PTERUN_PROFILE_H_
+#define PTERUN_INCLUDE_PTERUN_PROFILE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pterun/export.h"
+#include "pterun/status.h"
+#include "pterun/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pterun_profiler pterun_profiler;
+
+#define PTERUN_PROFILER_DEFAULT_RUNS 16u
+
+/** Options for pterun_profiler_create (zero-initialise for defaults). */
+typedef struct pterun_profiler_options {
+  /** Executes kept event by event; later ones only add to the totals.
+   *  0: PTERUN_PROFILER_DEFAULT_RUNS. */
+  uint32_t max_runs;
+  /** 1: also copy each kernel call's output tensor (its last argument) of the
+   *  kept executes, for ETDump debug events ("intermediate outputs"). The
+   *  bytes (outputs at their load-time capacity, times max_runs) are
+   *  allocated at method load. */
+  int record_outputs;
+} pterun_profiler_options;
+
+/** Creates an unattached profiler (allocates only its own header). */
+PTERUN_API pterun_status pterun_profiler_create(const pterun_profiler_options* options,
+                                                pterun_profiler** out);
+/** NULL is a no-op. Destroy the method it is attached to first. */
+PTERUN_API void pterun_profiler_destroy(pterun_profiler* profiler);
+/** Forgets every recorded execute (storage is kept). */
+PTERUN_API void pterun_profiler_reset(pterun_profiler* profiler);
+
+/** Name of the method the profiler is attached to ("" before). */
+PTERUN_API const char* pterun_profiler_method_name(const pterun_profiler* profiler);
+/** Executes recorded since attach/reset (all of them, kept or not). */
+PTERUN_API uint64_t pterun_profiler_execute_count(const pterun_profiler* profiler);
+
+/** Totals for one instruction of the method (instructions that are not
+ *  kernel calls have calls == 0). */
+typedef struct pterun_profile_instruction {
+  uint32_t chain;
+  uint32_t instruction; /* index in its chain */
+  const char* op_name;  /* "aten::add.out"; NULL for non-kernel instructions */
+  uint64_t calls;
+  uint64_t total_ns, min_ns, max_ns;
+  /** NULL, or the kernel's reason for taking a slower path
+   *  (pterun_kernel_note_slow_path) the last time it reported one. */
+  const char* slow_path;
+} pterun_profile_instruction;
+
+/** Instructions of the method, all chains in order. */
+PTERUN_API size_t pterun_profiler_instruction_count(const pterun_profiler* profiler);
+PTERUN_API pterun_status pterun_profiler_instruction(const pterun_profiler* profiler, size_t i,
+                                                     pterun_profile_instruction* out);
+
+/** One kept execute: its wall time. */
+PTERUN_API size_t pterun_profiler_run_count(const pterun_profiler* profiler);
+PTERUN_API pterun_status pterun_profiler_run(const pterun_profiler* profiler, size_t run,
+                                             uint64_t* start_ns, uint64_t* end_ns);
+
+/** One kept kernel call. `output` is set when outputs are recorded. */
+typedef struct pterun_profile_event {
+  uint32_t run;
+  uint32_t instruction; /* index for pterun_profiler_instruction */
+  uint64_t start_ns, end_ns;
+  int has_output;
+  int32_t output_dtype;
+  uint32_t output_rank;
+  int64_t output_sizes[PTERUN_MAX_RANK];
+  const void* output_data; /* owned by the profiler, contiguous */
+  size_t output_nbytes;
+} pterun_profile_event;
+
+PTERUN_API size_t pterun_profiler_event_count(const pterun_profiler* profiler);
+PTERUN_API pterun_status pterun_profiler_event(const pterun_profiler* profiler, size_t k,
+                                               pterun_profile_event* out);
+/** Kernel calls that were timed but not kept (beyond the reserved events),
+ *  and outputs not copied for lack of reserved bytes. */
+PTERUN_API void pterun_profiler_dropped(const pterun_profiler* profiler, uint64_t* events_out,
+                                        uint64_t* outputs_out);
+
+/** Writes the kept executes as Chrome trace JSON (chrome://tracing,
+ *  Perfetto): one complete event per kernel call, microseconds.
+ *  @retval PTERUN_STATUS_IO_ERROR */
+PTERUN_API pterun_status pterun_profiler_write_chrome_trace(const pterun_profiler* profiler,
+                                                            const char* path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTERUN_INCLUDE_PTERUN_PROFILE_H_ */
