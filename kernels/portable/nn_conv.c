@@ -8,7 +8,8 @@
  * convolution is 3-D: missing leading spatial dims have size 1. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_gemm.h"
+#include "kernels/portable/util.h"
+#include "pterun/compute.h"
 
 typedef struct conv_geom {
   int64_t n, cin, cout, groups, icpg, ocpg;
@@ -385,7 +386,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
                       int64_t ocs, const pterun_tensor* in, const pterun_tensor* w,
                       const pterun_tensor* bias, pterun_tensor* out) {
   _Alignas(64) float local[NN_COL_LOCAL];
-  nn_gemm_ws ws;
+  pterun_compute_gemm_ws ws;
   int dbl = out->dtype == PTERUN_DTYPE_F64;
   size_t es = dbl ? sizeof(double) : sizeof(float);
   int64_t cap = NN_COL_SCRATCH, rows = g->icpg * g->k[0] * g->k[1] * g->k[2];
@@ -396,7 +397,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
     col = local;
     cap = NN_COL_LOCAL * (int64_t)sizeof(float) / (int64_t)es;
   }
-  nn_gemm_ws_init(ctx, &ws, out->dtype);
+  pterun_compute_gemm_init(ctx, &ws, out->dtype);
   /* Chunk: up to 256 reduction rows, then as many positions as fit. */
   rc = rows < 256 ? rows : 256;
   pc = cap / rc;
@@ -419,7 +420,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
     /* 1x1, stride 1, no padding: the input is already the column matrix. */
     for (n = 0; n < g->n; ++n)
       for (grp = 0; grp < g->groups; ++grp) {
-        nn_mat a, b, c;
+        pterun_compute_matrix a, b, c;
         a.data = (char*)w->data + (size_t)(grp * g->ocpg * g->ws[0]) * pterun_dtype_size(w->dtype);
         a.dtype = w->dtype;
         a.rs = g->ws[0];
@@ -434,7 +435,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         c.dtype = out->dtype;
         c.rs = g->os[1];
         c.cs = ocs;
-        nn_gemm(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1);
+        pterun_compute_gemm(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1);
       }
     return;
   }
@@ -444,7 +445,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         int64_t np = npos - p0 < pc ? npos - p0 : pc;
         for (r0 = 0; r0 < rows; r0 += rc) {
           int64_t nr = rows - r0 < rc ? rows - r0 : rc, r, p;
-          nn_mat a, b, c;
+          pterun_compute_matrix a, b, c;
           for (r = 0; r < nr; ++r) {
             /* Decode the reduction index in weight memory order. */
             int64_t rem = r0 + r, idx[4], j, kd, kh, kw, ic;
@@ -529,7 +530,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
           c.dtype = out->dtype;
           c.rs = g->os[1];
           c.cs = ocs;
-          nn_gemm(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1);
+          pterun_compute_gemm(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1);
         }
       }
 }
