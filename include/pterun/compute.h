@@ -72,10 +72,10 @@ PTERUN_COMPUTE_API const pterun_compute_f32_gemm_ukernel* pterun_compute_f32_gem
  *  thread pool. Fields are private; set it up with pterun_compute_gemm_init. */
 typedef struct pterun_compute_gemm_ws {
   void* buf;
-  size_t cap;      /* bytes at buf */
-  int64_t kc, nc;  /* f64 engine blocks */
-  int dbl;         /* accumulate in double (F64) */
-  size_t a_slots;  /* A blocks at the end of buf for parallel workers */
+  size_t cap;     /* bytes at buf */
+  int64_t kc, nc; /* f64 engine blocks */
+  int dbl;        /* accumulate in double (F64) */
+  size_t a_slots; /* A blocks at the end of buf for parallel workers */
   const pterun_compute_f32_gemm_ukernel* uk;
   const pterun_compute_f32_gemm_ukernel* uk_m1; /* for M == 1; NULL: uk */
   pterun_threadpool* pool;

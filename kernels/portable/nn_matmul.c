@@ -151,6 +151,6 @@ pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   if (k == 0 && accumulate) return PTERUN_STATUS_OK;
   pterun_compute_gemm_init(ctx, &ws, out->dtype);
   pterun_compute_gemm(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc,
-          pterun_dtype_is_float(out->dtype) ? alpha.d : (double)alpha.i, accumulate);
+                      pterun_dtype_is_float(out->dtype) ? alpha.d : (double)alpha.i, accumulate);
   return PTERUN_STATUS_OK;
 }

@@ -56,7 +56,7 @@ static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, si
   (void)nargs;
   pterun_compute_gemm_init_ex(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk, g_pool, g_max_threads);
   pterun_compute_gemm(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, g_job.alpha,
-          g_job.accumulate);
+                      g_job.accumulate);
   return PTERUN_STATUS_OK;
 }
 
@@ -66,8 +66,8 @@ typedef struct layout {
 } layout;
 
 /* One case for one microkernel (uk NULL: the default selection). */
-static int check_case(const pterun_compute_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64_t k, layout L,
-                      double alpha, int accumulate, void* scratch, size_t scratch_bytes) {
+static int check_case(const pterun_compute_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64_t k,
+                      layout L, double alpha, int accumulate, void* scratch, size_t scratch_bytes) {
   int64_t lda = (L.a_t ? m : k) + L.pad, ldb = (L.b_t ? k : n) + L.pad,
           ldc = (L.c_t ? m : n) + L.pad;
   int64_t asz = (L.a_t ? k : m) * lda, bsz = (L.b_t ? n : k) * ldb, csz = (L.c_t ? n : m) * ldc;
@@ -291,7 +291,7 @@ static int same_bits_threaded(const pterun_compute_f32_gemm_ukernel* uk, int64_t
 }
 
 static int test_threads_bit_identical(void) {
-  static const int64_t shapes[][3] = {{1, 700, 530},   {5, 300, 64},   {64, 256, 128},
+  static const int64_t shapes[][3] = {{1, 700, 530},   {5, 300, 64},    {64, 256, 128},
                                       {300, 140, 600}, {257, 129, 512}, {40, 2100, 64},
                                       {512, 512, 300}};
   size_t n;
@@ -305,8 +305,8 @@ static int test_threads_bit_identical(void) {
         PT_CHECK(same_bits_threaded(uk, shapes[s][0], shapes[s][1], shapes[s][2], a_t, g_arena,
                                     g_arena_bytes) == 0);
         if (s % 3 == 0)
-          PT_CHECK(same_bits_threaded(uk, shapes[s][0], shapes[s][1], shapes[s][2], a_t, NULL,
-                                      0) == 0);
+          PT_CHECK(same_bits_threaded(uk, shapes[s][0], shapes[s][1], shapes[s][2], a_t, NULL, 0) ==
+                   0);
       }
   }
   return 0;

@@ -89,8 +89,8 @@ static int64_t round_down_min(int64_t x, int64_t q) {
 
 /* Packs B[k0.., j0..] (kc x nc) into strips of nr columns: strip s holds kc
  * rows of exactly nr floats, zero padded past column nc. */
-static void pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                       int64_t nr) {
+static void pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc,
+                       int64_t j0, int64_t nc, int64_t nr) {
   int64_t js, kk, cc;
   for (js = 0; js < nc; js += nr, bp += kc * nr) {
     int64_t w = min64(nr, nc - js);
@@ -118,8 +118,8 @@ static void pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, in
 
 /* Packs A[i0.., k0..] (mc x kc) into panels of mr rows: panel p holds kc
  * columns of exactly mr floats, zero padded past row mc. */
-static void pack_a_f32(float* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
-                       int64_t mr) {
+static void pack_a_f32(float* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mc,
+                       int64_t k0, int64_t kc, int64_t mr) {
   int64_t ip, kk, r;
   for (ip = 0; ip < mc; ip += mr, ap += kc * mr) {
     int64_t h = min64(mr, mc - ip);
@@ -146,8 +146,8 @@ static void pack_a_f32(float* ap, const pterun_compute_matrix* a, int64_t i0, in
 }
 
 /* C[i0.., j0..] (h x w) = tile (+ C when add), any C dtype and strides. */
-static void store_tile_f32(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h, int64_t w,
-                           const float* tile, int64_t ld, int add) {
+static void store_tile_f32(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h,
+                           int64_t w, const float* tile, int64_t ld, int add) {
   int64_t r, cc;
   for (r = 0; r < h; ++r) {
     int64_t row = (i0 + r) * c->rs + j0 * c->cs;
@@ -179,11 +179,11 @@ typedef struct pc_f32_step {
   int add; /* accumulate into C (the caller's C, or earlier K blocks) */
   int direct_a, direct_b, direct_c;
   int64_t m, mc, jc, ncb, pc, kcb;
-  float* bp;           /* packed B block; with direct_b, the packed partial strip */
-  float* slot0;        /* A block of the first slot */
-  float* slots;        /* further A blocks, slot_floats apart */
+  float* bp;    /* packed B block; with direct_b, the packed partial strip */
+  float* slot0; /* A block of the first slot */
+  float* slots; /* further A blocks, slot_floats apart */
   size_t slot_floats;
-  size_t nslots;       /* A blocks, >= the tasks running at once */
+  size_t nslots;              /* A blocks, >= the tasks running at once */
   atomic_uint_least64_t busy; /* slot k taken: bit k */
 } pc_f32_step;
 
@@ -397,8 +397,8 @@ static inline void st_f64(void* p, int dt, int64_t k, double v) {
 
 /* Defines gemm_<SUF>(): the blocked engine for accumulator type T. */
 #define NN_DEFINE_GEMM(SUF, T, LD, ST, NATIVE_DT)                                                  \
-  static void pack_b_##SUF(T* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc, int64_t j0,             \
-                           int64_t nc) {                                                           \
+  static void pack_b_##SUF(T* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc,          \
+                           int64_t j0, int64_t nc) {                                               \
     /* Strips of NR columns; each strip is kc rows of NR values, zero padded. */                   \
     int64_t js, kk, c;                                                                             \
     for (js = 0; js < nc; js += NN_NR) {                                                           \
@@ -416,8 +416,8 @@ static inline void st_f64(void* p, int dt, int64_t k, double v) {
       bp += kc * NN_NR;                                                                            \
     }                                                                                              \
   }                                                                                                \
-  static void pack_a_##SUF(T* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mr, int64_t k0,             \
-                           int64_t kc) {                                                           \
+  static void pack_a_##SUF(T* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mr,          \
+                           int64_t k0, int64_t kc) {                                               \
     int64_t kk, r;                                                                                 \
     for (kk = 0; kk < kc; ++kk) {                                                                  \
       for (r = 0; r < mr; ++r)                                                                     \
@@ -447,9 +447,9 @@ static inline void st_f64(void* p, int dt, int64_t k, double v) {
     memcpy(acc[2], c2, sizeof c2);                                                                 \
     memcpy(acc[3], c3, sizeof c3);                                                                 \
   }                                                                                                \
-  static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a, const pterun_compute_matrix* b,        \
-                         const pterun_compute_matrix* c, T alpha, int accumulate, T* bp, T* ap, int64_t kcmax,    \
-                         int64_t ncmax) {                                                          \
+  static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,          \
+                         const pterun_compute_matrix* b, const pterun_compute_matrix* c, T alpha,  \
+                         int accumulate, T* bp, T* ap, int64_t kcmax, int64_t ncmax) {             \
     int64_t j0, k0, i0, js;                                                                        \
     T acc[NN_MR][NN_NR];                                                                           \
     for (j0 = 0; j0 < n; j0 += ncmax) {                                                            \
@@ -490,8 +490,9 @@ NN_DEFINE_GEMM(f64, double, ld_f64, st_f64, PTERUN_DTYPE_F64)
 #undef NN_DEFINE_GEMM
 
 /* Integer matmul: exact int64 accumulation, wrapped to the output dtype. */
-static void gemm_int(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a, const pterun_compute_matrix* b,
-                     const pterun_compute_matrix* c, int64_t alpha, int accumulate) {
+static void gemm_int(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,
+                     const pterun_compute_matrix* b, const pterun_compute_matrix* c, int64_t alpha,
+                     int accumulate) {
   int64_t i, j, kk;
   for (i = 0; i < m; ++i)
     for (j = 0; j < n; ++j) {
@@ -564,8 +565,9 @@ void pterun_compute_gemm_init(pterun_kernel_context* ctx, pterun_compute_gemm_ws
                               pterun_kernel_max_threads(ctx));
 }
 
-void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a, const pterun_compute_matrix* b,
-             const pterun_compute_matrix* c, double alpha, int accumulate) {
+void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
+                         const pterun_compute_matrix* a, const pterun_compute_matrix* b,
+                         const pterun_compute_matrix* c, double alpha, int accumulate) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     /* Empty sum: C = 0 (or unchanged when accumulating). */
