@@ -26,6 +26,7 @@ int cli_cmd_inspect(int argc, char** argv);
 int cli_cmd_run(int argc, char** argv);
 int cli_cmd_bench(int argc, char** argv);
 int cli_cmd_ops(int argc, char** argv);
+int cli_cmd_verify(int argc, char** argv);
 
 /* ---- log capture (common.c) ------------------------------------------------ */
 
@@ -85,12 +86,17 @@ typedef struct cli_session {
   uint64_t threads;          /* --threads: 0 = pterun_threadpool_default_threads() */
   pterun_threadpool* pool;   /* created by cli_load_method, destroyed by close */
   pterun_profiler* profiler; /* attached by cli_load_method when set */
+  pterun_bundle* bundle;     /* the model was a bundled program (.bpte) */
+  int64_t bundle_case;       /* the bundled case run, -1 none (ETDump records it) */
 } cli_session;
 
-/** Registry + program (mmap) + data files. On failure prints the error line
+/** Registry + program (mmap) + data files. A bundled program (BP08) is
+ *  accepted too: its embedded program is used and s->bundle is set. On failure prints the error line
  *  and returns CLI_EXIT_FAIL; the session must be closed either way. */
 int cli_session_open(cli_session* s, const char* model, const cli_strlist* data, int verbose);
 void cli_session_close(cli_session* s);
+/** 1 if the file starts like a bundled program (BP08). */
+int cli_is_bundle_file(const char* path);
 
 /** Resolves --method: the given name, else "forward", else the only method. */
 int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
@@ -110,13 +116,18 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
 void cli_printable(const char* s, char* buf, size_t cap);
 
 typedef struct cli_profile_opts {
-  int table;         /* --profile */
-  const char* trace; /* --trace FILE.json */
+  int table;                /* --profile */
+  const char* trace;        /* --trace FILE.json */
+  const char* etdump;       /* --etdump FILE.etdp */
+  const char* debug_buffer; /* --debug-buffer FILE: intermediate outputs */
+  int quiet;                /* files are written without a word */
 } cli_profile_opts;
 
 #define CLI_PROFILE_USAGE                                                                          \
   "  --profile              print time per operator and per instruction\n"                         \
-  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"
+  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"                   \
+  "  --etdump FILE.etdp     write an ETDump for executorch.devtools.Inspector\n"                   \
+  "  --debug-buffer FILE    with --etdump: also every kernel's output (debug events)\n"
 
 /** Consumes a profiling option at argv[*i]: 1 taken, 0 not one, -1 usage error. */
 int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o);

@@ -127,7 +127,10 @@ int cli_cmd_bench(int argc, char** argv) {
     goto done;
   }
   if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) goto done;
-  if (cli_profile_begin(&prof, iterations, &s.profiler) != CLI_EXIT_OK) goto done;
+  if ((r = cli_profile_begin(&prof, iterations, &s.profiler)) != CLI_EXIT_OK) {
+    rc = r;
+    goto done;
+  }
   if (cli_pick_method(&s, method_name, &method) != CLI_EXIT_OK) goto done;
   if (cli_load_method(&s, method, &m, &method_ms) != CLI_EXIT_OK) goto done;
   if (cli_inputs_generate(&s, method, CLI_GEN_RANDOM, seed, &in) != CLI_EXIT_OK) goto done;

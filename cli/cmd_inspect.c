@@ -100,6 +100,55 @@ static void op_key(const char* name, const char* overload, char* buf, size_t cap
 }
 
 /* One method, as text or JSON. Returns CLI_EXIT_OK or fails. */
+/* A bundled program's test suites: method, cases, inputs/expected outputs. */
+static void inspect_bundle(const pterun_bundle* b, cli_json* j) {
+  size_t n = pterun_bundle_suite_count(b), k, c;
+  char name[128];
+  if (j) {
+    cli_json_key(j, "bundle");
+    cli_json_begin_object(j);
+    cli_json_key(j, "version");
+    cli_json_uint(j, pterun_bundle_version(b));
+    cli_json_key(j, "test_suites");
+    cli_json_begin_array(j);
+  } else {
+    printf("\nbundled program: schema version %u, %zu test suite%s\n", pterun_bundle_version(b), n,
+           n == 1 ? "" : "s");
+  }
+  for (k = 0; k < n; ++k) {
+    const char* nm = NULL;
+    size_t cases = 0, nin = 0, nout = 0;
+    if (pterun_bundle_suite(b, k, &nm, &cases) != PTERUN_STATUS_OK) continue;
+    if (cases > 0) (void)pterun_bundle_case(b, k, 0, &nin, &nout);
+    if (j) {
+      cli_json_begin_object(j);
+      cli_json_key(j, "method");
+      cli_json_string(j, nm);
+      cli_json_key(j, "cases");
+      cli_json_begin_array(j);
+      for (c = 0; c < cases; ++c) {
+        (void)pterun_bundle_case(b, k, c, &nin, &nout);
+        cli_json_begin_object(j);
+        cli_json_key(j, "inputs");
+        cli_json_uint(j, nin);
+        cli_json_key(j, "expected_outputs");
+        cli_json_uint(j, nout);
+        cli_json_end_object(j);
+      }
+      cli_json_end_array(j);
+      cli_json_end_object(j);
+    } else {
+      cli_printable(nm, name, sizeof name);
+      printf("  suite %s: %zu test case%s (%zu inputs, %zu expected outputs each)\n", name, cases,
+             cases == 1 ? "" : "s", nin, nout);
+    }
+  }
+  if (j) {
+    cli_json_end_array(j);
+    cli_json_end_object(j);
+  }
+}
+
 static int inspect_method(cli_session* s, size_t m, cli_json* j) {
   pterun_method_info mi;
   pterun_status st;
@@ -365,8 +414,9 @@ int cli_cmd_inspect(int argc, char** argv) {
       goto done;
     }
   }
+  if (j) cli_json_end_array(j);
+  if (s.bundle != NULL) inspect_bundle(s.bundle, j);
   if (j) {
-    cli_json_end_array(j);
     cli_json_end_object(j);
     cli_json_finish(j);
   }

@@ -9,10 +9,13 @@
 
 static void run_usage(FILE* f) {
   fprintf(f,
-          "usage: pterun run MODEL.pte [options]\n"
+          "usage: pterun run MODEL.pte|FILE.bpte [options]\n"
           "\n"
-          "Execute one method of a program and report its outputs.\n"
+          "Execute one method of a program and report its outputs. A bundled program\n"
+          "(.bpte) runs with a test case's inputs unless --input/--inputs is given,\n"
+          "and its outputs are compared with the case's expected ones.\n"
           "\n"
+          "  --case N               bundled test case to run (default 0)\n"
           "  --data FILE.ptd        external data file (repeatable)\n"
           "  --method NAME          method to run (default: forward, or the only method)\n"
           "  --input FILE.npy       one per method input, in order (repeatable)\n"
@@ -177,10 +180,22 @@ static void describe_value(const pterun_value* v, char* buf, size_t cap) {
   }
 }
 
+/* Binds a bundled test case's inputs. */
+static int bind_bundled(cli_session* s, pterun_method* m, size_t suite, uint64_t bcase) {
+  pterun_status st;
+  cli_log_reset(&s->log);
+  st = pterun_bundle_set_inputs(s->bundle, suite, (size_t)bcase, m);
+  if (st != PTERUN_STATUS_OK)
+    return cli_fail(&s->log, st, "cannot bind bundled test case %llu", (unsigned long long)bcase);
+  return CLI_EXIT_OK;
+}
+
 int cli_cmd_run(int argc, char** argv) {
   const char *model = NULL, *method_name = NULL, *outdir = NULL, *gen_name = NULL, *v;
   cli_strlist data = {0}, inputs = {0};
-  uint64_t seed = 0, iterations = 1, it;
+  uint64_t seed = 0, iterations = 1, it, bcase = 0;
+  size_t suite = 0;
+  int use_bundle = 0;
   int quiet = 0, verbose = 0, i, r, rc = CLI_EXIT_FAIL;
   cli_gen gen = CLI_GEN_RANDOM;
   cli_profile_opts prof = {0};
@@ -232,6 +247,11 @@ int cli_cmd_run(int argc, char** argv) {
         rc = r < 0 ? CLI_EXIT_USAGE : cli_usage_error("run", "--seed needs a number, got '%s'", v);
         goto done;
       }
+    } else if ((r = cli_opt(argc, argv, &i, "run", "--case", &v)) != 0) {
+      if (r < 0 || cli_parse_u64(v, &bcase) != 0) {
+        rc = r < 0 ? CLI_EXIT_USAGE : cli_usage_error("run", "--case needs a number, got '%s'", v);
+        goto done;
+      }
     } else if ((r = cli_opt(argc, argv, &i, "run", "--iterations", &v)) != 0) {
       if (r < 0 || cli_parse_u64(v, &iterations) != 0 || iterations == 0) {
         rc = r < 0 ? CLI_EXIT_USAGE
@@ -280,19 +300,33 @@ int cli_cmd_run(int argc, char** argv) {
     goto done;
   }
   if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) goto done;
-  if (cli_profile_begin(&prof, iterations, &s.profiler) != CLI_EXIT_OK) goto done;
+  prof.quiet = quiet;
+  if ((r = cli_profile_begin(&prof, iterations, &s.profiler)) != CLI_EXIT_OK) {
+    rc = r;
+    goto done;
+  }
   if (cli_pick_method(&s, method_name, &method) != CLI_EXIT_OK) goto done;
   if (cli_load_method(&s, method, &m, &method_ms) != CLI_EXIT_OK) goto done;
-  if ((inputs.count > 0 ? cli_inputs_from_files(&s, method, &inputs, &in)
-                        : cli_inputs_generate(&s, method, gen, seed, &in)) != CLI_EXIT_OK)
-    goto done;
-  if (cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;
+  use_bundle = s.bundle != NULL && inputs.count == 0 && gen_name == NULL &&
+               pterun_bundle_find_suite(s.bundle, pterun_program_method_name(s.program, method),
+                                        &suite) == PTERUN_STATUS_OK;
+  if (use_bundle) {
+    s.bundle_case = (int64_t)bcase;
+    if (bind_bundled(&s, m, suite, bcase) != CLI_EXIT_OK) goto done;
+  } else {
+    if ((inputs.count > 0 ? cli_inputs_from_files(&s, method, &inputs, &in)
+                          : cli_inputs_generate(&s, method, gen, seed, &in)) != CLI_EXIT_OK)
+      goto done;
+    if (cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;
+  }
 
   for (it = 0; it < iterations; ++it) {
     double t0, dt;
     /* Planned inputs may share memory with intermediates, so the method can
      * ask for them again before every execute; binding is not timed. */
-    if (it > 0 && cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;
+    if (it > 0 && (use_bundle ? bind_bundled(&s, m, suite, bcase)
+                              : cli_inputs_bind(&s, m, method, &in)) != CLI_EXIT_OK)
+      goto done;
     cli_log_reset(&s.log);
     t0 = cli_now_ms();
     st = pterun_method_execute(m);
@@ -309,6 +343,9 @@ int cli_cmd_run(int argc, char** argv) {
     printf("program %s: loaded in %.3f ms\n", model, s.program_load_ms);
     printf("method %s: loaded in %.3f ms\n", pterun_program_method_name(s.program, method),
            method_ms);
+    if (use_bundle)
+      printf("inputs: bundled test case %llu of method %s\n", (unsigned long long)bcase,
+             pterun_program_method_name(s.program, method));
     for (k = 0; k < in.count; ++k) {
       char shp[256];
       if (in.arrays[k].data == NULL) {
@@ -346,6 +383,25 @@ int cli_cmd_run(int argc, char** argv) {
     printf("execute: %llu iteration%s, mean %.4f ms, min %.4f ms\n", (unsigned long long)iterations,
            iterations == 1 ? "" : "s", total / (double)iterations, best);
   if (cli_profile_end(&prof, &s, s.profiler) != CLI_EXIT_OK) goto done;
+  if (use_bundle) {
+    pterun_bundle_check chk;
+    st = pterun_bundle_verify_outputs(s.bundle, suite, bcase, m, PTERUN_BUNDLE_DEFAULT_RTOL,
+                                      PTERUN_BUNDLE_DEFAULT_ATOL, &chk);
+    if (st != PTERUN_STATUS_OK) {
+      cli_fail(&s.log, st, "cannot compare with the bundled expected outputs");
+      goto done;
+    }
+    if (!chk.passed) {
+      char msg[256];
+      cli_printable(chk.message, msg, sizeof msg);
+      cli_fail(NULL, PTERUN_STATUS_INPUT_MISMATCH, "bundled test case %llu: %s",
+               (unsigned long long)bcase, msg);
+      goto done;
+    }
+    if (!quiet)
+      printf("expected outputs: match (max abs error %.3g, ExecuTorch's rtol 1e-5, atol 1e-8)\n",
+             chk.max_abs_error);
+  }
   rc = CLI_EXIT_OK;
 
 done:

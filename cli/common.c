@@ -145,6 +145,14 @@ void cli_strlist_free(cli_strlist* l) {
 
 /* ---- sessions ---------------------------------------------------------------- */
 
+int cli_is_bundle_file(const char* path) {
+  unsigned char head[8];
+  FILE* f = fopen(path, "rb");
+  size_t n = f != NULL ? fread(head, 1, sizeof head, f) : 0;
+  if (f != NULL) fclose(f);
+  return pterun_is_bundled_program(head, n);
+}
+
 int cli_session_open(cli_session* s, const char* model, const cli_strlist* data, int verbose) {
   pterun_load_options opts;
   pterun_status st;
@@ -154,6 +162,7 @@ int cli_session_open(cli_session* s, const char* model, const cli_strlist* data,
   uint64_t threads = s->threads; /* --threads, parsed before the session opens */
   memset(s, 0, sizeof *s);
   s->threads = threads;
+  s->bundle_case = -1;
   s->log.verbose = verbose;
   memset(&opts, 0, sizeof opts);
   opts.logger = cli_logger(&s->log);
@@ -162,7 +171,12 @@ int cli_session_open(cli_session* s, const char* model, const cli_strlist* data,
     return cli_fail(&s->log, st, "cannot set up the operator registry");
 
   t0 = cli_now_ms();
-  st = pterun_program_load_file(model, PTERUN_FILE_MMAP, &opts, &s->program);
+  if (cli_is_bundle_file(model)) {
+    st = pterun_bundle_load_file(model, PTERUN_FILE_MMAP, &opts, &s->bundle);
+    if (st == PTERUN_STATUS_OK) st = pterun_bundle_program(s->bundle, &opts, &s->program);
+  } else {
+    st = pterun_program_load_file(model, PTERUN_FILE_MMAP, &opts, &s->program);
+  }
   s->program_load_ms = cli_now_ms() - t0;
   if (st != PTERUN_STATUS_OK) return cli_fail(&s->log, st, "cannot load program %s", model);
 
@@ -184,6 +198,7 @@ void cli_session_close(cli_session* s) {
   for (k = 0; k < s->data_count; ++k) pterun_data_destroy(s->data[k]);
   free(s->data);
   pterun_program_destroy(s->program);
+  pterun_bundle_destroy(s->bundle); /* after the program that borrows it */
   pterun_registry_destroy(s->registry);
   pterun_threadpool_destroy(s->pool);
   pterun_profiler_destroy(s->profiler);

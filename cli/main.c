@@ -15,6 +15,7 @@ static void usage(FILE* f) {
           "  run MODEL.pte       execute a method, write outputs as .npy files\n"
           "  bench MODEL.pte     time a method with generated inputs\n"
           "  ops                 list the operators this build provides\n"
+          "  verify FILE.bpte    run a bundled program's test cases, compare outputs\n"
           "\n"
           "Run 'pterun COMMAND --help' for a command's options.\n"
           "Exit status: 0 success, 1 failure, 2 bad command line.\n");
@@ -26,10 +27,8 @@ typedef struct command {
 } command;
 
 static const command kCommands[] = {
-    {"inspect", cli_cmd_inspect},
-    {"run", cli_cmd_run},
-    {"bench", cli_cmd_bench},
-    {"ops", cli_cmd_ops},
+    {"inspect", cli_cmd_inspect}, {"run", cli_cmd_run},       {"bench", cli_cmd_bench},
+    {"ops", cli_cmd_ops},         {"verify", cli_cmd_verify},
 };
 
 int main(int argc, char** argv) {

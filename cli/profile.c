@@ -108,6 +108,14 @@ int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profil
     if (r > 0) o->trace = v;
     return r;
   }
+  if ((r = cli_opt(argc, argv, i, cmd, "--etdump", &v)) != 0) {
+    if (r > 0) o->etdump = v;
+    return r;
+  }
+  if ((r = cli_opt(argc, argv, i, cmd, "--debug-buffer", &v)) != 0) {
+    if (r > 0) o->debug_buffer = v;
+    return r;
+  }
   return 0;
 }
 
@@ -115,9 +123,12 @@ int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler*
   pterun_profiler_options po;
   pterun_status st;
   *out = NULL;
-  if (!o->table && o->trace == NULL) return CLI_EXIT_OK;
+  if (o->debug_buffer != NULL && o->etdump == NULL)
+    return cli_usage_error(NULL, "--debug-buffer needs --etdump");
+  if (!o->table && o->trace == NULL && o->etdump == NULL) return CLI_EXIT_OK;
   memset(&po, 0, sizeof po);
   po.max_runs = runs > 1000 ? 1000 : (uint32_t)(runs ? runs : 1);
+  po.record_outputs = o->debug_buffer != NULL;
   if ((st = pterun_profiler_create(&po, out)) != PTERUN_STATUS_OK)
     return cli_fail(NULL, st, "cannot create the profiler");
   return CLI_EXIT_OK;
@@ -130,8 +141,22 @@ int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_prof
   if (o->trace != NULL) {
     if ((st = pterun_profiler_write_chrome_trace(p, o->trace)) != PTERUN_STATUS_OK)
       return cli_fail(NULL, st, "cannot write the trace %s", o->trace);
-    printf("trace: %s\n", o->trace);
+    if (!o->quiet) printf("trace: %s\n", o->trace);
   }
-  (void)s;
+  if (o->etdump != NULL) {
+    pterun_etdump_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.debug_buffer_path = o->debug_buffer;
+    if (s->bundle_case >= 0) {
+      eo.has_bundled_input_index = 1;
+      eo.bundled_input_index = s->bundle_case;
+    }
+    if ((st = pterun_etdump_write(p, o->etdump, &eo)) != PTERUN_STATUS_OK)
+      return cli_fail(NULL, st, "cannot write the ETDump %s", o->etdump);
+    if (!o->quiet)
+      printf("etdump: %s (%zu execute%s)%s%s\n", o->etdump, pterun_profiler_run_count(p),
+             pterun_profiler_run_count(p) == 1 ? "" : "s",
+             o->debug_buffer ? ", debug buffer: " : "", o->debug_buffer ? o->debug_buffer : "");
+  }
   return CLI_EXIT_OK;
 }

@@ -130,6 +130,37 @@ static inline int pterun_dtype_is_int(int32_t dt) {
          dt == PTERUN_DTYPE_U32 || dt == PTERUN_DTYPE_U64;
 }
 
+/** ATen's type promotion of two real dtypes (bool < integers < floats):
+ *  float16 with bfloat16 gives float32; integers of one signedness give the
+ *  wider; uint8 with a signed integer gives at least int16; other mixes of
+ *  signed and unsigned integers, and non-real dtypes, give -1. */
+static inline int32_t pterun_promote_types(int32_t a, int32_t b) {
+  int real_a = pterun_dtype_is_float(a) || pterun_dtype_is_int(a) || a == PTERUN_DTYPE_BOOL;
+  int real_b = pterun_dtype_is_float(b) || pterun_dtype_is_int(b) || b == PTERUN_DTYPE_BOOL;
+  if (a == b) return a;
+  if (!real_a || !real_b) return -1;
+  if (a == PTERUN_DTYPE_BOOL) return b;
+  if (b == PTERUN_DTYPE_BOOL) return a;
+  if (pterun_dtype_is_float(a) || pterun_dtype_is_float(b)) {
+    /* rank: half types 1, float32 2, float64 3, integers 0 */
+    int ra = a == PTERUN_DTYPE_F64 ? 3 : a == PTERUN_DTYPE_F32 ? 2 : pterun_dtype_is_float(a);
+    int rb = b == PTERUN_DTYPE_F64 ? 3 : b == PTERUN_DTYPE_F32 ? 2 : pterun_dtype_is_float(b);
+    if (ra == 1 && rb == 1) return PTERUN_DTYPE_F32; /* float16 with bfloat16 */
+    return ra >= rb ? a : b;
+  }
+  {
+    int ua = a == PTERUN_DTYPE_U8 || a == PTERUN_DTYPE_U16 || a == PTERUN_DTYPE_U32 ||
+             a == PTERUN_DTYPE_U64;
+    int ub = b == PTERUN_DTYPE_U8 || b == PTERUN_DTYPE_U16 || b == PTERUN_DTYPE_U32 ||
+             b == PTERUN_DTYPE_U64;
+    int32_t u = ua ? a : b, sgn = ua ? b : a;
+    if (ua == ub) return pterun_dtype_size(a) >= pterun_dtype_size(b) ? a : b;
+    /* uint8 widens into a signed type; wider unsigned types have no promotion */
+    if (u != PTERUN_DTYPE_U8) return -1;
+    return pterun_dtype_size(sgn) >= 2 ? sgn : PTERUN_DTYPE_I16;
+  }
+}
+
 /* ---- element load / store by dtype -------------------------------------------
  * Element k of `data` (an index into memory, not a logical index) of dtype
  * dt. Loads of bool give 0/1; bits16 reads as uint16; other dtypes give 0

@@ -155,6 +155,9 @@ PTERUN_API pterun_status pterun_method_execute(pterun_method* method);
 PTERUN_API pterun_status pterun_method_output(const pterun_method* method, size_t i,
                                               const pterun_value** value_out);
 
+/** The profiler attached at load (pterun_method_options.profiler), or NULL. */
+PTERUN_API pterun_profiler* pterun_method_profiler(const pterun_method* method);
+
 /** Changes the instruction budget for later executes (0: the default). */
 PTERUN_API void pterun_method_set_instruction_budget(pterun_method* method, uint64_t budget);
 

@@ -86,7 +86,8 @@ typedef struct pterun_profile_event {
   int32_t output_dtype;
   uint32_t output_rank;
   int64_t output_sizes[PTERUN_MAX_RANK];
-  const void* output_data; /* owned by the profiler, contiguous */
+  int64_t output_strides[PTERUN_MAX_RANK]; /* elements; the tensor's dim order */
+  const void* output_data;                 /* owned by the profiler, dense */
   size_t output_nbytes;
 } pterun_profile_event;
 

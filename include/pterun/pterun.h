@@ -27,8 +27,10 @@
 #define PTERUN_INCLUDE_PTERUN_PTERUN_H_
 
 #include "pterun/allocator.h"
+#include "pterun/bundled.h"
 #include "pterun/cpu.h"
 #include "pterun/data.h"
+#include "pterun/etdump.h"
 #include "pterun/export.h"
 #include "pterun/kernel.h"
 #include "pterun/log.h"

@@ -171,7 +171,7 @@ pterun_status pk_where_self_out(pterun_kernel_context* ctx, pterun_value** args,
   PTERUN_TRY(pk_check_real(ctx, a, "self"));
   PTERUN_TRY(pk_check_real(ctx, b, "other"));
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
-  common = pk_promote_types(a->dtype, b->dtype);
+  common = pterun_promote_types(a->dtype, b->dtype);
   if (common < 0) return pk_fail_dtype(ctx, "other", b->dtype, "has no common type with self");
   PTERUN_TRY(pk_check_out_cast(ctx, common, out));
   PTERUN_TRY(where_shape(ctx, c, a, b, &shape));

@@ -334,7 +334,7 @@ pterun_status pk_bin_args_tt(pterun_kernel_context* ctx, pterun_value** args, si
   PTERUN_TRY(pk_check_real(ctx, *a, "self"));
   PTERUN_TRY(pk_check_real(ctx, *b, "other"));
   PTERUN_TRY(pk_check_real(ctx, *out, "out"));
-  *common = pk_promote_types((*a)->dtype, (*b)->dtype);
+  *common = pterun_promote_types((*a)->dtype, (*b)->dtype);
   if (*common < 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "dtypes %s and %s have no common type",

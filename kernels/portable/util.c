@@ -16,49 +16,6 @@ pterun_status pk_wrap_dim(pterun_kernel_context* ctx, int64_t dim, int64_t rank,
   return PTERUN_STATUS_OK;
 }
 
-/* ---- type promotion ------------------------------------------------------- */
-
-static int float_rank(int dt) {
-  switch (dt) {
-    case PTERUN_DTYPE_F16:
-    case PTERUN_DTYPE_BF16: return 1;
-    case PTERUN_DTYPE_F32: return 2;
-    case PTERUN_DTYPE_F64: return 3;
-    default: return 0;
-  }
-}
-
-static bool is_unsigned_int(int dt) {
-  return dt == PTERUN_DTYPE_U8 || dt == PTERUN_DTYPE_U16 || dt == PTERUN_DTYPE_U32 ||
-         dt == PTERUN_DTYPE_U64;
-}
-
-int pk_promote_types(int a, int b) {
-  if (a == b) return a;
-  if (!pk_is_real_dtype(a) || !pk_is_real_dtype(b)) return -1;
-  if (a == PTERUN_DTYPE_BOOL) return b;
-  if (b == PTERUN_DTYPE_BOOL) return a;
-  if (pterun_dtype_is_float(a) || pterun_dtype_is_float(b)) {
-    int ra = float_rank(a), rb = float_rank(b);
-    if (ra == 1 && rb == 1) return PTERUN_DTYPE_F32; /* half + bfloat16 */
-    return ra >= rb ? a : b;
-  }
-  /* Both integers. */
-  {
-    size_t sa = pterun_dtype_size(a), sb = pterun_dtype_size(b);
-    bool ua = is_unsigned_int(a), ub = is_unsigned_int(b);
-    if (ua == ub) return sa >= sb ? a : b;
-    /* Mixed signedness: uint8 widens into a signed type (ATen's table);
-     * wider unsigned types have no promotion with signed ones. */
-    {
-      int u = ua ? a : b, s = ua ? b : a;
-      size_t ss = pterun_dtype_size(s);
-      if (u != PTERUN_DTYPE_U8) return -1;
-      return ss >= 2 ? s : PTERUN_DTYPE_I16;
-    }
-  }
-}
-
 /* ---- shapes ---------------------------------------------------------------- */
 
 static void format_shape(char* buf, size_t cap, size_t rank, const int64_t* sizes) {

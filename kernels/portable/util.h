@@ -34,9 +34,6 @@ static inline bool pk_is_real_dtype(int dt) {
   return pterun_dtype_is_float(dt) || pterun_dtype_is_int(dt) || dt == PTERUN_DTYPE_BOOL;
 }
 
-/* ATen type promotion of two tensor dtypes (bool < ints < floats). */
-int pk_promote_types(int a, int b);
-
 /* ---- shapes ---- */
 /* Broadcast shape of a and b (ATen rules). */
 pterun_status pk_broadcast_shape(pterun_kernel_context* ctx, const pterun_tensor* a,

@@ -1,16 +1,16 @@
 /* The quantized kernel library's one entry point: a constant table built from
- * ops.inc (rows: PT_OP("quantized_decomposed::op.overload", fn)). */
+ * ops.inc (rows: QK_OP("quantized_decomposed::op.overload", fn)). */
 #include "pterun/kernels/quantized.h"
 
-#define PT_OP(name, fn)                                                                            \
+#define QK_OP(name, fn)                                                                            \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 #include "kernels/quantized/ops.inc"
-#undef PT_OP
+#undef QK_OP
 
 static const pterun_kernel kQuantizedKernels[] = {
-#define PT_OP(name, fn) {name, NULL, fn},
+#define QK_OP(name, fn) {name, NULL, fn},
 #include "kernels/quantized/ops.inc"
-#undef PT_OP
+#undef QK_OP
 };
 
 static const pterun_kernel_library kQuantizedLibrary = {

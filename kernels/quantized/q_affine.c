@@ -11,13 +11,6 @@
 
 #include <inttypes.h>
 
-/* ATen type promotion among float dtypes (f16 with bf16 gives f32). */
-static int promote_fp(int a, int b) {
-  if (a == b) return a;
-  if (a == PTERUN_DTYPE_F64 || b == PTERUN_DTYPE_F64) return PTERUN_DTYPE_F64;
-  return PTERUN_DTYPE_F32;
-}
-
 /* Quantized dtypes of the torchao / group ops and their value ranges. */
 static int target_range(int dt, int64_t* lo, int64_t* hi) {
   if (qk_qdtype_range(dt, lo, hi)) return 1;
@@ -87,8 +80,8 @@ PTERUN_KERNEL(qk_quantize_per_channel_group_out) {
   PTERUN_TRY(check_data(ctx, zp, "zero_points"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
   PTERUN_TRY(check_data(ctx, out, "out"));
-  P = promote_fp(I, S);
-  CT = pterun_dtype_is_float(Z) ? promote_fp(P, Z) : P;
+  P = pterun_promote_types(I, S);
+  CT = pterun_dtype_is_float(Z) ? pterun_promote_types(P, Z) : P;
   n = x->numel;
   for (k = 0; k < n; ++k) {
     double xv = pterun_load_f64(x->data, I, k);
@@ -163,7 +156,7 @@ PTERUN_KERNEL(qk_dequantize_per_channel_group_out) {
     if (DT < 0) /* int * float tensor: the int converts to the scales' dtype */
       r = pterun_round_to_dtype(pterun_round_to_dtype(d, S) * pterun_load_f64(sc->data, S, g), S);
     else {
-      int P = promote_fp(DT, S);
+      int P = pterun_promote_types(DT, S);
       r = pterun_round_to_dtype(d * pterun_load_f64(sc->data, S, g), P);
     }
     pterun_store_f64(out->data, out->dtype, k, r);
@@ -289,13 +282,13 @@ PTERUN_KERNEL(qk_torchao_quantize_affine_out) {
   PTERUN_TRY(check_data(ctx, sc, "scale"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
   PTERUN_TRY(check_data(ctx, out, "out"));
-  P = promote_fp(I, S);
+  P = pterun_promote_types(I, S);
   BLOCK_FOR_EACH(&m, k, p, {
     double inv = pterun_round_to_dtype(1.0 / pterun_load_f64(sc->data, S, p), S);
     double v = nearbyint(pterun_round_to_dtype(pterun_load_f64(x->data, I, k) * inv, P));
     if (zp) {
       if (pterun_dtype_is_float(Z))
-        v = pterun_round_to_dtype(v + pterun_load_f64(zp->data, Z, p), promote_fp(P, Z));
+        v = pterun_round_to_dtype(v + pterun_load_f64(zp->data, Z, p), pterun_promote_types(P, Z));
       else
         v = pterun_round_to_dtype(v + (double)pterun_load_i64(zp->data, Z, p), P);
     }
@@ -357,7 +350,7 @@ PTERUN_KERNEL(qk_torchao_dequantize_affine_out) {
   PTERUN_TRY(check_data(ctx, sc, "scale"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
   PTERUN_TRY(check_data(ctx, out, "out"));
-  P = promote_fp(O, S);
+  P = pterun_promote_types(O, S);
   BLOCK_FOR_EACH(&m, k, p, {
     double d = pterun_round_to_dtype((double)pterun_load_i64(x->data, x->dtype, k), O);
     if (zp) {
@@ -596,7 +589,7 @@ PTERUN_KERNEL(qk_linear_dequantize_out) {
         pterun_store_f64(out->data, O, r * N + n, bias ? pterun_load_f64(bias->data, O, n) : 0.0);
     return PTERUN_STATUS_OK;
   }
-  P = promote_fp(O, S);
+  P = pterun_promote_types(O, S);
   if (O == PTERUN_DTYPE_F32 && w->dtype == PTERUN_DTYPE_I8 && S == PTERUN_DTYPE_F32 &&
       (zp == NULL || zp->dtype == PTERUN_DTYPE_I8)) {
     /* the common case (torchao int8-stored int4/int8 codes, f32 scales, int8

@@ -170,13 +170,6 @@ PTERUN_KERNEL(qk_embedding_2bit_dtype_out) {
 
 /* ---- mixed_mm / mixed_linear ---------------------------------------------- */
 
-/* Promotion of two float dtypes among f16 < f32 < f64. */
-static int promote_fp(int a, int b) {
-  if (a == PTERUN_DTYPE_F64 || b == PTERUN_DTYPE_F64) return PTERUN_DTYPE_F64;
-  if (a == PTERUN_DTYPE_F32 || b == PTERUN_DTYPE_F32) return PTERUN_DTYPE_F32;
-  return a;
-}
-
 static pterun_status check_rank(pterun_kernel_context* ctx, const pterun_tensor* t,
                                 const char* name, int rank) {
   if (t->rank != rank)
@@ -305,7 +298,7 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
   n_over_g = g > 0 ? (n + g - 1) / g : 0;
   U = x->dtype;
   T = out->dtype;
-  PT = promote_fp(T, U);
+  PT = pterun_promote_types(T, U);
   for (i = 0; i < m; ++i)
     for (j = 0; j < p; ++j) {
       double sum = 0.0;

@@ -1,42 +1,11 @@
 /* quantized_decomposed quantize / dequantize (per tensor, per channel, per
- * token), choose_qparams* and the quantized add: ExecuTorch's x86-64 numerics
+ * token) and choose_qparams*: ExecuTorch's x86-64 numerics
  * (docs/quantized.md). */
 #include "kernels/quantized/qutil.h"
 
 #include <inttypes.h>
 
 /* ---- shared validation ---------------------------------------------------- */
-
-static int same_dim_order(const pterun_tensor* a, const pterun_tensor* b) {
-  return a->rank == b->rank && memcmp(a->dim_order, b->dim_order, a->rank) == 0;
-}
-
-/* Tensor usable for elementwise linear access: data present, storage big
- * enough (any dim order). */
-static pterun_status check_storage(pterun_kernel_context* ctx, const pterun_tensor* t,
-                                   const char* name) {
-  if (t->numel > 0 && t->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': tensor has no data",
-                              name);
-  if (t->numel > 0 && t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
-    return QK_FAIL(ctx, "arg '%s': tensor storage smaller than its shape", name);
-  return PTERUN_STATUS_OK;
-}
-
-static pterun_status check_scale(pterun_kernel_context* ctx, const char* name, double scale,
-                                 float* out) {
-  float s = (float)scale;
-  if (!(s > 0.0f) || isinf(s) || isinf(1.0f / s))
-    return QK_FAIL(ctx, "arg '%s': scale %g must be finite and > 0 in float32", name, scale);
-  *out = s;
-  return PTERUN_STATUS_OK;
-}
-
-static pterun_status check_zp(pterun_kernel_context* ctx, const char* name, int64_t zp) {
-  if (zp < INT32_MIN || zp > INT32_MAX)
-    return QK_FAIL(ctx, "arg '%s': zero point %" PRId64 " does not fit int32", name, zp);
-  return PTERUN_STATUS_OK;
-}
 
 /* quantize: input f32/f64/f16; out dtype == dtype, an integer quantized type;
  * quant range inside the dtype's range. */
@@ -94,14 +63,14 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
                                   pterun_tensor* out) {
   float s = 1.0f;
   PTERUN_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
-  PTERUN_TRY(check_scale(ctx, "scale", scale, &s));
-  PTERUN_TRY(check_zp(ctx, "zero_point", zp));
-  PTERUN_TRY(check_storage(ctx, in, "input"));
+  PTERUN_TRY(qk_check_scale(ctx, "scale", scale, &s));
+  PTERUN_TRY(qk_check_zp(ctx, "zero_point", zp));
+  PTERUN_TRY(qk_check_storage(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  if (!same_dim_order(in, out))
+  if (!qk_same_dim_order(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
-  PTERUN_TRY(check_storage(ctx, out, "out"));
+  PTERUN_TRY(qk_check_storage(ctx, out, "out"));
   if (in->numel > 0)
     qk_quantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, 1.0f / s, (int32_t)zp,
                     qmin, qmax);
@@ -113,14 +82,14 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
                                     int has_od, int64_t od, pterun_tensor* out) {
   float s = 1.0f;
   PTERUN_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
-  PTERUN_TRY(check_scale(ctx, "scale", scale, &s));
-  PTERUN_TRY(check_zp(ctx, "zero_point", zp));
-  PTERUN_TRY(check_storage(ctx, in, "input"));
+  PTERUN_TRY(qk_check_scale(ctx, "scale", scale, &s));
+  PTERUN_TRY(qk_check_zp(ctx, "zero_point", zp));
+  PTERUN_TRY(qk_check_storage(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  if (!same_dim_order(in, out))
+  if (!qk_same_dim_order(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
-  PTERUN_TRY(check_storage(ctx, out, "out"));
+  PTERUN_TRY(qk_check_storage(ctx, out, "out"));
   if (in->numel > 0)
     qk_dequantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, (int32_t)zp, s, 0);
   return PTERUN_STATUS_OK;
@@ -135,8 +104,8 @@ static pterun_status read_qparam_tensors(pterun_kernel_context* ctx, const pteru
     return QK_FAIL(ctx, "arg 'scale': expected one element, got %" PRId64, st->numel);
   if (zt->numel != 1)
     return QK_FAIL(ctx, "arg 'zero_point': expected one element, got %" PRId64, zt->numel);
-  PTERUN_TRY(check_storage(ctx, st, "scale"));
-  PTERUN_TRY(check_storage(ctx, zt, "zero_point"));
+  PTERUN_TRY(qk_check_storage(ctx, st, "scale"));
+  PTERUN_TRY(qk_check_storage(ctx, zt, "zero_point"));
   *scale = ((const double*)st->data)[0];
   *zp = ((const int64_t*)zt->data)[0];
   return PTERUN_STATUS_OK;
@@ -221,7 +190,7 @@ static pterun_status check_param(pterun_kernel_context* ctx, const pterun_tensor
   if (t->numel != count)
     return QK_FAIL(ctx, "arg '%s': expected %" PRId64 " elements, got %" PRId64, name, count,
                    t->numel);
-  return check_storage(ctx, t, name);
+  return qk_check_storage(ctx, t, name);
 }
 
 /* Per-channel quantize of a contiguous tensor viewed as [outer, C, inner]. */
@@ -234,8 +203,8 @@ static pterun_status quant_channels(pterun_kernel_context* ctx, const pterun_ten
   const int64_t* zd = (const int64_t*)zps->data;
   for (c = 0; c < C; ++c) {
     float s;
-    PTERUN_TRY(check_scale(ctx, "scales", sd[c], &s));
-    PTERUN_TRY(check_zp(ctx, "zero_points", zd[c]));
+    PTERUN_TRY(qk_check_scale(ctx, "scales", sd[c], &s));
+    PTERUN_TRY(qk_check_zp(ctx, "zero_points", zd[c]));
   }
   for (o = 0; o < outer; ++o)
     for (c = 0; c < C; ++c) {
@@ -291,8 +260,8 @@ static pterun_status dequant_channels(pterun_kernel_context* ctx, const pterun_t
   for (c = 0; c < C; ++c) {
     float s;
     int64_t z = zps ? pterun_load_i64(zps->data, zps->dtype, c) : 0;
-    PTERUN_TRY(check_scale(ctx, "scales", pterun_load_f64(scales->data, scales->dtype, c), &s));
-    PTERUN_TRY(check_zp(ctx, "zero_points", z));
+    PTERUN_TRY(qk_check_scale(ctx, "scales", pterun_load_f64(scales->data, scales->dtype, c), &s));
+    PTERUN_TRY(qk_check_zp(ctx, "zero_points", z));
     if (fast_path_checks && (z < qmin || z > qmax))
       return QK_FAIL(ctx,
                      "arg 'zero_points': %" PRId64 " outside [quant_min, quant_max] = [%" PRId64
@@ -458,9 +427,9 @@ PTERUN_KERNEL(qk_choose_qparams_tensor_out) {
                    qmax);
   if (so->numel != 1 || zo->numel != 1)
     return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
-  PTERUN_TRY(check_storage(ctx, so, "scale_out"));
-  PTERUN_TRY(check_storage(ctx, zo, "zero_point_out"));
-  PTERUN_TRY(check_storage(ctx, in, "input"));
+  PTERUN_TRY(qk_check_storage(ctx, so, "scale_out"));
+  PTERUN_TRY(qk_check_storage(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(qk_check_storage(ctx, in, "input"));
   if (in->numel == 0) return QK_FAIL(ctx, "arg 'input': empty tensor has no range");
   scan_minmax((const float*)in->data, in->numel, &mn, &mx);
   if (qk_calc_qparams(mn, mx, (int32_t)qmin, (int32_t)qmax, &scale, &zp) != 0)
@@ -598,9 +567,9 @@ PTERUN_KERNEL(qk_choose_qparams_symmetric_tensor_out) {
   PTERUN_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   if (so->numel != 1 || zo->numel != 1)
     return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
-  PTERUN_TRY(check_storage(ctx, so, "scale_out"));
-  PTERUN_TRY(check_storage(ctx, zo, "zero_point_out"));
-  PTERUN_TRY(check_storage(ctx, in, "input"));
+  PTERUN_TRY(qk_check_storage(ctx, so, "scale_out"));
+  PTERUN_TRY(qk_check_storage(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(qk_check_storage(ctx, in, "input"));
   if (in->numel == 0) {
     ((double*)so->data)[0] = 1.0;
     ((int64_t*)zo->data)[0] = 0;
@@ -628,90 +597,5 @@ PTERUN_KERNEL(qk_choose_qparams_symmetric_tensor_out) {
   if (dtype == PTERUN_DTYPE_U8) zp = 128;
   ((double*)so->data)[0] = (double)s;
   ((int64_t*)zo->data)[0] = zp;
-  return PTERUN_STATUS_OK;
-}
-
-/* ---- quantized add -------------------------------------------------------- */
-
-static pterun_status check_u8_range(pterun_kernel_context* ctx, const char* name, int64_t lo,
-                                    int64_t hi) {
-  if (lo < 0 || hi > 255 || lo > hi)
-    return QK_FAIL(ctx, "arg '%s': quant range [%" PRId64 ", %" PRId64 "] must lie in [0, 255]",
-                   name, lo, hi);
-  return PTERUN_STATUS_OK;
-}
-
-#define QK_ADD_LOOP(T)                                                                             \
-  do {                                                                                             \
-    const T* pa = (const T*)a->data;                                                               \
-    const T* pb = (const T*)b->data;                                                               \
-    T* po = (T*)out->data;                                                                         \
-    for (k = 0; k < n; ++k) {                                                                      \
-      float da = (float)((double)(int64_t)((uint64_t)(int64_t)pa[k] - (uint64_t)za) * (double)sa); \
-      float db = (float)((double)(int64_t)((uint64_t)(int64_t)pb[k] - (uint64_t)zb) * (double)sb); \
-      po[k] = (T)qk_quant_step(inv * (da + db), (float)zo, oqmin, oqmax);                          \
-    }                                                                                              \
-  } while (0)
-
-/* add.out(a, a_scale, a_zp, a_qmin, a_qmax, b, b_scale, b_zp, b_qmin, b_qmax,
- *   out_scale, out_zp, out_qmin, out_qmax, *, out) */
-PTERUN_KERNEL(qk_add_out) {
-  pterun_tensor *a, *b, *out;
-  double das, dbs, dos;
-  int64_t za, zb, zo, aqmin, aqmax, bqmin, bqmax, oqmin, oqmax, k, n;
-  float sa, sb, so, inv;
-  int d;
-  PTERUN_CHECK_NARGS(ctx, nargs, 16);
-  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "a", &a));
-  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "a_scale", &das));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "a_zero_point", &za));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "a_quant_min", &aqmin));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "a_quant_max", &aqmax));
-  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "b", &b));
-  PTERUN_TRY(pterun_arg_double(ctx, args, 6, "b_scale", &dbs));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 7, "b_zero_point", &zb));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 8, "b_quant_min", &bqmin));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 9, "b_quant_max", &bqmax));
-  PTERUN_TRY(pterun_arg_double(ctx, args, 10, "out_scale", &dos));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 11, "out_zero_point", &zo));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 12, "out_quant_min", &oqmin));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 13, "out_quant_max", &oqmax));
-  PTERUN_TRY(pterun_arg_tensor(ctx, args, 14, "out", &out));
-  if (a->dtype != b->dtype || a->dtype != out->dtype)
-    return QK_FAIL(ctx, "arg 'b': a, b and out must have the same dtype");
-  if (a->dtype != PTERUN_DTYPE_U8 && a->dtype != PTERUN_DTYPE_I8 && a->dtype != PTERUN_DTYPE_I16 &&
-      a->dtype != PTERUN_DTYPE_I32 && a->dtype != PTERUN_DTYPE_I64)
-    return QK_FAIL(ctx, "arg 'a': dtype %s is not an integer type", pterun_dtype_name(a->dtype));
-  if (a->rank != b->rank || a->rank != out->rank)
-    return QK_FAIL(ctx, "arg 'b': a, b and out must have the same shape");
-  for (d = 0; d < a->rank; ++d)
-    if (a->sizes[d] != b->sizes[d] || a->sizes[d] != out->sizes[d])
-      return QK_FAIL(ctx, "arg 'b': a, b and out must have the same shape (dim %d)", d);
-  if (!same_dim_order(a, b) || !same_dim_order(a, out))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "arg 'b': a, b and out must share one dim order");
-  PTERUN_TRY(check_u8_range(ctx, "a_quant_min", aqmin, aqmax));
-  PTERUN_TRY(check_u8_range(ctx, "b_quant_min", bqmin, bqmax));
-  PTERUN_TRY(check_u8_range(ctx, "out_quant_min", oqmin, oqmax));
-  PTERUN_TRY(check_scale(ctx, "a_scale", das, &sa));
-  PTERUN_TRY(check_scale(ctx, "b_scale", dbs, &sb));
-  PTERUN_TRY(check_scale(ctx, "out_scale", dos, &so));
-  PTERUN_TRY(check_zp(ctx, "a_zero_point", za));
-  PTERUN_TRY(check_zp(ctx, "b_zero_point", zb));
-  PTERUN_TRY(check_zp(ctx, "out_zero_point", zo));
-  PTERUN_TRY(check_storage(ctx, a, "a"));
-  PTERUN_TRY(check_storage(ctx, b, "b"));
-  PTERUN_TRY(check_storage(ctx, out, "out"));
-  inv = 1.0f / so;
-  n = a->numel;
-  za = (int32_t)za;
-  zb = (int32_t)zb;
-  switch (a->dtype) {
-    case PTERUN_DTYPE_U8: QK_ADD_LOOP(uint8_t); break;
-    case PTERUN_DTYPE_I8: QK_ADD_LOOP(int8_t); break;
-    case PTERUN_DTYPE_I16: QK_ADD_LOOP(int16_t); break;
-    case PTERUN_DTYPE_I32: QK_ADD_LOOP(int32_t); break;
-    default: QK_ADD_LOOP(int64_t); break;
-  }
   return PTERUN_STATUS_OK;
 }

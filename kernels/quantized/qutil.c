@@ -1,6 +1,7 @@
 /* Helpers shared by the quantized kernels (see qutil.h). */
 #include "kernels/quantized/qutil.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 /* ---- arguments ------------------------------------------------------------ */
@@ -15,17 +16,37 @@ pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
   return PTERUN_STATUS_OK;
 }
 
+pterun_status qk_check_storage(pterun_kernel_context* ctx, const pterun_tensor* t,
+                               const char* name) {
+  if (t->numel > 0 && t->data == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': tensor has no data",
+                              name);
+  if (t->numel > 0 && t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
+    return QK_FAIL(ctx, "arg '%s': tensor storage smaller than its shape", name);
+  return PTERUN_STATUS_OK;
+}
+
 pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t,
                               const char* name) {
   if (!pterun_tensor_is_contiguous(t))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg '%s': only the default (row-major) dim order is supported",
                               name);
-  if (t->numel > 0 && t->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': tensor has no data",
-                              name);
-  if (t->numel > 0 && t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
-    return QK_FAIL(ctx, "arg '%s': tensor storage smaller than its shape", name);
+  return qk_check_storage(ctx, t, name);
+}
+
+pterun_status qk_check_scale(pterun_kernel_context* ctx, const char* name, double scale,
+                             float* out) {
+  float s = (float)scale;
+  if (!(s > 0.0f) || isinf(s) || isinf(1.0f / s) || isinf((float)(1.0 / scale)))
+    return QK_FAIL(ctx, "arg '%s': scale %g must be finite and > 0 in float32", name, scale);
+  *out = s;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_check_zp(pterun_kernel_context* ctx, const char* name, int64_t zp) {
+  if (zp < INT32_MIN || zp > INT32_MAX)
+    return QK_FAIL(ctx, "arg '%s': zero point %" PRId64 " does not fit int32", name, zp);
   return PTERUN_STATUS_OK;
 }
 

@@ -19,8 +19,23 @@
 /* Common tensor checks. */
 pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
                              int dtype);
-/* Row-major contiguous (identity dim order) and data present when numel > 0. */
+/* Data present when numel > 0 (else INVALID_STATE) and storage for every
+ * element: usable for linear access in any dim order. */
+pterun_status qk_check_storage(pterun_kernel_context* ctx, const pterun_tensor* t,
+                               const char* name);
+/* Row-major contiguous (identity dim order) and qk_check_storage. */
 pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
+/* Same rank and dim order. */
+static inline int qk_same_dim_order(const pterun_tensor* a, const pterun_tensor* b) {
+  return a->rank == b->rank && memcmp(a->dim_order, b->dim_order, a->rank) == 0;
+}
+/* A quantization scale: finite and > 0 in float32, with a finite reciprocal
+ * both in float32 and as the double reciprocal rounded to float (the two
+ * ways the kernels compute it). *out = (float)scale. */
+pterun_status qk_check_scale(pterun_kernel_context* ctx, const char* name, double scale,
+                             float* out);
+/* A zero point that fits int32. */
+pterun_status qk_check_zp(pterun_kernel_context* ctx, const char* name, int64_t zp);
 /* Integer quantized dtypes: u8, i8, i16, u16 (UInt16 and Bits16), i32.
  * Sets the dtype's value range; 0 if not one of them. */
 int qk_qdtype_range(int dtype, int64_t* lo, int64_t* hi);

@@ -185,6 +185,10 @@ pterun_status pterun_method_output(const pterun_method* m, size_t i,
   return PTERUN_STATUS_OK;
 }
 
+pterun_profiler* pterun_method_profiler(const pterun_method* m) {
+  return m != NULL ? m->profiler : NULL;
+}
+
 void pterun_method_set_instruction_budget(pterun_method* m, uint64_t budget) {
   if (m != NULL) m->budget = budget ? budget : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
 }

@@ -27,6 +27,7 @@ typedef struct pt_prof_out {
   int32_t dtype;
   uint32_t rank;
   int64_t sizes[PTERUN_MAX_RANK];
+  int64_t strides[PTERUN_MAX_RANK];
 } pt_prof_out;
 
 struct pterun_profiler {
@@ -230,7 +231,8 @@ static void record_output(pterun_profiler* p, const pt_prof_entry* e, size_t ev)
   const pterun_tensor* t = p->method->values[e->out_value].tag == PTERUN_VALUE_TENSOR
                                ? p->method->values[e->out_value].u.tensor
                                : NULL;
-  if (t == NULL || (t->nbytes > 0 && t->data == NULL) || !pterun_tensor_is_contiguous(t) ||
+  // Any dim order is dense: the bytes are copied as laid out, with strides.
+  if (t == NULL || (t->nbytes > 0 && t->data == NULL) ||
       p->out_cap - p->out_used < pt_align_up(t->nbytes, 16)) {
     p->dropped_outputs++;
     return;
@@ -240,6 +242,7 @@ static void record_output(pterun_profiler* p, const pt_prof_entry* e, size_t ev)
   o->dtype = t->dtype;
   o->rank = t->rank;
   memcpy(o->sizes, t->sizes, sizeof o->sizes);
+  memcpy(o->strides, t->strides, sizeof o->strides);
   if (t->nbytes > 0) memcpy(p->out_buf + p->out_used, t->data, t->nbytes);
   p->out_used += pt_align_up(t->nbytes, 16);
 }
@@ -337,6 +340,7 @@ pterun_status pterun_profiler_event(const pterun_profiler* p, size_t k, pterun_p
     out->output_dtype = o->dtype;
     out->output_rank = o->rank;
     memcpy(out->output_sizes, o->sizes, sizeof o->sizes);
+    memcpy(out->output_strides, o->strides, sizeof o->strides);
     out->output_data = p->out_buf + o->offset;
     out->output_nbytes = (size_t)o->nbytes;
   }

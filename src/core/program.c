@@ -22,6 +22,10 @@ static pterun_status parse_container(pterun_program* p) {
     if (d[4] == 'E' && d[5] == 'T')
       return pt_fail(&p->logger, PTERUN_STATUS_INCOMPATIBLE_VERSION,
                      "file identifier is '%.4s'; this runtime reads ET12", (const char*)d + 4);
+    if (memcmp(d + 4, "BP08", 4) == 0)
+      return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
+                     "this is a bundled program (BP08): load it with pterun_bundle_load_file and "
+                     "take its program with pterun_bundle_program");
     return pt_fail(&p->logger, PTERUN_STATUS_INVALID_PROGRAM,
                    "not an ExecuTorch program (no ET12 identifier)");
   }

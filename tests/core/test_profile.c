@@ -6,6 +6,7 @@
 
 #include "pterun/kernels/portable.h"
 #include "pterun/pterun.h"
+#include "src/core/fb.h"
 #include "tests/harness/pt_test.h"
 
 static pterun_registry* g_reg;
@@ -112,12 +113,109 @@ static int profile_counts_and_events(void) {
   return 0;
 }
 
+/* Reads a whole file into malloc'd memory. */
+static uint8_t* slurp(const char* path, size_t* n) {
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t* d = len > 0 ? malloc((size_t)len) : NULL;
+  if (d != NULL && fread(d, 1, (size_t)len, f) != (size_t)len) {
+    free(d);
+    d = NULL;
+  }
+  fclose(f);
+  *n = (size_t)len;
+  return d;
+}
+
+/* The ETDump is a size-prefixed ED00 FlatBuffer whose runs hold one
+ * profile event per kernel call plus Method::execute, and (with outputs)
+ * debug events whose tensors point into the debug buffer. Structure checked
+ * with pterun's own reader; the Python tests load it with ExecuTorch's
+ * Inspector. */
+static int etdump_structure(void) {
+  pterun_program* p = NULL;
+  pterun_method* m = NULL;
+  pterun_profiler* prof = NULL;
+  pterun_profiler_options po = {4, 1};
+  void* bufs[8] = {0};
+  PT_CHECK(load("mobilenet/model.pte", &p) == 0);
+  PT_CHECK_STATUS(pterun_profiler_create(&po, &prof), PTERUN_STATUS_OK);
+  pterun_method_options mo;
+  memset(&mo, 0, sizeof mo);
+  mo.registry = g_reg;
+  mo.logger = g_silent;
+  mo.profiler = prof;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &mo, &m), PTERUN_STATUS_OK);
+  PT_CHECK(pterun_method_profiler(m) == prof);
+  char etd[] = "/tmp/pterun_etdump_XXXXXX", dbg[] = "/tmp/pterun_debug_XXXXXX";
+  int fd1 = mkstemp(etd), fd2 = mkstemp(dbg);
+  PT_CHECK(fd1 >= 0 && fd2 >= 0);
+  pterun_etdump_options eo;
+  memset(&eo, 0, sizeof eo);
+  eo.debug_buffer_path = dbg;
+  PT_CHECK_STATUS(pterun_etdump_write(prof, etd, &eo), PTERUN_STATUS_INVALID_STATE); /* no run */
+  for (int r = 0; r < 2; ++r) {
+    PT_CHECK(bind_zeros(p, m, bufs) == 0);
+    PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  }
+  PT_CHECK_STATUS(pterun_etdump_write(prof, etd, &eo), PTERUN_STATUS_OK);
+  size_t n = 0, nd = 0, kernels = pterun_profiler_event_count(prof) / 2;
+  uint8_t* d = slurp(etd, &n);
+  uint8_t* db = slurp(dbg, &nd);
+  PT_CHECK(d != NULL && db != NULL && n > 16);
+  PT_CHECK(pt_rd_u32(d) == n - 4 && memcmp(d + 8, "ED00", 4) == 0);
+  /* Size-prefixed: the whole file is aligned (8-byte vectors sit at file
+   * offsets that are multiples of 8), the root offset is at byte 4. */
+  pt_fb_buf fb = {d, n};
+  pt_fb_table root, run, ev, pe, de, val, ten;
+  pt_fb_vec runs, events, sizes;
+  PT_CHECK(pt_fb_table_at(&fb, 4 + pt_rd_u32(d + 4), &root));
+  PT_CHECK(pt_fb_get_vector(&root, 6, 4, &runs) == 1 && runs.len == 2);
+  PT_CHECK(pt_fb_vec_table(&runs, 1, &run));
+  const char* s;
+  uint32_t sl;
+  PT_CHECK(pt_fb_get_string(&run, 4, &s, &sl) == 1 && strcmp(s, "Execute") == 0);
+  PT_CHECK(pt_fb_get_vector(&run, 10, 4, &events) == 1);
+  PT_CHECK(events.len == 2 * kernels + 1); /* profile + debug per call, Method::execute */
+  size_t debug_seen = 0;
+  for (uint32_t k = 0; k < events.len; ++k) {
+    PT_CHECK(pt_fb_vec_table(&events, k, &ev));
+    if (pt_fb_get_table(&ev, 4, &pe) == 1) {
+      PT_CHECK(pt_fb_get_string(&pe, 4, &s, &sl) == 1);
+      PT_CHECK(strncmp(s, "native_call_", 12) == 0 || strcmp(s, "Method::execute") == 0);
+      PT_CHECK(pt_fb_u64(&pe, 16, 0) <= pt_fb_u64(&pe, 18, 0));
+      continue;
+    }
+    PT_CHECK(pt_fb_get_table(&ev, 8, &de) == 1 && pt_fb_get_table(&de, 8, &val) == 1);
+    PT_CHECK(pt_fb_u8(&val, 4, 0) == 5 && pt_fb_get_table(&val, 6, &ten) == 1);
+    PT_CHECK(pt_fb_get_vector(&ten, 6, 8, &sizes) == 1);
+    uint64_t numel = 1, off = pt_fb_u64(&ten, 10, UINT64_MAX);
+    for (uint32_t k2 = 0; k2 < sizes.len; ++k2) numel *= (uint64_t)pt_fb_vec_i64(&sizes, k2);
+    PT_CHECK(pt_fb_i8(&ten, 4, 0) == PTERUN_DTYPE_F32 && off % 64 == 0 && off + 4 * numel <= nd);
+    debug_seen++;
+  }
+  PT_CHECK(debug_seen == kernels);
+  free(d);
+  free(db);
+  remove(etd);
+  remove(dbg);
+  pterun_method_destroy(m);
+  pterun_profiler_destroy(prof);
+  pterun_program_destroy(p);
+  for (int i = 0; i < 8; ++i) free(bufs[i]);
+  return 0;
+}
+
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
   if (pterun_registry_create(&g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
   if (pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
   PT_RUN(profile_counts_and_events);
+  PT_RUN(etdump_structure);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
 }

@@ -170,6 +170,16 @@ static int test_load_store(void) {
   m.u = 0x0123456789abcdefu;
   pterun_store_f64(&m, PTERUN_DTYPE_COMPLEX64, 0, 1.0); /* not a real dtype: untouched */
   PT_CHECK(m.u == 0x0123456789abcdefu && pterun_load_f64(&m, PTERUN_DTYPE_COMPLEX64, 0) == 0.0);
+  /* ATen type promotion */
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_F16, PTERUN_DTYPE_BF16) == PTERUN_DTYPE_F32);
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_F16, PTERUN_DTYPE_F64) == PTERUN_DTYPE_F64);
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_I64, PTERUN_DTYPE_F16) == PTERUN_DTYPE_F16);
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_BOOL, PTERUN_DTYPE_I8) == PTERUN_DTYPE_I8);
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_U8, PTERUN_DTYPE_I8) == PTERUN_DTYPE_I16);
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_U8, PTERUN_DTYPE_I32) == PTERUN_DTYPE_I32);
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_U16, PTERUN_DTYPE_I32) == -1);
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_I16, PTERUN_DTYPE_I32) == PTERUN_DTYPE_I32);
+  PT_CHECK(pterun_promote_types(PTERUN_DTYPE_COMPLEX64, PTERUN_DTYPE_F32) == -1);
   /* rounding to a dtype: half and bfloat16 round through float */
   PT_CHECK(pterun_round_to_dtype(1.0 + 1.0 / 4096.0, PTERUN_DTYPE_F16) == 1.0);
   PT_CHECK(pterun_round_to_dtype(1.00390625, PTERUN_DTYPE_BF16) == 1.0);

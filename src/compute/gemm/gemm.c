@@ -2,7 +2,7 @@
  *
  * float32 (and f16/bf16, converted while packing) runs the BLIS loop nest
  * around a run-time selected SIMD microkernel (ukernel.h, manifest
- * gemm_f32.inc):
+ * f32_ukernels.inc):
  *
  *   for jc in N step NC            B block KC x NC packed once per (jc, pc)
  *     for pc in K step KC              (L3, or L2 in the stack fallback)

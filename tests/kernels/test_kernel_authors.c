@@ -1,0 +1,62 @@
+/* Runs the example library of docs/kernel-authors.md (extracted from the
+ * document at configure time into kernel_authors_example.c) so the
+ * documentation cannot drift from the API: registered through the default
+ * registry, on float16 data, and its refusals. */
+#include <string.h>
+
+#include "pterun/registry.h"
+#include "tests/harness/pt_test.h"
+#include "tests/harness/pt_values.h"
+
+const pterun_kernel_library* demo_kernels(void);
+#include "kernel_authors_example.c"
+
+static int pt_failures;
+
+static pterun_status call(pterun_kernel_fn fn, pterun_value** args, size_t nargs) {
+  pterun_logger quiet = pterun_logger_silent();
+  return pterun_kernel_invoke(fn, "demo::scale.out", args, nargs, &quiet, NULL, 0);
+}
+
+static int test_example_library(void) {
+  pterun_kernel_fn fn = NULL;
+  uint16_t x[3], y[3] = {0};
+  int64_t s3[1] = {3}, s13[2] = {1, 3};
+  pterun_tensor tx, ty;
+  pterun_value vx, vy, vf, vi;
+  pterun_value* args[4];
+  PT_CHECK_STATUS(pterun_registry_add(pterun_registry_default(), demo_kernels()),
+                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_lookup(pterun_registry_default(), "demo::scale.out", NULL, &fn),
+                  PTERUN_STATUS_OK);
+  PT_CHECK(fn == demo_scale_out);
+  x[0] = pterun_f32_to_f16(1.5f);
+  x[1] = pterun_f32_to_f16(-2.0f);
+  x[2] = pterun_f32_to_f16(65504.0f);
+  tx = pt_tensor_make(PTERUN_DTYPE_F16, 1, s3, x, sizeof x);
+  ty = pt_tensor_make(PTERUN_DTYPE_F16, 1, s3, y, sizeof y);
+  vx = pt_val_tensor(&tx), vy = pt_val_tensor(&ty), vf = pt_val_double(2.0), vi = pt_val_int(3);
+  args[0] = &vx, args[1] = &vf, args[2] = &vy, args[3] = &vy;
+  PT_CHECK_STATUS(call(fn, args, 4), PTERUN_STATUS_OK);
+  PT_CHECK(pterun_f16_to_f32(y[0]) == 3.0f && pterun_f16_to_f32(y[1]) == -4.0f);
+  PT_CHECK(y[2] == 0x7c00u); /* 131008 overflows float16 */
+  /* an Int factor is accepted (whole numbers may be serialized as Int) */
+  args[1] = &vi;
+  PT_CHECK_STATUS(call(fn, args, 4), PTERUN_STATUS_OK);
+  PT_CHECK(pterun_f16_to_f32(y[0]) == 4.5f);
+  /* refusals: argument count, kind, dtype, rank change */
+  PT_CHECK_STATUS(call(fn, args, 3), PTERUN_STATUS_INVALID_PROGRAM);
+  args[1] = &vx;
+  PT_CHECK_STATUS(call(fn, args, 4), PTERUN_STATUS_INVALID_TYPE);
+  args[1] = &vf;
+  ty.dtype = PTERUN_DTYPE_F32;
+  PT_CHECK_STATUS(call(fn, args, 4), PTERUN_STATUS_INVALID_ARGUMENT);
+  ty = pt_tensor_make(PTERUN_DTYPE_F16, 2, s13, y, sizeof y);
+  PT_CHECK_STATUS(call(fn, args, 4), PTERUN_STATUS_INVALID_ARGUMENT);
+  return 0;
+}
+
+int main(void) {
+  PT_RUN(test_example_library);
+  return pt_failures ? 1 : 0;
+}
