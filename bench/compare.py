@@ -170,36 +170,20 @@ def run_pterun(exe: str, model: str, threads: int, min_time: float) -> dict[str,
         subprocess.run(cmd, check=True)
         out = np.load(Path(tmp) / "output_0.npy")
     err = float(np.max(np.abs(out.astype(np.float64) - np.load(d / "eager_0.npy"))))
+
     # Calibrate the iteration count to about min_time, then time.
-    probe = subprocess.run(
-        [
-            exe,
-            "bench",
-            str(d / "model.pte"),
-            "--threads",
-            str(threads),
+    def bench_cmd(warmup: int, iterations: int) -> list[str]:
+        return [exe, "bench", str(d / "model.pte"), "--threads", str(threads)] + [
             "--warmup",
-            "2",
+            str(warmup),
             "--iterations",
-            "5",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+            str(iterations),
+        ]
+
+    probe = subprocess.run(bench_cmd(2, 5), check=True, capture_output=True, text=True)
     per = float(BENCH_RE.search(probe.stdout).group(1))  # type: ignore[union-attr]
     iters = int(min(2000, max(10, min_time * 1e3 / max(per, 1e-3))))
-    cmd = [
-        exe,
-        "bench",
-        str(d / "model.pte"),
-        "--threads",
-        str(threads),
-        "--warmup",
-        "3",
-        "--iterations",
-        str(iters),
-    ]
+    cmd = bench_cmd(3, iters)
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd}: {proc.stderr}")

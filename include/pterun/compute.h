@@ -64,6 +64,12 @@ PTERUN_COMPUTE_API const pterun_compute_f32_gemm_ukernel* pterun_compute_f32_gem
 PTERUN_COMPUTE_API const pterun_compute_f32_gemm_ukernel* pterun_compute_f32_gemm_select_m1(
     uint64_t features);
 
+#if defined(__cplusplus)
+#define PTERUN_COMPUTE_ALIGN64 alignas(64)
+#else
+#define PTERUN_COMPUTE_ALIGN64 _Alignas(64)
+#endif
+
 /** Inline packing buffer used when the scratch arena has no room. */
 #define PTERUN_COMPUTE_GEMM_LOCAL_BYTES (64 * 1024)
 
@@ -80,7 +86,7 @@ typedef struct pterun_compute_gemm_ws {
   const pterun_compute_f32_gemm_ukernel* uk_m1; /* for M == 1; NULL: uk */
   pterun_threadpool* pool;
   size_t max_threads;
-  _Alignas(64) unsigned char local[PTERUN_COMPUTE_GEMM_LOCAL_BYTES];
+  PTERUN_COMPUTE_ALIGN64 unsigned char local[PTERUN_COMPUTE_GEMM_LOCAL_BYTES];
 } pterun_compute_gemm_ws;
 
 /** Prepares `ws` for products whose output has `dtype` (F64 accumulates in
@@ -110,6 +116,40 @@ PTERUN_COMPUTE_API void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t 
                                             const pterun_compute_matrix* b,
                                             const pterun_compute_matrix* c, double alpha,
                                             int accumulate);
+
+/* ---- f32 vector math ----------------------------------------------------------
+ * Element-wise functions on contiguous float arrays, vectorised for the widest
+ * ISA the CPU has (4-lane baseline: SSE2 / NEON / scalar; AVX2; AVX-512F).
+ * Every variant gives the same bits (no lane- or width-dependent step, no
+ * fused multiply-add), so results do not depend on the CPU's ISA or on the
+ * thread count. Max error against the correctly rounded result, in ULP
+ * (measured by tests/compute/test_vmath.c over a dense sweep of [-110, 110] and
+ * a strided sweep of every float; results in the subnormal range are counted
+ * in subnormal ULP): */
+typedef enum pterun_compute_unary {
+  PTERUN_COMPUTE_EXP = 0, /* e^x */
+  PTERUN_COMPUTE_SIGMOID, /* 1 / (1 + e^-x) */
+  PTERUN_COMPUTE_SILU,    /* x / (1 + e^-x) */
+  PTERUN_COMPUTE_TANH,    /* tanh x */
+  PTERUN_COMPUTE_UNARY_COUNT
+} pterun_compute_unary;
+#define PTERUN_COMPUTE_EXP_MAX_ULP 2
+#define PTERUN_COMPUTE_SIGMOID_MAX_ULP 3
+#define PTERUN_COMPUTE_SILU_MAX_ULP 4
+#define PTERUN_COMPUTE_TANH_MAX_ULP 2
+
+/** y[i] = op(x[i]) for i < n (x == y allowed); long arrays are split over
+ *  `pool` (NULL: the calling thread; max_threads 0: no cap). Returns 0, or -1
+ *  for an unknown op. */
+PTERUN_COMPUTE_API int pterun_compute_f32_unary(pterun_threadpool* pool, size_t max_threads, int op,
+                                                const float* x, float* y, size_t n);
+/** Name of vector math variant `variant` (0: the 4-lane baseline) if it is
+ *  built and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
+PTERUN_COMPUTE_API const char* pterun_compute_f32_unary_variant(size_t variant);
+/** As pterun_compute_f32_unary on one variant, serially (tests, benchmarks);
+ *  -1 when the op or the variant is unavailable. */
+PTERUN_COMPUTE_API int pterun_compute_f32_unary_with(size_t variant, int op, const float* x,
+                                                     float* y, size_t n);
 
 #ifdef __cplusplus
 }
