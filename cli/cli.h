@@ -27,6 +27,7 @@ int cli_cmd_run(int argc, char** argv);
 int cli_cmd_bench(int argc, char** argv);
 int cli_cmd_ops(int argc, char** argv);
 int cli_cmd_verify(int argc, char** argv);
+int cli_cmd_generate(int argc, char** argv);
 
 /* ---- log capture (common.c) ------------------------------------------------ */
 
@@ -45,6 +46,11 @@ void cli_log_reset(cli_log* log);
  *  on stderr, clears the captured errors and returns CLI_EXIT_FAIL. `log` may
  *  be NULL. */
 int cli_fail(cli_log* log, pterun_status st, const char* fmt, ...) CLI_PRINTF(3, 4);
+
+/** A string from the program file (method/operator name, backend id, data
+ *  key) made safe for a terminal with pterun_escape_text(); returns buf. */
+const char* cli_esc(const char* s, char* buf, size_t cap);
+#define CLI_ESC_CAP 512
 
 /** Prints `pterun CMD: <message>` and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char* cmd, const char* fmt, ...) CLI_PRINTF(2, 3);
@@ -111,9 +117,6 @@ int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session*
 int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out);
 
 /* ---- profiling (profile.c) -------------------------------------------------- */
-
-/** Replaces bytes outside printable ASCII (untrusted names) with '?'. */
-void cli_printable(const char* s, char* buf, size_t cap);
 
 typedef struct cli_profile_opts {
   int table;                /* --profile */

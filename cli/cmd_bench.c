@@ -159,8 +159,11 @@ int cli_cmd_bench(int argc, char** argv) {
   median = iterations % 2 ? samples[iterations / 2]
                           : (samples[iterations / 2 - 1] + samples[iterations / 2]) / 2.0;
   printf("program %s: loaded in %.3f ms\n", model, s.program_load_ms);
-  printf("method %s: loaded in %.3f ms\n", pterun_program_method_name(s.program, method),
-         method_ms);
+  {
+    char e[CLI_ESC_CAP];
+    printf("method %s: loaded in %.3f ms\n",
+           cli_esc(pterun_program_method_name(s.program, method), e, sizeof e), method_ms);
+  }
   printf(
       "%llu warmup, %llu iterations (ms): mean %.4f  median %.4f  p90 %.4f  min %.4f  max %.4f\n",
       (unsigned long long)warmup, (unsigned long long)iterations, sum / (double)iterations, median,

@@ -138,7 +138,7 @@ static void inspect_bundle(const pterun_bundle* b, cli_json* j) {
       cli_json_end_array(j);
       cli_json_end_object(j);
     } else {
-      cli_printable(nm, name, sizeof name);
+      cli_esc(nm, name, sizeof name);
       printf("  suite %s: %zu test case%s (%zu inputs, %zu expected outputs each)\n", name, cases,
              cases == 1 ? "" : "s", nin, nout);
     }
@@ -166,7 +166,8 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j) {
     cli_json_key(j, "instruction_count");
     cli_json_uint(j, mi.instruction_count);
   } else {
-    printf("\nmethod %s\n", mi.name ? mi.name : "?");
+    char e[CLI_ESC_CAP];
+    printf("\nmethod %s\n", mi.name ? cli_esc(mi.name, e, sizeof e) : "?");
     printf("  values: %zu, instructions: %zu\n", mi.value_count, mi.instruction_count);
   }
 
@@ -213,7 +214,8 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j) {
       return cli_fail(&s->log, st, "cannot read operator %zu of method %s", i, mi.name);
     op_key(name ? name : "", overload, key, sizeof key);
     provider = pterun_registry_provider(s->registry, key);
-    would = provider ? NULL : pterun_component_for_op(key);
+    /* The same verdict as the method loader's missing-operator message. */
+    would = provider ? NULL : pterun_registry_missing_component(s->registry, key);
     if (!provider) ++missing;
     if (j) {
       cli_json_begin_object(j);
@@ -226,12 +228,15 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j) {
       cli_json_key(j, "component");
       cli_json_string(j, provider ? provider : would);
       cli_json_end_object(j);
-    } else if (provider) {
-      printf("    %-48s %s\n", key, provider);
-    } else if (would) {
-      printf("    %-48s missing (provided by pterun component %s)\n", key, would);
     } else {
-      printf("    %-48s missing (no pterun component provides it)\n", key);
+      char e[CLI_ESC_CAP];
+      cli_esc(key, e, sizeof e);
+      if (provider)
+        printf("    %-48s %s\n", e, provider);
+      else if (would)
+        printf("    %-48s missing (link pterun::%s, not in the registry)\n", e, would);
+      else
+        printf("    %-48s missing (not implemented by any pterun component)\n", e);
     }
   }
   if (j) {
@@ -279,8 +284,10 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j) {
       return cli_fail(&s->log, st, "cannot read delegate %zu of method %s", i, mi.name);
     if (j)
       cli_json_string(j, backend ? backend : "");
-    else
-      printf("    %zu: %s\n", i, backend ? backend : "?");
+    else {
+      char e[CLI_ESC_CAP];
+      printf("    %zu: %s\n", i, backend ? cli_esc(backend, e, sizeof e) : "?");
+    }
   }
   if (j) {
     cli_json_end_array(j);
@@ -402,7 +409,10 @@ int cli_cmd_inspect(int argc, char** argv) {
     for (k = 0; k < s.data_count; ++k) {
       size_t n = pterun_data_count(s.data[k]), e;
       printf("  data file %s: %zu keys\n", data.items[k], n);
-      for (e = 0; e < n; ++e) printf("    %s\n", pterun_data_key(s.data[k], e));
+      for (e = 0; e < n; ++e) {
+        char esc[CLI_ESC_CAP];
+        printf("    %s\n", cli_esc(pterun_data_key(s.data[k], e), esc, sizeof esc));
+      }
     }
     printf("  methods: %zu\n", pi.method_count);
   }

@@ -74,7 +74,7 @@ int cli_cmd_ops(int argc, char** argv) {
   for (k = 0; k < n; ++k) {
     const char *op = NULL, *component = NULL;
     size_t r;
-    if ((st = pterun_registry_get(reg, k, &op, NULL, &component)) != PTERUN_STATUS_OK) {
+    if ((st = pterun_registry_get(reg, k, &op, &component)) != PTERUN_STATUS_OK) {
       rc = cli_fail(&log, st, "cannot read registry entry %zu", k);
       goto done;
     }

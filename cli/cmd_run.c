@@ -341,11 +341,13 @@ int cli_cmd_run(int argc, char** argv) {
 
   if (!quiet) {
     printf("program %s: loaded in %.3f ms\n", model, s.program_load_ms);
-    printf("method %s: loaded in %.3f ms\n", pterun_program_method_name(s.program, method),
-           method_ms);
-    if (use_bundle)
-      printf("inputs: bundled test case %llu of method %s\n", (unsigned long long)bcase,
-             pterun_program_method_name(s.program, method));
+    {
+      char e[CLI_ESC_CAP];
+      printf("method %s: loaded in %.3f ms\n",
+             cli_esc(pterun_program_method_name(s.program, method), e, sizeof e), method_ms);
+      if (use_bundle)
+        printf("inputs: bundled test case %llu of method %s\n", (unsigned long long)bcase, e);
+    }
     for (k = 0; k < in.count; ++k) {
       char shp[256];
       if (in.arrays[k].data == NULL) {
@@ -393,7 +395,7 @@ int cli_cmd_run(int argc, char** argv) {
     }
     if (!chk.passed) {
       char msg[256];
-      cli_printable(chk.message, msg, sizeof msg);
+      cli_esc(chk.message, msg, sizeof msg);
       cli_fail(NULL, PTERUN_STATUS_INPUT_MISMATCH, "bundled test case %llu: %s",
                (unsigned long long)bcase, msg);
       goto done;

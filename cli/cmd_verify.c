@@ -48,7 +48,7 @@ static int run_suite(cli_session* s, size_t suite, double rtol, double atol, cas
   pterun_status st = pterun_bundle_suite(s->bundle, suite, &name, &cases);
   char safe[128];
   if (st != PTERUN_STATUS_OK) return cli_fail(&s->log, st, "cannot read test suite %zu", suite);
-  cli_printable(name, safe, sizeof safe);
+  cli_esc(name, safe, sizeof safe);
   if (pterun_program_find_method(s->program, name, &method) != PTERUN_STATUS_OK)
     return cli_fail(NULL, PTERUN_STATUS_NOT_FOUND,
                     "test suite %zu names method '%s', which the "
@@ -158,7 +158,7 @@ int cli_cmd_verify(int argc, char** argv) {
       total += n;
   }
   if (only != NULL && pterun_bundle_find_suite(s.bundle, only, NULL) != PTERUN_STATUS_OK) {
-    cli_printable(only, name, sizeof name);
+    cli_esc(only, name, sizeof name);
     cli_fail(NULL, PTERUN_STATUS_NOT_FOUND, "the bundle has no test suite for method '%s'", name);
     goto done;
   }
@@ -235,8 +235,8 @@ int cli_cmd_verify(int argc, char** argv) {
       const char* nm = NULL;
       char detail[256];
       (void)pterun_bundle_suite(s.bundle, c->suite, &nm, NULL);
-      cli_printable(nm, name, sizeof name);
-      cli_printable(c->chk.message, detail, sizeof detail);
+      cli_esc(nm, name, sizeof name);
+      cli_esc(c->chk.message, detail, sizeof detail);
       printf("%-24s %5zu  %-6s %8zu %12.3g %12.3g  %s\n", name, c->test_case,
              c->ran && c->chk.passed ? "pass"
              : c->ran                ? "FAIL"
@@ -249,8 +249,8 @@ int cli_cmd_verify(int argc, char** argv) {
     const char* nm = NULL;
     char detail[256];
     (void)pterun_bundle_suite(s.bundle, first_bad->suite, &nm, NULL);
-    cli_printable(nm, name, sizeof name);
-    cli_printable(first_bad->chk.message, detail, sizeof detail);
+    cli_esc(nm, name, sizeof name);
+    cli_esc(first_bad->chk.message, detail, sizeof detail);
     cli_fail(NULL, first_bad->ran ? PTERUN_STATUS_INPUT_MISMATCH : first_bad->status,
              "%zu of %zu test cases failed; first: method '%s' case %zu: %s", failed, nres, name,
              first_bad->test_case, detail);

@@ -50,13 +50,21 @@ static void one_line(char* s) {
   *out = '\0';
 }
 
+const char* cli_esc(const char* s, char* buf, size_t cap) {
+  pterun_escape_text(s != NULL ? s : "", buf, cap);
+  return buf;
+}
+
 int cli_fail(cli_log* log, pterun_status st, const char* fmt, ...) {
-  char what[1024];
+  char raw[1024], what[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
-  one_line(what);
+  one_line(raw);
+  /* Names quoted from the file or paths given by the user: never raw bytes
+   * on the terminal (the captured log messages are escaped by libpterun). */
+  pterun_escape_text(raw, what, sizeof what);
   if (log != NULL && log->len > 0) {
     one_line(log->errors);
     fprintf(stderr, "pterun: error: %s: %s (%s)\n", what, log->errors, pterun_status_name(st));
@@ -154,7 +162,7 @@ int cli_is_bundle_file(const char* path) {
 }
 
 int cli_session_open(cli_session* s, const char* model, const cli_strlist* data, int verbose) {
-  pterun_load_options opts;
+  pterun_load_options opts = PTERUN_LOAD_OPTIONS_INIT;
   pterun_status st;
   double t0;
   size_t k;
@@ -164,7 +172,6 @@ int cli_session_open(cli_session* s, const char* model, const cli_strlist* data,
   s->threads = threads;
   s->bundle_case = -1;
   s->log.verbose = verbose;
-  memset(&opts, 0, sizeof opts);
   opts.logger = cli_logger(&s->log);
 
   if ((st = cli_registry_create(&s->log, &s->registry)) != PTERUN_STATUS_OK)
@@ -223,8 +230,9 @@ int cli_pick_method(cli_session* s, const char* requested, size_t* index_out) {
   cli_log_reset(&s->log);
   names[0] = '\0';
   for (k = 0; k < n && used + 1 < sizeof names; ++k) {
+    char e[CLI_ESC_CAP];
     int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
-                     pterun_program_method_name(s->program, k));
+                     cli_esc(pterun_program_method_name(s->program, k), e, sizeof e));
     if (w < 0) break;
     used += (size_t)w;
     if (used >= sizeof names) used = sizeof names - 1;
@@ -238,7 +246,7 @@ int cli_pick_method(cli_session* s, const char* requested, size_t* index_out) {
 }
 
 int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out) {
-  pterun_method_options mo;
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   pterun_status st;
   const char* name = pterun_program_method_name(s->program, index);
   double t0;
@@ -251,7 +259,6 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
     if (st != PTERUN_STATUS_OK)
       return cli_fail(NULL, st, "cannot start %llu threads", (unsigned long long)s->threads);
   }
-  memset(&mo, 0, sizeof mo);
   mo.threadpool = s->pool;
   mo.registry = s->registry;
   mo.data = (const pterun_data* const*)s->data;

@@ -6,8 +6,17 @@
 #ifdef PTERUN_HAVE_KERNELS_QUANTIZED
 #include "pterun/kernels/quantized.h"
 #endif
+#ifdef PTERUN_HAVE_KERNELS_CORTEX_M
+#include "pterun/kernels/cortex_m.h"
+#endif
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
 #include "pterun/kernels/lowbit.h"
+#endif
+#ifdef PTERUN_HAVE_BACKEND_XNNPACK
+#include "pterun/backends/xnnpack.h"
+#endif
+#ifdef PTERUN_HAVE_KERNELS_LLM
+#include "pterun/kernels/llm.h"
 #endif
 
 typedef const pterun_kernel_library* (*cli_library_fn)(void);
@@ -17,11 +26,26 @@ static const cli_library_fn kLibraries[] = {
 #ifdef PTERUN_HAVE_KERNELS_QUANTIZED
     pterun_kernels_quantized,
 #endif
+#ifdef PTERUN_HAVE_KERNELS_CORTEX_M
+    pterun_kernels_cortex_m,
+#endif
 #ifdef PTERUN_HAVE_KERNELS_LOWBIT
     pterun_kernels_lowbit,
 #endif
+#ifdef PTERUN_HAVE_KERNELS_LLM
+    pterun_kernels_llm,
+#endif
 };
 #define N_LIBRARIES (sizeof kLibraries / sizeof kLibraries[0])
+
+typedef const pterun_backend* (*cli_backend_fn)(void);
+
+/* Delegate backends (pterun/backend.h), one row per backend component. */
+static const cli_backend_fn kBackends[] = {
+#ifdef PTERUN_HAVE_BACKEND_XNNPACK
+    pterun_backend_xnnpack,
+#endif
+    NULL};
 
 pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
   pterun_logger logger = cli_logger(log);
@@ -30,9 +54,16 @@ pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
 
   *out = NULL;
   /* A private registry (not the default one) so its log goes through `log`. */
-  if ((st = pterun_registry_create(&logger, out)) != PTERUN_STATUS_OK) return st;
+  if ((st = pterun_registry_create(NULL, &logger, out)) != PTERUN_STATUS_OK) return st;
   for (k = 0; k < N_LIBRARIES; ++k) {
     if ((st = pterun_registry_add(*out, kLibraries[k]())) != PTERUN_STATUS_OK) {
+      pterun_registry_destroy(*out);
+      *out = NULL;
+      return st;
+    }
+  }
+  for (k = 0; kBackends[k] != NULL; ++k) {
+    if ((st = pterun_registry_add_backend(*out, kBackends[k]())) != PTERUN_STATUS_OK) {
       pterun_registry_destroy(*out);
       *out = NULL;
       return st;
@@ -49,5 +80,6 @@ void cli_print_libraries(FILE* f) {
     fprintf(f, " %s (%zu kernels)", lib && lib->component ? lib->component : "?",
             lib ? lib->count : (size_t)0);
   }
+  for (k = 0; kBackends[k] != NULL; ++k) fprintf(f, " %s (backend)", kBackends[k]()->component);
   fprintf(f, "\n");
 }

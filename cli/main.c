@@ -16,6 +16,7 @@ static void usage(FILE* f) {
           "  bench MODEL.pte     time a method with generated inputs\n"
           "  ops                 list the operators this build provides\n"
           "  verify FILE.bpte    run a bundled program's test cases, compare outputs\n"
+          "  generate MODEL.pte  generate tokens with a language model (LLM-flow program)\n"
           "\n"
           "Run 'pterun COMMAND --help' for a command's options.\n"
           "Exit status: 0 success, 1 failure, 2 bad command line.\n");
@@ -28,7 +29,7 @@ typedef struct command {
 
 static const command kCommands[] = {
     {"inspect", cli_cmd_inspect}, {"run", cli_cmd_run},       {"bench", cli_cmd_bench},
-    {"ops", cli_cmd_ops},         {"verify", cli_cmd_verify},
+    {"ops", cli_cmd_ops},         {"verify", cli_cmd_verify}, {"generate", cli_cmd_generate},
 };
 
 int main(int argc, char** argv) {

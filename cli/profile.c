@@ -5,21 +5,22 @@
 
 #include "cli/cli.h"
 
-void cli_printable(const char* s, char* buf, size_t cap) {
-  size_t n = 0;
-  if (cap == 0) return;
-  for (; s != NULL && *s && n + 1 < cap; ++s) {
-    unsigned char c = (unsigned char)*s;
-    buf[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-  }
-  buf[n] = '\0';
-}
-
 typedef struct op_row {
   const char* name;
+  int delegate;
   uint64_t calls, total_ns;
   const char* slow_path;
 } op_row;
+
+/* "aten::add.out", or "delegate XnnpackBackend", made printable. */
+static void label(const char* op, int delegate, char* buf, size_t cap) {
+  size_t n = 0;
+  if (delegate && cap > 9) {
+    memcpy(buf, "delegate ", 9);
+    n = 9;
+  }
+  cli_esc(op, buf + n, cap - n);
+}
 
 static int by_total_desc(const void* a, const void* b) {
   uint64_t x = ((const op_row*)a)->total_ns, y = ((const op_row*)b)->total_ns;
@@ -48,10 +49,12 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
     if (pterun_profiler_instruction(p, k, &e) != PTERUN_STATUS_OK || e.calls == 0) continue;
     ins[nk++] = e;
     total += e.total_ns;
-    for (j = 0; j < nops && strcmp(ops[j].name, e.op_name) != 0; ++j) {
+    for (j = 0; j < nops && (ops[j].delegate != e.delegate || strcmp(ops[j].name, e.op_name) != 0);
+         ++j) {
     }
     if (j == nops) {
       ops[nops].name = e.op_name;
+      ops[nops].delegate = e.delegate;
       nops++;
     }
     ops[j].calls += e.calls;
@@ -61,14 +64,14 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
   qsort(ops, nops, sizeof *ops, by_total_desc);
   qsort(ins, nk, sizeof *ins, instr_by_total_desc);
   if (execs == 0) execs = 1;
-  fprintf(f, "\nprofile: %llu execute%s, %zu kernel instructions, %.4f ms in kernels per execute\n",
+  fprintf(f, "\nprofile: %llu execute%s, %zu timed instructions, %.4f ms in kernels per execute\n",
           (unsigned long long)pterun_profiler_execute_count(p), execs == 1 ? "" : "s", nk,
           (double)total / 1e6 / (double)execs);
   fprintf(f, "%-40s %8s %12s %12s %7s  %s\n", "operator", "calls", "ms/execute", "us/call", "share",
           "slow path");
   for (j = 0; j < nops; ++j) {
-    cli_printable(ops[j].name, name, sizeof name);
-    cli_printable(ops[j].slow_path ? ops[j].slow_path : "", slow, sizeof slow);
+    label(ops[j].name, ops[j].delegate, name, sizeof name);
+    cli_esc(ops[j].slow_path ? ops[j].slow_path : "", slow, sizeof slow);
     fprintf(f, "%-40s %8llu %12.4f %12.3f %6.1f%%  %s\n", name,
             (unsigned long long)(ops[j].calls / execs),
             (double)ops[j].total_ns / 1e6 / (double)execs,
@@ -81,8 +84,8 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
   for (k = 0; k < top; ++k) {
     char where[32];
     snprintf(where, sizeof where, "%u:%u", ins[k].chain, ins[k].instruction);
-    cli_printable(ins[k].op_name, name, sizeof name);
-    cli_printable(ins[k].slow_path ? ins[k].slow_path : "", slow, sizeof slow);
+    label(ins[k].op_name, ins[k].delegate, name, sizeof name);
+    cli_esc(ins[k].slow_path ? ins[k].slow_path : "", slow, sizeof slow);
     fprintf(f, "%-12s %-40s %12.4f %10.3f %10.3f %10.3f  %s\n", where, name,
             (double)ins[k].total_ns / 1e6 / (double)execs, (double)ins[k].min_ns / 1e3,
             (double)ins[k].total_ns / 1e3 / (double)ins[k].calls, (double)ins[k].max_ns / 1e3,
@@ -120,14 +123,16 @@ int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profil
 }
 
 int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler** out) {
-  pterun_profiler_options po;
+  pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
   pterun_status st;
   *out = NULL;
   if (o->debug_buffer != NULL && o->etdump == NULL)
     return cli_usage_error(NULL, "--debug-buffer needs --etdump");
   if (!o->table && o->trace == NULL && o->etdump == NULL) return CLI_EXIT_OK;
-  memset(&po, 0, sizeof po);
-  po.max_runs = runs > 1000 ? 1000 : (uint32_t)(runs ? runs : 1);
+  /* Kept executes (the trace and the ETDump); copies of every output are
+   * big, so with --debug-buffer only the first few executes are kept. */
+  uint64_t cap = o->debug_buffer != NULL ? 8 : 1000;
+  po.max_runs = runs > cap ? (uint32_t)cap : (uint32_t)(runs ? runs : 1);
   po.record_outputs = o->debug_buffer != NULL;
   if ((st = pterun_profiler_create(&po, out)) != PTERUN_STATUS_OK)
     return cli_fail(NULL, st, "cannot create the profiler");
@@ -144,8 +149,7 @@ int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_prof
     if (!o->quiet) printf("trace: %s\n", o->trace);
   }
   if (o->etdump != NULL) {
-    pterun_etdump_options eo;
-    memset(&eo, 0, sizeof eo);
+    pterun_etdump_options eo = PTERUN_ETDUMP_OPTIONS_INIT;
     eo.debug_buffer_path = o->debug_buffer;
     if (s->bundle_case >= 0) {
       eo.has_bundled_input_index = 1;

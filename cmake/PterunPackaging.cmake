@@ -16,8 +16,6 @@ include_guard(GLOBAL)
 option(PTERUN_INSTALL "Generate install rules (libraries, headers, CMake package, .pc files)" ON)
 option(PTERUN_WHEEL_LAYOUT "Install for a Python wheel: unversioned libraries under <pkg>/lib" OFF)
 option(PTERUN_INSTALL_CLI "Install the pterun command-line tool" ON)
-set(PTERUN_MANIFEST "${PROJECT_SOURCE_DIR}/packaging/components.json" CACHE FILEPATH
-    "The component manifest")
 
 if(PTERUN_WHEEL_LAYOUT)
   set(PTERUN_WHEEL_PACKAGE_DIR "pterun" CACHE STRING
@@ -43,56 +41,8 @@ foreach(_pt_dir CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BIND
   endif()
 endforeach()
 
-# ---- read the manifest ----------------------------------------------------------
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${PTERUN_MANIFEST}")
-file(READ "${PTERUN_MANIFEST}" _pt_json)
-string(JSON PTERUN_SOVERSION GET "${_pt_json}" soversion)
-string(JSON PTERUN_SYMBOL_VERSION GET "${_pt_json}" symbol_version)
-string(JSON _pt_n LENGTH "${_pt_json}" components)
-
-# _pt_list(<out> <json array path...>): a JSON array of strings as a CMake list.
-function(_pt_list out)
-  string(JSON _type ERROR_VARIABLE _err TYPE "${_pt_json}" ${ARGN})
-  set(_items "")
-  if(_type STREQUAL "ARRAY")
-    string(JSON _len LENGTH "${_pt_json}" ${ARGN})
-    if(_len GREATER 0)
-      math(EXPR _last "${_len} - 1")
-      foreach(_i RANGE ${_last})
-        string(JSON _v GET "${_pt_json}" ${ARGN} ${_i})
-        list(APPEND _items "${_v}")
-      endforeach()
-    endif()
-  endif()
-  set(${out} "${_items}" PARENT_SCOPE)
-endfunction()
-
-if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
-  set(_pt_platform linux)
-elseif(APPLE)
-  set(_pt_platform macos)
-elseif(WIN32)
-  set(_pt_platform windows)
-else()
-  string(TOLOWER "${CMAKE_SYSTEM_NAME}" _pt_platform)
-endif()
-
-set(PTERUN_COMPONENTS "")
-math(EXPR _pt_last "${_pt_n} - 1")
-foreach(_pt_i RANGE ${_pt_last})
-  string(JSON _c GET "${_pt_json}" components ${_pt_i} name)
-  list(APPEND PTERUN_COMPONENTS ${_c})
-  foreach(_k library target cmake_variable pkg_config description)
-    string(JSON PTERUN_COMPONENT_${_c}_${_k} GET "${_pt_json}" components ${_pt_i} ${_k})
-  endforeach()
-  foreach(_k needs exports platforms)
-    _pt_list(PTERUN_COMPONENT_${_c}_${_k} components ${_pt_i} ${_k})
-  endforeach()
-  set(PTERUN_COMPONENT_${_c}_built FALSE)
-  if(_pt_platform IN_LIST PTERUN_COMPONENT_${_c}_platforms)
-    set(PTERUN_COMPONENT_${_c}_built TRUE)
-  endif()
-endforeach()
+# The manifest: PTERUN_COMPONENTS and PTERUN_COMPONENT_<c>_<field>.
+include(${CMAKE_CURRENT_LIST_DIR}/PterunManifest.cmake)
 
 # ---- per-library properties ----------------------------------------------------------
 set(_pt_gen "${PROJECT_BINARY_DIR}/packaging")

@@ -18,7 +18,9 @@ Writes, under ``OUT`` (default ``tests/fixtures/devtools``):
 (``extension/module/test/resources/bundled_program.bpte`` in its repository,
 made by ``gen_bundled_program.py`` there); it is copied, not regenerated.
 
-Deterministic (fixed seed), CPU only. Needs torch + executorch (see
+Deterministic (fixed seed), CPU only: the programs and bundles come out
+byte-identical; the ETRecord is a zip archive with time stamps, so only its
+content repeats. Needs torch + executorch (see
 ``tools/requirements-export.txt``).
 """
 

@@ -4,7 +4,7 @@
 # Environment: BUILD (default build-fuzz), PAR (targets run at once, default 2),
 #   CC (default clang), FUZZ_FLAGS (extra libFuzzer flags).
 # Working corpora grow in $BUILD/corpus/<target> (seeded from the fixtures,
-# ../shared/corpus, tests/fuzz/corpus and tests/fuzz/regressions); crashers
+# tests/corpus, tests/fuzz/corpus and tests/fuzz/regressions); crashers
 # land in $BUILD/crashes/<target>/ and make the script fail. Copy a crasher
 # to tests/fuzz/regressions/<target>/ once it is fixed.
 set -euo pipefail
@@ -12,23 +12,25 @@ cd "$(dirname "$0")/.."
 SECS="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(program method execute npy ptd)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(program method execute npy ptd xnnpack bundle)
 BUILD="${BUILD:-build-fuzz}"
 PAR="${PAR:-2}"
 CC="${CC:-clang}"
 command -v "$CC" >/dev/null || { echo "fuzz.sh: $CC not found (apt-get install clang libclang-rt-dev)" >&2; exit 1; }
-GEN=()
-command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+. tools/build_dirs.sh
+mapfile -t GEN < <(pt_gen_args "$BUILD")
 
 CC="$CC" cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_FUZZ=ON \
-  "-DPTERUN_SANITIZE=address;undefined" >/dev/null
+  -DPTERUN_WERROR=ON "-DPTERUN_SANITIZE=address;undefined" >/dev/null
 cmake --build "$BUILD" -j "$PAR" --target $(printf 'fuzz_%s ' "${TARGETS[@]}")
 
 seed() { # target -> seed files
   case "$1" in
-    program|method|execute) ls tests/fixtures/*/model.pte ../shared/corpus/*.pte 2>/dev/null || true ;;
+    program|method|execute) ls tests/fixtures/*/model.pte tests/corpus/*.pte 2>/dev/null || true ;;
     npy) ls tests/fixtures/*/*.npy tests/cli/data/*.npy 2>/dev/null || true ;;
     ptd) ls tests/fixtures/*/*.ptd 2>/dev/null || true ;;
+    xnnpack) ls tests/fixtures/xnnpack/*/model.pte 2>/dev/null || true ;;
+    bundle) ls tests/fixtures/devtools/*.bpte 2>/dev/null || true ;;
   esac
 }
 

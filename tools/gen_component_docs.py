@@ -39,6 +39,8 @@ def render(manifest: dict[str, Any]) -> str:
         lib = c["library"]
         needs = ", ".join(f"`{d}`" for d in c["needs"]) or "—"
         entry = f"`{c['entry']}()`" if c.get("entry") else "—"
+        if c.get("backend_entry"):
+            entry = f"`{c['backend_entry']}()` (backend)"
         lines.append(
             f"| `{c['name']}` | `pterun::{c['name']}` | `{c['cmake_variable']}` | `{c['pkg_config']}` "
             f"| `lib{lib}.so.{manifest['soversion']}` / `lib{lib}.so` | {entry} | `{c['header']}` | {needs} "

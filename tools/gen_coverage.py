@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Generates the coverage table of docs/kernels.md.
 
-Compares ExecuTorch's portable operator list (shared/docs/portable-ops.txt,
+Compares ExecuTorch's portable operator list (tools/data/portable-ops.txt,
 one overload per line, aten:: unless a namespace is given) with the
 operators that libpterun_kernels_portable registers (the PK_OP rows of
 kernels/portable/ops_*.inc), and lists for each overload the source file
 that implements it and the tests that call it (golden files under
-tests/kernels/golden and C tests under tests/kernels).
+tests/golden and C tests under tests/kernels).
 
     python3 tools/gen_coverage.py            # rewrite docs/kernels.md
     python3 tools/gen_coverage.py --check    # exit 1 if docs/kernels.md is stale
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_OPS = REPO.parent / "shared" / "docs" / "portable-ops.txt"
+DEFAULT_OPS = REPO / "tools" / "data" / "portable-ops.txt"
 DOC = REPO / "docs" / "kernels.md"
 INC_DIR = REPO / "kernels" / "portable"
 TEST_DIR = REPO / "tests" / "kernels"
@@ -54,12 +54,17 @@ def read_registered() -> dict[str, tuple[str, str]]:
     reg: dict[str, tuple[str, str]] = {}
     for inc in sorted(INC_DIR.glob("ops_*.inc")):
         section = inc.name
-        for line in inc.read_text().splitlines():
-            line = line.strip()
+        lines = [ln.strip() for ln in inc.read_text().splitlines()]
+        for i, line in enumerate(lines):
             s = SECTION.match(line)
             if s:
                 section = s.group(1)
-            m = PK_OP.match(line)
+            # A row clang-format wrapped continues on the next line.
+            m = PK_OP.match(line) or (
+                line.startswith("PK_OP(")
+                and i + 1 < len(lines)
+                and PK_OP.match(line + " " + lines[i + 1])
+            )
             if m:
                 reg[m.group(1)] = (m.group(2), section)
     return reg
@@ -72,7 +77,9 @@ def find_sources(reg: dict[str, tuple[str, str]]) -> dict[str, str]:
     fns = {fn for fn, _ in reg.values()}
     for src in sorted(INC_DIR.glob("*.c")):
         text = src.read_text()
-        for m in re.finditer(r"^pterun_status\s+([A-Za-z0-9_]+)\s*\(", text, re.MULTILINE):
+        for m in re.finditer(
+            r"^pterun_status\s+([A-Za-z0-9_]+)\s*\(", text, re.MULTILINE
+        ):
             if m.group(1) in fns:
                 where.setdefault(m.group(1), src.name)
     for fn, section in reg.values():
@@ -85,7 +92,7 @@ def find_tests(names: list[str]) -> dict[str, list[str]]:
     """name -> test files that mention it (golden files hold the op name of
     every case; the C tests name the ops they call)."""
     blobs = []
-    for p in sorted((TEST_DIR / "golden").glob("*")):
+    for p in sorted((REPO / "tests" / "golden").glob("*.txt")):
         if p.is_file():
             blobs.append((p.name, p.read_bytes()))
     for p in sorted(TEST_DIR.glob("*.c")):

@@ -47,6 +47,7 @@ class Component:
     cmake_variable: str
     pkg_config: str
     entry: str | None
+    backend_entry: str | None
     header: str
     exports: tuple[str, ...]
     sentinels: tuple[str, ...]
@@ -76,6 +77,7 @@ class Manifest:
                 cmake_variable=c["cmake_variable"],
                 pkg_config=c["pkg_config"],
                 entry=c.get("entry"),
+                backend_entry=c.get("backend_entry"),
                 header=c["header"],
                 exports=tuple(c["exports"]),
                 sentinels=tuple(c["sentinels"]),
@@ -717,10 +719,16 @@ class Checker:
             "#ifndef PT_COMPONENTS_H_",
             "#define PT_COMPONENTS_H_",
         ]
-        lines += [f'#include "{c.header}"' for c in self.comps if c.entry]
+        lines += [
+            f'#include "{c.header}"' for c in self.comps if c.entry or c.backend_entry
+        ]
         lines.append(
             "#define PT_KERNEL_ENTRIES(X) "
             + " ".join(f"X({c.entry})" for c in self.comps if c.entry)
+        )
+        lines.append(
+            "#define PT_BACKEND_ENTRIES(X) "
+            + " ".join(f"X({c.backend_entry})" for c in self.comps if c.backend_entry)
         )
         lines.append("#endif")
         (gen / "pt_components.h").write_text("\n".join(lines) + "\n")
@@ -913,7 +921,7 @@ class Checker:
                 bool(libdir) and Path(libdir).resolve() == self.layout.libdir.resolve(),
                 libdir,
             )
-        pcs = [names[c.name] for c in self.comps if c.entry]
+        pcs = [names[c.name] for c in self.comps if c.entry or c.backend_entry]
         flags = self.pkg_config("--cflags", "--libs", *pcs)
         if not self.r.check(
             f"pkg-config --cflags --libs {' '.join(pcs)}",

@@ -1,18 +1,93 @@
 #!/usr/bin/env bash
 # The whole test suite: C tests (release build), the same C tests under
-# AddressSanitizer + UndefinedBehaviorSanitizer, then the Python tests.
-# Usage: bash tools/run_tests.sh          (PYTHON=... to pick the interpreter)
+# AddressSanitizer + UndefinedBehaviorSanitizer, every standard build type
+# with GCC and Clang, robustness (TSan, valgrind, fuzzing), then the Python
+# tests. Warnings are errors in every build here (PTERUN_WERROR=ON).
+#
+# Usage: bash tools/run_tests.sh
+#   PYTHON=/path/to/python  an interpreter with tools/requirements-export.txt;
+#                           without it the script makes its own venv
+#                           (.venv-tests) with exactly those packages.
+#   JOBS=N                  parallel build jobs (default: nproc).
+# System tools it needs are checked first; as root on Debian it installs the
+# missing ones with apt-get, otherwise it names the packages and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON="${PYTHON:-python3}"
 JOBS="${JOBS:-$(nproc)}"
-GEN=()
-command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
 
 step() { printf '\n==== %s ====\n' "$*"; }
+die() {
+  echo "run_tests.sh: $*" >&2
+  exit 1
+}
+
+# ---- system tools -------------------------------------------------------------
+# tool check -> Debian package. Every one is required (a missing tool is a
+# failure, not a skip); ninja is optional (Makefiles otherwise).
+need_pkgs=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have cmake || need_pkgs+=(cmake)
+have cc && have make || need_pkgs+=(build-essential)
+have g++ || need_pkgs+=(g++)
+have readelf || need_pkgs+=(binutils)
+have pkg-config || need_pkgs+=(pkg-config)
+have valgrind || need_pkgs+=(valgrind)
+have clang || need_pkgs+=(clang)
+# compiler-rt: libFuzzer and clang's sanitizer runtimes (a program must link).
+fuzz_links() {
+  local exe
+  exe="$(mktemp /tmp/pterun-rtcheck.XXXXXX)"
+  echo 'int LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n) { return 0; }' |
+    clang -x c -fsanitize=fuzzer,address,undefined - -o "$exe" >/dev/null 2>&1
+  local rc=$?
+  rm -f "$exe"
+  return $rc
+}
+have clang && fuzz_links || need_pkgs+=(libclang-rt-dev)
+if [ -z "${PYTHON:-}" ]; then
+  have python3 || need_pkgs+=(python3)
+  have python3 && python3 -c 'import ensurepip, venv' 2>/dev/null || need_pkgs+=(python3-venv)
+fi
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] && have apt-get; then
+    step "installing ${need_pkgs[*]} (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+  else
+    die "missing system tools; on Debian: sudo apt-get install ${need_pkgs[*]}"
+  fi
+fi
+
+# ---- Python ---------------------------------------------------------------------
+if [ -z "${PYTHON:-}" ]; then
+  VENV="$PWD/.venv-tests"
+  STAMP="$VENV/.requirements"
+  if ! cmp -s tools/requirements-export.txt "$STAMP" 2>/dev/null; then
+    step "Python venv $VENV (tools/requirements-export.txt)"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --upgrade pip
+    "$VENV/bin/python" -m pip install -q -r tools/requirements-export.txt
+    # The release checks build consumers with Debian's cmake and the newest
+    # cmake from PyPI (next to $PYTHON).
+    "$VENV/bin/python" -m pip install -q --upgrade cmake
+    cp tools/requirements-export.txt "$STAMP"
+  fi
+  PYTHON="$VENV/bin/python"
+fi
+
+# ---- build directories: developer builds (warnings are errors) -------------------
+. tools/build_dirs.sh
+configure() { # build dir, cmake args...
+  local dir="$1" g=()
+  shift
+  mapfile -t g < <(pt_gen_args "$dir")
+  cmake -S . -B "$dir" "${g[@]}" -DPTERUN_WERROR=ON "$@" >/dev/null
+}
 
 step "build (RelWithDebInfo)"
-cmake -S . -B build "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$JOBS"
 
 step "C tests"
@@ -23,7 +98,7 @@ ctest --test-dir build --output-on-failure -j "$JOBS"
 step "release checks (install tree)"
 "$PYTHON" tools/gen_component_docs.py --check
 if [ -z "${PTERUN_RELEASE_CMAKES:-}" ]; then
-  # Debian's cmake and the newest from PyPI (.ci/run installs it next to $PYTHON).
+  # Debian's cmake and the newest from PyPI (installed next to $PYTHON).
   PTERUN_RELEASE_CMAKES="/usr/bin/cmake $(dirname "$(command -v "$PYTHON")")/cmake"
 fi
 REL_ARGS=()
@@ -34,7 +109,9 @@ cmake --install build --prefix "$REL_PREFIX" >/dev/null
 
 step "examples built against the installed package (CMake and pkg-config)"
 rm -rf build-examples
-cmake -S examples -B build-examples "${GEN[@]}" -DCMAKE_PREFIX_PATH="$REL_PREFIX" >/dev/null
+mapfile -t EX_GEN < <(pt_gen_args build-examples)
+cmake -S examples -B build-examples "${EX_GEN[@]}" -DCMAKE_PREFIX_PATH="$REL_PREFIX" \
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null
 cmake --build build-examples
 build-examples/run_program examples/mlp.pte
 PC_DIR="$(dirname "$(find "$REL_PREFIX" -name pterun-kernels-portable.pc | head -1)")"
@@ -43,34 +120,53 @@ LIB_DIR="$(PKG_CONFIG_PATH="$PC_DIR" pkg-config --variable=libdir pterun)"
 cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
   $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
 build-examples/run_program_pc examples/mlp.pte
+# The README's C snippet (as tests/CMakeLists.txt extracts it), linked with
+# the README's own pkg-config line.
+README_PC="$(sed -n 's/.*(`pkg-config --cflags --libs \([a-z -]*\)`).*/\1/p' README.md)"
+[ -n "$README_PC" ] || die "README.md: no pkg-config line found"
+mkdir -p build-examples/readme && cp examples/mlp.pte build-examples/readme/model.pte
+# shellcheck disable=SC2046,SC2086
+cc -std=c11 -Wall -Wextra -Werror -Ibuild/tests/readme tests/release/readme_snippet.c \
+  -o build-examples/readme/readme_snippet \
+  $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs $README_PC) -Wl,-rpath,"$LIB_DIR"
+(cd build-examples/readme && ./readme_snippet)
 rm -rf "$REL_PREFIX"
 
 step "build with ASan + UBSan"
-cmake -S . -B build-asan "${GEN[@]}" -DCMAKE_BUILD_TYPE=Debug "-DPTERUN_SANITIZE=address;undefined" >/dev/null
+configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DPTERUN_SANITIZE=address;undefined"
 cmake --build build-asan -j "$JOBS"
 
 step "C tests under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$JOBS"
 
-# ---- robustness (docs/robustness.md): a missing tool is a failure ----------
-for tool in clang valgrind; do
-  command -v "$tool" >/dev/null || { echo "run_tests.sh: $tool is required (see .ci/run)" >&2; exit 1; }
+# ---- every standard build type, GCC and Clang, warnings as errors -----------------
+# Libraries and CLI only (no tests, no examples). GCC RelWithDebInfo and Debug
+# are the two builds above.
+for cfg in gcc:Release gcc:MinSizeRel clang:Debug clang:Release clang:RelWithDebInfo clang:MinSizeRel; do
+  compiler="${cfg%%:*}" type="${cfg#*:}"
+  dir="build-types/$compiler-$type"
+  step "build $type with $compiler (-Werror)"
+  CC="$compiler" configure "$dir" -DCMAKE_BUILD_TYPE="$type" -DPTERUN_BUILD_TESTS=OFF \
+    -DPTERUN_BUILD_EXAMPLES=OFF -DPTERUN_INSTALL=OFF
+  cmake --build "$dir" -j "$JOBS"
 done
 
+# ---- robustness (docs/robustness.md) ----------------------------------------------
 step "threaded tests under ThreadSanitizer"
-cmake -S . -B build-tsan "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_SANITIZE=thread >/dev/null
+configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_SANITIZE=thread
 cmake --build build-tsan -j "$JOBS" --target test_threads test_threadpool test_threaded_models
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -L threads --output-on-failure
 
-step "core and robustness tests under valgrind"
+step "core and robustness tests and the example under valgrind"
 VG=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1)
 for t in test_corpus test_malformed test_method test_registry test_bad_inputs test_oom test_file_change test_threads; do
   echo "valgrind $t"
   "${VG[@]}" "build/bin/$t" >/dev/null
 done
-SEEDS=(tests/fixtures tests/cli/data)
-[ -d ../shared/corpus ] && SEEDS+=(../shared/corpus)
+echo "valgrind run_program"
+"${VG[@]}" build/bin/run_program examples/mlp.pte >/dev/null
+SEEDS=(tests/fixtures tests/cli/data tests/corpus)
 for t in program method execute npy ptd; do
   echo "valgrind fuzz_replay_$t"
   "${VG[@]}" "build/bin/fuzz_replay_$t" "${SEEDS[@]}" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >/dev/null
@@ -103,3 +199,5 @@ WHEEL_SITE="$("$WHEEL_WORK/venv/bin/python" -c 'import sysconfig; print(sysconfi
 "$PYTHON" tools/release_check.py --wheel-site "$WHEEL_SITE" --python "$WHEEL_WORK/venv/bin/python" "${REL_ARGS[@]}"
 "$PYTHON" -m pip install -q --no-deps --target "$WHEEL_WORK/target" "${WHEEL[0]}"
 PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
+
+step "all tests passed"

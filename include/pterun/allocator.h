@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "pterun/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -16,6 +18,13 @@ typedef struct pterun_allocator {
   void* (*alloc)(void* ctx, size_t size, size_t alignment);
   void (*free)(void* ctx, void* ptr);
 } pterun_allocator;
+
+/** Allocates `size` zeroed bytes aligned to `alignment` (a power of two)
+ *  through `a` (NULL: the C library), as pterun does for its own objects;
+ *  for backends that allocate with the method's allocator. NULL on failure. */
+PTERUN_API void* pterun_alloc(const pterun_allocator* a, size_t size, size_t alignment);
+/** Frees memory from pterun_alloc with the same allocator; NULL is a no-op. */
+PTERUN_API void pterun_free(const pterun_allocator* a, void* p);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 
 #include "pterun/allocator.h"
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/log.h"
 #include "pterun/status.h"
 #include "pterun/tensor.h"
@@ -26,12 +27,19 @@ typedef enum pterun_file_mode {
  *  loaded; safe to share between threads and methods. */
 typedef struct pterun_data pterun_data;
 
-/** Options for loading programs and data files (zero-initialise for defaults). */
+/** Options for loading programs and data files. Initialise with
+ *  PTERUN_LOAD_OPTIONS_INIT (every field its default), then set what you
+ *  need. Like pterun_method_options it can grow at its end: pterun reads
+ *  `struct_size` bytes and takes the default for fields beyond; 0 is refused
+ *  with INVALID_ARGUMENT. `options` NULL: every default. */
 typedef struct pterun_load_options {
+  size_t struct_size; /* sizeof(pterun_load_options) as the caller was compiled */
   pterun_logger logger;
   const pterun_allocator* allocator; /* NULL: malloc */
   int copy;                          /* buffer loads: 1 copies the bytes */
 } pterun_load_options;
+
+#define PTERUN_LOAD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_load_options)
 
 /**
  * Verifies and wraps a .ptd image. Without `copy` the buffer is borrowed: it

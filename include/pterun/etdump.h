@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/profile.h"
 #include "pterun/status.h"
 
@@ -26,6 +27,10 @@ extern "C" {
 
 /** Options for pterun_etdump_write (zero-initialise for defaults). */
 typedef struct pterun_etdump_options {
+  /** sizeof(pterun_etdump_options) as the caller was compiled: initialise
+   *  with PTERUN_ETDUMP_OPTIONS_INIT (the struct can grow, as
+   *  pterun_method_options does). */
+  size_t struct_size;
   /** Where intermediate outputs go (NULL: no debug events). Needs a
    *  profiler created with record_outputs. */
   const char* debug_buffer_path;
@@ -37,6 +42,8 @@ typedef struct pterun_etdump_options {
   /** Largest file pterun will build; 0: 1 GiB. */
   size_t max_bytes;
 } pterun_etdump_options;
+
+#define PTERUN_ETDUMP_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_etdump_options)
 
 /**
  * Writes the profiler's kept executes as an ETDump file.

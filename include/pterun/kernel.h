@@ -19,7 +19,7 @@ extern "C" {
 
 /* Bumped whenever pterun_kernel, pterun_kernel_library or the kernel calling
  * convention changes incompatibly. */
-#define PTERUN_KERNEL_ABI_VERSION 1u
+#define PTERUN_KERNEL_ABI_VERSION 2u
 
 /** Per-call context handed to a kernel (opaque). */
 typedef struct pterun_kernel_context pterun_kernel_context;
@@ -36,9 +36,11 @@ typedef struct pterun_kernel_context pterun_kernel_context;
 typedef pterun_status (*pterun_kernel_fn)(pterun_kernel_context* ctx, pterun_value** args,
                                           size_t nargs);
 
+/** One kernel per operator: the kernel handles every dtype and layout it
+ *  supports and refuses the others with a message (ABI 2 dropped ABI 1's
+ *  unused dtype/dim-order key; docs/architecture.md). */
 typedef struct pterun_kernel {
-  const char* op;  /* "aten::add.out": name, then "." and overload if any */
-  const char* key; /* NULL: any dtypes; else "v1/<dtype>;<dim order>|..." */
+  const char* op; /* "aten::add.out": name, then "." and overload if any */
   pterun_kernel_fn fn;
 } pterun_kernel;
 

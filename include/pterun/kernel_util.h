@@ -266,6 +266,55 @@ static inline void pterun_store_f32(void* data, int32_t dt, int64_t k, float v) 
   }
 }
 
+/* ---- broadcast iteration ------------------------------------------------------
+ * A strided walk over `out`'s logical (row-major) order that keeps the
+ * element offset of out (operand 0, in its own dim order) and of up to
+ * PTERUN_ITER_MAX - 1 inputs broadcast to out's shape (ATen rules: dims
+ * align right, size-1 dims repeat). Typical use:
+ *   pterun_iter it;
+ *   pterun_iter_init(&it, out, ins, 2);
+ *   for (int64_t n = 0; n < out->numel; ++n, pterun_iter_next(&it))
+ *     ... element it.off[0] of out, it.off[1] of ins[0], it.off[2] of ins[1] ... */
+#define PTERUN_ITER_MAX 4
+typedef struct pterun_iter {
+  int rank;
+  int nops;
+  int64_t sizes[PTERUN_MAX_RANK];
+  int64_t idx[PTERUN_MAX_RANK];
+  int64_t strides[PTERUN_ITER_MAX][PTERUN_MAX_RANK]; /* 0 on broadcast dims */
+  int64_t off[PTERUN_ITER_MAX];
+} pterun_iter;
+
+/** ins may hold NULL entries (their offsets stay 0); n_ins <= PTERUN_ITER_MAX - 1;
+ *  each input's rank is at most out's. */
+static inline void pterun_iter_init(pterun_iter* it, const pterun_tensor* out,
+                                    const pterun_tensor* const* ins, int n_ins) {
+  memset(it, 0, sizeof(*it));
+  it->rank = out->rank;
+  it->nops = n_ins + 1;
+  for (int d = 0; d < it->rank; ++d) {
+    it->sizes[d] = out->sizes[d];
+    it->strides[0][d] = out->strides[d];
+  }
+  for (int o = 0; o < n_ins; ++o) {
+    const pterun_tensor* t = ins[o];
+    if (t == NULL) continue;
+    for (int d = it->rank - 1, k = (int)t->rank - 1; d >= 0 && k >= 0; --d, --k)
+      it->strides[o + 1][d] = t->sizes[k] == 1 ? 0 : t->strides[k];
+  }
+}
+
+static inline void pterun_iter_next(pterun_iter* it) {
+  for (int d = it->rank - 1; d >= 0; --d) {
+    if (++it->idx[d] < it->sizes[d]) {
+      for (int o = 0; o < it->nops; ++o) it->off[o] += it->strides[o][d];
+      return;
+    }
+    it->idx[d] = 0;
+    for (int o = 0; o < it->nops; ++o) it->off[o] -= it->strides[o][d] * (it->sizes[d] - 1);
+  }
+}
+
 /** v rounded to what dtype dt can hold, as a double: float dtypes round (to
  *  float first for half/bfloat16, as ATen's float arithmetic does), integer
  *  dtypes truncate and wrap as a store and load would. */
@@ -280,7 +329,7 @@ static inline double pterun_round_to_dtype(double v, int32_t dt) {
         int64_t i;
         uint64_t u;
         double d;
-      } buf; /* aligned for any dtype */
+      } buf = {0}; /* aligned for any dtype; zero for dtypes the store skips */
       pterun_store_f64(&buf, dt, 0, v);
       return pterun_load_f64(&buf, dt, 0);
     }

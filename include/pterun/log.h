@@ -3,6 +3,8 @@
 #ifndef PTERUN_INCLUDE_PTERUN_LOG_H_
 #define PTERUN_INCLUDE_PTERUN_LOG_H_
 
+#include <stddef.h>
+
 #include "pterun/export.h"
 
 #ifdef __cplusplus
@@ -33,6 +35,29 @@ typedef struct pterun_logger {
 
 /** A logger that drops everything (for tests and quiet callers). */
 PTERUN_API pterun_logger pterun_logger_silent(void);
+
+/**
+ * Copies `text` for a human reader: printable ASCII and well-formed UTF-8 are
+ * kept; every other byte (C0/C1 control characters, DEL, invalid UTF-8)
+ * becomes the four characters "\xHH". Strings from a program file pass
+ * through this before pterun prints or logs them, so a crafted file cannot
+ * put escape sequences on a terminal. Writes at most `cap` bytes including
+ * the terminating NUL and never cuts an escape or a character in half.
+ * Returns the length of the whole escaped text (like snprintf: a result
+ * >= cap means `out` holds a prefix). `text` NULL is "".
+ */
+PTERUN_API size_t pterun_escape_text(const char* text, char* out, size_t cap);
+
+/** Formats and delivers one message through `logger` (NULL or fn == NULL:
+ *  the default stderr logger), as the runtime does; for backends and other
+ *  libraries that report through the logger they were given. Never
+ *  allocates (messages are cut at 1 KiB). */
+PTERUN_API void pterun_log(const pterun_logger* logger, pterun_log_level level, const char* fmt,
+                           ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /** Name of a level ("error"). Static storage. */
 PTERUN_API const char* pterun_log_level_str(pterun_log_level level);

@@ -8,6 +8,7 @@
 #include "pterun/allocator.h"
 #include "pterun/data.h"
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/log.h"
 #include "pterun/profile.h"
 #include "pterun/program.h"
@@ -33,8 +34,16 @@ typedef struct pterun_threadpool pterun_threadpool;
 #define PTERUN_DEFAULT_SCRATCH_BYTES ((size_t)4 << 20)
 #define PTERUN_NO_SCRATCH ((size_t)-1)
 
-/** Options for pterun_method_load (zero-initialise for defaults). */
+/** Options for pterun_method_load. Initialise with PTERUN_METHOD_OPTIONS_INIT
+ *  (every field its default), then set what you need:
+ *    pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
+ *    o.registry = reg;
+ *  The struct can grow at its end in later releases without breaking callers:
+ *  pterun reads `struct_size` bytes and takes the default for fields beyond. */
 typedef struct pterun_method_options {
+  /** sizeof(pterun_method_options) as the caller was compiled; 0 is refused
+   *  (INVALID_ARGUMENT), as is a larger size whose extra bytes are not zero. */
+  size_t struct_size;
   /** Where operators are looked up. NULL: pterun_registry_default(). */
   const pterun_registry* registry;
   /** Caller-owned planned buffers, one per planned buffer of the method, each
@@ -80,18 +89,29 @@ typedef struct pterun_method_options {
   size_t max_threads;
 } pterun_method_options;
 
+#define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)
+
 /**
  * Loads a method: builds the value table, binds planned memory, resolves
- * every operator. Allocates once (plus planned buffers when not supplied);
- * pterun_method_memory() reports how much.
+ * every operator, runs the layout operators on constant weights once
+ * (unless no_constant_folding) and sets up the kernels' scratch arena. All of
+ * the method's memory is allocated here — its runtime structures in one
+ * block, the scratch arena, folded constants, and the planned buffers the
+ * caller did not supply — and none later; pterun_method_memory() reports
+ * how much. `options` NULL: every default.
  * @retval PTERUN_STATUS_NOT_FOUND         no such method
  * @retval PTERUN_STATUS_OPERATOR_MISSING  kernels missing: the log lists every
  *         missing operator and the pterun component that provides each
- * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE the method has a delegate call
+ * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE a delegate's backend is not in the
+ *         registry (the log names the pterun component that ships it)
+ * @retval other                           a backend refused its payload (the log
+ *         says why, e.g. which node type it does not implement)
  * @retval PTERUN_STATUS_INVALID_PROGRAM   values/instructions malformed
  * @retval PTERUN_STATUS_MEMORY_PLAN       planned tensor outside its buffer,
  *         or caller buffers missing/too small/misaligned
  * @retval PTERUN_STATUS_INVALID_EXTERNAL_DATA  external tensor missing or mismatched
+ * @retval PTERUN_STATUS_INVALID_ARGUMENT  options->struct_size is 0, or larger than this
+ *         pterun knows with fields it does not know set
  */
 PTERUN_API pterun_status pterun_method_load(const pterun_program* program, const char* name,
                                             const pterun_method_options* options,
@@ -100,9 +120,21 @@ PTERUN_API pterun_status pterun_method_load(const pterun_program* program, const
 PTERUN_API void pterun_method_destroy(pterun_method* method);
 
 /** Bytes pterun allocated for this method: runtime structures (including
- *  kernel scratch and folded constants) and planned buffers it owns. */
+ *  kernel scratch, folded constants and what delegate backends hold) and
+ *  planned buffers it owns. */
 PTERUN_API void pterun_method_memory(const pterun_method* method, size_t* runtime_bytes_out,
                                      size_t* planned_bytes_out);
+
+/**
+ * Before loading: the bytes the delegate backends of method `name` would
+ * allocate (compiled graphs, packed weights, intermediate arenas), from each
+ * backend's memory_query. Uses the options' registry and data files.
+ * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE a backend is not registered
+ */
+PTERUN_API pterun_status pterun_method_backend_memory(const pterun_program* program,
+                                                      const char* name,
+                                                      const pterun_method_options* options,
+                                                      size_t* bytes_out);
 
 PTERUN_API size_t pterun_method_input_count(const pterun_method* method);
 PTERUN_API size_t pterun_method_output_count(const pterun_method* method);
@@ -144,7 +176,6 @@ PTERUN_API pterun_status pterun_method_set_output_buffer(pterun_method* method, 
  * @retval PTERUN_STATUS_INVALID_STATE     an input is not set, or was consumed by the
  *         previous execute (see pterun_method_set_input)
  * @retval PTERUN_STATUS_INSTRUCTION_BUDGET the budget ran out (e.g. a loop)
- * @retval PTERUN_STATUS_BACKEND_UNAVAILABLE a delegate call
  * @retval other                            the failing kernel's status; the log
  *         names the instruction and the operator
  */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "pterun/export.h"
+#include "pterun/options.h"
 #include "pterun/status.h"
 #include "pterun/tensor.h"
 
@@ -31,6 +32,10 @@ typedef struct pterun_profiler pterun_profiler;
 
 /** Options for pterun_profiler_create (zero-initialise for defaults). */
 typedef struct pterun_profiler_options {
+  /** sizeof(pterun_profiler_options) as the caller was compiled: initialise
+   *  with PTERUN_PROFILER_OPTIONS_INIT (the struct can grow, as
+   *  pterun_method_options does). */
+  size_t struct_size;
   /** Executes kept event by event; later ones only add to the totals.
    *  0: PTERUN_PROFILER_DEFAULT_RUNS. */
   uint32_t max_runs;
@@ -40,6 +45,8 @@ typedef struct pterun_profiler_options {
    *  allocated at method load. */
   int record_outputs;
 } pterun_profiler_options;
+
+#define PTERUN_PROFILER_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_profiler_options)
 
 /** Creates an unattached profiler (allocates only its own header). */
 PTERUN_API pterun_status pterun_profiler_create(const pterun_profiler_options* options,
@@ -55,11 +62,12 @@ PTERUN_API const char* pterun_profiler_method_name(const pterun_profiler* profil
 PTERUN_API uint64_t pterun_profiler_execute_count(const pterun_profiler* profiler);
 
 /** Totals for one instruction of the method (instructions that are not
- *  kernel calls have calls == 0). */
+ *  kernel or delegate calls have calls == 0). */
 typedef struct pterun_profile_instruction {
   uint32_t chain;
   uint32_t instruction; /* index in its chain */
-  const char* op_name;  /* "aten::add.out"; NULL for non-kernel instructions */
+  const char* op_name;  /* "aten::add.out", a delegate's backend id, or NULL */
+  int delegate;         /* 1: a delegate call (op_name is the backend, "XnnpackBackend") */
   uint64_t calls;
   uint64_t total_ns, min_ns, max_ns;
   /** NULL, or the kernel's reason for taking a slower path

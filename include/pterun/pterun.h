@@ -27,6 +27,7 @@
 #define PTERUN_INCLUDE_PTERUN_PTERUN_H_
 
 #include "pterun/allocator.h"
+#include "pterun/backend.h"
 #include "pterun/bundled.h"
 #include "pterun/cpu.h"
 #include "pterun/data.h"
@@ -35,6 +36,7 @@
 #include "pterun/kernel.h"
 #include "pterun/log.h"
 #include "pterun/method.h"
+#include "pterun/options.h"
 #include "pterun/profile.h"
 #include "pterun/program.h"
 #include "pterun/registry.h"

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "pterun/allocator.h"
+#include "pterun/backend.h"
 #include "pterun/export.h"
 #include "pterun/kernel.h"
 #include "pterun/log.h"
@@ -19,10 +21,13 @@ typedef struct pterun_registry pterun_registry;
 
 /**
  * Creates a registry that already holds the runtime's prim ops.
+ * @param allocator NULL: the C library's. Copied; the registry's own memory
+ *        (the registry and its tables) comes from it.
  * @param logger NULL: default logger. Copied.
  * @retval PTERUN_STATUS_OUT_OF_MEMORY
  */
-PTERUN_API pterun_status pterun_registry_create(const pterun_logger* logger,
+PTERUN_API pterun_status pterun_registry_create(const pterun_allocator* allocator,
+                                                const pterun_logger* logger,
                                                 pterun_registry** registry_out);
 
 /** Destroys a registry; NULL is a no-op. Methods loaded from it stay valid
@@ -38,11 +43,11 @@ PTERUN_API pterun_registry* pterun_registry_default(void);
 /**
  * Adds every kernel of a library, or none of them.
  * Adding the same library (same table) again is a no-op returning OK; so is
- * a kernel identical to one already present (same key, same function).
+ * a kernel identical to one already present (same operator, same function).
  * @retval PTERUN_STATUS_ABI_MISMATCH       library built for another kernel ABI
  * @retval PTERUN_STATUS_ALREADY_REGISTERED a different function is already
- *         registered for one of the library's (operator, key) pairs; the log
- *         names the operator and both providing shared objects
+ *         registered for one of the library's operators; the log names the
+ *         operator and both providing shared objects
  * @retval PTERUN_STATUS_INVALID_ARGUMENT   NULL or malformed table
  */
 PTERUN_API pterun_status pterun_registry_add(pterun_registry* registry,
@@ -55,22 +60,51 @@ PTERUN_API size_t pterun_registry_count(const pterun_registry* registry);
  *  component ("runtime" for prim ops). Any out pointer may be NULL.
  *  @retval PTERUN_STATUS_NOT_FOUND i out of range */
 PTERUN_API pterun_status pterun_registry_get(const pterun_registry* registry, size_t i,
-                                             const char** op_out, const char** key_out,
-                                             const char** component_out);
+                                             const char** op_out, const char** component_out);
 
-/** The kernel that a method would use for `op` with dtype/dim-order `key`
- *  (NULL key: the key-less kernel), e.g. to call it with
+/** The kernel that a method would use for `op`, e.g. to call it with
  *  pterun_kernel_invoke(). @retval PTERUN_STATUS_OPERATOR_MISSING none */
 PTERUN_API pterun_status pterun_registry_lookup(const pterun_registry* registry, const char* op,
-                                                const char* key, pterun_kernel_fn* fn_out);
+                                                pterun_kernel_fn* fn_out);
 
 /** Component providing `op` ("aten::add.out") in this registry, or NULL. */
 PTERUN_API const char* pterun_registry_provider(const pterun_registry* registry, const char* op);
 
-/** The pterun component that ships a kernel for `op` whether or not it is
- *  loaded ("kernels_quantized"), from the runtime's static knowledge of the
- *  operator namespaces; NULL if no pterun component provides it. */
+/** The pterun component whose operator namespaces cover `op`
+ *  ("kernels_quantized" for "quantized_decomposed::..."), from the component
+ *  manifest's operator_prefixes, whether or not it is loaded; NULL if none
+ *  does. A namespace guess: the component may not implement `op` (see
+ *  pterun_registry_missing_component()). */
 PTERUN_API const char* pterun_component_for_op(const char* op);
+
+/** For an operator `registry` does not provide: the pterun component to add
+ *  for it, or NULL when no pterun component implements it. Non-NULL only when
+ *  the component whose operator namespace covers `op`
+ *  (pterun_component_for_op()) has not been added: a component that is
+ *  already in the registry does not implement `op`. The method loader's
+ *  missing-operator message and `pterun inspect` both say this. */
+PTERUN_API const char* pterun_registry_missing_component(const pterun_registry* registry,
+                                                         const char* op);
+
+/**
+ * Adds a delegate backend (see pterun/backend.h), found by its id when a
+ * method with a DelegateCall is loaded. Adding the same backend again is a
+ * no-op returning OK.
+ * @retval PTERUN_STATUS_ABI_MISMATCH       built for another backend ABI
+ * @retval PTERUN_STATUS_ALREADY_REGISTERED another backend has that id; the
+ *         log names both providing shared objects
+ * @retval PTERUN_STATUS_INVALID_ARGUMENT   NULL, no id, init, execute or destroy
+ */
+PTERUN_API pterun_status pterun_registry_add_backend(pterun_registry* registry,
+                                                     const pterun_backend* backend);
+
+/** The backend registered for `id` ("XnnpackBackend"), or NULL. */
+PTERUN_API const pterun_backend* pterun_registry_backend(const pterun_registry* registry,
+                                                         const char* id);
+
+/** The pterun component that ships the backend `id` whether or not it is
+ *  loaded ("backend_xnnpack"), from the component manifest; NULL if none. */
+PTERUN_API const char* pterun_component_for_backend(const char* id);
 
 #ifdef __cplusplus
 }

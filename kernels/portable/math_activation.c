@@ -95,7 +95,7 @@ pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   int64_t sizes[PTERUN_MAX_RANK], n;
   size_t rank;
   pterun_tensor shape;
-  pk_iter it;
+  pterun_iter it;
   int cdt;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
@@ -132,8 +132,8 @@ pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   ins[0] = in;
   ins[1] = lo;
   ins[2] = hi;
-  pk_iter_init(&it, out, ins, 3);
-  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
+  pterun_iter_init(&it, out, ins, 3);
+  for (n = 0; n < out->numel; ++n, pterun_iter_next(&it)) {
     if (pterun_dtype_is_float(cdt)) {
       double x = pterun_round_to_dtype(pterun_load_f64(in->data, in->dtype, it.off[1]), cdt);
       double l = lo ? pterun_round_to_dtype(pterun_load_f64(lo->data, lo->dtype, it.off[2]), cdt)

@@ -158,7 +158,7 @@ static void select_elem(pterun_tensor* out, int64_t oo, const pterun_tensor* src
 pterun_status pk_where_self_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *c, *a, *b, *out, shape;
   const pterun_tensor* ins[3];
-  pk_iter it;
+  pterun_iter it;
   int64_t n;
   int common;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -182,18 +182,18 @@ pterun_status pk_where_self_out(pterun_kernel_context* ctx, pterun_value** args,
   ins[0] = c;
   ins[1] = a;
   ins[2] = b;
-  pk_iter_init(&it, out, ins, 3);
+  pterun_iter_init(&it, out, ins, 3);
   if (a->dtype == PTERUN_DTYPE_F32 && b->dtype == PTERUN_DTYPE_F32 &&
       out->dtype == PTERUN_DTYPE_F32) {
     const uint8_t* C = (const uint8_t*)c->data;
     const float* A = (const float*)a->data;
     const float* B = (const float*)b->data;
     float* O = (float*)out->data;
-    for (n = 0; n < out->numel; ++n, pk_iter_next(&it))
+    for (n = 0; n < out->numel; ++n, pterun_iter_next(&it))
       O[it.off[0]] = C[it.off[1]] ? A[it.off[2]] : B[it.off[3]];
     return PTERUN_STATUS_OK;
   }
-  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
+  for (n = 0; n < out->numel; ++n, pterun_iter_next(&it)) {
     const pterun_tensor* src = ((const uint8_t*)c->data)[it.off[1]] ? a : b;
     int64_t so = src == a ? it.off[2] : it.off[3];
     /* Go through the common dtype first so e.g. int -> half rounding matches. */
@@ -214,7 +214,7 @@ pterun_status pk_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value
   const pterun_tensor* ins[2];
   int64_t sizes[PTERUN_MAX_RANK], n;
   size_t rank;
-  pk_iter it;
+  pterun_iter it;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mask", &mask));
@@ -236,17 +236,17 @@ pterun_status pk_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
   ins[0] = in;
   ins[1] = mask;
-  pk_iter_init(&it, out, ins, 2);
+  pterun_iter_init(&it, out, ins, 2);
   if (out->dtype == PTERUN_DTYPE_F32) {
     const float* X = (const float*)in->data;
     const uint8_t* M = (const uint8_t*)mask->data;
     float* O = (float*)out->data;
     const float fv = (float)v.d;
-    for (n = 0; n < out->numel; ++n, pk_iter_next(&it))
+    for (n = 0; n < out->numel; ++n, pterun_iter_next(&it))
       O[it.off[0]] = M[it.off[2]] ? fv : X[it.off[1]];
     return PTERUN_STATUS_OK;
   }
-  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
+  for (n = 0; n < out->numel; ++n, pterun_iter_next(&it)) {
     if (((const uint8_t*)mask->data)[it.off[2]]) {
       if (pterun_dtype_is_float(out->dtype))
         pterun_store_f64(out->data, out->dtype, it.off[0], v.d);

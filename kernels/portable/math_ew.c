@@ -48,7 +48,7 @@ void pk_make_scalar_tensor(pk_scalar_tensor* st, const pterun_scalar* s, int dt)
   st->t.nbytes = st->t.capacity = pterun_dtype_size(st->t.dtype);
 }
 
-int64_t pk_iter_rows(pk_iter* it) {
+int64_t pk_iter_rows(pterun_iter* it) {
   int d, o, r = 0;
   /* Drop size-1 dims, then merge a dim into the previous kept one when every
    * operand steps through both as one run. */
@@ -178,7 +178,7 @@ pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
                            const pterun_tensor* a, const pterun_tensor* b, pterun_tensor* out,
                            int compute_dt, pk_ew_params* p) {
   const pterun_tensor* ins[2];
-  pk_iter it;
+  pterun_iter it;
   int64_t inner, rows, row, so, sa, sb;
   bool all_f32;
   if (out->numel == 0) return PTERUN_STATUS_OK;
@@ -200,7 +200,7 @@ pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
   }
   ins[0] = a;
   ins[1] = b;
-  pk_iter_init(&it, out, ins, 2);
+  pterun_iter_init(&it, out, ins, 2);
   inner = pk_iter_rows(&it);
   rows = out->numel / inner;
   so = it.strides[0][it.rank];
@@ -212,7 +212,7 @@ pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
     const float* A = (const float*)a->data;
     const float* B = (const float*)b->data;
     float* O = (float*)out->data;
-    for (row = 0; row < rows; ++row, pk_iter_next(&it))
+    for (row = 0; row < rows; ++row, pterun_iter_next(&it))
       op->f32(A + it.off[1], B + it.off[2], O + it.off[0], inner, (int)sa, (int)sb, p);
     return finish(ctx, p);
   }
@@ -220,14 +220,14 @@ pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
     const float* A = (const float*)a->data;
     const float* B = (const float*)b->data;
     uint8_t* O = (uint8_t*)out->data;
-    for (row = 0; row < rows; ++row, pk_iter_next(&it))
+    for (row = 0; row < rows; ++row, pterun_iter_next(&it))
       op->f32b(A + it.off[1], B + it.off[2], O + it.off[0], inner, (int)sa, (int)sb, p);
     return finish(ctx, p);
   }
   if (pterun_dtype_is_float(compute_dt)) {
     double ba[PK_CHUNK], bb[PK_CHUNK], bo[PK_CHUNK];
     if (op->f64 == NULL) return pk_fail_dtype(ctx, "self", compute_dt, "is not supported");
-    for (row = 0; row < rows; ++row, pk_iter_next(&it)) {
+    for (row = 0; row < rows; ++row, pterun_iter_next(&it)) {
       int64_t c;
       for (c = 0; c < inner; c += PK_CHUNK) {
         int64_t m = inner - c < PK_CHUNK ? inner - c : PK_CHUNK;
@@ -240,7 +240,7 @@ pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
   } else {
     int64_t ba[PK_CHUNK], bb[PK_CHUNK], bo[PK_CHUNK];
     if (op->i64 == NULL) return pk_fail_dtype(ctx, "self", compute_dt, "is not supported");
-    for (row = 0; row < rows; ++row, pk_iter_next(&it)) {
+    for (row = 0; row < rows; ++row, pterun_iter_next(&it)) {
       int64_t c;
       for (c = 0; c < inner; c += PK_CHUNK) {
         int64_t m = inner - c < PK_CHUNK ? inner - c : PK_CHUNK;
@@ -257,7 +257,7 @@ pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
 pterun_status pk_ew_unary(pterun_kernel_context* ctx, const pk_unary_op* op,
                           const pterun_tensor* in, pterun_tensor* out, int compute_dt,
                           pk_ew_params* p) {
-  pk_iter it;
+  pterun_iter it;
   int64_t inner, rows, row, so, si;
   if (out->numel == 0) return PTERUN_STATUS_OK;
   PTERUN_TRY(check_data(ctx, in, "self"));
@@ -268,7 +268,7 @@ pterun_status pk_ew_unary(pterun_kernel_context* ctx, const pk_unary_op* op,
     op->f32((const float*)in->data, (float*)out->data, out->numel, p);
     return finish(ctx, p);
   }
-  pk_iter_init(&it, out, &in, 1);
+  pterun_iter_init(&it, out, &in, 1);
   inner = pk_iter_rows(&it);
   rows = out->numel / inner;
   so = it.strides[0][it.rank];
@@ -277,14 +277,14 @@ pterun_status pk_ew_unary(pterun_kernel_context* ctx, const pk_unary_op* op,
       out->dtype == PTERUN_DTYPE_F32 && so == 1 && si == 1) {
     const float* X = (const float*)in->data;
     float* O = (float*)out->data;
-    for (row = 0; row < rows; ++row, pk_iter_next(&it))
+    for (row = 0; row < rows; ++row, pterun_iter_next(&it))
       op->f32(X + it.off[1], O + it.off[0], inner, p);
     return finish(ctx, p);
   }
   if (pterun_dtype_is_float(compute_dt)) {
     double bx[PK_CHUNK], bo[PK_CHUNK];
     if (op->f64 == NULL) return pk_fail_dtype(ctx, "self", compute_dt, "is not supported");
-    for (row = 0; row < rows; ++row, pk_iter_next(&it)) {
+    for (row = 0; row < rows; ++row, pterun_iter_next(&it)) {
       int64_t c;
       for (c = 0; c < inner; c += PK_CHUNK) {
         int64_t m = inner - c < PK_CHUNK ? inner - c : PK_CHUNK;
@@ -296,7 +296,7 @@ pterun_status pk_ew_unary(pterun_kernel_context* ctx, const pk_unary_op* op,
   } else {
     int64_t bx[PK_CHUNK], bo[PK_CHUNK];
     if (op->i64 == NULL) return pk_fail_dtype(ctx, "self", compute_dt, "is not supported");
-    for (row = 0; row < rows; ++row, pk_iter_next(&it)) {
+    for (row = 0; row < rows; ++row, pterun_iter_next(&it)) {
       int64_t c;
       for (c = 0; c < inner; c += PK_CHUNK) {
         int64_t m = inner - c < PK_CHUNK ? inner - c : PK_CHUNK;

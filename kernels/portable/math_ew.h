@@ -105,8 +105,8 @@ pterun_status pk_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt,
 
 /* Coalesces an iterator over out (+ inputs) so contiguous runs become one
  * long innermost row; returns the row length and leaves it->rank covering
- * only the outer dims (each row start is visited by pk_iter_next). */
-int64_t pk_iter_rows(pk_iter* it);
+ * only the outer dims (each row start is visited by pterun_iter_next). */
+int64_t pk_iter_rows(pterun_iter* it);
 
 /* ---- row-function generators ----
  * EXPR is an expression in x, y (operands, of type T, also named pk_T) and

@@ -56,7 +56,7 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
   const pterun_tensor* op;
   int64_t dim, n, len, si, so;
   bool h2f;
-  pk_iter it;
+  pterun_iter it;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
@@ -88,8 +88,8 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
     si = so = 0;
   }
   op = &outer_in;
-  pk_iter_init(&it, &outer_out, &op, 1);
-  for (n = 0; n < outer_out.numel; ++n, pk_iter_next(&it)) {
+  pterun_iter_init(&it, &outer_out, &op, 1);
+  for (n = 0; n < outer_out.numel; ++n, pterun_iter_next(&it)) {
     if (in->dtype == PTERUN_DTYPE_F32)
       softmax_line_f32((const float*)in->data + it.off[1], si, (float*)out->data + it.off[0], so,
                        len, log_mode);

@@ -127,7 +127,7 @@ pterun_status pk_native_dropout_out(pterun_kernel_context* ctx, pterun_value** a
   double p, scale;
   bool train = true;
   int64_t n;
-  pk_iter it;
+  pterun_iter it;
   pk_rng rng;
   int drop;
   PTERUN_CHECK_NARGS(ctx, nargs, 6);
@@ -154,7 +154,7 @@ pterun_status pk_native_dropout_out(pterun_kernel_context* ctx, pterun_value** a
   if (drop) rng_seed(&rng, out->data);
   ins[0] = in;
   ins[1] = mask;
-  pk_iter_init(&it, out, ins, 2);
+  pterun_iter_init(&it, out, ins, 2);
   for (n = 0; n < out->numel; ++n) {
     double v = pterun_load_f64(in->data, in->dtype, it.off[1]);
     uint8_t keep = 1;
@@ -164,7 +164,7 @@ pterun_status pk_native_dropout_out(pterun_kernel_context* ctx, pterun_value** a
     }
     pterun_store_f64(out->data, out->dtype, it.off[0], v);
     ((uint8_t*)mask->data)[it.off[2]] = keep;
-    pk_iter_next(&it);
+    pterun_iter_next(&it);
   }
   return PTERUN_STATUS_OK;
 }
@@ -177,7 +177,7 @@ pterun_status pk__conj_physical_out(pterun_kernel_context* ctx, pterun_value** a
   int64_t n;
   size_t es, half;
   int cplx;
-  pk_iter it;
+  pterun_iter it;
   const pterun_tensor* ins[1];
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
@@ -191,14 +191,14 @@ pterun_status pk__conj_physical_out(pterun_kernel_context* ctx, pterun_value** a
   es = pterun_dtype_size(in->dtype);
   half = es / 2;
   ins[0] = in;
-  pk_iter_init(&it, out, ins, 1);
+  pterun_iter_init(&it, out, ins, 1);
   for (n = 0; n < out->numel; ++n) {
     unsigned char* d = (unsigned char*)pk_ptr(out, it.off[0]);
     memmove(d, pk_ptr(in, it.off[1]), es);
     /* Little-endian: the sign bit is the top bit of the last byte of the
      * imaginary half. */
     if (cplx) d[half + half - 1] ^= 0x80;
-    pk_iter_next(&it);
+    pterun_iter_next(&it);
   }
   return PTERUN_STATUS_OK;
 }

@@ -10,7 +10,7 @@
  * the elements at kv-offset(n) + (offsets of the reduced dims). */
 typedef struct pk_red {
   pterun_tensor kv; /* kept dims, shaped like out, with in's strides */
-  pk_iter rit;      /* rows over the reduced dims (coalesced) */
+  pterun_iter rit;  /* rows over the reduced dims (coalesced) */
   int64_t rinner, rrows, rstride, rnumel;
 } pk_red;
 
@@ -57,7 +57,7 @@ static pterun_status red_init(pterun_kernel_context* ctx, pk_red* r, const pteru
   rv.rank = (uint8_t)nr;
   r->kv.numel = 1;
   for (d = 0; d < nk; ++d) r->kv.numel *= r->kv.sizes[d];
-  pk_iter_init(&r->rit, &rv, NULL, 0);
+  pterun_iter_init(&r->rit, &rv, NULL, 0);
   if (r->rnumel == 0) {
     r->rinner = r->rrows = r->rstride = 0;
   } else {
@@ -170,7 +170,7 @@ static void acc_i64(red_acc* a, red_kind k, const int64_t* v, int64_t n) {
 static void red_visit(pk_red* r, const pterun_tensor* in, int64_t base, red_kind k, red_acc* a,
                       int as_float, int cdt) {
   int64_t row, c;
-  for (row = 0; row < r->rrows; ++row, pk_iter_next(&r->rit)) {
+  for (row = 0; row < r->rrows; ++row, pterun_iter_next(&r->rit)) {
     int64_t off = base + r->rit.off[0];
     for (c = 0; c < r->rinner; c += RED_CHUNK) {
       int64_t m = r->rinner - c < RED_CHUNK ? r->rinner - c : RED_CHUNK;
@@ -237,7 +237,7 @@ static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in, c
                                 size_t ndims, bool keepdim, pterun_tensor* out, red_kind kind,
                                 int divide) {
   pk_red r;
-  pk_iter it;
+  pterun_iter it;
   const pterun_tensor* kvp;
   int64_t n;
   int as_float;
@@ -252,8 +252,8 @@ static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in, c
              (pterun_dtype_is_float(in->dtype) && kind != RK_ANY && kind != RK_ALL);
   if (kind == RK_ANY || kind == RK_ALL) as_float = pterun_dtype_is_float(in->dtype);
   kvp = &r.kv;
-  pk_iter_init(&it, out, &kvp, 1);
-  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
+  pterun_iter_init(&it, out, &kvp, 1);
+  for (n = 0; n < out->numel; ++n, pterun_iter_next(&it)) {
     red_acc a;
     acc_init(&a, kind);
     red_visit(&r, in, it.off[1], kind, &a, as_float, out->dtype);
@@ -447,7 +447,7 @@ static pterun_status run_arg(pterun_kernel_context* ctx, pterun_tensor* in, cons
                              size_t nd, bool keepdim, pterun_tensor* vals, pterun_tensor* idx,
                              red_kind kind) {
   pk_red r;
-  pk_iter it;
+  pterun_iter it;
   const pterun_tensor* kvp[2];
   pterun_tensor* shape_of = vals ? vals : idx;
   int64_t n;
@@ -466,8 +466,8 @@ static pterun_status run_arg(pterun_kernel_context* ctx, pterun_tensor* in, cons
   /* Walk vals' layout; idx may have a different dim order, so track it too. */
   kvp[0] = &r.kv;
   kvp[1] = (vals && idx) ? idx : NULL;
-  pk_iter_init(&it, shape_of, kvp, 2);
-  for (n = 0; n < shape_of->numel; ++n, pk_iter_next(&it)) {
+  pterun_iter_init(&it, shape_of, kvp, 2);
+  for (n = 0; n < shape_of->numel; ++n, pterun_iter_next(&it)) {
     red_acc a;
     acc_init(&a, kind);
     red_visit(&r, in, it.off[1], kind, &a, as_float, in->dtype);
@@ -533,7 +533,7 @@ static pterun_status run_var(pterun_kernel_context* ctx, pterun_tensor* in, cons
                              size_t nd, double correction, bool keepdim, pterun_tensor* var,
                              pterun_tensor* mean) {
   pk_red r;
-  pk_iter it;
+  pterun_iter it;
   const pterun_tensor* kvp[2];
   int64_t n;
   if (!pterun_dtype_is_float(in->dtype))
@@ -547,8 +547,8 @@ static pterun_status run_var(pterun_kernel_context* ctx, pterun_tensor* in, cons
   if (mean) PTERUN_TRY(check_data2(ctx, in, mean));
   kvp[0] = &r.kv;
   kvp[1] = mean;
-  pk_iter_init(&it, var, kvp, 2);
-  for (n = 0; n < var->numel; ++n, pk_iter_next(&it)) {
+  pterun_iter_init(&it, var, kvp, 2);
+  for (n = 0; n < var->numel; ++n, pterun_iter_next(&it)) {
     red_acc a;
     double denom = (double)r.rnumel - correction;
     acc_init(&a, RK_WELFORD);
@@ -628,7 +628,7 @@ pterun_status pk_logsumexp_out(pterun_kernel_context* ctx, pterun_value** args, 
   size_t nd;
   bool keepdim;
   pk_red r;
-  pk_iter it;
+  pterun_iter it;
   const pterun_tensor* kvp;
   int64_t n;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -642,8 +642,8 @@ pterun_status pk_logsumexp_out(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", r.kv.rank, r.kv.sizes));
   PTERUN_TRY(check_data2(ctx, in, out));
   kvp = &r.kv;
-  pk_iter_init(&it, out, &kvp, 1);
-  for (n = 0; n < out->numel; ++n, pk_iter_next(&it)) {
+  pterun_iter_init(&it, out, &kvp, 1);
+  for (n = 0; n < out->numel; ++n, pterun_iter_next(&it)) {
     red_acc mx, se;
     acc_init(&mx, RK_MAX);
     red_visit(&r, in, it.off[1], RK_MAX, &mx, 1, out->dtype);
@@ -663,7 +663,7 @@ pterun_status pk_cumsum_out(pterun_kernel_context* ctx, pterun_value** args, siz
   int dt;
   pterun_tensor outer_in, outer_out;
   const pterun_tensor* op;
-  pk_iter it;
+  pterun_iter it;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
@@ -693,8 +693,8 @@ pterun_status pk_cumsum_out(pterun_kernel_context* ctx, pterun_value** args, siz
   outer_in.sizes[dim] = outer_out.sizes[dim] = 1;
   outer_out.numel = out->numel / len;
   op = &outer_in;
-  pk_iter_init(&it, &outer_out, &op, 1);
-  for (n = 0; n < outer_out.numel; ++n, pk_iter_next(&it)) {
+  pterun_iter_init(&it, &outer_out, &op, 1);
+  for (n = 0; n < outer_out.numel; ++n, pterun_iter_next(&it)) {
     int64_t si = in->strides[dim], so = out->strides[dim];
     if (pterun_dtype_is_float(out->dtype)) {
       double acc = 0;

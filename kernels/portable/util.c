@@ -93,7 +93,7 @@ bool pk_same_layout(const pterun_tensor* a, const pterun_tensor* b) {
   return true;
 }
 
-/* ---- promotion with scalars, casting, iteration ------------------------------ */
+/* ---- promotion with scalars, casting ---------------------------------------- */
 
 int pk_promote_scalar(int dt, const pterun_scalar* s) {
   if (s->is_float) return pterun_dtype_is_float(dt) ? dt : PTERUN_DTYPE_F32;
@@ -112,26 +112,6 @@ bool pk_scalar_fits_category(const pterun_scalar* s, int dt) {
   if (s->is_float) return pterun_dtype_is_float(dt);
   if (!s->is_bool) return dt != PTERUN_DTYPE_BOOL;
   return true;
-}
-
-void pk_iter_init(pk_iter* it, const pterun_tensor* out, const pterun_tensor* const* ins,
-                  int n_ins) {
-  int d, o;
-  memset(it, 0, sizeof(*it));
-  it->rank = out->rank;
-  it->nops = n_ins + 1;
-  for (d = 0; d < it->rank; ++d) {
-    it->sizes[d] = out->sizes[d];
-    it->strides[0][d] = out->strides[d];
-  }
-  for (o = 0; o < n_ins; ++o) {
-    const pterun_tensor* t = ins[o];
-    int k;
-    if (t == NULL) continue;
-    /* in's dims align to the right of out's */
-    for (d = it->rank - 1, k = (int)t->rank - 1; d >= 0 && k >= 0; --d, --k)
-      it->strides[o + 1][d] = t->sizes[k] == 1 ? 0 : t->strides[k];
-  }
 }
 
 /* ---- strided views and copies ------------------------------------------------ */

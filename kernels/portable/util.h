@@ -69,37 +69,6 @@ bool pk_can_cast(int from, int to);
  * an integral dtype, non-bool scalar not into bool), as ATen checks alpha. */
 bool pk_scalar_fits_category(const pterun_scalar* s, int dt);
 
-/*
- * Strided walk over `out`'s logical (row-major) order, keeping the element
- * offset of out (operand 0) and of up to PK_ITER_MAX_IN-1 inputs broadcast to
- * out's shape. Typical use:
- *   pk_iter it; pk_iter_init(&it, out, ins, n);
- *   for (n = 0; n < out->numel; ++n) { ... it.off[0], it.off[1] ...; pk_iter_next(&it); }
- */
-#define PK_ITER_MAX 4
-typedef struct pk_iter {
-  int rank;
-  int nops;
-  int64_t sizes[PTERUN_MAX_RANK];
-  int64_t idx[PTERUN_MAX_RANK];
-  int64_t strides[PK_ITER_MAX][PTERUN_MAX_RANK]; /* 0 on broadcast dims */
-  int64_t off[PK_ITER_MAX];
-} pk_iter;
-/* ins may contain NULL entries (their offsets stay 0). n_ins <= PK_ITER_MAX-1. */
-void pk_iter_init(pk_iter* it, const pterun_tensor* out, const pterun_tensor* const* ins,
-                  int n_ins);
-static inline void pk_iter_next(pk_iter* it) {
-  int d, o;
-  for (d = it->rank - 1; d >= 0; --d) {
-    if (++it->idx[d] < it->sizes[d]) {
-      for (o = 0; o < it->nops; ++o) it->off[o] += it->strides[o][d];
-      return;
-    }
-    it->idx[d] = 0;
-    for (o = 0; o < it->nops; ++o) it->off[o] -= it->strides[o][d] * (it->sizes[d] - 1);
-  }
-}
-
 /* ---- strided views and copies ---- */
 /* A strided description of elements inside some buffer: logical sizes and
  * element strides (which may be 0 for broadcast or negative for flips). */

@@ -8,7 +8,7 @@
 #undef QK_OP
 
 static const pterun_kernel kQuantizedKernels[] = {
-#define QK_OP(name, fn) {name, NULL, fn},
+#define QK_OP(name, fn) {name, fn},
 #include "kernels/quantized/ops.inc"
 #undef QK_OP
 };

@@ -169,16 +169,6 @@ static float addx_scalar_f32(const pterun_scalar* v) {
   return v->is_float ? (float)v->d : (float)v->i;
 }
 
-/* Per-dim element strides of t viewed with out's rank (ATen broadcasting:
- * dims align right, size-1 dims repeat). */
-static void addx_bcast_strides(const pterun_tensor* t, int rank, int64_t* st) {
-  int d, lead = rank - (int)t->rank;
-  for (d = 0; d < rank; ++d) {
-    int td = d - lead;
-    st[d] = (td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td];
-  }
-}
-
 /* Python's quantize_per_tensor step: round half to even, zero point added in
  * float32, float clamp, then the cast (exact: the range fits float32). */
 static inline int64_t addx_quant(float v, float inv, float zpf, float lo, float hi) {
@@ -199,36 +189,20 @@ typedef struct addx_params {
  * strides, so any dim order works. */
 static void addx_run(const pterun_tensor* a, const pterun_tensor* b, pterun_tensor* out,
                      const addx_params* p) {
-  int64_t sa[PTERUN_MAX_RANK], sb[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK];
-  int64_t oa = 0, ob = 0, oo = 0, k;
-  int rank = (int)out->rank, d;
-  memset(sb, 0, sizeof(sb));
-  memset(idx, 0, sizeof(idx));
-  addx_bcast_strides(a, rank, sa);
-  if (b != NULL) addx_bcast_strides(b, rank, sb);
-  for (k = 0; k < out->numel; ++k) {
-    float x = ((float)pterun_load_i64(a->data, a->dtype, oa) - p->za) * p->sa;
+  const pterun_tensor* ins[2] = {a, b};
+  pterun_iter it;
+  pterun_iter_init(&it, out, ins, 2);
+  for (int64_t k = 0; k < out->numel; ++k, pterun_iter_next(&it)) {
+    float x = ((float)pterun_load_i64(a->data, a->dtype, it.off[1]) - p->za) * p->sa;
     float v;
     if (p->scalar) {
       v = x + p->bval;
     } else {
-      float y = ((float)pterun_load_i64(b->data, b->dtype, ob) - p->zb) * p->sb;
+      float y = ((float)pterun_load_i64(b->data, b->dtype, it.off[2]) - p->zb) * p->sb;
       v = x + y;
     }
     if (p->relu && v < 0.0f) v = 0.0f;
-    pterun_store_i64(out->data, out->dtype, oo, addx_quant(v, p->inv, p->zo, p->lo, p->hi));
-    for (d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < out->sizes[d]) {
-        oa += sa[d];
-        ob += sb[d];
-        oo += out->strides[d];
-        break;
-      }
-      oa -= sa[d] * (idx[d] - 1);
-      ob -= sb[d] * (idx[d] - 1);
-      oo -= out->strides[d] * (idx[d] - 1);
-      idx[d] = 0;
-    }
+    pterun_store_i64(out->data, out->dtype, it.off[0], addx_quant(v, p->inv, p->zo, p->lo, p->hi));
   }
 }
 

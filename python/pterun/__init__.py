@@ -11,26 +11,40 @@ wheel ships (``pterun.COMPONENTS``) with the runtime's operator registry.
 
 from __future__ import annotations
 
+from pterun._bundled import (
+    BundledProgram,
+    CaseResult,
+    VerifyReport,
+    load_bundled,
+    verify,
+)
 from pterun._meta import MethodMeta, Operator, ValueInfo
 from pterun._ops import OperatorRegistry, component_for_op, ops
 from pterun._pterun import COMPONENTS, Error, Tensor
-from pterun._runtime import Method, Program, Runtime
+from pterun._runtime import InstructionProfile, Method, Profile, Program, Runtime
 from pterun._version import VersionInfo, __version__, version_info
 
 __all__ = [
     "COMPONENTS",
+    "BundledProgram",
+    "CaseResult",
     "Error",
+    "InstructionProfile",
     "Method",
     "MethodMeta",
     "Operator",
     "OperatorRegistry",
+    "Profile",
     "Program",
     "Runtime",
     "Tensor",
     "ValueInfo",
+    "VerifyReport",
     "VersionInfo",
     "__version__",
     "component_for_op",
+    "load_bundled",
     "ops",
+    "verify",
     "version_info",
 ]

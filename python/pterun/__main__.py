@@ -7,8 +7,9 @@
     python -m pterun --prefix          package root (a CMAKE_PREFIX_PATH entry)
     python -m pterun COMMAND ...       the pterun CLI (run, inspect, bench, ops)
 
-The ``pterun`` console script is the C CLI shipped in the wheel: it replaces
-the Python process with ``pterun/bin/pterun`` and the same arguments.
+The ``pterun`` console script is the same: it answers the path options above
+and otherwise replaces the Python process with the C CLI shipped in the wheel
+(``pterun/bin/pterun``) and the same arguments.
 """
 
 from __future__ import annotations
@@ -40,18 +41,26 @@ def exec_cli(args: Sequence[str]) -> int:
     return subprocess.call([exe, *args])
 
 
+def path_option(args: Sequence[str], prog: str) -> int | None:
+    """Answers a path option (``--cmake-dir``, ...); None if ``args`` is not one."""
+    if not args or args[0] not in _PATH_OPTIONS:
+        return None
+    if len(args) != 1:
+        print(f"{prog}: {args[0]} takes no arguments", file=sys.stderr)
+        return 2
+    try:
+        print(_PATH_OPTIONS[args[0]]())
+    except FileNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in _PATH_OPTIONS:
-        if len(args) != 1:
-            print(f"python -m pterun: {args[0]} takes no arguments", file=sys.stderr)
-            return 2
-        try:
-            print(_PATH_OPTIONS[args[0]]())
-        except FileNotFoundError as exc:
-            print(exc, file=sys.stderr)
-            return 1
-        return 0
+    rc = path_option(args, "python -m pterun")
+    if rc is not None:
+        return rc
     if args in (["-h"], ["--help"]) or not args:
         print(__doc__.strip() if __doc__ else "", end="\n\n")
         if not args:
@@ -65,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """Entry point of the ``pterun`` console script."""
+    rc = path_option(sys.argv[1:], "pterun")
+    if rc is not None:
+        sys.exit(rc)
     try:
         rc = exec_cli(sys.argv[1:])
     except FileNotFoundError as exc:

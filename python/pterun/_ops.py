@@ -9,11 +9,11 @@ from pterun._meta import Operator, split_operator
 def ops() -> list[Operator]:
     """Every registered operator overload, sorted, with its component.
 
-    Several dtype-specialised kernels of one overload are one entry with a
-    kernel count, as in ``pterun ops``.
+    ``kernels`` counts the kernels registered for the overload, as in
+    ``pterun ops`` (one per overload since kernel ABI 2).
     """
     counts: dict[tuple[str, str, str], int] = {}
-    for op, _key, component in _pterun.kernels():
+    for op, component in _pterun.kernels():
         name, overload = split_operator(op)
         k = (name, overload, component)
         counts[k] = counts.get(k, 0) + 1
@@ -24,8 +24,9 @@ def ops() -> list[Operator]:
 
 
 def component_for_op(op: str) -> str | None:
-    """The pterun component that ships a kernel for ``op`` (``"aten::add.out"``),
-    whether or not it is loaded; ``None`` if no component does."""
+    """The pterun component whose operator namespace covers ``op``
+    (``"aten::add.out"``), whether or not it is loaded; ``None`` if none does.
+    A namespace guess: the component may not implement ``op``."""
     return _pterun.component_for_op(op)
 
 
@@ -35,7 +36,7 @@ class OperatorRegistry:
     @property
     def operator_names(self) -> set[str]:
         """``{"aten::add.out", ...}``"""
-        return {op for op, _key, _component in _pterun.kernels()}
+        return {op for op, _component in _pterun.kernels()}
 
     def ops(self) -> list[Operator]:
         return ops()

@@ -28,18 +28,18 @@ static PyObject* pt_mod_load_program(PyObject* module, PyObject* args, PyObject*
   return pt_program_load(pt_state_of(module), source, data_files);
 }
 
-/* [(operator, dtype key or None, component), ...] in registration order. */
+/* [(operator, component), ...] in registration order. */
 static PyObject* pt_mod_kernels(PyObject* module, PyObject* unused) {
   pt_state* st = pt_state_of(module);
   size_t n = pterun_registry_count(st->registry), k;
   PyObject* list = PyList_New(0);
   if (list == NULL) return NULL;
   for (k = 0; k < n; ++k) {
-    const char *op = NULL, *key = NULL, *component = NULL;
+    const char *op = NULL, *component = NULL;
     PyObject* t;
-    if (pterun_registry_get(st->registry, k, &op, &key, &component) != PTERUN_STATUS_OK)
+    if (pterun_registry_get(st->registry, k, &op, &component) != PTERUN_STATUS_OK)
       continue; /* the registry only grows: k < count stays valid */
-    t = Py_BuildValue("(szs)", op, key, component ? component : "");
+    t = Py_BuildValue("(ss)", op, component ? component : "");
     if (t == NULL || PyList_Append(list, t) != 0) {
       Py_XDECREF(t);
       Py_DECREF(list);
@@ -77,6 +77,10 @@ static PyObject* pt_mod_status_names(PyObject* module, PyObject* unused) {
   return d;
 }
 
+#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args); /* src/llm.c */
+#endif
+
 static PyMethodDef pt_mod_methods[] = {
     {"load_program", (PyCFunction)(void (*)(void))pt_mod_load_program, METH_VARARGS | METH_KEYWORDS,
      "load_program(source, data_files=None) -> Program\n\n"
@@ -85,8 +89,13 @@ static PyMethodDef pt_mod_methods[] = {
     {"kernels", pt_mod_kernels, METH_NOARGS,
      "kernels() -> [(operator, key, component)] of the registry pterun uses."},
     {"component_for_op", pt_mod_component_for_op, METH_O,
-     "component_for_op(op) -> the pterun component that ships a kernel for op, or None."},
+     "component_for_op(op) -> the pterun component whose operator namespace covers op, or None."},
     {"status_names", pt_mod_status_names, METH_NOARGS, "status_names() -> {code: name}."},
+#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+    {"llm_generate", pt_mod_llm_generate, METH_VARARGS,
+     "llm_generate(program, prompt, max_new_tokens, temperature, top_k, top_p, seed, "
+     "ignore_eos, stop_tokens, return_logits) -> dict (see pterun.llm.generate)."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 
@@ -136,6 +145,17 @@ static int pt_exec(PyObject* module) {
   } while (0);
   PT_KERNEL_LIBRARIES(PT_ADD_LIBRARY)
 #undef PT_ADD_LIBRARY
+#define PT_ADD_BACKEND(entry)                                                                      \
+  do {                                                                                             \
+    pt_log_reset();                                                                                \
+    status = pterun_registry_add_backend(st->registry, entry());                                   \
+    if (status != PTERUN_STATUS_OK) {                                                              \
+      pt_raise(st, status, "cannot register the backend %s", #entry);                              \
+      return -1;                                                                                   \
+    }                                                                                              \
+  } while (0);
+  PT_BACKENDS(PT_ADD_BACKEND)
+#undef PT_ADD_BACKEND
 
   if (PyModule_AddStringConstant(module, "LIBRARY_VERSION", pterun_version_string()) != 0 ||
       PyModule_AddIntConstant(module, "LIBRARY_VERSION_NUMBER", (long)linked) != 0 ||

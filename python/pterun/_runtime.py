@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Union
 
 from pterun import _pterun
@@ -19,6 +20,54 @@ Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 #: ``bool``, ``str``, ``None`` or a list of those (typed ``Any`` so that
 #: callers need no narrowing).
 Output = Any
+
+
+@dataclass(frozen=True)
+class InstructionProfile:
+    """Totals for one instruction (``op_name`` None: not a kernel call)."""
+
+    chain: int
+    instruction: int
+    op_name: str | None
+    calls: int
+    total_ns: int
+    min_ns: int
+    max_ns: int
+    slow_path: str | None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a method's profiler recorded."""
+
+    method: str
+    executes: int
+    instructions: tuple[InstructionProfile, ...]
+    runs: tuple[tuple[int, int], ...]  # (start_ns, end_ns) per kept execute
+    events: tuple[
+        tuple[int, int, int, int], ...
+    ]  # (run, instruction, start_ns, end_ns)
+
+    @staticmethod
+    def from_native(d: dict[str, Any]) -> Profile:
+        return Profile(
+            method=d["method"],
+            executes=d["executes"],
+            instructions=tuple(InstructionProfile(*t) for t in d["instructions"]),
+            runs=tuple(d["runs"]),
+            events=tuple(d["events"]),
+        )
+
+    def per_operator(self) -> dict[str, tuple[int, int]]:
+        """``{operator: (calls, total_ns)}``, most expensive first."""
+        acc: dict[str, list[int]] = {}
+        for i in self.instructions:
+            if i.op_name is not None and i.calls:
+                row = acc.setdefault(i.op_name, [0, 0])
+                row[0] += i.calls
+                row[1] += i.total_ns
+        ordered = sorted(acc.items(), key=lambda kv: -kv[1][1])
+        return {k: (v[0], v[1]) for k, v in ordered}
 
 
 class Method:
@@ -66,6 +115,34 @@ class Method:
         it (wrong layout, misaligned, read-only, or float32 for bfloat16)."""
         return self._native.last_input_copies
 
+    def profile(self) -> Profile:
+        """What the profiler recorded (the method must have been loaded with
+        ``profile=True``): per-instruction totals, kept executes and their
+        kernel-call events. Raises :class:`pterun.Error` ``INVALID_STATE``
+        without a profiler."""
+        return Profile.from_native(self._native.profile())
+
+    def reset_profile(self) -> None:
+        """Forgets every recorded execute (e.g. after warm-up)."""
+        self._native.reset_profile()
+
+    def write_trace(self, path: str | os.PathLike[str]) -> None:
+        """Writes the kept executes as Chrome trace JSON (chrome://tracing)."""
+        self._native.write_trace(path)
+
+    def write_etdump(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        debug_buffer_path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """Writes the kept executes as an ETDump for
+        ``executorch.devtools.Inspector(etdump_path=..., etrecord=...)``.
+        ``debug_buffer_path`` (needs ``record_outputs=True`` at load) also
+        writes every kernel's output as an ETDump debug event, its bytes in
+        that file (``Inspector(..., debug_buffer_path=...)``)."""
+        self._native.write_etdump(path, debug_buffer_path)
+
     def memory(self) -> tuple[int, int]:
         """(runtime bytes, planned-buffer bytes) pterun allocated for the method."""
         return self._native.memory()
@@ -92,8 +169,21 @@ class Program:
         """Describes a method without loading it."""
         return MethodMeta.from_dict(self._native.method_meta(method_name))
 
-    def load_method(self, name: str = "forward", threads: int | None = None) -> Method:
+    def load_method(
+        self,
+        name: str = "forward",
+        *,
+        profile: bool | int = False,
+        record_outputs: bool = False,
+        threads: int | None = None,
+    ) -> Method:
         """Loads a method, resolving every operator it uses.
+
+        ``profile``: attach a profiler (``True`` keeps 16 executes event by
+        event, an ``int`` that many; later executes only add to the totals);
+        see :meth:`Method.profile`, :meth:`Method.write_etdump`. Without it
+        execute reads no clock. ``record_outputs``: the profiler also copies
+        every kernel's output (for ETDump debug events).
 
         ``threads`` caps the threads each kernel of this method may use: None
         (default) uses the process's pool, sized to the CPUs this process may
@@ -106,7 +196,14 @@ class Program:
         component that ships it), ``BACKEND_UNAVAILABLE`` (delegated method),
         ``INVALID_EXTERNAL_DATA`` (a data file is missing or does not match).
         """
-        native = self._native.load_method(name, 0 if threads is None else threads)
+        runs = int(profile) if not isinstance(profile, bool) else (16 if profile else 0)
+        if runs < 0:
+            raise ValueError("profile must be a bool or a non-negative int")
+        if record_outputs and runs == 0:
+            runs = 16
+        native = self._native.load_method(
+            name, runs, record_outputs, 0 if threads is None else threads
+        )
         return Method(native, self.metadata(name))
 
     def info(self) -> dict[str, Any]:

@@ -12,8 +12,10 @@ typedef struct pt_method {
   PyThread_type_lock lock; /* one execute at a time (pterun_method is not thread-safe) */
   size_t input_count;
   size_t output_count;
-  pterun_io_info* inputs; /* input_count entries */
-  PyObject* last_copies;  /* tuple of bools: which inputs the last execute copied */
+  pterun_io_info* inputs;    /* input_count entries */
+  PyObject* last_copies;     /* tuple of bools: which inputs the last execute copied */
+  pterun_profiler* profiler; /* attached at load, or NULL */
+  int64_t bundle_case;       /* bundled case the last run_bundled_case ran, -1 none */
 } pt_method;
 
 /* ---- outputs, copied without the GIL --------------------------------------------- */
@@ -177,9 +179,10 @@ static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
 
 /* ---- the type ------------------------------------------------------------------------ */
 
-PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, size_t threads) {
+PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, unsigned profile_runs,
+                         int record_outputs, size_t threads) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->method_type, Py_tp_alloc);
-  pterun_method_options opts;
+  pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
   pterun_status status = PTERUN_STATUS_OK;
   pterun_method* m = NULL;
   pt_method* self;
@@ -201,6 +204,19 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, si
     goto fail;
   }
 
+  self->bundle_case = -1;
+  if (profile_runs > 0) {
+    pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
+    po.max_runs = profile_runs;
+    po.record_outputs = record_outputs;
+    status = pterun_profiler_create(&po, &self->profiler);
+    if (status != PTERUN_STATUS_OK) {
+      pt_log_reset();
+      pt_raise(st, status, "cannot create a profiler");
+      goto fail;
+    }
+  }
+  opts.profiler = self->profiler;
   /* One pool for the process, started by the first method that wants threads
    * (under the GIL, so only once); its size is the CPUs this process may use. */
   if (threads != 1 && st->pool == NULL) {
@@ -210,7 +226,6 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, si
       goto fail;
     }
   }
-  memset(&opts, 0, sizeof opts);
   opts.threadpool = threads != 1 ? st->pool : NULL;
   opts.max_threads = threads;
   opts.registry = st->registry;
@@ -253,6 +268,7 @@ static void pt_method_dealloc(PyObject* obj) {
   PyTypeObject* tp = Py_TYPE(obj);
   freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
   pterun_method_destroy(self->method); /* before the program it came from */
+  pterun_profiler_destroy(self->profiler);
   if (self->lock != NULL) PyThread_free_lock(self->lock);
   PyMem_Free(self->inputs);
   Py_XDECREF(self->name);
@@ -400,7 +416,171 @@ static PyObject* pt_method_repr(PyObject* obj) {
                               self->input_count, self->output_count);
 }
 
+/* ---- profiling and bundled test cases ------------------------------------------ */
+
+static pterun_profiler* pt_need_profiler(pt_method* self) {
+  if (self->profiler == NULL) {
+    pt_state* st = pt_state_of_type(Py_TYPE((PyObject*)self));
+    pt_log_reset();
+    pt_raise(st, PTERUN_STATUS_INVALID_STATE,
+             "method '%s' was loaded without a profiler (load_method(..., profile=True))",
+             PyUnicode_AsUTF8AndSize(self->name, NULL));
+  }
+  return self->profiler;
+}
+
+/* {"method", "executes", "instructions": [(chain, instr, op, calls, total_ns, min_ns,
+ *  max_ns, slow_path)], "runs": [(start_ns, end_ns)], "events": [(run, instr, start, end)]} */
+static PyObject* pt_method_profile(PyObject* obj, PyObject* unused) {
+  pt_method* self = (pt_method*)obj;
+  pterun_profiler* p = pt_need_profiler(self);
+  PyObject *ins = NULL, *runs = NULL, *evs = NULL, *res = NULL;
+  size_t k, n;
+  if (p == NULL) return NULL;
+  PyThread_acquire_lock(self->lock, WAIT_LOCK); /* no execute in between */
+  n = pterun_profiler_instruction_count(p);
+  ins = PyList_New(0);
+  runs = PyList_New(0);
+  evs = PyList_New(0);
+  for (k = 0; ins != NULL && k < n; ++k) {
+    pterun_profile_instruction e;
+    PyObject* t;
+    if (pterun_profiler_instruction(p, k, &e) != PTERUN_STATUS_OK) continue;
+    t = Py_BuildValue("(IIzKKKKz)", e.chain, e.instruction, e.op_name, (unsigned long long)e.calls,
+                      (unsigned long long)e.total_ns, (unsigned long long)e.min_ns,
+                      (unsigned long long)e.max_ns, e.slow_path);
+    if (t == NULL || PyList_Append(ins, t) != 0) Py_CLEAR(ins);
+    Py_XDECREF(t);
+  }
+  for (k = 0; runs != NULL && k < pterun_profiler_run_count(p); ++k) {
+    uint64_t s = 0, e = 0;
+    PyObject* t;
+    (void)pterun_profiler_run(p, k, &s, &e);
+    t = Py_BuildValue("(KK)", (unsigned long long)s, (unsigned long long)e);
+    if (t == NULL || PyList_Append(runs, t) != 0) Py_CLEAR(runs);
+    Py_XDECREF(t);
+  }
+  for (k = 0; evs != NULL && k < pterun_profiler_event_count(p); ++k) {
+    pterun_profile_event e;
+    PyObject* t;
+    (void)pterun_profiler_event(p, k, &e);
+    t = Py_BuildValue("(IIKK)", e.run, e.instruction, (unsigned long long)e.start_ns,
+                      (unsigned long long)e.end_ns);
+    if (t == NULL || PyList_Append(evs, t) != 0) Py_CLEAR(evs);
+    Py_XDECREF(t);
+  }
+  if (ins != NULL && runs != NULL && evs != NULL)
+    res = Py_BuildValue("{s:s,s:K,s:O,s:O,s:O}", "method", pterun_profiler_method_name(p),
+                        "executes", (unsigned long long)pterun_profiler_execute_count(p),
+                        "instructions", ins, "runs", runs, "events", evs);
+  PyThread_release_lock(self->lock);
+  Py_XDECREF(ins);
+  Py_XDECREF(runs);
+  Py_XDECREF(evs);
+  return res;
+}
+
+static PyObject* pt_method_reset_profile(PyObject* obj, PyObject* unused) {
+  pt_method* self = (pt_method*)obj;
+  pterun_profiler* p = pt_need_profiler(self);
+  if (p == NULL) return NULL;
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  pterun_profiler_reset(p);
+  PyThread_release_lock(self->lock);
+  Py_RETURN_NONE;
+}
+
+/* write_trace(path) / write_etdump(path, debug_buffer_path=None) */
+static PyObject* pt_method_write(PyObject* obj, PyObject* args, PyObject* kwargs, int etdump) {
+  static char* kwlist[] = {"path", "debug_buffer_path", NULL};
+  static char* kwlist_trace[] = {"path", NULL};
+  pt_method* self = (pt_method*)obj;
+  pt_state* st = pt_state_of_type(Py_TYPE(obj));
+  PyObject *path = NULL, *dbg = Py_None, *dbg_bytes = NULL;
+  pterun_profiler* p = pt_need_profiler(self);
+  pterun_status status;
+  if (p == NULL) return NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, etdump ? "O&|O:write_etdump" : "O&:write_trace",
+                                   etdump ? kwlist : kwlist_trace, PyUnicode_FSConverter, &path,
+                                   &dbg))
+    return NULL;
+  if (dbg != Py_None && !PyUnicode_FSConverter(dbg, &dbg_bytes)) {
+    Py_DECREF(path);
+    return NULL;
+  }
+  pterun_etdump_options eo = PTERUN_ETDUMP_OPTIONS_INIT;
+  eo.debug_buffer_path = dbg_bytes ? PyBytes_AsString(dbg_bytes) : NULL;
+  if (self->bundle_case >= 0) {
+    eo.has_bundled_input_index = 1;
+    eo.bundled_input_index = (int32_t)self->bundle_case;
+  }
+  Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  pt_log_reset();
+  status = etdump ? pterun_etdump_write(p, PyBytes_AsString(path), &eo)
+                  : pterun_profiler_write_chrome_trace(p, PyBytes_AsString(path));
+  PyThread_release_lock(self->lock);
+  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK)
+      pt_raise(st, status, "cannot write %s", PyBytes_AsString(path));
+  Py_DECREF(path);
+  Py_XDECREF(dbg_bytes);
+  if (status != PTERUN_STATUS_OK) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* pt_method_write_trace(PyObject* obj, PyObject* args, PyObject* kwargs) {
+  return pt_method_write(obj, args, kwargs, 0);
+}
+static PyObject* pt_method_write_etdump(PyObject* obj, PyObject* args, PyObject* kwargs) {
+  return pt_method_write(obj, args, kwargs, 1);
+}
+
+/* run_bundled_case(case, rtol, atol) -> dict: binds the bundled case's inputs,
+ * executes, compares with the expected outputs (ExecuTorch's rule). */
+static PyObject* pt_method_run_bundled_case(PyObject* obj, PyObject* args) {
+  pt_method* self = (pt_method*)obj;
+  pt_state* st = pt_state_of_type(Py_TYPE(obj));
+  const char* name = PyUnicode_AsUTF8AndSize(self->name, NULL);
+  Py_ssize_t tc;
+  double rtol, atol;
+  size_t suite;
+  pterun_bundle_check chk;
+  pterun_status status;
+  const pterun_bundle* b = self->program->bundle;
+  if (name == NULL || !PyArg_ParseTuple(args, "ndd:run_bundled_case", &tc, &rtol, &atol))
+    return NULL;
+  pt_log_reset();
+  if (b == NULL) return pt_raise(st, PTERUN_STATUS_INVALID_STATE, "not a bundled program");
+  if (tc < 0 || pterun_bundle_find_suite(b, name, &suite) != PTERUN_STATUS_OK)
+    return pt_raise(st, PTERUN_STATUS_NOT_FOUND, "no bundled test case %zd for method '%s'", tc,
+                    name);
+  memset(&chk, 0, sizeof chk);
+  Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  pt_log_reset();
+  status = pterun_bundle_set_inputs(b, suite, (size_t)tc, self->method);
+  if (status == PTERUN_STATUS_OK) status = pterun_method_execute(self->method);
+  if (status == PTERUN_STATUS_OK)
+    status = pterun_bundle_verify_outputs(b, suite, (size_t)tc, self->method, rtol, atol, &chk);
+  PyThread_release_lock(self->lock);
+  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) return pt_raise(
+      st, status, "bundled test case %zd of method '%s'", tc, name);
+  self->bundle_case = tc;
+  return Py_BuildValue("{s:O,s:n,s:n,s:K,s:d,s:d,s:s}", "passed", chk.passed ? Py_True : Py_False,
+                       "outputs_compared", (Py_ssize_t)chk.outputs_compared, "failed_output",
+                       (Py_ssize_t)chk.failed_output, "mismatched",
+                       (unsigned long long)chk.mismatched, "max_abs_error", chk.max_abs_error,
+                       "max_rel_error", chk.max_rel_error, "message", chk.message);
+}
+
 static PyMethodDef pt_method_methods[] = {
+    {"profile", pt_method_profile, METH_NOARGS, "profile() -> dict of the profiler's records."},
+    {"reset_profile", pt_method_reset_profile, METH_NOARGS, "Forget recorded executes."},
+    {"write_trace", (PyCFunction)(void (*)(void))pt_method_write_trace,
+     METH_VARARGS | METH_KEYWORDS, "write_trace(path): Chrome trace JSON."},
+    {"write_etdump", (PyCFunction)(void (*)(void))pt_method_write_etdump,
+     METH_VARARGS | METH_KEYWORDS,
+     "write_etdump(path, debug_buffer_path=None): ETDump for ExecuTorch's Inspector."},
+    {"run_bundled_case", pt_method_run_bundled_case, METH_VARARGS,
+     "run_bundled_case(case, rtol, atol) -> dict: run and verify a bundled test case."},
     {"execute", pt_method_execute, METH_O,
      "execute(inputs) -> list: bind the inputs, run, return copies of the outputs\n"
      "(pterun.Tensor, int, float, bool, str, None or lists of those)."},

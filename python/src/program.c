@@ -1,4 +1,5 @@
 /* pterun.Program: a verified .pte program and its external data files. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ptext.h"
@@ -49,6 +50,7 @@ static void pt_program_dealloc(PyObject* self) {
   size_t k;
   /* Methods hold a reference to their program: none is alive here. */
   pterun_program_destroy(p->program);
+  pterun_bundle_destroy(p->bundle); /* after the program that borrows it */
   for (k = 0; k < p->data_count; ++k) pterun_data_destroy(p->data[k]);
   PyMem_Free(p->data);
   if (p->data_sources != NULL) {
@@ -65,13 +67,12 @@ static void pt_program_dealloc(PyObject* self) {
 /* Loads one data file into p->data[k] (p->data_count is then k + 1). */
 static int pt_program_add_data(pt_state* st, pt_program* p, size_t k, PyObject* obj) {
   pt_source src;
-  pterun_load_options opts;
+  pterun_load_options opts = PTERUN_LOAD_OPTIONS_INIT;
   pterun_status status;
   pterun_data* d = NULL;
   const char* path;
 
   if (pt_source_open(obj, &src) != 0) return -1;
-  memset(&opts, 0, sizeof opts);
   opts.logger = pt_logger();
   opts.copy = !src.borrow;
   path = src.path ? PyBytes_AsString(src.path) : NULL;
@@ -93,11 +94,24 @@ static int pt_program_add_data(pt_state* st, pt_program* p, size_t k, PyObject* 
   return 0;
 }
 
+/* 1 if the file or buffer starts with a bundled program's identifier. */
+static int pt_is_bundle(const char* path, const pt_source* src) {
+  unsigned char head[8];
+  size_t n = 0;
+  if (path == NULL) return pterun_is_bundled_program(src->view.buf, (size_t)src->view.len);
+  FILE* f = fopen(path, "rb");
+  if (f != NULL) {
+    n = fread(head, 1, sizeof head, f);
+    fclose(f);
+  }
+  return pterun_is_bundled_program(head, n);
+}
+
 PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->program_type, Py_tp_alloc);
   pt_program* p = NULL;
   pt_source src;
-  pterun_load_options opts;
+  pterun_load_options opts = PTERUN_LOAD_OPTIONS_INIT;
   pterun_status status;
   PyObject* files = NULL;
   const char* path;
@@ -118,20 +132,30 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
   p->origin = src.path ? PyUnicode_DecodeFSDefault(PyBytes_AsString(src.path))
                        : PyUnicode_FromString("<bytes>");
   if (p->origin == NULL) goto fail;
-
-  memset(&opts, 0, sizeof opts);
   opts.logger = pt_logger();
   opts.copy = !src.borrow;
   path = src.path ? PyBytes_AsString(src.path) : NULL;
   Py_BEGIN_ALLOW_THREADS pt_log_reset();
-  status = path
-               ? pterun_program_load_file(path, PTERUN_FILE_MMAP, &opts, &p->program)
-               : pterun_program_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &p->program);
+  if (pt_is_bundle(path, &src)) {
+    /* A bundled program: its embedded program is used in place. */
+    pterun_load_options bo = opts;
+    bo.copy = path == NULL; /* a caller's buffer need not be 32-aligned */
+    status = path ? pterun_bundle_load_file(path, PTERUN_FILE_MMAP, &bo, &p->bundle)
+                  : pterun_bundle_load_buffer(src.view.buf, (size_t)src.view.len, &bo, &p->bundle);
+    if (status == PTERUN_STATUS_OK) {
+      bo.copy = 0;
+      status = pterun_bundle_program(p->bundle, &bo, &p->program);
+    }
+  } else {
+    status =
+        path ? pterun_program_load_file(path, PTERUN_FILE_MMAP, &opts, &p->program)
+             : pterun_program_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &p->program);
+  }
   Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) {
     pt_raise(st, status, "cannot load program %s", pt_source_name(&src));
     goto fail;
   }
-  if (src.borrow) {
+  if (src.borrow && p->bundle == NULL) {
     p->source = src.view; /* moved: the program keeps pointers into it */
     p->has_source = 1;
     src.view.obj = NULL;
@@ -345,18 +369,47 @@ static PyObject* pt_program_info(PyObject* self, PyObject* unused) {
       "method_count", (Py_ssize_t)info.method_count, "data_file_count", (Py_ssize_t)p->data_count);
 }
 
-static PyObject* pt_program_load_method(PyObject* self, PyObject* args) {
+static PyObject* pt_program_load_method(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static char* kwlist[] = {"name", "profile_runs", "record_outputs", "threads", NULL};
   pt_state* st = pt_state_of_type(Py_TYPE(self));
   const char* name;
+  unsigned int runs = 0;
+  int outputs = 0;
   Py_ssize_t threads = 0;
   size_t index;
-  if (!PyArg_ParseTuple(args, "s|n:load_method", &name, &threads)) return NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|Ipn:load_method", kwlist, &name, &runs,
+                                   &outputs, &threads))
+    return NULL;
   if (threads < 0) {
     PyErr_SetString(PyExc_ValueError, "threads must be >= 0 (0: every thread of the pool)");
     return NULL;
   }
   if (pt_find_method(st, (pt_program*)self, name, &index) != 0) return NULL;
-  return pt_method_load(st, (pt_program*)self, name, (size_t)threads);
+  return pt_method_load(st, (pt_program*)self, name, runs, outputs, (size_t)threads);
+}
+
+/* [(method name, case count), ...] of a bundled program; None otherwise. */
+static PyObject* pt_program_bundle_suites(PyObject* self, PyObject* unused) {
+  pt_program* p = (pt_program*)self;
+  size_t n, k;
+  PyObject* list;
+  if (p->bundle == NULL) Py_RETURN_NONE;
+  n = pterun_bundle_suite_count(p->bundle);
+  list = PyList_New(0);
+  for (k = 0; list != NULL && k < n; ++k) {
+    const char* name = NULL;
+    size_t cases = 0;
+    PyObject* t;
+    if (pterun_bundle_suite(p->bundle, k, &name, &cases) != PTERUN_STATUS_OK) continue;
+    t = Py_BuildValue("(sn)", name, (Py_ssize_t)cases);
+    if (t == NULL || PyList_Append(list, t) != 0) {
+      Py_XDECREF(t);
+      Py_CLEAR(list);
+      break;
+    }
+    Py_DECREF(t);
+  }
+  return list;
 }
 
 static PyObject* pt_program_repr(PyObject* self) {
@@ -366,9 +419,13 @@ static PyObject* pt_program_repr(PyObject* self) {
 }
 
 static PyMethodDef pt_program_methods[] = {
-    {"load_method", pt_program_load_method, METH_VARARGS,
-     "load_method(name, threads=0) -> Method: resolve every operator of method `name`;\n"
-     "threads caps the threads per kernel (0: the whole pool, 1: the calling thread)."},
+    {"load_method", (PyCFunction)(void (*)(void))pt_program_load_method,
+     METH_VARARGS | METH_KEYWORDS,
+     "load_method(name, profile_runs=0, record_outputs=False, threads=0) -> Method: resolve "
+     "every operator of method `name`; profile_runs > 0 attaches a profiler; threads caps the "
+     "threads per kernel (0: the whole pool, 1: the calling thread)."},
+    {"bundle_suites", pt_program_bundle_suites, METH_NOARGS,
+     "bundle_suites() -> [(method, cases)] of a bundled program, or None."},
     {"method_meta", pt_program_method_meta, METH_O,
      "method_meta(name) -> dict describing the method's inputs, outputs and operators."},
     {"info", pt_program_info, METH_NOARGS, "info() -> dict of container facts."},

@@ -76,6 +76,7 @@ typedef struct pt_program {
   size_t data_count;
   Py_buffer* data_sources; /* borrowed bytes of data files (obj NULL: none) */
   PyObject* origin;        /* str: the path, or "<bytes>" */
+  pterun_bundle* bundle;   /* a bundled program (.bpte): owns the bytes `program` uses */
 } pt_program;
 
 extern PyType_Spec pt_program_spec;
@@ -84,9 +85,12 @@ extern PyType_Spec pt_method_spec;
 /* pterun.Program from a path or bytes-like object, plus data files. */
 PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files);
 
-/* pterun.Method `name` of `program` (method.c). */
-/* threads: 0 = the whole pool, 1 = serial (no pool), n = at most n per kernel. */
-PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, size_t threads);
+/* pterun.Method `name` of `program` (method.c); with profile_runs > 0 a
+ * profiler keeping that many executes is attached (record_outputs: copies
+ * of kernel outputs for ETDump debug events). threads: 0 = the whole pool,
+ * 1 = serial (no pool), n = at most n per kernel. */
+PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, unsigned profile_runs,
+                         int record_outputs, size_t threads);
 
 /* Metadata of one input/output as a dict (program.c). */
 PyObject* pt_io_info_dict(const pterun_io_info* io);

@@ -51,7 +51,3 @@ function(pterun_gemm_isa_setup target)
 endfunction()
 
 pterun_gemm_isa_setup(pterun_compute)
-
-# The benchmarks (bench/, added at the end of the top-level CMakeLists.txt)
-# link libpterun_compute and reach every microkernel through its table.
-option(PTERUN_BUILD_BENCH "Build the benchmarks (bench/)" OFF)

@@ -36,3 +36,12 @@ void pt_free(const pterun_allocator* a, void* p) {
     free(p);
   }
 }
+
+void* pterun_alloc(const pterun_allocator* a, size_t size, size_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) return NULL;
+  return pt_alloc(a, size, alignment);
+}
+
+void pterun_free(const pterun_allocator* a, void* p) {
+  pt_free(a, p);
+}

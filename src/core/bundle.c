@@ -187,10 +187,10 @@ static pterun_status verify(pterun_bundle* b) {
 }
 
 static pterun_bundle* new_bundle(const pterun_load_options* o) {
-  const pterun_allocator* a = o != NULL ? o->allocator : NULL;
+  const pterun_allocator* a = o->allocator;
   pterun_bundle* b = pt_alloc(a, sizeof *b, 16);
   if (b == NULL) return NULL;
-  b->logger = pt_logger_or(o != NULL ? &o->logger : NULL, NULL);
+  b->logger = pt_logger_or(&o->logger, NULL);
   if (a != NULL) {
     b->allocator_copy = *a;
     b->has_allocator = 1;
@@ -213,9 +213,11 @@ pterun_status pterun_bundle_load_buffer(const void* data, size_t size, const pte
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
   if (data == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  pterun_bundle* b = new_bundle(o);
+  pterun_load_options lo;
+  PTERUN_TRY(pt_options_copy(o, &lo, sizeof lo, NULL, "pterun_load_options"));
+  pterun_bundle* b = new_bundle(&lo);
   if (b == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-  if (o != NULL && o->copy) {
+  if (lo.copy) {
     pterun_status st = pt_file_image_copy(data, size, b->has_allocator ? &b->allocator_copy : NULL,
                                           &b->logger, &b->image);
     if (st != PTERUN_STATUS_OK) {
@@ -240,7 +242,9 @@ pterun_status pterun_bundle_load_file(const char* path, pterun_file_mode mode,
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
   if (path == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  pterun_bundle* b = new_bundle(o);
+  pterun_load_options lo;
+  PTERUN_TRY(pt_options_copy(o, &lo, sizeof lo, NULL, "pterun_load_options"));
+  pterun_bundle* b = new_bundle(&lo);
   if (b == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   pterun_status st = pt_file_image_open(path, mode, b->has_allocator ? &b->allocator_copy : NULL,
                                         &b->logger, &b->image);
@@ -262,12 +266,8 @@ pterun_status pterun_bundle_program(const pterun_bundle* b, const pterun_load_op
                                     pterun_program** out) {
   if (b == NULL || out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_load_options lo;
-  if (o != NULL)
-    lo = *o;
-  else {
-    memset(&lo, 0, sizeof lo);
-    lo.logger = b->logger;
-  }
+  PTERUN_TRY(pt_options_copy(o, &lo, sizeof lo, &b->logger, "pterun_load_options"));
+  if (o == NULL) lo.logger = b->logger;
   return pterun_program_load_buffer(b->program, b->program_size, &lo, out);
 }
 

@@ -129,10 +129,10 @@ static pterun_status finish(pterun_data* d, pterun_data** out) {
 }
 
 static pterun_data* new_data(const pterun_load_options* o) {
-  const pterun_allocator* a = o != NULL ? o->allocator : NULL;
+  const pterun_allocator* a = o->allocator;
   pterun_data* d = pt_alloc(a, sizeof *d, 16);
   if (d == NULL) return NULL;
-  d->logger = pt_logger_or(o != NULL ? &o->logger : NULL, NULL);
+  d->logger = pt_logger_or(&o->logger, NULL);
   if (a != NULL) {
     d->allocator_copy = *a;
     d->has_allocator = 1;
@@ -140,14 +140,16 @@ static pterun_data* new_data(const pterun_load_options* o) {
   return d;
 }
 
-pterun_status pterun_data_load_buffer(const void* data, size_t size, const pterun_load_options* o,
-                                      pterun_data** out) {
+pterun_status pterun_data_load_buffer(const void* data, size_t size,
+                                      const pterun_load_options* options, pterun_data** out) {
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
   if (data == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  pterun_data* d = new_data(o);
+  pterun_load_options o;
+  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, NULL, "pterun_load_options"));
+  pterun_data* d = new_data(&o);
   if (d == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-  if (o != NULL && o->copy) {
+  if (o.copy) {
     pterun_status st = pt_file_image_copy(data, size, d->has_allocator ? &d->allocator_copy : NULL,
                                           &d->logger, &d->image);
     if (st != PTERUN_STATUS_OK) {
@@ -162,10 +164,12 @@ pterun_status pterun_data_load_buffer(const void* data, size_t size, const pteru
 }
 
 pterun_status pterun_data_load_file(const char* path, pterun_file_mode mode,
-                                    const pterun_load_options* o, pterun_data** out) {
+                                    const pterun_load_options* options, pterun_data** out) {
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
-  pterun_data* d = new_data(o);
+  pterun_load_options o;
+  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, NULL, "pterun_load_options"));
+  pterun_data* d = new_data(&o);
   if (d == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   pterun_status st = pt_file_image_open(path, mode, d->has_allocator ? &d->allocator_copy : NULL,
                                         &d->logger, &d->image);

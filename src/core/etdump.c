@@ -86,8 +86,7 @@ pterun_status pterun_etdump_write(const pterun_profiler* p, const char* path,
                                   const pterun_etdump_options* o) {
   if (p == NULL || path == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_etdump_options opt;
-  memset(&opt, 0, sizeof opt);
-  if (o != NULL) opt = *o;
+  PTERUN_TRY(pt_options_copy(o, &opt, sizeof opt, NULL, "pterun_etdump_options"));
   size_t runs = pterun_profiler_run_count(p), nev = pterun_profiler_event_count(p);
   if (runs == 0) return PTERUN_STATUS_INVALID_STATE;
   FILE* dbg = NULL;
@@ -113,7 +112,10 @@ pterun_status pterun_etdump_write(const pterun_profiler* p, const char* path,
     pterun_profile_instruction e;
     char nm[256];
     if (pterun_profiler_instruction(p, i, &e) != PTERUN_STATUS_OK || e.op_name == NULL) continue;
-    event_name(e.op_name, nm, sizeof nm);
+    if (e.delegate) /* ExecuTorch's name for the instruction-level event */
+      snprintf(nm, sizeof nm, "DELEGATE_CALL");
+    else
+      event_name(e.op_name, nm, sizeof nm);
     names[i] = pt_fbb_string(&b, nm);
   }
   pt_fbb_ref exec_name = pt_fbb_string(&b, "Method::execute");

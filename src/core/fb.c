@@ -131,3 +131,24 @@ bool pt_fb_vec_string(const pt_fb_vec* v, uint32_t i, const char** s, uint32_t* 
   if (i >= v->len || v->elem != 4) return false;
   return follow(v->b, v->pos + (size_t)i * 4, &target) && string_at(v->b, target, s, len);
 }
+
+/* ---- the exported reader (pterun/flatbuffer.h) ---- */
+bool pterun_fb_root(const pterun_fb_buf* b, pterun_fb_table* out) {
+  return b != NULL && out != NULL && pt_fb_root(b, out);
+}
+int pterun_fb_field(const pterun_fb_table* t, unsigned slot, size_t size, size_t* pos_out) {
+  return pt_fb_field(t, slot, size, pos_out);
+}
+int pterun_fb_get_table(const pterun_fb_table* t, unsigned slot, pterun_fb_table* out) {
+  return pt_fb_get_table(t, slot, out);
+}
+int pterun_fb_get_vector(const pterun_fb_table* t, unsigned slot, size_t elem_size,
+                         pterun_fb_vec* out) {
+  return pt_fb_get_vector(t, slot, elem_size, out);
+}
+int pterun_fb_get_string(const pterun_fb_table* t, unsigned slot, const char** s, uint32_t* len) {
+  return pt_fb_get_string(t, slot, s, len);
+}
+bool pterun_fb_vec_table(const pterun_fb_vec* v, uint32_t i, pterun_fb_table* out) {
+  return pt_fb_vec_table(v, i, out);
+}

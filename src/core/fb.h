@@ -14,34 +14,21 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct pt_fb_buf {
-  const uint8_t* base;
-  size_t size;
-} pt_fb_buf;
+#include "pterun/flatbuffer.h"
 
-typedef struct pt_fb_table {
-  const pt_fb_buf* b;
-  size_t pos;   /* table start */
-  size_t vt;    /* vtable start */
-  size_t vtlen; /* vtable bytes */
-  size_t tlen;  /* table inline bytes (from the vtable) */
-} pt_fb_table;
-
-typedef struct pt_fb_vec {
-  const pt_fb_buf* b;
-  size_t pos; /* first element */
-  uint32_t len;
-  size_t elem;
-} pt_fb_vec;
+/* The exported reader's types (pterun/flatbuffer.h) under the core's names. */
+typedef pterun_fb_buf pt_fb_buf;
+typedef pterun_fb_table pt_fb_table;
+typedef pterun_fb_vec pt_fb_vec;
 
 static inline uint16_t pt_rd_u16(const uint8_t* p) {
-  return (uint16_t)(p[0] | (p[1] << 8));
+  return pterun_fb_read_u16(p);
 }
 static inline uint32_t pt_rd_u32(const uint8_t* p) {
-  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+  return pterun_fb_read_u32(p);
 }
 static inline uint64_t pt_rd_u64(const uint8_t* p) {
-  return (uint64_t)pt_rd_u32(p) | ((uint64_t)pt_rd_u32(p + 4) << 32);
+  return pterun_fb_read_u64(p);
 }
 static inline double pt_rd_f64(const uint8_t* p) {
   uint64_t u = pt_rd_u64(p);

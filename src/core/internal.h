@@ -31,8 +31,28 @@ pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const c
 /* The logger to use: `logger` when given (fn != NULL), else the fallback. */
 pterun_logger pt_logger_or(const pterun_logger* logger, const pterun_logger* fallback);
 
+/* Longest message a logger receives (bytes, without the NUL). */
+#define PT_LOG_MAX 1023
+
+/* ---- text for humans (text.c) ---- */
+/* `len` bytes of `text` escaped as pterun_escape_text() does; keep_newlines
+ * lets '\n' through (multi-line log messages). Returns the full length. */
+size_t pt_escape(const char* text, size_t len, char* out, size_t cap, bool keep_newlines);
+/* `text` escaped into buf (cut at cap, never inside an escape or a
+ * character); returns buf, for "%s" arguments quoting names from a file. */
+const char* pt_esc(const char* text, char* buf, size_t cap);
+#define PT_ESC_CAP 256
+
 /* Status propagation is the kit's PTERUN_TRY (pterun/kernel_util.h): one
  * macro for the core and every kernel library. */
+
+/* ---- options structs (options.c) ---- */
+/* Copies the caller's options `in` (NULL: defaults) into `out`, which is
+ * `size` bytes (our sizeof): fields beyond the caller's struct_size are zero
+ * (their defaults). Refuses struct_size 0 and unknown fields that are set,
+ * naming `what` ("pterun_method_options") through `logger`. */
+pterun_status pt_options_copy(const void* in, void* out, size_t size, const pterun_logger* logger,
+                              const char* what);
 
 /* ---- memory (alloc.c) ---- */
 /* Allocation through an optional caller allocator; NULL means malloc. All

@@ -10,8 +10,11 @@ pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_status statu
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (ctx != NULL)
-    pt_log(ctx->logger, PTERUN_LOG_ERROR, "%s: %s", ctx->op_name ? ctx->op_name : "kernel", msg);
+  if (ctx != NULL) {
+    char op[PT_ESC_CAP];
+    pt_log(ctx->logger, PTERUN_LOG_ERROR, "%s: %s",
+           ctx->op_name ? pt_esc(ctx->op_name, op, sizeof op) : "kernel", msg);
+  }
   return status == PTERUN_STATUS_OK ? PTERUN_STATUS_KERNEL_FAILED : status;
 }
 

@@ -36,9 +36,13 @@ void pt_vlog(const pterun_logger* logger, pterun_log_level level, const char* fm
   pterun_log_level min = PTERUN_LOG_WARNING;
   if (logger != NULL && (logger->fn != NULL || logger->min_level != 0)) min = logger->min_level;
   if (level < min || min >= PTERUN_LOG_SILENT) return;
-  // Fixed buffer: logging must never allocate (it runs on the execute path).
-  char buf[1024];
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  // Fixed buffers: logging must never allocate (it runs on the execute path).
+  char raw[PT_LOG_MAX + 1], buf[PT_LOG_MAX + 1];
+  int n = vsnprintf(raw, sizeof raw, fmt, ap);
+  size_t len = n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
+  // A safety net under the quoting sites (which escape names themselves):
+  // no control byte or invalid UTF-8 reaches the callback or stderr.
+  pt_escape(raw, len, buf, sizeof buf, true);
   if (logger != NULL && logger->fn != NULL) {
     logger->fn(logger->ctx, level, buf);
   } else {
@@ -59,4 +63,11 @@ pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const c
   pt_vlog(logger, PTERUN_LOG_ERROR, fmt, ap);
   va_end(ap);
   return status;
+}
+
+void pterun_log(const pterun_logger* logger, pterun_log_level level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pt_vlog(logger, level, fmt, ap);
+  va_end(ap);
 }

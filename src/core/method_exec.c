@@ -195,6 +195,7 @@ void pterun_method_set_instruction_budget(pterun_method* m, uint64_t budget) {
 
 /* JumpFalse condition: a Bool, or a Bool tensor that is true iff all are. */
 static pterun_status condition(pterun_method* m, const pterun_value* v, bool* out) {
+  *out = false; /* defined on every path (GCC -Os cannot see through pt_fail) */
   if (v->tag == PTERUN_VALUE_BOOL) {
     *out = v->u.b != 0;
     return PTERUN_STATUS_OK;
@@ -268,9 +269,22 @@ pterun_status pterun_method_execute(pterun_method* m) {
           ctx.scratch_used = 0;
           pterun_status st = prof == NULL ? in->fn(&ctx, in->args, in->b)
                                           : pt_profiler_call(prof, in, &ctx, c, pc);
+          if (st != PTERUN_STATUS_OK) {
+            char op[PT_ESC_CAP];
+            return pt_fail(&m->logger, st, "instruction %u:%u (%s) failed: %s", c, pc,
+                           pt_esc(ctx.op_name, op, sizeof op), pterun_status_str(st));
+          }
+          break;
+        }
+        case PT_INSTR_DELEGATE_CALL: {
+          const pt_delegate* d = &m->delegates[in->a];
+          ctx.op_name = d->backend->id;
+          ctx.scratch_used = 0;
+          pterun_status st = prof == NULL ? d->backend->execute(d->handle, &ctx, in->args, in->b)
+                                          : pt_profiler_delegate(prof, d, in, &ctx, c, pc);
           if (st != PTERUN_STATUS_OK)
-            return pt_fail(&m->logger, st, "instruction %u:%u (%s) failed: %s", c, pc, ctx.op_name,
-                           pterun_status_str(st));
+            return pt_fail(&m->logger, st, "instruction %u:%u (delegate %u, %s) failed: %s", c, pc,
+                           in->a, d->backend->id, pterun_status_str(st));
           break;
         }
         case PT_INSTR_FOLDED: /* ran once at load (method_fold.c) */ break;

@@ -45,6 +45,9 @@ static void count_writes(const pterun_method* m, uint16_t* writes) {
       const pt_instr* in = &m->chains[c].instrs[i];
       if (in->type == PT_INSTR_MOVE_CALL) {
         if (writes[in->b] < UINT16_MAX) ++writes[in->b];
+      } else if (in->type == PT_INSTR_DELEGATE_CALL) {
+        for (uint32_t k = 0; k < in->b; ++k) /* any argument may be an output */
+          if (writes[index_of(m, in->args[k])] < UINT16_MAX) ++writes[index_of(m, in->args[k])];
       } else if (in->type == PT_INSTR_KERNEL_CALL && in->b > 0) {
         const pterun_value* r = in->args[in->b - 1];
         uint32_t ri = index_of(m, r);

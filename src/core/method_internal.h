@@ -1,15 +1,19 @@
-/* The method object: value table, planned memory and the instruction list
- * with resolved kernels. */
+/* The method object: value table, planned memory, the instruction list with
+ * resolved kernels, the constants folded at load and the kernels' scratch
+ * arena. Everything is allocated by pterun_method_load (method_load.c,
+ * method_fold.c); execute (method_exec.c) allocates nothing. */
 #ifndef PTERUN_SRC_CORE_METHOD_INTERNAL_H_
 #define PTERUN_SRC_CORE_METHOD_INTERNAL_H_
 
 #include "pterun/method.h"
+#include "src/core/backend_internal.h"
 #include "src/core/internal.h"
 #include "src/core/program_internal.h"
 
 typedef struct pt_instr {
   uint8_t type;  /* PT_INSTR_* */
-  uint32_t a, b; /* kernel: op index, nargs; move: from,to; jump: cond,dest; free: value */
+  uint32_t a, b; /* kernel/delegate: op or delegate index, nargs; move: from,to;
+                    jump: cond,dest; free: value */
   pterun_kernel_fn fn;
   pterun_value** args;
 } pt_instr;
@@ -32,7 +36,8 @@ struct pterun_method {
   pterun_logger logger;
   pterun_allocator allocator_copy;
   const pterun_allocator* allocator;
-  void* block; /* every runtime structure below lives in this one allocation */
+  void* block; /* the runtime structures below live in this one allocation;
+                  planned buffers, folded constants and scratch are separate */
   size_t block_size;
 
   pterun_value* values;
@@ -53,7 +58,9 @@ struct pterun_method {
 
   pt_chain* chains;
   uint32_t chain_count;
-  const char** op_names; /* "ns::op.overload", per operator table entry */
+  const char** op_names;    /* "ns::op.overload", per operator table entry */
+  pterun_kernel_fn* op_fns; /* its kernel (NULL: not registered), per entry */
+  uint8_t* op_called;       /* 1: a kernel call names it (load-time bookkeeping) */
   uint32_t op_count;
 
   void** planned;
@@ -65,6 +72,10 @@ struct pterun_method {
   void** folded; /* pterun-owned results of instructions run once at load */
   uint32_t folded_count;
   size_t folded_bytes;
+
+  pt_delegate* delegates; /* one per BackendDelegate of the plan */
+  uint32_t delegate_count;
+  size_t delegate_bytes; /* held by the backends */
 
   uint8_t* scratch;
   size_t scratch_size;

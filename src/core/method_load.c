@@ -1,5 +1,5 @@
-/* Method loading: one allocation for the value table, tensors, argument
- * arrays and instructions; planned memory bound; every operator resolved. */
+/* Method loading: one block for the value table, tensors, argument arrays
+ * and instructions; planned memory bound; one kernel resolved per operator. */
 #include <stdio.h>
 #include <string.h>
 
@@ -43,12 +43,13 @@ typedef struct loader {
 
 static pterun_status lfail(loader* L, pterun_status st, const char* fmt, ...) PT_PRINTF(3, 4);
 static pterun_status lfail(loader* L, pterun_status st, const char* fmt, ...) {
-  char msg[512];
+  char msg[PT_LOG_MAX + 1];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return pt_fail(&L->m->logger, st, "method '%s': %s", L->name, msg);
+  char name[PT_ESC_CAP];
+  return pt_fail(&L->m->logger, st, "method '%s': %s", pt_esc(L->name, name, sizeof name), msg);
 }
 
 /* Lays out (or counts) every runtime structure of the method. */
@@ -71,6 +72,9 @@ static void layout(loader* L, bump* b) {
   m->outputs = TAKE(b, uint32_t, L->outputs.len);
   m->chains = TAKE(b, pt_chain, L->chains.len);
   m->op_names = TAKE(b, const char*, L->ops.len);
+  m->op_fns = TAKE(b, pterun_kernel_fn, L->ops.len);
+  m->op_called = TAKE(b, uint8_t, L->ops.len);
+  m->delegates = TAKE(b, pt_delegate, L->delegates.len);
   uint32_t planned = L->sizes.len > 0 ? L->sizes.len - 1 : 0;
   m->planned = TAKE(b, void*, planned);
   m->planned_sizes = TAKE(b, uint64_t, planned);
@@ -81,6 +85,7 @@ static void layout(loader* L, bump* b) {
   m->output_count = L->outputs.len;
   m->chain_count = L->chains.len;
   m->op_count = L->ops.len;
+  m->delegate_count = L->delegates.len;
   m->planned_count = planned;
   /* list payloads */
   for (uint32_t i = 0; i < n; ++i) {
@@ -379,22 +384,6 @@ static pterun_status parse_values(loader* L) {
   return PTERUN_STATUS_OK;
 }
 
-/* Appends "v1/<dtype>;<dim order>|..." for the tensor arguments. */
-static void kernel_key(pterun_value** args, uint32_t n, char* buf, size_t cap) {
-  size_t len = 0;
-  int first = 1;
-  len += (size_t)snprintf(buf, cap, "v1/");
-  for (uint32_t k = 0; k < n && len < cap; ++k) {
-    if (args[k]->tag != PTERUN_VALUE_TENSOR) continue;
-    const pterun_tensor* t = args[k]->u.tensor;
-    len += (size_t)snprintf(buf + len, cap - len, "%s%d;", first ? "" : "|", t->dtype);
-    first = 0;
-    for (uint8_t d = 0; d < t->rank && len < cap; ++d)
-      len += (size_t)snprintf(buf + len, cap - len, "%s%u", d ? "," : "", t->dim_order[d]);
-  }
-  if (first) buf[0] = 0; /* no tensors: empty key */
-}
-
 /* The last kernel argument is the result (the out tensor, or a list of
  * them). Results must go to planned or caller memory, never into constant
  * data, which may be the caller's borrowed program buffer. */
@@ -413,15 +402,47 @@ static bool writes_constant(const pterun_method* m, const pterun_value* result) 
   return is_constant_tensor(m, result);
 }
 
+/* The missing-operator error: every operator the method calls that `reg`
+ * lacks, one per line with what to do about it, as many as fit in one log
+ * message (whole lines only), then how many more there are. */
+static pterun_status report_missing(loader* L, const pterun_registry* reg, uint32_t n_missing) {
+  pterun_method* m = L->m;
+  char list[PT_LOG_MAX + 1], ename[PT_ESC_CAP];
+  size_t used = 0;
+  // Room for the header and the "... and N more" line.
+  const size_t budget = PT_LOG_MAX - 160 - strlen(pt_esc(L->name, ename, sizeof ename));
+  uint32_t shown = 0;
+  list[0] = 0;
+  for (uint32_t k = 0; k < m->op_count; ++k) {
+    if (m->op_fns[k] != NULL || !m->op_called[k]) continue;
+    char eop[PT_ESC_CAP], line[PT_ESC_CAP + 96];
+    const char* comp = pterun_registry_missing_component(reg, m->op_names[k]);
+    int w = comp != NULL
+                ? snprintf(line, sizeof line, "\n  %s — link pterun::%s (not in the registry)",
+                           pt_esc(m->op_names[k], eop, sizeof eop), comp)
+                : snprintf(line, sizeof line, "\n  %s — not implemented by any pterun component",
+                           pt_esc(m->op_names[k], eop, sizeof eop));
+    if (w < 0 || used + (size_t)w > budget) break;
+    memcpy(list + used, line, (size_t)w + 1);
+    used += (size_t)w;
+    ++shown;
+  }
+  if (shown < n_missing)
+    snprintf(list + used, sizeof list - used, "\n  ... and %u more", n_missing - shown);
+  return lfail(L, PTERUN_STATUS_OPERATOR_MISSING, "%u operator%s not registered:%s", n_missing,
+               n_missing == 1 ? " is" : "s are", list);
+}
+
 static pterun_status build_instructions(loader* L) {
   pterun_method* m = L->m;
   const pterun_registry* reg =
       L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default();
   if (reg == NULL) return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "no registry");
-  char missing[2048];
-  size_t mlen = 0;
+  // One lookup per operator of the table, not per instruction: a kernel
+  // depends on the operator only (it checks dtypes itself).
+  for (uint32_t k = 0; k < m->op_count; ++k)
+    m->op_fns[k] = pt_registry_resolve(reg, m->op_names[k]);
   uint32_t n_missing = 0;
-  missing[0] = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) {
     pt_fb_table ch;
     pt_fb_vec instrs;
@@ -436,16 +457,11 @@ static pterun_status build_instructions(loader* L) {
       ins->a = (uint32_t)pt_fb_i32(&a, 4, 0);
       ins->b = (uint32_t)pt_fb_i32(&a, 6, 0);
       if (ins->type == PT_INSTR_DELEGATE_CALL) {
-        pt_fb_table d;
-        const char* id = "?";
-        uint32_t idl;
-        if (pt_fb_vec_table(&L->delegates, ins->a, &d))
-          pt_fb_get_string(&d, PT_DELEGATE_ID, &id, &idl);
-        return lfail(
-            L, PTERUN_STATUS_BACKEND_UNAVAILABLE,
-            "instruction %u:%u calls delegate backend '%s', which is not available in pterun "
-            "(export without a partitioner to run it on the portable kernels)",
-            c, i, id);
+        pt_fb_vec args;
+        pt_fb_get_vector(&a, PT_CALL_ARGS, 4, &args);
+        ins->b = args.len;
+        for (uint32_t k = 0; k < args.len; ++k) ins->args[k] = &m->values[pt_fb_vec_i32(&args, k)];
+        continue;
       }
       if (ins->type != PT_INSTR_KERNEL_CALL) continue;
       pt_fb_vec args;
@@ -453,32 +469,23 @@ static pterun_status build_instructions(loader* L) {
       ins->b = args.len;
       for (uint32_t k = 0; k < args.len; ++k) ins->args[k] = &m->values[pt_fb_vec_i32(&args, k)];
       const char* op = m->op_names[ins->a];
+      char eop[PT_ESC_CAP];
       if (args.len > 0 && writes_constant(m, ins->args[args.len - 1]))
         return lfail(L, PTERUN_STATUS_INVALID_PROGRAM,
-                     "instruction %u:%u (%s) writes its result into constant data", c, i, op);
-      char key[512];
-      kernel_key(ins->args, args.len, key, sizeof key);
-      ins->fn = pt_registry_resolve(reg, op, key[0] ? key : NULL);
-      if (ins->fn != NULL) continue;
-      // Report each missing operator once, with the component that ships it.
-      char needle[260];
-      snprintf(needle, sizeof needle, "\n  %s ", op);
-      if (strstr(missing, needle) != NULL) continue;
-      ++n_missing;
-      // Name the component that ships the kernel; if that component is
-      // already added, the kernel is simply not implemented there (yet).
-      const char* comp = pterun_component_for_op(op);
-      const char* how = comp == NULL                           ? "— no pterun component provides it"
-                        : pt_registry_has_component(reg, comp) ? "— not implemented in pterun::"
-                                                               : "— link pterun::";
-      if (mlen < sizeof missing)
-        mlen += (size_t)snprintf(missing + mlen, sizeof missing - mlen, "\n  %s %s%s", op, how,
-                                 comp ? comp : "");
+                     "instruction %u:%u (%s) writes its result into constant data", c, i,
+                     pt_esc(op, eop, sizeof eop));
+      ins->fn = m->op_fns[ins->a];
+      if (ins->fn == NULL && !m->op_called[ins->a]) ++n_missing;
+      m->op_called[ins->a] = 1;
     }
   }
-  if (n_missing > 0)
-    return lfail(L, PTERUN_STATUS_OPERATOR_MISSING, "%u operator%s not registered:%s", n_missing,
-                 n_missing == 1 ? " is" : "s are", missing);
+  if (n_missing > 0) return report_missing(L, reg, n_missing);
+  if (L->delegates.len == 0) return PTERUN_STATUS_OK;
+  // Delegates are prepared last: the values they are called with exist now.
+  pt_delegate_env env = {L->o != NULL ? L->o->data : NULL, L->o != NULL ? L->o->data_count : 0,
+                         &m->logger, m->allocator, L->name};
+  PTERUN_TRY(pt_delegates_init(L->p, reg, &L->delegates, &env, m->delegates));
+  for (uint32_t d = 0; d < m->delegate_count; ++d) m->delegate_bytes += m->delegates[d].memory;
   return PTERUN_STATUS_OK;
 }
 
@@ -505,8 +512,15 @@ static pterun_status load(loader* L) {
   pterun_method* m = L->m;
   const pterun_program* p = L->p;
   size_t index;
-  if (pterun_program_find_method(p, L->name, &index) != PTERUN_STATUS_OK)
-    return pt_fail(&m->logger, PTERUN_STATUS_NOT_FOUND, "program has no method '%s'", L->name);
+  // find_method logs through the program's logger; say it through the
+  // method's too when the caller gave the method its own.
+  if (pterun_program_find_method(p, L->name, &index) != PTERUN_STATUS_OK) {
+    char want[PT_ESC_CAP];
+    if (m->logger.fn == p->logger.fn && m->logger.ctx == p->logger.ctx)
+      return PTERUN_STATUS_NOT_FOUND;
+    return pt_fail(&m->logger, PTERUN_STATUS_NOT_FOUND, "program has no method '%s'",
+                   pt_esc(L->name, want, sizeof want));
+  }
   pt_program_plan(p, index, &L->plan);
   pt_fb_get_vector(&L->plan, PT_PLAN_VALUES, 4, &L->values);
   pt_fb_get_vector(&L->plan, PT_PLAN_INPUTS, 4, &L->inputs);
@@ -580,8 +594,9 @@ pterun_status pterun_method_load(const pterun_program* program, const char* name
   if (method_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *method_out = NULL;
   if (program == NULL || name == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  const pterun_allocator* a =
-      options != NULL && options->allocator != NULL ? options->allocator : program->allocator;
+  pterun_method_options o;
+  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, &program->logger, "pterun_method_options"));
+  const pterun_allocator* a = o.allocator != NULL ? o.allocator : program->allocator;
   pterun_method* m = pt_alloc(a, sizeof *m, 16);
   if (m == NULL)
     return pt_fail(&program->logger, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate a method");
@@ -590,11 +605,11 @@ pterun_status pterun_method_load(const pterun_program* program, const char* name
     m->allocator = &m->allocator_copy;
   }
   m->program = program;
-  m->logger = pt_logger_or(options != NULL ? &options->logger : NULL, &program->logger);
+  m->logger = pt_logger_or(&o.logger, &program->logger);
   loader L = {0};
   L.m = m;
   L.p = program;
-  L.o = options;
+  L.o = &o;
   L.name = name;
   pterun_status st = load(&L);
   if (st != PTERUN_STATUS_OK) {
@@ -612,6 +627,7 @@ void pterun_method_destroy(pterun_method* m) {
   const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
   if (m->block != NULL && m->owned_planned != NULL)
     for (uint32_t k = 0; k < m->planned_count; ++k) pt_free(a, m->owned_planned[k]);
+  if (m->block != NULL) pt_delegates_destroy(m->delegates, m->delegate_count, a);
   for (uint32_t k = 0; k < m->folded_count; ++k) pt_free(a, m->folded[k]);
   pt_free(a, m->folded);
   pt_free(a, m->scratch);
@@ -621,6 +637,29 @@ void pterun_method_destroy(pterun_method* m) {
 
 void pterun_method_memory(const pterun_method* m, size_t* runtime_bytes, size_t* planned_bytes) {
   if (runtime_bytes)
-    *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes : 0;
+    *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes +
+                                     m->delegate_bytes
+                               : 0;
   if (planned_bytes) *planned_bytes = m != NULL ? m->owned_planned_bytes : 0;
+}
+
+pterun_status pterun_method_backend_memory(const pterun_program* program, const char* name,
+                                           const pterun_method_options* options,
+                                           size_t* bytes_out) {
+  if (bytes_out != NULL) *bytes_out = 0;
+  if (program == NULL || name == NULL || bytes_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  size_t index;
+  if (pterun_program_find_method(program, name, &index) != PTERUN_STATUS_OK)
+    return pt_fail(&program->logger, PTERUN_STATUS_NOT_FOUND, "program has no method '%s'", name);
+  pt_fb_table plan;
+  pt_fb_vec delegates;
+  pt_program_plan(program, index, &plan);
+  if (pt_fb_get_vector(&plan, PT_PLAN_DELEGATES, 4, &delegates) != 1) return PTERUN_STATUS_OK;
+  const pterun_registry* reg =
+      options != NULL && options->registry != NULL ? options->registry : pterun_registry_default();
+  pterun_logger lg = pt_logger_or(options != NULL ? &options->logger : NULL, &program->logger);
+  pt_delegate_env env = {options != NULL ? options->data : NULL,
+                         options != NULL ? options->data_count : 0, &lg,
+                         options != NULL ? options->allocator : NULL, name};
+  return pt_delegates_memory(program, reg, &delegates, &env, bytes_out);
 }

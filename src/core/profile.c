@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "src/core/backend_internal.h"
 #include "src/core/kernel_context.h"
 #include "src/core/method_internal.h"
 #include "src/core/profile_internal.h"
@@ -12,6 +13,7 @@
 typedef struct pt_prof_entry {
   uint32_t chain, instr;
   const char* op_name; /* copy in names[], or NULL */
+  int delegate;        /* a delegate call: op_name is the backend id */
   int32_t out_value;   /* value index of the output argument, -1 none */
   uint64_t calls, total_ns, min_ns, max_ns;
   const char* slow_path;
@@ -64,9 +66,11 @@ uint64_t pt_clock_ns(void) {
 pterun_status pterun_profiler_create(const pterun_profiler_options* o, pterun_profiler** out) {
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
+  pterun_profiler_options opt;
+  PTERUN_TRY(pt_options_copy(o, &opt, sizeof opt, NULL, "pterun_profiler_options"));
   pterun_profiler* p = pt_alloc(NULL, sizeof *p, 16);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-  if (o != NULL) p->opt = *o;
+  p->opt = opt;
   if (p->opt.max_runs == 0) p->opt.max_runs = PTERUN_PROFILER_DEFAULT_RUNS;
   *out = p;
   return PTERUN_STATUS_OK;
@@ -127,6 +131,7 @@ pterun_status pt_profiler_attach(pterun_profiler* p, const pterun_method* m, con
   if (pt_mul_overflow_u64(total ? total : 1, p->opt.max_runs, &cap) || cap > (SIZE_MAX >> 7))
     return pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "profiler event storage too large");
   for (uint32_t k = 0; k < m->op_count; ++k) names += strlen(m->op_names[k]) + 1;
+  for (uint32_t k = 0; k < m->delegate_count; ++k) names += strlen(m->delegates[k].backend->id) + 1;
   sz = pt_align_up(total * sizeof(pt_prof_entry), 16) +
        pt_align_up((m->chain_count + 1) * sizeof(uint32_t), 16) +
        pt_align_up(2 * (uint64_t)p->opt.max_runs * sizeof(uint64_t), 16) +
@@ -162,8 +167,10 @@ pterun_status pt_profiler_attach(pterun_profiler* p, const pterun_method* m, con
       e->chain = c;
       e->instr = pc;
       e->out_value = -1;
-      if (in->type != PT_INSTR_KERNEL_CALL) continue;
-      e->op_name = m->op_names[in->a]; /* fixed below to point at the copy */
+      if (in->type != PT_INSTR_KERNEL_CALL && in->type != PT_INSTR_DELEGATE_CALL) continue;
+      e->delegate = in->type == PT_INSTR_DELEGATE_CALL;
+      /* fixed below to point at the copy */
+      e->op_name = e->delegate ? m->delegates[in->a].backend->id : m->op_names[in->a];
       if (in->b > 0 && in->args[in->b - 1]->tag == PTERUN_VALUE_TENSOR) {
         const pterun_value* last = in->args[in->b - 1];
         e->out_value = (int32_t)(last - m->values);
@@ -183,7 +190,16 @@ pterun_status pt_profiler_attach(pterun_profiler* p, const pterun_method* m, con
       size_t n = strlen(m->op_names[o]) + 1;
       memcpy(w, m->op_names[o], n);
       for (uint32_t e = 0; e < p->entry_count; ++e)
-        if (p->entries[e].op_name == m->op_names[o]) p->entries[e].op_name = w;
+        if (!p->entries[e].delegate && p->entries[e].op_name == m->op_names[o])
+          p->entries[e].op_name = w;
+      w += n;
+    }
+    for (uint32_t d = 0; d < m->delegate_count; ++d) {
+      const char* id = m->delegates[d].backend->id;
+      size_t n = strlen(id) + 1;
+      memcpy(w, id, n);
+      for (uint32_t e = 0; e < p->entry_count; ++e)
+        if (p->entries[e].delegate && p->entries[e].op_name == id) p->entries[e].op_name = w;
       w += n;
     }
   }
@@ -247,12 +263,10 @@ static void record_output(pterun_profiler* p, const pt_prof_entry* e, size_t ev)
   p->out_used += pt_align_up(t->nbytes, 16);
 }
 
-pterun_status pt_profiler_call(pterun_profiler* p, const pt_instr* in, pterun_kernel_context* ctx,
-                               uint32_t chain, uint32_t pc) {
-  ctx->slow_path = NULL;
-  uint64_t t0 = pt_clock_ns();
-  pterun_status st = in->fn(ctx, in->args, in->b);
-  uint64_t t1 = pt_clock_ns();
+/* Adds one timed call of instruction `pc` of `chain` to the totals and,
+ * within the reserve, to the kept events. */
+static void record(pterun_profiler* p, uint32_t chain, uint32_t pc, uint64_t t0, uint64_t t1,
+                   pterun_status st, const pterun_kernel_context* ctx) {
   uint32_t idx = p->chain_base[chain] + pc;
   pt_prof_entry* e = &p->entries[idx];
   uint64_t dt = t1 - t0;
@@ -277,6 +291,23 @@ pterun_status pt_profiler_call(pterun_profiler* p, const pt_instr* in, pterun_ke
       p->dropped_events++;
     }
   }
+}
+
+pterun_status pt_profiler_call(pterun_profiler* p, const pt_instr* in, pterun_kernel_context* ctx,
+                               uint32_t chain, uint32_t pc) {
+  ctx->slow_path = NULL;
+  uint64_t t0 = pt_clock_ns();
+  pterun_status st = in->fn(ctx, in->args, in->b);
+  record(p, chain, pc, t0, pt_clock_ns(), st, ctx);
+  return st;
+}
+
+pterun_status pt_profiler_delegate(pterun_profiler* p, const pt_delegate* d, const pt_instr* in,
+                                   pterun_kernel_context* ctx, uint32_t chain, uint32_t pc) {
+  ctx->slow_path = NULL;
+  uint64_t t0 = pt_clock_ns();
+  pterun_status st = d->backend->execute(d->handle, ctx, in->args, in->b);
+  record(p, chain, pc, t0, pt_clock_ns(), st, ctx);
   return st;
 }
 
@@ -300,6 +331,7 @@ pterun_status pterun_profiler_instruction(const pterun_profiler* p, size_t i,
   out->chain = e->chain;
   out->instruction = e->instr;
   out->op_name = e->op_name;
+  out->delegate = e->delegate;
   out->calls = e->calls;
   out->total_ns = e->total_ns;
   out->min_ns = e->calls ? e->min_ns : 0;

@@ -3,6 +3,7 @@
 #define PTERUN_SRC_CORE_PROFILE_INTERNAL_H_
 
 #include "pterun/profile.h"
+#include "src/core/backend_internal.h"
 #include "src/core/method_internal.h"
 
 /* Monotonic clock in nanoseconds. */
@@ -18,5 +19,9 @@ void pt_profiler_run_end(pterun_profiler* p);
 /* Runs one kernel call, timing it and recording it (the interpreter's hook). */
 pterun_status pt_profiler_call(pterun_profiler* p, const pt_instr* in, pterun_kernel_context* ctx,
                                uint32_t chain, uint32_t pc);
+
+/* The same for a delegate call (the backend's execute). */
+pterun_status pt_profiler_delegate(pterun_profiler* p, const pt_delegate* d, const pt_instr* in,
+                                   pterun_kernel_context* ctx, uint32_t chain, uint32_t pc);
 
 #endif /* PTERUN_SRC_CORE_PROFILE_INTERNAL_H_ */

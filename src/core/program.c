@@ -149,10 +149,10 @@ static pterun_status finish_load(pterun_program* p) {
 }
 
 static pterun_status new_program(const pterun_load_options* o, pterun_program** out) {
-  const pterun_allocator* a = o != NULL ? o->allocator : NULL;
+  const pterun_allocator* a = o->allocator;
   pterun_program* p = pt_alloc(a, sizeof *p, 16);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-  p->logger = pt_logger_or(o != NULL ? &o->logger : NULL, NULL);
+  p->logger = pt_logger_or(&o->logger, NULL);
   if (a != NULL) {
     p->allocator_copy = *a;
     p->allocator = &p->allocator_copy;
@@ -176,14 +176,16 @@ pterun_status pterun_program_load_buffer(const void* data, size_t size,
                                          pterun_program** program_out) {
   if (program_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *program_out = NULL;
+  pterun_load_options o;
+  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, NULL, "pterun_load_options"));
   pterun_program* p;
-  PTERUN_TRY(new_program(options, &p));
+  PTERUN_TRY(new_program(&o, &p));
   if (data == NULL) {
     pterun_status st = pt_fail(&p->logger, PTERUN_STATUS_INVALID_ARGUMENT, "program data is NULL");
     pterun_program_destroy(p);
     return st;
   }
-  if (options != NULL && options->copy) {
+  if (o.copy) {
     pterun_status st = pt_file_image_copy(data, size, p->allocator, &p->logger, &p->image);
     if (st != PTERUN_STATUS_OK) {
       pterun_program_destroy(p);
@@ -207,8 +209,10 @@ pterun_status pterun_program_load_file(const char* path, pterun_file_mode mode,
                                        pterun_program** program_out) {
   if (program_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *program_out = NULL;
+  pterun_load_options o;
+  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, NULL, "pterun_load_options"));
   pterun_program* p;
-  PTERUN_TRY(new_program(options, &p));
+  PTERUN_TRY(new_program(&o, &p));
   pterun_status st = pt_file_image_open(path, mode, p->allocator, &p->logger, &p->image);
   if (st != PTERUN_STATUS_OK) {
     pterun_program_destroy(p);

@@ -1,4 +1,5 @@
 /* Questions a caller can ask of a program before loading any method. */
+#include <stdio.h>
 #include <string.h>
 
 #include "pterun/value.h"
@@ -29,7 +30,22 @@ pterun_status pterun_program_find_method(const pterun_program* p, const char* na
       return PTERUN_STATUS_OK;
     }
   }
-  return PTERUN_STATUS_NOT_FOUND;
+  char want[PT_ESC_CAP], names[512];
+  size_t used = 0;
+  names[0] = 0;
+  for (size_t i = 0; i < p->plans.len && used < sizeof names; ++i) {
+    char one[PT_ESC_CAP];
+    const char* s = pterun_program_method_name(p, i);
+    int w = snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
+                     pt_esc(s ? s : "", one, sizeof one));
+    if (w < 0 || (size_t)w >= sizeof names - used) {
+      snprintf(names + used, sizeof names - used, i ? ", ..." : "...");
+      break;
+    }
+    used += (size_t)w;
+  }
+  return pt_fail(&p->logger, PTERUN_STATUS_NOT_FOUND, "program has no method '%s' (methods: %s)",
+                 pt_esc(name, want, sizeof want), p->plans.len ? names : "none");
 }
 
 void pterun_program_get_info(const pterun_program* p, pterun_program_info* info) {

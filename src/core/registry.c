@@ -2,7 +2,6 @@
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "src/core/internal.h"
@@ -10,7 +9,6 @@
 
 typedef struct entry {
   const char* op;
-  const char* key; /* NULL: fallback for any dtypes */
   pterun_kernel_fn fn;
   const pterun_kernel_library* lib;
 } entry;
@@ -21,15 +19,32 @@ struct pterun_registry {
   size_t count, cap;
   const pterun_kernel_library** libs;
   size_t nlibs, libcap;
+  const pterun_backend** backends;
+  size_t nbackends, backendcap;
   pterun_logger logger;
+  pterun_allocator allocator_copy;
+  const pterun_allocator* allocator; /* &allocator_copy or NULL (malloc) */
 };
 
-static bool same_key(const char* a, const char* b) {
-  if (a == NULL || b == NULL) return a == b;
-  return strcmp(a, b) == 0;
+/* Grows an array to hold `need` items of `elem` bytes (doubling from
+ * `first`), through the registry's allocator. */
+static bool grow(pterun_registry* r, void** items, size_t* cap, size_t need, size_t elem,
+                 size_t first) {
+  if (need <= *cap) return true;
+  size_t ncap = *cap ? *cap : first, bytes;
+  while (ncap < need) ncap *= 2;
+  if (pt_mul_overflow_size(ncap, elem, &bytes)) return false;
+  void* n = pt_alloc_raw(r->allocator, bytes, 16);
+  if (n == NULL) return false;
+  if (*items != NULL) memcpy(n, *items, *cap * elem);
+  pt_free(r->allocator, *items);
+  *items = n;
+  *cap = ncap;
+  return true;
 }
 
-/* Path of the shared object that holds fn, for messages. */
+/* Path of the shared object that holds fn, for the duplicate message (the
+ * duplicate itself is found by comparing function pointers). */
 static const char* object_of(pterun_kernel_fn fn) {
   Dl_info info;
   void* addr;
@@ -38,14 +53,19 @@ static const char* object_of(pterun_kernel_fn fn) {
   return "unknown object";
 }
 
-pterun_status pterun_registry_create(const pterun_logger* logger, pterun_registry** out) {
+pterun_status pterun_registry_create(const pterun_allocator* allocator, const pterun_logger* logger,
+                                     pterun_registry** out) {
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
-  pterun_registry* r = calloc(1, sizeof *r);
+  pterun_registry* r = pt_alloc(allocator, sizeof *r, 16);
   if (r == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   r->logger = pt_logger_or(logger, NULL);
+  if (allocator != NULL) {
+    r->allocator_copy = *allocator;
+    r->allocator = &r->allocator_copy;
+  }
   if (pthread_mutex_init(&r->mu, NULL) != 0) {
-    free(r);
+    pt_free(allocator, r);
     return PTERUN_STATUS_OUT_OF_MEMORY;
   }
   pterun_status st = pterun_registry_add(r, pt_prim_ops_library());
@@ -60,16 +80,19 @@ pterun_status pterun_registry_create(const pterun_logger* logger, pterun_registr
 void pterun_registry_destroy(pterun_registry* r) {
   if (r == NULL) return;
   pthread_mutex_destroy(&r->mu);
-  free(r->entries);
-  free(r->libs);
-  free(r);
+  pterun_allocator copy = r->allocator_copy;
+  const pterun_allocator* a = r->allocator != NULL ? &copy : NULL;
+  pt_free(a, r->entries);
+  pt_free(a, (void*)r->libs);
+  pt_free(a, (void*)r->backends);
+  pt_free(a, r);
 }
 
 static pthread_once_t g_default_once = PTHREAD_ONCE_INIT;
 static pterun_registry* g_default; /* the one piece of process state */
 
 static void make_default(void) {
-  (void)pterun_registry_create(NULL, &g_default);
+  (void)pterun_registry_create(NULL, NULL, &g_default);
 }
 
 pterun_registry* pterun_registry_default(void) {
@@ -77,10 +100,9 @@ pterun_registry* pterun_registry_default(void) {
   return g_default;
 }
 
-static const entry* find_exact(const pterun_registry* r, const char* op, const char* key) {
+static const entry* find(const pterun_registry* r, const char* op) {
   for (size_t i = 0; i < r->count; ++i)
-    if (strcmp(r->entries[i].op, op) == 0 && same_key(r->entries[i].key, key))
-      return &r->entries[i];
+    if (strcmp(r->entries[i].op, op) == 0) return &r->entries[i];
   return NULL;
 }
 
@@ -102,40 +124,27 @@ static pterun_status add_locked(pterun_registry* r, const pterun_kernel_library*
       return pt_fail(&r->logger, PTERUN_STATUS_INVALID_ARGUMENT,
                      "kernel library '%s': entry %zu has no operator name or function",
                      lib->component ? lib->component : "?", k);
-    const entry* e = find_exact(r, kd->op, kd->key);
+    const entry* e = find(r, kd->op);
     if (e != NULL && e->fn != kd->fn)
-      return pt_fail(
-          &r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
-          "cannot add %s%s%s from %s (%s): a different kernel is already registered by %s (%s)",
-          kd->op, kd->key ? " key " : "", kd->key ? kd->key : "", lib->component, object_of(kd->fn),
-          e->lib->component, object_of(e->fn));
+      return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
+                     "cannot add %s from %s (%s): a different kernel is already registered by %s "
+                     "(%s)",
+                     kd->op, lib->component, object_of(kd->fn), e->lib->component,
+                     object_of(e->fn));
     for (size_t j = 0; j < k; ++j)
-      if (strcmp(lib->kernels[j].op, kd->op) == 0 && same_key(lib->kernels[j].key, kd->key) &&
-          lib->kernels[j].fn != kd->fn)
+      if (strcmp(lib->kernels[j].op, kd->op) == 0 && lib->kernels[j].fn != kd->fn)
         return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
                        "kernel library '%s' lists %s twice with different kernels", lib->component,
                        kd->op);
     if (e == NULL) ++fresh;
   }
-  if (r->count + fresh > r->cap) {
-    size_t cap = r->cap ? r->cap : 256;
-    while (cap < r->count + fresh) cap *= 2;
-    entry* ne = realloc(r->entries, cap * sizeof *ne);
-    if (ne == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-    r->entries = ne;
-    r->cap = cap;
-  }
-  if (r->nlibs == r->libcap) {
-    size_t cap = r->libcap ? r->libcap * 2 : 8;
-    const pterun_kernel_library** nl = realloc(r->libs, cap * sizeof *nl);
-    if (nl == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-    r->libs = nl;
-    r->libcap = cap;
-  }
+  if (!grow(r, (void**)&r->entries, &r->cap, r->count + fresh, sizeof *r->entries, 256) ||
+      !grow(r, (void**)&r->libs, &r->libcap, r->nlibs + 1, sizeof *r->libs, 8))
+    return PTERUN_STATUS_OUT_OF_MEMORY;
   for (size_t k = 0; k < lib->count; ++k) {
     const pterun_kernel* kd = &lib->kernels[k];
-    if (find_exact(r, kd->op, kd->key) != NULL) continue;
-    r->entries[r->count++] = (entry){kd->op, kd->key, kd->fn, lib};
+    if (find(r, kd->op) != NULL) continue;
+    r->entries[r->count++] = (entry){kd->op, kd->fn, lib};
   }
   r->libs[r->nlibs++] = lib;
   return PTERUN_STATUS_OK;
@@ -158,13 +167,12 @@ size_t pterun_registry_count(const pterun_registry* r) {
 }
 
 pterun_status pterun_registry_get(const pterun_registry* r, size_t i, const char** op_out,
-                                  const char** key_out, const char** component_out) {
+                                  const char** component_out) {
   if (r == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pthread_mutex_lock((pthread_mutex_t*)&r->mu);
   pterun_status st = PTERUN_STATUS_NOT_FOUND;
   if (i < r->count) {
     if (op_out) *op_out = r->entries[i].op;
-    if (key_out) *key_out = r->entries[i].key;
     if (component_out) *component_out = r->entries[i].lib->component;
     st = PTERUN_STATUS_OK;
   }
@@ -191,20 +199,79 @@ int pt_registry_has_component(const pterun_registry* r, const char* component) {
   return has;
 }
 
-pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op, const char* key) {
-  pterun_kernel_fn exact = NULL, fallback = NULL;
+pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op) {
   pthread_mutex_lock((pthread_mutex_t*)&r->mu);
-  for (size_t i = 0; i < r->count && exact == NULL; ++i) {
-    const entry* e = &r->entries[i];
-    if (strcmp(e->op, op) != 0) continue;
-    if (e->key == NULL) {
-      if (fallback == NULL) fallback = e->fn;
-    } else if (key != NULL && strcmp(e->key, key) == 0) {
-      exact = e->fn;
-    }
-  }
+  const entry* e = find(r, op);
+  pterun_kernel_fn fn = e != NULL ? e->fn : NULL;
   pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
-  return exact != NULL ? exact : fallback;
+  return fn;
+}
+
+/* Path of the shared object holding a backend, for messages. */
+static const char* backend_object(const pterun_backend* b) {
+  Dl_info info;
+  if (dladdr((const void*)b, &info) != 0 && info.dli_fname != NULL) return info.dli_fname;
+  return "unknown object";
+}
+
+static pterun_status add_backend_locked(pterun_registry* r, const pterun_backend* b) {
+  if (b->abi_version != PTERUN_BACKEND_ABI_VERSION)
+    return pt_fail(&r->logger, PTERUN_STATUS_ABI_MISMATCH,
+                   "backend '%s' was built for backend ABI %u; this runtime has ABI %u",
+                   b->component ? b->component : "?", b->abi_version, PTERUN_BACKEND_ABI_VERSION);
+  if (b->id == NULL || b->init == NULL || b->execute == NULL || b->destroy == NULL)
+    return pt_fail(&r->logger, PTERUN_STATUS_INVALID_ARGUMENT,
+                   "backend '%s' lacks an id, init, execute or destroy",
+                   b->component ? b->component : "?");
+  for (size_t i = 0; i < r->nbackends; ++i) {
+    const pterun_backend* e = r->backends[i];
+    if (e == b) return PTERUN_STATUS_OK;
+    if (strcmp(e->id, b->id) == 0)
+      return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
+                     "cannot add backend %s from %s (%s): it is already registered by %s (%s)",
+                     b->id, b->component ? b->component : "?", backend_object(b),
+                     e->component ? e->component : "?", backend_object(e));
+  }
+  if (!grow(r, (void**)&r->backends, &r->backendcap, r->nbackends + 1, sizeof *r->backends, 4))
+    return PTERUN_STATUS_OUT_OF_MEMORY;
+  r->backends[r->nbackends++] = b;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_registry_add_backend(pterun_registry* r, const pterun_backend* b) {
+  if (r == NULL || b == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  pthread_mutex_lock(&r->mu);
+  pterun_status st = add_backend_locked(r, b);
+  pthread_mutex_unlock(&r->mu);
+  return st;
+}
+
+const pterun_backend* pterun_registry_backend(const pterun_registry* r, const char* id) {
+  if (r == NULL || id == NULL) return NULL;
+  const pterun_backend* found = NULL;
+  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  for (size_t i = 0; i < r->nbackends && found == NULL; ++i)
+    if (strcmp(r->backends[i]->id, id) == 0) found = r->backends[i];
+  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  return found;
+}
+
+/* Which pterun component ships a delegate backend, by its id: generated from
+ * the component manifest ("backend_ids"). */
+static const struct {
+  const char* id;
+  const char* component;
+} kComponentByBackend[] = {
+#define PT_COMPONENT_BACKEND(id, component) {id, component},
+#include "pterun_component_backends.inc"
+#undef PT_COMPONENT_BACKEND
+    {NULL, NULL}};
+
+const char* pterun_component_for_backend(const char* id) {
+  if (id == NULL) return NULL;
+  for (size_t i = 0; kComponentByBackend[i].id != NULL; ++i)
+    if (strcmp(id, kComponentByBackend[i].id) == 0) return kComponentByBackend[i].component;
+  return NULL;
 }
 
 /* Which pterun component ships kernels for an operator namespace, longest
@@ -226,9 +293,15 @@ const char* pterun_component_for_op(const char* op) {
   return NULL;
 }
 
-pterun_status pterun_registry_lookup(const pterun_registry* r, const char* op, const char* key,
+const char* pterun_registry_missing_component(const pterun_registry* r, const char* op) {
+  const char* comp = pterun_component_for_op(op);
+  if (r == NULL || comp == NULL || pt_registry_has_component(r, comp)) return NULL;
+  return comp;
+}
+
+pterun_status pterun_registry_lookup(const pterun_registry* r, const char* op,
                                      pterun_kernel_fn* fn_out) {
   if (r == NULL || op == NULL || fn_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  *fn_out = pt_registry_resolve(r, op, key);
+  *fn_out = pt_registry_resolve(r, op);
   return *fn_out != NULL ? PTERUN_STATUS_OK : PTERUN_STATUS_OPERATOR_MISSING;
 }

@@ -4,9 +4,8 @@
 
 #include "pterun/registry.h"
 
-/* Finds the kernel for `op` with dtype/dim-order key `key`: an exact key
- * match wins, else a kernel registered without a key. NULL if none. */
-pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op, const char* key);
+/* The kernel registered for `op` ("aten::add.out"), or NULL. */
+pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op);
 
 /* 1 if a library of that component has been added. */
 int pt_registry_has_component(const pterun_registry* r, const char* component);

@@ -9,8 +9,8 @@ static pterun_status fake_add(pterun_kernel_context* ctx, pterun_value** args, s
   return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "test kernel");
 }
 
-static const pterun_kernel kKernels[] = {{"test::only_here.out", NULL, fake_add},
-                                         {"aten::add.out", NULL, fake_add}};
+static const pterun_kernel kKernels[] = {{"test::only_here.out", fake_add},
+                                         {"aten::add.out", fake_add}};
 static const pterun_kernel_library kLib = {PTERUN_KERNEL_ABI_VERSION, "test_dup", 2, kKernels};
 static const pterun_kernel_library kOldAbi = {PTERUN_KERNEL_ABI_VERSION + 7, "test_old_abi", 1,
                                               kKernels};
@@ -20,4 +20,36 @@ PTERUN_KERNEL_API const pterun_kernel_library* pterun_test_dup_kernels(void) {
 }
 PTERUN_KERNEL_API const pterun_kernel_library* pterun_test_old_abi_kernels(void) {
   return &kOldAbi;
+}
+
+/* A backend claiming the XNNPACK id, from this second shared object. */
+#include "pterun/backend.h"
+
+static pterun_status dup_init(const pterun_backend_init_args* a, void** h, size_t* mem) {
+  (void)a;
+  *h = NULL;
+  *mem = 0;
+  return PTERUN_STATUS_NOT_SUPPORTED;
+}
+static pterun_status dup_exec(void* h, pterun_kernel_context* ctx, pterun_value** args,
+                              size_t nargs) {
+  (void)h;
+  (void)args;
+  (void)nargs;
+  return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "test backend");
+}
+static void dup_destroy(void* h, const pterun_allocator* a) {
+  (void)h;
+  (void)a;
+}
+static const pterun_backend kDupBackend = {PTERUN_BACKEND_ABI_VERSION,
+                                           "XnnpackBackend",
+                                           "test_dup",
+                                           NULL,
+                                           dup_init,
+                                           dup_exec,
+                                           dup_destroy};
+
+PTERUN_KERNEL_API const pterun_backend* pterun_test_dup_backend(void) {
+  return &kDupBackend;
 }

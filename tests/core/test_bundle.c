@@ -16,8 +16,7 @@ static void fixture(const char* name, char* path, size_t cap) {
 
 static int load_bundle(const char* name, pterun_bundle** b) {
   char path[1024];
-  pterun_load_options lo;
-  memset(&lo, 0, sizeof lo);
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   fixture(name, path, sizeof path);
   return pterun_bundle_load_file(path, PTERUN_FILE_MMAP, &lo, b) != PTERUN_STATUS_OK;
@@ -33,8 +32,7 @@ static int verify_all(const pterun_bundle* b, size_t* bad_suite, size_t* bad_cas
     const char* name;
     size_t cases;
     pterun_method* m = NULL;
-    pterun_method_options mo;
-    memset(&mo, 0, sizeof mo);
+    pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
     mo.registry = g_reg;
     mo.logger = g_silent;
     if (pterun_bundle_suite(b, s, &name, &cases) != PTERUN_STATUS_OK ||
@@ -104,11 +102,10 @@ static int rule_and_tolerances(void) {
   pterun_program* p = NULL;
   pterun_method* m = NULL;
   pterun_bundle_check chk;
-  pterun_method_options mo;
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   size_t fw;
   PT_CHECK(load_bundle("multi_wrong.bpte", &b) == 0);
   PT_CHECK_STATUS(pterun_bundle_program(b, NULL, &p), PTERUN_STATUS_OK);
-  memset(&mo, 0, sizeof mo);
   mo.registry = g_reg;
   mo.logger = g_silent;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &mo, &m), PTERUN_STATUS_OK);
@@ -144,8 +141,7 @@ static int damaged_bundles(void) {
   size_t n = fread(buf, 1, sizeof buf, f);
   fclose(f);
   PT_CHECK(n > 1000 && n < sizeof buf);
-  pterun_load_options lo;
-  memset(&lo, 0, sizeof lo);
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   pterun_bundle* b = NULL;
   pterun_program* p = NULL;
@@ -187,7 +183,7 @@ static int damaged_bundles(void) {
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
-  if (pterun_registry_create(&g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
   if (pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
   PT_RUN(bundle_verifies);
   PT_RUN(rule_and_tolerances);

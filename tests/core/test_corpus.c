@@ -17,7 +17,7 @@ static int run_one(const char* file, pterun_file_mode mode, const float* x, cons
   PT_CHECK_STATUS(pterun_program_load_file(path, mode, NULL, &p), PTERUN_STATUS_OK);
   PT_CHECK(pterun_program_method_count(p) == 1);
   PT_CHECK(strcmp(pterun_program_method_name(p, 0), "forward") == 0);
-  pterun_method_options o = {0};
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = g_reg;
   pterun_method* m = NULL;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
@@ -105,7 +105,7 @@ static int corpus_caller_memory_and_missing_ops(void) {
   PT_CHECK_STATUS(pterun_program_load_file(path, PTERUN_FILE_READ, NULL, &p), PTERUN_STATUS_OK);
   _Alignas(64) static unsigned char arena[32];
   void* bufs[1] = {arena};
-  pterun_method_options o = {0};
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = g_reg;
   o.planned_buffers = bufs;
   o.planned_buffer_count = 1;
@@ -127,7 +127,7 @@ static int corpus_caller_memory_and_missing_ops(void) {
   pterun_method_destroy(m);
   // A registry with only prim ops: both operators are missing, named at once.
   pterun_registry* bare;
-  PT_CHECK_STATUS(pterun_registry_create(NULL, &bare), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, NULL, &bare), PTERUN_STATUS_OK);
   pterun_logger silent = pterun_logger_silent();
   o.registry = bare;
   o.planned_buffers = NULL;
@@ -143,7 +143,7 @@ static int corpus_caller_memory_and_missing_ops(void) {
 
 int main(void) {
   int pt_failures = 0;
-  if (pterun_registry_create(NULL, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_create(NULL, NULL, &g_reg) != PTERUN_STATUS_OK) return 1;
   if (pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
   PT_RUN(corpus_info);
   PT_RUN(corpus_add_no_extended_header);

@@ -44,13 +44,13 @@ static blob read_corpus(const char* name) {
 /* Loads, loads the method, binds zero inputs and executes; returns the first
  * failing status (or OK). */
 static pterun_status try_all(const unsigned char* data, size_t size, uint64_t budget) {
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   lo.copy = 1;
   pterun_program* p = NULL;
   pterun_status st = pterun_program_load_buffer(data, size, &lo, &p);
   if (st != PTERUN_STATUS_OK) return st;
-  pterun_method_options mo = {0};
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   mo.registry = g_reg;
   mo.logger = g_silent;
   mo.instruction_budget = budget;
@@ -365,7 +365,7 @@ static int malformed_targeted(void) {
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
-  if (pterun_registry_create(&g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
   if (pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
   PT_RUN(malformed_targeted);
   PT_RUN(malformed_truncation_every_length);

@@ -22,8 +22,7 @@ static char* fixture(const char* rel) {
 }
 
 static pterun_method_options opts(void) {
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = g_reg;
   o.logger = g_silent;
   return o;
@@ -53,7 +52,7 @@ static int method_buffer_loads(void) {
   static _Alignas(64) unsigned char buf[1 << 16];
   size_t n = fread(buf + 1, 1, sizeof buf - 1, f);
   fclose(f);
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   pterun_program* p;
   // Misaligned and borrowed: refused. Copied: fine.
@@ -103,7 +102,7 @@ static int method_buffer_loads(void) {
 static int method_dynamic_bounds(void) {
   char err[CLI_NPY_ERR_SIZE];
   pterun_program* p;
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   PT_CHECK_STATUS(
       pterun_program_load_file(fixture("dynamic_dim/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
@@ -157,7 +156,7 @@ static int method_dynamic_bounds(void) {
 static int method_external_data(void) {
   char err[CLI_NPY_ERR_SIZE];
   pterun_program* p;
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   PT_CHECK_STATUS(
       pterun_program_load_file(fixture("external_data/model.pte"), PTERUN_FILE_READ, &lo, &p),
@@ -204,7 +203,7 @@ static int method_external_data(void) {
 
 static int method_two_methods_and_state(void) {
   pterun_program* p;
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   PT_CHECK_STATUS(
       pterun_program_load_file(fixture("two_methods/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
@@ -268,7 +267,7 @@ static void count_log(void* ctx, pterun_log_level level, const char* msg) {
 
 static int method_caller_buffers_and_logging(void) {
   counter c = {0, {0}};
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
   pterun_program* p;
   PT_CHECK_STATUS(pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
@@ -276,8 +275,7 @@ static int method_caller_buffers_and_logging(void) {
   pterun_method_info mi;
   PT_CHECK_STATUS(pterun_program_method_info(p, 0, &mi), PTERUN_STATUS_OK);
   PT_CHECK(mi.planned_buffer_count == 1);
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = g_reg;
   void* none[2] = {NULL, NULL};
   o.planned_buffers = none;
@@ -305,7 +303,7 @@ static int method_caller_buffers_and_logging(void) {
 
 static int method_delegate_is_refused(void) {
   counter c = {0, {0}};
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
   pterun_program* p;
   PT_CHECK_STATUS(pterun_program_load_file(fixture("../core/data/delegated_xnnpack.pte"),
@@ -325,8 +323,7 @@ static int method_delegate_is_refused(void) {
   PT_CHECK_STATUS(pterun_program_named_data(p, 0, &key, &size), PTERUN_STATUS_OK);
   PT_CHECK(key != NULL && size > 0);
   PT_CHECK_STATUS(pterun_program_named_data(p, 2, &key, &size), PTERUN_STATUS_NOT_FOUND);
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = g_reg;
   pterun_method* m;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_BACKEND_UNAVAILABLE);
@@ -335,25 +332,129 @@ static int method_delegate_is_refused(void) {
   return 0;
 }
 
-/* A quantized program on a runtime without the quantized library: one
- * OPERATOR_MISSING naming the component to link. */
-static int method_missing_quantized_component(void) {
+/* A program on a runtime with the portable kernels only: one
+ * OPERATOR_MISSING naming `op` and the component to link; every aten:: op
+ * resolved. */
+static int missing_component(const char* pte, const char* op, const char* link) {
   counter c = {0, {0}};
-  pterun_load_options lo = {0};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
   pterun_program* p;
-  PT_CHECK_STATUS(
-      pterun_program_load_file(fixture("quantized_cnn/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
-      PTERUN_STATUS_OK);
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
+  PT_CHECK_STATUS(pterun_program_load_file(fixture(pte), PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_OK);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = g_reg; /* portable only */
   pterun_method* m;
   PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OPERATOR_MISSING);
-  PT_CHECK(strstr(c.last, "quantized_decomposed::quantize_per_tensor.out") != NULL);
-  PT_CHECK(strstr(c.last, "link pterun::kernels_quantized") != NULL);
-  PT_CHECK(strstr(c.last, "aten::") == NULL); /* the portable ops resolved */
+  PT_CHECK(strstr(c.last, op) != NULL);
+  PT_CHECK(strstr(c.last, link) != NULL);
+  PT_CHECK(strstr(c.last, "aten::") == NULL);
   pterun_program_destroy(p);
+  return 0;
+}
+
+static int method_missing_quantized_component(void) {
+  return missing_component("quantized_cnn/model.pte",
+                           "quantized_decomposed::quantize_per_tensor.out",
+                           "link pterun::kernels_quantized");
+}
+
+/* A Cortex-M program (ExecuTorch's Cortex-M quantizer and passes) without
+ * libpterun_kernels_cortex_m. */
+static int method_missing_cortex_m_component(void) {
+  return missing_component("cortex_m_kws/model.pte", "cortex_m::quantized_conv2d.out",
+                           "link pterun::kernels_cortex_m");
+}
+
+/* The options structs can grow: struct_size 0 is refused, a caller from an
+ * older header (smaller struct) gets defaults for the rest, a newer one is
+ * accepted only while the fields this pterun does not know are zero. */
+static int method_options_struct_size(void) {
+  counter c = {0, {0}};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+  lo.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
+  pterun_program* p;
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_OK);
+  pterun_load_options bad_lo = lo;
+  bad_lo.struct_size = 0;
+  pterun_program* q = NULL;
+  PT_CHECK_STATUS(pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &bad_lo, &q),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(q == NULL);
+
+  pterun_method* m = NULL;
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
+  o.registry = g_reg;
+  o.struct_size = 0;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(strstr(c.last, "PTERUN_METHOD_OPTIONS_INIT") != NULL);
+  /* An older caller: only up to (and including) `registry`. */
+  o.struct_size = offsetof(pterun_method_options, registry) + sizeof o.registry;
+  o.no_constant_folding = 1; /* beyond its struct: must be ignored */
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+  size_t rt_default, planned;
+  pterun_method_memory(m, &rt_default, &planned);
+  pterun_method_destroy(m);
+  o.struct_size = sizeof o;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+  size_t rt_unfolded;
+  pterun_method_memory(m, &rt_unfolded, &planned);
+  pterun_method_destroy(m);
+  PT_CHECK(rt_default > rt_unfolded); /* the old caller got folding, the default */
+  /* A newer caller: extra bytes zero is fine, set is refused. */
+  struct {
+    pterun_method_options o;
+    uint64_t newer_field;
+  } big;
+  memset(&big, 0, sizeof big);
+  big.o = o;
+  big.o.struct_size = sizeof big;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &big.o, &m), PTERUN_STATUS_OK);
+  pterun_method_destroy(m);
+  big.newer_field = 1;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &big.o, &m), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(m == NULL);
+  pterun_program_destroy(p);
+  return 0;
+}
+
+/* A method missing more operators than one message holds: whole lines, then
+ * how many more; every line says what to do. */
+static char g_full[4096];
+static void full_log(void* ctx, pterun_log_level level, const char* msg) {
+  (void)ctx;
+  (void)level;
+  snprintf(g_full, sizeof g_full, "%s", msg);
+}
+
+static int method_missing_list_is_cut_at_whole_lines(void) {
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+  pterun_program* p;
+  PT_CHECK_STATUS(
+      pterun_program_load_file(fixture("quantized_llm/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+      PTERUN_STATUS_OK);
+  pterun_registry* bare; /* prim ops only: every ATen and quantized operator is missing */
+  PT_CHECK_STATUS(pterun_registry_create(NULL, NULL, &bare), PTERUN_STATUS_OK);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
+  o.registry = bare;
+  o.logger = (pterun_logger){full_log, NULL, PTERUN_LOG_DEBUG};
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OPERATOR_MISSING);
+  pterun_registry_destroy(bare);
+  pterun_program_destroy(p);
+  unsigned total = 0, listed = 0, more = 0;
+  PT_CHECK(strlen(g_full) < 1024);
+  const char* hdr = strstr(g_full, "operators are not registered:");
+  PT_CHECK(hdr != NULL && sscanf(strstr(g_full, "': ") + 3, "%u", &total) == 1);
+  for (const char* line = strchr(g_full, '\n'); line != NULL; line = strchr(line + 1, '\n')) {
+    const char* end = strchr(line + 1, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    if (sscanf(line, "\n  ... and %u more", &more) == 1) continue;
+    ++listed;
+    PT_CHECK(len > 30 && (memcmp(line + len - 21, "(not in the registry)", 21) == 0));
+  }
+  PT_CHECK(total > 15 && listed > 3 && listed < total && listed + more == total);
   return 0;
 }
 
@@ -366,7 +467,7 @@ static int method_constant_folding(void) {
     char rel[128];
     snprintf(rel, sizeof rel, "%s/model.pte", cases[c]);
     pterun_program* p;
-    pterun_load_options lo = {0};
+    pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
     lo.logger = g_silent;
     PT_CHECK_STATUS(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p),
                     PTERUN_STATUS_OK);
@@ -404,7 +505,7 @@ static int method_constant_folding(void) {
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
-  if (pterun_registry_create(&g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
   if (pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
   PT_RUN(method_buffer_loads);
   PT_RUN(method_dynamic_bounds);
@@ -413,7 +514,10 @@ int main(void) {
   PT_RUN(method_caller_buffers_and_logging);
   PT_RUN(method_delegate_is_refused);
   PT_RUN(method_missing_quantized_component);
+  PT_RUN(method_missing_cortex_m_component);
   PT_RUN(method_constant_folding);
+  PT_RUN(method_options_struct_size);
+  PT_RUN(method_missing_list_is_cut_at_whole_lines);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
 }

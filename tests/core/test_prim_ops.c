@@ -13,7 +13,7 @@ static pterun_logger g_silent;
 static pterun_status call(const char* op, pterun_value a, const pterun_value* b,
                           pterun_value* out) {
   pterun_kernel_fn fn;
-  pterun_status st = pterun_registry_lookup(g_reg, op, NULL, &fn);
+  pterun_status st = pterun_registry_lookup(g_reg, op, &fn);
   if (st != PTERUN_STATUS_OK) return st;
   pterun_value bb = b ? *b : pt_val_int(0);
   *out = pt_val_int(-12345);
@@ -170,7 +170,7 @@ static int prim_tensor_ops(void) {
   list.u.ints.scratch = scratch;
   list.u.ints.len = 2;
   pterun_kernel_fn fn;
-  PT_CHECK_STATUS(pterun_registry_lookup(g_reg, "executorch_prim::et_view.default", NULL, &fn),
+  PT_CHECK_STATUS(pterun_registry_lookup(g_reg, "executorch_prim::et_view.default", &fn),
                   PTERUN_STATUS_OK);
   pterun_value* args[3] = {&tv, &list, &ov};
   PT_CHECK_STATUS(pterun_kernel_invoke(fn, "et_view", args, 3, &g_silent, NULL, 0),
@@ -187,7 +187,7 @@ static int prim_tensor_ops(void) {
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
-  if (pterun_registry_create(&g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
   PT_RUN(prim_int_arithmetic);
   PT_RUN(prim_double_and_mixed);
   PT_RUN(prim_compare_and_unary);

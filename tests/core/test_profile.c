@@ -14,8 +14,7 @@ static pterun_logger g_silent;
 
 static int load(const char* rel, pterun_program** p) {
   char path[1024];
-  pterun_load_options lo;
-  memset(&lo, 0, sizeof lo);
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   snprintf(path, sizeof path, "%s/%s", PTERUN_FIXTURES_DIR, rel);
   return pterun_program_load_file(path, PTERUN_FILE_MMAP, &lo, p) != PTERUN_STATUS_OK;
@@ -37,12 +36,13 @@ static int profile_counts_and_events(void) {
   pterun_program* p = NULL;
   pterun_method *m = NULL, *m2 = NULL;
   pterun_profiler* prof = NULL;
-  pterun_profiler_options po = {2, 1};
+  pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
+  po.max_runs = 2;
+  po.record_outputs = 1;
   void* bufs[8] = {0};
   PT_CHECK(load("mobilenet/model.pte", &p) == 0);
   PT_CHECK_STATUS(pterun_profiler_create(&po, &prof), PTERUN_STATUS_OK);
-  pterun_method_options mo;
-  memset(&mo, 0, sizeof mo);
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   mo.registry = g_reg;
   mo.logger = g_silent;
   mo.profiler = prof;
@@ -139,12 +139,13 @@ static int etdump_structure(void) {
   pterun_program* p = NULL;
   pterun_method* m = NULL;
   pterun_profiler* prof = NULL;
-  pterun_profiler_options po = {4, 1};
+  pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
+  po.max_runs = 4;
+  po.record_outputs = 1;
   void* bufs[8] = {0};
   PT_CHECK(load("mobilenet/model.pte", &p) == 0);
   PT_CHECK_STATUS(pterun_profiler_create(&po, &prof), PTERUN_STATUS_OK);
-  pterun_method_options mo;
-  memset(&mo, 0, sizeof mo);
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   mo.registry = g_reg;
   mo.logger = g_silent;
   mo.profiler = prof;
@@ -153,14 +154,16 @@ static int etdump_structure(void) {
   char etd[] = "/tmp/pterun_etdump_XXXXXX", dbg[] = "/tmp/pterun_debug_XXXXXX";
   int fd1 = mkstemp(etd), fd2 = mkstemp(dbg);
   PT_CHECK(fd1 >= 0 && fd2 >= 0);
-  pterun_etdump_options eo;
-  memset(&eo, 0, sizeof eo);
+  pterun_etdump_options eo = PTERUN_ETDUMP_OPTIONS_INIT;
   eo.debug_buffer_path = dbg;
   PT_CHECK_STATUS(pterun_etdump_write(prof, etd, &eo), PTERUN_STATUS_INVALID_STATE); /* no run */
   for (int r = 0; r < 2; ++r) {
     PT_CHECK(bind_zeros(p, m, bufs) == 0);
     PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
   }
+  eo.max_bytes = 512; /* the builder's bound holds */
+  PT_CHECK_STATUS(pterun_etdump_write(prof, etd, &eo), PTERUN_STATUS_OUT_OF_MEMORY);
+  eo.max_bytes = 0;
   PT_CHECK_STATUS(pterun_etdump_write(prof, etd, &eo), PTERUN_STATUS_OK);
   size_t n = 0, nd = 0, kernels = pterun_profiler_event_count(prof) / 2;
   uint8_t* d = slurp(etd, &n);
@@ -212,7 +215,7 @@ static int etdump_structure(void) {
 int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
-  if (pterun_registry_create(&g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
   if (pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
   PT_RUN(profile_counts_and_events);
   PT_RUN(etdump_structure);

@@ -1,5 +1,6 @@
 /* The operator registry: explicit adds, idempotence, refusals with messages
  * naming both providers, component lookups. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "pterun/kernels/portable.h"
@@ -24,7 +25,7 @@ static void capture_log(void* ctx, pterun_log_level level, const char* msg) {
 
 static int registry_prim_ops_present(void) {
   pterun_registry* r;
-  PT_CHECK_STATUS(pterun_registry_create(NULL, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, NULL, &r), PTERUN_STATUS_OK);
   PT_CHECK(pterun_registry_count(r) >= 28);
   PT_CHECK(strcmp(pterun_registry_provider(r, "executorch_prim::et_view.default"), "runtime") == 0);
   PT_CHECK(strcmp(pterun_registry_provider(r, "aten::sym_size.int"), "runtime") == 0);
@@ -36,17 +37,17 @@ static int registry_prim_ops_present(void) {
 
 static int registry_add_twice_is_noop(void) {
   pterun_registry* r;
-  PT_CHECK_STATUS(pterun_registry_create(NULL, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, NULL, &r), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
   size_t n = pterun_registry_count(r);
   PT_CHECK(n > 28);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
   PT_CHECK(pterun_registry_count(r) == n);
   PT_CHECK(strcmp(pterun_registry_provider(r, "aten::add.out"), "kernels_portable") == 0);
-  const char *op, *key, *comp;
-  PT_CHECK_STATUS(pterun_registry_get(r, n - 1, &op, &key, &comp), PTERUN_STATUS_OK);
+  const char *op, *comp;
+  PT_CHECK_STATUS(pterun_registry_get(r, n - 1, &op, &comp), PTERUN_STATUS_OK);
   PT_CHECK(strcmp(comp, "kernels_portable") == 0);
-  PT_CHECK_STATUS(pterun_registry_get(r, n, &op, &key, &comp), PTERUN_STATUS_NOT_FOUND);
+  PT_CHECK_STATUS(pterun_registry_get(r, n, &op, &comp), PTERUN_STATUS_NOT_FOUND);
   pterun_registry_destroy(r);
   return 0;
 }
@@ -55,7 +56,7 @@ static int registry_refuses_a_different_kernel(void) {
   capture cap = {{0}, 0};
   pterun_logger lg = {capture_log, &cap, PTERUN_LOG_DEBUG};
   pterun_registry* r;
-  PT_CHECK_STATUS(pterun_registry_create(&lg, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &lg, &r), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
   size_t n = pterun_registry_count(r);
   PT_CHECK_STATUS(pterun_registry_add(r, pterun_test_dup_kernels()),
@@ -71,7 +72,7 @@ static int registry_refuses_a_different_kernel(void) {
   PT_CHECK(strstr(cap.last, "libpterun_kernels_portable") != NULL);
   // In the other order the test library wins and portable is refused.
   pterun_registry* r2;
-  PT_CHECK_STATUS(pterun_registry_create(&lg, &r2), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &lg, &r2), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r2, pterun_test_dup_kernels()), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(r2, pterun_kernels_portable()),
                   PTERUN_STATUS_ALREADY_REGISTERED);
@@ -88,10 +89,45 @@ static int registry_components_for_ops(void) {
   PT_CHECK(strcmp(pterun_component_for_op("quantized_decomposed::add.out"), "kernels_quantized") ==
            0);
   PT_CHECK(strcmp(pterun_component_for_op("aten::mm.out"), "kernels_portable") == 0);
+  PT_CHECK(strcmp(pterun_component_for_op("cortex_m::quantized_add.out"), "kernels_cortex_m") == 0);
   PT_CHECK(strcmp(pterun_component_for_op("dim_order_ops::_clone_dim_order.out"),
                   "kernels_portable") == 0);
   PT_CHECK(strcmp(pterun_component_for_op("executorch_prim::add.Scalar"), "runtime") == 0);
   PT_CHECK(pterun_component_for_op("my_namespace::custom.out") == NULL);
+  return 0;
+}
+
+/* Every byte of a registry comes from the allocator it was created with. */
+typedef struct counting {
+  size_t allocs, frees, live;
+} counting;
+static void* counting_alloc(void* ctx, size_t size, size_t alignment) {
+  counting* c = ctx;
+  void* p = NULL;
+  if (posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, size) != 0)
+    return NULL;
+  ++c->allocs;
+  ++c->live;
+  return p;
+}
+static void counting_free(void* ctx, void* p) {
+  counting* c = ctx;
+  if (p == NULL) return;
+  ++c->frees;
+  --c->live;
+  free(p);
+}
+
+static int registry_uses_its_allocator(void) {
+  counting c = {0, 0, 0};
+  pterun_allocator a = {&c, counting_alloc, counting_free};
+  pterun_registry* r;
+  PT_CHECK_STATUS(pterun_registry_create(&a, NULL, &r), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_add(r, pterun_kernels_portable()), PTERUN_STATUS_OK);
+  PT_CHECK(c.allocs >= 3); /* the registry, its kernel table (grown), its library list */
+  PT_CHECK(pterun_registry_provider(r, "aten::add.out") != NULL);
+  pterun_registry_destroy(r);
+  PT_CHECK(c.live == 0 && c.frees == c.allocs);
   return 0;
 }
 
@@ -109,5 +145,6 @@ int main(void) {
   PT_RUN(registry_refuses_a_different_kernel);
   PT_RUN(registry_components_for_ops);
   PT_RUN(registry_default_is_shared);
+  PT_RUN(registry_uses_its_allocator);
   return pt_failures ? 1 : 0;
 }

@@ -15,10 +15,11 @@ static void run_suite(const pterun_bundle* b, const pterun_program* p, size_t s,
   if (pterun_bundle_suite(b, s, &name, NULL) != PTERUN_STATUS_OK) abort();
   if (pterun_program_find_method(p, name, &mi) != PTERUN_STATUS_OK) return;
   pterun_profiler* prof = NULL;
-  pterun_profiler_options po = {2, 1};
+  pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
+  po.max_runs = 2;
+  po.record_outputs = 1;
   if (pterun_profiler_create(&po, &prof) != PTERUN_STATUS_OK) abort();
-  pterun_method_options mo;
-  memset(&mo, 0, sizeof mo);
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   mo.registry = fz_registry();
   mo.logger = pterun_logger_silent();
   mo.instruction_budget = 2000;

@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "pterun/kernels/portable.h"
+#ifdef FZ_WITH_XNNPACK
+#include "pterun/backends/xnnpack.h"
+#endif
 #include "pterun/pterun.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -37,20 +40,23 @@ static inline uint8_t* fz_copy(const uint8_t* data, size_t size) {
 }
 
 static inline pterun_load_options fz_load_options(void) {
-  pterun_load_options o;
-  memset(&o, 0, sizeof o);
+  pterun_load_options o = PTERUN_LOAD_OPTIONS_INIT;
   o.logger = pterun_logger_silent();
   o.allocator = &fz_allocator;
   return o;
 }
 
-/* One registry with the prim ops and the portable kernels, for the process. */
+/* One registry with the prim ops and the portable kernels (and, for the
+ * xnnpack target, the XNNPACK backend), for the process. */
 static inline const pterun_registry* fz_registry(void) {
   static pterun_registry* reg;
   if (reg == NULL) {
     pterun_logger silent = pterun_logger_silent();
-    if (pterun_registry_create(&silent, &reg) != PTERUN_STATUS_OK) abort();
+    if (pterun_registry_create(NULL, &silent, &reg) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) abort();
+#ifdef FZ_WITH_XNNPACK
+    if (pterun_registry_add_backend(reg, pterun_backend_xnnpack()) != PTERUN_STATUS_OK) abort();
+#endif
   }
   return reg;
 }

@@ -10,8 +10,7 @@
 
 static void run_method(const pterun_program* p, size_t mi, uint64_t* seed) {
   const char* name = pterun_program_method_name(p, mi);
-  pterun_method_options mo;
-  memset(&mo, 0, sizeof mo);
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   mo.registry = fz_registry();
   mo.logger = pterun_logger_silent();
   mo.instruction_budget = 2000;

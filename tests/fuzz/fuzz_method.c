@@ -19,8 +19,7 @@ static void load_with_arenas(const pterun_program* p, const char* name, size_t m
         aligned_alloc(64, ((size_t)sz + 63) & ~(size_t)63 ? ((size_t)sz + 63) & ~(size_t)63 : 64);
     if (bufs[b] == NULL) goto out;
   }
-  pterun_method_options mo;
-  memset(&mo, 0, sizeof mo);
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   mo.registry = fz_registry();
   mo.logger = pterun_logger_silent();
   mo.scratch_bytes = PTERUN_NO_SCRATCH;
@@ -43,8 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t n = pterun_program_method_count(p);
     for (size_t i = 0; i < n && i < 8; ++i) {
       const char* name = pterun_program_method_name(p, i);
-      pterun_method_options mo;
-      memset(&mo, 0, sizeof mo);
+      pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
       mo.registry = fz_registry();
       mo.logger = pterun_logger_silent();
       mo.scratch_bytes = 256;

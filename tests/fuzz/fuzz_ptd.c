@@ -39,8 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (g_pte != NULL &&
         pterun_program_load_buffer(g_pte, g_pte_size, &lo, &p) == PTERUN_STATUS_OK) {
       const pterun_data* files[1] = {d};
-      pterun_method_options mo;
-      memset(&mo, 0, sizeof mo);
+      pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
       mo.registry = fz_registry();
       mo.logger = pterun_logger_silent();
       mo.data = files;

@@ -26,7 +26,7 @@ static int test_example_library(void) {
   pterun_value vx, vy, vf, vi;
   pterun_value* args[4];
   PT_CHECK_STATUS(pterun_registry_add(pterun_registry_default(), demo_kernels()), PTERUN_STATUS_OK);
-  PT_CHECK_STATUS(pterun_registry_lookup(pterun_registry_default(), "demo::scale.out", NULL, &fn),
+  PT_CHECK_STATUS(pterun_registry_lookup(pterun_registry_default(), "demo::scale.out", &fn),
                   PTERUN_STATUS_OK);
   PT_CHECK(fn == demo_scale_out);
   x[0] = pterun_f32_to_f16(1.5f);

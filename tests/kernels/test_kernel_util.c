@@ -260,6 +260,27 @@ static int test_out_resize(void) {
   return 0;
 }
 
+/* out [2, 2, 3] in dim order (0, 2, 1), a [2, 1, 3] and b [3] broadcast. */
+static int test_iter(void) {
+  float a[6], b[3], o[12];
+  int64_t so[3] = {2, 2, 3}, sa[3] = {2, 1, 3}, sb[1] = {3};
+  pterun_tensor to = pt_tensor_make(PTERUN_DTYPE_F32, 3, so, o, sizeof o);
+  pterun_tensor ta = pt_tensor_make(PTERUN_DTYPE_F32, 3, sa, a, sizeof a);
+  pterun_tensor tb = pt_tensor_make(PTERUN_DTYPE_F32, 1, sb, b, sizeof b);
+  const pterun_tensor* ins[2] = {&ta, &tb};
+  pterun_iter it;
+  to.dim_order[1] = 2, to.dim_order[2] = 1;
+  PT_CHECK_STATUS(pterun_tensor_update_layout(&to), PTERUN_STATUS_OK);
+  pterun_iter_init(&it, &to, ins, 2);
+  for (int64_t n = 0; n < to.numel; ++n, pterun_iter_next(&it)) {
+    int64_t i = n / 6, j = n / 3 % 2, k = n % 3;
+    PT_CHECK(it.off[0] == i * 6 + k * 2 + j); /* channels-last style memory */
+    PT_CHECK(it.off[1] == i * 3 + k);         /* dim 1 broadcast */
+    PT_CHECK(it.off[2] == k);                 /* leading dims broadcast */
+  }
+  return 0;
+}
+
 static int test_arg_scalar(void) {
   pterun_value vi = pt_val_int(-3), vd = pt_val_double(NAN), vb = pt_val_bool(1),
                vn = pt_val_none(), vbig = pt_val_double(1e300);
@@ -305,6 +326,7 @@ int main(void) {
   PT_RUN(test_bf16_rounding_boundaries);
   PT_RUN(test_matches_torch);
   PT_RUN(test_load_store);
+  PT_RUN(test_iter);
   PT_RUN(test_arg_scalar);
   PT_RUN(test_arg_scalar_kind);
   PT_RUN(test_kernel_macros);

@@ -78,14 +78,14 @@ def test_ops_match_cli() -> None:
     ],
 )
 def test_sdk_paths(option: str, marker: str) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "pterun", option],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    path = Path(out)
-    assert path.is_absolute() and (path / marker).exists(), out
+    script = Path(sys.executable).parent / "pterun"
+    outs = [
+        subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
+        for cmd in ([sys.executable, "-m", "pterun", option], [str(script), option])
+    ]
+    assert outs[0] == outs[1], outs  # the console script answers the same
+    path = Path(outs[0])
+    assert path.is_absolute() and (path / marker).exists(), outs[0]
     assert path.resolve().is_relative_to(installed_package_dir())
 
 

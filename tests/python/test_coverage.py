@@ -1,5 +1,5 @@
 """docs/kernels.md's coverage table is current, and every overload of
-ExecuTorch's portable list (shared/docs/portable-ops.txt) is registered by
+ExecuTorch's portable list (tools/data/portable-ops.txt) is registered by
 libpterun_kernels_portable and named by at least one kernel test."""
 
 from __future__ import annotations

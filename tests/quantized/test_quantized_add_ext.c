@@ -1,7 +1,7 @@
 /* quantized_decomposed::add_relu.out and add.scalar_out: argument validation
  * (every bad input returns a status, nothing is read or written out of
  * bounds), hand-computed values, and any dim order giving the row-major
- * result. Bit-exactness against PyTorch: golden/q_add_ext.bin. */
+ * result. Bit-exactness against PyTorch: tests/golden/quantized_add_ext.txt. */
 #include <math.h>
 #include <string.h>
 

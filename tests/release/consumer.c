@@ -5,7 +5,8 @@
  * OPERATOR_MISSING, the log naming the component to link.
  * "pt_components.h" is generated from packaging/components.json by the check:
  * it includes each kernel component's header and defines
- * PT_KERNEL_ENTRIES(X) as X(<entry function>) for each.
+ * PT_KERNEL_ENTRIES(X) as X(<entry function>) for each, and
+ * PT_BACKEND_ENTRIES(X) likewise for the delegate backends.
  * Usage: consumer MODEL.pte [METHOD]   Exit: 0 ok, 1 a pterun status, 2 usage. */
 #include <stdio.h>
 
@@ -18,12 +19,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   pterun_registry* reg = NULL;
-  pterun_status st = pterun_registry_create(NULL, &reg);
+  pterun_status st = pterun_registry_create(NULL, NULL, &reg);
 #ifndef PT_RUNTIME_ONLY
 #define PT_ADD_(entry)                                                                             \
   if (st == PTERUN_STATUS_OK) st = pterun_registry_add(reg, entry());
   PT_KERNEL_ENTRIES(PT_ADD_)
 #undef PT_ADD_
+#ifdef PT_BACKEND_ENTRIES
+#define PT_ADD_BACKEND_(entry)                                                                     \
+  if (st == PTERUN_STATUS_OK) st = pterun_registry_add_backend(reg, entry());
+  PT_BACKEND_ENTRIES(PT_ADD_BACKEND_)
+#undef PT_ADD_BACKEND_
+#endif
 #endif
   if (st == PTERUN_STATUS_OK)
     st = pt_run_model(reg, argv[1], argc > 2 ? argv[2] : "forward", stdout);

@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   }
 
   pterun_registry* reg = NULL;
-  if (p_pterun_registry_create(NULL, &reg) != PTERUN_STATUS_OK) return 2;
+  if (p_pterun_registry_create(NULL, NULL, &reg) != PTERUN_STATUS_OK) return 2;
   size_t prim = p_pterun_registry_count(reg);
   size_t expected = prim;
   for (int pass = 0; pass < 2; ++pass) {
@@ -164,14 +164,13 @@ int main(int argc, char** argv) {
   size_t n = p_pterun_registry_count(reg);
   size_t dups = 0;
   for (size_t i = 0; i < n; ++i) {
-    const char *op_i, *key_i;
-    p_pterun_registry_get(reg, i, &op_i, &key_i, NULL);
+    const char* op_i;
+    p_pterun_registry_get(reg, i, &op_i, NULL);
     for (size_t j = i + 1; j < n; ++j) {
-      const char *op_j, *key_j;
-      p_pterun_registry_get(reg, j, &op_j, &key_j, NULL);
-      if (strcmp(op_i, op_j) == 0 &&
-          ((key_i == NULL && key_j == NULL) || (key_i && key_j && strcmp(key_i, key_j) == 0))) {
-        printf("FAIL: %s [%s] registered twice\n", op_i, key_i ? key_i : "any");
+      const char* op_j;
+      p_pterun_registry_get(reg, j, &op_j, NULL);
+      if (strcmp(op_i, op_j) == 0) {
+        printf("FAIL: %s registered twice\n", op_i);
         ++dups;
       }
     }
@@ -183,7 +182,7 @@ int main(int argc, char** argv) {
   int n_names = 0;
   for (size_t i = 0; i < n; ++i) {
     const char* comp = NULL;
-    p_pterun_registry_get(reg, i, NULL, NULL, &comp);
+    p_pterun_registry_get(reg, i, NULL, &comp);
     int k = 0;
     while (k < n_names && strcmp(names[k], comp) != 0) ++k;
     if (k == n_names) {

@@ -17,7 +17,7 @@ static pterun_logger g_silent;
 
 static inline int rb_init(void) {
   g_silent = pterun_logger_silent();
-  if (pterun_registry_create(&g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
   return pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK;
 }
 
@@ -43,16 +43,14 @@ static inline unsigned char* rb_read(const char* path, size_t* size) {
 }
 
 static inline pterun_method_options rb_opts(void) {
-  pterun_method_options o;
-  memset(&o, 0, sizeof o);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = g_reg;
   o.logger = g_silent;
   return o;
 }
 
 static inline pterun_load_options rb_load_opts(void) {
-  pterun_load_options o;
-  memset(&o, 0, sizeof o);
+  pterun_load_options o = PTERUN_LOAD_OPTIONS_INIT;
   o.logger = g_silent;
   return o;
 }

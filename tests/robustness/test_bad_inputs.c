@@ -111,13 +111,13 @@ static int bad_null_and_range_arguments(void) {
 
   // Registry and data queries.
   pterun_registry* r = NULL;
-  CASE(pterun_registry_create(&g_silent, NULL), PTERUN_STATUS_INVALID_ARGUMENT);
-  CASE(pterun_registry_create(&g_silent, &r), PTERUN_STATUS_OK);
+  CASE(pterun_registry_create(NULL, &g_silent, NULL), PTERUN_STATUS_INVALID_ARGUMENT);
+  CASE(pterun_registry_create(NULL, &g_silent, &r), PTERUN_STATUS_OK);
   CASE(pterun_registry_add(r, NULL), PTERUN_STATUS_INVALID_ARGUMENT);
   pterun_kernel_library bad = *pterun_kernels_portable();
   bad.abi_version = 999;
   CASE(pterun_registry_add(r, &bad), PTERUN_STATUS_ABI_MISMATCH);
-  CASE(pterun_registry_get(r, 100000, &s1, &s2, NULL), PTERUN_STATUS_NOT_FOUND);
+  CASE(pterun_registry_get(r, 100000, &s1, &s2), PTERUN_STATUS_NOT_FOUND);
   PT_CHECK(pterun_registry_provider(r, "aten::add.out") == NULL);
   PT_CHECK(pterun_data_count(NULL) == 0 && pterun_data_key(NULL, 0) == NULL);
 

@@ -74,8 +74,7 @@ static pterun_status pt_run_model(const pterun_registry* registry, const char* p
   pterun_status st = PT_FN(pterun_program_load_file)(path, PTERUN_FILE_READ, NULL, &prog);
   size_t mi = 0;
   if (st == PTERUN_STATUS_OK) st = PT_FN(pterun_program_find_method)(prog, method, &mi);
-  pterun_method_options opts;
-  memset(&opts, 0, sizeof opts);
+  pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
   opts.registry = registry;
   if (st == PTERUN_STATUS_OK) st = PT_FN(pterun_method_load)(prog, method, &opts, &m);
   if (st == PTERUN_STATUS_OK) {

@@ -1,0 +1,295 @@
+/* pterun generate: token generation with an LLM-flow program (pterun/llm.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/json.h"
+#include "pterun/llm.h"
+
+static void generate_usage(FILE* f) {
+  fprintf(f,
+          "usage: pterun generate MODEL.pte --prompt-tokens 1,2,3 [options]\n"
+          "\n"
+          "Run the prompt through the program's forward method, then generate tokens one\n"
+          "step at a time (KV cache in the program's mutable buffers). Prints the\n"
+          "generated token ids and prefill/decode tokens per second.\n"
+          "\n"
+          "  --prompt-tokens L   comma-separated prompt token ids (required)\n"
+          "  --steps N           tokens to generate (default 32)\n"
+          "  --temperature F     0 (default): greedy; else sample softmax(logits / F)\n"
+          "  --top-k N           sample among the N most likely tokens (0: all)\n"
+          "  --top-p F           sample within the smallest set of probability F (1: all)\n"
+          "  --seed N            sampling seed (default 0)\n"
+          "  --ignore-eos        do not stop at the program's eos ids\n"
+          "  --logits FILE.npy   write the logits of every step, float32 [steps, vocab]\n"
+          "  --json              machine-readable output\n"
+          "  --verbose           echo the library's log messages\n");
+}
+
+typedef struct gen_state {
+  float* logits; /* steps x vocab, or NULL */
+  size_t vocab, steps, filled;
+  int progress; /* stderr is a terminal */
+} gen_state;
+
+static int on_token(void* user, const pterun_llm_token* t) {
+  gen_state* g = (gen_state*)user;
+  if (g->logits != NULL && t->index < g->steps) {
+    memcpy(g->logits + t->index * g->vocab, t->logits, g->vocab * sizeof(float));
+    g->filled = t->index + 1;
+  }
+  if (g->progress) {
+    fprintf(stderr, "\rgenerating: %zu/%zu", t->index + 1, g->steps);
+    fflush(stderr);
+  }
+  return 0;
+}
+
+/* "1,2,3" -> tokens (malloc'd). 0 ok, -1 malformed, -2 out of memory. */
+static int parse_tokens(const char* s, int64_t** out, size_t* n) {
+  size_t cap = 1, k = 0;
+  const char* p;
+  int64_t* v;
+  for (p = s; *p; ++p)
+    if (*p == ',') ++cap;
+  v = (int64_t*)malloc(cap * sizeof *v);
+  if (v == NULL) return -2;
+  p = s;
+  while (*p) {
+    char* end;
+    long long x;
+    errno = 0;
+    x = strtoll(p, &end, 10);
+    if (end == p || errno != 0 || x < 0 || (*end != ',' && *end != '\0')) {
+      free(v);
+      return -1;
+    }
+    v[k++] = (int64_t)x;
+    p = *end == ',' ? end + 1 : end;
+    if (*end == ',' && *p == '\0') {
+      free(v);
+      return -1;
+    }
+  }
+  if (k == 0) {
+    free(v);
+    return -1;
+  }
+  *out = v;
+  *n = k;
+  return 0;
+}
+
+static int parse_float(const char* s, float* out) {
+  char* end;
+  double d;
+  errno = 0;
+  d = strtod(s, &end);
+  if (end == s || *end != '\0' || errno != 0 || !isfinite(d)) return -1;
+  *out = (float)d;
+  return 0;
+}
+
+static const char* stop_name(int stop) {
+  switch (stop) {
+    case PTERUN_LLM_STOP_EOS: return "eos";
+    case PTERUN_LLM_STOP_CONTEXT: return "context";
+    case PTERUN_LLM_STOP_CALLBACK: return "callback";
+    default: return "steps";
+  }
+}
+
+int cli_cmd_generate(int argc, char** argv) {
+  const char *model = NULL, *v, *prompt_s = NULL, *logits_path = NULL;
+  uint64_t steps = 32, seed = 0, top_k = 0;
+  float temperature = 0.f, top_p = 1.f;
+  int verbose = 0, json = 0, ignore_eos = 0, i, r, rc = CLI_EXIT_FAIL;
+  int64_t *prompt = NULL, *out = NULL;
+  size_t prompt_len = 0, k;
+  cli_session s;
+  pterun_llm* llm = NULL;
+  pterun_llm_options opt;
+  pterun_llm_stats stats;
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
+  gen_state g;
+  pterun_status st;
+
+  memset(&s, 0, sizeof s);
+  memset(&g, 0, sizeof g);
+  for (i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (cli_is_help(a)) {
+      generate_usage(stdout);
+      rc = CLI_EXIT_OK;
+      goto done;
+    }
+    if (strcmp(a, "--json") == 0) {
+      json = 1;
+      continue;
+    }
+    if (strcmp(a, "--verbose") == 0) {
+      verbose = 1;
+      continue;
+    }
+    if (strcmp(a, "--ignore-eos") == 0) {
+      ignore_eos = 1;
+      continue;
+    }
+    if ((r = cli_opt(argc, argv, &i, "generate", "--prompt-tokens", &prompt_s)) != 0 ||
+        (r = cli_opt(argc, argv, &i, "generate", "--logits", &logits_path)) != 0) {
+      if (r < 0) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
+      }
+      continue;
+    }
+    {
+      uint64_t* num = NULL;
+      float* fl = NULL;
+      if ((r = cli_opt(argc, argv, &i, "generate", "--steps", &v)) != 0)
+        num = &steps;
+      else if ((r = cli_opt(argc, argv, &i, "generate", "--seed", &v)) != 0)
+        num = &seed;
+      else if ((r = cli_opt(argc, argv, &i, "generate", "--top-k", &v)) != 0)
+        num = &top_k;
+      else if ((r = cli_opt(argc, argv, &i, "generate", "--temperature", &v)) != 0)
+        fl = &temperature;
+      else if ((r = cli_opt(argc, argv, &i, "generate", "--top-p", &v)) != 0)
+        fl = &top_p;
+      if (r < 0) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
+      }
+      if (num != NULL) {
+        if (cli_parse_u64(v, num) != 0 || (num == &top_k && top_k > INT32_MAX) ||
+            (num == &steps && steps > 1000000)) {
+          rc = cli_usage_error("generate", "bad number '%s'", v);
+          goto done;
+        }
+        continue;
+      }
+      if (fl != NULL) {
+        if (parse_float(v, fl) != 0 || *fl < 0.f) {
+          rc = cli_usage_error("generate", "bad value '%s'", v);
+          goto done;
+        }
+        continue;
+      }
+    }
+    if (a[0] == '-') {
+      rc = cli_usage_error("generate", "unknown option '%s'", a);
+      goto done;
+    }
+    if (model != NULL) {
+      rc = cli_usage_error("generate", "more than one model given");
+      goto done;
+    }
+    model = a;
+  }
+  if (model == NULL || prompt_s == NULL) {
+    rc = cli_usage_error("generate",
+                         model == NULL ? "no model given" : "--prompt-tokens is required");
+    goto done;
+  }
+  if ((r = parse_tokens(prompt_s, &prompt, &prompt_len)) != 0) {
+    if (r == -2) {
+      cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
+      goto done;
+    }
+    rc = cli_usage_error("generate", "--prompt-tokens must be non-negative integers like 1,2,3");
+    goto done;
+  }
+  if (cli_session_open(&s, model, NULL, verbose) != CLI_EXIT_OK) goto done;
+  mo.registry = s.registry;
+  if ((st = pterun_llm_open(s.program, &mo, &llm)) != PTERUN_STATUS_OK) {
+    cli_fail(&s.log, st, "%s: cannot open as a language model", model);
+    goto done;
+  }
+  g.vocab = (size_t)pterun_llm_get_metadata(llm)->vocab_size;
+  g.steps = (size_t)steps;
+  g.progress = isatty(fileno(stderr)) && !json;
+  if (logits_path != NULL && steps > 0) {
+    g.logits = (float*)malloc(g.steps * g.vocab * sizeof(float));
+    if (g.logits == NULL) {
+      cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory for --logits");
+      goto done;
+    }
+  }
+  out = (int64_t*)malloc((steps ? steps : 1) * sizeof *out);
+  if (out == NULL) {
+    cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
+    goto done;
+  }
+  memset(&opt, 0, sizeof opt);
+  opt.sampling.temperature = temperature;
+  opt.sampling.top_k = (int32_t)top_k;
+  opt.sampling.top_p = top_p;
+  opt.sampling.seed = seed;
+  opt.max_new_tokens = (size_t)steps;
+  opt.ignore_eos = ignore_eos;
+  opt.callback = on_token;
+  opt.user = &g;
+  cli_log_reset(&s.log);
+  st = pterun_llm_generate(llm, prompt, prompt_len, &opt, out, (size_t)steps, &stats);
+  if (g.progress) fprintf(stderr, "\r\033[K");
+  if (st != PTERUN_STATUS_OK) {
+    cli_fail(&s.log, st, "%s: generation failed at position %lld", model,
+             (long long)pterun_llm_position(llm));
+    goto done;
+  }
+  if (logits_path != NULL) {
+    int64_t shape[2] = {(int64_t)g.filled, (int64_t)g.vocab};
+    char err[256];
+    if ((st = cli_npy_write_file(logits_path, PTERUN_DTYPE_F32, 2, shape, g.logits,
+                                 g.filled * g.vocab * sizeof(float), err, sizeof err)) !=
+        PTERUN_STATUS_OK) {
+      cli_fail(NULL, st, "%s", err);
+      goto done;
+    }
+  }
+  {
+    double pf = stats.prefill_seconds > 0 ? (double)stats.prompt_tokens / stats.prefill_seconds : 0;
+    /* Decode forwards = generated tokens after the first (which comes from
+     * the prompt's logits), unless generation stopped early. */
+    size_t dec = stats.generated > 1 ? stats.generated - 1 : 0;
+    double ds = stats.decode_seconds > 0 && dec > 0 ? (double)dec / stats.decode_seconds : 0;
+    if (json) {
+      cli_json j;
+      cli_json_init(&j, stdout);
+      cli_json_begin_object(&j);
+      cli_json_key(&j, "prompt_tokens");
+      cli_json_begin_array(&j);
+      for (k = 0; k < prompt_len; ++k) cli_json_int(&j, prompt[k]);
+      cli_json_end_array(&j);
+      cli_json_key(&j, "tokens");
+      cli_json_begin_array(&j);
+      for (k = 0; k < stats.generated; ++k) cli_json_int(&j, out[k]);
+      cli_json_end_array(&j);
+      cli_json_key(&j, "stop");
+      cli_json_string(&j, stop_name(stats.stop));
+      cli_json_key(&j, "prefill_tokens_per_second");
+      cli_json_double(&j, pf);
+      cli_json_key(&j, "decode_tokens_per_second");
+      cli_json_double(&j, ds);
+      cli_json_end_object(&j);
+      cli_json_finish(&j);
+    } else {
+      for (k = 0; k < stats.generated; ++k) printf(k ? ",%lld" : "%lld", (long long)out[k]);
+      printf("\n");
+      fprintf(stderr,
+              "prefill: %zu tokens, %.1f tokens/s; decode: %zu tokens, %.1f tokens/s; stop: %s\n",
+              stats.prompt_tokens, pf, dec, ds, stop_name(stats.stop));
+    }
+  }
+  rc = CLI_EXIT_OK;
+done:
+  pterun_llm_close(llm);
+  cli_session_close(&s);
+  free(prompt);
+  free(out);
+  free(g.logits);
+  return rc;
+}

@@ -1,0 +1,22 @@
+/* The LLM kernel library's one entry point: a constant table built from
+ * ops.inc (rows: LLM_OP("llama::op.overload", fn)). */
+#include "pterun/kernels/llm.h"
+
+#define LLM_OP(name, fn)                                                                           \
+  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#include "kernels/llm/ops.inc"
+#undef LLM_OP
+
+static const pterun_kernel kLlmKernels[] = {
+#define LLM_OP(name, fn) {name, fn},
+#include "kernels/llm/ops.inc"
+#undef LLM_OP
+};
+
+static const pterun_kernel_library kLlmLibrary = {PTERUN_KERNEL_ABI_VERSION, "kernels_llm",
+                                                  sizeof(kLlmKernels) / sizeof(kLlmKernels[0]),
+                                                  kLlmKernels};
+
+const pterun_kernel_library* pterun_kernels_llm(void) {
+  return &kLlmLibrary;
+}

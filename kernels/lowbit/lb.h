@@ -1,0 +1,65 @@
+/* Internal interface of libpterun_kernels_lowbit (prefix lb_): torchao's
+ * packed-weights header and bit layouts, and the generic kernels the 24
+ * operator entry points wrap. docs/lowbit.md has the format. */
+#ifndef PTERUN_KERNELS_LOWBIT_LB_H_
+#define PTERUN_KERNELS_LOWBIT_LB_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pterun/kernel.h"
+#include "pterun/kernel_util.h"
+
+#define LB_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* The packed-weights header: 16 little-endian int32 words. */
+enum { LB_HEADER_BYTES = 64, LB_MAGIC = 6712, LB_TYPE_LINEAR = 1, LB_TYPE_EMBEDDING = 2 };
+/* Universal linear layout: 8-column tiles, 16-value k-chunks, sr 2. */
+enum { LB_NR = 8, LB_KR = 16, LB_SR = 2 };
+
+/* Unpacks `count` (32, 64 or 128) nbit values from torchao's chunk layout
+ * at `src` (count * nbit / 8 bytes) into signed codes (value - 2^(nbit-1),
+ * or the byte as int8 for nbit 8). */
+void lb_unpack_codes(int nbit, int count, const uint8_t* src, int8_t* dst);
+
+/* Reads a universal linear header from `packed` (bytes available: `size`)
+ * and checks it against the operator's bit width; sets the flags. */
+pterun_status lb_linear_header(pterun_kernel_context* ctx, const uint8_t* packed, size_t size,
+                               int nbit, int* has_zeros, int* has_bias);
+
+/* Bytes of one 8-column tile of the universal linear layout, or 0 when the
+ * sizes are out of range (k, group_size already validated). */
+uint64_t lb_linear_tile_bytes(int nbit, int64_t k, int64_t group_size, int has_zeros, int has_bias);
+
+/* Checks the packed-weights tensor argument (1-D int8/uint8, contiguous,
+ * data present) and returns its bytes. */
+pterun_status lb_packed_arg(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
+                            const uint8_t** data, size_t* size);
+/* Checks an indices argument (1-D int32/int64, contiguous) against [0, n). */
+pterun_status lb_indices_arg(pterun_kernel_context* ctx, const pterun_tensor* t, int64_t n);
+
+/* Checks a universal linear buffer against the operator arguments: header,
+ * n and k in [1, 2^31), group_size a multiple of 16 dividing k, and the
+ * exact byte size. Sets the flags and the bytes of one 8-column tile. */
+pterun_status lb_linear_check(pterun_kernel_context* ctx, const uint8_t* packed, size_t size,
+                              int nbit, int64_t group_size, int64_t n, int64_t k, int* has_zeros,
+                              int* has_bias, uint64_t* tile_bytes);
+/* Resizes a float32 output to [rows, cols] and checks it is contiguous with data. */
+pterun_status lb_out_2d(pterun_kernel_context* ctx, pterun_tensor* out, int64_t rows, int64_t cols);
+
+pterun_status lb_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                            int nbit);
+pterun_status lb_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                               int nbit);
+pterun_status lb_shared_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                      int nbit);
+
+/* Dynamic per-row int8 activation quantization (docs/lowbit.md): scale and
+ * int32 zero point of a row of k floats. */
+void lb_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero);
+/* q = clamp(nearbyint(fma(x, inv, zero)), -128, 127) for `count` values. */
+void lb_act_quantize(const float* x, int64_t count, float inv, int32_t zero, int8_t* q);
+/* The reciprocal torchao uses: (float)(1.0 / ((double)scale + 1e-16)). */
+float lb_act_inv(float scale);
+
+#endif /* PTERUN_KERNELS_LOWBIT_LB_H_ */

@@ -1,0 +1,57 @@
+/* Dynamic per-row int8 activation quantization, as torchao's universal
+ * kernels do it (docs/lowbit.md, "Activation quantization"):
+ *   scale = (max - min) / 255, zero = -128 - roundf(min / scale),
+ *   inv = (float)(1.0 / ((double)scale + 1e-16)),
+ *   q = clamp(nearbyint(fma(x, inv, zero)), -128, 127).
+ * Two deliberate differences, both tested (tests/lowbit):
+ *  - the zero point stays an int32: torchao stores it as int8, which wraps
+ *    for single-sign rows (quantized-ops.md 6.5) and corrupts the row;
+ *  - a constant row (min == max, where torchao divides 0 by 0) is quantized
+ *    over [min(x, 0), max(x, 0)], which represents it exactly. */
+#include <math.h>
+
+#include "kernels/lowbit/lb.h"
+
+/* float -> int32 for values that may be huge or NaN (NaN gives lo). */
+static int32_t clamp_to_i32(float f, float lo, float hi) {
+  if (!(f >= lo)) return (int32_t)lo;
+  if (f > hi) return (int32_t)hi;
+  return (int32_t)f;
+}
+
+void lb_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero) {
+  float vmin = x[0], vmax = x[0], s;
+  int64_t i;
+  for (i = 1; i < k; ++i) {
+    if (x[i] < vmin) vmin = x[i];
+    if (x[i] > vmax) vmax = x[i];
+  }
+  if (!(vmin < vmax)) {
+    if (vmin > 0.0f) vmin = 0.0f;
+    if (vmax < 0.0f) vmax = 0.0f;
+  }
+  if (!(vmin < vmax)) { /* all zero (or NaN): every code is 0 */
+    *scale = 0.0f;
+    *zero = 0;
+    return;
+  }
+  s = (vmax - vmin) / 255.0f;
+  *scale = s;
+  *zero = -128 - clamp_to_i32(roundf(vmin / s), -1073741824.0f, 1073741824.0f);
+}
+
+float lb_act_inv(float scale) {
+  return (float)(1.0 / ((double)scale + 1e-16));
+}
+
+void lb_act_quantize(const float* x, int64_t count, float inv, int32_t zero, int8_t* q) {
+  float zf = (float)zero;
+  int64_t i;
+  for (i = 0; i < count; ++i) {
+    float v = fmaf(x[i], inv, zf);
+    /* clamp before rounding (same result for finite values; defined for NaN) */
+    v = v > -128.0f ? v : -128.0f;
+    v = v < 127.0f ? v : 127.0f;
+    q[i] = (int8_t)nearbyintf(v);
+  }
+}

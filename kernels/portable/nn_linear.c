@@ -1,0 +1,122 @@
+/* aten::linear.out: out[..., n] = sum_k input[..., k] * weight[n, k] + bias[n].
+ * ExecuTorch runs it from its optimized library; the LLM flow keeps it. Few
+ * rows (decoding: one token) stream the weight once as row dot products;
+ * more rows go through the blocked GEMM (pterun_compute_gemm), which packs the weight. */
+#include <inttypes.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "kernels/portable/util.h"
+#include "pterun/compute.h"
+
+#define LINEAR_DOT_MAX_ROWS 4
+
+/* y[m, n] = x[m, :] . w[n, :] for m < rows: each weight row is read once and
+ * used for every input row while it is in L1. */
+static void linear_rows_f32(const float* x, int64_t rows, const float* w, int64_t n, int64_t k,
+                            float* y) {
+  int64_t j, m;
+  for (j = 0; j < n; ++j) {
+    const float* wr = w + j * k;
+    for (m = 0; m < rows; ++m) {
+      const float* xr = x + m * k;
+      int64_t i = 0;
+      float s;
+#if defined(__SSE2__)
+      __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps(), a2 = _mm_setzero_ps(),
+             a3 = _mm_setzero_ps();
+      for (; i + 16 <= k; i += 16) {
+        a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_loadu_ps(xr + i), _mm_loadu_ps(wr + i)));
+        a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_loadu_ps(xr + i + 4), _mm_loadu_ps(wr + i + 4)));
+        a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_loadu_ps(xr + i + 8), _mm_loadu_ps(wr + i + 8)));
+        a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_loadu_ps(xr + i + 12), _mm_loadu_ps(wr + i + 12)));
+      }
+      {
+        float t[4];
+        _mm_storeu_ps(t, _mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3)));
+        s = (t[0] + t[1]) + (t[2] + t[3]);
+      }
+#else
+      s = 0.f;
+#endif
+      for (; i < k; ++i) s += xr[i] * wr[i];
+      y[m * n + j] = s;
+    }
+  }
+}
+
+/* aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *,
+ *                  Tensor(a!) out) */
+pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pterun_tensor *x, *w, *bias, *out;
+  int64_t sizes[PTERUN_MAX_RANK], k, n, m, i;
+  size_t r;
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  if (x->rank < 1) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "input is 0-d");
+  PTERUN_TRY(pk_check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(pk_check_float(ctx, x, "input"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", w, "weight"));
+  PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", out, "out"));
+  PTERUN_TRY(pk_check_data(ctx, x, "input"));
+  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
+  k = x->sizes[x->rank - 1];
+  n = w->sizes[0];
+  if (w->sizes[1] != k)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "input has %" PRId64 " features, weight [%" PRId64 ", %" PRId64 "]",
+                              k, w->sizes[0], w->sizes[1]);
+  if (bias != NULL) {
+    PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", bias, "bias"));
+    PTERUN_TRY(pk_check_data(ctx, bias, "bias"));
+    if (bias->rank != 1 || bias->sizes[0] != n)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "bias must be [%" PRId64 "]",
+                                n);
+  }
+  if (!pterun_tensor_is_contiguous(x) || !pterun_tensor_is_contiguous(w) ||
+      (bias != NULL && !pterun_tensor_is_contiguous(bias)))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "linear needs contiguous input, weight and bias");
+  for (r = 0; r + 1 < x->rank; ++r) sizes[r] = x->sizes[r];
+  sizes[x->rank - 1] = n;
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", x->rank, sizes));
+  if (out->numel == 0) return PTERUN_STATUS_OK;
+  m = out->numel / n;
+  if (x->dtype == PTERUN_DTYPE_F32 && m <= LINEAR_DOT_MAX_ROWS) {
+    linear_rows_f32((const float*)x->data, m, (const float*)w->data, n, k, (float*)out->data);
+    if (bias != NULL)
+      for (i = 0; i < m * n; ++i) ((float*)out->data)[i] += ((const float*)bias->data)[i % n];
+    return PTERUN_STATUS_OK;
+  }
+  {
+    pterun_compute_gemm_ws ws;
+    pterun_compute_matrix ma, mb, mc;
+    int accumulate = 0;
+    ma.data = x->data;
+    ma.dtype = x->dtype;
+    ma.rs = k;
+    ma.cs = 1;
+    /* B = weight^T: element (k, n) at w[n * K + k]. */
+    mb.data = w->data;
+    mb.dtype = w->dtype;
+    mb.rs = 1;
+    mb.cs = k;
+    mc.data = out->data;
+    mc.dtype = out->dtype;
+    mc.rs = n;
+    mc.cs = 1;
+    if (bias != NULL) {
+      size_t es = pterun_dtype_size(out->dtype);
+      for (i = 0; i < m; ++i)
+        memcpy((char*)out->data + (size_t)(i * n) * es, bias->data, (size_t)n * es);
+      accumulate = 1;
+    }
+    pterun_compute_gemm_init(ctx, &ws, out->dtype);
+    pterun_compute_gemm(&ws, m, n, k, &ma, &mb, &mc, 1.0, accumulate);
+  }
+  return PTERUN_STATUS_OK;
+}

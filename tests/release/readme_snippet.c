@@ -1,0 +1,16 @@
+/* The C snippet of README.md ("Using the library from C"), compiled as it is
+ * written: the build extracts it into readme_snippet.inc (tests/CMakeLists.txt;
+ * tools/run_tests.sh links it with the README's pkg-config line). Run in a
+ * directory holding a model.pte with one f32 (2, 16) input (examples/mlp.pte);
+ * the test expects the printed number. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pterun/kernels/portable.h"
+#include "pterun/kernels/quantized.h"
+#include "pterun/pterun.h"
+
+int main(void) {
+#include "readme_snippet.inc"
+  return 0;
+}
