@@ -357,9 +357,9 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
     for (size_t k = 0; k < K; ++k) p->wq[k * OC + oc] = (int8_t)w_q(w, oc, k, K);
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t gk = 0; gk < p->groups_k; ++gk)
-      p->mult[gk * OC + oc] =
-          w->qkind == XB_Q_GROUP ? pterun_bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
-                                 : w->scales[oc];
+      p->mult[gk * OC + oc] = w->qkind == XB_Q_GROUP
+                                  ? pterun_bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
+                                  : w->scales[oc];
   return PTERUN_STATUS_OK;
 }
 

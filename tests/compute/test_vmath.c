@@ -54,10 +54,10 @@ static size_t g_n;
 
 static void fill_inputs(void) {
   size_t n = 0;
-  static const float specials[] = {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-38f, -1e-38f, 1e-10f, -1e-10f,
-                                   0.625f, -0.625f, 0.6249999f, 88.72f, 88.73f, -87.3f, -103.0f,
-                                   -104.5f, 200.0f, -200.0f, 3e38f, -3e38f, INFINITY, -INFINITY,
-                                   NAN};
+  static const float specials[] = {0.0f,   -0.0f,   1e-45f,   -1e-45f,   1e-38f,     -1e-38f,
+                                   1e-10f, -1e-10f, 0.625f,   -0.625f,   0.6249999f, 88.72f,
+                                   88.73f, -87.3f,  -103.0f,  -104.5f,   200.0f,     -200.0f,
+                                   3e38f,  -3e38f,  INFINITY, -INFINITY, NAN};
   for (size_t k = 0; k < sizeof specials / sizeof specials[0]; ++k) g_x[n++] = specials[k];
   /* Dense in [-110, 110], then every 4099th bit pattern of the whole line. */
   for (size_t k = 0; k < N_SWEEP; ++k) g_x[n++] = -110.0f + 220.0f * (float)k / (float)N_SWEEP;

@@ -13,9 +13,11 @@ typedef struct pc_vm_variant {
 } pc_vm_variant;
 
 #define PC_VM_ROW(isa, suffix)                                                                     \
-  {(isa),                                                                                          \
-   #suffix,                                                                                        \
-   {pc_f32_exp__##suffix, pc_f32_sigmoid__##suffix, pc_f32_silu__##suffix, pc_f32_tanh__##suffix}}
+  {                                                                                                \
+    (isa), #suffix, {                                                                              \
+      pc_f32_exp__##suffix, pc_f32_sigmoid__##suffix, pc_f32_silu__##suffix, pc_f32_tanh__##suffix \
+    }                                                                                              \
+  }
 
 static const pc_vm_variant g_variants[] = {
     PC_VM_ROW(0, v4),
@@ -35,7 +37,8 @@ const char* pterun_compute_f32_unary_variant(size_t variant) {
 }
 
 int pterun_compute_f32_unary_with(size_t variant, int op, const float* x, float* y, size_t n) {
-  if (op < 0 || op >= PTERUN_COMPUTE_UNARY_COUNT || pterun_compute_f32_unary_variant(variant) == NULL)
+  if (op < 0 || op >= PTERUN_COMPUTE_UNARY_COUNT ||
+      pterun_compute_f32_unary_variant(variant) == NULL)
     return -1;
   g_variants[variant].fn[op](x, y, n);
   return 0;
@@ -67,6 +70,7 @@ int pterun_compute_f32_unary(pterun_threadpool* pool, size_t max_threads, int op
   pc_vm_job j = {g_variants[v].fn[op], x, y, n};
   size_t chunks = (n + PC_VM_CHUNK - 1) / PC_VM_CHUNK;
   if (chunks < 2) pool = NULL;
-  pterun_parallelize_1d_tile(pool, pc_vm_task, &j, chunks, 1, PTERUN_PARALLEL_MAX_THREADS(max_threads));
+  pterun_parallelize_1d_tile(pool, pc_vm_task, &j, chunks, 1,
+                             PTERUN_PARALLEL_MAX_THREADS(max_threads));
   return 0;
 }

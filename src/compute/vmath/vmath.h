@@ -9,9 +9,9 @@
 typedef void (*pc_vm_fn)(const float* x, float* y, size_t n);
 
 #define PC_VM_DECLARE(suffix)                                                                      \
-  void pc_f32_exp__##suffix(const float* x, float* y, size_t n);                                  \
-  void pc_f32_sigmoid__##suffix(const float* x, float* y, size_t n);                              \
-  void pc_f32_silu__##suffix(const float* x, float* y, size_t n);                                 \
+  void pc_f32_exp__##suffix(const float* x, float* y, size_t n);                                   \
+  void pc_f32_sigmoid__##suffix(const float* x, float* y, size_t n);                               \
+  void pc_f32_silu__##suffix(const float* x, float* y, size_t n);                                  \
   void pc_f32_tanh__##suffix(const float* x, float* y, size_t n);
 PC_VM_DECLARE(v4)
 PC_VM_DECLARE(avx2)

@@ -11,10 +11,18 @@
 typedef float vm_f __attribute__((vector_size(VM_LANES * 4)));
 typedef int32_t vm_i __attribute__((vector_size(VM_LANES * 4)));
 
-static inline vm_f vm_splat(float v) { return (vm_f){0} + v; }
-static inline vm_i vm_spliti(int32_t v) { return (vm_i){0} + v; }
-static inline vm_f vm_sel(vm_i m, vm_f a, vm_f b) { return (vm_f)((m & (vm_i)a) | (~m & (vm_i)b)); }
-static inline vm_f vm_abs(vm_f x) { return (vm_f)((vm_i)x & vm_spliti(0x7fffffff)); }
+static inline vm_f vm_splat(float v) {
+  return (vm_f){0} + v;
+}
+static inline vm_i vm_spliti(int32_t v) {
+  return (vm_i){0} + v;
+}
+static inline vm_f vm_sel(vm_i m, vm_f a, vm_f b) {
+  return (vm_f)((m & (vm_i)a) | (~m & (vm_i)b));
+}
+static inline vm_f vm_abs(vm_f x) {
+  return (vm_f)((vm_i)x & vm_spliti(0x7fffffff));
+}
 
 /* e^x * 2^sh (0 <= sh <= 24; sh > 0 keeps tiny results normal until the
  * caller scales them back): Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2,
@@ -41,10 +49,12 @@ static inline vm_f vm_exp_scaled(vm_f x, int32_t sh) {
   vm_f s1 = (vm_f)((n1 + vm_spliti(127)) << 23), s2 = (vm_f)((n2 + vm_spliti(127)) << 23);
   vm_f y = p * s1 * s2;
   y = vm_sel(x < vm_splat(-130.0f), vm_splat(0.0f), y); /* e^-inf = 0, even scaled */
-  return vm_sel(x != x, x, y);                             /* NaN stays NaN */
+  return vm_sel(x != x, x, y);                          /* NaN stays NaN */
 }
 
-static inline vm_f vm_exp(vm_f x) { return vm_exp_scaled(x, 0); }
+static inline vm_f vm_exp(vm_f x) {
+  return vm_exp_scaled(x, 0);
+}
 
 /* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e^-|x| never overflows,
  * so tiny results (x < -88) stay accurate. */
@@ -79,7 +89,7 @@ static inline vm_f vm_tanh(vm_f x) {
 }
 
 #define VM_DEFINE(op)                                                                              \
-  void VM_FN(op)(const float* x, float* y, size_t n) {                                            \
+  void VM_FN(op)(const float* x, float* y, size_t n) {                                             \
     size_t i = 0;                                                                                  \
     for (; i + VM_LANES <= n; i += VM_LANES) {                                                     \
       vm_f v;                                                                                      \
@@ -91,7 +101,7 @@ static inline vm_f vm_tanh(vm_f x) {
       vm_f v = vm_splat(0.0f);                                                                     \
       memcpy(&v, x + i, (n - i) * sizeof(float));                                                  \
       v = vm_##op(v);                                                                              \
-      memcpy(y + i, &v, (n - i) * sizeof(float));                                                 \
+      memcpy(y + i, &v, (n - i) * sizeof(float));                                                  \
     }                                                                                              \
   }
 
