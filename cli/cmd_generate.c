@@ -111,7 +111,7 @@ int cli_cmd_generate(int argc, char** argv) {
   size_t prompt_len = 0, k;
   cli_session s;
   pterun_llm* llm = NULL;
-  pterun_llm_options opt;
+  pterun_llm_options opt = PTERUN_LLM_OPTIONS_INIT;
   pterun_llm_stats stats;
   pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   gen_state g;
@@ -223,7 +223,6 @@ int cli_cmd_generate(int argc, char** argv) {
     cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
-  memset(&opt, 0, sizeof opt);
   opt.sampling.temperature = temperature;
   opt.sampling.top_k = (int32_t)top_k;
   opt.sampling.top_p = top_p;

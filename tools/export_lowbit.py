@@ -16,6 +16,8 @@ Cases:
                Reference: pterun.lowbit's PyTorch implementation, which
                mirrors the C arithmetic: outputs must be byte-identical
                (rtol 0, atol 0).
+  wide_{n}bit  n = 3, 4, 8: k = 1024 with group sizes 128 (no zeros) and
+               1024 (zeros), bias: many k-chunks per group. Byte-identical.
   tfm_{b}bit   a small transformer (embedding, 2 blocks of attention + MLP,
                tied-free head) quantized with pterun.lowbit.quantize_ at
                b = 2, 3, 4, 8 bits, group size 32. Reference: eager PyTorch on
@@ -130,6 +132,37 @@ def ops_case(nbit: int):
     return model, (x, idx), 0.0, 0.0
 
 
+class WideModel(torch.nn.Module):
+    """Long k (many 16-value chunks per group): group sizes 128 and 1024."""
+
+    def __init__(self, nbit: int, gen: torch.Generator) -> None:
+        super().__init__()
+        self.nbit, self.n, self.k = nbit, 24, 1024
+        lo, hi = -(1 << (nbit - 1)), 1 << (nbit - 1)
+        for i, gs in enumerate((128, 1024)):
+            g = self.k // gs
+            q = torch.randint(lo, hi, (self.n, self.k), generator=gen, dtype=torch.int8)
+            s = torch.rand(self.n, g, generator=gen) * 0.01 + 0.001
+            z = torch.randint(lo, hi, (self.n, g), generator=gen, dtype=torch.int8)
+            b = torch.randn(self.n, generator=gen)
+            self.register_buffer(
+                f"w{i}", LB.pack_linear(q, s, z if i else None, gs, b, nbit)
+            )
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        lin = getattr(torch.ops.torchao, f"_linear_8bit_act_{self.nbit}bit_weight")
+        return [
+            lin(x, self.w0, 128, self.n, self.k),
+            lin(x, self.w1, 1024, self.n, self.k),
+        ]
+
+
+def wide_case(nbit: int):
+    gen = torch.Generator().manual_seed(200 + nbit)
+    x = torch.randn(3, 1024, generator=gen) * 4
+    return WideModel(nbit, gen), (x,), 0.0, 0.0
+
+
 class Block(torch.nn.Module):
     def __init__(self, dim: int, heads: int) -> None:
         super().__init__()
@@ -180,6 +213,7 @@ def tfm_case(bits: int):
 
 
 CASES = {f"ops_{n}bit": (lambda n=n: ops_case(n)) for n in range(1, 9)}
+CASES.update({f"wide_{n}bit": (lambda n=n: wide_case(n)) for n in (3, 4, 8)})
 CASES.update({f"tfm_{b}bit": (lambda b=b: tfm_case(b)) for b in (2, 3, 4, 8)})
 
 

@@ -137,6 +137,25 @@ PTERUN_API pterun_status pterun_arg_int_list(pterun_kernel_context* ctx, pterun_
 PTERUN_API pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** args,
                                                 size_t i, const char* name, pterun_value** out);
 
+/* ---- tensor checks ----------------------------------------------------------
+ * Each fails the kernel with INVALID_ARGUMENT and a message naming the
+ * argument: `PTERUN_TRY(pterun_check_rank(ctx, mat1, "mat1", 2));` */
+/** t has dtype `dtype`. */
+PTERUN_API pterun_status pterun_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                            const char* name, int32_t dtype);
+/** t has exactly `rank` dims. */
+PTERUN_API pterun_status pterun_check_rank(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                           const char* name, int rank);
+/** t has memory for its elements when it has any (data set, nbytes covering
+ *  numel elements): an unbound or freed input is refused, never read. */
+PTERUN_API pterun_status pterun_check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                           const char* name);
+
+/** t is row-major (identity dim order; else NOT_SUPPORTED) and passes
+ *  pterun_check_data: for kernels that only handle the default layout. */
+PTERUN_API pterun_status pterun_check_contiguous(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                                 const char* name);
+
 /* ---- outputs --------------------------------------------------------------- */
 /**
  * Resizes output argument `out` (called `name` in messages) to `sizes`, then

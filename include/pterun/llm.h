@@ -104,6 +104,9 @@ typedef enum pterun_llm_stop {
 } pterun_llm_stop;
 
 typedef struct pterun_llm_options {
+  /* sizeof(pterun_llm_options) as the caller was compiled: initialise with
+   * PTERUN_LLM_OPTIONS_INIT (the struct can grow, see pterun/options.h). */
+  size_t struct_size;
   pterun_llm_sampling sampling;
   size_t max_new_tokens;
   /* Stop tokens: the program's eos ids unless ignore_eos, plus these. */
@@ -113,6 +116,8 @@ typedef struct pterun_llm_options {
   pterun_llm_callback callback; /* may be NULL */
   void* user;
 } pterun_llm_options;
+
+#define PTERUN_LLM_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_llm_options)
 
 typedef struct pterun_llm_stats {
   size_t prompt_tokens;

@@ -6,6 +6,30 @@
 
 #include <stddef.h>
 
+#include "pterun/export.h"
+#include "pterun/log.h"
+#include "pterun/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * For libraries that take a growing options struct (pterun's own calls use
+ * it too): copies the caller's options `in` (NULL: every default) into
+ * `out`, which is `size` bytes — sizeof the struct the library was built
+ * with. Fields beyond the caller's struct_size are zero (their defaults); a
+ * larger struct_size is accepted when the fields this build does not know
+ * are zero. `what` names the type in the message ("pterun_method_options").
+ * @retval PTERUN_STATUS_INVALID_ARGUMENT struct_size 0, or an unknown field set
+ */
+PTERUN_API pterun_status pterun_options_read(const void* in, void* out, size_t size,
+                                             const pterun_logger* logger, const char* what);
+
+#ifdef __cplusplus
+}
+#endif
+
 /** `type` with every field at its default and struct_size set:
  *    pterun_method_options o = PTERUN_OPTIONS_INIT(pterun_method_options);
  *  (each options type also has its own PTERUN_<TYPE>_INIT). Designated in C

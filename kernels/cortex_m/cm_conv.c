@@ -47,20 +47,20 @@ static pterun_status conv_read(pterun_kernel_context* ctx, pterun_value** args, 
         a->stride[i] > INT32_MAX || a->dil[i] > INT32_MAX || a->pad[i] > INT32_MAX ||
         a->out_pad[i] > INT32_MAX)
       return CM_FAIL(ctx, "stride/dilation must be >= 1 and padding >= 0 (and fit int32)");
-  PTERUN_TRY(cm_check_dtype(ctx, a->in, "input", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, a->w, "weight", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, a->out, "out", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, a->mult, "requantize_multipliers", PTERUN_DTYPE_I32));
-  PTERUN_TRY(cm_check_dtype(ctx, a->shift, "requantize_shifts", PTERUN_DTYPE_I32));
+  PTERUN_TRY(pterun_check_dtype(ctx, a->in, "input", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, a->w, "weight", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, a->out, "out", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, a->mult, "requantize_multipliers", PTERUN_DTYPE_I32));
+  PTERUN_TRY(pterun_check_dtype(ctx, a->shift, "requantize_shifts", PTERUN_DTYPE_I32));
   if (a->in->rank != 4 || a->w->rank != 4)
     return CM_FAIL(ctx, "args 'input'/'weight': 4-D tensors required");
-  PTERUN_TRY(cm_check_data(ctx, a->in, "input"));
-  PTERUN_TRY(cm_check_contig(ctx, a->w, "weight"));
-  PTERUN_TRY(cm_check_data(ctx, a->mult, "requantize_multipliers"));
-  PTERUN_TRY(cm_check_data(ctx, a->shift, "requantize_shifts"));
+  PTERUN_TRY(pterun_check_data(ctx, a->in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, a->w, "weight"));
+  PTERUN_TRY(pterun_check_data(ctx, a->mult, "requantize_multipliers"));
+  PTERUN_TRY(pterun_check_data(ctx, a->shift, "requantize_shifts"));
   if (a->bias != NULL) {
-    PTERUN_TRY(cm_check_dtype(ctx, a->bias, "bias", PTERUN_DTYPE_I32));
-    PTERUN_TRY(cm_check_data(ctx, a->bias, "bias"));
+    PTERUN_TRY(pterun_check_dtype(ctx, a->bias, "bias", PTERUN_DTYPE_I32));
+    PTERUN_TRY(pterun_check_data(ctx, a->bias, "bias"));
   }
   return PTERUN_STATUS_OK;
 }

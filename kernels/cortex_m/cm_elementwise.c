@@ -63,7 +63,7 @@ static pterun_status qdq_args(pterun_kernel_context* ctx, pterun_value** args, s
   if (!(*scale > 0.0) || !isfinite(*scale) || !((float)*scale > 0.0f) || isinf((float)*scale))
     return CM_FAIL(ctx, "arg 'scale': %g must be finite and > 0 in float32", *scale);
   PTERUN_TRY(cm_check_i32(ctx, "zero_point", *zp));
-  PTERUN_TRY(cm_check_data(ctx, *in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, *in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, *out, "out", *in));
   if (!cm_same_layout(*in, *out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
@@ -78,8 +78,8 @@ PTERUN_KERNEL(cm_quantize_per_tensor_out) {
   int64_t zp, qmin, qmax, dtype, k;
   float inv, zpf;
   PTERUN_TRY(qdq_args(ctx, args, nargs, &in, &scale, &zp, &qmin, &qmax, &dtype, &out));
-  PTERUN_TRY(cm_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", (int)dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", (int)dtype));
   inv = (float)(1.0 / scale);
   zpf = (float)zp;
   for (k = 0; k < in->numel; ++k) {
@@ -101,8 +101,8 @@ PTERUN_KERNEL(cm_dequantize_per_tensor_out) {
   int64_t zp, qmin, qmax, dtype, k;
   float s, zpf;
   PTERUN_TRY(qdq_args(ctx, args, nargs, &in, &scale, &zp, &qmin, &qmax, &dtype, &out));
-  PTERUN_TRY(cm_check_dtype(ctx, in, "input", (int)dtype));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", PTERUN_DTYPE_F32));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", (int)dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_F32));
   s = (float)scale;
   zpf = (float)zp;
   for (k = 0; k < in->numel; ++k)
@@ -114,23 +114,27 @@ PTERUN_KERNEL(cm_dequantize_per_tensor_out) {
 
 /* Output shape of a binary op: the broadcast of self and other. */
 static pterun_status binary_out(pterun_kernel_context* ctx, const pterun_tensor* a,
-                                const pterun_tensor* b, pterun_tensor* out, cm_iter* it) {
+                                const pterun_tensor* b, pterun_tensor* out, pterun_iter* it) {
   int64_t sizes[PTERUN_MAX_RANK];
   size_t rank;
-  PTERUN_TRY(cm_check_data(ctx, a, "self"));
-  PTERUN_TRY(cm_check_data(ctx, b, "other"));
+  PTERUN_TRY(pterun_check_data(ctx, a, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, b, "other"));
   if (!cm_broadcast_shape(a, b, sizes, &rank))
     return CM_FAIL(ctx, "args 'self' and 'other': shapes do not broadcast");
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", rank, sizes));
-  if (!cm_iter_init(it, out, a, b)) return CM_FAIL(ctx, "arg 'out': shape does not broadcast");
+  {
+    /* out now has the broadcast shape, so both inputs broadcast to it */
+    const pterun_tensor* ins[2] = {a, b};
+    pterun_iter_init(it, out, ins, 2);
+  }
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status check_i8_binary(pterun_kernel_context* ctx, const pterun_tensor* a,
                                      const pterun_tensor* b, const pterun_tensor* out) {
-  PTERUN_TRY(cm_check_dtype(ctx, a, "self", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, b, "other", PTERUN_DTYPE_I8));
-  return cm_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8);
+  PTERUN_TRY(pterun_check_dtype(ctx, a, "self", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, b, "other", PTERUN_DTYPE_I8));
+  return pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8);
 }
 
 /* quantized_add.out(self, self_zero_point, self_multiplier, self_shift, other,
@@ -144,7 +148,7 @@ PTERUN_KERNEL(cm_quantized_add_out) {
                                          "output_zero_point", "output_multiplier", "output_shift",
                                          "activation_min",    "activation_max"};
   static const size_t kSlots[11] = {1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12};
-  cm_iter it;
+  pterun_iter it;
   PTERUN_CHECK_NARGS(ctx, nargs, 15);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "other", &b));
@@ -158,7 +162,7 @@ PTERUN_KERNEL(cm_quantized_add_out) {
   PTERUN_TRY(cm_check_requant(ctx, "output_multiplier", v[7], v[8]));
   PTERUN_TRY(check_i8_binary(ctx, a, b, out));
   PTERUN_TRY(binary_out(ctx, a, b, out, &it));
-  for (k = 0; k < out->numel; ++k, cm_iter_next(&it)) {
+  for (k = 0; k < out->numel; ++k, pterun_iter_next(&it)) {
     int64_t x = ((const int8_t*)a->data)[it.off[1]], y = ((const int8_t*)b->data)[it.off[2]];
     /* (q - zp) << 20 in int32, as the reference (and CMSIS-NN) does */
     int32_t xs = cm_wrap32((int64_t)((uint64_t)(int64_t)cm_wrap32(x - v[0]) << 20));
@@ -177,7 +181,7 @@ PTERUN_KERNEL(cm_quantized_add_out) {
 PTERUN_KERNEL(cm_quantized_mul_out) {
   pterun_tensor *a, *b, *out;
   int64_t zpa, zpb, zpo, mult, shift, k;
-  cm_iter it;
+  pterun_iter it;
   PTERUN_CHECK_NARGS(ctx, nargs, 9);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "self_zero_point", &zpa));
@@ -193,7 +197,7 @@ PTERUN_KERNEL(cm_quantized_mul_out) {
   PTERUN_TRY(cm_check_requant(ctx, "output_multiplier", mult, shift));
   PTERUN_TRY(check_i8_binary(ctx, a, b, out));
   PTERUN_TRY(binary_out(ctx, a, b, out, &it));
-  for (k = 0; k < out->numel; ++k, cm_iter_next(&it)) {
+  for (k = 0; k < out->numel; ++k, pterun_iter_next(&it)) {
     int32_t x = cm_wrap32(((const int8_t*)a->data)[it.off[1]] - zpa);
     int32_t y = cm_wrap32(((const int8_t*)b->data)[it.off[2]] - zpb);
     int32_t r = cm_requantize(cm_wrap32((int64_t)x * y), (int32_t)mult, (int32_t)shift);
@@ -224,12 +228,12 @@ PTERUN_KERNEL(cm_quantized_div_out) {
   PTERUN_TRY(cm_check_i32(ctx, "output_zero_point", zpo));
   if (a->dtype != PTERUN_DTYPE_I8 && a->dtype != PTERUN_DTYPE_I16)
     return CM_FAIL(ctx, "arg 'self': expected int8 or int16, got %s", pterun_dtype_name(a->dtype));
-  PTERUN_TRY(cm_check_dtype(ctx, b, "other", a->dtype));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", a->dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, b, "other", a->dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", a->dtype));
   if (!cm_same_layout(a, b) || !isfinite((float)scale))
     return CM_FAIL(ctx, "args 'self'/'other': identical shapes and a finite scale are required");
-  PTERUN_TRY(cm_check_data(ctx, a, "self"));
-  PTERUN_TRY(cm_check_data(ctx, b, "other"));
+  PTERUN_TRY(pterun_check_data(ctx, a, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, b, "other"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", a));
   if (!cm_same_layout(a, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
@@ -255,13 +259,13 @@ PTERUN_KERNEL(cm_quantized_activation_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "lut", &lut));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PTERUN_TRY(cm_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, lut, "lut", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, lut, "lut", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (lut->numel != 256)
     return CM_FAIL(ctx, "arg 'lut': expected 256 entries, got %" PRId64, lut->numel);
-  PTERUN_TRY(cm_check_data(ctx, in, "input"));
-  PTERUN_TRY(cm_check_data(ctx, lut, "lut"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, lut, "lut"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (!cm_same_layout(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
@@ -276,14 +280,14 @@ PTERUN_KERNEL(cm_quantized_activation_out) {
 static pterun_status minmax(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                             int want_max) {
   pterun_tensor *a, *b, *out, scalar;
-  cm_iter it;
+  pterun_iter it;
   int64_t k;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "other", &b));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PTERUN_TRY(cm_check_dtype(ctx, b, "other", a->dtype));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", a->dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, b, "other", a->dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", a->dtype));
   if (b->numel == 1) { /* a one-element other keeps self's shape (the reference's meta) */
     scalar = *b;
     scalar.rank = 0;
@@ -291,7 +295,7 @@ static pterun_status minmax(pterun_kernel_context* ctx, pterun_value** args, siz
   }
   PTERUN_TRY(binary_out(ctx, a, b, out, &it));
 #define CM_MINMAX(T)                                                                               \
-  for (k = 0; k < out->numel; ++k, cm_iter_next(&it)) {                                            \
+  for (k = 0; k < out->numel; ++k, pterun_iter_next(&it)) {                                        \
     T x = ((const T*)a->data)[it.off[1]], y = ((const T*)b->data)[it.off[2]];                      \
     T r = x != x ? x : y != y ? y : want_max ? (x > y ? x : y) : (x < y ? x : y);                  \
     ((T*)out->data)[it.off[0]] = r;                                                                \
@@ -319,9 +323,9 @@ PTERUN_KERNEL(cm_maximum_out) {
 
 /* ---- transpose / pad: strided copies ------------------------------------------------ */
 
-static void copy_strided(cm_iter* it, int64_t n, const void* src, void* dst, size_t es) {
+static void copy_strided(pterun_iter* it, int64_t n, const void* src, void* dst, size_t es) {
   int64_t k;
-  for (k = 0; k < n; ++k, cm_iter_next(it))
+  for (k = 0; k < n; ++k, pterun_iter_next(it))
     memcpy((char*)dst + (size_t)it->off[0] * es, (const char*)src + (size_t)it->off[1] * es, es);
 }
 
@@ -331,7 +335,7 @@ PTERUN_KERNEL(cm_transpose_out) {
   const int64_t* perm;
   size_t n, d;
   int seen = 0;
-  cm_iter it;
+  pterun_iter it;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "perm", &perm, &n, 0));
@@ -345,10 +349,13 @@ PTERUN_KERNEL(cm_transpose_out) {
     view.sizes[d] = in->sizes[perm[d]];
     view.strides[d] = in->strides[perm[d]];
   }
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", in->dtype));
-  PTERUN_TRY(cm_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", in->dtype));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", n, view.sizes));
-  cm_iter_init(&it, out, &view, NULL);
+  {
+    const pterun_tensor* ins[1] = {&view};
+    pterun_iter_init(&it, out, ins, 1);
+  }
   copy_strided(&it, out->numel, in->data, out->data, pterun_dtype_size(in->dtype));
   return PTERUN_STATUS_OK;
 }
@@ -371,7 +378,7 @@ PTERUN_KERNEL(cm_pad_out) {
   int64_t value, pre[4], post[4], sizes[PTERUN_MAX_RANK], base = 0, k;
   size_t npre, npost, es;
   int rank, off, d, cl;
-  cm_iter it;
+  pterun_iter it;
   PTERUN_CHECK_NARGS(ctx, nargs, 6);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "pre_pad", &pre_p, &npre, 0));
@@ -390,8 +397,8 @@ PTERUN_KERNEL(cm_pad_out) {
   }
   off = 4 - rank;
   for (d = 0; d < rank; ++d) sizes[d] = in->sizes[d] + pre[off + d] + post[off + d];
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", in->dtype));
-  PTERUN_TRY(cm_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", in->dtype));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)rank, sizes));
   es = pterun_dtype_size(in->dtype);
   switch (in->dtype) {
@@ -414,7 +421,10 @@ PTERUN_KERNEL(cm_pad_out) {
     view.sizes[d] = in->sizes[d];
     base += pre[off + d] * out->strides[d];
   }
-  cm_iter_init(&it, &view, in, NULL);
+  {
+    const pterun_tensor* ins[1] = {in};
+    pterun_iter_init(&it, &view, ins, 1);
+  }
   copy_strided(&it, in->numel, in->data, (char*)out->data + (size_t)base * es, es);
   return PTERUN_STATUS_OK;
 }

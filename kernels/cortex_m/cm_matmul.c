@@ -36,30 +36,30 @@ PTERUN_KERNEL(cm_quantized_linear_out) {
   PTERUN_TRY(cm_check_i32(ctx, "output_offset", out_off));
   if (nm < 1 || ns < 1) return CM_FAIL(ctx, "requantize_multipliers/shifts: one entry required");
   PTERUN_TRY(cm_check_requant(ctx, "requantize_multipliers", mults[0], shifts[0]));
-  PTERUN_TRY(cm_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, w, "weights", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, w, "weights", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (in->rank < 1 || w->rank != 2 || w->sizes[1] != in->sizes[in->rank - 1])
     return CM_FAIL(ctx, "args 'input'/'weights': [..., K] and [N, K] required");
-  PTERUN_TRY(cm_check_contig(ctx, in, "input"));
-  PTERUN_TRY(cm_check_contig(ctx, w, "weights"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, w, "weights"));
   kdim = w->sizes[1];
   ncol = w->sizes[0];
   if (bias) {
-    PTERUN_TRY(cm_check_dtype(ctx, bias, "bias", PTERUN_DTYPE_I32));
-    PTERUN_TRY(cm_check_data(ctx, bias, "bias"));
+    PTERUN_TRY(pterun_check_dtype(ctx, bias, "bias", PTERUN_DTYPE_I32));
+    PTERUN_TRY(pterun_check_data(ctx, bias, "bias"));
     if (bias->numel != ncol) return CM_FAIL(ctx, "arg 'bias': %" PRId64 " entries needed", ncol);
   }
   if (ksum) {
-    PTERUN_TRY(cm_check_dtype(ctx, ksum, "kernel_sum", PTERUN_DTYPE_I32));
-    PTERUN_TRY(cm_check_data(ctx, ksum, "kernel_sum"));
+    PTERUN_TRY(pterun_check_dtype(ctx, ksum, "kernel_sum", PTERUN_DTYPE_I32));
+    PTERUN_TRY(pterun_check_data(ctx, ksum, "kernel_sum"));
     if (ksum->numel != ncol)
       return CM_FAIL(ctx, "arg 'kernel_sum': %" PRId64 " entries needed", ncol);
   }
   for (i = 0; i + 1 < in->rank; ++i) sizes[i] = in->sizes[i];
   sizes[in->rank - 1] = ncol;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", in->rank, sizes));
-  PTERUN_TRY(cm_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   rows = kdim > 0 ? in->numel / kdim : 0;
   if (kdim == 0) rows = out->numel / (ncol > 0 ? ncol : 1);
   xd = (const int8_t*)in->data;
@@ -108,19 +108,19 @@ PTERUN_KERNEL(cm_quantized_batch_matmul_out) {
   PTERUN_TRY(cm_check_i32(ctx, "rhs_zero_point", rzp));
   PTERUN_TRY(cm_check_i32(ctx, "output_zero_point", ozp));
   PTERUN_TRY(cm_check_requant(ctx, "output_multiplier", mult, shift));
-  PTERUN_TRY(cm_check_dtype(ctx, lhs, "lhs", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, rhs, "rhs_transposed", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, lhs, "lhs", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, rhs, "rhs_transposed", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (lhs->rank != 3 || rhs->rank != 3 || lhs->sizes[0] != rhs->sizes[0] ||
       lhs->sizes[2] != rhs->sizes[2])
     return CM_FAIL(ctx, "args 'lhs'/'rhs_transposed': [B, M, K] and [B, N, K] required");
-  PTERUN_TRY(cm_check_contig(ctx, lhs, "lhs"));
-  PTERUN_TRY(cm_check_contig(ctx, rhs, "rhs_transposed"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, lhs, "lhs"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, rhs, "rhs_transposed"));
   sizes[0] = lhs->sizes[0];
   sizes[1] = lhs->sizes[1];
   sizes[2] = rhs->sizes[1];
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 3, sizes));
-  PTERUN_TRY(cm_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   for (b = 0; b < sizes[0]; ++b)
     for (m = 0; m < sizes[1]; ++m)
       for (n = 0; n < sizes[2]; ++n) {
@@ -158,14 +158,14 @@ PTERUN_KERNEL(cm_softmax_out) {
   PTERUN_TRY(cm_check_i32(ctx, "input_zero_point", izp));
   PTERUN_TRY(cm_check_requant(ctx, "input_multiplier", mult, shift));
   if (ozp != -128) return CM_FAIL(ctx, "arg 'output_zero_point': expected -128, got %" PRId64, ozp);
-  PTERUN_TRY(cm_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (in->rank < 1) return CM_FAIL(ctx, "arg 'input': rank >= 1 required");
   if (dim < 0) dim += in->rank;
   if (dim < 0 || dim >= in->rank) return CM_FAIL(ctx, "arg 'dim': out of range");
-  PTERUN_TRY(cm_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(cm_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   scale = (float)ldexp((double)mult, (int)shift - 31 - 26);
   if (!(scale > 0.0f)) return CM_FAIL(ctx, "arg 'input_multiplier': non-positive input scale");
   len = in->sizes[dim];

@@ -52,10 +52,10 @@ static pterun_status avg_pool(pterun_kernel_context* ctx, pterun_value** args, s
   PTERUN_TRY(cm_check_i32(ctx, "zero_point", zp));
   PTERUN_TRY(cm_check_requant(ctx, "multiplier", mult, shift));
   PTERUN_TRY(check_window(ctx, k, s, p));
-  PTERUN_TRY(cm_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (in->rank != 4) return CM_FAIL(ctx, "arg 'input': 4-D tensor required");
-  PTERUN_TRY(cm_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   /* multiplier * 2^shift / 2^31, exact in double, then float32 as torch uses it */
   scale = (float)ldexp((double)mult, (int)shift - 31);
   if (!(scale > 0.0f) || isinf(scale))
@@ -130,10 +130,10 @@ static pterun_status max_pool(pterun_kernel_context* ctx, pterun_value** args, s
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "only dilation 1 without ceil_mode is supported");
   PTERUN_TRY(check_window(ctx, k, s, p));
-  PTERUN_TRY(cm_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
-  PTERUN_TRY(cm_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (in->rank != 4) return CM_FAIL(ctx, "arg 'input': 4-D tensor required");
-  PTERUN_TRY(cm_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   cm_img_view(in, nhwc, &vi);
   oh = pool_extent(vi.h, k[0], s[0], p[0], 1, 0);
   ow = pool_extent(vi.w, k[1], s[1], p[1], 1, 0);

@@ -19,32 +19,6 @@ pterun_status cm_check_i32(pterun_kernel_context* ctx, const char* name, int64_t
   return PTERUN_STATUS_OK;
 }
 
-pterun_status cm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
-                             int dtype) {
-  if (t->dtype != dtype)
-    return CM_FAIL(ctx, "arg '%s': expected dtype %s, got %s", name, pterun_dtype_name(dtype),
-                   pterun_dtype_name(t->dtype));
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status cm_check_data(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name) {
-  if (t->numel > 0 && t->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': tensor has no data",
-                              name);
-  if (t->numel > 0 && t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
-    return CM_FAIL(ctx, "arg '%s': tensor storage smaller than its shape", name);
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status cm_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t,
-                              const char* name) {
-  if (!pterun_tensor_is_contiguous(t))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "arg '%s': only the default (row-major) dim order is supported",
-                              name);
-  return cm_check_data(ctx, t, name);
-}
-
 int cm_same_layout(const pterun_tensor* a, const pterun_tensor* b) {
   int k;
   if (a->rank != b->rank) return 0;
@@ -75,46 +49,6 @@ int cm_broadcast_shape(const pterun_tensor* a, const pterun_tensor* b, int64_t* 
   }
   *rank = (size_t)r;
   return 1;
-}
-
-static int bcast_strides(const pterun_tensor* out, const pterun_tensor* in, int64_t* st) {
-  int d;
-  if (in->rank > out->rank) return 0;
-  for (d = 0; d < out->rank; ++d) {
-    int j = d - (out->rank - in->rank);
-    if (j < 0 || (in->sizes[j] == 1 && out->sizes[d] != 1)) {
-      st[d] = 0;
-    } else {
-      if (in->sizes[j] != out->sizes[d]) return 0;
-      st[d] = in->strides[j];
-    }
-  }
-  return 1;
-}
-
-int cm_iter_init(cm_iter* it, const pterun_tensor* out, const pterun_tensor* a,
-                 const pterun_tensor* b) {
-  int d;
-  memset(it, 0, sizeof(*it));
-  it->rank = out->rank;
-  it->nin = b != NULL ? 2 : 1;
-  for (d = 0; d < out->rank; ++d) {
-    it->sizes[d] = out->sizes[d];
-    it->st[0][d] = out->strides[d];
-  }
-  if (!bcast_strides(out, a, it->st[1])) return 0;
-  if (b != NULL && !bcast_strides(out, b, it->st[2])) return 0;
-  return 1;
-}
-
-void cm_iter_next(cm_iter* it) {
-  int d, k;
-  for (d = it->rank - 1; d >= 0; --d) {
-    for (k = 0; k <= it->nin; ++k) it->off[k] += it->st[k][d];
-    if (++it->idx[d] < it->sizes[d]) return;
-    for (k = 0; k <= it->nin; ++k) it->off[k] -= it->st[k][d] * it->sizes[d];
-    it->idx[d] = 0;
-  }
 }
 
 void cm_img_view(const pterun_tensor* t, int nhwc, cm_img* v) {

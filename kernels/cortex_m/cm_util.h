@@ -65,12 +65,8 @@ pterun_status cm_check_i32(pterun_kernel_context* ctx, const char* name, int64_t
 
 /* ---- tensors ----------------------------------------------------------------- */
 
-pterun_status cm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
-                             int dtype);
-/* Data present and storage at least numel elements (any dim order). */
-pterun_status cm_check_data(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
-/* Row-major (default dim order) with data. */
-pterun_status cm_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
+/* Dtype, data and layout checks are libpterun's pterun_check_dtype /
+ * pterun_check_data / pterun_check_contiguous. */
 /* Same sizes and same dim order: elementwise loops may run linearly. */
 int cm_same_layout(const pterun_tensor* a, const pterun_tensor* b);
 
@@ -78,25 +74,11 @@ int cm_same_layout(const pterun_tensor* a, const pterun_tensor* b);
 pterun_status cm_arg_pair(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                           const char* name, int64_t out[2]);
 
-/* ---- broadcasting iteration --------------------------------------------------
- * Walks the logical indices of `out` in row-major order and yields the element
- * offsets of out and of up to two inputs broadcast against it (numpy rules:
- * trailing dimensions aligned, size 1 stretched). */
-typedef struct cm_iter {
-  int rank, nin;
-  int64_t sizes[PTERUN_MAX_RANK];
-  int64_t st[3][PTERUN_MAX_RANK];
-  int64_t idx[PTERUN_MAX_RANK];
-  int64_t off[3];
-} cm_iter;
-
+/* ---- broadcasting ---------------------------------------------------------------
+ * Walks over out with inputs broadcast against it use the kit's pterun_iter. */
 /* Broadcast shape of a and b into sizes/rank; 0 if they do not broadcast. */
 int cm_broadcast_shape(const pterun_tensor* a, const pterun_tensor* b, int64_t* sizes,
                        size_t* rank);
-/* Sets up the walk; 0 if an input does not broadcast to out's shape. */
-int cm_iter_init(cm_iter* it, const pterun_tensor* out, const pterun_tensor* a,
-                 const pterun_tensor* b);
-void cm_iter_next(cm_iter* it);
 
 /* ---- 4-D images ----------------------------------------------------------------
  * A batch of images addressed by (n, c, h, w) whatever the tensor's dim order;

@@ -77,7 +77,7 @@ pterun_status llm_update_cache_with_indices_out(pterun_kernel_context* ctx, pter
   (void)start_pos;
   PTERUN_TRY(check_value_cache(ctx, value, cache));
   PTERUN_TRY(llm_check_tensor(ctx, indices, "indices", 2));
-  PTERUN_TRY(llm_check_dtype(ctx, indices, "indices", PTERUN_DTYPE_I64));
+  PTERUN_TRY(pterun_check_dtype(ctx, indices, "indices", PTERUN_DTYPE_I64));
   S = value->sizes[1];
   Smax = cache->sizes[1];
   if (indices->sizes[0] != value->sizes[0] || indices->sizes[1] != S)
@@ -108,7 +108,7 @@ pterun_status llm_fallback_out(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PTERUN_TRY(llm_check_tensor(ctx, in, "input", -1));
   PTERUN_TRY(llm_check_tensor(ctx, out, "out", -1));
-  PTERUN_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", in->dtype));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (in->nbytes > 0 && out->data != in->data) memmove(out->data, in->data, in->nbytes);
   return PTERUN_STATUS_OK;
@@ -125,7 +125,7 @@ pterun_status llm_tile_crop_out(pterun_kernel_context* ctx, pterun_value** args,
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "tile_size", &t));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PTERUN_TRY(llm_check_tensor(ctx, in, "input", 3));
-  PTERUN_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", in->dtype));
   C = in->sizes[0];
   H = in->sizes[1];
   W = in->sizes[2];

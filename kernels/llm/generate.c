@@ -195,56 +195,54 @@ static int64_t argmax(const float* x, size_t n) {
   return (int64_t)best;
 }
 
-/* Sorts the index array idx (as floats holding exact ints < 2^24) by
- * probability, descending; a heap-free selection of the first k. */
-static void partial_sort_desc(const float* p, float* idx, size_t n, size_t k) {
-  size_t i, j;
-  for (i = 0; i < k && i < n; ++i) {
-    size_t best = i;
-    for (j = i + 1; j < n; ++j)
-      if (p[(size_t)idx[j]] > p[(size_t)idx[best]]) best = j;
-    if (best != i) {
-      float t = idx[i];
-      idx[i] = idx[best];
-      idx[best] = t;
-    }
-  }
+/* A candidate token while sampling: probability (unnormalised) and id. */
+typedef struct llm_cand {
+  float p;
+  float id; /* exact: ids < 2^24 */
+} llm_cand;
+
+/* Descending probability, then ascending id: a total order, so the result
+ * does not depend on the C library's qsort. */
+static int cand_cmp(const void* a, const void* b) {
+  const llm_cand *x = (const llm_cand*)a, *y = (const llm_cand*)b;
+  if (x->p != y->p) return x->p > y->p ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
 }
 
 int64_t pterun_llm_sample(const float* logits, size_t vocab, const pterun_llm_sampling* s,
                           uint64_t* state, float* work) {
-  float *p = work, *idx = work + vocab, mx, sum = 0.f, r, acc;
-  size_t i, k, n;
-  if (s == NULL || !(s->temperature > 0.f) || vocab > (1u << 24)) return argmax(logits, vocab);
+  llm_cand* c = (llm_cand*)(void*)work; /* 2 * vocab floats */
+  float mx, sum = 0.f, r, acc;
+  size_t i, n;
+  if (s == NULL || !(s->temperature > 0.f) || vocab == 0 || vocab > (1u << 24))
+    return vocab ? argmax(logits, vocab) : 0;
   mx = logits[argmax(logits, vocab)];
   for (i = 0; i < vocab; ++i) {
-    p[i] = expf((logits[i] - mx) / s->temperature);
-    idx[i] = (float)i;
+    c[i].p = expf((logits[i] - mx) / s->temperature);
+    c[i].id = (float)i;
   }
-  k = s->top_k > 0 && (size_t)s->top_k < vocab ? (size_t)s->top_k : vocab;
-  /* With top-p but no top-k, every token may be needed in order. */
-  if (k < vocab || (s->top_p > 0.f && s->top_p < 1.f)) partial_sort_desc(p, idx, vocab, k);
-  for (i = 0; i < k; ++i) sum += p[(size_t)idx[i]];
-  n = k;
+  qsort(c, vocab, sizeof *c, cand_cmp);
+  n = s->top_k > 0 && (size_t)s->top_k < vocab ? (size_t)s->top_k : vocab;
+  for (i = 0; i < n; ++i) sum += c[i].p;
   if (s->top_p > 0.f && s->top_p < 1.f) {
     acc = 0.f;
-    for (i = 0; i < k; ++i) {
-      acc += p[(size_t)idx[i]] / sum;
-      if (acc >= s->top_p) {
+    for (i = 0; i < n; ++i) {
+      acc += c[i].p;
+      if (acc >= s->top_p * sum) {
         n = i + 1;
         break;
       }
     }
     sum = 0.f;
-    for (i = 0; i < n; ++i) sum += p[(size_t)idx[i]];
+    for (i = 0; i < n; ++i) sum += c[i].p;
   }
   r = next_unit(state) * sum;
   acc = 0.f;
   for (i = 0; i < n; ++i) {
-    acc += p[(size_t)idx[i]];
-    if (r < acc) return (int64_t)idx[i];
+    acc += c[i].p;
+    if (r < acc) return (int64_t)c[i].id;
   }
-  return (int64_t)idx[n - 1];
+  return (int64_t)c[n - 1].id;
 }
 
 static int is_stop(const pterun_llm* llm, const pterun_llm_options* o, int64_t t) {
@@ -258,8 +256,10 @@ static int is_stop(const pterun_llm* llm, const pterun_llm_options* o, int64_t t
 }
 
 pterun_status pterun_llm_generate(pterun_llm* llm, const int64_t* prompt, size_t prompt_len,
-                                  const pterun_llm_options* o, int64_t* out, size_t out_cap,
+                                  const pterun_llm_options* options, int64_t* out, size_t out_cap,
                                   pterun_llm_stats* stats) {
+  pterun_llm_options opts;
+  const pterun_llm_options* o = &opts;
   pterun_llm_stats local;
   const float* logits;
   uint64_t state;
@@ -267,8 +267,9 @@ pterun_status pterun_llm_generate(pterun_llm* llm, const int64_t* prompt, size_t
   double t0, t1;
   size_t i;
   pterun_llm_stats* S = stats != NULL ? stats : &local;
-  if (llm == NULL || o == NULL || (out == NULL && out_cap > 0) ||
-      (o->stop_count > 0 && o->stop_tokens == NULL))
+  if (llm == NULL || options == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  PTERUN_TRY(pterun_options_read(options, &opts, sizeof opts, NULL, "pterun_llm_options"));
+  if ((out == NULL && out_cap > 0) || (o->stop_count > 0 && o->stop_tokens == NULL))
     return PTERUN_STATUS_INVALID_ARGUMENT;
   memset(S, 0, sizeof *S);
   S->prompt_tokens = prompt_len;

@@ -28,7 +28,7 @@ pterun_status llm_fast_hadamard_transform_out(pterun_kernel_context* ctx, pterun
   if (!llm_is_attn_float(in->dtype))
     return LLM_FAIL(ctx, "mat must be float32, float16 or bfloat16, got %s",
                     pterun_dtype_name(in->dtype));
-  PTERUN_TRY(llm_check_dtype(ctx, out, "out", in->dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, out, "out", in->dtype));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(llm_check_tensor(ctx, out, "out", -1));
   if (in->rank == 0 || in->numel == 0) return PTERUN_STATUS_OK;

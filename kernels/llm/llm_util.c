@@ -7,20 +7,10 @@
 
 pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
                                int rank) {
-  if (rank >= 0 && t->rank != rank)
-    return LLM_FAIL(ctx, "%s must be a %dD tensor, got rank %d", name, rank, (int)t->rank);
+  if (rank >= 0) PTERUN_TRY(pterun_check_rank(ctx, t, name, rank));
   if (!pterun_tensor_is_contiguous(t))
-    return LLM_FAIL(ctx, "%s must be in contiguous dim order", name);
-  if (t->numel > 0 && t->data == NULL) return LLM_FAIL(ctx, "%s has no data", name);
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status llm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
-                              int dtype) {
-  if (t->dtype != dtype)
-    return LLM_FAIL(ctx, "%s must be %s, got %s", name, pterun_dtype_name(dtype),
-                    pterun_dtype_name(t->dtype));
-  return PTERUN_STATUS_OK;
+    return LLM_FAIL(ctx, "arg '%s': must be in contiguous dim order", name);
+  return pterun_check_data(ctx, t, name);
 }
 
 int llm_is_attn_float(int dtype) {

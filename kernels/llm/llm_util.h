@@ -14,11 +14,10 @@
 
 #define LLM_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
-/* Rank, contiguous dim order, and data present when the tensor has elements. */
+/* Rank (unless < 0), contiguous dim order, and pterun_check_data. Dtypes are
+ * checked with the kit's pterun_check_dtype. */
 pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
                                int rank);
-pterun_status llm_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
-                              int dtype);
 /* 1 for float32, float16, bfloat16. */
 int llm_is_attn_float(int dtype);
 

@@ -24,11 +24,11 @@ static pterun_status quant_params(pterun_kernel_context* ctx, llm_attn_src* s,
                                   const pterun_tensor* t, const pterun_tensor* zp,
                                   const pterun_tensor* sc, int seq_dim, const char* name) {
   int d;
-  PTERUN_TRY(llm_check_dtype(ctx, t, name, PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, t, name, PTERUN_DTYPE_I8));
   PTERUN_TRY(llm_check_tensor(ctx, sc, "scales", 4));
   PTERUN_TRY(llm_check_tensor(ctx, zp, "zero_points", 4));
-  PTERUN_TRY(llm_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F32));
-  PTERUN_TRY(llm_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F32));
+  PTERUN_TRY(pterun_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I8));
   for (d = 0; d < 3; ++d)
     if (sc->sizes[d] != t->sizes[d] || zp->sizes[d] != t->sizes[d])
       return LLM_FAIL(ctx, "%s: quantization parameters differ in shape at dim %d", name, d);
@@ -71,7 +71,7 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
     return LLM_FAIL(ctx, "key and value must have the query's dtype");
   if (a->mask != NULL) {
     PTERUN_TRY(llm_check_tensor(ctx, a->mask, "attn_mask", 2));
-    PTERUN_TRY(llm_check_dtype(ctx, a->mask, "attn_mask", PTERUN_DTYPE_F32));
+    PTERUN_TRY(pterun_check_dtype(ctx, a->mask, "attn_mask", PTERUN_DTYPE_F32));
   }
   if (a->k->sizes[0] != a->q->sizes[0] || a->v->sizes[0] != a->q->sizes[0] ||
       a->k->sizes[sd] != a->v->sizes[sd] || a->k->sizes[hd] != a->v->sizes[hd])

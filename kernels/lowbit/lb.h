@@ -54,6 +54,20 @@ pterun_status lb_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
 pterun_status lb_shared_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                       int nbit);
 
+/* The integer part of one group of one 8-column tile: dot[c] = sum over the
+ * group's `chunks` 16-value k-chunks (packed at w, 16 * nbit bytes each) of
+ * qa[j] * code[c][j]. Exact, so every implementation gives the same result. */
+typedef void (*lb_group_dot_fn)(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
+                                int64_t dot[8]);
+void lb_group_dot_scalar(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
+                         int64_t dot[8]);
+#if defined(PTERUN_LOWBIT_AVX2)
+void lb_group_dot_avx2(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
+                       int64_t dot[8]);
+#endif
+/* The implementation pterun_cpu_features() allows (PTERUN_ISA_MASK=0: scalar). */
+lb_group_dot_fn lb_group_dot_select(void);
+
 /* Dynamic per-row int8 activation quantization (docs/lowbit.md): scale and
  * int32 zero point of a row of k floats. */
 void lb_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/lowbit/lb.h"
+#include "pterun/cpu.h"
 
 static float rdf(const uint8_t* p) {
   float f;
@@ -28,7 +29,32 @@ typedef struct lb_linear_plan {
   int64_t m, n, k, gs;
   uint64_t tile_bytes;
   const uint8_t* weights; /* after the header */
+  lb_group_dot_fn group_dot;
 } lb_linear_plan;
+
+void lb_group_dot_scalar(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
+                         int64_t dot[8]) {
+  int8_t codes[128];
+  int64_t c;
+  int col, j;
+  for (col = 0; col < LB_NR; ++col) dot[col] = 0;
+  for (c = 0; c < chunks; ++c, w += 16 * nbit, qa += 16) {
+    lb_unpack_codes(nbit, 128, w, codes);
+    for (col = 0; col < LB_NR; ++col) {
+      int32_t acc = 0; /* 16 products: |acc| <= 2^18 */
+      for (j = 0; j < 8; ++j) acc += (int32_t)qa[j] * codes[col * 8 + j];
+      for (j = 0; j < 8; ++j) acc += (int32_t)qa[8 + j] * codes[64 + col * 8 + j];
+      dot[col] += acc;
+    }
+  }
+}
+
+lb_group_dot_fn lb_group_dot_select(void) {
+#if defined(PTERUN_LOWBIT_AVX2)
+  if ((pterun_cpu_features() & PTERUN_CPU_X86_AVX2) != 0) return lb_group_dot_avx2;
+#endif
+  return lb_group_dot_scalar;
+}
 
 /* One 8-column tile for one quantized activation row (qa: k codes; asum:
  * per-group code sums). */
@@ -37,21 +63,12 @@ static void tile_row(const lb_linear_plan* p, const int8_t* qa, const int64_t* a
   const uint8_t* w = p->weights + (uint64_t)tile * p->tile_bytes;
   const int64_t groups = p->k / p->gs, chunk_bytes = 16 * p->nbit;
   float res[LB_NR] = {0};
-  int8_t codes[128];
-  int64_t g, c, ncols;
-  int col, j;
+  int64_t g, ncols;
+  int col;
   for (g = 0; g < groups; ++g) {
-    int64_t dot[LB_NR] = {0};
-    for (c = 0; c < p->gs / 16; ++c, w += chunk_bytes) {
-      const int8_t* a = qa + g * p->gs + c * 16;
-      lb_unpack_codes(p->nbit, 128, w, codes);
-      for (col = 0; col < LB_NR; ++col) {
-        int32_t acc = 0; /* 16 products: |acc| <= 2^18 */
-        for (j = 0; j < 8; ++j) acc += (int32_t)a[j] * codes[col * 8 + j];
-        for (j = 0; j < 8; ++j) acc += (int32_t)a[8 + j] * codes[64 + col * 8 + j];
-        dot[col] += acc;
-      }
-    }
+    int64_t dot[LB_NR];
+    p->group_dot(p->nbit, w, qa + g * p->gs, p->gs / 16, dot);
+    w += (p->gs / 16) * chunk_bytes;
     for (col = 0; col < LB_NR; ++col) {
       float ws = rdf(w + 4 * col);
       /* exact for real weights; a hostile sum or zero point may wrap
@@ -119,6 +136,7 @@ pterun_status lb_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
   p.k = k;
   p.gs = gs;
   p.weights = packed + LB_HEADER_BYTES;
+  p.group_dot = lb_group_dot_select();
   for (r = 0; r < m; ++r) {
     const float* x = (const float*)act->data + r * k;
     float a_scale;

@@ -145,7 +145,7 @@ pterun_status pk_native_dropout_out(pterun_kernel_context* ctx, pterun_value** a
   if (!(p >= 0.0 && p <= 1.0))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'p': dropout probability has to be in [0, 1], got %g", p);
-  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(pterun_out_resize_like(ctx, mask, "mask", in));
   if (in->numel == 0) return PTERUN_STATUS_OK;
@@ -186,7 +186,7 @@ pterun_status pk__conj_physical_out(pterun_kernel_context* ctx, pterun_value** a
          in->dtype == PTERUN_DTYPE_COMPLEX128;
   if (!cplx) PTERUN_TRY(pk_check_real(ctx, in, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   es = pterun_dtype_size(in->dtype);
   half = es / 2;

@@ -60,7 +60,7 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
     s = a->nslots++;
     a->slot[s] = t;
     a->is_mask[s] = t->dtype == PTERUN_DTYPE_BOOL || t->dtype == PTERUN_DTYPE_U8;
-    PTERUN_TRY(pk_check_data(ctx, t, "indices"));
+    PTERUN_TRY(pterun_check_data(ctx, t, "indices"));
     if (!a->is_mask[s] && t->dtype != PTERUN_DTYPE_I64 && t->dtype != PTERUN_DTYPE_I32)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'indices': tensor %zu has dtype %s", k,
@@ -229,7 +229,7 @@ pterun_status pk_index_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   if (args[1]->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR && args[1]->tag != PTERUN_VALUE_LIST_TENSOR)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "arg 'indices': expected Tensor?[]");
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(adv_setup(ctx, self, args[1], &a));
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)a.rrank, a.rsz));
@@ -251,7 +251,7 @@ static pterun_status index_put(pterun_kernel_context* ctx, pterun_tensor* self,
   adv_index a;
   pk_view vv;
   int64_t r[PTERUN_MAX_RANK] = {0};
-  PTERUN_TRY(pk_check_data(ctx, values, "values"));
+  PTERUN_TRY(pterun_check_data(ctx, values, "values"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", values, "values"));
   /* Offsets are computed against out, which has self's shape. */
   PTERUN_TRY(adv_setup(ctx, out, list, &a));
@@ -296,7 +296,7 @@ pterun_status pk_index_put_out(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "values", &values));
   PTERUN_TRY(pk_arg_bool(ctx, args, 3, "accumulate", &acc));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   pk_copy_tensor(out, self);
@@ -312,6 +312,6 @@ pterun_status pk_index_put_(pterun_kernel_context* ctx, pterun_value** args, siz
   PTERUN_TRY(indices_arg(ctx, args));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "values", &values));
   PTERUN_TRY(pk_arg_bool(ctx, args, 3, "accumulate", &acc));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   return index_put(ctx, self, args[1], values, acc, self);
 }

@@ -159,7 +159,7 @@ static pterun_status split_args(pterun_kernel_context* ctx, pterun_value** args,
                                 pterun_value** outs) {
   size_t n;
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", self));
-  PTERUN_TRY(pk_check_data(ctx, *self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, *self, "self"));
   PTERUN_TRY(pterun_arg_int(ctx, args, di, "dim", dim));
   PTERUN_TRY(pterun_arg_tensor_list(ctx, args, oi, "out", outs));
   for (n = 0; n < (*outs)->u.tensors.len; ++n)

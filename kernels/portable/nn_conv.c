@@ -597,9 +597,9 @@ pterun_status pk_convolution_out(pterun_kernel_context* ctx, pterun_value** args
   if (bias) PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", bias, "bias"));
   if (in->dtype == PTERUN_DTYPE_BOOL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "arg 'input': bool");
-  PTERUN_TRY(pk_check_data(ctx, in, "input"));
-  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
-  if (bias) PTERUN_TRY(pk_check_data(ctx, bias, "bias"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, w, "weight"));
+  if (bias) PTERUN_TRY(pterun_check_data(ctx, bias, "bias"));
   PTERUN_TRY(conv_setup(ctx, args, 3, in, w, bias, transposed, groups, &g, sizes));
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", in->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
@@ -652,9 +652,9 @@ pterun_status pk_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   if (mask[0]) PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", gi, "out0"));
   if (mask[1]) PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", gw, "out1"));
   if (mask[2]) PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", gb, "out2"));
-  PTERUN_TRY(pk_check_data(ctx, in, "input"));
-  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
-  PTERUN_TRY(pk_check_data(ctx, go, "grad_output"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_data(ctx, go, "grad_output"));
   PTERUN_TRY(conv_setup(ctx, args, 4, in, w, NULL, 0, groups, &g, sizes));
   if (go->rank != in->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,

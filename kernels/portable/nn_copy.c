@@ -41,7 +41,7 @@ static pterun_status check_dim_order(pterun_kernel_context* ctx, pterun_value** 
 /* out = self converted to out's dtype and layout. */
 static pterun_status convert_copy(pterun_kernel_context* ctx, pterun_tensor* self,
                                   pterun_tensor* out, int same_dtype) {
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   if (same_dtype) PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   if (self->dtype != out->dtype) {
     PTERUN_TRY(pk_check_real(ctx, self, "self"));
@@ -107,7 +107,7 @@ pterun_status pk__clone_dim_order_out(pterun_kernel_context* ctx, pterun_value**
 static pterun_status copy_into(pterun_kernel_context* ctx, const pterun_tensor* self,
                                const pterun_tensor* src, pterun_tensor* out) {
   pk_view sv, dv;
-  PTERUN_TRY(pk_check_data(ctx, src, "src"));
+  PTERUN_TRY(pterun_check_data(ctx, src, "src"));
   PTERUN_TRY(pk_check_real(ctx, src, "src"));
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
   PTERUN_TRY(pk_bcast_view(ctx, src, "src", self->rank, self->sizes, &sv));
@@ -139,7 +139,7 @@ pterun_status pk_copy_(pterun_kernel_context* ctx, pterun_value** args, size_t n
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "src", &src));
   PTERUN_TRY(pk_arg_bool(ctx, args, 2, "non_blocking", &nb));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   return copy_into(ctx, self, src, self);
 }
 

@@ -84,8 +84,8 @@ pterun_status pk__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
           "args 'x1'/'x2': batch dims %" PRId64 " and %" PRId64 " do not broadcast", s1, s2);
     sizes[d] = s1 == 1 ? s2 : s1;
   }
-  PTERUN_TRY(pk_check_data(ctx, x1, "x1"));
-  PTERUN_TRY(pk_check_data(ctx, x2, "x2"));
+  PTERUN_TRY(pterun_check_data(ctx, x1, "x1"));
+  PTERUN_TRY(pterun_check_data(ctx, x2, "x2"));
   sizes[nb] = P, sizes[nb + 1] = R;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
@@ -141,9 +141,9 @@ pterun_status pk__pdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PTERUN_TRY(pk_check_float(ctx, in, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
-  PTERUN_TRY(pk_check_rank(ctx, in, "self", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, in, "self", 2));
   PTERUN_TRY(check_p(ctx, p));
-  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   n = in->sizes[0], m = in->sizes[1];
   len = n > 1 ? n * (n - 1) / 2 : 0;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 1, &len));

@@ -10,7 +10,7 @@ static pterun_status check_index_dtype(pterun_kernel_context* ctx, const pterun_
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg '%s': expected int64 or int32 indices, got %s", name,
                               pterun_dtype_name(t->dtype));
-  return pk_check_data(ctx, t, name);
+  return pterun_check_data(ctx, t, name);
 }
 
 /* Reads the index at element offset off; -1 unless in [0, size) (ATen's
@@ -38,7 +38,7 @@ pterun_status pk_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &w));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "indices", &ix));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_data(ctx, w, "weight"));
   PTERUN_TRY(check_index_dtype(ctx, ix, "indices"));
   PTERUN_TRY(pk_check_same_dtype(ctx, w, "weight", out, "out"));
   if (w->rank != 2 || ix->rank + 1 > PTERUN_MAX_RANK)
@@ -74,7 +74,7 @@ pterun_status pk_index_select_out(pterun_kernel_context* ctx, pterun_value** arg
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(check_index_dtype(ctx, ix, "index"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
@@ -133,7 +133,7 @@ pterun_status pk_gather_out(pterun_kernel_context* ctx, pterun_value** args, siz
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "index", &ix));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(check_index_dtype(ctx, ix, "index"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
@@ -168,7 +168,7 @@ static pterun_status scatter(pterun_kernel_context* ctx, pterun_value** args, si
   else
     PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "src", &src));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(pk_check_real(ctx, self, "self"));
   PTERUN_TRY(check_index_dtype(ctx, ix, "index"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
@@ -176,7 +176,7 @@ static pterun_status scatter(pterun_kernel_context* ctx, pterun_value** args, si
   PTERUN_TRY(check_gather_shape(ctx, self, ix, dim, self, 1));
   if (src != NULL) {
     PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", src, "src"));
-    PTERUN_TRY(pk_check_data(ctx, src, "src"));
+    PTERUN_TRY(pterun_check_data(ctx, src, "src"));
     PTERUN_TRY(check_gather_shape(ctx, self, ix, dim, src, 0));
   }
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
@@ -230,8 +230,8 @@ static pterun_status scatter_view(pterun_kernel_context* ctx, pterun_tensor* sel
                                   int64_t base) {
   pk_view sv;
   int d;
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
-  PTERUN_TRY(pk_check_data(ctx, src, "src"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, src, "src"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", src, "src"));
   if (src->rank != v->rank)
@@ -321,7 +321,7 @@ pterun_status pk_nonzero_out(pterun_kernel_context* ctx, pterun_value** args, si
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PTERUN_TRY(pk_check_real(ctx, self, "self"));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   if (out->dtype != PTERUN_DTYPE_I64)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': expected int64");
   if (self->numel > 0) do {
@@ -349,8 +349,8 @@ static pterun_status mask_views(pterun_kernel_context* ctx, const pterun_tensor*
   if (mask->dtype != PTERUN_DTYPE_BOOL && mask->dtype != PTERUN_DTYPE_U8)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'mask': expected bool, got %s", pterun_dtype_name(mask->dtype));
-  PTERUN_TRY(pk_check_data(ctx, mask, "mask"));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, mask, "mask"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(pk_broadcast_shape(ctx, self, mask, sizes, rank));
   PTERUN_TRY(pk_bcast_view(ctx, self, "self", (int)*rank, sizes, sv));
   return pk_bcast_view(ctx, mask, "mask", (int)*rank, sizes, mv);
@@ -403,7 +403,7 @@ pterun_status pk_masked_scatter_out(pterun_kernel_context* ctx, pterun_value** a
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", src, "source"));
-  PTERUN_TRY(pk_check_data(ctx, src, "source"));
+  PTERUN_TRY(pterun_check_data(ctx, src, "source"));
   PTERUN_TRY(mask_views(ctx, self, mask, sizes, &rank, &sv, &mv));
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;

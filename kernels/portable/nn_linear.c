@@ -10,39 +10,72 @@
 #include "kernels/portable/util.h"
 #include "pterun/compute.h"
 
-#define LINEAR_DOT_MAX_ROWS 4
+#define LINEAR_DOT_MAX_ROWS 16
 
-/* y[m, n] = x[m, :] . w[n, :] for m < rows: each weight row is read once and
- * used for every input row while it is in L1. */
+/* x . w over k elements, four partial sums. */
+static float dot1(const float* x, const float* w, int64_t k) {
+  int64_t i = 0;
+  float s;
+#if defined(__SSE2__)
+  __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps(), a2 = _mm_setzero_ps(), a3 = _mm_setzero_ps();
+  float t[4];
+  for (; i + 16 <= k; i += 16) {
+    a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_loadu_ps(x + i), _mm_loadu_ps(w + i)));
+    a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_loadu_ps(x + i + 4), _mm_loadu_ps(w + i + 4)));
+    a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_loadu_ps(x + i + 8), _mm_loadu_ps(w + i + 8)));
+    a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_loadu_ps(x + i + 12), _mm_loadu_ps(w + i + 12)));
+  }
+  _mm_storeu_ps(t, _mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3)));
+  s = (t[0] + t[1]) + (t[2] + t[3]);
+#else
+  s = 0.f;
+#endif
+  for (; i < k; ++i) s += x[i] * w[i];
+  return s;
+}
+
+/* s[r] = x_r . w for the four rows x_r = x + r * k: each load of w serves
+ * the four rows (register blocking). */
+static void dot4(const float* x, const float* w, int64_t k, float* s) {
+  int64_t i = 0, r;
+#if defined(__SSE2__)
+  __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps(), a2 = _mm_setzero_ps(), a3 = _mm_setzero_ps();
+  float t[4][4];
+  for (; i + 4 <= k; i += 4) {
+    __m128 wv = _mm_loadu_ps(w + i);
+    a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_loadu_ps(x + i), wv));
+    a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_loadu_ps(x + k + i), wv));
+    a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_loadu_ps(x + 2 * k + i), wv));
+    a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_loadu_ps(x + 3 * k + i), wv));
+  }
+  _mm_storeu_ps(t[0], a0);
+  _mm_storeu_ps(t[1], a1);
+  _mm_storeu_ps(t[2], a2);
+  _mm_storeu_ps(t[3], a3);
+  for (r = 0; r < 4; ++r) s[r] = (t[r][0] + t[r][1]) + (t[r][2] + t[r][3]);
+#else
+  for (r = 0; r < 4; ++r) s[r] = 0.f;
+#endif
+  for (; i < k; ++i)
+    for (r = 0; r < 4; ++r) s[r] += x[r * k + i] * w[i];
+}
+
+/* y[m, n] = x[m, :] . w[n, :] for m < rows: each weight row is read from
+ * memory once and used for every input row while it is in L1. */
 static void linear_rows_f32(const float* x, int64_t rows, const float* w, int64_t n, int64_t k,
                             float* y) {
   int64_t j, m;
   for (j = 0; j < n; ++j) {
     const float* wr = w + j * k;
-    for (m = 0; m < rows; ++m) {
-      const float* xr = x + m * k;
-      int64_t i = 0;
-      float s;
-#if defined(__SSE2__)
-      __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps(), a2 = _mm_setzero_ps(),
-             a3 = _mm_setzero_ps();
-      for (; i + 16 <= k; i += 16) {
-        a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_loadu_ps(xr + i), _mm_loadu_ps(wr + i)));
-        a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_loadu_ps(xr + i + 4), _mm_loadu_ps(wr + i + 4)));
-        a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_loadu_ps(xr + i + 8), _mm_loadu_ps(wr + i + 8)));
-        a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_loadu_ps(xr + i + 12), _mm_loadu_ps(wr + i + 12)));
-      }
-      {
-        float t[4];
-        _mm_storeu_ps(t, _mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3)));
-        s = (t[0] + t[1]) + (t[2] + t[3]);
-      }
-#else
-      s = 0.f;
-#endif
-      for (; i < k; ++i) s += xr[i] * wr[i];
-      y[m * n + j] = s;
+    for (m = 0; m + 4 <= rows; m += 4) {
+      float s[4];
+      dot4(x + m * k, wr, k, s);
+      y[m * n + j] = s[0];
+      y[(m + 1) * n + j] = s[1];
+      y[(m + 2) * n + j] = s[2];
+      y[(m + 3) * n + j] = s[3];
     }
+    for (; m < rows; ++m) y[m * n + j] = dot1(x + m * k, wr, k);
   }
 }
 
@@ -58,12 +91,12 @@ pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (x->rank < 1) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "input is 0-d");
-  PTERUN_TRY(pk_check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
   PTERUN_TRY(pk_check_float(ctx, x, "input"));
   PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", w, "weight"));
   PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, x, "input"));
-  PTERUN_TRY(pk_check_data(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_data(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, w, "weight"));
   k = x->sizes[x->rank - 1];
   n = w->sizes[0];
   if (w->sizes[1] != k)
@@ -72,7 +105,7 @@ pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
                               k, w->sizes[0], w->sizes[1]);
   if (bias != NULL) {
     PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", bias, "bias"));
-    PTERUN_TRY(pk_check_data(ctx, bias, "bias"));
+    PTERUN_TRY(pterun_check_data(ctx, bias, "bias"));
     if (bias->rank != 1 || bias->sizes[0] != n)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "bias must be [%" PRId64 "]",
                                 n);

@@ -12,8 +12,8 @@ static pterun_status check_mm_dtypes(pterun_kernel_context* ctx, const pterun_te
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "arg 'self': bool not supported");
   PTERUN_TRY(pk_check_same_dtype(ctx, a, "self", b, "mat2"));
   PTERUN_TRY(pk_check_same_dtype(ctx, a, "self", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, a, "self"));
-  PTERUN_TRY(pk_check_data(ctx, b, "mat2"));
+  PTERUN_TRY(pterun_check_data(ctx, a, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, b, "mat2"));
   return PTERUN_STATUS_OK;
 }
 
@@ -37,8 +37,8 @@ pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat2", &b));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PTERUN_TRY(pk_check_rank(ctx, a, "self", 2));
-  PTERUN_TRY(pk_check_rank(ctx, b, "mat2", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, a, "self", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, b, "mat2", 2));
   PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
   if (a->sizes[1] != b->sizes[0])
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -65,8 +65,8 @@ pterun_status pk_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat2", &b));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  PTERUN_TRY(pk_check_rank(ctx, a, "self", 3));
-  PTERUN_TRY(pk_check_rank(ctx, b, "mat2", 3));
+  PTERUN_TRY(pterun_check_rank(ctx, a, "self", 3));
+  PTERUN_TRY(pterun_check_rank(ctx, b, "mat2", 3));
   PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
   if (a->sizes[0] != b->sizes[0] || a->sizes[2] != b->sizes[1])
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
@@ -104,11 +104,11 @@ pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   PTERUN_TRY(pterun_arg_scalar(ctx, args, 3, "beta", &beta));
   PTERUN_TRY(pterun_arg_scalar(ctx, args, 4, "alpha", &alpha));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  PTERUN_TRY(pk_check_rank(ctx, a, "mat1", 2));
-  PTERUN_TRY(pk_check_rank(ctx, b, "mat2", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, a, "mat1", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, b, "mat2", 2));
   PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   if (!pterun_dtype_is_float(out->dtype) && (beta.is_float || alpha.is_float))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'alpha'/'beta': floating scalars need a floating dtype");

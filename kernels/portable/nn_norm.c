@@ -104,7 +104,7 @@ static pterun_status chan_arg(pterun_kernel_context* ctx, pterun_value** args, s
     PTERUN_TRY(pterun_arg_tensor(ctx, args, i, name, t));
   if (*t == NULL) return PTERUN_STATUS_OK;
   PTERUN_TRY(pk_check_float(ctx, *t, name));
-  PTERUN_TRY(pk_check_data(ctx, *t, name));
+  PTERUN_TRY(pterun_check_data(ctx, *t, name));
   if ((*t)->rank != 1 || (*t)->sizes[0] != c)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg '%s': expected shape [%" PRId64 "]", name, c);
@@ -128,7 +128,7 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
   int d;
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
   PTERUN_TRY(pk_check_float(ctx, x, "input"));
-  PTERUN_TRY(pk_check_data(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, x, "input"));
   if (x->rank < 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'input': expected rank >= 2, got %d", (int)x->rank);

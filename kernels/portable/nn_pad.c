@@ -21,7 +21,7 @@ pterun_status pk_constant_pad_nd_out(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PTERUN_TRY(pk_check_real(ctx, self, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   if (len % 2 != 0 || len / 2 > self->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'pad': %zu values for a rank-%d tensor", len, (int)self->rank);
@@ -68,7 +68,7 @@ static pterun_status pad_map(pterun_kernel_context* ctx, pterun_value** args, si
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PTERUN_TRY(pk_check_real(ctx, self, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(pk_arg_int_n(ctx, args, 1, "padding", 2 * sp, NULL, pad));
   if (self->rank != sp + 1 && self->rank != sp + 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,

@@ -95,7 +95,7 @@ pterun_status pk_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
   PTERUN_TRY(pk_check_real(ctx, in, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   if (has_div && divisor == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'divisor_override': must be nonzero");
@@ -152,7 +152,7 @@ pterun_status pk_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "indices", &idx));
   PTERUN_TRY(pk_check_real(ctx, in, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   if (idx->dtype != PTERUN_DTYPE_I64)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'indices': expected int64, got %s",
@@ -217,7 +217,7 @@ pterun_status pk__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PTERUN_TRY(pk_check_float(ctx, in, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   PTERUN_TRY(plane_setup(ctx, in, &p));
   PTERUN_TRY(pk_arg_int_n(ctx, args, 1, "output_size", 2, NULL, osz));
   if (osz[0] < 0 || osz[1] < 0)
@@ -290,8 +290,8 @@ pterun_status pk_max_pool2d_with_indices_backward_grad_input(pterun_kernel_conte
                                 "args 'grad_output'/'indices': size at dim %d is not %" PRId64,
                                 (int)d, want);
   }
-  PTERUN_TRY(pk_check_data(ctx, go, "grad_output"));
-  PTERUN_TRY(pk_check_data(ctx, idx, "indices"));
+  PTERUN_TRY(pterun_check_data(ctx, go, "grad_output"));
+  PTERUN_TRY(pterun_check_data(ctx, idx, "indices"));
   PTERUN_TRY(pterun_out_resize_like(ctx, gi, "grad_input", in));
   for (q = 0; q < gi->numel; ++q) pterun_store_f64(gi->data, gi->dtype, q, 0.0);
   for (q = 0; q < p.planes; ++q) {

@@ -87,8 +87,8 @@ pterun_status pk_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_TRY(pk_check_float(ctx, in, "input"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", grid, "grid"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out"));
-  PTERUN_TRY(pk_check_rank(ctx, in, "input", 4));
-  PTERUN_TRY(pk_check_rank(ctx, grid, "grid", 4));
+  PTERUN_TRY(pterun_check_rank(ctx, in, "input", 4));
+  PTERUN_TRY(pterun_check_rank(ctx, grid, "grid", 4));
   if (mode < 0 || mode > 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'interpolation_mode': %" PRId64 " is not 0, 1 or 2", mode);
@@ -101,8 +101,8 @@ pterun_status pk_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** 
   if (in->sizes[2] <= 0 || in->sizes[3] <= 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'input': empty spatial dims");
-  PTERUN_TRY(pk_check_data(ctx, in, "input"));
-  PTERUN_TRY(pk_check_data(ctx, grid, "grid"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, grid, "grid"));
   sizes[0] = in->sizes[0], sizes[1] = in->sizes[1];
   sizes[2] = grid->sizes[1], sizes[3] = grid->sizes[2];
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
@@ -211,8 +211,8 @@ pterun_status pk__upsample_bilinear2d_aa_out(pterun_kernel_context* ctx, pterun_
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
   PTERUN_TRY(pk_check_float(ctx, in, "self"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
-  PTERUN_TRY(pk_check_rank(ctx, in, "self", 4));
-  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(pterun_check_rank(ctx, in, "self", 4));
+  PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   if (osz[0] <= 0 || osz[1] <= 0 || in->sizes[2] <= 0 || in->sizes[3] <= 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "input %" PRId64 "x%" PRId64 " / output_size %" PRId64 "x%" PRId64

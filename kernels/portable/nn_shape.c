@@ -8,7 +8,7 @@
 static pterun_status check_same(pterun_kernel_context* ctx, const pterun_tensor* self,
                                 const pterun_tensor* out) {
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
-  return pk_check_data(ctx, self, "self");
+  return pterun_check_data(ctx, self, "self");
 }
 
 /* Resizes out to v's sizes and copies the view of self starting at base. */
@@ -699,7 +699,7 @@ pterun_status pk_view_as_real_copy_out(pterun_kernel_context* ctx, pterun_value*
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
-  PTERUN_TRY(pk_check_data(ctx, self, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   part = self->dtype == PTERUN_DTYPE_COMPLEX64    ? PTERUN_DTYPE_F32
          : self->dtype == PTERUN_DTYPE_COMPLEX128 ? PTERUN_DTYPE_F64
          : self->dtype == PTERUN_DTYPE_COMPLEX32  ? PTERUN_DTYPE_F16

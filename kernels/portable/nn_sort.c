@@ -47,7 +47,7 @@ pterun_status pk_topk_values(pterun_kernel_context* ctx, pterun_value** args, si
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'indices': expected int64, got %s",
                               pterun_dtype_name(idx->dtype));
-  PTERUN_TRY(pk_check_data(ctx, in, "self"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   rank = in->rank;
   PTERUN_TRY(pk_wrap_dim(ctx, dim, rank, &dim));
   n = rank ? in->sizes[dim] : 1;
@@ -125,7 +125,7 @@ pterun_status pk_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun
   if (rep->rank != 1)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'repeats': expected a 1-D tensor, got rank %d", (int)rep->rank);
-  PTERUN_TRY(pk_check_data(ctx, rep, "repeats"));
+  PTERUN_TRY(pterun_check_data(ctx, rep, "repeats"));
   len = rep->numel;
   for (i = 0; i < len; ++i) {
     int64_t r = pterun_load_i64(rep->data, rep->dtype, i * rep->strides[0]);

@@ -80,7 +80,7 @@ pterun_status pk_upsample_nearest2d_vec_out(pterun_kernel_context* ctx, pterun_v
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   PTERUN_TRY(pk_check_real(ctx, in, "input"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(up_setup(ctx, args, 1, 2, in, out, &g));
   sh = (float)up_scale(g.ih, g.oh, g.has_scale, g.sh, 0);
   sw = (float)up_scale(g.iw, g.ow, g.has_scale, g.sw, 0);
@@ -127,7 +127,7 @@ pterun_status pk_upsample_bilinear2d_vec_out(pterun_kernel_context* ctx, pterun_
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   PTERUN_TRY(pk_check_float(ctx, in, "input"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out"));
-  PTERUN_TRY(pk_check_data(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(up_setup(ctx, args, 1, 3, in, out, &g));
   sh = up_scale(g.ih, g.oh, g.has_scale, g.sh, align);
   sw = up_scale(g.iw, g.ow, g.has_scale, g.sw, align);

@@ -348,21 +348,6 @@ pterun_status pk_check_same_dtype(pterun_kernel_context* ctx, const pterun_tenso
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pk_check_rank(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
-                            int rank) {
-  if (t->rank != rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': expected rank %d, got %d", name, rank, (int)t->rank);
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status pk_check_data(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name) {
-  if (t->numel > 0 && t->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': tensor has no data",
-                              name);
-  return PTERUN_STATUS_OK;
-}
-
 pterun_status pk_arg_int_n(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                            const char* name, int n, const int64_t* dflt, int64_t* out) {
   const int64_t* v;
@@ -391,7 +376,7 @@ pterun_status pk_arg_tensors(pterun_kernel_context* ctx, pterun_value** args, si
     if (t == NULL)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
                                 "arg '%s': element %zu is not a tensor", name, k);
-    PTERUN_TRY(pk_check_data(ctx, t, name));
+    PTERUN_TRY(pterun_check_data(ctx, t, name));
   }
   *len = (*list)->u.tensors.len;
   return PTERUN_STATUS_OK;

@@ -116,11 +116,6 @@ pterun_status pk_check_same_dtype(pterun_kernel_context* ctx, const pterun_tenso
                                   const char* an, const pterun_tensor* b, const char* bn);
 /* Fails unless t is a floating dtype (f16, bf16, f32, f64). */
 pterun_status pk_check_float(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
-/* Fails unless t has exactly `rank` dims. */
-pterun_status pk_check_rank(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
-                            int rank);
-/* Fails unless t has data when it has elements (an unbound tensor). */
-pterun_status pk_check_data(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
 
 /*
  * An int[N] argument as ATen accepts it: exactly n values, or one value that

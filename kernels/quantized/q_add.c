@@ -113,9 +113,9 @@ PTERUN_KERNEL(qk_add_out) {
   PTERUN_TRY(check_u8_range(ctx, "b_quant_min", A.bqmin, A.bqmax));
   PTERUN_TRY(check_u8_range(ctx, "out_quant_min", A.oqmin, A.oqmax));
   PTERUN_TRY(check_add_qparams(ctx, &A, &sa, &sb, &so));
-  PTERUN_TRY(qk_check_storage(ctx, a, "a"));
-  PTERUN_TRY(qk_check_storage(ctx, b, "b"));
-  PTERUN_TRY(qk_check_storage(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_data(ctx, a, "a"));
+  PTERUN_TRY(pterun_check_data(ctx, b, "b"));
+  PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   inv = 1.0f / so;
   n = a->numel;
   za = (int32_t)A.az;
@@ -239,9 +239,9 @@ PTERUN_KERNEL(qk_add_relu_out) {
     osz[d] = sa == 1 ? sb : sa;
   }
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)rank, osz));
-  PTERUN_TRY(qk_check_storage(ctx, a, "a"));
-  PTERUN_TRY(qk_check_storage(ctx, b, "b"));
-  PTERUN_TRY(qk_check_storage(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_data(ctx, a, "a"));
+  PTERUN_TRY(pterun_check_data(ctx, b, "b"));
+  PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   p.inv = (float)(1.0 / A.os);
   p.za = (float)(int32_t)A.az;
   p.zb = (float)(int32_t)A.bz;
@@ -293,8 +293,8 @@ PTERUN_KERNEL(qk_add_scalar_out) {
   PTERUN_TRY(qk_check_zp(ctx, "a_zero_point", za));
   PTERUN_TRY(qk_check_zp(ctx, "out_zero_point", zo));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", a));
-  PTERUN_TRY(qk_check_storage(ctx, a, "qa"));
-  PTERUN_TRY(qk_check_storage(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_data(ctx, a, "qa"));
+  PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   p.inv = (float)(1.0 / dos);
   p.za = (float)(int32_t)za;
   p.zo = (float)(int32_t)zo;

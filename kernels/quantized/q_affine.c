@@ -19,7 +19,7 @@ static int target_range(int dt, int64_t* lo, int64_t* hi) {
 
 static pterun_status check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
                                 const char* name) {
-  return qk_check_contig(ctx, t, name);
+  return pterun_check_contiguous(ctx, t, name);
 }
 
 /* ---- per channel group (2-D, groups along the last dim) ------------------- */

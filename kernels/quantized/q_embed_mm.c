@@ -99,7 +99,7 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
     if (zp->dtype != out->dtype || zp->dtype != sc->dtype)
       return QK_FAIL(ctx, "arg 'weight_zero_points': dtype %s must equal the scales and out dtype",
                      pterun_dtype_name(zp->dtype));
-    PTERUN_TRY(qk_check_contig(ctx, zp, "weight_zero_points"));
+    PTERUN_TRY(pterun_check_contiguous(ctx, zp, "weight_zero_points"));
   }
   if (nbit == 8 ? idx->dtype != PTERUN_DTYPE_I64
                 : (idx->dtype != PTERUN_DTYPE_I64 && idx->dtype != PTERUN_DTYPE_I32))
@@ -113,13 +113,13 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
     return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument %s",
                    pterun_dtype_name(out->dtype), pterun_dtype_name((int)dtype));
   if (idx->rank + 1 > PTERUN_MAX_RANK) return QK_FAIL(ctx, "arg 'indices': rank too large");
-  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
-  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
-  PTERUN_TRY(qk_check_contig(ctx, idx, "indices"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, sc, "weight_scales"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, idx, "indices"));
   for (d = 0; d < idx->rank; ++d) sizes[d] = idx->sizes[d];
   sizes[idx->rank] = D;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)idx->rank + 1, sizes));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   N = idx->numel;
   for (i = 0; i < N; ++i) {
     int64_t r = pterun_load_i64(idx->data, idx->dtype, i);
@@ -170,13 +170,6 @@ PTERUN_KERNEL(qk_embedding_2bit_dtype_out) {
 
 /* ---- mixed_mm / mixed_linear ---------------------------------------------- */
 
-static pterun_status check_rank(pterun_kernel_context* ctx, const pterun_tensor* t,
-                                const char* name, int rank) {
-  if (t->rank != rank)
-    return QK_FAIL(ctx, "arg '%s': must be %d-D, got rank %d", name, rank, t->rank);
-  return PTERUN_STATUS_OK;
-}
-
 /* mixed_mm.out(input [m,n], weight i8 [n,p], weight_scales [n], Tensor?
  *   weight_zero_points, *, out [m,p]):
  *   out[i][j] = sum_k (x[i][k] * w[k][j]) * s[k], every op in the input type. */
@@ -190,10 +183,10 @@ PTERUN_KERNEL(qk_mixed_mm_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "weight_scales", &sc));
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  PTERUN_TRY(check_rank(ctx, x, "input", 2));
-  PTERUN_TRY(check_rank(ctx, w, "weight", 2));
-  PTERUN_TRY(check_rank(ctx, sc, "weight_scales", 1));
-  PTERUN_TRY(check_rank(ctx, out, "out", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, x, "input", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, sc, "weight_scales", 1));
+  PTERUN_TRY(pterun_check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[0])
     return QK_FAIL(ctx, "arg 'weight': rows %" PRId64 " != input columns %" PRId64, w->sizes[0],
                    x->sizes[1]);
@@ -202,23 +195,23 @@ PTERUN_KERNEL(qk_mixed_mm_out) {
                    sc->sizes[0], w->sizes[0]);
   if (x->dtype != sc->dtype || x->dtype != out->dtype)
     return QK_FAIL(ctx, "arg 'weight_scales': input, weight_scales and out must share one dtype");
-  PTERUN_TRY(qk_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
   if (x->dtype != PTERUN_DTYPE_F32 && x->dtype != PTERUN_DTYPE_F16)
     return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float16)",
                    pterun_dtype_name(x->dtype));
   if (zp != NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'weight_zero_points': zero points are not supported");
-  PTERUN_TRY(qk_check_contig(ctx, x, "input"));
-  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
-  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, sc, "weight_scales"));
   m = x->sizes[0];
   n = x->sizes[1];
   p = w->sizes[1];
   sizes[0] = m;
   sizes[1] = p;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   T = x->dtype;
   for (i = 0; i < m; ++i)
     for (j = 0; j < p; ++j) {
@@ -248,11 +241,11 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 3, "weight_zero_points", &zp));
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 4, "dtype", &dtype, &has_dtype));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
-  PTERUN_TRY(check_rank(ctx, x, "input", 2));
-  PTERUN_TRY(check_rank(ctx, w, "weight", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, x, "input", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
   if (sc->rank != 1 && sc->rank != 2)
     return QK_FAIL(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
-  PTERUN_TRY(check_rank(ctx, out, "out", 2));
+  PTERUN_TRY(pterun_check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[1])
     return QK_FAIL(ctx, "arg 'weight': columns %" PRId64 " != input columns %" PRId64, w->sizes[1],
                    x->sizes[1]);
@@ -268,7 +261,7 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
     if (dtype != PTERUN_DTYPE_F32 && dtype != PTERUN_DTYPE_F16)
       return QK_FAIL(ctx, "arg 'dtype': must be float32 or float16");
   }
-  PTERUN_TRY(qk_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
+  PTERUN_TRY(pterun_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
   if (x->dtype != PTERUN_DTYPE_F32 && x->dtype != PTERUN_DTYPE_F16)
     return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float16)",
                    pterun_dtype_name(x->dtype));
@@ -278,16 +271,16 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
   if (out->dtype != PTERUN_DTYPE_F32 && out->dtype != PTERUN_DTYPE_F16 &&
       out->dtype != PTERUN_DTYPE_F64)
     return QK_FAIL(ctx, "arg 'out': dtype %s not supported", pterun_dtype_name(out->dtype));
-  PTERUN_TRY(qk_check_contig(ctx, x, "input"));
-  PTERUN_TRY(qk_check_contig(ctx, w, "weight"));
-  PTERUN_TRY(qk_check_contig(ctx, sc, "weight_scales"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, sc, "weight_scales"));
   m = x->sizes[0];
   n = x->sizes[1];
   p = w->sizes[0];
   sizes[0] = m;
   sizes[1] = p;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   g = n;
   if (sc->rank == 2) {
     if (sc->sizes[1] <= 0) return QK_FAIL(ctx, "arg 'weight_scales': zero groups");

@@ -65,12 +65,12 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
   PTERUN_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
   PTERUN_TRY(qk_check_scale(ctx, "scale", scale, &s));
   PTERUN_TRY(qk_check_zp(ctx, "zero_point", zp));
-  PTERUN_TRY(qk_check_storage(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (!qk_same_dim_order(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
-  PTERUN_TRY(qk_check_storage(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   if (in->numel > 0)
     qk_quantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, 1.0f / s, (int32_t)zp,
                     qmin, qmax);
@@ -84,12 +84,12 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
   PTERUN_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
   PTERUN_TRY(qk_check_scale(ctx, "scale", scale, &s));
   PTERUN_TRY(qk_check_zp(ctx, "zero_point", zp));
-  PTERUN_TRY(qk_check_storage(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (!qk_same_dim_order(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
-  PTERUN_TRY(qk_check_storage(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   if (in->numel > 0)
     qk_dequantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, (int32_t)zp, s, 0);
   return PTERUN_STATUS_OK;
@@ -98,14 +98,14 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
 /* Scale / zero point of the .Tensor_out variants: f64[1] and i64[1]. */
 static pterun_status read_qparam_tensors(pterun_kernel_context* ctx, const pterun_tensor* st,
                                          const pterun_tensor* zt, double* scale, int64_t* zp) {
-  PTERUN_TRY(qk_check_dtype(ctx, st, "scale", PTERUN_DTYPE_F64));
-  PTERUN_TRY(qk_check_dtype(ctx, zt, "zero_point", PTERUN_DTYPE_I64));
+  PTERUN_TRY(pterun_check_dtype(ctx, st, "scale", PTERUN_DTYPE_F64));
+  PTERUN_TRY(pterun_check_dtype(ctx, zt, "zero_point", PTERUN_DTYPE_I64));
   if (st->numel != 1)
     return QK_FAIL(ctx, "arg 'scale': expected one element, got %" PRId64, st->numel);
   if (zt->numel != 1)
     return QK_FAIL(ctx, "arg 'zero_point': expected one element, got %" PRId64, zt->numel);
-  PTERUN_TRY(qk_check_storage(ctx, st, "scale"));
-  PTERUN_TRY(qk_check_storage(ctx, zt, "zero_point"));
+  PTERUN_TRY(pterun_check_data(ctx, st, "scale"));
+  PTERUN_TRY(pterun_check_data(ctx, zt, "zero_point"));
   *scale = ((const double*)st->data)[0];
   *zp = ((const int64_t*)zt->data)[0];
   return PTERUN_STATUS_OK;
@@ -190,7 +190,7 @@ static pterun_status check_param(pterun_kernel_context* ctx, const pterun_tensor
   if (t->numel != count)
     return QK_FAIL(ctx, "arg '%s': expected %" PRId64 " elements, got %" PRId64, name, count,
                    t->numel);
-  return qk_check_storage(ctx, t, name);
+  return pterun_check_data(ctx, t, name);
 }
 
 /* Per-channel quantize of a contiguous tensor viewed as [outer, C, inner]. */
@@ -235,14 +235,14 @@ PTERUN_KERNEL(qk_quantize_per_channel_out) {
   if (axis < -(int64_t)in->rank || axis >= (int64_t)in->rank)
     return QK_FAIL(ctx, "arg 'axis': %" PRId64 " out of range for rank %d", axis, in->rank);
   if (axis < 0) axis += in->rank;
-  PTERUN_TRY(qk_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
-  PTERUN_TRY(qk_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
+  PTERUN_TRY(pterun_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
+  PTERUN_TRY(pterun_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
   C = in->sizes[axis];
   PTERUN_TRY(check_param(ctx, sc, "scales", C));
   PTERUN_TRY(check_param(ctx, zp, "zero_points", C));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   for (d = 0; d < axis; ++d) outer *= in->sizes[d];
   for (d = (int)axis + 1; d < in->rank; ++d) inner *= in->sizes[d];
   if (in->numel == 0) return PTERUN_STATUS_OK;
@@ -316,9 +316,9 @@ PTERUN_KERNEL(qk_dequantize_per_channel_out) {
   if (axis < 0) axis += in->rank;
   C = in->sizes[axis];
   PTERUN_TRY(check_scales_zps(ctx, sc, zp, C));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   for (d = 0; d < axis; ++d) outer *= in->sizes[d];
   for (d = (int)axis + 1; d < in->rank; ++d) inner *= in->sizes[d];
   /* ExecuTorch's int8 -> float fast path also requires qmin <= zp <= qmax. */
@@ -353,13 +353,13 @@ PTERUN_KERNEL(qk_quantize_per_token_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
   PTERUN_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
-  PTERUN_TRY(qk_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
-  PTERUN_TRY(qk_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
+  PTERUN_TRY(pterun_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
+  PTERUN_TRY(pterun_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
   PTERUN_TRY(check_param(ctx, sc, "scales", T));
   PTERUN_TRY(check_param(ctx, zp, "zero_points", T));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   return quant_channels(ctx, in, sc, zp, 1, T, L, qmin, qmax, out);
 }
@@ -381,9 +381,9 @@ PTERUN_KERNEL(qk_dequantize_per_token_out) {
   PTERUN_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, 1, od, out));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
   PTERUN_TRY(check_scales_zps(ctx, sc, zp, T));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  PTERUN_TRY(qk_check_contig(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   return dequant_channels(ctx, in, sc, zp, 1, T, L, qmin, qmax,
                           in->dtype == PTERUN_DTYPE_I8 && od == PTERUN_DTYPE_F32, 0, out);
@@ -419,17 +419,17 @@ PTERUN_KERNEL(qk_choose_qparams_tensor_out) {
   PTERUN_TRY(pterun_arg_int(ctx, args, 4, "dtype", &dtype));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "scale_out", &so));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "zero_point_out", &zo));
-  PTERUN_TRY(qk_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
-  PTERUN_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
-  PTERUN_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
+  PTERUN_TRY(pterun_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
+  PTERUN_TRY(pterun_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   if (!(qmin < qmax) || qmin < INT32_MIN || qmax > INT32_MAX)
     return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must satisfy min < max", qmin,
                    qmax);
   if (so->numel != 1 || zo->numel != 1)
     return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
-  PTERUN_TRY(qk_check_storage(ctx, so, "scale_out"));
-  PTERUN_TRY(qk_check_storage(ctx, zo, "zero_point_out"));
-  PTERUN_TRY(qk_check_storage(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, so, "scale_out"));
+  PTERUN_TRY(pterun_check_data(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   if (in->numel == 0) return QK_FAIL(ctx, "arg 'input': empty tensor has no range");
   scan_minmax((const float*)in->data, in->numel, &mn, &mx);
   if (qk_calc_qparams(mn, mx, (int32_t)qmin, (int32_t)qmax, &scale, &zp) != 0)
@@ -448,8 +448,8 @@ static pterun_status resize_token_outs(pterun_kernel_context* ctx, const pterun_
   sizes[in->rank - 1] = 1;
   PTERUN_TRY(pterun_out_resize(ctx, so, "scale_out", in->rank, sizes));
   PTERUN_TRY(pterun_out_resize(ctx, zo, "zero_point_out", in->rank, sizes));
-  PTERUN_TRY(qk_check_contig(ctx, so, "scale_out"));
-  PTERUN_TRY(qk_check_contig(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, so, "scale_out"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, zo, "zero_point_out"));
   return PTERUN_STATUS_OK;
 }
 
@@ -463,11 +463,11 @@ PTERUN_KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dtype", &dtype));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "scale_out", &so));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "zero_point_out", &zo));
-  PTERUN_TRY(qk_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
-  PTERUN_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
-  PTERUN_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
+  PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_F32));
+  PTERUN_TRY(pterun_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
+  PTERUN_TRY(pterun_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   if (L == 0 && T > 0) return QK_FAIL(ctx, "arg 'input': empty rows have no range");
   PTERUN_TRY(resize_token_outs(ctx, in, so, zo));
   for (t = 0; t < T; ++t) {
@@ -509,7 +509,7 @@ PTERUN_KERNEL(qk_choose_qparams_per_token_out) {
     return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported",
                    pterun_dtype_name(zo->dtype));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
-  PTERUN_TRY(qk_check_contig(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   if (L == 0 && T > 0) return QK_FAIL(ctx, "arg 'input': empty rows have no range");
   PTERUN_TRY(resize_token_outs(ctx, in, so, zo));
   for (t = 0; t < T; ++t) {
@@ -563,13 +563,13 @@ PTERUN_KERNEL(qk_choose_qparams_symmetric_tensor_out) {
     return QK_FAIL(ctx, "arg 'dtype': %s is not a quantized dtype", pterun_dtype_name((int)dtype));
   if (!(qmin <= 0 && 0 <= qmax && qmin < qmax))
     return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must contain 0", qmin, qmax);
-  PTERUN_TRY(qk_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
-  PTERUN_TRY(qk_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
+  PTERUN_TRY(pterun_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
+  PTERUN_TRY(pterun_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   if (so->numel != 1 || zo->numel != 1)
     return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
-  PTERUN_TRY(qk_check_storage(ctx, so, "scale_out"));
-  PTERUN_TRY(qk_check_storage(ctx, zo, "zero_point_out"));
-  PTERUN_TRY(qk_check_storage(ctx, in, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, so, "scale_out"));
+  PTERUN_TRY(pterun_check_data(ctx, zo, "zero_point_out"));
+  PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   if (in->numel == 0) {
     ((double*)so->data)[0] = 1.0;
     ((int64_t*)zo->data)[0] = 0;

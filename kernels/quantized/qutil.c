@@ -8,33 +8,6 @@
 
 /* ---- tensor checks -------------------------------------------------------- */
 
-pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
-                             int dtype) {
-  if (t->dtype != dtype)
-    return QK_FAIL(ctx, "arg '%s': expected dtype %s, got %s", name, pterun_dtype_name(dtype),
-                   pterun_dtype_name(t->dtype));
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status qk_check_storage(pterun_kernel_context* ctx, const pterun_tensor* t,
-                               const char* name) {
-  if (t->numel > 0 && t->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE, "arg '%s': tensor has no data",
-                              name);
-  if (t->numel > 0 && t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
-    return QK_FAIL(ctx, "arg '%s': tensor storage smaller than its shape", name);
-  return PTERUN_STATUS_OK;
-}
-
-pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t,
-                              const char* name) {
-  if (!pterun_tensor_is_contiguous(t))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "arg '%s': only the default (row-major) dim order is supported",
-                              name);
-  return qk_check_storage(ctx, t, name);
-}
-
 pterun_status qk_check_scale(pterun_kernel_context* ctx, const char* name, double scale,
                              float* out) {
   float s = (float)scale;

@@ -16,15 +16,8 @@
 /* ---- arguments (each fails the kernel naming the argument) ----
  * Argument accessors, output resizing and the kernel macros are the kit's
  * (pterun/kernel.h, pterun/kernel_util.h). */
-/* Common tensor checks. */
-pterun_status qk_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
-                             int dtype);
-/* Data present when numel > 0 (else INVALID_STATE) and storage for every
- * element: usable for linear access in any dim order. */
-pterun_status qk_check_storage(pterun_kernel_context* ctx, const pterun_tensor* t,
-                               const char* name);
-/* Row-major contiguous (identity dim order) and qk_check_storage. */
-pterun_status qk_check_contig(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
+/* Tensor checks beyond the kit's pterun_check_dtype / pterun_check_data /
+ * pterun_check_contiguous. */
 /* Same rank and dim order. */
 static inline int qk_same_dim_order(const pterun_tensor* a, const pterun_tensor* b) {
   return a->rank == b->rank && memcmp(a->dim_order, b->dim_order, a->rank) == 0;

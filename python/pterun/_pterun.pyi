@@ -72,3 +72,16 @@ def load_program(source: Any, data_files: Sequence[Any] | None = None) -> Progra
 def kernels() -> list[tuple[str, str]]: ...
 def component_for_op(op: str, /) -> str | None: ...
 def status_names() -> dict[int, str]: ...
+def llm_generate(
+    program: Program,
+    prompt: Sequence[int],
+    max_new_tokens: int,
+    temperature: float,
+    top_k: int,
+    top_p: float,
+    seed: int,
+    ignore_eos: bool,
+    stop_tokens: Sequence[int],
+    return_logits: bool,
+    /,
+) -> dict[str, Any]: ...

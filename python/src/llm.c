@@ -52,7 +52,7 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
   int64_t *prompt = NULL, *stop = NULL, *out = NULL;
   pterun_llm* llm = NULL;
   pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
-  pterun_llm_options o;
+  pterun_llm_options o = PTERUN_LLM_OPTIONS_INIT;
   pterun_llm_stats stats;
   py_llm_capture cap;
   pterun_status s;
@@ -116,7 +116,6 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
       goto done;
     }
   }
-  memset(&o, 0, sizeof o);
   o.sampling.temperature = temperature;
   o.sampling.top_k = top_k;
   o.sampling.top_p = top_p;

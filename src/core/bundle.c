@@ -214,7 +214,7 @@ pterun_status pterun_bundle_load_buffer(const void* data, size_t size, const pte
   *out = NULL;
   if (data == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_load_options lo;
-  PTERUN_TRY(pt_options_copy(o, &lo, sizeof lo, NULL, "pterun_load_options"));
+  PTERUN_TRY(pterun_options_read(o, &lo, sizeof lo, NULL, "pterun_load_options"));
   pterun_bundle* b = new_bundle(&lo);
   if (b == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   if (lo.copy) {
@@ -243,7 +243,7 @@ pterun_status pterun_bundle_load_file(const char* path, pterun_file_mode mode,
   *out = NULL;
   if (path == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_load_options lo;
-  PTERUN_TRY(pt_options_copy(o, &lo, sizeof lo, NULL, "pterun_load_options"));
+  PTERUN_TRY(pterun_options_read(o, &lo, sizeof lo, NULL, "pterun_load_options"));
   pterun_bundle* b = new_bundle(&lo);
   if (b == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   pterun_status st = pt_file_image_open(path, mode, b->has_allocator ? &b->allocator_copy : NULL,
@@ -266,7 +266,7 @@ pterun_status pterun_bundle_program(const pterun_bundle* b, const pterun_load_op
                                     pterun_program** out) {
   if (b == NULL || out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_load_options lo;
-  PTERUN_TRY(pt_options_copy(o, &lo, sizeof lo, &b->logger, "pterun_load_options"));
+  PTERUN_TRY(pterun_options_read(o, &lo, sizeof lo, &b->logger, "pterun_load_options"));
   if (o == NULL) lo.logger = b->logger;
   return pterun_program_load_buffer(b->program, b->program_size, &lo, out);
 }

@@ -146,7 +146,7 @@ pterun_status pterun_data_load_buffer(const void* data, size_t size,
   *out = NULL;
   if (data == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_load_options o;
-  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, NULL, "pterun_load_options"));
+  PTERUN_TRY(pterun_options_read(options, &o, sizeof o, NULL, "pterun_load_options"));
   pterun_data* d = new_data(&o);
   if (d == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   if (o.copy) {
@@ -168,7 +168,7 @@ pterun_status pterun_data_load_file(const char* path, pterun_file_mode mode,
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
   pterun_load_options o;
-  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, NULL, "pterun_load_options"));
+  PTERUN_TRY(pterun_options_read(options, &o, sizeof o, NULL, "pterun_load_options"));
   pterun_data* d = new_data(&o);
   if (d == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   pterun_status st = pt_file_image_open(path, mode, d->has_allocator ? &d->allocator_copy : NULL,

@@ -86,7 +86,7 @@ pterun_status pterun_etdump_write(const pterun_profiler* p, const char* path,
                                   const pterun_etdump_options* o) {
   if (p == NULL || path == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_etdump_options opt;
-  PTERUN_TRY(pt_options_copy(o, &opt, sizeof opt, NULL, "pterun_etdump_options"));
+  PTERUN_TRY(pterun_options_read(o, &opt, sizeof opt, NULL, "pterun_etdump_options"));
   size_t runs = pterun_profiler_run_count(p), nev = pterun_profiler_event_count(p);
   if (runs == 0) return PTERUN_STATUS_INVALID_STATE;
   FILE* dbg = NULL;

@@ -12,6 +12,7 @@
 #include "pterun/allocator.h"
 #include "pterun/kernel_util.h"
 #include "pterun/log.h"
+#include "pterun/options.h"
 #include "pterun/status.h"
 #include "pterun/tensor.h"
 
@@ -46,13 +47,7 @@ const char* pt_esc(const char* text, char* buf, size_t cap);
 /* Status propagation is the kit's PTERUN_TRY (pterun/kernel_util.h): one
  * macro for the core and every kernel library. */
 
-/* ---- options structs (options.c) ---- */
-/* Copies the caller's options `in` (NULL: defaults) into `out`, which is
- * `size` bytes (our sizeof): fields beyond the caller's struct_size are zero
- * (their defaults). Refuses struct_size 0 and unknown fields that are set,
- * naming `what` ("pterun_method_options") through `logger`. */
-pterun_status pt_options_copy(const void* in, void* out, size_t size, const pterun_logger* logger,
-                              const char* what);
+/* Options structs: pterun_options_read() (pterun/options.h, options.c). */
 
 /* ---- memory (alloc.c) ---- */
 /* Allocation through an optional caller allocator; NULL means malloc. All

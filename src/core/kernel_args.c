@@ -164,6 +164,44 @@ pterun_status pterun_arg_tensor_list(pterun_kernel_context* ctx, pterun_value** 
   return PTERUN_STATUS_OK;
 }
 
+pterun_status pterun_check_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                 const char* name, int32_t dtype) {
+  if (t->dtype != dtype)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': expected dtype %s, got %s", name, pterun_dtype_name(dtype),
+                              pterun_dtype_name(t->dtype));
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_check_rank(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                const char* name, int rank) {
+  if (t->rank != rank)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': expected rank %d, got %d", name, rank, (int)t->rank);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                const char* name) {
+  if (t->numel <= 0) return PTERUN_STATUS_OK;
+  if (t->data == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': tensor has no data",
+                              name);
+  if (t->nbytes < (size_t)t->numel * pterun_dtype_size(t->dtype))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg '%s': tensor storage smaller than its shape", name);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_check_contiguous(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                      const char* name) {
+  if (!pterun_tensor_is_contiguous(t))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg '%s': only the default (row-major) dim order is supported",
+                              name);
+  return pterun_check_data(ctx, t, name);
+}
+
 /* "[2, 3]" into buf (cut at cap, always terminated). */
 static void format_shape(char* buf, size_t cap, size_t rank, const int64_t* sizes) {
   size_t used;

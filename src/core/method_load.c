@@ -595,7 +595,7 @@ pterun_status pterun_method_load(const pterun_program* program, const char* name
   *method_out = NULL;
   if (program == NULL || name == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_method_options o;
-  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, &program->logger, "pterun_method_options"));
+  PTERUN_TRY(pterun_options_read(options, &o, sizeof o, &program->logger, "pterun_method_options"));
   const pterun_allocator* a = o.allocator != NULL ? o.allocator : program->allocator;
   pterun_method* m = pt_alloc(a, sizeof *m, 16);
   if (m == NULL)

@@ -3,10 +3,11 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "pterun/options.h"
 #include "src/core/internal.h"
 
-pterun_status pt_options_copy(const void* in, void* out, size_t size, const pterun_logger* logger,
-                              const char* what) {
+pterun_status pterun_options_read(const void* in, void* out, size_t size,
+                                  const pterun_logger* logger, const char* what) {
   memset(out, 0, size);
   memcpy(out, &size, sizeof size);
   if (in == NULL) return PTERUN_STATUS_OK;

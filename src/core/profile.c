@@ -67,7 +67,7 @@ pterun_status pterun_profiler_create(const pterun_profiler_options* o, pterun_pr
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *out = NULL;
   pterun_profiler_options opt;
-  PTERUN_TRY(pt_options_copy(o, &opt, sizeof opt, NULL, "pterun_profiler_options"));
+  PTERUN_TRY(pterun_options_read(o, &opt, sizeof opt, NULL, "pterun_profiler_options"));
   pterun_profiler* p = pt_alloc(NULL, sizeof *p, 16);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   p->opt = opt;

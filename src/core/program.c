@@ -177,7 +177,7 @@ pterun_status pterun_program_load_buffer(const void* data, size_t size,
   if (program_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *program_out = NULL;
   pterun_load_options o;
-  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, NULL, "pterun_load_options"));
+  PTERUN_TRY(pterun_options_read(options, &o, sizeof o, NULL, "pterun_load_options"));
   pterun_program* p;
   PTERUN_TRY(new_program(&o, &p));
   if (data == NULL) {
@@ -210,7 +210,7 @@ pterun_status pterun_program_load_file(const char* path, pterun_file_mode mode,
   if (program_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   *program_out = NULL;
   pterun_load_options o;
-  PTERUN_TRY(pt_options_copy(options, &o, sizeof o, NULL, "pterun_load_options"));
+  PTERUN_TRY(pterun_options_read(options, &o, sizeof o, NULL, "pterun_load_options"));
   pterun_program* p;
   PTERUN_TRY(new_program(&o, &p));
   pterun_status st = pt_file_image_open(path, mode, p->allocator, &p->logger, &p->image);

@@ -319,6 +319,60 @@ static int test_arg_scalar_kind(void) {
   return 0;
 }
 
+static PTERUN_KERNEL(kit_checks) {
+  pterun_tensor* t;
+  PTERUN_CHECK_NARGS(ctx, nargs, 1);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &t));
+  PTERUN_TRY(pterun_check_rank(ctx, t, "weight", 2));
+  PTERUN_TRY(pterun_check_dtype(ctx, t, "weight", PTERUN_DTYPE_F32));
+  return pterun_check_data(ctx, t, "weight");
+}
+
+static PTERUN_KERNEL(kit_contig) {
+  pterun_tensor* t;
+  PTERUN_CHECK_NARGS(ctx, nargs, 1);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "weight", &t));
+  return pterun_check_contiguous(ctx, t, "weight");
+}
+
+static int test_tensor_checks(void) {
+  float w[6] = {0};
+  int64_t s23[2] = {2, 3}, s6[1] = {6};
+  pterun_tensor t = pt_tensor_make(PTERUN_DTYPE_F32, 2, s23, w, sizeof w);
+  pterun_value vt = pt_val_tensor(&t);
+  pterun_value* args[1] = {&vt};
+  pterun_logger lg = {keep_msg, NULL, PTERUN_LOG_DEBUG};
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_checks, "test::checks", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_OK);
+  t = pt_tensor_make(PTERUN_DTYPE_F32, 1, s6, w, sizeof w);
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_checks, "test::checks", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(strstr(last_msg, "arg 'weight': expected rank 2, got 1") != NULL);
+  t = pt_tensor_make(PTERUN_DTYPE_I32, 2, s23, w, sizeof w);
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_checks, "test::checks", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(strstr(last_msg, "arg 'weight': expected dtype float32, got int32") != NULL);
+  t = pt_tensor_make(PTERUN_DTYPE_F32, 2, s23, NULL, 0);
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_checks, "test::checks", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(strstr(last_msg, "arg 'weight': tensor has no data") != NULL);
+  t = pt_tensor_make(PTERUN_DTYPE_F32, 2, s23, w, sizeof w);
+  t.nbytes = 8; /* inconsistent: storage for two of six elements */
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_checks, "test::checks", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(strstr(last_msg, "storage smaller than its shape") != NULL);
+  /* pterun_check_contiguous: a transposed dim order is NOT_SUPPORTED */
+  t = pt_tensor_make(PTERUN_DTYPE_F32, 2, s23, w, sizeof w);
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_contig, "test::contig", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_OK);
+  t.dim_order[0] = 1, t.dim_order[1] = 0;
+  PT_CHECK_STATUS(pterun_tensor_update_layout(&t), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_kernel_invoke(kit_contig, "test::contig", args, 1, &lg, NULL, 0),
+                  PTERUN_STATUS_NOT_SUPPORTED);
+  PT_CHECK(strstr(last_msg, "arg 'weight': only the default (row-major) dim order") != NULL);
+  return 0;
+}
+
 int main(void) {
   PT_RUN(test_f16_all_patterns);
   PT_RUN(test_bf16_all_patterns);
@@ -331,5 +385,6 @@ int main(void) {
   PT_RUN(test_arg_scalar_kind);
   PT_RUN(test_kernel_macros);
   PT_RUN(test_out_resize);
+  PT_RUN(test_tensor_checks);
   return pt_failures ? 1 : 0;
 }

@@ -88,7 +88,7 @@ static int greedy_matches_executorch(void) {
   pterun_program* p = NULL;
   pterun_llm* llm = NULL;
   pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
-  pterun_llm_options o;
+  pterun_llm_options o = PTERUN_LLM_OPTIONS_INIT;
   pterun_llm_stats stats;
   cli_npy ref;
   char err[256];
@@ -115,7 +115,6 @@ static int greedy_matches_executorch(void) {
   cap.n = 0;
   cap.logits = (float*)malloc(nw * cap.vocab * sizeof(float));
   PT_CHECK(cap.logits != NULL);
-  memset(&o, 0, sizeof o);
   o.max_new_tokens = nw;
   o.ignore_eos = 1;
   o.callback = keep_logits;

@@ -14,6 +14,8 @@ Files:
                    differs from ExecuTorch's vectorised one)
   llm_attn_half    custom_sdpa in bfloat16 and float16 (1e-2)
   llm_hadamard     fast_hadamard_transform (float32, 1e-5)
+  llm_delta        gated_delta_rule and its alias (float32, rtol 1e-4, atol 1e-5:
+                   ExecuTorch switches to a chunked algorithm for long prompts)
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import executorch.extension.llm.custom_ops.custom_ops  # noqa: E402,F401  (the o
 import executorch.version  # noqa: E402
 
 from golden import format as gf  # noqa: E402
-from golden.format import BITS, Close, Expect, Ref  # noqa: E402
+from golden.format import BITS, Close, Expect, Ref, Refs  # noqa: E402
 
 ATTN_F32 = Close(rtol=2e-5, atol=2e-6)
 ATTN_HALF = Close(rtol=1e-2, atol=1e-2)
@@ -297,6 +299,38 @@ def hadamard_cases() -> GoldenFile:
     return gfile
 
 
+def delta_cases() -> GoldenFile:
+    """gated_delta_rule: decode and prompts, per-row and per-head decay, GQA."""
+    gfile = GoldenFile("llm_delta", Close(rtol=1e-4, atol=1e-5))
+    g = gen(SEED + 4)
+    for label, B, Hq, H, T, K, V, per_row in [
+        ("decode", 1, 2, 2, 1, 8, 8, True),
+        ("prompt gqa", 1, 4, 2, 6, 16, 8, True),
+        ("scalar decay", 2, 2, 1, 5, 8, 16, False),
+        ("long prompt", 1, 2, 2, 70, 8, 8, True),
+    ]:
+        q = randn(g, B, Hq, T, K)
+        k = torch.nn.functional.normalize(randn(g, B, H, T, K), dim=-1)
+        v = randn(g, B, H, T, V)
+        dshape = (B, H, T, K) if per_row else (B, H, T)
+        decay = torch.sigmoid(2.0 + randn(g, *dshape))
+        beta = torch.sigmoid(randn(g, B, H, T))
+        s0 = 0.1 * randn(g, B, H, K, V)
+        for op in ("gated_delta_rule", "channelwise_gated_delta_rule"):
+            out, fin = getattr(L, op)(q, k, v, decay, beta, s0)
+            args = [q, k, v, decay, beta, s0]
+            conv = [a.contiguous() for a in args] + [
+                gf.Out(out.dtype, list(out.shape), cap=out.numel()),
+                gf.Out(fin.dtype, list(fin.shape), cap=fin.numel()),
+                Refs([6, 7]),
+            ]
+            exps = [Expect(6, out, gfile.cmp), Expect(7, fin, gfile.cmp)]
+            gfile.f.add(
+                gf.Case(gf.case_id(f"{op} {label}"), f"llama::{op}.out", conv, exps)
+            )
+    return gfile
+
+
 def files():
-    for fn in (cache_cases, attn_cases, half_cases, hadamard_cases):
+    for fn in (cache_cases, attn_cases, half_cases, hadamard_cases, delta_cases):
         yield fn().f
