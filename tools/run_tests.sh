@@ -33,6 +33,11 @@ have readelf || need_pkgs+=(binutils)
 have pkg-config || need_pkgs+=(pkg-config)
 have valgrind || need_pkgs+=(valgrind)
 have clang || need_pkgs+=(clang)
+# Cross and emulated targets: bare-metal Cortex-M (newlib, QEMU's mps2/mps3
+# boards) and Linux aarch64 under qemu-user.
+have arm-none-eabi-gcc && [ -d /usr/lib/arm-none-eabi/newlib ] ||
+  need_pkgs+=(gcc-arm-none-eabi libnewlib-arm-none-eabi)
+have qemu-system-arm || need_pkgs+=(qemu-system-arm)
 # compiler-rt: libFuzzer and clang's sanitizer runtimes (a program must link).
 fuzz_links() {
   local exe
@@ -92,6 +97,9 @@ cmake --build build -j "$JOBS"
 
 step "C tests"
 ctest --test-dir build --output-on-failure -j "$JOBS"
+
+step "bare-metal Cortex-M4 and Cortex-M55 firmware under qemu-system-arm"
+JOBS="$JOBS" bash tools/run_firmware.sh build "$PYTHON"
 
 # ---- release checks (docs/packaging.md): the install tree, the CMake package
 # on two CMake versions, pkg-config, loading, ownership. A missing tool fails.

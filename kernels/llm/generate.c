@@ -17,7 +17,39 @@ struct pterun_llm {
   int64_t max_tokens_per_call; /* the token input's bound along dim 1 */
   float* logits;               /* vocab floats */
   float* work;                 /* 2 * vocab floats for sampling */
+  void** planned;              /* zeroed planned buffers we own, or NULL */
+  size_t* planned_sizes;
+  size_t planned_count;
 };
+
+/* Planned memory for forward, zero-filled: the KV caches are mutable buffers
+ * without initial data, and a ring-buffer cache is read (under a -inf mask)
+ * before it is written, so its bytes must be finite, as ExecuTorch's
+ * zero-initialised arenas are. Allocated once, here. */
+static pterun_status alloc_planned(pterun_llm* llm, size_t method) {
+  pterun_method_info mi;
+  size_t k;
+  if (pterun_program_method_info(llm->program, method, &mi) != PTERUN_STATUS_OK)
+    return PTERUN_STATUS_INVALID_PROGRAM;
+  llm->planned_count = mi.planned_buffer_count;
+  if (mi.planned_buffer_count == 0) return PTERUN_STATUS_OK;
+  llm->planned = (void**)calloc(mi.planned_buffer_count, sizeof(void*));
+  llm->planned_sizes = (size_t*)calloc(mi.planned_buffer_count, sizeof(size_t));
+  if (llm->planned == NULL || llm->planned_sizes == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (k = 0; k < mi.planned_buffer_count; ++k) {
+    uint64_t size;
+    size_t bytes;
+    if (pterun_program_planned_buffer_size(llm->program, method, k, &size) != PTERUN_STATUS_OK ||
+        size > (uint64_t)SIZE_MAX - 64)
+      return PTERUN_STATUS_INVALID_PROGRAM;
+    bytes = ((size_t)size + 63) & ~(size_t)63;
+    llm->planned[k] = aligned_alloc(64, bytes ? bytes : 64);
+    if (llm->planned[k] == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    memset(llm->planned[k], 0, bytes ? bytes : 64);
+    llm->planned_sizes[k] = bytes;
+  }
+  return PTERUN_STATUS_OK;
+}
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -102,9 +134,22 @@ pterun_status pterun_llm_open(const pterun_program* program, const pterun_method
     return PTERUN_STATUS_OUT_OF_MEMORY;
   }
   llm->work = llm->logits + llm->meta.vocab_size;
-  if ((st = pterun_method_load(program, "forward", options, &llm->method)) != PTERUN_STATUS_OK) {
-    pterun_llm_close(llm);
-    return st;
+  {
+    pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
+    if (options != NULL) mo = *options;
+    if (mo.planned_buffers == NULL) {
+      if ((st = alloc_planned(llm, idx)) != PTERUN_STATUS_OK) {
+        pterun_llm_close(llm);
+        return st;
+      }
+      mo.planned_buffers = (void* const*)llm->planned;
+      mo.planned_buffer_count = llm->planned_count;
+      mo.planned_buffer_sizes = llm->planned_sizes;
+    }
+    if ((st = pterun_method_load(program, "forward", &mo, &llm->method)) != PTERUN_STATUS_OK) {
+      pterun_llm_close(llm);
+      return st;
+    }
   }
   *out = llm;
   return PTERUN_STATUS_OK;
@@ -112,7 +157,11 @@ pterun_status pterun_llm_open(const pterun_program* program, const pterun_method
 
 void pterun_llm_close(pterun_llm* llm) {
   if (llm == NULL) return;
+  size_t k;
   pterun_method_destroy(llm->method);
+  for (k = 0; llm->planned != NULL && k < llm->planned_count; ++k) free(llm->planned[k]);
+  free(llm->planned);
+  free(llm->planned_sizes);
   free(llm->logits);
   free(llm);
 }

@@ -54,7 +54,9 @@ static void rng_seed(pk_rng* r, const void* salt) {
   volatile int local = 0;
   ts.tv_sec = 0;
   ts.tv_nsec = 0;
+#ifndef PTERUN_BARE_METAL /* newlib has no timespec_get: address entropy only */
   (void)timespec_get(&ts, TIME_UTC);
+#endif
   x = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
   x ^= (uint64_t)(uintptr_t)salt * 0xD6E8FEB86659FD93ull;
   x ^= rotl64((uint64_t)(uintptr_t)&local, 32);

@@ -93,14 +93,25 @@ static uint64_t detect(void) {
 }
 #endif
 
-static _Atomic uint64_t g_detected;
-static _Atomic uint64_t g_features;
+#ifdef PTERUN_BARE_METAL
+/* One thread and no 64-bit atomics on a 32-bit core (no libatomic): plain
+ * words. */
+typedef uint64_t pt_cpu_word;
+#define PT_CPU_LOAD(p) (*(p))
+#define PT_CPU_STORE(p, v) (*(p) = (v))
+#else
+typedef _Atomic uint64_t pt_cpu_word;
+#define PT_CPU_LOAD(p) atomic_load_explicit((p), memory_order_acquire)
+#define PT_CPU_STORE(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#endif
+static pt_cpu_word g_detected;
+static pt_cpu_word g_features;
 
 uint64_t pterun_cpu_detected_features(void) {
-  uint64_t v = atomic_load_explicit(&g_detected, memory_order_acquire);
+  uint64_t v = PT_CPU_LOAD(&g_detected);
   if (!(v & PT_CPU_VALID)) {
     v = detect() | PT_CPU_VALID;
-    atomic_store_explicit(&g_detected, v, memory_order_release);
+    PT_CPU_STORE(&g_detected, v);
   }
   return v & ~PT_CPU_VALID;
 }
@@ -120,14 +131,14 @@ static uint64_t parse_mask(const char* s, int* ok) {
 }
 
 uint64_t pterun_cpu_features(void) {
-  uint64_t v = atomic_load_explicit(&g_features, memory_order_acquire);
+  uint64_t v = PT_CPU_LOAD(&g_features);
   if (!(v & PT_CPU_VALID)) {
     int ok;
     uint64_t mask = parse_mask(getenv("PTERUN_ISA_MASK"), &ok);
     v = pterun_cpu_detected_features();
     if (ok) v &= mask;
     v |= PT_CPU_VALID;
-    atomic_store_explicit(&g_features, v, memory_order_release);
+    PT_CPU_STORE(&g_features, v);
   }
   return v & ~PT_CPU_VALID;
 }

@@ -1,10 +1,12 @@
 /* Bringing file bytes into memory: mmap, read(), or a copy of a buffer. */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
+#ifndef PTERUN_BARE_METAL
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#endif
 
 #include "pterun/data.h"
 #include "src/core/internal.h"
@@ -38,6 +40,13 @@ pterun_status pt_file_image_open(const char* path, int mode, const pterun_alloca
                                  const pterun_logger* logger, pt_file_image* out) {
   memset(out, 0, sizeof *out);
   if (path == NULL) return pt_fail(logger, PTERUN_STATUS_INVALID_ARGUMENT, "path is NULL");
+#ifdef PTERUN_BARE_METAL
+  // No file system: programs come from the caller's buffer (load_buffer).
+  (void)mode;
+  (void)a;
+  return pt_fail(logger, PTERUN_STATUS_NOT_SUPPORTED,
+                 "built without a file system (PTERUN_BARE_METAL): load from a buffer");
+#else
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return pt_fail(logger, PTERUN_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
@@ -89,11 +98,14 @@ pterun_status pt_file_image_open(const char* path, int mode, const pterun_alloca
   out->size = size;
   out->owned = buf;
   return PTERUN_STATUS_OK;
+#endif
 }
 
 void pt_file_image_close(pt_file_image* img) {
   if (img == NULL) return;
+#ifndef PTERUN_BARE_METAL
   if (img->mapping != NULL) munmap(img->mapping, img->map_size);
+#endif
   if (img->owned != NULL) pt_free(img->allocator, img->owned);
   memset(img, 0, sizeof *img);
 }

@@ -58,9 +58,13 @@ struct pterun_profiler {
 };
 
 uint64_t pt_clock_ns(void) {
+#ifdef PTERUN_BARE_METAL
+  return 0; /* no clock without an OS: a firmware profiles with its own timer */
+#else
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
 }
 
 pterun_status pterun_profiler_create(const pterun_profiler_options* o, pterun_profiler** out) {

@@ -1,10 +1,9 @@
 /* The operator registry: explicit, copy-free tables added at run time. */
 #define _GNU_SOURCE /* dladdr */
-#include <dlfcn.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "src/core/internal.h"
+#include "src/core/platform.h"
 #include "src/core/registry_internal.h"
 
 typedef struct entry {
@@ -14,7 +13,7 @@ typedef struct entry {
 } entry;
 
 struct pterun_registry {
-  pthread_mutex_t mu;
+  pt_mutex mu;
   entry* entries;
   size_t count, cap;
   const pterun_kernel_library** libs;
@@ -46,11 +45,11 @@ static bool grow(pterun_registry* r, void** items, size_t* cap, size_t need, siz
 /* Path of the shared object that holds fn, for the duplicate message (the
  * duplicate itself is found by comparing function pointers). */
 static const char* object_of(pterun_kernel_fn fn) {
-  Dl_info info;
   void* addr;
+  const char* path;
   memcpy(&addr, &fn, sizeof addr < sizeof fn ? sizeof addr : sizeof fn);
-  if (dladdr(addr, &info) != 0 && info.dli_fname != NULL) return info.dli_fname;
-  return "unknown object";
+  path = pt_object_path(addr);
+  return path != NULL ? path : "unknown object";
 }
 
 pterun_status pterun_registry_create(const pterun_allocator* allocator, const pterun_logger* logger,
@@ -64,7 +63,7 @@ pterun_status pterun_registry_create(const pterun_allocator* allocator, const pt
     r->allocator_copy = *allocator;
     r->allocator = &r->allocator_copy;
   }
-  if (pthread_mutex_init(&r->mu, NULL) != 0) {
+  if (pt_mutex_init(&r->mu) != 0) {
     pt_free(allocator, r);
     return PTERUN_STATUS_OUT_OF_MEMORY;
   }
@@ -79,7 +78,7 @@ pterun_status pterun_registry_create(const pterun_allocator* allocator, const pt
 
 void pterun_registry_destroy(pterun_registry* r) {
   if (r == NULL) return;
-  pthread_mutex_destroy(&r->mu);
+  pt_mutex_destroy(&r->mu);
   pterun_allocator copy = r->allocator_copy;
   const pterun_allocator* a = r->allocator != NULL ? &copy : NULL;
   pt_free(a, r->entries);
@@ -88,7 +87,7 @@ void pterun_registry_destroy(pterun_registry* r) {
   pt_free(a, r);
 }
 
-static pthread_once_t g_default_once = PTHREAD_ONCE_INIT;
+static pt_once_flag g_default_once = PT_ONCE_INIT;
 static pterun_registry* g_default; /* the one piece of process state */
 
 static void make_default(void) {
@@ -96,7 +95,7 @@ static void make_default(void) {
 }
 
 pterun_registry* pterun_registry_default(void) {
-  pthread_once(&g_default_once, make_default);
+  pt_call_once(&g_default_once, make_default);
   return g_default;
 }
 
@@ -152,66 +151,65 @@ static pterun_status add_locked(pterun_registry* r, const pterun_kernel_library*
 
 pterun_status pterun_registry_add(pterun_registry* r, const pterun_kernel_library* lib) {
   if (r == NULL || lib == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  pthread_mutex_lock(&r->mu);
+  pt_mutex_lock(&r->mu);
   pterun_status st = add_locked(r, lib);
-  pthread_mutex_unlock(&r->mu);
+  pt_mutex_unlock(&r->mu);
   return st;
 }
 
 size_t pterun_registry_count(const pterun_registry* r) {
   if (r == NULL) return 0;
-  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  pt_mutex_lock(&r->mu);
   size_t n = r->count;
-  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  pt_mutex_unlock(&r->mu);
   return n;
 }
 
 pterun_status pterun_registry_get(const pterun_registry* r, size_t i, const char** op_out,
                                   const char** component_out) {
   if (r == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  pt_mutex_lock(&r->mu);
   pterun_status st = PTERUN_STATUS_NOT_FOUND;
   if (i < r->count) {
     if (op_out) *op_out = r->entries[i].op;
     if (component_out) *component_out = r->entries[i].lib->component;
     st = PTERUN_STATUS_OK;
   }
-  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  pt_mutex_unlock(&r->mu);
   return st;
 }
 
 const char* pterun_registry_provider(const pterun_registry* r, const char* op) {
   if (r == NULL || op == NULL) return NULL;
   const char* comp = NULL;
-  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  pt_mutex_lock(&r->mu);
   for (size_t i = 0; i < r->count && comp == NULL; ++i)
     if (strcmp(r->entries[i].op, op) == 0) comp = r->entries[i].lib->component;
-  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  pt_mutex_unlock(&r->mu);
   return comp;
 }
 
 int pt_registry_has_component(const pterun_registry* r, const char* component) {
   int has = 0;
-  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  pt_mutex_lock(&r->mu);
   for (size_t i = 0; i < r->nlibs && !has; ++i)
     has = r->libs[i]->component != NULL && strcmp(r->libs[i]->component, component) == 0;
-  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  pt_mutex_unlock(&r->mu);
   return has;
 }
 
 pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op) {
-  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  pt_mutex_lock(&r->mu);
   const entry* e = find(r, op);
   pterun_kernel_fn fn = e != NULL ? e->fn : NULL;
-  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  pt_mutex_unlock(&r->mu);
   return fn;
 }
 
 /* Path of the shared object holding a backend, for messages. */
 static const char* backend_object(const pterun_backend* b) {
-  Dl_info info;
-  if (dladdr((const void*)b, &info) != 0 && info.dli_fname != NULL) return info.dli_fname;
-  return "unknown object";
+  const char* path = pt_object_path((const void*)b);
+  return path != NULL ? path : "unknown object";
 }
 
 static pterun_status add_backend_locked(pterun_registry* r, const pterun_backend* b) {
@@ -240,19 +238,19 @@ static pterun_status add_backend_locked(pterun_registry* r, const pterun_backend
 
 pterun_status pterun_registry_add_backend(pterun_registry* r, const pterun_backend* b) {
   if (r == NULL || b == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  pthread_mutex_lock(&r->mu);
+  pt_mutex_lock(&r->mu);
   pterun_status st = add_backend_locked(r, b);
-  pthread_mutex_unlock(&r->mu);
+  pt_mutex_unlock(&r->mu);
   return st;
 }
 
 const pterun_backend* pterun_registry_backend(const pterun_registry* r, const char* id) {
   if (r == NULL || id == NULL) return NULL;
   const pterun_backend* found = NULL;
-  pthread_mutex_lock((pthread_mutex_t*)&r->mu);
+  pt_mutex_lock(&r->mu);
   for (size_t i = 0; i < r->nbackends && found == NULL; ++i)
     if (strcmp(r->backends[i]->id, id) == 0) found = r->backends[i];
-  pthread_mutex_unlock((pthread_mutex_t*)&r->mu);
+  pt_mutex_unlock(&r->mu);
   return found;
 }
 

@@ -92,6 +92,13 @@ static int tp_has_cpu_controller(const char* list, size_t len) {
 }
 
 size_t tp_cgroup_cpu_limit(const char* proc_cgroup, const char* fs_root) {
+#if defined(PTERUN_BARE_METAL)
+  (void)proc_cgroup;
+  (void)fs_root;
+  (void)tp_walk;
+  (void)tp_has_cpu_controller;
+  return 0; /* no cgroups without an OS */
+#endif
   FILE* f = fopen(proc_cgroup, "r");
   if (!f) return 0;
   char line[TP_PATH_MAX];

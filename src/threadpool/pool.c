@@ -7,7 +7,8 @@
  * the mutex when someone sleeps. Tiles are handed out by an atomic counter
  * (dynamic distribution); the caller drains tiles too, then waits until
  * every participating worker has checked out. */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_* macros */
+#if !defined(PTERUN_BARE_METAL) /* bare metal: pool_serial.c */
+#define _GNU_SOURCE             /* sched_getaffinity, CPU_* macros */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -364,3 +365,4 @@ void pterun_parallelize_2d_tile(pterun_threadpool* pool, pterun_task_2d_tile_fn 
   job.tiles = ti * job.tiles_j;
   tp_run(pool, &job, flags);
 }
+#endif /* !PTERUN_BARE_METAL */

@@ -184,16 +184,16 @@ typedef struct pc_f32_step {
   float* slots; /* further A blocks, slot_floats apart */
   size_t slot_floats;
   size_t nslots;              /* A blocks, >= the tasks running at once */
-  atomic_uint_least64_t busy; /* slot k taken: bit k */
+  atomic_uint_least32_t busy; /* slot k taken: bit k (32-bit: lock-free on every target) */
 } pc_f32_step;
 
 static float* slot_acquire(pc_f32_step* st, size_t* k_out) {
   for (;;) {
-    uint_least64_t busy = atomic_load_explicit(&st->busy, memory_order_relaxed);
+    uint_least32_t busy = atomic_load_explicit(&st->busy, memory_order_relaxed);
     size_t k = 0;
     while (k < st->nslots && (busy >> k & 1u)) ++k;
     if (k == st->nslots) continue; /* transient: a finishing task frees one */
-    if (atomic_compare_exchange_weak_explicit(&st->busy, &busy, busy | ((uint_least64_t)1 << k),
+    if (atomic_compare_exchange_weak_explicit(&st->busy, &busy, busy | ((uint_least32_t)1 << k),
                                               memory_order_acquire, memory_order_relaxed)) {
       *k_out = k;
       return k == 0 ? st->slot0 : st->slots + (k - 1) * st->slot_floats;
@@ -202,7 +202,7 @@ static float* slot_acquire(pc_f32_step* st, size_t* k_out) {
 }
 
 static void slot_release(pc_f32_step* st, size_t k) {
-  atomic_fetch_and_explicit(&st->busy, ~((uint_least64_t)1 << k), memory_order_release);
+  atomic_fetch_and_explicit(&st->busy, ~((uint_least32_t)1 << k), memory_order_release);
 }
 
 /* Packs strips [s0, s0 + count) of the B block. */
@@ -338,7 +338,7 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
   st.nslots = direct_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
   if (!direct_a && (size_t)(mc * kc) > st.slot_floats) st.nslots = 1; /* cannot happen */
-  if (st.nslots > 64) st.nslots = 64;
+  if (st.nslots > 32) st.nslots = 32;
   if (st.nslots < threads) threads = st.nslots;
   pterun_threadpool* pool = threads > 1 ? ws->pool : NULL;
   const uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(threads);
@@ -536,7 +536,7 @@ void pterun_compute_gemm_init_ex(pterun_kernel_context* ctx, pterun_compute_gemm
     const size_t kc = (size_t)ws->uk->kc, mc = (size_t)ws->uk->mc;
     size_t spare = pool != NULL ? pterun_threadpool_size(pool) - 1 : 0;
     if (max_threads != 0 && spare > max_threads - 1) spare = max_threads - 1;
-    if (spare > 63) spare = 63;
+    if (spare > 31) spare = 31;
     static const size_t ncs[2] = {PC_F32_NC_BIG, PC_F32_NC_MID};
     for (int t = 0; t < 4 && ws->buf == NULL; ++t) {
       size_t extra = t % 2 == 0 ? spare : 0;
