@@ -621,6 +621,104 @@ def _step(a: np.ndarray) -> float:
     return 0.01 * rng
 
 
+# ---------------------------------------------------------------------------
+# LLM flow: ExecuTorch's own llama exporter, 8da4w linears lowered with -X
+
+
+LLM_PARAMS = {
+    "dim": 64,
+    "multiple_of": 32,
+    "n_heads": 4,
+    "n_kv_heads": 2,
+    "n_layers": 2,
+    "norm_eps": 1e-05,
+    "vocab_size": 128,
+    "rope_theta": 10000.0,
+}
+LLM_PROMPT = [5, 17, 42, 99, 3]
+LLM_STEPS = 40
+
+
+def greedy(execute, prompt: list[int], steps: int) -> tuple[list[int], np.ndarray]:
+    """Greedy decoding with the KV-cache program: prefill, then one token per
+    call. Returns the tokens and the logits of every call."""
+    toks, logits = list(prompt), []
+    out = execute(np.array([prompt], dtype=np.int64), np.array([0], dtype=np.int64))
+    for pos in range(len(prompt), len(prompt) + steps):
+        row = np.asarray(out, dtype=np.float32).reshape(-1)
+        logits.append(row)
+        toks.append(int(np.argmax(row)))
+        out = execute(
+            np.array([[toks[-1]]], dtype=np.int64), np.array([pos], dtype=np.int64)
+        )
+    return toks, np.stack(logits)
+
+
+def write_llm_prefill(d: Path) -> None:
+    """The prefill call as a fixture row (ctest runs it with the CLI):
+    inputs tokens and position, reference the first logits."""
+    toks, logits = np.load(d / "et_tokens.npy"), np.load(d / "et_logits.npy")
+    np.save(d / "forward_input_0.npy", toks[None, : len(toks) - len(logits)])
+    np.save(d / "forward_input_1.npy", np.array([0], dtype=np.int64))
+    np.save(d / "forward_et_0.npy", logits[0][None, :])
+
+
+def export_llm(out: Path) -> None:
+    """tests/fixtures/xnnpack_llm: a random 2-layer llama from
+    `export_llama --model llama3 -kv --use_sdpa_with_kv_cache -X -qmode 8da4w
+    --group_size 32` and ExecuTorch+XNNPACK's greedy tokens and logits."""
+    import json
+    import tempfile
+
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  (llama:: kernels)
+    from executorch.examples.models.llama.export_llama_lib import (
+        build_args_parser,
+        export_llama,
+    )
+    from executorch.runtime import Runtime
+
+    d = out.parent / "xnnpack_llm"
+    d.mkdir(exist_ok=True)
+    (d / "params.json").write_text(json.dumps(LLM_PARAMS, indent=1) + "\n")
+    # Seeded random weights (without a checkpoint the exporter leaves them
+    # uninitialised), saved as the checkpoint export_llama loads.
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    torch.manual_seed(SEED)
+    model = construct_transformer(
+        ModelArgs(**LLM_PARAMS, max_seq_len=64, max_context_len=64)
+    )
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(
+                torch.ones_like(p) if "norm" in name else torch.randn_like(p) * 0.08
+            )
+    ckpt = Path(tempfile.mkdtemp()) / "model.pth"
+    torch.save({k: v for k, v in model.state_dict().items() if "freqs" not in k}, ckpt)
+    argv = [
+        "--model", "llama3", "--params", str(d / "params.json"), "--checkpoint", str(ckpt), "-kv",
+        "--use_sdpa_with_kv_cache", "-X", "-qmode", "8da4w", "--group_size", "32",
+        "--max_seq_length", "64", "--max_context_length", "64",
+        "--output_name", str(d / "model.pte"),
+    ]  # fmt: skip
+    torch.manual_seed(SEED)
+    export_llama(build_args_parser().parse_args(argv))
+    method = Runtime.get().load_program(str(d / "model.pte")).load_method("forward")
+
+    def run(tokens: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        return method.execute([torch.from_numpy(tokens), torch.from_numpy(pos)])[
+            0
+        ].numpy()
+
+    toks, logits = greedy(run, LLM_PROMPT, LLM_STEPS)
+    np.save(d / "et_tokens.npy", np.array(toks, dtype=np.int64))
+    np.save(d / "et_logits.npy", logits)
+    write_llm_prefill(d)
+    (d / "graphs.txt").write_text(describe_payloads((d / "model.pte").read_bytes()))
+    print(f"llm: tokens {toks}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default="")
@@ -628,8 +726,12 @@ def main() -> int:
     p.add_argument(
         "--index-only", action="store_true", help="rewrite the index from the files"
     )
+    p.add_argument("--llm", action="store_true", help="only the export_llama fixture")
     a = p.parse_args()
     torch.set_num_threads(1)
+    if a.llm:
+        export_llm(a.out)
+        return 0
     names = [n for n in a.only.split(",") if n] or [*BUILDERS, *REFUSED]
     if not a.index_only:
         for n in names:

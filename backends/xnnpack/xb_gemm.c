@@ -157,10 +157,6 @@ XB_INLINE void igemm_body(size_t M, size_t K, size_t N, const int16_t* A, size_t
   }
 }
 
-XB_INLINE void madd_f32_body(float* acc, const float* x, const float* w, size_t n) {
-  for (size_t i = 0; i < n; ++i) acc[i] += x[i] * w[i];
-}
-
 XB_INLINE void madd_q8_body(int32_t* acc, const void* x, int is_u8, int32_t zp, const int8_t* w,
                             size_t n) {
   if (is_u8) {
@@ -180,6 +176,32 @@ XB_INLINE void widen_q8_body(int16_t* dst, const void* x, int is_u8, int32_t zp,
     const int8_t* xs = x;
     for (size_t i = 0; i < n; ++i) dst[i] = (int16_t)((int32_t)xs[i] - zp);
   }
+}
+
+XB_INLINE void dwconv_f32_body(const xb_dw_geom* g, const float* in, const float* w,
+                               const float* bias, float* out) {
+  for (size_t b = 0; b < g->B; ++b)
+    for (size_t oh = 0; oh < g->OH; ++oh)
+      for (size_t ow = 0; ow < g->OW; ++ow) {
+        float* restrict acc = out + ((b * g->OH + oh) * g->OW + ow) * g->OC;
+        memcpy(acc, bias, g->OC * sizeof(float));
+        for (size_t kh = 0; kh < g->KH; ++kh) {
+          ptrdiff_t ih = (ptrdiff_t)(oh * g->sh + kh * g->dh) - (ptrdiff_t)g->pad_top;
+          if (ih < 0 || ih >= (ptrdiff_t)g->H) continue;
+          for (size_t kw = 0; kw < g->KW; ++kw) {
+            ptrdiff_t iw = (ptrdiff_t)(ow * g->sw + kw * g->dw) - (ptrdiff_t)g->pad_left;
+            if (iw < 0 || iw >= (ptrdiff_t)g->W) continue;
+            const float* restrict ip = in + ((b * g->H + (size_t)ih) * g->W + (size_t)iw) * g->IC;
+            const float* restrict wp = w + (kh * g->KW + kw) * g->OC;
+            if (g->dm == 1)
+              for (size_t c = 0; c < g->OC; ++c) acc[c] += ip[c] * wp[c];
+            else
+              for (size_t c = 0; c < g->OC; ++c) acc[c] += ip[c / g->dm] * wp[c];
+          }
+        }
+        for (size_t c = 0; c < g->OC; ++c)
+          acc[c] = acc[c] < g->lo ? g->lo : (acc[c] > g->hi ? g->hi : acc[c]);
+      }
 }
 
 /* The same loops compiled twice: for the baseline ISA and, on x86-64, for
@@ -210,10 +232,6 @@ __attribute__((target("avx2"))) static void igemm_avx2(size_t M, size_t K, size_
                                                        size_t ldc) {
   igemm_body(M, K, N, A, lda, B, ldb, C, ldc);
 }
-__attribute__((target("avx2,fma"))) static void madd_f32_avx2(float* acc, const float* x,
-                                                              const float* w, size_t n) {
-  madd_f32_body(acc, x, w, n);
-}
 __attribute__((target("avx2"))) static void madd_q8_avx2(int32_t* acc, const void* x, int is_u8,
                                                          int32_t zp, const int8_t* w, size_t n) {
   madd_q8_body(acc, x, is_u8, zp, w, n);
@@ -221,6 +239,11 @@ __attribute__((target("avx2"))) static void madd_q8_avx2(int32_t* acc, const voi
 __attribute__((target("avx2"))) static void widen_q8_avx2(int16_t* dst, const void* x, int is_u8,
                                                           int32_t zp, size_t n) {
   widen_q8_body(dst, x, is_u8, zp, n);
+}
+__attribute__((target("avx2,fma"))) static void dwconv_f32_avx2(const xb_dw_geom* g,
+                                                                const float* in, const float* w,
+                                                                const float* bias, float* out) {
+  dwconv_f32_body(g, in, w, bias, out);
 }
 static int use_avx2(void) {
   const uint64_t need = PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA;
@@ -250,16 +273,6 @@ void xb_igemm(size_t M, size_t K, size_t N, const int16_t* A, size_t lda, const 
   igemm_generic(M, K, N, A, lda, B, ldb, C, ldc);
 }
 
-void xb_madd_f32(float* acc, const float* x, const float* w, size_t n) {
-#ifdef XB_HAVE_AVX2
-  if (use_avx2()) {
-    madd_f32_avx2(acc, x, w, n);
-    return;
-  }
-#endif
-  madd_f32_body(acc, x, w, n);
-}
-
 void xb_madd_q8(int32_t* acc, const void* x, int is_u8, int32_t zp, const int8_t* w, size_t n) {
 #ifdef XB_HAVE_AVX2
   if (use_avx2()) {
@@ -278,4 +291,15 @@ void xb_widen_q8(int16_t* dst, const void* x, int is_u8, int32_t zp, size_t n) {
   }
 #endif
   widen_q8_body(dst, x, is_u8, zp, n);
+}
+
+void xb_dwconv_f32(const xb_dw_geom* g, const float* in, const float* w, const float* bias,
+                   float* out) {
+#ifdef XB_HAVE_AVX2
+  if (use_avx2()) {
+    dwconv_f32_avx2(g, in, w, bias, out);
+    return;
+  }
+#endif
+  dwconv_f32_body(g, in, w, bias, out);
 }

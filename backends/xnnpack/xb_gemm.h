@@ -15,8 +15,17 @@ void xb_gemm_f32(size_t M, size_t K, size_t N, const float* A, size_t lda, const
 void xb_igemm(size_t M, size_t K, size_t N, const int16_t* A, size_t lda, const int8_t* B,
               size_t ldb, int32_t* C, size_t ldc);
 
-/* acc[i] += x[i] * w[i] (depthwise convolution taps). */
-void xb_madd_f32(float* acc, const float* x, const float* w, size_t n);
+/* Geometry of an NHWC depthwise convolution (channel c reads input channel
+ * c / dm). */
+typedef struct xb_dw_geom {
+  size_t B, H, W, IC, OH, OW, OC, KH, KW, sh, sw, dh, dw, pad_top, pad_left, dm;
+  float lo, hi;
+} xb_dw_geom;
+
+/* out = clamp(depthwise(in, w[KH][KW][OC]) + bias). */
+void xb_dwconv_f32(const xb_dw_geom* g, const float* in, const float* w, const float* bias,
+                   float* out);
+
 /* acc[i] += (x[i] - zp) * w[i], x int8 or (is_u8) uint8. */
 void xb_madd_q8(int32_t* acc, const void* x, int is_u8, int32_t zp, const int8_t* w, size_t n);
 /* dst[i] = x[i] - zp as int16 (activations centred for xb_igemm). */

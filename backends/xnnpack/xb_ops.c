@@ -781,51 +781,37 @@ static void run_conv(xb_exec* x, const xb_node* n) {
   uint8_t* dst = x->data[n->out];
   size_t dm = dw ? OC / IC : 1;
   enum { TILE = 64 };
+  if (dw && !q) {
+    xb_dw_geom geo = {B,     H,     W,     IC,    OH,        OW,        OC, KH,         KW,
+                      n->sh, n->sw, n->dh, n->dw, n->pad[0], n->pad[3], dm, n->out_min, n->out_max};
+    xb_dwconv_f32(&geo, (const float*)src, p->w, p->bias, (float*)dst);
+    return;
+  }
   size_t npix = OH * OW;
   for (size_t b = 0; b < B; ++b) {
     if (dw) {
       for (size_t pix = 0; pix < npix; ++pix) {
         size_t oh = pix / OW, ow = pix % OW;
-        if (!q) {
-          float* acc = (float*)dst + ((b * npix + pix) * OC);
-          memcpy(acc, p->bias, OC * sizeof(float));
-          for (size_t kh = 0; kh < KH; ++kh) {
-            ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
-            if (ih < 0 || ih >= (ptrdiff_t)H) continue;
-            for (size_t kw = 0; kw < KW; ++kw) {
-              ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
-              if (iw < 0 || iw >= (ptrdiff_t)W) continue;
-              const float* ip = (const float*)src + ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
-              const float* wp = p->w + (kh * KW + kw) * OC;
-              if (dm == 1)
-                xb_madd_f32(acc, ip, wp, OC);
-              else
-                for (size_t c = 0; c < OC; ++c) acc[c] += ip[c / dm] * wp[c];
-            }
+        int32_t* acc = (int32_t*)g->scratch;
+        for (size_t c = 0; c < OC; ++c) acc[c] = p->ibias[c];
+        for (size_t kh = 0; kh < KH; ++kh) {
+          ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+          if (ih < 0 || ih >= (ptrdiff_t)H) continue;
+          for (size_t kw = 0; kw < KW; ++kw) {
+            ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
+            if (iw < 0 || iw >= (ptrdiff_t)W) continue;
+            size_t base = ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
+            const int8_t* wp = p->wq + (kh * KW + kw) * OC;
+            if (dm == 1)
+              xb_madd_q8(acc, src + base, ui, in->zero_point, wp, OC);
+            else
+              for (size_t c = 0; c < OC; ++c)
+                acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
           }
-          for (size_t c = 0; c < OC; ++c) acc[c] = clampf(acc[c], n->out_min, n->out_max);
-        } else {
-          int32_t* acc = (int32_t*)g->scratch;
-          for (size_t c = 0; c < OC; ++c) acc[c] = p->ibias[c];
-          for (size_t kh = 0; kh < KH; ++kh) {
-            ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
-            if (ih < 0 || ih >= (ptrdiff_t)H) continue;
-            for (size_t kw = 0; kw < KW; ++kw) {
-              ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
-              if (iw < 0 || iw >= (ptrdiff_t)W) continue;
-              size_t base = ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
-              const int8_t* wp = p->wq + (kh * KW + kw) * OC;
-              if (dm == 1)
-                xb_madd_q8(acc, src + base, ui, in->zero_point, wp, OC);
-              else
-                for (size_t c = 0; c < OC; ++c)
-                  acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
-            }
-          }
-          size_t ob = (b * npix + pix) * OC;
-          for (size_t c = 0; c < OC; ++c)
-            q_st(dst, ob + c, requant((float)acc[c] * p->mult[c], out->zero_point, lo, hi), uo);
         }
+        size_t ob = (b * npix + pix) * OC;
+        for (size_t c = 0; c < OC; ++c)
+          q_st(dst, ob + c, requant((float)acc[c] * p->mult[c], out->zero_point, lo, hi), uo);
       }
       continue;
     }

@@ -108,3 +108,38 @@ def test_matches_nondelegated_export(row: XRow) -> None:
         _run(row, "plain.pte", ()),
         "plain export",
     )
+
+
+LLM = FIXTURES / "xnnpack_llm"
+
+
+def _greedy(
+    method: Any, prompt: list[int], steps: int
+) -> tuple[list[int], np.ndarray[Any, Any]]:
+    """As tools/export_xnnpack.py's greedy(): prefill, then one token a call."""
+    toks, logits = list(prompt), []
+    out = method.execute(
+        [np.array([prompt], dtype=np.int64), np.array([0], dtype=np.int64)]
+    )
+    for pos in range(len(prompt), len(prompt) + steps):
+        row = np.asarray(out[0], dtype=np.float32).reshape(-1)
+        logits.append(row)
+        toks.append(int(np.argmax(row)))
+        out = method.execute(
+            [np.array([[toks[-1]]], dtype=np.int64), np.array([pos], dtype=np.int64)]
+        )
+    return toks, np.stack(logits)
+
+
+def test_llm_greedy_tokens_match_executorch_xnnpack() -> None:
+    """export_llama -X -qmode 8da4w (KV cache, custom SDPA): the same greedy
+    tokens as ExecuTorch+XNNPACK over 40 steps, logits within 1e-4."""
+    ref_tokens = np.load(LLM / "et_tokens.npy").tolist()
+    ref_logits = np.load(LLM / "et_logits.npy")
+    prompt_len = len(ref_tokens) - len(ref_logits)
+    method = pterun.Runtime.get().load_program(LLM / "model.pte").load_method("forward")
+    toks, logits = _greedy(method, ref_tokens[:prompt_len], len(ref_logits))
+    diff = np.abs(logits - ref_logits)
+    print(f"llm: max |logit diff| {diff.max():.3g}, differing {np.mean(diff > 0):.2%}")
+    assert toks == ref_tokens
+    np.testing.assert_allclose(logits, ref_logits, rtol=1e-4, atol=1e-4)
