@@ -1,4 +1,4 @@
-/* bench_kernels: GFLOP/s of the f32 GEMM engine (kernels/portable/nn_gemm.c)
+/* bench_kernels: GFLOP/s of the f32 GEMM engine (libpterun_compute, src/compute/gemm/gemm.c)
  * for every microkernel this CPU can run, at several shapes, with the
  * packing buffers from a scratch arena ("arena") and from the kernel's stack
  * ("stack", what a method without scratch_bytes gets).
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/portable/nn_gemm.h"
+#include "pterun/compute.h"
 #include "pterun/cpu.h"
 #include "pterun/kernel.h"
 
@@ -44,30 +44,58 @@ static double now_s(void) {
 /* Passed through pterun_kernel_invoke so the engine sees a real kernel
  * context (and its scratch arena) built by the public API. */
 typedef struct job {
-  const pt_f32_gemm_ukernel* uk;
+  const pterun_compute_f32_gemm_ukernel* uk;
   int64_t m, n, k;
-  nn_mat a, b, c;
+  pterun_compute_matrix a, b, c;
 } job;
 static job g_job;
+static pterun_threadpool* g_pool; /* --threads N > 1 */
+
+/* The measured FMA peak of one core: 12 independent chains of 8-wide FMAs
+ * (more than latency x throughput on current x86), in GFLOP/s. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx2,fma"))) static double fma_peak_avx2(double min_s) {
+  __m256 acc[12], x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(1e-7f);
+  double best = 0;
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps((float)i);
+  for (double total = 0; total < min_s;) {
+    double t0 = now_s();
+    for (int it = 0; it < 1000000; ++it) {
+#pragma GCC unroll 12
+      for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+    }
+    double dt = now_s() - t0, gf = 1e6 * 12 * 8 * 2 / dt * 1e-9;
+    total += dt;
+    if (gf > best) best = gf;
+  }
+  float sink[8];
+  __m256 sum = acc[0];
+  for (int i = 1; i < 12; ++i) sum = _mm256_add_ps(sum, acc[i]);
+  _mm256_storeu_ps(sink, sum);
+  if (sink[0] == 12345.0f) printf(" ");
+  return best;
+}
+#endif
 
 static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  nn_gemm_ws ws;
+  pterun_compute_gemm_ws ws;
   (void)args;
   (void)nargs;
-  nn_gemm_ws_init_ukernel(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk);
-  nn_gemm(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, 1.0, 0);
+  pterun_compute_gemm_init_ex(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk, g_pool, 0);
+  pterun_compute_gemm(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, 1.0, 0);
   return PTERUN_STATUS_OK;
 }
 
-static double bench_one(const pt_f32_gemm_ukernel* uk, const shape* s, void* scratch,
+static double bench_one(const pterun_compute_f32_gemm_ukernel* uk, const shape* s, void* scratch,
                         size_t scratch_bytes, double min_s, float* a, float* b, float* c) {
   double best = 1e30, total = 0, flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
   int reps = 0;
   g_job.uk = uk;
   g_job.m = s->m, g_job.n = s->n, g_job.k = s->k;
-  g_job.a = (nn_mat){a, PTERUN_DTYPE_F32, s->k, 1};
-  g_job.b = (nn_mat){b, PTERUN_DTYPE_F32, s->n, 1};
-  g_job.c = (nn_mat){c, PTERUN_DTYPE_F32, s->n, 1};
+  g_job.a = (pterun_compute_matrix){a, PTERUN_DTYPE_F32, s->k, 1};
+  g_job.b = (pterun_compute_matrix){b, PTERUN_DTYPE_F32, s->n, 1};
+  g_job.c = (pterun_compute_matrix){c, PTERUN_DTYPE_F32, s->n, 1};
   pterun_kernel_invoke(run_job, "bench", NULL, 0, NULL, scratch, scratch_bytes); /* warm-up */
   while (total < min_s || reps < 3) {
     double t0 = now_s(), dt;
@@ -83,7 +111,7 @@ static double bench_one(const pt_f32_gemm_ukernel* uk, const shape* s, void* scr
 int main(int argc, char** argv) {
   shape shapes[64];
   size_t nshapes = 0, nuk, i, u;
-  const pt_f32_gemm_ukernel* uks = pt_f32_gemm_ukernels(&nuk);
+  const pterun_compute_f32_gemm_ukernel* uks = pterun_compute_f32_gemm_ukernels(&nuk);
   const char* only = NULL;
   double min_s = 0.3;
   int quick = 0;
@@ -97,6 +125,11 @@ int main(int argc, char** argv) {
       quick = 1;
     } else if (strcmp(argv[i], "--min-ms") == 0 && i + 1 < (size_t)argc) {
       min_s = atof(argv[++i]) / 1000.0;
+    } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < (size_t)argc) {
+      pterun_threadpool_options o;
+      memset(&o, 0, sizeof o);
+      o.threads = (size_t)atoi(argv[++i]);
+      if (o.threads > 1 && pterun_threadpool_create(&o, &g_pool) != PTERUN_STATUS_OK) return 1;
     } else if (strcmp(argv[i], "--ukernel") == 0 && i + 1 < (size_t)argc) {
       only = argv[++i];
     } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < (size_t)argc && nshapes < 64) {
@@ -108,7 +141,8 @@ int main(int argc, char** argv) {
       shapes[nshapes++] = (shape){m, n, k, "custom"};
     } else {
       fprintf(stderr,
-              "usage: bench_kernels [--quick] [--min-ms N] [--shape MxNxK]... [--ukernel NAME]\n");
+              "usage: bench_kernels [--quick] [--min-ms N] [--shape MxNxK]... [--ukernel NAME]"
+              " [--threads N]\n");
       return 2;
     }
   }
@@ -123,9 +157,15 @@ int main(int argc, char** argv) {
   printf("cpu features: %s\n", feat);
   pterun_cpu_features_string(features, feat, sizeof feat);
   printf("usable (PTERUN_ISA_MASK applied): %s\n", feat);
-  printf("default microkernel: %s\n\n", pt_f32_gemm_ukernel_select(features)->name);
+  printf("default microkernel: %s\n", pterun_compute_f32_gemm_select(features)->name);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if ((features & (PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA)) ==
+      (PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA))
+    printf("measured FMA peak (AVX2, one core): %.1f GFLOP/s\n", fma_peak_avx2(min_s));
+#endif
+  printf("threads: %zu\n\n", pterun_threadpool_size(g_pool));
   printf("%-36s %6s %6s %6s %9s %9s  %s\n", "microkernel", "M", "N", "K", "arena", "stack",
-         "shape (GFLOP/s, single thread)");
+         "shape (GFLOP/s)");
 
   scratch = aligned_alloc(64, scratch_bytes);
   if (scratch == NULL) return 1;
@@ -139,7 +179,7 @@ int main(int argc, char** argv) {
     for (j = 0; j < s->m * s->k; ++j) a[j] = (float)((j * 7 + 3) % 17) * 0.125f - 1.0f;
     for (j = 0; j < s->k * s->n; ++j) b[j] = (float)((j * 5 + 1) % 13) * 0.25f - 1.5f;
     for (u = 0; u < nuk; ++u) {
-      const pt_f32_gemm_ukernel* uk = &uks[u];
+      const pterun_compute_f32_gemm_ukernel* uk = &uks[u];
       double ga, gs;
       if ((uk->isa & features) != uk->isa) continue;
       if (only != NULL && strstr(uk->name, only) == NULL) continue;

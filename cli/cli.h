@@ -8,6 +8,7 @@
 
 #include "cli/npy.h"
 #include "pterun/pterun.h"
+#include "pterun/threadpool.h"
 
 /* Exit codes: success, a failure while doing the work, a bad command line. */
 #define CLI_EXIT_OK 0
@@ -88,6 +89,8 @@ typedef struct cli_session {
   pterun_data** data;
   size_t data_count;
   double program_load_ms;
+  uint64_t threads;          /* --threads: 0 = pterun_threadpool_default_threads() */
+  pterun_threadpool* pool;   /* created by cli_load_method, destroyed by close */
   pterun_profiler* profiler; /* attached by cli_load_method when set */
   pterun_bundle* bundle;     /* the model was a bundled program (.bpte) */
   int64_t bundle_case;       /* the bundled case run, -1 none (ETDump records it) */
@@ -104,7 +107,13 @@ int cli_is_bundle_file(const char* path);
 /** Resolves --method: the given name, else "forward", else the only method. */
 int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
 
-/** Loads method `index` against the session's registry and data files. */
+/** --threads N (N >= 1) into s->threads: 0 not this option, 1 taken, -1 usage error. */
+int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session* s);
+#define CLI_THREADS_HELP                                                                           \
+  "  --threads N            threads per operator (default: the CPUs this process may use)\n"
+
+/** Loads method `index` against the session's registry and data files, on the
+ *  session's thread pool (created on first use from s->threads). */
 int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out);
 
 /* ---- profiling (profile.c) -------------------------------------------------- */

@@ -16,6 +16,7 @@ static void bench_usage(FILE* f) {
           "  --warmup N        untimed executes first (default 3)\n"
           "  --iterations N    timed executes (default 20)\n"
           "  --seed N          seed for the random inputs (default 0)\n"
+          "  --threads N       threads per operator (default: the CPUs this process may use)\n"
           "  --verbose         echo the library's log messages\n" CLI_PROFILE_USAGE);
 }
 
@@ -74,6 +75,13 @@ int cli_cmd_bench(int argc, char** argv) {
       continue;
     }
     if ((r = cli_opt(argc, argv, &i, "bench", "--method", &method_name)) != 0) {
+      if (r < 0) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
+      }
+      continue;
+    }
+    if ((r = cli_opt_threads(argc, argv, &i, "bench", &s)) != 0) {
       if (r < 0) {
         rc = CLI_EXIT_USAGE;
         goto done;

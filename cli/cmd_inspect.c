@@ -300,7 +300,7 @@ int cli_cmd_inspect(int argc, char** argv) {
   const char *model = NULL, *v;
   cli_strlist data = {0};
   int json = 0, verbose = 0, i, r, rc = CLI_EXIT_OK;
-  cli_session s;
+  cli_session s = {0};
   pterun_program_info pi;
   cli_json jw, *j = NULL;
   size_t m, k;

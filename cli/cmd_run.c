@@ -24,7 +24,7 @@ static void run_usage(FILE* f) {
           "  --seed N               seed for --inputs random (default 0)\n"
           "  --output-dir DIR       write outputs as DIR/output_0.npy, output_1.npy, ...\n"
           "                         (DIR is created if missing)\n"
-          "  --iterations N         execute N times (default 1)\n"
+          "  --iterations N         execute N times (default 1)\n" CLI_THREADS_HELP
           "  --quiet                print nothing but errors\n"
           "  --verbose              echo the library's log messages\n" CLI_PROFILE_USAGE);
 }
@@ -233,6 +233,11 @@ int cli_cmd_run(int argc, char** argv) {
     } else if ((r = cli_opt(argc, argv, &i, "run", "--method", &method_name)) != 0 ||
                (r = cli_opt(argc, argv, &i, "run", "--output-dir", &outdir)) != 0 ||
                (r = cli_opt(argc, argv, &i, "run", "--inputs", &gen_name)) != 0) {
+      if (r < 0) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
+      }
+    } else if ((r = cli_opt_threads(argc, argv, &i, "run", &s)) != 0) {
       if (r < 0) {
         rc = CLI_EXIT_USAGE;
         goto done;

@@ -105,6 +105,17 @@ int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name, co
   return 1;
 }
 
+int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session* s) {
+  const char* v;
+  int r = cli_opt(argc, argv, i, cmd, "--threads", &v);
+  if (r <= 0) return r;
+  if (cli_parse_u64(v, &s->threads) != 0 || s->threads == 0 || s->threads > 4096) {
+    cli_usage_error(cmd, "--threads needs a number from 1 to 4096, got '%s'", v);
+    return -1;
+  }
+  return 1;
+}
+
 int cli_is_help(const char* arg) {
   return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
@@ -156,7 +167,9 @@ int cli_session_open(cli_session* s, const char* model, const cli_strlist* data,
   double t0;
   size_t k;
 
+  uint64_t threads = s->threads; /* --threads, parsed before the session opens */
   memset(s, 0, sizeof *s);
+  s->threads = threads;
   s->bundle_case = -1;
   s->log.verbose = verbose;
   opts.logger = cli_logger(&s->log);
@@ -194,6 +207,7 @@ void cli_session_close(cli_session* s) {
   pterun_program_destroy(s->program);
   pterun_bundle_destroy(s->bundle); /* after the program that borrows it */
   pterun_registry_destroy(s->registry);
+  pterun_threadpool_destroy(s->pool);
   pterun_profiler_destroy(s->profiler);
   memset(s, 0, sizeof *s);
 }
@@ -236,6 +250,16 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
   pterun_status st;
   const char* name = pterun_program_method_name(s->program, index);
   double t0;
+
+  if (s->pool == NULL && s->threads != 1) {
+    pterun_threadpool_options po;
+    memset(&po, 0, sizeof po);
+    po.threads = (size_t)s->threads;
+    st = pterun_threadpool_create(&po, &s->pool);
+    if (st != PTERUN_STATUS_OK)
+      return cli_fail(NULL, st, "cannot start %llu threads", (unsigned long long)s->threads);
+  }
+  mo.threadpool = s->pool;
   mo.registry = s->registry;
   mo.data = (const pterun_data* const*)s->data;
   mo.data_count = s->data_count;

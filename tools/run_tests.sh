@@ -163,7 +163,7 @@ done
 # ---- robustness (docs/robustness.md) ----------------------------------------------
 step "threaded tests under ThreadSanitizer"
 configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_SANITIZE=thread
-cmake --build build-tsan -j "$JOBS" --target test_threads
+cmake --build build-tsan -j "$JOBS" --target test_threads test_threadpool test_threaded_models
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -L threads --output-on-failure
 
 step "core and robustness tests and the example under valgrind"

@@ -82,6 +82,13 @@ PTERUN_API void pterun_kernel_note_slow_path(pterun_kernel_context* ctx, const c
  */
 PTERUN_API void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t align);
 
+/** The method's thread pool (pterun_method_options.threadpool), for
+ *  pterun_parallelize_* (include/pterun/threadpool.h); NULL: run serially. */
+PTERUN_API struct pterun_threadpool* pterun_kernel_threadpool(const pterun_kernel_context* ctx);
+/** The method's per-kernel thread cap (0: none), for the flags of a parallel
+ *  call: PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)). */
+PTERUN_API size_t pterun_kernel_max_threads(const pterun_kernel_context* ctx);
+
 /* ---- argument access -------------------------------------------------------
  * Each reads args[i] (the caller checked i < nargs), and on a value of the
  * wrong kind fails the kernel with INVALID_TYPE and a message naming the

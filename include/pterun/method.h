@@ -26,6 +26,10 @@ extern "C" {
  *  methods (of one or several programs) may run concurrently. */
 typedef struct pterun_method pterun_method;
 
+/** The thread pool (include/pterun/threadpool.h, library libpterun_threadpool).
+ *  libpterun only stores the pointer and hands it to kernels. */
+typedef struct pterun_threadpool pterun_threadpool;
+
 #define PTERUN_DEFAULT_INSTRUCTION_BUDGET 10000000u
 #define PTERUN_DEFAULT_SCRATCH_BYTES ((size_t)4 << 20)
 #define PTERUN_NO_SCRATCH ((size_t)-1)
@@ -74,6 +78,15 @@ typedef struct pterun_method_options {
    *  (pterun/profile.h), attached to this method and sized here; one
    *  profiler per method. NULL: execute reads no clock. */
   pterun_profiler* profiler;
+  /** The pool kernels may run their work on (pterun_threadpool_create; one per
+   *  process is the intent, shared by every method). NULL: every kernel runs on
+   *  the calling thread. The method never creates threads itself. The pool
+   *  must outlive the method; methods sharing a pool may execute concurrently
+   *  (their tasks take turns). */
+  pterun_threadpool* threadpool;
+  /** At most this many threads (the caller's included) per kernel of this
+   *  method; 0: the whole pool. */
+  size_t max_threads;
 } pterun_method_options;
 
 #define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)

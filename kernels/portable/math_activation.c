@@ -3,6 +3,7 @@
 #include <tgmath.h>
 
 #include "kernels/portable/math_ew.h"
+#include "pterun/compute.h"
 
 /* min(max(x, lo), hi) with std::min/std::max argument order, so a NaN x stays
  * NaN and lo > hi gives hi (ATen clamp). */
@@ -216,7 +217,14 @@ pterun_status pk_hardsigmoid_out(pterun_kernel_context* ctx, pterun_value** args
 }
 pterun_status pk_silu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pk_ew_params p = {0};
+  pterun_tensor *in, *out;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  if (in->dtype == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_F32 &&
+      pterun_out_resize_like(ctx, out, "out", in) == PTERUN_STATUS_OK &&
+      pk_try_vmath(ctx, PTERUN_COMPUTE_SILU, in, out))
+    return PTERUN_STATUS_OK;
   return run_float_act(ctx, args, 1, &op_silu, &p);
 }
 

@@ -3,12 +3,14 @@
 #include <tgmath.h>
 
 #include "kernels/portable/math_ew.h"
+#include "pterun/compute.h"
 
 /* Kernels of the form op(self, *, out): args self, out, out. */
 
 /* Result is float: integral/bool inputs compute in float32, out must be float. */
 static pterun_status run_float_unary(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                     const pk_unary_op* op, pk_ew_params* p, size_t out_idx) {
+                                     const pk_unary_op* op, pk_ew_params* p, size_t out_idx,
+                                     int vop) {
   pterun_tensor *in, *out;
   int cdt;
   PTERUN_CHECK_NARGS(ctx, nargs, out_idx + 2);
@@ -17,6 +19,7 @@ static pterun_status run_float_unary(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_TRY(pk_check_real(ctx, in, "self"));
   PTERUN_TRY(pk_check_out_float(ctx, out));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
+  if (vop >= 0 && pk_try_vmath(ctx, vop, in, out)) return PTERUN_STATUS_OK;
   cdt = pterun_dtype_is_float(in->dtype) ? in->dtype : PTERUN_DTYPE_F32;
   return pk_ew_unary(ctx, op, in, out, cdt, p);
 }
@@ -53,12 +56,14 @@ static pterun_status run_bool_unary(pterun_kernel_context* ctx, pterun_value** a
   return pk_ew_unary(ctx, op, in, out, in->dtype, &p);
 }
 
-#define DEF_FLOAT_UNARY(fn, name, FEXPR)                                                           \
+/* VOP: the compute engine's vector function for float32 (-1: none). */
+#define DEF_FLOAT_UNARY_V(fn, name, FEXPR, VOP)                                                    \
   PK_DEF_UNOP_F(op_##name, FEXPR)                                                                  \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {                \
     pk_ew_params p = {0};                                                                          \
-    return run_float_unary(ctx, args, nargs, &op_##name, &p, 1);                                   \
+    return run_float_unary(ctx, args, nargs, &op_##name, &p, 1, VOP);                              \
   }
+#define DEF_FLOAT_UNARY(fn, name, FEXPR) DEF_FLOAT_UNARY_V(fn, name, FEXPR, -1)
 #define DEF_SAME_UNARY(fn, name, FEXPR, IEXPR, allow_bool)                                         \
   PK_DEF_UNOP(op_##name, FEXPR, IEXPR)                                                             \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {                \
@@ -68,7 +73,7 @@ static pterun_status run_bool_unary(pterun_kernel_context* ctx, pterun_value** a
 DEF_FLOAT_UNARY(pk_sqrt_out, sqrt, sqrt(x))
 DEF_FLOAT_UNARY(pk_rsqrt_out, rsqrt, (pk_T)1 / sqrt(x))
 DEF_FLOAT_UNARY(pk_reciprocal_out, reciprocal, (pk_T)1 / x)
-DEF_FLOAT_UNARY(pk_exp_out, exp, exp(x))
+DEF_FLOAT_UNARY_V(pk_exp_out, exp, exp(x), PTERUN_COMPUTE_EXP)
 DEF_FLOAT_UNARY(pk_expm1_out, expm1, expm1(x))
 DEF_FLOAT_UNARY(pk_log_out, log, log(x))
 DEF_FLOAT_UNARY(pk_log1p_out, log1p, log1p(x))
@@ -82,12 +87,12 @@ DEF_FLOAT_UNARY(pk_acos_out, acos, acos(x))
 DEF_FLOAT_UNARY(pk_atan_out, atan, atan(x))
 DEF_FLOAT_UNARY(pk_sinh_out, sinh, sinh(x))
 DEF_FLOAT_UNARY(pk_cosh_out, cosh, cosh(x))
-DEF_FLOAT_UNARY(pk_tanh_out, tanh, tanh(x))
+DEF_FLOAT_UNARY_V(pk_tanh_out, tanh, tanh(x), PTERUN_COMPUTE_TANH)
 DEF_FLOAT_UNARY(pk_asinh_out, asinh, asinh(x))
 DEF_FLOAT_UNARY(pk_acosh_out, acosh, acosh(x))
 DEF_FLOAT_UNARY(pk_atanh_out, atanh, atanh(x))
 DEF_FLOAT_UNARY(pk_erf_out, erf, erf(x))
-DEF_FLOAT_UNARY(pk_sigmoid_out, sigmoid, (pk_T)1 / ((pk_T)1 + exp(-x)))
+DEF_FLOAT_UNARY_V(pk_sigmoid_out, sigmoid, (pk_T)1 / ((pk_T)1 + exp(-x)), PTERUN_COMPUTE_SIGMOID)
 
 DEF_SAME_UNARY(pk_abs_out, abs, fabs(x), x < 0 ? pk_wsub(0, x) : x, 1)
 DEF_SAME_UNARY(pk_neg_out, neg, -x, pk_wsub(0, x), 0)
@@ -143,5 +148,5 @@ pterun_status pk_logit_out(pterun_kernel_context* ctx, pterun_value** args, size
     p.mode = 1;
     p.a = eps;
   }
-  return run_float_unary(ctx, args, nargs, &op_logit, &p, 2);
+  return run_float_unary(ctx, args, nargs, &op_logit, &p, 2, -1);
 }

@@ -8,7 +8,8 @@
  * convolution is 3-D: missing leading spatial dims have size 1. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_gemm.h"
+#include "kernels/portable/util.h"
+#include "pterun/compute.h"
 
 typedef struct conv_geom {
   int64_t n, cin, cout, groups, icpg, ocpg;
@@ -293,88 +294,128 @@ static void tap_range(int64_t in, int64_t out, int64_t s, int64_t p, int64_t kd,
 
 #define NN_DW_LOCAL 2048 /* floats of regrouped depthwise weights on the stack */
 
-static void conv_depthwise_f32(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
-                               const pterun_tensor* bias, pterun_tensor* out) {
-  const float* x = (const float*)in->data;
-  const float* wt = (const float*)w->data;
-  float* y = (float*)out->data;
+/* One depthwise call, shared by its pool tasks: (batch, channel) planes for
+ * NCHW, (batch, output row) for channels-innermost. Tasks write disjoint
+ * outputs and each output sums its taps in the same order whatever the
+ * thread count. */
+typedef struct dw_job {
+  const conv_geom* g;
+  const float* x;
+  const float* wt;
+  const pterun_tensor* bias;
+  float* y;
+  int64_t wo, wh, wwd;
+} dw_job;
+
+static float dw_bias(const dw_job* j, int64_t c) {
+  return j->bias ? ((const float*)j->bias->data)[c * j->bias->strides[0]] : 0.0f;
+}
+
+/* Planes [start, start + count) of n * cout, NCHW-like strides. */
+static void dw_planes(void* ctx, size_t start, size_t count) {
+  const dw_job* j = ctx;
+  const conv_geom* g = j->g;
   int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
   int64_t KH = g->k[1], KW = g->k[2], sh = g->stride[1], sw = g->stride[2];
   int64_t ph = g->pad[1], pw = g->pad[2], dh = g->dil[1], dw = g->dil[2];
-  int64_t n, oc, oh, ow, kh, kw;
-  /* strides: input/out N, C, H, W; weight O, kH, kW */
-  int64_t xn = g->is[0], xc = g->is[1], xh = g->is[3], xw = g->is[4];
-  int64_t yn = g->os[0], yc = g->os[1], yh = g->os[3], yw = g->os[4];
-  int64_t wo = g->ws[0], wh = g->ws[3], wwd = g->ws[4];
-  int chan_inner = xc == 1 && yc == 1 && g->ocpg == 1;
+  int64_t xc = g->is[1], xh = g->is[3], xw = g->is[4];
+  int64_t yc = g->os[1], yh = g->os[3], yw = g->os[4];
+  for (size_t plane = start; plane < start + count; ++plane) {
+    int64_t n = (int64_t)plane / g->cout, oc = (int64_t)plane % g->cout, oh, ow, kh, kw;
+    int64_t c = oc / g->ocpg;
+    const float* xp = j->x + n * g->is[0] + c * xc;
+    float* yp = j->y + n * g->os[0] + oc * yc;
+    float b = dw_bias(j, oc);
+    for (oh = 0; oh < OH; ++oh)
+      for (ow = 0; ow < OW; ++ow) yp[oh * yh + ow * yw] = b;
+    for (kh = 0; kh < KH; ++kh) {
+      int64_t oh0, oh1;
+      tap_range(IH, OH, sh, ph, kh * dh, &oh0, &oh1);
+      for (kw = 0; kw < KW; ++kw) {
+        int64_t ow0, ow1;
+        float wv = j->wt[oc * j->wo + kh * j->wh + kw * j->wwd];
+        tap_range(IW, OW, sw, pw, kw * dw, &ow0, &ow1);
+        for (oh = oh0; oh < oh1; ++oh) {
+          const float* xr = xp + (oh * sh - ph + kh * dh) * xh + (kw * dw - pw) * xw;
+          float* yr = yp + oh * yh;
+          if (yw == 1 && xw == 1 && sw == 1)
+            for (ow = ow0; ow < ow1; ++ow) yr[ow] += wv * xr[ow];
+          else
+            for (ow = ow0; ow < ow1; ++ow) yr[ow * yw] += wv * xr[ow * sw * xw];
+        }
+      }
+    }
+  }
+}
+
+/* Output rows [start, start + count) of n * OH, channels innermost (NHWC):
+ * a vector over channels per tap. */
+static void dw_rows(void* ctx, size_t start, size_t count) {
+  const dw_job* j = ctx;
+  const conv_geom* g = j->g;
+  int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+  int64_t KH = g->k[1], KW = g->k[2], sh = g->stride[1], sw = g->stride[2];
+  int64_t ph = g->pad[1], pw = g->pad[2], dh = g->dil[1], dw = g->dil[2];
+  int64_t xh = g->is[3], xw = g->is[4], yh = g->os[3], yw = g->os[4], C = g->cout;
+  for (size_t row = start; row < start + count; ++row) {
+    int64_t n = (int64_t)row / OH, oh = (int64_t)row % OH, ow, kh, kw, c;
+    for (ow = 0; ow < OW; ++ow) {
+      float* yp = j->y + n * g->os[0] + oh * yh + ow * yw;
+      for (c = 0; c < C; ++c) yp[c] = dw_bias(j, c);
+      for (kh = 0; kh < KH; ++kh) {
+        int64_t ih = oh * sh - ph + kh * dh;
+        if (ih < 0 || ih >= IH) continue;
+        for (kw = 0; kw < KW; ++kw) {
+          int64_t iw = ow * sw - pw + kw * dw;
+          if (iw < 0 || iw >= IW) continue;
+          const float* xp = j->x + n * g->is[0] + ih * xh + iw * xw;
+          const float* wp = j->wt + kh * j->wh + kw * j->wwd;
+          if (j->wo == 1)
+            for (c = 0; c < C; ++c) yp[c] += wp[c] * xp[c];
+          else
+            for (c = 0; c < C; ++c) yp[c] += wp[c * j->wo] * xp[c];
+        }
+      }
+    }
+  }
+}
+
+static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
+                               const pterun_tensor* in, const pterun_tensor* w,
+                               const pterun_tensor* bias, pterun_tensor* out) {
+  dw_job j = {g,
+              (const float*)in->data,
+              (const float*)w->data,
+              bias,
+              (float*)out->data,
+              g->ws[0],
+              g->ws[3],
+              g->ws[4]};
+  int64_t KH = g->k[1], KW = g->k[2], kh, kw;
+  int chan_inner = g->is[1] == 1 && g->os[1] == 1 && g->ocpg == 1;
   float wl[NN_DW_LOCAL];
-  if (chan_inner && wo != 1 && KH * KW * g->cout <= NN_DW_LOCAL) {
+  if (chan_inner && j.wo != 1 && KH * KW * g->cout <= NN_DW_LOCAL) {
     /* Regroup the weights as [kH][kW][C] so the channel loop reads them
      * contiguously. */
     int64_t c;
     for (kh = 0; kh < KH; ++kh)
       for (kw = 0; kw < KW; ++kw)
         for (c = 0; c < g->cout; ++c)
-          wl[(kh * KW + kw) * g->cout + c] = wt[c * wo + kh * wh + kw * wwd];
-    wt = wl;
-    wo = 1;
-    wh = KW * g->cout;
-    wwd = g->cout;
+          wl[(kh * KW + kw) * g->cout + c] = j.wt[c * j.wo + kh * j.wh + kw * j.wwd];
+    j.wt = wl;
+    j.wo = 1;
+    j.wh = KW * g->cout;
+    j.wwd = g->cout;
   }
-  for (n = 0; n < g->n; ++n) {
-    if (!chan_inner) {
-      for (oc = 0; oc < g->cout; ++oc) {
-        int64_t c = oc / g->ocpg;
-        const float* xp = x + n * xn + c * xc;
-        float* yp = y + n * yn + oc * yc;
-        float b = bias ? ((const float*)bias->data)[oc * bias->strides[0]] : 0.0f;
-        for (oh = 0; oh < OH; ++oh)
-          for (ow = 0; ow < OW; ++ow) yp[oh * yh + ow * yw] = b;
-        for (kh = 0; kh < KH; ++kh) {
-          int64_t oh0, oh1;
-          tap_range(IH, OH, sh, ph, kh * dh, &oh0, &oh1);
-          for (kw = 0; kw < KW; ++kw) {
-            int64_t ow0, ow1;
-            float wv = wt[oc * wo + kh * wh + kw * wwd];
-            tap_range(IW, OW, sw, pw, kw * dw, &ow0, &ow1);
-            for (oh = oh0; oh < oh1; ++oh) {
-              const float* xr = xp + (oh * sh - ph + kh * dh) * xh + (kw * dw - pw) * xw;
-              float* yr = yp + oh * yh;
-              if (yw == 1 && xw == 1 && sw == 1)
-                for (ow = ow0; ow < ow1; ++ow) yr[ow] += wv * xr[ow];
-              else
-                for (ow = ow0; ow < ow1; ++ow) yr[ow * yw] += wv * xr[ow * sw * xw];
-            }
-          }
-        }
-      }
-    } else {
-      /* Channels innermost (NHWC): a vector over channels per tap. */
-      int64_t C = g->cout, c;
-      for (oh = 0; oh < OH; ++oh)
-        for (ow = 0; ow < OW; ++ow) {
-          float* yp = y + n * yn + oh * yh + ow * yw;
-          for (c = 0; c < C; ++c)
-            yp[c] = bias ? ((const float*)bias->data)[c * bias->strides[0]] : 0.0f;
-          for (kh = 0; kh < KH; ++kh) {
-            int64_t ih = oh * sh - ph + kh * dh;
-            if (ih < 0 || ih >= IH) continue;
-            for (kw = 0; kw < KW; ++kw) {
-              int64_t iw = ow * sw - pw + kw * dw;
-              const float* xp;
-              const float* wp;
-              if (iw < 0 || iw >= IW) continue;
-              xp = x + n * xn + ih * xh + iw * xw;
-              wp = wt + kh * wh + kw * wwd;
-              if (wo == 1)
-                for (c = 0; c < C; ++c) yp[c] += wp[c] * xp[c];
-              else
-                for (c = 0; c < C; ++c) yp[c] += wp[c * wo] * xp[c];
-            }
-          }
-        }
-    }
-  }
+  /* Small convolutions stay on the calling thread (waking the pool costs
+   * microseconds). */
+  int64_t work = g->n * g->cout * g->out[1] * g->out[2] * KH * KW;
+  pterun_threadpool* pool = work >= (1 << 15) ? pterun_kernel_threadpool(ctx) : NULL;
+  uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx));
+  if (!chan_inner)
+    pterun_parallelize_1d_tile(pool, dw_planes, &j, (size_t)(g->n * g->cout), 1, flags);
+  else
+    pterun_parallelize_1d_tile(pool, dw_rows, &j, (size_t)(g->n * g->out[1]), 1, flags);
 }
 
 #define NN_COL_LOCAL 4096 /* elements of the stack im2col buffer */
@@ -385,7 +426,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
                       int64_t ocs, const pterun_tensor* in, const pterun_tensor* w,
                       const pterun_tensor* bias, pterun_tensor* out) {
   _Alignas(64) float local[NN_COL_LOCAL];
-  nn_gemm_ws ws;
+  pterun_compute_gemm_ws ws;
   int dbl = out->dtype == PTERUN_DTYPE_F64;
   size_t es = dbl ? sizeof(double) : sizeof(float);
   int64_t cap = NN_COL_SCRATCH, rows = g->icpg * g->k[0] * g->k[1] * g->k[2];
@@ -396,7 +437,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
     col = local;
     cap = NN_COL_LOCAL * (int64_t)sizeof(float) / (int64_t)es;
   }
-  nn_gemm_ws_init(ctx, &ws, out->dtype);
+  pterun_compute_gemm_init(ctx, &ws, out->dtype);
   /* Chunk: up to 256 reduction rows, then as many positions as fit. */
   rc = rows < 256 ? rows : 256;
   pc = cap / rc;
@@ -419,7 +460,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
     /* 1x1, stride 1, no padding: the input is already the column matrix. */
     for (n = 0; n < g->n; ++n)
       for (grp = 0; grp < g->groups; ++grp) {
-        nn_mat a, b, c;
+        pterun_compute_matrix a, b, c;
         a.data = (char*)w->data + (size_t)(grp * g->ocpg * g->ws[0]) * pterun_dtype_size(w->dtype);
         a.dtype = w->dtype;
         a.rs = g->ws[0];
@@ -434,7 +475,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         c.dtype = out->dtype;
         c.rs = g->os[1];
         c.cs = ocs;
-        nn_gemm(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1);
+        pterun_compute_gemm(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1);
       }
     return;
   }
@@ -444,7 +485,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         int64_t np = npos - p0 < pc ? npos - p0 : pc;
         for (r0 = 0; r0 < rows; r0 += rc) {
           int64_t nr = rows - r0 < rc ? rows - r0 : rc, r, p;
-          nn_mat a, b, c;
+          pterun_compute_matrix a, b, c;
           for (r = 0; r < nr; ++r) {
             /* Decode the reduction index in weight memory order. */
             int64_t rem = r0 + r, idx[4], j, kd, kh, kw, ic;
@@ -529,7 +570,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
           c.dtype = out->dtype;
           c.rs = g->os[1];
           c.cs = ocs;
-          nn_gemm(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1);
+          pterun_compute_gemm(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1);
         }
       }
 }
@@ -564,7 +605,7 @@ pterun_status pk_convolution_out(pterun_kernel_context* ctx, pterun_value** args
   if (out->numel == 0) return PTERUN_STATUS_OK;
   strides5(out, g.os);
   if (!transposed && depthwise_ok(&g, in, w, bias, out))
-    conv_depthwise_f32(&g, in, w, bias, out);
+    conv_depthwise_f32(ctx, &g, in, w, bias, out);
   else if (!transposed && pterun_dtype_is_float(out->dtype) && weight_flattens(&g, &ro) &&
            out_flattens(&g, &ocs))
     conv_gemm(ctx, &g, &ro, ocs, in, w, bias, out);

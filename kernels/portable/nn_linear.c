@@ -1,13 +1,14 @@
 /* aten::linear.out: out[..., n] = sum_k input[..., k] * weight[n, k] + bias[n].
  * ExecuTorch runs it from its optimized library; the LLM flow keeps it. Few
  * rows (decoding: one token) stream the weight once as row dot products;
- * more rows go through the blocked GEMM (nn_gemm), which packs the weight. */
+ * more rows go through the blocked GEMM (pterun_compute_gemm), which packs the weight. */
 #include <inttypes.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
-#include "kernels/portable/nn_gemm.h"
+#include "kernels/portable/util.h"
+#include "pterun/compute.h"
 
 #define LINEAR_DOT_MAX_ROWS 16
 
@@ -125,8 +126,8 @@ pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
     return PTERUN_STATUS_OK;
   }
   {
-    nn_gemm_ws ws;
-    nn_mat ma, mb, mc;
+    pterun_compute_gemm_ws ws;
+    pterun_compute_matrix ma, mb, mc;
     int accumulate = 0;
     ma.data = x->data;
     ma.dtype = x->dtype;
@@ -147,8 +148,8 @@ pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
         memcpy((char*)out->data + (size_t)(i * n) * es, bias->data, (size_t)n * es);
       accumulate = 1;
     }
-    nn_gemm_ws_init(ctx, &ws, out->dtype);
-    nn_gemm(&ws, m, n, k, &ma, &mb, &mc, 1.0, accumulate);
+    pterun_compute_gemm_init(ctx, &ws, out->dtype);
+    pterun_compute_gemm(&ws, m, n, k, &ma, &mb, &mc, 1.0, accumulate);
   }
   return PTERUN_STATUS_OK;
 }

@@ -1,7 +1,8 @@
 /* Matrix products: mm, bmm, addmm. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_gemm.h"
+#include "kernels/portable/util.h"
+#include "pterun/compute.h"
 
 /* Dtypes the matmul kernels accept (real, not bool). */
 static pterun_status check_mm_dtypes(pterun_kernel_context* ctx, const pterun_tensor* a,
@@ -16,8 +17,8 @@ static pterun_status check_mm_dtypes(pterun_kernel_context* ctx, const pterun_te
   return PTERUN_STATUS_OK;
 }
 
-static nn_mat mat_of(const pterun_tensor* t, int rdim, int cdim, int64_t base) {
-  nn_mat m;
+static pterun_compute_matrix mat_of(const pterun_tensor* t, int rdim, int cdim, int64_t base) {
+  pterun_compute_matrix m;
   /* No memory (an empty tensor): keep NULL rather than offsetting it. */
   m.data = t->data != NULL ? (char*)t->data + (size_t)base * pterun_dtype_size(t->dtype) : NULL;
   m.dtype = t->dtype;
@@ -30,8 +31,8 @@ static nn_mat mat_of(const pterun_tensor* t, int rdim, int cdim, int64_t base) {
 pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *a, *b, *out;
   int64_t sizes[2];
-  nn_mat ma, mb, mc;
-  nn_gemm_ws ws;
+  pterun_compute_matrix ma, mb, mc;
+  pterun_compute_gemm_ws ws;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat2", &b));
@@ -50,8 +51,8 @@ pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
   ma = mat_of(a, 0, 1, 0);
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
-  nn_gemm_ws_init(ctx, &ws, out->dtype);
-  nn_gemm(&ws, sizes[0], sizes[1], a->sizes[1], &ma, &mb, &mc, 1.0, 0);
+  pterun_compute_gemm_init(ctx, &ws, out->dtype);
+  pterun_compute_gemm(&ws, sizes[0], sizes[1], a->sizes[1], &ma, &mb, &mc, 1.0, 0);
   return PTERUN_STATUS_OK;
 }
 
@@ -59,7 +60,7 @@ pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
 pterun_status pk_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   pterun_tensor *a, *b, *out;
   int64_t sizes[3], bi;
-  nn_gemm_ws ws;
+  pterun_compute_gemm_ws ws;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat2", &b));
@@ -77,12 +78,12 @@ pterun_status pk_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   sizes[1] = a->sizes[1];
   sizes[2] = b->sizes[2];
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 3, sizes));
-  nn_gemm_ws_init(ctx, &ws, out->dtype);
+  pterun_compute_gemm_init(ctx, &ws, out->dtype);
   for (bi = 0; bi < sizes[0]; ++bi) {
-    nn_mat ma = mat_of(a, 1, 2, bi * a->strides[0]);
-    nn_mat mb = mat_of(b, 1, 2, bi * b->strides[0]);
-    nn_mat mc = mat_of(out, 1, 2, bi * out->strides[0]);
-    nn_gemm(&ws, sizes[1], sizes[2], a->sizes[2], &ma, &mb, &mc, 1.0, 0);
+    pterun_compute_matrix ma = mat_of(a, 1, 2, bi * a->strides[0]);
+    pterun_compute_matrix mb = mat_of(b, 1, 2, bi * b->strides[0]);
+    pterun_compute_matrix mc = mat_of(out, 1, 2, bi * out->strides[0]);
+    pterun_compute_gemm(&ws, sizes[1], sizes[2], a->sizes[2], &ma, &mb, &mc, 1.0, 0);
   }
   return PTERUN_STATUS_OK;
 }
@@ -93,9 +94,9 @@ pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   pterun_tensor *self, *a, *b, *out;
   pterun_scalar beta, alpha;
   int64_t sizes[2], k;
-  nn_mat ma, mb, mc;
+  pterun_compute_matrix ma, mb, mc;
   int accumulate = 0;
-  nn_gemm_ws ws;
+  pterun_compute_gemm_ws ws;
   PTERUN_CHECK_NARGS(ctx, nargs, 7);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat1", &a));
@@ -148,8 +149,8 @@ pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
   if (k == 0 && accumulate) return PTERUN_STATUS_OK;
-  nn_gemm_ws_init(ctx, &ws, out->dtype);
-  nn_gemm(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc,
-          pterun_dtype_is_float(out->dtype) ? alpha.d : (double)alpha.i, accumulate);
+  pterun_compute_gemm_init(ctx, &ws, out->dtype);
+  pterun_compute_gemm(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc,
+                      pterun_dtype_is_float(out->dtype) ? alpha.d : (double)alpha.i, accumulate);
   return PTERUN_STATUS_OK;
 }

@@ -1,6 +1,8 @@
 /* The helper layer of the portable kernels (see util.h). */
 #include "kernels/portable/util.h"
 
+#include "pterun/compute.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -463,4 +465,13 @@ pterun_status pk_resize_to_size_arg(pterun_kernel_context* ctx, pterun_value** a
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                                 "arg 'size': negative size %" PRId64, size[k]);
   return pterun_out_resize(ctx, out, "out", len, size);
+}
+
+int pk_try_vmath(pterun_kernel_context* ctx, int vop, const pterun_tensor* in, pterun_tensor* out) {
+  if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || !pk_same_layout(in, out) ||
+      in->nbytes != out->nbytes)
+    return 0;
+  return pterun_compute_f32_unary(pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx),
+                                  vop, (const float*)in->data, (float*)out->data,
+                                  in->nbytes / sizeof(float)) == 0;
 }

@@ -52,6 +52,11 @@ int64_t pk_logical_offset(const pterun_tensor* t, int64_t n);
  * if they are equal): elementwise loops can use linear indices. */
 bool pk_same_layout(const pterun_tensor* a, const pterun_tensor* b);
 
+/* out = f(in) through the compute engine's f32 vector math (`vop`, a
+ * pterun_compute_unary) when both are float32 with one layout, on the
+ * method's pool; returns 1 if it did, 0 if the caller must take its own path. */
+int pk_try_vmath(pterun_kernel_context* ctx, int vop, const pterun_tensor* in, pterun_tensor* out);
+
 /* ---- promotion with scalars, casting ---- */
 /* ATen result type of (tensor of dtype dt) op (Scalar s): a scalar only
  * changes the dtype when it is of a higher category (bool < int < float);

@@ -207,7 +207,10 @@ static int pt_clear(PyObject* module) {
 }
 
 static void pt_free(void* module) {
+  pt_state* st = pt_state_of((PyObject*)module);
   pt_clear((PyObject*)module);
+  pterun_threadpool_destroy(st->pool); /* every method (which keeps the module alive) is gone */
+  st->pool = NULL;
 }
 
 static PyModuleDef_Slot pt_slots[] = {

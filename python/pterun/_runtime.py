@@ -175,6 +175,7 @@ class Program:
         *,
         profile: bool | int = False,
         record_outputs: bool = False,
+        threads: int | None = None,
     ) -> Method:
         """Loads a method, resolving every operator it uses.
 
@@ -183,6 +184,12 @@ class Program:
         see :meth:`Method.profile`, :meth:`Method.write_etdump`. Without it
         execute reads no clock. ``record_outputs``: the profiler also copies
         every kernel's output (for ETDump debug events).
+
+        ``threads`` caps the threads each kernel of this method may use: None
+        (default) uses the process's pool, sized to the CPUs this process may
+        use (affinity mask and cgroup quota) and started by the first method
+        that asks for threads; 1 runs on the calling thread only. Outputs are
+        bit-identical for any value.
 
         Raises :class:`pterun.Error`: ``NOT_FOUND`` (no such method),
         ``OPERATOR_MISSING`` (the message names each missing operator and the
@@ -194,7 +201,9 @@ class Program:
             raise ValueError("profile must be a bool or a non-negative int")
         if record_outputs and runs == 0:
             runs = 16
-        native = self._native.load_method(name, runs, record_outputs)
+        native = self._native.load_method(
+            name, runs, record_outputs, 0 if threads is None else threads
+        )
         return Method(native, self.metadata(name))
 
     def info(self) -> dict[str, Any]:

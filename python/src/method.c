@@ -180,7 +180,7 @@ static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
 /* ---- the type ------------------------------------------------------------------------ */
 
 PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, unsigned profile_runs,
-                         int record_outputs) {
+                         int record_outputs, size_t threads) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->method_type, Py_tp_alloc);
   pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
   pterun_status status = PTERUN_STATUS_OK;
@@ -217,6 +217,17 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, un
     }
   }
   opts.profiler = self->profiler;
+  /* One pool for the process, started by the first method that wants threads
+   * (under the GIL, so only once); its size is the CPUs this process may use. */
+  if (threads != 1 && st->pool == NULL) {
+    status = pterun_threadpool_create(NULL, &st->pool);
+    if (status != PTERUN_STATUS_OK) {
+      pt_raise(st, status, "cannot start the thread pool");
+      goto fail;
+    }
+  }
+  opts.threadpool = threads != 1 ? st->pool : NULL;
+  opts.max_threads = threads;
   opts.registry = st->registry;
   opts.data = (const pterun_data* const*)program->data;
   opts.data_count = program->data_count;

@@ -370,17 +370,22 @@ static PyObject* pt_program_info(PyObject* self, PyObject* unused) {
 }
 
 static PyObject* pt_program_load_method(PyObject* self, PyObject* args, PyObject* kwargs) {
-  static char* kwlist[] = {"name", "profile_runs", "record_outputs", NULL};
+  static char* kwlist[] = {"name", "profile_runs", "record_outputs", "threads", NULL};
   pt_state* st = pt_state_of_type(Py_TYPE(self));
   const char* name;
   unsigned int runs = 0;
   int outputs = 0;
+  Py_ssize_t threads = 0;
   size_t index;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|Ip:load_method", kwlist, &name, &runs,
-                                   &outputs))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|Ipn:load_method", kwlist, &name, &runs,
+                                   &outputs, &threads))
     return NULL;
+  if (threads < 0) {
+    PyErr_SetString(PyExc_ValueError, "threads must be >= 0 (0: every thread of the pool)");
+    return NULL;
+  }
   if (pt_find_method(st, (pt_program*)self, name, &index) != 0) return NULL;
-  return pt_method_load(st, (pt_program*)self, name, runs, outputs);
+  return pt_method_load(st, (pt_program*)self, name, runs, outputs, (size_t)threads);
 }
 
 /* [(method name, case count), ...] of a bundled program; None otherwise. */
@@ -416,8 +421,9 @@ static PyObject* pt_program_repr(PyObject* self) {
 static PyMethodDef pt_program_methods[] = {
     {"load_method", (PyCFunction)(void (*)(void))pt_program_load_method,
      METH_VARARGS | METH_KEYWORDS,
-     "load_method(name, profile_runs=0, record_outputs=False) -> Method: resolve every "
-     "operator of method `name`; profile_runs > 0 attaches a profiler."},
+     "load_method(name, profile_runs=0, record_outputs=False, threads=0) -> Method: resolve "
+     "every operator of method `name`; profile_runs > 0 attaches a profiler; threads caps the "
+     "threads per kernel (0: the whole pool, 1: the calling thread)."},
     {"bundle_suites", pt_program_bundle_suites, METH_NOARGS,
      "bundle_suites() -> [(method, cases)] of a bundled program, or None."},
     {"method_meta", pt_program_method_meta, METH_O,

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "pterun/pterun.h"
+#include "pterun/threadpool.h"
 
 /* ---- module state --------------------------------------------------------- */
 
@@ -29,6 +30,7 @@ typedef struct pt_state {
   PyTypeObject* method_type;  /* pterun.Method */
   PyTypeObject* tensor_type;  /* pterun.Tensor */
   pterun_registry* registry;  /* pterun_registry_default(); not owned */
+  pterun_threadpool* pool;    /* the process's pool, created by the first load_method */
 } pt_state;
 
 /* The state of the module that created `type` (one of our heap types). */
@@ -85,9 +87,10 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files);
 
 /* pterun.Method `name` of `program` (method.c); with profile_runs > 0 a
  * profiler keeping that many executes is attached (record_outputs: copies
- * of kernel outputs for ETDump debug events). */
+ * of kernel outputs for ETDump debug events). threads: 0 = the whole pool,
+ * 1 = serial (no pool), n = at most n per kernel. */
 PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, unsigned profile_runs,
-                         int record_outputs);
+                         int record_outputs, size_t threads);
 
 /* Metadata of one input/output as a dict (program.c). */
 PyObject* pt_io_info_dict(const pterun_io_info* io);

@@ -36,6 +36,14 @@ void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t al
   return (void*)aligned;
 }
 
+struct pterun_threadpool* pterun_kernel_threadpool(const pterun_kernel_context* ctx) {
+  return ctx != NULL ? ctx->threadpool : NULL;
+}
+
+size_t pterun_kernel_max_threads(const pterun_kernel_context* ctx) {
+  return ctx != NULL ? ctx->max_threads : 0;
+}
+
 pterun_status pterun_kernel_invoke(pterun_kernel_fn fn, const char* op_name, pterun_value** args,
                                    size_t nargs, const pterun_logger* logger, void* scratch,
                                    size_t scratch_bytes) {
@@ -43,7 +51,7 @@ pterun_status pterun_kernel_invoke(pterun_kernel_fn fn, const char* op_name, pte
   for (size_t i = 0; i < nargs; ++i)
     if (args[i] == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_logger lg = pt_logger_or(logger, NULL);
-  struct pterun_kernel_context ctx = {&lg, op_name, (uint8_t*)scratch, scratch ? scratch_bytes : 0,
-                                      0,   NULL};
+  struct pterun_kernel_context ctx = {
+      &lg, op_name, (uint8_t*)scratch, scratch ? scratch_bytes : 0, 0, NULL, NULL, 0};
   return fn(&ctx, args, nargs);
 }

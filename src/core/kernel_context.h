@@ -11,7 +11,9 @@ struct pterun_kernel_context {
   uint8_t* scratch; /* arena; reset before every call */
   size_t scratch_size;
   size_t scratch_used;
-  const char* slow_path; /* set by pterun_kernel_note_slow_path */
+  const char* slow_path;                /* set by pterun_kernel_note_slow_path */
+  struct pterun_threadpool* threadpool; /* opaque here: libpterun never calls the pool */
+  size_t max_threads;
 };
 
 #endif

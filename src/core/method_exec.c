@@ -248,7 +248,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
   // back and a view's borrowed capacity does not outlive the run.
   memcpy(m->tensors, m->tensors_initial, m->tensor_count * sizeof *m->tensors);
 
-  struct pterun_kernel_context ctx = {&m->logger, NULL, m->scratch, m->scratch_size, 0, NULL};
+  struct pterun_kernel_context ctx = {&m->logger, NULL, m->scratch,    m->scratch_size,
+                                      0,          NULL, m->threadpool, m->max_threads};
   pterun_profiler* prof = m->profiler; /* the one profiling branch per kernel call */
   if (prof != NULL) pt_profiler_run_begin(prof);
   uint64_t executed = 0;

@@ -204,7 +204,8 @@ pterun_status pt_fold_constants(pterun_method* m) {
     out->data = mem;
     out->capacity = out->nbytes;
     struct pterun_kernel_context ctx = {
-        &m->logger, m->op_names[in->a], m->scratch, m->scratch_size, 0, NULL};
+        &m->logger, m->op_names[in->a], m->scratch,    m->scratch_size, 0,
+        NULL,       m->threadpool,      m->max_threads};
     if (in->fn(&ctx, in->args, in->b) != PTERUN_STATUS_OK) {
       // Leave it to run (and fail, with its message) at execute time.
       *out = saved;

@@ -79,6 +79,8 @@ struct pterun_method {
 
   uint8_t* scratch;
   size_t scratch_size;
+  struct pterun_threadpool* threadpool; /* pterun_method_options.threadpool (not owned) */
+  size_t max_threads;
   uint64_t budget;
   pterun_profiler* profiler; /* NULL: the interpreter takes no timings */
 };

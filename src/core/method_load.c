@@ -552,6 +552,10 @@ static pterun_status load(loader* L) {
                    scratch);
     m->scratch_size = scratch;
   }
+  if (L->o != NULL) {
+    m->threadpool = L->o->threadpool;
+    m->max_threads = L->o->max_threads;
+  }
 
   for (uint32_t k = 0; k < m->input_count; ++k)
     m->inputs[k] = (uint32_t)pt_fb_vec_i32(&L->inputs, k);

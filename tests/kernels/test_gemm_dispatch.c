@@ -1,4 +1,4 @@
-/* Every f32 GEMM microkernel this CPU can run (kernels/portable/gemm_f32.inc)
+/* Every f32 GEMM microkernel this CPU can run (libpterun_compute, src/compute/gemm/f32_ukernels.inc)
  * against a double-precision reference, through the blocked engine, over odd
  * sizes, strides, transposes, alpha and accumulate, with the packing buffers
  * in a scratch arena and on the stack. Outputs sit between sentinel guards and
@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/portable/nn_gemm.h"
+#include "pterun/compute.h"
 #include "pterun/cpu.h"
 #include "pterun/kernel.h"
+#include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
 
 static int pt_failures;
@@ -39,24 +40,23 @@ static float rnd(void) {
 
 /* Engine call through pterun_kernel_invoke, so the arena is a real one. */
 typedef struct job {
-  const pt_f32_gemm_ukernel* uk; /* NULL: run-time selection */
+  const pterun_compute_f32_gemm_ukernel* uk; /* NULL: run-time selection */
   int64_t m, n, k;
-  nn_mat a, b, c;
+  pterun_compute_matrix a, b, c;
   double alpha;
   int accumulate;
 } job;
 static job g_job;
+static pterun_threadpool* g_pool; /* NULL: serial */
+static size_t g_max_threads;
 
 static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  nn_gemm_ws ws;
+  pterun_compute_gemm_ws ws;
   (void)args;
   (void)nargs;
-  if (g_job.uk != NULL)
-    nn_gemm_ws_init_ukernel(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk);
-  else
-    nn_gemm_ws_init(ctx, &ws, PTERUN_DTYPE_F32);
-  nn_gemm(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, g_job.alpha,
-          g_job.accumulate);
+  pterun_compute_gemm_init_ex(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk, g_pool, g_max_threads);
+  pterun_compute_gemm(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, g_job.alpha,
+                      g_job.accumulate);
   return PTERUN_STATUS_OK;
 }
 
@@ -66,8 +66,8 @@ typedef struct layout {
 } layout;
 
 /* One case for one microkernel (uk NULL: the default selection). */
-static int check_case(const pt_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64_t k, layout L,
-                      double alpha, int accumulate, void* scratch, size_t scratch_bytes) {
+static int check_case(const pterun_compute_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64_t k,
+                      layout L, double alpha, int accumulate, void* scratch, size_t scratch_bytes) {
   int64_t lda = (L.a_t ? m : k) + L.pad, ldb = (L.b_t ? k : n) + L.pad,
           ldc = (L.c_t ? m : n) + L.pad;
   int64_t asz = (L.a_t ? k : m) * lda, bsz = (L.b_t ? n : k) * ldb, csz = (L.c_t ? n : m) * ldc;
@@ -88,9 +88,9 @@ static int check_case(const pt_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64
 
   g_job.uk = uk;
   g_job.m = m, g_job.n = n, g_job.k = k;
-  g_job.a = (nn_mat){a, PTERUN_DTYPE_F32, L.a_t ? 1 : lda, L.a_t ? lda : 1};
-  g_job.b = (nn_mat){b, PTERUN_DTYPE_F32, L.b_t ? 1 : ldb, L.b_t ? ldb : 1};
-  g_job.c = (nn_mat){c, PTERUN_DTYPE_F32, L.c_t ? 1 : ldc, L.c_t ? ldc : 1};
+  g_job.a = (pterun_compute_matrix){a, PTERUN_DTYPE_F32, L.a_t ? 1 : lda, L.a_t ? lda : 1};
+  g_job.b = (pterun_compute_matrix){b, PTERUN_DTYPE_F32, L.b_t ? 1 : ldb, L.b_t ? ldb : 1};
+  g_job.c = (pterun_compute_matrix){c, PTERUN_DTYPE_F32, L.c_t ? 1 : ldc, L.c_t ? ldc : 1};
   g_job.alpha = alpha;
   g_job.accumulate = accumulate;
   PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, scratch, scratch_bytes) ==
@@ -144,7 +144,7 @@ static int check_case(const pt_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64
 
 static const int64_t k_sizes[] = {1, 2, 3, 5, 6, 7, 11, 12, 13, 16, 17, 31, 32, 33, 63, 65, 97};
 
-static int run_variant(const pt_f32_gemm_ukernel* uk, void* arena, size_t arena_bytes) {
+static int run_variant(const pterun_compute_f32_gemm_ukernel* uk, void* arena, size_t arena_bytes) {
   size_t ns = sizeof k_sizes / sizeof k_sizes[0];
   int fails = 0, t;
   /* Many small shapes, all layouts, both buffer sources. */
@@ -179,7 +179,7 @@ static size_t g_arena_bytes;
 
 static int test_variants(void) {
   size_t n, i;
-  const pt_f32_gemm_ukernel* uks = pt_f32_gemm_ukernels(&n);
+  const pterun_compute_f32_gemm_ukernel* uks = pterun_compute_f32_gemm_ukernels(&n);
   uint64_t features = pterun_cpu_features();
   int ran = 0;
   PT_CHECK(n >= 1 && uks[0].isa == 0); /* the scalar reference comes first */
@@ -195,23 +195,23 @@ static int test_variants(void) {
     ++ran;
   }
   PT_CHECK(ran >= 1);
-  /* The run-time selection itself (NULL: nn_gemm_ws_init). */
+  /* The run-time selection itself (NULL: pterun_compute_gemm_init). */
   PT_CHECK(run_variant(NULL, g_arena, g_arena_bytes) == 0);
   return 0;
 }
 
 static int test_selection(void) {
   uint64_t f = pterun_cpu_features(), d = pterun_cpu_detected_features();
-  const pt_f32_gemm_ukernel* uk = pt_f32_gemm_ukernel_select(f);
-  const pt_f32_gemm_ukernel* m1 = pt_f32_gemm_ukernel_select_m1(f);
+  const pterun_compute_f32_gemm_ukernel* uk = pterun_compute_f32_gemm_select(f);
+  const pterun_compute_f32_gemm_ukernel* m1 = pterun_compute_f32_gemm_select_m1(f);
   const char* env = getenv("PTERUN_ISA_MASK");
   char s[256];
   PT_CHECK((f & ~d) == 0);
   PT_CHECK(pterun_cpu_features() == f); /* stable */
   PT_CHECK(uk != NULL && (uk->isa & f) == uk->isa && uk->mr > 1);
   PT_CHECK(m1 == NULL || ((m1->isa & f) == m1->isa && m1->mr == 1));
-  PT_CHECK(pt_f32_gemm_ukernel_select(0)->isa == 0);
-  PT_CHECK(pt_f32_gemm_ukernel_select_m1(0) == NULL);
+  PT_CHECK(pterun_compute_f32_gemm_select(0)->isa == 0);
+  PT_CHECK(pterun_compute_f32_gemm_select_m1(0) == NULL);
   if (env != NULL && strcmp(env, "0") == 0) PT_CHECK(f == 0);
   pterun_cpu_features_string(d, s, sizeof s);
   printf("detected: %s\nusable: ", s);
@@ -236,6 +236,82 @@ static int test_feature_names(void) {
   return 0;
 }
 
+/* The same products on pools of 2 to 4 threads (and capped) give C bit for
+ * bit as on the calling thread alone, for every usable microkernel, in place
+ * and packed A/B, with and without spare A blocks (arena, stack). */
+static int same_bits_threaded(const pterun_compute_f32_gemm_ukernel* uk, int64_t m, int64_t n,
+                              int64_t k, int a_t, void* arena, size_t arena_bytes) {
+  int64_t lda = a_t ? m : k;
+  size_t asz = (size_t)(m * k), bsz = (size_t)(k * n), csz = (size_t)(m * n);
+  float* a = malloc(sizeof(float) * asz);
+  float* b = malloc(sizeof(float) * bsz);
+  float* c0 = malloc(sizeof(float) * csz);
+  float* c1 = malloc(sizeof(float) * csz);
+  int bad = 0;
+  PT_CHECK(a && b && c0 && c1);
+  for (size_t i = 0; i < asz; ++i) a[i] = rnd();
+  for (size_t i = 0; i < bsz; ++i) b[i] = rnd();
+  g_job.uk = uk;
+  g_job.m = m, g_job.n = n, g_job.k = k;
+  g_job.a = (pterun_compute_matrix){a, PTERUN_DTYPE_F32, a_t ? 1 : lda, a_t ? lda : 1};
+  g_job.b = (pterun_compute_matrix){b, PTERUN_DTYPE_F32, n, 1};
+  g_job.alpha = 1.0;
+  g_job.accumulate = 0;
+  g_job.c = (pterun_compute_matrix){c0, PTERUN_DTYPE_F32, n, 1};
+  g_pool = NULL;
+  PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, arena, arena_bytes) ==
+           PTERUN_STATUS_OK);
+  for (size_t threads = 2; threads <= 4 && !bad; ++threads) {
+    pterun_threadpool_options o;
+    memset(&o, 0, sizeof o);
+    o.threads = threads;
+    PT_CHECK(pterun_threadpool_create(&o, &g_pool) == PTERUN_STATUS_OK);
+    for (size_t cap = 0; cap <= 2 && !bad; cap += 2) {
+      g_max_threads = cap;
+      memset(c1, 0xff, sizeof(float) * csz);
+      g_job.c = (pterun_compute_matrix){c1, PTERUN_DTYPE_F32, n, 1};
+      if (pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, arena, arena_bytes) !=
+              PTERUN_STATUS_OK ||
+          memcmp(c0, c1, sizeof(float) * csz) != 0) {
+        fprintf(stderr, "FAILED %s m=%lld n=%lld k=%lld a_t=%d %s: %zu threads, cap %zu differ\n",
+                uk ? uk->name : "(default)", (long long)m, (long long)n, (long long)k, a_t,
+                arena ? "arena" : "stack", threads, cap);
+        bad = 1;
+      }
+    }
+    pterun_threadpool_destroy(g_pool);
+    g_pool = NULL;
+    g_max_threads = 0;
+  }
+  free(a);
+  free(b);
+  free(c0);
+  free(c1);
+  return bad;
+}
+
+static int test_threads_bit_identical(void) {
+  static const int64_t shapes[][3] = {{1, 700, 530},   {5, 300, 64},    {64, 256, 128},
+                                      {300, 140, 600}, {257, 129, 512}, {40, 2100, 64},
+                                      {512, 512, 300}};
+  size_t n;
+  const pterun_compute_f32_gemm_ukernel* uks = pterun_compute_f32_gemm_ukernels(&n);
+  uint64_t features = pterun_cpu_features();
+  for (size_t u = 0; u <= n; ++u) {
+    const pterun_compute_f32_gemm_ukernel* uk = u < n ? &uks[u] : NULL; /* NULL: selection */
+    if (uk != NULL && (uk->isa & features) != uk->isa) continue;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+      for (int a_t = 0; a_t < 2; ++a_t) {
+        PT_CHECK(same_bits_threaded(uk, shapes[s][0], shapes[s][1], shapes[s][2], a_t, g_arena,
+                                    g_arena_bytes) == 0);
+        if (s % 3 == 0)
+          PT_CHECK(same_bits_threaded(uk, shapes[s][0], shapes[s][1], shapes[s][2], a_t, NULL, 0) ==
+                   0);
+      }
+  }
+  return 0;
+}
+
 int main(void) {
   g_arena_bytes = (size_t)8 << 20;
   g_arena = aligned_alloc(64, g_arena_bytes);
@@ -243,6 +319,7 @@ int main(void) {
   PT_RUN(test_feature_names);
   PT_RUN(test_selection);
   PT_RUN(test_variants);
+  PT_RUN(test_threads_bit_identical);
   free(g_arena);
   return pt_failures != 0;
 }

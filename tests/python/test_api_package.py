@@ -48,7 +48,11 @@ def test_ops_match_cli() -> None:
     assert ops == sorted(ops, key=lambda o: (o.name, o.overload, o.component))
     by_name = {o.qualified_name: o for o in ops}
     assert by_name["aten::add.out"].component == "kernels_portable"
-    assert {o.component for o in ops} == set(pterun.COMPONENTS)
+    # Every linked kernel library provides operators; the thread pool and
+    # backends register none.
+    comps = {o.component for o in ops}
+    assert comps <= set(pterun.COMPONENTS)
+    assert {c for c in pterun.COMPONENTS if c.startswith("kernels_")} <= comps
     cli = json.loads(
         subprocess.run(
             [str(cli_path()), "ops", "--json"],

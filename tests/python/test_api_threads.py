@@ -80,3 +80,27 @@ def test_other_threads_run_python_meanwhile() -> None:
         stop.set()
         spinner.join()
     assert ticks[0] > 0
+
+
+def test_threads_option_gives_identical_bytes() -> None:
+    """load_method(threads=...) caps the pool's threads per kernel; every value
+    gives the same bytes (kernels never split a reduction by thread count)."""
+    program = pterun.Runtime.get().load_program(
+        FIXTURES_DIR / "mobilenet" / "model.pte"
+    )
+    x = np.load(FIXTURES_DIR / "mobilenet" / "forward_input_0.npy")
+    outs = [
+        program.load_method("forward", threads=t).execute([x])[0].tobytes()
+        for t in (1, None, 2, 3)
+    ]
+    assert all(o == outs[0] for o in outs)
+
+
+def test_threads_option_rejects_negative() -> None:
+    program = pterun.Runtime.get().load_program(FIXTURES_DIR / "mlp" / "model.pte")
+    try:
+        program.load_method("forward", threads=-1)
+    except ValueError as e:
+        assert "threads" in str(e)
+    else:
+        raise AssertionError("threads=-1 was accepted")

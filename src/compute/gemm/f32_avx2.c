@@ -1,13 +1,13 @@
 /* f32 GEMM microkernel for AVX2 + FMA: 6 x 16 tile (12 accumulators, 2 B
  * vectors and a broadcast: 15 of the 16 ymm registers). Built with
- * -mavx2 -mfma by kernels/portable/isa.cmake; selected at run time only when
+ * -mavx2 -mfma by src/compute/isa.cmake; selected at run time only when
  * pterun_cpu_features() reports AVX2 and FMA. */
-#include "kernels/portable/gemm_ukernel.h"
+#include "src/compute/gemm/ukernel.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-#define GT_FN pt_f32_gemm_ukernel__avx2_6x16
+#define GT_FN pc_f32_gemm_ukernel__avx2_6x16
 #define GT_MR 6
 #define GT_NRV 2
 #define GT_VLEN 8
@@ -19,17 +19,17 @@
 #define GT_FMA(x, y, z) _mm256_fmadd_ps((x), (y), (z))
 #define GT_MUL(x, y) _mm256_mul_ps((x), (y))
 #define GT_ADD(x, y) _mm256_add_ps((x), (y))
-#include "kernels/portable/gemm_tmpl.h"
+#include "src/compute/gemm/ukernel_tmpl.h"
 
 /* 1 x 32 for M == 1: four independent accumulators hide the FMA latency. */
 #undef GT_FN
 #undef GT_MR
 #undef GT_NRV
-#define GT_FN pt_f32_gemm_ukernel__avx2_1x32
+#define GT_FN pc_f32_gemm_ukernel__avx2_1x32
 #define GT_MR 1
 #define GT_NRV 4
-#include "kernels/portable/gemm_tmpl.h"
+#include "src/compute/gemm/ukernel_tmpl.h"
 
 #else
-typedef int pt_gemm_avx2_unavailable; /* not an empty translation unit */
+typedef int pc_gemm_avx2_unavailable; /* not an empty translation unit */
 #endif

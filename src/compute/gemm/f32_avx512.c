@@ -1,14 +1,14 @@
 /* f32 GEMM microkernel for AVX-512F: 12 x 32 tile (24 accumulators, 2 B
  * vectors, broadcasts folded into the FMAs: 26-27 of the 32 zmm registers).
- * Built with -mavx512f by kernels/portable/isa.cmake; selected at run time
+ * Built with -mavx512f by src/compute/isa.cmake; selected at run time
  * only when pterun_cpu_features() reports AVX-512F. The body is the same
  * template as the AVX2 kernel; only the intrinsics differ. */
-#include "kernels/portable/gemm_ukernel.h"
+#include "src/compute/gemm/ukernel.h"
 
 #if defined(__AVX512F__) && defined(__FMA__)
 #include <immintrin.h>
 
-#define GT_FN pt_f32_gemm_ukernel__avx512f_12x32
+#define GT_FN pc_f32_gemm_ukernel__avx512f_12x32
 #define GT_MR 12
 #define GT_NRV 2
 #define GT_VLEN 16
@@ -20,17 +20,17 @@
 #define GT_FMA(x, y, z) _mm512_fmadd_ps((x), (y), (z))
 #define GT_MUL(x, y) _mm512_mul_ps((x), (y))
 #define GT_ADD(x, y) _mm512_add_ps((x), (y))
-#include "kernels/portable/gemm_tmpl.h"
+#include "src/compute/gemm/ukernel_tmpl.h"
 
 /* 1 x 64 for M == 1: four independent accumulators hide the FMA latency. */
 #undef GT_FN
 #undef GT_MR
 #undef GT_NRV
-#define GT_FN pt_f32_gemm_ukernel__avx512f_1x64
+#define GT_FN pc_f32_gemm_ukernel__avx512f_1x64
 #define GT_MR 1
 #define GT_NRV 4
-#include "kernels/portable/gemm_tmpl.h"
+#include "src/compute/gemm/ukernel_tmpl.h"
 
 #else
-typedef int pt_gemm_avx512_unavailable; /* not an empty translation unit */
+typedef int pc_gemm_avx512_unavailable; /* not an empty translation unit */
 #endif

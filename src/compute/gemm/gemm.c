@@ -1,8 +1,8 @@
-/* Blocked GEMM (see nn_gemm.h).
+/* The blocked matrix product of libpterun_compute (pterun/compute.h).
  *
  * float32 (and f16/bf16, converted while packing) runs the BLIS loop nest
- * around a run-time selected SIMD microkernel (gemm_ukernel.h, manifest
- * gemm_f32.inc):
+ * around a run-time selected SIMD microkernel (ukernel.h, manifest
+ * f32_ukernels.inc):
  *
  *   for jc in N step NC            B block KC x NC packed once per (jc, pc)
  *     for pc in K step KC              (L3, or L2 in the stack fallback)
@@ -17,13 +17,21 @@
  *
  * Full tiles of an f32 C with unit column stride are written in place; edge
  * tiles and other C layouts/dtypes go through a small tile buffer, so no
- * microkernel ever reads or writes outside the matrices. The jc (or ic) loop
- * is where a thread pool would split the work: each worker then needs its own
- * A block.
+ * microkernel ever reads or writes outside the matrices.
+ *
+ * Threads: for each (jc, pc) step the B block is packed by strips in parallel,
+ * then the C tiles (one MC block of rows x a run of B strips) are tasks on the
+ * pool; a task packing A takes one of the spare A blocks reserved after the
+ * buffer. The blocking depends only on the single-thread buffer, so results
+ * are bit-identical for any thread count.
  *
  * float64 keeps the portable engine below (4 x 16 tile in double); integer
  * dtypes use an exact int64 triple loop. */
-#include "kernels/portable/nn_gemm.h"
+#include <stdatomic.h>
+#include <string.h>
+
+#include "pterun/kernel_util.h"
+#include "src/compute/gemm/ukernel.h"
 
 static int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
@@ -32,29 +40,29 @@ static int64_t min64(int64_t a, int64_t b) {
 /* ---- float32 engine ---------------------------------------------------- */
 
 /* B block width with a big arena, then with a medium one. */
-#define NN_F32_NC_BIG 2048
-#define NN_F32_NC_MID 512
-#define NN_F32_MR_MAX 16
-#define NN_F32_NR_MAX 64
+#define PC_F32_NC_BIG 2048
+#define PC_F32_NC_MID 512
+#define PC_F32_MR_MAX 16
+#define PC_F32_NR_MAX 64
 
-static const pt_f32_gemm_ukernel g_ukernels[] = {
-#define PT_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc) {(isa), fn, #fn, (mr), (nr), (kc), (mc)},
-#include "kernels/portable/gemm_f32.inc"
-#undef PT_GEMM_UKERNEL
+static const pc_f32_gemm_ukernel g_ukernels[] = {
+#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc) {(isa), fn, #fn, (mr), (nr), (kc), (mc)},
+#include "src/compute/gemm/f32_ukernels.inc"
+#undef PC_GEMM_UKERNEL
 };
 
-#define PT_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
-  _Static_assert((mr) <= NN_F32_MR_MAX && (nr) <= NN_F32_NR_MAX, #fn " tile");                     \
+#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
+  _Static_assert((mr) <= PC_F32_MR_MAX && (nr) <= PC_F32_NR_MAX, #fn " tile");                     \
   _Static_assert((mc) % (mr) == 0 && (kc) >= 16, #fn " blocks");
-#include "kernels/portable/gemm_f32.inc"
-#undef PT_GEMM_UKERNEL
+#include "src/compute/gemm/f32_ukernels.inc"
+#undef PC_GEMM_UKERNEL
 
-const pt_f32_gemm_ukernel* pt_f32_gemm_ukernels(size_t* count_out) {
+const pc_f32_gemm_ukernel* pterun_compute_f32_gemm_ukernels(size_t* count_out) {
   if (count_out != NULL) *count_out = sizeof g_ukernels / sizeof g_ukernels[0];
   return g_ukernels;
 }
 
-static const pt_f32_gemm_ukernel* select_ukernel(uint64_t features, int single_row) {
+static const pc_f32_gemm_ukernel* select_ukernel(uint64_t features, int single_row) {
   size_t i = sizeof g_ukernels / sizeof g_ukernels[0];
   while (i-- > 0)
     if ((g_ukernels[i].isa & features) == g_ukernels[i].isa &&
@@ -63,12 +71,12 @@ static const pt_f32_gemm_ukernel* select_ukernel(uint64_t features, int single_r
   return NULL;
 }
 
-const pt_f32_gemm_ukernel* pt_f32_gemm_ukernel_select(uint64_t features) {
-  const pt_f32_gemm_ukernel* uk = select_ukernel(features, 0);
+const pc_f32_gemm_ukernel* pterun_compute_f32_gemm_select(uint64_t features) {
+  const pc_f32_gemm_ukernel* uk = select_ukernel(features, 0);
   return uk != NULL ? uk : &g_ukernels[0];
 }
 
-const pt_f32_gemm_ukernel* pt_f32_gemm_ukernel_select_m1(uint64_t features) {
+const pc_f32_gemm_ukernel* pterun_compute_f32_gemm_select_m1(uint64_t features) {
   return select_ukernel(features, 1);
 }
 
@@ -81,8 +89,8 @@ static int64_t round_down_min(int64_t x, int64_t q) {
 
 /* Packs B[k0.., j0..] (kc x nc) into strips of nr columns: strip s holds kc
  * rows of exactly nr floats, zero padded past column nc. */
-static void pack_b_f32(float* bp, const nn_mat* b, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                       int64_t nr) {
+static void pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc,
+                       int64_t j0, int64_t nc, int64_t nr) {
   int64_t js, kk, cc;
   for (js = 0; js < nc; js += nr, bp += kc * nr) {
     int64_t w = min64(nr, nc - js);
@@ -110,8 +118,8 @@ static void pack_b_f32(float* bp, const nn_mat* b, int64_t k0, int64_t kc, int64
 
 /* Packs A[i0.., k0..] (mc x kc) into panels of mr rows: panel p holds kc
  * columns of exactly mr floats, zero padded past row mc. */
-static void pack_a_f32(float* ap, const nn_mat* a, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
-                       int64_t mr) {
+static void pack_a_f32(float* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mc,
+                       int64_t k0, int64_t kc, int64_t mr) {
   int64_t ip, kk, r;
   for (ip = 0; ip < mc; ip += mr, ap += kc * mr) {
     int64_t h = min64(mr, mc - ip);
@@ -138,8 +146,8 @@ static void pack_a_f32(float* ap, const nn_mat* a, int64_t i0, int64_t mc, int64
 }
 
 /* C[i0.., j0..] (h x w) = tile (+ C when add), any C dtype and strides. */
-static void store_tile_f32(const nn_mat* c, int64_t i0, int64_t j0, int64_t h, int64_t w,
-                           const float* tile, int64_t ld, int add) {
+static void store_tile_f32(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h,
+                           int64_t w, const float* tile, int64_t ld, int add) {
   int64_t r, cc;
   for (r = 0; r < h; ++r) {
     int64_t row = (i0 + r) * c->rs + j0 * c->cs;
@@ -160,9 +168,111 @@ static void store_tile_f32(const nn_mat* c, int64_t i0, int64_t j0, int64_t h, i
   }
 }
 
-static void gemm_f32(const nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const nn_mat* a,
-                     const nn_mat* b, const nn_mat* c, float alpha, int accumulate) {
-  const pt_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
+/* One (jc, pc) step of the f32 engine, shared by its tasks. Each task owns a
+ * tile of C: one M block (MC rows) times a run of NR-wide B strips, so tasks
+ * write disjoint C and every element sees the same operations in the same
+ * order whatever the thread count (bit-identical results). */
+typedef struct pc_f32_step {
+  const pc_f32_gemm_ukernel* uk;
+  const pterun_compute_matrix *a, *b, *c;
+  float alpha;
+  int add; /* accumulate into C (the caller's C, or earlier K blocks) */
+  int direct_a, direct_b, direct_c;
+  int64_t m, mc, jc, ncb, pc, kcb;
+  float* bp;    /* packed B block; with direct_b, the packed partial strip */
+  float* slot0; /* A block of the first slot */
+  float* slots; /* further A blocks, slot_floats apart */
+  size_t slot_floats;
+  size_t nslots;              /* A blocks, >= the tasks running at once */
+  atomic_uint_least32_t busy; /* slot k taken: bit k (32-bit: lock-free on every target) */
+} pc_f32_step;
+
+static float* slot_acquire(pc_f32_step* st, size_t* k_out) {
+  for (;;) {
+    uint_least32_t busy = atomic_load_explicit(&st->busy, memory_order_relaxed);
+    size_t k = 0;
+    while (k < st->nslots && (busy >> k & 1u)) ++k;
+    if (k == st->nslots) continue; /* transient: a finishing task frees one */
+    if (atomic_compare_exchange_weak_explicit(&st->busy, &busy, busy | ((uint_least32_t)1 << k),
+                                              memory_order_acquire, memory_order_relaxed)) {
+      *k_out = k;
+      return k == 0 ? st->slot0 : st->slots + (k - 1) * st->slot_floats;
+    }
+  }
+}
+
+static void slot_release(pc_f32_step* st, size_t k) {
+  atomic_fetch_and_explicit(&st->busy, ~((uint_least32_t)1 << k), memory_order_release);
+}
+
+/* Packs strips [s0, s0 + count) of the B block. */
+static void f32_pack_b_task(void* ctx, size_t s0, size_t count) {
+  pc_f32_step* st = ctx;
+  const int64_t NR = st->uk->nr;
+  int64_t j0 = (int64_t)s0 * NR;
+  pack_b_f32(st->bp + j0 * st->kcb, st->b, st->pc, st->kcb, st->jc + j0,
+             min64((int64_t)count * NR, st->ncb - j0), NR);
+}
+
+/* C tile: M block `bi`, strips [s0, s0 + ns). */
+static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns) {
+  pc_f32_step* st = ctx;
+  const pc_f32_gemm_ukernel* uk = st->uk;
+  const int64_t MR = uk->mr, NR = uk->nr, kcb = st->kcb, pc = st->pc, jc = st->jc;
+  const pterun_compute_matrix *a = st->a, *b = st->b, *c = st->c;
+  _Alignas(64) float tile[PC_F32_MR_MAX * PC_F32_NR_MAX];
+  for (size_t blk = bi; blk < bi + ni; ++blk) {
+    const int64_t ic = (int64_t)blk * st->mc, mcb = min64(st->mc, st->m - ic);
+    float* ap = NULL;
+    size_t slot = 0;
+    if (!st->direct_a) {
+      ap = slot_acquire(st, &slot);
+      pack_a_f32(ap, a, ic, mcb, pc, kcb, MR);
+    }
+    for (size_t s = s0; s < s0 + ns; ++s) {
+      const int64_t jr = (int64_t)s * NR, w = min64(NR, st->ncb - jr);
+      const float* bs = st->bp + jr * kcb;
+      size_t b_ks = (size_t)NR;
+      if (st->direct_b && w == NR) {
+        bs = (const float*)b->data + pc * b->rs + jc + jr;
+        b_ks = (size_t)b->rs;
+      } else if (st->direct_b) {
+        bs = st->bp; /* the partial last strip, packed (zero padded) once per step */
+      }
+      for (int64_t ir = 0; ir < mcb; ir += MR) {
+        const int64_t h = min64(MR, mcb - ir);
+        const float* as;
+        size_t a_rs, a_ks;
+        if (st->direct_a) {
+          as = (const float*)a->data + (ic + ir) * a->rs + pc;
+          a_rs = (size_t)a->rs;
+          a_ks = 1;
+        } else {
+          as = ap + (ir / MR) * kcb * MR;
+          a_rs = 1;
+          a_ks = (size_t)MR;
+        }
+        if (st->direct_c && h == MR && w == NR) {
+          uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
+                 (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, st->add);
+        } else {
+          uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha, 0);
+          store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, st->add);
+        }
+      }
+    }
+    if (!st->direct_a) slot_release(st, slot);
+  }
+}
+
+/* Multiply-adds below which a product runs on the calling thread: waking the
+ * pool costs a few microseconds. */
+#define PC_F32_PARALLEL_MIN_FMA ((int64_t)1 << 17)
+
+static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
+                     const pterun_compute_matrix* a, const pterun_compute_matrix* b,
+                     const pterun_compute_matrix* c, float alpha, int accumulate) {
+  const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
   const int64_t MR = uk->mr, NR = uk->nr;
   /* A is read in place when its rows are contiguous f32, unless M is large
    * and the row stride is a multiple of 2 KiB: then the rows of an A block
@@ -175,14 +285,14 @@ static void gemm_f32(const nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, cons
   const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
   const int64_t cap = (int64_t)(ws->cap / sizeof(float));
   int64_t kc = uk->kc, mc = min64(uk->mc, round_up(m, MR)),
-          nc = min64(NN_F32_NC_BIG, round_up(n, NR));
-  int64_t jc, pc, ic, jr, ir, nblk;
+          nc = min64(PC_F32_NC_BIG, round_up(n, NR));
+  int64_t jc, pc, nblk;
   float* bp = (float*)ws->buf;
-  float* ap;
-  _Alignas(64) float tile[NN_F32_MR_MAX * NN_F32_NR_MAX];
 
   /* Shrink the blocks until B block + A block fit the buffer: first NC (down
-   * to a few strips), then KC (down to 128), then MC, then the rest. */
+   * to a few strips), then KC (down to 128), then MC, then the rest. Only the
+   * single-thread capacity counts, so the blocking (and with it every
+   * rounding) is the same for any thread count. */
   for (;;) {
     int64_t need = kc * nc + (direct_a ? 0 : mc * kc);
     if (need <= cap) break;
@@ -204,52 +314,61 @@ static void gemm_f32(const nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, cons
   /* Equal K blocks (e.g. 300 = 150 + 150, not 256 + 44). */
   nblk = (k + kc - 1) / kc;
   kc = (k + nblk - 1) / nblk;
-  ap = bp + kc * nc;
+
+  /* Threads: the pool's (capped), unless the product is too small; without
+   * spare A blocks a packed A limits the tasks running at once to one. */
+  size_t threads = ws->pool != NULL ? pterun_threadpool_size(ws->pool) : 1;
+  if (ws->max_threads != 0 && ws->max_threads < threads) threads = ws->max_threads;
+  if (m * n * k < PC_F32_PARALLEL_MIN_FMA) threads = 1;
+  pc_f32_step st;
+  memset(&st, 0, sizeof st);
+  st.uk = uk;
+  st.a = a;
+  st.b = b;
+  st.c = c;
+  st.alpha = alpha;
+  st.direct_a = direct_a;
+  st.direct_b = direct_b;
+  st.direct_c = direct_c;
+  st.m = m;
+  st.mc = mc;
+  st.bp = bp;
+  st.slot0 = bp + kc * nc;
+  st.slots = (float*)((unsigned char*)ws->buf + ws->cap);
+  st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
+  st.nslots = direct_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
+  if (!direct_a && (size_t)(mc * kc) > st.slot_floats) st.nslots = 1; /* cannot happen */
+  if (st.nslots > 32) st.nslots = 32;
+  if (st.nslots < threads) threads = st.nslots;
+  pterun_threadpool* pool = threads > 1 ? ws->pool : NULL;
+  const uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(threads);
+  const size_t mblocks = (size_t)((m + mc - 1) / mc);
 
   for (jc = 0; jc < n; jc += nc) {
-    int64_t ncb = min64(nc, n - jc);
+    const int64_t ncb = min64(nc, n - jc);
+    const size_t strips = (size_t)((ncb + NR - 1) / NR);
+    /* Strips per task: about four tasks per thread, whole rows of strips when
+     * the M blocks alone give enough tasks (no A block is packed twice). */
+    size_t per = strips;
+    if (threads > 1 && mblocks < 4 * threads) {
+      size_t want = (4 * threads + mblocks - 1) / mblocks;
+      per = (strips + want - 1) / want;
+      if (per == 0) per = 1;
+    }
     for (pc = 0; pc < k; pc += kc) {
-      int64_t kcb = min64(kc, k - pc);
-      int add = accumulate || pc > 0;
-      if (!direct_b) pack_b_f32(bp, b, pc, kcb, jc, ncb, NR);
-      for (ic = 0; ic < m; ic += mc) {
-        int64_t mcb = min64(mc, m - ic);
-        if (!direct_a) pack_a_f32(ap, a, ic, mcb, pc, kcb, MR);
-        for (jr = 0; jr < ncb; jr += NR) {
-          int64_t w = min64(NR, ncb - jr);
-          const float* bs = bp + (jr / NR) * kcb * NR;
-          size_t b_ks = (size_t)NR;
-          if (direct_b && w == NR) {
-            bs = (const float*)b->data + pc * b->rs + jc + jr;
-            b_ks = (size_t)b->rs;
-          } else if (direct_b) {
-            /* The last, partial strip: packed (zero padded) into the buffer. */
-            pack_b_f32(bp, b, pc, kcb, jc + jr, w, NR);
-            bs = bp;
-          }
-          for (ir = 0; ir < mcb; ir += MR) {
-            int64_t h = min64(MR, mcb - ir);
-            const float* as;
-            size_t a_rs, a_ks;
-            if (direct_a) {
-              as = (const float*)a->data + (ic + ir) * a->rs + pc;
-              a_rs = (size_t)a->rs;
-              a_ks = 1;
-            } else {
-              as = ap + (ir / MR) * kcb * MR;
-              a_rs = 1;
-              a_ks = (size_t)MR;
-            }
-            if (direct_c && h == MR && w == NR) {
-              uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
-                     (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, alpha, add);
-            } else {
-              uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, alpha, 0);
-              store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, add);
-            }
-          }
-        }
+      st.jc = jc;
+      st.ncb = ncb;
+      st.pc = pc;
+      st.kcb = min64(kc, k - pc);
+      st.add = accumulate || pc > 0;
+      atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
+      if (!direct_b) {
+        size_t ptile = threads > 1 ? (strips + 2 * threads - 1) / (2 * threads) : strips;
+        pterun_parallelize_1d_tile(pool, f32_pack_b_task, &st, strips, ptile, flags);
+      } else if (ncb % NR != 0) {
+        pack_b_f32(bp, b, pc, st.kcb, jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
       }
+      pterun_parallelize_2d_tile(pool, f32_tile_task, &st, mblocks, strips, 1, per, flags);
     }
   }
 }
@@ -278,8 +397,8 @@ static inline void st_f64(void* p, int dt, int64_t k, double v) {
 
 /* Defines gemm_<SUF>(): the blocked engine for accumulator type T. */
 #define NN_DEFINE_GEMM(SUF, T, LD, ST, NATIVE_DT)                                                  \
-  static void pack_b_##SUF(T* bp, const nn_mat* b, int64_t k0, int64_t kc, int64_t j0,             \
-                           int64_t nc) {                                                           \
+  static void pack_b_##SUF(T* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc,          \
+                           int64_t j0, int64_t nc) {                                               \
     /* Strips of NR columns; each strip is kc rows of NR values, zero padded. */                   \
     int64_t js, kk, c;                                                                             \
     for (js = 0; js < nc; js += NN_NR) {                                                           \
@@ -297,8 +416,8 @@ static inline void st_f64(void* p, int dt, int64_t k, double v) {
       bp += kc * NN_NR;                                                                            \
     }                                                                                              \
   }                                                                                                \
-  static void pack_a_##SUF(T* ap, const nn_mat* a, int64_t i0, int64_t mr, int64_t k0,             \
-                           int64_t kc) {                                                           \
+  static void pack_a_##SUF(T* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mr,          \
+                           int64_t k0, int64_t kc) {                                               \
     int64_t kk, r;                                                                                 \
     for (kk = 0; kk < kc; ++kk) {                                                                  \
       for (r = 0; r < mr; ++r)                                                                     \
@@ -328,9 +447,9 @@ static inline void st_f64(void* p, int dt, int64_t k, double v) {
     memcpy(acc[2], c2, sizeof c2);                                                                 \
     memcpy(acc[3], c3, sizeof c3);                                                                 \
   }                                                                                                \
-  static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,        \
-                         const nn_mat* c, T alpha, int accumulate, T* bp, T* ap, int64_t kcmax,    \
-                         int64_t ncmax) {                                                          \
+  static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,          \
+                         const pterun_compute_matrix* b, const pterun_compute_matrix* c, T alpha,  \
+                         int accumulate, T* bp, T* ap, int64_t kcmax, int64_t ncmax) {             \
     int64_t j0, k0, i0, js;                                                                        \
     T acc[NN_MR][NN_NR];                                                                           \
     for (j0 = 0; j0 < n; j0 += ncmax) {                                                            \
@@ -371,8 +490,9 @@ NN_DEFINE_GEMM(f64, double, ld_f64, st_f64, PTERUN_DTYPE_F64)
 #undef NN_DEFINE_GEMM
 
 /* Integer matmul: exact int64 accumulation, wrapped to the output dtype. */
-static void gemm_int(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,
-                     const nn_mat* c, int64_t alpha, int accumulate) {
+static void gemm_int(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,
+                     const pterun_compute_matrix* b, const pterun_compute_matrix* c, int64_t alpha,
+                     int accumulate) {
   int64_t i, j, kk;
   for (i = 0; i < m; ++i)
     for (j = 0; j < n; ++j) {
@@ -387,16 +507,20 @@ static void gemm_int(int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_
     }
 }
 
-void nn_gemm_ws_init_ukernel(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dtype,
-                             const pt_f32_gemm_ukernel* uk) {
+void pterun_compute_gemm_init_ex(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws,
+                                 int32_t dtype, const pc_f32_gemm_ukernel* uk,
+                                 pterun_threadpool* pool, size_t max_threads) {
   ws->dbl = dtype == PTERUN_DTYPE_F64;
+  ws->pool = pool;
+  ws->max_threads = max_threads;
+  ws->a_slots = 0;
   if (uk != NULL) {
     ws->uk = uk; /* used for every M */
     ws->uk_m1 = NULL;
   } else {
     uint64_t features = pterun_cpu_features();
-    ws->uk = pt_f32_gemm_ukernel_select(features);
-    ws->uk_m1 = pt_f32_gemm_ukernel_select_m1(features);
+    ws->uk = pterun_compute_f32_gemm_select(features);
+    ws->uk_m1 = pterun_compute_f32_gemm_select_m1(features);
   }
   ws->kc = NN_KC_BIG;
   ws->nc = NN_NC_BIG;
@@ -405,34 +529,45 @@ void nn_gemm_ws_init_ukernel(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dty
     ws->cap = (size_t)(NN_KC_BIG * NN_NC_BIG + NN_KC_BIG * NN_MR) * sizeof(double);
     ws->buf = pterun_kernel_scratch(ctx, ws->cap, 64);
   } else {
-    /* Try a wide B block, then a medium one; gemm_f32 shrinks the blocks to
-     * whatever buffer it gets. */
+    /* A wide B block, then a medium one (gemm_f32 shrinks the blocks to the
+     * buffer it gets); each first with one spare A block per extra thread
+     * after it, then without (a packed A then runs one task at a time). The
+     * blocking depends on `cap` only, never on the spare blocks. */
     const size_t kc = (size_t)ws->uk->kc, mc = (size_t)ws->uk->mc;
-    ws->cap = (kc * NN_F32_NC_BIG + mc * kc) * sizeof(float);
-    ws->buf = pterun_kernel_scratch(ctx, ws->cap, 64);
-    if (ws->buf == NULL) {
-      ws->cap = (kc * NN_F32_NC_MID + mc * kc) * sizeof(float);
-      ws->buf = pterun_kernel_scratch(ctx, ws->cap, 64);
+    size_t spare = pool != NULL ? pterun_threadpool_size(pool) - 1 : 0;
+    if (max_threads != 0 && spare > max_threads - 1) spare = max_threads - 1;
+    if (spare > 31) spare = 31;
+    static const size_t ncs[2] = {PC_F32_NC_BIG, PC_F32_NC_MID};
+    for (int t = 0; t < 4 && ws->buf == NULL; ++t) {
+      size_t extra = t % 2 == 0 ? spare : 0;
+      if (t % 2 == 0 && spare == 0) continue;
+      ws->cap = (kc * ncs[t / 2] + mc * kc) * sizeof(float);
+      ws->buf = pterun_kernel_scratch(ctx, ws->cap + extra * mc * kc * sizeof(float), 64);
+      if (ws->buf != NULL) ws->a_slots = extra;
     }
   }
   if (ws->buf == NULL) {
     /* No arena: smaller blocks in the inline buffer. */
     pterun_kernel_note_slow_path(ctx, "no scratch: small GEMM blocks");
-    _Static_assert(NN_GEMM_LOCAL_BYTES >= (NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) * 8,
-                   "local gemm buffer too small for the f64 engine");
+    _Static_assert(
+        PTERUN_COMPUTE_GEMM_LOCAL_BYTES >= (NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) * 8,
+        "local gemm buffer too small for the f64 engine");
     ws->buf = ws->local;
-    ws->cap = NN_GEMM_LOCAL_BYTES;
+    ws->cap = PTERUN_COMPUTE_GEMM_LOCAL_BYTES;
     ws->kc = NN_KC_SMALL;
     ws->nc = NN_NC_SMALL;
   }
 }
 
-void nn_gemm_ws_init(pterun_kernel_context* ctx, nn_gemm_ws* ws, int dtype) {
-  nn_gemm_ws_init_ukernel(ctx, ws, dtype, NULL);
+void pterun_compute_gemm_init(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws,
+                              int32_t dtype) {
+  pterun_compute_gemm_init_ex(ctx, ws, dtype, NULL, pterun_kernel_threadpool(ctx),
+                              pterun_kernel_max_threads(ctx));
 }
 
-void nn_gemm(nn_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const nn_mat* a, const nn_mat* b,
-             const nn_mat* c, double alpha, int accumulate) {
+void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
+                         const pterun_compute_matrix* a, const pterun_compute_matrix* b,
+                         const pterun_compute_matrix* c, double alpha, int accumulate) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     /* Empty sum: C = 0 (or unchanged when accumulating). */

@@ -1,13 +1,13 @@
-# Per-source ISA flags for the SIMD microkernels of libpterun_kernels_portable
-# (kernels/portable/gemm_<isa>.c). Included from the top-level CMakeLists.txt
-# right after the pterun_kernels_portable target. Only these files get ISA
+# Per-source ISA flags for the SIMD microkernels of libpterun_compute
+# (src/compute/gemm/f32_<isa>.c). Included from the top-level CMakeLists.txt
+# right after the pterun_compute target. Only these files get ISA
 # flags; the library as a whole stays baseline, and pterun_cpu_features()
 # decides at run time which microkernel runs (docs/performance.md).
 #
 # Each ISA has an option, on by default, that a toolchain lacking the ISA can
 # switch off; it is also off when the compiler rejects the flags or the
 # target is not x86-64. An enabled ISA defines PTERUN_GEMM_<ISA>=1, which
-# switches on its row in kernels/portable/gemm_f32.inc.
+# switches on its rows in src/compute/gemm/f32_ukernels.inc.
 include(CheckCCompilerFlag)
 
 option(PTERUN_ENABLE_AVX2 "Build the AVX2+FMA microkernels" ON)
@@ -33,23 +33,16 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   endif()
 endif()
 
-# Sources of the f32 GEMM engine, for targets that compile it themselves
-# (tests/kernels/test_gemm_dispatch, bench/bench_kernels): the engine, the
-# microkernels and the dtype helpers they use.
-set(PTERUN_GEMM_SRCS
-    ${_pt_isa_dir}/nn_gemm.c ${_pt_isa_dir}/util.c ${_pt_isa_dir}/gemm_scalar.c
-    ${_pt_isa_dir}/gemm_avx2.c ${_pt_isa_dir}/gemm_avx512.c)
-
-# Attaches the ISA flags to gemm_<isa>.c in the calling directory (source
+# Attaches the ISA flags to gemm/f32_<isa>.c in the calling directory (source
 # properties are per directory) and the PTERUN_GEMM_<ISA> definitions to
 # `target`.
 function(pterun_gemm_isa_setup target)
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
-    set_source_files_properties(${_pt_isa_dir}/gemm_avx2.c PROPERTIES
+    set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx2.c ${_pt_isa_dir}/vmath/vmath_avx2.c PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX2_FLAGS}")
   endif()
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512")
-    set_source_files_properties(${_pt_isa_dir}/gemm_avx512.c PROPERTIES
+    set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx512.c ${_pt_isa_dir}/vmath/vmath_avx512.c PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX512_FLAGS}")
   endif()
   if(PTERUN_GEMM_ISA_DEFS)
@@ -57,4 +50,4 @@ function(pterun_gemm_isa_setup target)
   endif()
 endfunction()
 
-pterun_gemm_isa_setup(pterun_kernels_portable)
+pterun_gemm_isa_setup(pterun_compute)

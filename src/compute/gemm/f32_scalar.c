@@ -7,7 +7,7 @@
  * K loop instead of the tile and spilled every accumulator (5x slower). */
 #include <string.h>
 
-#include "kernels/portable/gemm_ukernel.h"
+#include "src/compute/gemm/ukernel.h"
 
 #define MR 4
 #define NR 8
@@ -23,7 +23,7 @@ static void store4(float* p, v4f v) {
   memcpy(p, &v, sizeof v);
 }
 
-void pt_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
+void pc_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
                                      const float* b, size_t b_ks, float* c, size_t ldc, float alpha,
                                      int add) {
   v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};

@@ -1,5 +1,5 @@
-/* Body of an f32 GEMM microkernel for a SIMD ISA (interface: gemm_ukernel.h).
- * Included by gemm_<isa>.c after defining:
+/* Body of an f32 GEMM microkernel for a SIMD ISA (interface: ukernel.h).
+ * Included by f32_<isa>.c after defining:
  *   GT_FN              function name
  *   GT_MR, GT_NRV      tile rows, and vectors per tile row (NR = GT_NRV * GT_VLEN)
  *   GT_VLEN, GT_VEC    floats per vector, vector type
@@ -19,44 +19,44 @@ void GT_FN(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const
   size_t k, ko = 0;
   int i, j;
   ar[0] = a;
-  PT_UNROLL
+  PC_UNROLL
   for (i = 1; i < GT_MR; ++i) ar[i] = (size_t)i < mr ? ar[i - 1] + a_rs : ar[i - 1];
   (void)mr;
   (void)a_rs;
-  PT_UNROLL
+  PC_UNROLL
   for (i = 0; i < GT_MR; ++i) {
     /* Start fetching the C tile now: the K loop hides the latency. C rows
      * with a power-of-two stride share a few cache sets and often come from
      * L3; without this the final load/store stalls on them. */
-    PT_PREFETCH_W(c + (size_t)i * ldc);
-    PT_PREFETCH_W(c + (size_t)i * ldc + GT_NRV * GT_VLEN - 1);
-    PT_UNROLL
+    PC_PREFETCH_W(c + (size_t)i * ldc);
+    PC_PREFETCH_W(c + (size_t)i * ldc + GT_NRV * GT_VLEN - 1);
+    PC_UNROLL
     for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
   }
   for (k = 0; k < kc; ++k) {
     GT_VEC bv[GT_NRV];
-    PT_UNROLL
+    PC_UNROLL
     for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOADU(b + j * GT_VLEN);
     b += b_ks;
-    PT_UNROLL
+    PC_UNROLL
     for (i = 0; i < GT_MR; ++i) {
       GT_VEC av = GT_BCAST(ar[i] + ko);
-      PT_UNROLL
+      PC_UNROLL
       for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_FMA(av, bv[j], acc[i][j]);
     }
     ko += a_ks;
   }
   {
     GT_VEC va = GT_BCAST(&alpha);
-    PT_UNROLL
+    PC_UNROLL
     for (i = 0; i < GT_MR; ++i) {
       float* cr = c + (size_t)i * ldc;
       if (add) {
-        PT_UNROLL
+        PC_UNROLL
         for (j = 0; j < GT_NRV; ++j)
           GT_STOREU(cr + j * GT_VLEN, GT_FMA(acc[i][j], va, GT_LOADU(cr + j * GT_VLEN)));
       } else {
-        PT_UNROLL
+        PC_UNROLL
         for (j = 0; j < GT_NRV; ++j) GT_STOREU(cr + j * GT_VLEN, GT_MUL(acc[i][j], va));
       }
     }

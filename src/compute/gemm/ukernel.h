@@ -1,0 +1,45 @@
+/* f32 GEMM microkernels: the interface shared by gemm.c (the driver) and the
+ * per-ISA files f32_<isa>.c. Internal to libpterun_compute. The manifest
+ * f32_ukernels.inc lists every variant; the tests and the benchmarks reach
+ * them through pterun_compute_f32_gemm_ukernels(). */
+#ifndef PTERUN_SRC_COMPUTE_GEMM_UKERNEL_H_
+#define PTERUN_SRC_COMPUTE_GEMM_UKERNEL_H_
+
+/* C standard */
+#include <stddef.h>
+#include <stdint.h>
+
+/* pterun public */
+#include "pterun/compute.h"
+#include "pterun/cpu.h"
+
+/* The microkernel contract and descriptor are public (pterun/compute.h:
+ * pterun_compute_f32_gemm_fn, pterun_compute_f32_gemm_ukernel); the variants
+ * themselves are internal (pc_ prefix), reached through the table. */
+typedef pterun_compute_f32_gemm_ukernel pc_f32_gemm_ukernel;
+
+/* Prototypes from the manifest. */
+#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
+  void fn(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,        \
+          size_t b_ks, float* c, size_t ldc, float alpha, int add);
+#include "src/compute/gemm/f32_ukernels.inc"
+#undef PC_GEMM_UKERNEL
+
+/* Loop-unrolling hint for the fixed-trip loops of microkernels. */
+#if defined(__clang__)
+#define PC_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define PC_UNROLL _Pragma("GCC unroll 32")
+#else
+#define PC_UNROLL
+#endif
+
+/* Prefetch hint for a cache line about to be written (no fault on any
+ * address, so it may point past the matrix). */
+#if defined(__GNUC__)
+#define PC_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#else
+#define PC_PREFETCH_W(p) ((void)(p))
+#endif
+
+#endif /* PTERUN_SRC_COMPUTE_GEMM_UKERNEL_H_ */

@@ -1,0 +1,76 @@
+/* Dispatch of the f32 vector math (pterun_compute_f32_unary): the widest
+ * variant the CPU has (PTERUN_ISA_MASK narrows it; 0 forces the 4-lane
+ * baseline), long arrays split over the pool in chunks whose results do not
+ * depend on the split. */
+#include "src/compute/vmath/vmath.h"
+
+#include "pterun/cpu.h"
+
+typedef struct pc_vm_variant {
+  uint64_t isa;
+  const char* name;
+  pc_vm_fn fn[PTERUN_COMPUTE_UNARY_COUNT]; /* in pterun_compute_unary order */
+} pc_vm_variant;
+
+#define PC_VM_ROW(isa, suffix)                                                                     \
+  {                                                                                                \
+    (isa), #suffix, {                                                                              \
+      pc_f32_exp__##suffix, pc_f32_sigmoid__##suffix, pc_f32_silu__##suffix, pc_f32_tanh__##suffix \
+    }                                                                                              \
+  }
+
+static const pc_vm_variant g_variants[] = {
+    PC_VM_ROW(0, v4),
+#if defined(PTERUN_GEMM_AVX2)
+    PC_VM_ROW(PTERUN_CPU_X86_AVX | PTERUN_CPU_X86_AVX2, avx2),
+#endif
+#if defined(PTERUN_GEMM_AVX512)
+    PC_VM_ROW(PTERUN_CPU_X86_AVX512F, avx512f),
+#endif
+};
+#define PC_VM_COUNT (sizeof g_variants / sizeof g_variants[0])
+
+const char* pterun_compute_f32_unary_variant(size_t variant) {
+  if (variant >= PC_VM_COUNT) return NULL;
+  uint64_t isa = g_variants[variant].isa;
+  return (isa & pterun_cpu_features()) == isa ? g_variants[variant].name : NULL;
+}
+
+int pterun_compute_f32_unary_with(size_t variant, int op, const float* x, float* y, size_t n) {
+  if (op < 0 || op >= PTERUN_COMPUTE_UNARY_COUNT ||
+      pterun_compute_f32_unary_variant(variant) == NULL)
+    return -1;
+  g_variants[variant].fn[op](x, y, n);
+  return 0;
+}
+
+typedef struct pc_vm_job {
+  pc_vm_fn fn;
+  const float* x;
+  float* y;
+  size_t n;
+} pc_vm_job;
+
+#define PC_VM_CHUNK ((size_t)16384) /* floats per task: a multiple of every width */
+
+static void pc_vm_task(void* ctx, size_t start, size_t count) {
+  const pc_vm_job* j = ctx;
+  size_t lo = start * PC_VM_CHUNK, hi = (start + count) * PC_VM_CHUNK;
+  if (hi > j->n) hi = j->n;
+  j->fn(j->x + lo, j->y + lo, hi - lo);
+}
+
+int pterun_compute_f32_unary(pterun_threadpool* pool, size_t max_threads, int op, const float* x,
+                             float* y, size_t n) {
+  if (op < 0 || op >= PTERUN_COMPUTE_UNARY_COUNT) return -1;
+  uint64_t features = pterun_cpu_features();
+  size_t v = PC_VM_COUNT;
+  while (v-- > 1)
+    if ((g_variants[v].isa & features) == g_variants[v].isa) break;
+  pc_vm_job j = {g_variants[v].fn[op], x, y, n};
+  size_t chunks = (n + PC_VM_CHUNK - 1) / PC_VM_CHUNK;
+  if (chunks < 2) pool = NULL;
+  pterun_parallelize_1d_tile(pool, pc_vm_task, &j, chunks, 1,
+                             PTERUN_PARALLEL_MAX_THREADS(max_threads));
+  return 0;
+}

@@ -1,0 +1,21 @@
+/* f32 vector math of libpterun_compute: the per-width variants (internal). */
+#ifndef PTERUN_SRC_COMPUTE_VMATH_VMATH_H_
+#define PTERUN_SRC_COMPUTE_VMATH_VMATH_H_
+
+#include <stddef.h>
+
+#include "pterun/compute.h"
+
+typedef void (*pc_vm_fn)(const float* x, float* y, size_t n);
+
+#define PC_VM_DECLARE(suffix)                                                                      \
+  void pc_f32_exp__##suffix(const float* x, float* y, size_t n);                                   \
+  void pc_f32_sigmoid__##suffix(const float* x, float* y, size_t n);                               \
+  void pc_f32_silu__##suffix(const float* x, float* y, size_t n);                                  \
+  void pc_f32_tanh__##suffix(const float* x, float* y, size_t n);
+PC_VM_DECLARE(v4)
+PC_VM_DECLARE(avx2)
+PC_VM_DECLARE(avx512f)
+#undef PC_VM_DECLARE
+
+#endif

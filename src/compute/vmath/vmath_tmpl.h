@@ -1,0 +1,111 @@
+/* Body of the f32 vector math of libpterun_compute for one vector width.
+ * Included by vmath_<isa>.c after defining VM_LANES (floats per vector) and
+ * VM_FN(name) (the name of each exported-by-table function). Written with GNU C
+ * generic vectors, so the same text compiles to SSE2/AVX2/AVX-512 on x86-64
+ * and NEON on AArch64; only -m flags differ. No operation depends on the lane
+ * or on the width, and -ffp-contract=off (ISO C mode) keeps a*b+c unfused, so
+ * every width gives the same bits for the same input. */
+#include <stdint.h>
+#include <string.h>
+
+typedef float vm_f __attribute__((vector_size(VM_LANES * 4)));
+typedef int32_t vm_i __attribute__((vector_size(VM_LANES * 4)));
+
+static inline vm_f vm_splat(float v) {
+  return (vm_f){0} + v;
+}
+static inline vm_i vm_spliti(int32_t v) {
+  return (vm_i){0} + v;
+}
+static inline vm_f vm_sel(vm_i m, vm_f a, vm_f b) {
+  return (vm_f)((m & (vm_i)a) | (~m & (vm_i)b));
+}
+static inline vm_f vm_abs(vm_f x) {
+  return (vm_f)((vm_i)x & vm_spliti(0x7fffffff));
+}
+
+/* e^x * 2^sh (0 <= sh <= 24; sh > 0 keeps tiny results normal until the
+ * caller scales them back): Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2,
+ * a degree-6 polynomial for e^r (Cephes expf coefficients), then 2^(n + sh) as
+ * two exact power-of-two factors so results down to the smallest subnormal
+ * come out with one rounding. */
+static inline vm_f vm_exp_scaled(vm_f x, int32_t sh) {
+  vm_f xc = vm_sel(x > vm_splat(88.8f), vm_splat(88.8f), x);
+  xc = vm_sel(xc < vm_splat(-130.0f), vm_splat(-130.0f), xc);
+  vm_f t = xc * vm_splat(1.44269504088896341f) + vm_splat(12582912.0f); /* 1.5 * 2^23 */
+  vm_i n = (vm_i)t - vm_spliti(0x4B400000);
+  vm_f nf = t - vm_splat(12582912.0f);
+  vm_f r = xc - nf * vm_splat(0.693359375f);
+  r = r - nf * vm_splat(-2.12194440e-4f);
+  vm_f p = vm_splat(1.9875691500e-4f);
+  p = p * r + vm_splat(1.3981999507e-3f);
+  p = p * r + vm_splat(8.3334519073e-3f);
+  p = p * r + vm_splat(4.1665795894e-2f);
+  p = p * r + vm_splat(1.6666665459e-1f);
+  p = p * r + vm_splat(5.0000001201e-1f);
+  p = p * (r * r) + r + vm_splat(1.0f);
+  n = n + vm_spliti(sh);
+  vm_i n1 = n >> 1, n2 = n - n1;
+  vm_f s1 = (vm_f)((n1 + vm_spliti(127)) << 23), s2 = (vm_f)((n2 + vm_spliti(127)) << 23);
+  vm_f y = p * s1 * s2;
+  y = vm_sel(x < vm_splat(-130.0f), vm_splat(0.0f), y); /* e^-inf = 0, even scaled */
+  return vm_sel(x != x, x, y);                          /* NaN stays NaN */
+}
+
+static inline vm_f vm_exp(vm_f x) {
+  return vm_exp_scaled(x, 0);
+}
+
+/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e^-|x| never overflows,
+ * so tiny results (x < -88) stay accurate. */
+static inline vm_f vm_sigmoid(vm_f x) {
+  vm_f e = vm_exp(-vm_abs(x)), d = vm_splat(1.0f) + e;
+  return vm_sel(x >= vm_splat(0.0f), vm_splat(1.0f), e) / d;
+}
+
+/* x * sigmoid(x): x / (1 + e^-x) for x >= 0, x e^x / (1 + e^x) below, where
+ * x e^x is formed from e^x * 2^24 and scaled back last, so that results in
+ * the subnormal range are rounded once. */
+static inline vm_f vm_silu(vm_f x) {
+  vm_f es = vm_exp_scaled(-vm_abs(x), 24);
+  vm_f e = es * vm_splat(5.9604644775390625e-8f), d = vm_splat(1.0f) + e; /* 2^-24 */
+  vm_f num = (x * es) * vm_splat(5.9604644775390625e-8f);
+  return vm_sel(x >= vm_splat(0.0f), x, num) / d;
+}
+
+/* tanh |x|: an odd polynomial below 0.625 (Cephes tanhf), 1 - 2 / (e^2|x| + 1)
+ * above; then x's sign (so tanh(-0) = -0). */
+static inline vm_f vm_tanh(vm_f x) {
+  vm_f ax = vm_abs(x), z = x * x;
+  vm_f p = vm_splat(-5.70498872745e-3f);
+  p = p * z + vm_splat(2.06390887954e-2f);
+  p = p * z + vm_splat(-5.37397155531e-2f);
+  p = p * z + vm_splat(1.33314422036e-1f);
+  p = p * z + vm_splat(-3.33332819422e-1f);
+  vm_f small = ax + ax * z * p;
+  vm_f big = vm_splat(1.0f) - vm_splat(2.0f) / (vm_exp(ax + ax) + vm_splat(1.0f));
+  vm_f t = vm_sel(ax < vm_splat(0.625f), small, big);
+  return (vm_f)((vm_i)t | ((vm_i)x & vm_spliti((int32_t)0x80000000)));
+}
+
+#define VM_DEFINE(op)                                                                              \
+  void VM_FN(op)(const float* x, float* y, size_t n) {                                             \
+    size_t i = 0;                                                                                  \
+    for (; i + VM_LANES <= n; i += VM_LANES) {                                                     \
+      vm_f v;                                                                                      \
+      memcpy(&v, x + i, sizeof v);                                                                 \
+      v = vm_##op(v);                                                                              \
+      memcpy(y + i, &v, sizeof v);                                                                 \
+    }                                                                                              \
+    if (i < n) { /* the tail through one padded vector: the same lane math */                      \
+      vm_f v = vm_splat(0.0f);                                                                     \
+      memcpy(&v, x + i, (n - i) * sizeof(float));                                                  \
+      v = vm_##op(v);                                                                              \
+      memcpy(y + i, &v, (n - i) * sizeof(float));                                                  \
+    }                                                                                              \
+  }
+
+VM_DEFINE(exp)
+VM_DEFINE(sigmoid)
+VM_DEFINE(silu)
+VM_DEFINE(tanh)

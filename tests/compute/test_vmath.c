@@ -1,0 +1,157 @@
+/* f32 vector math of libpterun_compute (pterun_compute_f32_unary): every
+ * variant this CPU can run (4-lane baseline, AVX2, AVX-512) against a double
+ * reference: the max error in ULP over a dense sweep and special values stays
+ * within the bounds pterun/compute.h states, and every variant gives the
+ * baseline's bits (so the fast path is tested against the portable one);
+ * split over a pool the results do not change. ctest runs it again with
+ * PTERUN_ISA_MASK=0. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pterun/compute.h"
+#include "pterun/threadpool.h"
+#include "tests/harness/pt_test.h"
+
+static int pt_failures;
+
+static const char* const k_names[PTERUN_COMPUTE_UNARY_COUNT] = {"exp", "sigmoid", "silu", "tanh"};
+static const double k_bounds[PTERUN_COMPUTE_UNARY_COUNT] = {
+    PTERUN_COMPUTE_EXP_MAX_ULP, PTERUN_COMPUTE_SIGMOID_MAX_ULP, PTERUN_COMPUTE_SILU_MAX_ULP,
+    PTERUN_COMPUTE_TANH_MAX_ULP};
+
+static double ref(int op, double x) {
+  switch (op) {
+    case PTERUN_COMPUTE_EXP: return exp(x);
+    case PTERUN_COMPUTE_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case PTERUN_COMPUTE_SILU: return x / (1.0 + exp(-x));
+    default: return tanh(x);
+  }
+}
+
+/* Position of f on the number line of floats (monotonic, -0 == +0). */
+static int64_t ordinal(float f) {
+  int32_t i;
+  memcpy(&i, &f, sizeof i);
+  return i < 0 ? -(int64_t)(i & 0x7fffffff) : (int64_t)i;
+}
+
+static double ulp_error(float got, double want) {
+  float w = (float)want;
+  if (isnan(w)) return isnan(got) ? 0 : 1e30;
+  if (isinf(w) || isinf(got)) return got == w ? 0 : 1e30;
+  return (double)llabs(ordinal(got) - ordinal(w));
+}
+
+#define N_SWEEP (1 << 21)
+
+static float* g_x;
+static float* g_y0;
+static float* g_y;
+static size_t g_n;
+
+static void fill_inputs(void) {
+  size_t n = 0;
+  static const float specials[] = {0.0f,   -0.0f,   1e-45f,   -1e-45f,   1e-38f,     -1e-38f,
+                                   1e-10f, -1e-10f, 0.625f,   -0.625f,   0.6249999f, 88.72f,
+                                   88.73f, -87.3f,  -103.0f,  -104.5f,   200.0f,     -200.0f,
+                                   3e38f,  -3e38f,  INFINITY, -INFINITY, NAN};
+  for (size_t k = 0; k < sizeof specials / sizeof specials[0]; ++k) g_x[n++] = specials[k];
+  /* Dense in [-110, 110], then every 4099th bit pattern of the whole line. */
+  for (size_t k = 0; k < N_SWEEP; ++k) g_x[n++] = -110.0f + 220.0f * (float)k / (float)N_SWEEP;
+  for (uint64_t b = 0; b < ((uint64_t)1 << 32); b += 4099) {
+    uint32_t u = (uint32_t)b;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    g_x[n++] = f;
+  }
+  g_n = n;
+}
+
+static int test_accuracy_and_variants(void) {
+  for (int op = 0; op < PTERUN_COMPUTE_UNARY_COUNT; ++op) {
+    PT_CHECK(pterun_compute_f32_unary_with(0, op, g_x, g_y0, g_n) == 0);
+    double worst = 0;
+    float worst_x = 0;
+    for (size_t i = 0; i < g_n; ++i) {
+      double e = ulp_error(g_y0[i], ref(op, (double)g_x[i]));
+      if (e > worst) worst = e, worst_x = g_x[i];
+    }
+    printf("%-8s max %.0f ULP (bound %.0f) at x = %.9g\n", k_names[op], worst, k_bounds[op],
+           (double)worst_x);
+    PT_CHECK(worst <= k_bounds[op]);
+    for (size_t v = 1; pterun_compute_f32_unary_variant(v) != NULL || v < 3; ++v) {
+      const char* name = pterun_compute_f32_unary_variant(v);
+      if (name == NULL) {
+        PT_CHECK(pterun_compute_f32_unary_with(v, op, g_x, g_y, g_n) == -1);
+        continue;
+      }
+      PT_CHECK(pterun_compute_f32_unary_with(v, op, g_x, g_y, g_n) == 0);
+      PT_CHECK(memcmp(g_y, g_y0, g_n * sizeof(float)) == 0);
+      printf("  %s: same bits as the baseline\n", name);
+    }
+    /* The dispatched entry, odd lengths and in place. */
+    for (size_t n = 0; n < 40; ++n) {
+      float buf[40];
+      memcpy(buf, g_x + 1000, n * sizeof(float));
+      PT_CHECK(pterun_compute_f32_unary(NULL, 0, op, buf, buf, n) == 0);
+      PT_CHECK(n == 0 || memcmp(buf, g_y0 + 1000, n * sizeof(float)) == 0);
+    }
+  }
+  PT_CHECK(pterun_compute_f32_unary(NULL, 0, -1, g_x, g_y, 1) == -1);
+  PT_CHECK(pterun_compute_f32_unary(NULL, 0, PTERUN_COMPUTE_UNARY_COUNT, g_x, g_y, 1) == -1);
+  PT_CHECK(pterun_compute_f32_unary_variant(0) != NULL);
+  PT_CHECK(pterun_compute_f32_unary_variant(99) == NULL);
+  return 0;
+}
+
+static int test_specials(void) {
+  float x[6] = {INFINITY, -INFINITY, NAN, -0.0f, 1000.0f, -1000.0f}, y[6];
+  PT_CHECK(pterun_compute_f32_unary(NULL, 0, PTERUN_COMPUTE_EXP, x, y, 6) == 0);
+  PT_CHECK(isinf(y[0]) && y[1] == 0.0f && isnan(y[2]) && y[3] == 1.0f && isinf(y[4]) &&
+           y[5] == 0.0f);
+  PT_CHECK(pterun_compute_f32_unary(NULL, 0, PTERUN_COMPUTE_SIGMOID, x, y, 6) == 0);
+  PT_CHECK(y[0] == 1.0f && y[1] == 0.0f && isnan(y[2]) && y[3] == 0.5f && y[4] == 1.0f &&
+           y[5] == 0.0f);
+  PT_CHECK(pterun_compute_f32_unary(NULL, 0, PTERUN_COMPUTE_TANH, x, y, 6) == 0);
+  PT_CHECK(y[0] == 1.0f && y[1] == -1.0f && isnan(y[2]) && y[3] == 0.0f && signbit(y[3]) &&
+           y[4] == 1.0f && y[5] == -1.0f);
+  return 0;
+}
+
+static int test_threads_same_bits(void) {
+  pterun_threadpool_options o;
+  memset(&o, 0, sizeof o);
+  o.threads = 3;
+  pterun_threadpool* pool = NULL;
+  PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
+  int bad = 0;
+  for (int op = 0; op < PTERUN_COMPUTE_UNARY_COUNT && !bad; ++op) {
+    pterun_compute_f32_unary(NULL, 0, op, g_x, g_y0, g_n);
+    pterun_compute_f32_unary(pool, 0, op, g_x, g_y, g_n);
+    bad |= memcmp(g_y, g_y0, g_n * sizeof(float)) != 0;
+    pterun_compute_f32_unary(pool, 2, op, g_x, g_y, g_n);
+    bad |= memcmp(g_y, g_y0, g_n * sizeof(float)) != 0;
+  }
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(!bad);
+  return 0;
+}
+
+int main(void) {
+  size_t cap = N_SWEEP + ((size_t)1 << 32) / 4099 + 64;
+  g_x = malloc(cap * sizeof(float));
+  g_y0 = malloc(cap * sizeof(float));
+  g_y = malloc(cap * sizeof(float));
+  if (!g_x || !g_y0 || !g_y) return 1;
+  fill_inputs();
+  PT_RUN(test_accuracy_and_variants);
+  PT_RUN(test_specials);
+  PT_RUN(test_threads_same_bits);
+  free(g_x);
+  free(g_y0);
+  free(g_y);
+  return pt_failures ? 1 : 0;
+}
