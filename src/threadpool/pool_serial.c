@@ -11,7 +11,9 @@ struct pterun_threadpool {
   int unused;
 };
 
-size_t pterun_threadpool_default_threads(void) { return 1; }
+size_t pterun_threadpool_default_threads(void) {
+  return 1;
+}
 
 pterun_status pterun_threadpool_create(const pterun_threadpool_options* options,
                                        pterun_threadpool** pool_out) {
@@ -21,15 +23,17 @@ pterun_status pterun_threadpool_create(const pterun_threadpool_options* options,
   return *pool_out ? PTERUN_STATUS_OK : PTERUN_STATUS_OUT_OF_MEMORY;
 }
 
-void pterun_threadpool_destroy(pterun_threadpool* pool) { free(pool); }
+void pterun_threadpool_destroy(pterun_threadpool* pool) {
+  free(pool);
+}
 
 size_t pterun_threadpool_size(const pterun_threadpool* pool) {
   (void)pool;
   return 1;
 }
 
-void pterun_parallelize_1d(pterun_threadpool* pool, pterun_task_1d_fn fn, void* ctx,
-                           size_t range, uint32_t flags) {
+void pterun_parallelize_1d(pterun_threadpool* pool, pterun_task_1d_fn fn, void* ctx, size_t range,
+                           uint32_t flags) {
   (void)pool;
   (void)flags;
   for (size_t i = 0; fn && i < range; ++i) fn(ctx, i);
