@@ -177,9 +177,6 @@ void cli_elem_format(int32_t dtype, const void* data, size_t i, char* buf, size_
 void cli_strided_copy(void* dst, const int64_t* dst_strides, const void* src,
                       const int64_t* src_strides, uint32_t rank, const int64_t* sizes,
                       size_t itemsize);
-/** Strides in elements for `dim_order` (NULL: row-major). */
-void cli_strides_for(uint32_t rank, const int64_t* sizes, const uint8_t* dim_order,
-                     int64_t* strides_out);
 int cli_dim_order_is_identity(uint32_t rank, const uint8_t* dim_order);
 
 /* ---- misc (common.c) ---------------------------------------------------------- */

@@ -85,7 +85,7 @@ static int write_tensor(const char* path, const pterun_tensor* t, size_t index) 
     int64_t dst_st[PTERUN_MAX_RANK];
     buf = malloc(numel * itemsize);
     if (buf == NULL) return cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
-    cli_strides_for(t->rank, t->sizes, NULL, dst_st);
+    pterun_dim_order_strides((uint32_t)(t->rank), t->sizes, NULL, dst_st);
     cli_strided_copy(buf, dst_st, t->data, t->strides, t->rank, t->sizes, itemsize);
     data = buf;
   }

@@ -160,18 +160,6 @@ int cli_dim_order_is_identity(uint32_t rank, const uint8_t* dim_order) {
   return 1;
 }
 
-void cli_strides_for(uint32_t rank, const int64_t* sizes, const uint8_t* dim_order,
-                     int64_t* strides_out) {
-  int64_t st = 1;
-  int k;
-  /* The last dim in dim_order varies fastest; a size of 0 acts as 1. */
-  for (k = (int)rank - 1; k >= 0; --k) {
-    uint32_t d = dim_order ? dim_order[k] : (uint32_t)k;
-    strides_out[d] = st;
-    st *= sizes[d] > 0 ? sizes[d] : 1;
-  }
-}
-
 void cli_strided_copy(void* dst, const int64_t* dst_strides, const void* src,
                       const int64_t* src_strides, uint32_t rank, const int64_t* sizes,
                       size_t itemsize) {

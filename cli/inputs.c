@@ -186,8 +186,8 @@ int cli_inputs_from_files(cli_session* s, size_t method, const cli_strlist* path
       size_t itemsize = pterun_dtype_size(a->dtype);
       void* buf = malloc(a->nbytes ? a->nbytes : 1);
       if (buf == NULL) return cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
-      cli_strides_for(a->rank, a->shape, NULL, src_st);
-      cli_strides_for(a->rank, a->shape, io.dim_order, dst_st);
+      pterun_dim_order_strides((uint32_t)(a->rank), a->shape, NULL, src_st);
+      pterun_dim_order_strides((uint32_t)(a->rank), a->shape, io.dim_order, dst_st);
       cli_strided_copy(buf, dst_st, a->data, src_st, a->rank, a->shape, itemsize);
       free(a->alloc_);
       a->alloc_ = buf;

@@ -106,6 +106,19 @@ PTERUN_API int pterun_tensor_is_contiguous(const pterun_tensor* t);
  *  @retval PTERUN_STATUS_INVALID_ARGUMENT negative size or overflow */
 PTERUN_API pterun_status pterun_tensor_update_layout(pterun_tensor* t);
 
+/** Element strides of a dense tensor of `sizes` laid out in `dim_order`
+ *  (NULL: row-major), as pterun_tensor_update_layout derives them (a zero-sized
+ *  dim counts as 1). For bindings and tools that copy between layouts. */
+static inline void pterun_dim_order_strides(uint32_t rank, const int64_t* sizes,
+                                            const uint8_t* dim_order, int64_t* out) {
+  int64_t st = 1;
+  for (uint32_t k = rank; k-- > 0;) {
+    uint32_t d = dim_order ? dim_order[k] : k;
+    out[d] = st;
+    st *= sizes[d] > 0 ? sizes[d] : 1;
+  }
+}
+
 #ifdef __cplusplus
 }
 #endif

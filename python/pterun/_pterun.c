@@ -10,27 +10,27 @@
 
 #include "pt_components.h" /* generated: PT_KERNEL_LIBRARIES(X) */
 
-pt_state* pt_state_of_type(PyTypeObject* type) {
-  return (pt_state*)PyType_GetModuleState(type);
+py_state* py_state_of_type(PyTypeObject* type) {
+  return (py_state*)PyType_GetModuleState(type);
 }
 
-static pt_state* pt_state_of(PyObject* module) {
-  return (pt_state*)PyModule_GetState(module);
+static py_state* py_state_of(PyObject* module) {
+  return (py_state*)PyModule_GetState(module);
 }
 
 /* ---- module functions ------------------------------------------------------------ */
 
-static PyObject* pt_mod_load_program(PyObject* module, PyObject* args, PyObject* kwargs) {
+static PyObject* py_mod_load_program(PyObject* module, PyObject* args, PyObject* kwargs) {
   static char* kwlist[] = {"source", "data_files", NULL};
   PyObject *source, *data_files = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:load_program", kwlist, &source, &data_files))
     return NULL;
-  return pt_program_load(pt_state_of(module), source, data_files);
+  return py_program_load(py_state_of(module), source, data_files);
 }
 
 /* [(operator, component), ...] in registration order. */
-static PyObject* pt_mod_kernels(PyObject* module, PyObject* unused) {
-  pt_state* st = pt_state_of(module);
+static PyObject* py_mod_kernels(PyObject* module, PyObject* unused) {
+  py_state* st = py_state_of(module);
   size_t n = pterun_registry_count(st->registry), k;
   PyObject* list = PyList_New(0);
   if (list == NULL) return NULL;
@@ -50,7 +50,7 @@ static PyObject* pt_mod_kernels(PyObject* module, PyObject* unused) {
   return list;
 }
 
-static PyObject* pt_mod_component_for_op(PyObject* module, PyObject* arg) {
+static PyObject* py_mod_component_for_op(PyObject* module, PyObject* arg) {
   const char* op = PyUnicode_AsUTF8AndSize(arg, NULL);
   const char* c;
   if (op == NULL) return NULL;
@@ -59,7 +59,7 @@ static PyObject* pt_mod_component_for_op(PyObject* module, PyObject* arg) {
   return PyUnicode_FromString(c);
 }
 
-static PyObject* pt_mod_status_names(PyObject* module, PyObject* unused) {
+static PyObject* py_mod_status_names(PyObject* module, PyObject* unused) {
   PyObject* d = PyDict_New();
   int s;
   if (d == NULL) return NULL;
@@ -78,21 +78,21 @@ static PyObject* pt_mod_status_names(PyObject* module, PyObject* unused) {
 }
 
 #ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
-PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args); /* src/llm.c */
+PyObject* py_mod_llm_generate(PyObject* module, PyObject* args); /* src/llm.c */
 #endif
 
-static PyMethodDef pt_mod_methods[] = {
-    {"load_program", (PyCFunction)(void (*)(void))pt_mod_load_program, METH_VARARGS | METH_KEYWORDS,
+static PyMethodDef py_mod_methods[] = {
+    {"load_program", (PyCFunction)(void (*)(void))py_mod_load_program, METH_VARARGS | METH_KEYWORDS,
      "load_program(source, data_files=None) -> Program\n\n"
      "source: a path (str or os.PathLike, memory-mapped) or a bytes-like object.\n"
      "data_files: paths or bytes-like objects of external data (.ptd) files."},
-    {"kernels", pt_mod_kernels, METH_NOARGS,
+    {"kernels", py_mod_kernels, METH_NOARGS,
      "kernels() -> [(operator, key, component)] of the registry pterun uses."},
-    {"component_for_op", pt_mod_component_for_op, METH_O,
+    {"component_for_op", py_mod_component_for_op, METH_O,
      "component_for_op(op) -> the pterun component whose operator namespace covers op, or None."},
-    {"status_names", pt_mod_status_names, METH_NOARGS, "status_names() -> {code: name}."},
+    {"status_names", py_mod_status_names, METH_NOARGS, "status_names() -> {code: name}."},
 #ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
-    {"llm_generate", pt_mod_llm_generate, METH_VARARGS,
+    {"llm_generate", py_mod_llm_generate, METH_VARARGS,
      "llm_generate(program, prompt, max_new_tokens, temperature, top_k, top_p, seed, "
      "ignore_eos, stop_tokens, return_logits) -> dict (see pterun.llm.generate)."},
 #endif
@@ -101,15 +101,15 @@ static PyMethodDef pt_mod_methods[] = {
 
 /* ---- initialisation --------------------------------------------------------------- */
 
-static int pt_add_type(PyObject* module, PyType_Spec* spec, PyTypeObject** out, const char* attr) {
+static int py_add_type(PyObject* module, PyType_Spec* spec, PyTypeObject** out, const char* attr) {
   PyObject* t = PyType_FromModuleAndSpec(module, spec, NULL);
   if (t == NULL) return -1;
   *out = (PyTypeObject*)t;
   return PyModule_AddObjectRef(module, attr, t);
 }
 
-static int pt_exec(PyObject* module) {
-  pt_state* st = pt_state_of(module);
+static int py_exec(PyObject* module) {
+  py_state* st = py_state_of(module);
   unsigned linked = pterun_version_number();
   pterun_status status;
 
@@ -120,11 +120,11 @@ static int pt_exec(PyObject* module) {
                  PTERUN_VERSION_STRING, pterun_version_string());
     return -1;
   }
-  st->error = pt_error_type_new(module);
+  st->error = py_error_type_new(module);
   if (st->error == NULL || PyModule_AddObjectRef(module, "Error", st->error) != 0) return -1;
-  if (pt_add_type(module, &pt_tensor_spec, &st->tensor_type, "Tensor") != 0 ||
-      pt_add_type(module, &pt_program_spec, &st->program_type, "Program") != 0 ||
-      pt_add_type(module, &pt_method_spec, &st->method_type, "Method") != 0)
+  if (py_add_type(module, &py_tensor_spec, &st->tensor_type, "Tensor") != 0 ||
+      py_add_type(module, &py_program_spec, &st->program_type, "Program") != 0 ||
+      py_add_type(module, &py_method_spec, &st->method_type, "Method") != 0)
     return -1;
 
   st->registry = pterun_registry_default();
@@ -135,10 +135,10 @@ static int pt_exec(PyObject* module) {
 #define PT_ADD_LIBRARY(entry)                                                                      \
   do {                                                                                             \
     const pterun_kernel_library* lib_ = entry();                                                   \
-    pt_log_reset();                                                                                \
+    py_log_reset();                                                                                \
     status = pterun_registry_add(st->registry, lib_);                                              \
     if (status != PTERUN_STATUS_OK) {                                                              \
-      pt_raise(st, status, "cannot register the kernel library %s (%s)",                           \
+      py_raise(st, status, "cannot register the kernel library %s (%s)",                           \
                lib_ && lib_->component ? lib_->component : "?", #entry);                           \
       return -1;                                                                                   \
     }                                                                                              \
@@ -147,10 +147,10 @@ static int pt_exec(PyObject* module) {
 #undef PT_ADD_LIBRARY
 #define PT_ADD_BACKEND(entry)                                                                      \
   do {                                                                                             \
-    pt_log_reset();                                                                                \
+    py_log_reset();                                                                                \
     status = pterun_registry_add_backend(st->registry, entry());                                   \
     if (status != PTERUN_STATUS_OK) {                                                              \
-      pt_raise(st, status, "cannot register the backend %s", #entry);                              \
+      py_raise(st, status, "cannot register the backend %s", #entry);                              \
       return -1;                                                                                   \
     }                                                                                              \
   } while (0);
@@ -188,8 +188,8 @@ static int pt_exec(PyObject* module) {
   return 0;
 }
 
-static int pt_traverse(PyObject* module, visitproc visit, void* arg) {
-  pt_state* st = pt_state_of(module);
+static int py_traverse(PyObject* module, visitproc visit, void* arg) {
+  py_state* st = py_state_of(module);
   Py_VISIT(st->error);
   Py_VISIT(st->program_type);
   Py_VISIT(st->method_type);
@@ -197,8 +197,8 @@ static int pt_traverse(PyObject* module, visitproc visit, void* arg) {
   return 0;
 }
 
-static int pt_clear(PyObject* module) {
-  pt_state* st = pt_state_of(module);
+static int py_clear(PyObject* module) {
+  py_state* st = py_state_of(module);
   Py_CLEAR(st->error);
   Py_CLEAR(st->program_type);
   Py_CLEAR(st->method_type);
@@ -206,30 +206,30 @@ static int pt_clear(PyObject* module) {
   return 0;
 }
 
-static void pt_free(void* module) {
-  pt_state* st = pt_state_of((PyObject*)module);
-  pt_clear((PyObject*)module);
+static void py_free(void* module) {
+  py_state* st = py_state_of((PyObject*)module);
+  py_clear((PyObject*)module);
   pterun_threadpool_destroy(st->pool); /* every method (which keeps the module alive) is gone */
   st->pool = NULL;
 }
 
-static PyModuleDef_Slot pt_slots[] = {
-    {Py_mod_exec, (void*)pt_exec},
+static PyModuleDef_Slot py_slots[] = {
+    {Py_mod_exec, (void*)py_exec},
     {0, NULL},
 };
 
-static struct PyModuleDef pt_module = {
+static struct PyModuleDef py_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "pterun._pterun",
     .m_doc = "pterun's C extension (use the pterun package).",
-    .m_size = sizeof(pt_state),
-    .m_methods = pt_mod_methods,
-    .m_slots = pt_slots,
-    .m_traverse = pt_traverse,
-    .m_clear = pt_clear,
-    .m_free = pt_free,
+    .m_size = sizeof(py_state),
+    .m_methods = py_mod_methods,
+    .m_slots = py_slots,
+    .m_traverse = py_traverse,
+    .m_clear = py_clear,
+    .m_free = py_free,
 };
 
 PyMODINIT_FUNC PyInit__pterun(void) {
-  return PyModuleDef_Init(&pt_module);
+  return PyModuleDef_Init(&py_module);
 }

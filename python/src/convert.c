@@ -14,17 +14,7 @@
 
 /* ---- layout ------------------------------------------------------------------ */
 
-void pt_strides_for(int rank, const int64_t* sizes, const uint8_t* dim_order, int64_t* out) {
-  int64_t s = 1;
-  int j;
-  for (j = rank - 1; j >= 0; --j) {
-    int d = dim_order ? dim_order[j] : j;
-    out[d] = s;
-    s *= sizes[d] > 0 ? sizes[d] : 1;
-  }
-}
-
-void pt_strided_copy(void* dst, const int64_t* dst_bstrides, const void* src,
+void py_strided_copy(void* dst, const int64_t* dst_bstrides, const void* src,
                      const int64_t* src_bstrides, int rank, const int64_t* sizes, size_t itemsize) {
   int64_t idx[PTERUN_MAX_RANK] = {0};
   int64_t inner, k;
@@ -61,7 +51,7 @@ void pt_strided_copy(void* dst, const int64_t* dst_bstrides, const void* src,
 /* ---- dtypes -------------------------------------------------------------------- */
 
 /* The storage dtype a caller's buffer must have for an input of `dtype`. */
-static int32_t pt_storage_dtype(int32_t dtype) {
+static int32_t py_storage_dtype(int32_t dtype) {
   switch (dtype) {
     case PTERUN_DTYPE_QINT8: return PTERUN_DTYPE_I8;
     case PTERUN_DTYPE_QUINT8:
@@ -73,7 +63,7 @@ static int32_t pt_storage_dtype(int32_t dtype) {
 }
 
 /* dtype of a struct-module format string with item size `itemsize`, or -1. */
-static int32_t pt_dtype_from_format(const char* fmt, Py_ssize_t itemsize) {
+static int32_t py_dtype_from_format(const char* fmt, Py_ssize_t itemsize) {
   int32_t dt;
   if (fmt == NULL) fmt = "B";
   if (*fmt == '@' || *fmt == '=' || *fmt == '<') {
@@ -124,7 +114,7 @@ static int32_t pt_dtype_from_format(const char* fmt, Py_ssize_t itemsize) {
 }
 
 /* DLPack (the DLPack specification's C ABI). */
-typedef struct pt_dlx_tensor {
+typedef struct py_dlx_tensor {
   void* data;
   struct {
     int32_t device_type;
@@ -139,14 +129,14 @@ typedef struct pt_dlx_tensor {
   int64_t* shape;
   int64_t* strides;
   uint64_t byte_offset;
-} pt_dlx_tensor;
-typedef struct pt_dlx_managed {
-  pt_dlx_tensor dl_tensor;
+} py_dlx_tensor;
+typedef struct py_dlx_managed {
+  py_dlx_tensor dl_tensor;
   void* manager_ctx;
-  void (*deleter)(struct pt_dlx_managed* self);
-} pt_dlx_managed;
+  void (*deleter)(struct py_dlx_managed* self);
+} py_dlx_managed;
 
-static int32_t pt_dtype_from_dl(int code, int bits, int lanes) {
+static int32_t py_dtype_from_dl(int code, int bits, int lanes) {
   if (lanes != 1) return -1;
   switch (code) {
     case 0: /* kDLInt */
@@ -176,16 +166,16 @@ static int32_t pt_dtype_from_dl(int code, int bits, int lanes) {
 
 /* ---- the caller's memory, whatever it came from ------------------------------------ */
 
-typedef struct pt_src {
+typedef struct py_src {
   void* data;
   int32_t dtype; /* -1: not representable */
   int rank;
   int64_t sizes[PTERUN_MAX_RANK];
   int64_t bstrides[PTERUN_MAX_RANK]; /* bytes */
   int readonly;
-} pt_src;
+} py_src;
 
-static void pt_shape_str(int rank, const int64_t* sizes, char* buf, size_t cap) {
+static void py_shape_str(int rank, const int64_t* sizes, char* buf, size_t cap) {
   size_t used = 0;
   int k, n;
   n = snprintf(buf, cap, "(");
@@ -198,7 +188,7 @@ static void pt_shape_str(int rank, const int64_t* sizes, char* buf, size_t cap) 
   if (used < cap) snprintf(buf + used, cap - used, rank == 1 ? ",)" : ")");
 }
 
-static int pt_src_from_buffer(PyObject* obj, pt_input* in, pt_src* src, size_t index) {
+static int py_src_from_buffer(PyObject* obj, py_input* in, py_src* src, size_t index) {
   Py_buffer* v = &in->buffer;
   int k;
   if (PyObject_GetBuffer(obj, v, PyBUF_RECORDS_RO) != 0) return -1;
@@ -208,7 +198,7 @@ static int pt_src_from_buffer(PyObject* obj, pt_input* in, pt_src* src, size_t i
     return -1;
   }
   src->data = v->buf;
-  src->dtype = pt_dtype_from_format(v->format, v->itemsize);
+  src->dtype = py_dtype_from_format(v->format, v->itemsize);
   src->rank = v->ndim;
   src->readonly = v->readonly;
   for (k = 0; k < v->ndim; ++k) {
@@ -217,7 +207,7 @@ static int pt_src_from_buffer(PyObject* obj, pt_input* in, pt_src* src, size_t i
   }
   if (v->strides == NULL && v->ndim > 0) {
     int64_t el[PTERUN_MAX_RANK];
-    pt_strides_for(v->ndim, src->sizes, NULL, el);
+    pterun_dim_order_strides((uint32_t)(v->ndim), src->sizes, NULL, el);
     for (k = 0; k < v->ndim; ++k) src->bstrides[k] = el[k] * (int64_t)v->itemsize;
   }
   if (src->dtype < 0) {
@@ -230,17 +220,17 @@ static int pt_src_from_buffer(PyObject* obj, pt_input* in, pt_src* src, size_t i
   return 0;
 }
 
-static int pt_src_from_dlpack(PyObject* obj, pt_input* in, pt_src* src, size_t index) {
+static int py_src_from_dlpack(PyObject* obj, py_input* in, py_src* src, size_t index) {
   PyObject* cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
-  pt_dlx_managed* m;
-  pt_dlx_tensor* t;
+  py_dlx_managed* m;
+  py_dlx_tensor* t;
   size_t itemsize;
   int k;
   if (cap == NULL) return -1;
   in->capsule = cap;
-  m = (pt_dlx_managed*)PyCapsule_GetPointer(cap, "dltensor");
+  m = (py_dlx_managed*)PyCapsule_GetPointer(cap, "dltensor");
   if (m == NULL) return -1;
-  /* The consumer owns it now: rename, call the deleter in pt_input_release. */
+  /* The consumer owns it now: rename, call the deleter in py_input_release. */
   if (PyCapsule_SetName(cap, "used_dltensor") != 0) return -1;
   t = &m->dl_tensor;
   if (t->device.device_type != 1 /* kDLCPU */) {
@@ -253,7 +243,7 @@ static int pt_src_from_dlpack(PyObject* obj, pt_input* in, pt_src* src, size_t i
                  (int)t->ndim, PTERUN_MAX_RANK);
     return -1;
   }
-  src->dtype = pt_dtype_from_dl(t->dtype.code, t->dtype.bits, t->dtype.lanes);
+  src->dtype = py_dtype_from_dl(t->dtype.code, t->dtype.bits, t->dtype.lanes);
   if (src->dtype < 0) {
     PyErr_Format(PyExc_TypeError,
                  "input %zu: DLPack dtype (code %d, %d bits, %d lanes) is not a "
@@ -270,16 +260,16 @@ static int pt_src_from_dlpack(PyObject* obj, pt_input* in, pt_src* src, size_t i
     for (k = 0; k < t->ndim; ++k) src->bstrides[k] = t->strides[k] * (int64_t)itemsize;
   } else {
     int64_t el[PTERUN_MAX_RANK];
-    pt_strides_for(t->ndim, src->sizes, NULL, el);
+    pterun_dim_order_strides((uint32_t)(t->ndim), src->sizes, NULL, el);
     for (k = 0; k < t->ndim; ++k) src->bstrides[k] = el[k] * (int64_t)itemsize;
   }
   return 0;
 }
 
-static int pt_prepare_tensor(pt_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
-                             pt_input* in) {
-  pt_src src;
-  int32_t want = pt_storage_dtype(io->dtype);
+static int py_prepare_tensor(py_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
+                             py_input* in) {
+  py_src src;
+  int32_t want = py_storage_dtype(io->dtype);
   int from_f32_to_bf16 = 0;
   size_t itemsize, numel = 1, nbytes;
   int64_t want_el[PTERUN_MAX_RANK];
@@ -287,9 +277,9 @@ static int pt_prepare_tensor(pt_state* st, PyObject* obj, size_t index, const pt
 
   memset(&src, 0, sizeof src);
   if (PyObject_CheckBuffer(obj)) {
-    if (pt_src_from_buffer(obj, in, &src, index) != 0) return -1;
+    if (py_src_from_buffer(obj, in, &src, index) != 0) return -1;
   } else if (PyObject_HasAttrString(obj, "__dlpack__")) {
-    if (pt_src_from_dlpack(obj, in, &src, index) != 0) return -1;
+    if (py_src_from_dlpack(obj, in, &src, index) != 0) return -1;
   } else {
     PyObject* tname = PyType_GetName(Py_TYPE(obj));
     if (tname == NULL) return -1;
@@ -305,9 +295,9 @@ static int pt_prepare_tensor(pt_state* st, PyObject* obj, size_t index, const pt
   if (io->dtype == PTERUN_DTYPE_BF16 && src.dtype == PTERUN_DTYPE_F32) from_f32_to_bf16 = 1;
   if ((src.dtype != want && !from_f32_to_bf16) || src.rank != io->rank) {
     char want_s[256], got_s[256];
-    pt_shape_str(io->rank, io->sizes, want_s, sizeof want_s);
-    pt_shape_str(src.rank, src.sizes, got_s, sizeof got_s);
-    pt_raise(st, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: expected %s %s%s, got %s %s", index,
+    py_shape_str(io->rank, io->sizes, want_s, sizeof want_s);
+    py_shape_str(src.rank, src.sizes, got_s, sizeof got_s);
+    py_raise(st, PTERUN_STATUS_INPUT_MISMATCH, "input %zu: expected %s %s%s, got %s %s", index,
              pterun_dtype_name(io->dtype), want_s,
              io->dynamism == PTERUN_SHAPE_STATIC    ? ""
              : io->dynamism == PTERUN_SHAPE_BOUNDED ? " (upper bound)"
@@ -329,7 +319,7 @@ static int pt_prepare_tensor(pt_state* st, PyObject* obj, size_t index, const pt
   nbytes = numel * itemsize;
 
   /* Can the runtime read the caller's memory as it is? */
-  pt_strides_for(src.rank, src.sizes, io->dim_order, want_el);
+  pterun_dim_order_strides((uint32_t)(src.rank), src.sizes, io->dim_order, want_el);
   for (k = 0; k < src.rank; ++k)
     if (src.sizes[k] > 1 && src.bstrides[k] != want_el[k] * (int64_t)itemsize) zero_copy = 0;
   if (((uintptr_t)src.data % (itemsize ? itemsize : 1)) != 0) zero_copy = 0;
@@ -356,7 +346,7 @@ static int pt_prepare_tensor(pt_state* st, PyObject* obj, size_t index, const pt
   {
     int64_t dst_b[PTERUN_MAX_RANK];
     for (k = 0; k < src.rank; ++k) dst_b[k] = want_el[k] * (int64_t)itemsize;
-    pt_strided_copy(in->owned, dst_b, src.data, src.bstrides, src.rank, src.sizes, itemsize);
+    py_strided_copy(in->owned, dst_b, src.data, src.bstrides, src.rank, src.sizes, itemsize);
   }
   if (from_f32_to_bf16) {
     /* in place: element j (2 bytes) is written after element j (4 bytes) was read */
@@ -375,8 +365,8 @@ static int pt_prepare_tensor(pt_state* st, PyObject* obj, size_t index, const pt
   return 0;
 }
 
-static int pt_prepare_scalar(pt_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
-                             pt_input* in) {
+static int py_prepare_scalar(py_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
+                             py_input* in) {
   in->value.tag = io->tag;
   switch (io->tag) {
     case PTERUN_VALUE_NONE:
@@ -414,30 +404,30 @@ static int pt_prepare_scalar(pt_state* st, PyObject* obj, size_t index, const pt
       return 0;
     }
     default:
-      pt_raise(st, PTERUN_STATUS_NOT_SUPPORTED,
+      py_raise(st, PTERUN_STATUS_NOT_SUPPORTED,
                "input %zu is a %s; pterun's Python binding supplies tensors and scalars", index,
                pterun_value_tag_name(io->tag));
       return -1;
   }
 }
 
-int pt_input_prepare(pt_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
-                     pt_input* in) {
+int py_input_prepare(py_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
+                     py_input* in) {
   memset(in, 0, sizeof *in);
-  if (io->tag == PTERUN_VALUE_TENSOR) return pt_prepare_tensor(st, obj, index, io, in);
-  return pt_prepare_scalar(st, obj, index, io, in);
+  if (io->tag == PTERUN_VALUE_TENSOR) return py_prepare_tensor(st, obj, index, io, in);
+  return py_prepare_scalar(st, obj, index, io, in);
 }
 
-pterun_status pt_input_bind(pterun_method* m, size_t index, const pt_input* in) {
+pterun_status py_input_bind(pterun_method* m, size_t index, const py_input* in) {
   if (in->is_tensor) return pterun_method_set_input(m, index, &in->view);
   return pterun_method_set_input_value(m, index, &in->value);
 }
 
-void pt_input_release(pt_input* in) {
+void py_input_release(py_input* in) {
   if (in->buffer.obj != NULL) PyBuffer_Release(&in->buffer);
   if (in->capsule != NULL) {
     if (PyCapsule_IsValid(in->capsule, "used_dltensor")) {
-      pt_dlx_managed* m = (pt_dlx_managed*)PyCapsule_GetPointer(in->capsule, "used_dltensor");
+      py_dlx_managed* m = (py_dlx_managed*)PyCapsule_GetPointer(in->capsule, "used_dltensor");
       if (m != NULL && m->deleter != NULL) m->deleter(m);
     }
     Py_CLEAR(in->capsule);

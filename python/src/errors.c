@@ -11,18 +11,18 @@
 #define PT_LOG_CAP 8192
 #define PT_LAST_CAP 2048
 
-typedef struct pt_log {
+typedef struct py_log {
   char lines[PT_LOG_CAP];
   size_t used;    /* bytes of `lines` in use */
   size_t count;   /* lines held in `lines` */
   size_t dropped; /* lines that did not fit */
   char last[PT_LAST_CAP];
   int has_last;
-} pt_log;
+} py_log;
 
-static _Thread_local pt_log t_log;
+static _Thread_local py_log t_log;
 
-static void pt_log_cb(void* ctx, pterun_log_level level, const char* message) {
+static void py_log_cb(void* ctx, pterun_log_level level, const char* message) {
   size_t n;
   (void)ctx;
   if (level < PTERUN_LOG_ERROR) return;
@@ -39,15 +39,15 @@ static void pt_log_cb(void* ctx, pterun_log_level level, const char* message) {
   }
 }
 
-pterun_logger pt_logger(void) {
+pterun_logger py_logger(void) {
   pterun_logger l;
-  l.fn = pt_log_cb;
+  l.fn = py_log_cb;
   l.ctx = NULL;
   l.min_level = PTERUN_LOG_ERROR;
   return l;
 }
 
-void pt_log_reset(void) {
+void py_log_reset(void) {
   t_log.used = 0;
   t_log.count = 0;
   t_log.dropped = 0;
@@ -56,7 +56,7 @@ void pt_log_reset(void) {
 }
 
 /* Tuple of the recorded lines (plus a note when some did not fit). */
-static PyObject* pt_log_tuple(void) {
+static PyObject* py_log_tuple(void) {
   PyObject* t = PyTuple_New((Py_ssize_t)(t_log.count + (t_log.dropped ? 1 : 0)));
   size_t k, off = 0;
   if (t == NULL) return NULL;
@@ -81,7 +81,7 @@ static PyObject* pt_log_tuple(void) {
   return t;
 }
 
-static int pt_set_attr(PyObject* obj, const char* name, PyObject* value) {
+static int py_set_attr(PyObject* obj, const char* name, PyObject* value) {
   int rc;
   if (value == NULL) return -1;
   rc = PyObject_SetAttrString(obj, name, value);
@@ -89,7 +89,7 @@ static int pt_set_attr(PyObject* obj, const char* name, PyObject* value) {
   return rc;
 }
 
-PyObject* pt_raise(pt_state* st, pterun_status status, const char* fmt, ...) {
+PyObject* py_raise(py_state* st, pterun_status status, const char* fmt, ...) {
   char what[1024];
   const char* name = pterun_status_name(status);
   PyObject *log = NULL, *sep = NULL, *joined = NULL, *text = NULL, *exc = NULL;
@@ -99,7 +99,7 @@ PyObject* pt_raise(pt_state* st, pterun_status status, const char* fmt, ...) {
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
 
-  log = pt_log_tuple();
+  log = py_log_tuple();
   if (log == NULL) goto done;
   if (PyTuple_Size(log) > 0) {
     sep = PyUnicode_FromString("; ");
@@ -113,9 +113,9 @@ PyObject* pt_raise(pt_state* st, pterun_status status, const char* fmt, ...) {
   if (text == NULL) goto done;
   exc = PyObject_CallFunctionObjArgs(st->error, text, NULL);
   if (exc == NULL) goto done;
-  if (pt_set_attr(exc, "status", PyUnicode_FromString(name)) < 0 ||
-      pt_set_attr(exc, "code", PyLong_FromLong((long)status)) < 0 ||
-      pt_set_attr(exc, "message",
+  if (py_set_attr(exc, "status", PyUnicode_FromString(name)) < 0 ||
+      py_set_attr(exc, "code", PyLong_FromLong((long)status)) < 0 ||
+      py_set_attr(exc, "message",
                   t_log.has_last
                       ? PyUnicode_DecodeUTF8(t_log.last, (Py_ssize_t)strlen(t_log.last), "replace")
                       : PyUnicode_FromString(what)) < 0 ||
@@ -130,11 +130,11 @@ done:
   Py_XDECREF(joined);
   Py_XDECREF(sep);
   Py_XDECREF(log);
-  pt_log_reset();
+  py_log_reset();
   return NULL;
 }
 
-PyObject* pt_error_type_new(PyObject* module) {
+PyObject* py_error_type_new(PyObject* module) {
   (void)module;
   return PyErr_NewExceptionWithDoc(
       "pterun.Error",

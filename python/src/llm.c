@@ -42,8 +42,8 @@ static PyObject* py_llm_metadata(const pterun_llm_metadata* m) {
 
 /* llm_generate(program, prompt, max_new_tokens, temperature, top_k, top_p,
  *              seed, ignore_eos, stop_tokens, return_logits) -> dict */
-PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
-  pt_state* st = (pt_state*)PyModule_GetState(module);
+PyObject* py_mod_llm_generate(PyObject* module, PyObject* args) {
+  py_state* st = (py_state*)PyModule_GetState(module);
   PyObject *prog_obj, *prompt_obj, *stop_obj, *result = NULL, *tokens = NULL, *logits = NULL;
   Py_ssize_t max_new, n_prompt, n_stop, k;
   float temperature, top_p;
@@ -100,11 +100,11 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
       stop[k - n_prompt] = v;
   }
   mo.registry = st->registry;
-  mo.logger = pt_logger();
-  pt_log_reset();
-  Py_BEGIN_ALLOW_THREADS s = pterun_llm_open(((pt_program*)prog_obj)->program, &mo, &llm);
+  mo.logger = py_logger();
+  py_log_reset();
+  Py_BEGIN_ALLOW_THREADS s = pterun_llm_open(((py_program*)prog_obj)->program, &mo, &llm);
   Py_END_ALLOW_THREADS if (s != PTERUN_STATUS_OK) {
-    pt_raise(st, s, "cannot open the program as a language model");
+    py_raise(st, s, "cannot open the program as a language model");
     goto done;
   }
   cap.vocab = (size_t)pterun_llm_get_metadata(llm)->vocab_size;
@@ -126,11 +126,11 @@ PyObject* pt_mod_llm_generate(PyObject* module, PyObject* args) {
   o.stop_count = (size_t)n_stop;
   o.callback = py_llm_keep;
   o.user = &cap;
-  pt_log_reset();
+  py_log_reset();
   Py_BEGIN_ALLOW_THREADS s =
       pterun_llm_generate(llm, prompt, (size_t)n_prompt, &o, out, (size_t)max_new, &stats);
   Py_END_ALLOW_THREADS if (s != PTERUN_STATUS_OK) {
-    pt_raise(st, s, "generation failed at position %lld", (long long)pterun_llm_position(llm));
+    py_raise(st, s, "generation failed at position %lld", (long long)pterun_llm_position(llm));
     goto done;
   }
   tokens = PyList_New((Py_ssize_t)stats.generated);

@@ -5,9 +5,9 @@
 
 #include "ptext.h"
 
-typedef struct pt_method {
+typedef struct py_method {
   PyObject_HEAD pterun_method* method;
-  pt_program* program;     /* strong reference: the program outlives its methods */
+  py_program* program;     /* strong reference: the program outlives its methods */
   PyObject* name;          /* str */
   PyThread_type_lock lock; /* one execute at a time (pterun_method is not thread-safe) */
   size_t input_count;
@@ -16,11 +16,11 @@ typedef struct pt_method {
   PyObject* last_copies;     /* tuple of bools: which inputs the last execute copied */
   pterun_profiler* profiler; /* attached at load, or NULL */
   int64_t bundle_case;       /* bundled case the last run_bundled_case ran, -1 none */
-} pt_method;
+} py_method;
 
 /* ---- outputs, copied without the GIL --------------------------------------------- */
 
-typedef struct pt_out {
+typedef struct py_out {
   int32_t tag;
   int64_t i;
   double d;
@@ -39,10 +39,10 @@ typedef struct pt_out {
   int64_t* ints;
   double* doubles;
   uint8_t* bools;
-  struct pt_out* items; /* LIST_TENSOR / LIST_OPTIONAL_TENSOR: TENSOR or NONE entries */
-} pt_out;
+  struct py_out* items; /* LIST_TENSOR / LIST_OPTIONAL_TENSOR: TENSOR or NONE entries */
+} py_out;
 
-static void pt_out_free(pt_out* o) {
+static void py_out_free(py_out* o) {
   size_t k;
   free(o->data);
   free(o->str);
@@ -50,12 +50,12 @@ static void pt_out_free(pt_out* o) {
   free(o->doubles);
   free(o->bools);
   if (o->items != NULL)
-    for (k = 0; k < o->n; ++k) pt_out_free(&o->items[k]);
+    for (k = 0; k < o->n; ++k) py_out_free(&o->items[k]);
   free(o->items);
   memset(o, 0, sizeof *o);
 }
 
-static pterun_status pt_out_tensor(const pterun_tensor* t, pt_out* o) {
+static pterun_status py_out_tensor(const pterun_tensor* t, py_out* o) {
   size_t itemsize = pterun_dtype_size(t->dtype);
   size_t numel = (size_t)t->numel, nbytes = numel * itemsize;
   int k;
@@ -73,17 +73,17 @@ static pterun_status pt_out_tensor(const pterun_tensor* t, pt_out* o) {
     memcpy(o->data, t->data, nbytes);
   } else { /* logical row-major order, as NumPy and the CLI's .npy files have it */
     int64_t src_b[PTERUN_MAX_RANK], dst_b[PTERUN_MAX_RANK], el[PTERUN_MAX_RANK];
-    pt_strides_for(t->rank, t->sizes, NULL, el);
+    pterun_dim_order_strides((uint32_t)(t->rank), t->sizes, NULL, el);
     for (k = 0; k < t->rank; ++k) {
       src_b[k] = t->strides[k] * (int64_t)itemsize;
       dst_b[k] = el[k] * (int64_t)itemsize;
     }
-    pt_strided_copy(o->data, dst_b, t->data, src_b, t->rank, t->sizes, itemsize);
+    py_strided_copy(o->data, dst_b, t->data, src_b, t->rank, t->sizes, itemsize);
   }
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status pt_out_copy(pterun_value* v, pt_out* o) {
+static pterun_status py_out_copy(pterun_value* v, py_out* o) {
   size_t k, n;
   memset(o, 0, sizeof *o);
   o->tag = v->tag;
@@ -94,7 +94,7 @@ static pterun_status pt_out_copy(pterun_value* v, pt_out* o) {
     case PTERUN_VALUE_BOOL: o->b = v->u.b != 0; return PTERUN_STATUS_OK;
     case PTERUN_VALUE_TENSOR:
       if (v->u.tensor == NULL) return PTERUN_STATUS_INTERNAL;
-      return pt_out_tensor(v->u.tensor, o);
+      return py_out_tensor(v->u.tensor, o);
     case PTERUN_VALUE_STRING:
       o->len = v->u.str.len;
       o->str = (char*)malloc(o->len + 1);
@@ -125,7 +125,7 @@ static pterun_status pt_out_copy(pterun_value* v, pt_out* o) {
     case PTERUN_VALUE_LIST_TENSOR:
     case PTERUN_VALUE_LIST_OPTIONAL_TENSOR:
       n = o->n = v->u.tensors.len;
-      o->items = (pt_out*)calloc(n ? n : 1, sizeof *o->items);
+      o->items = (py_out*)calloc(n ? n : 1, sizeof *o->items);
       if (o->items == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
       for (k = 0; k < n; ++k) {
         pterun_tensor* t = pterun_value_list_tensor(v, k);
@@ -134,7 +134,7 @@ static pterun_status pt_out_copy(pterun_value* v, pt_out* o) {
           o->items[k].tag = PTERUN_VALUE_NONE;
           continue;
         }
-        if ((s = pt_out_tensor(t, &o->items[k])) != PTERUN_STATUS_OK) return s;
+        if ((s = py_out_tensor(t, &o->items[k])) != PTERUN_STATUS_OK) return s;
       }
       return PTERUN_STATUS_OK;
     default: return PTERUN_STATUS_NOT_SUPPORTED;
@@ -142,7 +142,7 @@ static pterun_status pt_out_copy(pterun_value* v, pt_out* o) {
 }
 
 /* Python object for a copied output; moves tensor memory into pterun.Tensor. */
-static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
+static PyObject* py_out_to_py(py_state* st, py_out* o) {
   PyObject* list;
   size_t k;
   switch (o->tag) {
@@ -152,8 +152,8 @@ static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
     case PTERUN_VALUE_BOOL: return PyBool_FromLong(o->b);
     case PTERUN_VALUE_TENSOR: {
       void* data = o->data;
-      o->data = NULL; /* pt_tensor_new owns it from here, even on failure */
-      return pt_tensor_new(st, o->dtype, o->rank, o->sizes, data, o->nbytes);
+      o->data = NULL; /* py_tensor_new owns it from here, even on failure */
+      return py_tensor_new(st, o->dtype, o->rank, o->sizes, data, o->nbytes);
     }
     case PTERUN_VALUE_STRING: return PyUnicode_DecodeUTF8(o->str, (Py_ssize_t)o->len, "replace");
     default: break;
@@ -166,7 +166,7 @@ static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
       case PTERUN_VALUE_LIST_INT: x = PyLong_FromLongLong((long long)o->ints[k]); break;
       case PTERUN_VALUE_LIST_DOUBLE: x = PyFloat_FromDouble(o->doubles[k]); break;
       case PTERUN_VALUE_LIST_BOOL: x = PyBool_FromLong(o->bools[k] != 0); break;
-      default: x = pt_out_to_py(st, &o->items[k]); break;
+      default: x = py_out_to_py(st, &o->items[k]); break;
     }
     if (x == NULL) {
       Py_DECREF(list);
@@ -179,22 +179,22 @@ static PyObject* pt_out_to_py(pt_state* st, pt_out* o) {
 
 /* ---- the type ------------------------------------------------------------------------ */
 
-PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, unsigned profile_runs,
+PyObject* py_method_load(py_state* st, py_program* program, const char* name, unsigned profile_runs,
                          int record_outputs, size_t threads) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->method_type, Py_tp_alloc);
   pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
   pterun_status status = PTERUN_STATUS_OK;
   pterun_method* m = NULL;
-  pt_method* self;
+  py_method* self;
   size_t index, k;
 
   if (pterun_program_find_method(program->program, name, &index) != PTERUN_STATUS_OK) {
-    pt_log_reset();
-    return pt_raise(st, PTERUN_STATUS_NOT_FOUND, "no method '%s'", name);
+    py_log_reset();
+    return py_raise(st, PTERUN_STATUS_NOT_FOUND, "no method '%s'", name);
   }
-  self = (pt_method*)alloc(st->method_type, 0);
+  self = (py_method*)alloc(st->method_type, 0);
   if (self == NULL) return NULL;
-  self->program = (pt_program*)Py_NewRef((PyObject*)program);
+  self->program = (py_program*)Py_NewRef((PyObject*)program);
   self->name = PyUnicode_FromString(name);
   self->lock = PyThread_allocate_lock();
   self->last_copies = PyTuple_New(0);
@@ -211,8 +211,8 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, un
     po.record_outputs = record_outputs;
     status = pterun_profiler_create(&po, &self->profiler);
     if (status != PTERUN_STATUS_OK) {
-      pt_log_reset();
-      pt_raise(st, status, "cannot create a profiler");
+      py_log_reset();
+      py_raise(st, status, "cannot create a profiler");
       goto fail;
     }
   }
@@ -222,7 +222,7 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, un
   if (threads != 1 && st->pool == NULL) {
     status = pterun_threadpool_create(NULL, &st->pool);
     if (status != PTERUN_STATUS_OK) {
-      pt_raise(st, status, "cannot start the thread pool");
+      py_raise(st, status, "cannot start the thread pool");
       goto fail;
     }
   }
@@ -231,11 +231,11 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, un
   opts.registry = st->registry;
   opts.data = (const pterun_data* const*)program->data;
   opts.data_count = program->data_count;
-  opts.logger = pt_logger();
-  Py_BEGIN_ALLOW_THREADS pt_log_reset();
+  opts.logger = py_logger();
+  Py_BEGIN_ALLOW_THREADS py_log_reset();
   status = pterun_method_load(program->program, name, &opts, &m);
   Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) {
-    pt_raise(st, status, "cannot load method '%s' of %s", name,
+    py_raise(st, status, "cannot load method '%s' of %s", name,
              PyUnicode_AsUTF8AndSize(program->origin, NULL));
     goto fail;
   }
@@ -249,10 +249,10 @@ PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, un
     goto fail;
   }
   for (k = 0; k < self->input_count; ++k) {
-    pt_log_reset();
+    py_log_reset();
     status = pterun_program_method_input(program->program, index, k, &self->inputs[k]);
     if (status != PTERUN_STATUS_OK) {
-      pt_raise(st, status, "cannot query input %zu of method '%s'", k, name);
+      py_raise(st, status, "cannot query input %zu of method '%s'", k, name);
       goto fail;
     }
   }
@@ -263,8 +263,8 @@ fail:
   return NULL;
 }
 
-static void pt_method_dealloc(PyObject* obj) {
-  pt_method* self = (pt_method*)obj;
+static void py_method_dealloc(PyObject* obj) {
+  py_method* self = (py_method*)obj;
   PyTypeObject* tp = Py_TYPE(obj);
   freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
   pterun_method_destroy(self->method); /* before the program it came from */
@@ -278,18 +278,18 @@ static void pt_method_dealloc(PyObject* obj) {
   Py_DECREF(tp);
 }
 
-enum pt_phase { PT_PHASE_BIND, PT_PHASE_EXECUTE, PT_PHASE_OUTPUT };
+enum py_phase { PT_PHASE_BIND, PT_PHASE_EXECUTE, PT_PHASE_OUTPUT };
 
-static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
-  pt_method* self = (pt_method*)obj;
-  pt_state* st = pt_state_of_type(Py_TYPE(obj));
+static PyObject* py_method_execute(PyObject* obj, PyObject* arg) {
+  py_method* self = (py_method*)obj;
+  py_state* st = py_state_of_type(Py_TYPE(obj));
   const char* name = PyUnicode_AsUTF8AndSize(self->name, NULL);
   PyObject *args = NULL, *result = NULL, *copies = NULL;
-  pt_input* ins = NULL;
-  pt_out* outs = NULL;
+  py_input* ins = NULL;
+  py_out* outs = NULL;
   size_t n, k, prepared = 0, failed_at = 0, nout = self->output_count;
   pterun_status status = PTERUN_STATUS_OK;
-  enum pt_phase phase = PT_PHASE_BIND;
+  enum py_phase phase = PT_PHASE_BIND;
 
   if (name == NULL) return NULL;
   if (PyUnicode_Check(arg) || PyBytes_Check(arg) || PyObject_CheckBuffer(arg) ||
@@ -303,30 +303,30 @@ static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
   if (args == NULL) return NULL;
   n = (size_t)PyTuple_Size(args);
   if (n != self->input_count) {
-    pt_log_reset();
-    pt_raise(st, PTERUN_STATUS_INPUT_MISMATCH, "method '%s' has %zu input%s but %zu %s given", name,
+    py_log_reset();
+    py_raise(st, PTERUN_STATUS_INPUT_MISMATCH, "method '%s' has %zu input%s but %zu %s given", name,
              self->input_count, self->input_count == 1 ? "" : "s", n, n == 1 ? "was" : "were");
     goto done;
   }
-  ins = (pt_input*)PyMem_Calloc(n ? n : 1, sizeof *ins);
+  ins = (py_input*)PyMem_Calloc(n ? n : 1, sizeof *ins);
   copies = PyTuple_New((Py_ssize_t)n);
   if (ins == NULL || copies == NULL) {
     if (ins == NULL) PyErr_NoMemory();
     goto done;
   }
   for (k = 0; k < n; ++k) {
-    pt_log_reset();
+    py_log_reset();
     prepared = k + 1; /* a failed prepare still needs its release */
-    if (pt_input_prepare(st, PyTuple_GetItem(args, (Py_ssize_t)k), k, &self->inputs[k], &ins[k]) !=
+    if (py_input_prepare(st, PyTuple_GetItem(args, (Py_ssize_t)k), k, &self->inputs[k], &ins[k]) !=
         0)
       goto done;
     PyTuple_SetItem(copies, (Py_ssize_t)k, PyBool_FromLong(ins[k].copied));
   }
 
   Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
-  pt_log_reset();
+  py_log_reset();
   for (k = 0; k < n && status == PTERUN_STATUS_OK; ++k) {
-    status = pt_input_bind(self->method, k, &ins[k]);
+    status = py_input_bind(self->method, k, &ins[k]);
     failed_at = k;
   }
   if (status == PTERUN_STATUS_OK) {
@@ -335,14 +335,14 @@ static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
   }
   if (status == PTERUN_STATUS_OK) {
     phase = PT_PHASE_OUTPUT;
-    outs = (pt_out*)calloc(nout ? nout : 1, sizeof *outs);
+    outs = (py_out*)calloc(nout ? nout : 1, sizeof *outs);
     if (outs == NULL) status = PTERUN_STATUS_OUT_OF_MEMORY;
     for (k = 0; k < nout && status == PTERUN_STATUS_OK; ++k) {
       const pterun_value* v = NULL;
       failed_at = k;
       status = pterun_method_output(self->method, k, &v);
       if (status == PTERUN_STATUS_OK)
-        status = v != NULL ? pt_out_copy((pterun_value*)v, &outs[k]) : PTERUN_STATUS_INTERNAL;
+        status = v != NULL ? py_out_copy((pterun_value*)v, &outs[k]) : PTERUN_STATUS_INTERNAL;
     }
   }
   PyThread_release_lock(self->lock);
@@ -356,11 +356,11 @@ static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
   if (status != PTERUN_STATUS_OK) {
     switch (phase) {
       case PT_PHASE_BIND:
-        pt_raise(st, status, "method '%s': cannot set input %zu", name, failed_at);
+        py_raise(st, status, "method '%s': cannot set input %zu", name, failed_at);
         break;
-      case PT_PHASE_EXECUTE: pt_raise(st, status, "method '%s': execute failed", name); break;
+      case PT_PHASE_EXECUTE: py_raise(st, status, "method '%s': execute failed", name); break;
       case PT_PHASE_OUTPUT:
-        pt_raise(st, status, "method '%s': cannot read output %zu", name, failed_at);
+        py_raise(st, status, "method '%s': cannot read output %zu", name, failed_at);
         break;
     }
     goto done;
@@ -368,7 +368,7 @@ static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
   result = PyList_New((Py_ssize_t)nout);
   if (result == NULL) goto done;
   for (k = 0; k < nout; ++k) {
-    PyObject* x = pt_out_to_py(st, &outs[k]);
+    PyObject* x = py_out_to_py(st, &outs[k]);
     if (x == NULL) {
       Py_CLEAR(result);
       goto done;
@@ -378,51 +378,51 @@ static PyObject* pt_method_execute(PyObject* obj, PyObject* arg) {
 
 done:
   if (outs != NULL) {
-    for (k = 0; k < nout; ++k) pt_out_free(&outs[k]);
+    for (k = 0; k < nout; ++k) py_out_free(&outs[k]);
     free(outs);
   }
-  for (k = 0; k < prepared; ++k) pt_input_release(&ins[k]);
+  for (k = 0; k < prepared; ++k) py_input_release(&ins[k]);
   PyMem_Free(ins);
   Py_XDECREF(copies);
   Py_XDECREF(args);
   return result;
 }
 
-static PyObject* pt_method_get_name(PyObject* obj, void* closure) {
-  return Py_NewRef(((pt_method*)obj)->name);
+static PyObject* py_method_get_name(PyObject* obj, void* closure) {
+  return Py_NewRef(((py_method*)obj)->name);
 }
-static PyObject* pt_method_get_input_count(PyObject* obj, void* closure) {
-  return PyLong_FromSize_t(((pt_method*)obj)->input_count);
+static PyObject* py_method_get_input_count(PyObject* obj, void* closure) {
+  return PyLong_FromSize_t(((py_method*)obj)->input_count);
 }
-static PyObject* pt_method_get_output_count(PyObject* obj, void* closure) {
-  return PyLong_FromSize_t(((pt_method*)obj)->output_count);
+static PyObject* py_method_get_output_count(PyObject* obj, void* closure) {
+  return PyLong_FromSize_t(((py_method*)obj)->output_count);
 }
-static PyObject* pt_method_get_last_copies(PyObject* obj, void* closure) {
-  return Py_NewRef(((pt_method*)obj)->last_copies);
+static PyObject* py_method_get_last_copies(PyObject* obj, void* closure) {
+  return Py_NewRef(((py_method*)obj)->last_copies);
 }
-static PyObject* pt_method_get_program(PyObject* obj, void* closure) {
-  return Py_NewRef((PyObject*)((pt_method*)obj)->program);
+static PyObject* py_method_get_program(PyObject* obj, void* closure) {
+  return Py_NewRef((PyObject*)((py_method*)obj)->program);
 }
 
-static PyObject* pt_method_memory(PyObject* obj, PyObject* unused) {
+static PyObject* py_method_memory(PyObject* obj, PyObject* unused) {
   size_t runtime_bytes = 0, planned_bytes = 0;
-  pterun_method_memory(((pt_method*)obj)->method, &runtime_bytes, &planned_bytes);
+  pterun_method_memory(((py_method*)obj)->method, &runtime_bytes, &planned_bytes);
   return Py_BuildValue("(nn)", (Py_ssize_t)runtime_bytes, (Py_ssize_t)planned_bytes);
 }
 
-static PyObject* pt_method_repr(PyObject* obj) {
-  pt_method* self = (pt_method*)obj;
+static PyObject* py_method_repr(PyObject* obj) {
+  py_method* self = (py_method*)obj;
   return PyUnicode_FromFormat("<pterun.Method %U: %zu input(s), %zu output(s)>", self->name,
                               self->input_count, self->output_count);
 }
 
 /* ---- profiling and bundled test cases ------------------------------------------ */
 
-static pterun_profiler* pt_need_profiler(pt_method* self) {
+static pterun_profiler* py_need_profiler(py_method* self) {
   if (self->profiler == NULL) {
-    pt_state* st = pt_state_of_type(Py_TYPE((PyObject*)self));
-    pt_log_reset();
-    pt_raise(st, PTERUN_STATUS_INVALID_STATE,
+    py_state* st = py_state_of_type(Py_TYPE((PyObject*)self));
+    py_log_reset();
+    py_raise(st, PTERUN_STATUS_INVALID_STATE,
              "method '%s' was loaded without a profiler (load_method(..., profile=True))",
              PyUnicode_AsUTF8AndSize(self->name, NULL));
   }
@@ -431,9 +431,9 @@ static pterun_profiler* pt_need_profiler(pt_method* self) {
 
 /* {"method", "executes", "instructions": [(chain, instr, op, calls, total_ns, min_ns,
  *  max_ns, slow_path)], "runs": [(start_ns, end_ns)], "events": [(run, instr, start, end)]} */
-static PyObject* pt_method_profile(PyObject* obj, PyObject* unused) {
-  pt_method* self = (pt_method*)obj;
-  pterun_profiler* p = pt_need_profiler(self);
+static PyObject* py_method_profile(PyObject* obj, PyObject* unused) {
+  py_method* self = (py_method*)obj;
+  pterun_profiler* p = py_need_profiler(self);
   PyObject *ins = NULL, *runs = NULL, *evs = NULL, *res = NULL;
   size_t k, n;
   if (p == NULL) return NULL;
@@ -480,9 +480,9 @@ static PyObject* pt_method_profile(PyObject* obj, PyObject* unused) {
   return res;
 }
 
-static PyObject* pt_method_reset_profile(PyObject* obj, PyObject* unused) {
-  pt_method* self = (pt_method*)obj;
-  pterun_profiler* p = pt_need_profiler(self);
+static PyObject* py_method_reset_profile(PyObject* obj, PyObject* unused) {
+  py_method* self = (py_method*)obj;
+  pterun_profiler* p = py_need_profiler(self);
   if (p == NULL) return NULL;
   PyThread_acquire_lock(self->lock, WAIT_LOCK);
   pterun_profiler_reset(p);
@@ -491,13 +491,13 @@ static PyObject* pt_method_reset_profile(PyObject* obj, PyObject* unused) {
 }
 
 /* write_trace(path) / write_etdump(path, debug_buffer_path=None) */
-static PyObject* pt_method_write(PyObject* obj, PyObject* args, PyObject* kwargs, int etdump) {
+static PyObject* py_method_write(PyObject* obj, PyObject* args, PyObject* kwargs, int etdump) {
   static char* kwlist[] = {"path", "debug_buffer_path", NULL};
   static char* kwlist_trace[] = {"path", NULL};
-  pt_method* self = (pt_method*)obj;
-  pt_state* st = pt_state_of_type(Py_TYPE(obj));
+  py_method* self = (py_method*)obj;
+  py_state* st = py_state_of_type(Py_TYPE(obj));
   PyObject *path = NULL, *dbg = Py_None, *dbg_bytes = NULL;
-  pterun_profiler* p = pt_need_profiler(self);
+  pterun_profiler* p = py_need_profiler(self);
   pterun_status status;
   if (p == NULL) return NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, etdump ? "O&|O:write_etdump" : "O&:write_trace",
@@ -515,30 +515,30 @@ static PyObject* pt_method_write(PyObject* obj, PyObject* args, PyObject* kwargs
     eo.bundled_input_index = (int32_t)self->bundle_case;
   }
   Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
-  pt_log_reset();
+  py_log_reset();
   status = etdump ? pterun_etdump_write(p, PyBytes_AsString(path), &eo)
                   : pterun_profiler_write_chrome_trace(p, PyBytes_AsString(path));
   PyThread_release_lock(self->lock);
   Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK)
-      pt_raise(st, status, "cannot write %s", PyBytes_AsString(path));
+      py_raise(st, status, "cannot write %s", PyBytes_AsString(path));
   Py_DECREF(path);
   Py_XDECREF(dbg_bytes);
   if (status != PTERUN_STATUS_OK) return NULL;
   Py_RETURN_NONE;
 }
 
-static PyObject* pt_method_write_trace(PyObject* obj, PyObject* args, PyObject* kwargs) {
-  return pt_method_write(obj, args, kwargs, 0);
+static PyObject* py_method_write_trace(PyObject* obj, PyObject* args, PyObject* kwargs) {
+  return py_method_write(obj, args, kwargs, 0);
 }
-static PyObject* pt_method_write_etdump(PyObject* obj, PyObject* args, PyObject* kwargs) {
-  return pt_method_write(obj, args, kwargs, 1);
+static PyObject* py_method_write_etdump(PyObject* obj, PyObject* args, PyObject* kwargs) {
+  return py_method_write(obj, args, kwargs, 1);
 }
 
 /* run_bundled_case(case, rtol, atol) -> dict: binds the bundled case's inputs,
  * executes, compares with the expected outputs (ExecuTorch's rule). */
-static PyObject* pt_method_run_bundled_case(PyObject* obj, PyObject* args) {
-  pt_method* self = (pt_method*)obj;
-  pt_state* st = pt_state_of_type(Py_TYPE(obj));
+static PyObject* py_method_run_bundled_case(PyObject* obj, PyObject* args) {
+  py_method* self = (py_method*)obj;
+  py_state* st = py_state_of_type(Py_TYPE(obj));
   const char* name = PyUnicode_AsUTF8AndSize(self->name, NULL);
   Py_ssize_t tc;
   double rtol, atol;
@@ -548,20 +548,20 @@ static PyObject* pt_method_run_bundled_case(PyObject* obj, PyObject* args) {
   const pterun_bundle* b = self->program->bundle;
   if (name == NULL || !PyArg_ParseTuple(args, "ndd:run_bundled_case", &tc, &rtol, &atol))
     return NULL;
-  pt_log_reset();
-  if (b == NULL) return pt_raise(st, PTERUN_STATUS_INVALID_STATE, "not a bundled program");
+  py_log_reset();
+  if (b == NULL) return py_raise(st, PTERUN_STATUS_INVALID_STATE, "not a bundled program");
   if (tc < 0 || pterun_bundle_find_suite(b, name, &suite) != PTERUN_STATUS_OK)
-    return pt_raise(st, PTERUN_STATUS_NOT_FOUND, "no bundled test case %zd for method '%s'", tc,
+    return py_raise(st, PTERUN_STATUS_NOT_FOUND, "no bundled test case %zd for method '%s'", tc,
                     name);
   memset(&chk, 0, sizeof chk);
   Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
-  pt_log_reset();
+  py_log_reset();
   status = pterun_bundle_set_inputs(b, suite, (size_t)tc, self->method);
   if (status == PTERUN_STATUS_OK) status = pterun_method_execute(self->method);
   if (status == PTERUN_STATUS_OK)
     status = pterun_bundle_verify_outputs(b, suite, (size_t)tc, self->method, rtol, atol, &chk);
   PyThread_release_lock(self->lock);
-  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) return pt_raise(
+  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) return py_raise(
       st, status, "bundled test case %zd of method '%s'", tc, name);
   self->bundle_case = tc;
   return Py_BuildValue("{s:O,s:n,s:n,s:K,s:d,s:d,s:s}", "passed", chk.passed ? Py_True : Py_False,
@@ -571,49 +571,49 @@ static PyObject* pt_method_run_bundled_case(PyObject* obj, PyObject* args) {
                        "max_rel_error", chk.max_rel_error, "message", chk.message);
 }
 
-static PyMethodDef pt_method_methods[] = {
-    {"profile", pt_method_profile, METH_NOARGS, "profile() -> dict of the profiler's records."},
-    {"reset_profile", pt_method_reset_profile, METH_NOARGS, "Forget recorded executes."},
-    {"write_trace", (PyCFunction)(void (*)(void))pt_method_write_trace,
+static PyMethodDef py_method_methods[] = {
+    {"profile", py_method_profile, METH_NOARGS, "profile() -> dict of the profiler's records."},
+    {"reset_profile", py_method_reset_profile, METH_NOARGS, "Forget recorded executes."},
+    {"write_trace", (PyCFunction)(void (*)(void))py_method_write_trace,
      METH_VARARGS | METH_KEYWORDS, "write_trace(path): Chrome trace JSON."},
-    {"write_etdump", (PyCFunction)(void (*)(void))pt_method_write_etdump,
+    {"write_etdump", (PyCFunction)(void (*)(void))py_method_write_etdump,
      METH_VARARGS | METH_KEYWORDS,
      "write_etdump(path, debug_buffer_path=None): ETDump for ExecuTorch's Inspector."},
-    {"run_bundled_case", pt_method_run_bundled_case, METH_VARARGS,
+    {"run_bundled_case", py_method_run_bundled_case, METH_VARARGS,
      "run_bundled_case(case, rtol, atol) -> dict: run and verify a bundled test case."},
-    {"execute", pt_method_execute, METH_O,
+    {"execute", py_method_execute, METH_O,
      "execute(inputs) -> list: bind the inputs, run, return copies of the outputs\n"
      "(pterun.Tensor, int, float, bool, str, None or lists of those)."},
-    {"memory", pt_method_memory, METH_NOARGS,
+    {"memory", py_method_memory, METH_NOARGS,
      "memory() -> (runtime_bytes, planned_bytes) pterun allocated for this method."},
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef pt_method_getset[] = {
-    {"name", pt_method_get_name, NULL, "The method's name.", NULL},
-    {"input_count", pt_method_get_input_count, NULL, "Number of inputs.", NULL},
-    {"output_count", pt_method_get_output_count, NULL, "Number of outputs.", NULL},
-    {"program", pt_method_get_program, NULL, "The program it was loaded from.", NULL},
-    {"last_input_copies", pt_method_get_last_copies, NULL,
+static PyGetSetDef py_method_getset[] = {
+    {"name", py_method_get_name, NULL, "The method's name.", NULL},
+    {"input_count", py_method_get_input_count, NULL, "Number of inputs.", NULL},
+    {"output_count", py_method_get_output_count, NULL, "Number of outputs.", NULL},
+    {"program", py_method_get_program, NULL, "The program it was loaded from.", NULL},
+    {"last_input_copies", py_method_get_last_copies, NULL,
      "For each input of the last execute: True if the binding copied it (layout or dtype\n"
      "did not allow zero copy), False if the runtime was handed the caller's memory.",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyType_Slot pt_method_slots[] = {
+static PyType_Slot py_method_slots[] = {
     {Py_tp_doc, (void*)"A loaded method (use Program.load_method)."},
-    {Py_tp_dealloc, (void*)pt_method_dealloc},
-    {Py_tp_repr, (void*)pt_method_repr},
-    {Py_tp_methods, pt_method_methods},
-    {Py_tp_getset, pt_method_getset},
+    {Py_tp_dealloc, (void*)py_method_dealloc},
+    {Py_tp_repr, (void*)py_method_repr},
+    {Py_tp_methods, py_method_methods},
+    {Py_tp_getset, py_method_getset},
     {0, NULL},
 };
 
-PyType_Spec pt_method_spec = {
+PyType_Spec py_method_spec = {
     .name = "pterun._pterun.Method",
-    .basicsize = sizeof(pt_method),
+    .basicsize = sizeof(py_method),
     .itemsize = 0,
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = pt_method_slots,
+    .slots = py_method_slots,
 };

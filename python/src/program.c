@@ -5,16 +5,16 @@
 #include "ptext.h"
 
 /* Where a program's or data file's bytes come from. */
-typedef struct pt_source {
+typedef struct py_source {
   PyObject* path; /* bytes (file system encoding), or NULL for a buffer */
   Py_buffer view; /* the buffer when path == NULL */
   int borrow;     /* 1: pterun may keep pointers into `view` (immutable, aligned bytes) */
-} pt_source;
+} py_source;
 
 /* Path-like (str, bytes path via os.PathLike) or bytes-like. Immutable,
  * 16-aligned `bytes` are borrowed (zero copy); other buffers are copied by
  * pterun because the caller could change them while the program lives. */
-static int pt_source_open(PyObject* obj, pt_source* src) {
+static int py_source_open(PyObject* obj, py_source* src) {
   memset(src, 0, sizeof *src);
   if (PyUnicode_Check(obj) ||
       (!PyObject_CheckBuffer(obj) && PyObject_HasAttrString(obj, "__fspath__"))) {
@@ -34,17 +34,17 @@ static int pt_source_open(PyObject* obj, pt_source* src) {
   return 0;
 }
 
-static void pt_source_close(pt_source* src) {
+static void py_source_close(py_source* src) {
   Py_CLEAR(src->path);
   if (src->view.obj != NULL) PyBuffer_Release(&src->view);
 }
 
-static const char* pt_source_name(const pt_source* src) {
+static const char* py_source_name(const py_source* src) {
   return src->path ? PyBytes_AsString(src->path) : "<bytes>";
 }
 
-static void pt_program_dealloc(PyObject* self) {
-  pt_program* p = (pt_program*)self;
+static void py_program_dealloc(PyObject* self) {
+  py_program* p = (py_program*)self;
   PyTypeObject* tp = Py_TYPE(self);
   freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
   size_t k;
@@ -65,23 +65,23 @@ static void pt_program_dealloc(PyObject* self) {
 }
 
 /* Loads one data file into p->data[k] (p->data_count is then k + 1). */
-static int pt_program_add_data(pt_state* st, pt_program* p, size_t k, PyObject* obj) {
-  pt_source src;
+static int py_program_add_data(py_state* st, py_program* p, size_t k, PyObject* obj) {
+  py_source src;
   pterun_load_options opts = PTERUN_LOAD_OPTIONS_INIT;
   pterun_status status;
   pterun_data* d = NULL;
   const char* path;
 
-  if (pt_source_open(obj, &src) != 0) return -1;
-  opts.logger = pt_logger();
+  if (py_source_open(obj, &src) != 0) return -1;
+  opts.logger = py_logger();
   opts.copy = !src.borrow;
   path = src.path ? PyBytes_AsString(src.path) : NULL;
-  Py_BEGIN_ALLOW_THREADS pt_log_reset();
+  Py_BEGIN_ALLOW_THREADS py_log_reset();
   status = path ? pterun_data_load_file(path, PTERUN_FILE_MMAP, &opts, &d)
                 : pterun_data_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &d);
   Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) {
-    pt_raise(st, status, "cannot load data file %s", pt_source_name(&src));
-    pt_source_close(&src);
+    py_raise(st, status, "cannot load data file %s", py_source_name(&src));
+    py_source_close(&src);
     return -1;
   }
   p->data[k] = d;
@@ -90,12 +90,12 @@ static int pt_program_add_data(pt_state* st, pt_program* p, size_t k, PyObject* 
     p->data_sources[k] = src.view; /* moved: released with the program */
     src.view.obj = NULL;
   }
-  pt_source_close(&src);
+  py_source_close(&src);
   return 0;
 }
 
 /* 1 if the file or buffer starts with a bundled program's identifier. */
-static int pt_is_bundle(const char* path, const pt_source* src) {
+static int py_is_bundle(const char* path, const py_source* src) {
   unsigned char head[8];
   size_t n = 0;
   if (path == NULL) return pterun_is_bundled_program(src->view.buf, (size_t)src->view.len);
@@ -107,17 +107,17 @@ static int pt_is_bundle(const char* path, const pt_source* src) {
   return pterun_is_bundled_program(head, n);
 }
 
-PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) {
+PyObject* py_program_load(py_state* st, PyObject* source, PyObject* data_files) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->program_type, Py_tp_alloc);
-  pt_program* p = NULL;
-  pt_source src;
+  py_program* p = NULL;
+  py_source src;
   pterun_load_options opts = PTERUN_LOAD_OPTIONS_INIT;
   pterun_status status;
   PyObject* files = NULL;
   const char* path;
   Py_ssize_t n = 0, k;
 
-  if (pt_source_open(source, &src) != 0) return NULL;
+  if (py_source_open(source, &src) != 0) return NULL;
   if (data_files != NULL && data_files != Py_None) {
     if (PyUnicode_Check(data_files) || PyBytes_Check(data_files)) {
       PyErr_SetString(PyExc_TypeError, "data_files must be a sequence of paths or buffers");
@@ -127,16 +127,16 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
     if (files == NULL) goto fail;
     n = PyTuple_Size(files);
   }
-  p = (pt_program*)alloc(st->program_type, 0);
+  p = (py_program*)alloc(st->program_type, 0);
   if (p == NULL) goto fail;
   p->origin = src.path ? PyUnicode_DecodeFSDefault(PyBytes_AsString(src.path))
                        : PyUnicode_FromString("<bytes>");
   if (p->origin == NULL) goto fail;
-  opts.logger = pt_logger();
+  opts.logger = py_logger();
   opts.copy = !src.borrow;
   path = src.path ? PyBytes_AsString(src.path) : NULL;
-  Py_BEGIN_ALLOW_THREADS pt_log_reset();
-  if (pt_is_bundle(path, &src)) {
+  Py_BEGIN_ALLOW_THREADS py_log_reset();
+  if (py_is_bundle(path, &src)) {
     /* A bundled program: its embedded program is used in place. */
     pterun_load_options bo = opts;
     bo.copy = path == NULL; /* a caller's buffer need not be 32-aligned */
@@ -152,7 +152,7 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
              : pterun_program_load_buffer(src.view.buf, (size_t)src.view.len, &opts, &p->program);
   }
   Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) {
-    pt_raise(st, status, "cannot load program %s", pt_source_name(&src));
+    py_raise(st, status, "cannot load program %s", py_source_name(&src));
     goto fail;
   }
   if (src.borrow && p->bundle == NULL) {
@@ -169,22 +169,22 @@ PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files) 
       goto fail;
     }
     for (k = 0; k < n; ++k)
-      if (pt_program_add_data(st, p, (size_t)k, PyTuple_GetItem(files, k)) != 0) goto fail;
+      if (py_program_add_data(st, p, (size_t)k, PyTuple_GetItem(files, k)) != 0) goto fail;
   }
   Py_XDECREF(files);
-  pt_source_close(&src);
+  py_source_close(&src);
   return (PyObject*)p;
 
 fail:
   Py_XDECREF(files);
   Py_XDECREF((PyObject*)p);
-  pt_source_close(&src);
+  py_source_close(&src);
   return NULL;
 }
 
 /* ---- metadata -------------------------------------------------------------------- */
 
-static const char* pt_dynamism_name(int d) {
+static const char* py_dynamism_name(int d) {
   switch (d) {
     case PTERUN_SHAPE_STATIC: return "static";
     case PTERUN_SHAPE_BOUNDED: return "bounded";
@@ -193,7 +193,7 @@ static const char* pt_dynamism_name(int d) {
   }
 }
 
-static PyObject* pt_int64_tuple(const int64_t* v, int n) {
+static PyObject* py_int64_tuple(const int64_t* v, int n) {
   PyObject* t = PyTuple_New(n);
   int k;
   if (t == NULL) return NULL;
@@ -208,14 +208,14 @@ static PyObject* pt_int64_tuple(const int64_t* v, int n) {
   return t;
 }
 
-PyObject* pt_io_info_dict(const pterun_io_info* io) {
+PyObject* py_io_info_dict(const pterun_io_info* io) {
   if (io->tag == PTERUN_VALUE_TENSOR) {
     int64_t order[PTERUN_MAX_RANK];
     int k;
     PyObject *shape, *dim_order;
     for (k = 0; k < io->rank; ++k) order[k] = io->dim_order[k];
-    shape = pt_int64_tuple(io->sizes, io->rank);
-    dim_order = pt_int64_tuple(order, io->rank);
+    shape = py_int64_tuple(io->sizes, io->rank);
+    dim_order = py_int64_tuple(order, io->rank);
     if (shape == NULL || dim_order == NULL) {
       Py_XDECREF(shape);
       Py_XDECREF(dim_order);
@@ -224,7 +224,7 @@ PyObject* pt_io_info_dict(const pterun_io_info* io) {
     return Py_BuildValue(
         "{s:s,s:s,s:N,s:N,s:s,s:O,s:K,s:O}", "kind", pterun_value_tag_name(io->tag), "dtype",
         pterun_dtype_name(io->dtype), "shape", shape, "dim_order", dim_order, "dynamism",
-        pt_dynamism_name(io->dynamism), "planned", io->planned ? Py_True : Py_False, "nbytes",
+        py_dynamism_name(io->dynamism), "planned", io->planned ? Py_True : Py_False, "nbytes",
         (unsigned long long)io->nbytes, "value", Py_None);
   }
   {
@@ -243,17 +243,17 @@ PyObject* pt_io_info_dict(const pterun_io_info* io) {
   }
 }
 
-static int pt_find_method(pt_state* st, pt_program* p, const char* name, size_t* index) {
+static int py_find_method(py_state* st, py_program* p, const char* name, size_t* index) {
   if (pterun_program_find_method(p->program, name, index) == PTERUN_STATUS_OK) return 0;
-  pt_log_reset();
-  pt_raise(st, PTERUN_STATUS_NOT_FOUND, "program %s has no method '%s'",
+  py_log_reset();
+  py_raise(st, PTERUN_STATUS_NOT_FOUND, "program %s has no method '%s'",
            PyUnicode_AsUTF8AndSize(p->origin, NULL), name);
   return -1;
 }
 
-static PyObject* pt_program_method_meta(PyObject* self, PyObject* arg) {
-  pt_program* p = (pt_program*)self;
-  pt_state* st = pt_state_of_type(Py_TYPE(self));
+static PyObject* py_program_method_meta(PyObject* self, PyObject* arg) {
+  py_program* p = (py_program*)self;
+  py_state* st = py_state_of_type(Py_TYPE(self));
   const char* name = PyUnicode_AsUTF8AndSize(arg, NULL);
   pterun_method_info mi;
   PyObject *inputs = NULL, *outputs = NULL, *ops = NULL, *planned = NULL, *res = NULL;
@@ -261,10 +261,10 @@ static PyObject* pt_program_method_meta(PyObject* self, PyObject* arg) {
   size_t index, k;
 
   if (name == NULL) return NULL;
-  if (pt_find_method(st, p, name, &index) != 0) return NULL;
-  pt_log_reset();
+  if (py_find_method(st, p, name, &index) != 0) return NULL;
+  py_log_reset();
   if ((status = pterun_program_method_info(p->program, index, &mi)) != PTERUN_STATUS_OK)
-    return pt_raise(st, status, "cannot query method '%s'", name);
+    return py_raise(st, status, "cannot query method '%s'", name);
   inputs = PyList_New(0);
   outputs = PyList_New(0);
   ops = PyList_New(0);
@@ -278,11 +278,11 @@ static PyObject* pt_program_method_meta(PyObject* self, PyObject* arg) {
     status = is_in ? pterun_program_method_input(p->program, index, i, &io)
                    : pterun_program_method_output(p->program, index, i, &io);
     if (status != PTERUN_STATUS_OK) {
-      pt_raise(st, status, "cannot query %s %zu of method '%s'", is_in ? "input" : "output", i,
+      py_raise(st, status, "cannot query %s %zu of method '%s'", is_in ? "input" : "output", i,
                name);
       goto done;
     }
-    d = pt_io_info_dict(&io);
+    d = py_io_info_dict(&io);
     if (d == NULL || PyList_Append(is_in ? inputs : outputs, d) != 0) {
       Py_XDECREF(d);
       goto done;
@@ -294,7 +294,7 @@ static PyObject* pt_program_method_meta(PyObject* self, PyObject* arg) {
     PyObject* t;
     if ((status = pterun_program_method_operator(p->program, index, k, &op, &overload)) !=
         PTERUN_STATUS_OK) {
-      pt_raise(st, status, "cannot query operator %zu of method '%s'", k, name);
+      py_raise(st, status, "cannot query operator %zu of method '%s'", k, name);
       goto done;
     }
     t = Py_BuildValue("(ss)", op, overload ? overload : "");
@@ -309,7 +309,7 @@ static PyObject* pt_program_method_meta(PyObject* self, PyObject* arg) {
     PyObject* v;
     if ((status = pterun_program_planned_buffer_size(p->program, index, k, &size)) !=
         PTERUN_STATUS_OK) {
-      pt_raise(st, status, "cannot query planned buffer %zu of method '%s'", k, name);
+      py_raise(st, status, "cannot query planned buffer %zu of method '%s'", k, name);
       goto done;
     }
     v = PyLong_FromUnsignedLongLong((unsigned long long)size);
@@ -332,8 +332,8 @@ done:
   return res;
 }
 
-static PyObject* pt_program_get_method_names(PyObject* self, void* closure) {
-  pt_program* p = (pt_program*)self;
+static PyObject* py_program_get_method_names(PyObject* self, void* closure) {
+  py_program* p = (py_program*)self;
   size_t n = pterun_program_method_count(p->program), k;
   PyObject* t = PyTuple_New((Py_ssize_t)n);
   if (t == NULL) return NULL;
@@ -348,12 +348,12 @@ static PyObject* pt_program_get_method_names(PyObject* self, void* closure) {
   return t;
 }
 
-static PyObject* pt_program_get_origin(PyObject* self, void* closure) {
-  return Py_NewRef(((pt_program*)self)->origin);
+static PyObject* py_program_get_origin(PyObject* self, void* closure) {
+  return Py_NewRef(((py_program*)self)->origin);
 }
 
-static PyObject* pt_program_info(PyObject* self, PyObject* unused) {
-  pt_program* p = (pt_program*)self;
+static PyObject* py_program_info(PyObject* self, PyObject* unused) {
+  py_program* p = (py_program*)self;
   pterun_program_info info;
   pterun_program_get_info(p->program, &info);
   return Py_BuildValue(
@@ -369,9 +369,9 @@ static PyObject* pt_program_info(PyObject* self, PyObject* unused) {
       "method_count", (Py_ssize_t)info.method_count, "data_file_count", (Py_ssize_t)p->data_count);
 }
 
-static PyObject* pt_program_load_method(PyObject* self, PyObject* args, PyObject* kwargs) {
+static PyObject* py_program_load_method(PyObject* self, PyObject* args, PyObject* kwargs) {
   static char* kwlist[] = {"name", "profile_runs", "record_outputs", "threads", NULL};
-  pt_state* st = pt_state_of_type(Py_TYPE(self));
+  py_state* st = py_state_of_type(Py_TYPE(self));
   const char* name;
   unsigned int runs = 0;
   int outputs = 0;
@@ -384,13 +384,13 @@ static PyObject* pt_program_load_method(PyObject* self, PyObject* args, PyObject
     PyErr_SetString(PyExc_ValueError, "threads must be >= 0 (0: every thread of the pool)");
     return NULL;
   }
-  if (pt_find_method(st, (pt_program*)self, name, &index) != 0) return NULL;
-  return pt_method_load(st, (pt_program*)self, name, runs, outputs, (size_t)threads);
+  if (py_find_method(st, (py_program*)self, name, &index) != 0) return NULL;
+  return py_method_load(st, (py_program*)self, name, runs, outputs, (size_t)threads);
 }
 
 /* [(method name, case count), ...] of a bundled program; None otherwise. */
-static PyObject* pt_program_bundle_suites(PyObject* self, PyObject* unused) {
-  pt_program* p = (pt_program*)self;
+static PyObject* py_program_bundle_suites(PyObject* self, PyObject* unused) {
+  py_program* p = (py_program*)self;
   size_t n, k;
   PyObject* list;
   if (p->bundle == NULL) Py_RETURN_NONE;
@@ -412,45 +412,45 @@ static PyObject* pt_program_bundle_suites(PyObject* self, PyObject* unused) {
   return list;
 }
 
-static PyObject* pt_program_repr(PyObject* self) {
-  pt_program* p = (pt_program*)self;
+static PyObject* py_program_repr(PyObject* self) {
+  py_program* p = (py_program*)self;
   return PyUnicode_FromFormat("<pterun.Program %U, %zu method(s)>", p->origin,
                               pterun_program_method_count(p->program));
 }
 
-static PyMethodDef pt_program_methods[] = {
-    {"load_method", (PyCFunction)(void (*)(void))pt_program_load_method,
+static PyMethodDef py_program_methods[] = {
+    {"load_method", (PyCFunction)(void (*)(void))py_program_load_method,
      METH_VARARGS | METH_KEYWORDS,
      "load_method(name, profile_runs=0, record_outputs=False, threads=0) -> Method: resolve "
      "every operator of method `name`; profile_runs > 0 attaches a profiler; threads caps the "
      "threads per kernel (0: the whole pool, 1: the calling thread)."},
-    {"bundle_suites", pt_program_bundle_suites, METH_NOARGS,
+    {"bundle_suites", py_program_bundle_suites, METH_NOARGS,
      "bundle_suites() -> [(method, cases)] of a bundled program, or None."},
-    {"method_meta", pt_program_method_meta, METH_O,
+    {"method_meta", py_program_method_meta, METH_O,
      "method_meta(name) -> dict describing the method's inputs, outputs and operators."},
-    {"info", pt_program_info, METH_NOARGS, "info() -> dict of container facts."},
+    {"info", py_program_info, METH_NOARGS, "info() -> dict of container facts."},
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef pt_program_getset[] = {
-    {"method_names", pt_program_get_method_names, NULL, "Names of the methods, in order.", NULL},
-    {"origin", pt_program_get_origin, NULL, "The path it was loaded from, or '<bytes>'.", NULL},
+static PyGetSetDef py_program_getset[] = {
+    {"method_names", py_program_get_method_names, NULL, "Names of the methods, in order.", NULL},
+    {"origin", py_program_get_origin, NULL, "The path it was loaded from, or '<bytes>'.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyType_Slot pt_program_slots[] = {
+static PyType_Slot py_program_slots[] = {
     {Py_tp_doc, (void*)"A verified ExecuTorch program (use pterun.Runtime.load_program)."},
-    {Py_tp_dealloc, (void*)pt_program_dealloc},
-    {Py_tp_repr, (void*)pt_program_repr},
-    {Py_tp_methods, pt_program_methods},
-    {Py_tp_getset, pt_program_getset},
+    {Py_tp_dealloc, (void*)py_program_dealloc},
+    {Py_tp_repr, (void*)py_program_repr},
+    {Py_tp_methods, py_program_methods},
+    {Py_tp_getset, py_program_getset},
     {0, NULL},
 };
 
-PyType_Spec pt_program_spec = {
+PyType_Spec py_program_spec = {
     .name = "pterun._pterun.Program",
-    .basicsize = sizeof(pt_program),
+    .basicsize = sizeof(py_program),
     .itemsize = 0,
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = pt_program_slots,
+    .slots = py_program_slots,
 };

@@ -8,7 +8,7 @@
  * GIL rules: every function here that takes or returns a PyObject needs the
  * GIL. The pterun calls that may take time (loading, binding, execute, the
  * output copies) run with the GIL released; the only code that runs there is
- * plain C (the log capture and the pt_copy_* helpers).
+ * plain C (the log capture and the py_copy_* helpers).
  */
 #ifndef PTERUN_PYTHON_SRC_PTEXT_H_
 #define PTERUN_PYTHON_SRC_PTEXT_H_
@@ -24,51 +24,51 @@
 
 /* ---- module state --------------------------------------------------------- */
 
-typedef struct pt_state {
+typedef struct py_state {
   PyObject* error;            /* pterun.Error (a RuntimeError subclass) */
   PyTypeObject* program_type; /* pterun.Program */
   PyTypeObject* method_type;  /* pterun.Method */
   PyTypeObject* tensor_type;  /* pterun.Tensor */
   pterun_registry* registry;  /* pterun_registry_default(); not owned */
   pterun_threadpool* pool;    /* the process's pool, created by the first load_method */
-} pt_state;
+} py_state;
 
 /* The state of the module that created `type` (one of our heap types). */
-pt_state* pt_state_of_type(PyTypeObject* type);
+py_state* py_state_of_type(PyTypeObject* type);
 
 /* ---- errors and the log capture (errors.c) ---------------------------------- */
 
 /* A logger whose callback records every ERROR line of the current call in a
  * thread-local buffer (no Python calls: safe without the GIL). */
-pterun_logger pt_logger(void);
+pterun_logger py_logger(void);
 /* Forgets what the calling thread recorded; call before each pterun call. */
-void pt_log_reset(void);
+void py_log_reset(void);
 
 /* Raises pterun.Error for `status`: the message is the formatted context,
- * then the ERROR lines recorded since the last pt_log_reset(), then the
+ * then the ERROR lines recorded since the last py_log_reset(), then the
  * status name. Sets the attributes status, code, message and log.
  * Always returns NULL. */
-PyObject* pt_raise(pt_state* st, pterun_status status, const char* fmt, ...)
+PyObject* py_raise(py_state* st, pterun_status status, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
 /* Creates the pterun.Error type. */
-PyObject* pt_error_type_new(PyObject* module);
+PyObject* py_error_type_new(PyObject* module);
 
 /* ---- tensors (tensor.c) ------------------------------------------------------- */
 
-extern PyType_Spec pt_tensor_spec;
+extern PyType_Spec py_tensor_spec;
 
 /* A new pterun.Tensor owning `data` (malloc'd, row-major, `nbytes` bytes).
  * Takes ownership of `data` even on failure. */
-PyObject* pt_tensor_new(pt_state* st, int32_t dtype, int rank, const int64_t* sizes, void* data,
+PyObject* py_tensor_new(py_state* st, int32_t dtype, int rank, const int64_t* sizes, void* data,
                         size_t nbytes);
 
 /* ---- programs and methods (program.c, method.c) -------------------------------- */
 
-typedef struct pt_program {
+typedef struct py_program {
   PyObject_HEAD pterun_program* program;
   Py_buffer source; /* the caller's bytes, when borrowed (has_source) */
   int has_source;
@@ -77,29 +77,29 @@ typedef struct pt_program {
   Py_buffer* data_sources; /* borrowed bytes of data files (obj NULL: none) */
   PyObject* origin;        /* str: the path, or "<bytes>" */
   pterun_bundle* bundle;   /* a bundled program (.bpte): owns the bytes `program` uses */
-} pt_program;
+} py_program;
 
-extern PyType_Spec pt_program_spec;
-extern PyType_Spec pt_method_spec;
+extern PyType_Spec py_program_spec;
+extern PyType_Spec py_method_spec;
 
 /* pterun.Program from a path or bytes-like object, plus data files. */
-PyObject* pt_program_load(pt_state* st, PyObject* source, PyObject* data_files);
+PyObject* py_program_load(py_state* st, PyObject* source, PyObject* data_files);
 
 /* pterun.Method `name` of `program` (method.c); with profile_runs > 0 a
  * profiler keeping that many executes is attached (record_outputs: copies
  * of kernel outputs for ETDump debug events). threads: 0 = the whole pool,
  * 1 = serial (no pool), n = at most n per kernel. */
-PyObject* pt_method_load(pt_state* st, pt_program* program, const char* name, unsigned profile_runs,
+PyObject* py_method_load(py_state* st, py_program* program, const char* name, unsigned profile_runs,
                          int record_outputs, size_t threads);
 
 /* Metadata of one input/output as a dict (program.c). */
-PyObject* pt_io_info_dict(const pterun_io_info* io);
+PyObject* py_io_info_dict(const pterun_io_info* io);
 
 /* ---- inputs (convert.c) ------------------------------------------------------------ */
 
-/* One prepared method input. Fill with pt_input_prepare (GIL held), bind with
- * pt_input_bind (no GIL needed), release with pt_input_release (GIL held). */
-typedef struct pt_input {
+/* One prepared method input. Fill with py_input_prepare (GIL held), bind with
+ * py_input_bind (no GIL needed), release with py_input_release (GIL held). */
+typedef struct py_input {
   int is_tensor;
   pterun_tensor_view view; /* tensors */
   int64_t sizes[PTERUN_MAX_RANK];
@@ -110,27 +110,24 @@ typedef struct pt_input {
   void* owned;        /* a copy made because the layout did not allow
                                  * zero copy (NULL: none) */
   int copied;         /* 1: `owned` holds the bytes bound */
-} pt_input;
+} py_input;
 
 /* Converts `obj` for input `index` described by `io`. Returns 0, or -1 with
  * an exception set (pterun.Error INPUT_MISMATCH for a dtype/rank mismatch,
  * TypeError for an object that is not a tensor or scalar). */
-int pt_input_prepare(pt_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
-                     pt_input* in);
-pterun_status pt_input_bind(pterun_method* m, size_t index, const pt_input* in);
-void pt_input_release(pt_input* in);
+int py_input_prepare(py_state* st, PyObject* obj, size_t index, const pterun_io_info* io,
+                     py_input* in);
+pterun_status py_input_bind(pterun_method* m, size_t index, const py_input* in);
+void py_input_release(py_input* in);
 
 /* ---- layout helpers (convert.c; plain C) ----------------------------------------------- */
 
-/* Element strides of a tensor of `sizes` laid out in `dim_order` (NULL:
- * row-major); a size of 0 counts as 1, as in pterun. */
-void pt_strides_for(int rank, const int64_t* sizes, const uint8_t* dim_order, int64_t* out);
 /* Copies a strided tensor (byte strides) into another layout (byte strides). */
-void pt_strided_copy(void* dst, const int64_t* dst_bstrides, const void* src,
+void py_strided_copy(void* dst, const int64_t* dst_bstrides, const void* src,
                      const int64_t* src_bstrides, int rank, const int64_t* sizes, size_t itemsize);
 
 /* Buffer-protocol format for a dtype (storage type for quantized and bits
  * types), or NULL if there is none (bfloat16, complex32, float8). */
-const char* pt_dtype_format(int32_t dtype);
+const char* py_dtype_format(int32_t dtype);
 
 #endif /* PTERUN_PYTHON_SRC_PTEXT_H_ */

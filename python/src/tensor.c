@@ -6,7 +6,7 @@
 
 #include "ptext.h"
 
-typedef struct pt_tensor {
+typedef struct py_tensor {
   PyObject_HEAD void* data; /* malloc'd, never NULL */
   size_t nbytes;
   int32_t dtype;
@@ -15,9 +15,9 @@ typedef struct pt_tensor {
   Py_ssize_t strides[PTERUN_MAX_RANK]; /* bytes */
   int64_t dl_shape[PTERUN_MAX_RANK];
   int64_t dl_strides[PTERUN_MAX_RANK]; /* elements */
-} pt_tensor;
+} py_tensor;
 
-const char* pt_dtype_format(int32_t dtype) {
+const char* py_dtype_format(int32_t dtype) {
   switch (dtype) {
     case PTERUN_DTYPE_U8:
     case PTERUN_DTYPE_QUINT8:
@@ -47,12 +47,12 @@ const char* pt_dtype_format(int32_t dtype) {
   }
 }
 
-PyObject* pt_tensor_new(pt_state* st, int32_t dtype, int rank, const int64_t* sizes, void* data,
+PyObject* py_tensor_new(py_state* st, int32_t dtype, int rank, const int64_t* sizes, void* data,
                         size_t nbytes) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->tensor_type, Py_tp_alloc);
   size_t itemsize = pterun_dtype_size(dtype);
   int64_t el[PTERUN_MAX_RANK];
-  pt_tensor* t;
+  py_tensor* t;
   int k;
 
   if (rank < 0 || rank > PTERUN_MAX_RANK || itemsize == 0) {
@@ -61,7 +61,7 @@ PyObject* pt_tensor_new(pt_state* st, int32_t dtype, int rank, const int64_t* si
                  rank);
     return NULL;
   }
-  t = (pt_tensor*)alloc(st->tensor_type, 0);
+  t = (py_tensor*)alloc(st->tensor_type, 0);
   if (t == NULL) {
     free(data);
     return NULL;
@@ -70,7 +70,7 @@ PyObject* pt_tensor_new(pt_state* st, int32_t dtype, int rank, const int64_t* si
   t->nbytes = nbytes;
   t->dtype = dtype;
   t->rank = rank;
-  pt_strides_for(rank, sizes, NULL, el);
+  pterun_dim_order_strides((uint32_t)(rank), sizes, NULL, el);
   for (k = 0; k < rank; ++k) {
     t->shape[k] = (Py_ssize_t)sizes[k];
     t->dl_shape[k] = sizes[k];
@@ -80,19 +80,19 @@ PyObject* pt_tensor_new(pt_state* st, int32_t dtype, int rank, const int64_t* si
   return (PyObject*)t;
 }
 
-static void pt_tensor_dealloc(PyObject* self) {
+static void py_tensor_dealloc(PyObject* self) {
   PyTypeObject* tp = Py_TYPE(self);
   freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-  free(((pt_tensor*)self)->data);
+  free(((py_tensor*)self)->data);
   tp_free(self);
   Py_DECREF(tp);
 }
 
 /* ---- buffer protocol ------------------------------------------------------------ */
 
-static int pt_tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
-  pt_tensor* t = (pt_tensor*)self;
-  const char* fmt = pt_dtype_format(t->dtype);
+static int py_tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  py_tensor* t = (py_tensor*)self;
+  const char* fmt = py_dtype_format(t->dtype);
   if (fmt == NULL && (flags & PyBUF_FORMAT) == PyBUF_FORMAT) {
     PyErr_Format(PyExc_BufferError,
                  "pterun.Tensor of dtype %s has no buffer format; use tobytes() or DLPack",
@@ -116,40 +116,40 @@ static int pt_tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
 
 /* ---- DLPack (the structs of the DLPack specification, v1.x ABI) ------------------ */
 
-typedef struct pt_dl_device {
+typedef struct py_dl_device {
   int32_t device_type;
   int32_t device_id;
-} pt_dl_device;
-typedef struct pt_dl_dtype {
+} py_dl_device;
+typedef struct py_dl_dtype {
   uint8_t code;
   uint8_t bits;
   uint16_t lanes;
-} pt_dl_dtype;
-typedef struct pt_dl_tensor {
+} py_dl_dtype;
+typedef struct py_dl_tensor {
   void* data;
-  pt_dl_device device;
+  py_dl_device device;
   int32_t ndim;
-  pt_dl_dtype dtype;
+  py_dl_dtype dtype;
   int64_t* shape;
   int64_t* strides;
   uint64_t byte_offset;
-} pt_dl_tensor;
-typedef struct pt_dl_managed {
-  pt_dl_tensor dl_tensor;
+} py_dl_tensor;
+typedef struct py_dl_managed {
+  py_dl_tensor dl_tensor;
   void* manager_ctx;
-  void (*deleter)(struct pt_dl_managed* self);
-} pt_dl_managed;
-typedef struct pt_dl_version {
+  void (*deleter)(struct py_dl_managed* self);
+} py_dl_managed;
+typedef struct py_dl_version {
   uint32_t major;
   uint32_t minor;
-} pt_dl_version;
-typedef struct pt_dl_managed_v {
-  pt_dl_version version;
+} py_dl_version;
+typedef struct py_dl_managed_v {
+  py_dl_version version;
   void* manager_ctx;
-  void (*deleter)(struct pt_dl_managed_v* self);
+  void (*deleter)(struct py_dl_managed_v* self);
   uint64_t flags;
-  pt_dl_tensor dl_tensor;
-} pt_dl_managed_v;
+  py_dl_tensor dl_tensor;
+} py_dl_managed_v;
 
 enum { PT_DL_CPU = 1 };
 enum {
@@ -161,7 +161,7 @@ enum {
   PT_DL_BOOL = 6
 };
 
-static int pt_dl_dtype_of(int32_t dtype, pt_dl_dtype* out) {
+static int py_dl_dtype_of(int32_t dtype, py_dl_dtype* out) {
   uint8_t code;
   switch (dtype) {
     case PTERUN_DTYPE_U8:
@@ -193,33 +193,33 @@ static int pt_dl_dtype_of(int32_t dtype, pt_dl_dtype* out) {
 }
 
 /* Deleters may run on any thread, with or without the GIL. */
-static void pt_dl_release_ctx(void* ctx) {
+static void py_dl_release_ctx(void* ctx) {
   PyGILState_STATE g = PyGILState_Ensure();
   Py_XDECREF((PyObject*)ctx);
   PyGILState_Release(g);
 }
-static void pt_dl_deleter(pt_dl_managed* m) {
-  pt_dl_release_ctx(m->manager_ctx);
+static void py_dl_deleter(py_dl_managed* m) {
+  py_dl_release_ctx(m->manager_ctx);
   free(m);
 }
-static void pt_dl_deleter_v(pt_dl_managed_v* m) {
-  pt_dl_release_ctx(m->manager_ctx);
+static void py_dl_deleter_v(py_dl_managed_v* m) {
+  py_dl_release_ctx(m->manager_ctx);
   free(m);
 }
 
 /* A capsule nobody consumed still owns its tensor. */
-static void pt_dl_capsule_destructor(PyObject* cap) {
+static void py_dl_capsule_destructor(PyObject* cap) {
   if (PyCapsule_IsValid(cap, "dltensor")) {
-    pt_dl_managed* m = (pt_dl_managed*)PyCapsule_GetPointer(cap, "dltensor");
+    py_dl_managed* m = (py_dl_managed*)PyCapsule_GetPointer(cap, "dltensor");
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   } else if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
-    pt_dl_managed_v* m = (pt_dl_managed_v*)PyCapsule_GetPointer(cap, "dltensor_versioned");
+    py_dl_managed_v* m = (py_dl_managed_v*)PyCapsule_GetPointer(cap, "dltensor_versioned");
     if (m != NULL && m->deleter != NULL) m->deleter(m);
   }
   PyErr_Clear(); /* a used capsule has another name; nothing to do */
 }
 
-static void pt_dl_fill(pt_tensor* t, pt_dl_tensor* d, const pt_dl_dtype* dt) {
+static void py_dl_fill(py_tensor* t, py_dl_tensor* d, const py_dl_dtype* dt) {
   d->data = t->data;
   d->device.device_type = PT_DL_CPU;
   d->device.device_id = 0;
@@ -230,11 +230,11 @@ static void pt_dl_fill(pt_tensor* t, pt_dl_tensor* d, const pt_dl_dtype* dt) {
   d->byte_offset = 0;
 }
 
-static PyObject* pt_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwargs) {
+static PyObject* py_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwargs) {
   static char* kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
   PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-  pt_tensor* t = (pt_tensor*)self;
-  pt_dl_dtype dt;
+  py_tensor* t = (py_tensor*)self;
+  py_dl_dtype dt;
   long major = 0;
   PyObject* cap;
 
@@ -255,14 +255,14 @@ static PyObject* pt_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwar
   }
   if (copy != Py_None && PyObject_IsTrue(copy) == 1) {
     /* A fresh copy, exported instead of this tensor. */
-    pt_state* st = pt_state_of_type(Py_TYPE(self));
+    py_state* st = py_state_of_type(Py_TYPE(self));
     void* buf = malloc(t->nbytes ? t->nbytes : 1);
     PyObject *other, *res;
     if (buf == NULL) return PyErr_NoMemory();
     memcpy(buf, t->data, t->nbytes);
-    other = pt_tensor_new(st, t->dtype, t->rank, t->dl_shape, buf, t->nbytes);
+    other = py_tensor_new(st, t->dtype, t->rank, t->dl_shape, buf, t->nbytes);
     if (other == NULL) return NULL;
-    res = pt_tensor_dlpack(other, NULL, NULL);
+    res = py_tensor_dlpack(other, NULL, NULL);
     Py_DECREF(other);
     return res;
   }
@@ -276,33 +276,33 @@ static PyObject* pt_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwar
     major = m0 ? PyLong_AsLong(m0) : -1;
     if (major == -1 && PyErr_Occurred()) return NULL;
   }
-  if (pt_dl_dtype_of(t->dtype, &dt) != 0) {
+  if (py_dl_dtype_of(t->dtype, &dt) != 0) {
     PyErr_Format(PyExc_BufferError, "dtype %s has no DLPack equivalent",
                  pterun_dtype_name(t->dtype));
     return NULL;
   }
   if (major >= 1) {
-    pt_dl_managed_v* m = (pt_dl_managed_v*)calloc(1, sizeof *m);
+    py_dl_managed_v* m = (py_dl_managed_v*)calloc(1, sizeof *m);
     if (m == NULL) return PyErr_NoMemory();
     m->version.major = 1;
     m->version.minor = 0;
     m->manager_ctx = Py_NewRef(self);
-    m->deleter = pt_dl_deleter_v;
+    m->deleter = py_dl_deleter_v;
     m->flags = 0; /* writable, not a copy */
-    pt_dl_fill(t, &m->dl_tensor, &dt);
-    cap = PyCapsule_New(m, "dltensor_versioned", pt_dl_capsule_destructor);
+    py_dl_fill(t, &m->dl_tensor, &dt);
+    cap = PyCapsule_New(m, "dltensor_versioned", py_dl_capsule_destructor);
     if (cap == NULL) {
       Py_DECREF(self);
       free(m);
     }
     return cap;
   } else {
-    pt_dl_managed* m = (pt_dl_managed*)calloc(1, sizeof *m);
+    py_dl_managed* m = (py_dl_managed*)calloc(1, sizeof *m);
     if (m == NULL) return PyErr_NoMemory();
     m->manager_ctx = Py_NewRef(self);
-    m->deleter = pt_dl_deleter;
-    pt_dl_fill(t, &m->dl_tensor, &dt);
-    cap = PyCapsule_New(m, "dltensor", pt_dl_capsule_destructor);
+    m->deleter = py_dl_deleter;
+    py_dl_fill(t, &m->dl_tensor, &dt);
+    cap = PyCapsule_New(m, "dltensor", py_dl_capsule_destructor);
     if (cap == NULL) {
       Py_DECREF(self);
       free(m);
@@ -311,14 +311,14 @@ static PyObject* pt_tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwar
   }
 }
 
-static PyObject* pt_tensor_dlpack_device(PyObject* self, PyObject* unused) {
+static PyObject* py_tensor_dlpack_device(PyObject* self, PyObject* unused) {
   return Py_BuildValue("(ii)", PT_DL_CPU, 0);
 }
 
 /* ---- Python-level attributes ------------------------------------------------------- */
 
-static PyObject* pt_tensor_get_shape(PyObject* self, void* closure) {
-  pt_tensor* t = (pt_tensor*)self;
+static PyObject* py_tensor_get_shape(PyObject* self, void* closure) {
+  py_tensor* t = (py_tensor*)self;
   PyObject* tup = PyTuple_New(t->rank);
   int k;
   if (tup == NULL) return NULL;
@@ -333,61 +333,61 @@ static PyObject* pt_tensor_get_shape(PyObject* self, void* closure) {
   return tup;
 }
 
-static PyObject* pt_tensor_get_dtype(PyObject* self, void* closure) {
-  return PyUnicode_FromString(pterun_dtype_name(((pt_tensor*)self)->dtype));
+static PyObject* py_tensor_get_dtype(PyObject* self, void* closure) {
+  return PyUnicode_FromString(pterun_dtype_name(((py_tensor*)self)->dtype));
 }
-static PyObject* pt_tensor_get_ndim(PyObject* self, void* closure) {
-  return PyLong_FromLong(((pt_tensor*)self)->rank);
+static PyObject* py_tensor_get_ndim(PyObject* self, void* closure) {
+  return PyLong_FromLong(((py_tensor*)self)->rank);
 }
-static PyObject* pt_tensor_get_nbytes(PyObject* self, void* closure) {
-  return PyLong_FromSize_t(((pt_tensor*)self)->nbytes);
+static PyObject* py_tensor_get_nbytes(PyObject* self, void* closure) {
+  return PyLong_FromSize_t(((py_tensor*)self)->nbytes);
 }
 
-static PyObject* pt_tensor_tobytes(PyObject* self, PyObject* unused) {
-  pt_tensor* t = (pt_tensor*)self;
+static PyObject* py_tensor_tobytes(PyObject* self, PyObject* unused) {
+  py_tensor* t = (py_tensor*)self;
   return PyBytes_FromStringAndSize((const char*)t->data, (Py_ssize_t)t->nbytes);
 }
 
-static PyObject* pt_tensor_repr(PyObject* self) {
-  pt_tensor* t = (pt_tensor*)self;
-  PyObject *shape = pt_tensor_get_shape(self, NULL), *r;
+static PyObject* py_tensor_repr(PyObject* self) {
+  py_tensor* t = (py_tensor*)self;
+  PyObject *shape = py_tensor_get_shape(self, NULL), *r;
   if (shape == NULL) return NULL;
   r = PyUnicode_FromFormat("pterun.Tensor(dtype=%s, shape=%R)", pterun_dtype_name(t->dtype), shape);
   Py_DECREF(shape);
   return r;
 }
 
-static PyMethodDef pt_tensor_methods[] = {
-    {"__dlpack__", (PyCFunction)(void (*)(void))pt_tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
+static PyMethodDef py_tensor_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))py_tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
      "Export as a DLPack capsule (shares this tensor's memory)."},
-    {"__dlpack_device__", pt_tensor_dlpack_device, METH_NOARGS, "(kDLCPU, 0)"},
-    {"tobytes", pt_tensor_tobytes, METH_NOARGS, "The raw bytes, row-major."},
+    {"__dlpack_device__", py_tensor_dlpack_device, METH_NOARGS, "(kDLCPU, 0)"},
+    {"tobytes", py_tensor_tobytes, METH_NOARGS, "The raw bytes, row-major."},
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef pt_tensor_getset[] = {
-    {"shape", pt_tensor_get_shape, NULL, "Sizes, a tuple of ints.", NULL},
-    {"dtype", pt_tensor_get_dtype, NULL, "Element type name ('float32').", NULL},
-    {"ndim", pt_tensor_get_ndim, NULL, "Number of dimensions.", NULL},
-    {"nbytes", pt_tensor_get_nbytes, NULL, "Size of the data in bytes.", NULL},
+static PyGetSetDef py_tensor_getset[] = {
+    {"shape", py_tensor_get_shape, NULL, "Sizes, a tuple of ints.", NULL},
+    {"dtype", py_tensor_get_dtype, NULL, "Element type name ('float32').", NULL},
+    {"ndim", py_tensor_get_ndim, NULL, "Number of dimensions.", NULL},
+    {"nbytes", py_tensor_get_nbytes, NULL, "Size of the data in bytes.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyType_Slot pt_tensor_slots[] = {
+static PyType_Slot py_tensor_slots[] = {
     {Py_tp_doc, (void*)"A method output: an owned, row-major copy supporting the buffer "
                        "protocol and DLPack."},
-    {Py_tp_dealloc, (void*)pt_tensor_dealloc},
-    {Py_tp_repr, (void*)pt_tensor_repr},
-    {Py_tp_methods, pt_tensor_methods},
-    {Py_tp_getset, pt_tensor_getset},
-    {Py_bf_getbuffer, (void*)pt_tensor_getbuffer},
+    {Py_tp_dealloc, (void*)py_tensor_dealloc},
+    {Py_tp_repr, (void*)py_tensor_repr},
+    {Py_tp_methods, py_tensor_methods},
+    {Py_tp_getset, py_tensor_getset},
+    {Py_bf_getbuffer, (void*)py_tensor_getbuffer},
     {0, NULL},
 };
 
-PyType_Spec pt_tensor_spec = {
+PyType_Spec py_tensor_spec = {
     .name = "pterun.Tensor",
-    .basicsize = sizeof(pt_tensor),
+    .basicsize = sizeof(py_tensor),
     .itemsize = 0,
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = pt_tensor_slots,
+    .slots = py_tensor_slots,
 };

@@ -417,8 +417,8 @@ static int test_layout(void) {
   int32_t src[12], nhwc[12], back[12];
   int k, h, w, c;
   for (k = 0; k < 12; ++k) src[k] = k;
-  cli_strides_for(4, sizes, NULL, rm);
-  cli_strides_for(4, sizes, order, cl);
+  pterun_dim_order_strides((uint32_t)(4), sizes, NULL, rm);
+  pterun_dim_order_strides((uint32_t)(4), sizes, order, cl);
   PT_CHECK(rm[0] == 12 && rm[1] == 6 && rm[2] == 3 && rm[3] == 1);
   PT_CHECK(cl[1] == 1 && cl[3] == 2 && cl[2] == 6 && cl[0] == 12);
   cli_strided_copy(nhwc, cl, src, rm, 4, sizes, sizeof(int32_t));
