@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pterun vs ExecuTorch (portable and XNNPACK) vs ONNX Runtime, one command.
 
-    /work/venv/bin/python bench/compare.py [--pterun build/bin/pterun]
+    python bench/compare.py [--pterun build/bin/pterun]
         [--bench-kernels build/bin/bench_kernels] [--only MODEL]... [--min-time 1.0]
 
 For every model of bench/models/export_models.py (exported first if

@@ -8,7 +8,7 @@ c10::BFloat16's scalar conversion (the vectorised bfloat16 cast of a longer
 tensor writes 0xFFFF for NaN, an artefact of the SIMD path that
 c10::BFloat16 and ExecuTorch do not share).
 
-Usage: /work/venv/bin/python tools/gen_half_fixture.py
+Usage: python tools/gen_half_fixture.py
 """
 
 from __future__ import annotations

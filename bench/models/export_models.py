@@ -12,7 +12,7 @@ For each model (seeded weights, fixed input) writes bench/models/out/<name>/:
 
 The files are generated, not committed (bench/models/out/ is ignored):
 
-    /work/venv/bin/python bench/models/export_models.py [--only NAME]...
+    python bench/models/export_models.py [--only NAME]...
 """
 
 from __future__ import annotations
