@@ -693,33 +693,10 @@ pterun_status pk_convolution_prepare(pterun_kernel_context* ctx, pterun_value** 
   return convolution_prepare(ctx, args, nargs, 11, 9);
 }
 
-/* pterun::convolution_relu.out(<convolution's arguments>, *, out) */
-pterun_status pk_convolution_relu_out(pterun_kernel_context* ctx, pterun_value** args,
-                                      size_t nargs) {
-  pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_RELU};
-  PTERUN_CHECK_NARGS(ctx, nargs, 11);
-  return convolution(ctx, args, 9, &act);
-}
-
-pterun_status pk_convolution_relu_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                          size_t nargs) {
-  return convolution_prepare(ctx, args, nargs, 11, 9);
-}
-
-/* pterun::convolution_hardtanh.out(<convolution's arguments>, min_val,
+/* pterun::convolution_relu.out(<convolution's arguments>, *, out) and
+ * pterun::convolution_hardtanh.out(<convolution's arguments>, min_val,
  * max_val, *, out) */
-pterun_status pk_convolution_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args,
-                                          size_t nargs) {
-  pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_CLAMP};
-  PTERUN_CHECK_NARGS(ctx, nargs, 13);
-  PTERUN_TRY(pk_arg_clamp_bounds(ctx, args, 9, &act.lo, &act.hi));
-  return convolution(ctx, args, 11, &act);
-}
-
-pterun_status pk_convolution_hardtanh_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                              size_t nargs) {
-  return convolution_prepare(ctx, args, nargs, 13, 11);
-}
+PK_DEFINE_FUSED_ACTIVATIONS(pk_convolution, convolution, convolution_prepare, 11)
 
 /* aten::convolution_backward.out(Tensor grad_output, Tensor input, Tensor weight,
  *   SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation,

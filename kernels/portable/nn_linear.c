@@ -200,28 +200,6 @@ pterun_status pk_linear_prepare(pterun_kernel_context* ctx, pterun_value** args,
   return linear_prepare(ctx, args, nargs, 5, 3);
 }
 
-/* pterun::linear_relu.out(input, weight, bias, *, out) */
-pterun_status pk_linear_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_RELU};
-  PTERUN_CHECK_NARGS(ctx, nargs, 5);
-  return linear(ctx, args, 3, &act);
-}
-
-pterun_status pk_linear_relu_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
-  return linear_prepare(ctx, args, nargs, 5, 3);
-}
-
-/* pterun::linear_hardtanh.out(input, weight, bias, min_val, max_val, *, out) */
-pterun_status pk_linear_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
-  pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_CLAMP};
-  PTERUN_CHECK_NARGS(ctx, nargs, 7);
-  PTERUN_TRY(pk_arg_clamp_bounds(ctx, args, 3, &act.lo, &act.hi));
-  return linear(ctx, args, 5, &act);
-}
-
-pterun_status pk_linear_hardtanh_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                         size_t nargs) {
-  return linear_prepare(ctx, args, nargs, 7, 5);
-}
+/* pterun::linear_relu.out(input, weight, bias, *, out) and
+ * pterun::linear_hardtanh.out(input, weight, bias, min_val, max_val, *, out) */
+PK_DEFINE_FUSED_ACTIVATIONS(pk_linear, linear, linear_prepare, 5)

@@ -193,32 +193,20 @@ pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   return addmm(ctx, args, 5, NULL);
 }
 
+static pterun_status addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                   size_t want, size_t iout);
+
 pterun_status pk_addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  return prepare_mat2(ctx, args, nargs, 7, 1, 2, 5);
+  return addmm_prepare(ctx, args, nargs, 7, 5);
 }
 
-/* pterun::addmm_relu.out(self, mat1, mat2, beta, alpha, *, out): addmm then
- * relu, as one call (the fusion pass's rewrite of addmm -> relu). */
-pterun_status pk_addmm_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_RELU};
-  PTERUN_CHECK_NARGS(ctx, nargs, 7);
-  return addmm(ctx, args, 5, &act);
+static pterun_status addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                   size_t want, size_t iout) {
+  return prepare_mat2(ctx, args, nargs, want, 1, 2, iout);
 }
 
-pterun_status pk_addmm_relu_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  return prepare_mat2(ctx, args, nargs, 7, 1, 2, 5);
-}
-
-/* pterun::addmm_hardtanh.out(self, mat1, mat2, beta, alpha, min_val, max_val,
- * *, out): addmm then hardtanh (ReLU6 is hardtanh(0, 6)). */
-pterun_status pk_addmm_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_CLAMP};
-  PTERUN_CHECK_NARGS(ctx, nargs, 9);
-  PTERUN_TRY(pk_arg_clamp_bounds(ctx, args, 5, &act.lo, &act.hi));
-  return addmm(ctx, args, 7, &act);
-}
-
-pterun_status pk_addmm_hardtanh_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                        size_t nargs) {
-  return prepare_mat2(ctx, args, nargs, 9, 1, 2, 7);
-}
+/* pterun::addmm_relu.out(self, mat1, mat2, beta, alpha, *, out) and
+ * pterun::addmm_hardtanh.out(self, mat1, mat2, beta, alpha, min_val, max_val,
+ * *, out): addmm then the activation, as one call (the fusion pass's
+ * rewrite of addmm -> relu / hardtanh; ReLU6 is hardtanh(0, 6)). */
+PK_DEFINE_FUSED_ACTIVATIONS(pk_addmm, addmm, addmm_prepare, 7)

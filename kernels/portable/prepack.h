@@ -9,6 +9,7 @@
 
 #include "pterun/compute.h"
 #include "pterun/kernel.h"
+#include "pterun/kernel_util.h"
 
 /* The state of an instruction whose prepare packed a weight. */
 typedef struct pk_prepacked {
@@ -36,5 +37,32 @@ const pterun_compute_packed* pk_prepacked_for(const pterun_kernel_context* ctx,
  * max_val) at args[i], args[i + 1], as the float32 bounds hardtanh applies. */
 pterun_status pk_arg_clamp_bounds(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                   float* lo, float* hi);
+
+/* The fused-activation variants of a kernel with n arguments (out at
+ * n - 2): defines <base>_relu_out / _relu_prepare (the same arguments) and
+ * <base>_hardtanh_out / _hardtanh_prepare (min_val, max_val before out), over
+ *   impl(ctx, args, iout, const pterun_compute_gemm_opts* act) and
+ *   prep(ctx, args, nargs, want, iout). */
+#define PK_DEFINE_FUSED_ACTIVATIONS(base, impl, prep, n)                                           \
+  pterun_status base##_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {   \
+    pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_RELU};                        \
+    PTERUN_CHECK_NARGS(ctx, nargs, (n));                                                           \
+    return impl(ctx, args, (n) - 2, &act);                                                         \
+  }                                                                                                \
+  pterun_status base##_relu_prepare(pterun_kernel_context* ctx, pterun_value** args,               \
+                                    size_t nargs) {                                                \
+    return prep(ctx, args, nargs, (n), (n) - 2);                                                   \
+  }                                                                                                \
+  pterun_status base##_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args,               \
+                                    size_t nargs) {                                                \
+    pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_CLAMP};                       \
+    PTERUN_CHECK_NARGS(ctx, nargs, (n) + 2);                                                       \
+    PTERUN_TRY(pk_arg_clamp_bounds(ctx, args, (n) - 2, &act.lo, &act.hi));                         \
+    return impl(ctx, args, (n), &act);                                                             \
+  }                                                                                                \
+  pterun_status base##_hardtanh_prepare(pterun_kernel_context* ctx, pterun_value** args,           \
+                                        size_t nargs) {                                            \
+    return prep(ctx, args, nargs, (n) + 2, (n));                                                   \
+  }
 
 #endif

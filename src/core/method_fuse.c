@@ -65,11 +65,11 @@ uint32_t pt_fuse_op_slots(void) {
 
 /* What the other instructions do with each value. */
 typedef struct fuse_facts {
-  uint16_t* refs;    /* per value: argument slots naming it (lists included), moves, conditions */
-  uint8_t* written;  /* per value: some instruction or the caller writes it */
-  uint8_t* jump_in;  /* per instruction (flat index): a jump lands on it */
-  uint8_t* outputs;  /* per value: a method output */
-  uint32_t* starts;  /* flat index of each chain's first instruction */
+  uint16_t* refs;   /* per value: argument slots naming it (lists included), moves, conditions */
+  uint8_t* written; /* per value: some instruction or the caller writes it */
+  uint8_t* jump_in; /* per instruction (flat index): a jump lands on it */
+  uint8_t* outputs; /* per value: a method output */
+  uint32_t* starts; /* flat index of each chain's first instruction */
 } fuse_facts;
 
 static void bump16(uint16_t* c) {
@@ -164,7 +164,8 @@ static bool value_overlaps(const pterun_value* v, const pterun_tensor* t) {
   if (v->tag == PTERUN_VALUE_LIST_TENSOR || v->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
     for (size_t k = 0; k < v->u.tensors.len; ++k) {
       const pterun_value* e = v->u.tensors.items[k];
-      if (e != NULL && e->tag == PTERUN_VALUE_TENSOR && e->u.tensor != t && overlaps(e->u.tensor, t))
+      if (e != NULL && e->tag == PTERUN_VALUE_TENSOR && e->u.tensor != t &&
+          overlaps(e->u.tensor, t))
         return true;
     }
   return false;

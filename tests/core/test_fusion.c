@@ -55,8 +55,10 @@ static pterun_status layout_input(pterun_program* p, const cli_npy* x, uint8_t* 
     }
     memcpy((char*)*buf + (size_t)d0 * es, (const char*)x->data + (size_t)so * es, es);
     for (size_t d = x->rank; d-- > 0;) /* next logical index, row-major */
-      if (++idx[d] < x->shape[d]) break;
-      else idx[d] = 0;
+      if (++idx[d] < x->shape[d])
+        break;
+      else
+        idx[d] = 0;
   }
   return PTERUN_STATUS_OK;
 }
