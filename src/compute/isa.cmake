@@ -51,3 +51,24 @@ function(pterun_gemm_isa_setup target)
 endfunction()
 
 pterun_gemm_isa_setup(pterun_compute)
+
+# Low-bit linear microkernels (src/compute/lowbit/lowbit_<isa>.c): AVX2 rides
+# on PTERUN_GEMM_AVX2; AVX-512 needs BW, and VNNI for the vpdpbusd variant
+# (PTERUN_LOWBIT_AVX512 switches on both rows of lowbit_ukernels.inc). The
+# driver and the activation quantization keep torchao's float operations: no
+# contraction into fused multiply-adds.
+set_source_files_properties(${_pt_isa_dir}/lowbit/linear.c ${_pt_isa_dir}/lowbit/act.c
+  PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2")
+endif()
+if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512")
+  check_c_compiler_flag("-mavx512f -mavx512bw -mavx512vnni" PTERUN_CC_HAS_AVX512VNNI)
+  if(PTERUN_CC_HAS_AVX512VNNI)
+    set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
+      COMPILE_OPTIONS "-mavx2;-mavx512f;-mavx512bw")
+    set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
+      COMPILE_OPTIONS "-mavx2;-mavx512f;-mavx512bw;-mavx512vnni")
+    target_compile_definitions(pterun_compute PRIVATE PTERUN_LOWBIT_AVX512=1)
+  endif()
+endif()
