@@ -197,16 +197,16 @@ typedef struct pterun_compute_lowbit_weights {
 
 /** Scratch bytes pterun_compute_lowbit_linear uses for a block of `rows`
  *  activation rows (it takes fewer rows at a time when the arena is short). */
-PTERUN_COMPUTE_API size_t pterun_compute_lowbit_scratch_bytes(const pterun_compute_lowbit_weights* w,
-                                                              int64_t rows);
+PTERUN_COMPUTE_API size_t
+pterun_compute_lowbit_scratch_bytes(const pterun_compute_lowbit_weights* w, int64_t rows);
 
 /** y[m, n] = quantize(x[m, k]) @ w, float32, row-major, contiguous.
  *  Quantized activations live in ctx's scratch arena (a stack row when it is
  *  too small and k <= 4096; else OUT_OF_MEMORY with a message); the method's
  *  pool splits the rows and 8-column tiles. ctx may be NULL (serial, stack). */
-PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear(pterun_kernel_context* ctx,
-                                                              const pterun_compute_lowbit_weights* w,
-                                                              const float* x, int64_t m, float* y);
+PTERUN_COMPUTE_API pterun_status
+pterun_compute_lowbit_linear(pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w,
+                             const float* x, int64_t m, float* y);
 /** As pterun_compute_lowbit_linear with an explicit microkernel (NULL: the
  *  default selection), pool and thread cap (tests, benchmarks). */
 PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_ex(

@@ -85,8 +85,7 @@ static void quantize_rows(void* c, size_t start, size_t count) {
     int64_t* asum = b->asum + r * (size_t)groups;
     int64_t g, j;
     pc_lowbit_act_qparams(b->x + r * (size_t)k, k, &b->scale[r], &b->zero[r]);
-    pc_lowbit_act_quantize(b->x + r * (size_t)k, k, pc_lowbit_act_inv(b->scale[r]), b->zero[r],
-                           qa);
+    pc_lowbit_act_quantize(b->x + r * (size_t)k, k, pc_lowbit_act_inv(b->scale[r]), b->zero[r], qa);
     for (g = 0; g < groups; ++g) {
       int64_t s = 0;
       for (j = 0; j < gs; ++j) s += qa[g * gs + j];

@@ -14,8 +14,7 @@
 #define LT_ADD16(a, b) _mm512_add_epi16((a), (b))
 #define LT_ADD32(a, b) _mm512_add_epi32((a), (b))
 /* a 64-byte load is a whole 4-bit chunk: qa[0..7] below, qa[8..15] above */
-#define LT_ACT4(h0, h1, off)                                                                       \
-  _mm512_inserti64x4(_mm512_set1_epi64(h0), _mm256_set1_epi64x(h1), 1)
+#define LT_ACT4(h0, h1, off) _mm512_inserti64x4(_mm512_set1_epi64(h0), _mm256_set1_epi64x(h1), 1)
 #define LT_ACT(h) _mm512_set1_epi64(h)
 #define LT_CVT16(p) _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(const void*)(p)))
 #define LT_ACT16(h) _mm512_cvtepi8_epi16(_mm256_set1_epi64x(h))
