@@ -53,13 +53,15 @@ static int check_dot(int nbit, int64_t chunks, int mode) {
   int bad = 0;
   PT_CHECK(w != NULL && qa != NULL);
   for (i = 0; i < nw; ++i) w[i] = mode == 0 ? (uint8_t)rnd() : mode == 2 ? 0 : 0xff;
-  for (i = 0; i < nq; ++i) qa[i] = (int8_t)(mode == 0 ? (int)(rnd() & 255) - 128 : mode == 1 ? -128 : 127);
+  for (i = 0; i < nq; ++i)
+    qa[i] = (int8_t)(mode == 0 ? (int)(rnd() & 255) - 128 : mode == 1 ? -128 : 127);
   ref_dot(nbit, w, qa, chunks, want);
   for (v = 0; v < nuk; ++v) {
     if (!runnable(&uk[v])) continue;
     uk[v].fn(nbit, w, qa, chunks, got);
     if (memcmp(got, want, sizeof got) != 0) {
-      fprintf(stderr, "%s: nbit %d, %" PRId64 " chunks, mode %d: dot[0] %" PRId64 " want %" PRId64 "\n",
+      fprintf(stderr,
+              "%s: nbit %d, %" PRId64 " chunks, mode %d: dot[0] %" PRId64 " want %" PRId64 "\n",
               uk[v].name, nbit, chunks, mode, got[0], want[0]);
       bad = 1;
     }
@@ -77,11 +79,13 @@ static int test_microkernels(void) {
   size_t c;
   PT_CHECK(nuk >= 1 && uk[0].isa == 0);
   for (v = 0; v < nuk; ++v)
-    printf("  %s: %s\n", uk[v].name, runnable(&uk[v]) ? "tested" : "untested (this CPU lacks its ISA)");
+    printf("  %s: %s\n", uk[v].name,
+           runnable(&uk[v]) ? "tested" : "untested (this CPU lacks its ISA)");
   PT_CHECK(pterun_compute_lowbit_select(0) == &uk[0]);
   for (nbit = 1; nbit <= 8; ++nbit)
     for (mode = 0; mode < 4; ++mode) {
-      for (c = 0; c < sizeof counts / sizeof counts[0]; ++c) bad |= check_dot(nbit, counts[c], mode);
+      for (c = 0; c < sizeof counts / sizeof counts[0]; ++c)
+        bad |= check_dot(nbit, counts[c], mode);
       /* past the int32 flush points (1023, 4095, 16383 chunks) with the
        * largest products */
       if (mode != 0) bad |= check_dot(nbit, nbit == 4 ? 16385 : 4097, mode);
@@ -174,8 +178,9 @@ static int test_driver(void) {
           size_t cap;
           for (cap = 0; cap < 3; ++cap) {
             memset(got, 0xa5, (size_t)(m * n) * 4);
-            PT_CHECK_STATUS(pterun_compute_lowbit_linear_ex(NULL, &w, x, m, got, &uk[v], pools[pi], cap),
-                            PTERUN_STATUS_OK);
+            PT_CHECK_STATUS(
+                pterun_compute_lowbit_linear_ex(NULL, &w, x, m, got, &uk[v], pools[pi], cap),
+                PTERUN_STATUS_OK);
             if (memcmp(got, want, (size_t)(m * n) * 4) != 0) {
               fprintf(stderr, "%s nbit %d combo %d pool %zu cap %zu differs\n", uk[v].name, nbit,
                       combo, pi, cap);
