@@ -175,9 +175,13 @@ done
 echo "valgrind run_program"
 "${VG[@]}" build/bin/run_program examples/mlp.pte >/dev/null
 SEEDS=(tests/fixtures tests/cli/data tests/corpus)
-for t in program method execute npy ptd; do
+# Every target the build made (a new target is replayed without editing this).
+for exe in build/bin/fuzz_replay_*; do
+  t="${exe##*/fuzz_replay_}"
+  dirs=("${SEEDS[@]}")
+  for d in "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t"; do [ -d "$d" ] && dirs+=("$d"); done
   echo "valgrind fuzz_replay_$t"
-  "${VG[@]}" "build/bin/fuzz_replay_$t" "${SEEDS[@]}" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >/dev/null
+  "${VG[@]}" "$exe" "${dirs[@]}" >/dev/null
 done
 
 step "short fuzz run of every target (libFuzzer, ASan + UBSan)"
