@@ -325,6 +325,26 @@ typedef struct pterun_compute_lowbit_weights {
   const uint8_t* tiles;     /* the first tile (after the 64-byte header) */
 } pterun_compute_lowbit_weights;
 
+/** Bytes pterun_compute_lowbit_repack writes for `w`: 0 when the
+ *  microkernels read its width without unpacking (4 and 8 bits). */
+PTERUN_COMPUTE_API size_t
+pterun_compute_lowbit_repack_bytes(const pterun_compute_lowbit_weights* w);
+/** Load-time repacking (a kernel's prepare): 1-3-bit codes rewritten in the
+ *  4-bit layout, 5-7-bit codes in the 8-bit layout, per-group data and bias
+ *  copied, at dst (pterun_compute_lowbit_repack_bytes(w) bytes, 64-byte
+ *  aligned preferred); `out` describes the copy. Same codes, so the linear
+ *  gives the same bits from either; the widths that need no repacking are
+ *  described as they are. */
+PTERUN_COMPUTE_API void pterun_compute_lowbit_repack(const pterun_compute_lowbit_weights* w,
+                                                     uint8_t* dst,
+                                                     pterun_compute_lowbit_weights* out);
+
+/** Bytes of one 8-column tile of the universal layout (k < 2^31, group_size
+ *  a multiple of 16 dividing k): per group, group_size * nbit code bytes,
+ *  8 scales, 8 sums [, 8 zero points]; then [8 biases]. */
+PTERUN_COMPUTE_API uint64_t pterun_compute_lowbit_tile_bytes(int nbit, int64_t k,
+                                                             int64_t group_size, int has_zeros,
+                                                             int has_bias);
 /** Scratch bytes pterun_compute_lowbit_linear uses for a block of `rows`
  *  activation rows (it takes fewer rows at a time when the arena is short). */
 PTERUN_COMPUTE_API size_t

@@ -26,10 +26,6 @@ enum { LB_NR = 8, LB_KR = 16, LB_SR = 2 };
 pterun_status lb_linear_header(pterun_kernel_context* ctx, const uint8_t* packed, size_t size,
                                int nbit, int* has_zeros, int* has_bias);
 
-/* Bytes of one 8-column tile of the universal linear layout, or 0 when the
- * sizes are out of range (k, group_size already validated). */
-uint64_t lb_linear_tile_bytes(int nbit, int64_t k, int64_t group_size, int has_zeros, int has_bias);
-
 /* Checks the packed-weights tensor argument (1-D int8/uint8, contiguous,
  * data present) and returns its bytes. */
 pterun_status lb_packed_arg(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
@@ -48,6 +44,10 @@ pterun_status lb_out_2d(pterun_kernel_context* ctx, pterun_tensor* out, int64_t 
 
 pterun_status lb_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                             int nbit);
+/* Load time (kernel ABI 3): checks constant weights once and repacks the
+ * widths that would be unpacked per call (lb_linear.c). */
+pterun_status lb_linear_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                int nbit);
 pterun_status lb_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                int nbit);
 pterun_status lb_shared_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,

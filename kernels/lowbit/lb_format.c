@@ -47,14 +47,6 @@ pterun_status lb_linear_header(pterun_kernel_context* ctx, const uint8_t* p, siz
   return PTERUN_STATUS_OK;
 }
 
-uint64_t lb_linear_tile_bytes(int nbit, int64_t k, int64_t group_size, int has_zeros,
-                              int has_bias) {
-  /* per group: group_size * nbit code bytes, 8 scales, 8 sums, [8 zeros] */
-  uint64_t groups = (uint64_t)(k / group_size);
-  uint64_t per_group = (uint64_t)group_size * (uint64_t)nbit + 64u + (has_zeros ? 32u : 0u);
-  return groups * per_group + (has_bias ? 32u : 0u); /* k < 2^31: no overflow */
-}
-
 pterun_status lb_packed_arg(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
                             const uint8_t** data, size_t* size) {
   if (t->rank != 1) return LB_FAIL(ctx, "arg '%s': must be 1-D, got rank %d", name, t->rank);
@@ -101,7 +93,7 @@ pterun_status lb_linear_check(pterun_kernel_context* ctx, const uint8_t* packed,
                    "arg 'group_size': %" PRId64
                    " must be a positive multiple of 16 that divides k = %" PRId64,
                    gs, k);
-  *tile_bytes = lb_linear_tile_bytes(nbit, k, gs, *has_zeros, *has_bias);
+  *tile_bytes = pterun_compute_lowbit_tile_bytes(nbit, k, gs, *has_zeros, *has_bias);
   /* tiles < 2^28 and tile bytes < 2^36: the product fits */
   need = LB_HEADER_BYTES + (uint64_t)((n + LB_NR - 1) / LB_NR) * *tile_bytes;
   if ((uint64_t)size != need)

@@ -2,8 +2,9 @@
  * src/compute/lowbit/): every microkernel this CPU can run against a
  * reference written here (unpack, multiply, add in int64), at every width,
  * with random and extreme codes and activations and with chunk counts past
- * every int32 flush point; then the driver: every microkernel and every
- * pool size and thread cap give the same bits, and the stack fallback. The
+ * every int32 flush point; then the driver: every microkernel, every pool
+ * size and thread cap, and the load-time repacking give the same bits; and
+ * the stack fallback. The
  * variants this CPU cannot run are listed as untested. Again with
  * PTERUN_ISA_MASK=0 (portable selection). */
 #include <inttypes.h>
@@ -188,6 +189,21 @@ static int test_driver(void) {
             }
           }
         }
+      }
+      /* the load-time repacking (1-3 bits to the 4-bit layout, 5-7 to the
+       * 8-bit one) gives the same bits */
+      {
+        size_t rb = pterun_compute_lowbit_repack_bytes(&w);
+        pterun_compute_lowbit_weights rw;
+        uint8_t* rbuf = malloc(rb + 1);
+        PT_CHECK(rbuf != NULL && (rb == 0) == (nbit == 4 || nbit == 8));
+        pterun_compute_lowbit_repack(&w, rbuf, &rw);
+        PT_CHECK(rw.nbit == (nbit < 4 ? 4 : nbit == 4 ? 4 : 8));
+        PT_CHECK(rb == (size_t)((n + 7) / 8) * rw.tile_bytes || rb == 0);
+        PT_CHECK_STATUS(pterun_compute_lowbit_linear_ex(NULL, &rw, x, m, got, NULL, pools[2], 0),
+                        PTERUN_STATUS_OK);
+        PT_CHECK(memcmp(got, want, (size_t)(m * n) * 4) == 0);
+        free(rbuf);
       }
       /* one row alone gives the same bits as inside the block */
       PT_CHECK_STATUS(pterun_compute_lowbit_linear(NULL, &w, x + 3 * k, 1, got), PTERUN_STATUS_OK);
