@@ -116,6 +116,9 @@ int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session*
   "  --no-fusion            keep operator chains unfused (load-time fusion off)\n"                 \
   "  --no-prepare           skip kernels' load-time preparation (weights unpacked)\n"
 
+/** Starts the session's thread pool from s->threads unless it is running
+ *  or s->threads is 1 (then s->pool stays NULL: serial). */
+int cli_session_pool(cli_session* s);
 /** Loads method `index` against the session's registry and data files, on the
  *  session's thread pool (created on first use from s->threads). */
 int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out);

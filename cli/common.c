@@ -252,20 +252,26 @@ int cli_pick_method(cli_session* s, const char* requested, size_t* index_out) {
                   n ? names : "none");
 }
 
-int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out) {
-  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
-  pterun_status st;
-  const char* name = pterun_program_method_name(s->program, index);
-  double t0;
-
+int cli_session_pool(cli_session* s) {
   if (s->pool == NULL && s->threads != 1) {
     pterun_threadpool_options po;
+    pterun_status st;
     memset(&po, 0, sizeof po);
     po.threads = (size_t)s->threads;
     st = pterun_threadpool_create(&po, &s->pool);
     if (st != PTERUN_STATUS_OK)
       return cli_fail(NULL, st, "cannot start %llu threads", (unsigned long long)s->threads);
   }
+  return CLI_EXIT_OK;
+}
+
+int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out) {
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
+  pterun_status st;
+  const char* name = pterun_program_method_name(s->program, index);
+  double t0;
+
+  if (cli_session_pool(s) != CLI_EXIT_OK) return CLI_EXIT_FAIL;
   mo.threadpool = s->pool;
   mo.registry = s->registry;
   mo.data = (const pterun_data* const*)s->data;
