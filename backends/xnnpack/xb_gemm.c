@@ -150,7 +150,8 @@ XB_INLINE void igemm_body(size_t M, size_t K, size_t N, const int16_t* A, size_t
       const int16_t* a = A + (m + r) * lda;
       for (size_t n = n8; n < N; ++n) {
         int32_t acc = 0;
-        for (size_t k = 0; k < K; ++k) acc += (int32_t)a[k] * (int32_t)B[k * ldb + n];
+        for (size_t k = 0; k < K; ++k)
+          acc = xb_wrap_add(acc, (int32_t)a[k] * (int32_t)B[k * ldb + n]);
         C[(m + r) * ldc + n] = acc;
       }
     }
@@ -161,10 +162,12 @@ XB_INLINE void madd_q8_body(int32_t* acc, const void* x, int is_u8, int32_t zp, 
                             size_t n) {
   if (is_u8) {
     const uint8_t* xu = x;
-    for (size_t i = 0; i < n; ++i) acc[i] += ((int32_t)xu[i] - zp) * (int32_t)w[i];
+    for (size_t i = 0; i < n; ++i)
+      acc[i] = xb_wrap_add(acc[i], ((int32_t)xu[i] - zp) * (int32_t)w[i]);
   } else {
     const int8_t* xs = x;
-    for (size_t i = 0; i < n; ++i) acc[i] += ((int32_t)xs[i] - zp) * (int32_t)w[i];
+    for (size_t i = 0; i < n; ++i)
+      acc[i] = xb_wrap_add(acc[i], ((int32_t)xs[i] - zp) * (int32_t)w[i]);
   }
 }
 

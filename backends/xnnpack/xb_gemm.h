@@ -5,6 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* int32 accumulation wraps, as the SIMD paths (vpaddd) do: a hostile bias or
+ * an extreme K must not be undefined behaviour in the scalar paths. */
+static inline int32_t xb_wrap_add(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
 /* C[M,N] = clamp(A[M,K] · B[K,N] + bias[N], lo, hi); bias may be NULL.
  * Rows of A, B and C are lda, ldb and ldc elements apart. */
 void xb_gemm_f32(size_t M, size_t K, size_t N, const float* A, size_t lda, const float* B,

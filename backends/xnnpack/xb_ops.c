@@ -724,7 +724,8 @@ static void run_fc(xb_exec* x, const xb_node* n) {
     for (size_t m = 0; m < M; ++m)
       for (size_t c = 0; c < N; ++c)
         q_st(x->data[n->out], m * N + c,
-             requant((float)(C[m * N + c] + p->ibias[c]) * p->mult[c], out->zero_point, lo, hi),
+             requant((float)xb_wrap_add(C[m * N + c], p->ibias[c]) * p->mult[c], out->zero_point,
+                     lo, hi),
              uo);
     return;
   }
@@ -806,7 +807,8 @@ static void run_conv(xb_exec* x, const xb_node* n) {
               xb_madd_q8(acc, src + base, ui, in->zero_point, wp, OC);
             else
               for (size_t c = 0; c < OC; ++c)
-                acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
+                acc[c] = xb_wrap_add(
+                    acc[c], (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c]);
           }
         }
         size_t ob = (b * npix + pix) * OC;
@@ -862,8 +864,8 @@ static void run_conv(xb_exec* x, const xb_node* n) {
             for (size_t c = 0; c < OCg; ++c) {
               size_t oc = gi * OCg + c;
               q_st(dst, ob + t * OC + c,
-                   requant((float)(C[t * OCg + c] + p->ibias[oc]) * p->mult[oc], out->zero_point,
-                           lo, hi),
+                   requant((float)xb_wrap_add(C[t * OCg + c], p->ibias[oc]) * p->mult[oc],
+                           out->zero_point, lo, hi),
                    uo);
             }
         }
