@@ -107,14 +107,21 @@ def _onnx_qdq(model: nn.Module, x: torch.Tensor, dynamic: bool, out: Path) -> No
     )
 
     fp32 = out / "model_fp32.onnx"
-    torch.onnx.export(copy.deepcopy(model), (x,), str(fp32), dynamo=True, external_data=False)
+    torch.onnx.export(
+        copy.deepcopy(model), (x,), str(fp32), dynamo=True, external_data=False
+    )
     if dynamic:
         quantize_dynamic(
-            str(fp32), str(out / "model.onnx"), per_channel=True, weight_type=QuantType.QInt8
+            str(fp32),
+            str(out / "model.onnx"),
+            per_channel=True,
+            weight_type=QuantType.QInt8,
         )
     else:
         gen = torch.Generator().manual_seed(7)
-        calib = [torch.randn(x.shape, generator=gen).numpy() for _ in range(8)] + [x.numpy()]
+        calib = [torch.randn(x.shape, generator=gen).numpy() for _ in range(8)] + [
+            x.numpy()
+        ]
 
         class Reader(CalibrationDataReader):
             def __init__(self) -> None:
@@ -158,7 +165,9 @@ def export_one(name: str) -> None:
     plain = to_edge_transform_and_lower(ep).to_executorch()
     (out / "model.pte").write_bytes(plain.buffer)
     ep = torch.export.export(gm, (x,), strict=True)
-    xnn = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()
+    xnn = to_edge_transform_and_lower(
+        ep, partitioner=[XnnpackPartitioner()]
+    ).to_executorch()
     (out / "model_xnnpack.pte").write_bytes(xnn.buffer)
     _onnx_qdq(model, x, dynamic, out)
     print(f"{name}: exported in {time.time() - t0:.1f} s -> {out}")

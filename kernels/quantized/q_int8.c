@@ -21,14 +21,14 @@
 
 /* Everything execute needs that depends only on constants. */
 typedef struct qk_i8_state {
-  int64_t oc, k, groups, npg; /* output channels, K per group, groups, OC / groups */
-  int64_t kh, kw;             /* conv kernel (1 x 1 for linear) */
-  int w_kn;                   /* linear weight stored [K, N] */
-  int x_dtype;                /* U8 / I8 */
-  int32_t x_zp;               /* static: input zero point */
-  int32_t* w_zp;              /* oc, NULL when all zero */
-  float* w_scale;             /* oc: (float) weight scale */
-  float* scale;               /* oc: static: (float)x_scale * w_scale */
+  int64_t oc, k, groups, npg;        /* output channels, K per group, groups, OC / groups */
+  int64_t kh, kw;                    /* conv kernel (1 x 1 for linear) */
+  int w_kn;                          /* linear weight stored [K, N] */
+  int x_dtype;                       /* U8 / I8 */
+  int32_t x_zp;                      /* static: input zero point */
+  int32_t* w_zp;                     /* oc, NULL when all zero */
+  float* w_scale;                    /* oc: (float) weight scale */
+  float* scale;                      /* oc: static: (float)x_scale * w_scale */
   pterun_compute_qs8_packed* packed; /* groups */
   /* static output */
   int out_dtype;
@@ -68,8 +68,9 @@ static pterun_status read_w_qparams(pterun_kernel_context* ctx, const qk_i8_wq* 
         return QK_FAIL(ctx, "arg 'scales': channel %" PRId64 " scale %g is not finite and > 0", c,
                        sc);
       if (zp < -128 || zp > 127)
-        return QK_FAIL(ctx, "arg 'zero_points': channel %" PRId64 " zero point %" PRId64
-                       " is outside int8", c, zp);
+        return QK_FAIL(
+            ctx, "arg 'zero_points': channel %" PRId64 " zero point %" PRId64 " is outside int8", c,
+            zp);
       st->w_scale[c] = (float)sc;
       st->w_zp[c] = (int32_t)zp;
       any_zp |= zp != 0;
@@ -92,18 +93,18 @@ static pterun_status read_w_qparams(pterun_kernel_context* ctx, const qk_i8_wq* 
 /* Packs the constant int8 weight [OC, K] (K = IC/groups * KH * KW) per group. */
 static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tensor* w,
                                   qk_i8_state* st) {
-  const pterun_compute_qs8_gemm_ukernel* uk =
-      pterun_compute_qs8_gemm_select(pterun_cpu_features());
+  const pterun_compute_qs8_gemm_ukernel* uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
   int64_t g;
-  st->packed = pterun_kernel_state_alloc(ctx, sizeof(pterun_compute_qs8_packed) * (size_t)st->groups,
-                                         64);
+  st->packed =
+      pterun_kernel_state_alloc(ctx, sizeof(pterun_compute_qs8_packed) * (size_t)st->groups, 64);
   if (st->packed == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate packed weights");
   for (g = 0; g < st->groups; ++g) {
     const size_t cap = pterun_compute_qs8_pack_size(uk, st->npg, st->k);
     void* buf = cap != 0 ? pterun_kernel_state_alloc(ctx, cap, 64) : NULL;
     if (cap == 0)
-      return QK_FAIL(ctx, "arg 'weight': %" PRId64 " x %" PRId64
+      return QK_FAIL(ctx,
+                     "arg 'weight': %" PRId64 " x %" PRId64
                      " is beyond the int8 engine (K <= %d); load with fusion off",
                      st->npg, st->k, PTERUN_COMPUTE_QS8_MAX_K);
     if (buf == NULL)
@@ -165,7 +166,8 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
   st->w_kn = !call->conv && call->w_kn;
   if (call->conv) {
     if (w->rank != 4 || st->groups < 1 || st->oc % st->groups != 0)
-      return QK_FAIL(ctx, "arg 'weight': want [OC, IC/groups, KH, KW] with OC a multiple of groups");
+      return QK_FAIL(ctx,
+                     "arg 'weight': want [OC, IC/groups, KH, KW] with OC a multiple of groups");
     st->kh = w->sizes[2];
     st->kw = w->sizes[3];
     st->k = w->sizes[1] * st->kh * st->kw;
@@ -200,7 +202,7 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
 typedef struct qk_im2col {
   const uint8_t* x; /* this batch and group: channels of H x W */
   int64_t h, w, ow, kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t k; /* K of the GEMM: channels of the group x kh x kw */
+  int64_t k;   /* K of the GEMM: channels of the group x kh x kw */
   uint8_t pad; /* the input zero point: a padded float 0 */
 } qk_im2col;
 
@@ -274,6 +276,26 @@ static pterun_status check_bias(pterun_kernel_context* ctx, const pterun_tensor*
   return PTERUN_STATUS_OK;
 }
 
+/* The fusion pass lets the memory plan give the result the input's bytes
+ * (the input is dead once the original dequantize ran): read such an input
+ * from a scratch copy. */
+static pterun_status unalias_input(pterun_kernel_context* ctx, const pterun_tensor* x,
+                                   const pterun_tensor* out, const void** data) {
+  const uintptr_t x0 = (uintptr_t)x->data, x1 = x0 + x->nbytes;
+  const uintptr_t o0 = (uintptr_t)out->data, o1 = o0 + out->nbytes;
+  *data = x->data;
+  if (x->nbytes == 0 || out->nbytes == 0 || x1 <= o0 || o1 <= x0) return PTERUN_STATUS_OK;
+  void* copy = pterun_kernel_scratch(ctx, x->nbytes, 64);
+  if (copy == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "fused int8 kernel: %zu bytes of scratch for an input that shares "
+                              "memory with the output do not fit the arena",
+                              x->nbytes);
+  memcpy(copy, x->data, x->nbytes);
+  *data = copy;
+  return PTERUN_STATUS_OK;
+}
+
 static pterun_status run_gemm(pterun_kernel_context* ctx, int64_t m, const pterun_compute_matrix* a,
                               pterun_compute_qs8_rows_fn rows, void* rctx, int a_dtype,
                               const pterun_compute_qs8_packed* w,
@@ -316,6 +338,8 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   ic.pad = (uint8_t)st->x_zp;
   ic.k = st->k;
+  const void* xdata;
+  PTERUN_TRY(unalias_input(ctx, x, out, &xdata));
   {
     const int64_t ohw = sizes[2] * sizes[3], chw = x->sizes[1] * ic.h * ic.w;
     const int64_t cpg = x->sizes[1] / st->groups;
@@ -333,7 +357,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
       for (g = 0; g < st->groups; ++g) {
         const int64_t c0 = g * st->npg;
         pterun_compute_matrix cm;
-        ic.x = (const uint8_t*)x->data + b * chw + g * cpg * ic.h * ic.w;
+        ic.x = (const uint8_t*)xdata + b * chw + g * cpg * ic.h * ic.w;
         ep.scale = st->scale + c0;
         ep.bias = call->bias != NULL ? (const float*)call->bias->data + c0 : NULL;
         ep.w_zp = st->w_zp != NULL ? st->w_zp + c0 : NULL;
@@ -341,8 +365,8 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         cm.dtype = out->dtype;
         cm.rs = 1;
         cm.cs = ohw;
-        PTERUN_TRY(run_gemm(ctx, ohw, NULL, im2col_rows, &ic, st->x_dtype, &st->packed[g], &ep,
-                            &cm));
+        PTERUN_TRY(
+            run_gemm(ctx, ohw, NULL, im2col_rows, &ic, st->x_dtype, &st->packed[g], &ep, &cm));
       }
   }
   return PTERUN_STATUS_OK;
@@ -369,8 +393,10 @@ static pterun_status exec_linear_static(pterun_kernel_context* ctx, const qk_i8_
                                         const qk_i8_call* call) {
   int64_t m;
   pterun_compute_qs8_epilogue ep;
+  const void* xdata;
   PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
   if (m == 0) return PTERUN_STATUS_OK;
+  PTERUN_TRY(unalias_input(ctx, call->x, call->outt, &xdata));
   memset(&ep, 0, sizeof ep);
   ep.a_zp = st->x_zp;
   ep.w_zp = st->w_zp;
@@ -381,7 +407,7 @@ static pterun_status exec_linear_static(pterun_kernel_context* ctx, const qk_i8_
   ep.out_zp = st->out_zp;
   ep.q_min = st->q_lo;
   ep.q_max = st->q_hi;
-  pterun_compute_matrix am = {call->x->data, st->x_dtype, st->k, 1};
+  pterun_compute_matrix am = {(void*)(uintptr_t)xdata, st->x_dtype, st->k, 1};
   pterun_compute_matrix cm = {call->outt->data, call->outt->dtype, st->oc, 1};
   return run_gemm(ctx, m, &am, NULL, NULL, st->x_dtype, &st->packed[0], &ep, &cm);
 }
@@ -408,10 +434,13 @@ static pterun_status exec_linear_dynamic(pterun_kernel_context* ctx, const qk_i8
   PTERUN_TRY(pterun_check_dtype(ctx, call->outt, "out", PTERUN_DTYPE_F32));
   PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
   if (m == 0) return PTERUN_STATUS_OK;
+  const void* xdata;
+  PTERUN_TRY(unalias_input(ctx, call->x, call->outt, &xdata));
   float* sc = pterun_kernel_scratch(ctx, sizeof(float) * (size_t)st->oc, 64);
   if (sc == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
-                              "fused dynamic linear: %" PRId64 " floats of scratch do not fit the "
+                              "fused dynamic linear: %" PRId64
+                              " floats of scratch do not fit the "
                               "arena (pterun_method_options.scratch_bytes)",
                               st->oc);
   for (c = 0; c < st->oc; ++c) sc[c] = s * st->w_scale[c];
@@ -423,7 +452,7 @@ static pterun_status exec_linear_dynamic(pterun_kernel_context* ctx, const qk_i8
   ep.bias = call->bias != NULL ? (const float*)call->bias->data : NULL;
   ep.f_min = call->out.has_min ? (float)call->out.min : -INFINITY;
   ep.f_max = call->out.has_max ? (float)call->out.max : INFINITY;
-  pterun_compute_matrix am = {call->x->data, st->x_dtype, st->k, 1};
+  pterun_compute_matrix am = {(void*)(uintptr_t)xdata, st->x_dtype, st->k, 1};
   pterun_compute_matrix cm = {call->outt->data, PTERUN_DTYPE_F32, st->oc, 1};
   return run_gemm(ctx, m, &am, NULL, NULL, st->x_dtype, &st->packed[0], &ep, &cm);
 }

@@ -158,8 +158,7 @@ static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value
   if (nargs < 16) return QK_FAIL(ctx, "expected at least 16 arguments, got %zu", nargs);
   PTERUN_TRY(read_input_q(ctx, args, 0, c));
   PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
-  PTERUN_CHECK_NARGS(ctx, nargs,
-                     i + 4 + (act == QK_ACT_HARDTANH ? 2 : 0) + (c->dynamic ? 2 : 7));
+  PTERUN_CHECK_NARGS(ctx, nargs, i + 4 + (act == QK_ACT_HARDTANH ? 2 : 0) + (c->dynamic ? 2 : 7));
   PTERUN_TRY(read_dims(ctx, args, i, c));
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i + 1, "bias", &c->bias));
   PTERUN_TRY(read_beta_alpha(ctx, args, i + 2));

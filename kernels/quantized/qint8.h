@@ -27,13 +27,13 @@ typedef struct qk_i8_call {
   int conv;    /* conv2d (else linear) */
   int dynamic; /* input q-params are tensors computed at run time (linear, float output) */
   pterun_tensor* x;
-  int64_t x_dtype; /* int8 / uint8 */
-  double x_scale;  /* static */
-  int64_t x_zp;    /* static */
+  int64_t x_dtype;                   /* int8 / uint8 */
+  double x_scale;                    /* static */
+  int64_t x_zp;                      /* static */
   pterun_tensor *x_scale_t, *x_zp_t; /* dynamic: f64[1], i64[1] */
   qk_i8_wq wq;
   int w_kn; /* linear: the weight is [K, N] (permute_copy was the identity), else [N, K] */
-  pterun_tensor* bias; /* f32, NULL: none */
+  pterun_tensor* bias;                        /* f32, NULL: none */
   const int64_t *stride, *padding, *dilation; /* conv: 2 each */
   int64_t groups;
   qk_i8_out out; /* static: output quantization; both: activation range */

@@ -62,16 +62,15 @@ typedef struct run_result {
   int used[4]; /* fused_ops[k] was called */
 } run_result;
 
-static pterun_status run(const fixture* fx, int no_fusion, pterun_threadpool* pool,
-                         run_result* r) {
+static pterun_status run(const fixture* fx, int no_fusion, pterun_threadpool* pool, run_result* r) {
   pterun_program* p = NULL;
   pterun_method* m = NULL;
   pterun_profiler* prof = NULL;
   pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
   char err[CLI_NPY_ERR_SIZE];
   cli_npy a;
-  pterun_status st = pterun_program_load_file(fixture_path(fx->dir, "model.pte"), PTERUN_FILE_MMAP,
-                                              NULL, &p);
+  pterun_status st =
+      pterun_program_load_file(fixture_path(fx->dir, "model.pte"), PTERUN_FILE_MMAP, NULL, &p);
   memset(r, 0, sizeof *r);
   if (st == PTERUN_STATUS_OK) st = pterun_profiler_create(&po, &prof);
   if (st == PTERUN_STATUS_OK) {
@@ -94,14 +93,16 @@ static pterun_status run(const fixture* fx, int no_fusion, pterun_threadpool* po
   if (st == PTERUN_STATUS_OK) {
     const pterun_value* v;
     st = pterun_method_output(m, 0, &v);
-    if (st == PTERUN_STATUS_OK && (v->tag != PTERUN_VALUE_TENSOR ||
-                                   v->u.tensor->dtype != PTERUN_DTYPE_F32))
+    if (st == PTERUN_STATUS_OK &&
+        (v->tag != PTERUN_VALUE_TENSOR || v->u.tensor->dtype != PTERUN_DTYPE_F32))
       st = PTERUN_STATUS_INVALID_TYPE;
     if (st == PTERUN_STATUS_OK) {
       r->n = (size_t)v->u.tensor->numel;
       r->out = malloc(sizeof(float) * (r->n ? r->n : 1));
-      if (r->out == NULL) st = PTERUN_STATUS_OUT_OF_MEMORY;
-      else memcpy(r->out, v->u.tensor->data, sizeof(float) * r->n);
+      if (r->out == NULL)
+        st = PTERUN_STATUS_OUT_OF_MEMORY;
+      else
+        memcpy(r->out, v->u.tensor->data, sizeof(float) * r->n);
     }
   }
   for (size_t i = 0; st == PTERUN_STATUS_OK && i < pterun_profiler_instruction_count(prof); ++i) {
@@ -128,10 +129,10 @@ static int compare(const fixture* fx, const run_result* ref, const run_result* g
     differ += got->out[i] != ref->out[i];
     if (!(d <= worst)) worst = d; /* NaN propagates into the check below */
   }
-  printf("     %-20s %-12s %zu of %zu outputs differ from the reference (%.1f %%), max %.3g"
-         " (bound %.3g)\n",
-         fx->dir, what, differ, ref->n, 100.0 * (double)differ / (double)ref->n, worst,
-         fx->max_diff);
+  printf(
+      "     %-20s %-12s %zu of %zu outputs differ from the reference (%.1f %%), max %.3g"
+      " (bound %.3g)\n",
+      fx->dir, what, differ, ref->n, 100.0 * (double)differ / (double)ref->n, worst, fx->max_diff);
   PT_CHECK(worst <= fx->max_diff);
   return 0;
 }
