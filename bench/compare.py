@@ -105,8 +105,8 @@ def worker(engine: str, model: str, threads: int, min_time: float) -> dict[str, 
     inputs = [np.load(p) for p in sorted(d.glob("input_*.npy"))]
     eager = np.load(d / "eager_0.npy")
     if engine in ("et", "et_xnnpack"):
-        import torch
         import executorch.kernels.quantized  # noqa: F401  (int8 models' Q/DQ kernels)
+        import torch
         from executorch.extension.pybindings import portable_lib as pl
 
         pl._unsafe_reset_threadpool(threads)

@@ -237,26 +237,31 @@ class TinyTransformer(nn.Module):
 # builders: (module to export, example inputs, reference kind, rtol, atol, note)
 
 
-def build_cnn():
+def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
+    """PT2E static int8 with XNNPACKQuantizer's symmetric per-channel config,
+    calibrated on 8 random batches shaped like x."""
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer,
         get_symmetric_quantization_config,
     )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    torch.manual_seed(SEED)
-    m = SmallCnn().eval()
-    x = torch.randn(1, 3, 16, 16)
     q = XNNPACKQuantizer().set_global(
         get_symmetric_quantization_config(is_per_channel=True)
     )
     gm = torch.export.export(m, (x,), strict=True).module()
     gm = prepare_pt2e(gm, q)
     for _ in range(8):
-        gm(torch.randn(1, 3, 16, 16))
-    gm = convert_pt2e(gm)
+        gm(torch.randn(x.shape))
+    return convert_pt2e(gm)
+
+
+def build_cnn():
+    torch.manual_seed(SEED)
+    m = SmallCnn().eval()
+    x = torch.randn(1, 3, 16, 16)
     return (
-        gm,
+        _pt2e_static_int8(m, x),
         (x,),
         "et",
         0.0,
@@ -266,30 +271,16 @@ def build_cnn():
 
 
 def build_convnet():
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
     torch.manual_seed(SEED + 6)
     m = ConvNet().eval()
     x = torch.randn(2, 3, 12, 12)
-    q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=True)
-    )
-    gm = torch.export.export(m, (x,), strict=True).module()
-    gm = prepare_pt2e(gm, q)
-    for _ in range(8):
-        gm(torch.randn(2, 3, 12, 12))
-    gm = convert_pt2e(gm)
     return (
-        gm,
+        _pt2e_static_int8(m, x),
         (x,),
         "et",
         0.0,
         1e-6,
-        "PT2E static int8: conv+relu6, depthwise/grouped/dilated conv, linear+relu",
+        "PT2E static int8: depthwise/grouped/dilated conv+relu, conv, linear+relu",
     )
 
 

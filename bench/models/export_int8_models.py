@@ -34,10 +34,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import executorch.exir.passes._quant_patterns_and_replacements  # noqa: F401
+import executorch.exir.passes._quant_patterns_and_replacements
 import executorch.kernels.quantized  # noqa: F401  (out variants of the Q/DQ ops)
 import numpy as np
 import torch
+from export_models import MLP  # the fp32 benchmark's MLP (this script's directory)
 from torch import nn
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -56,21 +57,6 @@ class VggInt8(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x).mean(dim=(2, 3)))
-
-
-class MLP(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(784, 1024),
-            nn.ReLU(),
-            nn.Linear(1024, 1024),
-            nn.ReLU(),
-            nn.Linear(1024, 10),
-        )
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
 
 
 MODELS: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...], bool]] = {
