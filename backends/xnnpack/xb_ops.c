@@ -6,7 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "backends/xnnpack/xb_gemm.h"
 #include "backends/xnnpack/xb_internal.h"
 
 #define BADN(...) xb_fail(a->logger, PTERUN_STATUS_INVALID_PROGRAM, __VA_ARGS__)
@@ -147,19 +146,24 @@ static f2_fn binary_fn(unsigned tag) {
   }
 }
 
-/* Walks the broadcast output; fn(ctx, out index, a index, b index, count,
- * a stride, b stride) handles one run along the last dim. */
+/* Walks rows [k0, k1) of the broadcast output (a row: one run along the
+ * last dim); fn(ctx, out index, a index, b index, count, a stride, b stride)
+ * handles a run. */
 typedef void (*run_fn)(void* ctx, size_t o, size_t ia, size_t ib, size_t n, size_t sa, size_t sb);
-static void walk(const bcast* b, run_fn fn, void* ctx) {
+static void walk_rows(const bcast* b, run_fn fn, void* ctx, size_t k0, size_t k1) {
   uint32_t r = b->rank;
   if (r == 0) {
-    fn(ctx, 0, 0, 0, 1, 0, 0);
+    if (k0 < k1) fn(ctx, 0, 0, 0, 1, 0, 0);
     return;
   }
+  if (k0 >= k1) return;
   size_t idx[XB_MAX_DIMS] = {0};
-  size_t inner = b->out[r - 1], outer = 1;
-  for (uint32_t d = 0; d + 1 < r; ++d) outer *= b->out[d];
-  for (size_t k = 0; k < outer; ++k) {
+  size_t inner = b->out[r - 1], rem = k0;
+  for (int d = (int)r - 2; d >= 0; --d) { /* k0 < rows: no dim is 0 */
+    idx[d] = rem % b->out[d];
+    rem /= b->out[d];
+  }
+  for (size_t k = k0; k < k1; ++k) {
     size_t ia = 0, ib = 0;
     for (uint32_t d = 0; d + 1 < r; ++d) {
       ia += idx[d] * b->sa[d];
@@ -171,6 +175,70 @@ static void walk(const bcast* b, run_fn fn, void* ctx) {
       idx[d] = 0;
     }
   }
+}
+
+/* An operand that is the whole output (contiguous) or one element is read
+ * as a flat run: when both are, the walk is one row of every element. */
+static void flatten_bcast(bcast* b) {
+  if (b->rank <= 1) return;
+  bool fa = true, fb = true, za = true, zb = true;
+  size_t st = 1;
+  for (int d = (int)b->rank - 1; d >= 0; --d) {
+    if (b->out[d] != 1) {
+      fa &= b->sa[d] == st;
+      fb &= b->sb[d] == st;
+      za &= b->sa[d] == 0;
+      zb &= b->sb[d] == 0;
+    }
+    st *= b->out[d];
+  }
+  if (!((fa || za) && (fb || zb))) return;
+  b->rank = 1;
+  b->out[0] = st;
+  b->sa[0] = fa ? 1 : 0;
+  b->sb[0] = fb ? 1 : 0;
+}
+
+/* Elements per task of a parallel element-wise loop. */
+#define XB_PAR_MIN ((size_t)16384)
+
+typedef struct walk_job {
+  const bcast* b;
+  run_fn fn;
+  void* ctx;
+  size_t chunk; /* rank 1: elements per tile unit */
+} walk_job;
+
+static void walk_task(void* c_, size_t start, size_t count) {
+  const walk_job* j = c_;
+  const bcast* b = j->b;
+  if (b->rank == 1) {
+    size_t lo = start * j->chunk, hi = (start + count) * j->chunk;
+    if (hi > b->out[0]) hi = b->out[0];
+    if (lo < hi) j->fn(j->ctx, lo, lo * b->sa[0], lo * b->sb[0], hi - lo, b->sa[0], b->sb[0]);
+    return;
+  }
+  walk_rows(b, j->fn, j->ctx, start, start + count);
+}
+
+/* The whole walk, split over the pool when it is long enough. */
+static void walk(const xb_exec* x, bcast* b, run_fn fn, void* ctx) {
+  flatten_bcast(b);
+  walk_job j = {b, fn, ctx, XB_PAR_MIN};
+  if (b->rank == 0) {
+    walk_rows(b, fn, ctx, 0, 1);
+    return;
+  }
+  size_t inner = b->out[b->rank - 1], rows = 1, units, tile = 1;
+  for (uint32_t d = 0; d + 1 < b->rank; ++d) rows *= b->out[d];
+  if (b->rank == 1) {
+    units = (inner + XB_PAR_MIN - 1) / XB_PAR_MIN;
+  } else {
+    units = rows;
+    tile = inner >= XB_PAR_MIN ? 1 : XB_PAR_MIN / (inner ? inner : 1);
+  }
+  pterun_parallelize_1d_tile(units > tile ? x->pool : NULL, walk_task, &j, units, tile,
+                             PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
 }
 
 typedef struct bin_ctx {
@@ -283,7 +351,7 @@ typedef struct gemm_prep {
   float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: scales [K groups][OC] */
   size_t groups_k; /* dynamic group-wise: number of K groups */
   size_t gsize;    /* dynamic group size (K when per channel) */
-  int8_t* wdw;     /* unused */
+  size_t tile;     /* output pixels per im2col block of a convolution */
 } gemm_prep;
 
 /* Weight element (oc, k) of a [OC, K] filter stored as its datatype. */
@@ -463,7 +531,12 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
         for (size_t o = 0; o < OCg; ++o)
           for (size_t k = 0; k < K; ++k)
             p->w[gi * K * OCg + k * OCg + o] = src[(gi * OCg + o) * K + k];
-      n->scratch_bytes = TILE * K * sizeof(float) + 64;
+      // im2col blocks of about 256 KiB: products big enough for the pool
+      // and to amortise packing the filter.
+      size_t npix = OH * OW, tile = K ? ((size_t)64 << 10) / K : TILE;
+      tile = tile < TILE ? TILE : tile;
+      p->tile = tile < npix ? tile : (npix ? npix : 1);
+      n->scratch_bytes = p->tile * K * sizeof(float) + 64;
     }
     return prep_bias_f32(a, g, n, OC, p);
   }
@@ -471,6 +544,7 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
       ((w->dtype == XB_DT_QCINT8 && w->qkind == XB_Q_PER_CHANNEL) ||
        (w->dtype == XB_DT_QINT8 && w->qkind == XB_Q_PER_TENSOR))) {
     n->kind = KIND_QS8;
+    p->tile = TILE;
     p->wq = xb_alloc(g, dw ? KK * OC : G * K * OCg);
     if (p->wq == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
     int wz = w->qkind == XB_Q_PER_TENSOR ? w->zero_point : 0;
@@ -700,6 +774,50 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
   }
 }
 
+/* C[M,N] = clamp(A[M,K] . B[K,N] + bias[N], lo, hi) (bias may be NULL) on the
+ * compute engine, split over the pool: C starts as the bias rows and the
+ * product is added to it, as XNNPACK's microkernels do. */
+static void fgemm(const xb_exec* x, size_t M, size_t K, size_t N, const float* A, size_t lda,
+                  const float* B, size_t ldb, const float* bias, float* C, size_t ldc, float lo,
+                  float hi) {
+  if (M == 0 || N == 0) return;
+  if (bias != NULL)
+    for (size_t m = 0; m < M; ++m) memcpy(C + m * ldc, bias, N * sizeof(float));
+  pterun_compute_matrix a = {(void*)A, PTERUN_DTYPE_F32, (int64_t)lda, 1};
+  pterun_compute_matrix b = {(void*)B, PTERUN_DTYPE_F32, (int64_t)ldb, 1};
+  pterun_compute_matrix c = {C, PTERUN_DTYPE_F32, (int64_t)ldc, 1};
+  pterun_compute_gemm(x->ws, (int64_t)M, (int64_t)N, (int64_t)K, &a, &b, &c, 1.0, bias != NULL);
+  if (!(lo > -INFINITY) && !(hi < INFINITY)) return;
+  for (size_t m = 0; m < M; ++m)
+    for (size_t n = 0; n < N; ++n) C[m * ldc + n] = clampf(C[m * ldc + n], lo, hi);
+}
+
+/* C[M,N] (int32) = A[M,K] . B[K,N] with A the zero-point-centred activations
+ * (int16) and B int8 weights, on the compute engine's integer product. */
+static void igemm(size_t M, size_t K, size_t N, const int16_t* A, size_t lda, const int8_t* B,
+                  size_t ldb, int32_t* C, size_t ldc) {
+  pterun_compute_matrix a = {(void*)A, PTERUN_DTYPE_I16, (int64_t)lda, 1};
+  pterun_compute_matrix b = {(void*)B, PTERUN_DTYPE_I8, (int64_t)ldb, 1};
+  pterun_compute_matrix c = {C, PTERUN_DTYPE_I32, (int64_t)ldc, 1};
+  pterun_compute_gemm(NULL, (int64_t)M, (int64_t)N, (int64_t)K, &a, &b, &c, 1.0, 0);
+}
+
+/* dst[i] = x[i] - zp as int16, x int8 or (is_u8) uint8. */
+static void widen_q8(int16_t* dst, const void* x, int is_u8, int32_t zp, size_t n) {
+  if (is_u8)
+    for (size_t i = 0; i < n; ++i) dst[i] = (int16_t)((int32_t)((const uint8_t*)x)[i] - zp);
+  else
+    for (size_t i = 0; i < n; ++i) dst[i] = (int16_t)((int32_t)((const int8_t*)x)[i] - zp);
+}
+
+/* acc[i] += (x[i] - zp) * w[i]. */
+static void madd_q8(int32_t* acc, const void* x, int is_u8, int32_t zp, const int8_t* w, size_t n) {
+  if (is_u8)
+    for (size_t i = 0; i < n; ++i) acc[i] += ((int32_t)((const uint8_t*)x)[i] - zp) * (int32_t)w[i];
+  else
+    for (size_t i = 0; i < n; ++i) acc[i] += ((int32_t)((const int8_t*)x)[i] - zp) * (int32_t)w[i];
+}
+
 /* ======================================================================== */
 /* execute                                                                  */
 
@@ -709,16 +827,16 @@ static void run_fc(xb_exec* x, const xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
   size_t K = p->K, N = p->N, M = K ? in->numel / K : 0;
   if (n->kind == KIND_F32) {
-    xb_gemm_f32(M, K, N, x->data[n->in[0]], K, p->w, N, p->bias, x->data[n->out], N, n->out_min,
-                n->out_max);
+    fgemm(x, M, K, N, x->data[n->in[0]], K, p->w, N, p->bias, x->data[n->out], N, n->out_min,
+          n->out_max);
     return;
   }
   if (n->kind == KIND_QS8) {
     int16_t* A = (int16_t*)g->scratch;
     int32_t* C = (int32_t*)(g->scratch + ((M * K * sizeof(int16_t) + 31) & ~(size_t)31));
     int ui = in->dtype == XB_DT_QUINT8, uo = out->dtype == XB_DT_QUINT8;
-    xb_widen_q8(A, x->data[n->in[0]], ui, in->zero_point, M * K);
-    xb_igemm(M, K, N, A, K, p->wq, N, C, N);
+    widen_q8(A, x->data[n->in[0]], ui, in->zero_point, M * K);
+    igemm(M, K, N, A, K, p->wq, N, C, N);
     int32_t lo, hi;
     q_range(n, out, &lo, &hi);
     for (size_t m = 0; m < M; ++m)
@@ -744,11 +862,11 @@ static void run_fc(xb_exec* x, const xb_node* n) {
       int32_t zp;
       memcpy(&inv[i], params + r * 8, 4);
       memcpy(&zp, params + r * 8 + 4, 4);
-      xb_widen_q8(A + i * K, qa + m * K, 0, zp, K);
+      widen_q8(A + i * K, qa + m * K, 0, zp, K);
       memset(o + m * N, 0, N * sizeof(float));
     }
     for (size_t gk = 0; gk < p->groups_k; ++gk) {
-      xb_igemm(mb, p->gsize, N, A + gk * p->gsize, K, p->wq + gk * p->gsize * N, N, C, N);
+      igemm(mb, p->gsize, N, A + gk * p->gsize, K, p->wq + gk * p->gsize * N, N, C, N);
       const float* sc = p->mult + gk * N; /* [groups][N] */
       for (size_t i = 0; i < mb; ++i) {
         float* orow = o + (m0 + i) * N;
@@ -782,9 +900,12 @@ static void run_conv(xb_exec* x, const xb_node* n) {
   size_t dm = dw ? OC / IC : 1;
   enum { TILE = 64 };
   if (dw && !q) {
-    xb_dw_geom geo = {B,     H,     W,     IC,    OH,        OW,        OC, KH,         KW,
-                      n->sh, n->sw, n->dh, n->dw, n->pad[0], n->pad[3], dm, n->out_min, n->out_max};
-    xb_dwconv_f32(&geo, (const float*)src, p->w, p->bias, (float*)dst);
+    pterun_compute_dwconv2d geo = {B,     H,         W,         IC,         OH,        OW,
+                                   OC,    KH,        KW,        n->sh,      n->sw,     n->dh,
+                                   n->dw, n->pad[0], n->pad[3], n->out_min, n->out_max};
+    // prep_conv checked the geometry, so the call cannot refuse it.
+    (void)pterun_compute_f32_dwconv2d_nhwc(x->pool, x->max_threads, &geo, (const float*)src, p->w,
+                                           p->bias, (float*)dst);
     return;
   }
   size_t npix = OH * OW;
@@ -803,7 +924,7 @@ static void run_conv(xb_exec* x, const xb_node* n) {
             size_t base = ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
             const int8_t* wp = p->wq + (kh * KW + kw) * OC;
             if (dm == 1)
-              xb_madd_q8(acc, src + base, ui, in->zero_point, wp, OC);
+              madd_q8(acc, src + base, ui, in->zero_point, wp, OC);
             else
               for (size_t c = 0; c < OC; ++c)
                 acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
@@ -818,12 +939,12 @@ static void run_conv(xb_exec* x, const xb_node* n) {
     if (!q && G == 1 && KH == 1 && KW == 1 && n->sh == 1 && n->sw == 1 && n->pad[0] == 0 &&
         n->pad[1] == 0 && n->pad[2] == 0 && n->pad[3] == 0 && OH == H && OW == W) {
       // 1x1 convolution: the NHWC input already is the [pixels][IC] matrix.
-      xb_gemm_f32(npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC, p->bias,
-                  (float*)dst + b * npix * OC, OC, n->out_min, n->out_max);
+      fgemm(x, npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC, p->bias,
+            (float*)dst + b * npix * OC, OC, n->out_min, n->out_max);
       continue;
     }
-    for (size_t p0 = 0; p0 < npix; p0 += TILE) {
-      size_t T = npix - p0 < TILE ? npix - p0 : TILE;
+    for (size_t p0 = 0; p0 < npix; p0 += p->tile) {
+      size_t T = npix - p0 < p->tile ? npix - p0 : p->tile;
       for (size_t gi = 0; gi < G; ++gi) {
         // im2col of T output pixels for group gi: [T][KH*KW*ICg]
         float* Af = (float*)g->scratch;
@@ -844,7 +965,7 @@ static void run_conv(xb_exec* x, const xb_node* n) {
                   memset(Af + col, 0, ICg * sizeof(float));
               } else {
                 if (inside)
-                  xb_widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
+                  widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
                 else
                   memset(Aq + col, 0, ICg * sizeof(int16_t));
               }
@@ -853,11 +974,11 @@ static void run_conv(xb_exec* x, const xb_node* n) {
         }
         size_t ob = (b * npix + p0) * OC + gi * OCg;
         if (!q) {
-          xb_gemm_f32(T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->bias + gi * OCg,
-                      (float*)dst + ob, OC, n->out_min, n->out_max);
+          fgemm(x, T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->bias + gi * OCg, (float*)dst + ob,
+                OC, n->out_min, n->out_max);
         } else {
           int32_t* C = (int32_t*)(g->scratch + ((TILE * K * sizeof(int16_t) + 31) & ~(size_t)31));
-          xb_igemm(T, K, OCg, Aq, K, p->wq + gi * K * OCg, OCg, C, OCg);
+          igemm(T, K, OCg, Aq, K, p->wq + gi * K * OCg, OCg, C, OCg);
           for (size_t t = 0; t < T; ++t)
             for (size_t c = 0; c < OCg; ++c) {
               size_t oc = gi * OCg + c;
@@ -1125,8 +1246,8 @@ static void run_bmm(xb_exec* x, const xb_node* n) {
   const float* B = x->data[n->in[1]];
   float* C = x->data[n->out];
   for (size_t i = 0; i < batch; ++i)
-    xb_gemm_f32(M, K, N, A + i * M * K, K, B + i * K * N, N, NULL, C + i * M * N, N, n->out_min,
-                n->out_max);
+    fgemm(x, M, K, N, A + i * M * K, K, B + i * K * N, N, NULL, C + i * M * N, N, n->out_min,
+          n->out_max);
 }
 
 static void run_resize(xb_exec* x, const xb_node* n) {
@@ -1182,7 +1303,7 @@ static void run_binary(xb_exec* x, const xb_node* n) {
     c.fn = binary_fn(n->tag);
     c.lo = n->out_min;
     c.hi = n->out_max;
-    walk(&b, run_bin_f32, &c);
+    walk(x, &b, run_bin_f32, &c);
   } else {
     c.qx = x->data[n->in[0]];
     c.qy = x->data[n->in[1]];
@@ -1192,8 +1313,54 @@ static void run_binary(xb_exec* x, const xb_node* n) {
     c.vo = out;
     c.tag = n->tag;
     q_range(n, out, &c.qlo, &c.qhi);
-    walk(&b, run_bin_q8, &c);
+    walk(x, &b, run_bin_q8, &c);
   }
+}
+
+typedef struct un_job {
+  const xb_node* n;
+  const float* s;
+  float* d;
+  int vec; /* the result is already in d (compute's vector math): clamp only */
+} un_job;
+
+static void un_task(void* c_, size_t start, size_t count) {
+  const un_job* j = c_;
+  const xb_node* n = j->n;
+  size_t lo = start * XB_PAR_MIN, hi = lo + count * XB_PAR_MIN;
+  if (j->vec)
+    for (size_t i = lo; i < hi; ++i) j->d[i] = clampf(j->d[i], n->out_min, n->out_max);
+  else
+    for (size_t i = lo; i < hi; ++i)
+      j->d[i] = clampf(u_apply(n->tag, j->s[i], n->fparam), n->out_min, n->out_max);
+}
+
+static void un_task_tail(const un_job* j, size_t numel) {
+  size_t full = numel / XB_PAR_MIN * XB_PAR_MIN;
+  const xb_node* n = j->n;
+  for (size_t i = full; i < numel; ++i)
+    j->d[i] = j->vec ? clampf(j->d[i], n->out_min, n->out_max)
+                     : clampf(u_apply(n->tag, j->s[i], n->fparam), n->out_min, n->out_max);
+}
+
+/* Element-wise fp32 nodes: exp, sigmoid and tanh on compute's vector math,
+ * the rest here; both split over the pool. */
+static void run_unary(xb_exec* x, const xb_node* n) {
+  size_t numel = x->g->values[n->in[0]].numel;
+  un_job j = {n, x->data[n->in[0]], x->data[n->out], 0};
+  int op = n->tag == XB_N_EXP       ? PTERUN_COMPUTE_EXP
+           : n->tag == XB_N_SIGMOID ? PTERUN_COMPUTE_SIGMOID
+           : n->tag == XB_N_TANH    ? PTERUN_COMPUTE_TANH
+                                    : -1;
+  if (op >= 0) {
+    pterun_compute_f32_unary(x->pool, x->max_threads, op, j.s, j.d, numel);
+    if (!(n->out_min > -INFINITY) && !(n->out_max < INFINITY)) return;
+    j.vec = 1;
+  }
+  size_t units = numel / XB_PAR_MIN;
+  pterun_parallelize_1d_tile(units > 1 ? x->pool : NULL, un_task, &j, units, 1,
+                             PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
+  un_task_tail(&j, numel);
 }
 
 pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
@@ -1239,10 +1406,7 @@ pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
         return PTERUN_STATUS_OK;
       }
       if (is_unary(n->tag)) {
-        const float* s = x->data[n->in[0]];
-        float* d = x->data[n->out];
-        for (size_t i = 0; i < in->numel; ++i)
-          d[i] = clampf(u_apply(n->tag, s[i], n->fparam), n->out_min, n->out_max);
+        run_unary(x, n);
         return PTERUN_STATUS_OK;
       }
       return PTERUN_STATUS_NOT_SUPPORTED;
