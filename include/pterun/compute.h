@@ -184,6 +184,33 @@ PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,
                                                         const float* in, const float* w,
                                                         const float* bias, float* out);
 
+/* ---- f32 row primitives ---------------------------------------------------------
+ * The inner loops of attention-like kernels (a dot product per key, a scaled
+ * accumulation per value row, the softmax's exponentials), as a table of
+ * functions chosen once per call. Like the vector math above, every variant
+ * gives the same bits: sums keep 16 partial sums (element i in sum i % 16)
+ * added in one fixed tree, and nothing is fused. Serial: callers split rows
+ * over the pool themselves. */
+typedef struct pterun_compute_f32_rowops {
+  /** sum_i a[i] * b[i] */
+  float (*dot)(const float* a, const float* b, size_t n);
+  /** y[i] = y[i] * beta + alpha * x[i] */
+  void (*axpby)(float* y, float beta, float alpha, const float* x, size_t n);
+  /** y[i] *= s */
+  void (*scale)(float* y, float s, size_t n);
+  /** y[i] = e^(x[i] - m) (PTERUN_COMPUTE_EXP's accuracy), returns sum_i y[i];
+   *  x == y allowed. */
+  float (*exp_sum)(float* y, const float* x, float m, size_t n);
+  const char* name;
+} pterun_compute_f32_rowops;
+
+/** The widest variant pterun_cpu_features() (PTERUN_ISA_MASK) allows; never NULL. */
+PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_select(void);
+/** Variant `variant` (0: the 4-lane baseline; numbering as
+ *  pterun_compute_f32_unary_variant) if built and runnable here, else NULL. */
+PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_variant(
+    size_t variant);
+
 #ifdef __cplusplus
 }
 #endif
