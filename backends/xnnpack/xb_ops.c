@@ -882,6 +882,46 @@ static void run_fc(xb_exec* x, const xb_node* n) {
   }
 }
 
+/* im2col of output pixels [p0, p0 + T) of image b, group gi, into A[T][K]
+ * (K = KH * KW * ICg). A filter row that lies inside the input is one
+ * contiguous run when the group is the whole input and dilation_w is 1. */
+static void im2col_f32(const xb_node* n, const float* src, size_t b, size_t H, size_t W, size_t IC,
+                       size_t OW, size_t gi, size_t ICg, size_t p0, size_t T, size_t K, float* A) {
+  const size_t KH = n->kh, KW = n->kw;
+  const bool runs = ICg == IC && n->dw == 1;
+  size_t oh = p0 / OW, ow = p0 % OW;
+  for (size_t t = 0; t < T; ++t) {
+    float* arow = A + t * K;
+    for (size_t kh = 0; kh < KH; ++kh) {
+      float* d = arow + kh * KW * ICg;
+      ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+      if (ih < 0 || ih >= (ptrdiff_t)H) {
+        memset(d, 0, KW * ICg * sizeof(float));
+        continue;
+      }
+      const float* row = src + (b * H + (size_t)ih) * W * IC + gi * ICg;
+      ptrdiff_t iw0 = (ptrdiff_t)(ow * n->sw) - (ptrdiff_t)n->pad[3];
+      if (runs && iw0 >= 0 && (size_t)iw0 + KW <= W) {
+        memcpy(d, row + (size_t)iw0 * IC, KW * IC * sizeof(float));
+        continue;
+      }
+      for (size_t kw = 0; kw < KW; ++kw, d += ICg) {
+        ptrdiff_t iw = iw0 + (ptrdiff_t)(kw * n->dw);
+        if (iw < 0 || iw >= (ptrdiff_t)W) {
+          for (size_t c = 0; c < ICg; ++c) d[c] = 0.0f;
+        } else {
+          const float* sp = row + (size_t)iw * IC;
+          for (size_t c = 0; c < ICg; ++c) d[c] = sp[c];
+        }
+      }
+    }
+    if (++ow == OW) {
+      ow = 0;
+      ++oh;
+    }
+  }
+}
+
 static void run_conv(xb_exec* x, const xb_node* n) {
   const xb_graph* g = x->g;
   const gemm_prep* p = n->packed;
@@ -949,7 +989,10 @@ static void run_conv(xb_exec* x, const xb_node* n) {
         // im2col of T output pixels for group gi: [T][KH*KW*ICg]
         float* Af = (float*)g->scratch;
         int16_t* Aq = (int16_t*)g->scratch;
-        for (size_t t = 0; t < T; ++t) {
+        if (!q) {
+          im2col_f32(n, (const float*)src, b, H, W, IC, OW, gi, ICg, p0, T, K, Af);
+        } else {
+          for (size_t t = 0; t < T; ++t) {
           size_t oh = (p0 + t) / OW, ow = (p0 + t) % OW;
           for (size_t kh = 0; kh < KH; ++kh) {
             ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
@@ -958,18 +1001,12 @@ static void run_conv(xb_exec* x, const xb_node* n) {
               size_t col = t * K + (kh * KW + kw) * ICg;
               bool inside = ih >= 0 && ih < (ptrdiff_t)H && iw >= 0 && iw < (ptrdiff_t)W;
               size_t base = inside ? ((b * H + (size_t)ih) * W + (size_t)iw) * IC + gi * ICg : 0;
-              if (!q) {
-                if (inside)
-                  memcpy(Af + col, (const float*)src + base, ICg * sizeof(float));
-                else
-                  memset(Af + col, 0, ICg * sizeof(float));
-              } else {
-                if (inside)
-                  widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
-                else
-                  memset(Aq + col, 0, ICg * sizeof(int16_t));
-              }
+              if (inside)
+                widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
+              else
+                memset(Aq + col, 0, ICg * sizeof(int16_t));
             }
+          }
           }
         }
         size_t ob = (b * npix + p0) * OC + gi * OCg;
@@ -1026,6 +1063,38 @@ static void run_deconv(xb_exec* x, const xb_node* n) {
   for (size_t i = 0; i < B * OH * OW * OC; ++i) dst[i] = clampf(dst[i], n->out_min, n->out_max);
 }
 
+/* fp32 max/average pooling: the output row accumulates over the taps, the
+ * channels innermost (each element sees the same operations as one at a
+ * time). */
+static void pool_f32(const xb_node* n, const float* src, float* dst, size_t B, size_t H, size_t W,
+                     size_t C, size_t OH, size_t OW, bool maxp) {
+  for (size_t b = 0; b < B; ++b)
+    for (size_t oh = 0; oh < OH; ++oh)
+      for (size_t ow = 0; ow < OW; ++ow) {
+        float* o = dst + ((b * OH + oh) * OW + ow) * C;
+        for (size_t c = 0; c < C; ++c) o[c] = maxp ? -INFINITY : 0.0f;
+        size_t cnt = 0;
+        for (size_t kh = 0; kh < n->kh; ++kh) {
+          ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+          if (ih < 0 || ih >= (ptrdiff_t)H) continue;
+          for (size_t kw = 0; kw < n->kw; ++kw) {
+            ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
+            if (iw < 0 || iw >= (ptrdiff_t)W) continue;
+            const float* v = src + ((b * H + (size_t)ih) * W + (size_t)iw) * C;
+            ++cnt;
+            if (maxp)
+              for (size_t c = 0; c < C; ++c) o[c] = v[c] > o[c] || isnan(v[c]) ? v[c] : o[c];
+            else
+              for (size_t c = 0; c < C; ++c) o[c] = o[c] + v[c];
+          }
+        }
+        for (size_t c = 0; c < C; ++c) {
+          float a = maxp ? o[c] : (cnt ? o[c] / (float)cnt : 0.0f);
+          o[c] = clampf(a, n->out_min, n->out_max);
+        }
+      }
+}
+
 static void run_pool(xb_exec* x, const xb_node* n) {
   const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
   size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], C = in->dims[3];
@@ -1057,6 +1126,10 @@ static void run_pool(xb_exec* x, const xb_node* n) {
     return;
   }
   bool maxp = n->tag == XB_N_MAX_POOLING2D;
+  if (!q) {
+    pool_f32(n, src, dst, B, H, W, C, OH, OW, maxp);
+    return;
+  }
   for (size_t b = 0; b < B; ++b)
     for (size_t oh = 0; oh < OH; ++oh)
       for (size_t ow = 0; ow < OW; ++ow)
@@ -1105,14 +1178,27 @@ static void run_transpose(xb_exec* x, const xb_node* n) {
   for (size_t d = 0; d < r; ++d) ostride[d] = istride[n->perm[d]];
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
-  for (size_t o = 0; o < out->numel; ++o) {
+  if (r == 0 || out->numel == 0) {
+    if (out->numel != 0) memcpy(dst, src, es);
+    return;
+  }
+  // One run along the last output dim per step; the others count in idx.
+  const size_t inner = out->dims[r - 1], is = ostride[r - 1];
+  for (size_t o = 0; o < out->numel; o += inner) {
     size_t off = 0;
-    for (size_t d = 0; d < r; ++d) off += idx[d] * ostride[d];
-    if (es == 4)
-      memcpy(dst + o * 4, src + off * 4, 4);
-    else
-      dst[o] = src[off];
-    for (int d = (int)r - 1; d >= 0; --d) {
+    for (size_t d = 0; d + 1 < r; ++d) off += idx[d] * ostride[d];
+    if (es == 4) {
+      const float* sp = (const float*)src + off;
+      float* dp = (float*)dst + o;
+      for (size_t i = 0; i < inner; ++i) dp[i] = sp[i * is];
+    } else if (es == 2) {
+      const uint16_t* sp = (const uint16_t*)src + off;
+      uint16_t* dp = (uint16_t*)dst + o;
+      for (size_t i = 0; i < inner; ++i) dp[i] = sp[i * is];
+    } else {
+      for (size_t i = 0; i < inner; ++i) dst[o + i] = src[off + i * is];
+    }
+    for (int d = (int)r - 2; d >= 0; --d) {
       if (++idx[d] < out->dims[d]) break;
       idx[d] = 0;
     }
