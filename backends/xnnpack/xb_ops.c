@@ -1215,10 +1215,19 @@ static void run_slice_pad(xb_exec* x, const xb_node* n, bool pad) {
   }
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
-  for (size_t o = 0; o < out->numel; ++o) {
+  if (out->numel == 0) return;
+  if (r == 0) {
+    memcpy(dst, src, es);
+    return;
+  }
+  // One run along the last dim per step: a slice copies it, a pad fills its
+  // edges with the value and copies the middle.
+  const size_t inner = out->dims[r - 1];
+  const size_t lo = pad ? n->pre[r - 1] : 0, mid = pad ? in->dims[r - 1] : inner;
+  for (size_t o = 0; o < out->numel; o += inner) {
     size_t off = 0;
     bool inside = true;
-    for (size_t d = 0; d < r; ++d) {
+    for (size_t d = 0; d + 1 < r; ++d) {
       if (pad) {
         if (idx[d] < n->pre[d] || idx[d] - n->pre[d] >= in->dims[d])
           inside = false;
@@ -1228,11 +1237,17 @@ static void run_slice_pad(xb_exec* x, const xb_node* n, bool pad) {
         off += (idx[d] + n->offsets[d]) * istride[d];
       }
     }
-    if (inside)
-      memcpy(dst + o * es, src + off * es, es);
-    else
-      memcpy(dst + o * es, &n->fparam, 4); /* pad is fp32 only */
-    for (int d = (int)r - 1; d >= 0; --d) {
+    uint8_t* dp = dst + o * es;
+    if (!pad) {
+      memcpy(dp, src + (off + n->offsets[r - 1]) * es, inner * es);
+    } else {
+      float* fp = (float*)dp; /* pad is fp32 only */
+      size_t a = inside ? lo : inner, m = inside ? mid : 0;
+      for (size_t i = 0; i < a; ++i) fp[i] = n->fparam;
+      if (m) memcpy(fp + a, src + off * es, m * es);
+      for (size_t i = a + m; i < inner; ++i) fp[i] = n->fparam;
+    }
+    for (int d = (int)r - 2; d >= 0; --d) {
       if (++idx[d] < out->dims[d]) break;
       idx[d] = 0;
     }
