@@ -260,13 +260,38 @@ static void run_bin_f32(void* c_, size_t o, size_t ia, size_t ib, size_t n, size
   const float* x = c->x + ia;
   const float* y = c->y + ib;
   float* out = c->o + o;
-  if (c->fn == f_add && sa == 1 && sb == 1) {
-    for (size_t i = 0; i < n; ++i) out[i] = clampf(x[i] + y[i], c->lo, c->hi);
-  } else if (c->fn == f_mul && sa == 1 && sb == 1) {
-    for (size_t i = 0; i < n; ++i) out[i] = clampf(x[i] * y[i], c->lo, c->hi);
-  } else {
-    for (size_t i = 0; i < n; ++i) out[i] = clampf(c->fn(x[i * sa], y[i * sb]), c->lo, c->hi);
-  }
+  const float lo = c->lo, hi = c->hi;
+  // The operation outside the loops; unit and zero strides get their own
+  // loops so that they vectorise.
+#define XB_BIN_LOOP(expr)                                                                          \
+  do {                                                                                             \
+    if (sa == 1 && sb == 1)                                                                        \
+      for (size_t i = 0; i < n; ++i) {                                                             \
+        float a = x[i], b = y[i];                                                                  \
+        out[i] = clampf((expr), lo, hi);                                                           \
+      }                                                                                            \
+    else if (sa == 1 && sb == 0)                                                                   \
+      for (size_t i = 0; i < n; ++i) {                                                             \
+        float a = x[i], b = y[0];                                                                  \
+        out[i] = clampf((expr), lo, hi);                                                           \
+      }                                                                                            \
+    else                                                                                           \
+      for (size_t i = 0; i < n; ++i) {                                                             \
+        float a = x[i * sa], b = y[i * sb];                                                        \
+        out[i] = clampf((expr), lo, hi);                                                           \
+      }                                                                                            \
+  } while (0)
+  if (c->fn == f_add)
+    XB_BIN_LOOP(a + b);
+  else if (c->fn == f_sub)
+    XB_BIN_LOOP(a - b);
+  else if (c->fn == f_mul)
+    XB_BIN_LOOP(a * b);
+  else if (c->fn == f_div)
+    XB_BIN_LOOP(a / b);
+  else
+    XB_BIN_LOOP(c->fn(a, b));
+#undef XB_BIN_LOOP
 }
 
 static void run_bin_q8(void* c_, size_t o, size_t ia, size_t ib, size_t n, size_t sa, size_t sb) {
@@ -993,20 +1018,20 @@ static void run_conv(xb_exec* x, const xb_node* n) {
           im2col_f32(n, (const float*)src, b, H, W, IC, OW, gi, ICg, p0, T, K, Af);
         } else {
           for (size_t t = 0; t < T; ++t) {
-          size_t oh = (p0 + t) / OW, ow = (p0 + t) % OW;
-          for (size_t kh = 0; kh < KH; ++kh) {
-            ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
-            for (size_t kw = 0; kw < KW; ++kw) {
-              ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
-              size_t col = t * K + (kh * KW + kw) * ICg;
-              bool inside = ih >= 0 && ih < (ptrdiff_t)H && iw >= 0 && iw < (ptrdiff_t)W;
-              size_t base = inside ? ((b * H + (size_t)ih) * W + (size_t)iw) * IC + gi * ICg : 0;
-              if (inside)
-                widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
-              else
-                memset(Aq + col, 0, ICg * sizeof(int16_t));
+            size_t oh = (p0 + t) / OW, ow = (p0 + t) % OW;
+            for (size_t kh = 0; kh < KH; ++kh) {
+              ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+              for (size_t kw = 0; kw < KW; ++kw) {
+                ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
+                size_t col = t * K + (kh * KW + kw) * ICg;
+                bool inside = ih >= 0 && ih < (ptrdiff_t)H && iw >= 0 && iw < (ptrdiff_t)W;
+                size_t base = inside ? ((b * H + (size_t)ih) * W + (size_t)iw) * IC + gi * ICg : 0;
+                if (inside)
+                  widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
+                else
+                  memset(Aq + col, 0, ICg * sizeof(int16_t));
+              }
             }
-          }
           }
         }
         size_t ob = (b * npix + p0) * OC + gi * OCg;
@@ -1425,23 +1450,43 @@ typedef struct un_job {
   int vec; /* the result is already in d (compute's vector math): clamp only */
 } un_job;
 
-static void un_task(void* c_, size_t start, size_t count) {
-  const un_job* j = c_;
+/* d[i] = clamp(op(s[i])) for i in [lo, hi): the switch outside the loops. */
+static void un_range(const un_job* j, size_t lo, size_t hi) {
   const xb_node* n = j->n;
-  size_t lo = start * XB_PAR_MIN, hi = lo + count * XB_PAR_MIN;
-  if (j->vec)
-    for (size_t i = lo; i < hi; ++i) j->d[i] = clampf(j->d[i], n->out_min, n->out_max);
-  else
-    for (size_t i = lo; i < hi; ++i)
-      j->d[i] = clampf(u_apply(n->tag, j->s[i], n->fparam), n->out_min, n->out_max);
+  const float *s = j->s, mn = n->out_min, mx = n->out_max, p = n->fparam;
+  float* d = j->d;
+#define XB_UN_LOOP(expr)                                                                           \
+  for (size_t i = lo; i < hi; ++i) {                                                               \
+    float x = s[i];                                                                                \
+    d[i] = clampf((expr), mn, mx);                                                                 \
+  }                                                                                                \
+  return
+  if (j->vec) {
+    s = d;
+    XB_UN_LOOP(x);
+  }
+  switch (n->tag) {
+    case XB_N_HARDSWISH: XB_UN_LOOP(x * clampf(x + 3.0f, 0.0f, 6.0f) / 6.0f);
+    case XB_N_SQUARE: XB_UN_LOOP(x * x);
+    case XB_N_ABS: XB_UN_LOOP(fabsf(x));
+    case XB_N_NEGATE: XB_UN_LOOP(-x);
+    case XB_N_SQUARE_ROOT: XB_UN_LOOP(sqrtf(x));
+    case XB_N_RECIPROCAL_SQUARE_ROOT: XB_UN_LOOP(1.0f / sqrtf(x));
+    case XB_N_FLOOR: XB_UN_LOOP(floorf(x));
+    case XB_N_CEILING: XB_UN_LOOP(ceilf(x));
+    case XB_N_LEAKY_RELU: XB_UN_LOOP(x < 0.0f ? x * p : x);
+    case XB_N_CLAMP: XB_UN_LOOP(x);
+    default: XB_UN_LOOP(u_apply(n->tag, x, p));
+  }
+#undef XB_UN_LOOP
+}
+
+static void un_task(void* c_, size_t start, size_t count) {
+  un_range(c_, start * XB_PAR_MIN, (start + count) * XB_PAR_MIN);
 }
 
 static void un_task_tail(const un_job* j, size_t numel) {
-  size_t full = numel / XB_PAR_MIN * XB_PAR_MIN;
-  const xb_node* n = j->n;
-  for (size_t i = full; i < numel; ++i)
-    j->d[i] = j->vec ? clampf(j->d[i], n->out_min, n->out_max)
-                     : clampf(u_apply(n->tag, j->s[i], n->fparam), n->out_min, n->out_max);
+  un_range(j, numel / XB_PAR_MIN * XB_PAR_MIN, numel);
 }
 
 /* Element-wise fp32 nodes: exp, sigmoid and tanh on compute's vector math,

@@ -42,9 +42,10 @@ static void reference(const pterun_compute_dwconv2d* p, const float* in, const f
               long ih = (long)(y * p->stride_h + kh * p->dilation_h) - (long)p->pad_top;
               long iw = (long)(x * p->stride_w + kw * p->dilation_w) - (long)p->pad_left;
               if (ih < 0 || iw < 0 || ih >= (long)p->in_h || iw >= (long)p->in_w) continue;
-              acc += (double)in[((b * p->in_h + (size_t)ih) * p->in_w + (size_t)iw) * p->in_c +
-                                c / dm] *
-                     w[(kh * p->kernel_w + kw) * p->out_c + c];
+              acc +=
+                  (double)
+                      in[((b * p->in_h + (size_t)ih) * p->in_w + (size_t)iw) * p->in_c + c / dm] *
+                  w[(kh * p->kernel_w + kw) * p->out_c + c];
             }
           acc = acc < p->out_min ? p->out_min : (acc > p->out_max ? p->out_max : acc);
           out[((b * p->out_h + y) * p->out_w + x) * p->out_c + c] = acc;
@@ -57,9 +58,9 @@ typedef struct geo {
 } geo;
 
 static int run_case(const geo* c, pterun_threadpool* pool) {
-  pterun_compute_dwconv2d p = {c->batch, c->h,   c->w,   c->ic,  0,      0,      c->ic * c->dm,
-                               c->k_h,   c->k_w, c->s,   c->s,   c->d,   c->d,   c->pad,
-                               c->pad,   -INFINITY, INFINITY};
+  pterun_compute_dwconv2d p = {c->batch,      c->h,   c->w,   c->ic,     0,       0,
+                               c->ic * c->dm, c->k_h, c->k_w, c->s,      c->s,    c->d,
+                               c->d,          c->pad, c->pad, -INFINITY, INFINITY};
   p.out_h = out_size(c->h, c->pad, c->k_h, c->s, c->d);
   p.out_w = out_size(c->w, c->pad, c->k_w, c->s, c->d);
   if (c->clamp) {
@@ -113,13 +114,13 @@ static int test_geometries(void) {
   pterun_threadpool* pool = NULL;
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
   static const geo cases[] = {
-      {1, 12, 12, 32, 1, 3, 3, 1, 1, 1, 1, 0},   /* MobileNet 3x3, stride 1 */
-      {2, 13, 11, 35, 1, 3, 3, 2, 1, 1, 1, 1},   /* stride 2, channels off every width */
-      {1, 9, 9, 8, 1, 5, 5, 1, 2, 4, 0, 0},      /* dilation, wide padding, no bias */
-      {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1},      /* channel multiplier 4 */
-      {1, 10, 10, 17, 1, 9, 9, 1, 1, 4, 1, 0},   /* 81 taps: past the tap list */
-      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},      /* one element */
-      {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1},   /* big enough to split over the pool */
+      {1, 12, 12, 32, 1, 3, 3, 1, 1, 1, 1, 0}, /* MobileNet 3x3, stride 1 */
+      {2, 13, 11, 35, 1, 3, 3, 2, 1, 1, 1, 1}, /* stride 2, channels off every width */
+      {1, 9, 9, 8, 1, 5, 5, 1, 2, 4, 0, 0},    /* dilation, wide padding, no bias */
+      {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1},    /* channel multiplier 4 */
+      {1, 10, 10, 17, 1, 9, 9, 1, 1, 4, 1, 0}, /* 81 taps: past the tap list */
+      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},    /* one element */
+      {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1}, /* big enough to split over the pool */
   };
   int bad = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; ++i) {

@@ -23,7 +23,7 @@ static inline void dw_st(float* p, dw_v v) {
   memcpy(p, &v, sizeof v);
 }
 static inline dw_v dw_clamp(dw_v x, dw_v lo, dw_v hi) {
-  dw_m below = x < lo, above = x > hi;
+  dw_m below = x<lo, above = x> hi;
   dw_m keep = ~(below | above);
   return (dw_v)(((dw_m)x & keep) | ((dw_m)lo & below) | ((dw_m)hi & above));
 }
