@@ -117,6 +117,109 @@ PTERUN_COMPUTE_API void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t 
                                             const pterun_compute_matrix* c, double alpha,
                                             int accumulate);
 
+/* ---- int8 GEMM ------------------------------------------------------------------
+ * C[M,N] = epilogue( sum_k (A[m][k] - a_zp) * (W[n][k] - w_zp[n]) )
+ * with A uint8 or int8 (activations), W int8 (weights, row n = output column n,
+ * the layout of a Linear weight and of a conv weight viewed as [OC, IC*KH*KW]),
+ * exact int32 accumulation, and an epilogue that requantises to uint8/int8 or
+ * dequantises to float32 (docs/performance.md, "int8 engine"). W is packed once
+ * (load time) for one microkernel; A is packed on the fly in small panels, so
+ * a product needs no scratch memory. int8 A is shifted to uint8 (+128, the zero
+ * point with it) while packing, so every microkernel multiplies uint8 x int8
+ * and the zero-point corrections use W's column sums from the packing.
+ * Limits: 1 <= K <= PTERUN_COMPUTE_QS8_MAX_K (the raw int32 sums cannot
+ * overflow), N >= 1. */
+#define PTERUN_COMPUTE_QS8_MAX_K 65536
+
+/**
+ * An int8 GEMM microkernel: one MR x NR tile of int32 sums over kq groups of 4:
+ *   C[i][j] (+)= sum_{q < kq, t < 4} A[q][i][t] * B[q][j][t]
+ * A: a packed panel, kq x MR x 4 elements of uint8 (a_bytes 1) or of int16
+ * holding the uint8 value (a_bytes 2); B: a packed strip, kq x NR x 4 int8
+ * (b_bytes 1) or int16 (b_bytes 2); C[i][j] = c[i * ldc + j], all MR x NR
+ * written (added to when `add`). kq >= 1; no alignment required.
+ */
+typedef void (*pterun_compute_qs8_gemm_fn)(size_t kq, const void* a, const void* b, int32_t* c,
+                                           size_t ldc, int add);
+
+typedef struct pterun_compute_qs8_gemm_ukernel {
+  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
+  pterun_compute_qs8_gemm_fn fn;
+  const char* name;
+  int mr, nr;           /* tile */
+  int a_bytes, b_bytes; /* packed element sizes (1: u8 / s8, 2: int16) */
+} pterun_compute_qs8_gemm_ukernel;
+
+/** Every int8 microkernel compiled into this build, scalar (the reference)
+ *  first, in priority order (tests and benchmarks run each). */
+PTERUN_COMPUTE_API const pterun_compute_qs8_gemm_ukernel* pterun_compute_qs8_gemm_ukernels(
+    size_t* count_out);
+/** The last variant whose ISA bits are all in `features` (pterun_cpu_features()
+ *  in production, narrowed by PTERUN_ISA_MASK); never NULL. */
+PTERUN_COMPUTE_API const pterun_compute_qs8_gemm_ukernel* pterun_compute_qs8_gemm_select(
+    uint64_t features);
+
+/** Weights packed for one microkernel (pterun_compute_qs8_pack). The buffer
+ *  holds the column sums and the strips; this header points into it. */
+typedef struct pterun_compute_qs8_packed {
+  const pterun_compute_qs8_gemm_ukernel* uk;
+  int64_t n, k, kq;       /* kq = ceil(k / 4) */
+  const int32_t* col_sum; /* sum_k W[n][k], n entries */
+  const void* strips;     /* ceil(n / NR) strips of kq x NR x 4 elements, zero padded */
+} pterun_compute_qs8_packed;
+
+/** Bytes pterun_compute_qs8_pack needs for an N x K weight (64-byte aligned
+ *  buffer); 0 when N or K is out of range or the size overflows. uk NULL:
+ *  pterun_compute_qs8_gemm_select(pterun_cpu_features()). */
+PTERUN_COMPUTE_API size_t pterun_compute_qs8_pack_size(const pterun_compute_qs8_gemm_ukernel* uk,
+                                                       int64_t n, int64_t k);
+/** Packs W (int8, element (n, k) at w[n * w_rs + k * w_cs]) into `buf`
+ *  (`cap` bytes, 64-byte aligned) and fills `out`. Returns 0, or -1 when the
+ *  sizes are out of range, buf is too small or misaligned. */
+PTERUN_COMPUTE_API int pterun_compute_qs8_pack(const pterun_compute_qs8_gemm_ukernel* uk, int64_t n,
+                                               int64_t k, const int8_t* w, int64_t w_rs,
+                                               int64_t w_cs, void* buf, size_t cap,
+                                               pterun_compute_qs8_packed* out);
+
+/** What happens to each int32 sum v[m][n] (after the zero-point corrections):
+ *    y = (float)v * scale[n or 0] + bias[n] (bias NULL: 0)
+ *  F32 output: C = min(max(y, f_min), f_max) (relu / hardtanh / none: +-inf).
+ *  U8 / I8 output: q = (int)(out_zp + nearbyintf(y * out_inv_scale)) clamped
+ *  to [q_min, q_max] (NaN -> q_min), ExecuTorch's quantize_per_tensor step;
+ *  a fused relu or hardtanh narrows [q_min, q_max] (quantisation is monotonic,
+ *  so clamping after it gives the same values as clamping the float). */
+typedef struct pterun_compute_qs8_epilogue {
+  int32_t a_zp;        /* A's zero point, in A's own type (uint8 or int8 range) */
+  const int32_t* w_zp; /* per column; NULL: all 0 (symmetric weights) */
+  const float* scale;  /* per column when scale_per_column, else scale[0] */
+  int scale_per_column;
+  const float* bias;   /* per column; NULL: none */
+  float f_min, f_max;  /* F32 output clamp */
+  float out_inv_scale; /* U8 / I8 output: 1 / output scale (float32, as ExecuTorch) */
+  int32_t out_zp, q_min, q_max;
+} pterun_compute_qs8_epilogue;
+
+/** Row source for A instead of a matrix (e.g. im2col of a convolution):
+ *  writes A[i][k] for i0 <= i < i0 + rows, k0 <= k < k0 + kc as raw bytes of
+ *  A's dtype to dst[(i - i0) * kc + (k - k0)]. Called from pool workers. */
+typedef void (*pterun_compute_qs8_rows_fn)(void* ctx, int64_t i0, int64_t rows, int64_t k0,
+                                           int64_t kc, uint8_t* dst);
+
+/**
+ * C = epilogue(A[M,K] x W^T) over `pool` (NULL: serially; max_threads 0: no
+ * cap). A: `a` (dtype U8 or I8, non-negative strides) or, when `a_rows` is not
+ * NULL, that function (a_dtype U8 or I8; `a` ignored). C: dtype U8, I8 or F32,
+ * element (m, n) at data[m * rs + n * cs]. Tasks own disjoint tiles of C and
+ * sum in a fixed order: results are identical for any thread count and
+ * microkernel. Returns 0, or -1 for invalid arguments (nothing written).
+ */
+PTERUN_COMPUTE_API int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads,
+                                               int64_t m, const pterun_compute_matrix* a,
+                                               pterun_compute_qs8_rows_fn a_rows, void* a_ctx,
+                                               int32_t a_dtype, const pterun_compute_qs8_packed* w,
+                                               const pterun_compute_qs8_epilogue* ep,
+                                               const pterun_compute_matrix* c);
+
 /* ---- f32 vector math ----------------------------------------------------------
  * Element-wise functions on contiguous float arrays, vectorised for the widest
  * ISA the CPU has (4-lane baseline: SSE2 / NEON / scalar; AVX2; AVX-512F).

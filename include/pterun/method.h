@@ -87,6 +87,10 @@ typedef struct pterun_method_options {
   /** At most this many threads (the caller's included) per kernel of this
    *  method; 0: the whole pool. */
   size_t max_threads;
+  /** 1: skip the kernels' load-time preparation (pterun_kernel.prepare:
+   *  packed weights, ...): every kernel runs its unprepared path. For tests
+   *  comparing the prepared path with the reference one. */
+  int no_kernel_prepare;
 } pterun_method_options;
 
 #define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)
@@ -119,9 +123,10 @@ PTERUN_API pterun_status pterun_method_load(const pterun_program* program, const
 /** NULL is a no-op. */
 PTERUN_API void pterun_method_destroy(pterun_method* method);
 
-/** Bytes pterun allocated for this method: runtime structures (including
- *  kernel scratch, folded constants and what delegate backends hold) and
- *  planned buffers it owns. */
+/** Bytes pterun allocated for this method, all of it at load: runtime
+ *  structures (including kernel scratch, folded constants, the kernels'
+ *  prepared state such as packed weights, and what delegate backends hold)
+ *  and planned buffers it owns. */
 PTERUN_API void pterun_method_memory(const pterun_method* method, size_t* runtime_bytes_out,
                                      size_t* planned_bytes_out);
 

@@ -9,7 +9,7 @@
 #undef LB_OP
 
 static const pterun_kernel kLowbitKernels[] = {
-#define LB_OP(name, fn) {name, fn},
+#define LB_OP(op_, fn_) {.op = op_, .fn = fn_},
 #include "kernels/lowbit/ops.inc"
 #undef LB_OP
 };

@@ -20,7 +20,7 @@
 #undef PK_OP
 
 static const pterun_kernel kPortableKernels[] = {
-#define PK_OP(name, fn) {name, fn},
+#define PK_OP(op_, fn_) {.op = op_, .fn = fn_},
 #include "kernels/portable/ops_arith.inc"
 #include "kernels/portable/ops_compare.inc"
 #include "kernels/portable/ops_activation.inc"

@@ -73,6 +73,7 @@ static void layout(loader* L, bump* b) {
   m->chains = TAKE(b, pt_chain, L->chains.len);
   m->op_names = TAKE(b, const char*, L->ops.len);
   m->op_fns = TAKE(b, pterun_kernel_fn, L->ops.len);
+  m->op_prepares = TAKE(b, pterun_kernel_prepare_fn, L->ops.len);
   m->op_called = TAKE(b, uint8_t, L->ops.len);
   m->delegates = TAKE(b, pt_delegate, L->delegates.len);
   uint32_t planned = L->sizes.len > 0 ? L->sizes.len - 1 : 0;
@@ -441,7 +442,7 @@ static pterun_status build_instructions(loader* L) {
   // One lookup per operator of the table, not per instruction: a kernel
   // depends on the operator only (it checks dtypes itself).
   for (uint32_t k = 0; k < m->op_count; ++k)
-    m->op_fns[k] = pt_registry_resolve(reg, m->op_names[k]);
+    m->op_fns[k] = pt_registry_resolve(reg, m->op_names[k], &m->op_prepares[k]);
   uint32_t n_missing = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) {
     pt_fb_table ch;
@@ -567,6 +568,7 @@ static pterun_status load(loader* L) {
   if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
   memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
+  if (L->o == NULL || !L->o->no_kernel_prepare) PTERUN_TRY(pt_prepare_kernels(m));
   // An input is written by set_input: it must not be constant data (that
   // lives in the program image or a data file).
   for (uint32_t k = 0; k < m->input_count; ++k) {
@@ -629,6 +631,11 @@ void pterun_method_destroy(pterun_method* m) {
     for (uint32_t k = 0; k < m->planned_count; ++k) pt_free(a, m->owned_planned[k]);
   if (m->block != NULL) pt_delegates_destroy(m->delegates, m->delegate_count, a);
   for (uint32_t k = 0; k < m->folded_count; ++k) pt_free(a, m->folded[k]);
+  for (pt_state_block* b = m->states; b != NULL;) {
+    pt_state_block* next = b->next;
+    pt_free(a, b);
+    b = next;
+  }
   pt_free(a, m->folded);
   pt_free(a, m->scratch);
   pt_free(a, m->block);
@@ -638,7 +645,7 @@ void pterun_method_destroy(pterun_method* m) {
 void pterun_method_memory(const pterun_method* m, size_t* runtime_bytes, size_t* planned_bytes) {
   if (runtime_bytes)
     *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes +
-                                     m->delegate_bytes
+                                     m->state_bytes + m->delegate_bytes
                                : 0;
   if (planned_bytes) *planned_bytes = m != NULL ? m->owned_planned_bytes : 0;
 }
