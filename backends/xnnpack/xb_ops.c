@@ -1207,42 +1207,77 @@ static void run_deconv(xb_exec* x, const xb_node* n) {
   for (size_t i = 0; i < B * OH * OW * OC; ++i) dst[i] = clampf(dst[i], n->out_min, n->out_max);
 }
 
-/* fp32 max/average pooling: the output row accumulates over the taps, the
- * channels innermost (each element sees the same operations as one at a
- * time). */
-static void pool_f32(const xb_node* n, const float* src, float* dst, size_t B, size_t H, size_t W,
-                     size_t C, size_t OH, size_t OW, bool maxp) {
-  for (size_t b = 0; b < B; ++b)
-    for (size_t oh = 0; oh < OH; ++oh)
-      for (size_t ow = 0; ow < OW; ++ow) {
-        float* o = dst + ((b * OH + oh) * OW + ow) * C;
-        for (size_t c = 0; c < C; ++c) o[c] = maxp ? -INFINITY : 0.0f;
-        size_t cnt = 0;
-        for (size_t kh = 0; kh < n->kh; ++kh) {
-          ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
-          if (ih < 0 || ih >= (ptrdiff_t)H) continue;
-          for (size_t kw = 0; kw < n->kw; ++kw) {
-            ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
-            if (iw < 0 || iw >= (ptrdiff_t)W) continue;
-            const float* v = src + ((b * H + (size_t)ih) * W + (size_t)iw) * C;
-            ++cnt;
-            if (maxp)
-              for (size_t c = 0; c < C; ++c) o[c] = v[c] > o[c] || isnan(v[c]) ? v[c] : o[c];
-            else
-              for (size_t c = 0; c < C; ++c) o[c] = o[c] + v[c];
+/* Max/average pooling with the channels innermost, in blocks of 256: for
+ * each output pixel the valid taps are visited in (kh, kw) order (each
+ * element sees the operations of a one-at-a-time loop); fp32 accumulates in
+ * the output row, int8 in int64 (no window can overflow it). */
+static void pool_window(const xb_exec* x, const xb_node* n, bool maxp) {
+  const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
+  const size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], C = in->dims[3];
+  const size_t OH = out->dims[1], OW = out->dims[2];
+  const bool q = is_q8(in);
+  const int u = in->dtype == XB_DT_QUINT8;
+  const void* src = x->data[n->in[0]];
+  void* dst = x->data[n->out];
+  int32_t lo = 0, hi = 0;
+  if (q) q_range(n, out, &lo, &hi);
+  const float rescale = q ? in->scale / out->scale : 1.0f;
+  int64_t acc[256];
+  for (size_t pix = 0; pix < B * OH * OW; ++pix) {
+    const size_t b = pix / (OH * OW), oh = pix / OW % OH, ow = pix % OW;
+    for (size_t c0 = 0; c0 < C; c0 += 256) {
+      const size_t cn = C - c0 < 256 ? C - c0 : 256;
+      float* of = q ? NULL : (float*)dst + pix * C + c0;
+      for (size_t c = 0; c < cn; ++c) {
+        if (q)
+          acc[c] = maxp ? INT64_MIN : 0;
+        else
+          of[c] = maxp ? -INFINITY : 0.0f;
+      }
+      size_t cnt = 0;
+      for (size_t kh = 0; kh < n->kh; ++kh) {
+        ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+        if (ih < 0 || ih >= (ptrdiff_t)H) continue;
+        for (size_t kw = 0; kw < n->kw; ++kw) {
+          ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
+          if (iw < 0 || iw >= (ptrdiff_t)W) continue;
+          const size_t base = ((b * H + (size_t)ih) * W + (size_t)iw) * C + c0;
+          ++cnt;
+          if (q) {
+            for (size_t c = 0; c < cn; ++c) {
+              int64_t v = q_ld(src, base + c, u);
+              acc[c] = maxp ? (v > acc[c] ? v : acc[c]) : acc[c] + v - in->zero_point;
+            }
+            continue;
           }
-        }
-        for (size_t c = 0; c < C; ++c) {
-          float a = maxp ? o[c] : (cnt ? o[c] / (float)cnt : 0.0f);
-          o[c] = clampf(a, n->out_min, n->out_max);
+          const float* vf = (const float*)src + base;
+          if (maxp)
+            for (size_t c = 0; c < cn; ++c) of[c] = vf[c] > of[c] || isnan(vf[c]) ? vf[c] : of[c];
+          else
+            for (size_t c = 0; c < cn; ++c) of[c] = of[c] + vf[c];
         }
       }
+      for (size_t c = 0; c < cn; ++c) {
+        if (q) {
+          float r = maxp ? (cnt ? (float)(acc[c] - in->zero_point) * rescale : 0.0f)
+                         : (cnt ? (float)acc[c] * rescale / (float)cnt : 0.0f);
+          q_st(dst, pix * C + c0 + c, requant(r, out->zero_point, lo, hi), u);
+        } else {
+          float r = maxp ? of[c] : (cnt ? of[c] / (float)cnt : 0.0f);
+          of[c] = clampf(r, n->out_min, n->out_max);
+        }
+      }
+    }
+  }
 }
 
 static void run_pool(xb_exec* x, const xb_node* n) {
+  if (n->tag != XB_N_GLOBAL_AVG_POOLING2D) {
+    pool_window(x, n, n->tag == XB_N_MAX_POOLING2D);
+    return;
+  }
   const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
-  size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], C = in->dims[3];
-  size_t OH = out->dims[1], OW = out->dims[2];
+  size_t B = in->dims[0], HW = in->dims[1] * in->dims[2], C = in->dims[3];
   bool q = is_q8(in);
   int u = in->dtype == XB_DT_QUINT8;
   int32_t lo = 0, hi = 0;
@@ -1250,64 +1285,24 @@ static void run_pool(xb_exec* x, const xb_node* n) {
   const void* src = x->data[n->in[0]];
   void* dst = x->data[n->out];
   float rescale = q ? in->scale / out->scale : 1.0f;
-  if (n->tag == XB_N_GLOBAL_AVG_POOLING2D) {
-    for (size_t b = 0; b < B; ++b)
-      for (size_t c = 0; c < C; ++c) {
-        float s = 0.0f;
-        int32_t si = 0;
-        for (size_t i = 0; i < H * W; ++i) {
-          if (q)
-            si += q_ld(src, (b * H * W + i) * C + c, u) - in->zero_point;
-          else
-            s += ((const float*)src)[(b * H * W + i) * C + c];
-        }
-        if (q)
-          q_st(dst, b * C + c,
-               requant((float)si * rescale / (float)(H * W), out->zero_point, lo, hi), u);
-        else
-          ((float*)dst)[b * C + c] = clampf(s / (float)(H * W), n->out_min, n->out_max);
+  // Global average: sums over the pixels with the channels innermost.
+  for (size_t b = 0; b < B; ++b) {
+    if (!q) {
+      float* o = (float*)dst + b * C;
+      for (size_t c = 0; c < C; ++c) o[c] = 0.0f;
+      for (size_t i = 0; i < HW; ++i) {
+        const float* v = (const float*)src + (b * HW + i) * C;
+        for (size_t c = 0; c < C; ++c) o[c] = o[c] + v[c];
       }
-    return;
+      for (size_t c = 0; c < C; ++c) o[c] = clampf(o[c] / (float)HW, n->out_min, n->out_max);
+      continue;
+    }
+    for (size_t c = 0; c < C; ++c) {
+      int64_t si = 0;
+      for (size_t i = 0; i < HW; ++i) si += q_ld(src, (b * HW + i) * C + c, u) - in->zero_point;
+      q_st(dst, b * C + c, requant((float)si * rescale / (float)HW, out->zero_point, lo, hi), u);
+    }
   }
-  bool maxp = n->tag == XB_N_MAX_POOLING2D;
-  if (!q) {
-    pool_f32(n, src, dst, B, H, W, C, OH, OW, maxp);
-    return;
-  }
-  for (size_t b = 0; b < B; ++b)
-    for (size_t oh = 0; oh < OH; ++oh)
-      for (size_t ow = 0; ow < OW; ++ow)
-        for (size_t c = 0; c < C; ++c) {
-          float acc = maxp ? -INFINITY : 0.0f;
-          int32_t qacc = maxp ? INT32_MIN : 0;
-          size_t cnt = 0;
-          for (size_t kh = 0; kh < n->kh; ++kh) {
-            ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
-            if (ih < 0 || ih >= (ptrdiff_t)H) continue;
-            for (size_t kw = 0; kw < n->kw; ++kw) {
-              ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
-              if (iw < 0 || iw >= (ptrdiff_t)W) continue;
-              size_t idx = ((b * H + (size_t)ih) * W + (size_t)iw) * C + c;
-              ++cnt;
-              if (q) {
-                int32_t v = q_ld(src, idx, u);
-                qacc = maxp ? (v > qacc ? v : qacc) : qacc + v - in->zero_point;
-              } else {
-                float v = ((const float*)src)[idx];
-                acc = maxp ? (v > acc || isnan(v) ? v : acc) : acc + v;
-              }
-            }
-          }
-          size_t o = ((b * OH + oh) * OW + ow) * C + c;
-          if (q) {
-            float r = maxp ? (float)(qacc - in->zero_point) * rescale
-                           : (cnt ? (float)qacc * rescale / (float)cnt : 0.0f);
-            q_st(dst, o, requant(r, out->zero_point, lo, hi), u);
-          } else {
-            if (!maxp) acc = cnt ? acc / (float)cnt : 0.0f;
-            ((float*)dst)[o] = clampf(acc, n->out_min, n->out_max);
-          }
-        }
 }
 
 static void run_transpose(xb_exec* x, const xb_node* n) {
