@@ -5,6 +5,7 @@
 #if defined(__AVX512F__)
 #define DW_LANES 16
 #define DW_FN pc_f32_dwconv__avx512f
+#define DW_TAPS pc_dw_taps__avx512f
 #include "src/compute/dwconv/dwconv_tmpl.h"
 #else
 typedef int pc_dwconv_avx512_unavailable; /* not an empty translation unit */
