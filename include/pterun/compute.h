@@ -220,6 +220,67 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t m
                                                const pterun_compute_qs8_epilogue* ep,
                                                const pterun_compute_matrix* c);
 
+/* ---- operands packed at load, fused activation -------------------------------
+ * A constant operand (a Linear/addmm weight, a convolution's weight) can be
+ * packed once, in a kernel's prepare (pterun/kernel.h), into the layout the
+ * f32 engine's microkernel reads; products then skip packing it. The packed
+ * operand lives in the caller's memory (pterun_kernel_state_alloc) and
+ * records the microkernel and K blocking it was made for: a product that
+ * cannot use it (another microkernel, e.g. M == 1, or a non-f32 output)
+ * silently reads the unpacked matrix instead, so callers always pass both.
+ * A packed product performs exactly the operations of the unpacked one with
+ * the default buffers, so results are bit-identical. */
+typedef struct pterun_compute_packed pterun_compute_packed;
+#define PTERUN_COMPUTE_OPERAND_A 0 /* the M x K left operand */
+#define PTERUN_COMPUTE_OPERAND_B 1 /* the K x N right operand */
+
+/** Bytes of 64-byte-aligned memory pterun_compute_gemm_pack needs for a
+ *  rows x cols operand (A: M x K, B: K x N) on this CPU (PTERUN_ISA_MASK
+ *  applies); 0 for a bad operand, empty or absurd sizes. */
+PTERUN_COMPUTE_API size_t pterun_compute_gemm_pack_size(int operand, int64_t rows, int64_t cols);
+/** Packs the f32/f16/bf16 matrix `src` (rows x cols, any strides) into
+ *  `mem` (64-aligned, `bytes` >= pterun_compute_gemm_pack_size). Returns the
+ *  packed operand (inside mem) or NULL when the arguments do not fit. */
+PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_gemm_pack(
+    void* mem, size_t bytes, int operand, int64_t rows, int64_t cols,
+    const pterun_compute_matrix* src);
+/** The K block the f32 engine uses for a product of depth k with M = m and
+ *  the default buffers; products over a packed operand's K range must start
+ *  at a multiple of it (a convolution chunks its reduction by it). */
+PTERUN_COMPUTE_API int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m,
+                                                       int64_t k);
+
+/** Activations fused into a product's epilogue, with the portable kernels'
+ *  exact semantics: RELU is aten::relu (NaN stays NaN, -0 becomes +0), CLAMP
+ *  is aten::hardtanh / clamp with float bounds (x < lo ? lo : x, then > hi). */
+#define PTERUN_COMPUTE_ACT_NONE 0
+#define PTERUN_COMPUTE_ACT_RELU 1
+#define PTERUN_COMPUTE_ACT_CLAMP 2
+
+/** Extras of one product (all zero: a plain pterun_compute_gemm). */
+typedef struct pterun_compute_gemm_opts {
+  const pterun_compute_packed* packed_a; /* A packed at load, or NULL */
+  const pterun_compute_packed* packed_b; /* B packed at load, or NULL */
+  int64_t k0;                            /* this product is K [k0, k0 + k) of the packed operands */
+  int activation;                        /* PTERUN_COMPUTE_ACT_*, applied to the final C */
+  float lo, hi;                          /* CLAMP bounds */
+} pterun_compute_gemm_opts;
+
+/** x[i] = activation(x[i]) for i < n, the epilogue's semantics, for fused
+ *  operators whose fast path is not a product (depthwise convolution, ...). */
+PTERUN_COMPUTE_API void pterun_compute_f32_activate(float* x, size_t n, int activation, float lo,
+                                                    float hi);
+
+/** pterun_compute_gemm with packed operands and a fused activation (o NULL:
+ *  none). The activation is applied as each tile of C receives its last K
+ *  block, so it costs no extra pass over C. With accumulate, C's previous
+ *  contents (a bias) are part of what is activated. */
+PTERUN_COMPUTE_API void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
+                                               int64_t k, const pterun_compute_matrix* a,
+                                               const pterun_compute_matrix* b,
+                                               const pterun_compute_matrix* c, double alpha,
+                                               int accumulate, const pterun_compute_gemm_opts* o);
+
 /* ---- f32 vector math ----------------------------------------------------------
  * Element-wise functions on contiguous float arrays, vectorised for the widest
  * ISA the CPU has (4-lane baseline: SSE2 / NEON / scalar; AVX2; AVX-512F).
@@ -313,6 +374,88 @@ PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_se
  *  pterun_compute_f32_unary_variant) if built and runnable here, else NULL. */
 PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_variant(
     size_t variant);
+
+/* ---- low-bit linear (torchao's universal packed-weights layout) -------------
+ * The engine behind libpterun_kernels_lowbit's torchao::_linear_8bit_act_{n}bit
+ * operators (docs/lowbit.md has the layout and the arithmetic): activations
+ * quantized per row to int8, exact integer dot products per weight group,
+ * float32 accumulation in k order, columns split over the thread pool.
+ * Results do not depend on the microkernel or on the thread count. */
+
+/** The integer part of one group of one 8-column tile: dot[c] = sum over
+ *  `chunks` 16-value k-chunks (packed at w, 16 * nbit bytes each) of
+ *  qa[j] * code[c][j]. Exact: every variant gives the same numbers. */
+typedef void (*pterun_compute_lowbit_dot_fn)(int nbit, const uint8_t* w, const int8_t* qa,
+                                             int64_t chunks, int64_t dot[8]);
+
+typedef struct pterun_compute_lowbit_ukernel {
+  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
+  pterun_compute_lowbit_dot_fn fn;
+  const char* name;
+} pterun_compute_lowbit_ukernel;
+
+/** Every low-bit microkernel compiled into this build, portable first, in
+ *  priority order (tests and benchmarks run each). */
+PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_ukernels(
+    size_t* count_out);
+/** The last variant whose ISA bits are all in `features` (never NULL). */
+PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_select(
+    uint64_t features);
+
+/** Unpacks `count` (32, 64 or 128) nbit values (1 <= nbit <= 8) from torchao's
+ *  chunk layout at `src` (count * nbit / 8 bytes) into signed codes
+ *  (value - 2^(nbit-1); for nbit 8 the byte as int8). */
+PTERUN_COMPUTE_API void pterun_compute_lowbit_unpack(int nbit, int count, const uint8_t* src,
+                                                     int8_t* dst);
+
+/** A validated universal-layout weight buffer (the caller checked the header
+ *  and that n / 8 rounded up tiles of tile_bytes each follow it). */
+typedef struct pterun_compute_lowbit_weights {
+  int nbit;      /* 1..8 */
+  int has_zeros; /* per-group weight zero points */
+  int has_bias;
+  int64_t n, k, group_size; /* group_size: a multiple of 16 dividing k */
+  uint64_t tile_bytes;      /* bytes of one 8-column tile */
+  const uint8_t* tiles;     /* the first tile (after the 64-byte header) */
+} pterun_compute_lowbit_weights;
+
+/** Bytes pterun_compute_lowbit_repack writes for `w`: 0 when the
+ *  microkernels read its width without unpacking (4 and 8 bits). */
+PTERUN_COMPUTE_API size_t
+pterun_compute_lowbit_repack_bytes(const pterun_compute_lowbit_weights* w);
+/** Load-time repacking (a kernel's prepare): 1-3-bit codes rewritten in the
+ *  4-bit layout, 5-7-bit codes in the 8-bit layout, per-group data and bias
+ *  copied, at dst (pterun_compute_lowbit_repack_bytes(w) bytes, 64-byte
+ *  aligned preferred); `out` describes the copy. Same codes, so the linear
+ *  gives the same bits from either; the widths that need no repacking are
+ *  described as they are. */
+PTERUN_COMPUTE_API void pterun_compute_lowbit_repack(const pterun_compute_lowbit_weights* w,
+                                                     uint8_t* dst,
+                                                     pterun_compute_lowbit_weights* out);
+
+/** Bytes of one 8-column tile of the universal layout (k < 2^31, group_size
+ *  a multiple of 16 dividing k): per group, group_size * nbit code bytes,
+ *  8 scales, 8 sums [, 8 zero points]; then [8 biases]. */
+PTERUN_COMPUTE_API uint64_t pterun_compute_lowbit_tile_bytes(int nbit, int64_t k,
+                                                             int64_t group_size, int has_zeros,
+                                                             int has_bias);
+/** Scratch bytes pterun_compute_lowbit_linear uses for a block of `rows`
+ *  activation rows (it takes fewer rows at a time when the arena is short). */
+PTERUN_COMPUTE_API size_t
+pterun_compute_lowbit_scratch_bytes(const pterun_compute_lowbit_weights* w, int64_t rows);
+
+/** y[m, n] = quantize(x[m, k]) @ w, float32, row-major, contiguous.
+ *  Quantized activations live in ctx's scratch arena (a stack row when it is
+ *  too small and k <= 4096; else OUT_OF_MEMORY with a message); the method's
+ *  pool splits the rows and 8-column tiles. ctx may be NULL (serial, stack). */
+PTERUN_COMPUTE_API pterun_status
+pterun_compute_lowbit_linear(pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w,
+                             const float* x, int64_t m, float* y);
+/** As pterun_compute_lowbit_linear with an explicit microkernel (NULL: the
+ *  default selection), pool and thread cap (tests, benchmarks). */
+PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_ex(
+    pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w, const float* x, int64_t m,
+    float* y, const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool, size_t max_threads);
 
 #ifdef __cplusplus
 }
