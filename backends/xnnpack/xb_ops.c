@@ -368,14 +368,15 @@ static bool conv_out(size_t in, uint32_t pa, uint32_t pb, uint32_t k, uint32_t s
 
 /* Prepared data of a GEMM node (FullyConnected / Conv2d). */
 typedef struct gemm_prep {
-  size_t K, N;     /* per group for convolutions */
-  float* w;        /* f32: [groups][K][N] */
-  float* bias;     /* f32 bias [OC] (float and dynamic paths) */
-  int32_t* ibias;  /* int32 bias [OC] (static quantized) */
-  float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: scales [K groups][OC] */
-  size_t groups_k; /* dynamic group-wise: number of K groups */
-  size_t gsize;    /* dynamic group size (K when per channel) */
-  size_t tile;     /* output pixels per im2col block of a convolution */
+  size_t K, N;                       /* per group for convolutions */
+  float* w;                          /* f32: [groups][K][N] */
+  const pterun_compute_packed** fpk; /* f32: w per group packed for the GEMM engine, or NULL */
+  float* bias;                       /* f32 bias [OC] (float and dynamic paths) */
+  int32_t* ibias;                    /* int32 bias [OC] (static quantized) */
+  float* mult;                       /* static: s_in*s_w[c]/s_out; dynamic: scales [K groups][OC] */
+  size_t groups_k;                   /* dynamic group-wise: number of K groups */
+  size_t gsize;                      /* dynamic group size (K when per channel) */
+  size_t tile;                       /* output pixels per im2col block of a convolution */
   /* int8 products on compute's int8 GEMM: weights packed at load, one per
    * group (convolution groups; dynamic: K groups) */
   pterun_compute_qs8_packed* qw;
@@ -430,6 +431,24 @@ static pterun_status pack_q(const pterun_backend_init_args* a, xb_graph* g, cons
     if (pterun_compute_qs8_pack(NULL, (int64_t)n, (int64_t)k, w0, (int64_t)w_rs, 1, buf, bytes,
                                 &p->qw[i]) != 0)
       return BADN("cannot pack a %zu x %zu int8 weight", n, k);
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* f32 weights [G][K][N] packed once for the GEMM engine's microkernel (the
+ * products of more than a couple of rows read them instead of packing B on
+ * every call). No packing when the engine has no layout for the sizes. */
+static pterun_status pack_f32(xb_graph* g, size_t G, size_t K, size_t N, gemm_prep* p) {
+  size_t bytes = pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_B, (int64_t)K, (int64_t)N);
+  if (bytes == 0) return PTERUN_STATUS_OK;
+  p->fpk = xb_alloc(g, G * sizeof *p->fpk);
+  if (p->fpk == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (size_t gi = 0; gi < G; ++gi) {
+    void* mem = xb_alloc(g, bytes);
+    if (mem == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    pterun_compute_matrix b = {p->w + gi * K * N, PTERUN_DTYPE_F32, (int64_t)N, 1};
+    p->fpk[gi] =
+        pterun_compute_gemm_pack(mem, bytes, PTERUN_COMPUTE_OPERAND_B, (int64_t)K, (int64_t)N, &b);
   }
   return PTERUN_STATUS_OK;
 }
@@ -535,6 +554,7 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
     return BADN("shapes do not match a [%zu, %zu] filter", N, K);
   gemm_prep* p = xb_alloc(g, sizeof *p);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  memset(p, 0, sizeof *p);
   p->K = K;
   p->N = N;
   n->packed = p;
@@ -546,6 +566,7 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
     const float* src = (const float*)w->constant;
     for (size_t nn = 0; nn < N; ++nn)
       for (size_t k = 0; k < K; ++k) p->w[k * N + nn] = tw ? src[k * N + nn] : src[nn * K + k];
+    if (M > 16) PTERUN_TRY(pack_f32(g, 1, K, N, p)); /* fewer rows read B in place */
     return prep_bias_f32(a, g, n, N, p);
   }
   if (tw) return UNSUP("transposed quantized filters are not implemented");
@@ -591,6 +612,7 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
     return BADN("filter shape does not match the convolution");
   gemm_prep* p = xb_alloc(g, sizeof *p);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  memset(p, 0, sizeof *p);
   n->packed = p;
   size_t KK = (size_t)n->kh * n->kw, K = KK * ICg;
   p->K = K;
@@ -615,6 +637,7 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
       tile = tile < TILE ? TILE : tile;
       p->tile = tile < npix ? tile : (npix ? npix : 1);
       n->scratch_bytes = p->tile * K * sizeof(float) + 64;
+      PTERUN_TRY(pack_f32(g, G, K, OCg, p));
     }
     return prep_bias_f32(a, g, n, OC, p);
   }
@@ -668,6 +691,7 @@ static pterun_status prep_deconv(const pterun_backend_init_args* a, xb_graph* g,
   }
   gemm_prep* p = xb_alloc(g, sizeof *p);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  memset(p, 0, sizeof *p);
   n->packed = p;
   size_t KK = (size_t)n->kh * n->kw;
   p->w = xb_alloc(g, G * KK * ICg * OCg * sizeof(float));
@@ -852,20 +876,22 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
 
 /* C[M,N] = clamp(A[M,K] . B[K,N] + bias[N], lo, hi) (bias may be NULL) on the
  * compute engine, split over the pool: C starts as the bias rows and the
- * product is added to it, as XNNPACK's microkernels do. */
+ * product is added to it, as XNNPACK's microkernels do; B packed at load when
+ * `pk` is not NULL; the clamp (fused ReLU/ReLU6/hardtanh) in the engine's
+ * epilogue. */
 static void fgemm(const xb_exec* x, size_t M, size_t K, size_t N, const float* A, size_t lda,
-                  const float* B, size_t ldb, const float* bias, float* C, size_t ldc, float lo,
-                  float hi) {
+                  const float* B, size_t ldb, const pterun_compute_packed* pk, const float* bias,
+                  float* C, size_t ldc, float lo, float hi) {
   if (M == 0 || N == 0) return;
   if (bias != NULL)
     for (size_t m = 0; m < M; ++m) memcpy(C + m * ldc, bias, N * sizeof(float));
   pterun_compute_matrix a = {(void*)A, PTERUN_DTYPE_F32, (int64_t)lda, 1};
   pterun_compute_matrix b = {(void*)B, PTERUN_DTYPE_F32, (int64_t)ldb, 1};
   pterun_compute_matrix c = {C, PTERUN_DTYPE_F32, (int64_t)ldc, 1};
-  pterun_compute_gemm(x->ws, (int64_t)M, (int64_t)N, (int64_t)K, &a, &b, &c, 1.0, bias != NULL);
-  if (!(lo > -INFINITY) && !(hi < INFINITY)) return;
-  for (size_t m = 0; m < M; ++m)
-    for (size_t n = 0; n < N; ++n) C[m * ldc + n] = clampf(C[m * ldc + n], lo, hi);
+  pterun_compute_gemm_opts o = {NULL, pk, 0, PTERUN_COMPUTE_ACT_NONE, lo, hi};
+  if (lo > -INFINITY || hi < INFINITY) o.activation = PTERUN_COMPUTE_ACT_CLAMP;
+  pterun_compute_gemm_ex(x->ws, (int64_t)M, (int64_t)N, (int64_t)K, &a, &b, &c, 1.0, bias != NULL,
+                         &o);
 }
 
 /* int32 accumulation wraps, as SIMD adds do: a hostile bias or an extreme K
@@ -949,8 +975,8 @@ static void run_fc(xb_exec* x, const xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
   size_t K = p->K, N = p->N, M = K ? in->numel / K : 0;
   if (n->kind == KIND_F32) {
-    fgemm(x, M, K, N, x->data[n->in[0]], K, p->w, N, p->bias, x->data[n->out], N, n->out_min,
-          n->out_max);
+    fgemm(x, M, K, N, x->data[n->in[0]], K, p->w, N, p->fpk ? p->fpk[0] : NULL, p->bias,
+          x->data[n->out], N, n->out_min, n->out_max);
     return;
   }
   if (n->kind == KIND_QS8) {
@@ -1156,8 +1182,9 @@ static void run_conv(xb_exec* x, const xb_node* n) {
     }
     if (pointwise) {
       // 1x1 convolution: the NHWC input already is the [pixels][IC] matrix.
-      fgemm(x, npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC, p->bias,
-            (float*)dst + b * npix * OC, OC, n->out_min, n->out_max);
+      fgemm(x, npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC,
+            p->fpk ? p->fpk[0] : NULL, p->bias, (float*)dst + b * npix * OC, OC, n->out_min,
+            n->out_max);
       continue;
     }
     for (size_t p0 = 0; p0 < npix; p0 += p->tile) {
@@ -1167,8 +1194,8 @@ static void run_conv(xb_exec* x, const xb_node* n) {
         float* Af = (float*)g->scratch;
         im2col_f32(n, (const float*)src, b, H, W, IC, OW, gi, ICg, p0, T, K, Af);
         size_t ob = (b * npix + p0) * OC + gi * OCg;
-        fgemm(x, T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->bias + gi * OCg, (float*)dst + ob,
-              OC, n->out_min, n->out_max);
+        fgemm(x, T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->fpk ? p->fpk[gi] : NULL,
+              p->bias + gi * OCg, (float*)dst + ob, OC, n->out_min, n->out_max);
       }
     }
   }
@@ -1486,7 +1513,7 @@ static void run_bmm(xb_exec* x, const xb_node* n) {
   const float* B = x->data[n->in[1]];
   float* C = x->data[n->out];
   for (size_t i = 0; i < batch; ++i)
-    fgemm(x, M, K, N, A + i * M * K, K, B + i * K * N, N, NULL, C + i * M * N, N, n->out_min,
+    fgemm(x, M, K, N, A + i * M * K, K, B + i * K * N, N, NULL, NULL, C + i * M * N, N, n->out_min,
           n->out_max);
 }
 
