@@ -315,6 +315,39 @@ PTERUN_COMPUTE_API const char* pterun_compute_f32_unary_variant(size_t variant);
 PTERUN_COMPUTE_API int pterun_compute_f32_unary_with(size_t variant, int op, const float* x,
                                                      float* y, size_t n);
 
+/* ---- f32 depthwise convolution ------------------------------------------------
+ * NHWC input [batch][in_h][in_w][in_c], filter [kernel_h][kernel_w][out_c],
+ * output [batch][out_h][out_w][out_c] with out_c a multiple of in_c (output
+ * channel c reads input channel c / (out_c / in_c)):
+ *   out[b][y][x][c] = clamp(bias[c] + sum over kh, kw of
+ *                     in[b][y*stride_h + kh*dilation_h - pad_top]
+ *                       [x*stride_w + kw*dilation_w - pad_left][c / m] * w[kh][kw][c])
+ * taps outside the input count as zero. Same bits for every ISA variant and
+ * thread count (no fused multiply-add, fixed tap order). */
+typedef struct pterun_compute_dwconv2d {
+  size_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
+  size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+  float out_min, out_max; /* clamp of every output (-INFINITY, INFINITY: none) */
+} pterun_compute_dwconv2d;
+
+/** Runs the convolution above (bias may be NULL), output rows split over
+ *  `pool` (NULL: the calling thread; max_threads 0: no cap). The caller sizes
+ *  the tensors from `p`. Returns 0, or -1 when in_c is 0, out_c is not a
+ *  multiple of it, or a stride or dilation is 0. */
+PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const float* in, const float* w,
+                                                        const float* bias, float* out);
+/** Name of depthwise variant `variant` (0: the 4-lane baseline) if it is built
+ *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
+PTERUN_COMPUTE_API const char* pterun_compute_f32_dwconv2d_variant(size_t variant);
+/** As pterun_compute_f32_dwconv2d_nhwc on one variant, serially (tests,
+ *  benchmarks); -1 when the geometry or the variant is unusable. */
+PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const float* in, const float* w,
+                                                        const float* bias, float* out);
+
 /* ---- f32 row primitives ---------------------------------------------------------
  * The inner loops of attention-like kernels (a dot product per key, a scaled
  * accumulation per value row, the softmax's exponentials), as a table of
