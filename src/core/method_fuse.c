@@ -20,6 +20,7 @@
 
 #define PT_FUSE_MAX_STEPS 4
 #define PT_FUSE_MAX_ARGS 24
+#define PT_FUSE_REDIRECT 0x80 /* flag in the match table: move the result (can_redirect) */
 
 typedef struct pt_fuse_arg {
   uint8_t step, arg;
@@ -39,6 +40,7 @@ static const pt_fuse_pattern kPatterns[] = {
 #include "src/core/method_fuse_patterns.inc"
 };
 #define PT_FUSE_PATTERNS (sizeof kPatterns / sizeof kPatterns[0])
+_Static_assert(PT_FUSE_PATTERNS < PT_FUSE_REDIRECT, "pattern index and redirect flag share a byte");
 
 static uint32_t steps_of(const pt_fuse_pattern* p) {
   uint32_t n = 0;
@@ -70,6 +72,7 @@ typedef struct fuse_facts {
   uint8_t* jump_in; /* per instruction (flat index): a jump lands on it */
   uint8_t* outputs; /* per value: a method output */
   uint32_t* starts; /* flat index of each chain's first instruction */
+  bool has_jumps;
 } fuse_facts;
 
 static void bump16(uint16_t* c) {
@@ -114,6 +117,7 @@ static void gather_facts(const pterun_method* m, fuse_facts* f) {
           break;
         case PT_INSTR_JUMP_FALSE_CALL:
           bump16(&f->refs[in->a]);
+          f->has_jumps = true;
           if (in->b < m->chains[c].count) f->jump_in[f->starts[c] + in->b] = 1;
           break;
         default: break; /* FREE: harmless to a value nobody writes any more */
@@ -130,10 +134,44 @@ static bool overlaps(const pterun_tensor* a, const pterun_tensor* b) {
   return a->data != NULL && b->data != NULL && a0 < b1 && b0 < a1;
 }
 
+static bool names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v);
+static bool value_overlaps(const pterun_value* v, const pterun_tensor* t);
+
+/* Does instruction `in` write a tensor whose bytes include all of t's? */
+static bool covers(const pt_instr* in, const pterun_tensor* t) {
+  if (in->type != PT_INSTR_KERNEL_CALL || in->b == 0) return false;
+  const pterun_value* r = in->args[in->b - 1];
+  if (r->tag != PTERUN_VALUE_TENSOR || r->u.tensor->data == NULL || t->data == NULL) return false;
+  uintptr_t r0 = (uintptr_t)r->u.tensor->data, r1 = r0 + r->u.tensor->capacity;
+  uintptr_t t0 = (uintptr_t)t->data, t1 = t0 + t->capacity;
+  return r0 <= t0 && t1 <= r1;
+}
+
+/* An elided view x (a planned tensor no instruction writes: it shows the
+ * bytes of whatever wrote them last) is unaffected by a rewrite of the
+ * instructions [start, end] when each instruction reading x comes before
+ * start, or after a later instruction that rewrote all of x's bytes.
+ * Straight-line methods only. */
+static bool view_unaffected(const pterun_method* m, const fuse_facts* f, const pterun_value* x,
+                            uint32_t start, uint32_t end) {
+  if (m->chain_count != 1 || f->has_jumps) return false;
+  const pt_chain* ch = &m->chains[0];
+  bool covered = false;
+  for (uint32_t j = end + 1; j < ch->count; ++j) {
+    if (!covered && names_value(m, &ch->instrs[j], x)) return false;
+    covered = covered || covers(&ch->instrs[j], x->u.tensor);
+  }
+  for (uint32_t j = start; j <= end; ++j)
+    if (names_value(m, &ch->instrs[j], x)) return false;
+  for (uint32_t k = 0; k < m->output_count; ++k)
+    if (&m->values[m->outputs[k]] == x && !covered) return false;
+  return true;
+}
+
 /* Is `r`, the result of `prev` and read by `next` at `link`, private to
- * the two? */
+ * the two? (prev and next are at flat positions pos and pos + 1.) */
 static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_instr* prev,
-                         const pt_instr* next, uint32_t link, int32_t dtype) {
+                         const pt_instr* next, uint32_t link, int32_t dtype, uint32_t pos) {
   const pterun_value* r = prev->args[prev->b - 1];
   uint32_t ri = (uint32_t)(r - m->values), in_prev = 0, in_next = 0;
   if (r->tag != PTERUN_VALUE_TENSOR || next->args[link] != r || f->outputs[ri]) return false;
@@ -153,7 +191,9 @@ static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_i
   for (uint32_t v = 0; v < m->value_count; ++v) {
     const pterun_value* x = &m->values[v];
     if (x == r || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
-    if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(x->u.tensor, t)) return false;
+    if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(x->u.tensor, t) &&
+        !view_unaffected(m, f, x, pos, pos + 1))
+      return false;
   }
   return true;
 }
@@ -187,22 +227,105 @@ static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* first, uin
   return true;
 }
 
-/* Does pattern p match the instructions at chain c from index i? */
-static bool matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
-                    uint32_t c, uint32_t i) {
+/* Does instruction `in` name value v (any argument, list items, moves)? */
+static bool names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v) {
+  if (in->type == PT_INSTR_MOVE_CALL) return &m->values[in->a] == v || &m->values[in->b] == v;
+  if (in->type != PT_INSTR_KERNEL_CALL && in->type != PT_INSTR_DELEGATE_CALL) return false;
+  for (uint32_t k = 0; k < in->b; ++k) {
+    const pterun_value* a = in->args[k];
+    if (a == v) return true;
+    if (a->tag == PTERUN_VALUE_LIST_TENSOR || a->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
+      for (size_t j = 0; j < a->u.tensors.len; ++j)
+        if (a->u.tensors.items[j] == v) return true;
+  }
+  return false;
+}
+
+/* Does instruction `in` write value v, or memory overlapping tensor t? */
+static bool writes(const pterun_method* m, const pt_instr* in, const pterun_value* v,
+                   const pterun_tensor* t) {
+  if (in->type == PT_INSTR_MOVE_CALL) {
+    const pterun_value* to = &m->values[in->b];
+    return to == v || (to->tag == PTERUN_VALUE_TENSOR && t != NULL && overlaps(to->u.tensor, t));
+  }
+  if (in->type == PT_INSTR_DELEGATE_CALL) { /* any argument may be an output */
+    for (uint32_t k = 0; k < in->b; ++k)
+      if (in->args[k] == v || (t != NULL && value_overlaps(in->args[k], t))) return true;
+    return false;
+  }
+  if (in->type != PT_INSTR_KERNEL_CALL || in->b == 0) return false;
+  const pterun_value* r = in->args[in->b - 1];
+  if (r == v || (t != NULL && value_overlaps(r, t))) return true;
+  if (r->tag == PTERUN_VALUE_LIST_TENSOR || r->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
+    for (size_t j = 0; j < r->u.tensors.len; ++j)
+      if (r->u.tensors.items[j] == v) return true;
+  return false;
+}
+
+/* When the chain's final result Z shares memory with one of its inputs, the
+ * fused call can still write Z into the last intermediate's bytes Y (which
+ * the original chain wrote while reading those same inputs) if Y's bytes stay
+ * untouched for Z's whole lifetime: Z then lives there (its data pointer is
+ * moved at load). Straight-line methods only; Z written by the chain alone,
+ * not a method output, not viewed by an elided view. */
+static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
+                         uint32_t i, uint32_t steps) {
+  if (m->chain_count != 1 || f->has_jumps) return false;
+  const pt_chain* ch = &m->chains[0];
+  const pt_instr *first = &ch->instrs[i], *last = &ch->instrs[i + steps - 1];
+  const pterun_value* zv = last->args[last->b - 1];
+  const pterun_value* yv = last->args[p->link[steps - 1]];
+  if (zv->tag != PTERUN_VALUE_TENSOR || yv->tag != PTERUN_VALUE_TENSOR) return false;
+  const pterun_tensor *z = zv->u.tensor, *y = yv->u.tensor;
+  if (f->outputs[zv - m->values] || !m->aux[z - m->tensors].in_arena ||
+      !m->aux[y - m->tensors].in_arena || y->data == NULL || z->dtype != y->dtype ||
+      z->capacity > y->capacity)
+    return false;
+  // Y must not share memory with any input of the chain.
+  for (uint32_t s = 0; s < steps; ++s)
+    for (uint32_t k = 0; k + 2 < first[s].b; ++k)
+      if ((s == 0 || k != p->link[s]) && value_overlaps(first[s].args[k], y)) return false;
+  // No elided view over Z's old bytes or Y's reads what the chain wrote.
+  for (uint32_t v = 0; v < m->value_count; ++v) {
+    const pterun_value* x = &m->values[v];
+    if (x == zv || x == yv || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
+    if (m->aux[x->u.tensor - m->tensors].in_arena &&
+        (overlaps(x->u.tensor, z) || overlaps(x->u.tensor, y)) &&
+        !view_unaffected(m, f, x, i, i + steps - 1))
+      return false;
+  }
+  // Z's last reader, and nobody else writes Z anywhere.
+  uint32_t end = i + steps - 1, lastuse = end;
+  for (uint32_t j = 0; j < ch->count; ++j) {
+    if (j == end) continue;
+    if (writes(m, &ch->instrs[j], zv, NULL)) return false;
+    if (j > end && names_value(m, &ch->instrs[j], zv)) lastuse = j;
+  }
+  // Y's bytes untouched while Z lives there.
+  for (uint32_t j = end + 1; j <= lastuse; ++j)
+    if (writes(m, &ch->instrs[j], NULL, y)) return false;
+  return true;
+}
+
+/* Does pattern p match the instructions at chain c from index i? 0: no,
+ * 1: yes, 2: yes, with the result moved into the intermediate's bytes. */
+static int matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
+                   uint32_t c, uint32_t i) {
   const pt_chain* ch = &m->chains[c];
   uint32_t steps = steps_of(p);
-  if (steps < 2 || i + steps > ch->count) return false;
+  if (steps < 2 || i + steps > ch->count) return 0;
   for (uint32_t s = 0; s < steps; ++s) {
     const pt_instr* in = &ch->instrs[i + s];
     if (in->type != PT_INSTR_KERNEL_CALL || in->fn == NULL || in->b != p->nargs[s] ||
         strcmp(m->op_names[in->a], p->ops[s]) != 0)
-      return false;
+      return 0;
     if (s > 0 && (f->jump_in[f->starts[c] + i + s] ||
-                  !private_link(m, f, &ch->instrs[i + s - 1], in, p->link[s], p->dtype)))
-      return false;
+                  !private_link(m, f, &ch->instrs[i + s - 1], in, p->link[s], p->dtype,
+                                f->starts[c] + i + s - 1)))
+      return 0;
   }
-  return result_disjoint(p, &ch->instrs[i], steps);
+  if (result_disjoint(p, &ch->instrs[i], steps)) return 1;
+  return can_redirect(m, f, p, i, steps) ? 2 : 0;
 }
 
 /* The operator-table slot of a fused operator (appended once per method). */
@@ -235,6 +358,7 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
   if (!any || total < 2) return PTERUN_STATUS_OK;
 
   fuse_facts f;
+  f.has_jumps = false;
   size_t nv = m->value_count;
   f.refs = pt_alloc(m->allocator, nv * sizeof *f.refs + 1, 16);
   f.written = pt_alloc(m->allocator, nv + 1, 16);
@@ -256,14 +380,16 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
   for (uint32_t c = 0; c < m->chain_count; ++c)
     for (uint32_t i = 0; i < m->chains[c].count;) {
       uint32_t adv = 1;
-      for (size_t p = 0; p < PT_FUSE_PATTERNS; ++p)
-        if (fns[p] != NULL && matches(m, &f, &kPatterns[p], c, i)) {
-          match[f.starts[c] + i] = (uint8_t)(p + 1);
+      for (size_t p = 0; p < PT_FUSE_PATTERNS; ++p) {
+        int how = fns[p] != NULL ? matches(m, &f, &kPatterns[p], c, i) : 0;
+        if (how != 0) {
+          match[f.starts[c] + i] = (uint8_t)((p + 1) | (how == 2 ? PT_FUSE_REDIRECT : 0));
           nargs += kPatterns[p].fused_nargs;
           adv = steps_of(&kPatterns[p]);
           ++fused;
           break;
         }
+      }
       i += adv;
     }
   if (fused == 0) goto done;
@@ -276,11 +402,19 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
   pterun_value** next = m->fused_args;
   for (uint32_t c = 0; c < m->chain_count; ++c)
     for (uint32_t i = 0; i < m->chains[c].count; ++i) {
-      uint8_t which = match[f.starts[c] + i];
+      uint8_t which = match[f.starts[c] + i] & (uint8_t)~PT_FUSE_REDIRECT;
       if (which == 0) continue;
       const pt_fuse_pattern* p = &kPatterns[which - 1];
       pt_instr* chain = &m->chains[c].instrs[i];
       uint32_t steps = steps_of(p);
+      if (match[f.starts[c] + i] & PT_FUSE_REDIRECT) {
+        /* the result lives in the last intermediate's bytes from now on */
+        const pt_instr* last = &chain[steps - 1];
+        pterun_tensor* z = last->args[last->b - 1]->u.tensor;
+        const pterun_tensor* y = last->args[p->link[steps - 1]]->u.tensor;
+        z->data = y->data;
+        m->aux[z - m->tensors].initial_data = y->data;
+      }
       for (uint32_t k = 0; k < p->fused_nargs; ++k)
         next[k] = chain[p->args[k].step].args[p->args[k].arg];
       chain[0].a = op_slot(m, p, fns[which - 1], preps[which - 1]);
