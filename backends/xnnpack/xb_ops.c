@@ -1332,6 +1332,16 @@ static void run_pool(xb_exec* x, const xb_node* n) {
   }
 }
 
+/* dst[c][r] = src[r][c] for a rows x cols matrix, in 8 x 8 blocks. */
+static void transpose_2d(const float* src, float* dst, size_t rows, size_t cols) {
+  for (size_t r0 = 0; r0 < rows; r0 += 8)
+    for (size_t c0 = 0; c0 < cols; c0 += 8) {
+      size_t r1 = rows - r0 < 8 ? rows : r0 + 8, c1 = cols - c0 < 8 ? cols : c0 + 8;
+      for (size_t c = c0; c < c1; ++c)
+        for (size_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+    }
+}
+
 static void run_transpose(xb_exec* x, const xb_node* n) {
   const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
   size_t es = elem_size(in), r = in->rank;
@@ -1346,6 +1356,18 @@ static void run_transpose(xb_exec* x, const xb_node* n) {
   uint8_t* dst = x->data[n->out];
   if (r == 0 || out->numel == 0) {
     if (out->numel != 0) memcpy(dst, src, es);
+    return;
+  }
+  // NCHW <-> NHWC (the partitioner's layout changes): per batch, one 2-D
+  // transpose in blocks.
+  if (r == 4 && es == 4 && n->perm[0] == 0 &&
+      ((n->perm[1] == 2 && n->perm[2] == 3 && n->perm[3] == 1) ||
+       (n->perm[1] == 3 && n->perm[2] == 1 && n->perm[3] == 2))) {
+    bool to_last = n->perm[3] == 1; /* [C][HW] -> [HW][C] */
+    size_t rows = to_last ? in->dims[1] : in->dims[1] * in->dims[2];
+    size_t cols = to_last ? in->dims[2] * in->dims[3] : in->dims[3];
+    for (size_t b = 0; b < in->dims[0]; ++b)
+      transpose_2d((const float*)src + b * rows * cols, (float*)dst + b * rows * cols, rows, cols);
     return;
   }
   // One run along the last output dim per step; the others count in idx.
