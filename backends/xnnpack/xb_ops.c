@@ -383,6 +383,7 @@ typedef struct gemm_prep {
   int32_t* wzp; /* static: per-column weight zero point, or NULL */
   int16_t* wdq; /* static depthwise: [KH][KW][OC], zero point removed */
   float* qbias; /* static: int32 bias * multiplier, per column */
+  float* csum;  /* dynamic: the packed weights' column sums, [K groups][N] */
 } gemm_prep;
 
 /* Weight element (oc, k) of a [OC, K] filter stored as its datatype. */
@@ -522,6 +523,10 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
   pterun_status st = pack_q(a, g, wt, K, OC, p->gsize, p->groups_k, 1, p);
   pterun_free(g->allocator, wt);
   PTERUN_TRY(st);
+  p->csum = xb_alloc(g, p->groups_k * OC * sizeof(float));
+  if (p->csum == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (size_t gk = 0; gk < p->groups_k; ++gk)
+    for (size_t oc = 0; oc < OC; ++oc) p->csum[gk * OC + oc] = (float)p->qw[gk].col_sum[oc];
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t gk = 0; gk < p->groups_k; ++gk)
       p->mult[gk * OC + oc] = w->qkind == XB_Q_GROUP
@@ -1019,12 +1024,14 @@ static void run_fc(xb_exec* x, const xb_node* n) {
       const pterun_compute_qs8_packed* w = &p->qw[gk];
       (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)mb, &A, NULL, NULL,
                                     PTERUN_DTYPE_I8, w, &ep, &C);
+      // Integers in float: exact while the sums stay below 2^24.
       const float* sc = p->mult + gk * N; /* [groups][N] */
+      const float* cs = p->csum + gk * N;
       for (size_t i = 0; i < mb; ++i) {
         float* orow = o + (m0 + i) * N;
         const float* trow = T + i * N;
-        for (size_t c = 0; c < N; ++c)
-          orow[c] += (float)((int64_t)trow[c] - (int64_t)zp[i] * w->col_sum[c]) * sc[c];
+        const float z = (float)zp[i];
+        for (size_t c = 0; c < N; ++c) orow[c] += (trow[c] - z * cs[c]) * sc[c];
       }
     }
     for (size_t i = 0; i < mb; ++i) {
@@ -1515,8 +1522,14 @@ static void run_convert(xb_exec* x, const xb_node* n) {
       int32_t z = (int32_t)lrintf(zp);
       float inv_scale = 1.0f / scale;
       float mult = 1.0f / inv_scale;
+      // Round half to even by adding and subtracting 1.5 * 2^23 after a
+      // clamp just past the int8 range (no libm call per element; NaN goes
+      // through the comparisons to qmin as before).
+      const float zf = (float)z, tlo = qmin - zf - 1.0f, thi = qmax - zf + 1.0f;
       for (size_t c = 0; c < C; ++c) {
-        float q = nearbyintf(s[c] * mult) + (float)z;
+        float t = s[c] * mult;
+        t = t < tlo ? tlo : (t > thi ? thi : t);
+        float q = ((t + 12582912.0f) - 12582912.0f) + zf;
         q = q > qmin ? (q < qmax ? q : qmax) : qmin;
         ((int8_t*)dst)[r * C + c] = (int8_t)q;
       }
