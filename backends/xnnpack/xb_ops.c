@@ -1798,6 +1798,32 @@ pterun_status xb_reshape_node(xb_graph* g, const xb_node* n) {
     case XB_N_STATIC_TRANSPOSE:
       for (uint32_t k = 0; k < in->rank; ++k) d[k] = in->dims[n->perm[k]];
       return set_shape(out, in->rank, d);
+    case XB_N_CONV2D:
+    case XB_N_DEPTHWISE_CONV2D:
+    case XB_N_AVG_POOLING2D:
+    case XB_N_MAX_POOLING2D: {
+      // NHWC: batch and spatial size follow the input, channels are fixed.
+      if (in->rank != 4 || out->rank != 4 || in->dims[3] != in->max_dims[3])
+        return PTERUN_STATUS_INVALID_ARGUMENT;
+      if (!conv_out(in->dims[1], n->pad[0], n->pad[2], n->kh, n->sh, n->dh, &d[1]) ||
+          !conv_out(in->dims[2], n->pad[3], n->pad[1], n->kw, n->sw, n->dw, &d[2]))
+        return PTERUN_STATUS_INVALID_ARGUMENT;
+      d[0] = in->dims[0];
+      d[3] = out->max_dims[3];
+      return set_shape(out, 4, d);
+    }
+    case XB_N_GLOBAL_AVG_POOLING2D:
+      if (in->rank != 4 || out->rank != 4) return PTERUN_STATUS_INVALID_ARGUMENT;
+      d[0] = in->dims[0];
+      d[1] = d[2] = 1;
+      d[3] = in->dims[3];
+      return set_shape(out, 4, d);
+    case XB_N_CONSTANT_PAD:
+      for (uint32_t k = 0; k < in->rank; ++k) {
+        d[k] = in->dims[k] + n->pre[k] + n->post[k];
+        if (d[k] < in->dims[k]) return PTERUN_STATUS_INVALID_ARGUMENT; /* wrapped */
+      }
+      return set_shape(out, in->rank, d);
     case XB_N_STATIC_RESHAPE: {
       // new_shape: a 0 entry is inferred (PyTorch's -1).
       size_t known = 1, zeros = 0, at = 0;
