@@ -257,6 +257,20 @@ def read_elf(path: Path) -> ElfInfo:
     return info
 
 
+def all_defined_symbols(path: Path) -> set[str]:
+    """Every symbol `path` defines, exported or not (.dynsym and, unless
+    stripped, .symtab): what the object carries, not only what it exports."""
+    res = run(["readelf", "-W", "--syms", path])
+    if res.returncode != 0:
+        raise RuntimeError(f"readelf --syms {path}: {res.stderr.strip()}")
+    out = set()
+    for line in res.stdout.splitlines():
+        sm = _SYM_RE.match(line)
+        if sm and sm.group(4) != "UND" and sm.group(1) in ("FUNC", "OBJECT"):
+            out.add(sm.group(5).partition("@")[0])
+    return out
+
+
 def is_elf(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
@@ -650,6 +664,54 @@ class Checker:
         sys.stdout.flush()
 
     # -- loading
+    def check_pool_users(self) -> None:
+        """Work is split over threads only by the one shipped pool: a library
+        that calls pterun_parallelize_* (or, like kernels_lowbit, reaches it
+        through a component it NEEDs, libpterun_compute) NEEDs
+        libpterun_threadpool; and no library but the pool carries a pool:
+        no pool symbol (pterun_threadpool_*, pterun_parallelize_*, the pool's
+        internal tp_*) defined in it, exported or not, and no thread started
+        by it (no pthread_create import)."""
+        pool = next((c for c in self.comps if c.name == "threadpool"), None)
+        if pool is None:
+            return
+        pool_so = soname_of(self.layout, self.m, pool)
+        pats = [*pool.exports, "tp_*"]
+        calls: dict[str, list[str]] = {}
+        for c in self.comps:
+            p = real_lib(self.layout, self.m, c, self.version)
+            if c is pool or not p.is_file():
+                continue
+            calls[c.name] = sorted(
+                s for s in self.info(p).undefined if s.startswith("pterun_parallelize_")
+            )
+        for c in self.comps:
+            if c.name not in calls:
+                continue
+            p = real_lib(self.layout, self.m, c, self.version)
+            i = self.info(p)
+            via = [d for d in c.needs if calls.get(d)]
+            if calls[c.name] or via or "threadpool" in c.needs:
+                self.r.check(
+                    f"{c.name}: splits work over {pool_so} (NEEDED)",
+                    pool_so in i.needed and bool(calls[c.name] or via),
+                    f"calls {calls[c.name] or '-'}; through {via or '-'}; NEEDED {i.needed}",
+                )
+            own = sorted(
+                s
+                for s in all_defined_symbols(p)
+                if any(fnmatch.fnmatchcase(s, pat) for pat in pats)
+            )
+            self.r.check(
+                f"{c.name}: bundles no thread pool of its own",
+                not own and "pthread_create" not in i.undefined,
+                f"defines {own[:10]}"
+                if own
+                else (
+                    "imports pthread_create" if "pthread_create" in i.undefined else ""
+                ),
+            )
+
     def compile(
         self,
         name: str,
@@ -1308,6 +1370,7 @@ class Checker:
             self.check_layout()
             self.check_elf()
             self.check_ownership()
+            self.check_pool_users()
             self.check_dlopen()
             self.check_load_orders()
             self.check_cmake_files()

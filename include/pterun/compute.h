@@ -281,6 +281,88 @@ PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_se
 PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_variant(
     size_t variant);
 
+/* ---- low-bit linear (torchao's universal packed-weights layout) -------------
+ * The engine behind libpterun_kernels_lowbit's torchao::_linear_8bit_act_{n}bit
+ * operators (docs/lowbit.md has the layout and the arithmetic): activations
+ * quantized per row to int8, exact integer dot products per weight group,
+ * float32 accumulation in k order, columns split over the thread pool.
+ * Results do not depend on the microkernel or on the thread count. */
+
+/** The integer part of one group of one 8-column tile: dot[c] = sum over
+ *  `chunks` 16-value k-chunks (packed at w, 16 * nbit bytes each) of
+ *  qa[j] * code[c][j]. Exact: every variant gives the same numbers. */
+typedef void (*pterun_compute_lowbit_dot_fn)(int nbit, const uint8_t* w, const int8_t* qa,
+                                             int64_t chunks, int64_t dot[8]);
+
+typedef struct pterun_compute_lowbit_ukernel {
+  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
+  pterun_compute_lowbit_dot_fn fn;
+  const char* name;
+} pterun_compute_lowbit_ukernel;
+
+/** Every low-bit microkernel compiled into this build, portable first, in
+ *  priority order (tests and benchmarks run each). */
+PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_ukernels(
+    size_t* count_out);
+/** The last variant whose ISA bits are all in `features` (never NULL). */
+PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_select(
+    uint64_t features);
+
+/** Unpacks `count` (32, 64 or 128) nbit values (1 <= nbit <= 8) from torchao's
+ *  chunk layout at `src` (count * nbit / 8 bytes) into signed codes
+ *  (value - 2^(nbit-1); for nbit 8 the byte as int8). */
+PTERUN_COMPUTE_API void pterun_compute_lowbit_unpack(int nbit, int count, const uint8_t* src,
+                                                     int8_t* dst);
+
+/** A validated universal-layout weight buffer (the caller checked the header
+ *  and that n / 8 rounded up tiles of tile_bytes each follow it). */
+typedef struct pterun_compute_lowbit_weights {
+  int nbit;      /* 1..8 */
+  int has_zeros; /* per-group weight zero points */
+  int has_bias;
+  int64_t n, k, group_size; /* group_size: a multiple of 16 dividing k */
+  uint64_t tile_bytes;      /* bytes of one 8-column tile */
+  const uint8_t* tiles;     /* the first tile (after the 64-byte header) */
+} pterun_compute_lowbit_weights;
+
+/** Bytes pterun_compute_lowbit_repack writes for `w`: 0 when the
+ *  microkernels read its width without unpacking (4 and 8 bits). */
+PTERUN_COMPUTE_API size_t
+pterun_compute_lowbit_repack_bytes(const pterun_compute_lowbit_weights* w);
+/** Load-time repacking (a kernel's prepare): 1-3-bit codes rewritten in the
+ *  4-bit layout, 5-7-bit codes in the 8-bit layout, per-group data and bias
+ *  copied, at dst (pterun_compute_lowbit_repack_bytes(w) bytes, 64-byte
+ *  aligned preferred); `out` describes the copy. Same codes, so the linear
+ *  gives the same bits from either; the widths that need no repacking are
+ *  described as they are. */
+PTERUN_COMPUTE_API void pterun_compute_lowbit_repack(const pterun_compute_lowbit_weights* w,
+                                                     uint8_t* dst,
+                                                     pterun_compute_lowbit_weights* out);
+
+/** Bytes of one 8-column tile of the universal layout (k < 2^31, group_size
+ *  a multiple of 16 dividing k): per group, group_size * nbit code bytes,
+ *  8 scales, 8 sums [, 8 zero points]; then [8 biases]. */
+PTERUN_COMPUTE_API uint64_t pterun_compute_lowbit_tile_bytes(int nbit, int64_t k,
+                                                             int64_t group_size, int has_zeros,
+                                                             int has_bias);
+/** Scratch bytes pterun_compute_lowbit_linear uses for a block of `rows`
+ *  activation rows (it takes fewer rows at a time when the arena is short). */
+PTERUN_COMPUTE_API size_t
+pterun_compute_lowbit_scratch_bytes(const pterun_compute_lowbit_weights* w, int64_t rows);
+
+/** y[m, n] = quantize(x[m, k]) @ w, float32, row-major, contiguous.
+ *  Quantized activations live in ctx's scratch arena (a stack row when it is
+ *  too small and k <= 4096; else OUT_OF_MEMORY with a message); the method's
+ *  pool splits the rows and 8-column tiles. ctx may be NULL (serial, stack). */
+PTERUN_COMPUTE_API pterun_status
+pterun_compute_lowbit_linear(pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w,
+                             const float* x, int64_t m, float* y);
+/** As pterun_compute_lowbit_linear with an explicit microkernel (NULL: the
+ *  default selection), pool and thread cap (tests, benchmarks). */
+PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_ex(
+    pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w, const float* x, int64_t m,
+    float* y, const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool, size_t max_threads);
+
 #ifdef __cplusplus
 }
 #endif

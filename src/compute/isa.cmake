@@ -64,3 +64,20 @@ function(pterun_gemm_isa_setup target)
 endfunction()
 
 pterun_gemm_isa_setup(pterun_compute)
+
+# Low-bit linear microkernels (src/compute/lowbit/lowbit_<isa>.c): AVX2 rides
+# on PTERUN_GEMM_AVX2, both AVX-512 variants (BW, and VNNI's vpdpbusd) on
+# PTERUN_GEMM_AVX512VNNI (its probe covers -mavx512bw). The driver and the
+# activation quantization keep torchao's float operations: no contraction
+# into fused multiply-adds.
+set_source_files_properties(${_pt_isa_dir}/lowbit/linear.c ${_pt_isa_dir}/lowbit/act.c
+  PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2")
+endif()
+if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
+    COMPILE_OPTIONS "-mavx2;-mavx512f;-mavx512bw")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
+    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS}")
+endif()
