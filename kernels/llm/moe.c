@@ -51,8 +51,8 @@ static pterun_status moe_check_packed(pterun_kernel_context* ctx, const pterun_t
   need = MOE_HEADER + (n + MOE_NR - 1) / MOE_NR * moe_tile_bytes(nbit, k, gs);
   if (row < need)
     return LLM_FAIL(ctx,
-                    "%s: %" PRId64 " bytes per expert, need at least %" PRId64
-                    " for n=%" PRId64 ", k=%" PRId64 ", group_size=%" PRId64 ", %d-bit",
+                    "%s: %" PRId64 " bytes per expert, need at least %" PRId64 " for n=%" PRId64
+                    ", k=%" PRId64 ", group_size=%" PRId64 ", %d-bit",
                     name, row, need, n, k, gs, nbit);
   for (e = 0; e < experts; ++e) {
     const uint8_t* h = (const uint8_t*)t->data + e * row;
@@ -318,10 +318,12 @@ pterun_status llm_quantized_moe_ffn_out(pterun_kernel_context* ctx, pterun_value
     return LLM_FAIL(ctx, "score_func must be \"sigmoid\" or \"softmax\"");
   if (bias->numel > 0 && !a.sigmoid)
     return LLM_FAIL(ctx, "expert_bias is only supported with score_func=\"sigmoid\"");
-  if (nbit != 4 && nbit != 8) return LLM_FAIL(ctx, "weight_nbit must be 4 or 8, got %" PRId64, nbit);
+  if (nbit != 4 && nbit != 8)
+    return LLM_FAIL(ctx, "weight_nbit must be 4 or 8, got %" PRId64, nbit);
   if (gs <= 0 || gs % 16 != 0 || gs > MOE_MAX_GROUP || D % gs != 0 || F % gs != 0)
     return LLM_FAIL(ctx,
-                    "group_size %" PRId64 " must be a multiple of 16 up to %d dividing dim (%" PRId64
+                    "group_size %" PRId64
+                    " must be a multiple of 16 up to %d dividing dim (%" PRId64
                     ") and hidden_dim (%" PRId64 ")",
                     gs, MOE_MAX_GROUP, D, F);
   PTERUN_TRY(moe_check_packed(ctx, p13, "packed_w13", E, (int)nbit, 2 * F, D, gs));
