@@ -20,7 +20,6 @@ Cases:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -32,20 +31,13 @@ FIXTURES = REPO_ROOT / "tests" / "fixtures"
 INDEX = FIXTURES / "llm_op_cases.txt"
 
 
-def load_lowbit():
-    path = REPO_ROOT / "python" / "pterun" / "lowbit.py"
-    spec = importlib.util.spec_from_file_location("pterun_lowbit", path)
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["pterun_lowbit"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from export_lowbit import LB  # noqa: E402  (pterun.lowbit, loaded from the tree)
 
 
-LB = load_lowbit()
-
-
-def quantize(w: torch.Tensor, group_size: int, nbit: int) -> tuple[torch.Tensor, torch.Tensor]:
+def quantize(
+    w: torch.Tensor, group_size: int, nbit: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """ExecuTorch's moe source transform: symmetric per-group torchao qparams."""
     from executorch.examples.models.llama.source_transformation.moe import (
         _symmetric_quantize_per_group,
@@ -59,13 +51,27 @@ def pack_experts(w: torch.Tensor, group_size: int, nbit: int) -> torch.Tensor:
     blobs = []
     for e in range(w.shape[0]):
         q, s = quantize(w[e], group_size, nbit)
-        blobs.append(LB.pack_linear(q, s, None, group_size, None, nbit).view(torch.uint8))
+        blobs.append(
+            LB.pack_linear(q, s, None, group_size, None, nbit).view(torch.uint8)
+        )
     return torch.stack(blobs)
 
 
 class MoE(torch.nn.Module):
-    def __init__(self, gen: torch.Generator, *, nbit: int, score: str, k: int, bias: bool,
-                 route_scale: float, e: int = 4, d: int = 64, f: int = 32, gs: int = 32):
+    def __init__(
+        self,
+        gen: torch.Generator,
+        *,
+        nbit: int,
+        score: str,
+        k: int,
+        bias: bool,
+        route_scale: float,
+        e: int = 4,
+        d: int = 64,
+        f: int = 32,
+        gs: int = 32,
+    ):
         super().__init__()
         self.args = (k, e, f, d, gs, nbit, score, route_scale)
         w1 = torch.randn(e, f, d, generator=gen) * 0.2
