@@ -32,7 +32,7 @@ INDEX = FIXTURES / "llm_op_cases.txt"
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_lowbit import LB  # noqa: E402  (pterun.lowbit, loaded from the tree)
+from export_lowbit import LB  # pterun.lowbit, loaded from the tree
 
 
 def quantize(
