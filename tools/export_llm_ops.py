@@ -32,7 +32,7 @@ INDEX = FIXTURES / "llm_op_cases.txt"
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_lowbit import LB  # pterun.lowbit, loaded from the tree
+from export_lowbit import LB, program_ops  # pterun.lowbit, loaded from the tree
 
 
 def quantize(
@@ -120,13 +120,7 @@ def export_one(name: str) -> str:
     ep = torch.export.export(module, inputs, strict=True)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     prog = edge.to_executorch()
-    ops = sorted(
-        {
-            f"{op.name}.{op.overload}" if op.overload else op.name
-            for plan in prog.executorch_program.execution_plan
-            for op in plan.operators
-        }
-    )
+    ops = program_ops(prog)
     out_dir = FIXTURES / f"llm_op_{name}"
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.npy"):
