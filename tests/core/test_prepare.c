@@ -165,6 +165,7 @@ static pterun_status run_mlp(pterun_registry* reg, int mode, int no_prepare, int
   o.logger = g_silent;
   o.allocator = &kCounting;
   o.no_kernel_prepare = no_prepare;
+  o.no_fusion = 1;                       /* addmm -> relu would become pterun::addmm_relu */
   pterun_method* m = (pterun_method*)&o; /* must be reset to NULL on failure */
   g_mode = mode;
   reset_counts();
