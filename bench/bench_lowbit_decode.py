@@ -21,7 +21,7 @@ token reads (every linear and the output head; the embedding row is
 negligible) x decode tokens/s, next to the machine's read bandwidth
 (bench_lowbit). The programs are cached in bench/lowbit_decode/.
 
-Usage: python bench/bench_lowbit_decode.py [--size small|large] [--steps N] [--repeat R]
+Usage: python bench/bench_lowbit_decode.py [--size small|medium|large] [--steps N] [--repeat R]
 Needs build/bin/bench_decode (-DPTERUN_BUILD_BENCH=ON).
 """
 
@@ -53,8 +53,16 @@ def load_tool(name: str, path: Path):
     return mod
 
 
+MEDIUM = {"dim": 512, "n_layers": 4, "n_heads": 8, "n_kv_heads": 2, "vocab_size": 4096,
+          "hidden_dim": 1536}  # fmt: skip
+
+
 def params_for(size: str) -> dict:
+    """tools/export_llama.py's SMALL and LARGE, or MEDIUM (LARGE's other
+    settings): 10.6 MB of 4-bit linear weights, exported in minutes."""
     el = load_tool("pt_export_llama", ROOT / "tools" / "export_llama.py")
+    if size == "medium":
+        return {**el.LARGE, **MEDIUM}
     return dict(el.LARGE if size == "large" else el.SMALL)
 
 
@@ -141,7 +149,7 @@ def pt_decode(model: Path, steps: int, threads: int) -> tuple[float, list[int], 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--size", choices=["small", "large"], default="large")
+    ap.add_argument("--size", choices=["small", "medium", "large"], default="medium")
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--export", choices=["et_8da4w", "lowbit_4"])
