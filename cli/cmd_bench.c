@@ -17,6 +17,8 @@ static void bench_usage(FILE* f) {
           "  --iterations N    timed executes (default 20)\n"
           "  --seed N          seed for the random inputs (default 0)\n"
           "  --threads N       threads per operator (default: the CPUs this process may use)\n"
+          "  --no-fusion       keep operator chains unfused (load-time fusion off)\n"
+          "  --no-prepare      skip kernels' load-time preparation (weights unpacked)\n"
           "  --verbose         echo the library's log messages\n" CLI_PROFILE_USAGE);
 }
 

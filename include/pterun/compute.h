@@ -220,6 +220,67 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t m
                                                const pterun_compute_qs8_epilogue* ep,
                                                const pterun_compute_matrix* c);
 
+/* ---- operands packed at load, fused activation -------------------------------
+ * A constant operand (a Linear/addmm weight, a convolution's weight) can be
+ * packed once, in a kernel's prepare (pterun/kernel.h), into the layout the
+ * f32 engine's microkernel reads; products then skip packing it. The packed
+ * operand lives in the caller's memory (pterun_kernel_state_alloc) and
+ * records the microkernel and K blocking it was made for: a product that
+ * cannot use it (another microkernel, e.g. M == 1, or a non-f32 output)
+ * silently reads the unpacked matrix instead, so callers always pass both.
+ * A packed product performs exactly the operations of the unpacked one with
+ * the default buffers, so results are bit-identical. */
+typedef struct pterun_compute_packed pterun_compute_packed;
+#define PTERUN_COMPUTE_OPERAND_A 0 /* the M x K left operand */
+#define PTERUN_COMPUTE_OPERAND_B 1 /* the K x N right operand */
+
+/** Bytes of 64-byte-aligned memory pterun_compute_gemm_pack needs for a
+ *  rows x cols operand (A: M x K, B: K x N) on this CPU (PTERUN_ISA_MASK
+ *  applies); 0 for a bad operand, empty or absurd sizes. */
+PTERUN_COMPUTE_API size_t pterun_compute_gemm_pack_size(int operand, int64_t rows, int64_t cols);
+/** Packs the f32/f16/bf16 matrix `src` (rows x cols, any strides) into
+ *  `mem` (64-aligned, `bytes` >= pterun_compute_gemm_pack_size). Returns the
+ *  packed operand (inside mem) or NULL when the arguments do not fit. */
+PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_gemm_pack(
+    void* mem, size_t bytes, int operand, int64_t rows, int64_t cols,
+    const pterun_compute_matrix* src);
+/** The K block the f32 engine uses for a product of depth k with M = m and
+ *  the default buffers; products over a packed operand's K range must start
+ *  at a multiple of it (a convolution chunks its reduction by it). */
+PTERUN_COMPUTE_API int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m,
+                                                       int64_t k);
+
+/** Activations fused into a product's epilogue, with the portable kernels'
+ *  exact semantics: RELU is aten::relu (NaN stays NaN, -0 becomes +0), CLAMP
+ *  is aten::hardtanh / clamp with float bounds (x < lo ? lo : x, then > hi). */
+#define PTERUN_COMPUTE_ACT_NONE 0
+#define PTERUN_COMPUTE_ACT_RELU 1
+#define PTERUN_COMPUTE_ACT_CLAMP 2
+
+/** Extras of one product (all zero: a plain pterun_compute_gemm). */
+typedef struct pterun_compute_gemm_opts {
+  const pterun_compute_packed* packed_a; /* A packed at load, or NULL */
+  const pterun_compute_packed* packed_b; /* B packed at load, or NULL */
+  int64_t k0;                            /* this product is K [k0, k0 + k) of the packed operands */
+  int activation;                        /* PTERUN_COMPUTE_ACT_*, applied to the final C */
+  float lo, hi;                          /* CLAMP bounds */
+} pterun_compute_gemm_opts;
+
+/** x[i] = activation(x[i]) for i < n, the epilogue's semantics, for fused
+ *  operators whose fast path is not a product (depthwise convolution, ...). */
+PTERUN_COMPUTE_API void pterun_compute_f32_activate(float* x, size_t n, int activation, float lo,
+                                                    float hi);
+
+/** pterun_compute_gemm with packed operands and a fused activation (o NULL:
+ *  none). The activation is applied as each tile of C receives its last K
+ *  block, so it costs no extra pass over C. With accumulate, C's previous
+ *  contents (a bias) are part of what is activated. */
+PTERUN_COMPUTE_API void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
+                                               int64_t k, const pterun_compute_matrix* a,
+                                               const pterun_compute_matrix* b,
+                                               const pterun_compute_matrix* c, double alpha,
+                                               int accumulate, const pterun_compute_gemm_opts* o);
+
 /* ---- f32 vector math ----------------------------------------------------------
  * Element-wise functions on contiguous float arrays, vectorised for the widest
  * ISA the CPU has (4-lane baseline: SSE2 / NEON / scalar; AVX2; AVX-512F).
@@ -253,6 +314,39 @@ PTERUN_COMPUTE_API const char* pterun_compute_f32_unary_variant(size_t variant);
  *  -1 when the op or the variant is unavailable. */
 PTERUN_COMPUTE_API int pterun_compute_f32_unary_with(size_t variant, int op, const float* x,
                                                      float* y, size_t n);
+
+/* ---- f32 depthwise convolution ------------------------------------------------
+ * NHWC input [batch][in_h][in_w][in_c], filter [kernel_h][kernel_w][out_c],
+ * output [batch][out_h][out_w][out_c] with out_c a multiple of in_c (output
+ * channel c reads input channel c / (out_c / in_c)):
+ *   out[b][y][x][c] = clamp(bias[c] + sum over kh, kw of
+ *                     in[b][y*stride_h + kh*dilation_h - pad_top]
+ *                       [x*stride_w + kw*dilation_w - pad_left][c / m] * w[kh][kw][c])
+ * taps outside the input count as zero. Same bits for every ISA variant and
+ * thread count (no fused multiply-add, fixed tap order). */
+typedef struct pterun_compute_dwconv2d {
+  size_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
+  size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+  float out_min, out_max; /* clamp of every output (-INFINITY, INFINITY: none) */
+} pterun_compute_dwconv2d;
+
+/** Runs the convolution above (bias may be NULL), output rows split over
+ *  `pool` (NULL: the calling thread; max_threads 0: no cap). The caller sizes
+ *  the tensors from `p`. Returns 0, or -1 when in_c is 0, out_c is not a
+ *  multiple of it, or a stride or dilation is 0. */
+PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const float* in, const float* w,
+                                                        const float* bias, float* out);
+/** Name of depthwise variant `variant` (0: the 4-lane baseline) if it is built
+ *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
+PTERUN_COMPUTE_API const char* pterun_compute_f32_dwconv2d_variant(size_t variant);
+/** As pterun_compute_f32_dwconv2d_nhwc on one variant, serially (tests,
+ *  benchmarks); -1 when the geometry or the variant is unusable. */
+PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const float* in, const float* w,
+                                                        const float* bias, float* out);
 
 /* ---- f32 row primitives ---------------------------------------------------------
  * The inner loops of attention-like kernels (a dot product per key, a scaled

@@ -91,6 +91,11 @@ typedef struct pterun_method_options {
    *  packed weights, ...): every kernel runs its unprepared path. For tests
    *  comparing the prepared path with the reference one. */
   int no_kernel_prepare;
+  /** 1: keep every instruction as the program has it. By default chains
+   *  such as convolution -> relu run as one fused operator when a registered
+   *  library provides it (docs/architecture.md, "Load-time fusion"). For
+   *  tests comparing fused and unfused results. */
+  int no_fusion;
 } pterun_method_options;
 
 #define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)
@@ -98,7 +103,9 @@ typedef struct pterun_method_options {
 /**
  * Loads a method: builds the value table, binds planned memory, resolves
  * every operator, runs the layout operators on constant weights once
- * (unless no_constant_folding) and sets up the kernels' scratch arena. All of
+ * (unless no_constant_folding), fuses operator chains (unless no_fusion),
+ * runs the kernels' load-time preparation (unless no_kernel_prepare) and sets
+ * up the kernels' scratch arena. All of
  * the method's memory is allocated here — its runtime structures in one
  * block, the scratch arena, folded constants, and the planned buffers the
  * caller did not supply — and none later; pterun_method_memory() reports

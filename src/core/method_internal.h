@@ -68,7 +68,10 @@ struct pterun_method {
   pterun_kernel_fn* op_fns;              /* its kernel (NULL: not registered), per entry */
   pterun_kernel_prepare_fn* op_prepares; /* its load-time prepare, or NULL */
   uint8_t* op_called;                    /* 1: a kernel call names it (load-time bookkeeping) */
-  uint32_t op_count;
+  uint32_t op_count;         /* the program's operators, then fused ones (method_fuse.c) */
+  uint32_t fuse_op_base;     /* index of the first fused operator */
+  pterun_value** fused_args; /* argument arrays of fused calls (one allocation) */
+  size_t fused_bytes;
 
   void** planned;
   uint64_t* planned_sizes;
@@ -98,6 +101,12 @@ struct pterun_method {
 /* Runs layout operators whose inputs are all constant once, at load, into
  * owned memory, and turns those instructions into no-ops (method_fold.c). */
 pterun_status pt_fold_constants(pterun_method* m);
+
+/* Rewrites chains of kernel calls into fused operators registered in `reg`
+ * (method_fuse.c); pt_fuse_op_slots() operator-table slots are reserved for
+ * them. */
+pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg);
+uint32_t pt_fuse_op_slots(void);
 
 /* Calls every prepare of the method's kernel calls once (method_prepare.c). */
 pterun_status pt_prepare_kernels(pterun_method* m);

@@ -124,8 +124,8 @@ static int run_shape(const shape* s, const pterun_compute_qs8_gemm_ukernel* uk,
   pterun_compute_matrix cm = {out, s->c_dtype, n, 1};
   rows_ctx rcx = {a, k};
   if (use_rows && acs != 1) goto ok; /* the row function reads contiguous rows */
-  PT_CHECK(pterun_compute_qs8_gemm(pool, 0, m, &am, use_rows ? a_rows : NULL, &rcx, s->a_dtype,
-                                   &pk, &ep, &cm) == 0);
+  PT_CHECK(pterun_compute_qs8_gemm(pool, 0, m, &am, use_rows ? a_rows : NULL, &rcx, s->a_dtype, &pk,
+                                   &ep, &cm) == 0);
   {
     const size_t esz = s->c_dtype == PTERUN_DTYPE_F32 ? 4 : 1;
     if (memcmp(out, want, esz * (size_t)(m * n)) != 0) {
@@ -226,11 +226,11 @@ static int test_pack_checks(void) {
     PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, 1, &am, NULL, NULL, PTERUN_DTYPE_I16, &pk, &ep,
                                      &cm) == -1);
     am.dtype = PTERUN_DTYPE_I8;
-    PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, 1, &am, NULL, NULL, PTERUN_DTYPE_U8, &pk, &ep,
-                                     &cm) == -1); /* dtype mismatch */
+    PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, 1, &am, NULL, NULL, PTERUN_DTYPE_U8, &pk, &ep, &cm) ==
+             -1); /* dtype mismatch */
     am.dtype = PTERUN_DTYPE_U8;
-    PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, 1, &am, NULL, NULL, PTERUN_DTYPE_U8, &pk, &ep,
-                                     &cm) == 0);
+    PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, 1, &am, NULL, NULL, PTERUN_DTYPE_U8, &pk, &ep, &cm) ==
+             0);
     PT_CHECK(out[0] == 10.0f && out[1] == 26.0f);
   }
   free(buf);

@@ -74,8 +74,7 @@ static pterun_status t_addmm_prepare(pterun_kernel_context* ctx, pterun_value** 
       return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "test prepare refuses");
     case MODE_OOM:
       g_fail_next = 1;
-      if (pterun_kernel_state_alloc(ctx, sizeof(packed), 16) != NULL)
-        return PTERUN_STATUS_INTERNAL;
+      if (pterun_kernel_state_alloc(ctx, sizeof(packed), 16) != NULL) return PTERUN_STATUS_INTERNAL;
       return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "no memory for packing");
     case MODE_HOSTILE:
       // Scribbles over what it was shown: the method must restore it.
@@ -101,8 +100,8 @@ static pterun_status t_addmm_prepare(pterun_kernel_context* ctx, pterun_value** 
 
 static pterun_status t_addmm(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   ++g_executes;
-  g_exec_alloc_refused += pterun_kernel_state_alloc(ctx, 16, 16) == NULL &&
-                          !pterun_kernel_preparing(ctx);
+  g_exec_alloc_refused +=
+      pterun_kernel_state_alloc(ctx, 16, 16) == NULL && !pterun_kernel_preparing(ctx);
   const packed* p = pterun_kernel_state(ctx);
   if (p != NULL) {
     const pterun_tensor* mat2 = args[2]->u.tensor;
@@ -166,6 +165,7 @@ static pterun_status run_mlp(pterun_registry* reg, int mode, int no_prepare, int
   o.logger = g_silent;
   o.allocator = &kCounting;
   o.no_kernel_prepare = no_prepare;
+  o.no_fusion = 1;                       /* addmm -> relu would become pterun::addmm_relu */
   pterun_method* m = (pterun_method*)&o; /* must be reset to NULL on failure */
   g_mode = mode;
   reset_counts();

@@ -46,7 +46,7 @@ static const pc_qs8_gemm_ukernel g_qs8_ukernels[] = {
 };
 
 #define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb)                                                    \
-  _Static_assert((mr) <= PC_QS8_MR_MAX && (nr) <= PC_QS8_NR_MAX && PC_QS8_TN % (nr) == 0,        \
+  _Static_assert((mr) <= PC_QS8_MR_MAX && (nr) <= PC_QS8_NR_MAX && PC_QS8_TN % (nr) == 0,          \
                  #fn " tile");
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
@@ -301,8 +301,9 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
       const __m128 nlim = _mm_set1_ps(-PC_QS8_RNE_LIMIT), magic = _mm_set1_ps(PC_QS8_RNE_MAGIC);
       const __m128 fmin = _mm_set1_ps(ep->f_min), fmax = _mm_set1_ps(ep->f_max);
       for (; j + 4 <= cols; j += 4) {
-        const __m128i v = _mm_sub_epi32(_mm_loadu_si128((const __m128i*)(const void*)(ar + j)),
-                                        _mm_loadu_si128((const __m128i*)(const void*)(ct->zsum + j)));
+        const __m128i v =
+            _mm_sub_epi32(_mm_loadu_si128((const __m128i*)(const void*)(ar + j)),
+                          _mm_loadu_si128((const __m128i*)(const void*)(ct->zsum + j)));
         __m128 y = _mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(v), _mm_loadu_ps(ct->sc + j)),
                               _mm_loadu_ps(ct->bi + j));
         if (f32) {
@@ -375,9 +376,9 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
         fetch_matrix_rows(job->a, i0, rows, k0, kc, raw);
       pack_panel(uk, raw, rows, kc, flip, panel, row_sum);
       for (s = 0; s < nsj; ++s) {
-        const unsigned char* b = (const unsigned char*)w->strips + (sj + s) * strip_bytes +
-                                 (size_t)(k0 / PC_QS8_KR) * (size_t)nr * PC_QS8_KR *
-                                     (size_t)uk->b_bytes;
+        const unsigned char* b =
+            (const unsigned char*)w->strips + (sj + s) * strip_bytes +
+            (size_t)(k0 / PC_QS8_KR) * (size_t)nr * PC_QS8_KR * (size_t)uk->b_bytes;
         uk->fn(kqb, panel, b, acc + s * (size_t)nr, PC_QS8_TN, k0 > 0);
       }
     }
@@ -392,8 +393,7 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   if (w == NULL || w->uk == NULL || ep == NULL || ep->scale == NULL || c == NULL ||
       c->data == NULL || m < 0 || c->rs < 0 || c->cs < 0 ||
       (a_dtype != PTERUN_DTYPE_U8 && a_dtype != PTERUN_DTYPE_I8) ||
-      (c->dtype != PTERUN_DTYPE_U8 && c->dtype != PTERUN_DTYPE_I8 &&
-       c->dtype != PTERUN_DTYPE_F32))
+      (c->dtype != PTERUN_DTYPE_U8 && c->dtype != PTERUN_DTYPE_I8 && c->dtype != PTERUN_DTYPE_F32))
     return -1;
   if (a_rows == NULL &&
       (a == NULL || a->data == NULL || a->dtype != a_dtype || a->rs < 0 || a->cs < 0))

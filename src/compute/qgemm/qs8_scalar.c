@@ -23,5 +23,6 @@ void pc_qs8_gemm_ukernel__scalar_4x8(size_t kq, const void* a, const void* b, in
         acc[i][j] += s;
       }
   for (i = 0; i < MR; ++i)
-    for (j = 0; j < NR; ++j) c[(size_t)i * ldc + j] = (add ? c[(size_t)i * ldc + j] : 0) + acc[i][j];
+    for (j = 0; j < NR; ++j)
+      c[(size_t)i * ldc + j] = (add ? c[(size_t)i * ldc + j] : 0) + acc[i][j];
 }
