@@ -568,7 +568,9 @@ static pterun_status load(loader* L) {
   PTERUN_TRY(parse_values(L));
   PTERUN_TRY(build_instructions(L));
   if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m));
-  if (L->o == NULL || !L->o->no_fusion)
+  // A profiled method runs the program's instructions as written, so its
+  // timings and ETDump events (and their debug handles) map onto them.
+  if (L->o == NULL || (!L->o->no_fusion && L->o->profiler == NULL))
     PTERUN_TRY(pt_fuse(
         m, L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default()));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
