@@ -383,6 +383,7 @@ typedef struct gemm_prep {
   int32_t* wzp; /* static: per-column weight zero point, or NULL */
   int16_t* wdq; /* static depthwise: [KH][KW][OC], zero point removed */
   float* qbias; /* static: int32 bias * multiplier, per column */
+  float* csum;  /* dynamic: the packed weights' column sums, [K groups][N] */
 } gemm_prep;
 
 /* Weight element (oc, k) of a [OC, K] filter stored as its datatype. */
@@ -522,6 +523,10 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
   pterun_status st = pack_q(a, g, wt, K, OC, p->gsize, p->groups_k, 1, p);
   pterun_free(g->allocator, wt);
   PTERUN_TRY(st);
+  p->csum = xb_alloc(g, p->groups_k * OC * sizeof(float));
+  if (p->csum == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (size_t gk = 0; gk < p->groups_k; ++gk)
+    for (size_t oc = 0; oc < OC; ++oc) p->csum[gk * OC + oc] = (float)p->qw[gk].col_sum[oc];
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t gk = 0; gk < p->groups_k; ++gk)
       p->mult[gk * OC + oc] = w->qkind == XB_Q_GROUP
@@ -1019,12 +1024,14 @@ static void run_fc(xb_exec* x, const xb_node* n) {
       const pterun_compute_qs8_packed* w = &p->qw[gk];
       (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)mb, &A, NULL, NULL,
                                     PTERUN_DTYPE_I8, w, &ep, &C);
+      // Integers in float: exact while the sums stay below 2^24.
       const float* sc = p->mult + gk * N; /* [groups][N] */
+      const float* cs = p->csum + gk * N;
       for (size_t i = 0; i < mb; ++i) {
         float* orow = o + (m0 + i) * N;
         const float* trow = T + i * N;
-        for (size_t c = 0; c < N; ++c)
-          orow[c] += (float)((int64_t)trow[c] - (int64_t)zp[i] * w->col_sum[c]) * sc[c];
+        const float z = (float)zp[i];
+        for (size_t c = 0; c < N; ++c) orow[c] += (trow[c] - z * cs[c]) * sc[c];
       }
     }
     for (size_t i = 0; i < mb; ++i) {
@@ -1332,6 +1339,16 @@ static void run_pool(xb_exec* x, const xb_node* n) {
   }
 }
 
+/* dst[c][r] = src[r][c] for a rows x cols matrix, in 8 x 8 blocks. */
+static void transpose_2d(const float* src, float* dst, size_t rows, size_t cols) {
+  for (size_t r0 = 0; r0 < rows; r0 += 8)
+    for (size_t c0 = 0; c0 < cols; c0 += 8) {
+      size_t r1 = rows - r0 < 8 ? rows : r0 + 8, c1 = cols - c0 < 8 ? cols : c0 + 8;
+      for (size_t c = c0; c < c1; ++c)
+        for (size_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+    }
+}
+
 static void run_transpose(xb_exec* x, const xb_node* n) {
   const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
   size_t es = elem_size(in), r = in->rank;
@@ -1346,6 +1363,18 @@ static void run_transpose(xb_exec* x, const xb_node* n) {
   uint8_t* dst = x->data[n->out];
   if (r == 0 || out->numel == 0) {
     if (out->numel != 0) memcpy(dst, src, es);
+    return;
+  }
+  // NCHW <-> NHWC (the partitioner's layout changes): per batch, one 2-D
+  // transpose in blocks.
+  if (r == 4 && es == 4 && n->perm[0] == 0 &&
+      ((n->perm[1] == 2 && n->perm[2] == 3 && n->perm[3] == 1) ||
+       (n->perm[1] == 3 && n->perm[2] == 1 && n->perm[3] == 2))) {
+    bool to_last = n->perm[3] == 1; /* [C][HW] -> [HW][C] */
+    size_t rows = to_last ? in->dims[1] : in->dims[1] * in->dims[2];
+    size_t cols = to_last ? in->dims[2] * in->dims[3] : in->dims[3];
+    for (size_t b = 0; b < in->dims[0]; ++b)
+      transpose_2d((const float*)src + b * rows * cols, (float*)dst + b * rows * cols, rows, cols);
     return;
   }
   // One run along the last output dim per step; the others count in idx.
@@ -1493,8 +1522,14 @@ static void run_convert(xb_exec* x, const xb_node* n) {
       int32_t z = (int32_t)lrintf(zp);
       float inv_scale = 1.0f / scale;
       float mult = 1.0f / inv_scale;
+      // Round half to even by adding and subtracting 1.5 * 2^23 after a
+      // clamp just past the int8 range (no libm call per element; NaN goes
+      // through the comparisons to qmin as before).
+      const float zf = (float)z, tlo = qmin - zf - 1.0f, thi = qmax - zf + 1.0f;
       for (size_t c = 0; c < C; ++c) {
-        float q = nearbyintf(s[c] * mult) + (float)z;
+        float t = s[c] * mult;
+        t = t < tlo ? tlo : (t > thi ? thi : t);
+        float q = ((t + 12582912.0f) - 12582912.0f) + zf;
         q = q > qmin ? (q < qmax ? q : qmax) : qmin;
         ((int8_t*)dst)[r * C + c] = (int8_t)q;
       }
@@ -1762,6 +1797,32 @@ pterun_status xb_reshape_node(xb_graph* g, const xb_node* n) {
     }
     case XB_N_STATIC_TRANSPOSE:
       for (uint32_t k = 0; k < in->rank; ++k) d[k] = in->dims[n->perm[k]];
+      return set_shape(out, in->rank, d);
+    case XB_N_CONV2D:
+    case XB_N_DEPTHWISE_CONV2D:
+    case XB_N_AVG_POOLING2D:
+    case XB_N_MAX_POOLING2D: {
+      // NHWC: batch and spatial size follow the input, channels are fixed.
+      if (in->rank != 4 || out->rank != 4 || in->dims[3] != in->max_dims[3])
+        return PTERUN_STATUS_INVALID_ARGUMENT;
+      if (!conv_out(in->dims[1], n->pad[0], n->pad[2], n->kh, n->sh, n->dh, &d[1]) ||
+          !conv_out(in->dims[2], n->pad[3], n->pad[1], n->kw, n->sw, n->dw, &d[2]))
+        return PTERUN_STATUS_INVALID_ARGUMENT;
+      d[0] = in->dims[0];
+      d[3] = out->max_dims[3];
+      return set_shape(out, 4, d);
+    }
+    case XB_N_GLOBAL_AVG_POOLING2D:
+      if (in->rank != 4 || out->rank != 4) return PTERUN_STATUS_INVALID_ARGUMENT;
+      d[0] = in->dims[0];
+      d[1] = d[2] = 1;
+      d[3] = in->dims[3];
+      return set_shape(out, 4, d);
+    case XB_N_CONSTANT_PAD:
+      for (uint32_t k = 0; k < in->rank; ++k) {
+        d[k] = in->dims[k] + n->pre[k] + n->post[k];
+        if (d[k] < in->dims[k]) return PTERUN_STATUS_INVALID_ARGUMENT; /* wrapped */
+      }
       return set_shape(out, in->rank, d);
     case XB_N_STATIC_RESHAPE: {
       // new_shape: a 0 entry is inferred (PyTorch's -1).
