@@ -21,19 +21,23 @@
 
 /* Everything execute needs that depends only on constants. */
 typedef struct qk_i8_state {
-  int64_t oc, k, groups, npg;        /* output channels, K per group, groups, OC / groups */
-  int64_t kh, kw;                    /* conv kernel (0 for linear) */
-  int w_kn;                          /* linear weight stored [K, N] */
-  int x_dtype;                       /* U8 / I8 */
-  int32_t x_zp;                      /* static: input zero point */
-  int32_t* w_zp;                     /* oc, NULL when all zero */
-  float* w_scale;                    /* oc: (float) weight scale */
-  float* scale;                      /* oc: static: (float)x_scale * w_scale */
+  int64_t oc, k, groups, npg; /* output channels, K per group, groups, OC / groups */
+  int64_t kh, kw;             /* conv kernel (0 for linear) */
+  int w_kn;                   /* linear weight stored [K, N] */
+  int x_dtype;                /* U8 / I8 */
+  int32_t x_zp;               /* static: input zero point */
+  int32_t* w_zp;              /* oc, NULL when all zero */
+  float* w_scale;             /* oc: (float) weight scale */
+  float* scale; /* oc: static: (float)x_scale * w_scale; dynamic: filled per execute */
   pterun_compute_qs8_packed* packed; /* groups */
   /* static output */
   int out_dtype;
   float out_inv;
   int32_t out_zp, q_lo, q_hi;
+  /* Room for a copy of the input when the memory plan gave the output the
+   * input's bytes and the scratch arena cannot hold one (it may be absent). */
+  void* alias_buf;
+  size_t alias_cap;
 } qk_i8_state;
 
 static int64_t qk_i8_numel(const pterun_tensor* t) {
@@ -187,6 +191,14 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
   st->npg = st->oc / st->groups;
   if (!pterun_tensor_is_contiguous(w)) return QK_FAIL(ctx, "arg 'weight': not contiguous");
   PTERUN_TRY(read_w_qparams(ctx, &call->wq, st->oc, st));
+  if (call->x->nbytes > 0) {
+    st->alias_buf = pterun_kernel_state_alloc(ctx, call->x->nbytes, 64);
+    if (st->alias_buf == NULL)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                "cannot allocate %zu bytes for the fused kernel's input copy",
+                                call->x->nbytes);
+    st->alias_cap = call->x->nbytes;
+  }
   PTERUN_TRY(pack_weights(ctx, w, st));
   st->x_dtype = (int)call->x_dtype;
   if (!call->dynamic) {
@@ -302,13 +314,15 @@ static pterun_status check_bias(pterun_kernel_context* ctx, const pterun_tensor*
 /* The fusion pass lets the memory plan give the result the input's bytes
  * (the input is dead once the original dequantize ran): read such an input
  * from a scratch copy. */
-static pterun_status unalias_input(pterun_kernel_context* ctx, const pterun_tensor* x,
-                                   const pterun_tensor* out, const void** data) {
+static pterun_status unalias_input(pterun_kernel_context* ctx, const qk_i8_state* st,
+                                   const pterun_tensor* x, const pterun_tensor* out,
+                                   const void** data) {
   const uintptr_t x0 = (uintptr_t)x->data, x1 = x0 + x->nbytes;
   const uintptr_t o0 = (uintptr_t)out->data, o1 = o0 + out->nbytes;
   *data = x->data;
   if (x->nbytes == 0 || out->nbytes == 0 || x1 <= o0 || o1 <= x0) return PTERUN_STATUS_OK;
   void* copy = pterun_kernel_scratch(ctx, x->nbytes, 64);
+  if (copy == NULL && x->nbytes <= st->alias_cap) copy = st->alias_buf;
   if (copy == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
                               "fused int8 kernel: %zu bytes of scratch for an input that shares "
@@ -364,7 +378,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   ic.zp = (uint8_t)st->x_zp;
   ic.k = st->k;
   const void* xdata;
-  PTERUN_TRY(unalias_input(ctx, x, out, &xdata));
+  PTERUN_TRY(unalias_input(ctx, st, x, out, &xdata));
   {
     const int64_t ohw = sizes[2] * sizes[3], chw = x->sizes[1] * ic.h * ic.w;
     const size_t esz = pterun_dtype_size(out->dtype);
@@ -425,7 +439,7 @@ static pterun_status exec_linear_static(pterun_kernel_context* ctx, const qk_i8_
   const void* xdata;
   PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
   if (m == 0) return PTERUN_STATUS_OK;
-  PTERUN_TRY(unalias_input(ctx, call->x, call->outt, &xdata));
+  PTERUN_TRY(unalias_input(ctx, st, call->x, call->outt, &xdata));
   memset(&ep, 0, sizeof ep);
   ep.a_zp = st->x_zp;
   ep.w_zp = st->w_zp;
@@ -464,14 +478,8 @@ static pterun_status exec_linear_dynamic(pterun_kernel_context* ctx, const qk_i8
   PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
   if (m == 0) return PTERUN_STATUS_OK;
   const void* xdata;
-  PTERUN_TRY(unalias_input(ctx, call->x, call->outt, &xdata));
-  float* sc = pterun_kernel_scratch(ctx, sizeof(float) * (size_t)st->oc, 64);
-  if (sc == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
-                              "fused dynamic linear: %" PRId64
-                              " floats of scratch do not fit the "
-                              "arena (pterun_method_options.scratch_bytes)",
-                              st->oc);
+  PTERUN_TRY(unalias_input(ctx, st, call->x, call->outt, &xdata));
+  float* sc = st->scale; /* this instruction's own: the method runs one execute at a time */
   for (c = 0; c < st->oc; ++c) sc[c] = s * st->w_scale[c];
   memset(&ep, 0, sizeof ep);
   ep.a_zp = (int32_t)zp;
