@@ -221,7 +221,6 @@ typedef struct qk_im2col {
 static uint8_t im2col_at(const qk_im2col* g, int64_t oh, int64_t ow, int64_t k) {
   const int64_t tap = k / g->cpg, c = g->c0 + k % g->cpg;
   const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh, ix = ow * g->sw + (tap % g->kw) * g->dw;
-  if (g->pad != NULL) return g->pad[(iy * (g->w + 2 * g->pw) + ix) * g->c_all + c];
   const int64_t y = iy - g->ph, x = ix - g->pw;
   return y >= 0 && y < g->h && x >= 0 && x < g->w ? g->x[(c * g->h + y) * g->w + x] : g->zp;
 }
@@ -243,6 +242,18 @@ static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t
           for (int64_t kx = 0; kx < g->kw; ++kx, d += g->cpg)
             memcpy(d, src + kx * g->dw * g->c_all, (size_t)g->cpg);
         }
+      }
+      continue;
+    }
+    if (g->pad != NULL) { /* a K block: runs of one tap's channels */
+      for (int64_t k = k0; k < k0 + kc;) {
+        const int64_t tap = k / g->cpg, c = k % g->cpg;
+        const int64_t n = g->cpg - c < k0 + kc - k ? g->cpg - c : k0 + kc - k;
+        const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh;
+        const int64_t ix = ow * g->sw + (tap % g->kw) * g->dw;
+        memcpy(d, g->pad + (iy * wp + ix) * g->c_all + g->c0 + c, (size_t)n);
+        d += n;
+        k += n;
       }
       continue;
     }
