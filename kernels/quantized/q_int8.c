@@ -206,6 +206,10 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     float xs;
     PTERUN_TRY(qk_check_scale(ctx, "input_scale", call->x_scale, &xs));
     PTERUN_TRY(qk_check_zp(ctx, "input_zero_point", call->x_zp));
+    if (call->x_zp < (call->x_dtype == PTERUN_DTYPE_U8 ? 0 : -128) ||
+        call->x_zp > (call->x_dtype == PTERUN_DTYPE_U8 ? 255 : 127))
+      return QK_FAIL(ctx, "arg 'input_zero_point': %" PRId64 " is outside %s", call->x_zp,
+                     pterun_dtype_name((int)call->x_dtype));
     st->x_zp = (int32_t)call->x_zp;
     for (c = 0; c < st->oc; ++c) st->scale[c] = xs * st->w_scale[c];
     PTERUN_TRY(static_output(ctx, &call->out, st));
@@ -350,10 +354,17 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   int64_t sizes[4], b, g;
   qk_im2col ic;
   if (x->rank != 4 || x->sizes[1] != st->groups * (st->k / (st->kh * st->kw)))
-    return QK_FAIL(ctx, "arg 'input': want [N, %" PRId64 ", H, W]",
-                   st->groups * (st->k / (st->kh * st->kw)));
+    return QK_FAIL(
+        ctx, "arg 'input': want [N, %" PRId64 ", H, W]",
+        st->groups *
+            (st->k /
+             (st->kh * st->kw))); /* Bounded so that every index below stays far inside int64. */
   if (call->stride[0] < 1 || call->stride[1] < 1 || call->dilation[0] < 1 ||
-      call->dilation[1] < 1 || call->padding[0] < 0 || call->padding[1] < 0)
+      call->dilation[1] < 1 || call->padding[0] < 0 || call->padding[1] < 0 ||
+      call->stride[0] > INT32_MAX || call->stride[1] > INT32_MAX || call->dilation[0] > INT32_MAX ||
+      call->dilation[1] > INT32_MAX || call->padding[0] > INT32_MAX ||
+      call->padding[1] > INT32_MAX || x->sizes[2] > INT32_MAX || x->sizes[3] > INT32_MAX ||
+      st->kh > INT32_MAX || st->kw > INT32_MAX)
     return QK_FAIL(ctx, "arg 'stride'/'padding'/'dilation': out of range");
   PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
   PTERUN_TRY(pterun_check_data(ctx, x, "input"));
