@@ -57,7 +57,8 @@ static inline const pterun_registry* fz_registry(void) {
   if (reg == NULL) {
     pterun_logger silent = pterun_logger_silent();
     if (pterun_registry_create(NULL, &silent, &reg) != PTERUN_STATUS_OK) abort();
-    if (pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) abort();    if (pterun_registry_add(reg, pterun_kernels_llm()) != PTERUN_STATUS_OK) abort();
+    if (pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) abort();
+    if (pterun_registry_add(reg, pterun_kernels_llm()) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_quantized()) != PTERUN_STATUS_OK) abort();
 #ifdef FZ_WITH_XNNPACK
     if (pterun_registry_add_backend(reg, pterun_backend_xnnpack()) != PTERUN_STATUS_OK) abort();
