@@ -22,7 +22,7 @@
 /* Everything execute needs that depends only on constants. */
 typedef struct qk_i8_state {
   int64_t oc, k, groups, npg;        /* output channels, K per group, groups, OC / groups */
-  int64_t kh, kw;                    /* conv kernel (1 x 1 for linear) */
+  int64_t kh, kw;                    /* conv kernel (0 for linear) */
   int w_kn;                          /* linear weight stored [K, N] */
   int x_dtype;                       /* U8 / I8 */
   int32_t x_zp;                      /* static: input zero point */
@@ -110,9 +110,13 @@ static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tenso
     if (buf == NULL)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
                                 "cannot allocate %zu bytes of packed weights", cap);
-    if (pterun_compute_qs8_pack(uk, st->npg, st->k, (const int8_t*)w->data + g * st->npg * st->k,
-                                st->w_kn ? 1 : st->k, st->w_kn ? st->npg : 1, buf, cap,
-                                &st->packed[g]) != 0)
+    const int8_t* wg = (const int8_t*)w->data + g * st->npg * st->k;
+    /* A convolution's K runs (ky, kx, c): rows come from a channels-last copy. */
+    if ((st->kh > 0
+             ? pterun_compute_qs8_pack_conv(uk, st->npg, st->k / (st->kh * st->kw), st->kh, st->kw,
+                                            wg, buf, cap, &st->packed[g])
+             : pterun_compute_qs8_pack(uk, st->npg, st->k, wg, st->w_kn ? 1 : st->k,
+                                       st->w_kn ? st->npg : 1, buf, cap, &st->packed[g])) != 0)
       return QK_FAIL(ctx, "arg 'weight': packing failed");
   }
   return PTERUN_STATUS_OK;
@@ -173,7 +177,7 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     st->k = w->sizes[1] * st->kh * st->kw;
   } else {
     if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': want a [N, K] matrix");
-    st->kh = st->kw = 1;
+    st->kh = st->kw = 0; /* not a convolution */
     st->oc = w->sizes[st->w_kn ? 1 : 0];
     st->k = w->sizes[st->w_kn ? 0 : 1];
     if (st->w_kn && call->wq.scales != NULL)
@@ -199,60 +203,79 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
 
 /* ---- convolution rows (im2col into the GEMM's panels) ---------------------- */
 
+/* Rows of a convolution's GEMM, K in (ky, kx, c) order (as the weight was
+ * packed). From a padded channels-last copy of the input when scratch holds
+ * one (each kernel row is then one copy of kw * channels bytes, or kw copies
+ * with dilation or groups); else straight from the NCHW input with bounds
+ * checks. */
 typedef struct qk_im2col {
-  const uint8_t* x; /* this batch and group: channels of H x W */
+  const uint8_t* x;       /* NCHW input of this batch */
+  const uint8_t* pad;     /* or NULL: padded NHWC copy, [h + 2 ph][w + 2 pw][c_all] */
+  int64_t c_all, c0, cpg; /* all channels, the group's first, channels per group */
   int64_t h, w, ow, kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t k;   /* K of the GEMM: channels of the group x kh x kw */
-  uint8_t pad; /* the input zero point: a padded float 0 */
+  int64_t k;  /* K of the GEMM: kh * kw * cpg */
+  uint8_t zp; /* the input zero point: a padded float 0 */
 } qk_im2col;
 
-/* One output pixel's whole K (all channels of the group, every kernel tap):
- * the rows and columns of the window that fall inside the image are found
- * once, then each channel is a few loads. */
-static void im2col_pixel(const qk_im2col* g, int64_t m, uint8_t* d, int64_t channels) {
-  const int64_t oh = m / g->ow, ow = m % g->ow, hw = g->h * g->w;
-  const int64_t ih0 = oh * g->sh - g->ph, iw0 = ow * g->sw - g->pw;
-  int64_t ky, kx, ic, t = 0;
-  uint8_t rows_ok[16], cols_ok[16];
-  for (ky = 0; ky < g->kh; ++ky) rows_ok[ky] = ih0 + ky * g->dh >= 0 && ih0 + ky * g->dh < g->h;
-  for (kx = 0; kx < g->kw; ++kx) cols_ok[kx] = iw0 + kx * g->dw >= 0 && iw0 + kx * g->dw < g->w;
-  for (ic = 0; ic < channels; ++ic) {
-    const uint8_t* xc = g->x + ic * hw;
-    for (ky = 0; ky < g->kh; ++ky) {
-      if (!rows_ok[ky]) {
-        memset(d + t, g->pad, (size_t)g->kw);
-        t += g->kw;
-        continue;
-      }
-      /* Offsets, not pointers: the window may start left of the row. */
-      const int64_t row = (ih0 + ky * g->dh) * g->w + iw0;
-      for (kx = 0; kx < g->kw; ++kx) d[t++] = cols_ok[kx] ? xc[row + kx * g->dw] : g->pad;
-    }
-  }
+/* One element of the row of output pixel (oh, ow): k = tap * cpg + c. */
+static uint8_t im2col_at(const qk_im2col* g, int64_t oh, int64_t ow, int64_t k) {
+  const int64_t tap = k / g->cpg, c = g->c0 + k % g->cpg;
+  const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh, ix = ow * g->sw + (tap % g->kw) * g->dw;
+  const int64_t y = iy - g->ph, x = ix - g->pw;
+  return y >= 0 && y < g->h && x >= 0 && x < g->w ? g->x[(c * g->h + y) * g->w + x] : g->zp;
 }
 
 static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc, uint8_t* dst) {
   const qk_im2col* g = (const qk_im2col*)ctx;
-  const int64_t khw = g->kh * g->kw, hw = g->h * g->w;
-  int64_t r, t;
-  if (k0 == 0 && kc == g->k && g->kh <= 16 && g->kw <= 16) {
-    for (r = 0; r < rows; ++r) im2col_pixel(g, i0 + r, dst + r * kc, kc / khw);
-    return;
-  }
-  for (r = 0; r < rows; ++r) {
+  const int64_t wp = g->w + 2 * g->pw;
+  for (int64_t r = 0; r < rows; ++r) {
     const int64_t m = i0 + r, oh = m / g->ow, ow = m % g->ow;
-    const int64_t ih0 = oh * g->sh - g->ph, iw0 = ow * g->sw - g->pw;
-    int64_t ic = k0 / khw, rem = k0 % khw, ky = rem / g->kw, kx = rem % g->kw;
     uint8_t* d = dst + r * kc;
-    for (t = 0; t < kc; ++t) {
-      const int64_t ih = ih0 + ky * g->dh, iw = iw0 + kx * g->dw;
-      d[t] = ih >= 0 && ih < g->h && iw >= 0 && iw < g->w ? g->x[ic * hw + ih * g->w + iw] : g->pad;
-      if (++kx == g->kw) {
-        kx = 0;
-        if (++ky == g->kh) ky = 0, ++ic;
+    if (g->pad != NULL && k0 == 0 && kc == g->k) {
+      for (int64_t ky = 0; ky < g->kh; ++ky) {
+        const uint8_t* src =
+            g->pad + ((oh * g->sh + ky * g->dh) * wp + ow * g->sw) * g->c_all + g->c0;
+        if (g->dw == 1 && g->cpg == g->c_all) {
+          memcpy(d, src, (size_t)(g->kw * g->cpg));
+          d += g->kw * g->cpg;
+        } else {
+          for (int64_t kx = 0; kx < g->kw; ++kx, d += g->cpg)
+            memcpy(d, src + kx * g->dw * g->c_all, (size_t)g->cpg);
+        }
       }
+      continue;
     }
+    if (g->pad != NULL) { /* a K block: runs of one tap's channels */
+      for (int64_t k = k0; k < k0 + kc;) {
+        const int64_t tap = k / g->cpg, c = k % g->cpg;
+        const int64_t n = g->cpg - c < k0 + kc - k ? g->cpg - c : k0 + kc - k;
+        const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh;
+        const int64_t ix = ow * g->sw + (tap % g->kw) * g->dw;
+        memcpy(d, g->pad + (iy * wp + ix) * g->c_all + g->c0 + c, (size_t)n);
+        d += n;
+        k += n;
+      }
+      continue;
+    }
+    for (int64_t t = 0; t < kc; ++t) d[t] = im2col_at(g, oh, ow, k0 + t);
   }
+}
+
+/* The padded channels-last copy of the batch image at g->x (NULL when the
+ * scratch arena is short: the rows then come from the NCHW input). */
+static const uint8_t* pad_nhwc(pterun_kernel_context* ctx, const qk_im2col* g) {
+  const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw;
+  if ((double)hp * (double)wp * (double)g->c_all > (double)(SIZE_MAX / 2)) return NULL;
+  uint8_t* p = pterun_kernel_scratch(ctx, (size_t)(hp * wp * g->c_all), 64);
+  if (p == NULL) return NULL;
+  memset(p, g->zp, (size_t)(hp * wp * g->c_all));
+  for (int64_t c = 0; c < g->c_all; ++c)
+    for (int64_t y = 0; y < g->h; ++y) {
+      const uint8_t* src = g->x + (c * g->h + y) * g->w;
+      uint8_t* dst = p + ((y + g->ph) * wp + g->pw) * g->c_all + c;
+      for (int64_t x = 0; x < g->w; ++x) dst[x * g->c_all] = src[x];
+    }
+  return p;
 }
 
 /* ---- execute ----------------------------------------------------------------- */
@@ -322,6 +345,8 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   PTERUN_TRY(pterun_check_data(ctx, x, "input"));
   memset(&ic, 0, sizeof ic);
   ic.h = x->sizes[2], ic.w = x->sizes[3];
+  ic.c_all = x->sizes[1];
+  ic.cpg = x->sizes[1] / st->groups;
   ic.kh = st->kh, ic.kw = st->kw;
   ic.sh = call->stride[0], ic.sw = call->stride[1];
   ic.ph = call->padding[0], ic.pw = call->padding[1];
@@ -336,13 +361,12 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
   PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
-  ic.pad = (uint8_t)st->x_zp;
+  ic.zp = (uint8_t)st->x_zp;
   ic.k = st->k;
   const void* xdata;
   PTERUN_TRY(unalias_input(ctx, x, out, &xdata));
   {
     const int64_t ohw = sizes[2] * sizes[3], chw = x->sizes[1] * ic.h * ic.w;
-    const int64_t cpg = x->sizes[1] / st->groups;
     const size_t esz = pterun_dtype_size(out->dtype);
     pterun_compute_qs8_epilogue ep;
     memset(&ep, 0, sizeof ep);
@@ -357,7 +381,12 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
       for (g = 0; g < st->groups; ++g) {
         const int64_t c0 = g * st->npg;
         pterun_compute_matrix cm;
-        ic.x = (const uint8_t*)xdata + b * chw + g * cpg * ic.h * ic.w;
+        if (g == 0) {
+          ic.x = (const uint8_t*)xdata + b * chw;
+          ic.pad = pad_nhwc(ctx, &ic); /* scratch: released after this call */
+          if (ic.pad == NULL) pterun_kernel_note_slow_path(ctx, "no scratch for the padded image");
+        }
+        ic.c0 = g * ic.cpg;
         ep.scale = st->scale + c0;
         ep.bias = call->bias != NULL ? (const float*)call->bias->data + c0 : NULL;
         ep.w_zp = st->w_zp != NULL ? st->w_zp + c0 : NULL;
