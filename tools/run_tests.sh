@@ -138,7 +138,18 @@ cc -std=c11 -Wall -Wextra -Werror -Ibuild/tests/readme tests/release/readme_snip
   -o build-examples/readme/readme_snippet \
   $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs $README_PC) -Wl,-rpath,"$LIB_DIR"
 (cd build-examples/readme && ./readme_snippet)
-rm -rf "$REL_PREFIX"
+
+# ---- static libraries (BUILD_SHARED_LIBS=OFF; docs/packaging.md) -------------------
+step "static build: every component as lib*.a, C tests"
+configure build-static -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_SHARED_LIBS=OFF
+cmake --build build-static -j "$JOBS"
+ctest --test-dir build-static --output-on-failure -j "$JOBS"
+step "release checks (static install tree; reference: the shared install)"
+STATIC_PREFIX="$(mktemp -d /tmp/pterun-static-prefix.XXXXXX)"
+cmake --install build-static --prefix "$STATIC_PREFIX" >/dev/null
+"$PYTHON" tools/release_check.py --static --prefix "$STATIC_PREFIX" --reference-prefix "$REL_PREFIX" \
+  "${REL_ARGS[@]}"
+rm -rf "$REL_PREFIX" "$STATIC_PREFIX"
 
 step "build with ASan + UBSan"
 configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DPTERUN_SANITIZE=address;undefined"

@@ -2,6 +2,9 @@
 # (no partitioner); the first must match ExecuTorch+XNNPACK (forward_et_*)
 # and the second run. Invoked by ctest with -D variables:
 #   PTERUN NPYCMP DIR N_INPUTS N_OUTPUTS RTOL ATOL DATA OUT
+# PTERUN and NPYCMP are commands: an emulator prefix may come first, '|'-separated.
+string(REPLACE "|" ";" PTERUN "${PTERUN}")
+string(REPLACE "|" ";" NPYCMP "${NPYCMP}")
 set(inputs "")
 math(EXPR last_in "${N_INPUTS} - 1")
 foreach(k RANGE ${last_in})
@@ -20,7 +23,7 @@ foreach(prog model plain)
   if(prog STREQUAL "model")
     set(extra ${data_args})
   endif()
-  execute_process(COMMAND "${PTERUN}" run "${DIR}/${prog}.pte" ${extra} ${inputs}
+  execute_process(COMMAND ${PTERUN} run "${DIR}/${prog}.pte" ${extra} ${inputs}
                           --output-dir "${OUT}/${prog}" --quiet RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "pterun run of ${prog}.pte failed (${rc})")
@@ -28,12 +31,12 @@ foreach(prog model plain)
 endforeach()
 math(EXPR last_out "${N_OUTPUTS} - 1")
 foreach(k RANGE ${last_out})
-  execute_process(COMMAND "${NPYCMP}" "${OUT}/model/output_${k}.npy" "${DIR}/forward_et_${k}.npy"
+  execute_process(COMMAND ${NPYCMP} "${OUT}/model/output_${k}.npy" "${DIR}/forward_et_${k}.npy"
                           --rtol "${RTOL}" --atol "${ATOL}" RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "output ${k} differs from ExecuTorch+XNNPACK")
   endif()
-  execute_process(COMMAND "${NPYCMP}" "${OUT}/model/output_${k}.npy" "${OUT}/plain/output_${k}.npy"
+  execute_process(COMMAND ${NPYCMP} "${OUT}/model/output_${k}.npy" "${OUT}/plain/output_${k}.npy"
                           --rtol "${RTOL}" --atol "${ATOL}" RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "output ${k} differs from pterun's run of the non-delegated export")
