@@ -1,16 +1,20 @@
-/* GB/s of packed weights read by torchao::_linear_8bit_act_4bit_weight.out
- * (M = 1, the decode GEMV) next to this machine's measured read bandwidth.
- * Usage: bench_lowbit [n k iters]. Force the portable path with
- * PTERUN_ISA_MASK=0. One thread (libpterun_threadpool is not wired in yet). */
+/* GB/s of packed weights read by the low-bit linear engine
+ * (pterun_compute_lowbit_linear, behind torchao::_linear_8bit_act_{n}bit)
+ * for the decode GEMV (M = 1), every width, every microkernel this CPU runs,
+ * and the layout a loaded method runs (1-3 / 5-7 bits repacked at load; GB/s
+ * still counts the program's packed bytes), 1 and 2 threads of
+ * libpterun_threadpool, next to this machine's measured read bandwidth.
+ * Usage: bench_lowbit [n k iters]   (default 4096 4096 30) */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "pterun/kernels/lowbit.h"
-#include "pterun/pterun.h"
-#include "tests/harness/pt_values.h"
+#include "pterun/compute.h"
+#include "pterun/cpu.h"
+#include "pterun/threadpool.h"
 
 static double now(void) {
   struct timespec ts;
@@ -18,81 +22,138 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Read bandwidth: sum 64-bit words of a 256 MiB buffer (best of 5). */
-static double read_bandwidth(void) {
-  size_t n = (size_t)256 << 20, words = n / 8, i;
+/* Read bandwidth: sum 64-bit words of a 256 MiB buffer, split over `threads`
+ * (the pool's tiles), best of 5. */
+typedef struct {
+  const uint64_t* buf;
+  uint64_t sums[64];
+} bw_ctx;
+static void bw_task(void* c, size_t start, size_t count) {
+  bw_ctx* b = (bw_ctx*)c;
+  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  size_t i, end = (start + count) * 4096;
+  for (i = start * 4096; i < end; i += 4) {
+    s0 += b->buf[i];
+    s1 += b->buf[i + 1];
+    s2 += b->buf[i + 2];
+    s3 += b->buf[i + 3];
+  }
+  b->sums[start % 64] += s0 + s1 + s2 + s3;
+}
+static double read_bandwidth(pterun_threadpool* pool) {
+  size_t n = (size_t)256 << 20;
   uint64_t* buf = malloc(n);
-  volatile uint64_t sink = 0;
+  bw_ctx b;
   double best = 0.0;
   int r;
   if (buf == NULL) return 0.0;
   memset(buf, 1, n);
+  memset(&b, 0, sizeof b);
+  b.buf = buf;
   for (r = 0; r < 5; ++r) {
-    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     double t0 = now(), gbs;
-    for (i = 0; i + 4 <= words; i += 4) {
-      s0 += buf[i];
-      s1 += buf[i + 1];
-      s2 += buf[i + 2];
-      s3 += buf[i + 3];
-    }
+    pterun_parallelize_1d_tile(pool, bw_task, &b, n / 8 / 4096, 256, 0);
     gbs = (double)n / (now() - t0) / 1e9;
-    sink += s0 + s1 + s2 + s3;
     if (gbs > best) best = gbs;
   }
   free(buf);
-  (void)sink;
   return best;
+}
+
+static uint32_t g_rng = 1;
+static uint32_t rnd(void) {
+  g_rng = g_rng * 1664525u + 1013904223u;
+  return g_rng >> 8;
+}
+
+/* Random codes, scales 0.01, sums and zero points 0, no bias. */
+static uint8_t* make(pterun_compute_lowbit_weights* w, int nbit, int64_t n, int64_t k,
+                     size_t* bytes) {
+  const int64_t gs = 32, tiles = (n + 7) / 8, groups = k / gs;
+  const size_t per_group = (size_t)(gs * nbit) + 64;
+  uint8_t* buf;
+  int64_t t, g;
+  int j;
+  *bytes = 64 + (size_t)(tiles * groups) * per_group;
+  if ((buf = malloc(*bytes)) == NULL) return NULL;
+  for (t = 0; t < tiles; ++t)
+    for (g = 0; g < groups; ++g) {
+      uint8_t* p = buf + 64 + (size_t)(t * groups + g) * per_group;
+      float sc = 0.01f;
+      for (j = 0; j < gs * nbit; ++j) p[j] = (uint8_t)rnd();
+      for (j = 0; j < 8; ++j) memcpy(p + gs * nbit + 4 * j, &sc, 4);
+      memset(p + gs * nbit + 32, 0, 32);
+    }
+  w->nbit = nbit;
+  w->has_zeros = 0;
+  w->has_bias = 0;
+  w->n = n;
+  w->k = k;
+  w->group_size = gs;
+  w->tile_bytes = (uint64_t)(groups * (int64_t)per_group);
+  w->tiles = buf + 64;
+  return buf;
 }
 
 int main(int argc, char** argv) {
   int64_t n = argc > 2 ? atoll(argv[1]) : 4096, k = argc > 2 ? atoll(argv[2]) : 4096;
-  int iters = argc > 3 ? atoi(argv[3]) : 20, it;
-  const int64_t gs = 32, tiles = (n + 7) / 8, groups = k / gs;
-  size_t tile = (size_t)(groups * (gs * 4 + 64)), bytes = 64 + (size_t)tiles * tile;
-  int32_t hw[8] = {6712, 1, 4, 0, 0, 8, 16, 2};
-  uint8_t* w = malloc(bytes);
+  int iters = argc > 3 ? atoi(argv[3]) : 30, nbit, it, th;
+  size_t nuk, v, bytes;
+  const pterun_compute_lowbit_ukernel* uk = pterun_compute_lowbit_ukernels(&nuk);
+  pterun_threadpool* pools[3] = {NULL, NULL, NULL};
   float *x = malloc((size_t)k * 4), *y = malloc((size_t)n * 4);
-  static uint8_t scratch[1 << 20];
-  pterun_logger logger = pterun_logger_silent();
-  pterun_kernel_fn fn =
-      pt_find_kernel(pterun_kernels_lowbit(), "torchao::_linear_8bit_act_4bit_weight.out");
-  double t0, best = 1e30;
-  size_t i;
-  if (w == NULL || x == NULL || y == NULL || fn == NULL) return 1;
-  srand(1);
-  for (i = 0; i < bytes; ++i) w[i] = (uint8_t)rand();
-  memset(w, 0, 64);
-  memcpy(w, hw, sizeof hw);
-  for (i = 0; i < (size_t)(tiles * groups); ++i) { /* scales 0.01, sums 0 */
-    uint8_t* g = w + 64 + (i / (size_t)groups) * tile + (i % (size_t)groups) * (gs * 4 + 64);
-    float sc[8] = {0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f};
-    memcpy(g + gs * 4, sc, sizeof sc);
-    memset(g + gs * 4 + 32, 0, 32);
+  int64_t i;
+  if (x == NULL || y == NULL || k % 32 != 0 || n < 1) return 1;
+  for (th = 1; th <= 2; ++th) {
+    pterun_threadpool_options o;
+    memset(&o, 0, sizeof o);
+    o.threads = (size_t)th;
+    if (pterun_threadpool_create(&o, &pools[th]) != PTERUN_STATUS_OK) return 1;
   }
-  for (i = 0; i < (size_t)k; ++i) x[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-  {
-    int64_t xs[2] = {1, k}, bs[1] = {(int64_t)bytes}, os[2] = {1, n};
-    pterun_tensor tx = pt_tensor_make(PTERUN_DTYPE_F32, 2, xs, x, (size_t)k * 4);
-    pterun_tensor tw = pt_tensor_make(PTERUN_DTYPE_I8, 1, bs, w, bytes);
-    pterun_tensor ty = pt_tensor_make(PTERUN_DTYPE_F32, 2, os, y, (size_t)n * 4);
-    pterun_value v[7] = {pt_val_tensor(&tx), pt_val_tensor(&tw), pt_val_int(gs),    pt_val_int(n),
-                         pt_val_int(k),      pt_val_tensor(&ty), pt_val_tensor(&ty)};
-    pterun_value* a[7] = {&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]};
-    for (it = 0; it < iters; ++it) {
-      pterun_status st;
-      t0 = now();
-      st = pterun_kernel_invoke(fn, "lowbit", a, 7, &logger, scratch, sizeof scratch);
-      t0 = now() - t0;
-      if (st != PTERUN_STATUS_OK) return 1;
-      if (t0 < best) best = t0;
+  for (i = 0; i < k; ++i) x[i] = (float)(rnd() % 2001) * 1e-3f - 1.0f;
+  printf("read bandwidth (256 MiB sum): 1 thread %.2f GB/s, 2 threads %.2f GB/s\n",
+         read_bandwidth(pools[1]), read_bandwidth(pools[2]));
+  printf("low-bit GEMV M=1 n=%lld k=%lld group 32 (best of %d)\n", (long long)n, (long long)k,
+         iters);
+  printf("| bits | MB of weights | microkernel | 1 thread ms | GB/s | 2 threads ms | GB/s |\n");
+  printf("|---|---|---|---|---|---|---|\n");
+  for (nbit = 1; nbit <= 8; ++nbit) {
+    pterun_compute_lowbit_weights w;
+    uint8_t* buf = make(&w, nbit, n, k, &bytes);
+    if (buf == NULL) return 1;
+    size_t rb = pterun_compute_lowbit_repack_bytes(&w);
+    pterun_compute_lowbit_weights rw;
+    uint8_t* rbuf = rb != 0 ? malloc(rb) : NULL;
+    if (rbuf != NULL) pterun_compute_lowbit_repack(&w, rbuf, &rw);
+    /* rows v < nuk: the program's layout per microkernel; v == nuk: what a
+     * loaded method runs after repacking 1-3 / 5-7 bits at load */
+    for (v = 0; v <= nuk; ++v) {
+      double best[3] = {1e30, 1e30, 1e30};
+      const pterun_compute_lowbit_weights* ww = v < nuk ? &w : &rw;
+      const pterun_compute_lowbit_ukernel* u =
+          v < nuk ? &uk[v] : pterun_compute_lowbit_select(pterun_cpu_features());
+      if (v == nuk && rbuf == NULL) break;
+      if (v < nuk && (uk[v].isa & pterun_cpu_features()) != uk[v].isa) continue;
+      if (uk[v].isa == 0 && nuk > 1 && n * k > (1 << 22)) iters = iters > 3 ? 3 : iters;
+      for (th = 1; th <= 2; ++th)
+        for (it = 0; it < iters; ++it) {
+          double t0 = now();
+          if (pterun_compute_lowbit_linear_ex(NULL, ww, x, 1, y, u, pools[th], 0) !=
+              PTERUN_STATUS_OK)
+            return 1;
+          t0 = now() - t0;
+          if (t0 < best[th]) best[th] = t0;
+        }
+      printf("| %d | %.2f | %s%s | %.3f | %.2f | %.3f | %.2f |\n", nbit, (double)bytes / 1e6,
+             u->name, v < nuk ? "" : " (repacked at load)", best[1] * 1e3,
+             (double)bytes / best[1] / 1e9, best[2] * 1e3, (double)bytes / best[2] / 1e9);
+      fflush(stdout);
     }
+    free(buf);
+    free(rbuf);
   }
-  printf(
-      "4-bit GEMV n=%lld k=%lld group 32: %.3f ms, %.2f GB/s of weights (%zu bytes), "
-      "1 thread; measured read bandwidth %.2f GB/s\n",
-      (long long)n, (long long)k, best * 1e3, (double)bytes / best / 1e9, bytes, read_bandwidth());
-  free(w);
+  pterun_threadpool_destroy(pools[1]);
+  pterun_threadpool_destroy(pools[2]);
   free(x);
   free(y);
   return 0;

@@ -5,9 +5,8 @@ same XNNPACK-lowered files (tests/fixtures/xnnpack_cases.txt).
 For every case: ``pterun bench model.pte`` (median execute time and the load
 times the CLI prints) and ExecuTorch's runtime in this process (median of
 ``method.execute`` with the fixture inputs, load = load_program + load_method
-wall time), with ExecuTorch's thread pool reset to 1 and then 2 threads.
-pterun runs its loops on the calling thread (the shared thread pool is not
-wired into the backend yet), so its row is the same for both thread counts.
+wall time), with ExecuTorch's thread pool reset to 1 and then 2 threads and
+pterun run with ``--threads 1`` and ``--threads 2``.
 Benchmark, not a test: run from the repository root with the venv's Python:
 
     python bench/compare_xnnpack.py --pterun build/bin/pterun
@@ -43,8 +42,11 @@ def read_rows(path: str) -> list[tuple[str, str, int, list[str]]]:
     return rows
 
 
-def pterun_times(exe: str, model: str, data: list[str], warmup: int, iters: int):
+def pterun_times(
+    exe: str, model: str, data: list[str], warmup: int, iters: int, threads: int
+):
     cmd = [exe, "bench", model, "--warmup", str(warmup), "--iterations", str(iters)]
+    cmd += ["--threads", str(threads)]
     for d in data:
         cmd += ["--data", d]
     p = subprocess.run(cmd, check=False, capture_output=True, text=True)
@@ -76,18 +78,19 @@ def main() -> int:
 
     runtime = Runtime.get()
     print(
-        "| case | pterun ms | ET+XNNPACK 1T ms | ET+XNNPACK 2T ms | ratio 1T | pterun load ms | ET load ms |"
+        "| case | pterun 1T ms | pterun 2T ms | ET+XNNPACK 1T ms | ET+XNNPACK 2T ms | ratio 1T "
+        "| ratio 2T | pterun load ms | ET load ms |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, rel, n_in, data in read_rows(os.path.join(FIXTURES, "xnnpack_cases.txt")):
         d = os.path.join(FIXTURES, rel)
         model = os.path.join(d, "model.pte")
+        files = [os.path.join(d, x) for x in data]
         pt, pt_load = pterun_times(
-            args.pterun,
-            model,
-            [os.path.join(d, x) for x in data],
-            args.warmup,
-            args.iterations,
+            args.pterun, model, files, args.warmup, args.iterations, 1
+        )
+        pt2, _ = pterun_times(
+            args.pterun, model, files, args.warmup, args.iterations, 2
         )
         et = {}
         for threads in (1, 2):
@@ -97,10 +100,13 @@ def main() -> int:
             )
         et_load = et_load_ms(runtime, model, data, d)
         ratio = f"{pt / et[1]:.2f}" if pt else "-"
+        ratio2 = f"{pt2 / et[2]:.2f}" if pt2 else "-"
         pts = f"{pt:.4f}" if pt else "failed"
+        pts2 = f"{pt2:.4f}" if pt2 else "failed"
         ptl = f"{pt_load:.3f}" if pt_load is not None else "-"
         print(
-            f"| {name} | {pts} | {et[1]:.4f} | {et[2]:.4f} | {ratio} | {ptl} | {et_load:.3f} |"
+            f"| {name} | {pts} | {pts2} | {et[1]:.4f} | {et[2]:.4f} | {ratio} | {ratio2} "
+            f"| {ptl} | {et_load:.3f} |"
         )
     return 0
 

@@ -90,6 +90,7 @@ typedef struct cli_session {
   size_t data_count;
   double program_load_ms;
   uint64_t threads;          /* --threads: 0 = pterun_threadpool_default_threads() */
+  int no_fusion, no_prepare; /* --no-fusion, --no-prepare (pterun_method_options) */
   pterun_threadpool* pool;   /* created by cli_load_method, destroyed by close */
   pterun_profiler* profiler; /* attached by cli_load_method when set */
   pterun_bundle* bundle;     /* the model was a bundled program (.bpte) */
@@ -107,11 +108,17 @@ int cli_is_bundle_file(const char* path);
 /** Resolves --method: the given name, else "forward", else the only method. */
 int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
 
-/** --threads N (N >= 1) into s->threads: 0 not this option, 1 taken, -1 usage error. */
+/** --threads N (N >= 1) into s->threads, and the load switches --no-fusion /
+ *  --no-prepare: 0 not one of these, 1 taken, -1 usage error. */
 int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session* s);
 #define CLI_THREADS_HELP                                                                           \
-  "  --threads N            threads per operator (default: the CPUs this process may use)\n"
+  "  --threads N            threads per operator (default: the CPUs this process may use)\n"       \
+  "  --no-fusion            keep operator chains unfused (load-time fusion off)\n"                 \
+  "  --no-prepare           skip kernels' load-time preparation (weights unpacked)\n"
 
+/** Starts the session's thread pool from s->threads unless it is running
+ *  or s->threads is 1 (then s->pool stays NULL: serial). */
+int cli_session_pool(cli_session* s);
 /** Loads method `index` against the session's registry and data files, on the
  *  session's thread pool (created on first use from s->threads). */
 int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out);

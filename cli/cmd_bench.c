@@ -17,6 +17,8 @@ static void bench_usage(FILE* f) {
           "  --iterations N    timed executes (default 20)\n"
           "  --seed N          seed for the random inputs (default 0)\n"
           "  --threads N       threads per operator (default: the CPUs this process may use)\n"
+          "  --no-fusion       keep operator chains unfused (load-time fusion off)\n"
+          "  --no-prepare      skip kernels' load-time preparation (weights unpacked)\n"
           "  --verbose         echo the library's log messages\n" CLI_PROFILE_USAGE);
 }
 
@@ -163,6 +165,11 @@ int cli_cmd_bench(int argc, char** argv) {
     char e[CLI_ESC_CAP];
     printf("method %s: loaded in %.3f ms\n",
            cli_esc(pterun_program_method_name(s.program, method), e, sizeof e), method_ms);
+    {
+      size_t rt = 0, pl = 0; /* everything it allocated at load, packed weights included */
+      pterun_method_memory(m, &rt, &pl);
+      printf("method memory: %zu bytes runtime, %zu bytes planned\n", rt, pl);
+    }
   }
   printf(
       "%llu warmup, %llu iterations (ms): mean %.4f  median %.4f  p90 %.4f  min %.4f  max %.4f\n",

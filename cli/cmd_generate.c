@@ -25,6 +25,7 @@ static void generate_usage(FILE* f) {
           "  --seed N            sampling seed (default 0)\n"
           "  --ignore-eos        do not stop at the program's eos ids\n"
           "  --logits FILE.npy   write the logits of every step, float32 [steps, vocab]\n"
+          "  --threads N         threads per operator (default: the CPUs this process may use)\n"
           "  --json              machine-readable output\n"
           "  --verbose           echo the library's log messages\n");
 }
@@ -138,7 +139,8 @@ int cli_cmd_generate(int argc, char** argv) {
       ignore_eos = 1;
       continue;
     }
-    if ((r = cli_opt(argc, argv, &i, "generate", "--prompt-tokens", &prompt_s)) != 0 ||
+    if ((r = cli_opt_threads(argc, argv, &i, "generate", &s)) != 0 ||
+        (r = cli_opt(argc, argv, &i, "generate", "--prompt-tokens", &prompt_s)) != 0 ||
         (r = cli_opt(argc, argv, &i, "generate", "--logits", &logits_path)) != 0) {
       if (r < 0) {
         rc = CLI_EXIT_USAGE;
@@ -203,7 +205,9 @@ int cli_cmd_generate(int argc, char** argv) {
     goto done;
   }
   if (cli_session_open(&s, model, NULL, verbose) != CLI_EXIT_OK) goto done;
+  if (cli_session_pool(&s) != CLI_EXIT_OK) goto done;
   mo.registry = s.registry;
+  mo.threadpool = s.pool;
   if ((st = pterun_llm_open(s.program, &mo, &llm)) != PTERUN_STATUS_OK) {
     cli_fail(&s.log, st, "%s: cannot open as a language model", model);
     goto done;

@@ -345,6 +345,11 @@ int cli_cmd_run(int argc, char** argv) {
       char e[CLI_ESC_CAP];
       printf("method %s: loaded in %.3f ms\n",
              cli_esc(pterun_program_method_name(s.program, method), e, sizeof e), method_ms);
+      {
+        size_t rt = 0, pl = 0; /* everything it allocated at load, packed weights included */
+        pterun_method_memory(m, &rt, &pl);
+        printf("method memory: %zu bytes runtime, %zu bytes planned\n", rt, pl);
+      }
       if (use_bundle)
         printf("inputs: bundled test case %llu of method %s\n", (unsigned long long)bcase, e);
     }

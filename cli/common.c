@@ -107,6 +107,10 @@ int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name, co
 
 int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session* s) {
   const char* v;
+  if (strcmp(argv[*i], "--no-fusion") == 0 || strcmp(argv[*i], "--no-prepare") == 0) {
+    *(argv[*i][5] == 'f' ? &s->no_fusion : &s->no_prepare) = 1;
+    return 1;
+  }
   int r = cli_opt(argc, argv, i, cmd, "--threads", &v);
   if (r <= 0) return r;
   if (cli_parse_u64(v, &s->threads) != 0 || s->threads == 0 || s->threads > 4096) {
@@ -167,9 +171,12 @@ int cli_session_open(cli_session* s, const char* model, const cli_strlist* data,
   double t0;
   size_t k;
 
-  uint64_t threads = s->threads; /* --threads, parsed before the session opens */
+  uint64_t threads = s->threads; /* --threads, ..., parsed before the session opens */
+  int no_fusion = s->no_fusion, no_prepare = s->no_prepare;
   memset(s, 0, sizeof *s);
   s->threads = threads;
+  s->no_fusion = no_fusion;
+  s->no_prepare = no_prepare;
   s->bundle_case = -1;
   s->log.verbose = verbose;
   opts.logger = cli_logger(&s->log);
@@ -245,26 +252,34 @@ int cli_pick_method(cli_session* s, const char* requested, size_t* index_out) {
                   n ? names : "none");
 }
 
-int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out) {
-  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
-  pterun_status st;
-  const char* name = pterun_program_method_name(s->program, index);
-  double t0;
-
+int cli_session_pool(cli_session* s) {
   if (s->pool == NULL && s->threads != 1) {
     pterun_threadpool_options po;
+    pterun_status st;
     memset(&po, 0, sizeof po);
     po.threads = (size_t)s->threads;
     st = pterun_threadpool_create(&po, &s->pool);
     if (st != PTERUN_STATUS_OK)
       return cli_fail(NULL, st, "cannot start %llu threads", (unsigned long long)s->threads);
   }
+  return CLI_EXIT_OK;
+}
+
+int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* ms_out) {
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
+  pterun_status st;
+  const char* name = pterun_program_method_name(s->program, index);
+  double t0;
+
+  if (cli_session_pool(s) != CLI_EXIT_OK) return CLI_EXIT_FAIL;
   mo.threadpool = s->pool;
   mo.registry = s->registry;
   mo.data = (const pterun_data* const*)s->data;
   mo.data_count = s->data_count;
   mo.logger = cli_logger(&s->log);
   mo.profiler = s->profiler;
+  mo.no_fusion = s->no_fusion;
+  mo.no_kernel_prepare = s->no_prepare;
   cli_log_reset(&s->log);
   t0 = cli_now_ms();
   st = pterun_method_load(s->program, name, &mo, out);

@@ -49,6 +49,13 @@ run_one() {
   # -fork mode prints no final stats: take the last "#N:" progress line.
   [ -n "$n" ] || n=$( (grep -oE '^#[0-9]+:' "$log" || true) | tail -1 | tr -d '#:')
   echo "fuzz_$t: ${n:-?} executions (time cap ${SECS}s), exit $rc (log: $log)"
+  # A CI log is all we get from a remote failure: show the report (printable
+  # characters only: the log may quote the input).
+  if [ "$rc" -ne 0 ]; then
+    echo "---- fuzz_$t: end of $log ----" >&2
+    (grep -v -E '^#[0-9]+' "$log" || true) | tail -n 80 | LC_ALL=C tr -cd '\11\12\40-\176' >&2
+    ls -l "$crashes" >&2 || true
+  fi
   return $rc
 }
 

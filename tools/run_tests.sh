@@ -71,16 +71,14 @@ fi
 if [ -z "${PYTHON:-}" ]; then
   VENV="$PWD/.venv-tests"
   STAMP="$VENV/.requirements"
-  if ! cmp -s tools/requirements-export.txt "$STAMP" 2>/dev/null; then
-    step "Python venv $VENV (tools/requirements-export.txt)"
+  if ! cat tools/requirements-export.txt tools/requirements-test.txt | cmp -s - "$STAMP" 2>/dev/null; then
+    step "Python venv $VENV (tools/requirements-export.txt, tools/requirements-test.txt)"
     rm -rf "$VENV"
     python3 -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
     "$VENV/bin/python" -m pip install -q -r tools/requirements-export.txt
-    # The release checks build consumers with Debian's cmake and the newest
-    # cmake from PyPI (next to $PYTHON).
-    "$VENV/bin/python" -m pip install -q --upgrade cmake
-    cp tools/requirements-export.txt "$STAMP"
+    "$VENV/bin/python" -m pip install -q --upgrade -r tools/requirements-test.txt
+    cat tools/requirements-export.txt tools/requirements-test.txt >"$STAMP"
   fi
   PYTHON="$VENV/bin/python"
 fi
@@ -200,9 +198,13 @@ done
 echo "valgrind run_program"
 "${VG[@]}" build/bin/run_program examples/mlp.pte >/dev/null
 SEEDS=(tests/fixtures tests/cli/data tests/corpus)
-for t in program method execute npy ptd; do
+# Every target the build made (a new target is replayed without editing this).
+for exe in build/bin/fuzz_replay_*; do
+  t="${exe##*/fuzz_replay_}"
+  dirs=("${SEEDS[@]}")
+  for d in "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t"; do [ -d "$d" ] && dirs+=("$d"); done
   echo "valgrind fuzz_replay_$t"
-  "${VG[@]}" "build/bin/fuzz_replay_$t" "${SEEDS[@]}" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >/dev/null
+  "${VG[@]}" "$exe" "${dirs[@]}" >/dev/null
 done
 
 step "short fuzz run of every target (libFuzzer, ASan + UBSan)"
@@ -222,7 +224,10 @@ step "Python API tests against the installed wheel"
 WHEEL_WORK="$PWD/build-wheel"
 rm -rf "$WHEEL_WORK" && mkdir -p "$WHEEL_WORK/dist"
 "$PYTHON" -m pip wheel . --no-deps -w "$WHEEL_WORK/dist"
-WHEEL=("$WHEEL_WORK"/dist/pterun-*.whl)
+# The manylinux tag installers accept (auditwheel); everything below uses that wheel.
+BUILT=("$WHEEL_WORK"/dist/pterun-*.whl)
+"$PYTHON" tools/check_wheel.py "${BUILT[0]}" "$WHEEL_WORK/wheelhouse"
+WHEEL=("$WHEEL_WORK"/wheelhouse/pterun-*-manylinux_*.whl)
 "$PYTHON" -m venv "$WHEEL_WORK/venv"
 "$WHEEL_WORK/venv/bin/python" -m pip install -q "${WHEEL[0]}" pytest
 "$WHEEL_WORK/venv/bin/python" -m pytest -q -p no:cacheprovider -m "not torch" tests/python/test_api*.py

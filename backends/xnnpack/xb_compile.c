@@ -183,7 +183,11 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
     }
     g->reshaped = changed;
   }
-  xb_exec x = {g, ctx, data};
+  // One GEMM workspace for the whole call: it takes its packing buffers from
+  // the method's scratch once (scratch is per instruction, not per node).
+  pterun_compute_gemm_ws ws;
+  pterun_compute_gemm_init(ctx, &ws, PTERUN_DTYPE_F32);
+  xb_exec x = {g, ctx, data, &ws, pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx)};
   for (uint32_t ni = 0; ni < g->nnodes; ++ni) {
     const xb_node* n = &g->nodes[ni];
     if (changed) {

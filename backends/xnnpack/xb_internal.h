@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "pterun/backend.h"
+#include "pterun/compute.h"
 #include "pterun/flatbuffer.h"
 #include "pterun/kernel_util.h"
 
@@ -188,7 +189,10 @@ void xb_graph_free(xb_graph* g);
 typedef struct xb_exec {
   xb_graph* g;
   pterun_kernel_context* ctx;
-  void** data; /* per value */
+  void** data;                /* per value */
+  pterun_compute_gemm_ws* ws; /* f32 products, set up once per call */
+  pterun_threadpool* pool;    /* the method's (NULL: serial) */
+  size_t max_threads;
 } xb_exec;
 
 pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb_node* n);

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "backends/xnnpack/xb_gemm.h"
 #include "backends/xnnpack/xb_internal.h"
 
 #define BADN(...) xb_fail(a->logger, PTERUN_STATUS_INVALID_PROGRAM, __VA_ARGS__)
@@ -147,19 +146,24 @@ static f2_fn binary_fn(unsigned tag) {
   }
 }
 
-/* Walks the broadcast output; fn(ctx, out index, a index, b index, count,
- * a stride, b stride) handles one run along the last dim. */
+/* Walks rows [k0, k1) of the broadcast output (a row: one run along the
+ * last dim); fn(ctx, out index, a index, b index, count, a stride, b stride)
+ * handles a run. */
 typedef void (*run_fn)(void* ctx, size_t o, size_t ia, size_t ib, size_t n, size_t sa, size_t sb);
-static void walk(const bcast* b, run_fn fn, void* ctx) {
+static void walk_rows(const bcast* b, run_fn fn, void* ctx, size_t k0, size_t k1) {
   uint32_t r = b->rank;
   if (r == 0) {
-    fn(ctx, 0, 0, 0, 1, 0, 0);
+    if (k0 < k1) fn(ctx, 0, 0, 0, 1, 0, 0);
     return;
   }
+  if (k0 >= k1) return;
   size_t idx[XB_MAX_DIMS] = {0};
-  size_t inner = b->out[r - 1], outer = 1;
-  for (uint32_t d = 0; d + 1 < r; ++d) outer *= b->out[d];
-  for (size_t k = 0; k < outer; ++k) {
+  size_t inner = b->out[r - 1], rem = k0;
+  for (int d = (int)r - 2; d >= 0; --d) { /* k0 < rows: no dim is 0 */
+    idx[d] = rem % b->out[d];
+    rem /= b->out[d];
+  }
+  for (size_t k = k0; k < k1; ++k) {
     size_t ia = 0, ib = 0;
     for (uint32_t d = 0; d + 1 < r; ++d) {
       ia += idx[d] * b->sa[d];
@@ -171,6 +175,70 @@ static void walk(const bcast* b, run_fn fn, void* ctx) {
       idx[d] = 0;
     }
   }
+}
+
+/* An operand that is the whole output (contiguous) or one element is read
+ * as a flat run: when both are, the walk is one row of every element. */
+static void flatten_bcast(bcast* b) {
+  if (b->rank <= 1) return;
+  bool fa = true, fb = true, za = true, zb = true;
+  size_t st = 1;
+  for (int d = (int)b->rank - 1; d >= 0; --d) {
+    if (b->out[d] != 1) {
+      fa &= b->sa[d] == st;
+      fb &= b->sb[d] == st;
+      za &= b->sa[d] == 0;
+      zb &= b->sb[d] == 0;
+    }
+    st *= b->out[d];
+  }
+  if (!((fa || za) && (fb || zb))) return;
+  b->rank = 1;
+  b->out[0] = st;
+  b->sa[0] = fa ? 1 : 0;
+  b->sb[0] = fb ? 1 : 0;
+}
+
+/* Elements per task of a parallel element-wise loop. */
+#define XB_PAR_MIN ((size_t)16384)
+
+typedef struct walk_job {
+  const bcast* b;
+  run_fn fn;
+  void* ctx;
+  size_t chunk; /* rank 1: elements per tile unit */
+} walk_job;
+
+static void walk_task(void* c_, size_t start, size_t count) {
+  const walk_job* j = c_;
+  const bcast* b = j->b;
+  if (b->rank == 1) {
+    size_t lo = start * j->chunk, hi = (start + count) * j->chunk;
+    if (hi > b->out[0]) hi = b->out[0];
+    if (lo < hi) j->fn(j->ctx, lo, lo * b->sa[0], lo * b->sb[0], hi - lo, b->sa[0], b->sb[0]);
+    return;
+  }
+  walk_rows(b, j->fn, j->ctx, start, start + count);
+}
+
+/* The whole walk, split over the pool when it is long enough. */
+static void walk(const xb_exec* x, bcast* b, run_fn fn, void* ctx) {
+  flatten_bcast(b);
+  walk_job j = {b, fn, ctx, XB_PAR_MIN};
+  if (b->rank == 0) {
+    walk_rows(b, fn, ctx, 0, 1);
+    return;
+  }
+  size_t inner = b->out[b->rank - 1], rows = 1, units, tile = 1;
+  for (uint32_t d = 0; d + 1 < b->rank; ++d) rows *= b->out[d];
+  if (b->rank == 1) {
+    units = (inner + XB_PAR_MIN - 1) / XB_PAR_MIN;
+  } else {
+    units = rows;
+    tile = inner >= XB_PAR_MIN ? 1 : XB_PAR_MIN / (inner ? inner : 1);
+  }
+  pterun_parallelize_1d_tile(units > tile ? x->pool : NULL, walk_task, &j, units, tile,
+                             PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
 }
 
 typedef struct bin_ctx {
@@ -192,13 +260,38 @@ static void run_bin_f32(void* c_, size_t o, size_t ia, size_t ib, size_t n, size
   const float* x = c->x + ia;
   const float* y = c->y + ib;
   float* out = c->o + o;
-  if (c->fn == f_add && sa == 1 && sb == 1) {
-    for (size_t i = 0; i < n; ++i) out[i] = clampf(x[i] + y[i], c->lo, c->hi);
-  } else if (c->fn == f_mul && sa == 1 && sb == 1) {
-    for (size_t i = 0; i < n; ++i) out[i] = clampf(x[i] * y[i], c->lo, c->hi);
-  } else {
-    for (size_t i = 0; i < n; ++i) out[i] = clampf(c->fn(x[i * sa], y[i * sb]), c->lo, c->hi);
-  }
+  const float lo = c->lo, hi = c->hi;
+  // The operation outside the loops; unit and zero strides get their own
+  // loops so that they vectorise.
+#define XB_BIN_LOOP(expr)                                                                          \
+  do {                                                                                             \
+    if (sa == 1 && sb == 1)                                                                        \
+      for (size_t i = 0; i < n; ++i) {                                                             \
+        float a = x[i], b = y[i];                                                                  \
+        out[i] = clampf((expr), lo, hi);                                                           \
+      }                                                                                            \
+    else if (sa == 1 && sb == 0)                                                                   \
+      for (size_t i = 0; i < n; ++i) {                                                             \
+        float a = x[i], b = y[0];                                                                  \
+        out[i] = clampf((expr), lo, hi);                                                           \
+      }                                                                                            \
+    else                                                                                           \
+      for (size_t i = 0; i < n; ++i) {                                                             \
+        float a = x[i * sa], b = y[i * sb];                                                        \
+        out[i] = clampf((expr), lo, hi);                                                           \
+      }                                                                                            \
+  } while (0)
+  if (c->fn == f_add)
+    XB_BIN_LOOP(a + b);
+  else if (c->fn == f_sub)
+    XB_BIN_LOOP(a - b);
+  else if (c->fn == f_mul)
+    XB_BIN_LOOP(a * b);
+  else if (c->fn == f_div)
+    XB_BIN_LOOP(a / b);
+  else
+    XB_BIN_LOOP(c->fn(a, b));
+#undef XB_BIN_LOOP
 }
 
 static void run_bin_q8(void* c_, size_t o, size_t ia, size_t ib, size_t n, size_t sa, size_t sb) {
@@ -277,13 +370,18 @@ static bool conv_out(size_t in, uint32_t pa, uint32_t pb, uint32_t k, uint32_t s
 typedef struct gemm_prep {
   size_t K, N;     /* per group for convolutions */
   float* w;        /* f32: [groups][K][N] */
-  int8_t* wq;      /* int8 (static: [groups][K][N]; dynamic: [K][N] centred) */
   float* bias;     /* f32 bias [OC] (float and dynamic paths) */
   int32_t* ibias;  /* int32 bias [OC] (static quantized) */
   float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: scales [K groups][OC] */
   size_t groups_k; /* dynamic group-wise: number of K groups */
   size_t gsize;    /* dynamic group size (K when per channel) */
-  int8_t* wdw;     /* unused */
+  size_t tile;     /* output pixels per im2col block of a convolution */
+  /* int8 products on compute's int8 GEMM: weights packed at load, one per
+   * group (convolution groups; dynamic: K groups) */
+  pterun_compute_qs8_packed* qw;
+  int32_t* wzp; /* static: per-column weight zero point, or NULL */
+  int16_t* wdq; /* static depthwise: [KH][KW][OC], zero point removed */
+  float* qbias; /* static: int32 bias * multiplier, per column */
 } gemm_prep;
 
 /* Weight element (oc, k) of a [OC, K] filter stored as its datatype. */
@@ -316,6 +414,40 @@ static pterun_status prep_bias_f32(const pterun_backend_init_args* a, xb_graph* 
   return PTERUN_STATUS_OK;
 }
 
+/* Packs `parts` int8 weight blocks for compute's int8 GEMM: block i is rows
+ * [i * rs_n .. + n) x columns [i * k ..+ k) of W (row stride w_rs) when
+ * by_k, else rows [i * n ..+ n) x all k columns. */
+static pterun_status pack_q(const pterun_backend_init_args* a, xb_graph* g, const int8_t* W,
+                            size_t w_rs, size_t n, size_t k, size_t parts, int by_k, gemm_prep* p) {
+  size_t bytes = pterun_compute_qs8_pack_size(NULL, (int64_t)n, (int64_t)k);
+  if (bytes == 0) return UNSUP("int8 product of %zu x %zu is outside the engine's limits", n, k);
+  p->qw = xb_alloc(g, parts * sizeof *p->qw);
+  if (p->qw == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (size_t i = 0; i < parts; ++i) {
+    void* buf = xb_alloc(g, bytes);
+    if (buf == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    const int8_t* w0 = by_k ? W + i * k : W + i * n * w_rs;
+    if (pterun_compute_qs8_pack(NULL, (int64_t)n, (int64_t)k, w0, (int64_t)w_rs, 1, buf, bytes,
+                                &p->qw[i]) != 0)
+      return BADN("cannot pack a %zu x %zu int8 weight", n, k);
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* Static int8 weights (QINT8 per tensor or QCINT8 per channel, [OC][K] as
+ * stored) packed per group, with their zero points. */
+static pterun_status prep_q_weights(const pterun_backend_init_args* a, xb_graph* g,
+                                    const xb_value* w, size_t G, size_t OCg, size_t K,
+                                    gemm_prep* p) {
+  PTERUN_TRY(pack_q(a, g, (const int8_t*)w->constant, K, OCg, K, G, 0, p));
+  if (w->qkind == XB_Q_PER_TENSOR && w->zero_point != 0) {
+    p->wzp = xb_alloc(g, G * OCg * sizeof(int32_t));
+    if (p->wzp == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    for (size_t c = 0; c < G * OCg; ++c) p->wzp[c] = w->zero_point;
+  }
+  return PTERUN_STATUS_OK;
+}
+
 /* Static int8: int32 bias and per-channel requantization multipliers. */
 static pterun_status prep_q_static(const pterun_backend_init_args* a, xb_graph* g, const xb_node* n,
                                    size_t OC, const xb_value* in, const xb_value* w,
@@ -335,6 +467,14 @@ static pterun_status prep_q_static(const pterun_backend_init_args* a, xb_graph* 
   return PTERUN_STATUS_OK;
 }
 
+/* The int8 GEMM's epilogue adds a float bias after scaling: bias * mult. */
+static pterun_status prep_qbias(xb_graph* g, size_t OC, gemm_prep* p) {
+  p->qbias = xb_alloc(g, OC * sizeof(float));
+  if (p->qbias == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (size_t c = 0; c < OC; ++c) p->qbias[c] = (float)p->ibias[c] * p->mult[c];
+  return PTERUN_STATUS_OK;
+}
+
 /* Dynamic int8 activations: int8 weights [K][N] (zero points removed) and
  * per-channel or group scales as f32 [OC][groups]. */
 static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph* g,
@@ -350,11 +490,19 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
   } else {
     return BADN("dynamic weights need per-channel or group-wise scales");
   }
-  p->wq = xb_alloc(g, K * OC);
   p->mult = xb_alloc(g, OC * p->groups_k * sizeof(float));
-  if (p->wq == NULL || p->mult == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  // Weights as int8 [OC][K] (int4 unpacked), packed per K group; the copy
+  // lives during load only.
+  int8_t* wt = OC && K ? pterun_alloc(g->allocator, OC * K, 64) : NULL;
+  if (p->mult == NULL || (OC && K && wt == NULL)) {
+    pterun_free(g->allocator, wt);
+    return PTERUN_STATUS_OUT_OF_MEMORY;
+  }
   for (size_t oc = 0; oc < OC; ++oc)
-    for (size_t k = 0; k < K; ++k) p->wq[k * OC + oc] = (int8_t)w_q(w, oc, k, K);
+    for (size_t k = 0; k < K; ++k) wt[oc * K + k] = (int8_t)w_q(w, oc, k, K);
+  pterun_status st = pack_q(a, g, wt, K, OC, p->gsize, p->groups_k, 1, p);
+  pterun_free(g->allocator, wt);
+  PTERUN_TRY(st);
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t gk = 0; gk < p->groups_k; ++gk)
       p->mult[gk * OC + oc] = w->qkind == XB_Q_GROUP
@@ -405,12 +553,10 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
       ((w->dtype == XB_DT_QCINT8 && w->qkind == XB_Q_PER_CHANNEL) ||
        (w->dtype == XB_DT_QINT8 && w->qkind == XB_Q_PER_TENSOR))) {
     n->kind = KIND_QS8;
-    p->wq = xb_alloc(g, K * N);
-    if (p->wq == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-    for (size_t nn = 0; nn < N; ++nn)
-      for (size_t k = 0; k < K; ++k) p->wq[k * N + nn] = (int8_t)w_q(w, nn, k, K);
-    n->scratch_bytes = M * K * sizeof(int16_t) + M * N * sizeof(int32_t) + 64;
-    return prep_q_static(a, g, n, N, in, w, out, p);
+    (void)M;
+    PTERUN_TRY(prep_q_weights(a, g, w, 1, N, K, p));
+    PTERUN_TRY(prep_q_static(a, g, n, N, in, w, out, p));
+    return prep_qbias(g, N, p);
   }
   if (in->dtype == XB_DT_QDINT8 && in->qkind == XB_Q_DYNAMIC && is_f32(out) &&
       (w->dtype == XB_DT_QCINT8 || w->dtype == XB_DT_QCINT4 || w->dtype == XB_DT_QBINT4)) {
@@ -419,7 +565,7 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
       return UNSUP("dynamically quantized input not produced by a Convert in this graph");
     n->kind = KIND_QD8;
     PTERUN_TRY(prep_q_dynamic(a, g, n, N, K, w, p));
-    n->scratch_bytes = XB_DQ_ROWS * (K * sizeof(int16_t) + N * sizeof(int32_t)) + 64;
+    n->scratch_bytes = XB_DQ_ROWS * N * sizeof(float) + 64;
     return prep_bias_f32(a, g, n, N, p);
   }
   return UNSUP("FullyConnected on %s x %s -> %s is not implemented", xb_dtype_name(in->dtype),
@@ -463,7 +609,12 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
         for (size_t o = 0; o < OCg; ++o)
           for (size_t k = 0; k < K; ++k)
             p->w[gi * K * OCg + k * OCg + o] = src[(gi * OCg + o) * K + k];
-      n->scratch_bytes = TILE * K * sizeof(float) + 64;
+      // im2col blocks of about 256 KiB: products big enough for the pool
+      // and to amortise packing the filter.
+      size_t npix = OH * OW, tile = K ? ((size_t)64 << 10) / K : TILE;
+      tile = tile < TILE ? TILE : tile;
+      p->tile = tile < npix ? tile : (npix ? npix : 1);
+      n->scratch_bytes = p->tile * K * sizeof(float) + 64;
     }
     return prep_bias_f32(a, g, n, OC, p);
   }
@@ -471,22 +622,21 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
       ((w->dtype == XB_DT_QCINT8 && w->qkind == XB_Q_PER_CHANNEL) ||
        (w->dtype == XB_DT_QINT8 && w->qkind == XB_Q_PER_TENSOR))) {
     n->kind = KIND_QS8;
-    p->wq = xb_alloc(g, dw ? KK * OC : G * K * OCg);
-    if (p->wq == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-    int wz = w->qkind == XB_Q_PER_TENSOR ? w->zero_point : 0;
-    const int8_t* src = (const int8_t*)w->constant;
-    if (dw) {
-      for (size_t i = 0; i < KK * OC; ++i) p->wq[i] = (int8_t)(src[i] - wz);
-    } else {
-      for (size_t gi = 0; gi < G; ++gi)
-        for (size_t o = 0; o < OCg; ++o)
-          for (size_t k = 0; k < K; ++k)
-            p->wq[gi * K * OCg + k * OCg + o] = (int8_t)(src[(gi * OCg + o) * K + k] - wz);
-    }
-    n->scratch_bytes = TILE * K * sizeof(int16_t) + TILE * OC * sizeof(int32_t) + 64;
     if (w->qkind == XB_Q_PER_CHANNEL && w->channel_dim != (dw ? 3 : 0))
       return BADN("per-channel filter scales on dim %d", w->channel_dim);
-    return prep_q_static(a, g, n, OC, in, w, out, p);
+    if (dw) {
+      // Depthwise: filter [KH][KW][OC] with the zero point taken out (int16:
+      // int8 minus a zero point does not fit int8).
+      p->wdq = xb_alloc(g, KK * OC * sizeof(int16_t));
+      if (p->wdq == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+      int wz = w->qkind == XB_Q_PER_TENSOR ? w->zero_point : 0;
+      const int8_t* src = (const int8_t*)w->constant;
+      for (size_t i = 0; i < KK * OC; ++i) p->wdq[i] = (int16_t)(src[i] - wz);
+      return prep_q_static(a, g, n, OC, in, w, out, p);
+    }
+    PTERUN_TRY(prep_q_weights(a, g, w, G, OCg, K, p));
+    PTERUN_TRY(prep_q_static(a, g, n, OC, in, w, out, p));
+    return prep_qbias(g, OC, p);
   }
   return UNSUP("%s on %s x %s -> %s is not implemented", xb_node_name(n->tag),
                xb_dtype_name(in->dtype), xb_dtype_name(w->dtype), xb_dtype_name(out->dtype));
@@ -700,8 +850,98 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
   }
 }
 
+/* C[M,N] = clamp(A[M,K] . B[K,N] + bias[N], lo, hi) (bias may be NULL) on the
+ * compute engine, split over the pool: C starts as the bias rows and the
+ * product is added to it, as XNNPACK's microkernels do. */
+static void fgemm(const xb_exec* x, size_t M, size_t K, size_t N, const float* A, size_t lda,
+                  const float* B, size_t ldb, const float* bias, float* C, size_t ldc, float lo,
+                  float hi) {
+  if (M == 0 || N == 0) return;
+  if (bias != NULL)
+    for (size_t m = 0; m < M; ++m) memcpy(C + m * ldc, bias, N * sizeof(float));
+  pterun_compute_matrix a = {(void*)A, PTERUN_DTYPE_F32, (int64_t)lda, 1};
+  pterun_compute_matrix b = {(void*)B, PTERUN_DTYPE_F32, (int64_t)ldb, 1};
+  pterun_compute_matrix c = {C, PTERUN_DTYPE_F32, (int64_t)ldc, 1};
+  pterun_compute_gemm(x->ws, (int64_t)M, (int64_t)N, (int64_t)K, &a, &b, &c, 1.0, bias != NULL);
+  if (!(lo > -INFINITY) && !(hi < INFINITY)) return;
+  for (size_t m = 0; m < M; ++m)
+    for (size_t n = 0; n < N; ++n) C[m * ldc + n] = clampf(C[m * ldc + n], lo, hi);
+}
+
+/* int32 accumulation wraps, as SIMD adds do: a hostile bias or an extreme K
+ * must not be undefined behaviour. */
+static inline int32_t xb_wrap_add(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* acc[i] += (x[i] - zp) * w[i] (wrapping). */
+static void madd_q8(int32_t* acc, const void* x, int is_u8, int32_t zp, const int16_t* w,
+                    size_t n) {
+  if (is_u8)
+    for (size_t i = 0; i < n; ++i)
+      acc[i] = xb_wrap_add(acc[i], ((int32_t)((const uint8_t*)x)[i] - zp) * (int32_t)w[i]);
+  else
+    for (size_t i = 0; i < n; ++i)
+      acc[i] = xb_wrap_add(acc[i], ((int32_t)((const int8_t*)x)[i] - zp) * (int32_t)w[i]);
+}
+
 /* ======================================================================== */
 /* execute                                                                  */
+
+/* The int8 GEMM epilogue of a static int8 node: sums scaled by the
+ * requantization multiplier, plus bias * multiplier, rounded to the output
+ * type within the node's output range (columns from `c0`, a group's). */
+static void qs8_static_epilogue(const xb_node* n, const xb_value* in, const xb_value* out,
+                                const gemm_prep* p, size_t c0, pterun_compute_qs8_epilogue* ep) {
+  int32_t lo, hi;
+  q_range(n, out, &lo, &hi);
+  pterun_compute_qs8_epilogue e = {in->zero_point,
+                                   p->wzp != NULL ? p->wzp + c0 : NULL,
+                                   p->mult + c0,
+                                   1,
+                                   p->qbias + c0,
+                                   -INFINITY,
+                                   INFINITY,
+                                   1.0f,
+                                   out->zero_point,
+                                   lo,
+                                   hi};
+  *ep = e;
+}
+
+/* im2col rows of a static int8 convolution for compute's int8 GEMM: row i
+ * is output pixel i of image b, column k tap k / ICg, channel k % ICg of
+ * group gi; taps outside the input read the input zero point (a zero). */
+typedef struct q_im2col {
+  const xb_node* n;
+  const uint8_t* src; /* image b */
+  size_t H, W, IC, OW, ICg, gi;
+  uint8_t zp; /* the zero point's byte */
+} q_im2col;
+
+static void q_im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc,
+                          uint8_t* dst) {
+  const q_im2col* c = ctx;
+  const xb_node* n = c->n;
+  for (int64_t r = 0; r < rows; ++r) {
+    size_t pix = (size_t)(i0 + r), oh = pix / c->OW, ow = pix % c->OW;
+    size_t k = (size_t)k0, end = (size_t)(k0 + kc);
+    uint8_t* d = dst + r * kc;
+    while (k < end) {
+      size_t tap = k / c->ICg, ch = k % c->ICg, run = c->ICg - ch;
+      if (run > end - k) run = end - k;
+      size_t kh = tap / n->kw, kw = tap % n->kw;
+      ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+      ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
+      if (ih < 0 || ih >= (ptrdiff_t)c->H || iw < 0 || iw >= (ptrdiff_t)c->W)
+        memset(d, c->zp, run);
+      else
+        memcpy(d, c->src + ((size_t)ih * c->W + (size_t)iw) * c->IC + c->gi * c->ICg + ch, run);
+      d += run;
+      k += run;
+    }
+  }
+}
 
 static void run_fc(xb_exec* x, const xb_node* n) {
   const xb_graph* g = x->g;
@@ -709,51 +949,56 @@ static void run_fc(xb_exec* x, const xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
   size_t K = p->K, N = p->N, M = K ? in->numel / K : 0;
   if (n->kind == KIND_F32) {
-    xb_gemm_f32(M, K, N, x->data[n->in[0]], K, p->w, N, p->bias, x->data[n->out], N, n->out_min,
-                n->out_max);
+    fgemm(x, M, K, N, x->data[n->in[0]], K, p->w, N, p->bias, x->data[n->out], N, n->out_min,
+          n->out_max);
     return;
   }
   if (n->kind == KIND_QS8) {
-    int16_t* A = (int16_t*)g->scratch;
-    int32_t* C = (int32_t*)(g->scratch + ((M * K * sizeof(int16_t) + 31) & ~(size_t)31));
     int ui = in->dtype == XB_DT_QUINT8, uo = out->dtype == XB_DT_QUINT8;
-    xb_widen_q8(A, x->data[n->in[0]], ui, in->zero_point, M * K);
-    xb_igemm(M, K, N, A, K, p->wq, N, C, N);
-    int32_t lo, hi;
-    q_range(n, out, &lo, &hi);
-    for (size_t m = 0; m < M; ++m)
-      for (size_t c = 0; c < N; ++c)
-        q_st(x->data[n->out], m * N + c,
-             requant((float)(C[m * N + c] + p->ibias[c]) * p->mult[c], out->zero_point, lo, hi),
-             uo);
+    pterun_compute_qs8_epilogue ep;
+    qs8_static_epilogue(n, in, out, p, 0, &ep);
+    pterun_compute_matrix A = {x->data[n->in[0]], ui ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8,
+                               (int64_t)K, 1};
+    pterun_compute_matrix C = {x->data[n->out], uo ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8, (int64_t)N,
+                               1};
+    (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)M, &A, NULL, NULL, A.dtype,
+                                  &p->qw[0], &ep, &C);
     return;
   }
-  // Dynamic: per-row activation parameters follow the int8 data. Rows go in
-  // blocks of XB_DQ_ROWS through the integer GEMM, one K group at a time.
+  // Dynamic: per-row activation parameters (inverse scale, zero point)
+  // follow the int8 data. Per K group, compute's int8 GEMM gives the raw sums
+  // sum_k a * w for a block of rows (exact in float below 2^24); the zero
+  // point's share is zp * (the group's column sum of w).
   const int8_t* qa = x->data[n->in[0]];
   const uint8_t* params = (const uint8_t*)qa + dq_params_offset(in);
   size_t rows = dq_rows(in), per_row = rows ? in->numel / rows : 0;
-  int16_t* A = (int16_t*)g->scratch;
-  int32_t* C = (int32_t*)(g->scratch + ((XB_DQ_ROWS * K * sizeof(int16_t) + 31) & ~(size_t)31));
+  float* T = (float*)g->scratch; /* [XB_DQ_ROWS][N] */
   float* o = x->data[n->out];
   float inv[XB_DQ_ROWS];
+  int32_t zp[XB_DQ_ROWS];
+  const float one = 1.0f;
+  pterun_compute_qs8_epilogue ep = {0, NULL, &one, 0, NULL, -INFINITY, INFINITY, 1.0f, 0, 0, 0};
   for (size_t m0 = 0; m0 < M; m0 += XB_DQ_ROWS) {
     size_t mb = M - m0 < XB_DQ_ROWS ? M - m0 : XB_DQ_ROWS;
     for (size_t i = 0; i < mb; ++i) {
       size_t m = m0 + i, r = per_row ? (m * K) / per_row : 0;
-      int32_t zp;
       memcpy(&inv[i], params + r * 8, 4);
-      memcpy(&zp, params + r * 8 + 4, 4);
-      xb_widen_q8(A + i * K, qa + m * K, 0, zp, K);
+      memcpy(&zp[i], params + r * 8 + 4, 4);
       memset(o + m * N, 0, N * sizeof(float));
     }
     for (size_t gk = 0; gk < p->groups_k; ++gk) {
-      xb_igemm(mb, p->gsize, N, A + gk * p->gsize, K, p->wq + gk * p->gsize * N, N, C, N);
+      pterun_compute_matrix A = {(void*)(qa + m0 * K + gk * p->gsize), PTERUN_DTYPE_I8, (int64_t)K,
+                                 1};
+      pterun_compute_matrix C = {T, PTERUN_DTYPE_F32, (int64_t)N, 1};
+      const pterun_compute_qs8_packed* w = &p->qw[gk];
+      (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)mb, &A, NULL, NULL,
+                                    PTERUN_DTYPE_I8, w, &ep, &C);
       const float* sc = p->mult + gk * N; /* [groups][N] */
       for (size_t i = 0; i < mb; ++i) {
         float* orow = o + (m0 + i) * N;
-        const int32_t* crow = C + i * N;
-        for (size_t c = 0; c < N; ++c) orow[c] += (float)crow[c] * sc[c];
+        const float* trow = T + i * N;
+        for (size_t c = 0; c < N; ++c)
+          orow[c] += (float)((int64_t)trow[c] - (int64_t)zp[i] * w->col_sum[c]) * sc[c];
       }
     }
     for (size_t i = 0; i < mb; ++i) {
@@ -764,6 +1009,105 @@ static void run_fc(xb_exec* x, const xb_node* n) {
   }
 }
 
+/* im2col of output pixels [p0, p0 + T) of image b, group gi, into A[T][K]
+ * (K = KH * KW * ICg). A filter row that lies inside the input is one
+ * contiguous run when the group is the whole input and dilation_w is 1. */
+static void im2col_f32(const xb_node* n, const float* src, size_t b, size_t H, size_t W, size_t IC,
+                       size_t OW, size_t gi, size_t ICg, size_t p0, size_t T, size_t K, float* A) {
+  const size_t KH = n->kh, KW = n->kw;
+  const bool runs = ICg == IC && n->dw == 1;
+  size_t oh = p0 / OW, ow = p0 % OW;
+  for (size_t t = 0; t < T; ++t) {
+    float* arow = A + t * K;
+    for (size_t kh = 0; kh < KH; ++kh) {
+      float* d = arow + kh * KW * ICg;
+      ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+      if (ih < 0 || ih >= (ptrdiff_t)H) {
+        memset(d, 0, KW * ICg * sizeof(float));
+        continue;
+      }
+      const float* row = src + (b * H + (size_t)ih) * W * IC + gi * ICg;
+      ptrdiff_t iw0 = (ptrdiff_t)(ow * n->sw) - (ptrdiff_t)n->pad[3];
+      if (runs && iw0 >= 0 && (size_t)iw0 + KW <= W) {
+        memcpy(d, row + (size_t)iw0 * IC, KW * IC * sizeof(float));
+        continue;
+      }
+      for (size_t kw = 0; kw < KW; ++kw, d += ICg) {
+        ptrdiff_t iw = iw0 + (ptrdiff_t)(kw * n->dw);
+        if (iw < 0 || iw >= (ptrdiff_t)W) {
+          for (size_t c = 0; c < ICg; ++c) d[c] = 0.0f;
+        } else {
+          const float* sp = row + (size_t)iw * IC;
+          for (size_t c = 0; c < ICg; ++c) d[c] = sp[c];
+        }
+      }
+    }
+    if (++ow == OW) {
+      ow = 0;
+      ++oh;
+    }
+  }
+}
+
+/* Static int8 depthwise convolution: int32 accumulators per output pixel,
+ * then requantization (pixels split over the pool). */
+typedef struct dwq_job {
+  const xb_exec* x;
+  const xb_node* n;
+  size_t H, W, IC, OH, OW, OC;
+  int32_t lo, hi;
+} dwq_job;
+
+static void dwq_task(void* c_, size_t start, size_t count) {
+  const dwq_job* j = c_;
+  const xb_node* n = j->n;
+  const xb_graph* g = j->x->g;
+  const gemm_prep* p = n->packed;
+  const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
+  const uint8_t* src = j->x->data[n->in[0]];
+  uint8_t* dst = j->x->data[n->out];
+  int ui = in->dtype == XB_DT_QUINT8, uo = out->dtype == XB_DT_QUINT8;
+  size_t OC = j->OC, dm = OC / j->IC, npix = j->OH * j->OW;
+  int32_t acc[256];
+  for (size_t pix = start; pix < start + count; ++pix) {
+    size_t b = pix / npix, oh = pix % npix / j->OW, ow = pix % j->OW;
+    for (size_t c0 = 0; c0 < OC; c0 += 256) {
+      size_t cn = OC - c0 < 256 ? OC - c0 : 256;
+      for (size_t c = 0; c < cn; ++c) acc[c] = p->ibias[c0 + c];
+      for (size_t kh = 0; kh < n->kh; ++kh) {
+        ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+        if (ih < 0 || ih >= (ptrdiff_t)j->H) continue;
+        for (size_t kw = 0; kw < n->kw; ++kw) {
+          ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
+          if (iw < 0 || iw >= (ptrdiff_t)j->W) continue;
+          size_t base = ((b * j->H + (size_t)ih) * j->W + (size_t)iw) * j->IC;
+          const int16_t* wp = p->wdq + (kh * n->kw + kw) * OC + c0;
+          if (dm == 1)
+            madd_q8(acc, src + base + c0, ui, in->zero_point, wp, cn);
+          else
+            for (size_t c = 0; c < cn; ++c)
+              acc[c] = xb_wrap_add(
+                  acc[c], (q_ld(src, base + (c0 + c) / dm, ui) - in->zero_point) * (int32_t)wp[c]);
+        }
+      }
+      size_t ob = pix * OC + c0;
+      for (size_t c = 0; c < cn; ++c)
+        q_st(dst, ob + c, requant((float)acc[c] * p->mult[c0 + c], out->zero_point, j->lo, j->hi),
+             uo);
+    }
+  }
+}
+
+static void run_dwconv_q8(const xb_exec* x, const xb_node* n, size_t B, size_t H, size_t W,
+                          size_t IC, size_t OH, size_t OW, size_t OC) {
+  dwq_job j = {x, n, H, W, IC, OH, OW, OC, 0, 0};
+  q_range(n, &x->g->values[n->out], &j.lo, &j.hi);
+  size_t pixels = B * OH * OW, per = OC * n->kh * n->kw;
+  size_t tile = per >= XB_PAR_MIN ? 1 : XB_PAR_MIN / (per ? per : 1);
+  pterun_parallelize_1d_tile(pixels > tile ? x->pool : NULL, dwq_task, &j, pixels, tile,
+                             PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
+}
+
 static void run_conv(xb_exec* x, const xb_node* n) {
   const xb_graph* g = x->g;
   const gemm_prep* p = n->packed;
@@ -771,102 +1115,60 @@ static void run_conv(xb_exec* x, const xb_node* n) {
   size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], IC = in->dims[3];
   size_t OH = out->dims[1], OW = out->dims[2], OC = out->dims[3];
   size_t G = n->groups, ICg = n->group_in, OCg = n->group_out, KH = n->kh, KW = n->kw;
-  size_t K = p->K;
+  size_t K = p->K, npix = OH * OW;
   bool dw = n->tag == XB_N_DEPTHWISE_CONV2D;
   bool q = n->kind == KIND_QS8;
   int ui = in->dtype == XB_DT_QUINT8, uo = out->dtype == XB_DT_QUINT8;
-  int32_t lo = 0, hi = 0;
-  if (q) q_range(n, out, &lo, &hi);
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
-  size_t dm = dw ? OC / IC : 1;
-  enum { TILE = 64 };
   if (dw && !q) {
-    xb_dw_geom geo = {B,     H,     W,     IC,    OH,        OW,        OC, KH,         KW,
-                      n->sh, n->sw, n->dh, n->dw, n->pad[0], n->pad[3], dm, n->out_min, n->out_max};
-    xb_dwconv_f32(&geo, (const float*)src, p->w, p->bias, (float*)dst);
+    pterun_compute_dwconv2d geo = {B,     H,         W,         IC,         OH,        OW,
+                                   OC,    KH,        KW,        n->sh,      n->sw,     n->dh,
+                                   n->dw, n->pad[0], n->pad[3], n->out_min, n->out_max};
+    // prep_conv checked the geometry, so the call cannot refuse it.
+    (void)pterun_compute_f32_dwconv2d_nhwc(x->pool, x->max_threads, &geo, (const float*)src, p->w,
+                                           p->bias, (float*)dst);
     return;
   }
-  size_t npix = OH * OW;
+  if (dw) {
+    run_dwconv_q8(x, n, B, H, W, IC, OH, OW, OC);
+    return;
+  }
+  bool pointwise = G == 1 && KH == 1 && KW == 1 && n->sh == 1 && n->sw == 1 && n->pad[0] == 0 &&
+                   n->pad[1] == 0 && n->pad[2] == 0 && n->pad[3] == 0 && OH == H && OW == W;
   for (size_t b = 0; b < B; ++b) {
-    if (dw) {
-      for (size_t pix = 0; pix < npix; ++pix) {
-        size_t oh = pix / OW, ow = pix % OW;
-        int32_t* acc = (int32_t*)g->scratch;
-        for (size_t c = 0; c < OC; ++c) acc[c] = p->ibias[c];
-        for (size_t kh = 0; kh < KH; ++kh) {
-          ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
-          if (ih < 0 || ih >= (ptrdiff_t)H) continue;
-          for (size_t kw = 0; kw < KW; ++kw) {
-            ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
-            if (iw < 0 || iw >= (ptrdiff_t)W) continue;
-            size_t base = ((b * H + (size_t)ih) * W + (size_t)iw) * IC;
-            const int8_t* wp = p->wq + (kh * KW + kw) * OC;
-            if (dm == 1)
-              xb_madd_q8(acc, src + base, ui, in->zero_point, wp, OC);
-            else
-              for (size_t c = 0; c < OC; ++c)
-                acc[c] += (q_ld(src, base + c / dm, ui) - in->zero_point) * (int32_t)wp[c];
-          }
-        }
-        size_t ob = (b * npix + pix) * OC;
-        for (size_t c = 0; c < OC; ++c)
-          q_st(dst, ob + c, requant((float)acc[c] * p->mult[c], out->zero_point, lo, hi), uo);
+    if (q) {
+      // Static int8 on compute's int8 GEMM; it reads im2col rows on demand
+      // (or, for a 1x1 convolution, the input itself).
+      pterun_compute_matrix A = {(void*)(src + b * H * W * IC),
+                                 ui ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8, (int64_t)IC, 1};
+      for (size_t gi = 0; gi < G; ++gi) {
+        q_im2col ic = {n, src + b * H * W * IC, H, W, IC, OW, ICg, gi, (uint8_t)in->zero_point};
+        pterun_compute_qs8_epilogue ep;
+        qs8_static_epilogue(n, in, out, p, gi * OCg, &ep);
+        pterun_compute_matrix C = {dst + (b * npix * OC + gi * OCg),
+                                   uo ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8, (int64_t)OC, 1};
+        (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)npix, &A,
+                                      pointwise ? NULL : q_im2col_rows, &ic, A.dtype, &p->qw[gi],
+                                      &ep, &C);
       }
       continue;
     }
-    if (!q && G == 1 && KH == 1 && KW == 1 && n->sh == 1 && n->sw == 1 && n->pad[0] == 0 &&
-        n->pad[1] == 0 && n->pad[2] == 0 && n->pad[3] == 0 && OH == H && OW == W) {
+    if (pointwise) {
       // 1x1 convolution: the NHWC input already is the [pixels][IC] matrix.
-      xb_gemm_f32(npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC, p->bias,
-                  (float*)dst + b * npix * OC, OC, n->out_min, n->out_max);
+      fgemm(x, npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC, p->bias,
+            (float*)dst + b * npix * OC, OC, n->out_min, n->out_max);
       continue;
     }
-    for (size_t p0 = 0; p0 < npix; p0 += TILE) {
-      size_t T = npix - p0 < TILE ? npix - p0 : TILE;
+    for (size_t p0 = 0; p0 < npix; p0 += p->tile) {
+      size_t T = npix - p0 < p->tile ? npix - p0 : p->tile;
       for (size_t gi = 0; gi < G; ++gi) {
         // im2col of T output pixels for group gi: [T][KH*KW*ICg]
         float* Af = (float*)g->scratch;
-        int16_t* Aq = (int16_t*)g->scratch;
-        for (size_t t = 0; t < T; ++t) {
-          size_t oh = (p0 + t) / OW, ow = (p0 + t) % OW;
-          for (size_t kh = 0; kh < KH; ++kh) {
-            ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
-            for (size_t kw = 0; kw < KW; ++kw) {
-              ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
-              size_t col = t * K + (kh * KW + kw) * ICg;
-              bool inside = ih >= 0 && ih < (ptrdiff_t)H && iw >= 0 && iw < (ptrdiff_t)W;
-              size_t base = inside ? ((b * H + (size_t)ih) * W + (size_t)iw) * IC + gi * ICg : 0;
-              if (!q) {
-                if (inside)
-                  memcpy(Af + col, (const float*)src + base, ICg * sizeof(float));
-                else
-                  memset(Af + col, 0, ICg * sizeof(float));
-              } else {
-                if (inside)
-                  xb_widen_q8(Aq + col, src + base, ui, in->zero_point, ICg);
-                else
-                  memset(Aq + col, 0, ICg * sizeof(int16_t));
-              }
-            }
-          }
-        }
+        im2col_f32(n, (const float*)src, b, H, W, IC, OW, gi, ICg, p0, T, K, Af);
         size_t ob = (b * npix + p0) * OC + gi * OCg;
-        if (!q) {
-          xb_gemm_f32(T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->bias + gi * OCg,
-                      (float*)dst + ob, OC, n->out_min, n->out_max);
-        } else {
-          int32_t* C = (int32_t*)(g->scratch + ((TILE * K * sizeof(int16_t) + 31) & ~(size_t)31));
-          xb_igemm(T, K, OCg, Aq, K, p->wq + gi * K * OCg, OCg, C, OCg);
-          for (size_t t = 0; t < T; ++t)
-            for (size_t c = 0; c < OCg; ++c) {
-              size_t oc = gi * OCg + c;
-              q_st(dst, ob + t * OC + c,
-                   requant((float)(C[t * OCg + c] + p->ibias[oc]) * p->mult[oc], out->zero_point,
-                           lo, hi),
-                   uo);
-            }
-        }
+        fgemm(x, T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->bias + gi * OCg, (float*)dst + ob,
+              OC, n->out_min, n->out_max);
       }
     }
   }
@@ -905,10 +1207,77 @@ static void run_deconv(xb_exec* x, const xb_node* n) {
   for (size_t i = 0; i < B * OH * OW * OC; ++i) dst[i] = clampf(dst[i], n->out_min, n->out_max);
 }
 
-static void run_pool(xb_exec* x, const xb_node* n) {
+/* Max/average pooling with the channels innermost, in blocks of 256: for
+ * each output pixel the valid taps are visited in (kh, kw) order (each
+ * element sees the operations of a one-at-a-time loop); fp32 accumulates in
+ * the output row, int8 in int64 (no window can overflow it). */
+static void pool_window(const xb_exec* x, const xb_node* n, bool maxp) {
   const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
-  size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], C = in->dims[3];
-  size_t OH = out->dims[1], OW = out->dims[2];
+  const size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], C = in->dims[3];
+  const size_t OH = out->dims[1], OW = out->dims[2];
+  const bool q = is_q8(in);
+  const int u = in->dtype == XB_DT_QUINT8;
+  const void* src = x->data[n->in[0]];
+  void* dst = x->data[n->out];
+  int32_t lo = 0, hi = 0;
+  if (q) q_range(n, out, &lo, &hi);
+  const float rescale = q ? in->scale / out->scale : 1.0f;
+  int64_t acc[256];
+  for (size_t pix = 0; pix < B * OH * OW; ++pix) {
+    const size_t b = pix / (OH * OW), oh = pix / OW % OH, ow = pix % OW;
+    for (size_t c0 = 0; c0 < C; c0 += 256) {
+      const size_t cn = C - c0 < 256 ? C - c0 : 256;
+      float* of = q ? NULL : (float*)dst + pix * C + c0;
+      for (size_t c = 0; c < cn; ++c) {
+        if (q)
+          acc[c] = maxp ? INT64_MIN : 0;
+        else
+          of[c] = maxp ? -INFINITY : 0.0f;
+      }
+      size_t cnt = 0;
+      for (size_t kh = 0; kh < n->kh; ++kh) {
+        ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
+        if (ih < 0 || ih >= (ptrdiff_t)H) continue;
+        for (size_t kw = 0; kw < n->kw; ++kw) {
+          ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
+          if (iw < 0 || iw >= (ptrdiff_t)W) continue;
+          const size_t base = ((b * H + (size_t)ih) * W + (size_t)iw) * C + c0;
+          ++cnt;
+          if (q) {
+            for (size_t c = 0; c < cn; ++c) {
+              int64_t v = q_ld(src, base + c, u);
+              acc[c] = maxp ? (v > acc[c] ? v : acc[c]) : acc[c] + v - in->zero_point;
+            }
+            continue;
+          }
+          const float* vf = (const float*)src + base;
+          if (maxp)
+            for (size_t c = 0; c < cn; ++c) of[c] = vf[c] > of[c] || isnan(vf[c]) ? vf[c] : of[c];
+          else
+            for (size_t c = 0; c < cn; ++c) of[c] = of[c] + vf[c];
+        }
+      }
+      for (size_t c = 0; c < cn; ++c) {
+        if (q) {
+          float r = maxp ? (cnt ? (float)(acc[c] - in->zero_point) * rescale : 0.0f)
+                         : (cnt ? (float)acc[c] * rescale / (float)cnt : 0.0f);
+          q_st(dst, pix * C + c0 + c, requant(r, out->zero_point, lo, hi), u);
+        } else {
+          float r = maxp ? of[c] : (cnt ? of[c] / (float)cnt : 0.0f);
+          of[c] = clampf(r, n->out_min, n->out_max);
+        }
+      }
+    }
+  }
+}
+
+static void run_pool(xb_exec* x, const xb_node* n) {
+  if (n->tag != XB_N_GLOBAL_AVG_POOLING2D) {
+    pool_window(x, n, n->tag == XB_N_MAX_POOLING2D);
+    return;
+  }
+  const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
+  size_t B = in->dims[0], HW = in->dims[1] * in->dims[2], C = in->dims[3];
   bool q = is_q8(in);
   int u = in->dtype == XB_DT_QUINT8;
   int32_t lo = 0, hi = 0;
@@ -916,60 +1285,24 @@ static void run_pool(xb_exec* x, const xb_node* n) {
   const void* src = x->data[n->in[0]];
   void* dst = x->data[n->out];
   float rescale = q ? in->scale / out->scale : 1.0f;
-  if (n->tag == XB_N_GLOBAL_AVG_POOLING2D) {
-    for (size_t b = 0; b < B; ++b)
-      for (size_t c = 0; c < C; ++c) {
-        float s = 0.0f;
-        int32_t si = 0;
-        for (size_t i = 0; i < H * W; ++i) {
-          if (q)
-            si += q_ld(src, (b * H * W + i) * C + c, u) - in->zero_point;
-          else
-            s += ((const float*)src)[(b * H * W + i) * C + c];
-        }
-        if (q)
-          q_st(dst, b * C + c,
-               requant((float)si * rescale / (float)(H * W), out->zero_point, lo, hi), u);
-        else
-          ((float*)dst)[b * C + c] = clampf(s / (float)(H * W), n->out_min, n->out_max);
+  // Global average: sums over the pixels with the channels innermost.
+  for (size_t b = 0; b < B; ++b) {
+    if (!q) {
+      float* o = (float*)dst + b * C;
+      for (size_t c = 0; c < C; ++c) o[c] = 0.0f;
+      for (size_t i = 0; i < HW; ++i) {
+        const float* v = (const float*)src + (b * HW + i) * C;
+        for (size_t c = 0; c < C; ++c) o[c] = o[c] + v[c];
       }
-    return;
+      for (size_t c = 0; c < C; ++c) o[c] = clampf(o[c] / (float)HW, n->out_min, n->out_max);
+      continue;
+    }
+    for (size_t c = 0; c < C; ++c) {
+      int64_t si = 0;
+      for (size_t i = 0; i < HW; ++i) si += q_ld(src, (b * HW + i) * C + c, u) - in->zero_point;
+      q_st(dst, b * C + c, requant((float)si * rescale / (float)HW, out->zero_point, lo, hi), u);
+    }
   }
-  bool maxp = n->tag == XB_N_MAX_POOLING2D;
-  for (size_t b = 0; b < B; ++b)
-    for (size_t oh = 0; oh < OH; ++oh)
-      for (size_t ow = 0; ow < OW; ++ow)
-        for (size_t c = 0; c < C; ++c) {
-          float acc = maxp ? -INFINITY : 0.0f;
-          int32_t qacc = maxp ? INT32_MIN : 0;
-          size_t cnt = 0;
-          for (size_t kh = 0; kh < n->kh; ++kh) {
-            ptrdiff_t ih = (ptrdiff_t)(oh * n->sh + kh * n->dh) - (ptrdiff_t)n->pad[0];
-            if (ih < 0 || ih >= (ptrdiff_t)H) continue;
-            for (size_t kw = 0; kw < n->kw; ++kw) {
-              ptrdiff_t iw = (ptrdiff_t)(ow * n->sw + kw * n->dw) - (ptrdiff_t)n->pad[3];
-              if (iw < 0 || iw >= (ptrdiff_t)W) continue;
-              size_t idx = ((b * H + (size_t)ih) * W + (size_t)iw) * C + c;
-              ++cnt;
-              if (q) {
-                int32_t v = q_ld(src, idx, u);
-                qacc = maxp ? (v > qacc ? v : qacc) : qacc + v - in->zero_point;
-              } else {
-                float v = ((const float*)src)[idx];
-                acc = maxp ? (v > acc || isnan(v) ? v : acc) : acc + v;
-              }
-            }
-          }
-          size_t o = ((b * OH + oh) * OW + ow) * C + c;
-          if (q) {
-            float r = maxp ? (float)(qacc - in->zero_point) * rescale
-                           : (cnt ? (float)qacc * rescale / (float)cnt : 0.0f);
-            q_st(dst, o, requant(r, out->zero_point, lo, hi), u);
-          } else {
-            if (!maxp) acc = cnt ? acc / (float)cnt : 0.0f;
-            ((float*)dst)[o] = clampf(acc, n->out_min, n->out_max);
-          }
-        }
 }
 
 static void run_transpose(xb_exec* x, const xb_node* n) {
@@ -984,14 +1317,27 @@ static void run_transpose(xb_exec* x, const xb_node* n) {
   for (size_t d = 0; d < r; ++d) ostride[d] = istride[n->perm[d]];
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
-  for (size_t o = 0; o < out->numel; ++o) {
+  if (r == 0 || out->numel == 0) {
+    if (out->numel != 0) memcpy(dst, src, es);
+    return;
+  }
+  // One run along the last output dim per step; the others count in idx.
+  const size_t inner = out->dims[r - 1], is = ostride[r - 1];
+  for (size_t o = 0; o < out->numel; o += inner) {
     size_t off = 0;
-    for (size_t d = 0; d < r; ++d) off += idx[d] * ostride[d];
-    if (es == 4)
-      memcpy(dst + o * 4, src + off * 4, 4);
-    else
-      dst[o] = src[off];
-    for (int d = (int)r - 1; d >= 0; --d) {
+    for (size_t d = 0; d + 1 < r; ++d) off += idx[d] * ostride[d];
+    if (es == 4) {
+      const float* sp = (const float*)src + off;
+      float* dp = (float*)dst + o;
+      for (size_t i = 0; i < inner; ++i) dp[i] = sp[i * is];
+    } else if (es == 2) {
+      const uint16_t* sp = (const uint16_t*)src + off;
+      uint16_t* dp = (uint16_t*)dst + o;
+      for (size_t i = 0; i < inner; ++i) dp[i] = sp[i * is];
+    } else {
+      for (size_t i = 0; i < inner; ++i) dst[o + i] = src[off + i * is];
+    }
+    for (int d = (int)r - 2; d >= 0; --d) {
       if (++idx[d] < out->dims[d]) break;
       idx[d] = 0;
     }
@@ -1008,10 +1354,19 @@ static void run_slice_pad(xb_exec* x, const xb_node* n, bool pad) {
   }
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
-  for (size_t o = 0; o < out->numel; ++o) {
+  if (out->numel == 0) return;
+  if (r == 0) {
+    memcpy(dst, src, es);
+    return;
+  }
+  // One run along the last dim per step: a slice copies it, a pad fills its
+  // edges with the value and copies the middle.
+  const size_t inner = out->dims[r - 1];
+  const size_t lo = pad ? n->pre[r - 1] : 0, mid = pad ? in->dims[r - 1] : inner;
+  for (size_t o = 0; o < out->numel; o += inner) {
     size_t off = 0;
     bool inside = true;
-    for (size_t d = 0; d < r; ++d) {
+    for (size_t d = 0; d + 1 < r; ++d) {
       if (pad) {
         if (idx[d] < n->pre[d] || idx[d] - n->pre[d] >= in->dims[d])
           inside = false;
@@ -1021,11 +1376,17 @@ static void run_slice_pad(xb_exec* x, const xb_node* n, bool pad) {
         off += (idx[d] + n->offsets[d]) * istride[d];
       }
     }
-    if (inside)
-      memcpy(dst + o * es, src + off * es, es);
-    else
-      memcpy(dst + o * es, &n->fparam, 4); /* pad is fp32 only */
-    for (int d = (int)r - 1; d >= 0; --d) {
+    uint8_t* dp = dst + o * es;
+    if (!pad) {
+      memcpy(dp, src + (off + n->offsets[r - 1]) * es, inner * es);
+    } else {
+      float* fp = (float*)dp; /* pad is fp32 only */
+      size_t a = inside ? lo : inner, m = inside ? mid : 0;
+      for (size_t i = 0; i < a; ++i) fp[i] = n->fparam;
+      if (m) memcpy(fp + a, src + off * es, m * es);
+      for (size_t i = a + m; i < inner; ++i) fp[i] = n->fparam;
+    }
+    for (int d = (int)r - 2; d >= 0; --d) {
       if (++idx[d] < out->dims[d]) break;
       idx[d] = 0;
     }
@@ -1125,8 +1486,8 @@ static void run_bmm(xb_exec* x, const xb_node* n) {
   const float* B = x->data[n->in[1]];
   float* C = x->data[n->out];
   for (size_t i = 0; i < batch; ++i)
-    xb_gemm_f32(M, K, N, A + i * M * K, K, B + i * K * N, N, NULL, C + i * M * N, N, n->out_min,
-                n->out_max);
+    fgemm(x, M, K, N, A + i * M * K, K, B + i * K * N, N, NULL, C + i * M * N, N, n->out_min,
+          n->out_max);
 }
 
 static void run_resize(xb_exec* x, const xb_node* n) {
@@ -1182,7 +1543,7 @@ static void run_binary(xb_exec* x, const xb_node* n) {
     c.fn = binary_fn(n->tag);
     c.lo = n->out_min;
     c.hi = n->out_max;
-    walk(&b, run_bin_f32, &c);
+    walk(x, &b, run_bin_f32, &c);
   } else {
     c.qx = x->data[n->in[0]];
     c.qy = x->data[n->in[1]];
@@ -1192,8 +1553,74 @@ static void run_binary(xb_exec* x, const xb_node* n) {
     c.vo = out;
     c.tag = n->tag;
     q_range(n, out, &c.qlo, &c.qhi);
-    walk(&b, run_bin_q8, &c);
+    walk(x, &b, run_bin_q8, &c);
   }
+}
+
+typedef struct un_job {
+  const xb_node* n;
+  const float* s;
+  float* d;
+  int vec; /* the result is already in d (compute's vector math): clamp only */
+} un_job;
+
+/* d[i] = clamp(op(s[i])) for i in [lo, hi): the switch outside the loops. */
+static void un_range(const un_job* j, size_t lo, size_t hi) {
+  const xb_node* n = j->n;
+  const float *s = j->s, mn = n->out_min, mx = n->out_max, p = n->fparam;
+  float* d = j->d;
+#define XB_UN_LOOP(expr)                                                                           \
+  for (size_t i = lo; i < hi; ++i) {                                                               \
+    float x = s[i];                                                                                \
+    d[i] = clampf((expr), mn, mx);                                                                 \
+  }                                                                                                \
+  return
+  if (j->vec) {
+    s = d;
+    XB_UN_LOOP(x);
+  }
+  switch (n->tag) {
+    case XB_N_HARDSWISH: XB_UN_LOOP(x * clampf(x + 3.0f, 0.0f, 6.0f) / 6.0f);
+    case XB_N_SQUARE: XB_UN_LOOP(x * x);
+    case XB_N_ABS: XB_UN_LOOP(fabsf(x));
+    case XB_N_NEGATE: XB_UN_LOOP(-x);
+    case XB_N_SQUARE_ROOT: XB_UN_LOOP(sqrtf(x));
+    case XB_N_RECIPROCAL_SQUARE_ROOT: XB_UN_LOOP(1.0f / sqrtf(x));
+    case XB_N_FLOOR: XB_UN_LOOP(floorf(x));
+    case XB_N_CEILING: XB_UN_LOOP(ceilf(x));
+    case XB_N_LEAKY_RELU: XB_UN_LOOP(x < 0.0f ? x * p : x);
+    case XB_N_CLAMP: XB_UN_LOOP(x);
+    default: XB_UN_LOOP(u_apply(n->tag, x, p));
+  }
+#undef XB_UN_LOOP
+}
+
+static void un_task(void* c_, size_t start, size_t count) {
+  un_range(c_, start * XB_PAR_MIN, (start + count) * XB_PAR_MIN);
+}
+
+static void un_task_tail(const un_job* j, size_t numel) {
+  un_range(j, numel / XB_PAR_MIN * XB_PAR_MIN, numel);
+}
+
+/* Element-wise fp32 nodes: exp, sigmoid and tanh on compute's vector math,
+ * the rest here; both split over the pool. */
+static void run_unary(xb_exec* x, const xb_node* n) {
+  size_t numel = x->g->values[n->in[0]].numel;
+  un_job j = {n, x->data[n->in[0]], x->data[n->out], 0};
+  int op = n->tag == XB_N_EXP       ? PTERUN_COMPUTE_EXP
+           : n->tag == XB_N_SIGMOID ? PTERUN_COMPUTE_SIGMOID
+           : n->tag == XB_N_TANH    ? PTERUN_COMPUTE_TANH
+                                    : -1;
+  if (op >= 0) {
+    pterun_compute_f32_unary(x->pool, x->max_threads, op, j.s, j.d, numel);
+    if (!(n->out_min > -INFINITY) && !(n->out_max < INFINITY)) return;
+    j.vec = 1;
+  }
+  size_t units = numel / XB_PAR_MIN;
+  pterun_parallelize_1d_tile(units > 1 ? x->pool : NULL, un_task, &j, units, 1,
+                             PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
+  un_task_tail(&j, numel);
 }
 
 pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
@@ -1239,10 +1666,7 @@ pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
         return PTERUN_STATUS_OK;
       }
       if (is_unary(n->tag)) {
-        const float* s = x->data[n->in[0]];
-        float* d = x->data[n->out];
-        for (size_t i = 0; i < in->numel; ++i)
-          d[i] = clampf(u_apply(n->tag, s[i], n->fparam), n->out_min, n->out_max);
+        run_unary(x, n);
         return PTERUN_STATUS_OK;
       }
       return PTERUN_STATUS_NOT_SUPPORTED;

@@ -452,6 +452,13 @@ static pterun_status read_value(reader* R, xb_graph* g, uint32_t vi, uint32_t* i
       v->zero_point = (int32_t)zp;
       if (!(v->scale > 0.0f) || !isfinite(v->scale))
         return BAD("value %u: scale %g is not positive", vi, (double)v->scale);
+      // As XNNPACK requires: the zero point is a value of the stored type
+      // (kernels subtract it from stored values in int32).
+      int32_t zlo = v->dtype == XB_DT_QUINT8 ? 0 : v->dtype == XB_DT_QINT8 ? -128 : 0;
+      int32_t zhi = v->dtype == XB_DT_QUINT8 ? 255 : v->dtype == XB_DT_QINT8 ? 127 : 0;
+      if (v->zero_point < zlo || v->zero_point > zhi)
+        return BAD("value %u: zero point %d outside [%d, %d] for %s", vi, (int)v->zero_point,
+                   (int)zlo, (int)zhi, xb_dtype_name(v->dtype));
       break;
     }
     case 1: { /* PerChannelQuant: scale(0) channel_dim(1) scale_buffer_idx(2) num_scales(3) */

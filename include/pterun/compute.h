@@ -117,6 +117,170 @@ PTERUN_COMPUTE_API void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t 
                                             const pterun_compute_matrix* c, double alpha,
                                             int accumulate);
 
+/* ---- int8 GEMM ------------------------------------------------------------------
+ * C[M,N] = epilogue( sum_k (A[m][k] - a_zp) * (W[n][k] - w_zp[n]) )
+ * with A uint8 or int8 (activations), W int8 (weights, row n = output column n,
+ * the layout of a Linear weight and of a conv weight viewed as [OC, IC*KH*KW]),
+ * exact int32 accumulation, and an epilogue that requantises to uint8/int8 or
+ * dequantises to float32 (docs/performance.md, "int8 engine"). W is packed once
+ * (load time) for one microkernel; A is packed on the fly in small panels, so
+ * a product needs no scratch memory. int8 A is shifted to uint8 (+128, the zero
+ * point with it) while packing, so every microkernel multiplies uint8 x int8
+ * and the zero-point corrections use W's column sums from the packing.
+ * Limits: 1 <= K <= PTERUN_COMPUTE_QS8_MAX_K (the raw int32 sums cannot
+ * overflow), N >= 1. */
+#define PTERUN_COMPUTE_QS8_MAX_K 65536
+
+/**
+ * An int8 GEMM microkernel: one MR x NR tile of int32 sums over kq groups of 4:
+ *   C[i][j] (+)= sum_{q < kq, t < 4} A[q][i][t] * B[q][j][t]
+ * A: a packed panel, kq x MR x 4 elements of uint8 (a_bytes 1) or of int16
+ * holding the uint8 value (a_bytes 2); B: a packed strip, kq x NR x 4 int8
+ * (b_bytes 1) or int16 (b_bytes 2); C[i][j] = c[i * ldc + j], all MR x NR
+ * written (added to when `add`). kq >= 1; no alignment required.
+ */
+typedef void (*pterun_compute_qs8_gemm_fn)(size_t kq, const void* a, const void* b, int32_t* c,
+                                           size_t ldc, int add);
+
+typedef struct pterun_compute_qs8_gemm_ukernel {
+  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
+  pterun_compute_qs8_gemm_fn fn;
+  const char* name;
+  int mr, nr;           /* tile */
+  int a_bytes, b_bytes; /* packed element sizes (1: u8 / s8, 2: int16) */
+} pterun_compute_qs8_gemm_ukernel;
+
+/** Every int8 microkernel compiled into this build, scalar (the reference)
+ *  first, in priority order (tests and benchmarks run each). */
+PTERUN_COMPUTE_API const pterun_compute_qs8_gemm_ukernel* pterun_compute_qs8_gemm_ukernels(
+    size_t* count_out);
+/** The last variant whose ISA bits are all in `features` (pterun_cpu_features()
+ *  in production, narrowed by PTERUN_ISA_MASK); never NULL. */
+PTERUN_COMPUTE_API const pterun_compute_qs8_gemm_ukernel* pterun_compute_qs8_gemm_select(
+    uint64_t features);
+
+/** Weights packed for one microkernel (pterun_compute_qs8_pack). The buffer
+ *  holds the column sums and the strips; this header points into it. */
+typedef struct pterun_compute_qs8_packed {
+  const pterun_compute_qs8_gemm_ukernel* uk;
+  int64_t n, k, kq;       /* kq = ceil(k / 4) */
+  const int32_t* col_sum; /* sum_k W[n][k], n entries */
+  const void* strips;     /* ceil(n / NR) strips of kq x NR x 4 elements, zero padded */
+} pterun_compute_qs8_packed;
+
+/** Bytes pterun_compute_qs8_pack needs for an N x K weight (64-byte aligned
+ *  buffer); 0 when N or K is out of range or the size overflows. uk NULL:
+ *  pterun_compute_qs8_gemm_select(pterun_cpu_features()). */
+PTERUN_COMPUTE_API size_t pterun_compute_qs8_pack_size(const pterun_compute_qs8_gemm_ukernel* uk,
+                                                       int64_t n, int64_t k);
+/** Packs W (int8, element (n, k) at w[n * w_rs + k * w_cs]) into `buf`
+ *  (`cap` bytes, 64-byte aligned) and fills `out`. Returns 0, or -1 when the
+ *  sizes are out of range, buf is too small or misaligned. */
+PTERUN_COMPUTE_API int pterun_compute_qs8_pack(const pterun_compute_qs8_gemm_ukernel* uk, int64_t n,
+                                               int64_t k, const int8_t* w, int64_t w_rs,
+                                               int64_t w_cs, void* buf, size_t cap,
+                                               pterun_compute_qs8_packed* out);
+
+/** What happens to each int32 sum v[m][n] (after the zero-point corrections):
+ *    y = (float)v * scale[n or 0] + bias[n] (bias NULL: 0)
+ *  F32 output: C = min(max(y, f_min), f_max) (relu / hardtanh / none: +-inf).
+ *  U8 / I8 output: q = (int)(out_zp + nearbyintf(y * out_inv_scale)) clamped
+ *  to [q_min, q_max] (NaN -> q_min), ExecuTorch's quantize_per_tensor step;
+ *  a fused relu or hardtanh narrows [q_min, q_max] (quantisation is monotonic,
+ *  so clamping after it gives the same values as clamping the float). */
+typedef struct pterun_compute_qs8_epilogue {
+  int32_t a_zp;        /* A's zero point, in A's own type (uint8 or int8 range) */
+  const int32_t* w_zp; /* per column; NULL: all 0 (symmetric weights) */
+  const float* scale;  /* per column when scale_per_column, else scale[0] */
+  int scale_per_column;
+  const float* bias;   /* per column; NULL: none */
+  float f_min, f_max;  /* F32 output clamp */
+  float out_inv_scale; /* U8 / I8 output: 1 / output scale (float32, as ExecuTorch) */
+  int32_t out_zp, q_min, q_max;
+} pterun_compute_qs8_epilogue;
+
+/** Row source for A instead of a matrix (e.g. im2col of a convolution):
+ *  writes A[i][k] for i0 <= i < i0 + rows, k0 <= k < k0 + kc as raw bytes of
+ *  A's dtype to dst[(i - i0) * kc + (k - k0)]. Called from pool workers. */
+typedef void (*pterun_compute_qs8_rows_fn)(void* ctx, int64_t i0, int64_t rows, int64_t k0,
+                                           int64_t kc, uint8_t* dst);
+
+/**
+ * C = epilogue(A[M,K] x W^T) over `pool` (NULL: serially; max_threads 0: no
+ * cap). A: `a` (dtype U8 or I8, non-negative strides) or, when `a_rows` is not
+ * NULL, that function (a_dtype U8 or I8; `a` ignored). C: dtype U8, I8 or F32,
+ * element (m, n) at data[m * rs + n * cs]. Tasks own disjoint tiles of C and
+ * sum in a fixed order: results are identical for any thread count and
+ * microkernel. Returns 0, or -1 for invalid arguments (nothing written).
+ */
+PTERUN_COMPUTE_API int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads,
+                                               int64_t m, const pterun_compute_matrix* a,
+                                               pterun_compute_qs8_rows_fn a_rows, void* a_ctx,
+                                               int32_t a_dtype, const pterun_compute_qs8_packed* w,
+                                               const pterun_compute_qs8_epilogue* ep,
+                                               const pterun_compute_matrix* c);
+
+/* ---- operands packed at load, fused activation -------------------------------
+ * A constant operand (a Linear/addmm weight, a convolution's weight) can be
+ * packed once, in a kernel's prepare (pterun/kernel.h), into the layout the
+ * f32 engine's microkernel reads; products then skip packing it. The packed
+ * operand lives in the caller's memory (pterun_kernel_state_alloc) and
+ * records the microkernel and K blocking it was made for: a product that
+ * cannot use it (another microkernel, e.g. M == 1, or a non-f32 output)
+ * silently reads the unpacked matrix instead, so callers always pass both.
+ * A packed product performs exactly the operations of the unpacked one with
+ * the default buffers, so results are bit-identical. */
+typedef struct pterun_compute_packed pterun_compute_packed;
+#define PTERUN_COMPUTE_OPERAND_A 0 /* the M x K left operand */
+#define PTERUN_COMPUTE_OPERAND_B 1 /* the K x N right operand */
+
+/** Bytes of 64-byte-aligned memory pterun_compute_gemm_pack needs for a
+ *  rows x cols operand (A: M x K, B: K x N) on this CPU (PTERUN_ISA_MASK
+ *  applies); 0 for a bad operand, empty or absurd sizes. */
+PTERUN_COMPUTE_API size_t pterun_compute_gemm_pack_size(int operand, int64_t rows, int64_t cols);
+/** Packs the f32/f16/bf16 matrix `src` (rows x cols, any strides) into
+ *  `mem` (64-aligned, `bytes` >= pterun_compute_gemm_pack_size). Returns the
+ *  packed operand (inside mem) or NULL when the arguments do not fit. */
+PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_gemm_pack(
+    void* mem, size_t bytes, int operand, int64_t rows, int64_t cols,
+    const pterun_compute_matrix* src);
+/** The K block the f32 engine uses for a product of depth k with M = m and
+ *  the default buffers; products over a packed operand's K range must start
+ *  at a multiple of it (a convolution chunks its reduction by it). */
+PTERUN_COMPUTE_API int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m,
+                                                       int64_t k);
+
+/** Activations fused into a product's epilogue, with the portable kernels'
+ *  exact semantics: RELU is aten::relu (NaN stays NaN, -0 becomes +0), CLAMP
+ *  is aten::hardtanh / clamp with float bounds (x < lo ? lo : x, then > hi). */
+#define PTERUN_COMPUTE_ACT_NONE 0
+#define PTERUN_COMPUTE_ACT_RELU 1
+#define PTERUN_COMPUTE_ACT_CLAMP 2
+
+/** Extras of one product (all zero: a plain pterun_compute_gemm). */
+typedef struct pterun_compute_gemm_opts {
+  const pterun_compute_packed* packed_a; /* A packed at load, or NULL */
+  const pterun_compute_packed* packed_b; /* B packed at load, or NULL */
+  int64_t k0;                            /* this product is K [k0, k0 + k) of the packed operands */
+  int activation;                        /* PTERUN_COMPUTE_ACT_*, applied to the final C */
+  float lo, hi;                          /* CLAMP bounds */
+} pterun_compute_gemm_opts;
+
+/** x[i] = activation(x[i]) for i < n, the epilogue's semantics, for fused
+ *  operators whose fast path is not a product (depthwise convolution, ...). */
+PTERUN_COMPUTE_API void pterun_compute_f32_activate(float* x, size_t n, int activation, float lo,
+                                                    float hi);
+
+/** pterun_compute_gemm with packed operands and a fused activation (o NULL:
+ *  none). The activation is applied as each tile of C receives its last K
+ *  block, so it costs no extra pass over C. With accumulate, C's previous
+ *  contents (a bias) are part of what is activated. */
+PTERUN_COMPUTE_API void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
+                                               int64_t k, const pterun_compute_matrix* a,
+                                               const pterun_compute_matrix* b,
+                                               const pterun_compute_matrix* c, double alpha,
+                                               int accumulate, const pterun_compute_gemm_opts* o);
+
 /* ---- f32 vector math ----------------------------------------------------------
  * Element-wise functions on contiguous float arrays, vectorised for the widest
  * ISA the CPU has (4-lane baseline: SSE2 / NEON / scalar; AVX2; AVX-512F).
@@ -150,6 +314,148 @@ PTERUN_COMPUTE_API const char* pterun_compute_f32_unary_variant(size_t variant);
  *  -1 when the op or the variant is unavailable. */
 PTERUN_COMPUTE_API int pterun_compute_f32_unary_with(size_t variant, int op, const float* x,
                                                      float* y, size_t n);
+
+/* ---- f32 depthwise convolution ------------------------------------------------
+ * NHWC input [batch][in_h][in_w][in_c], filter [kernel_h][kernel_w][out_c],
+ * output [batch][out_h][out_w][out_c] with out_c a multiple of in_c (output
+ * channel c reads input channel c / (out_c / in_c)):
+ *   out[b][y][x][c] = clamp(bias[c] + sum over kh, kw of
+ *                     in[b][y*stride_h + kh*dilation_h - pad_top]
+ *                       [x*stride_w + kw*dilation_w - pad_left][c / m] * w[kh][kw][c])
+ * taps outside the input count as zero. Same bits for every ISA variant and
+ * thread count (no fused multiply-add, fixed tap order). */
+typedef struct pterun_compute_dwconv2d {
+  size_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
+  size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+  float out_min, out_max; /* clamp of every output (-INFINITY, INFINITY: none) */
+} pterun_compute_dwconv2d;
+
+/** Runs the convolution above (bias may be NULL), output rows split over
+ *  `pool` (NULL: the calling thread; max_threads 0: no cap). The caller sizes
+ *  the tensors from `p`. Returns 0, or -1 when in_c is 0, out_c is not a
+ *  multiple of it, or a stride or dilation is 0. */
+PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const float* in, const float* w,
+                                                        const float* bias, float* out);
+/** Name of depthwise variant `variant` (0: the 4-lane baseline) if it is built
+ *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
+PTERUN_COMPUTE_API const char* pterun_compute_f32_dwconv2d_variant(size_t variant);
+/** As pterun_compute_f32_dwconv2d_nhwc on one variant, serially (tests,
+ *  benchmarks); -1 when the geometry or the variant is unusable. */
+PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const float* in, const float* w,
+                                                        const float* bias, float* out);
+
+/* ---- f32 row primitives ---------------------------------------------------------
+ * The inner loops of attention-like kernels (a dot product per key, a scaled
+ * accumulation per value row, the softmax's exponentials), as a table of
+ * functions chosen once per call. Like the vector math above, every variant
+ * gives the same bits: sums keep 16 partial sums (element i in sum i % 16)
+ * added in one fixed tree, and nothing is fused. Serial: callers split rows
+ * over the pool themselves. */
+typedef struct pterun_compute_f32_rowops {
+  /** sum_i a[i] * b[i] */
+  float (*dot)(const float* a, const float* b, size_t n);
+  /** y[i] = y[i] * beta + alpha * x[i] */
+  void (*axpby)(float* y, float beta, float alpha, const float* x, size_t n);
+  /** y[i] *= s */
+  void (*scale)(float* y, float s, size_t n);
+  /** y[i] = e^(x[i] - m) (PTERUN_COMPUTE_EXP's accuracy), returns sum_i y[i];
+   *  x == y allowed. */
+  float (*exp_sum)(float* y, const float* x, float m, size_t n);
+  const char* name;
+} pterun_compute_f32_rowops;
+
+/** The widest variant pterun_cpu_features() (PTERUN_ISA_MASK) allows; never NULL. */
+PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_select(void);
+/** Variant `variant` (0: the 4-lane baseline; numbering as
+ *  pterun_compute_f32_unary_variant) if built and runnable here, else NULL. */
+PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_variant(
+    size_t variant);
+
+/* ---- low-bit linear (torchao's universal packed-weights layout) -------------
+ * The engine behind libpterun_kernels_lowbit's torchao::_linear_8bit_act_{n}bit
+ * operators (docs/lowbit.md has the layout and the arithmetic): activations
+ * quantized per row to int8, exact integer dot products per weight group,
+ * float32 accumulation in k order, columns split over the thread pool.
+ * Results do not depend on the microkernel or on the thread count. */
+
+/** The integer part of one group of one 8-column tile: dot[c] = sum over
+ *  `chunks` 16-value k-chunks (packed at w, 16 * nbit bytes each) of
+ *  qa[j] * code[c][j]. Exact: every variant gives the same numbers. */
+typedef void (*pterun_compute_lowbit_dot_fn)(int nbit, const uint8_t* w, const int8_t* qa,
+                                             int64_t chunks, int64_t dot[8]);
+
+typedef struct pterun_compute_lowbit_ukernel {
+  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
+  pterun_compute_lowbit_dot_fn fn;
+  const char* name;
+} pterun_compute_lowbit_ukernel;
+
+/** Every low-bit microkernel compiled into this build, portable first, in
+ *  priority order (tests and benchmarks run each). */
+PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_ukernels(
+    size_t* count_out);
+/** The last variant whose ISA bits are all in `features` (never NULL). */
+PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_select(
+    uint64_t features);
+
+/** Unpacks `count` (32, 64 or 128) nbit values (1 <= nbit <= 8) from torchao's
+ *  chunk layout at `src` (count * nbit / 8 bytes) into signed codes
+ *  (value - 2^(nbit-1); for nbit 8 the byte as int8). */
+PTERUN_COMPUTE_API void pterun_compute_lowbit_unpack(int nbit, int count, const uint8_t* src,
+                                                     int8_t* dst);
+
+/** A validated universal-layout weight buffer (the caller checked the header
+ *  and that n / 8 rounded up tiles of tile_bytes each follow it). */
+typedef struct pterun_compute_lowbit_weights {
+  int nbit;      /* 1..8 */
+  int has_zeros; /* per-group weight zero points */
+  int has_bias;
+  int64_t n, k, group_size; /* group_size: a multiple of 16 dividing k */
+  uint64_t tile_bytes;      /* bytes of one 8-column tile */
+  const uint8_t* tiles;     /* the first tile (after the 64-byte header) */
+} pterun_compute_lowbit_weights;
+
+/** Bytes pterun_compute_lowbit_repack writes for `w`: 0 when the
+ *  microkernels read its width without unpacking (4 and 8 bits). */
+PTERUN_COMPUTE_API size_t
+pterun_compute_lowbit_repack_bytes(const pterun_compute_lowbit_weights* w);
+/** Load-time repacking (a kernel's prepare): 1-3-bit codes rewritten in the
+ *  4-bit layout, 5-7-bit codes in the 8-bit layout, per-group data and bias
+ *  copied, at dst (pterun_compute_lowbit_repack_bytes(w) bytes, 64-byte
+ *  aligned preferred); `out` describes the copy. Same codes, so the linear
+ *  gives the same bits from either; the widths that need no repacking are
+ *  described as they are. */
+PTERUN_COMPUTE_API void pterun_compute_lowbit_repack(const pterun_compute_lowbit_weights* w,
+                                                     uint8_t* dst,
+                                                     pterun_compute_lowbit_weights* out);
+
+/** Bytes of one 8-column tile of the universal layout (k < 2^31, group_size
+ *  a multiple of 16 dividing k): per group, group_size * nbit code bytes,
+ *  8 scales, 8 sums [, 8 zero points]; then [8 biases]. */
+PTERUN_COMPUTE_API uint64_t pterun_compute_lowbit_tile_bytes(int nbit, int64_t k,
+                                                             int64_t group_size, int has_zeros,
+                                                             int has_bias);
+/** Scratch bytes pterun_compute_lowbit_linear uses for a block of `rows`
+ *  activation rows (it takes fewer rows at a time when the arena is short). */
+PTERUN_COMPUTE_API size_t
+pterun_compute_lowbit_scratch_bytes(const pterun_compute_lowbit_weights* w, int64_t rows);
+
+/** y[m, n] = quantize(x[m, k]) @ w, float32, row-major, contiguous.
+ *  Quantized activations live in ctx's scratch arena (a stack row when it is
+ *  too small and k <= 4096; else OUT_OF_MEMORY with a message); the method's
+ *  pool splits the rows and 8-column tiles. ctx may be NULL (serial, stack). */
+PTERUN_COMPUTE_API pterun_status
+pterun_compute_lowbit_linear(pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w,
+                             const float* x, int64_t m, float* y);
+/** As pterun_compute_lowbit_linear with an explicit microkernel (NULL: the
+ *  default selection), pool and thread cap (tests, benchmarks). */
+PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_ex(
+    pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w, const float* x, int64_t m,
+    float* y, const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool, size_t max_threads);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,7 @@ extern "C" {
 
 /* Bumped whenever pterun_kernel, pterun_kernel_library or the kernel calling
  * convention changes incompatibly. */
-#define PTERUN_KERNEL_ABI_VERSION 2u
+#define PTERUN_KERNEL_ABI_VERSION 3u
 
 /** Per-call context handed to a kernel (opaque). */
 typedef struct pterun_kernel_context pterun_kernel_context;
@@ -36,12 +36,30 @@ typedef struct pterun_kernel_context pterun_kernel_context;
 typedef pterun_status (*pterun_kernel_fn)(pterun_kernel_context* ctx, pterun_value** args,
                                           size_t nargs);
 
+/**
+ * Optional load-time preparation (ABI 3). When a method loads, every kernel
+ * call whose kernel has `prepare` gets one prepare call with the
+ * instruction's arguments: constant tensors (program constants, external
+ * data, constants folded at load) have their data; every other tensor has
+ * its dtype and sizes but `data` NULL and capacity 0 (planned memory is not
+ * valid yet and must not be read). A prepare may keep per-instruction state
+ * with pterun_kernel_state_alloc(); execute finds it with
+ * pterun_kernel_state(). It returns OK when it has nothing to prepare (the
+ * arguments do not suit it): execute then takes its ordinary path and
+ * reports bad arguments itself. Any other status fails the method load.
+ */
+typedef pterun_status (*pterun_kernel_prepare_fn)(pterun_kernel_context* ctx, pterun_value** args,
+                                                  size_t nargs);
+
 /** One kernel per operator: the kernel handles every dtype and layout it
  *  supports and refuses the others with a message (ABI 2 dropped ABI 1's
- *  unused dtype/dim-order key; docs/architecture.md). */
+ *  unused dtype/dim-order key; ABI 3 added `prepare`; docs/architecture.md).
+ *  Write tables with designated initialisers so `prepare` defaults to NULL:
+ *  `{.op = "aten::add.out", .fn = my_add}`. */
 typedef struct pterun_kernel {
   const char* op; /* "aten::add.out": name, then "." and overload if any */
   pterun_kernel_fn fn;
+  pterun_kernel_prepare_fn prepare; /* NULL: nothing to do at load */
 } pterun_kernel;
 
 typedef struct pterun_kernel_library {
@@ -81,6 +99,25 @@ PTERUN_API void pterun_kernel_note_slow_path(pterun_kernel_context* ctx, const c
  * use a path that needs no scratch or fail with OUT_OF_MEMORY.
  */
 PTERUN_API void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t align);
+
+/**
+ * During prepare only: `nbytes` of memory (aligned to `align`, a power of
+ * two up to 4096) that lives as long as the method, allocated at load from
+ * the method's allocator and counted in pterun_method_memory(). The first
+ * block a prepare allocates is the instruction's state
+ * (pterun_kernel_state()); later ones are the kernel's to link from it.
+ * Contents are uninitialised. Returns NULL outside prepare, for a bad
+ * alignment or size, or when the allocator refuses (then return
+ * OUT_OF_MEMORY, or OK to run unprepared).
+ */
+PTERUN_API void* pterun_kernel_state_alloc(pterun_kernel_context* ctx, size_t nbytes, size_t align);
+
+/** The state this instruction's prepare allocated (its first block), or
+ *  NULL: none (no prepare, it kept nothing, or a direct pterun_kernel_invoke). */
+PTERUN_API void* pterun_kernel_state(const pterun_kernel_context* ctx);
+
+/** 1 while the context is a prepare call (load time), else 0. */
+PTERUN_API int pterun_kernel_preparing(const pterun_kernel_context* ctx);
 
 /** The method's thread pool (pterun_method_options.threadpool), for
  *  pterun_parallelize_* (include/pterun/threadpool.h); NULL: run serially. */

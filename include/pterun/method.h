@@ -87,6 +87,15 @@ typedef struct pterun_method_options {
   /** At most this many threads (the caller's included) per kernel of this
    *  method; 0: the whole pool. */
   size_t max_threads;
+  /** 1: skip the kernels' load-time preparation (pterun_kernel.prepare:
+   *  packed weights, ...): every kernel runs its unprepared path. For tests
+   *  comparing the prepared path with the reference one. */
+  int no_kernel_prepare;
+  /** 1: keep every instruction as the program has it. By default chains
+   *  such as convolution -> relu run as one fused operator when a registered
+   *  library provides it (docs/architecture.md, "Load-time fusion"). For
+   *  tests comparing fused and unfused results. */
+  int no_fusion;
 } pterun_method_options;
 
 #define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)
@@ -94,7 +103,9 @@ typedef struct pterun_method_options {
 /**
  * Loads a method: builds the value table, binds planned memory, resolves
  * every operator, runs the layout operators on constant weights once
- * (unless no_constant_folding) and sets up the kernels' scratch arena. All of
+ * (unless no_constant_folding), fuses operator chains (unless no_fusion),
+ * runs the kernels' load-time preparation (unless no_kernel_prepare) and sets
+ * up the kernels' scratch arena. All of
  * the method's memory is allocated here — its runtime structures in one
  * block, the scratch arena, folded constants, and the planned buffers the
  * caller did not supply — and none later; pterun_method_memory() reports
@@ -119,9 +130,10 @@ PTERUN_API pterun_status pterun_method_load(const pterun_program* program, const
 /** NULL is a no-op. */
 PTERUN_API void pterun_method_destroy(pterun_method* method);
 
-/** Bytes pterun allocated for this method: runtime structures (including
- *  kernel scratch, folded constants and what delegate backends hold) and
- *  planned buffers it owns. */
+/** Bytes pterun allocated for this method, all of it at load: runtime
+ *  structures (including kernel scratch, folded constants, the kernels'
+ *  prepared state such as packed weights, and what delegate backends hold)
+ *  and planned buffers it owns. */
 PTERUN_API void pterun_method_memory(const pterun_method* method, size_t* runtime_bytes_out,
                                      size_t* planned_bytes_out);
 

@@ -8,7 +8,7 @@
 #undef CM_OP
 
 static const pterun_kernel kCortexMKernels[] = {
-#define CM_OP(name, fn) {name, fn},
+#define CM_OP(op_, fn_) {.op = op_, .fn = fn_},
 #include "kernels/cortex_m/ops.inc"
 #undef CM_OP
 };

@@ -51,7 +51,7 @@ static void param_of(const llm_attn_src* s, int64_t b, int64_t t, int64_t h, flo
 
 static void one_tile(const llm_attn_job* job, int64_t tile) {
   float work[LLM_TILE_FLOATS];
-  const llm_vec_ops* ops = job->ops;
+  const pterun_compute_f32_rowops* ops = job->ops;
   const int64_t D = job->D, rep = job->Hq / job->Hkv;
   const int64_t hchunks = (rep + job->hn - 1) / job->hn,
                 qchunks = (job->Sq + job->qn - 1) / job->qn;
@@ -148,12 +148,8 @@ static void one_tile(const llm_attn_job* job, int64_t tile) {
           continue;
         }
         alpha = expf(mrow[r] - mnew); /* exp(-inf) = 0 on the first block */
-        for (j = 0; j < lim; ++j) {
-          float p = expf(sc[j] - mnew);
-          sc[j] = p;
-          sum += p;
-        }
-        for (; j < kb; ++j) sc[j] = 0.f;
+        sum = ops->exp_sum(sc, sc, mnew, (size_t)lim);
+        for (j = lim; j < kb; ++j) sc[j] = 0.f;
         lrow[r] = lrow[r] * alpha + sum;
         mrow[r] = mnew;
         if (alpha != 1.f) ops->scale(acc + r * D, alpha, (size_t)D);
@@ -176,7 +172,7 @@ static void one_tile(const llm_attn_job* job, int64_t tile) {
         }
         for (r = 0; r < R; ++r) {
           float p = scores[r * LLM_KB + j];
-          if (p != 0.f) ops->scale_axpy(acc + r * D, 1.f, p, vr, (size_t)D);
+          if (p != 0.f) ops->axpby(acc + r * D, 1.f, p, vr, (size_t)D);
         }
       }
     }
@@ -195,7 +191,7 @@ static void one_tile(const llm_attn_job* job, int64_t tile) {
   }
 }
 
-void llm_attn_tiles(const llm_attn_job* job, int64_t first, int64_t count) {
-  int64_t t;
-  for (t = first; t < first + count; ++t) one_tile(job, t);
+void llm_attn_tiles(void* job, size_t first, size_t count) {
+  size_t t;
+  for (t = first; t < first + count; ++t) one_tile((const llm_attn_job*)job, (int64_t)t);
 }

@@ -6,6 +6,7 @@
 #define PTERUN_KERNELS_LLM_ATTENTION_H_
 
 #include "kernels/llm/llm_util.h"
+#include "pterun/compute.h"
 
 /* One of q, k, v: element (b, s, h, d) at data[b*sB + s*sS + h*sH + d]. */
 typedef struct llm_attn_src {
@@ -30,14 +31,15 @@ typedef struct llm_attn_job {
   int64_t mask_ld;
   float scale;
   int64_t hn, qn; /* rows per tile: hn heads of one kv group x qn query rows */
-  const llm_vec_ops* ops;
+  const pterun_compute_f32_rowops* ops;
 } llm_attn_job;
 
 /* Chooses the tiling (hn, qn) and returns the number of tiles; fails with a
  * message when one head's rows cannot fit the per-tile buffer. */
 pterun_status llm_attn_plan(pterun_kernel_context* ctx, llm_attn_job* job, int64_t* tiles);
-/* Computes tiles [first, first + count): independent, so the thread pool can
- * split them (each tile writes its own output rows). */
-void llm_attn_tiles(const llm_attn_job* job, int64_t first, int64_t count);
+/* Computes tiles [first, first + count): independent, so the thread pool
+ * splits them (each tile writes its own output rows); a pterun_task_1d_tile_fn
+ * over the job. */
+void llm_attn_tiles(void* job, size_t first, size_t count);
 
 #endif /* PTERUN_KERNELS_LLM_ATTENTION_H_ */

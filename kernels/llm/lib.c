@@ -8,7 +8,7 @@
 #undef LLM_OP
 
 static const pterun_kernel kLlmKernels[] = {
-#define LLM_OP(name, fn) {name, fn},
+#define LLM_OP(op_, fn_) {.op = op_, .fn = fn_},
 #include "kernels/llm/ops.inc"
 #undef LLM_OP
 };

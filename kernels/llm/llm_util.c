@@ -3,8 +3,6 @@
 
 #include <inttypes.h>
 
-#include "pterun/cpu.h"
-
 pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,
                                int rank) {
   if (rank >= 0) PTERUN_TRY(pterun_check_rank(ctx, t, name, rank));
@@ -37,43 +35,4 @@ void llm_store_f32(void* dst, int dtype, const float* src, size_t n) {
   } else {
     for (i = 0; i < n; ++i) ((uint16_t*)dst)[i] = pterun_f32_to_bf16(src[i]);
   }
-}
-
-/* ---- portable row primitives: four partial sums so the compiler can keep
- * several lanes busy without reassociating behind our back. ---- */
-static float dot_c(const float* a, const float* b, size_t n) {
-  float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += a[i] * b[i];
-    s1 += a[i + 1] * b[i + 1];
-    s2 += a[i + 2] * b[i + 2];
-    s3 += a[i + 3] * b[i + 3];
-  }
-  for (; i < n; ++i) s0 += a[i] * b[i];
-  return (s0 + s1) + (s2 + s3);
-}
-
-static void scale_axpy_c(float* y, float s, float p, const float* x, size_t n) {
-  size_t i;
-  for (i = 0; i < n; ++i) y[i] = y[i] * s + p * x[i];
-}
-
-static void scale_c(float* y, float s, size_t n) {
-  size_t i;
-  for (i = 0; i < n; ++i) y[i] *= s;
-}
-
-static const llm_vec_ops kPortable = {dot_c, scale_axpy_c, scale_c, "c"};
-
-const llm_vec_ops* llm_vec_ops_portable(void) {
-  return &kPortable;
-}
-
-const llm_vec_ops* llm_vec_ops_select(void) {
-#if defined(PTERUN_LLM_AVX2)
-  uint64_t need = PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA;
-  if ((pterun_cpu_features() & need) == need) return llm_vec_ops_avx2();
-#endif
-  return &kPortable;
 }

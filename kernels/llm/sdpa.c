@@ -3,6 +3,7 @@
 #include <inttypes.h>
 
 #include "kernels/llm/attention.h"
+#include "pterun/threadpool.h"
 
 pterun_status llm_cache_write(pterun_kernel_context* ctx, const pterun_tensor* value,
                               pterun_tensor* cache, int64_t start_pos);
@@ -127,12 +128,12 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
     job.nkeys = a->start_pos + job.Sq;
   }
   job.scale = (float)(a->has_scale ? a->scale : 1.0 / sqrt((double)job.D));
-  job.ops = llm_vec_ops_select();
+  job.ops = pterun_compute_f32_rowops_select();
   if (a->out->numel == 0) return PTERUN_STATUS_OK;
   PTERUN_TRY(llm_attn_plan(ctx, &job, &tiles));
-  /* One call over all tiles; with the thread pool this becomes
-   * pterun_parallelize_1d_tile over [0, tiles). */
-  llm_attn_tiles(&job, 0, tiles);
+  /* Tiles write disjoint output rows: the method's pool splits them. */
+  pterun_parallelize_1d_tile(pterun_kernel_threadpool(ctx), llm_attn_tiles, &job, (size_t)tiles, 1,
+                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
   return PTERUN_STATUS_OK;
 }
 

@@ -1,12 +1,16 @@
 /* Internal interface of libpterun_kernels_lowbit (prefix lb_): torchao's
- * packed-weights header and bit layouts, and the generic kernels the 24
- * operator entry points wrap. docs/lowbit.md has the format. */
+ * packed-weights header and argument checks, and the generic kernels the 24
+ * operator entry points wrap. The arithmetic (bit unpacking, activation
+ * quantization, the linear microkernels and their thread split) is
+ * libpterun_compute's (pterun/compute.h, src/compute/lowbit/).
+ * docs/lowbit.md has the format. */
 #ifndef PTERUN_KERNELS_LOWBIT_LB_H_
 #define PTERUN_KERNELS_LOWBIT_LB_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pterun/compute.h"
 #include "pterun/kernel.h"
 #include "pterun/kernel_util.h"
 
@@ -17,19 +21,10 @@ enum { LB_HEADER_BYTES = 64, LB_MAGIC = 6712, LB_TYPE_LINEAR = 1, LB_TYPE_EMBEDD
 /* Universal linear layout: 8-column tiles, 16-value k-chunks, sr 2. */
 enum { LB_NR = 8, LB_KR = 16, LB_SR = 2 };
 
-/* Unpacks `count` (32, 64 or 128) nbit values from torchao's chunk layout
- * at `src` (count * nbit / 8 bytes) into signed codes (value - 2^(nbit-1),
- * or the byte as int8 for nbit 8). */
-void lb_unpack_codes(int nbit, int count, const uint8_t* src, int8_t* dst);
-
 /* Reads a universal linear header from `packed` (bytes available: `size`)
  * and checks it against the operator's bit width; sets the flags. */
 pterun_status lb_linear_header(pterun_kernel_context* ctx, const uint8_t* packed, size_t size,
                                int nbit, int* has_zeros, int* has_bias);
-
-/* Bytes of one 8-column tile of the universal linear layout, or 0 when the
- * sizes are out of range (k, group_size already validated). */
-uint64_t lb_linear_tile_bytes(int nbit, int64_t k, int64_t group_size, int has_zeros, int has_bias);
 
 /* Checks the packed-weights tensor argument (1-D int8/uint8, contiguous,
  * data present) and returns its bytes. */
@@ -49,31 +44,13 @@ pterun_status lb_out_2d(pterun_kernel_context* ctx, pterun_tensor* out, int64_t 
 
 pterun_status lb_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                             int nbit);
+/* Load time (kernel ABI 3): checks constant weights once and repacks the
+ * widths that would be unpacked per call (lb_linear.c). */
+pterun_status lb_linear_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                int nbit);
 pterun_status lb_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                int nbit);
 pterun_status lb_shared_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                       int nbit);
-
-/* The integer part of one group of one 8-column tile: dot[c] = sum over the
- * group's `chunks` 16-value k-chunks (packed at w, 16 * nbit bytes each) of
- * qa[j] * code[c][j]. Exact, so every implementation gives the same result. */
-typedef void (*lb_group_dot_fn)(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
-                                int64_t dot[8]);
-void lb_group_dot_scalar(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
-                         int64_t dot[8]);
-#if defined(PTERUN_LOWBIT_AVX2)
-void lb_group_dot_avx2(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
-                       int64_t dot[8]);
-#endif
-/* The implementation pterun_cpu_features() allows (PTERUN_ISA_MASK=0: scalar). */
-lb_group_dot_fn lb_group_dot_select(void);
-
-/* Dynamic per-row int8 activation quantization (docs/lowbit.md): scale and
- * int32 zero point of a row of k floats. */
-void lb_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero);
-/* q = clamp(nearbyint(fma(x, inv, zero)), -128, 127) for `count` values. */
-void lb_act_quantize(const float* x, int64_t count, float inv, int32_t zero, int8_t* q);
-/* The reciprocal torchao uses: (float)(1.0 / ((double)scale + 1e-16)). */
-float lb_act_inv(float scale);
 
 #endif /* PTERUN_KERNELS_LOWBIT_LB_H_ */

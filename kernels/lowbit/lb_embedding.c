@@ -79,7 +79,7 @@ pterun_status lb_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
     /* one 32-multiple chunk at a time, so no row-sized buffer is needed */
     for (j0 = 0; j0 < D;) {
       int64_t cnt = D - j0 >= 128 ? 128 : (D - j0 >= 64 ? 64 : 32);
-      lb_unpack_codes(nbit, (int)cnt, row + j0 * nbit / 8, codes);
+      pterun_compute_lowbit_unpack(nbit, (int)cnt, row + j0 * nbit / 8, codes);
       for (j = 0; j < cnt; ++j) {
         int64_t g = (j0 + j) / gs;
         o[j0 + j] = ((float)codes[j] - (float)z[g]) * s[g];
@@ -126,7 +126,7 @@ pterun_status lb_shared_embedding_out(pterun_kernel_context* ctx, pterun_value**
       memcpy(&s, qp + 4 * col, 4);
       for (c = 0; c < gs / 16; ++c) {
         float* oc = o + g * gs + c * 16;
-        lb_unpack_codes(nbit, 128, grp + c * 16 * nbit, codes);
+        pterun_compute_lowbit_unpack(nbit, 128, grp + c * 16 * nbit, codes);
         for (j = 0; j < 8; ++j) {
           oc[j] = ((float)codes[col * 8 + j] - (float)z) * s;
           oc[8 + j] = ((float)codes[64 + col * 8 + j] - (float)z) * s;

@@ -1,10 +1,15 @@
 /* The portable kernel library's one entry point: a constant table built from
  * the operator lists, one per topic (ops_*.inc). Each list row is
- * PK_OP("ns::op.overload", fn), under a comment naming the source file. */
+ * PK_OP("ns::op.overload", fn), or PK_OP_PREPARED("ns::op.overload", fn,
+ * prepare) for a kernel with a load-time prepare (kernel ABI 3), under a
+ * comment naming the source file. */
 #include "pterun/kernels/portable.h"
 
 #define PK_OP(name, fn)                                                                            \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define PK_OP_PREPARED(name, fn, prep)                                                             \
+  PK_OP(name, fn)                                                                                  \
+  pterun_status prep(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 #include "kernels/portable/ops_arith.inc"
 #include "kernels/portable/ops_compare.inc"
 #include "kernels/portable/ops_activation.inc"
@@ -18,9 +23,11 @@
 #include "kernels/portable/ops_copy.inc"
 #include "kernels/portable/ops_create.inc"
 #undef PK_OP
+#undef PK_OP_PREPARED
 
 static const pterun_kernel kPortableKernels[] = {
-#define PK_OP(name, fn) {name, fn},
+#define PK_OP(op_, fn_) {.op = op_, .fn = fn_},
+#define PK_OP_PREPARED(op_, fn_, prep_) {.op = op_, .fn = fn_, .prepare = prep_},
 #include "kernels/portable/ops_arith.inc"
 #include "kernels/portable/ops_compare.inc"
 #include "kernels/portable/ops_activation.inc"
@@ -34,6 +41,7 @@ static const pterun_kernel kPortableKernels[] = {
 #include "kernels/portable/ops_copy.inc"
 #include "kernels/portable/ops_create.inc"
 #undef PK_OP
+#undef PK_OP_PREPARED
 };
 
 static const pterun_kernel_library kPortableLibrary = {

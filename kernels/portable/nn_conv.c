@@ -5,11 +5,16 @@
  * (batch, group) at a time and in column chunks so the im2col buffer stays
  * small (scratch arena or a stack buffer). Transposed convolutions, integer
  * dtypes and unusual out layouts use a direct gather loop. Internally every
- * convolution is 3-D: missing leading spatial dims have size 1. */
+ * convolution is 3-D: missing leading spatial dims have size 1.
+ *
+ * A constant float32 weight of a GEMM-path convolution (groups == 1) is packed
+ * once at method load (prepare, prepack.h); pterun::convolution_relu /
+ * convolution_hardtanh (made by the load-time fusion pass) apply the
+ * activation in the GEMM epilogue, or per plane/row of the depthwise loops. */
 #include <inttypes.h>
 
+#include "kernels/portable/prepack.h"
 #include "kernels/portable/util.h"
-#include "pterun/compute.h"
 
 typedef struct conv_geom {
   int64_t n, cin, cout, groups, icpg, ocpg;
@@ -305,6 +310,8 @@ typedef struct dw_job {
   const pterun_tensor* bias;
   float* y;
   int64_t wo, wh, wwd;
+  int act; /* fused activation (PTERUN_COMPUTE_ACT_*), applied while the output is in cache */
+  float lo, hi;
 } dw_job;
 
 static float dw_bias(const dw_job* j, int64_t c) {
@@ -345,6 +352,14 @@ static void dw_planes(void* ctx, size_t start, size_t count) {
         }
       }
     }
+    if (j->act)
+      for (oh = 0; oh < OH; ++oh) {
+        if (yw == 1)
+          pterun_compute_f32_activate(yp + oh * yh, (size_t)OW, j->act, j->lo, j->hi);
+        else
+          for (ow = 0; ow < OW; ++ow)
+            pterun_compute_f32_activate(yp + oh * yh + ow * yw, 1, j->act, j->lo, j->hi);
+      }
   }
 }
 
@@ -376,13 +391,15 @@ static void dw_rows(void* ctx, size_t start, size_t count) {
             for (c = 0; c < C; ++c) yp[c] += wp[c * j->wo] * xp[c];
         }
       }
+      if (j->act) pterun_compute_f32_activate(yp, (size_t)C, j->act, j->lo, j->hi);
     }
   }
 }
 
 static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
                                const pterun_tensor* in, const pterun_tensor* w,
-                               const pterun_tensor* bias, pterun_tensor* out) {
+                               const pterun_tensor* bias, pterun_tensor* out,
+                               const pterun_compute_gemm_opts* act) {
   dw_job j = {g,
               (const float*)in->data,
               (const float*)w->data,
@@ -390,7 +407,10 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
               (float*)out->data,
               g->ws[0],
               g->ws[3],
-              g->ws[4]};
+              g->ws[4],
+              act != NULL ? act->activation : PTERUN_COMPUTE_ACT_NONE,
+              act != NULL ? act->lo : 0.0f,
+              act != NULL ? act->hi : 0.0f};
   int64_t KH = g->k[1], KW = g->k[2], kh, kw;
   int chan_inner = g->is[1] == 1 && g->os[1] == 1 && g->ocpg == 1;
   float wl[NN_DW_LOCAL];
@@ -424,7 +444,8 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
 /* im2col + GEMM for one forward floating convolution. */
 static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro,
                       int64_t ocs, const pterun_tensor* in, const pterun_tensor* w,
-                      const pterun_tensor* bias, pterun_tensor* out) {
+                      const pterun_tensor* bias, pterun_tensor* out,
+                      const pterun_compute_gemm_opts* act) {
   _Alignas(64) float local[NN_COL_LOCAL];
   pterun_compute_gemm_ws ws;
   int dbl = out->dtype == PTERUN_DTYPE_F64;
@@ -438,8 +459,16 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
     cap = NN_COL_LOCAL * (int64_t)sizeof(float) / (int64_t)es;
   }
   pterun_compute_gemm_init(ctx, &ws, out->dtype);
-  /* Chunk: up to 256 reduction rows, then as many positions as fit. */
-  rc = rows < 256 ? rows : 256;
+  /* The weight packed at load (groups == 1), and what every product gets:
+   * the activation goes with the last chunk of the reduction only. */
+  pterun_compute_gemm_opts mid = {0}, last = {0};
+  if (g->groups == 1) mid.packed_a = pk_prepacked_for(ctx, w, g->ocpg, rows);
+  if (act != NULL) last = *act;
+  last.packed_a = mid.packed_a;
+  /* Chunk: the GEMM's own K block (so a packed weight's blocks line up and
+   * packed and unpacked products add in the same order; at most 256 rows),
+   * then as many positions as fit. */
+  rc = dbl ? (rows < 256 ? rows : 256) : pterun_compute_gemm_k_block(&ws, g->ocpg, rows);
   pc = cap / rc;
   if (pc > npos) pc = npos;
   /* Start from the bias (or zero): the GEMM then always accumulates. */
@@ -475,7 +504,7 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         c.dtype = out->dtype;
         c.rs = g->os[1];
         c.cs = ocs;
-        pterun_compute_gemm(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1);
+        pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1, &last);
       }
     return;
   }
@@ -570,27 +599,34 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
           c.dtype = out->dtype;
           c.rs = g->os[1];
           c.cs = ocs;
-          pterun_compute_gemm(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1);
+          pterun_compute_gemm_opts* x = r0 + nr == rows ? &last : &mid;
+          x->k0 = r0;
+          pterun_compute_gemm_ex(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1, x);
         }
       }
 }
 
 /* aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride,
  *   SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
- *   SymInt groups, *, Tensor(a!) out) */
-pterun_status pk_convolution_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+ *   SymInt groups, *, Tensor(a!) out), out at args[iout]; `act`: the fused
+ *   activation (NULL: none). */
+static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
+                                 const pterun_compute_gemm_opts* act) {
   pterun_tensor *in, *w, *bias, *out;
   bool transposed;
   int64_t groups, sizes[5], ocs;
   conv_geom g;
   red_order ro;
-  PTERUN_CHECK_NARGS(ctx, nargs, 11);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
   PTERUN_TRY(pk_arg_bool(ctx, args, 6, "transposed", &transposed));
   PTERUN_TRY(pterun_arg_int(ctx, args, 8, "groups", &groups));
-  PTERUN_TRY(pterun_arg_tensor(ctx, args, 9, "out", &out));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, iout, "out", &out));
+  if (act != NULL && out->dtype != PTERUN_DTYPE_F32)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "the fused activation needs float32, got %s",
+                              pterun_dtype_name(out->dtype));
   PTERUN_TRY(pk_check_real(ctx, in, "input"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", w, "weight"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out"));
@@ -604,15 +640,63 @@ pterun_status pk_convolution_out(pterun_kernel_context* ctx, pterun_value** args
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", in->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   strides5(out, g.os);
-  if (!transposed && depthwise_ok(&g, in, w, bias, out))
-    conv_depthwise_f32(ctx, &g, in, w, bias, out);
-  else if (!transposed && pterun_dtype_is_float(out->dtype) && weight_flattens(&g, &ro) &&
-           out_flattens(&g, &ocs))
-    conv_gemm(ctx, &g, &ro, ocs, in, w, bias, out);
-  else
+  if (!transposed && depthwise_ok(&g, in, w, bias, out)) {
+    conv_depthwise_f32(ctx, &g, in, w, bias, out, act);
+  } else if (!transposed && pterun_dtype_is_float(out->dtype) && weight_flattens(&g, &ro) &&
+             out_flattens(&g, &ocs)) {
+    conv_gemm(ctx, &g, &ro, ocs, in, w, bias, out, act);
+  } else {
     conv_direct(&g, in, w, bias, out, transposed);
+    /* out is dense: its elements are [0, numel) */
+    if (act != NULL)
+      pterun_compute_f32_activate((float*)out->data, (size_t)out->numel, act->activation, act->lo,
+                                  act->hi);
+  }
   return PTERUN_STATUS_OK;
 }
+
+pterun_status pk_convolution_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  PTERUN_CHECK_NARGS(ctx, nargs, 11);
+  return convolution(ctx, args, 9, NULL);
+}
+
+/* Load time: packs a constant float32 weight of a convolution that takes the
+ * GEMM path with one group (the weight is the product's A, cout x
+ * icpg*kD*kH*kW in the weight's own reduction order). Geometry errors are
+ * left for execute to report. */
+static pterun_status convolution_prepare(pterun_kernel_context* ctx, pterun_value** args,
+                                         size_t nargs, size_t want, size_t iout) {
+  if (nargs != want || args[0]->tag != PTERUN_VALUE_TENSOR || args[1]->tag != PTERUN_VALUE_TENSOR ||
+      args[iout]->tag != PTERUN_VALUE_TENSOR || args[6]->tag != PTERUN_VALUE_BOOL || args[6]->u.b ||
+      args[8]->tag != PTERUN_VALUE_INT || args[8]->u.i != 1)
+    return PTERUN_STATUS_OK;
+  const pterun_tensor *in = args[0]->u.tensor, *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
+  int sp = w->rank - 2, d;
+  if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || in->rank != w->rank ||
+      sp < 1 || sp > 3 || !pk_prepack_constant_f32(w) || w->sizes[1] != in->sizes[1] ||
+      in->sizes[1] == 1 /* depthwise path */)
+    return PTERUN_STATUS_OK;
+  conv_geom g;
+  red_order ro;
+  memset(&g, 0, sizeof g);
+  g.icpg = w->sizes[1];
+  for (d = 0; d < 3; ++d) g.k[d] = d < 3 - sp ? 1 : w->sizes[2 + d - (3 - sp)];
+  strides5(w, g.ws);
+  if (!weight_flattens(&g, &ro)) return PTERUN_STATUS_OK;
+  int64_t rows = g.icpg * g.k[0] * g.k[1] * g.k[2];
+  pterun_compute_matrix a = {w->data, w->dtype, g.ws[0], ro.cs};
+  return pk_prepack(ctx, w, PTERUN_COMPUTE_OPERAND_A, w->sizes[0], rows, &a);
+}
+
+pterun_status pk_convolution_prepare(pterun_kernel_context* ctx, pterun_value** args,
+                                     size_t nargs) {
+  return convolution_prepare(ctx, args, nargs, 11, 9);
+}
+
+/* pterun::convolution_relu.out(<convolution's arguments>, *, out) and
+ * pterun::convolution_hardtanh.out(<convolution's arguments>, min_val,
+ * max_val, *, out) */
+PK_DEFINE_FUSED_ACTIVATIONS(pk_convolution, convolution, convolution_prepare, 11)
 
 /* aten::convolution_backward.out(Tensor grad_output, Tensor input, Tensor weight,
  *   SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation,

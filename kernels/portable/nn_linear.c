@@ -1,14 +1,17 @@
 /* aten::linear.out: out[..., n] = sum_k input[..., k] * weight[n, k] + bias[n].
  * ExecuTorch runs it from its optimized library; the LLM flow keeps it. Few
  * rows (decoding: one token) stream the weight once as row dot products;
- * more rows go through the blocked GEMM (pterun_compute_gemm), which packs the weight. */
+ * more rows go through the blocked GEMM (pterun_compute_gemm), with the weight
+ * packed once at method load when it is constant (prepare, prepack.h). The
+ * pterun::linear_relu / linear_hardtanh operators (made by the load-time
+ * fusion pass) apply the activation in the same call. */
 #include <inttypes.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
+#include "kernels/portable/prepack.h"
 #include "kernels/portable/util.h"
-#include "pterun/compute.h"
 
 #define LINEAR_DOT_MAX_ROWS 16
 
@@ -79,17 +82,32 @@ static void linear_rows_f32(const float* x, int64_t rows, const float* w, int64_
   }
 }
 
+/* The weight [N, K] read as the GEMM's B = weight^T: (k, n) at w[n * K + k]. */
+static pterun_compute_matrix weight_t(const pterun_tensor* w, int64_t k) {
+  pterun_compute_matrix mb;
+  mb.data = w->data;
+  mb.dtype = w->dtype;
+  mb.rs = 1;
+  mb.cs = k;
+  return mb;
+}
+
 /* aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *,
- *                  Tensor(a!) out) */
-pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+ *                  Tensor(a!) out), out at args[iout]; `act`: the fused
+ * activation (NULL: none). */
+static pterun_status linear(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
+                            const pterun_compute_gemm_opts* act) {
   pterun_tensor *x, *w, *bias, *out;
   int64_t sizes[PTERUN_MAX_RANK], k, n, m, i;
   size_t r;
-  PTERUN_CHECK_NARGS(ctx, nargs, 5);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &x));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "weight", &w));
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "bias", &bias));
-  PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, iout, "out", &out));
+  if (act != NULL && out->dtype != PTERUN_DTYPE_F32)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "the fused activation needs float32, got %s",
+                              pterun_dtype_name(out->dtype));
   if (x->rank < 1) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "input is 0-d");
   PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
   PTERUN_TRY(pk_check_float(ctx, x, "input"));
@@ -120,24 +138,25 @@ pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
   if (out->numel == 0) return PTERUN_STATUS_OK;
   m = out->numel / n;
   if (x->dtype == PTERUN_DTYPE_F32 && m <= LINEAR_DOT_MAX_ROWS) {
-    linear_rows_f32((const float*)x->data, m, (const float*)w->data, n, k, (float*)out->data);
+    float* y = (float*)out->data;
+    linear_rows_f32((const float*)x->data, m, (const float*)w->data, n, k, y);
     if (bias != NULL)
-      for (i = 0; i < m * n; ++i) ((float*)out->data)[i] += ((const float*)bias->data)[i % n];
+      for (i = 0; i < m * n; ++i) y[i] += ((const float*)bias->data)[i % n];
+    if (act != NULL)
+      pterun_compute_f32_activate(y, (size_t)(m * n), act->activation, act->lo, act->hi);
     return PTERUN_STATUS_OK;
   }
   {
     pterun_compute_gemm_ws ws;
-    pterun_compute_matrix ma, mb, mc;
+    pterun_compute_matrix ma, mb = weight_t(w, k), mc;
+    pterun_compute_gemm_opts o = {0};
     int accumulate = 0;
+    if (act != NULL) o = *act;
+    o.packed_b = pk_prepacked_for(ctx, w, k, n);
     ma.data = x->data;
     ma.dtype = x->dtype;
     ma.rs = k;
     ma.cs = 1;
-    /* B = weight^T: element (k, n) at w[n * K + k]. */
-    mb.data = w->data;
-    mb.dtype = w->dtype;
-    mb.rs = 1;
-    mb.cs = k;
     mc.data = out->data;
     mc.dtype = out->dtype;
     mc.rs = n;
@@ -149,7 +168,38 @@ pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
       accumulate = 1;
     }
     pterun_compute_gemm_init(ctx, &ws, out->dtype);
-    pterun_compute_gemm(&ws, m, n, k, &ma, &mb, &mc, 1.0, accumulate);
+    pterun_compute_gemm_ex(&ws, m, n, k, &ma, &mb, &mc, 1.0, accumulate, &o);
   }
   return PTERUN_STATUS_OK;
 }
+
+pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  PTERUN_CHECK_NARGS(ctx, nargs, 5);
+  return linear(ctx, args, 3, NULL);
+}
+
+/* Load time: packs a constant float32 weight as the GEMM's B, unless the
+ * input has a static row count small enough for the row-dot path. */
+static pterun_status linear_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                    size_t want, size_t iout) {
+  if (nargs != want || args[0]->tag != PTERUN_VALUE_TENSOR || args[1]->tag != PTERUN_VALUE_TENSOR ||
+      args[iout]->tag != PTERUN_VALUE_TENSOR)
+    return PTERUN_STATUS_OK;
+  const pterun_tensor *x = args[0]->u.tensor, *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
+  if (x->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || x->rank < 1 ||
+      w->rank != 2 || w->sizes[1] != x->sizes[x->rank - 1] || w->sizes[1] <= 0 ||
+      !pk_prepack_constant_f32(w) || !pterun_tensor_is_contiguous(w))
+    return PTERUN_STATUS_OK;
+  if (x->dynamism == PTERUN_SHAPE_STATIC && x->numel / w->sizes[1] <= LINEAR_DOT_MAX_ROWS)
+    return PTERUN_STATUS_OK;
+  pterun_compute_matrix mb = weight_t(w, w->sizes[1]);
+  return pk_prepack(ctx, w, PTERUN_COMPUTE_OPERAND_B, w->sizes[1], w->sizes[0], &mb);
+}
+
+pterun_status pk_linear_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  return linear_prepare(ctx, args, nargs, 5, 3);
+}
+
+/* pterun::linear_relu.out(input, weight, bias, *, out) and
+ * pterun::linear_hardtanh.out(input, weight, bias, min_val, max_val, *, out) */
+PK_DEFINE_FUSED_ACTIVATIONS(pk_linear, linear, linear_prepare, 5)

@@ -1,8 +1,11 @@
-/* Matrix products: mm, bmm, addmm. */
+/* Matrix products: mm, bmm, addmm, and addmm with a fused activation
+ * (pterun::addmm_relu / addmm_hardtanh, made by the load-time fusion pass).
+ * mm and addmm pack a constant mat2 (a Linear weight) once at method load
+ * (prepare, prepack.h). */
 #include <inttypes.h>
 
+#include "kernels/portable/prepack.h"
 #include "kernels/portable/util.h"
-#include "pterun/compute.h"
 
 /* Dtypes the matmul kernels accept (real, not bool). */
 static pterun_status check_mm_dtypes(pterun_kernel_context* ctx, const pterun_tensor* a,
@@ -51,9 +54,31 @@ pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
   ma = mat_of(a, 0, 1, 0);
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
+  pterun_compute_gemm_opts o = {.packed_b = pk_prepacked_for(ctx, b, b->sizes[0], b->sizes[1])};
   pterun_compute_gemm_init(ctx, &ws, out->dtype);
-  pterun_compute_gemm(&ws, sizes[0], sizes[1], a->sizes[1], &ma, &mb, &mc, 1.0, 0);
+  pterun_compute_gemm_ex(&ws, sizes[0], sizes[1], a->sizes[1], &ma, &mb, &mc, 1.0, 0, &o);
   return PTERUN_STATUS_OK;
+}
+
+/* Load time: packs a constant float32 mat2 [K, N] for products a @ mat2. A
+ * product with one row streams mat2 in place, so a static one-row `a` keeps
+ * nothing. Anything unexpected is left for execute to report. */
+static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                  size_t want, size_t ia, size_t ib, size_t iout) {
+  if (nargs != want || args[ia]->tag != PTERUN_VALUE_TENSOR ||
+      args[ib]->tag != PTERUN_VALUE_TENSOR || args[iout]->tag != PTERUN_VALUE_TENSOR)
+    return PTERUN_STATUS_OK;
+  const pterun_tensor *a = args[ia]->u.tensor, *b = args[ib]->u.tensor, *out = args[iout]->u.tensor;
+  if (a->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || a->rank != 2 ||
+      b->rank != 2 || a->sizes[1] != b->sizes[0] || !pk_prepack_constant_f32(b) ||
+      (a->dynamism == PTERUN_SHAPE_STATIC && a->sizes[0] <= 1))
+    return PTERUN_STATUS_OK;
+  pterun_compute_matrix mb = mat_of(b, 0, 1, 0);
+  return pk_prepack(ctx, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb);
+}
+
+pterun_status pk_mm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  return prepare_mat2(ctx, args, nargs, 4, 0, 1, 2);
 }
 
 /* aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
@@ -89,21 +114,22 @@ pterun_status pk_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 }
 
 /* aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
- *                 Scalar alpha=1, Tensor(a!) out) */
-pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+ *                 Scalar alpha=1, Tensor(a!) out), out at args[iout]; `act`
+ * is the fused activation (NULL: none). */
+static pterun_status addmm(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
+                           const pterun_compute_gemm_opts* act) {
   pterun_tensor *self, *a, *b, *out;
   pterun_scalar beta, alpha;
   int64_t sizes[2], k;
   pterun_compute_matrix ma, mb, mc;
   int accumulate = 0;
   pterun_compute_gemm_ws ws;
-  PTERUN_CHECK_NARGS(ctx, nargs, 7);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "mat1", &a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "mat2", &b));
   PTERUN_TRY(pterun_arg_scalar(ctx, args, 3, "beta", &beta));
   PTERUN_TRY(pterun_arg_scalar(ctx, args, 4, "alpha", &alpha));
-  PTERUN_TRY(pterun_arg_tensor(ctx, args, 5, "out", &out));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, iout, "out", &out));
   PTERUN_TRY(pterun_check_rank(ctx, a, "mat1", 2));
   PTERUN_TRY(pterun_check_rank(ctx, b, "mat2", 2));
   PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
@@ -112,6 +138,10 @@ pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   if (!pterun_dtype_is_float(out->dtype) && (beta.is_float || alpha.is_float))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'alpha'/'beta': floating scalars need a floating dtype");
+  if (act != NULL && out->dtype != PTERUN_DTYPE_F32)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "the fused activation needs float32, got %s",
+                              pterun_dtype_name(out->dtype));
   if (a->sizes[1] != b->sizes[0])
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "mat1 [%" PRId64 ", %" PRId64 "] and mat2 [%" PRId64 ", %" PRId64
@@ -148,9 +178,35 @@ pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   ma = mat_of(a, 0, 1, 0);
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
-  if (k == 0 && accumulate) return PTERUN_STATUS_OK;
+  pterun_compute_gemm_opts o = {0};
+  if (act != NULL) o = *act;
+  o.packed_b = pk_prepacked_for(ctx, b, b->sizes[0], b->sizes[1]);
   pterun_compute_gemm_init(ctx, &ws, out->dtype);
-  pterun_compute_gemm(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc,
-                      pterun_dtype_is_float(out->dtype) ? alpha.d : (double)alpha.i, accumulate);
+  pterun_compute_gemm_ex(&ws, sizes[0], sizes[1], k, &ma, &mb, &mc,
+                         pterun_dtype_is_float(out->dtype) ? alpha.d : (double)alpha.i, accumulate,
+                         &o);
   return PTERUN_STATUS_OK;
 }
+
+pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  return addmm(ctx, args, 5, NULL);
+}
+
+static pterun_status addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                   size_t want, size_t iout);
+
+pterun_status pk_addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  return addmm_prepare(ctx, args, nargs, 7, 5);
+}
+
+static pterun_status addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                   size_t want, size_t iout) {
+  return prepare_mat2(ctx, args, nargs, want, 1, 2, iout);
+}
+
+/* pterun::addmm_relu.out(self, mat1, mat2, beta, alpha, *, out) and
+ * pterun::addmm_hardtanh.out(self, mat1, mat2, beta, alpha, min_val, max_val,
+ * *, out): addmm then the activation, as one call (the fusion pass's
+ * rewrite of addmm -> relu / hardtanh; ReLU6 is hardtanh(0, 6)). */
+PK_DEFINE_FUSED_ACTIVATIONS(pk_addmm, addmm, addmm_prepare, 7)

@@ -8,7 +8,7 @@
 #undef QK_OP
 
 static const pterun_kernel kQuantizedKernels[] = {
-#define QK_OP(name, fn) {name, fn},
+#define QK_OP(op_, fn_) {.op = op_, .fn = fn_},
 #include "kernels/quantized/ops.inc"
 #undef QK_OP
 };

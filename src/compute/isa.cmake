@@ -1,5 +1,5 @@
 # Per-source ISA flags for the SIMD microkernels of libpterun_compute
-# (src/compute/gemm/f32_<isa>.c). Included from the top-level CMakeLists.txt
+# (src/compute/gemm/f32_<isa>.c, src/compute/qgemm/qs8_<isa>.c). Included from the top-level CMakeLists.txt
 # right after the pterun_compute target. Only these files get ISA
 # flags; the library as a whole stays baseline, and pterun_cpu_features()
 # decides at run time which microkernel runs (docs/performance.md).
@@ -12,11 +12,13 @@ include(CheckCCompilerFlag)
 
 option(PTERUN_ENABLE_AVX2 "Build the AVX2+FMA microkernels" ON)
 option(PTERUN_ENABLE_AVX512 "Build the AVX-512 microkernels" ON)
+option(PTERUN_ENABLE_AVX512VNNI "Build the AVX-512 VNNI int8 microkernels" ON)
 
 set(_pt_isa_dir ${CMAKE_CURRENT_LIST_DIR})
 set(PTERUN_GEMM_ISA_DEFS "")
 set(PTERUN_GEMM_AVX2_FLAGS "-mavx;-mavx2;-mfma")
 set(PTERUN_GEMM_AVX512_FLAGS "-mavx;-mavx2;-mfma;-mavx512f")
+set(PTERUN_GEMM_AVX512VNNI_FLAGS "-mavx;-mavx2;-mavx512f;-mavx512bw;-mavx512vnni")
 
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   if(PTERUN_ENABLE_AVX2)
@@ -31,6 +33,12 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
       list(APPEND PTERUN_GEMM_ISA_DEFS PTERUN_GEMM_AVX512=1)
     endif()
   endif()
+  if(PTERUN_ENABLE_AVX512VNNI)
+    check_c_compiler_flag("-mavx512f -mavx512bw -mavx512vnni" PTERUN_CC_HAS_AVX512VNNI)
+    if(PTERUN_CC_HAS_AVX512VNNI)
+      list(APPEND PTERUN_GEMM_ISA_DEFS PTERUN_GEMM_AVX512VNNI=1)
+    endif()
+  endif()
 endif()
 
 # Attaches the ISA flags to gemm/f32_<isa>.c in the calling directory (source
@@ -38,12 +46,19 @@ endif()
 # `target`.
 function(pterun_gemm_isa_setup target)
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
-    set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx2.c ${_pt_isa_dir}/vmath/vmath_avx2.c PROPERTIES
+    set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx2.c ${_pt_isa_dir}/vmath/vmath_avx2.c
+                                ${_pt_isa_dir}/qgemm/qs8_avx2.c ${_pt_isa_dir}/dwconv/dwconv_avx2.c
+                                PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX2_FLAGS}")
   endif()
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512")
-    set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx512.c ${_pt_isa_dir}/vmath/vmath_avx512.c PROPERTIES
+    set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx512.c ${_pt_isa_dir}/vmath/vmath_avx512.c
+                                ${_pt_isa_dir}/dwconv/dwconv_avx512.c PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX512_FLAGS}")
+  endif()
+  if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
+    set_source_files_properties(${_pt_isa_dir}/qgemm/qs8_avx512vnni.c PROPERTIES
+      COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS}")
   endif()
   if(PTERUN_GEMM_ISA_DEFS)
     target_compile_definitions(${target} PRIVATE ${PTERUN_GEMM_ISA_DEFS})
@@ -51,3 +66,20 @@ function(pterun_gemm_isa_setup target)
 endfunction()
 
 pterun_gemm_isa_setup(pterun_compute)
+
+# Low-bit linear microkernels (src/compute/lowbit/lowbit_<isa>.c): AVX2 rides
+# on PTERUN_GEMM_AVX2, both AVX-512 variants (BW, and VNNI's vpdpbusd) on
+# PTERUN_GEMM_AVX512VNNI (its probe covers -mavx512bw). The driver and the
+# activation quantization keep torchao's float operations: no contraction
+# into fused multiply-adds.
+set_source_files_properties(${_pt_isa_dir}/lowbit/linear.c ${_pt_isa_dir}/lowbit/act.c
+  PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2")
+endif()
+if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
+    COMPILE_OPTIONS "-mavx2;-mavx512f;-mavx512bw")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
+    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS}")
+endif()

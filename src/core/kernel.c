@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "src/core/kernel_context.h"
+#include "src/core/method_internal.h"
 
 pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_status status, const char* fmt,
                                  ...) {
@@ -36,6 +37,34 @@ void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t al
   return (void*)aligned;
 }
 
+/* Each block carries a header linking it into the method's list (freed by
+ * pterun_method_destroy); the caller's bytes start `align` (or the header
+ * size, if larger) past the allocation. */
+void* pterun_kernel_state_alloc(pterun_kernel_context* ctx, size_t nbytes, size_t align) {
+  if (ctx == NULL || ctx->prep == NULL || align == 0 || (align & (align - 1)) != 0 ||
+      align > 4096 || nbytes == 0)
+    return NULL;
+  pterun_method* m = ctx->prep;
+  size_t head = pt_align_up(sizeof(pt_state_block), align < 16 ? 16 : align), total;
+  if (pt_add_overflow_size(head, nbytes, &total)) return NULL;
+  pt_state_block* b = pt_alloc_raw(m->allocator, total, align < 16 ? 16 : align);
+  if (b == NULL) return NULL;
+  b->next = m->states;
+  m->states = b;
+  m->state_bytes += total;
+  void* p = (uint8_t*)b + head;
+  if (*ctx->prep_state == NULL) *ctx->prep_state = p;
+  return p;
+}
+
+void* pterun_kernel_state(const pterun_kernel_context* ctx) {
+  return ctx != NULL ? ctx->state : NULL;
+}
+
+int pterun_kernel_preparing(const pterun_kernel_context* ctx) {
+  return ctx != NULL && ctx->prep != NULL;
+}
+
 struct pterun_threadpool* pterun_kernel_threadpool(const pterun_kernel_context* ctx) {
   return ctx != NULL ? ctx->threadpool : NULL;
 }
@@ -51,7 +80,9 @@ pterun_status pterun_kernel_invoke(pterun_kernel_fn fn, const char* op_name, pte
   for (size_t i = 0; i < nargs; ++i)
     if (args[i] == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   pterun_logger lg = pt_logger_or(logger, NULL);
-  struct pterun_kernel_context ctx = {
-      &lg, op_name, (uint8_t*)scratch, scratch ? scratch_bytes : 0, 0, NULL, NULL, 0};
+  struct pterun_kernel_context ctx = {.logger = &lg,
+                                      .op_name = op_name,
+                                      .scratch = (uint8_t*)scratch,
+                                      .scratch_size = scratch ? scratch_bytes : 0};
   return fn(&ctx, args, nargs);
 }

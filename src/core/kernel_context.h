@@ -5,6 +5,8 @@
 #include "pterun/kernel.h"
 #include "src/core/internal.h"
 
+struct pterun_method;
+
 struct pterun_kernel_context {
   const pterun_logger* logger;
   const char* op_name;
@@ -14,6 +16,9 @@ struct pterun_kernel_context {
   const char* slow_path;                /* set by pterun_kernel_note_slow_path */
   struct pterun_threadpool* threadpool; /* opaque here: libpterun never calls the pool */
   size_t max_threads;
+  void* state;                /* the instruction's prepared state, or NULL */
+  struct pterun_method* prep; /* the method being loaded: set only during prepare */
+  void** prep_state;          /* where the first state block goes (prepare only) */
 };
 
 #endif

@@ -248,8 +248,11 @@ pterun_status pterun_method_execute(pterun_method* m) {
   // back and a view's borrowed capacity does not outlive the run.
   memcpy(m->tensors, m->tensors_initial, m->tensor_count * sizeof *m->tensors);
 
-  struct pterun_kernel_context ctx = {&m->logger, NULL, m->scratch,    m->scratch_size,
-                                      0,          NULL, m->threadpool, m->max_threads};
+  struct pterun_kernel_context ctx = {.logger = &m->logger,
+                                      .scratch = m->scratch,
+                                      .scratch_size = m->scratch_size,
+                                      .threadpool = m->threadpool,
+                                      .max_threads = m->max_threads};
   pterun_profiler* prof = m->profiler; /* the one profiling branch per kernel call */
   if (prof != NULL) pt_profiler_run_begin(prof);
   uint64_t executed = 0;
@@ -267,6 +270,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
         case PT_INSTR_KERNEL_CALL: {
           ctx.op_name = m->op_names[in->a];
           ctx.scratch_used = 0;
+          ctx.state = in->state;
           pterun_status st = prof == NULL ? in->fn(&ctx, in->args, in->b)
                                           : pt_profiler_call(prof, in, &ctx, c, pc);
           if (st != PTERUN_STATUS_OK) {
@@ -280,6 +284,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
           const pt_delegate* d = &m->delegates[in->a];
           ctx.op_name = d->backend->id;
           ctx.scratch_used = 0;
+          ctx.state = NULL;
           pterun_status st = prof == NULL ? d->backend->execute(d->handle, &ctx, in->args, in->b)
                                           : pt_profiler_delegate(prof, d, in, &ctx, c, pc);
           if (st != PTERUN_STATUS_OK)

@@ -203,9 +203,12 @@ pterun_status pt_fold_constants(pterun_method* m) {
     pterun_tensor saved = *out;
     out->data = mem;
     out->capacity = out->nbytes;
-    struct pterun_kernel_context ctx = {
-        &m->logger, m->op_names[in->a], m->scratch,    m->scratch_size, 0,
-        NULL,       m->threadpool,      m->max_threads};
+    struct pterun_kernel_context ctx = {.logger = &m->logger,
+                                        .op_name = m->op_names[in->a],
+                                        .scratch = m->scratch,
+                                        .scratch_size = m->scratch_size,
+                                        .threadpool = m->threadpool,
+                                        .max_threads = m->max_threads};
     if (in->fn(&ctx, in->args, in->b) != PTERUN_STATUS_OK) {
       // Leave it to run (and fail, with its message) at execute time.
       *out = saved;

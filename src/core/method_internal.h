@@ -16,7 +16,13 @@ typedef struct pt_instr {
                     jump: cond,dest; free: value */
   pterun_kernel_fn fn;
   pterun_value** args;
+  void* state; /* what the kernel's prepare kept (pterun_kernel_state), or NULL */
 } pt_instr;
+
+/* Header of one block of prepared kernel state (pterun_kernel_state_alloc). */
+typedef struct pt_state_block {
+  struct pt_state_block* next;
+} pt_state_block;
 
 typedef struct pt_chain {
   pt_instr* instrs;
@@ -58,10 +64,14 @@ struct pterun_method {
 
   pt_chain* chains;
   uint32_t chain_count;
-  const char** op_names;    /* "ns::op.overload", per operator table entry */
-  pterun_kernel_fn* op_fns; /* its kernel (NULL: not registered), per entry */
-  uint8_t* op_called;       /* 1: a kernel call names it (load-time bookkeeping) */
-  uint32_t op_count;
+  const char** op_names;                 /* "ns::op.overload", per operator table entry */
+  pterun_kernel_fn* op_fns;              /* its kernel (NULL: not registered), per entry */
+  pterun_kernel_prepare_fn* op_prepares; /* its load-time prepare, or NULL */
+  uint8_t* op_called;                    /* 1: a kernel call names it (load-time bookkeeping) */
+  uint32_t op_count;         /* the program's operators, then fused ones (method_fuse.c) */
+  uint32_t fuse_op_base;     /* index of the first fused operator */
+  pterun_value** fused_args; /* argument arrays of fused calls (one allocation) */
+  size_t fused_bytes;
 
   void** planned;
   uint64_t* planned_sizes;
@@ -72,6 +82,9 @@ struct pterun_method {
   void** folded; /* pterun-owned results of instructions run once at load */
   uint32_t folded_count;
   size_t folded_bytes;
+
+  pt_state_block* states; /* prepared kernel state, freed at destroy */
+  size_t state_bytes;
 
   pt_delegate* delegates; /* one per BackendDelegate of the plan */
   uint32_t delegate_count;
@@ -88,6 +101,15 @@ struct pterun_method {
 /* Runs layout operators whose inputs are all constant once, at load, into
  * owned memory, and turns those instructions into no-ops (method_fold.c). */
 pterun_status pt_fold_constants(pterun_method* m);
+
+/* Rewrites chains of kernel calls into fused operators registered in `reg`
+ * (method_fuse.c); pt_fuse_op_slots() operator-table slots are reserved for
+ * them. */
+pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg);
+uint32_t pt_fuse_op_slots(void);
+
+/* Calls every prepare of the method's kernel calls once (method_prepare.c). */
+pterun_status pt_prepare_kernels(pterun_method* m);
 
 /* Instruction type of a folded (skipped) instruction; the verifier never
  * lets 0 (NONE) into a chain, so it is free. */

@@ -71,9 +71,12 @@ static void layout(loader* L, bump* b) {
   m->input_shared = TAKE(b, uint8_t, L->inputs.len);
   m->outputs = TAKE(b, uint32_t, L->outputs.len);
   m->chains = TAKE(b, pt_chain, L->chains.len);
-  m->op_names = TAKE(b, const char*, L->ops.len);
-  m->op_fns = TAKE(b, pterun_kernel_fn, L->ops.len);
-  m->op_called = TAKE(b, uint8_t, L->ops.len);
+  // Operator slots: the program's, then room for the fused operators.
+  size_t op_slots = (size_t)L->ops.len + pt_fuse_op_slots();
+  m->op_names = TAKE(b, const char*, op_slots);
+  m->op_fns = TAKE(b, pterun_kernel_fn, op_slots);
+  m->op_prepares = TAKE(b, pterun_kernel_prepare_fn, op_slots);
+  m->op_called = TAKE(b, uint8_t, op_slots);
   m->delegates = TAKE(b, pt_delegate, L->delegates.len);
   uint32_t planned = L->sizes.len > 0 ? L->sizes.len - 1 : 0;
   m->planned = TAKE(b, void*, planned);
@@ -441,7 +444,7 @@ static pterun_status build_instructions(loader* L) {
   // One lookup per operator of the table, not per instruction: a kernel
   // depends on the operator only (it checks dtypes itself).
   for (uint32_t k = 0; k < m->op_count; ++k)
-    m->op_fns[k] = pt_registry_resolve(reg, m->op_names[k]);
+    m->op_fns[k] = pt_registry_resolve(reg, m->op_names[k], &m->op_prepares[k]);
   uint32_t n_missing = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) {
     pt_fb_table ch;
@@ -565,8 +568,12 @@ static pterun_status load(loader* L) {
   PTERUN_TRY(parse_values(L));
   PTERUN_TRY(build_instructions(L));
   if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m));
+  if (L->o == NULL || !L->o->no_fusion)
+    PTERUN_TRY(pt_fuse(
+        m, L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default()));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
   memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
+  if (L->o == NULL || !L->o->no_kernel_prepare) PTERUN_TRY(pt_prepare_kernels(m));
   // An input is written by set_input: it must not be constant data (that
   // lives in the program image or a data file).
   for (uint32_t k = 0; k < m->input_count; ++k) {
@@ -629,6 +636,12 @@ void pterun_method_destroy(pterun_method* m) {
     for (uint32_t k = 0; k < m->planned_count; ++k) pt_free(a, m->owned_planned[k]);
   if (m->block != NULL) pt_delegates_destroy(m->delegates, m->delegate_count, a);
   for (uint32_t k = 0; k < m->folded_count; ++k) pt_free(a, m->folded[k]);
+  pt_free(a, m->fused_args);
+  for (pt_state_block* b = m->states; b != NULL;) {
+    pt_state_block* next = b->next;
+    pt_free(a, b);
+    b = next;
+  }
   pt_free(a, m->folded);
   pt_free(a, m->scratch);
   pt_free(a, m->block);
@@ -638,7 +651,7 @@ void pterun_method_destroy(pterun_method* m) {
 void pterun_method_memory(const pterun_method* m, size_t* runtime_bytes, size_t* planned_bytes) {
   if (runtime_bytes)
     *runtime_bytes = m != NULL ? m->block_size + sizeof *m + m->scratch_size + m->folded_bytes +
-                                     m->delegate_bytes
+                                     m->state_bytes + m->fused_bytes + m->delegate_bytes
                                : 0;
   if (planned_bytes) *planned_bytes = m != NULL ? m->owned_planned_bytes : 0;
 }

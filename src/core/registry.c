@@ -9,6 +9,7 @@
 typedef struct entry {
   const char* op;
   pterun_kernel_fn fn;
+  pterun_kernel_prepare_fn prepare;
   const pterun_kernel_library* lib;
 } entry;
 
@@ -124,14 +125,15 @@ static pterun_status add_locked(pterun_registry* r, const pterun_kernel_library*
                      "kernel library '%s': entry %zu has no operator name or function",
                      lib->component ? lib->component : "?", k);
     const entry* e = find(r, kd->op);
-    if (e != NULL && e->fn != kd->fn)
+    if (e != NULL && (e->fn != kd->fn || e->prepare != kd->prepare))
       return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
                      "cannot add %s from %s (%s): a different kernel is already registered by %s "
                      "(%s)",
                      kd->op, lib->component, object_of(kd->fn), e->lib->component,
                      object_of(e->fn));
     for (size_t j = 0; j < k; ++j)
-      if (strcmp(lib->kernels[j].op, kd->op) == 0 && lib->kernels[j].fn != kd->fn)
+      if (strcmp(lib->kernels[j].op, kd->op) == 0 &&
+          (lib->kernels[j].fn != kd->fn || lib->kernels[j].prepare != kd->prepare))
         return pt_fail(&r->logger, PTERUN_STATUS_ALREADY_REGISTERED,
                        "kernel library '%s' lists %s twice with different kernels", lib->component,
                        kd->op);
@@ -143,7 +145,7 @@ static pterun_status add_locked(pterun_registry* r, const pterun_kernel_library*
   for (size_t k = 0; k < lib->count; ++k) {
     const pterun_kernel* kd = &lib->kernels[k];
     if (find(r, kd->op) != NULL) continue;
-    r->entries[r->count++] = (entry){kd->op, kd->fn, lib};
+    r->entries[r->count++] = (entry){kd->op, kd->fn, kd->prepare, lib};
   }
   r->libs[r->nlibs++] = lib;
   return PTERUN_STATUS_OK;
@@ -198,10 +200,12 @@ int pt_registry_has_component(const pterun_registry* r, const char* component) {
   return has;
 }
 
-pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op) {
+pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op,
+                                     pterun_kernel_prepare_fn* prepare_out) {
   pt_mutex_lock(&r->mu);
   const entry* e = find(r, op);
   pterun_kernel_fn fn = e != NULL ? e->fn : NULL;
+  if (prepare_out != NULL) *prepare_out = e != NULL ? e->prepare : NULL;
   pt_mutex_unlock(&r->mu);
   return fn;
 }
@@ -300,6 +304,6 @@ const char* pterun_registry_missing_component(const pterun_registry* r, const ch
 pterun_status pterun_registry_lookup(const pterun_registry* r, const char* op,
                                      pterun_kernel_fn* fn_out) {
   if (r == NULL || op == NULL || fn_out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  *fn_out = pt_registry_resolve(r, op);
+  *fn_out = pt_registry_resolve(r, op, NULL);
   return *fn_out != NULL ? PTERUN_STATUS_OK : PTERUN_STATUS_OPERATOR_MISSING;
 }

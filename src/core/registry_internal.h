@@ -4,8 +4,10 @@
 
 #include "pterun/registry.h"
 
-/* The kernel registered for `op` ("aten::add.out"), or NULL. */
-pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op);
+/* The kernel registered for `op` ("aten::add.out"), or NULL; with
+ * prepare_out, also its prepare (NULL: none). */
+pterun_kernel_fn pt_registry_resolve(const pterun_registry* r, const char* op,
+                                     pterun_kernel_prepare_fn* prepare_out);
 
 /* 1 if a library of that component has been added. */
 int pt_registry_has_component(const pterun_registry* r, const char* component);

@@ -3,8 +3,10 @@
  * reference: the max error in ULP over a dense sweep and special values stays
  * within the bounds pterun/compute.h states, and every variant gives the
  * baseline's bits (so the fast path is tested against the portable one);
- * split over a pool the results do not change. ctest runs it again with
- * PTERUN_ISA_MASK=0. */
+ * split over a pool the results do not change. The row primitives
+ * (pterun_compute_f32_rowops): every variant against a double reference and
+ * bit for bit against the baseline, at every length around the vector widths.
+ * ctest runs it again with PTERUN_ISA_MASK=0. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,6 +142,67 @@ static int test_threads_same_bits(void) {
   return 0;
 }
 
+/* Deterministic values in [-2, 2) with a few exact zeros. */
+static float rnd(uint32_t* s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (float)((*s >> 8) % 4096) / 1024.0f - 2.0f;
+}
+
+static int same_bits(const float* a, const float* b, size_t n) {
+  return memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+static int test_rowops(void) {
+  enum { N = 300 };
+  float a[N], b[N], y0[N], y[N];
+  uint32_t seed = 7;
+  const pterun_compute_f32_rowops* base = pterun_compute_f32_rowops_variant(0);
+  const pterun_compute_f32_rowops* sel = pterun_compute_f32_rowops_select();
+  size_t n, i, v, ran = 0;
+  PT_CHECK(base != NULL && sel != NULL);
+  PT_CHECK(pterun_compute_f32_rowops_variant(99) == NULL);
+  for (i = 0; i < N; ++i) a[i] = rnd(&seed), b[i] = rnd(&seed);
+  for (v = 0; v < 8; ++v) {
+    const pterun_compute_f32_rowops* ops = pterun_compute_f32_rowops_variant(v);
+    if (ops == NULL) continue;
+    ++ran;
+    for (n = 0; n < N; n = n < 40 ? n + 1 : n * 2 + 3) {
+      double want = 0, mag = 0, want_sum = 0, m = 0.5;
+      float d = ops->dot(a, b, n), s;
+      for (i = 0; i < n; ++i) want += (double)a[i] * b[i], mag += fabs((double)a[i] * b[i]);
+      PT_CHECK(fabs(d - want) <= 1e-6 * mag + 1e-30);
+      PT_CHECK(d == base->dot(a, b, n)); /* the baseline's bits */
+      memcpy(y, b, sizeof y);
+      memcpy(y0, b, sizeof y0);
+      ops->axpby(y, 0.75f, -1.5f, a, n);
+      base->axpby(y0, 0.75f, -1.5f, a, n);
+      for (i = 0; i < n; ++i) PT_CHECK(y[i] == b[i] * 0.75f + -1.5f * a[i]);
+      PT_CHECK(same_bits(y, y0, N));
+      ops->scale(y, 3.0f, n);
+      base->scale(y0, 3.0f, n);
+      PT_CHECK(same_bits(y, y0, N));
+      s = ops->exp_sum(y, a, (float)m, n);
+      PT_CHECK(s == base->exp_sum(y0, a, (float)m, n));
+      PT_CHECK(same_bits(y, y0, N));
+      for (i = 0; i < n; ++i) {
+        double e = exp((double)a[i] - m);
+        want_sum += e;
+        PT_CHECK(ulp_error(y[i], e) <= PTERUN_COMPUTE_EXP_MAX_ULP);
+      }
+      PT_CHECK(fabs(s - want_sum) <= 1e-6 * want_sum + 1e-30);
+    }
+  }
+  PT_CHECK(ran >= 1);
+  /* exp_sum in place, with -inf (a masked score) giving 0 */
+  {
+    float x[3] = {0.0f, -INFINITY, 1.0f};
+    float s = sel->exp_sum(x, x, 1.0f, 3);
+    PT_CHECK(x[1] == 0.0f && x[2] == 1.0f && fabsf(s - (1.0f + expf(-1.0f))) < 1e-6f);
+  }
+  printf("row primitives: %zu variant(s), selected %s\n", ran, sel->name);
+  return 0;
+}
+
 int main(void) {
   size_t cap = N_SWEEP + ((size_t)1 << 32) / 4099 + 64;
   g_x = malloc(cap * sizeof(float));
@@ -150,6 +213,7 @@ int main(void) {
   PT_RUN(test_accuracy_and_variants);
   PT_RUN(test_specials);
   PT_RUN(test_threads_same_bits);
+  PT_RUN(test_rowops);
   free(g_x);
   free(g_y0);
   free(g_y);

@@ -9,8 +9,8 @@ static pterun_status fake_add(pterun_kernel_context* ctx, pterun_value** args, s
   return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "test kernel");
 }
 
-static const pterun_kernel kKernels[] = {{"test::only_here.out", fake_add},
-                                         {"aten::add.out", fake_add}};
+static const pterun_kernel kKernels[] = {{.op = "test::only_here.out", .fn = fake_add},
+                                         {.op = "aten::add.out", .fn = fake_add}};
 static const pterun_kernel_library kLib = {PTERUN_KERNEL_ABI_VERSION, "test_dup", 2, kKernels};
 static const pterun_kernel_library kOldAbi = {PTERUN_KERNEL_ABI_VERSION + 7, "test_old_abi", 1,
                                               kKernels};

@@ -29,6 +29,8 @@ static int test_example_library(void) {
   PT_CHECK_STATUS(pterun_registry_lookup(pterun_registry_default(), "demo::scale.out", &fn),
                   PTERUN_STATUS_OK);
   PT_CHECK(fn == demo_scale_out);
+  /* the table carries the prepare (ABI 3) */
+  PT_CHECK(demo_kernels()->kernels[0].prepare == demo_scale_prepare);
   x[0] = pterun_f32_to_f16(1.5f);
   x[1] = pterun_f32_to_f16(-2.0f);
   x[2] = pterun_f32_to_f16(65504.0f);
@@ -39,6 +41,10 @@ static int test_example_library(void) {
   PT_CHECK_STATUS(call(fn, args, 4), PTERUN_STATUS_OK);
   PT_CHECK(pterun_f16_to_f32(y[0]) == 3.0f && pterun_f16_to_f32(y[1]) == -4.0f);
   PT_CHECK(y[2] == 0x7c00u); /* 131008 overflows float16 */
+  /* outside a method, prepare keeps nothing and the kernel reads its factor */
+  PT_CHECK_STATUS(
+      pterun_kernel_invoke(demo_scale_prepare, "demo::scale.out", args, 4, NULL, NULL, 0),
+      PTERUN_STATUS_OK);
   /* an Int factor is accepted (whole numbers may be serialized as Int) */
   args[1] = &vi;
   PT_CHECK_STATUS(call(fn, args, 4), PTERUN_STATUS_OK);

@@ -5,7 +5,9 @@
  * |got - want| <= ATOL + RTOL * |want| of ExecuTorch's (et_logits.npy).
  * Also: the program is refused, naming pterun::kernels_llm, by a registry
  * without the LLM library; sampling is deterministic for a seed.
- * Usage: test_llm_generate FIXTURE_DIR [--atol A] [--rtol R] */
+ * With --threads N the method runs on a pool of N threads (the attention
+ * splits its tiles over it) and must give the same results.
+ * Usage: test_llm_generate FIXTURE_DIR [--atol A] [--rtol R] [--threads N] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +19,14 @@
 #include "pterun/kernels/quantized.h"
 #include "pterun/llm.h"
 #include "pterun/pterun.h"
+#include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
 
 #define MAX_TOKENS 512
 
 static char g_dir[1024];
 static double g_atol = 1e-4, g_rtol = 1e-5;
+static pterun_threadpool* g_pool; /* --threads: the method's pool */
 
 static const char* path_in(const char* name) {
   static char buf[1200];
@@ -104,6 +108,7 @@ static int greedy_matches_executorch(void) {
   PT_CHECK_STATUS(pterun_program_load_file(path_in("model.pte"), PTERUN_FILE_MMAP, NULL, &p),
                   PTERUN_STATUS_OK);
   mo.registry = reg;
+  mo.threadpool = g_pool;
   PT_CHECK_STATUS(pterun_llm_open(p, &mo, &llm), PTERUN_STATUS_OK);
   PT_CHECK(pterun_llm_get_metadata(llm)->vocab_size == ref.shape[1]);
   PT_CHECK(pterun_llm_get_metadata(llm)->bos_id == 1);
@@ -200,8 +205,18 @@ int main(int argc, char** argv) {
   for (a = 2; a + 1 < argc; a += 2) {
     if (strcmp(argv[a], "--atol") == 0) g_atol = strtod(argv[a + 1], NULL);
     if (strcmp(argv[a], "--rtol") == 0) g_rtol = strtod(argv[a + 1], NULL);
+    if (strcmp(argv[a], "--threads") == 0) {
+      pterun_threadpool_options to;
+      memset(&to, 0, sizeof to);
+      to.threads = (size_t)strtoul(argv[a + 1], NULL, 10);
+      if (to.threads < 2 || pterun_threadpool_create(&to, &g_pool) != PTERUN_STATUS_OK) {
+        fprintf(stderr, "--threads: cannot make a pool of %s threads\n", argv[a + 1]);
+        return 2;
+      }
+    }
   }
   PT_RUN(greedy_matches_executorch);
   PT_RUN(refused_without_llm_library);
+  pterun_threadpool_destroy(g_pool);
   return pt_failures ? 1 : 0;
 }

@@ -13,7 +13,7 @@ Files:
                    float32, within rtol 2e-5, atol 2e-6 (the summation order
                    differs from ExecuTorch's vectorised one)
   llm_attn_half    custom_sdpa in bfloat16 and float16 (1e-2)
-  llm_hadamard     fast_hadamard_transform (float32, 1e-5)
+  llm_hadamard     fast_hadamard_transform, 2^k and 28 * 2^k (float32, 1e-5)
   llm_delta        gated_delta_rule and its alias (float32, rtol 1e-4, atol 1e-5:
                    ExecuTorch switches to a chunked algorithm for long prompts)
 """
@@ -293,6 +293,11 @@ def hadamard_cases() -> GoldenFile:
     gfile = GoldenFile("llm_hadamard", HADAMARD)
     g = gen(SEED + 3)
     for shape in [(1,), (2,), (4, 8), (3, 64), (2, 2, 128), (5, 256)]:
+        x = randn(g, *shape)
+        out = L.fast_hadamard_transform(x)
+        add(gfile, "llama::fast_hadamard_transform.out", str(shape), [x], Out(out))
+    # 28 * 2^k: the order-28 Hadamard matrix after the 2^k transforms.
+    for shape in [(28,), (2, 56), (3, 112), (1, 896)]:
         x = randn(g, *shape)
         out = L.fast_hadamard_transform(x)
         add(gfile, "llama::fast_hadamard_transform.out", str(shape), [x], Out(out))

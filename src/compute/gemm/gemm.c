@@ -168,6 +168,42 @@ static void store_tile_f32(const pterun_compute_matrix* c, int64_t i0, int64_t j
   }
 }
 
+/* The fused activation on C[i0.., j0..] (h x w), with the elementwise
+ * kernels' exact semantics (so fused and unfused results are identical):
+ * relu maps NaN to NaN and -0 to +0; clamp is min(max(x, lo), hi) written
+ * as comparisons, NaN stays NaN. */
+static inline float act_f32(int act, float v, float lo, float hi) {
+  if (act == PTERUN_COMPUTE_ACT_RELU) return (v > 0 || v != v) ? v : 0.0f;
+  float t = v < lo ? lo : v;
+  return hi < t ? hi : t;
+}
+
+void pterun_compute_f32_activate(float* x, size_t n, int activation, float lo, float hi) {
+  if (x == NULL ||
+      (activation != PTERUN_COMPUTE_ACT_RELU && activation != PTERUN_COMPUTE_ACT_CLAMP))
+    return;
+  for (size_t i = 0; i < n; ++i) x[i] = act_f32(activation, x[i], lo, hi);
+}
+
+static void act_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h, int64_t w,
+                     int act, float lo, float hi) {
+  for (int64_t r = 0; r < h; ++r) {
+    int64_t row = (i0 + r) * c->rs + j0 * c->cs;
+    if (c->dtype == PTERUN_DTYPE_F32) {
+      float* cp = (float*)c->data + row;
+      for (int64_t cc = 0; cc < w; ++cc) cp[cc * c->cs] = act_f32(act, cp[cc * c->cs], lo, hi);
+      continue;
+    }
+    for (int64_t cc = 0; cc < w; ++cc) {
+      int64_t off = row + cc * c->cs;
+      double v = pterun_load_f64(c->data, c->dtype, off);
+      double t = act == PTERUN_COMPUTE_ACT_RELU ? ((v > 0 || v != v) ? v : 0.0) : v < lo ? lo : v;
+      if (act != PTERUN_COMPUTE_ACT_RELU && hi < t) t = hi;
+      pterun_store_f64(c->data, c->dtype, off, t);
+    }
+  }
+}
+
 /* One (jc, pc) step of the f32 engine, shared by its tasks. Each task owns a
  * tile of C: one M block (MC rows) times a run of NR-wide B strips, so tasks
  * write disjoint C and every element sees the same operations in the same
@@ -179,6 +215,9 @@ typedef struct pc_f32_step {
   int add; /* accumulate into C (the caller's C, or earlier K blocks) */
   int direct_a, direct_b, direct_c;
   int64_t m, mc, jc, ncb, pc, kcb;
+  const float* pa; /* pre-packed A panels of this K block (NULL: none) */
+  int act;         /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
+  float lo, hi;
   float* bp;    /* packed B block; with direct_b, the packed partial strip */
   float* slot0; /* A block of the first slot */
   float* slots; /* further A blocks, slot_floats apart */
@@ -225,7 +264,9 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
     const int64_t ic = (int64_t)blk * st->mc, mcb = min64(st->mc, st->m - ic);
     float* ap = NULL;
     size_t slot = 0;
-    if (!st->direct_a) {
+    if (st->pa != NULL) {
+      ap = (float*)st->pa + ic * kcb; /* panels of this block, packed at load */
+    } else if (!st->direct_a) {
       ap = slot_acquire(st, &slot);
       pack_a_f32(ap, a, ic, mcb, pc, kcb, MR);
     }
@@ -259,9 +300,10 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
           uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha, 0);
           store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, st->add);
         }
+        if (st->act) act_tile(c, ic + ir, jc + jr, h, w, st->act, st->lo, st->hi);
       }
     }
-    if (!st->direct_a) slot_release(st, slot);
+    if (st->pa == NULL && !st->direct_a) slot_release(st, slot);
   }
 }
 
@@ -269,22 +311,61 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
  * pool costs a few microseconds. */
 #define PC_F32_PARALLEL_MIN_FMA ((int64_t)1 << 17)
 
+/* A constant operand packed once (pterun_compute_gemm_pack): per K block of
+ * kc (equal blocks, the last one shorter), the whole M (A) or N (B) in MR-row
+ * panels / NR-column strips, laid out exactly as the products below pack
+ * them, so a packed product does the same operations as an unpacked one. */
+#define PC_PACKED_MAGIC 0x7063706bu
+struct pterun_compute_packed {
+  uint32_t magic;
+  int32_t operand; /* PTERUN_COMPUTE_OPERAND_A / _B */
+  const pc_f32_gemm_ukernel* uk;
+  int64_t rows, cols; /* A: M x K; B: K x N */
+  int64_t kc;         /* K block */
+  int64_t pad;        /* A: M rounded up to MR; B: N rounded up to NR */
+  float* data;        /* K x pad floats */
+};
+#define PC_PACKED_HEAD ((sizeof(pterun_compute_packed) + 63) / 64 * 64)
+
+/* The K block of an unpacked product of depth k with microkernel uk (before
+ * any shrinking to a small buffer): equal blocks of at most uk->kc. */
+static int64_t k_block(const pc_f32_gemm_ukernel* uk, int64_t k) {
+  int64_t nblk = (k + uk->kc - 1) / uk->kc;
+  return nblk > 0 ? (k + nblk - 1) / nblk : uk->kc;
+}
+
+/* Operands packed at load (pterun_compute_gemm_pack) and the fused
+ * activation of one product, checked by pterun_compute_gemm_ex. */
+typedef struct pc_gemm_x {
+  const pterun_compute_packed *pa, *pb; /* NULL: not packed */
+  int64_t k0;                           /* first K index inside the packed operands */
+  int act;
+  float lo, hi;
+} pc_gemm_x;
+
 static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
                      const pterun_compute_matrix* a, const pterun_compute_matrix* b,
-                     const pterun_compute_matrix* c, float alpha, int accumulate) {
+                     const pterun_compute_matrix* c, float alpha, int accumulate,
+                     const pc_gemm_x* x) {
   const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
   const int64_t MR = uk->mr, NR = uk->nr;
+  const pterun_compute_packed *pa = x->pa, *pb = x->pb;
   /* A is read in place when its rows are contiguous f32, unless M is large
    * and the row stride is a multiple of 2 KiB: then the rows of an A block
    * fall into a few cache sets and evict each other, and packing wins. */
-  const int direct_a = a->dtype == PTERUN_DTYPE_F32 && a->cs == 1 && a->rs >= 0 &&
+  const int direct_a = pa == NULL && a->dtype == PTERUN_DTYPE_F32 && a->cs == 1 && a->rs >= 0 &&
                        (m <= 2 * MR || (a->rs * 4) % 2048 != 0);
   /* B is read in place when each of its elements is used by at most two
    * tiles (small M): packing would cost more than it saves. */
-  const int direct_b = b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
+  const int direct_b =
+      pb == NULL && b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
   const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
+  const int own_a = pa == NULL && !direct_a; /* A blocks packed here, per product */
   const int64_t cap = (int64_t)(ws->cap / sizeof(float));
-  int64_t kc = uk->kc, mc = min64(uk->mc, round_up(m, MR)),
+  /* A packed operand fixes the K blocking (it was equalised over the whole K
+   * at pack time, as the lines below do for an unpacked product). */
+  const int64_t fixed_kc = pa != NULL ? pa->kc : pb != NULL ? pb->kc : 0;
+  int64_t kc = fixed_kc ? fixed_kc : uk->kc, mc = min64(uk->mc, round_up(m, MR)),
           nc = min64(PC_F32_NC_BIG, round_up(n, NR));
   int64_t jc, pc, nblk;
   float* bp = (float*)ws->buf;
@@ -294,26 +375,28 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
    * single-thread capacity counts, so the blocking (and with it every
    * rounding) is the same for any thread count. */
   for (;;) {
-    int64_t need = kc * nc + (direct_a ? 0 : mc * kc);
+    int64_t need = (pb != NULL ? 0 : kc * nc) + (own_a ? mc * kc : 0);
     if (need <= cap) break;
-    if (nc > 4 * NR && nc > 128)
+    if (pb == NULL && nc > 4 * NR && nc > 128)
       nc = round_down_min(nc / 2, NR);
-    else if (kc > 128)
+    else if (!fixed_kc && kc > 128)
       kc /= 2;
-    else if (!direct_a && mc > 4 * MR)
+    else if (own_a && mc > 4 * MR)
       mc = round_down_min(mc / 2, MR);
-    else if (nc > NR)
+    else if (pb == NULL && nc > NR)
       nc = round_down_min(nc / 2, NR);
-    else if (kc > 16)
+    else if (!fixed_kc && kc > 16)
       kc /= 2;
-    else if (!direct_a && mc > MR)
+    else if (own_a && mc > MR)
       mc = round_down_min(mc / 2, MR);
     else
       break; /* unreachable: the stack buffer always fits the minimum */
   }
   /* Equal K blocks (e.g. 300 = 150 + 150, not 256 + 44). */
-  nblk = (k + kc - 1) / kc;
-  kc = (k + nblk - 1) / nblk;
+  if (!fixed_kc) {
+    nblk = (k + kc - 1) / kc;
+    kc = (k + nblk - 1) / nblk;
+  }
 
   /* Threads: the pool's (capped), unless the product is too small; without
    * spare A blocks a packed A limits the tasks running at once to one. */
@@ -333,11 +416,14 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   st.m = m;
   st.mc = mc;
   st.bp = bp;
-  st.slot0 = bp + kc * nc;
+  st.slot0 = pb != NULL ? bp : bp + kc * nc;
+  st.act = x->act;
+  st.lo = x->lo;
+  st.hi = x->hi;
   st.slots = (float*)((unsigned char*)ws->buf + ws->cap);
   st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
-  st.nslots = direct_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
-  if (!direct_a && (size_t)(mc * kc) > st.slot_floats) st.nslots = 1; /* cannot happen */
+  st.nslots = !own_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
+  if (own_a && (size_t)(mc * kc) > st.slot_floats) st.nslots = 1; /* cannot happen */
   if (st.nslots > 32) st.nslots = 32;
   if (st.nslots < threads) threads = st.nslots;
   pterun_threadpool* pool = threads > 1 ? ws->pool : NULL;
@@ -361,8 +447,12 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
       st.pc = pc;
       st.kcb = min64(kc, k - pc);
       st.add = accumulate || pc > 0;
+      st.act = pc + st.kcb == k ? x->act : 0; /* the last K block writes final values */
       atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
-      if (!direct_b) {
+      if (pa != NULL) st.pa = pa->data + (x->k0 + pc) * pa->pad;
+      if (pb != NULL) {
+        st.bp = pb->data + (x->k0 + pc) * pb->pad + jc * st.kcb; /* packed at load */
+      } else if (!direct_b) {
         size_t ptile = threads > 1 ? (strips + 2 * threads - 1) / (2 * threads) : strips;
         pterun_parallelize_1d_tile(pool, f32_pack_b_task, &st, strips, ptile, flags);
       } else if (ncb % NR != 0) {
@@ -565,9 +655,90 @@ void pterun_compute_gemm_init(pterun_kernel_context* ctx, pterun_compute_gemm_ws
                               pterun_kernel_max_threads(ctx));
 }
 
-void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
-                         const pterun_compute_matrix* a, const pterun_compute_matrix* b,
-                         const pterun_compute_matrix* c, double alpha, int accumulate) {
+/* ---- packed operands ---------------------------------------------------- */
+
+static int64_t packed_pad(const pc_f32_gemm_ukernel* uk, int operand, int64_t rows, int64_t cols) {
+  return operand == PTERUN_COMPUTE_OPERAND_A ? round_up(rows, uk->mr) : round_up(cols, uk->nr);
+}
+
+size_t pterun_compute_gemm_pack_size(int operand, int64_t rows, int64_t cols) {
+  if ((operand != PTERUN_COMPUTE_OPERAND_A && operand != PTERUN_COMPUTE_OPERAND_B) || rows <= 0 ||
+      cols <= 0 || rows > ((int64_t)1 << 40) || cols > ((int64_t)1 << 40))
+    return 0;
+  const pc_f32_gemm_ukernel* uk = pterun_compute_f32_gemm_select(pterun_cpu_features());
+  int64_t kdim = operand == PTERUN_COMPUTE_OPERAND_A ? cols : rows;
+  uint64_t floats = (uint64_t)kdim * (uint64_t)packed_pad(uk, operand, rows, cols);
+  if (floats / (uint64_t)kdim != (uint64_t)packed_pad(uk, operand, rows, cols) ||
+      floats > (SIZE_MAX - PC_PACKED_HEAD) / sizeof(float))
+    return 0;
+  return PC_PACKED_HEAD + (size_t)floats * sizeof(float);
+}
+
+const pterun_compute_packed* pterun_compute_gemm_pack(void* mem, size_t bytes, int operand,
+                                                      int64_t rows, int64_t cols,
+                                                      const pterun_compute_matrix* src) {
+  size_t need = pterun_compute_gemm_pack_size(operand, rows, cols);
+  if (need == 0 || mem == NULL || bytes < need || ((uintptr_t)mem & 63) != 0 || src == NULL ||
+      src->data == NULL ||
+      (src->dtype != PTERUN_DTYPE_F32 && src->dtype != PTERUN_DTYPE_F16 &&
+       src->dtype != PTERUN_DTYPE_BF16))
+    return NULL;
+  pterun_compute_packed* p = mem;
+  p->magic = PC_PACKED_MAGIC;
+  p->operand = operand;
+  p->uk = pterun_compute_f32_gemm_select(pterun_cpu_features());
+  p->rows = rows;
+  p->cols = cols;
+  p->pad = packed_pad(p->uk, operand, rows, cols);
+  p->data = (float*)((unsigned char*)mem + PC_PACKED_HEAD);
+  const int64_t kdim = operand == PTERUN_COMPUTE_OPERAND_A ? cols : rows;
+  p->kc = k_block(p->uk, kdim);
+  for (int64_t p0 = 0; p0 < kdim; p0 += p->kc) {
+    int64_t kcb = min64(p->kc, kdim - p0);
+    if (operand == PTERUN_COMPUTE_OPERAND_A)
+      pack_a_f32(p->data + p0 * p->pad, src, 0, rows, p0, kcb, p->uk->mr);
+    else
+      pack_b_f32(p->data + p0 * p->pad, src, p0, kcb, 0, cols, p->uk->nr);
+  }
+  return p;
+}
+
+int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m, int64_t k) {
+  if (ws == NULL || ws->dbl || k <= 0) return k > 0 ? k : 1;
+  return k_block(m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk, k);
+}
+
+/* p, when this product (K range [k0, k0 + k) of an operand with `mn` rows
+ * (A) or columns (B)) can read it; else NULL (the product packs itself). */
+static const pterun_compute_packed* packed_fits(const pterun_compute_packed* p, int operand,
+                                                const pc_f32_gemm_ukernel* uk, int64_t mn,
+                                                int64_t k, int64_t k0) {
+  if (p == NULL || p->magic != PC_PACKED_MAGIC || p->operand != operand || p->uk != uk) return NULL;
+  int64_t kdim = operand == PTERUN_COMPUTE_OPERAND_A ? p->cols : p->rows;
+  int64_t other = operand == PTERUN_COMPUTE_OPERAND_A ? p->rows : p->cols;
+  if (other != mn || k0 < 0 || k0 % p->kc != 0 || k > kdim - k0) return NULL;
+  return k % p->kc == 0 || k0 + k == kdim ? p : NULL;
+}
+
+/* The fused activation on the whole of C (engines without a tile epilogue). */
+static void act_all(const pterun_compute_matrix* c, int64_t m, int64_t n, const pc_gemm_x* x) {
+  if (x->act && pterun_dtype_is_float(c->dtype)) act_tile(c, 0, 0, m, n, x->act, x->lo, x->hi);
+}
+
+void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
+                            const pterun_compute_matrix* a, const pterun_compute_matrix* b,
+                            const pterun_compute_matrix* c, double alpha, int accumulate,
+                            const pterun_compute_gemm_opts* o) {
+  pc_gemm_x x;
+  memset(&x, 0, sizeof x);
+  if (o != NULL) {
+    x.act = o->activation == PTERUN_COMPUTE_ACT_RELU || o->activation == PTERUN_COMPUTE_ACT_CLAMP
+                ? o->activation
+                : PTERUN_COMPUTE_ACT_NONE;
+    x.lo = o->lo;
+    x.hi = o->hi;
+    x.k0 = o->k0;
+  }
   if (m == 0 || n == 0) return;
   if (k == 0) {
     /* Empty sum: C = 0 (or unchanged when accumulating). */
@@ -575,6 +746,7 @@ void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64
     if (!accumulate)
       for (i = 0; i < m; ++i)
         for (j = 0; j < n; ++j) pterun_store_i64(c->data, c->dtype, i * c->rs + j * c->cs, 0);
+    act_all(c, m, n, &x);
     return;
   }
   if (!pterun_dtype_is_float(c->dtype)) {
@@ -582,7 +754,20 @@ void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64
   } else if (ws->dbl) {
     double* bp = (double*)ws->buf;
     gemm_f64(m, n, k, a, b, c, alpha, accumulate, bp, bp + ws->kc * ws->nc, ws->kc, ws->nc);
+    act_all(c, m, n, &x);
   } else {
-    gemm_f32(ws, m, n, k, a, b, c, (float)alpha, accumulate);
+    if (o != NULL) {
+      const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
+      x.pa = packed_fits(o->packed_a, PTERUN_COMPUTE_OPERAND_A, uk, m, k, x.k0);
+      x.pb = packed_fits(o->packed_b, PTERUN_COMPUTE_OPERAND_B, uk, n, k, x.k0);
+      if (x.pa != NULL && x.pb != NULL && x.pa->kc != x.pb->kc) x.pa = NULL;
+    }
+    gemm_f32(ws, m, n, k, a, b, c, (float)alpha, accumulate, &x);
   }
+}
+
+void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
+                         const pterun_compute_matrix* a, const pterun_compute_matrix* b,
+                         const pterun_compute_matrix* c, double alpha, int accumulate) {
+  pterun_compute_gemm_ex(ws, m, n, k, a, b, c, alpha, accumulate, NULL);
 }

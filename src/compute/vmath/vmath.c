@@ -1,4 +1,5 @@
-/* Dispatch of the f32 vector math (pterun_compute_f32_unary): the widest
+/* Dispatch of the f32 vector math (pterun_compute_f32_unary, the row
+ * primitives pterun_compute_f32_rowops): the widest
  * variant the CPU has (PTERUN_ISA_MASK narrows it; 0 forces the 4-lane
  * baseline), long arrays split over the pool in chunks whose results do not
  * depend on the split. */
@@ -10,12 +11,17 @@ typedef struct pc_vm_variant {
   uint64_t isa;
   const char* name;
   pc_vm_fn fn[PTERUN_COMPUTE_UNARY_COUNT]; /* in pterun_compute_unary order */
+  pterun_compute_f32_rowops rows;
 } pc_vm_variant;
 
 #define PC_VM_ROW(isa, suffix)                                                                     \
   {                                                                                                \
-    (isa), #suffix, {                                                                              \
-      pc_f32_exp__##suffix, pc_f32_sigmoid__##suffix, pc_f32_silu__##suffix, pc_f32_tanh__##suffix \
+    (isa), #suffix,                                                                                \
+        {pc_f32_exp__##suffix, pc_f32_sigmoid__##suffix, pc_f32_silu__##suffix,                    \
+         pc_f32_tanh__##suffix},                                                                   \
+    {                                                                                              \
+      pc_f32_dot__##suffix, pc_f32_axpby__##suffix, pc_f32_scale__##suffix,                        \
+          pc_f32_exp_sum__##suffix, #suffix                                                        \
     }                                                                                              \
   }
 
@@ -34,6 +40,23 @@ const char* pterun_compute_f32_unary_variant(size_t variant) {
   if (variant >= PC_VM_COUNT) return NULL;
   uint64_t isa = g_variants[variant].isa;
   return (isa & pterun_cpu_features()) == isa ? g_variants[variant].name : NULL;
+}
+
+/* The widest variant pterun_cpu_features() allows. */
+static const pc_vm_variant* pc_vm_best(void) {
+  uint64_t features = pterun_cpu_features();
+  size_t v = PC_VM_COUNT;
+  while (v-- > 1)
+    if ((g_variants[v].isa & features) == g_variants[v].isa) break;
+  return &g_variants[v];
+}
+
+const pterun_compute_f32_rowops* pterun_compute_f32_rowops_select(void) {
+  return &pc_vm_best()->rows;
+}
+
+const pterun_compute_f32_rowops* pterun_compute_f32_rowops_variant(size_t variant) {
+  return pterun_compute_f32_unary_variant(variant) ? &g_variants[variant].rows : NULL;
 }
 
 int pterun_compute_f32_unary_with(size_t variant, int op, const float* x, float* y, size_t n) {
@@ -63,11 +86,7 @@ static void pc_vm_task(void* ctx, size_t start, size_t count) {
 int pterun_compute_f32_unary(pterun_threadpool* pool, size_t max_threads, int op, const float* x,
                              float* y, size_t n) {
   if (op < 0 || op >= PTERUN_COMPUTE_UNARY_COUNT) return -1;
-  uint64_t features = pterun_cpu_features();
-  size_t v = PC_VM_COUNT;
-  while (v-- > 1)
-    if ((g_variants[v].isa & features) == g_variants[v].isa) break;
-  pc_vm_job j = {g_variants[v].fn[op], x, y, n};
+  pc_vm_job j = {pc_vm_best()->fn[op], x, y, n};
   size_t chunks = (n + PC_VM_CHUNK - 1) / PC_VM_CHUNK;
   if (chunks < 2) pool = NULL;
   pterun_parallelize_1d_tile(pool, pc_vm_task, &j, chunks, 1,

@@ -5,6 +5,7 @@
  * and NEON on AArch64; only -m flags differ. No operation depends on the lane
  * or on the width, and -ffp-contract=off (ISO C mode) keeps a*b+c unfused, so
  * every width gives the same bits for the same input. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -109,3 +110,97 @@ VM_DEFINE(exp)
 VM_DEFINE(sigmoid)
 VM_DEFINE(silu)
 VM_DEFINE(tanh)
+
+/* ---- row primitives (pterun_compute_f32_rowops) ----
+ * The dot product keeps 16 partial sums, element i going to sum i % 16, as
+ * 16 / VM_LANES vectors, and adds them in one fixed tree: every width does the
+ * same additions in the same order, so it gives the same bits. The tail goes
+ * through one zero-padded group of 16. */
+#define VM_ACC (16 / VM_LANES)
+
+/* One group of 16: s[k] += a[k-th vector] * b[k-th vector]. */
+static inline void vm_dot16(vm_f* s, const float* a, const float* b) {
+  vm_f va, vb;
+  size_t k;
+  for (k = 0; k < VM_ACC; ++k) {
+    memcpy(&va, a + k * VM_LANES, sizeof va);
+    memcpy(&vb, b + k * VM_LANES, sizeof vb);
+    s[k] = s[k] + va * vb;
+  }
+}
+
+/* One group of 16: y = e^(x - m), s[k] += y's k-th vector. */
+static inline void vm_exp16(vm_f* s, float* y, const float* x, vm_f m) {
+  vm_f v;
+  size_t k;
+  for (k = 0; k < VM_ACC; ++k) {
+    memcpy(&v, x + k * VM_LANES, sizeof v);
+    v = vm_exp(v - m);
+    memcpy(y + k * VM_LANES, &v, sizeof v);
+    s[k] = s[k] + v;
+  }
+}
+
+/* The 16 partial sums, added in one fixed tree. */
+static inline float vm_sum16(const vm_f* s) {
+  float t[16];
+  size_t k, w;
+  memcpy(t, s, sizeof t);
+  for (w = 8; w >= 1; w /= 2)
+    for (k = 0; k < w; ++k) t[k] = t[k] + t[k + w];
+  return t[0];
+}
+
+float VM_FN(dot)(const float* a, const float* b, size_t n) {
+  vm_f s[VM_ACC];
+  size_t i = 0, k;
+  for (k = 0; k < VM_ACC; ++k) s[k] = vm_splat(0.0f);
+  for (; i + 16 <= n; i += 16) vm_dot16(s, a + i, b + i);
+  if (i < n) {
+    float ta[16] = {0}, tb[16] = {0};
+    memcpy(ta, a + i, (n - i) * sizeof(float));
+    memcpy(tb, b + i, (n - i) * sizeof(float));
+    vm_dot16(s, ta, tb);
+  }
+  return vm_sum16(s);
+}
+
+void VM_FN(axpby)(float* y, float beta, float alpha, const float* x, size_t n) {
+  vm_f vb = vm_splat(beta), va = vm_splat(alpha), vx, vy;
+  size_t i = 0;
+  for (; i + VM_LANES <= n; i += VM_LANES) {
+    memcpy(&vx, x + i, sizeof vx);
+    memcpy(&vy, y + i, sizeof vy);
+    vy = vy * vb + va * vx;
+    memcpy(y + i, &vy, sizeof vy);
+  }
+  for (; i < n; ++i) y[i] = y[i] * beta + alpha * x[i];
+}
+
+void VM_FN(scale)(float* y, float s, size_t n) {
+  vm_f vs = vm_splat(s), vy;
+  size_t i = 0;
+  for (; i + VM_LANES <= n; i += VM_LANES) {
+    memcpy(&vy, y + i, sizeof vy);
+    vy = vy * vs;
+    memcpy(y + i, &vy, sizeof vy);
+  }
+  for (; i < n; ++i) y[i] *= s;
+}
+
+/* y[i] = e^(x[i] - m) (the softmax step), returning sum y[i] in the dot's
+ * fixed order; the padded tail holds -inf, whose e^ is 0. */
+float VM_FN(exp_sum)(float* y, const float* x, float m, size_t n) {
+  vm_f s[VM_ACC];
+  size_t i = 0, k;
+  for (k = 0; k < VM_ACC; ++k) s[k] = vm_splat(0.0f);
+  for (; i + 16 <= n; i += 16) vm_exp16(s, y + i, x + i, vm_splat(m));
+  if (i < n) {
+    float tx[16];
+    for (k = 0; k < 16; ++k) tx[k] = i + k < n ? x[i + k] : -INFINITY;
+    vm_exp16(s, tx, tx, vm_splat(m));
+    memcpy(y + i, tx, (n - i) * sizeof(float));
+  }
+  return vm_sum16(s);
+}
+#undef VM_ACC

@@ -10,7 +10,7 @@
  *    over [min(x, 0), max(x, 0)], which represents it exactly. */
 #include <math.h>
 
-#include "kernels/lowbit/lb.h"
+#include "src/compute/lowbit/ukernel.h"
 
 /* float -> int32 for values that may be huge or NaN (NaN gives lo). */
 static int32_t clamp_to_i32(float f, float lo, float hi) {
@@ -19,7 +19,7 @@ static int32_t clamp_to_i32(float f, float lo, float hi) {
   return (int32_t)f;
 }
 
-void lb_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero) {
+void pc_lowbit_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero) {
   float vmin = x[0], vmax = x[0], s;
   int64_t i;
   for (i = 1; i < k; ++i) {
@@ -40,11 +40,11 @@ void lb_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero) {
   *zero = -128 - clamp_to_i32(roundf(vmin / s), -1073741824.0f, 1073741824.0f);
 }
 
-float lb_act_inv(float scale) {
+float pc_lowbit_act_inv(float scale) {
   return (float)(1.0 / ((double)scale + 1e-16));
 }
 
-void lb_act_quantize(const float* x, int64_t count, float inv, int32_t zero, int8_t* q) {
+void pc_lowbit_act_quantize(const float* x, int64_t count, float inv, int32_t zero, int8_t* q) {
   float zf = (float)zero;
   int64_t i;
   for (i = 0; i < count; ++i) {

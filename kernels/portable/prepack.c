@@ -1,0 +1,43 @@
+/* Load-time weight packing for the matrix kernels (prepack.h). */
+#include "kernels/portable/prepack.h"
+
+#include "pterun/kernel_util.h"
+
+int pk_prepack_constant_f32(const pterun_tensor* t) {
+  return t != NULL && t->dtype == PTERUN_DTYPE_F32 && t->data != NULL && t->numel > 0 &&
+         t->nbytes >= (size_t)t->numel * sizeof(float);
+}
+
+pterun_status pk_prepack(pterun_kernel_context* ctx, const pterun_tensor* t, int operand,
+                         int64_t rows, int64_t cols, const pterun_compute_matrix* src) {
+  size_t bytes = pterun_compute_gemm_pack_size(operand, rows, cols);
+  if (bytes == 0 || !pterun_kernel_preparing(ctx)) return PTERUN_STATUS_OK;
+  pk_prepacked* st = pterun_kernel_state_alloc(ctx, sizeof *st, _Alignof(pk_prepacked));
+  void* mem = st != NULL ? pterun_kernel_state_alloc(ctx, bytes, 64) : NULL;
+  if (mem == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate %zu bytes for the packed weight", bytes);
+  st->packed = pterun_compute_gemm_pack(mem, bytes, operand, rows, cols, src);
+  st->src = st->packed != NULL ? t->data : NULL;
+  st->rows = rows;
+  st->cols = cols;
+  return PTERUN_STATUS_OK;
+}
+
+const pterun_compute_packed* pk_prepacked_for(const pterun_kernel_context* ctx,
+                                              const pterun_tensor* t, int64_t rows, int64_t cols) {
+  const pk_prepacked* st = pterun_kernel_state(ctx);
+  if (st == NULL || st->src == NULL || st->src != t->data || st->rows != rows || st->cols != cols)
+    return NULL;
+  return st->packed;
+}
+
+pterun_status pk_arg_clamp_bounds(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                  float* lo, float* hi) {
+  pterun_scalar a, b;
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, i, "min_val", &a));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, i + 1, "max_val", &b));
+  *lo = (float)a.d;
+  *hi = (float)b.d;
+  return PTERUN_STATUS_OK;
+}

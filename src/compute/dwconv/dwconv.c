@@ -1,0 +1,77 @@
+/* Dispatch of the f32 NHWC depthwise convolution
+ * (pterun_compute_f32_dwconv2d_nhwc): the widest variant the CPU (narrowed by
+ * PTERUN_ISA_MASK) runs, output rows split over the pool. */
+#include "src/compute/dwconv/dwconv.h"
+
+#include "pterun/cpu.h"
+
+typedef struct pc_dw_variant {
+  uint64_t isa;
+  const char* name;
+  pc_dw_fn fn;
+} pc_dw_variant;
+
+static const pc_dw_variant g_variants[] = {
+    {0, "v4", pc_f32_dwconv__v4},
+#if defined(PTERUN_GEMM_AVX2)
+    {PTERUN_CPU_X86_AVX | PTERUN_CPU_X86_AVX2, "avx2", pc_f32_dwconv__avx2},
+#endif
+#if defined(PTERUN_GEMM_AVX512)
+    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_f32_dwconv__avx512f},
+#endif
+};
+#define PC_DW_COUNT (sizeof g_variants / sizeof g_variants[0])
+
+/* Geometry the loops can run: every index they form stays inside the
+ * tensors the caller sized from these numbers. */
+static int valid(const pterun_compute_dwconv2d* p) {
+  return p->in_c != 0 && p->out_c % p->in_c == 0 && p->stride_h != 0 && p->stride_w != 0 &&
+         p->dilation_h != 0 && p->dilation_w != 0;
+}
+
+const char* pterun_compute_f32_dwconv2d_variant(size_t variant) {
+  if (variant >= PC_DW_COUNT) return NULL;
+  uint64_t isa = g_variants[variant].isa;
+  return (isa & pterun_cpu_features()) == isa ? g_variants[variant].name : NULL;
+}
+
+int pterun_compute_f32_dwconv2d_with(size_t variant, const pterun_compute_dwconv2d* p,
+                                     const float* in, const float* w, const float* bias,
+                                     float* out) {
+  if (!valid(p) || pterun_compute_f32_dwconv2d_variant(variant) == NULL) return -1;
+  g_variants[variant].fn(p, in, w, bias, out, 0, p->batch * p->out_h);
+  return 0;
+}
+
+typedef struct pc_dw_job {
+  pc_dw_fn fn;
+  const pterun_compute_dwconv2d* p;
+  const float *in, *w, *bias;
+  float* out;
+} pc_dw_job;
+
+static void pc_dw_task(void* ctx, size_t start, size_t count) {
+  const pc_dw_job* j = ctx;
+  j->fn(j->p, j->in, j->w, j->bias, j->out, start, count);
+}
+
+/* Multiply-adds per task below which splitting costs more than it saves. */
+#define PC_DW_TASK_MIN_FMA ((size_t)1 << 15)
+
+int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                     const pterun_compute_dwconv2d* p, const float* in,
+                                     const float* w, const float* bias, float* out) {
+  if (!valid(p)) return -1;
+  uint64_t features = pterun_cpu_features();
+  size_t v = PC_DW_COUNT;
+  while (v-- > 1)
+    if ((g_variants[v].isa & features) == g_variants[v].isa) break;
+  pc_dw_job j = {g_variants[v].fn, p, in, w, bias, out};
+  size_t rows = p->batch * p->out_h;
+  size_t per_row = p->out_w * p->out_c * p->kernel_h * p->kernel_w;
+  size_t tile = per_row >= PC_DW_TASK_MIN_FMA ? 1 : PC_DW_TASK_MIN_FMA / (per_row ? per_row : 1);
+  if (tile >= rows) pool = NULL;
+  pterun_parallelize_1d_tile(pool, pc_dw_task, &j, rows, tile,
+                             PTERUN_PARALLEL_MAX_THREADS(max_threads));
+  return 0;
+}

@@ -1,0 +1,102 @@
+/* Body of the f32 NHWC depthwise convolution for one vector width. Included
+ * by dwconv_<isa>.c after defining DW_LANES (floats per vector) and DW_FN
+ * (the variant's name). GNU C generic vectors; every output element is
+ * bias + sum of in * w over the valid taps in (kh, kw) order, one rounding
+ * per step (ISO C mode: no contraction), so every width gives the same bits.
+ *
+ * Per output pixel the valid taps are listed once (pointers into the input
+ * row and the filter), then each block of channels keeps its accumulators in
+ * registers across all taps: the output is written once (per 64 taps). */
+#include <string.h>
+
+typedef float dw_v __attribute__((vector_size(DW_LANES * 4)));
+typedef int dw_m __attribute__((vector_size(DW_LANES * 4)));
+
+#define DW_MAX_TAPS 64 /* taps listed at once */
+
+static inline dw_v dw_ld(const float* p) {
+  dw_v v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void dw_st(float* p, dw_v v) {
+  memcpy(p, &v, sizeof v);
+}
+static inline dw_v dw_clamp(dw_v x, dw_v lo, dw_v hi) {
+  dw_m below = x<lo, above = x> hi;
+  dw_m keep = ~(below | above);
+  return (dw_v)(((dw_m)x & keep) | ((dw_m)lo & below) | ((dw_m)hi & above));
+}
+static inline float dw_clamp1(float x, float lo, float hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* Lists up to DW_MAX_TAPS valid taps of output pixel (b, oh, ow), starting at
+ * tap *t (kh * KW + kw), as input rows and filter rows; advances *t. */
+static size_t DW_TAPS(const pterun_compute_dwconv2d* p, const float* in, const float* w, size_t b,
+                      size_t oh, size_t ow, size_t* t, const float** ip, const float** wp) {
+  const size_t taps = p->kernel_h * p->kernel_w;
+  size_t nt = 0;
+  for (; *t < taps && nt < DW_MAX_TAPS; ++*t) {
+    size_t kh = *t / p->kernel_w, kw = *t % p->kernel_w;
+    size_t ih = oh * p->stride_h + kh * p->dilation_h, iw = ow * p->stride_w + kw * p->dilation_w;
+    if (ih < p->pad_top || ih - p->pad_top >= p->in_h || iw < p->pad_left ||
+        iw - p->pad_left >= p->in_w)
+      continue;
+    ip[nt] = in + ((b * p->in_h + ih - p->pad_top) * p->in_w + iw - p->pad_left) * p->in_c;
+    wp[nt++] = w + *t * p->out_c;
+  }
+  return nt;
+}
+
+void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, const float* bias,
+           float* out, size_t row0, size_t nrows) {
+  const size_t C = p->out_c, dm = C / p->in_c, taps = p->kernel_h * p->kernel_w;
+  const float lo = p->out_min, hi = p->out_max;
+  const dw_v vlo = (dw_v){0} + lo, vhi = (dw_v){0} + hi;
+  const dw_v zero = {0};
+  const float* ip[DW_MAX_TAPS];
+  const float* wp[DW_MAX_TAPS];
+  for (size_t r = row0; r < row0 + nrows; ++r) {
+    const size_t b = r / p->out_h, oh = r % p->out_h;
+    for (size_t ow = 0; ow < p->out_w; ++ow) {
+      float* o = out + (r * p->out_w + ow) * C;
+      /* Taps in lists of DW_MAX_TAPS (one list for every usual filter): the
+       * first starts from the bias, later ones from the partial sums in o,
+       * the last clamps. */
+      size_t t = 0;
+      int first = 1;
+      do {
+        const size_t nt = DW_TAPS(p, in, w, b, oh, ow, &t, ip, wp);
+        const int last = t >= taps;
+        size_t c = 0;
+        if (dm == 1) {
+          for (; c + 2 * DW_LANES <= C; c += 2 * DW_LANES) {
+            dw_v a0 = first ? (bias != NULL ? dw_ld(bias + c) : zero) : dw_ld(o + c);
+            dw_v a1 = first ? (bias != NULL ? dw_ld(bias + c + DW_LANES) : zero)
+                            : dw_ld(o + c + DW_LANES);
+            for (size_t k = 0; k < nt; ++k) {
+              a0 = a0 + dw_ld(ip[k] + c) * dw_ld(wp[k] + c);
+              a1 = a1 + dw_ld(ip[k] + c + DW_LANES) * dw_ld(wp[k] + c + DW_LANES);
+            }
+            dw_st(o + c, last ? dw_clamp(a0, vlo, vhi) : a0);
+            dw_st(o + c + DW_LANES, last ? dw_clamp(a1, vlo, vhi) : a1);
+          }
+          for (; c + DW_LANES <= C; c += DW_LANES) {
+            dw_v a0 = first ? (bias != NULL ? dw_ld(bias + c) : zero) : dw_ld(o + c);
+            for (size_t k = 0; k < nt; ++k) a0 = a0 + dw_ld(ip[k] + c) * dw_ld(wp[k] + c);
+            dw_st(o + c, last ? dw_clamp(a0, vlo, vhi) : a0);
+          }
+        }
+        /* The last channels, and every channel when a multiplier > 1 makes
+         * channel c read input channel c / dm. */
+        for (; c < C; ++c) {
+          float a = first ? (bias != NULL ? bias[c] : 0.0f) : o[c];
+          for (size_t k = 0; k < nt; ++k) a = a + ip[k][c / dm] * wp[k][c];
+          o[c] = last ? dw_clamp1(a, lo, hi) : a;
+        }
+        first = 0;
+      } while (t < taps);
+    }
+  }
+}

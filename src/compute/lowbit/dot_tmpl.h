@@ -1,0 +1,191 @@
+/* Body of a low-bit linear microkernel for an x86 SIMD ISA (interface:
+ * ukernel.h, pterun_compute_lowbit_dot_fn). Included by lowbit_<isa>.c after
+ * defining:
+ *   LT_FN              function name
+ *   LT_V, LT_VEC       bytes per vector (32 or 64), integer vector type
+ *   LT_LOAD(p)         load LT_V bytes;  LT_STORE(p, v): store them
+ *   LT_ZERO(), LT_SET1_8(c), LT_SET1_16(c)
+ *   LT_AND, LT_XOR, LT_SRL4 (each 16-bit lane >> 4), LT_ADD8, LT_ADD16, LT_ADD32
+ *   LT_ACT4(h0, h1, off) activations for bytes [off, off + LT_V) of a 4-bit
+ *                      chunk: in each 32-byte half, the 8 bytes h0 (first
+ *                      half) or h1 (second half) repeated
+ *   LT_ACT(h)          the 8 bytes h repeated
+ *   LT_CVT16(p)        LT_V / 2 bytes at p sign-extended to int16 lanes
+ *   LT_ACT16(h)        the 8 bytes h sign-extended to int16, repeated
+ *   LT_MADDUBS(u, s)   u8 x s8 pairs to saturating int16 (vpmaddubsw)
+ *   LT_MADD(x, y)      int16 pairs to int32 (vpmaddwd)
+ *   LT_DPBUSD(acc, u, s) optional: acc + u8 x s8 quads in int32 (VNNI)
+ *
+ * Column layout (docs/lowbit.md): a 16-value k-chunk of an 8-column tile
+ * holds, per column, 8 values against qa[0..7] and 8 against qa[8..15].
+ * 4 bits: in each 32-byte half of the 64-byte chunk, byte b holds in its low
+ * nibble column {0,1,4,5}[b / 8] and in its high nibble {2,3,6,7}[b / 8];
+ * the first half pairs with qa[0..7], the second with qa[8..15]. Unpacked
+ * codes (any width): code g is column (g % 64) / 8, against qa[0..7] for
+ * g < 64, qa[8..15] after. Every product is exact: unsigned codes <= 127
+ * times int8 never saturate vpmaddubsw (2 * 127 * 128 < 2^15), and 8 bits
+ * widen to int16 (or, with VNNI, add 128 and take 128 * sum(qa) back). The
+ * int32 lanes are flushed into the int64 sums well before they could wrap. */
+
+#define LT_CAT2(a, b) a##b
+#define LT_CAT(a, b) LT_CAT2(a, b)
+#define LT_NAME(s) LT_CAT(LT_FN, s)
+#define LT_LANES (LT_V / 4)
+
+static int64_t LT_NAME(_asum16)(const int8_t* qa) {
+  int64_t s = 0;
+  int j;
+  for (j = 0; j < 16; ++j) s += qa[j];
+  return s;
+}
+
+/* 4 bits: the stored nibbles u = code + 8 times the activations, then
+ * dot = sum(u * a) - 8 * sum(a). */
+static void LT_NAME(_4)(const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]) {
+  static const int col_lo[4] = {0, 1, 4, 5}, col_hi[4] = {2, 3, 6, 7};
+  const LT_VEC mask = LT_SET1_8(0x0f);
+#if !defined(LT_DPBUSD)
+  const LT_VEC ones = LT_SET1_16(1);
+#endif
+  LT_VEC acc_lo = LT_ZERO(), acc_hi = LT_ZERO();
+  int64_t c, asum = 0;
+  int32_t lo[LT_LANES], hi[LT_LANES];
+  int i, off;
+  for (c = 0; c < chunks; ++c, w += 64, qa += 16) {
+    int64_t h0, h1;
+    memcpy(&h0, qa, 8);
+    memcpy(&h1, qa + 8, 8);
+#if defined(LT_DPBUSD)
+    for (off = 0; off < 64; off += LT_V) {
+      LT_VEC x = LT_LOAD(w + off), a = LT_ACT4(h0, h1, off);
+      acc_lo = LT_DPBUSD(acc_lo, LT_AND(x, mask), a);
+      acc_hi = LT_DPBUSD(acc_hi, LT_AND(LT_SRL4(x), mask), a);
+    }
+#else
+    {
+      /* int16 lanes: at most 2 * 15 * 128 per step, two steps: no wrap */
+      LT_VEC p_lo = LT_ZERO(), p_hi = LT_ZERO();
+      for (off = 0; off < 64; off += LT_V) {
+        LT_VEC x = LT_LOAD(w + off), a = LT_ACT4(h0, h1, off);
+        p_lo = LT_ADD16(p_lo, LT_MADDUBS(LT_AND(x, mask), a));
+        p_hi = LT_ADD16(p_hi, LT_MADDUBS(LT_AND(LT_SRL4(x), mask), a));
+      }
+      acc_lo = LT_ADD32(acc_lo, LT_MADD(p_lo, ones));
+      acc_hi = LT_ADD32(acc_hi, LT_MADD(p_hi, ones));
+    }
+#endif
+    asum += LT_NAME(_asum16)(qa);
+    /* int32 lanes grow by at most 4 * 15 * 128 * 2 per chunk */
+    if ((c & 16383) == 16383 || c + 1 == chunks) {
+      LT_STORE(lo, acc_lo);
+      LT_STORE(hi, acc_hi);
+      for (i = 0; i < LT_LANES; ++i) {
+        int b = ((4 * i) % 32) / 8;
+        dot[col_lo[b]] += lo[i];
+        dot[col_hi[b]] += hi[i];
+      }
+      acc_lo = acc_hi = LT_ZERO();
+    }
+  }
+  for (i = 0; i < 8; ++i) dot[i] -= 8 * asum;
+}
+
+/* Unsigned codes u (the stored values, <= 127 for 1..7 bits; for 8 bits the
+ * code + 128, VNNI only) times the activations; dot = sum(u * a) - bias *
+ * sum(a). */
+static void LT_NAME(_u)(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks,
+                        int64_t dot[8]) {
+  enum { NACC = 64 / LT_V };
+#if !defined(LT_DPBUSD)
+  const LT_VEC ones = LT_SET1_16(1);
+#endif
+  const LT_VEC flip = LT_SET1_8((char)(nbit == 8 ? 0x80 : 0));
+  const int64_t bias = nbit == 8 ? 128 : (int64_t)1 << (nbit - 1);
+  LT_VEC acc[NACC];
+  uint8_t codes[128];
+  int32_t lanes[LT_LANES];
+  int64_t c, asum = 0;
+  int i, s, off;
+  for (s = 0; s < NACC; ++s) acc[s] = LT_ZERO();
+  for (c = 0; c < chunks; ++c, w += 16 * nbit, qa += 16) {
+    int64_t h0, h1;
+    const uint8_t* src = codes;
+    memcpy(&h0, qa, 8);
+    memcpy(&h1, qa + 8, 8);
+    if (nbit == 8)
+      src = w;
+    else
+      pc_lowbit_unpack_u(nbit, 128, w, codes);
+    for (off = 0; off < 128; off += LT_V) {
+      LT_VEC u = LT_XOR(LT_LOAD(src + off), flip), a = LT_ACT(off < 64 ? h0 : h1);
+#if defined(LT_DPBUSD)
+      acc[(off % 64) / LT_V] = LT_DPBUSD(acc[(off % 64) / LT_V], u, a);
+#else
+      /* each vpmaddubsw widened on its own: two of them may exceed int16 */
+      acc[(off % 64) / LT_V] = LT_ADD32(acc[(off % 64) / LT_V], LT_MADD(LT_MADDUBS(u, a), ones));
+#endif
+    }
+    asum += LT_NAME(_asum16)(qa);
+    /* int32 lanes grow by at most 2 * 4 * 255 * 128 per chunk */
+    if ((c & 1023) == 1023 || c + 1 == chunks) {
+      for (s = 0; s < NACC; ++s) {
+        LT_STORE(lanes, acc[s]);
+        for (i = 0; i < LT_LANES; ++i) dot[((s * LT_V + 4 * i) % 64) / 8] += lanes[i];
+        acc[s] = LT_ZERO();
+      }
+    }
+  }
+  for (i = 0; i < 8; ++i) dot[i] -= bias * asum;
+}
+
+#if !defined(LT_DPBUSD)
+/* 8 bits without VNNI: codes and activations widened to int16, vpmaddwd. */
+static void LT_NAME(_8)(const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]) {
+  enum { HV = LT_V / 2, NACC = 64 / HV };
+  LT_VEC acc[NACC];
+  int32_t lanes[LT_LANES];
+  int64_t c;
+  int i, s, off;
+  for (s = 0; s < NACC; ++s) acc[s] = LT_ZERO();
+  for (c = 0; c < chunks; ++c, w += 128, qa += 16) {
+    int64_t h0, h1;
+    LT_VEC a0, a1;
+    memcpy(&h0, qa, 8);
+    memcpy(&h1, qa + 8, 8);
+    a0 = LT_ACT16(h0);
+    a1 = LT_ACT16(h1);
+    for (off = 0; off < 128; off += HV)
+      acc[(off % 64) / HV] =
+          LT_ADD32(acc[(off % 64) / HV], LT_MADD(LT_CVT16(w + off), off < 64 ? a0 : a1));
+    /* int32 lanes grow by at most 2 * 2 * 128 * 128 per chunk */
+    if ((c & 4095) == 4095 || c + 1 == chunks) {
+      for (s = 0; s < NACC; ++s) {
+        LT_STORE(lanes, acc[s]);
+        for (i = 0; i < LT_LANES; ++i) dot[(s * HV + 2 * i) / 8] += lanes[i];
+        acc[s] = LT_ZERO();
+      }
+    }
+  }
+}
+#endif
+
+void LT_FN(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]) {
+  int i;
+  for (i = 0; i < 8; ++i) dot[i] = 0;
+  if (nbit == 4) {
+    LT_NAME(_4)(w, qa, chunks, dot);
+    return;
+  }
+#if !defined(LT_DPBUSD)
+  if (nbit == 8) {
+    LT_NAME(_8)(w, qa, chunks, dot);
+    return;
+  }
+#endif
+  LT_NAME(_u)(nbit, w, qa, chunks, dot);
+}
+
+#undef LT_CAT2
+#undef LT_CAT
+#undef LT_NAME
+#undef LT_LANES

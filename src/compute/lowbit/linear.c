@@ -1,0 +1,208 @@
+/* The low-bit linear driver (pterun_compute_lowbit_linear): activations
+ * quantized per row to int8 (act.c), then for every (row, 8-column tile) the
+ * per-group exact integer dot products of a microkernel (manifest
+ * lowbit_ukernels.inc) corrected by the zero-point terms, scaled by
+ * (weight_scale * activation_scale) and accumulated in float32 in k order,
+ * bias added last -- torchao's arithmetic (docs/lowbit.md). Compiled with
+ * -ffp-contract=off: no fused multiply-add in the accumulation, as torchao's
+ * NEON kernel (vmlaq_f32). Rows and tiles are split over the pool; each
+ * output element is computed by the same operations whatever the split. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "src/compute/lowbit/ukernel.h"
+
+static const pterun_compute_lowbit_ukernel g_ukernels[] = {
+#define PC_LOWBIT_UKERNEL(isa, fn) {(isa), fn, #fn},
+#include "src/compute/lowbit/lowbit_ukernels.inc"
+#undef PC_LOWBIT_UKERNEL
+};
+enum { PC_NUK = sizeof g_ukernels / sizeof g_ukernels[0] };
+
+const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_ukernels(size_t* count_out) {
+  if (count_out != NULL) *count_out = PC_NUK;
+  return g_ukernels;
+}
+
+const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_select(uint64_t features) {
+  const pterun_compute_lowbit_ukernel* best = &g_ukernels[0];
+  size_t i;
+  for (i = 1; i < PC_NUK; ++i)
+    if ((g_ukernels[i].isa & features) == g_ukernels[i].isa) best = &g_ukernels[i];
+  return best;
+}
+
+static float rdf(const uint8_t* p) {
+  float f;
+  memcpy(&f, p, 4);
+  return f;
+}
+static int32_t rdi(const uint8_t* p) {
+  int32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* Quantized activations of a block of rows (row r: qa + r * kpad, sums of
+ * each group at asum + r * groups, scale[r], zero[r]). */
+typedef struct pc_lowbit_block {
+  const pterun_compute_lowbit_weights* w;
+  pterun_compute_lowbit_dot_fn dot;
+  const float* x; /* first row of the block */
+  int8_t* qa;
+  int64_t* asum;
+  float* scale;
+  int32_t* zero;
+  size_t kpad;
+  float* y; /* first row of the block */
+} pc_lowbit_block;
+
+enum { PC_STACK_K = 4096 };
+
+static size_t round64(size_t v) {
+  return (v + 63) & ~(size_t)63;
+}
+
+/* Per-row scratch bytes; k < 2^31, so no overflow for any row count the
+ * arena could hold (the caller checks the product). */
+static size_t row_bytes(const pterun_compute_lowbit_weights* w) {
+  return round64((size_t)w->k) + (size_t)(w->k / w->group_size) * sizeof(int64_t) + 8;
+}
+
+size_t pterun_compute_lowbit_scratch_bytes(const pterun_compute_lowbit_weights* w, int64_t rows) {
+  size_t rb = row_bytes(w);
+  if (rows < 1) rows = 1;
+  if ((uint64_t)rows > (SIZE_MAX - 64) / rb) return SIZE_MAX;
+  return (size_t)rows * rb + 64;
+}
+
+static void quantize_rows(void* c, size_t start, size_t count) {
+  const pc_lowbit_block* b = (const pc_lowbit_block*)c;
+  const int64_t k = b->w->k, gs = b->w->group_size, groups = k / gs;
+  size_t r;
+  for (r = start; r < start + count; ++r) {
+    int8_t* qa = b->qa + r * b->kpad;
+    int64_t* asum = b->asum + r * (size_t)groups;
+    int64_t g, j;
+    pc_lowbit_act_qparams(b->x + r * (size_t)k, k, &b->scale[r], &b->zero[r]);
+    pc_lowbit_act_quantize(b->x + r * (size_t)k, k, pc_lowbit_act_inv(b->scale[r]), b->zero[r], qa);
+    for (g = 0; g < groups; ++g) {
+      int64_t s = 0;
+      for (j = 0; j < gs; ++j) s += qa[g * gs + j];
+      asum[g] = s;
+    }
+  }
+}
+
+/* One 8-column tile for one quantized activation row. */
+static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
+  const pterun_compute_lowbit_weights* p = b->w;
+  const uint8_t* w = p->tiles + (uint64_t)tile * p->tile_bytes;
+  const int64_t groups = p->k / p->group_size, chunks = p->group_size / 16;
+  const int8_t* qa = b->qa + r * b->kpad;
+  const int64_t* asum = b->asum + r * (size_t)groups;
+  const float a_scale = b->scale[r];
+  const uint64_t za = (uint64_t)(int64_t)b->zero[r];
+  float res[8] = {0};
+  int64_t g, ncols;
+  int col;
+  for (g = 0; g < groups; ++g) {
+    int64_t dot[8];
+    b->dot(p->nbit, w, qa + g * p->group_size, chunks, dot);
+    w += chunks * 16 * p->nbit;
+    for (col = 0; col < 8; ++col) {
+      float ws = rdf(w + 4 * col);
+      /* exact for real weights; a hostile sum or zero point may wrap
+       * (unsigned arithmetic: defined), never trap */
+      uint64_t wsum = (uint64_t)(int64_t)rdi(w + 32 + 4 * col);
+      uint64_t t = (uint64_t)dot[col] - za * wsum;
+      if (p->has_zeros) {
+        uint64_t wz = (uint64_t)(int64_t)rdi(w + 64 + 4 * col);
+        t = t - wz * (uint64_t)asum[g] + (uint64_t)p->group_size * wz * za;
+      }
+      res[col] = res[col] + (ws * a_scale) * (float)(int64_t)t;
+    }
+    w += 64 + (p->has_zeros ? 32 : 0);
+  }
+  if (p->has_bias)
+    for (col = 0; col < 8; ++col) res[col] = res[col] + rdf(w + 4 * col);
+  ncols = p->n - tile * 8;
+  if (ncols > 8) ncols = 8;
+  memcpy(b->y + r * (size_t)p->n + tile * 8, res, (size_t)ncols * sizeof(float));
+}
+
+/* Tiles outer, rows inner: a tile's weights are read once per block of rows. */
+static void tiles_task(void* c, size_t i, size_t j, size_t ni, size_t nj) {
+  const pc_lowbit_block* b = (const pc_lowbit_block*)c;
+  size_t t, r;
+  for (t = j; t < j + nj; ++t)
+    for (r = i; r < i + ni; ++r) tile_row(b, r, (int64_t)t);
+}
+
+pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
+                                              const pterun_compute_lowbit_weights* w,
+                                              const float* x, int64_t m, float* y,
+                                              const pterun_compute_lowbit_ukernel* uk,
+                                              pterun_threadpool* pool, size_t max_threads) {
+  const size_t tiles = (size_t)((w->n + 7) / 8), rb = row_bytes(w);
+  const uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(max_threads);
+  size_t threads = pterun_threadpool_size(pool), rows = (size_t)m, tile_j, done;
+  unsigned char* buf = NULL;
+  PTERUN_COMPUTE_ALIGN64 int8_t qa_stack[PC_STACK_K];
+  int64_t asum_stack[PC_STACK_K / 16];
+  float scale_stack[1];
+  int32_t zero_stack[1];
+  pc_lowbit_block b;
+  if (m <= 0) return PTERUN_STATUS_OK;
+  if (max_threads != 0 && threads > max_threads) threads = max_threads;
+  /* The largest block of rows the scratch arena holds (halving from m). */
+  if (ctx != NULL)
+    for (; rows >= 1; rows /= 2) {
+      if (rows <= (SIZE_MAX - 64) / rb &&
+          (buf = (unsigned char*)pterun_kernel_scratch(ctx, rows * rb, 64)) != NULL)
+        break;
+    }
+  b.w = w;
+  b.dot = (uk != NULL ? uk : pterun_compute_lowbit_select(pterun_cpu_features()))->fn;
+  b.kpad = round64((size_t)w->k);
+  if (buf != NULL) {
+    b.qa = (int8_t*)buf;
+    b.asum = (int64_t*)(buf + rows * b.kpad);
+    b.scale = (float*)(b.asum + rows * (size_t)(w->k / w->group_size));
+    b.zero = (int32_t*)(b.scale + rows);
+  } else {
+    /* no (or too little) scratch: a stack row serves up to PC_STACK_K */
+    if (w->k > PC_STACK_K) {
+      if (ctx != NULL)
+        return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                  "no kernel scratch for %" PRId64 " quantized activations", w->k);
+      return PTERUN_STATUS_OUT_OF_MEMORY;
+    }
+    if (ctx != NULL) pterun_kernel_note_slow_path(ctx, "lowbit linear: no scratch, stack row");
+    rows = 1;
+    b.qa = qa_stack;
+    b.asum = asum_stack;
+    b.scale = scale_stack;
+    b.zero = zero_stack;
+  }
+  /* Enough column tasks for every thread to take several (dynamic
+   * distribution evens out a shared machine); at least 4 tiles each. */
+  tile_j = tiles / (threads * 4);
+  if (tile_j < 4) tile_j = 4;
+  for (done = 0; done < (size_t)m; done += rows) {
+    size_t nr = (size_t)m - done < rows ? (size_t)m - done : rows;
+    b.x = x + done * (size_t)w->k;
+    b.y = y + done * (size_t)w->n;
+    pterun_parallelize_1d_tile(pool, quantize_rows, &b, nr, 1, flags);
+    pterun_parallelize_2d_tile(pool, tiles_task, &b, nr, tiles, 8, tile_j, flags);
+  }
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_compute_lowbit_linear(pterun_kernel_context* ctx,
+                                           const pterun_compute_lowbit_weights* w, const float* x,
+                                           int64_t m, float* y) {
+  return pterun_compute_lowbit_linear_ex(ctx, w, x, m, y, NULL,
+                                         ctx != NULL ? pterun_kernel_threadpool(ctx) : NULL,
+                                         ctx != NULL ? pterun_kernel_max_threads(ctx) : 0);
+}

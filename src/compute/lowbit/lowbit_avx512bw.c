@@ -1,0 +1,17 @@
+/* Low-bit linear microkernel for AVX-512BW (vpmaddubsw / vpmaddwd, 64-byte
+ * vectors). Built with -mavx512f -mavx512bw by src/compute/isa.cmake;
+ * selected at run time only when pterun_cpu_features() reports them.
+ * Body: dot_tmpl.h. */
+#include "src/compute/lowbit/ukernel.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#include <string.h>
+
+#define LT_FN pc_lowbit_dot__avx512bw
+#include "src/compute/lowbit/x86_avx512.h"
+#include "src/compute/lowbit/dot_tmpl.h"
+
+#else
+typedef int pc_lowbit_avx512bw_unavailable; /* not an empty translation unit */
+#endif

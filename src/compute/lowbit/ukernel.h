@@ -1,0 +1,31 @@
+/* Low-bit linear microkernels: the interface shared by linear.c (the
+ * driver) and the per-ISA files lowbit_<isa>.c. Internal to
+ * libpterun_compute. The manifest lowbit_ukernels.inc lists every variant;
+ * tests and benchmarks reach them through pterun_compute_lowbit_ukernels(). */
+#ifndef PTERUN_SRC_COMPUTE_LOWBIT_UKERNEL_H_
+#define PTERUN_SRC_COMPUTE_LOWBIT_UKERNEL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pterun/compute.h"
+#include "pterun/cpu.h"
+
+/* Prototypes from the manifest. */
+#define PC_LOWBIT_UKERNEL(isa, fn)                                                                 \
+  void fn(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]);
+#include "src/compute/lowbit/lowbit_ukernels.inc"
+#undef PC_LOWBIT_UKERNEL
+
+/* The stored (biased, unsigned) values of `count` (32, 64 or 128) nbit
+ * values in torchao's chunk layout; for nbit 8 the bytes as they are. */
+void pc_lowbit_unpack_u(int nbit, int count, const uint8_t* src, uint8_t* u);
+
+/* Dynamic per-row int8 activation quantization (act.c, docs/lowbit.md):
+ * scale and int32 zero point of a row of k floats; the reciprocal torchao
+ * uses; q = clamp(nearbyint(fma(x, inv, zero)), -128, 127). */
+void pc_lowbit_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero);
+float pc_lowbit_act_inv(float scale);
+void pc_lowbit_act_quantize(const float* x, int64_t count, float inv, int32_t zero, int8_t* q);
+
+#endif /* PTERUN_SRC_COMPUTE_LOWBIT_UKERNEL_H_ */

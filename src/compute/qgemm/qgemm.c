@@ -1,0 +1,436 @@
+/* The int8 matrix product of libpterun_compute (pterun/compute.h): weight
+ * packing, the driver and the epilogue around a run-time selected microkernel
+ * (ukernel.h, manifest qs8_ukernels.inc).
+ *
+ *   W (N x K int8)  packed once: NR-column strips of K groups of 4, in the
+ *                   microkernel's element type, zero padded; column sums.
+ *   for each task (a run of MR-row panels x a run of strips, C tiles):
+ *     for each panel, for each K block (PC_QS8_KB values):
+ *       fetch A rows (matrix or row function), shift int8 to uint8, pack the
+ *       panel (K groups of 4), add up its row sums
+ *       microkernel over the task's strips into an int32 tile buffer
+ *     epilogue: zero-point corrections (int64), scale, bias, requantise or
+ *     dequantise, clamp, store
+ *
+ * Everything a task needs lives on its stack (no scratch memory). Each C
+ * element is summed exactly in int32 and finished by the same scalar epilogue
+ * whatever the microkernel and the thread count, so results are identical for
+ * every ISA and pool size. */
+#include <math.h>
+#include <string.h>
+
+#include "pterun/kernel_util.h"
+#include "pterun/threadpool.h"
+#include "src/compute/qgemm/ukernel.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define PC_QS8_MR_MAX 16
+#define PC_QS8_NR_MAX 64
+/* K values per block: the A panel (MR x KB, int16 at most) stays in L1. */
+#define PC_QS8_KB 1024
+/* Columns of C one task covers at most (its int32 tile buffer), and the
+ * bytes of packed B those columns may take (kept in L2 while the task's A
+ * panels stream past). */
+#define PC_QS8_TN 256
+#define PC_QS8_B_TILE_BYTES (128 * 1024)
+/* Multiply-adds below which a product runs on the calling thread. */
+#define PC_QS8_PARALLEL_MIN 65536
+
+static const pc_qs8_gemm_ukernel g_qs8_ukernels[] = {
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb) {(isa), fn, #fn, (mr), (nr), (ab), (bb)},
+#include "src/compute/qgemm/qs8_ukernels.inc"
+#undef PC_QS8_UKERNEL
+};
+
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb)                                                    \
+  _Static_assert((mr) <= PC_QS8_MR_MAX && (nr) <= PC_QS8_NR_MAX && PC_QS8_TN % (nr) == 0,          \
+                 #fn " tile");
+#include "src/compute/qgemm/qs8_ukernels.inc"
+#undef PC_QS8_UKERNEL
+
+const pc_qs8_gemm_ukernel* pterun_compute_qs8_gemm_ukernels(size_t* count_out) {
+  if (count_out != NULL) *count_out = sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0];
+  return g_qs8_ukernels;
+}
+
+const pc_qs8_gemm_ukernel* pterun_compute_qs8_gemm_select(uint64_t features) {
+  size_t i = sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0];
+  while (i-- > 0)
+    if ((g_qs8_ukernels[i].isa & features) == g_qs8_ukernels[i].isa) return &g_qs8_ukernels[i];
+  return &g_qs8_ukernels[0];
+}
+
+/* ---- packing ------------------------------------------------------------- */
+
+static size_t round_up_sz(size_t x, size_t q) {
+  return (x + q - 1) / q * q;
+}
+
+/* Bytes of the column sums (64-byte rounded) and of the strips. */
+static int pack_layout(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, size_t* sums_out,
+                       size_t* strips_out) {
+  if (n < 1 || k < 1 || k > PTERUN_COMPUTE_QS8_MAX_K || (uint64_t)n > SIZE_MAX / 4) return -1;
+  size_t sums = round_up_sz((size_t)n * sizeof(int32_t), 64);
+  size_t nstrips = ((size_t)n + (size_t)uk->nr - 1) / (size_t)uk->nr;
+  size_t kq = ((size_t)k + PC_QS8_KR - 1) / PC_QS8_KR;
+  size_t per_strip = kq * (size_t)uk->nr * PC_QS8_KR * (size_t)uk->b_bytes;
+  if (nstrips != 0 && per_strip > (SIZE_MAX - sums) / nstrips) return -1;
+  *sums_out = sums;
+  *strips_out = nstrips * per_strip;
+  return 0;
+}
+
+size_t pterun_compute_qs8_pack_size(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k) {
+  size_t sums, strips;
+  if (uk == NULL) uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
+  if (pack_layout(uk, n, k, &sums, &strips) != 0) return 0;
+  return sums + strips;
+}
+
+int pterun_compute_qs8_pack(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, const int8_t* w,
+                            int64_t w_rs, int64_t w_cs, void* buf, size_t cap,
+                            pterun_compute_qs8_packed* out) {
+  size_t sums, strips;
+  if (uk == NULL) uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
+  if (w == NULL || buf == NULL || out == NULL || ((uintptr_t)buf & 63u) != 0 ||
+      pack_layout(uk, n, k, &sums, &strips) != 0 || cap < sums + strips)
+    return -1;
+  int32_t* col_sum = (int32_t*)buf;
+  unsigned char* sp = (unsigned char*)buf + sums;
+  const int64_t nr = uk->nr, kq = (k + PC_QS8_KR - 1) / PC_QS8_KR;
+  int64_t j0, q, jj, t;
+  for (j0 = 0; j0 < n; j0 += nr)
+    for (q = 0; q < kq; ++q)
+      for (jj = 0; jj < nr; ++jj)
+        for (t = 0; t < PC_QS8_KR; ++t) {
+          const int64_t col = j0 + jj, kk = q * PC_QS8_KR + t;
+          const int8_t v = col < n && kk < k ? w[col * w_rs + kk * w_cs] : 0;
+          if (uk->b_bytes == 2) {
+            const int16_t v16 = v;
+            memcpy(sp, &v16, sizeof v16);
+            sp += 2;
+          } else {
+            memcpy(sp, &v, 1);
+            sp += 1;
+          }
+        }
+  for (j0 = 0; j0 < n; ++j0) {
+    int32_t s = 0;
+    for (t = 0; t < k; ++t) s += w[j0 * w_rs + t * w_cs];
+    col_sum[j0] = s;
+  }
+  out->uk = uk;
+  out->n = n;
+  out->k = k;
+  out->kq = kq;
+  out->col_sum = col_sum;
+  out->strips = (const unsigned char*)buf + sums;
+  return 0;
+}
+
+/* ---- epilogue ------------------------------------------------------------ */
+
+/* 1.5 * 2^23: adding and subtracting it rounds a float of magnitude below
+ * 2^22 to an integer, half to even (the current rounding mode), as
+ * nearbyintf does, without a libm call on baseline x86-64. */
+#define PC_QS8_RNE_MAGIC 12582912.0f
+#define PC_QS8_RNE_LIMIT 4194304.0f
+
+static inline float round_half_even(float p) {
+  /* Beyond 2^22 every q range here saturates anyway; NaN passes through. */
+  p = p < -PC_QS8_RNE_LIMIT ? -PC_QS8_RNE_LIMIT : p;
+  p = p > PC_QS8_RNE_LIMIT ? PC_QS8_RNE_LIMIT : p;
+  return (p + PC_QS8_RNE_MAGIC) - PC_QS8_RNE_MAGIC;
+}
+
+typedef struct pc_qs8_job {
+  const pc_qs8_gemm_ukernel* uk;
+  const pterun_compute_qs8_packed* w;
+  const pterun_compute_qs8_epilogue* ep;
+  const pterun_compute_matrix* a;
+  pterun_compute_qs8_rows_fn a_rows;
+  void* a_ctx;
+  const pterun_compute_matrix* c;
+  int64_t m;
+  int a_signed;
+  int32_t a_zp; /* shifted to the uint8 domain */
+} pc_qs8_job;
+
+/* Rows [i0, i0 + rows) x [k0, k0 + kc) of a strided A, as raw bytes. */
+static void fetch_matrix_rows(const pterun_compute_matrix* a, int64_t i0, int64_t rows, int64_t k0,
+                              int64_t kc, uint8_t* dst) {
+  const uint8_t* base = (const uint8_t*)a->data;
+  int64_t r, kk;
+  for (r = 0; r < rows; ++r) {
+    const uint8_t* src = base + (i0 + r) * a->rs + k0 * a->cs;
+    if (a->cs == 1)
+      memcpy(dst + r * kc, src, (size_t)kc);
+    else
+      for (kk = 0; kk < kc; ++kk) dst[r * kc + kk] = src[kk * a->cs];
+  }
+}
+
+/* Interleaves rows x kc raw A values into a panel of MR rows x ceil(kc/4)
+ * groups of 4 (uint8, or int16 when a_bytes is 2), zero padded, and adds the
+ * shifted row sums. */
+static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_t rows, int64_t kc,
+                       uint8_t flip, void* panel, int32_t* row_sum) {
+  const int64_t mr = uk->mr, kqb = (kc + PC_QS8_KR - 1) / PC_QS8_KR;
+  const int64_t kfull = kc / PC_QS8_KR * PC_QS8_KR;
+  const size_t step = (size_t)mr * PC_QS8_KR; /* elements from one group to the next */
+  int64_t q, i, t;
+  for (i = 0; i < mr; ++i) {
+    const uint8_t* src = raw + i * kc;
+    int32_t s = 0;
+    if (uk->a_bytes == 2) {
+      int16_t* dst = (int16_t*)panel + i * PC_QS8_KR;
+      if (i >= rows) {
+        for (q = 0; q < kqb; ++q) memset(dst + (size_t)q * step, 0, PC_QS8_KR * sizeof(int16_t));
+        continue;
+      }
+      q = 0;
+#if defined(__SSE2__)
+      {
+        /* 4 groups at a time: flip, widen to int16, 8 bytes per group. */
+        const __m128i vflip = _mm_set1_epi8((char)flip), zero = _mm_setzero_si128();
+        __m128i vs = zero;
+        for (; q + 4 <= kfull / PC_QS8_KR; q += 4) {
+          const __m128i x = _mm_xor_si128(
+              _mm_loadu_si128((const __m128i*)(const void*)(src + q * PC_QS8_KR)), vflip);
+          const __m128i lo = _mm_unpacklo_epi8(x, zero), hi = _mm_unpackhi_epi8(x, zero);
+          int16_t* d = dst + (size_t)q * step;
+          _mm_storel_epi64((__m128i*)(void*)d, lo);
+          _mm_storel_epi64((__m128i*)(void*)(d + step), _mm_unpackhi_epi64(lo, lo));
+          _mm_storel_epi64((__m128i*)(void*)(d + 2 * step), hi);
+          _mm_storel_epi64((__m128i*)(void*)(d + 3 * step), _mm_unpackhi_epi64(hi, hi));
+          vs = _mm_add_epi64(vs, _mm_sad_epu8(x, zero));
+        }
+        s += (int32_t)(_mm_cvtsi128_si32(vs) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(vs, vs)));
+      }
+#endif
+      for (; q < kfull / PC_QS8_KR; ++q)
+        for (t = 0; t < PC_QS8_KR; ++t) {
+          const uint8_t v = (uint8_t)(src[q * PC_QS8_KR + t] ^ flip);
+          dst[(size_t)q * step + (size_t)t] = v;
+          s += v;
+        }
+      for (t = 0; kfull < kc && t < PC_QS8_KR; ++t) {
+        const uint8_t v = kfull + t < kc ? (uint8_t)(src[kfull + t] ^ flip) : 0;
+        dst[(size_t)(kfull / PC_QS8_KR) * step + (size_t)t] = v;
+        s += v;
+      }
+    } else {
+      uint8_t* dst = (uint8_t*)panel + i * PC_QS8_KR;
+      if (i >= rows) {
+        for (q = 0; q < kqb; ++q) memset(dst + (size_t)q * step, 0, PC_QS8_KR);
+        continue;
+      }
+      for (q = 0; q < kfull / PC_QS8_KR; ++q)
+        for (t = 0; t < PC_QS8_KR; ++t) {
+          const uint8_t v = (uint8_t)(src[q * PC_QS8_KR + t] ^ flip);
+          dst[(size_t)q * step + (size_t)t] = v;
+          s += v;
+        }
+      for (t = 0; kfull < kc && t < PC_QS8_KR; ++t) {
+        const uint8_t v = kfull + t < kc ? (uint8_t)(src[kfull + t] ^ flip) : 0;
+        dst[(size_t)(kfull / PC_QS8_KR) * step + (size_t)t] = v;
+        s += v;
+      }
+    }
+    row_sum[i] += s;
+  }
+}
+
+/* Per-column terms of a task's columns [j0, j0 + cols): scale and bias as
+ * arrays (bias 0 when absent), and for the int32 path A's zero point times the
+ * column sums. */
+typedef struct pc_qs8_cols {
+  float sc[PC_QS8_TN], bi[PC_QS8_TN];
+  int32_t zsum[PC_QS8_TN];
+  int int32_path; /* no weight zero points: |sum| <= K * 255 * 128 < 2^31 */
+} pc_qs8_cols;
+
+static void column_terms(const pc_qs8_job* job, int64_t j0, int64_t cols, pc_qs8_cols* ct) {
+  const pterun_compute_qs8_epilogue* ep = job->ep;
+  int64_t j;
+  ct->int32_path = ep->w_zp == NULL;
+  for (j = 0; j < cols; ++j) {
+    ct->sc[j] = ep->scale[ep->scale_per_column ? j0 + j : 0];
+    ct->bi[j] = ep->bias != NULL ? ep->bias[j0 + j] : 0.0f;
+    if (ct->int32_path) ct->zsum[j] = job->a_zp * job->w->col_sum[j0 + j];
+  }
+}
+
+/* The requantisation of one value (the vector path below does the same). */
+static inline int32_t requant(float y, float inv, float zpo, float qlo, float qhi) {
+  float t = zpo + round_half_even(y * inv);
+  t = t > qlo ? t : qlo; /* NaN -> q_min */
+  t = t < qhi ? t : qhi;
+  return (int32_t)t;
+}
+
+static inline void store_q(const pterun_compute_matrix* c, int64_t at, int32_t q) {
+  if (c->dtype == PTERUN_DTYPE_U8)
+    ((uint8_t*)c->data)[at] = (uint8_t)q;
+  else
+    ((int8_t*)c->data)[at] = (int8_t)q;
+}
+
+/* Finishes rows x cols sums of the tile buffer (row stride PC_QS8_TN) into C
+ * at (i0, j0). */
+static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t* acc,
+                     const int32_t* row_sum, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  const pterun_compute_qs8_epilogue* ep = job->ep;
+  const pterun_compute_matrix* c = job->c;
+  const int64_t k = job->w->k, za = job->a_zp;
+  const float qlo = (float)ep->q_min, qhi = (float)ep->q_max, zpo = (float)ep->out_zp;
+  const float inv = ep->out_inv_scale;
+  const int f32 = c->dtype == PTERUN_DTYPE_F32;
+  int64_t r, j;
+  for (r = 0; r < rows; ++r) {
+    const int32_t* ar = acc + r * PC_QS8_TN;
+    const int64_t off = (i0 + r) * c->rs + j0 * c->cs;
+    j = 0;
+#if defined(__SSE2__)
+    if (ct->int32_path && c->cs == 1) {
+      const __m128 vinv = _mm_set1_ps(inv), vzp = _mm_set1_ps(zpo), vlo = _mm_set1_ps(qlo);
+      const __m128 vhi = _mm_set1_ps(qhi), lim = _mm_set1_ps(PC_QS8_RNE_LIMIT);
+      const __m128 nlim = _mm_set1_ps(-PC_QS8_RNE_LIMIT), magic = _mm_set1_ps(PC_QS8_RNE_MAGIC);
+      const __m128 fmin = _mm_set1_ps(ep->f_min), fmax = _mm_set1_ps(ep->f_max);
+      for (; j + 4 <= cols; j += 4) {
+        const __m128i v =
+            _mm_sub_epi32(_mm_loadu_si128((const __m128i*)(const void*)(ar + j)),
+                          _mm_loadu_si128((const __m128i*)(const void*)(ct->zsum + j)));
+        __m128 y = _mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(v), _mm_loadu_ps(ct->sc + j)),
+                              _mm_loadu_ps(ct->bi + j));
+        if (f32) {
+          y = _mm_min_ps(fmax, _mm_max_ps(fmin, y)); /* NaN stays, as below */
+          _mm_storeu_ps((float*)c->data + off + j, y);
+          continue;
+        }
+        __m128 p = _mm_min_ps(_mm_max_ps(_mm_mul_ps(y, vinv), nlim), lim);
+        __m128 t = _mm_add_ps(vzp, _mm_sub_ps(_mm_add_ps(p, magic), magic));
+        t = _mm_min_ps(_mm_max_ps(t, vlo), vhi);
+        __m128i q = _mm_cvttps_epi32(t);
+        q = _mm_packs_epi32(q, q);
+        q = c->dtype == PTERUN_DTYPE_U8 ? _mm_packus_epi16(q, q) : _mm_packs_epi16(q, q);
+        const int32_t four = _mm_cvtsi128_si32(q);
+        memcpy((uint8_t*)c->data + off + j, &four, 4);
+      }
+    }
+#endif
+    for (; j < cols; ++j) {
+      const int64_t n = j0 + j;
+      float y;
+      if (ct->int32_path) {
+        y = (float)(ar[j] - ct->zsum[j]);
+      } else {
+        int64_t v = (int64_t)ar[j] - za * job->w->col_sum[n];
+        if (ep->w_zp != NULL && ep->w_zp[n] != 0)
+          v += (int64_t)ep->w_zp[n] * (za * k - (int64_t)row_sum[r]);
+        y = (float)v;
+      }
+      y = y * ct->sc[j] + ct->bi[j];
+      const int64_t at = off + j * c->cs;
+      if (f32) {
+        y = y < ep->f_min ? ep->f_min : y;
+        y = y > ep->f_max ? ep->f_max : y;
+        ((float*)c->data)[at] = y;
+      } else {
+        store_q(c, at, requant(y, inv, zpo, qlo, qhi));
+      }
+    }
+  }
+}
+
+static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
+  const pc_qs8_job* job = (const pc_qs8_job*)ctx;
+  const pc_qs8_gemm_ukernel* uk = job->uk;
+  const pterun_compute_qs8_packed* w = job->w;
+  const int64_t mr = uk->mr, nr = uk->nr, k = w->k;
+  const size_t strip_bytes = (size_t)w->kq * (size_t)nr * PC_QS8_KR * (size_t)uk->b_bytes;
+  const uint8_t flip = job->a_signed ? 0x80 : 0;
+  _Alignas(64) uint8_t raw[PC_QS8_MR_MAX * PC_QS8_KB];
+  _Alignas(64) int16_t panel[PC_QS8_MR_MAX * PC_QS8_KB];
+  _Alignas(64) int32_t acc[PC_QS8_MR_MAX * PC_QS8_TN];
+  int32_t row_sum[PC_QS8_MR_MAX];
+  pc_qs8_cols ct;
+  const int64_t j0 = (int64_t)sj * nr;
+  const int64_t cols = (int64_t)nsj * nr < w->n - j0 ? (int64_t)nsj * nr : w->n - j0;
+  size_t p, s;
+  column_terms(job, j0, cols, &ct);
+  for (p = pi; p < pi + npi; ++p) {
+    const int64_t i0 = (int64_t)p * mr;
+    const int64_t rows = mr < job->m - i0 ? mr : job->m - i0;
+    int64_t k0;
+    memset(row_sum, 0, sizeof row_sum);
+    for (k0 = 0; k0 < k; k0 += PC_QS8_KB) {
+      const int64_t kc = PC_QS8_KB < k - k0 ? PC_QS8_KB : k - k0;
+      const size_t kqb = (size_t)((kc + PC_QS8_KR - 1) / PC_QS8_KR);
+      if (job->a_rows != NULL)
+        job->a_rows(job->a_ctx, i0, rows, k0, kc, raw);
+      else
+        fetch_matrix_rows(job->a, i0, rows, k0, kc, raw);
+      pack_panel(uk, raw, rows, kc, flip, panel, row_sum);
+      for (s = 0; s < nsj; ++s) {
+        const unsigned char* b =
+            (const unsigned char*)w->strips + (sj + s) * strip_bytes +
+            (size_t)(k0 / PC_QS8_KR) * (size_t)nr * PC_QS8_KR * (size_t)uk->b_bytes;
+        uk->fn(kqb, panel, b, acc + s * (size_t)nr, PC_QS8_TN, k0 > 0);
+      }
+    }
+    epilogue(job, &ct, acc, row_sum, i0, rows, j0, cols);
+  }
+}
+
+int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t m,
+                            const pterun_compute_matrix* a, pterun_compute_qs8_rows_fn a_rows,
+                            void* a_ctx, int32_t a_dtype, const pterun_compute_qs8_packed* w,
+                            const pterun_compute_qs8_epilogue* ep, const pterun_compute_matrix* c) {
+  if (w == NULL || w->uk == NULL || ep == NULL || ep->scale == NULL || c == NULL ||
+      c->data == NULL || m < 0 || c->rs < 0 || c->cs < 0 ||
+      (a_dtype != PTERUN_DTYPE_U8 && a_dtype != PTERUN_DTYPE_I8) ||
+      (c->dtype != PTERUN_DTYPE_U8 && c->dtype != PTERUN_DTYPE_I8 && c->dtype != PTERUN_DTYPE_F32))
+    return -1;
+  if (a_rows == NULL &&
+      (a == NULL || a->data == NULL || a->dtype != a_dtype || a->rs < 0 || a->cs < 0))
+    return -1;
+  if (m == 0) return 0;
+  pc_qs8_job job;
+  job.uk = w->uk;
+  job.w = w;
+  job.ep = ep;
+  job.a = a;
+  job.a_rows = a_rows;
+  job.a_ctx = a_ctx;
+  job.c = c;
+  job.m = m;
+  job.a_signed = a_dtype == PTERUN_DTYPE_I8;
+  job.a_zp = ep->a_zp + (job.a_signed ? 128 : 0);
+
+  const size_t nr = (size_t)w->uk->nr, mr = (size_t)w->uk->mr;
+  const size_t strips = (size_t)((w->n + (int64_t)nr - 1) / (int64_t)nr);
+  const size_t panels = ((size_t)m + mr - 1) / mr;
+  const size_t strip_bytes = (size_t)w->kq * nr * PC_QS8_KR * (size_t)w->uk->b_bytes;
+  size_t tile_j = PC_QS8_B_TILE_BYTES / strip_bytes;
+  if (tile_j > PC_QS8_TN / nr) tile_j = PC_QS8_TN / nr;
+  if (tile_j > strips) tile_j = strips;
+  if (tile_j == 0) tile_j = 1;
+  size_t threads = pool != NULL ? pterun_threadpool_size(pool) : 1;
+  if (max_threads != 0 && max_threads < threads) threads = max_threads;
+  if ((double)m * (double)w->n * (double)w->k < PC_QS8_PARALLEL_MIN) threads = 1;
+  size_t tile_i = panels;
+  if (threads > 1) {
+    /* About four tasks per thread; the column runs already give some. */
+    const size_t jtiles = (strips + tile_j - 1) / tile_j;
+    const size_t want = 4 * threads > jtiles ? (4 * threads + jtiles - 1) / jtiles : 1;
+    tile_i = (panels + want - 1) / want;
+    if (tile_i == 0) tile_i = 1;
+  }
+  pterun_parallelize_2d_tile(threads > 1 ? pool : NULL, qs8_task, &job, panels, strips, tile_i,
+                             tile_j, PTERUN_PARALLEL_MAX_THREADS(threads));
+  return 0;
+}

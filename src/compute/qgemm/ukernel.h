@@ -1,0 +1,35 @@
+/* int8 GEMM microkernels: the interface shared by qgemm.c (packing, driver,
+ * epilogue) and the per-ISA files qs8_<isa>.c. Internal to libpterun_compute.
+ * The manifest qs8_ukernels.inc lists every variant; tests and benchmarks
+ * reach them through pterun_compute_qs8_gemm_ukernels(). */
+#ifndef PTERUN_SRC_COMPUTE_QGEMM_UKERNEL_H_
+#define PTERUN_SRC_COMPUTE_QGEMM_UKERNEL_H_
+
+/* C standard */
+#include <stddef.h>
+#include <stdint.h>
+
+/* pterun public */
+#include "pterun/compute.h"
+#include "pterun/cpu.h"
+
+typedef pterun_compute_qs8_gemm_ukernel pc_qs8_gemm_ukernel;
+
+/* Prototypes from the manifest. */
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, a_bytes, b_bytes)                                          \
+  void fn(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int add);
+#include "src/compute/qgemm/qs8_ukernels.inc"
+#undef PC_QS8_UKERNEL
+
+/* K elements per group: every layout packs K in groups of 4 (one VNNI dot). */
+#define PC_QS8_KR 4
+
+#if defined(__clang__)
+#define PC_QS8_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define PC_QS8_UNROLL _Pragma("GCC unroll 32")
+#else
+#define PC_QS8_UNROLL
+#endif
+
+#endif /* PTERUN_SRC_COMPUTE_QGEMM_UKERNEL_H_ */

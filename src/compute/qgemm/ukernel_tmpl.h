@@ -1,0 +1,41 @@
+/* Body of an int8 GEMM microkernel for a SIMD ISA (interface: ukernel.h).
+ * Included by qs8_<isa>.c after defining:
+ *   GT_FN                 function name
+ *   GT_MR, GT_NRV         tile rows, and B vectors per group of 4 K values
+ *   GT_A_STEP, GT_B_STEP  bytes of one row's group in A, of one group of B
+ *   GT_VEC                vector type
+ *   GT_ZERO()             all-zero vector
+ *   GT_BCAST_A(p)         one row's group of 4 A values (at p) in every lane
+ *   GT_LOAD_B(p)          one B vector (unaligned)
+ *   GT_DOT(acc, a, b)     acc + the lane-wise int32 dot products of a and b
+ *   GT_STORE_ROW(c, acc, add)  reduce acc[0..GT_NRV) to NR int32 sums and
+ *                         store them to (add: add them to) c[0..NR)
+ * Accumulators (GT_MR x GT_NRV vectors) stay in registers: every index is a
+ * compile-time constant after unrolling. */
+void GT_FN(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int add) {
+  const unsigned char* ap = (const unsigned char*)a;
+  const unsigned char* bp = (const unsigned char*)b;
+  GT_VEC acc[GT_MR][GT_NRV];
+  size_t q;
+  int i, j;
+  PC_QS8_UNROLL
+  for (i = 0; i < GT_MR; ++i) {
+    PC_QS8_UNROLL
+    for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
+  }
+  for (q = 0; q < kq; ++q) {
+    GT_VEC bv[GT_NRV];
+    PC_QS8_UNROLL
+    for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOAD_B(bp + (size_t)j * (GT_B_STEP / GT_NRV));
+    bp += GT_B_STEP;
+    PC_QS8_UNROLL
+    for (i = 0; i < GT_MR; ++i) {
+      GT_VEC av = GT_BCAST_A(ap + (size_t)i * GT_A_STEP);
+      PC_QS8_UNROLL
+      for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_DOT(acc[i][j], av, bv[j]);
+    }
+    ap += (size_t)GT_MR * GT_A_STEP;
+  }
+  PC_QS8_UNROLL
+  for (i = 0; i < GT_MR; ++i) GT_STORE_ROW(c + (size_t)i * ldc, acc[i], add);
+}

@@ -1,0 +1,53 @@
+/* Load-time kernel preparation (kernel ABI 3): every kernel call whose kernel
+ * has a `prepare` gets one call with its arguments, so work that depends only
+ * on constants (packing weights, ...) happens here and never on execute.
+ *
+ * Planned memory is bound but holds nothing meaningful yet, and caller
+ * memory is not there at all: during the pass every tensor that is not
+ * constant is shown with data NULL and capacity 0, so a prepare cannot read
+ * (or keep a pointer to) it. The value table and tensors are restored from
+ * their loaded copies afterwards, whatever a prepare changed. */
+#include <string.h>
+
+#include "src/core/kernel_context.h"
+#include "src/core/method_internal.h"
+#include "src/core/schema.h"
+
+pterun_status pt_prepare_kernels(pterun_method* m) {
+  bool any = false;
+  for (uint32_t k = 0; k < m->op_count && !any; ++k) any = m->op_prepares[k] != NULL;
+  if (!any) return PTERUN_STATUS_OK;
+  for (uint32_t t = 0; t < m->tensor_count; ++t) {
+    const pt_tensor_aux* a = &m->aux[t];
+    if (a->has_memory && !a->in_arena) continue; /* constant: visible */
+    m->tensors[t].data = NULL;
+    m->tensors[t].capacity = 0;
+  }
+  pterun_status st = PTERUN_STATUS_OK;
+  for (uint32_t c = 0; c < m->chain_count && st == PTERUN_STATUS_OK; ++c)
+    for (uint32_t i = 0; i < m->chains[c].count && st == PTERUN_STATUS_OK; ++i) {
+      pt_instr* in = &m->chains[c].instrs[i];
+      if (in->type != PT_INSTR_KERNEL_CALL) continue;
+      pterun_kernel_prepare_fn prepare = m->op_prepares[in->a];
+      if (prepare == NULL) continue;
+      struct pterun_kernel_context ctx = {.logger = &m->logger,
+                                          .op_name = m->op_names[in->a],
+                                          .scratch = m->scratch,
+                                          .scratch_size = m->scratch_size,
+                                          .threadpool = m->threadpool,
+                                          .max_threads = m->max_threads,
+                                          .prep = m,
+                                          .prep_state = &in->state};
+      st = prepare(&ctx, in->args, in->b);
+      if (st != PTERUN_STATUS_OK) {
+        char op[PT_ESC_CAP];
+        st = pt_fail(&m->logger, st, "method: preparing instruction %u:%u (%s) failed: %s", c, i,
+                     pt_esc(ctx.op_name, op, sizeof op), pterun_status_str(st));
+      }
+    }
+  memcpy(m->values, m->values_initial, m->value_count * sizeof *m->values);
+  memcpy(m->tensors, m->tensors_initial, m->tensor_count * sizeof *m->tensors);
+  if (st == PTERUN_STATUS_OK && m->state_bytes > 0)
+    pt_log(&m->logger, PTERUN_LOG_DEBUG, "kernels prepared %zu bytes of state", m->state_bytes);
+  return st;
+}

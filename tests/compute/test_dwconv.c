@@ -1,0 +1,154 @@
+/* f32 NHWC depthwise convolution of libpterun_compute
+ * (pterun_compute_f32_dwconv2d_nhwc): over geometries with padding, strides,
+ * dilation, channel multipliers, channel counts off every vector width and a
+ * filter past the tap list, every variant this CPU runs matches a double
+ * reference and gives the 4-lane baseline's bits (the fast path tested
+ * against the portable one); split over a pool the bits do not change; bad
+ * geometry is refused. ctest runs it again with PTERUN_ISA_MASK=0. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pterun/compute.h"
+#include "pterun/threadpool.h"
+#include "tests/harness/pt_test.h"
+
+static int pt_failures;
+
+static uint32_t g_seed = 12345u;
+static float rnd(void) {
+  g_seed = g_seed * 1664525u + 1013904223u;
+  return (float)(g_seed >> 8) / 8388608.0f - 1.0f;
+}
+
+static size_t out_size(size_t in, size_t pad, size_t k, size_t s, size_t d) {
+  size_t eff = d * (k - 1) + 1;
+  return (in + 2 * pad - eff) / s + 1;
+}
+
+/* In double, with the same clamp. */
+static void reference(const pterun_compute_dwconv2d* p, const float* in, const float* w,
+                      const float* bias, double* out) {
+  size_t dm = p->out_c / p->in_c;
+  for (size_t b = 0; b < p->batch; ++b)
+    for (size_t y = 0; y < p->out_h; ++y)
+      for (size_t x = 0; x < p->out_w; ++x)
+        for (size_t c = 0; c < p->out_c; ++c) {
+          double acc = bias != NULL ? bias[c] : 0.0;
+          for (size_t kh = 0; kh < p->kernel_h; ++kh)
+            for (size_t kw = 0; kw < p->kernel_w; ++kw) {
+              long ih = (long)(y * p->stride_h + kh * p->dilation_h) - (long)p->pad_top;
+              long iw = (long)(x * p->stride_w + kw * p->dilation_w) - (long)p->pad_left;
+              if (ih < 0 || iw < 0 || ih >= (long)p->in_h || iw >= (long)p->in_w) continue;
+              acc +=
+                  (double)
+                      in[((b * p->in_h + (size_t)ih) * p->in_w + (size_t)iw) * p->in_c + c / dm] *
+                  w[(kh * p->kernel_w + kw) * p->out_c + c];
+            }
+          acc = acc < p->out_min ? p->out_min : (acc > p->out_max ? p->out_max : acc);
+          out[((b * p->out_h + y) * p->out_w + x) * p->out_c + c] = acc;
+        }
+}
+
+typedef struct geo {
+  size_t batch, h, w, ic, dm, k_h, k_w, s, d, pad;
+  int bias, clamp;
+} geo;
+
+static int run_case(const geo* c, pterun_threadpool* pool) {
+  pterun_compute_dwconv2d p = {c->batch,      c->h,   c->w,   c->ic,     0,       0,
+                               c->ic * c->dm, c->k_h, c->k_w, c->s,      c->s,    c->d,
+                               c->d,          c->pad, c->pad, -INFINITY, INFINITY};
+  p.out_h = out_size(c->h, c->pad, c->k_h, c->s, c->d);
+  p.out_w = out_size(c->w, c->pad, c->k_w, c->s, c->d);
+  if (c->clamp) {
+    p.out_min = -0.5f;
+    p.out_max = 0.75f;
+  }
+  size_t ni = p.batch * p.in_h * p.in_w * p.in_c, nw = p.kernel_h * p.kernel_w * p.out_c;
+  size_t no = p.batch * p.out_h * p.out_w * p.out_c;
+  float* in = malloc(ni * sizeof(float));
+  float* w = malloc(nw * sizeof(float));
+  float* bias = malloc(p.out_c * sizeof(float));
+  float* y0 = malloc(no * sizeof(float));
+  float* y = malloc(no * sizeof(float));
+  double* ref = malloc(no * sizeof(double));
+  PT_CHECK(in && w && bias && y0 && y && ref);
+  for (size_t i = 0; i < ni; ++i) in[i] = rnd();
+  for (size_t i = 0; i < nw; ++i) w[i] = rnd();
+  for (size_t i = 0; i < p.out_c; ++i) bias[i] = rnd();
+  const float* bp = c->bias ? bias : NULL;
+  reference(&p, in, w, bp, ref);
+  PT_CHECK(pterun_compute_f32_dwconv2d_with(0, &p, in, w, bp, y0) == 0);
+  double tol = 1e-5 * (double)(p.kernel_h * p.kernel_w + 1);
+  for (size_t i = 0; i < no; ++i) PT_CHECK(fabs((double)y0[i] - ref[i]) <= tol);
+  int variants = 0;
+  for (size_t v = 1; v < 8; ++v) {
+    memset(y, 0xff, no * sizeof(float));
+    if (pterun_compute_f32_dwconv2d_with(v, &p, in, w, bp, y) != 0) continue;
+    ++variants;
+    PT_CHECK(memcmp(y, y0, no * sizeof(float)) == 0);
+  }
+  memset(y, 0xff, no * sizeof(float));
+  PT_CHECK(pterun_compute_f32_dwconv2d_nhwc(pool, 0, &p, in, w, bp, y) == 0);
+  PT_CHECK(memcmp(y, y0, no * sizeof(float)) == 0);
+  memset(y, 0xff, no * sizeof(float));
+  PT_CHECK(pterun_compute_f32_dwconv2d_nhwc(NULL, 0, &p, in, w, bp, y) == 0);
+  PT_CHECK(memcmp(y, y0, no * sizeof(float)) == 0);
+  free(in);
+  free(w);
+  free(bias);
+  free(y0);
+  free(y);
+  free(ref);
+  (void)variants;
+  return 0;
+}
+
+static int test_geometries(void) {
+  pterun_threadpool_options o;
+  memset(&o, 0, sizeof o);
+  o.threads = 3;
+  pterun_threadpool* pool = NULL;
+  PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
+  static const geo cases[] = {
+      {1, 12, 12, 32, 1, 3, 3, 1, 1, 1, 1, 0}, /* MobileNet 3x3, stride 1 */
+      {2, 13, 11, 35, 1, 3, 3, 2, 1, 1, 1, 1}, /* stride 2, channels off every width */
+      {1, 9, 9, 8, 1, 5, 5, 1, 2, 4, 0, 0},    /* dilation, wide padding, no bias */
+      {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1},    /* channel multiplier 4 */
+      {1, 10, 10, 17, 1, 9, 9, 1, 1, 4, 1, 0}, /* 81 taps: past the tap list */
+      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},    /* one element */
+      {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1}, /* big enough to split over the pool */
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; ++i) {
+    bad = run_case(&cases[i], pool);
+    if (bad) fprintf(stderr, "case %zu failed\n", i);
+  }
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(!bad);
+  return 0;
+}
+
+static int test_refused(void) {
+  pterun_compute_dwconv2d p = {1, 4, 4, 3, 4, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, -INFINITY, INFINITY};
+  float buf[64] = {0};
+  PT_CHECK(pterun_compute_f32_dwconv2d_nhwc(NULL, 0, &p, buf, buf, NULL, buf) == -1); /* 4 % 3 */
+  p.out_c = 3;
+  p.stride_h = 0;
+  PT_CHECK(pterun_compute_f32_dwconv2d_nhwc(NULL, 0, &p, buf, buf, NULL, buf) == -1);
+  p.stride_h = 1;
+  p.in_c = 0;
+  PT_CHECK(pterun_compute_f32_dwconv2d_with(0, &p, buf, buf, NULL, buf) == -1);
+  PT_CHECK(pterun_compute_f32_dwconv2d_variant(0) != NULL);
+  PT_CHECK(pterun_compute_f32_dwconv2d_variant(99) == NULL);
+  return 0;
+}
+
+int main(void) {
+  PT_RUN(test_geometries);
+  PT_RUN(test_refused);
+  return pt_failures ? 1 : 0;
+}

@@ -1,0 +1,173 @@
+/* Load-time fusion and weight packing against the reference path, on real
+ * exported programs: every fixture runs with fusion and kernel preparation
+ * on and off (and on a thread pool), and every combination must give the
+ * same output bytes as the plain path (no fusion, no packing, one thread).
+ * mlp must fuse (addmm -> relu) and pack its weights; ctest runs this twice,
+ * the second time with PTERUN_ISA_MASK=0 (the portable microkernels). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/npy.h"
+#include "pterun/kernel_util.h"
+#include "pterun/kernels/portable.h"
+#include "pterun/pterun.h"
+#include "pterun/threadpool.h"
+#include "tests/harness/pt_test.h"
+
+static int pt_failures;
+static pterun_logger g_silent;
+static pterun_registry* g_reg;
+
+static char* fixture(const char* rel) {
+  static char path[2][512];
+  static int k;
+  k ^= 1;
+  snprintf(path[k], sizeof path[k], "%s/%s", PTERUN_FIXTURES_DIR, rel);
+  return path[k];
+}
+
+typedef struct run_result {
+  void* bytes;
+  size_t n;
+  size_t runtime_bytes;
+  int fused; /* instructions running a pterun:: fused operator */
+} run_result;
+
+/* The .npy input (row-major) laid out in the method's input dim order
+ * (mobilenet takes channels-last): *buf is malloc'd memory order data. */
+static pterun_status layout_input(pterun_program* p, const cli_npy* x, uint8_t* dim_order,
+                                  void** buf) {
+  pterun_io_info io;
+  PTERUN_TRY(pterun_program_method_input(p, 0, 0, &io));
+  if (io.rank != x->rank || x->rank > 4) return PTERUN_STATUS_INPUT_MISMATCH;
+  memcpy(dim_order, io.dim_order, x->rank);
+  int64_t src[4], dst[4], idx[4] = {0, 0, 0, 0};
+  pterun_dim_order_strides((uint32_t)x->rank, x->shape, NULL, src);
+  pterun_dim_order_strides((uint32_t)x->rank, x->shape, io.dim_order, dst);
+  size_t es = pterun_dtype_size(x->dtype);
+  *buf = malloc(x->nbytes ? x->nbytes : 1);
+  if (*buf == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (size_t e = 0; e < x->numel; ++e) {
+    int64_t so = 0, d0 = 0;
+    for (size_t d = 0; d < x->rank; ++d) {
+      so += idx[d] * src[d];
+      d0 += idx[d] * dst[d];
+    }
+    memcpy((char*)*buf + (size_t)d0 * es, (const char*)x->data + (size_t)so * es, es);
+    for (size_t d = x->rank; d-- > 0;) /* next logical index, row-major */
+      if (++idx[d] < x->shape[d])
+        break;
+      else
+        idx[d] = 0;
+  }
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status run_once(pterun_program* p, const cli_npy* x, int no_fusion, int no_prepare,
+                              pterun_threadpool* pool, run_result* r) {
+  pterun_profiler* prof = NULL;
+  pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
+  pterun_status st = pterun_profiler_create(&po, &prof);
+  if (st != PTERUN_STATUS_OK) return st;
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
+  o.registry = g_reg;
+  o.logger = g_silent;
+  o.no_fusion = no_fusion;
+  o.no_kernel_prepare = no_prepare;
+  o.threadpool = pool;
+  o.profiler = prof;
+  pterun_method* m = NULL;
+  memset(r, 0, sizeof *r);
+  st = pterun_method_load(p, "forward", &o, &m);
+  uint8_t order[PTERUN_MAX_RANK];
+  void* data = NULL;
+  if (st == PTERUN_STATUS_OK) st = layout_input(p, x, order, &data);
+  if (st == PTERUN_STATUS_OK) {
+    pterun_tensor_view v = {x->dtype, x->rank, x->shape, order, data, x->nbytes};
+    const pterun_value* out = NULL;
+    pterun_method_memory(m, &r->runtime_bytes, NULL);
+    // Twice: prepared state and fused calls must survive an execute.
+    for (int it = 0; it < 2 && st == PTERUN_STATUS_OK; ++it) {
+      st = pterun_method_set_input(m, 0, &v);
+      if (st == PTERUN_STATUS_OK) st = pterun_method_execute(m);
+    }
+    if (st == PTERUN_STATUS_OK) st = pterun_method_output(m, 0, &out);
+    if (st == PTERUN_STATUS_OK && out->tag == PTERUN_VALUE_TENSOR) {
+      r->n = out->u.tensor->nbytes;
+      r->bytes = malloc(r->n ? r->n : 1);
+      if (r->bytes != NULL && r->n > 0) memcpy(r->bytes, out->u.tensor->data, r->n);
+    }
+    for (size_t i = 0; i < pterun_profiler_instruction_count(prof); ++i) {
+      pterun_profile_instruction pi;
+      if (pterun_profiler_instruction(prof, i, &pi) == PTERUN_STATUS_OK && pi.op_name != NULL &&
+          strncmp(pi.op_name, "pterun::", 8) == 0 && pi.calls > 0)
+        ++r->fused;
+    }
+  }
+  free(data);
+  pterun_method_destroy(m);
+  pterun_profiler_destroy(prof);
+  return st;
+}
+
+static int fused_and_packed_match_reference(void) {
+  static const char* const cases[] = {"mlp", "cnn", "mobilenet", "resnet", "gpt", "lstm"};
+  char err[CLI_NPY_ERR_SIZE];
+  pterun_threadpool* pool = NULL;
+  pterun_threadpool_options tpo;
+  memset(&tpo, 0, sizeof tpo);
+  tpo.threads = 2;
+  PT_CHECK_STATUS(pterun_threadpool_create(&tpo, &pool), PTERUN_STATUS_OK);
+  int mlp_fused = 0;
+  size_t mlp_packed = 0, mlp_plain = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    char rel[128];
+    pterun_program* p = NULL;
+    pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+    lo.logger = g_silent;
+    snprintf(rel, sizeof rel, "%s/model.pte", cases[c]);
+    PT_CHECK_STATUS(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p),
+                    PTERUN_STATUS_OK);
+    snprintf(rel, sizeof rel, "%s/forward_input_0.npy", cases[c]);
+    cli_npy x = {0};
+    PT_CHECK_STATUS(cli_npy_read_file(fixture(rel), &x, err, sizeof err), PTERUN_STATUS_OK);
+    run_result ref, got;
+    PT_CHECK_STATUS(run_once(p, &x, 1, 1, NULL, &ref), PTERUN_STATUS_OK);
+    PT_CHECK(ref.bytes != NULL && ref.n > 0 && ref.fused == 0);
+    for (int combo = 0; combo < 6; ++combo) {
+      int no_fusion = combo & 1, no_prepare = (combo >> 1) & 1;
+      pterun_threadpool* tp = combo >= 4 ? pool : NULL;
+      PT_CHECK_STATUS(run_once(p, &x, no_fusion, no_prepare, tp, &got), PTERUN_STATUS_OK);
+      if (got.n != ref.n || memcmp(got.bytes, ref.bytes, ref.n) != 0) {
+        fprintf(stderr, "%s: fusion %s, prepare %s, %s: output differs from the reference\n",
+                cases[c], no_fusion ? "off" : "on", no_prepare ? "off" : "on",
+                tp ? "2 threads" : "1 thread");
+        return 1;
+      }
+      PT_CHECK(no_fusion ? got.fused == 0 : 1);
+      if (c == 0 && combo == 0) {
+        mlp_fused = got.fused;
+        mlp_packed = got.runtime_bytes;
+      }
+      if (c == 0 && combo == 2) mlp_plain = got.runtime_bytes; /* fused, unpacked */
+      free(got.bytes);
+    }
+    free(ref.bytes);
+    cli_npy_free(&x);
+    pterun_program_destroy(p);
+  }
+  pterun_threadpool_destroy(pool);
+  // mlp: addmm -> relu fused, and its two weights packed (more memory).
+  PT_CHECK(mlp_fused == 1);
+  PT_CHECK(mlp_packed > mlp_plain);
+  return 0;
+}
+
+int main(void) {
+  g_silent = pterun_logger_silent();
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &g_reg), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_add(g_reg, pterun_kernels_portable()), PTERUN_STATUS_OK);
+  PT_RUN(fused_and_packed_match_reference);
+  pterun_registry_destroy(g_reg);
+  return pt_failures ? 1 : 0;
+}
