@@ -5,13 +5,14 @@
 # comment, so tests/fixtures/*/ops.txt works too).
 #
 # How: every kernel library's table is made from rows `XX_OP("ns::op.overload",
-# fn)` in its kernels/<lib>/*.inc; pterun_select_kernels() writes filtered
+# fn[, prepare])` in its kernels/<lib>/*.inc; pterun_select_kernels() writes filtered
 # copies of those files under <build>/selected/ and puts that directory first
 # on the library's include path, so lib.c includes them unchanged. The library
 # is compiled with -ffunction-sections -fdata-sections: the linker's
 # --gc-sections (added to shared libraries here; the firmware links with it;
 # a static consumer adds it) drops every kernel no table row references.
-# Rows that are not one plain line (lowbit's per-bit-width macros) stay.
+# Rows that are not one plain line (lowbit's per-bit-width macros) stay. A
+# fused operator of the load-time fusion pass is kept when its whole chain is.
 include_guard(GLOBAL)
 
 set(PTERUN_SELECT_OPS "" CACHE STRING
@@ -46,6 +47,38 @@ function(pterun_selected_ops out)
     endforeach()
   endforeach()
   list(REMOVE_DUPLICATES _ops)
+  # The load-time fusion pass (src/core/method_fuse_patterns.inc) replaces a
+  # chain of selected operators by a fused one: keep that one too.
+  set(_pat "${_pt_select_root}/src/core/method_fuse_patterns.inc")
+  if(_ops AND EXISTS "${_pat}")
+    file(READ "${_pat}" _text)
+    string(REGEX MATCHALL "\\.ops = {[^}]*}" _chains "${_text}")
+    string(REGEX MATCHALL "\\.fused = \"[^\"]+\"" _fused "${_text}")
+    list(LENGTH _chains _n)
+    list(LENGTH _fused _nf)
+    if(NOT _n EQUAL _nf)
+      message(FATAL_ERROR "PTERUN_SELECT_OPS: ${_pat}: ${_n} .ops but ${_nf} .fused entries")
+    endif()
+    if(_n GREATER 0)
+      math(EXPR _last "${_n} - 1")
+      foreach(_i RANGE ${_last})
+        list(GET _chains ${_i} _c)
+        list(GET _fused ${_i} _f)
+        string(REGEX MATCHALL "\"[^\"]+\"" _c "${_c}")
+        set(_all_in TRUE)
+        foreach(_o IN LISTS _c)
+          string(REPLACE "\"" "" _o "${_o}")
+          if(NOT _o IN_LIST _ops)
+            set(_all_in FALSE)
+          endif()
+        endforeach()
+        if(_all_in)
+          string(REGEX REPLACE ".*\"([^\"]+)\"" "\\1" _f "${_f}")
+          list(APPEND _ops "${_f}")
+        endif()
+      endforeach()
+    endif()
+  endif()
   if(PTERUN_SELECT_OPS AND NOT _ops)
     message(FATAL_ERROR "PTERUN_SELECT_OPS: no operator in ${PTERUN_SELECT_OPS}")
   endif()
@@ -69,15 +102,15 @@ function(pterun_select_kernels target dir)
     # One list element per line: ';', '[' and ']' (which would split or join
     # list elements) travel as placeholders.
     file(READ "${_inc}" _text)
-    # A row the formatter wrapped after its name joins its line again.
-    string(REGEX REPLACE "(_OP\\(\"[^\"]+\",)\n[ \t]*" "\\1 " _text "${_text}")
+    # A row the formatter wrapped after an argument joins its line again.
+    string(REGEX REPLACE ",\n[ \t]+" ", " _text "${_text}")
     string(REPLACE ";" "<pt:semi>" _text "${_text}")
     string(REPLACE "[" "<pt:lb>" _text "${_text}")
     string(REPLACE "]" "<pt:rb>" _text "${_text}")
     string(REPLACE "\n" ";" _rows "${_text}")
     set(_out "/* Selective build (PTERUN_SELECT_OPS): generated from ${dir}; do not edit. */\n")
     foreach(_r IN LISTS _rows)
-      if(_r MATCHES "^[A-Z]+_OP\\(\"([^\"]+)\", *[A-Za-z0-9_]+\\) *$")
+      if(_r MATCHES "^[A-Z][A-Z_]*\\(\"([^\"]+)\"(, *[A-Za-z0-9_]+)+\\) *$")
         math(EXPR _all "${_all} + 1")
         if(NOT CMAKE_MATCH_1 IN_LIST _ops)
           continue()

@@ -89,8 +89,8 @@ full, sel = defined(sys.argv[2]), defined(sys.argv[3])
 rows = []
 for lib in ("portable", "quantized", "cortex_m"):
     for inc in sorted(Path("kernels", lib).glob("*.inc")):
-        text = re.sub(r'(_OP\("[^"]+",)\n\s*', r"\1 ", inc.read_text())
-        rows += re.findall(r'^[A-Z]+_OP\("([^"]+)", *(\w+)\)', text, re.M)
+        text = re.sub(r",\n[ \t]+", ", ", inc.read_text())
+        rows += re.findall(r'^[A-Z][A-Z_]*\("([^"]+)", *(\w+)(?:, *\w+)*\) *$', text, re.M)
 kept = [(op, fn) for op, fn in rows if op in selected]
 bad = [f"{fn} ({op}) missing from the full image" for op, fn in rows if fn not in full]
 bad += [f"{fn} ({op}) selected but not linked" for op, fn in kept if fn not in sel]
