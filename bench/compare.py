@@ -55,6 +55,9 @@ MODEL_NAMES = [
     "lstm",
     "attention",
 ]
+# int8 models (bench/models/export_int8_models.py): PT2E-quantized programs,
+# their XNNPACK-lowered forms and ONNX Runtime QDQ models.
+INT8_MODEL_NAMES = ["qcnn", "qmlp"]
 ENGINES = ["pterun", "et", "et_xnnpack", "ort"]
 
 
@@ -102,6 +105,7 @@ def worker(engine: str, model: str, threads: int, min_time: float) -> dict[str, 
     inputs = [np.load(p) for p in sorted(d.glob("input_*.npy"))]
     eager = np.load(d / "eager_0.npy")
     if engine in ("et", "et_xnnpack"):
+        import executorch.kernels.quantized  # noqa: F401  (int8 models' Q/DQ kernels)
         import torch
         from executorch.extension.pybindings import portable_lib as pl
 
@@ -308,7 +312,9 @@ def main() -> int:
     ap.add_argument(
         "--bench-kernels", default=str(ROOT / "build" / "bin" / "bench_kernels")
     )
-    ap.add_argument("--only", action="append", default=[], choices=MODEL_NAMES)
+    ap.add_argument(
+        "--only", action="append", default=[], choices=MODEL_NAMES + INT8_MODEL_NAMES
+    )
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument(
         "--min-time",
@@ -349,13 +355,18 @@ def main() -> int:
         )
         return 0
 
-    models = args.only or MODEL_NAMES
+    models = args.only or MODEL_NAMES + INT8_MODEL_NAMES
     missing = [m for m in models if not (MODELS_DIR / m / "model.onnx").exists()]
-    if missing:
-        cmd = [sys.executable, str(ROOT / "bench" / "models" / "export_models.py")]
-        for m in missing:
-            cmd += ["--only", m]
-        subprocess.run(cmd, check=True)
+    for script, names in (
+        ("export_models.py", MODEL_NAMES),
+        ("export_int8_models.py", INT8_MODEL_NAMES),
+    ):
+        if any(m in names for m in missing):
+            cmd = [sys.executable, str(ROOT / "bench" / "models" / script)]
+            for m in missing:
+                if m in names:
+                    cmd += ["--only", m]
+            subprocess.run(cmd, check=True)
     engines = args.engines.split(",")
     thread_counts = sorted({1, cpus()})
     res: dict[tuple[str, str, int], dict[str, Any]] = {}

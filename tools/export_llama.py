@@ -90,6 +90,8 @@ CONFIGS: dict[str, list[str]] = {
     "kvq": ["--quantize_kv_cache"],
     "emb4": ["-E", "4,32"],
     "emb8": ["-E", "8,0"],
+    # bfloat16 weights and activations (the KV cache and custom_sdpa in bf16).
+    "bf16": ["-d", "bf16"],
     "spinquant": ["-sq", "native"],
     "sink": ["--use_attention_sink", "4,60"],
     "local": ["--local_global_attention", "[16, 0]"],

@@ -217,6 +217,17 @@ CASES.update({f"wide_{n}bit": (lambda n=n: wide_case(n)) for n in (3, 4, 8)})
 CASES.update({f"tfm_{b}bit": (lambda b=b: tfm_case(b)) for b in (2, 3, 4, 8)})
 
 
+def program_ops(prog) -> list[str]:
+    """The sorted operator names of every execution plan of a lowered program."""
+    return sorted(
+        {
+            f"{op.name}.{op.overload}" if op.overload else op.name
+            for plan in prog.executorch_program.execution_plan
+            for op in plan.operators
+        }
+    )
+
+
 def export_one(name: str) -> tuple[str, int, int, float, float]:
     from executorch.exir import EdgeCompileConfig, to_edge
 
@@ -227,13 +238,7 @@ def export_one(name: str) -> tuple[str, int, int, float, float]:
     ep = torch.export.export(copy.deepcopy(module), inputs, strict=False)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     prog = edge.to_executorch()
-    ops = sorted(
-        {
-            f"{op.name}.{op.overload}" if op.overload else op.name
-            for plan in prog.executorch_program.execution_plan
-            for op in plan.operators
-        }
-    )
+    ops = program_ops(prog)
     out_dir = FIXTURES / "lowbit" / name
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.npy"):

@@ -12,6 +12,13 @@ Models (all undelegated, CPU only, fixed seeds):
                      dequantize_per_channel around float conv/linear.
   quantized_dynlinear PT2E dynamic quantization of linear layers:
                      choose_qparams.Tensor_out + per-tensor Tensor_out Q/DQ.
+  quantized_convnet  PT2E static int8 like quantized_cnn, with every static
+                     pattern the int8 fusion rewrites: depthwise / grouped /
+                     dilated / strided convs + relu, conv without activation,
+                     linear + relu, linear (the quantizer puts its own
+                     quantize/dequantize between a conv and a relu6, which
+                     therefore stays a separate dequantize -> hardtanh ->
+                     quantize).
   quantized_llm      a tiny decoder with a 4-bit and an 8-bit quantized
                      embedding (embedding_4bit/_byte.dtype_out, the layouts of
                      ExecuTorch's EmbeddingQuantHandler) and an int8 KV cache
@@ -94,6 +101,29 @@ class SmallCnn(nn.Module):
         x = torch.relu(self.conv2(x))
         x = self.pool(x).flatten(1)
         return self.fc(x)
+
+
+class ConvNet(nn.Module):
+    """The static int8 fusion patterns: grouped and depthwise convs with
+    stride and dilation + relu, conv without activation (then relu6, which
+    the quantizer keeps apart), linear + relu, linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
+        self.c3 = nn.Conv2d(8, 16, 3, padding=2, dilation=2, groups=2)
+        self.c4 = nn.Conv2d(16, 12, 1)
+        self.fc1 = nn.Linear(12 * 6 * 6, 24)
+        self.fc2 = nn.Linear(24, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = nn.functional.relu6(self.c1(x))
+        x = torch.relu(self.c2(x))
+        x = torch.relu(self.c3(x))
+        x = self.c4(x)
+        x = torch.relu(self.fc1(x.flatten(1)))
+        return self.fc2(x)
 
 
 class DynLinear(nn.Module):
@@ -207,31 +237,50 @@ class TinyTransformer(nn.Module):
 # builders: (module to export, example inputs, reference kind, rtol, atol, note)
 
 
-def build_cnn():
+def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
+    """PT2E static int8 with XNNPACKQuantizer's symmetric per-channel config,
+    calibrated on 8 random batches shaped like x."""
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer,
         get_symmetric_quantization_config,
     )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    torch.manual_seed(SEED)
-    m = SmallCnn().eval()
-    x = torch.randn(1, 3, 16, 16)
     q = XNNPACKQuantizer().set_global(
         get_symmetric_quantization_config(is_per_channel=True)
     )
     gm = torch.export.export(m, (x,), strict=True).module()
     gm = prepare_pt2e(gm, q)
     for _ in range(8):
-        gm(torch.randn(1, 3, 16, 16))
-    gm = convert_pt2e(gm)
+        gm(torch.randn(x.shape))
+    return convert_pt2e(gm)
+
+
+def build_cnn():
+    torch.manual_seed(SEED)
+    m = SmallCnn().eval()
+    x = torch.randn(1, 3, 16, 16)
     return (
-        gm,
+        _pt2e_static_int8(m, x),
         (x,),
         "et",
         0.0,
         1e-6,
         "PT2E static int8 (XNNPACKQuantizer per-channel), undelegated",
+    )
+
+
+def build_convnet():
+    torch.manual_seed(SEED + 6)
+    m = ConvNet().eval()
+    x = torch.randn(2, 3, 12, 12)
+    return (
+        _pt2e_static_int8(m, x),
+        (x,),
+        "et",
+        0.0,
+        1e-6,
+        "PT2E static int8: depthwise/grouped/dilated conv+relu, conv, linear+relu",
     )
 
 
@@ -366,6 +415,7 @@ def build_addrelu():
 CASES = {
     "quantized_cnn": build_cnn,
     "quantized_dynlinear": build_dynlinear,
+    "quantized_convnet": build_convnet,
     "quantized_llm": build_llm,
     "quantized_8da4w": build_8da4w,
     "quantized_8da4w_fused": build_8da4w_fused,

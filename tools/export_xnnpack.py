@@ -339,6 +339,42 @@ def b_dyn_mlp() -> Built:
     )
 
 
+class DynCnn(nn.Module):
+    """Conv-ReLU - max pool - constant pad - depthwise conv - 1x1 conv - average
+    pool over an NCHW image whose height and width are dynamic (exported up
+    to 32 x 32, run at 12 x 20): convolution, pooling and pad follow the
+    call's shapes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pw = nn.Conv2d(8, 16, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.max_pool2d(torch.relu(self.c1(x)), 2)
+        y = nn.functional.pad(y, (1, 1, 1, 1), value=0.5)
+        y = self.pw(torch.relu(self.dw(y)))
+        return nn.functional.avg_pool2d(y, 2)
+
+
+def b_dyn_cnn() -> Built:
+    from torch.export import Dim
+
+    m = DynCnn().eval()
+    h, w = Dim("h", min=2, max=16), Dim("w", min=2, max=16)
+    dyn = {"x": {2: 2 * h, 3: 2 * w}}
+    return Built(
+        m,
+        m,
+        (torch.randn(1, 3, 12, 20),),
+        1e-5,
+        1e-5,
+        "dynamic height and width through conv, pool and pad (max 32, run at 12 x 20)",
+        dynamic=dyn,
+    )
+
+
 def b_external() -> Built:
     m = ef.Mlp().eval()
     return Built(
@@ -400,6 +436,7 @@ BUILDERS: dict[str, Callable[[], Built]] = {
     "gru": b_gru,
     "two_parts": b_two_parts,
     "dyn_mlp": b_dyn_mlp,
+    "dyn_cnn": b_dyn_cnn,
     "external": b_external,
     "q_cnn": b_q_cnn,
     "q_mlp": b_q_mlp,

@@ -195,9 +195,9 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
       if (st != PTERUN_STATUS_OK)
         return pterun_kernel_fail(
             ctx, st,
-            "node %u (%s): cannot run at this call's shapes (only FullyConnected, "
-            "element-wise, reshape, transpose, concatenation and batch matrix "
-            "multiply follow dynamic shapes here)",
+            "node %u (%s): cannot run at this call's shapes (FullyConnected, "
+            "convolution, pooling, pad, element-wise, reshape, transpose, "
+            "concatenation and batch matrix multiply follow dynamic shapes here)",
             ni, xb_node_name(n->tag));
     }
     pterun_status st = xb_run_node(&x, n);

@@ -368,20 +368,22 @@ static bool conv_out(size_t in, uint32_t pa, uint32_t pb, uint32_t k, uint32_t s
 
 /* Prepared data of a GEMM node (FullyConnected / Conv2d). */
 typedef struct gemm_prep {
-  size_t K, N;     /* per group for convolutions */
-  float* w;        /* f32: [groups][K][N] */
-  float* bias;     /* f32 bias [OC] (float and dynamic paths) */
-  int32_t* ibias;  /* int32 bias [OC] (static quantized) */
-  float* mult;     /* static: s_in*s_w[c]/s_out; dynamic: scales [K groups][OC] */
-  size_t groups_k; /* dynamic group-wise: number of K groups */
-  size_t gsize;    /* dynamic group size (K when per channel) */
-  size_t tile;     /* output pixels per im2col block of a convolution */
+  size_t K, N;                       /* per group for convolutions */
+  float* w;                          /* f32: [groups][K][N] */
+  const pterun_compute_packed** fpk; /* f32: w per group packed for the GEMM engine, or NULL */
+  float* bias;                       /* f32 bias [OC] (float and dynamic paths) */
+  int32_t* ibias;                    /* int32 bias [OC] (static quantized) */
+  float* mult;                       /* static: s_in*s_w[c]/s_out; dynamic: scales [K groups][OC] */
+  size_t groups_k;                   /* dynamic group-wise: number of K groups */
+  size_t gsize;                      /* dynamic group size (K when per channel) */
+  size_t tile;                       /* output pixels per im2col block of a convolution */
   /* int8 products on compute's int8 GEMM: weights packed at load, one per
    * group (convolution groups; dynamic: K groups) */
   pterun_compute_qs8_packed* qw;
   int32_t* wzp; /* static: per-column weight zero point, or NULL */
   int16_t* wdq; /* static depthwise: [KH][KW][OC], zero point removed */
   float* qbias; /* static: int32 bias * multiplier, per column */
+  float* csum;  /* dynamic: the packed weights' column sums, [K groups][N] */
 } gemm_prep;
 
 /* Weight element (oc, k) of a [OC, K] filter stored as its datatype. */
@@ -430,6 +432,24 @@ static pterun_status pack_q(const pterun_backend_init_args* a, xb_graph* g, cons
     if (pterun_compute_qs8_pack(NULL, (int64_t)n, (int64_t)k, w0, (int64_t)w_rs, 1, buf, bytes,
                                 &p->qw[i]) != 0)
       return BADN("cannot pack a %zu x %zu int8 weight", n, k);
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* f32 weights [G][K][N] packed once for the GEMM engine's microkernel (the
+ * products of more than a couple of rows read them instead of packing B on
+ * every call). No packing when the engine has no layout for the sizes. */
+static pterun_status pack_f32(xb_graph* g, size_t G, size_t K, size_t N, gemm_prep* p) {
+  size_t bytes = pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_B, (int64_t)K, (int64_t)N);
+  if (bytes == 0) return PTERUN_STATUS_OK;
+  p->fpk = xb_alloc(g, G * sizeof *p->fpk);
+  if (p->fpk == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (size_t gi = 0; gi < G; ++gi) {
+    void* mem = xb_alloc(g, bytes);
+    if (mem == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    pterun_compute_matrix b = {p->w + gi * K * N, PTERUN_DTYPE_F32, (int64_t)N, 1};
+    p->fpk[gi] =
+        pterun_compute_gemm_pack(mem, bytes, PTERUN_COMPUTE_OPERAND_B, (int64_t)K, (int64_t)N, &b);
   }
   return PTERUN_STATUS_OK;
 }
@@ -503,6 +523,10 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
   pterun_status st = pack_q(a, g, wt, K, OC, p->gsize, p->groups_k, 1, p);
   pterun_free(g->allocator, wt);
   PTERUN_TRY(st);
+  p->csum = xb_alloc(g, p->groups_k * OC * sizeof(float));
+  if (p->csum == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (size_t gk = 0; gk < p->groups_k; ++gk)
+    for (size_t oc = 0; oc < OC; ++oc) p->csum[gk * OC + oc] = (float)p->qw[gk].col_sum[oc];
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t gk = 0; gk < p->groups_k; ++gk)
       p->mult[gk * OC + oc] = w->qkind == XB_Q_GROUP
@@ -535,6 +559,7 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
     return BADN("shapes do not match a [%zu, %zu] filter", N, K);
   gemm_prep* p = xb_alloc(g, sizeof *p);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  memset(p, 0, sizeof *p);
   p->K = K;
   p->N = N;
   n->packed = p;
@@ -546,6 +571,7 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
     const float* src = (const float*)w->constant;
     for (size_t nn = 0; nn < N; ++nn)
       for (size_t k = 0; k < K; ++k) p->w[k * N + nn] = tw ? src[k * N + nn] : src[nn * K + k];
+    if (M > 16) PTERUN_TRY(pack_f32(g, 1, K, N, p)); /* fewer rows read B in place */
     return prep_bias_f32(a, g, n, N, p);
   }
   if (tw) return UNSUP("transposed quantized filters are not implemented");
@@ -591,6 +617,7 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
     return BADN("filter shape does not match the convolution");
   gemm_prep* p = xb_alloc(g, sizeof *p);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  memset(p, 0, sizeof *p);
   n->packed = p;
   size_t KK = (size_t)n->kh * n->kw, K = KK * ICg;
   p->K = K;
@@ -615,6 +642,7 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
       tile = tile < TILE ? TILE : tile;
       p->tile = tile < npix ? tile : (npix ? npix : 1);
       n->scratch_bytes = p->tile * K * sizeof(float) + 64;
+      PTERUN_TRY(pack_f32(g, G, K, OCg, p));
     }
     return prep_bias_f32(a, g, n, OC, p);
   }
@@ -668,6 +696,7 @@ static pterun_status prep_deconv(const pterun_backend_init_args* a, xb_graph* g,
   }
   gemm_prep* p = xb_alloc(g, sizeof *p);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  memset(p, 0, sizeof *p);
   n->packed = p;
   size_t KK = (size_t)n->kh * n->kw;
   p->w = xb_alloc(g, G * KK * ICg * OCg * sizeof(float));
@@ -852,20 +881,22 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
 
 /* C[M,N] = clamp(A[M,K] . B[K,N] + bias[N], lo, hi) (bias may be NULL) on the
  * compute engine, split over the pool: C starts as the bias rows and the
- * product is added to it, as XNNPACK's microkernels do. */
+ * product is added to it, as XNNPACK's microkernels do; B packed at load when
+ * `pk` is not NULL; the clamp (fused ReLU/ReLU6/hardtanh) in the engine's
+ * epilogue. */
 static void fgemm(const xb_exec* x, size_t M, size_t K, size_t N, const float* A, size_t lda,
-                  const float* B, size_t ldb, const float* bias, float* C, size_t ldc, float lo,
-                  float hi) {
+                  const float* B, size_t ldb, const pterun_compute_packed* pk, const float* bias,
+                  float* C, size_t ldc, float lo, float hi) {
   if (M == 0 || N == 0) return;
   if (bias != NULL)
     for (size_t m = 0; m < M; ++m) memcpy(C + m * ldc, bias, N * sizeof(float));
   pterun_compute_matrix a = {(void*)A, PTERUN_DTYPE_F32, (int64_t)lda, 1};
   pterun_compute_matrix b = {(void*)B, PTERUN_DTYPE_F32, (int64_t)ldb, 1};
   pterun_compute_matrix c = {C, PTERUN_DTYPE_F32, (int64_t)ldc, 1};
-  pterun_compute_gemm(x->ws, (int64_t)M, (int64_t)N, (int64_t)K, &a, &b, &c, 1.0, bias != NULL);
-  if (!(lo > -INFINITY) && !(hi < INFINITY)) return;
-  for (size_t m = 0; m < M; ++m)
-    for (size_t n = 0; n < N; ++n) C[m * ldc + n] = clampf(C[m * ldc + n], lo, hi);
+  pterun_compute_gemm_opts o = {NULL, pk, 0, PTERUN_COMPUTE_ACT_NONE, lo, hi};
+  if (lo > -INFINITY || hi < INFINITY) o.activation = PTERUN_COMPUTE_ACT_CLAMP;
+  pterun_compute_gemm_ex(x->ws, (int64_t)M, (int64_t)N, (int64_t)K, &a, &b, &c, 1.0, bias != NULL,
+                         &o);
 }
 
 /* int32 accumulation wraps, as SIMD adds do: a hostile bias or an extreme K
@@ -949,8 +980,8 @@ static void run_fc(xb_exec* x, const xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
   size_t K = p->K, N = p->N, M = K ? in->numel / K : 0;
   if (n->kind == KIND_F32) {
-    fgemm(x, M, K, N, x->data[n->in[0]], K, p->w, N, p->bias, x->data[n->out], N, n->out_min,
-          n->out_max);
+    fgemm(x, M, K, N, x->data[n->in[0]], K, p->w, N, p->fpk ? p->fpk[0] : NULL, p->bias,
+          x->data[n->out], N, n->out_min, n->out_max);
     return;
   }
   if (n->kind == KIND_QS8) {
@@ -993,12 +1024,14 @@ static void run_fc(xb_exec* x, const xb_node* n) {
       const pterun_compute_qs8_packed* w = &p->qw[gk];
       (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)mb, &A, NULL, NULL,
                                     PTERUN_DTYPE_I8, w, &ep, &C);
+      // Integers in float: exact while the sums stay below 2^24.
       const float* sc = p->mult + gk * N; /* [groups][N] */
+      const float* cs = p->csum + gk * N;
       for (size_t i = 0; i < mb; ++i) {
         float* orow = o + (m0 + i) * N;
         const float* trow = T + i * N;
-        for (size_t c = 0; c < N; ++c)
-          orow[c] += (float)((int64_t)trow[c] - (int64_t)zp[i] * w->col_sum[c]) * sc[c];
+        const float z = (float)zp[i];
+        for (size_t c = 0; c < N; ++c) orow[c] += (trow[c] - z * cs[c]) * sc[c];
       }
     }
     for (size_t i = 0; i < mb; ++i) {
@@ -1156,8 +1189,9 @@ static void run_conv(xb_exec* x, const xb_node* n) {
     }
     if (pointwise) {
       // 1x1 convolution: the NHWC input already is the [pixels][IC] matrix.
-      fgemm(x, npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC, p->bias,
-            (float*)dst + b * npix * OC, OC, n->out_min, n->out_max);
+      fgemm(x, npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC,
+            p->fpk ? p->fpk[0] : NULL, p->bias, (float*)dst + b * npix * OC, OC, n->out_min,
+            n->out_max);
       continue;
     }
     for (size_t p0 = 0; p0 < npix; p0 += p->tile) {
@@ -1167,8 +1201,8 @@ static void run_conv(xb_exec* x, const xb_node* n) {
         float* Af = (float*)g->scratch;
         im2col_f32(n, (const float*)src, b, H, W, IC, OW, gi, ICg, p0, T, K, Af);
         size_t ob = (b * npix + p0) * OC + gi * OCg;
-        fgemm(x, T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->bias + gi * OCg, (float*)dst + ob,
-              OC, n->out_min, n->out_max);
+        fgemm(x, T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->fpk ? p->fpk[gi] : NULL,
+              p->bias + gi * OCg, (float*)dst + ob, OC, n->out_min, n->out_max);
       }
     }
   }
@@ -1305,6 +1339,16 @@ static void run_pool(xb_exec* x, const xb_node* n) {
   }
 }
 
+/* dst[c][r] = src[r][c] for a rows x cols matrix, in 8 x 8 blocks. */
+static void transpose_2d(const float* src, float* dst, size_t rows, size_t cols) {
+  for (size_t r0 = 0; r0 < rows; r0 += 8)
+    for (size_t c0 = 0; c0 < cols; c0 += 8) {
+      size_t r1 = rows - r0 < 8 ? rows : r0 + 8, c1 = cols - c0 < 8 ? cols : c0 + 8;
+      for (size_t c = c0; c < c1; ++c)
+        for (size_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+    }
+}
+
 static void run_transpose(xb_exec* x, const xb_node* n) {
   const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
   size_t es = elem_size(in), r = in->rank;
@@ -1319,6 +1363,18 @@ static void run_transpose(xb_exec* x, const xb_node* n) {
   uint8_t* dst = x->data[n->out];
   if (r == 0 || out->numel == 0) {
     if (out->numel != 0) memcpy(dst, src, es);
+    return;
+  }
+  // NCHW <-> NHWC (the partitioner's layout changes): per batch, one 2-D
+  // transpose in blocks.
+  if (r == 4 && es == 4 && n->perm[0] == 0 &&
+      ((n->perm[1] == 2 && n->perm[2] == 3 && n->perm[3] == 1) ||
+       (n->perm[1] == 3 && n->perm[2] == 1 && n->perm[3] == 2))) {
+    bool to_last = n->perm[3] == 1; /* [C][HW] -> [HW][C] */
+    size_t rows = to_last ? in->dims[1] : in->dims[1] * in->dims[2];
+    size_t cols = to_last ? in->dims[2] * in->dims[3] : in->dims[3];
+    for (size_t b = 0; b < in->dims[0]; ++b)
+      transpose_2d((const float*)src + b * rows * cols, (float*)dst + b * rows * cols, rows, cols);
     return;
   }
   // One run along the last output dim per step; the others count in idx.
@@ -1466,8 +1522,14 @@ static void run_convert(xb_exec* x, const xb_node* n) {
       int32_t z = (int32_t)lrintf(zp);
       float inv_scale = 1.0f / scale;
       float mult = 1.0f / inv_scale;
+      // Round half to even by adding and subtracting 1.5 * 2^23 after a
+      // clamp just past the int8 range (no libm call per element; NaN goes
+      // through the comparisons to qmin as before).
+      const float zf = (float)z, tlo = qmin - zf - 1.0f, thi = qmax - zf + 1.0f;
       for (size_t c = 0; c < C; ++c) {
-        float q = nearbyintf(s[c] * mult) + (float)z;
+        float t = s[c] * mult;
+        t = t < tlo ? tlo : (t > thi ? thi : t);
+        float q = ((t + 12582912.0f) - 12582912.0f) + zf;
         q = q > qmin ? (q < qmax ? q : qmax) : qmin;
         ((int8_t*)dst)[r * C + c] = (int8_t)q;
       }
@@ -1486,7 +1548,7 @@ static void run_bmm(xb_exec* x, const xb_node* n) {
   const float* B = x->data[n->in[1]];
   float* C = x->data[n->out];
   for (size_t i = 0; i < batch; ++i)
-    fgemm(x, M, K, N, A + i * M * K, K, B + i * K * N, N, NULL, C + i * M * N, N, n->out_min,
+    fgemm(x, M, K, N, A + i * M * K, K, B + i * K * N, N, NULL, NULL, C + i * M * N, N, n->out_min,
           n->out_max);
 }
 
@@ -1735,6 +1797,32 @@ pterun_status xb_reshape_node(xb_graph* g, const xb_node* n) {
     }
     case XB_N_STATIC_TRANSPOSE:
       for (uint32_t k = 0; k < in->rank; ++k) d[k] = in->dims[n->perm[k]];
+      return set_shape(out, in->rank, d);
+    case XB_N_CONV2D:
+    case XB_N_DEPTHWISE_CONV2D:
+    case XB_N_AVG_POOLING2D:
+    case XB_N_MAX_POOLING2D: {
+      // NHWC: batch and spatial size follow the input, channels are fixed.
+      if (in->rank != 4 || out->rank != 4 || in->dims[3] != in->max_dims[3])
+        return PTERUN_STATUS_INVALID_ARGUMENT;
+      if (!conv_out(in->dims[1], n->pad[0], n->pad[2], n->kh, n->sh, n->dh, &d[1]) ||
+          !conv_out(in->dims[2], n->pad[3], n->pad[1], n->kw, n->sw, n->dw, &d[2]))
+        return PTERUN_STATUS_INVALID_ARGUMENT;
+      d[0] = in->dims[0];
+      d[3] = out->max_dims[3];
+      return set_shape(out, 4, d);
+    }
+    case XB_N_GLOBAL_AVG_POOLING2D:
+      if (in->rank != 4 || out->rank != 4) return PTERUN_STATUS_INVALID_ARGUMENT;
+      d[0] = in->dims[0];
+      d[1] = d[2] = 1;
+      d[3] = in->dims[3];
+      return set_shape(out, 4, d);
+    case XB_N_CONSTANT_PAD:
+      for (uint32_t k = 0; k < in->rank; ++k) {
+        d[k] = in->dims[k] + n->pre[k] + n->post[k];
+        if (d[k] < in->dims[k]) return PTERUN_STATUS_INVALID_ARGUMENT; /* wrapped */
+      }
       return set_shape(out, in->rank, d);
     case XB_N_STATIC_RESHAPE: {
       // new_shape: a 0 entry is inferred (PyTorch's -1).

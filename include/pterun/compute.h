@@ -181,6 +181,15 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_pack(const pterun_compute_qs8_gemm_uke
                                                int64_t w_cs, void* buf, size_t cap,
                                                pterun_compute_qs8_packed* out);
 
+/** Packs a convolution weight W[N][C][KH][KW] (int8, contiguous) as the N x K
+ *  matrix (K = KH * KW * C) whose K order is (ky, kx, c): the order of rows
+ *  taken from a channels-last image, where each kernel row's KW * C values
+ *  are contiguous. Size: pterun_compute_qs8_pack_size(uk, N, K). */
+PTERUN_COMPUTE_API int pterun_compute_qs8_pack_conv(const pterun_compute_qs8_gemm_ukernel* uk,
+                                                    int64_t n, int64_t c, int64_t kh, int64_t kw,
+                                                    const int8_t* w, void* buf, size_t cap,
+                                                    pterun_compute_qs8_packed* out);
+
 /** What happens to each int32 sum v[m][n] (after the zero-point corrections):
  *    y = (float)v * scale[n or 0] + bias[n] (bias NULL: 0)
  *  F32 output: C = min(max(y, f_min), f_max) (relu / hardtanh / none: +-inf).

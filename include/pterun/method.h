@@ -93,8 +93,10 @@ typedef struct pterun_method_options {
   int no_kernel_prepare;
   /** 1: keep every instruction as the program has it. By default chains
    *  such as convolution -> relu run as one fused operator when a registered
-   *  library provides it (docs/architecture.md, "Load-time fusion"). For
-   *  tests comparing fused and unfused results. */
+   *  library provides it (docs/architecture.md, "Load-time fusion"), except
+   *  in a method whose profiler records outputs (ETDump debug events map onto
+   *  the program's instructions). For tests comparing fused and unfused
+   *  results. */
   int no_fusion;
 } pterun_method_options;
 

@@ -392,17 +392,6 @@ PTERUN_KERNEL(qk_dequantize_per_token_out) {
 /* ---- choose_qparams ------------------------------------------------------- */
 
 /* First-element-wins min/max scan (std::min_element / max_element). */
-static void scan_minmax(const float* x, int64_t n, float* mn, float* mx) {
-  float lo = x[0], hi = x[0];
-  int64_t k;
-  for (k = 1; k < n; ++k) {
-    if (x[k] < lo) lo = x[k];
-    if (hi < x[k]) hi = x[k];
-  }
-  *mn = lo;
-  *mx = hi;
-}
-
 /* choose_qparams.Tensor_out(input, int quant_min, int quant_max, float eps,
  *   ScalarType dtype, *, scale_out, zero_point_out) */
 PTERUN_KERNEL(qk_choose_qparams_tensor_out) {
@@ -431,7 +420,7 @@ PTERUN_KERNEL(qk_choose_qparams_tensor_out) {
   PTERUN_TRY(pterun_check_data(ctx, zo, "zero_point_out"));
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   if (in->numel == 0) return QK_FAIL(ctx, "arg 'input': empty tensor has no range");
-  scan_minmax((const float*)in->data, in->numel, &mn, &mx);
+  qk_scan_minmax((const float*)in->data, in->numel, &mn, &mx);
   if (qk_calc_qparams(mn, mx, (int32_t)qmin, (int32_t)qmax, &scale, &zp) != 0)
     return QK_FAIL(ctx, "arg 'input': min/max not finite (NaN or Inf in the input)");
   ((double*)so->data)[0] = scale;
@@ -474,7 +463,7 @@ PTERUN_KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
     float mn, mx;
     double scale;
     int32_t zp;
-    scan_minmax((const float*)in->data + t * L, L, &mn, &mx);
+    qk_scan_minmax((const float*)in->data + t * L, L, &mn, &mx);
     if (qk_calc_qparams(mn, mx, -128, 127, &scale, &zp) != 0)
       return QK_FAIL(ctx, "arg 'input': row %" PRId64 " has a NaN or Inf", t);
     ((double*)so->data)[t] = scale;

@@ -185,3 +185,14 @@ int qk_calc_qparams(float mn, float mx, int32_t qmin, int32_t qmax, double* scal
   *zp_out = zp;
   return 0;
 }
+
+void qk_scan_minmax(const float* x, int64_t n, float* mn, float* mx) {
+  float lo = x[0], hi = x[0];
+  int64_t k;
+  for (k = 1; k < n; ++k) {
+    if (x[k] < lo) lo = x[k];
+    if (hi < x[k]) hi = x[k];
+  }
+  *mn = lo;
+  *mx = hi;
+}

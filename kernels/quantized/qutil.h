@@ -71,4 +71,8 @@ void qk_dequantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t
  * Returns 0, or -1 when min or max is not finite. */
 int qk_calc_qparams(float mn, float mx, int32_t qmin, int32_t qmax, double* scale, int32_t* zp);
 
+/* min and max of n >= 1 floats, ExecuTorch's scan (the first element wins
+ * when it is NaN; a later NaN is skipped). */
+void qk_scan_minmax(const float* x, int64_t n, float* mn, float* mx);
+
 #endif /* PTERUN_KERNELS_QUANTIZED_QUTIL_H_ */

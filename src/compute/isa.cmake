@@ -83,3 +83,12 @@ if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
     COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS}")
 endif()
+# AArch64: the NEON dot-product variant (sdot), when the compiler takes it.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
+  check_c_compiler_flag("-march=armv8.2-a+dotprod" PTERUN_CC_HAS_DOTPROD)
+  if(PTERUN_CC_HAS_DOTPROD)
+    set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_neondot.c PROPERTIES
+      COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
+    target_compile_definitions(pterun_compute PRIVATE PTERUN_LOWBIT_NEONDOT=1)
+  endif()
+endif()

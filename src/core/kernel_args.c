@@ -224,16 +224,23 @@ pterun_status pterun_out_resize(pterun_kernel_context* ctx, pterun_tensor* out, 
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg '%s': result rank %zu exceeds the maximum %d", name, rank,
                               PTERUN_MAX_RANK);
-  format_shape(want, sizeof want, rank, sizes);
-  format_shape(have, sizeof have, out->rank, out->sizes);
+  /* The shapes are formatted on the failure paths only: this runs for every
+   * kernel call. */
   /* ExecuTorch never changes an output's rank: the memory plan is per rank. */
-  if (out->rank != rank)
+  if (out->rank != rank) {
+    format_shape(want, sizeof want, rank, sizes);
+    format_shape(have, sizeof have, out->rank, out->sizes);
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg '%s': cannot resize from %s to %s (rank %d to %zu)", name, have,
                               want, (int)out->rank, rank);
+  }
   while (k < rank && out->sizes[k] == sizes[k]) ++k;
   /* Also for the same shape: the resize checks the bytes fit the memory. */
   s = pterun_tensor_resize(out, rank, sizes);
+  if (s != PTERUN_STATUS_OK) {
+    format_shape(want, sizeof want, rank, sizes);
+    format_shape(have, sizeof have, out->rank, out->sizes);
+  }
   if (s != PTERUN_STATUS_OK && k == rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg '%s': output of shape %s needs %zu bytes, has %zu", name, have,

@@ -6,6 +6,8 @@
  * intermediate is a tensor of the pattern's dtype that nothing else touches:
  * no other instruction reads, writes or moves it, it is not a method output,
  * no elided view shares its memory and no jump lands inside the chain.
+ * A row may add a feed: the constant-only producers of one step argument
+ * (a quantized weight's dequantize, ...), removed with the chain.
  *
  * The first instruction becomes the fused call (its operator is appended to
  * the method's operator table, in slots layout() reserved); the others are
@@ -19,30 +21,59 @@
 #include "src/core/schema.h"
 
 #define PT_FUSE_MAX_STEPS 4
-#define PT_FUSE_MAX_ARGS 24
+#define PT_FUSE_MAX_ARGS 32
+#define PT_FUSE_MAX_FEED 2
+#define PT_FUSE_REDIRECT 0x80 /* flag in the match table: move the result (can_redirect) */
 
 typedef struct pt_fuse_arg {
   uint8_t step, arg;
 } pt_fuse_arg;
+
+/* A feed: instructions anywhere before the chain (in the same instruction
+ * chain) that produce one argument of a step from constants, e.g. a weight's
+ * dequantize and permute_copy. ops[0] writes argument `arg` of step `step`;
+ * ops[j] writes argument link[j] of ops[j - 1]. Each result must be private
+ * to its reader and the last producer's inputs written by nothing (program
+ * constants); the producers are removed with the chain, and the fused
+ * operator's arguments may name theirs (FF(j, index): steps
+ * PT_FUSE_MAX_STEPS + j). A producer may sit between two steps of the chain
+ * (addmm's permute_copy does): the chain then steps over it. */
+typedef struct pt_fuse_feed {
+  uint8_t step, arg;
+  const char* ops[PT_FUSE_MAX_FEED]; /* NULL after the last (ops[0] NULL: no feed) */
+  uint8_t nargs[PT_FUSE_MAX_FEED];
+  uint8_t link[PT_FUSE_MAX_FEED];
+} pt_fuse_feed;
 
 typedef struct pt_fuse_pattern {
   const char* ops[PT_FUSE_MAX_STEPS]; /* the chain; NULL after the last step */
   uint8_t nargs[PT_FUSE_MAX_STEPS];   /* each step's argument count (return slot included) */
   uint8_t link[PT_FUSE_MAX_STEPS];    /* step s > 0: its argument that is step s-1's result */
   int32_t dtype;                      /* every intermediate's dtype (-1: any) */
+  pt_fuse_feed feed;                  /* optional */
+  bool step0_may_alias;               /* the fused kernel copes with its result sharing memory
+                                         with step 0's arguments (it reads or copies them first) */
   const char* fused;                  /* the replacing operator */
   uint8_t fused_nargs;
-  pt_fuse_arg args[PT_FUSE_MAX_ARGS]; /* its arguments, each (step, argument index) */
+  pt_fuse_arg args[PT_FUSE_MAX_ARGS]; /* its arguments, each (step or PT_FUSE_MAX_STEPS + feed
+                                         producer, argument index) */
 } pt_fuse_pattern;
 
 static const pt_fuse_pattern kPatterns[] = {
 #include "src/core/method_fuse_patterns.inc"
 };
 #define PT_FUSE_PATTERNS (sizeof kPatterns / sizeof kPatterns[0])
+_Static_assert(PT_FUSE_PATTERNS < PT_FUSE_REDIRECT, "pattern index and redirect flag share a byte");
 
 static uint32_t steps_of(const pt_fuse_pattern* p) {
   uint32_t n = 0;
   while (n < PT_FUSE_MAX_STEPS && p->ops[n] != NULL) ++n;
+  return n;
+}
+
+static uint32_t feeds_of(const pt_fuse_pattern* p) {
+  uint32_t n = 0;
+  while (n < PT_FUSE_MAX_FEED && p->feed.ops[n] != NULL) ++n;
   return n;
 }
 
@@ -54,8 +85,19 @@ static bool pattern_ok(const pt_fuse_pattern* p) {
     return false;
   for (uint32_t s = 0; s < steps; ++s)
     if (p->nargs[s] < 2 || (s > 0 && p->link[s] + 2u >= p->nargs[s])) return false;
-  for (uint32_t k = 0; k < p->fused_nargs; ++k)
-    if (p->args[k].step >= steps || p->args[k].arg >= p->nargs[p->args[k].step]) return false;
+  uint32_t feeds = feeds_of(p);
+  if (feeds > 0 && (p->feed.step >= steps || p->feed.arg + 2u >= p->nargs[p->feed.step]))
+    return false;
+  for (uint32_t j = 0; j < feeds; ++j)
+    if (p->feed.nargs[j] < 2 || (j > 0 && p->feed.link[j] + 2u >= p->feed.nargs[j - 1]))
+      return false;
+  for (uint32_t k = 0; k < p->fused_nargs; ++k) {
+    uint32_t st = p->args[k].step, a = p->args[k].arg;
+    if (st < PT_FUSE_MAX_STEPS
+            ? st >= steps || a >= p->nargs[st]
+            : st - PT_FUSE_MAX_STEPS >= feeds || a >= p->feed.nargs[st - PT_FUSE_MAX_STEPS])
+      return false;
+  }
   return true;
 }
 
@@ -70,6 +112,11 @@ typedef struct fuse_facts {
   uint8_t* jump_in; /* per instruction (flat index): a jump lands on it */
   uint8_t* outputs; /* per value: a method output */
   uint32_t* starts; /* flat index of each chain's first instruction */
+  uint32_t* writer; /* per value: 1 + flat index of the kernel call whose result it is
+                       (0: none, UINT32_MAX: several) */
+  pt_instr** instr; /* per flat index */
+  uint8_t* covered; /* per flat index: part of a chosen rewrite */
+  bool has_jumps;
 } fuse_facts;
 
 static void bump16(uint16_t* c) {
@@ -96,10 +143,15 @@ static void gather_facts(const pterun_method* m, fuse_facts* f) {
     f->starts[c] = flat;
     for (uint32_t i = 0; i < m->chains[c].count; ++i, ++flat) {
       const pt_instr* in = &m->chains[c].instrs[i];
+      f->instr[flat] = &m->chains[c].instrs[i];
       switch (in->type) {
         case PT_INSTR_KERNEL_CALL:
           for (uint32_t k = 0; k < in->b; ++k) count_value(m, f, in->args[k]);
-          if (in->b > 0) mark_written(m, f, in->args[in->b - 1]);
+          if (in->b > 0) {
+            uint32_t* w = &f->writer[in->args[in->b - 1] - m->values];
+            *w = *w == 0 ? flat + 1 : UINT32_MAX;
+            mark_written(m, f, in->args[in->b - 1]);
+          }
           break;
         case PT_INSTR_DELEGATE_CALL: /* any argument may be read or written */
           for (uint32_t k = 0; k < in->b; ++k) {
@@ -114,6 +166,7 @@ static void gather_facts(const pterun_method* m, fuse_facts* f) {
           break;
         case PT_INSTR_JUMP_FALSE_CALL:
           bump16(&f->refs[in->a]);
+          f->has_jumps = true;
           if (in->b < m->chains[c].count) f->jump_in[f->starts[c] + in->b] = 1;
           break;
         default: break; /* FREE: harmless to a value nobody writes any more */
@@ -130,10 +183,45 @@ static bool overlaps(const pterun_tensor* a, const pterun_tensor* b) {
   return a->data != NULL && b->data != NULL && a0 < b1 && b0 < a1;
 }
 
+static bool names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v);
+static bool value_overlaps(const pterun_value* v, const pterun_tensor* t);
+
+/* Does instruction `in` write a tensor whose bytes include all of t's? */
+static bool covers(const pt_instr* in, const pterun_tensor* t) {
+  if (in->type != PT_INSTR_KERNEL_CALL || in->b == 0) return false;
+  const pterun_value* r = in->args[in->b - 1];
+  if (r->tag != PTERUN_VALUE_TENSOR || r->u.tensor->data == NULL || t->data == NULL) return false;
+  uintptr_t r0 = (uintptr_t)r->u.tensor->data, r1 = r0 + r->u.tensor->capacity;
+  uintptr_t t0 = (uintptr_t)t->data, t1 = t0 + t->capacity;
+  return r0 <= t0 && t1 <= r1;
+}
+
+/* An elided view x (a planned tensor no instruction writes: it shows the
+ * bytes of whatever wrote them last) is unaffected by a rewrite of the
+ * instructions [start, end] when each instruction reading x comes before
+ * start, or after a later instruction that rewrote all of x's bytes.
+ * Straight-line methods only. */
+static bool view_unaffected(const pterun_method* m, const fuse_facts* f, const pterun_value* x,
+                            uint32_t start, uint32_t end) {
+  if (m->chain_count != 1 || f->has_jumps) return false;
+  const pt_chain* ch = &m->chains[0];
+  bool covered = false;
+  for (uint32_t j = end + 1; j < ch->count; ++j) {
+    if (!covered && names_value(m, &ch->instrs[j], x)) return false;
+    covered = covered || covers(&ch->instrs[j], x->u.tensor);
+  }
+  for (uint32_t j = start; j <= end; ++j)
+    if (names_value(m, &ch->instrs[j], x)) return false;
+  for (uint32_t k = 0; k < m->output_count; ++k)
+    if (&m->values[m->outputs[k]] == x && !covered) return false;
+  return true;
+}
+
 /* Is `r`, the result of `prev` and read by `next` at `link`, private to
- * the two? */
+ * the two? (prev and next are at flat positions pos and end.) */
 static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_instr* prev,
-                         const pt_instr* next, uint32_t link, int32_t dtype) {
+                         const pt_instr* next, uint32_t link, int32_t dtype, uint32_t pos,
+                         uint32_t end) {
   const pterun_value* r = prev->args[prev->b - 1];
   uint32_t ri = (uint32_t)(r - m->values), in_prev = 0, in_next = 0;
   if (r->tag != PTERUN_VALUE_TENSOR || next->args[link] != r || f->outputs[ri]) return false;
@@ -153,7 +241,9 @@ static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_i
   for (uint32_t v = 0; v < m->value_count; ++v) {
     const pterun_value* x = &m->values[v];
     if (x == r || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
-    if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(x->u.tensor, t)) return false;
+    if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(x->u.tensor, t) &&
+        !view_unaffected(m, f, x, pos, end))
+      return false;
   }
   return true;
 }
@@ -175,34 +265,173 @@ static bool value_overlaps(const pterun_value* v, const pterun_tensor* t) {
  * step's inputs, so the memory plan must not have given that result the
  * bytes of any input (it may, unfused: e.g. a convolution's input is dead
  * once the convolution ran, so the relu after it may write there). */
-static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* first, uint32_t steps) {
-  const pt_instr* last = &first[steps - 1];
+static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* const* step, uint32_t steps) {
+  const pt_instr* last = step[steps - 1];
   const pterun_value* r = last->args[last->b - 1];
   if (r->tag != PTERUN_VALUE_TENSOR) return false;
   for (uint32_t s = 0; s < steps; ++s)
-    for (uint32_t k = 0; k + 2 < first[s].b; ++k)
-      if ((s == 0 || k != p->link[s]) /* an intermediate is never materialised */ &&
-          value_overlaps(first[s].args[k], r->u.tensor))
+    for (uint32_t k = 0; k + 2 < step[s]->b; ++k)
+      if ((s == 0 ? !p->step0_may_alias
+                  : k != p->link[s]) /* an intermediate is never materialised */
+          && value_overlaps(step[s]->args[k], r->u.tensor))
         return false;
   return true;
 }
 
-/* Does pattern p match the instructions at chain c from index i? */
-static bool matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
-                    uint32_t c, uint32_t i) {
-  const pt_chain* ch = &m->chains[c];
-  uint32_t steps = steps_of(p);
-  if (steps < 2 || i + steps > ch->count) return false;
-  for (uint32_t s = 0; s < steps; ++s) {
-    const pt_instr* in = &ch->instrs[i + s];
-    if (in->type != PT_INSTR_KERNEL_CALL || in->fn == NULL || in->b != p->nargs[s] ||
-        strcmp(m->op_names[in->a], p->ops[s]) != 0)
-      return false;
-    if (s > 0 && (f->jump_in[f->starts[c] + i + s] ||
-                  !private_link(m, f, &ch->instrs[i + s - 1], in, p->link[s], p->dtype)))
+/* Does instruction `in` name value v (any argument, list items, moves)? */
+static bool names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v) {
+  if (in->type == PT_INSTR_MOVE_CALL) return &m->values[in->a] == v || &m->values[in->b] == v;
+  if (in->type != PT_INSTR_KERNEL_CALL && in->type != PT_INSTR_DELEGATE_CALL) return false;
+  for (uint32_t k = 0; k < in->b; ++k) {
+    const pterun_value* a = in->args[k];
+    if (a == v) return true;
+    if (a->tag == PTERUN_VALUE_LIST_TENSOR || a->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
+      for (size_t j = 0; j < a->u.tensors.len; ++j)
+        if (a->u.tensors.items[j] == v) return true;
+  }
+  return false;
+}
+
+/* Does instruction `in` write value v, or memory overlapping tensor t? */
+static bool writes(const pterun_method* m, const pt_instr* in, const pterun_value* v,
+                   const pterun_tensor* t) {
+  if (in->type == PT_INSTR_MOVE_CALL) {
+    const pterun_value* to = &m->values[in->b];
+    return to == v || (to->tag == PTERUN_VALUE_TENSOR && t != NULL && overlaps(to->u.tensor, t));
+  }
+  if (in->type == PT_INSTR_DELEGATE_CALL) { /* any argument may be an output */
+    for (uint32_t k = 0; k < in->b; ++k)
+      if (in->args[k] == v || (t != NULL && value_overlaps(in->args[k], t))) return true;
+    return false;
+  }
+  if (in->type != PT_INSTR_KERNEL_CALL || in->b == 0) return false;
+  const pterun_value* r = in->args[in->b - 1];
+  if (r == v || (t != NULL && value_overlaps(r, t))) return true;
+  if (r->tag == PTERUN_VALUE_LIST_TENSOR || r->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
+    for (size_t j = 0; j < r->u.tensors.len; ++j)
+      if (r->u.tensors.items[j] == v) return true;
+  return false;
+}
+
+/* When the chain's final result Z shares memory with one of its inputs, the
+ * fused call can still write Z into the last intermediate's bytes Y (which
+ * the original chain wrote while reading those same inputs) if Y's bytes stay
+ * untouched for Z's whole lifetime: Z then lives there (its data pointer is
+ * moved at load). Straight-line methods only; Z written by the chain alone,
+ * not a method output, not viewed by an elided view. */
+static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
+                         uint32_t i, uint32_t steps) {
+  if (m->chain_count != 1 || f->has_jumps) return false;
+  const pt_chain* ch = &m->chains[0];
+  const pt_instr *first = &ch->instrs[i], *last = &ch->instrs[i + steps - 1];
+  const pterun_value* zv = last->args[last->b - 1];
+  const pterun_value* yv = last->args[p->link[steps - 1]];
+  if (zv->tag != PTERUN_VALUE_TENSOR || yv->tag != PTERUN_VALUE_TENSOR) return false;
+  const pterun_tensor *z = zv->u.tensor, *y = yv->u.tensor;
+  if (f->outputs[zv - m->values] || !m->aux[z - m->tensors].in_arena ||
+      !m->aux[y - m->tensors].in_arena || y->data == NULL || z->dtype != y->dtype ||
+      z->capacity > y->capacity)
+    return false;
+  // Y must not share memory with any input of the chain.
+  for (uint32_t s = 0; s < steps; ++s)
+    for (uint32_t k = 0; k + 2 < first[s].b; ++k)
+      if ((s == 0 || k != p->link[s]) && value_overlaps(first[s].args[k], y)) return false;
+  // No elided view over Z's old bytes or Y's reads what the chain wrote.
+  for (uint32_t v = 0; v < m->value_count; ++v) {
+    const pterun_value* x = &m->values[v];
+    if (x == zv || x == yv || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
+    if (m->aux[x->u.tensor - m->tensors].in_arena &&
+        (overlaps(x->u.tensor, z) || overlaps(x->u.tensor, y)) &&
+        !view_unaffected(m, f, x, i, i + steps - 1))
       return false;
   }
-  return result_disjoint(p, &ch->instrs[i], steps);
+  // Z's last reader, and nobody else writes Z anywhere.
+  uint32_t end = i + steps - 1, lastuse = end;
+  for (uint32_t j = 0; j < ch->count; ++j) {
+    if (j == end) continue;
+    if (writes(m, &ch->instrs[j], zv, NULL)) return false;
+    if (j > end && names_value(m, &ch->instrs[j], zv)) lastuse = j;
+  }
+  // Y's bytes untouched while Z lives there.
+  for (uint32_t j = end + 1; j <= lastuse; ++j)
+    if (writes(m, &ch->instrs[j], NULL, y)) return false;
+  return true;
+}
+
+static bool is_call(const pterun_method* m, const pt_instr* in, const char* op, uint8_t nargs) {
+  return in->type == PT_INSTR_KERNEL_CALL && in->fn != NULL && in->b == nargs &&
+         strcmp(m->op_names[in->a], op) == 0;
+}
+
+/* Pattern p's feed, walking back from the step that reads it; `skipped`
+ * lists the instructions (flat) the chain stepped over, which must all be
+ * producers. Sets where[PT_FUSE_MAX_STEPS + j] to producer j's flat index. */
+static bool feed_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
+                         uint32_t base, uint32_t* where, const uint32_t* skipped, uint32_t nskipped,
+                         uint32_t steps) {
+  const uint32_t feeds = feeds_of(p);
+  const pt_instr* reader = f->instr[where[p->feed.step]];
+  uint32_t arg = p->feed.arg, rpos = where[p->feed.step], inside = 0;
+  for (uint32_t j = 0; j < feeds; ++j) {
+    uint32_t w = f->writer[reader->args[arg] - m->values];
+    if (w == 0 || w == UINT32_MAX) return false;
+    uint32_t at = w - 1;
+    if (at < base || at >= where[steps - 1] || f->covered[at]) return false;
+    if (at > where[0]) { /* inside the chain's span: one it stepped over */
+      bool ok = false;
+      for (uint32_t k = 0; k < nskipped; ++k) ok |= skipped[k] == at;
+      if (!ok) return false;
+      ++inside;
+    }
+    const pt_instr* prod = f->instr[at];
+    if (!is_call(m, prod, p->feed.ops[j], p->feed.nargs[j]) ||
+        !private_link(m, f, prod, reader, arg, p->dtype, at, rpos))
+      return false;
+    where[PT_FUSE_MAX_STEPS + j] = at;
+    reader = prod;
+    rpos = at;
+    arg = j + 1 < feeds ? p->feed.link[j + 1] : 0;
+  }
+  if (inside != nskipped) return false; /* stepped over something else */
+  if (feeds == 0) return true;
+  // The first producer computes from constants: nothing writes its inputs.
+  for (uint32_t k = 0; k + 2 < reader->b; ++k)
+    if (reader->args[k]->tag == PTERUN_VALUE_TENSOR && f->written[reader->args[k] - m->values])
+      return false;
+  return true;
+}
+
+/* Does pattern p match the instructions at chain c from index i? 0: no,
+ * 1: yes, 2: yes, with the result moved into the intermediate's bytes. On a
+ * match, where[s] is step s's flat index and where[PT_FUSE_MAX_STEPS + j]
+ * feed producer j's. */
+static int matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
+                   uint32_t c, uint32_t i, uint32_t* where) {
+  const pt_chain* ch = &m->chains[c];
+  const uint32_t steps = steps_of(p), feeds = feeds_of(p), base = f->starts[c];
+  const pt_instr* step[PT_FUSE_MAX_STEPS];
+  uint32_t skipped[PT_FUSE_MAX_FEED], nskipped = 0;
+  if (steps < 2 || i + steps > ch->count) return 0;
+  for (uint32_t s = 0, at = i; s < steps; ++s, ++at) {
+    // A feed producer between two steps is stepped over (feed_matches checks it).
+    while (s > 0 && at < ch->count && nskipped < feeds &&
+           !is_call(m, &ch->instrs[at], p->ops[s], p->nargs[s])) {
+      if (f->jump_in[base + at] || f->covered[base + at]) return 0;
+      skipped[nskipped++] = base + at++;
+    }
+    if (at >= ch->count || f->covered[base + at] ||
+        !is_call(m, &ch->instrs[at], p->ops[s], p->nargs[s]))
+      return 0;
+    if (s > 0 &&
+        (f->jump_in[base + at] || !private_link(m, f, step[s - 1], &ch->instrs[at], p->link[s],
+                                                p->dtype, where[s - 1], base + at)))
+      return 0;
+    step[s] = &ch->instrs[at];
+    where[s] = base + at;
+  }
+  if (!feed_matches(m, f, p, base, where, skipped, nskipped, steps)) return 0;
+  if (result_disjoint(p, step, steps)) return 1;
+  return feeds == 0 && can_redirect(m, f, p, i, steps) ? 2 : 0;
 }
 
 /* The operator-table slot of a fused operator (appended once per method). */
@@ -235,16 +464,24 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
   if (!any || total < 2) return PTERUN_STATUS_OK;
 
   fuse_facts f;
+  f.has_jumps = false;
   size_t nv = m->value_count;
   f.refs = pt_alloc(m->allocator, nv * sizeof *f.refs + 1, 16);
   f.written = pt_alloc(m->allocator, nv + 1, 16);
   f.outputs = pt_alloc(m->allocator, nv + 1, 16);
   f.jump_in = pt_alloc(m->allocator, total, 16);
   f.starts = pt_alloc(m->allocator, (m->chain_count + 1) * sizeof *f.starts, 16);
+  f.writer = pt_alloc(m->allocator, (nv + 1) * sizeof *f.writer, 16);
+  f.instr = pt_alloc(m->allocator, total * sizeof *f.instr, 16);
+  f.covered = pt_alloc(m->allocator, total, 16);
   uint8_t* match = pt_alloc(m->allocator, total, 16); /* pattern + 1 at a chain's first step */
+  /* per chain start: where its steps and feed producers are (flat indices) */
+  const size_t wn = PT_FUSE_MAX_STEPS + PT_FUSE_MAX_FEED;
+  uint32_t* where = pt_alloc(m->allocator, (size_t)total * wn * sizeof *where, 16);
   pterun_status st = PTERUN_STATUS_OK;
   if (f.refs == NULL || f.written == NULL || f.outputs == NULL || f.jump_in == NULL ||
-      f.starts == NULL || match == NULL) {
+      f.starts == NULL || match == NULL || f.writer == NULL || f.instr == NULL ||
+      f.covered == NULL || where == NULL) {
     st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the fusion pass");
     goto done;
   }
@@ -255,15 +492,21 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
   uint32_t fused = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c)
     for (uint32_t i = 0; i < m->chains[c].count;) {
-      uint32_t adv = 1;
-      for (size_t p = 0; p < PT_FUSE_PATTERNS; ++p)
-        if (fns[p] != NULL && matches(m, &f, &kPatterns[p], c, i)) {
-          match[f.starts[c] + i] = (uint8_t)(p + 1);
+      uint32_t adv = 1, flat = f.starts[c] + i;
+      uint32_t* w = &where[(size_t)flat * wn];
+      for (size_t p = 0; p < PT_FUSE_PATTERNS; ++p) {
+        int how = fns[p] != NULL ? matches(m, &f, &kPatterns[p], c, i, w) : 0;
+        if (how != 0) {
+          const uint32_t steps = steps_of(&kPatterns[p]), feeds = feeds_of(&kPatterns[p]);
+          match[flat] = (uint8_t)((p + 1) | (how == 2 ? PT_FUSE_REDIRECT : 0));
           nargs += kPatterns[p].fused_nargs;
-          adv = steps_of(&kPatterns[p]);
+          adv = w[steps - 1] - flat + 1;
+          for (uint32_t k = w[0]; k <= w[steps - 1]; ++k) f.covered[k] = 1;
+          for (uint32_t j = 0; j < feeds; ++j) f.covered[w[PT_FUSE_MAX_STEPS + j]] = 1;
           ++fused;
           break;
         }
+      }
       i += adv;
     }
   if (fused == 0) goto done;
@@ -276,18 +519,30 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
   pterun_value** next = m->fused_args;
   for (uint32_t c = 0; c < m->chain_count; ++c)
     for (uint32_t i = 0; i < m->chains[c].count; ++i) {
-      uint8_t which = match[f.starts[c] + i];
+      uint8_t which = match[f.starts[c] + i] & (uint8_t)~PT_FUSE_REDIRECT;
       if (which == 0) continue;
       const pt_fuse_pattern* p = &kPatterns[which - 1];
       pt_instr* chain = &m->chains[c].instrs[i];
-      uint32_t steps = steps_of(p);
+      const uint32_t* w = &where[(size_t)(f.starts[c] + i) * wn];
+      const uint32_t steps = steps_of(p), feeds = feeds_of(p);
+      if (match[f.starts[c] + i] & PT_FUSE_REDIRECT) {
+        /* the result lives in the last intermediate's bytes from now on */
+        const pt_instr* last = &chain[steps - 1];
+        pterun_tensor* z = last->args[last->b - 1]->u.tensor;
+        const pterun_tensor* y = last->args[p->link[steps - 1]]->u.tensor;
+        z->data = y->data;
+        m->aux[z - m->tensors].initial_data = y->data;
+      }
       for (uint32_t k = 0; k < p->fused_nargs; ++k)
-        next[k] = chain[p->args[k].step].args[p->args[k].arg];
+        next[k] = f.instr[w[p->args[k].step]]->args[p->args[k].arg];
       chain[0].a = op_slot(m, p, fns[which - 1], preps[which - 1]);
       chain[0].b = p->fused_nargs;
       chain[0].args = next;
       chain[0].fn = fns[which - 1];
-      for (uint32_t s = 1; s < steps; ++s) chain[s].type = PT_INSTR_FOLDED;
+      // The later steps, producers the chain stepped over, the other producers.
+      for (uint32_t k = w[0] + 1; k <= w[steps - 1]; ++k) f.instr[k]->type = PT_INSTR_FOLDED;
+      for (uint32_t j = 0; j < feeds; ++j)
+        f.instr[w[PT_FUSE_MAX_STEPS + j]]->type = PT_INSTR_FOLDED;
       next += p->fused_nargs;
     }
   pt_log(&m->logger, PTERUN_LOG_DEBUG, "fused %u instruction chains", fused);
@@ -298,5 +553,9 @@ done:
   pt_free(m->allocator, f.jump_in);
   pt_free(m->allocator, f.starts);
   pt_free(m->allocator, match);
+  pt_free(m->allocator, f.writer);
+  pt_free(m->allocator, f.instr);
+  pt_free(m->allocator, f.covered);
+  pt_free(m->allocator, where);
   return st;
 }

@@ -568,7 +568,10 @@ static pterun_status load(loader* L) {
   PTERUN_TRY(parse_values(L));
   PTERUN_TRY(build_instructions(L));
   if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m));
-  if (L->o == NULL || !L->o->no_fusion)
+  // A method whose profiler keeps every kernel call's output (ETDump debug
+  // events) runs the program's instructions as written, so each output and
+  // debug handle maps onto one of them.
+  if (L->o == NULL || (!L->o->no_fusion && !pt_profiler_records_outputs(L->o->profiler)))
     PTERUN_TRY(pt_fuse(
         m, L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default()));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);

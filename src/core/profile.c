@@ -225,6 +225,10 @@ pterun_status pt_profiler_attach(pterun_profiler* p, const pterun_method* m, con
   return PTERUN_STATUS_OK;
 }
 
+int pt_profiler_records_outputs(const pterun_profiler* p) {
+  return p != NULL && p->opt.record_outputs;
+}
+
 void pt_profiler_detach(pterun_profiler* p) {
   p->method = NULL;
 }

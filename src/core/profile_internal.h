@@ -11,6 +11,8 @@ uint64_t pt_clock_ns(void);
 
 /* At method load: sizes and allocates every event slot for method `m`. */
 pterun_status pt_profiler_attach(pterun_profiler* p, const pterun_method* m, const char* name);
+/* 1 when the profiler keeps each kernel call's output (ETDump debug events). */
+int pt_profiler_records_outputs(const pterun_profiler* p);
 /* At method destroy: the results stay readable. */
 void pt_profiler_detach(pterun_profiler* p);
 

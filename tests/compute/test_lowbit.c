@@ -160,7 +160,7 @@ static int test_driver(void) {
   }
   for (nbit = 1; nbit <= 8; ++nbit)
     for (combo = 0; combo < 4; ++combo) {
-      const int64_t n = 100 + nbit, k = 256, m = 5, gs = combo & 1 ? 64 : 32;
+      const int64_t n = 100 + nbit, k = 512, m = 5, gs = combo & 1 ? 64 : 32;
       pterun_compute_lowbit_weights w;
       uint8_t* buf = make_weights(&w, nbit, n, k, gs, combo & 1, combo >> 1);
       float *x = malloc((size_t)(m * k) * 4), *want = malloc((size_t)(m * n) * 4),

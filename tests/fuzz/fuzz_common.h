@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pterun/kernels/llm.h"
 #include "pterun/kernels/portable.h"
 #ifdef FZ_WITH_XNNPACK
 #include "pterun/backends/xnnpack.h"
@@ -46,14 +47,15 @@ static inline pterun_load_options fz_load_options(void) {
   return o;
 }
 
-/* One registry with the prim ops and the portable kernels (and, for the
- * xnnpack target, the XNNPACK backend), for the process. */
+/* One registry with the prim ops, the portable and the LLM kernels (and, for
+ * the xnnpack target, the XNNPACK backend), for the process. */
 static inline const pterun_registry* fz_registry(void) {
   static pterun_registry* reg;
   if (reg == NULL) {
     pterun_logger silent = pterun_logger_silent();
     if (pterun_registry_create(NULL, &silent, &reg) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) abort();
+    if (pterun_registry_add(reg, pterun_kernels_llm()) != PTERUN_STATUS_OK) abort();
 #ifdef FZ_WITH_XNNPACK
     if (pterun_registry_add_backend(reg, pterun_backend_xnnpack()) != PTERUN_STATUS_OK) abort();
 #endif

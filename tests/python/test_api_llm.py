@@ -20,6 +20,9 @@ from test_api_support import cli_path
 
 # |got - want| <= ATOL + RTOL * |want| (logits are O(10); observed ~6e-6).
 ATOL, RTOL = 1e-4, 1e-5
+# bfloat16 logits: about one unit in the last place of the largest logits
+# (observed 0.078), as tests/llm/CMakeLists.txt.
+TOLERANCE = {"bf16": (1e-1, 1.6e-2)}
 
 CASES = [
     line.split("\t")[0]
@@ -56,7 +59,8 @@ def test_greedy_matches_executorch(name: str) -> None:
     assert r.tokens == want
     assert r.stop == "steps"
     assert r.logits.shape == ref.shape
-    assert np.all(np.abs(r.logits - ref) <= ATOL + RTOL * np.abs(ref))
+    atol, rtol = TOLERANCE.get(name, (ATOL, RTOL))
+    assert np.all(np.abs(r.logits - ref) <= atol + rtol * np.abs(ref))
     assert r.metadata["bos_id"] == 1 and r.metadata["eos_ids"] == [2]
     assert r.metadata["vocab_size"] == ref.shape[1]
 

@@ -154,7 +154,11 @@ static void store_tile_f32(const pterun_compute_matrix* c, int64_t i0, int64_t j
     const float* t = tile + r * ld;
     if (c->dtype == PTERUN_DTYPE_F32) {
       float* cp = (float*)c->data + row;
-      if (add)
+      if (add && c->cs == 1) /* unit stride apart: the loops vectorise */
+        for (cc = 0; cc < w; ++cc) cp[cc] += t[cc];
+      else if (c->cs == 1)
+        memcpy(cp, t, sizeof(float) * (size_t)w);
+      else if (add)
         for (cc = 0; cc < w; ++cc) cp[cc * c->cs] += t[cc];
       else
         for (cc = 0; cc < w; ++cc) cp[cc * c->cs] = t[cc];
@@ -191,7 +195,15 @@ static void act_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int
     int64_t row = (i0 + r) * c->rs + j0 * c->cs;
     if (c->dtype == PTERUN_DTYPE_F32) {
       float* cp = (float*)c->data + row;
-      for (int64_t cc = 0; cc < w; ++cc) cp[cc * c->cs] = act_f32(act, cp[cc * c->cs], lo, hi);
+      /* Unit stride with the activation fixed per loop: the loops vectorise. */
+      if (c->cs == 1 && act == PTERUN_COMPUTE_ACT_CLAMP)
+        for (int64_t cc = 0; cc < w; ++cc)
+          cp[cc] = act_f32(PTERUN_COMPUTE_ACT_CLAMP, cp[cc], lo, hi);
+      else if (c->cs == 1)
+        for (int64_t cc = 0; cc < w; ++cc)
+          cp[cc] = act_f32(PTERUN_COMPUTE_ACT_RELU, cp[cc], lo, hi);
+      else
+        for (int64_t cc = 0; cc < w; ++cc) cp[cc * c->cs] = act_f32(act, cp[cc * c->cs], lo, hi);
       continue;
     }
     for (int64_t cc = 0; cc < w; ++cc) {

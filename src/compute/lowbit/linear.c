@@ -58,6 +58,8 @@ typedef struct pc_lowbit_block {
 } pc_lowbit_block;
 
 enum { PC_STACK_K = 4096 };
+/* Weight bytes (times rows) below which one thread does the whole product. */
+#define PC_LOWBIT_PARALLEL_MIN_BYTES ((uint64_t)64 * 1024)
 
 static size_t round64(size_t v) {
   return (v + 63) & ~(size_t)63;
@@ -155,6 +157,12 @@ pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
   pc_lowbit_block b;
   if (m <= 0) return PTERUN_STATUS_OK;
   if (max_threads != 0 && threads > max_threads) threads = max_threads;
+  /* Too little work to pay for waking the pool: the calling thread alone
+   * (the same bits either way). */
+  if ((uint64_t)m * tiles * w->tile_bytes < PC_LOWBIT_PARALLEL_MIN_BYTES) {
+    pool = NULL;
+    threads = 1;
+  }
   /* The largest block of rows the scratch arena holds (halving from m). */
   if (ctx != NULL)
     for (; rows >= 1; rows /= 2) {

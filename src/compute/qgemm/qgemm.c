@@ -90,12 +90,24 @@ size_t pterun_compute_qs8_pack_size(const pc_qs8_gemm_ukernel* uk, int64_t n, in
   return sums + strips;
 }
 
-int pterun_compute_qs8_pack(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, const int8_t* w,
-                            int64_t w_rs, int64_t w_cs, void* buf, size_t cap,
-                            pterun_compute_qs8_packed* out) {
+/* Where W[n][k] is: a strided matrix, or a convolution weight [N][C][KH][KW]
+ * read in (ky, kx, c) order (k = tap * C + c). */
+typedef struct pc_wsrc {
+  const int8_t* w;
+  int64_t rs, cs;
+  int64_t c, taps; /* conv: channels, KH * KW; 0: a plain matrix */
+} pc_wsrc;
+
+static inline int8_t wsrc_at(const pc_wsrc* s, int64_t n, int64_t k) {
+  if (s->c == 0) return s->w[n * s->rs + k * s->cs];
+  return s->w[n * s->rs + (k % s->c) * s->taps + k / s->c];
+}
+
+static int pack_from(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, const pc_wsrc* src,
+                     void* buf, size_t cap, pterun_compute_qs8_packed* out) {
   size_t sums, strips;
   if (uk == NULL) uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
-  if (w == NULL || buf == NULL || out == NULL || ((uintptr_t)buf & 63u) != 0 ||
+  if (src->w == NULL || buf == NULL || out == NULL || ((uintptr_t)buf & 63u) != 0 ||
       pack_layout(uk, n, k, &sums, &strips) != 0 || cap < sums + strips)
     return -1;
   int32_t* col_sum = (int32_t*)buf;
@@ -107,7 +119,7 @@ int pterun_compute_qs8_pack(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k,
       for (jj = 0; jj < nr; ++jj)
         for (t = 0; t < PC_QS8_KR; ++t) {
           const int64_t col = j0 + jj, kk = q * PC_QS8_KR + t;
-          const int8_t v = col < n && kk < k ? w[col * w_rs + kk * w_cs] : 0;
+          const int8_t v = col < n && kk < k ? wsrc_at(src, col, kk) : 0;
           if (uk->b_bytes == 2) {
             const int16_t v16 = v;
             memcpy(sp, &v16, sizeof v16);
@@ -119,7 +131,7 @@ int pterun_compute_qs8_pack(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k,
         }
   for (j0 = 0; j0 < n; ++j0) {
     int32_t s = 0;
-    for (t = 0; t < k; ++t) s += w[j0 * w_rs + t * w_cs];
+    for (t = 0; t < k; ++t) s += wsrc_at(src, j0, t);
     col_sum[j0] = s;
   }
   out->uk = uk;
@@ -129,6 +141,23 @@ int pterun_compute_qs8_pack(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k,
   out->col_sum = col_sum;
   out->strips = (const unsigned char*)buf + sums;
   return 0;
+}
+
+int pterun_compute_qs8_pack(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, const int8_t* w,
+                            int64_t w_rs, int64_t w_cs, void* buf, size_t cap,
+                            pterun_compute_qs8_packed* out) {
+  const pc_wsrc src = {w, w_rs, w_cs, 0, 0};
+  return pack_from(uk, n, k, &src, buf, cap, out);
+}
+
+int pterun_compute_qs8_pack_conv(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t c, int64_t kh,
+                                 int64_t kw, const int8_t* w, void* buf, size_t cap,
+                                 pterun_compute_qs8_packed* out) {
+  if (c < 1 || kh < 1 || kw < 1 || c > PTERUN_COMPUTE_QS8_MAX_K ||
+      kh * kw > PTERUN_COMPUTE_QS8_MAX_K / c)
+    return -1;
+  const pc_wsrc src = {w, c * kh * kw, 1, c, kh * kw};
+  return pack_from(uk, n, c * kh * kw, &src, buf, cap, out);
 }
 
 /* ---- epilogue ------------------------------------------------------------ */
@@ -295,7 +324,8 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
     const int64_t off = (i0 + r) * c->rs + j0 * c->cs;
     j = 0;
 #if defined(__SSE2__)
-    if (ct->int32_path && c->cs == 1) {
+    if (ct->int32_path) {
+      const int64_t cs = c->cs;
       const __m128 vinv = _mm_set1_ps(inv), vzp = _mm_set1_ps(zpo), vlo = _mm_set1_ps(qlo);
       const __m128 vhi = _mm_set1_ps(qhi), lim = _mm_set1_ps(PC_QS8_RNE_LIMIT);
       const __m128 nlim = _mm_set1_ps(-PC_QS8_RNE_LIMIT), magic = _mm_set1_ps(PC_QS8_RNE_MAGIC);
@@ -308,7 +338,13 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
                               _mm_loadu_ps(ct->bi + j));
         if (f32) {
           y = _mm_min_ps(fmax, _mm_max_ps(fmin, y)); /* NaN stays, as below */
-          _mm_storeu_ps((float*)c->data + off + j, y);
+          if (cs == 1) {
+            _mm_storeu_ps((float*)c->data + off + j, y);
+          } else {
+            float four[4];
+            _mm_storeu_ps(four, y);
+            for (int l = 0; l < 4; ++l) ((float*)c->data)[off + (j + l) * cs] = four[l];
+          }
           continue;
         }
         __m128 p = _mm_min_ps(_mm_max_ps(_mm_mul_ps(y, vinv), nlim), lim);
@@ -318,7 +354,13 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
         q = _mm_packs_epi32(q, q);
         q = c->dtype == PTERUN_DTYPE_U8 ? _mm_packus_epi16(q, q) : _mm_packs_epi16(q, q);
         const int32_t four = _mm_cvtsi128_si32(q);
-        memcpy((uint8_t*)c->data + off + j, &four, 4);
+        if (cs == 1) {
+          memcpy((uint8_t*)c->data + off + j, &four, 4);
+        } else {
+          uint8_t b[4];
+          memcpy(b, &four, 4);
+          for (int l = 0; l < 4; ++l) ((uint8_t*)c->data)[off + (j + l) * cs] = b[l];
+        }
       }
     }
 #endif

@@ -1,0 +1,490 @@
+/* Integer kernels for the quantized patterns the load-time fusion pass
+ * replaces (src/core/method_fuse.c, docs/quantized.md "int8 execution"):
+ * one call runs dequantize -> conv2d / linear (-> relu / hardtanh) ->
+ * quantize on the original int8 data with libpterun_compute's int8 GEMM
+ * (pterun_compute_qs8_gemm), weights packed once by `prepare`; the dynamic
+ * form (dequantize with q-params choose_qparams computed at run time ->
+ * linear) multiplies the int8 activations quantize made and dequantizes in
+ * the GEMM's epilogue (choose_qparams and quantize stay ExecuTorch's
+ * kernels, so the activations are bit-exact). Numerics: the int32 sums are exact; the scale, bias and
+ * requantisation are the reference formula in float32, so an output may
+ * differ from the unfused float path by one quantization step where the
+ * float sums round differently (measured in tests/quantized). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "kernels/quantized/qint8.h"
+#include "pterun/compute.h"
+#include "pterun/cpu.h"
+
+/* ---- prepared state ------------------------------------------------------- */
+
+/* Everything execute needs that depends only on constants. */
+typedef struct qk_i8_state {
+  int64_t oc, k, groups, npg;        /* output channels, K per group, groups, OC / groups */
+  int64_t kh, kw;                    /* conv kernel (0 for linear) */
+  int w_kn;                          /* linear weight stored [K, N] */
+  int x_dtype;                       /* U8 / I8 */
+  int32_t x_zp;                      /* static: input zero point */
+  int32_t* w_zp;                     /* oc, NULL when all zero */
+  float* w_scale;                    /* oc: (float) weight scale */
+  float* scale;                      /* oc: static: (float)x_scale * w_scale */
+  pterun_compute_qs8_packed* packed; /* groups */
+  /* static output */
+  int out_dtype;
+  float out_inv;
+  int32_t out_zp, q_lo, q_hi;
+} qk_i8_state;
+
+static int64_t qk_i8_numel(const pterun_tensor* t) {
+  return t->numel;
+}
+
+/* The weight's per-channel (or per-tensor) scale and zero point, read at
+ * prepare from constants. */
+static pterun_status read_w_qparams(pterun_kernel_context* ctx, const qk_i8_wq* wq, int64_t oc,
+                                    qk_i8_state* st) {
+  int64_t c;
+  int any_zp = 0;
+  st->w_scale = pterun_kernel_state_alloc(ctx, sizeof(float) * (size_t)oc, 64);
+  st->w_zp = pterun_kernel_state_alloc(ctx, sizeof(int32_t) * (size_t)oc, 64);
+  st->scale = pterun_kernel_state_alloc(ctx, sizeof(float) * (size_t)oc, 64);
+  if (st->w_scale == NULL || st->w_zp == NULL || st->scale == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate the int8 weight parameters");
+  if (wq->scales != NULL) {
+    const pterun_tensor* s = wq->scales;
+    if (qk_i8_numel(s) != oc || (s->dtype != PTERUN_DTYPE_F32 && s->dtype != PTERUN_DTYPE_F64) ||
+        s->data == NULL)
+      return QK_FAIL(ctx, "arg 'scales': want %" PRId64 " float constants", oc);
+    if (wq->zps != NULL &&
+        (qk_i8_numel(wq->zps) != oc || wq->zps->dtype != PTERUN_DTYPE_I64 || wq->zps->data == NULL))
+      return QK_FAIL(ctx, "arg 'zero_points': want %" PRId64 " int64 constants", oc);
+    for (c = 0; c < oc; ++c) {
+      const double sc = s->dtype == PTERUN_DTYPE_F64 ? ((const double*)s->data)[c]
+                                                     : (double)((const float*)s->data)[c];
+      const int64_t zp = wq->zps != NULL ? ((const int64_t*)wq->zps->data)[c] : 0;
+      if (!((float)sc > 0.0f) || isinf((float)sc))
+        return QK_FAIL(ctx, "arg 'scales': channel %" PRId64 " scale %g is not finite and > 0", c,
+                       sc);
+      if (zp < -128 || zp > 127)
+        return QK_FAIL(
+            ctx, "arg 'zero_points': channel %" PRId64 " zero point %" PRId64 " is outside int8", c,
+            zp);
+      st->w_scale[c] = (float)sc;
+      st->w_zp[c] = (int32_t)zp;
+      any_zp |= zp != 0;
+    }
+  } else {
+    if (!((float)wq->scale > 0.0f) || isinf((float)wq->scale))
+      return QK_FAIL(ctx, "arg 'scale': weight scale %g is not finite and > 0", wq->scale);
+    if (wq->zp < -128 || wq->zp > 127)
+      return QK_FAIL(ctx, "arg 'zero_point': %" PRId64 " is outside int8", wq->zp);
+    for (c = 0; c < oc; ++c) {
+      st->w_scale[c] = (float)wq->scale;
+      st->w_zp[c] = (int32_t)wq->zp;
+    }
+    any_zp = wq->zp != 0;
+  }
+  if (!any_zp) st->w_zp = NULL;
+  return PTERUN_STATUS_OK;
+}
+
+/* Packs the constant int8 weight [OC, K] (K = IC/groups * KH * KW) per group. */
+static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tensor* w,
+                                  qk_i8_state* st) {
+  const pterun_compute_qs8_gemm_ukernel* uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
+  int64_t g;
+  st->packed =
+      pterun_kernel_state_alloc(ctx, sizeof(pterun_compute_qs8_packed) * (size_t)st->groups, 64);
+  if (st->packed == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate packed weights");
+  for (g = 0; g < st->groups; ++g) {
+    const size_t cap = pterun_compute_qs8_pack_size(uk, st->npg, st->k);
+    void* buf = cap != 0 ? pterun_kernel_state_alloc(ctx, cap, 64) : NULL;
+    if (cap == 0)
+      return QK_FAIL(ctx,
+                     "arg 'weight': %" PRId64 " x %" PRId64
+                     " is beyond the int8 engine (K <= %d); load with fusion off",
+                     st->npg, st->k, PTERUN_COMPUTE_QS8_MAX_K);
+    if (buf == NULL)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                "cannot allocate %zu bytes of packed weights", cap);
+    const int8_t* wg = (const int8_t*)w->data + g * st->npg * st->k;
+    /* A convolution's K runs (ky, kx, c): rows come from a channels-last copy. */
+    if ((st->kh > 0
+             ? pterun_compute_qs8_pack_conv(uk, st->npg, st->k / (st->kh * st->kw), st->kh, st->kw,
+                                            wg, buf, cap, &st->packed[g])
+             : pterun_compute_qs8_pack(uk, st->npg, st->k, wg, st->w_kn ? 1 : st->k,
+                                       st->w_kn ? st->npg : 1, buf, cap, &st->packed[g])) != 0)
+      return QK_FAIL(ctx, "arg 'weight': packing failed");
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* Output quantization of a static pattern: range narrowed by the fused
+ * activation (quantization is monotonic, so clamping the integer equals
+ * clamping the float first). */
+static pterun_status static_output(pterun_kernel_context* ctx, const qk_i8_out* o,
+                                   qk_i8_state* st) {
+  float s;
+  int64_t lo, hi;
+  PTERUN_TRY(qk_check_scale(ctx, "out_scale", o->scale, &s));
+  PTERUN_TRY(qk_check_zp(ctx, "out_zero_point", o->zp));
+  if (o->dtype != PTERUN_DTYPE_U8 && o->dtype != PTERUN_DTYPE_I8)
+    return QK_FAIL(ctx, "arg 'dtype': %s output is not int8 or uint8",
+                   pterun_dtype_name((int)o->dtype));
+  qk_qdtype_range((int)o->dtype, &lo, &hi);
+  if (o->qmin < lo || o->qmax > hi || o->qmin > o->qmax)
+    return QK_FAIL(ctx, "arg 'quant_min'/'quant_max': [%" PRId64 ", %" PRId64 "] outside %s",
+                   o->qmin, o->qmax, pterun_dtype_name((int)o->dtype));
+  st->out_dtype = (int)o->dtype;
+  st->out_inv = 1.0f / s;
+  st->out_zp = (int32_t)o->zp;
+  lo = o->qmin;
+  hi = o->qmax;
+  if (o->has_min) {
+    const int64_t q = qk_quant_step(st->out_inv * o->min, (float)st->out_zp, o->qmin, o->qmax);
+    if (q > lo) lo = q;
+  }
+  if (o->has_max) {
+    const int64_t q = qk_quant_step(st->out_inv * o->max, (float)st->out_zp, o->qmin, o->qmax);
+    if (q < hi) hi = q;
+  }
+  st->q_lo = (int32_t)lo;
+  st->q_hi = (int32_t)(hi < lo ? lo : hi);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) {
+  const pterun_tensor* w = call->wq.w;
+  qk_i8_state* st;
+  if (w->data == NULL || w->dtype != PTERUN_DTYPE_I8)
+    return PTERUN_STATUS_OK; /* not a constant int8 weight: execute reports it */
+  st = pterun_kernel_state_alloc(ctx, sizeof *st, 64);
+  if (st == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate kernel state");
+  memset(st, 0, sizeof *st);
+  st->oc = w->sizes[0];
+  st->groups = call->conv ? call->groups : 1;
+  st->w_kn = !call->conv && call->w_kn;
+  if (call->conv) {
+    if (w->rank != 4 || st->groups < 1 || st->oc % st->groups != 0)
+      return QK_FAIL(ctx,
+                     "arg 'weight': want [OC, IC/groups, KH, KW] with OC a multiple of groups");
+    st->kh = w->sizes[2];
+    st->kw = w->sizes[3];
+    st->k = w->sizes[1] * st->kh * st->kw;
+  } else {
+    if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': want a [N, K] matrix");
+    st->kh = st->kw = 0; /* not a convolution */
+    st->oc = w->sizes[st->w_kn ? 1 : 0];
+    st->k = w->sizes[st->w_kn ? 0 : 1];
+    if (st->w_kn && call->wq.scales != NULL)
+      return QK_FAIL(ctx, "arg 'weight': per-channel scales on axis 0 of a [K, N] weight");
+  }
+  if (st->oc < 1 || st->k < 1) return QK_FAIL(ctx, "arg 'weight': empty");
+  st->npg = st->oc / st->groups;
+  if (!pterun_tensor_is_contiguous(w)) return QK_FAIL(ctx, "arg 'weight': not contiguous");
+  PTERUN_TRY(read_w_qparams(ctx, &call->wq, st->oc, st));
+  PTERUN_TRY(pack_weights(ctx, w, st));
+  st->x_dtype = (int)call->x_dtype;
+  if (!call->dynamic) {
+    int64_t c;
+    float xs;
+    PTERUN_TRY(qk_check_scale(ctx, "input_scale", call->x_scale, &xs));
+    PTERUN_TRY(qk_check_zp(ctx, "input_zero_point", call->x_zp));
+    st->x_zp = (int32_t)call->x_zp;
+    for (c = 0; c < st->oc; ++c) st->scale[c] = xs * st->w_scale[c];
+    PTERUN_TRY(static_output(ctx, &call->out, st));
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* ---- convolution rows (im2col into the GEMM's panels) ---------------------- */
+
+/* Rows of a convolution's GEMM, K in (ky, kx, c) order (as the weight was
+ * packed). From a padded channels-last copy of the input when scratch holds
+ * one (each kernel row is then one copy of kw * channels bytes, or kw copies
+ * with dilation or groups); else straight from the NCHW input with bounds
+ * checks. */
+typedef struct qk_im2col {
+  const uint8_t* x;       /* NCHW input of this batch */
+  const uint8_t* pad;     /* or NULL: padded NHWC copy, [h + 2 ph][w + 2 pw][c_all] */
+  int64_t c_all, c0, cpg; /* all channels, the group's first, channels per group */
+  int64_t h, w, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+  int64_t k;  /* K of the GEMM: kh * kw * cpg */
+  uint8_t zp; /* the input zero point: a padded float 0 */
+} qk_im2col;
+
+/* One element of the row of output pixel (oh, ow): k = tap * cpg + c. */
+static uint8_t im2col_at(const qk_im2col* g, int64_t oh, int64_t ow, int64_t k) {
+  const int64_t tap = k / g->cpg, c = g->c0 + k % g->cpg;
+  const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh, ix = ow * g->sw + (tap % g->kw) * g->dw;
+  if (g->pad != NULL) return g->pad[(iy * (g->w + 2 * g->pw) + ix) * g->c_all + c];
+  const int64_t y = iy - g->ph, x = ix - g->pw;
+  return y >= 0 && y < g->h && x >= 0 && x < g->w ? g->x[(c * g->h + y) * g->w + x] : g->zp;
+}
+
+static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc, uint8_t* dst) {
+  const qk_im2col* g = (const qk_im2col*)ctx;
+  const int64_t wp = g->w + 2 * g->pw;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t m = i0 + r, oh = m / g->ow, ow = m % g->ow;
+    uint8_t* d = dst + r * kc;
+    if (g->pad != NULL && k0 == 0 && kc == g->k) {
+      for (int64_t ky = 0; ky < g->kh; ++ky) {
+        const uint8_t* src =
+            g->pad + ((oh * g->sh + ky * g->dh) * wp + ow * g->sw) * g->c_all + g->c0;
+        if (g->dw == 1 && g->cpg == g->c_all) {
+          memcpy(d, src, (size_t)(g->kw * g->cpg));
+          d += g->kw * g->cpg;
+        } else {
+          for (int64_t kx = 0; kx < g->kw; ++kx, d += g->cpg)
+            memcpy(d, src + kx * g->dw * g->c_all, (size_t)g->cpg);
+        }
+      }
+      continue;
+    }
+    for (int64_t t = 0; t < kc; ++t) d[t] = im2col_at(g, oh, ow, k0 + t);
+  }
+}
+
+/* The padded channels-last copy of the batch image at g->x (NULL when the
+ * scratch arena is short: the rows then come from the NCHW input). */
+static const uint8_t* pad_nhwc(pterun_kernel_context* ctx, const qk_im2col* g) {
+  const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw;
+  if ((double)hp * (double)wp * (double)g->c_all > (double)(SIZE_MAX / 2)) return NULL;
+  uint8_t* p = pterun_kernel_scratch(ctx, (size_t)(hp * wp * g->c_all), 64);
+  if (p == NULL) return NULL;
+  memset(p, g->zp, (size_t)(hp * wp * g->c_all));
+  for (int64_t c = 0; c < g->c_all; ++c)
+    for (int64_t y = 0; y < g->h; ++y) {
+      const uint8_t* src = g->x + (c * g->h + y) * g->w;
+      uint8_t* dst = p + ((y + g->ph) * wp + g->pw) * g->c_all + c;
+      for (int64_t x = 0; x < g->w; ++x) dst[x * g->c_all] = src[x];
+    }
+  return p;
+}
+
+/* ---- execute ----------------------------------------------------------------- */
+
+static pterun_status check_state(pterun_kernel_context* ctx, const qk_i8_state* st,
+                                 const qk_i8_call* call) {
+  if (st == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "the fused int8 %s needs a constant int8 weight (prepared at load); "
+                              "load with fusion off for this program",
+                              call->conv ? "convolution" : "linear");
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status check_bias(pterun_kernel_context* ctx, const pterun_tensor* b, int64_t oc) {
+  if (b == NULL) return PTERUN_STATUS_OK;
+  PTERUN_TRY(pterun_check_dtype(ctx, b, "bias", PTERUN_DTYPE_F32));
+  PTERUN_TRY(pterun_check_data(ctx, b, "bias"));
+  if (b->numel != oc || !pterun_tensor_is_contiguous(b))
+    return QK_FAIL(ctx, "arg 'bias': want %" PRId64 " contiguous floats", oc);
+  return PTERUN_STATUS_OK;
+}
+
+/* The fusion pass lets the memory plan give the result the input's bytes
+ * (the input is dead once the original dequantize ran): read such an input
+ * from a scratch copy. */
+static pterun_status unalias_input(pterun_kernel_context* ctx, const pterun_tensor* x,
+                                   const pterun_tensor* out, const void** data) {
+  const uintptr_t x0 = (uintptr_t)x->data, x1 = x0 + x->nbytes;
+  const uintptr_t o0 = (uintptr_t)out->data, o1 = o0 + out->nbytes;
+  *data = x->data;
+  if (x->nbytes == 0 || out->nbytes == 0 || x1 <= o0 || o1 <= x0) return PTERUN_STATUS_OK;
+  void* copy = pterun_kernel_scratch(ctx, x->nbytes, 64);
+  if (copy == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "fused int8 kernel: %zu bytes of scratch for an input that shares "
+                              "memory with the output do not fit the arena",
+                              x->nbytes);
+  memcpy(copy, x->data, x->nbytes);
+  *data = copy;
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status run_gemm(pterun_kernel_context* ctx, int64_t m, const pterun_compute_matrix* a,
+                              pterun_compute_qs8_rows_fn rows, void* rctx, int a_dtype,
+                              const pterun_compute_qs8_packed* w,
+                              const pterun_compute_qs8_epilogue* ep,
+                              const pterun_compute_matrix* c) {
+  if (pterun_compute_qs8_gemm(pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx), m, a,
+                              rows, rctx, a_dtype, w, ep, c) != 0)
+    return QK_FAIL(ctx, "int8 GEMM refused its arguments");
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st,
+                               const qk_i8_call* call) {
+  pterun_tensor *x = call->x, *out = call->outt;
+  int64_t sizes[4], b, g;
+  qk_im2col ic;
+  if (x->rank != 4 || x->sizes[1] != st->groups * (st->k / (st->kh * st->kw)))
+    return QK_FAIL(ctx, "arg 'input': want [N, %" PRId64 ", H, W]",
+                   st->groups * (st->k / (st->kh * st->kw)));
+  if (call->stride[0] < 1 || call->stride[1] < 1 || call->dilation[0] < 1 ||
+      call->dilation[1] < 1 || call->padding[0] < 0 || call->padding[1] < 0)
+    return QK_FAIL(ctx, "arg 'stride'/'padding'/'dilation': out of range");
+  PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, x, "input"));
+  memset(&ic, 0, sizeof ic);
+  ic.h = x->sizes[2], ic.w = x->sizes[3];
+  ic.c_all = x->sizes[1];
+  ic.cpg = x->sizes[1] / st->groups;
+  ic.kh = st->kh, ic.kw = st->kw;
+  ic.sh = call->stride[0], ic.sw = call->stride[1];
+  ic.ph = call->padding[0], ic.pw = call->padding[1];
+  ic.dh = call->dilation[0], ic.dw = call->dilation[1];
+  {
+    const int64_t eh = ic.dh * (ic.kh - 1) + 1, ew = ic.dw * (ic.kw - 1) + 1;
+    const int64_t oh = ic.h + 2 * ic.ph >= eh ? (ic.h + 2 * ic.ph - eh) / ic.sh + 1 : 0;
+    const int64_t ow = ic.w + 2 * ic.pw >= ew ? (ic.w + 2 * ic.pw - ew) / ic.sw + 1 : 0;
+    sizes[0] = x->sizes[0], sizes[1] = st->oc, sizes[2] = oh, sizes[3] = ow;
+    ic.ow = ow;
+  }
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_data(ctx, out, "out"));
+  ic.zp = (uint8_t)st->x_zp;
+  ic.k = st->k;
+  const void* xdata;
+  PTERUN_TRY(unalias_input(ctx, x, out, &xdata));
+  {
+    const int64_t ohw = sizes[2] * sizes[3], chw = x->sizes[1] * ic.h * ic.w;
+    const size_t esz = pterun_dtype_size(out->dtype);
+    pterun_compute_qs8_epilogue ep;
+    memset(&ep, 0, sizeof ep);
+    ep.a_zp = st->x_zp;
+    ep.scale_per_column = 1;
+    ep.out_inv_scale = st->out_inv;
+    ep.out_zp = st->out_zp;
+    ep.q_min = st->q_lo;
+    ep.q_max = st->q_hi;
+    if (ohw == 0) return PTERUN_STATUS_OK;
+    for (b = 0; b < sizes[0]; ++b)
+      for (g = 0; g < st->groups; ++g) {
+        const int64_t c0 = g * st->npg;
+        pterun_compute_matrix cm;
+        if (g == 0) {
+          ic.x = (const uint8_t*)xdata + b * chw;
+          ic.pad = pad_nhwc(ctx, &ic); /* scratch: released after this call */
+          if (ic.pad == NULL) pterun_kernel_note_slow_path(ctx, "no scratch for the padded image");
+        }
+        ic.c0 = g * ic.cpg;
+        ep.scale = st->scale + c0;
+        ep.bias = call->bias != NULL ? (const float*)call->bias->data + c0 : NULL;
+        ep.w_zp = st->w_zp != NULL ? st->w_zp + c0 : NULL;
+        cm.data = (unsigned char*)out->data + (size_t)((b * st->oc + c0) * ohw) * esz;
+        cm.dtype = out->dtype;
+        cm.rs = 1;
+        cm.cs = ohw;
+        PTERUN_TRY(
+            run_gemm(ctx, ohw, NULL, im2col_rows, &ic, st->x_dtype, &st->packed[g], &ep, &cm));
+      }
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* Output sizes of a linear: input's sizes with the last one replaced by N. */
+static pterun_status linear_out(pterun_kernel_context* ctx, const pterun_tensor* x,
+                                const qk_i8_state* st, pterun_tensor* out, int64_t* m) {
+  int64_t sizes[PTERUN_MAX_RANK];
+  if (x->rank < 1 || x->sizes[x->rank - 1] != st->k)
+    return QK_FAIL(ctx, "arg 'input': last dimension must be %" PRId64, st->k);
+  memcpy(sizes, x->sizes, sizeof(int64_t) * x->rank);
+  sizes[x->rank - 1] = st->oc;
+  PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
+  PTERUN_TRY(pterun_check_data(ctx, x, "input"));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", x->rank, sizes));
+  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
+  PTERUN_TRY(pterun_check_data(ctx, out, "out"));
+  *m = x->numel / st->k;
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status exec_linear_static(pterun_kernel_context* ctx, const qk_i8_state* st,
+                                        const qk_i8_call* call) {
+  int64_t m;
+  pterun_compute_qs8_epilogue ep;
+  const void* xdata;
+  PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
+  if (m == 0) return PTERUN_STATUS_OK;
+  PTERUN_TRY(unalias_input(ctx, call->x, call->outt, &xdata));
+  memset(&ep, 0, sizeof ep);
+  ep.a_zp = st->x_zp;
+  ep.w_zp = st->w_zp;
+  ep.scale = st->scale;
+  ep.scale_per_column = 1;
+  ep.bias = call->bias != NULL ? (const float*)call->bias->data : NULL;
+  ep.out_inv_scale = st->out_inv;
+  ep.out_zp = st->out_zp;
+  ep.q_min = st->q_lo;
+  ep.q_max = st->q_hi;
+  pterun_compute_matrix am = {(void*)(uintptr_t)xdata, st->x_dtype, st->k, 1};
+  pterun_compute_matrix cm = {call->outt->data, call->outt->dtype, st->oc, 1};
+  return run_gemm(ctx, m, &am, NULL, NULL, st->x_dtype, &st->packed[0], &ep, &cm);
+}
+
+/* Dynamic: the input's scale and zero point are tensors choose_qparams wrote
+ * this run; the GEMM dequantizes (+ bias, + relu / hardtanh) to float32. */
+static pterun_status exec_linear_dynamic(pterun_kernel_context* ctx, const qk_i8_state* st,
+                                         const qk_i8_call* call) {
+  int64_t m, c, zp;
+  float s;
+  pterun_compute_qs8_epilogue ep;
+  PTERUN_TRY(pterun_check_dtype(ctx, call->x_scale_t, "scale", PTERUN_DTYPE_F64));
+  PTERUN_TRY(pterun_check_dtype(ctx, call->x_zp_t, "zero_point", PTERUN_DTYPE_I64));
+  PTERUN_TRY(pterun_check_data(ctx, call->x_scale_t, "scale"));
+  PTERUN_TRY(pterun_check_data(ctx, call->x_zp_t, "zero_point"));
+  if (call->x_scale_t->numel != 1 || call->x_zp_t->numel != 1)
+    return QK_FAIL(ctx, "arg 'scale'/'zero_point': want one element each");
+  PTERUN_TRY(qk_check_scale(ctx, "scale", ((const double*)call->x_scale_t->data)[0], &s));
+  zp = ((const int64_t*)call->x_zp_t->data)[0];
+  if (zp < (st->x_dtype == PTERUN_DTYPE_U8 ? 0 : -128) ||
+      zp > (st->x_dtype == PTERUN_DTYPE_U8 ? 255 : 127))
+    return QK_FAIL(ctx, "arg 'zero_point': %" PRId64 " is outside %s", zp,
+                   pterun_dtype_name(st->x_dtype));
+  PTERUN_TRY(pterun_check_dtype(ctx, call->outt, "out", PTERUN_DTYPE_F32));
+  PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
+  if (m == 0) return PTERUN_STATUS_OK;
+  const void* xdata;
+  PTERUN_TRY(unalias_input(ctx, call->x, call->outt, &xdata));
+  float* sc = pterun_kernel_scratch(ctx, sizeof(float) * (size_t)st->oc, 64);
+  if (sc == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "fused dynamic linear: %" PRId64
+                              " floats of scratch do not fit the "
+                              "arena (pterun_method_options.scratch_bytes)",
+                              st->oc);
+  for (c = 0; c < st->oc; ++c) sc[c] = s * st->w_scale[c];
+  memset(&ep, 0, sizeof ep);
+  ep.a_zp = (int32_t)zp;
+  ep.w_zp = st->w_zp;
+  ep.scale = sc;
+  ep.scale_per_column = 1;
+  ep.bias = call->bias != NULL ? (const float*)call->bias->data : NULL;
+  ep.f_min = call->out.has_min ? (float)call->out.min : -INFINITY;
+  ep.f_max = call->out.has_max ? (float)call->out.max : INFINITY;
+  pterun_compute_matrix am = {(void*)(uintptr_t)xdata, st->x_dtype, st->k, 1};
+  pterun_compute_matrix cm = {call->outt->data, PTERUN_DTYPE_F32, st->oc, 1};
+  return run_gemm(ctx, m, &am, NULL, NULL, st->x_dtype, &st->packed[0], &ep, &cm);
+}
+
+pterun_status qk_i8_execute(pterun_kernel_context* ctx, const qk_i8_call* call) {
+  const qk_i8_state* st = (const qk_i8_state*)pterun_kernel_state(ctx);
+  PTERUN_TRY(check_state(ctx, st, call));
+  PTERUN_TRY(check_bias(ctx, call->bias, st->oc));
+  if (call->x->dtype != st->x_dtype)
+    return QK_FAIL(ctx, "arg 'input': dtype %s, the program says %s",
+                   pterun_dtype_name(call->x->dtype), pterun_dtype_name(st->x_dtype));
+  if (call->dynamic) return exec_linear_dynamic(ctx, st, call);
+  if (call->outt->dtype != st->out_dtype)
+    return QK_FAIL(ctx, "arg 'out': dtype %s, the program says %s",
+                   pterun_dtype_name(call->outt->dtype), pterun_dtype_name(st->out_dtype));
+  return call->conv ? exec_conv(ctx, st, call) : exec_linear_static(ctx, st, call);
+}
