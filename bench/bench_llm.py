@@ -53,7 +53,7 @@ def et_decode(model: Path, steps: int, threads: int) -> tuple[float, float]:
     return len(PROMPT) / (t1 - t0), (steps - 1) / (t3 - t2)
 
 
-def pterun_decode(model: Path, steps: int) -> tuple[float, float]:
+def pterun_decode(model: Path, steps: int, threads: int) -> tuple[float, float]:
     out = subprocess.run(
         [
             str(CLI),
@@ -62,7 +62,7 @@ def pterun_decode(model: Path, steps: int) -> tuple[float, float]:
             "--prompt-tokens",
             ",".join(map(str, PROMPT)),
         ]
-        + ["--steps", str(steps), "--ignore-eos", "--json"],
+        + ["--steps", str(steps), "--ignore-eos", "--json", "--threads", str(threads)],
         check=True,
         capture_output=True,
         text=True,
@@ -128,7 +128,7 @@ def main() -> int:
             key=lambda r: r[1],
         )
         pt = max(
-            (pterun_decode(m, args.steps) for _ in range(args.repeat)),
+            (pterun_decode(m, args.steps, args.threads) for _ in range(args.repeat)),
             key=lambda r: r[1],
         )
         wb = streamed_bytes(m)

@@ -106,22 +106,24 @@ class SmallCnn(nn.Module):
 class ConvNet(nn.Module):
     """The static int8 fusion patterns: grouped and depthwise convs with
     stride and dilation + relu, conv without activation (then relu6, which
-    the quantizer keeps apart), linear + relu, linear."""
+    the quantizer keeps apart), a conv with K > 1024 (the GEMM's K blocks),
+    linear + relu, linear."""
 
     def __init__(self) -> None:
         super().__init__()
         self.c1 = nn.Conv2d(3, 8, 3, padding=1)
         self.c2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
         self.c3 = nn.Conv2d(8, 16, 3, padding=2, dilation=2, groups=2)
-        self.c4 = nn.Conv2d(16, 12, 1)
-        self.fc1 = nn.Linear(12 * 6 * 6, 24)
+        self.c4 = nn.Conv2d(16, 128, 1)
+        self.c5 = nn.Conv2d(128, 6, 3, padding=1)  # K = 1152: two K blocks
+        self.fc1 = nn.Linear(6 * 6 * 6, 24)
         self.fc2 = nn.Linear(24, 5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = nn.functional.relu6(self.c1(x))
         x = torch.relu(self.c2(x))
         x = torch.relu(self.c3(x))
-        x = self.c4(x)
+        x = torch.relu(self.c5(self.c4(x)))
         x = torch.relu(self.fc1(x.flatten(1)))
         return self.fc2(x)
 

@@ -21,19 +21,23 @@
 
 /* Everything execute needs that depends only on constants. */
 typedef struct qk_i8_state {
-  int64_t oc, k, groups, npg;        /* output channels, K per group, groups, OC / groups */
-  int64_t kh, kw;                    /* conv kernel (0 for linear) */
-  int w_kn;                          /* linear weight stored [K, N] */
-  int x_dtype;                       /* U8 / I8 */
-  int32_t x_zp;                      /* static: input zero point */
-  int32_t* w_zp;                     /* oc, NULL when all zero */
-  float* w_scale;                    /* oc: (float) weight scale */
-  float* scale;                      /* oc: static: (float)x_scale * w_scale */
+  int64_t oc, k, groups, npg; /* output channels, K per group, groups, OC / groups */
+  int64_t kh, kw;             /* conv kernel (0 for linear) */
+  int w_kn;                   /* linear weight stored [K, N] */
+  int x_dtype;                /* U8 / I8 */
+  int32_t x_zp;               /* static: input zero point */
+  int32_t* w_zp;              /* oc, NULL when all zero */
+  float* w_scale;             /* oc: (float) weight scale */
+  float* scale; /* oc: static: (float)x_scale * w_scale; dynamic: filled per execute */
   pterun_compute_qs8_packed* packed; /* groups */
   /* static output */
   int out_dtype;
   float out_inv;
   int32_t out_zp, q_lo, q_hi;
+  /* Room for a copy of the input when the memory plan gave the output the
+   * input's bytes and the scratch arena cannot hold one (it may be absent). */
+  void* alias_buf;
+  size_t alias_cap;
 } qk_i8_state;
 
 static int64_t qk_i8_numel(const pterun_tensor* t) {
@@ -187,6 +191,14 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
   st->npg = st->oc / st->groups;
   if (!pterun_tensor_is_contiguous(w)) return QK_FAIL(ctx, "arg 'weight': not contiguous");
   PTERUN_TRY(read_w_qparams(ctx, &call->wq, st->oc, st));
+  if (call->x->nbytes > 0) {
+    st->alias_buf = pterun_kernel_state_alloc(ctx, call->x->nbytes, 64);
+    if (st->alias_buf == NULL)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                "cannot allocate %zu bytes for the fused kernel's input copy",
+                                call->x->nbytes);
+    st->alias_cap = call->x->nbytes;
+  }
   PTERUN_TRY(pack_weights(ctx, w, st));
   st->x_dtype = (int)call->x_dtype;
   if (!call->dynamic) {
@@ -194,6 +206,10 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     float xs;
     PTERUN_TRY(qk_check_scale(ctx, "input_scale", call->x_scale, &xs));
     PTERUN_TRY(qk_check_zp(ctx, "input_zero_point", call->x_zp));
+    if (call->x_zp < (call->x_dtype == PTERUN_DTYPE_U8 ? 0 : -128) ||
+        call->x_zp > (call->x_dtype == PTERUN_DTYPE_U8 ? 255 : 127))
+      return QK_FAIL(ctx, "arg 'input_zero_point': %" PRId64 " is outside %s", call->x_zp,
+                     pterun_dtype_name((int)call->x_dtype));
     st->x_zp = (int32_t)call->x_zp;
     for (c = 0; c < st->oc; ++c) st->scale[c] = xs * st->w_scale[c];
     PTERUN_TRY(static_output(ctx, &call->out, st));
@@ -221,7 +237,6 @@ typedef struct qk_im2col {
 static uint8_t im2col_at(const qk_im2col* g, int64_t oh, int64_t ow, int64_t k) {
   const int64_t tap = k / g->cpg, c = g->c0 + k % g->cpg;
   const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh, ix = ow * g->sw + (tap % g->kw) * g->dw;
-  if (g->pad != NULL) return g->pad[(iy * (g->w + 2 * g->pw) + ix) * g->c_all + c];
   const int64_t y = iy - g->ph, x = ix - g->pw;
   return y >= 0 && y < g->h && x >= 0 && x < g->w ? g->x[(c * g->h + y) * g->w + x] : g->zp;
 }
@@ -243,6 +258,18 @@ static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t
           for (int64_t kx = 0; kx < g->kw; ++kx, d += g->cpg)
             memcpy(d, src + kx * g->dw * g->c_all, (size_t)g->cpg);
         }
+      }
+      continue;
+    }
+    if (g->pad != NULL) { /* a K block: runs of one tap's channels */
+      for (int64_t k = k0; k < k0 + kc;) {
+        const int64_t tap = k / g->cpg, c = k % g->cpg;
+        const int64_t n = g->cpg - c < k0 + kc - k ? g->cpg - c : k0 + kc - k;
+        const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh;
+        const int64_t ix = ow * g->sw + (tap % g->kw) * g->dw;
+        memcpy(d, g->pad + (iy * wp + ix) * g->c_all + g->c0 + c, (size_t)n);
+        d += n;
+        k += n;
       }
       continue;
     }
@@ -291,13 +318,15 @@ static pterun_status check_bias(pterun_kernel_context* ctx, const pterun_tensor*
 /* The fusion pass lets the memory plan give the result the input's bytes
  * (the input is dead once the original dequantize ran): read such an input
  * from a scratch copy. */
-static pterun_status unalias_input(pterun_kernel_context* ctx, const pterun_tensor* x,
-                                   const pterun_tensor* out, const void** data) {
+static pterun_status unalias_input(pterun_kernel_context* ctx, const qk_i8_state* st,
+                                   const pterun_tensor* x, const pterun_tensor* out,
+                                   const void** data) {
   const uintptr_t x0 = (uintptr_t)x->data, x1 = x0 + x->nbytes;
   const uintptr_t o0 = (uintptr_t)out->data, o1 = o0 + out->nbytes;
   *data = x->data;
   if (x->nbytes == 0 || out->nbytes == 0 || x1 <= o0 || o1 <= x0) return PTERUN_STATUS_OK;
   void* copy = pterun_kernel_scratch(ctx, x->nbytes, 64);
+  if (copy == NULL && x->nbytes <= st->alias_cap) copy = st->alias_buf;
   if (copy == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
                               "fused int8 kernel: %zu bytes of scratch for an input that shares "
@@ -325,10 +354,17 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   int64_t sizes[4], b, g;
   qk_im2col ic;
   if (x->rank != 4 || x->sizes[1] != st->groups * (st->k / (st->kh * st->kw)))
-    return QK_FAIL(ctx, "arg 'input': want [N, %" PRId64 ", H, W]",
-                   st->groups * (st->k / (st->kh * st->kw)));
+    return QK_FAIL(
+        ctx, "arg 'input': want [N, %" PRId64 ", H, W]",
+        st->groups *
+            (st->k /
+             (st->kh * st->kw))); /* Bounded so that every index below stays far inside int64. */
   if (call->stride[0] < 1 || call->stride[1] < 1 || call->dilation[0] < 1 ||
-      call->dilation[1] < 1 || call->padding[0] < 0 || call->padding[1] < 0)
+      call->dilation[1] < 1 || call->padding[0] < 0 || call->padding[1] < 0 ||
+      call->stride[0] > INT32_MAX || call->stride[1] > INT32_MAX || call->dilation[0] > INT32_MAX ||
+      call->dilation[1] > INT32_MAX || call->padding[0] > INT32_MAX ||
+      call->padding[1] > INT32_MAX || x->sizes[2] > INT32_MAX || x->sizes[3] > INT32_MAX ||
+      st->kh > INT32_MAX || st->kw > INT32_MAX)
     return QK_FAIL(ctx, "arg 'stride'/'padding'/'dilation': out of range");
   PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
   PTERUN_TRY(pterun_check_data(ctx, x, "input"));
@@ -353,7 +389,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   ic.zp = (uint8_t)st->x_zp;
   ic.k = st->k;
   const void* xdata;
-  PTERUN_TRY(unalias_input(ctx, x, out, &xdata));
+  PTERUN_TRY(unalias_input(ctx, st, x, out, &xdata));
   {
     const int64_t ohw = sizes[2] * sizes[3], chw = x->sizes[1] * ic.h * ic.w;
     const size_t esz = pterun_dtype_size(out->dtype);
@@ -414,7 +450,7 @@ static pterun_status exec_linear_static(pterun_kernel_context* ctx, const qk_i8_
   const void* xdata;
   PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
   if (m == 0) return PTERUN_STATUS_OK;
-  PTERUN_TRY(unalias_input(ctx, call->x, call->outt, &xdata));
+  PTERUN_TRY(unalias_input(ctx, st, call->x, call->outt, &xdata));
   memset(&ep, 0, sizeof ep);
   ep.a_zp = st->x_zp;
   ep.w_zp = st->w_zp;
@@ -453,14 +489,8 @@ static pterun_status exec_linear_dynamic(pterun_kernel_context* ctx, const qk_i8
   PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
   if (m == 0) return PTERUN_STATUS_OK;
   const void* xdata;
-  PTERUN_TRY(unalias_input(ctx, call->x, call->outt, &xdata));
-  float* sc = pterun_kernel_scratch(ctx, sizeof(float) * (size_t)st->oc, 64);
-  if (sc == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
-                              "fused dynamic linear: %" PRId64
-                              " floats of scratch do not fit the "
-                              "arena (pterun_method_options.scratch_bytes)",
-                              st->oc);
+  PTERUN_TRY(unalias_input(ctx, st, call->x, call->outt, &xdata));
+  float* sc = st->scale; /* this instruction's own: the method runs one execute at a time */
   for (c = 0; c < st->oc; ++c) sc[c] = s * st->w_scale[c];
   memset(&ep, 0, sizeof ep);
   ep.a_zp = (int32_t)zp;

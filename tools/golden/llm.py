@@ -14,6 +14,8 @@ Files:
                    differs from ExecuTorch's vectorised one)
   llm_attn_half    custom_sdpa in bfloat16 and float16 (1e-2)
   llm_hadamard     fast_hadamard_transform, 2^k and 28 * 2^k (float32, 1e-5)
+  llm_hadamard_half  the same on float16 (ExecuTorch rounds after every
+                   butterfly, pterun once: rtol 1e-2, atol 2e-2)
   llm_delta        gated_delta_rule and its alias (float32, rtol 1e-4, atol 1e-5:
                    ExecuTorch switches to a chunked algorithm for long prompts)
 """
@@ -304,6 +306,17 @@ def hadamard_cases() -> GoldenFile:
     return gfile
 
 
+def hadamard_half_cases() -> GoldenFile:
+    """float16 (the wheel's kernel has no bfloat16 case)."""
+    gfile = GoldenFile("llm_hadamard_half", Close(rtol=1e-2, atol=2e-2))
+    g = gen(SEED + 5)
+    for shape in [(4, 8), (2, 128), (28,), (3, 112)]:
+        x = randn(g, *shape).to(torch.float16)
+        out = L.fast_hadamard_transform(x)
+        add(gfile, "llama::fast_hadamard_transform.out", str(shape), [x], Out(out))
+    return gfile
+
+
 def delta_cases() -> GoldenFile:
     """gated_delta_rule: decode and prompts, per-row and per-head decay, GQA."""
     gfile = GoldenFile("llm_delta", Close(rtol=1e-4, atol=1e-5))
@@ -337,5 +350,12 @@ def delta_cases() -> GoldenFile:
 
 
 def files():
-    for fn in (cache_cases, attn_cases, half_cases, hadamard_cases, delta_cases):
+    for fn in (
+        cache_cases,
+        attn_cases,
+        half_cases,
+        hadamard_cases,
+        hadamard_half_cases,
+        delta_cases,
+    ):
         yield fn().f
