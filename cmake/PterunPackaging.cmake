@@ -61,9 +61,38 @@ foreach(_c IN LISTS PTERUN_COMPONENTS)
   if(NOT _out)
     set(_out ${_t})
   endif()
-  if(NOT _type STREQUAL "SHARED_LIBRARY" OR NOT _out STREQUAL _lib)
-    message(FATAL_ERROR "packaging/components.json: component '${_c}' expects a shared library "
+  set(_want_type SHARED_LIBRARY)
+  if(NOT BUILD_SHARED_LIBS)
+    set(_want_type STATIC_LIBRARY)
+  endif()
+  if(NOT _type STREQUAL _want_type OR NOT _out STREQUAL _lib)
+    message(FATAL_ERROR "packaging/components.json: component '${_c}' expects a ${_want_type} "
                         "'${_lib}', target '${_t}' is a ${_type} named '${_out}'")
+  endif()
+  # What the library links besides pterun components (Threads, libm, libdl):
+  # the static link items of its .pc file (Libs.private) and, for a static
+  # build, of its imported target.
+  get_target_property(_links ${_t} LINK_LIBRARIES)
+  set(_sys "")
+  foreach(_l IN LISTS _links)
+    if(_l STREQUAL "Threads::Threads")
+      list(APPEND _sys "-pthread")
+    elseif(NOT TARGET ${_l} AND NOT _l STREQUAL "")
+      list(APPEND _sys "${_l}")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES _sys)
+  set(PTERUN_COMPONENT_${_c}_system_libs "${_sys}")
+  if(_type STREQUAL "STATIC_LIBRARY")
+    # Static archives: registration is the same explicit call as in the shared
+    # build (no constructors, so no --whole-archive); no version script, no
+    # SONAME, no RUNPATH.
+    set(PTERUN_COMPONENT_${_c}_file "lib${_lib}.a")
+    set(PTERUN_COMPONENT_${_c}_soname "")
+    if(PTERUN_INSTALL)
+      install(TARGETS ${_t} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${_c})
+    endif()
+    continue()
   endif()
   # Version script: the component's export patterns under one version node.
   set(VS_LIBRARY ${_lib})
@@ -112,13 +141,18 @@ endif()
 
 # ---- CMake package ---------------------------------------------------------------------
 file(RELATIVE_PATH PTERUN_CONFIG_REL_PREFIX "/_/${PTERUN_INSTALL_CMAKEDIR}" "/_")
-set(PTERUN_CONFIG_TABLE "set(_pterun_components ${PTERUN_COMPONENTS})\n")
+set(_pt_static OFF)
+if(NOT BUILD_SHARED_LIBS)
+  set(_pt_static ON)
+endif()
+set(PTERUN_CONFIG_TABLE "set(_pterun_components ${PTERUN_COMPONENTS})\nset(_pterun_static ${_pt_static})\n")
 foreach(_c IN LISTS PTERUN_COMPONENTS)
   string(APPEND PTERUN_CONFIG_TABLE
     "set(_pterun_${_c}_built ${PTERUN_COMPONENT_${_c}_built})\n"
     "set(_pterun_${_c}_file \"${PTERUN_COMPONENT_${_c}_file}\")\n"
     "set(_pterun_${_c}_soname \"${PTERUN_COMPONENT_${_c}_soname}\")\n"
     "set(_pterun_${_c}_needs \"${PTERUN_COMPONENT_${_c}_needs}\")\n"
+    "set(_pterun_${_c}_system_libs \"${PTERUN_COMPONENT_${_c}_system_libs}\")\n"
     "set(_pterun_${_c}_variable \"${PTERUN_COMPONENT_${_c}_cmake_variable}\")\n"
     "set(_pterun_${_c}_platforms \"${PTERUN_COMPONENT_${_c}_platforms}\")\n")
 endforeach()
@@ -146,10 +180,17 @@ foreach(_c IN LISTS PTERUN_COMPONENTS)
     list(APPEND PC_REQUIRES "${PTERUN_COMPONENT_${_d}_pkg_config} = ${PROJECT_VERSION}")
   endforeach()
   string(REPLACE ";" ", " PC_REQUIRES "${PC_REQUIRES}")
-  set(PC_LIBS_PRIVATE "-lm")
-  if(_c STREQUAL "runtime")
-    set(PC_LIBS_PRIVATE "-lm -pthread -ldl")
-  endif()
+  # Libs.private: the system libraries it links (what `pkg-config --static`
+  # adds); Requires already names every pterun component it needs.
+  set(PC_LIBS_PRIVATE "")
+  foreach(_l IN LISTS PTERUN_COMPONENT_${_c}_system_libs)
+    if(_l MATCHES "^-")
+      list(APPEND PC_LIBS_PRIVATE "${_l}")
+    else()
+      list(APPEND PC_LIBS_PRIVATE "-l${_l}")
+    endif()
+  endforeach()
+  string(REPLACE ";" " " PC_LIBS_PRIVATE "${PC_LIBS_PRIVATE}")
   configure_file("${PROJECT_SOURCE_DIR}/packaging/pterun.pc.in" "${_pt_gen}/${PC_NAME}.pc" @ONLY)
   install(FILES "${_pt_gen}/${PC_NAME}.pc" DESTINATION ${PTERUN_INSTALL_PKGCONFIGDIR}
           COMPONENT ${_c})

@@ -3,6 +3,13 @@
 
     python3 tools/release_check.py --prefix /tmp/pterun-install --cmake /usr/bin/cmake --cmake .venv/bin/cmake
     python3 tools/release_check.py --wheel-site VENV/lib/python3.X/site-packages --python VENV/bin/python ...
+    python3 tools/release_check.py --static --prefix /tmp/pterun-static --reference-prefix /tmp/pterun-install ...
+
+--static checks the install tree of a BUILD_SHARED_LIBS=OFF build: one archive
+per component and nothing else, no static initialisers, each global symbol
+defined by one archive, exports as the manifest's, and consumers linked
+statically (CMake package, `pkg-config --static`) printing the same bytes as
+the shared install given by --reference-prefix.
 
 Every expectation comes from packaging/components.json (the component
 manifest). The checks inspect the *installed* artifact and refuse to run on the
@@ -500,6 +507,120 @@ class Checker:
         stray = sorted(str(p.relative_to(lay.root)) for p in lay.root.rglob("*.a"))
         self.r.check("no static archive ships", not stray, ", ".join(stray))
 
+    # -- static archives (--static)
+    def archive(self, c: Component) -> Path:
+        return self.layout.libdir / f"lib{c.library}.a"
+
+    def check_static_layout(self) -> None:
+        want = sorted(self.archive(c).name for c in self.comps)
+        have = sorted(
+            p.name
+            for p in (
+                self.layout.libdir.iterdir() if self.layout.libdir.is_dir() else []
+            )
+            if re.match(r"lib.*\.(a|so)(\.|$)", p.name)
+        )
+        self.r.check(
+            "static: lib/ holds exactly one archive per component, no shared library",
+            have == want,
+            f"{len(want)} archives" if have == want else f"have {have}, want {want}",
+        )
+        for c in self.comps:
+            if not self.archive(c).is_file():
+                continue
+            sec = run(["readelf", "-SW", self.archive(c)])
+            ctors = sorted(set(re.findall(r"\.(init_array|ctors)\b", sec.stdout)))
+            self.r.check(
+                f"{self.archive(c).name}: no static initialisers (registration is the explicit call)",
+                sec.returncode == 0 and not ctors,
+                sec.stderr.strip() or ", ".join(f".{x}" for x in ctors),
+            )
+
+    def check_static_symbols(self) -> None:
+        """Each global symbol defined by one archive; default-visibility ones are
+        the manifest's exports (the static analogue of the version script)."""
+        owner: dict[str, list[str]] = {}
+        for c in self.comps:
+            res = run(["readelf", "-sW", self.archive(c)])
+            if not self.r.check(
+                f"readelf -s {self.archive(c).name}", res.returncode == 0, res.stderr
+            ):
+                continue
+            stray = set()
+            for line in res.stdout.splitlines():
+                sm = _SYM_RE.match(line)
+                if not sm:
+                    continue
+                _typ, bind, vis, ndx, name = sm.groups()
+                if ndx == "UND" or bind not in ("GLOBAL", "WEAK"):
+                    continue
+                owner.setdefault(name, [])
+                if c.name not in owner[name]:
+                    owner[name].append(c.name)
+                if vis == "DEFAULT" and not any(
+                    fnmatch.fnmatchcase(name, g) for g in c.exports
+                ):
+                    stray.add(name)
+            self.r.check(
+                f"{self.archive(c).name}: default-visibility symbols match the manifest's exports",
+                not stray,
+                ", ".join(sorted(stray)[:20]),
+            )
+        dup = {n: o for n, o in owner.items() if len(o) > 1}
+        self.r.check(
+            "static: every global symbol is defined by exactly one archive",
+            not dup and bool(owner),
+            f"{len(owner)} symbols"
+            if not dup
+            else "; ".join(f"{n}: {o}" for n, o in sorted(dup.items())[:20]),
+        )
+
+    def static_reference(self) -> None:
+        """The shared install's output for each program: consumer.c linked with
+        its pkg-config flags (the load-order run of a shared check)."""
+        ref = Path(self.args.reference_prefix).resolve()
+        pcdir = next(
+            iter(sorted(ref.glob("lib*/pkgconfig"))), ref / "lib" / "pkgconfig"
+        )
+        pcs = [c.pkg_config for c in self.comps if c.entry or c.backend_entry]
+        env = clean_env(
+            {"PKG_CONFIG_PATH": str(pcdir), "PKG_CONFIG_LIBDIR": str(pcdir)}
+        )
+        flags = run(["pkg-config", "--cflags", "--libs", *pcs], env=env)
+        libdir = run(
+            ["pkg-config", "--variable=libdir", "pterun"], env=env
+        ).stdout.strip()
+        if not self.r.check(
+            f"reference (shared install {ref}): pkg-config",
+            flags.returncode == 0 and bool(libdir),
+            (flags.stdout + flags.stderr).strip(),
+        ):
+            return
+        exe = self.compile(
+            "consumer_shared_reference",
+            [RELEASE_SRC / "consumer.c"],
+            [*flags.stdout.split(), f"-Wl,-rpath,{libdir}"],
+        )
+        if exe is None:
+            return
+        for model, method, _ in self.programs():
+            res = run([exe, model, method])
+            if self.r.check(
+                f"{model.parent.name}: the shared install runs it (reference)",
+                res.returncode == 0,
+                (res.stdout + res.stderr).strip()[-800:],
+            ):
+                self.reference[model] = res.stdout
+
+    def check_no_pterun_needed(self, name: str, exe: Path) -> None:
+        needed = self.info(exe).needed
+        ours = [n for n in needed if n.startswith("libpterun")]
+        self.r.check(
+            f"{name}: statically linked, NEEDs no pterun library",
+            not ours,
+            " ".join(needed),
+        )
+
     # -- ELF tables
     def shipped_objects(self) -> list[Path]:
         """Every ELF object the artifact ships (libraries, programs, extension)."""
@@ -950,14 +1071,18 @@ class Checker:
             self.check_runtime_only(
                 f"cmake {ver} consumer_runtime_only", build / "consumer_runtime_only"
             )
-            needed = self.info(build / "consumer_runtime_only").needed
-            ours = [soname_of(self.layout, self.m, c) for c in self.comps]
-            self.r.check(
-                f"cmake {ver}: runtime-only consumer NEEDs only the runtime",
-                [n for n in needed if n in ours]
-                == [soname_of(self.layout, self.m, self.comps[0])],
-                " ".join(needed),
-            )
+            if self.args.static:
+                for exe in ("consumer_targets", "consumer_variables", "consumer_all"):
+                    self.check_no_pterun_needed(f"cmake {ver} {exe}", build / exe)
+            else:
+                needed = self.info(build / "consumer_runtime_only").needed
+                ours = [soname_of(self.layout, self.m, c) for c in self.comps]
+                self.r.check(
+                    f"cmake {ver}: runtime-only consumer NEEDs only the runtime",
+                    [n for n in needed if n in ours]
+                    == [soname_of(self.layout, self.m, self.comps[0])],
+                    " ".join(needed),
+                )
             res = run([build / "consumer_cxx"])
             self.r.check(
                 f"cmake {ver}: C++17 consumer of pterun::runtime",
@@ -1009,7 +1134,9 @@ class Checker:
                 libdir,
             )
         pcs = [names[c.name] for c in self.comps if c.entry or c.backend_entry]
-        flags = self.pkg_config("--cflags", "--libs", *pcs)
+        # A static install links with `pkg-config --static` (Libs.private).
+        static = ["--static"] if self.args.static else []
+        flags = self.pkg_config(*static, "--cflags", "--libs", *pcs)
         if not self.r.check(
             f"pkg-config --cflags --libs {' '.join(pcs)}",
             flags.returncode == 0,
@@ -1040,7 +1167,11 @@ class Checker:
             for model, method, _ in self.programs():
                 self.consumer_outputs(name, exe, model, method)
         as_needed = built[1][1]
-        if as_needed is not None:
+        if self.args.static:
+            for name, exe in built:
+                if exe is not None:
+                    self.check_no_pterun_needed(name, exe)
+        elif as_needed is not None:
             needed = self.info(as_needed).needed
             want = [
                 soname_of(self.layout, self.m, c)
@@ -1053,7 +1184,7 @@ class Checker:
                 " ".join(needed),
             )
         rt_flags = self.pkg_config(
-            "--cflags", "--libs", names["runtime"]
+            *static, "--cflags", "--libs", names["runtime"]
         ).stdout.split()
         exe = self.compile(
             "consumer_pkgconfig_runtime_only",
@@ -1365,7 +1496,16 @@ class Checker:
             f"components: {', '.join(c.name for c in self.comps)}"
         )
         self.reference: dict[Path, str] = {}
-        if self.tools():
+        if self.args.static and self.tools():
+            self.write_components_header()
+            self.check_static_layout()
+            self.check_static_symbols()
+            self.static_reference()
+            self.check_cmake_files()
+            self.check_cmake_consumers()
+            self.check_pkg_config()
+            self.check_headers()
+        elif self.tools():
             self.write_components_header()
             self.check_layout()
             self.check_elf()
@@ -1421,6 +1561,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="MODEL.pte[:METHOD] to run (default: tests/fixtures/mlp and, per kernel "
         "component, the first fixture using its operators)",
     )
+    ap.add_argument(
+        "--static",
+        action="store_true",
+        help="--prefix is the install tree of a BUILD_SHARED_LIBS=OFF build",
+    )
+    ap.add_argument(
+        "--reference-prefix",
+        help="--static: a shared install tree of the same source; its output is the reference",
+    )
     ap.add_argument("--manifest", default=str(REPO / "packaging" / "components.json"))
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args(argv)
@@ -1428,6 +1577,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("release_check: only Linux artifacts are checked so far")
         print("release_check: 0 passed, 1 failed")
         return 1
+    if args.static and not (args.prefix and args.reference_prefix):
+        ap.error("--static needs --prefix and --reference-prefix")
     layout = find_layout(args)
     manifest = Manifest.load(Path(args.manifest))
     work = Path(tempfile.mkdtemp(prefix="pterun-release-check-"))

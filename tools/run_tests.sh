@@ -38,6 +38,9 @@ have clang || need_pkgs+=(clang)
 have arm-none-eabi-gcc && [ -d /usr/lib/arm-none-eabi/newlib ] ||
   need_pkgs+=(gcc-arm-none-eabi libnewlib-arm-none-eabi)
 have qemu-system-arm || need_pkgs+=(qemu-system-arm)
+have aarch64-linux-gnu-gcc && [ -f /usr/aarch64-linux-gnu/include/stdio.h ] ||
+  need_pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+have qemu-aarch64 || need_pkgs+=(qemu-user)
 # compiler-rt: libFuzzer and clang's sanitizer runtimes (a program must link).
 fuzz_links() {
   local exe
@@ -99,6 +102,17 @@ ctest --test-dir build --output-on-failure -j "$JOBS"
 step "bare-metal Cortex-M4 and Cortex-M55 firmware under qemu-system-arm"
 JOBS="$JOBS" bash tools/run_firmware.sh build "$PYTHON"
 
+step "Linux aarch64: cross build, C tests under qemu-aarch64 -cpu max"
+# Every ctest but the exhaustive GEMM/vector-math sweeps (minutes each under
+# emulation; with no Arm SIMD variant yet they run the same portable code as
+# the x86-64 runs with PTERUN_ISA_MASK=0): unit, golden, CLI and the fixture
+# programs run by the aarch64 CLI (the cmake -P scripts honour the emulator).
+configure build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64-linux-gnu.cmake" \
+  -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF
+cmake --build build-aarch64 -j "$JOBS"
+ctest --test-dir build-aarch64 --output-on-failure -j "$JOBS" --timeout 600 \
+  -E '^(test_gemm_dispatch|test_gemm_dispatch_scalar|test_vmath|test_vmath_portable)$'
+
 # ---- release checks (docs/packaging.md): the install tree, the CMake package
 # on two CMake versions, pkg-config, loading, ownership. A missing tool fails.
 step "release checks (install tree)"
@@ -136,7 +150,18 @@ cc -std=c11 -Wall -Wextra -Werror -Ibuild/tests/readme tests/release/readme_snip
   -o build-examples/readme/readme_snippet \
   $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs $README_PC) -Wl,-rpath,"$LIB_DIR"
 (cd build-examples/readme && ./readme_snippet)
-rm -rf "$REL_PREFIX"
+
+# ---- static libraries (BUILD_SHARED_LIBS=OFF; docs/packaging.md) -------------------
+step "static build: every component as lib*.a, C tests"
+configure build-static -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_SHARED_LIBS=OFF
+cmake --build build-static -j "$JOBS"
+ctest --test-dir build-static --output-on-failure -j "$JOBS"
+step "release checks (static install tree; reference: the shared install)"
+STATIC_PREFIX="$(mktemp -d /tmp/pterun-static-prefix.XXXXXX)"
+cmake --install build-static --prefix "$STATIC_PREFIX" >/dev/null
+"$PYTHON" tools/release_check.py --static --prefix "$STATIC_PREFIX" --reference-prefix "$REL_PREFIX" \
+  "${REL_ARGS[@]}"
+rm -rf "$REL_PREFIX" "$STATIC_PREFIX"
 
 step "build with ASan + UBSan"
 configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DPTERUN_SANITIZE=address;undefined"

@@ -167,7 +167,7 @@ static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value
 
 static pterun_status read_linear(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                  int act, qk_i8_call* c) {
-  size_t i;
+  size_t i = 0; /* set by read_linear_common; aarch64 GCC 12 -O3 cannot tell */
   memset(c, 0, sizeof *c);
   PTERUN_TRY(read_linear_common(ctx, args, nargs, act, c, &i));
   return read_output_q(ctx, args, i, c);
@@ -175,7 +175,7 @@ static pterun_status read_linear(pterun_kernel_context* ctx, pterun_value** args
 
 static pterun_status read_dynamic(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                   int act, qk_i8_call* c) {
-  size_t i;
+  size_t i = 0; /* as in read_linear */
   memset(c, 0, sizeof *c);
   c->dynamic = 1;
   PTERUN_TRY(read_linear_common(ctx, args, nargs, act, c, &i));

@@ -13,6 +13,7 @@
 static const char* g_cli;
 static const char* g_fixture;
 static const char* g_work;
+static char g_emu[512]; /* emulator words, each quoted, or "" */
 
 static int escape_text_cases(void) {
   char out[64];
@@ -102,8 +103,8 @@ static int crafted_names_are_escaped(void) {
   const char* want_method = "\\x1b[2J\\xff\\xfe!";
   const char* want_op = "ate\\x1b[0m\\x07\\xc3.out";
   for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; ++k) {
-    char cmd[2600];
-    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 2>&1", g_cli, cmds[k], path);
+    char cmd[3200];
+    snprintf(cmd, sizeof cmd, "%s'%s' %s '%s' 2>&1", g_emu, g_cli, cmds[k], path);
     size_t len;
     int rc;
     unsigned char* out = run(cmd, &len, &rc);
@@ -128,13 +129,22 @@ static int crafted_names_are_escaped(void) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: test_escape PTERUN_CLI FIXTURE.pte WORKDIR\n");
+  if (argc < 4) {
+    fprintf(stderr, "usage: test_escape PTERUN_CLI FIXTURE.pte WORKDIR [EMULATOR ARGS...]\n");
     return 2;
   }
   g_cli = argv[1];
   g_fixture = argv[2];
   g_work = argv[3];
+  /* A cross build's emulator (CMAKE_CROSSCOMPILING_EMULATOR) runs the CLI too. */
+  for (int i = 4; i < argc; ++i) {
+    size_t used = strlen(g_emu);
+    if (strchr(argv[i], '\'') != NULL || snprintf(g_emu + used, sizeof g_emu - used, "'%s' ",
+                                                  argv[i]) >= (int)(sizeof g_emu - used)) {
+      fprintf(stderr, "test_escape: emulator argument too long or quoted\n");
+      return 2;
+    }
+  }
   int pt_failures = 0;
   PT_RUN(escape_text_cases);
   PT_RUN(crafted_names_are_escaped);

@@ -69,7 +69,7 @@ static int registry_refuses_a_different_kernel(void) {
   PT_CHECK(strstr(cap.last, "test_dup") != NULL);
   PT_CHECK(strstr(cap.last, "kernels_portable") != NULL);
   PT_CHECK(strstr(cap.last, "libtest_dup_kernels") != NULL);
-  PT_CHECK(strstr(cap.last, "libpterun_kernels_portable") != NULL);
+  PT_CHECK(strstr(cap.last, PT_PORTABLE_OBJECT) != NULL);
   // In the other order the test library wins and portable is refused.
   pterun_registry* r2;
   PT_CHECK_STATUS(pterun_registry_create(NULL, &lg, &r2), PTERUN_STATUS_OK);

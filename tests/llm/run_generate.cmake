@@ -2,6 +2,8 @@
 # separated) must equal ExecuTorch's runtime's (et_tokens.txt, written by
 # tools/export_llama.py) for the fixture's prompt (prompt.txt).
 # -DPTERUN=cli -DDIR=fixture dir [-DTHREADS=n]
+# PTERUN is a command: an emulator prefix may come first, '|'-separated.
+string(REPLACE "|" ";" PTERUN "${PTERUN}")
 foreach(f prompt.txt et_tokens.txt model.pte)
   if(NOT EXISTS "${DIR}/${f}")
     message(FATAL_ERROR "missing ${DIR}/${f}")
@@ -20,7 +22,7 @@ if(DEFINED THREADS)
   set(extra --threads ${THREADS})
 endif()
 execute_process(
-  COMMAND "${PTERUN}" generate "${DIR}/model.pte" --prompt-tokens "${prompt}" --steps ${steps}
+  COMMAND ${PTERUN} generate "${DIR}/model.pte" --prompt-tokens "${prompt}" --steps ${steps}
     --ignore-eos ${extra}
   RESULT_VARIABLE rc OUTPUT_VARIABLE got ERROR_VARIABLE err)
 string(STRIP "${got}" got)

@@ -1,6 +1,9 @@
 # Runs one fixture case through the pterun CLI and compares every output with
 # the committed ExecuTorch-runtime output. Invoked by ctest with -D variables:
 #   PTERUN NPYCMP DIR METHOD N_INPUTS N_OUTPUTS RTOL ATOL DATA REF OUT
+# PTERUN and NPYCMP are commands: an emulator prefix may come first, '|'-separated.
+string(REPLACE "|" ";" PTERUN "${PTERUN}")
+string(REPLACE "|" ";" NPYCMP "${NPYCMP}")
 set(args run "${DIR}/model.pte" --method "${METHOD}" --output-dir "${OUT}" --quiet)
 if(NOT DATA STREQUAL "-")
   string(REPLACE "," ";" data_files "${DATA}")
@@ -15,13 +18,13 @@ if(N_INPUTS GREATER 0)
   endforeach()
 endif()
 file(REMOVE_RECURSE "${OUT}")
-execute_process(COMMAND "${PTERUN}" ${args} RESULT_VARIABLE rc)
+execute_process(COMMAND ${PTERUN} ${args} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pterun run failed (${rc})")
 endif()
 math(EXPR last_out "${N_OUTPUTS} - 1")
 foreach(k RANGE ${last_out})
-  execute_process(COMMAND "${NPYCMP}" "${OUT}/output_${k}.npy" "${DIR}/${METHOD}_${REF}_${k}.npy"
+  execute_process(COMMAND ${NPYCMP} "${OUT}/output_${k}.npy" "${DIR}/${METHOD}_${REF}_${k}.npy"
                           --rtol "${RTOL}" --atol "${ATOL}" RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "output ${k} differs from the reference (${REF}) output")

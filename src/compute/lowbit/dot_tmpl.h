@@ -15,6 +15,8 @@
  *   LT_MADDUBS(u, s)   u8 x s8 pairs to saturating int16 (vpmaddubsw)
  *   LT_MADD(x, y)      int16 pairs to int32 (vpmaddwd)
  *   LT_DPBUSD(acc, u, s) optional: acc + u8 x s8 quads in int32 (VNNI)
+ *   LT_HADD_COLS(lo, hi, dot) optional: the 4-bit flush (dot[c] += the
+ *                      lanes of column c) in vector registers
  *
  * Column layout (docs/lowbit.md): a 16-value k-chunk of an 8-column tile
  * holds, per column, 8 values against qa[0..7] and 8 against qa[8..15].
@@ -32,24 +34,27 @@
 #define LT_NAME(s) LT_CAT(LT_FN, s)
 #define LT_LANES (LT_V / 4)
 
+/* sum of 16 int8: psadbw of the bytes + 128 against zero, minus 16 * 128 */
 static int64_t LT_NAME(_asum16)(const int8_t* qa) {
-  int64_t s = 0;
-  int j;
-  for (j = 0; j < 16; ++j) s += qa[j];
-  return s;
+  const __m128i s = _mm_sad_epu8(
+      _mm_xor_si128(_mm_loadu_si128((const __m128i*)(const void*)qa), _mm_set1_epi8((char)0x80)),
+      _mm_setzero_si128());
+  return (int64_t)_mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4) - 16 * 128;
 }
 
 /* 4 bits: the stored nibbles u = code + 8 times the activations, then
  * dot = sum(u * a) - 8 * sum(a). */
 static void LT_NAME(_4)(const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]) {
+#if !defined(LT_HADD_COLS)
   static const int col_lo[4] = {0, 1, 4, 5}, col_hi[4] = {2, 3, 6, 7};
+  int32_t lo[LT_LANES], hi[LT_LANES];
+#endif
   const LT_VEC mask = LT_SET1_8(0x0f);
 #if !defined(LT_DPBUSD)
   const LT_VEC ones = LT_SET1_16(1);
 #endif
   LT_VEC acc_lo = LT_ZERO(), acc_hi = LT_ZERO();
   int64_t c, asum = 0;
-  int32_t lo[LT_LANES], hi[LT_LANES];
   int i, off;
   for (c = 0; c < chunks; ++c, w += 64, qa += 16) {
     int64_t h0, h1;
@@ -77,6 +82,9 @@ static void LT_NAME(_4)(const uint8_t* w, const int8_t* qa, int64_t chunks, int6
     asum += LT_NAME(_asum16)(qa);
     /* int32 lanes grow by at most 4 * 15 * 128 * 2 per chunk */
     if ((c & 16383) == 16383 || c + 1 == chunks) {
+#if defined(LT_HADD_COLS)
+      LT_HADD_COLS(acc_lo, acc_hi, dot);
+#else
       LT_STORE(lo, acc_lo);
       LT_STORE(hi, acc_hi);
       for (i = 0; i < LT_LANES; ++i) {
@@ -84,6 +92,7 @@ static void LT_NAME(_4)(const uint8_t* w, const int8_t* qa, int64_t chunks, int6
         dot[col_lo[b]] += lo[i];
         dot[col_hi[b]] += hi[i];
       }
+#endif
       acc_lo = acc_hi = LT_ZERO();
     }
   }

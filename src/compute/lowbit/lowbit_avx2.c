@@ -27,6 +27,19 @@
 #define LT_ACT16(h) _mm256_cvtepi8_epi16(_mm_set1_epi64x(h))
 #define LT_MADDUBS(u, s) _mm256_maddubs_epi16((u), (s))
 #define LT_MADD(x, y) _mm256_madd_epi16((x), (y))
+/* 4-bit flush: lanes 2c, 2c + 1 of acc_lo hold columns 0, 1 | 4, 5 and of
+ * acc_hi columns 2, 3 | 6, 7, so one vphaddd gives columns 0..3 | 4..7 in
+ * order; widened to int64 and added to dot. */
+#define LT_HADD_COLS(lo, hi, dot)                                                                  \
+  do {                                                                                             \
+    const __m256i h_ = _mm256_hadd_epi32((lo), (hi));                                              \
+    __m256i* d_ = (__m256i*)(void*)(dot);                                                          \
+    _mm256_storeu_si256(d_, _mm256_add_epi64(_mm256_loadu_si256(d_),                               \
+                                             _mm256_cvtepi32_epi64(_mm256_castsi256_si128(h_))));  \
+    _mm256_storeu_si256(d_ + 1,                                                                    \
+                        _mm256_add_epi64(_mm256_loadu_si256(d_ + 1),                               \
+                                         _mm256_cvtepi32_epi64(_mm256_extracti128_si256(h_, 1)))); \
+  } while (0)
 #include "src/compute/lowbit/dot_tmpl.h"
 
 #else
