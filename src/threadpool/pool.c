@@ -5,8 +5,11 @@
  * Workers spin for a short while on that word (back-to-back operators take
  * microseconds), then sleep on a condition variable; the publisher only takes
  * the mutex when someone sleeps. Tiles are handed out by an atomic counter
- * (dynamic distribution); the caller drains tiles too, then waits until
- * every participating worker has checked out. */
+ * (dynamic distribution); the caller drains tiles too, then closes the task
+ * and waits only for the workers that joined it. A worker joins by one
+ * compare-and-swap on `join` (generation, closed bit, active count): one that
+ * wakes after the caller closed the task skips it, so a descheduled worker
+ * never holds up a task the others have finished. */
 #if !defined(PTERUN_BARE_METAL) /* bare metal: pool_serial.c */
 #define _GNU_SOURCE             /* sched_getaffinity, CPU_* macros */
 #include <pthread.h>
@@ -22,6 +25,9 @@
 
 #define TP_DEFAULT_SPIN_US 100u
 #define TP_GEN_SHIFT 16
+#define TP_JOIN_GEN_SHIFT 32
+#define TP_CLOSED ((uint64_t)1 << 31)
+#define TP_ACTIVE_MASK (TP_CLOSED - 1)
 
 typedef struct tp_job tp_job;
 struct tp_job {
@@ -48,7 +54,7 @@ struct pterun_threadpool {
   pthread_mutex_t mu;      /* sleeping and waking */
   pthread_cond_t cv;
   atomic_uint_fast64_t word; /* generation << 16 | participating workers */
-  atomic_size_t pending;     /* participating workers not yet done */
+  atomic_uint_fast64_t join; /* generation << 32 | TP_CLOSED | workers running tiles */
   atomic_int sleepers;
   atomic_int stop;
   tp_job job;
@@ -124,8 +130,21 @@ static void* tp_worker_main(void* arg) {
     if (atomic_load_explicit(&p->stop, memory_order_acquire)) break;
     size_t participants = (size_t)(seen & PTERUN_PARALLEL_THREADS_MASK);
     if (index > participants) continue; /* not needed for this task */
+    /* Join the task the word announced, unless it is closed or already
+     * replaced by a later one (the generation no longer matches). */
+    uint64_t gen = (uint64_t)(uint32_t)(seen >> TP_GEN_SHIFT);
+    uint64_t j = atomic_load_explicit(&p->join, memory_order_acquire);
+    int joined = 0;
+    while ((j >> TP_JOIN_GEN_SHIFT) == gen && !(j & TP_CLOSED)) {
+      if (atomic_compare_exchange_weak_explicit(&p->join, &j, j + 1, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        joined = 1;
+        break;
+      }
+    }
+    if (!joined) continue;
     tp_drain(&p->job);
-    atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel);
+    atomic_fetch_sub_explicit(&p->join, 1, memory_order_acq_rel);
   }
   return NULL;
 }
@@ -250,8 +269,9 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
     return;
   }
   pthread_mutex_lock(&p->call_mu);
-  /* The previous task's workers have all checked out (pending hit 0), so
-   * nobody reads p->job while it is rewritten. */
+  /* Every worker that joined the previous task has left it, and no worker
+   * can join it any more (closed), so nobody reads p->job while it is
+   * rewritten. */
   p->job.run = job->run;
   p->job.tiles = job->tiles;
   p->job.fn = job->fn;
@@ -263,17 +283,22 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
   p->job.tiles_j = job->tiles_j;
   atomic_store_explicit(&p->job.next, 0, memory_order_relaxed);
   size_t workers = threads - 1;
-  atomic_store_explicit(&p->pending, workers, memory_order_relaxed);
   uint64_t w = atomic_load_explicit(&p->word, memory_order_relaxed);
-  uint64_t next = (((w >> TP_GEN_SHIFT) + 1) << TP_GEN_SHIFT) | (uint64_t)workers;
-  atomic_store(&p->word, next); /* seq_cst: ordered before the sleepers load */
+  uint64_t gen = (w >> TP_GEN_SHIFT) + 1;
+  uint64_t next = (gen << TP_GEN_SHIFT) | (uint64_t)workers;
+  atomic_store_explicit(&p->join, (uint64_t)(uint32_t)gen << TP_JOIN_GEN_SHIFT,
+                        memory_order_relaxed); /* published by the word's store */
+  atomic_store(&p->word, next);                /* seq_cst: ordered before the sleepers load */
   if (atomic_load(&p->sleepers) > 0) {
     pthread_mutex_lock(&p->mu);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
   }
   tp_drain(&p->job);
-  for (unsigned spins = 0; atomic_load_explicit(&p->pending, memory_order_acquire) != 0; ++spins) {
+  /* Every tile is taken; wait only for those being run by joined workers. */
+  atomic_fetch_or_explicit(&p->join, TP_CLOSED, memory_order_acq_rel);
+  for (unsigned spins = 0;
+       (atomic_load_explicit(&p->join, memory_order_acquire) & TP_ACTIVE_MASK) != 0; ++spins) {
     if (spins < 4096)
       tp_relax();
     else

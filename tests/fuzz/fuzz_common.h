@@ -10,6 +10,7 @@
 
 #include "pterun/kernels/llm.h"
 #include "pterun/kernels/portable.h"
+#include "pterun/kernels/quantized.h"
 #ifdef FZ_WITH_XNNPACK
 #include "pterun/backends/xnnpack.h"
 #endif
@@ -47,8 +48,10 @@ static inline pterun_load_options fz_load_options(void) {
   return o;
 }
 
-/* One registry with the prim ops, the portable and the LLM kernels (and, for
- * the xnnpack target, the XNNPACK backend), for the process. */
+/* One registry with the prim ops, the portable, the LLM and the quantized
+ * kernels (the last with the int8 fusion's operators, which a hostile program
+ * may also name directly), and, for the xnnpack target, the XNNPACK backend,
+ * for the process. */
 static inline const pterun_registry* fz_registry(void) {
   static pterun_registry* reg;
   if (reg == NULL) {
@@ -56,6 +59,7 @@ static inline const pterun_registry* fz_registry(void) {
     if (pterun_registry_create(NULL, &silent, &reg) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_llm()) != PTERUN_STATUS_OK) abort();
+    if (pterun_registry_add(reg, pterun_kernels_quantized()) != PTERUN_STATUS_OK) abort();
 #ifdef FZ_WITH_XNNPACK
     if (pterun_registry_add_backend(reg, pterun_backend_xnnpack()) != PTERUN_STATUS_OK) abort();
 #endif
