@@ -445,6 +445,29 @@ class DynSeqEncoder(nn.Module):
         return self.out(h), self.out(h.mean(dim=1))
 
 
+class NormRows(nn.Module):
+    """Rows big enough (16 x 1024) for the portable layer norm, GELU (both
+    forms), softmax and log_softmax to split over the pool; each output is
+    reduced to one value per row so the fixture stays small."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spread = nn.Parameter(torch.randn(16))
+        self.ln1 = nn.LayerNorm(1024)
+        self.ln2 = nn.LayerNorm(1024)
+        self.q = nn.Parameter(torch.randn(1024))
+        with torch.no_grad():
+            for ln in (self.ln1, self.ln2):
+                ln.weight.copy_(1 + 0.5 * torch.randn(1024))
+                ln.bias.copy_(0.5 * torch.randn(1024))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = (x.unsqueeze(-1) * self.spread).reshape(x.shape[0], 1024)
+        p = torch.softmax(nn.functional.gelu(self.ln1(h)) * 4, dim=-1)
+        lp = torch.log_softmax(nn.functional.gelu(self.ln2(h), approximate="tanh"), dim=-1)
+        return (p * self.q).sum(-1), (lp * self.q).sum(-1)
+
+
 # ---------------------------------------------------------------------------
 # Case definitions
 # ---------------------------------------------------------------------------
@@ -612,6 +635,12 @@ def _build_gpt() -> dict[str, MethodSpec]:
     return {"forward": MethodSpec(m, (idx,), (idx,))}
 
 
+def _build_norm_rows() -> dict[str, MethodSpec]:
+    m = NormRows().eval()
+    x = _rand(16, 64)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
 def _build_lstm() -> dict[str, MethodSpec]:
     m = LstmModel().eval()
     x = _rand(1, 6, 8)
@@ -702,6 +731,13 @@ CASES: list[Case] = [
         1e-5,
         1e-6,
         "attention encoder over a dynamic seq (2..32), run at seq 11",
+    ),
+    Case(
+        "norm_rows",
+        _build_norm_rows,
+        1e-5,
+        1e-6,
+        "layer norm, gelu (erf, tanh), softmax, log_softmax on 16 x 1024 rows",
     ),
 ]
 

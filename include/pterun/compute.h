@@ -389,6 +389,8 @@ typedef struct pterun_compute_f32_rowops {
   float (*sum)(const float* x, size_t n);
   /** y[i] = x[i] - m (a norm's centring), returns sum_i y[i]^2; x == y allowed. */
   float (*dev_sq_sum)(float* y, const float* x, float m, size_t n);
+  /** max_i x[i] (-inf when n is 0; a zero maximum is +0); any NaN gives the first NaN. */
+  float (*max)(const float* x, size_t n);
 } pterun_compute_f32_rowops;
 
 /** The widest variant pterun_cpu_features() (PTERUN_ISA_MASK) allows; never NULL. */

@@ -82,12 +82,8 @@ static void softmax_rows(void* vctx, size_t start, size_t count) {
   for (r = start; r < start + count; ++r) {
     const float* x = j->x + r * j->len;
     float* o = j->o + r * j->len;
-    float mx = -INFINITY, sum;
-    for (k = 0; k < j->len; ++k) {
-      float v = x[k];
-      mx = (v > mx || v != v) ? v : mx; /* NaN propagates into every output */
-    }
-    if (isinf(mx) && mx < 0) mx = 0; /* all -inf: avoid -inf - -inf */
+    float mx = j->ro->max(x, j->len), sum; /* a NaN propagates into every output */
+    if (isinf(mx) && mx < 0) mx = 0;       /* all -inf: avoid -inf - -inf */
     sum = j->ro->exp_sum(o, x, mx, j->len);
     if (j->log_mode) {
       const float lse = logf(sum);

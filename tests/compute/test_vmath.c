@@ -225,6 +225,15 @@ static int test_rowops(void) {
         want += (double)y[i] * y[i];
       }
       PT_CHECK(fabs(s - want) <= 1e-6 * want + 1e-30);
+      /* max, and a NaN at each position giving that NaN */
+      want = -INFINITY;
+      for (i = 0; i < n; ++i) want = a[i] > want ? a[i] : want;
+      PT_CHECK(ops->max(a, n) == (float)want);
+      if (n > 0) {
+        memcpy(y, a, sizeof y);
+        y[n / 2] = NAN;
+        PT_CHECK(isnan(ops->max(y, n)));
+      }
     }
   }
   PT_CHECK(ran >= 1);

@@ -8,7 +8,7 @@
 #include "tests/robustness/rb_common.h"
 
 static const char* const g_models[] = {"mlp", "cnn",  "cnn_channels_last", "mobilenet", "resnet",
-                                       "gpt", "lstm", "dynamic_seq"};
+                                       "gpt", "lstm", "dynamic_seq",       "norm_rows"};
 #define N_MODELS (sizeof g_models / sizeof g_models[0])
 
 static int pt_failures;

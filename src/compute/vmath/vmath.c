@@ -21,7 +21,8 @@ typedef struct pc_vm_variant {
                      pc_f32_gelu_tanh__##suffix},                                                  \
     {                                                                                              \
       pc_f32_dot__##suffix, pc_f32_axpby__##suffix, pc_f32_scale__##suffix,                        \
-          pc_f32_exp_sum__##suffix, #suffix, pc_f32_sum__##suffix, pc_f32_dev_sq_sum__##suffix     \
+          pc_f32_exp_sum__##suffix, #suffix, pc_f32_sum__##suffix, pc_f32_dev_sq_sum__##suffix,    \
+          pc_f32_max__##suffix                                                                     \
     }                                                                                              \
   }
 

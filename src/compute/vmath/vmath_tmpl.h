@@ -300,4 +300,34 @@ float VM_FN(sum)(const float* x, size_t n) {
 float VM_FN(dev_sq_sum)(float* y, const float* x, float m, size_t n) {
   return vm_map_sum(y, x, m, n, m, vm_dev16);
 }
+/* max_i x[i] (-inf for n == 0); a NaN anywhere returns the first NaN and a
+ * zero maximum is +0, so the result is the same at every width. */
+float VM_FN(max)(const float* x, size_t n) {
+  vm_f m = vm_splat(-INFINITY), v;
+  vm_i nan = vm_spliti(0);
+  size_t i = 0;
+  float r;
+  for (; i + VM_LANES <= n; i += VM_LANES) {
+    memcpy(&v, x + i, sizeof v);
+    nan = nan | (v != v);
+    m = vm_sel(v > m, v, m);
+  }
+  {
+    float t[VM_LANES];
+    int32_t f[VM_LANES];
+    size_t k;
+    memcpy(t, &m, sizeof t);
+    memcpy(f, &nan, sizeof f);
+    r = t[0];
+    for (k = 0; k < VM_LANES; ++k) {
+      r = t[k] > r ? t[k] : r;
+      if (f[k]) r = NAN;
+    }
+  }
+  for (; i < n; ++i) r = (x[i] > r || x[i] != x[i]) ? x[i] : r;
+  if (r != r)
+    for (i = 0; i < n; ++i)
+      if (x[i] != x[i]) return x[i];
+  return r == 0.0f ? 0.0f : r; /* which zero won depends on the order: +0 */
+}
 #undef VM_ACC
