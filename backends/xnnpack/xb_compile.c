@@ -160,14 +160,7 @@ static pterun_status bind_external(xb_graph* g, pterun_kernel_context* ctx, pter
   *data = t->data;
   if (v->half) {
     // fp16 external: the nodes read and write its f32 stage.
-    if (v->is_input) {
-      const uint8_t* src = t->data;
-      for (size_t e = 0; e < v->numel; ++e) {
-        uint16_t h;
-        memcpy(&h, src + 2 * e, 2);
-        v->stage[e] = pterun_f16_to_f32(h);
-      }
-    }
+    if (v->is_input) xb_f16_load(v->stage, t->data, v->numel);
     *data = v->stage;
   }
   return PTERUN_STATUS_OK;
@@ -226,13 +219,7 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
     const xb_value* v = &g->values[g->ext_value[e]];
     if (!v->is_output) continue;
     pterun_tensor* t = args[v->external_id]->u.tensor;
-    if (v->half) {
-      uint8_t* dst = t->data;
-      for (size_t i = 0; i < v->numel; ++i) {
-        uint16_t h = pterun_f32_to_f16(v->stage[i]);
-        memcpy(dst + 2 * i, &h, 2);
-      }
-    }
+    if (v->half) xb_f16_store(t->data, v->stage, v->numel);
     if (t->rank != v->rank) continue; /* rank 0 as [1]: nothing to resize */
     int64_t sz[XB_MAX_DIMS];
     int same = 1;

@@ -11,6 +11,21 @@ static bool is_quantized(const xb_value* v) {
   return v->qkind != XB_Q_NONE || (v->dtype != XB_DT_FP32 && v->dtype != XB_DT_FP16);
 }
 
+void xb_f16_load(float* dst, const uint8_t* src, size_t n) {
+  for (size_t e = 0; e < n; ++e) {
+    uint16_t h;
+    memcpy(&h, src + 2 * e, 2);
+    dst[e] = pterun_f16_to_f32(h);
+  }
+}
+
+void xb_f16_store(uint8_t* dst, const float* src, size_t n) {
+  for (size_t e = 0; e < n; ++e) {
+    uint16_t h = pterun_f32_to_f16(src[e]);
+    memcpy(dst + 2 * e, &h, 2);
+  }
+}
+
 pterun_status xb_widen_fp16(const pterun_backend_init_args* a, xb_graph* g) {
   for (uint32_t ni = 0; ni < g->nnodes; ++ni) {
     const xb_node* n = &g->nodes[ni];
@@ -40,12 +55,7 @@ pterun_status xb_widen_fp16(const pterun_backend_init_args* a, xb_graph* g) {
       // Packed fp16 weights: converted once here; packing then sees f32.
       float* c = xb_alloc(g, bytes ? bytes : 1);
       if (c == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-      const uint8_t* src = v->constant;
-      for (size_t e = 0; e < v->max_numel; ++e) {
-        uint16_t h;
-        memcpy(&h, src + 2 * e, 2);
-        c[e] = pterun_f16_to_f32(h);
-      }
+      xb_f16_load(c, v->constant, v->max_numel);
       v->constant = (const uint8_t*)c;
     } else if (v->loc == XB_LOC_EXTERNAL) {
       v->stage = xb_alloc(g, bytes ? bytes : 1);

@@ -187,6 +187,9 @@ pterun_status xb_parse(const pterun_backend_init_args* a, xb_graph* g);
  * constants converted once, externals staged through an f32 buffer. Refuses
  * fp16 mixed with quantized operands, naming the node. */
 pterun_status xb_widen_fp16(const pterun_backend_init_args* a, xb_graph* g);
+/* n fp16 numbers (any alignment) to f32, and back (nearest even). */
+void xb_f16_load(float* dst, const uint8_t* src, size_t n);
+void xb_f16_store(uint8_t* dst, const float* src, size_t n);
 /* Shapes, packing, memory plan. */
 pterun_status xb_compile(const pterun_backend_init_args* a, xb_graph* g);
 /* Runs the graph; externals from args. */
