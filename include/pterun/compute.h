@@ -300,16 +300,25 @@ PTERUN_COMPUTE_API void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64
  * a strided sweep of every float; results in the subnormal range are counted
  * in subnormal ULP): */
 typedef enum pterun_compute_unary {
-  PTERUN_COMPUTE_EXP = 0, /* e^x */
-  PTERUN_COMPUTE_SIGMOID, /* 1 / (1 + e^-x) */
-  PTERUN_COMPUTE_SILU,    /* x / (1 + e^-x) */
-  PTERUN_COMPUTE_TANH,    /* tanh x */
+  PTERUN_COMPUTE_EXP = 0,   /* e^x */
+  PTERUN_COMPUTE_SIGMOID,   /* 1 / (1 + e^-x) */
+  PTERUN_COMPUTE_SILU,      /* x / (1 + e^-x) */
+  PTERUN_COMPUTE_TANH,      /* tanh x */
+  PTERUN_COMPUTE_ERF,       /* erf x */
+  PTERUN_COMPUTE_GELU,      /* x/2 (1 + erf(x / sqrt 2)) */
+  PTERUN_COMPUTE_GELU_TANH, /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
   PTERUN_COMPUTE_UNARY_COUNT
 } pterun_compute_unary;
 #define PTERUN_COMPUTE_EXP_MAX_ULP 2
 #define PTERUN_COMPUTE_SIGMOID_MAX_ULP 3
 #define PTERUN_COMPUTE_SILU_MAX_ULP 4
 #define PTERUN_COMPUTE_TANH_MAX_ULP 2
+#define PTERUN_COMPUTE_ERF_MAX_ULP 2
+/* Both GELU forms are evaluated in PyTorch's order, (x/2) (1 + erf or tanh),
+ * so they round as the reference does; 1 + erf/tanh cancels for negative x, so
+ * their error is stated in ULP of x/2 (absolute), not of the result. */
+#define PTERUN_COMPUTE_GELU_MAX_ULP 4
+#define PTERUN_COMPUTE_GELU_TANH_MAX_ULP 4
 
 /** y[i] = op(x[i]) for i < n (x == y allowed); long arrays are split over
  *  `pool` (NULL: the calling thread; max_threads 0: no cap). Returns 0, or -1
@@ -375,6 +384,11 @@ typedef struct pterun_compute_f32_rowops {
    *  x == y allowed. */
   float (*exp_sum)(float* y, const float* x, float m, size_t n);
   const char* name;
+  /* Added after name (the table's first fields keep their places). */
+  /** sum_i x[i] */
+  float (*sum)(const float* x, size_t n);
+  /** y[i] = x[i] - m (a norm's centring), returns sum_i y[i]^2; x == y allowed. */
+  float (*dev_sq_sum)(float* y, const float* x, float m, size_t n);
 } pterun_compute_f32_rowops;
 
 /** The widest variant pterun_cpu_features() (PTERUN_ISA_MASK) allows; never NULL. */

@@ -199,6 +199,15 @@ pterun_status pk_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "arg 'approximate': expected 'none' or 'tanh', got '%.*s'",
                               (int)v->u.str.len, v->u.str.data);
+  {
+    pterun_tensor *in, *out;
+    PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+    PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
+    if (in->dtype == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_F32 &&
+        pterun_out_resize_like(ctx, out, "out", in) == PTERUN_STATUS_OK &&
+        pk_try_vmath(ctx, use_tanh ? PTERUN_COMPUTE_GELU_TANH : PTERUN_COMPUTE_GELU, in, out))
+      return PTERUN_STATUS_OK;
+  }
   return run_float_act(ctx, args, 2, use_tanh ? &op_gelu_tanh : &op_gelu, &p);
 }
 

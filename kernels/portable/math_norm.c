@@ -2,6 +2,22 @@
 #include <math.h>
 
 #include "kernels/portable/math_ew.h"
+#include "pterun/compute.h"
+
+/* Row loops below go over the method's pool only when the tensor is big
+ * enough to pay for waking it (microseconds); rows are independent, so the
+ * result does not depend on the thread count. */
+#define PK_NORM_PARALLEL_MIN ((int64_t)1 << 14)
+#define PK_NORM_TILE_ELEMS ((int64_t)4096)
+
+static pterun_threadpool* norm_pool(pterun_kernel_context* ctx, int64_t numel) {
+  return numel >= PK_NORM_PARALLEL_MIN ? pterun_kernel_threadpool(ctx) : NULL;
+}
+
+static size_t norm_tile(int64_t row_len) {
+  return row_len >= PK_NORM_TILE_ELEMS ? 1
+                                       : (size_t)(PK_NORM_TILE_ELEMS / (row_len > 0 ? row_len : 1));
+}
 
 /* ---- _softmax.out / _log_softmax.out(self, int dim, bool half_to_float, *, out) ---- */
 
@@ -50,6 +66,38 @@ static void softmax_line_any(const pterun_tensor* in, int64_t oi, int64_t si, pt
   }
 }
 
+/* Contiguous float32 rows along the last dim: the row primitives of
+ * libpterun_compute (vectorised exponentials and scaling), rows over the pool. */
+typedef struct pk_softmax_job {
+  const float* x;
+  float* o;
+  size_t len;
+  int log_mode;
+  const pterun_compute_f32_rowops* ro;
+} pk_softmax_job;
+
+static void softmax_rows(void* vctx, size_t start, size_t count) {
+  const pk_softmax_job* j = vctx;
+  size_t r, k;
+  for (r = start; r < start + count; ++r) {
+    const float* x = j->x + r * j->len;
+    float* o = j->o + r * j->len;
+    float mx = -INFINITY, sum;
+    for (k = 0; k < j->len; ++k) {
+      float v = x[k];
+      mx = (v > mx || v != v) ? v : mx; /* NaN propagates into every output */
+    }
+    if (isinf(mx) && mx < 0) mx = 0; /* all -inf: avoid -inf - -inf */
+    sum = j->ro->exp_sum(o, x, mx, j->len);
+    if (j->log_mode) {
+      const float lse = logf(sum);
+      for (k = 0; k < j->len; ++k) o[k] = x[k] - mx - lse;
+    } else {
+      j->ro->scale(o, 1.0f / sum, j->len);
+    }
+  }
+}
+
 static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                  int log_mode) {
   pterun_tensor *in, *out, outer_in, outer_out;
@@ -75,6 +123,16 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
   if (out->numel == 0) return PTERUN_STATUS_OK;
   if (in->data == NULL || out->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+  if (in->dtype == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_F32 && in->rank > 0 &&
+      dim == in->rank - 1 && pterun_tensor_is_contiguous(in) && pterun_tensor_is_contiguous(out) &&
+      (!log_mode || in->data != out->data)) {
+    pk_softmax_job j = {(const float*)in->data, (float*)out->data, (size_t)in->sizes[dim], log_mode,
+                        pterun_compute_f32_rowops_select()};
+    pterun_parallelize_1d_tile(norm_pool(ctx, out->numel), softmax_rows, &j,
+                               (size_t)(out->numel / in->sizes[dim]), norm_tile(in->sizes[dim]),
+                               PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
+    return PTERUN_STATUS_OK;
+  }
   outer_in = *in;
   outer_out = *out;
   if (in->rank > 0) {
@@ -166,6 +224,64 @@ static void moments(const pterun_tensor* t, int64_t start, int64_t count, double
   *rstd = 1.0 / sqrt((count > 0 ? m2 / (double)count : 0.0) + eps);
 }
 
+/* Rows [start, start + count) of native_layer_norm; each row writes only its
+ * own outputs, so rows run on any thread. */
+typedef struct pk_layer_norm_job {
+  const pterun_tensor *in, *w, *b;
+  pterun_tensor *out, *mean, *rstd;
+  int64_t N;
+  double eps;
+  bool fast;
+  const pterun_compute_f32_rowops* ro;
+} pk_layer_norm_job;
+
+static void layer_norm_rows(void* vctx, size_t start, size_t count) {
+  const pk_layer_norm_job* jb = vctx;
+  const pterun_tensor *in = jb->in, *w = jb->w, *b = jb->b;
+  pterun_tensor *out = jb->out, *mean = jb->mean, *rstd = jb->rstd;
+  const int64_t N = jb->N;
+  const double eps = jb->eps;
+  const bool fast = jb->fast;
+  int64_t row, j;
+  for (row = (int64_t)start; row < (int64_t)(start + count); ++row) {
+    double mu, rs;
+    if (fast) {
+      /* float32 rows: the row primitives' fixed-order sums (mean, then the
+       * squared deviations, centred into out), then scale and shift. */
+      const float* x = (const float*)in->data + row * N;
+      float* o = (float*)out->data + row * N;
+      const float* W = w ? (const float*)w->data : NULL;
+      const float* B = b ? (const float*)b->data : NULL;
+      const float fm = jb->ro->sum(x, (size_t)N) / (float)N;
+      const float var = jb->ro->dev_sq_sum(o, x, fm, (size_t)N) / (float)N;
+      float fr;
+      mu = fm;
+      rs = 1.0 / sqrt((double)var + eps);
+      fr = (float)rs;
+      if (W && B)
+        for (j = 0; j < N; ++j) o[j] = o[j] * fr * W[j] + B[j];
+      else
+        for (j = 0; j < N; ++j) {
+          float v = o[j] * fr;
+          if (W) v *= W[j];
+          if (B) v += B[j];
+          o[j] = v;
+        }
+    } else {
+      moments(in, row * N, N, eps, &mu, &rs);
+      for (j = 0; j < N; ++j) {
+        double v = (at_logical(in, row * N + j) - mu) * rs;
+        if (w) v *= at_logical(w, j);
+        if (b) v += at_logical(b, j);
+        pterun_store_f64(out->data, out->dtype, pk_logical_offset(out, row * N + j), v);
+      }
+    }
+    /* stats are [M] values in logical order of mean/rstd */
+    pterun_store_f64(mean->data, mean->dtype, pk_logical_offset(mean, row), mu);
+    pterun_store_f64(rstd->data, rstd->dtype, pk_logical_offset(rstd, row), rs);
+  }
+}
+
 /* ---- native_layer_norm.out(input, int[] normalized_shape, Tensor? weight,
  *      Tensor? bias, float eps, *, out0, out1 (mean), out2 (rstd)) ---- */
 pterun_status pk_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value** args,
@@ -174,7 +290,7 @@ pterun_status pk_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
   const int64_t* ns;
   size_t nn, k;
   double eps;
-  int64_t axis, M = 1, N = 1, row, j, stat_sizes[PTERUN_MAX_RANK];
+  int64_t axis, M = 1, N = 1, j, stat_sizes[PTERUN_MAX_RANK];
   bool fast;
   PTERUN_CHECK_NARGS(ctx, nargs, 9);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
@@ -218,32 +334,12 @@ pterun_status pk_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
          pterun_tensor_is_contiguous(out) && (!w || w->dtype == PTERUN_DTYPE_F32) &&
          (!b || b->dtype == PTERUN_DTYPE_F32) && (!w || pterun_tensor_is_contiguous(w)) &&
          (!b || pterun_tensor_is_contiguous(b));
-  for (row = 0; row < M; ++row) {
-    double mu, rs;
-    moments(in, row * N, N, eps, &mu, &rs);
-    if (fast) {
-      const float* x = (const float*)in->data + row * N;
-      float* o = (float*)out->data + row * N;
-      const float* W = w ? (const float*)w->data : NULL;
-      const float* B = b ? (const float*)b->data : NULL;
-      const float fm = (float)mu, fr = (float)rs;
-      for (j = 0; j < N; ++j) {
-        float v = (x[j] - fm) * fr;
-        if (W) v *= W[j];
-        if (B) v += B[j];
-        o[j] = v;
-      }
-    } else {
-      for (j = 0; j < N; ++j) {
-        double v = (at_logical(in, row * N + j) - mu) * rs;
-        if (w) v *= at_logical(w, j);
-        if (b) v += at_logical(b, j);
-        pterun_store_f64(out->data, out->dtype, pk_logical_offset(out, row * N + j), v);
-      }
-    }
-    /* stats are [M] values in logical order of mean/rstd */
-    pterun_store_f64(mean->data, mean->dtype, pk_logical_offset(mean, row), mu);
-    pterun_store_f64(rstd->data, rstd->dtype, pk_logical_offset(rstd, row), rs);
+  {
+    pk_layer_norm_job job = {in,   w, b,   out,  mean,
+                             rstd, N, eps, fast, pterun_compute_f32_rowops_select()};
+    pterun_parallelize_1d_tile(norm_pool(ctx, in->numel), layer_norm_rows, &job, (size_t)M,
+                               norm_tile(N),
+                               PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
   }
   return PTERUN_STATUS_OK;
 }

@@ -91,7 +91,7 @@ DEF_FLOAT_UNARY_V(pk_tanh_out, tanh, tanh(x), PTERUN_COMPUTE_TANH)
 DEF_FLOAT_UNARY(pk_asinh_out, asinh, asinh(x))
 DEF_FLOAT_UNARY(pk_acosh_out, acosh, acosh(x))
 DEF_FLOAT_UNARY(pk_atanh_out, atanh, atanh(x))
-DEF_FLOAT_UNARY(pk_erf_out, erf, erf(x))
+DEF_FLOAT_UNARY_V(pk_erf_out, erf, erf(x), PTERUN_COMPUTE_ERF)
 DEF_FLOAT_UNARY_V(pk_sigmoid_out, sigmoid, (pk_T)1 / ((pk_T)1 + exp(-x)), PTERUN_COMPUTE_SIGMOID)
 
 DEF_SAME_UNARY(pk_abs_out, abs, fabs(x), x < 0 ? pk_wsub(0, x) : x, 1)

@@ -4,7 +4,7 @@
  * within the bounds pterun/compute.h states, and every variant gives the
  * baseline's bits (so the fast path is tested against the portable one);
  * split over a pool the results do not change. The row primitives
- * (pterun_compute_f32_rowops): every variant against a double reference and
+ * (pterun_compute_f32_rowops, sum and dev_sq_sum included): every variant against a double reference and
  * bit for bit against the baseline, at every length around the vector widths.
  * ctest runs it again with PTERUN_ISA_MASK=0. */
 #include <math.h>
@@ -19,16 +19,23 @@
 
 static int pt_failures;
 
-static const char* const k_names[PTERUN_COMPUTE_UNARY_COUNT] = {"exp", "sigmoid", "silu", "tanh"};
+static const char* const k_names[PTERUN_COMPUTE_UNARY_COUNT] = {
+    "exp", "sigmoid", "silu", "tanh", "erf", "gelu", "gelu_tanh"};
 static const double k_bounds[PTERUN_COMPUTE_UNARY_COUNT] = {
-    PTERUN_COMPUTE_EXP_MAX_ULP, PTERUN_COMPUTE_SIGMOID_MAX_ULP, PTERUN_COMPUTE_SILU_MAX_ULP,
-    PTERUN_COMPUTE_TANH_MAX_ULP};
+    PTERUN_COMPUTE_EXP_MAX_ULP,      PTERUN_COMPUTE_SIGMOID_MAX_ULP, PTERUN_COMPUTE_SILU_MAX_ULP,
+    PTERUN_COMPUTE_TANH_MAX_ULP,     PTERUN_COMPUTE_ERF_MAX_ULP,     PTERUN_COMPUTE_GELU_MAX_ULP,
+    PTERUN_COMPUTE_GELU_TANH_MAX_ULP};
 
 static double ref(int op, double x) {
   switch (op) {
     case PTERUN_COMPUTE_EXP: return exp(x);
     case PTERUN_COMPUTE_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case PTERUN_COMPUTE_SILU: return x / (1.0 + exp(-x));
+    case PTERUN_COMPUTE_ERF: return erf(x);
+    case PTERUN_COMPUTE_GELU: return 0.5 * x * erfc(-x * 0.70710678118654752440);
+    /* x/2 (1 + tanh a) written as x / (1 + e^-2a), exact in double */
+    case PTERUN_COMPUTE_GELU_TANH:
+      return x / (1.0 + exp(-1.5957691216057307 * (x + 0.044715 * x * x * x)));
     default: return tanh(x);
   }
 }
@@ -45,6 +52,18 @@ static double ulp_error(float got, double want) {
   if (isnan(w)) return isnan(got) ? 0 : 1e30;
   if (isinf(w) || isinf(got)) return got == w ? 0 : 1e30;
   return (double)llabs(ordinal(got) - ordinal(w));
+}
+
+/* GELU is evaluated as PyTorch does, (x/2) (1 + erf(x/sqrt 2)) or (x/2) (1 +
+ * tanh(...)), whose 1 + erf (tanh)
+ * cancels for negative x: its error is counted in ULP of x/2 (absolute), the
+ * scale of that sum, rather than of the (tiny) result. */
+static double gelu_error(int op, float got, float x) {
+  double want = ref(op, (double)x);
+  float h = fabsf(x) * 0.5f;
+  if (isnan(want) || isinf(want) || isnan(got) || isinf(got) || h == 0.0f || isinf(h))
+    return ulp_error(got, want);
+  return fabs((double)got - want) / (double)(nextafterf(h, INFINITY) - h);
 }
 
 #define N_SWEEP (1 << 21)
@@ -78,10 +97,11 @@ static int test_accuracy_and_variants(void) {
     double worst = 0;
     float worst_x = 0;
     for (size_t i = 0; i < g_n; ++i) {
-      double e = ulp_error(g_y0[i], ref(op, (double)g_x[i]));
+      double e = op >= PTERUN_COMPUTE_GELU ? gelu_error(op, g_y0[i], g_x[i])
+                                           : ulp_error(g_y0[i], ref(op, (double)g_x[i]));
       if (e > worst) worst = e, worst_x = g_x[i];
     }
-    printf("%-8s max %.0f ULP (bound %.0f) at x = %.9g\n", k_names[op], worst, k_bounds[op],
+    printf("%-8s max %.2f ULP (bound %.0f) at x = %.9g\n", k_names[op], worst, k_bounds[op],
            (double)worst_x);
     PT_CHECK(worst <= k_bounds[op]);
     for (size_t v = 1; pterun_compute_f32_unary_variant(v) != NULL || v < 3; ++v) {
@@ -190,6 +210,21 @@ static int test_rowops(void) {
         PT_CHECK(ulp_error(y[i], e) <= PTERUN_COMPUTE_EXP_MAX_ULP);
       }
       PT_CHECK(fabs(s - want_sum) <= 1e-6 * want_sum + 1e-30);
+      /* sum, and the centring with its squared deviations */
+      want = 0, mag = 0;
+      for (i = 0; i < n; ++i) want += a[i], mag += fabs((double)a[i]);
+      s = ops->sum(a, n);
+      PT_CHECK(fabs(s - want) <= 1e-6 * mag + 1e-30);
+      PT_CHECK(s == base->sum(a, n));
+      s = ops->dev_sq_sum(y, a, (float)m, n);
+      PT_CHECK(s == base->dev_sq_sum(y0, a, (float)m, n));
+      PT_CHECK(same_bits(y, y0, N));
+      want = 0;
+      for (i = 0; i < n; ++i) {
+        PT_CHECK(y[i] == a[i] - (float)m);
+        want += (double)y[i] * y[i];
+      }
+      PT_CHECK(fabs(s - want) <= 1e-6 * want + 1e-30);
     }
   }
   PT_CHECK(ran >= 1);

@@ -16,12 +16,12 @@ typedef struct pc_vm_variant {
 
 #define PC_VM_ROW(isa, suffix)                                                                     \
   {                                                                                                \
-    (isa), #suffix,                                                                                \
-        {pc_f32_exp__##suffix, pc_f32_sigmoid__##suffix, pc_f32_silu__##suffix,                    \
-         pc_f32_tanh__##suffix},                                                                   \
+    (isa), #suffix, {pc_f32_exp__##suffix,      pc_f32_sigmoid__##suffix, pc_f32_silu__##suffix,   \
+                     pc_f32_tanh__##suffix,     pc_f32_erf__##suffix,     pc_f32_gelu__##suffix,   \
+                     pc_f32_gelu_tanh__##suffix},                                                  \
     {                                                                                              \
       pc_f32_dot__##suffix, pc_f32_axpby__##suffix, pc_f32_scale__##suffix,                        \
-          pc_f32_exp_sum__##suffix, #suffix                                                        \
+          pc_f32_exp_sum__##suffix, #suffix, pc_f32_sum__##suffix, pc_f32_dev_sq_sum__##suffix     \
     }                                                                                              \
   }
 

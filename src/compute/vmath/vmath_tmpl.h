@@ -89,6 +89,53 @@ static inline vm_f vm_tanh(vm_f x) {
   return (vm_f)((vm_i)t | ((vm_i)x & vm_spliti((int32_t)0x80000000)));
 }
 
+/* c[0] z^(n-1) + ... + c[n-1] by Horner's rule (the same steps at every width). */
+static inline vm_f vm_horner(vm_f z, const float* c, size_t n) {
+  vm_f p = vm_splat(c[0]);
+  size_t k;
+  for (k = 1; k < n; ++k) p = p * z + vm_splat(c[k]);
+  return p;
+}
+
+/* The Chebyshev fit of Numerical Recipes' erfcc: erfc z = t e^(-z^2 + P(t)),
+ * t = 1 / (1 + z/2), z >= 0, relative error < 1.2e-7. */
+static const float vm_erfc_p[10] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f,
+                                    0.27886807f, -0.18628806f, 0.09678418f, 0.37409196f,
+                                    1.00002368f, -1.26551223f};
+/* erf's Maclaurin series, 2/sqrt(pi) (-1)^k / (k! (2k + 1)) for k = 9 .. 0. */
+static const float vm_erf_series[10] = {-1.6365844691e-07f, 1.6462114366e-06f,  -1.4925650358e-05f,
+                                        1.2055332982e-04f,  -8.5483270235e-04f, 5.2239776254e-03f,
+                                        -2.6866170645e-02f, 1.1283791671e-01f,  -3.7612638903e-01f,
+                                        1.1283791671e+00f};
+
+/* erf x: its Maclaurin series (10 terms) below |x| = 0.75, 1 - erfc |x| above
+ * (erfc <= 0.29 there, so its relative error stays below half an ULP of the
+ * result); then x's sign. */
+static inline vm_f vm_erf(vm_f x) {
+  vm_f ax = vm_abs(x);
+  vm_f small = x * vm_horner(x * x, vm_erf_series, 10);
+  vm_f ac = vm_sel(ax > vm_splat(10.0f), vm_splat(10.0f), ax); /* erf 10 == 1 in float */
+  vm_f t = vm_splat(1.0f) / (vm_splat(1.0f) + vm_splat(0.5f) * ac);
+  vm_f big = vm_splat(1.0f) - t * vm_exp(vm_horner(t, vm_erfc_p, 10) - ac * ac);
+  big = (vm_f)((vm_i)big | ((vm_i)x & vm_spliti((int32_t)0x80000000)));
+  vm_f y = vm_sel(ax < vm_splat(0.75f), small, big);
+  return vm_sel(x != x, x, y);
+}
+
+/* GELU, (x/2) (1 + erf(x / sqrt 2)), evaluated in the order PyTorch's CPU
+ * kernel uses, so it rounds as the reference does (including the negative
+ * tail's cancellation in 1 + erf, which PyTorch has too). */
+static inline vm_f vm_gelu(vm_f x) {
+  return (x * vm_splat(0.5f)) * (vm_splat(1.0f) + vm_erf(x * vm_splat(0.70710678118654752f)));
+}
+
+/* GELU's tanh form, (x/2) (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi),
+ * in PyTorch's order too. */
+static inline vm_f vm_gelu_tanh(vm_f x) {
+  vm_f a = vm_splat(0.7978845608028654f) * (x + vm_splat(0.044715f) * (x * x * x));
+  return (vm_splat(0.5f) * x) * (vm_splat(1.0f) + vm_tanh(a));
+}
+
 #define VM_DEFINE(op)                                                                              \
   void VM_FN(op)(const float* x, float* y, size_t n) {                                             \
     size_t i = 0;                                                                                  \
@@ -110,6 +157,9 @@ VM_DEFINE(exp)
 VM_DEFINE(sigmoid)
 VM_DEFINE(silu)
 VM_DEFINE(tanh)
+VM_DEFINE(erf)
+VM_DEFINE(gelu)
+VM_DEFINE(gelu_tanh)
 
 /* ---- row primitives (pterun_compute_f32_rowops) ----
  * The dot product keeps 16 partial sums, element i going to sum i % 16, as
@@ -188,19 +238,66 @@ void VM_FN(scale)(float* y, float s, size_t n) {
   for (; i < n; ++i) y[i] *= s;
 }
 
-/* y[i] = e^(x[i] - m) (the softmax step), returning sum y[i] in the dot's
- * fixed order; the padded tail holds -inf, whose e^ is 0. */
-float VM_FN(exp_sum)(float* y, const float* x, float m, size_t n) {
+/* One group of 16: y = x - m, s[k] += y's k-th vector squared. */
+static inline void vm_dev16(vm_f* s, float* y, const float* x, vm_f m) {
+  vm_f v;
+  size_t k;
+  for (k = 0; k < VM_ACC; ++k) {
+    memcpy(&v, x + k * VM_LANES, sizeof v);
+    v = v - m;
+    memcpy(y + k * VM_LANES, &v, sizeof v);
+    s[k] = s[k] + v * v;
+  }
+}
+
+/* Groups of 16 through g (y = f(x, m), s += a per-element term), the tail
+ * through one group padded with `pad`, whose term must be 0; returns the sum
+ * in the dot's fixed order. g is a constant at every call, so it inlines. */
+static inline float vm_map_sum(float* y, const float* x, float m, size_t n, float pad,
+                               void (*g)(vm_f*, float*, const float*, vm_f)) {
   vm_f s[VM_ACC];
   size_t i = 0, k;
   for (k = 0; k < VM_ACC; ++k) s[k] = vm_splat(0.0f);
-  for (; i + 16 <= n; i += 16) vm_exp16(s, y + i, x + i, vm_splat(m));
+  for (; i + 16 <= n; i += 16) g(s, y + i, x + i, vm_splat(m));
   if (i < n) {
-    float tx[16];
-    for (k = 0; k < 16; ++k) tx[k] = i + k < n ? x[i + k] : -INFINITY;
-    vm_exp16(s, tx, tx, vm_splat(m));
-    memcpy(y + i, tx, (n - i) * sizeof(float));
+    float t[16];
+    for (k = 0; k < 16; ++k) t[k] = i + k < n ? x[i + k] : pad;
+    g(s, t, t, vm_splat(m));
+    memcpy(y + i, t, (n - i) * sizeof(float));
   }
   return vm_sum16(s);
+}
+
+/* y[i] = e^(x[i] - m) (the softmax step), returning sum y[i]; the padded tail
+ * holds -inf, whose e^ is 0. */
+float VM_FN(exp_sum)(float* y, const float* x, float m, size_t n) {
+  return vm_map_sum(y, x, m, n, -INFINITY, vm_exp16);
+}
+
+/* sum x[i] in the dot's fixed order (the tail padded with zeros). */
+float VM_FN(sum)(const float* x, size_t n) {
+  vm_f s[VM_ACC], v;
+  size_t i = 0, k;
+  for (k = 0; k < VM_ACC; ++k) s[k] = vm_splat(0.0f);
+  for (; i + 16 <= n; i += 16)
+    for (k = 0; k < VM_ACC; ++k) {
+      memcpy(&v, x + i + k * VM_LANES, sizeof v);
+      s[k] = s[k] + v;
+    }
+  if (i < n) {
+    float t[16] = {0};
+    memcpy(t, x + i, (n - i) * sizeof(float));
+    for (k = 0; k < VM_ACC; ++k) {
+      memcpy(&v, t + k * VM_LANES, sizeof v);
+      s[k] = s[k] + v;
+    }
+  }
+  return vm_sum16(s);
+}
+
+/* y[i] = x[i] - m (a norm's centring), returning sum y[i]^2; the padded
+ * tail holds m, whose deviation is 0. */
+float VM_FN(dev_sq_sum)(float* y, const float* x, float m, size_t n) {
+  return vm_map_sum(y, x, m, n, m, vm_dev16);
 }
 #undef VM_ACC
