@@ -293,6 +293,36 @@ def b_many_ops() -> Built:
     )
 
 
+class Fp16Cnn(nn.Module):
+    """A small fp16 CNN: conv, depthwise conv, pooling, add, hardtanh, linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pw = nn.Conv2d(8, 8, 1)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.stem(x))
+        x = x + nn.functional.hardtanh(self.pw(self.dw(x)), 0.0, 6.0)
+        x = self.pool(x).mean(dim=(2, 3))
+        return self.fc(x)
+
+
+def b_fp16_mlp() -> Built:
+    m = ef.Mlp().half().eval()
+    return Built(m, m, (torch.randn(3, 16).half(),), 2e-3, 1e-5, "fp16 MLP")
+
+
+def b_fp16_cnn() -> Built:
+    m = Fp16Cnn().half().eval()
+    return Built(
+        m, m, (torch.randn(1, 3, 16, 16).half(),), 2e-3, 1e-5, "fp16 small CNN"
+    )
+
+
 def b_lstm() -> Built:
     m = ef.LstmModel().eval()
     return Built(m, m, (torch.randn(1, 6, 8),), 1e-5, 1e-6, "LSTM")
@@ -442,20 +472,25 @@ BUILDERS: dict[str, Callable[[], Built]] = {
     "q_mlp": b_q_mlp,
     "q_dyn": b_q_dyn,
     "llm_8da4w": b_8da4w,
+    "fp16_mlp": b_fp16_mlp,
+    "fp16_cnn": b_fp16_cnn,
 }
 
 
-def _fp16_linear() -> Built:
-    m = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).half().eval()
-    return Built(m, m, (torch.randn(2, 8).half(),), 0, 0, "fp16 FullyConnected")
+def _dyn_conv() -> Built:
+    m = nn.Sequential(nn.Conv2d(3, 4, 3)).eval()
+    x = (torch.randn(1, 3, 8, 8),)
+    return Built(
+        m, _pt2e(m, x, is_per_channel=True, is_dynamic=True), x, 0, 0, "qd8 conv"
+    )
 
 
 # Programs pterun must refuse at load, naming what it does not implement:
 # tests/fixtures/xnnpack_refused/<name>.pte (no references).
-REFUSED: dict[str, Callable[[], Built]] = {"fp16_linear": _fp16_linear}
+REFUSED: dict[str, Callable[[], Built]] = {"dyn_conv": _dyn_conv}
 # What the refusal must say (tests/runtime/run_refused.cmake).
 REFUSED_MESSAGE = {
-    "fp16_linear": "FullyConnected on fp16 x fp16 -> fp16 is not implemented"
+    "dyn_conv": "Conv2d on qdint8 (dynamically quantized convolution) is not implemented"
 }
 
 QUANTIZED = {"q_cnn", "q_mlp", "q_dyn", "llm_8da4w"}

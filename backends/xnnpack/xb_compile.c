@@ -56,6 +56,7 @@ pterun_status xb_compile(const pterun_backend_init_args* a, xb_graph* g) {
   for (uint32_t e = 0; e < g->num_externs; ++e)
     if (g->ext_value[e] == XB_INVALID_ID)
       return xb_fail(lg, PTERUN_STATUS_INVALID_PROGRAM, "external id %u has no value", e);
+  PTERUN_TRY(xb_widen_fp16(a, g));
   // Live ranges; every internal value is written before it is read.
   for (uint32_t ni = 0; ni < g->nnodes; ++ni) {
     xb_node* n = &g->nodes[ni];
@@ -128,12 +129,13 @@ static pterun_status bind_external(xb_graph* g, pterun_kernel_context* ctx, pter
   // Rank-0 tensors are serialized as [1]: a rank difference is accepted at
   // the exported element count only.
   int same_rank = t->rank == v->rank;
-  if (t->dtype != pterun_dtype_for(v->dtype) || (!same_rank && (size_t)t->numel != v->max_numel))
+  if (t->dtype != pterun_dtype_for(v->half ? XB_DT_FP16 : v->dtype) ||
+      (!same_rank && (size_t)t->numel != v->max_numel))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
                               "delegate value %u is a rank-%u %s tensor; the graph expects rank %u "
                               "%s",
                               v->external_id, t->rank, pterun_dtype_name(t->dtype), v->rank,
-                              xb_dtype_name(v->dtype));
+                              xb_dtype_name(v->half ? XB_DT_FP16 : v->dtype));
   if (v->is_input && same_rank) {
     // Sizes in physical order (the tensor's dim order), within the bounds.
     size_t numel = 1;
@@ -149,11 +151,18 @@ static pterun_status bind_external(xb_graph* g, pterun_kernel_context* ctx, pter
     }
     v->numel = numel;
   }
-  size_t need = v->is_input ? v->numel * (v->max_numel ? v->nbytes / v->max_numel : 0) : v->nbytes;
+  size_t elem = v->half ? 2 : v->max_numel ? v->nbytes / v->max_numel : 0;
+  size_t need = (v->is_input ? v->numel : v->max_numel) * elem;
+  if (!v->is_input && !v->half) need = v->nbytes;
   if (t->data == NULL || (v->is_input ? t->nbytes : t->capacity) < need)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_STATE,
                               "delegate value %u has no memory or too little", v->external_id);
   *data = t->data;
+  if (v->half) {
+    // fp16 external: the nodes read and write its f32 stage.
+    if (v->is_input) xb_f16_load(v->stage, t->data, v->numel);
+    *data = v->stage;
+  }
   return PTERUN_STATUS_OK;
 }
 
@@ -203,12 +212,14 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
     pterun_status st = xb_run_node(&x, n);
     if (st != PTERUN_STATUS_OK)
       return pterun_kernel_fail(ctx, st, "node %u (%s) failed", ni, xb_node_name(n->tag));
+    xb_round_fp16_outputs(&x, n);
   }
   // Outputs take the computed shapes (mapped back through their dim order).
   for (uint32_t e = 0; e < g->num_externs; ++e) {
     const xb_value* v = &g->values[g->ext_value[e]];
     if (!v->is_output) continue;
     pterun_tensor* t = args[v->external_id]->u.tensor;
+    if (v->half) xb_f16_store(t->data, v->stage, v->numel);
     if (t->rank != v->rank) continue; /* rank 0 as [1]: nothing to resize */
     int64_t sz[XB_MAX_DIMS];
     int same = 1;

@@ -124,6 +124,10 @@ typedef struct xb_value {
   int32_t nonbatch_dims;       /* XB_Q_DYNAMIC */
   /* live range for the arena plan (node indices) */
   int64_t first_def, last_use;
+  /* fp16 in the payload: held as f32 (dtype FP32) whose values are rounded
+   * to fp16 after every node that writes it (see xb_widen_fp16). */
+  int half;
+  float* stage; /* fp16 external: its f32 copy during execute */
 } xb_value;
 
 typedef struct xb_node {
@@ -179,6 +183,13 @@ void* xb_alloc(xb_graph* g, size_t bytes);
 /* Reads and verifies a payload into g (values, nodes, constants).
  * Returns a status; the logger says what was wrong. */
 pterun_status xb_parse(const pterun_backend_init_args* a, xb_graph* g);
+/* fp16 values become f32 values holding fp16-representable numbers:
+ * constants converted once, externals staged through an f32 buffer. Refuses
+ * fp16 mixed with quantized operands, naming the node. */
+pterun_status xb_widen_fp16(const pterun_backend_init_args* a, xb_graph* g);
+/* n fp16 numbers (any alignment) to f32, and back (nearest even). */
+void xb_f16_load(float* dst, const uint8_t* src, size_t n);
+void xb_f16_store(uint8_t* dst, const float* src, size_t n);
 /* Shapes, packing, memory plan. */
 pterun_status xb_compile(const pterun_backend_init_args* a, xb_graph* g);
 /* Runs the graph; externals from args. */
@@ -201,6 +212,8 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
  * no rule; INVALID_ARGUMENT when a result exceeds its exported bound. */
 pterun_status xb_reshape_node(xb_graph* g, const xb_node* n);
 pterun_status xb_run_node(xb_exec* x, const xb_node* n);
+/* After node n ran: its fp16 outputs rounded to fp16, as XNNPACK stores them. */
+void xb_round_fp16_outputs(xb_exec* x, const xb_node* n);
 
 pterun_status xb_fail(const pterun_logger* lg, pterun_status st, const char* fmt, ...)
 #if defined(__GNUC__)

@@ -602,6 +602,9 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
 static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
   bool dw = n->tag == XB_N_DEPTHWISE_CONV2D;
+  if (in->dtype == XB_DT_QDINT8)
+    return UNSUP("%s on qdint8 (dynamically quantized convolution) is not implemented",
+                 xb_node_name(n->tag));
   if (in->rank != 4 || out->rank != 4 || w->rank != 4 || w->loc != XB_LOC_CONST)
     return BADN("convolution needs 4-D NHWC tensors and a constant filter");
   size_t G = n->groups, ICg = n->group_in, OCg = n->group_out, IC = in->dims[3], OC = out->dims[3];
@@ -776,6 +779,7 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
       if (in->numel != out->numel || in->rank != out->rank) return BADN("Convert changes the size");
       if (is_f32(in) && is_q8(out)) return PTERUN_STATUS_OK;
       if (is_q8(in) && is_f32(out)) return PTERUN_STATUS_OK;
+      if (is_f32(in) && is_f32(out) && (in->half || out->half)) return PTERUN_STATUS_OK;
       if (is_f32(in) && out->dtype == XB_DT_QDINT8 && out->qkind == XB_Q_DYNAMIC) {
         // Per-row parameters live after the int8 data (see dq_params_offset).
         xb_value* o = &g->values[n->out];
@@ -1526,7 +1530,10 @@ static void run_convert(xb_exec* x, const xb_node* n) {
   const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
   const void* src = x->data[n->in[0]];
   void* dst = x->data[n->out];
-  if (is_f32(in) && is_q8(out)) {
+  if (is_f32(in) && is_f32(out)) {
+    // fp32 <-> fp16: a copy; the fp16 side is rounded after the node.
+    if (dst != src) memmove(dst, src, in->numel * sizeof(float));
+  } else if (is_f32(in) && is_q8(out)) {
     int u = out->dtype == XB_DT_QUINT8;
     float inv = 1.0f / out->scale;
     for (size_t i = 0; i < in->numel; ++i)

@@ -1,7 +1,8 @@
 """XNNPACK-lowered programs through the Python API (the wheel registers
 libpterun_backend_xnnpack): each matches ExecuTorch+XNNPACK on the same file
 and pterun's run of the same model exported without a partitioner, within
-the tolerance of tests/fixtures/xnnpack_cases.txt (fp32: rtol 1e-5; quantized:
+the tolerance of tests/fixtures/xnnpack_cases.txt (fp32: rtol 1e-5; fp16: rtol
+2e-3, about 2 fp16 ulps, see docs/xnnpack.md; quantized:
 one output quantization step, with the fraction of differing elements
 reported)."""
 
