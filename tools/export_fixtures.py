@@ -464,7 +464,9 @@ class NormRows(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = (x.unsqueeze(-1) * self.spread).reshape(x.shape[0], 1024)
         p = torch.softmax(nn.functional.gelu(self.ln1(h)) * 4, dim=-1)
-        lp = torch.log_softmax(nn.functional.gelu(self.ln2(h), approximate="tanh"), dim=-1)
+        lp = torch.log_softmax(
+            nn.functional.gelu(self.ln2(h), approximate="tanh"), dim=-1
+        )
         return (p * self.q).sum(-1), (lp * self.q).sum(-1)
 
 
