@@ -161,6 +161,11 @@ def export_cnn(out: Path) -> None:
     edge_copy = copy.deepcopy(edge)
     et_program = edge.to_executorch()
     (out / "cnn.pte").write_bytes(bytes(et_program.buffer))
+    # Stack traces name this machine's files (the script, site-packages): a
+    # fixture must not carry them, and the Inspector does not read them.
+    for method in edge_copy.methods:
+        for node in edge_copy.exported_program(method).graph.nodes:
+            node.meta.pop("stack_trace", None)
     generate_etrecord(str(out / "cnn.etrecord"), edge_copy, et_program)
     plan = et_program.executorch_program.execution_plan[0]
     (out / "cnn_ops.txt").write_text(
