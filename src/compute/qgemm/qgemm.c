@@ -202,6 +202,23 @@ static void fetch_matrix_rows(const pterun_compute_matrix* a, int64_t i0, int64_
   }
 }
 
+/* The remaining whole groups from q on, then the zero-padded last group,
+ * into dst (uint8_t* or int16_t*), adding the stored values to s. */
+#define PACK_GROUPS(dst)                                                                           \
+  do {                                                                                             \
+    for (; q < kfull / PC_QS8_KR; ++q)                                                             \
+      for (t = 0; t < PC_QS8_KR; ++t) {                                                            \
+        const uint8_t v_ = (uint8_t)(src[q * PC_QS8_KR + t] ^ flip);                               \
+        (dst)[(size_t)q * step + (size_t)t] = v_;                                                  \
+        s += v_;                                                                                   \
+      }                                                                                            \
+    for (t = 0; kfull < kc && t < PC_QS8_KR; ++t) {                                                \
+      const uint8_t v_ = kfull + t < kc ? (uint8_t)(src[kfull + t] ^ flip) : 0;                    \
+      (dst)[(size_t)(kfull / PC_QS8_KR) * step + (size_t)t] = v_;                                  \
+      s += v_;                                                                                     \
+    }                                                                                              \
+  } while (0)
+
 /* Interleaves rows x kc raw A values into a panel of MR rows x ceil(kc/4)
  * groups of 4 (uint8, or int16 when a_bytes is 2), zero padded, and adds the
  * shifted row sums. */
@@ -240,38 +257,20 @@ static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_
         s += (int32_t)(_mm_cvtsi128_si32(vs) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(vs, vs)));
       }
 #endif
-      for (; q < kfull / PC_QS8_KR; ++q)
-        for (t = 0; t < PC_QS8_KR; ++t) {
-          const uint8_t v = (uint8_t)(src[q * PC_QS8_KR + t] ^ flip);
-          dst[(size_t)q * step + (size_t)t] = v;
-          s += v;
-        }
-      for (t = 0; kfull < kc && t < PC_QS8_KR; ++t) {
-        const uint8_t v = kfull + t < kc ? (uint8_t)(src[kfull + t] ^ flip) : 0;
-        dst[(size_t)(kfull / PC_QS8_KR) * step + (size_t)t] = v;
-        s += v;
-      }
+      PACK_GROUPS(dst);
     } else {
       uint8_t* dst = (uint8_t*)panel + i * PC_QS8_KR;
       if (i >= rows) {
         for (q = 0; q < kqb; ++q) memset(dst + (size_t)q * step, 0, PC_QS8_KR);
         continue;
       }
-      for (q = 0; q < kfull / PC_QS8_KR; ++q)
-        for (t = 0; t < PC_QS8_KR; ++t) {
-          const uint8_t v = (uint8_t)(src[q * PC_QS8_KR + t] ^ flip);
-          dst[(size_t)q * step + (size_t)t] = v;
-          s += v;
-        }
-      for (t = 0; kfull < kc && t < PC_QS8_KR; ++t) {
-        const uint8_t v = kfull + t < kc ? (uint8_t)(src[kfull + t] ^ flip) : 0;
-        dst[(size_t)(kfull / PC_QS8_KR) * step + (size_t)t] = v;
-        s += v;
-      }
+      q = 0;
+      PACK_GROUPS(dst);
     }
     row_sum[i] += s;
   }
 }
+#undef PACK_GROUPS
 
 /* Per-column terms of a task's columns [j0, j0 + cols): scale and bias as
  * arrays (bias 0 when absent), and for the int32 path A's zero point times the
