@@ -10,9 +10,15 @@ int pk_prepack_constant_f32(const pterun_tensor* t) {
 
 pterun_status pk_prepack(pterun_kernel_context* ctx, const pterun_tensor* t, int operand,
                          int64_t rows, int64_t cols, const pterun_compute_matrix* src) {
+  return pk_prepack_to(ctx, NULL, t, operand, rows, cols, src);
+}
+
+pterun_status pk_prepack_to(pterun_kernel_context* ctx, pk_prepacked* st, const pterun_tensor* t,
+                            int operand, int64_t rows, int64_t cols,
+                            const pterun_compute_matrix* src) {
   size_t bytes = pterun_compute_gemm_pack_size(operand, rows, cols);
   if (bytes == 0 || !pterun_kernel_preparing(ctx)) return PTERUN_STATUS_OK;
-  pk_prepacked* st = pterun_kernel_state_alloc(ctx, sizeof *st, _Alignof(pk_prepacked));
+  if (st == NULL) st = pterun_kernel_state_alloc(ctx, sizeof *st, _Alignof(pk_prepacked));
   void* mem = st != NULL ? pterun_kernel_state_alloc(ctx, bytes, 64) : NULL;
   if (mem == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
