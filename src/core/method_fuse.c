@@ -234,16 +234,30 @@ static bool view_unaffected(const pterun_method* m, const fuse_facts* f, const p
   return true;
 }
 
+/* Is v an elided view of r, read only there: a planned tensor nothing
+ * writes, not a method input or output, over exactly r's bytes (the
+ * exporter removed a view_copy, e.g. a linear's [M, K] view of [B, T, K])? */
+static bool elided_view_of(const pterun_method* m, const fuse_facts* f, const pterun_value* v,
+                           const pterun_value* r) {
+  if (v == r || v->tag != PTERUN_VALUE_TENSOR || r->tag != PTERUN_VALUE_TENSOR) return false;
+  const pterun_tensor *a = v->u.tensor, *b = r->u.tensor;
+  const uint32_t vi = (uint32_t)(v - m->values);
+  return !f->written[vi] && !f->outputs[vi] && f->refs[vi] == 1 &&
+         m->aux[a - m->tensors].in_arena && m->aux[b - m->tensors].in_arena && a->data != NULL &&
+         a->data == b->data && a->dtype == b->dtype && a->nbytes == b->nbytes;
+}
+
 /* Would rewriting the instructions at flat [pos, end] leave tensor value r's
  * memory unobserved? An elided view (a planned tensor nobody writes) over it
- * would read what r no longer receives. */
+ * would read what r no longer receives; `view` (NULL: none) is one the
+ * rewrite takes care of. */
 static bool unviewed(const pterun_method* m, const fuse_facts* f, const pterun_value* r,
-                     uint32_t pos, uint32_t end) {
+                     const pterun_value* view, uint32_t pos, uint32_t end) {
   const pterun_tensor* t = r->u.tensor;
   if (!m->aux[t - m->tensors].in_arena) return true;
   for (uint32_t v = 0; v < m->value_count; ++v) {
     const pterun_value* x = &m->values[v];
-    if (x == r || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
+    if (x == r || x == view || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
     if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(x->u.tensor, t) &&
         !view_unaffected(m, f, x, pos, end))
       return false;
@@ -272,22 +286,25 @@ static bool other_outs_unread(const pterun_method* m, const fuse_facts* f, const
       ++named;
     }
     if (f->refs[e - m->values] != named || f->outputs[e - m->values] ||
-        !unviewed(m, f, e, pos, pos))
+        !unviewed(m, f, e, NULL, pos, pos))
       return false;
   }
   return true;
 }
 
 /* Is `r`, the result of `prev` (its return slot, or its first out `out`)
- * and read by `next` at `link`, private to the two? (prev and next are at
- * flat positions pos and end.) */
+ * and read by `next` at `link` (itself or an elided view of it), private to
+ * the two? (prev and next are at flat positions pos and end.) */
 static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_instr* prev,
                          uint32_t out, const pt_instr* next, uint32_t link, int32_t dtype,
                          uint32_t pos, uint32_t end) {
   const pterun_value* r = prev->args[out != 0 ? out : prev->b - 1];
+  const pterun_value* view = next->args[link] != r ? next->args[link] : NULL;
   uint32_t ri = (uint32_t)(r - m->values), in_prev = 0, in_next = 0;
   uint32_t first_out = out != 0 ? out : prev->b - 2;
-  if (r->tag != PTERUN_VALUE_TENSOR || next->args[link] != r || f->outputs[ri]) return false;
+  if (r->tag != PTERUN_VALUE_TENSOR || (view != NULL && !elided_view_of(m, f, view, r)) ||
+      f->outputs[ri])
+    return false;
   if (dtype >= 0 && r->u.tensor->dtype != dtype) return false;
   for (uint32_t k = 0; k < prev->b; ++k) {
     if (prev->args[k] != r) continue;
@@ -299,8 +316,8 @@ static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_i
     ++in_prev;
   }
   for (uint32_t k = 0; k < next->b; ++k) in_next += next->args[k] == r;
-  if (in_next != 1 || f->refs[ri] != in_prev + in_next) return false;
-  return unviewed(m, f, r, pos, end);
+  if (in_next != (view != NULL ? 0u : 1u) || f->refs[ri] != in_prev + in_next) return false;
+  return unviewed(m, f, r, view, pos, end);
 }
 
 /* Does tensor value v (or a tensor of list v) share memory with `t`? */
