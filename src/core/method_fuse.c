@@ -217,14 +217,31 @@ static bool view_unaffected(const pterun_method* m, const fuse_facts* f, const p
   return true;
 }
 
-/* Is `r`, the result of `prev` and read by `next` at `link`, private to
- * the two? (prev and next are at flat positions pos and end.) */
+/* Is v an elided view of r, read only there: a planned tensor nothing
+ * writes, not a method input or output, over exactly r's bytes (the
+ * exporter removed a view_copy, e.g. a linear's [M, K] view of [B, T, K])? */
+static bool elided_view_of(const pterun_method* m, const fuse_facts* f, const pterun_value* v,
+                           const pterun_value* r) {
+  if (v == r || v->tag != PTERUN_VALUE_TENSOR || r->tag != PTERUN_VALUE_TENSOR) return false;
+  const pterun_tensor *a = v->u.tensor, *b = r->u.tensor;
+  const uint32_t vi = (uint32_t)(v - m->values);
+  return !f->written[vi] && !f->outputs[vi] && f->refs[vi] == 1 &&
+         m->aux[a - m->tensors].in_arena && m->aux[b - m->tensors].in_arena && a->data != NULL &&
+         a->data == b->data && a->dtype == b->dtype && a->nbytes == b->nbytes;
+}
+
+/* Is `r`, the result of `prev` and read by `next` at `link` (itself or an
+ * elided view of it), private to the two? (prev and next are at flat
+ * positions pos and end.) */
 static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_instr* prev,
                          const pt_instr* next, uint32_t link, int32_t dtype, uint32_t pos,
                          uint32_t end) {
   const pterun_value* r = prev->args[prev->b - 1];
+  const pterun_value* view = next->args[link] != r ? next->args[link] : NULL;
   uint32_t ri = (uint32_t)(r - m->values), in_prev = 0, in_next = 0;
-  if (r->tag != PTERUN_VALUE_TENSOR || next->args[link] != r || f->outputs[ri]) return false;
+  if (r->tag != PTERUN_VALUE_TENSOR || (view != NULL && !elided_view_of(m, f, view, r)) ||
+      f->outputs[ri])
+    return false;
   if (dtype >= 0 && r->u.tensor->dtype != dtype) return false;
   for (uint32_t k = 0; k < prev->b; ++k) {
     if (prev->args[k] != r) continue;
@@ -232,7 +249,7 @@ static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_i
     ++in_prev;
   }
   for (uint32_t k = 0; k < next->b; ++k) in_next += next->args[k] == r;
-  if (in_next != 1 || f->refs[ri] != in_prev + in_next) return false;
+  if (in_next != (view != NULL ? 0u : 1u) || f->refs[ri] != in_prev + in_next) return false;
   // An elided view (a planned tensor nobody writes) over r's memory would
   // read what r no longer receives.
   const pterun_tensor* t = r->u.tensor;
@@ -240,7 +257,7 @@ static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_i
   if (!ta->in_arena) return true;
   for (uint32_t v = 0; v < m->value_count; ++v) {
     const pterun_value* x = &m->values[v];
-    if (x == r || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
+    if (x == r || x == view || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
     if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(x->u.tensor, t) &&
         !view_unaffected(m, f, x, pos, end))
       return false;
