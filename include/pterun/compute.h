@@ -478,6 +478,24 @@ PTERUN_COMPUTE_API void pterun_compute_lowbit_repack(const pterun_compute_lowbit
                                                      uint8_t* dst,
                                                      pterun_compute_lowbit_weights* out);
 
+/** Bytes pterun_compute_lowbit_pack writes: 0 when nbit is not 4 or 8, or
+ *  group_size is not a multiple of 16 dividing k, or sizes are out of range. */
+PTERUN_COMPUTE_API size_t pterun_compute_lowbit_pack_bytes(int nbit, int64_t n, int64_t k,
+                                                           int64_t group_size, int has_zeros,
+                                                           int has_bias);
+/** Load-time packing of plain signed codes (int8 W[n][k], row-major, each in
+ *  the nbit range: [-8, 7] for 4 bits) with per-group scales s[n][k /
+ *  group_size] (w ~ (code - zero) * s), optional int32 zero points of the
+ *  same shape and optional bias[n] into the universal layout at dst (`cap`
+ *  bytes, pterun_compute_lowbit_pack_bytes; 64-byte aligned preferred).
+ *  Returns 0 and describes the buffer in `out`, or -1 (geometry, size or a
+ *  code outside the width). */
+PTERUN_COMPUTE_API int pterun_compute_lowbit_pack(int nbit, int64_t n, int64_t k,
+                                                  int64_t group_size, const int8_t* codes,
+                                                  const float* scales, const int32_t* zeros,
+                                                  const float* bias, uint8_t* dst, size_t cap,
+                                                  pterun_compute_lowbit_weights* out);
+
 /** Bytes of one 8-column tile of the universal layout (k < 2^31, group_size
  *  a multiple of 16 dividing k): per group, group_size * nbit code bytes,
  *  8 scales, 8 sums [, 8 zero points]; then [8 biases]. */
@@ -501,6 +519,15 @@ pterun_compute_lowbit_linear(pterun_kernel_context* ctx, const pterun_compute_lo
 PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_ex(
     pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w, const float* x, int64_t m,
     float* y, const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool, size_t max_threads);
+
+/** As pterun_compute_lowbit_linear_ex with the activations already quantized
+ *  per row: qa[m, k] int8 codes, a_scale[m], a_zero[m] (x ~ (qa - a_zero) *
+ *  a_scale), e.g. by the program's own quantize operators. The same
+ *  integer dot products and float accumulation. */
+PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_qa_ex(
+    pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w, const int8_t* qa,
+    const float* a_scale, const int32_t* a_zero, int64_t m, float* y,
+    const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool, size_t max_threads);
 
 #ifdef __cplusplus
 }

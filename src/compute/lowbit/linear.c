@@ -49,6 +49,10 @@ typedef struct pc_lowbit_block {
   const pterun_compute_lowbit_weights* w;
   pterun_compute_lowbit_tile_fn tile;
   const float* x; /* first row of the block */
+  /* or, already quantized (pterun_compute_lowbit_linear_qa_ex): codes, scales, zero points */
+  const int8_t* xq;
+  const float* xs;
+  const int32_t* xz;
   int8_t* qa;
   int64_t* asum;
   float* scale;
@@ -86,8 +90,15 @@ static void quantize_rows(void* c, size_t start, size_t count) {
     int8_t* qa = b->qa + r * b->kpad;
     int64_t* asum = b->asum + r * (size_t)groups;
     int64_t g, j;
-    pc_lowbit_act_qparams(b->x + r * (size_t)k, k, &b->scale[r], &b->zero[r]);
-    pc_lowbit_act_quantize(b->x + r * (size_t)k, k, pc_lowbit_act_inv(b->scale[r]), b->zero[r], qa);
+    if (b->xq != NULL) {
+      memcpy(qa, b->xq + r * (size_t)k, (size_t)k);
+      b->scale[r] = b->xs[r];
+      b->zero[r] = b->xz[r];
+    } else {
+      pc_lowbit_act_qparams(b->x + r * (size_t)k, k, &b->scale[r], &b->zero[r]);
+      pc_lowbit_act_quantize(b->x + r * (size_t)k, k, pc_lowbit_act_inv(b->scale[r]), b->zero[r],
+                             qa);
+    }
     for (g = 0; g < groups; ++g) {
       int64_t s = 0;
       for (j = 0; j < gs; ++j) s += qa[g * gs + j];
@@ -151,11 +162,12 @@ static void tiles_task(void* c, size_t i, size_t j, size_t ni, size_t nj) {
     for (r = i; r < i + ni; ++r) tile_row(b, r, (int64_t)t);
 }
 
-pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
-                                              const pterun_compute_lowbit_weights* w,
-                                              const float* x, int64_t m, float* y,
-                                              const pterun_compute_lowbit_ukernel* uk,
-                                              pterun_threadpool* pool, size_t max_threads) {
+/* x (float rows to quantize) or xq / xs / xz (quantized rows). */
+static pterun_status linear_rows(pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w,
+                                 const float* x, const int8_t* xq, const float* xs,
+                                 const int32_t* xz, int64_t m, float* y,
+                                 const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool,
+                                 size_t max_threads) {
   const size_t tiles = (size_t)((w->n + 7) / 8), rb = row_bytes(w);
   const uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(max_threads);
   size_t threads = pterun_threadpool_size(pool), rows = (size_t)m, tile_j, done;
@@ -181,6 +193,10 @@ pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
         break;
     }
   b.w = w;
+  b.x = x;
+  b.xq = xq;
+  b.xs = xs;
+  b.xz = xz;
   b.tile = (uk != NULL ? uk : pterun_compute_lowbit_select(pterun_cpu_features()))->tile;
   b.kpad = round64((size_t)w->k);
   if (buf != NULL) {
@@ -209,12 +225,35 @@ pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
   if (tile_j < 4) tile_j = 4;
   for (done = 0; done < (size_t)m; done += rows) {
     size_t nr = (size_t)m - done < rows ? (size_t)m - done : rows;
-    b.x = x + done * (size_t)w->k;
+    if (xq != NULL) {
+      b.xq = xq + done * (size_t)w->k;
+      b.xs = xs + done;
+      b.xz = xz + done;
+    } else {
+      b.x = x + done * (size_t)w->k;
+    }
     b.y = y + done * (size_t)w->n;
     pterun_parallelize_1d_tile(pool, quantize_rows, &b, nr, 1, flags);
     pterun_parallelize_2d_tile(pool, tiles_task, &b, nr, tiles, 8, tile_j, flags);
   }
   return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
+                                              const pterun_compute_lowbit_weights* w,
+                                              const float* x, int64_t m, float* y,
+                                              const pterun_compute_lowbit_ukernel* uk,
+                                              pterun_threadpool* pool, size_t max_threads) {
+  return linear_rows(ctx, w, x, NULL, NULL, NULL, m, y, uk, pool, max_threads);
+}
+
+pterun_status pterun_compute_lowbit_linear_qa_ex(pterun_kernel_context* ctx,
+                                                 const pterun_compute_lowbit_weights* w,
+                                                 const int8_t* qa, const float* a_scale,
+                                                 const int32_t* a_zero, int64_t m, float* y,
+                                                 const pterun_compute_lowbit_ukernel* uk,
+                                                 pterun_threadpool* pool, size_t max_threads) {
+  return linear_rows(ctx, w, NULL, qa, a_scale, a_zero, m, y, uk, pool, max_threads);
 }
 
 pterun_status pterun_compute_lowbit_linear(pterun_kernel_context* ctx,
