@@ -286,10 +286,12 @@ static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* const* ste
   const pt_instr* last = step[steps - 1];
   const pterun_value* r = last->args[last->b - 1];
   if (r->tag != PTERUN_VALUE_TENSOR) return false;
+  const bool fed = feeds_of(p) > 0;
   for (uint32_t s = 0; s < steps; ++s)
     for (uint32_t k = 0; k + 2 < step[s]->b; ++k)
       if ((s == 0 ? !p->step0_may_alias
                   : k != p->link[s]) /* an intermediate is never materialised */
+          && !(fed && s == p->feed.step && k == p->feed.arg) /* nor a feed's result */
           && value_overlaps(step[s]->args[k], r->u.tensor))
         return false;
   return true;
