@@ -284,13 +284,17 @@ static const uint8_t* pad_nhwc(pterun_kernel_context* ctx, const qk_im2col* g) {
   if ((double)hp * (double)wp * (double)g->c_all > (double)(SIZE_MAX / 2)) return NULL;
   uint8_t* p = pterun_kernel_scratch(ctx, (size_t)(hp * wp * g->c_all), 64);
   if (p == NULL) return NULL;
-  memset(p, g->zp, (size_t)(hp * wp * g->c_all));
-  for (int64_t c = 0; c < g->c_all; ++c)
-    for (int64_t y = 0; y < g->h; ++y) {
-      const uint8_t* src = g->x + (c * g->h + y) * g->w;
-      uint8_t* dst = p + ((y + g->ph) * wp + g->pw) * g->c_all + c;
-      for (int64_t x = 0; x < g->w; ++x) dst[x * g->c_all] = src[x];
-    }
+  const size_t row = (size_t)(wp * g->c_all), side = (size_t)(g->pw * g->c_all);
+  /* The zero-point border: top and bottom rows, then each row's ends. */
+  memset(p, g->zp, row * (size_t)g->ph);
+  memset(p + row * (size_t)(g->ph + g->h), g->zp, row * (size_t)g->ph);
+  for (int64_t y = 0; y < g->h; ++y) {
+    uint8_t* dst = p + (size_t)(y + g->ph) * row;
+    memset(dst, g->zp, side);
+    memset(dst + row - side, g->zp, side);
+    /* [c][x] of input row y -> [x][c] */
+    pterun_compute_u8_transpose(g->c_all, g->w, g->x + y * g->w, g->h * g->w, dst + side, g->c_all);
+  }
   return p;
 }
 

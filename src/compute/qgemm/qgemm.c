@@ -37,7 +37,7 @@
 #define PC_QS8_TN 256
 #define PC_QS8_B_TILE_BYTES (128 * 1024)
 /* Rows of a column-major int8 C written per column at once (qs8_task), and
- * the staging buffer's column stride (the run rounded up to whole panels). */
+ * the staging buffer's rows (the run rounded up to whole panels). */
 #define PC_QS8_STAGE_ROWS 64
 #define PC_QS8_STAGE_MAX (PC_QS8_STAGE_ROWS + PC_QS8_MR_MAX)
 /* Multiply-adds below which a product runs on the calling thread. */
@@ -409,11 +409,12 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   /* A column-major int8 C (a convolution's NCHW output: rows are pixels, a
    * column's rows are contiguous) is staged: the epilogue's stores at a
    * stride of H*W bytes fall into a few L1 sets (H*W a multiple of 4 KiB
-   * maps every channel to one set) and evict each other. Runs of up to
-   * PC_QS8_STAGE_ROWS rows go out as one copy per column. */
-  _Alignas(64) uint8_t stage[PC_QS8_TN * PC_QS8_STAGE_MAX];
+   * maps every channel to one set) and evict each other. The epilogue writes
+   * runs of up to PC_QS8_STAGE_ROWS rows row-major here; a transpose writes
+   * each column's run at once. */
+  _Alignas(64) uint8_t stage[PC_QS8_STAGE_MAX * PC_QS8_TN];
   const int staged = job->c->rs == 1 && job->c->cs > 1 && job->c->dtype != PTERUN_DTYPE_F32;
-  const pterun_compute_matrix sm = {stage, job->c->dtype, 1, PC_QS8_STAGE_MAX};
+  const pterun_compute_matrix sm = {stage, job->c->dtype, PC_QS8_TN, 1};
   const size_t group = staged ? (PC_QS8_STAGE_ROWS + (size_t)mr - 1) / (size_t)mr : 1;
   int64_t g0 = (int64_t)pi * mr; /* first row of the staged run */
   column_terms(job, j0, cols, &ct);
@@ -443,12 +444,9 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
     }
     epilogue(job, &ct, acc, row_sum, rows, j0, cols, &sm, i0 - g0, 0);
     if ((p - pi + 1) % group == 0 || p + 1 == pi + npi) {
-      const int64_t run = i0 + rows - g0;
       const pterun_compute_matrix* c = job->c;
-      int64_t j;
-      for (j = 0; j < cols; ++j)
-        memcpy((uint8_t*)c->data + g0 + (j0 + j) * c->cs, stage + j * PC_QS8_STAGE_MAX,
-               (size_t)run);
+      pterun_compute_u8_transpose(i0 + rows - g0, cols, stage, PC_QS8_TN,
+                                  (uint8_t*)c->data + g0 + j0 * c->cs, c->cs);
       g0 = i0 + rows;
     }
   }
