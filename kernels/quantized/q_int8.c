@@ -241,6 +241,22 @@ static uint8_t im2col_at(const qk_im2col* g, int64_t oh, int64_t ow, int64_t k) 
   return y >= 0 && y < g->h && x >= 0 && x < g->w ? g->x[(c * g->h + y) * g->w + x] : g->zp;
 }
 
+/* memcpy for the short runs of small convolutions (3 channels x 3 taps: 9
+ * bytes), without a library call: two overlapping fixed-size copies. */
+static inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
+  if (n >= 16) {
+    memcpy(d, s, (size_t)n);
+  } else if (n >= 8) {
+    memcpy(d, s, 8);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(d, s, 4);
+    memcpy(d + n - 4, s + n - 4, 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+  }
+}
+
 static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc, uint8_t* dst) {
   const qk_im2col* g = (const qk_im2col*)ctx;
   const int64_t wp = g->w + 2 * g->pw;
@@ -252,11 +268,11 @@ static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t
         const uint8_t* src =
             g->pad + ((oh * g->sh + ky * g->dh) * wp + ow * g->sw) * g->c_all + g->c0;
         if (g->dw == 1 && g->cpg == g->c_all) {
-          memcpy(d, src, (size_t)(g->kw * g->cpg));
+          copy_run(d, src, g->kw * g->cpg);
           d += g->kw * g->cpg;
         } else {
           for (int64_t kx = 0; kx < g->kw; ++kx, d += g->cpg)
-            memcpy(d, src + kx * g->dw * g->c_all, (size_t)g->cpg);
+            copy_run(d, src + kx * g->dw * g->c_all, g->cpg);
         }
       }
       continue;
