@@ -158,14 +158,15 @@ static pterun_status prepare(pterun_kernel_context* ctx, const qk_aff_call* c) {
     zeros = pterun_kernel_state_alloc(ctx, sizeof(int32_t) * (size_t)(n * groups), 64);
   if (st == NULL || buf == NULL || (c->w.zp != NULL && zeros == NULL))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
-                              "cannot allocate the packed dynamic-linear weight (%zu bytes)", bytes);
+                              "cannot allocate the packed dynamic-linear weight (%zu bytes)",
+                              bytes);
   memset(st, 0, sizeof *st);
   for (p = 0; zeros != NULL && p < n * groups; ++p) PTERUN_TRY(zp_at(ctx, c->w.zp, p, &zeros[p]));
   if (pterun_compute_lowbit_pack(nbit, n, k, g, (const int8_t*)w->data,
-                                 (const float*)c->w.scale->data, zeros, NULL, buf,
-                                 bytes, &st->w) != 0)
-    return QK_FAIL(ctx, "arg 'weight': a code lies outside [%" PRId64 ", %" PRId64 "]",
-                   c->w.qmin, c->w.qmax);
+                                 (const float*)c->w.scale->data, zeros, NULL, buf, bytes,
+                                 &st->w) != 0)
+    return QK_FAIL(ctx, "arg 'weight': a code lies outside [%" PRId64 ", %" PRId64 "]", c->w.qmin,
+                   c->w.qmax);
   /* activation rows: the planned codes' (data and capacity are hidden at
    * prepare: the sizes are the plan's bound) */
   st->m_cap = c->a.x->numel / k;
@@ -240,10 +241,9 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_aff_call* c) {
     memcpy(copy, x->data, x->nbytes);
     qa = (const int8_t*)copy;
   }
-  PTERUN_TRY(pterun_compute_lowbit_linear_qa_ex(ctx, &st->w, qa, st->a_scale, st->a_zero, m,
-                                                (float*)c->out->data, NULL,
-                                                pterun_kernel_threadpool(ctx),
-                                                pterun_kernel_max_threads(ctx)));
+  PTERUN_TRY(pterun_compute_lowbit_linear_qa_ex(
+      ctx, &st->w, qa, st->a_scale, st->a_zero, m, (float*)c->out->data, NULL,
+      pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx)));
   if (c->bias != NULL) {
     float* y = (float*)c->out->data;
     const float* b = (const float*)c->bias->data;

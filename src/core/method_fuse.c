@@ -340,10 +340,12 @@ static bool value_overlaps(const pterun_value* v, const pterun_tensor* t) {
 static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* const* step, uint32_t steps) {
   const pterun_value* r = result_of(p, steps - 1, step[steps - 1]);
   if (r->tag != PTERUN_VALUE_TENSOR) return false;
+  const bool fed = feeds_of(p) > 0;
   for (uint32_t s = 0; s < steps; ++s)
     for (uint32_t k = 0; k < inputs_of(p, s); ++k)
       if ((s == 0 ? !p->step0_may_alias
                   : k != p->link[s]) /* an intermediate is never materialised */
+          && !(fed && s == p->feed.step && k == p->feed.arg) /* nor a feed's result */
           && value_overlaps(step[s]->args[k], r->u.tensor))
         return false;
   return true;
