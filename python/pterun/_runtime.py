@@ -176,6 +176,7 @@ class Program:
         profile: bool | int = False,
         record_outputs: bool = False,
         threads: int | None = None,
+        no_fusion: bool = False,
     ) -> Method:
         """Loads a method, resolving every operator it uses.
 
@@ -191,6 +192,11 @@ class Program:
         that asks for threads; 1 runs on the calling thread only. Outputs are
         bit-identical for any value.
 
+        ``no_fusion``: keep the program's operators as they are (the load-time
+        fusion pass off, as the CLI's ``--no-fusion``): the reference path,
+        bit-exact with ExecuTorch's kernels where the fused integer kernels
+        differ by float rounding (docs/quantized.md).
+
         Raises :class:`pterun.Error`: ``NOT_FOUND`` (no such method),
         ``OPERATOR_MISSING`` (the message names each missing operator and the
         component that ships it), ``BACKEND_UNAVAILABLE`` (delegated method),
@@ -202,9 +208,19 @@ class Program:
         if record_outputs and runs == 0:
             runs = 16
         native = self._native.load_method(
-            name, runs, record_outputs, 0 if threads is None else threads
+            name, runs, record_outputs, 0 if threads is None else threads, no_fusion
         )
         return Method(native, self.metadata(name))
+
+    def method_memory(self, name: str = "forward") -> dict[str, int]:
+        """The bytes :meth:`load_method` would allocate for method ``name``,
+        before loading it: ``runtime_bytes`` and ``planned_bytes`` (what
+        :meth:`Method.memory` reports after the load) and, of the runtime
+        bytes, ``prepared_bytes`` (packed and folded weights),
+        ``delegate_bytes``, ``folded_bytes`` and ``scratch_bytes``; plus
+        ``load_peak_bytes``, the most the load holds at once. Measured by a
+        trial load that is undone (it costs one load's time)."""
+        return self._native.method_memory(name)
 
     def info(self) -> dict[str, Any]:
         """Container facts: sizes, segments, constants, counts."""

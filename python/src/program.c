@@ -370,22 +370,51 @@ static PyObject* py_program_info(PyObject* self, PyObject* unused) {
 }
 
 static PyObject* py_program_load_method(PyObject* self, PyObject* args, PyObject* kwargs) {
-  static char* kwlist[] = {"name", "profile_runs", "record_outputs", "threads", NULL};
+  static char* kwlist[] = {"name", "profile_runs", "record_outputs", "threads", "no_fusion", NULL};
   py_state* st = py_state_of_type(Py_TYPE(self));
   const char* name;
   unsigned int runs = 0;
   int outputs = 0;
   Py_ssize_t threads = 0;
+  int no_fusion = 0;
   size_t index;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|Ipn:load_method", kwlist, &name, &runs,
-                                   &outputs, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|Ipnp:load_method", kwlist, &name, &runs,
+                                   &outputs, &threads, &no_fusion))
     return NULL;
   if (threads < 0) {
     PyErr_SetString(PyExc_ValueError, "threads must be >= 0 (0: every thread of the pool)");
     return NULL;
   }
   if (py_find_method(st, (py_program*)self, name, &index) != 0) return NULL;
-  return py_method_load(st, (py_program*)self, name, runs, outputs, (size_t)threads);
+  return py_method_load(st, (py_program*)self, name, runs, outputs, (size_t)threads, no_fusion);
+}
+
+/* pterun_program_method_memory: the memory a load of method `name` would
+ * allocate, by part, measured by a trial load (no method stays loaded). */
+static PyObject* py_program_method_memory(PyObject* self, PyObject* arg) {
+  py_state* st = py_state_of_type(Py_TYPE(self));
+  py_program* p = (py_program*)self;
+  pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
+  pterun_method_memory_info mem = PTERUN_METHOD_MEMORY_INFO_INIT;
+  pterun_status status;
+  size_t index;
+  const char* name = PyUnicode_AsUTF8AndSize(arg, NULL);
+  if (name == NULL) return NULL;
+  if (py_find_method(st, p, name, &index) != 0) return NULL;
+  opts.registry = st->registry;
+  opts.data = (const pterun_data* const*)p->data;
+  opts.data_count = p->data_count;
+  opts.logger = py_logger();
+  Py_BEGIN_ALLOW_THREADS py_log_reset();
+  status = pterun_program_method_memory(p->program, name, &opts, &mem);
+  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) return py_raise(
+      st, status, "cannot size method '%s' of %s", name, PyUnicode_AsUTF8AndSize(p->origin, NULL));
+  return Py_BuildValue(
+      "{s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "runtime_bytes", (Py_ssize_t)mem.runtime_bytes,
+      "planned_bytes", (Py_ssize_t)mem.planned_bytes, "prepared_bytes",
+      (Py_ssize_t)mem.prepared_bytes, "delegate_bytes", (Py_ssize_t)mem.delegate_bytes,
+      "folded_bytes", (Py_ssize_t)mem.folded_bytes, "scratch_bytes", (Py_ssize_t)mem.scratch_bytes,
+      "load_peak_bytes", (Py_ssize_t)mem.load_peak_bytes);
 }
 
 /* [(method name, case count), ...] of a bundled program; None otherwise. */
@@ -429,6 +458,9 @@ static PyMethodDef py_program_methods[] = {
     {"method_meta", py_program_method_meta, METH_O,
      "method_meta(name) -> dict describing the method's inputs, outputs and operators."},
     {"info", py_program_info, METH_NOARGS, "info() -> dict of container facts."},
+    {"method_memory", py_program_method_memory, METH_O,
+     "method_memory(name) -> dict: the bytes a load of method `name` would allocate, by part "
+     "(a trial load; nothing stays loaded)."},
     {NULL, NULL, 0, NULL},
 };
 

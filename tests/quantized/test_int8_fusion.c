@@ -48,6 +48,14 @@ static const fixture k_fixtures[] = {
     {"quantized_dynlinear", {"pterun_quantized::linear_dynamic_q8.out"}, 1e-4},
     {"quantized_8da4w", {"pterun_quantized::linear_dynamic_affine.out"}, 1e-5},
     {"quantized_8da4w_fused", {"pterun_quantized::linear_dequantize_dynamic.out"}, 1e-5},
+    {"quantized_8da8w", {"pterun_quantized::linear_dynamic_affine.out"}, 1e-5},
+    {"quantized_dynmm",
+     {"pterun_quantized::mm_dynamic_relu_q8.out", "pterun_quantized::mm_dynamic_q8.out"},
+     1e-5},
+    {"quantized_staticmm",
+     {"pterun_quantized::mm_relu_q8.out", "pterun_quantized::linear_q8.out",
+      "pterun_quantized::mm_q8.out"},
+     0.05},
 };
 
 static const char* fixture_path(const char* dir, const char* file) {
@@ -142,9 +150,8 @@ static int compare(const fixture* fx, const run_result* ref, const run_result* g
 }
 
 static int test_fixtures(void) {
-  pterun_threadpool_options tpo;
+  pterun_threadpool_options tpo = PTERUN_THREADPOOL_OPTIONS_INIT;
   pterun_threadpool* pool = NULL;
-  memset(&tpo, 0, sizeof tpo);
   tpo.threads = 3;
   PT_CHECK_STATUS(pterun_threadpool_create(&tpo, &pool), PTERUN_STATUS_OK);
   for (size_t f = 0; f < sizeof k_fixtures / sizeof k_fixtures[0]; ++f) {
