@@ -57,6 +57,11 @@ static const fixture k_fixtures[] = {
      {"pterun_quantized::mm_relu_q8.out", "pterun_quantized::linear_q8.out",
       "pterun_quantized::mm_q8.out"},
      0.05},
+    {"quantized_staticops",
+     {"pterun_quantized::conv2d_q8.out", "pterun_quantized::hardtanh_q8.out",
+      "pterun_quantized::add_relu_fq8.out", "pterun_quantized::add_fq8.out",
+      "pterun_quantized::relu_q8.out", "pterun_quantized::linear_q8.out"},
+     0.05},
 };
 
 static const char* fixture_path(const char* dir, const char* file) {
