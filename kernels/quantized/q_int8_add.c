@@ -24,7 +24,7 @@
 typedef struct qk_add_opnd {
   pterun_tensor* t;
   const void* copy; /* the data when read from a copy, else NULL */
-  int quantized; /* else float32 */
+  int quantized;    /* else float32 */
   double scale;
   int64_t zp, dtype;
 } qk_add_opnd;
@@ -112,8 +112,7 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
     const int da = d - (rank - a->rank), db = d - (rank - b->rank);
     const int64_t na = da >= 0 ? a->sizes[da] : 1, nb = db >= 0 ? b->sizes[db] : 1;
     if (na != nb && na != 1 && nb != 1)
-      return QK_FAIL(ctx, "arg 'other': size %" PRId64 " does not broadcast with %" PRId64, nb,
-                     na);
+      return QK_FAIL(ctx, "arg 'other': size %" PRId64 " does not broadcast with %" PRId64, nb, na);
     osz[d] = na == 1 ? nb : na;
   }
   PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", (size_t)rank, osz));
@@ -185,8 +184,8 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
         buf[k] = c->relu ? (v > 0 || v != v ? v : 0.0f) : v;
       }
       /* (the offset applies to both sides: the 8-bit output's bytes at k0) */
-      qk_quantize_run(buf, PTERUN_DTYPE_F32, (uint8_t*)c->out->data + k0, (int)c->out_dtype, 0,
-                      cnt, inv, (int32_t)c->out_zp, c->qmin, c->qmax);
+      qk_quantize_run(buf, PTERUN_DTYPE_F32, (uint8_t*)c->out->data + k0, (int)c->out_dtype, 0, cnt,
+                      inv, (int32_t)c->out_zp, c->qmin, c->qmax);
     }
   }
   return PTERUN_STATUS_OK;
