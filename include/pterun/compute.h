@@ -413,10 +413,30 @@ PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_va
 typedef void (*pterun_compute_lowbit_dot_fn)(int nbit, const uint8_t* w, const int8_t* qa,
                                              int64_t chunks, int64_t dot[8]);
 
+struct pterun_compute_lowbit_weights;
+
+/** One activation row quantized to int8 (k values; per weight group, the
+ *  sum of its values), with its scale and zero point. */
+typedef struct pterun_compute_lowbit_qrow {
+  const int8_t* qa;
+  const int64_t* asum;
+  float scale;
+  int32_t zero;
+} pterun_compute_lowbit_qrow;
+
+/** One 8-column tile (at `tile`) against one quantized row: out[c] = the
+ *  float32 sum, in k order, of (weight scale * row scale) * (the group's
+ *  exact integer dot corrected by both zero points), plus the bias last
+ *  (docs/lowbit.md). The same bits from every variant. */
+typedef void (*pterun_compute_lowbit_tile_fn)(const struct pterun_compute_lowbit_weights* w,
+                                              const uint8_t* tile,
+                                              const pterun_compute_lowbit_qrow* row, float out[8]);
+
 typedef struct pterun_compute_lowbit_ukernel {
   uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
   pterun_compute_lowbit_dot_fn fn;
   const char* name;
+  pterun_compute_lowbit_tile_fn tile; /* the whole tile: fn plus the epilogue */
 } pterun_compute_lowbit_ukernel;
 
 /** Every low-bit microkernel compiled into this build, portable first, in

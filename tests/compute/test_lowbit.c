@@ -171,6 +171,15 @@ static int test_driver(void) {
       x[k] = 0.0f; /* a row of one sign and a constant row: the zero-point cases */
       for (i = 1; i < k; ++i) x[k + i] = (float)(i % 7) + 1.0f;
       for (i = 0; i < k; ++i) x[2 * k + i] = -2.5f;
+      /* a row far from zero (a zero point past 2^14) and, in tiles 0 and 1,
+       * a weight sum and a zero point past 2^14: the tiles' int32 fast
+       * paths hand these to the int64 epilogue */
+      for (i = 0; i < k; ++i) x[4 * k + i] = 1000.0f + (float)(i % 3) * 0.01f;
+      {
+        int32_t big = (1 << 30) + 3, neg = -(1 << 30) + 5;
+        memcpy((uint8_t*)w.tiles + gs * nbit + 32 + 4 * 3, &big, 4);
+        if (w.has_zeros) memcpy((uint8_t*)w.tiles + w.tile_bytes + gs * nbit + 64 + 4 * 5, &neg, 4);
+      }
       PT_CHECK_STATUS(pterun_compute_lowbit_linear_ex(NULL, &w, x, m, want, &uk[0], NULL, 0),
                       PTERUN_STATUS_OK);
       for (v = 0; v < nuk; ++v) {

@@ -13,7 +13,7 @@
 #include "src/compute/lowbit/ukernel.h"
 
 static const pterun_compute_lowbit_ukernel g_ukernels[] = {
-#define PC_LOWBIT_UKERNEL(isa, fn) {(isa), fn, #fn},
+#define PC_LOWBIT_UKERNEL(isa, fn, tile) {(isa), fn, #fn, tile},
 #include "src/compute/lowbit/lowbit_ukernels.inc"
 #undef PC_LOWBIT_UKERNEL
 };
@@ -47,7 +47,7 @@ static int32_t rdi(const uint8_t* p) {
  * each group at asum + r * groups, scale[r], zero[r]). */
 typedef struct pc_lowbit_block {
   const pterun_compute_lowbit_weights* w;
-  pterun_compute_lowbit_dot_fn dot;
+  pterun_compute_lowbit_tile_fn tile;
   const float* x; /* first row of the block */
   /* or, already quantized (pterun_compute_lowbit_linear_qa_ex): codes, scales, zero points */
   const int8_t* xq;
@@ -107,31 +107,28 @@ static void quantize_rows(void* c, size_t start, size_t count) {
   }
 }
 
-/* One 8-column tile for one quantized activation row. */
-static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
-  const pterun_compute_lowbit_weights* p = b->w;
-  const uint8_t* w = p->tiles + (uint64_t)tile * p->tile_bytes;
+void pc_lowbit_tile_generic(pterun_compute_lowbit_dot_fn dot,
+                            const pterun_compute_lowbit_weights* p, const uint8_t* w,
+                            const pterun_compute_lowbit_qrow* row, float out[8]) {
   const int64_t groups = p->k / p->group_size, chunks = p->group_size / 16;
-  const int8_t* qa = b->qa + r * b->kpad;
-  const int64_t* asum = b->asum + r * (size_t)groups;
-  const float a_scale = b->scale[r];
-  const uint64_t za = (uint64_t)(int64_t)b->zero[r];
+  const float a_scale = row->scale;
+  const uint64_t za = (uint64_t)(int64_t)row->zero;
   float res[8] = {0};
-  int64_t g, ncols;
+  int64_t g;
   int col;
   for (g = 0; g < groups; ++g) {
-    int64_t dot[8];
-    b->dot(p->nbit, w, qa + g * p->group_size, chunks, dot);
+    int64_t d[8];
+    dot(p->nbit, w, row->qa + g * p->group_size, chunks, d);
     w += chunks * 16 * p->nbit;
     for (col = 0; col < 8; ++col) {
       float ws = rdf(w + 4 * col);
       /* exact for real weights; a hostile sum or zero point may wrap
        * (unsigned arithmetic: defined), never trap */
       uint64_t wsum = (uint64_t)(int64_t)rdi(w + 32 + 4 * col);
-      uint64_t t = (uint64_t)dot[col] - za * wsum;
+      uint64_t t = (uint64_t)d[col] - za * wsum;
       if (p->has_zeros) {
         uint64_t wz = (uint64_t)(int64_t)rdi(w + 64 + 4 * col);
-        t = t - wz * (uint64_t)asum[g] + (uint64_t)p->group_size * wz * za;
+        t = t - wz * (uint64_t)row->asum[g] + (uint64_t)p->group_size * wz * za;
       }
       res[col] = res[col] + (ws * a_scale) * (float)(int64_t)t;
     }
@@ -139,7 +136,20 @@ static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
   }
   if (p->has_bias)
     for (col = 0; col < 8; ++col) res[col] = res[col] + rdf(w + 4 * col);
-  ncols = p->n - tile * 8;
+  memcpy(out, res, sizeof res);
+}
+
+/* One 8-column tile for one quantized activation row. */
+static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
+  const pterun_compute_lowbit_weights* p = b->w;
+  pterun_compute_lowbit_qrow row;
+  float res[8];
+  int64_t ncols = p->n - tile * 8;
+  row.qa = b->qa + r * b->kpad;
+  row.asum = b->asum + r * (size_t)(p->k / p->group_size);
+  row.scale = b->scale[r];
+  row.zero = b->zero[r];
+  b->tile(p, p->tiles + (uint64_t)tile * p->tile_bytes, &row, res);
   if (ncols > 8) ncols = 8;
   memcpy(b->y + r * (size_t)p->n + tile * 8, res, (size_t)ncols * sizeof(float));
 }
@@ -187,7 +197,7 @@ static pterun_status linear_rows(pterun_kernel_context* ctx, const pterun_comput
   b.xq = xq;
   b.xs = xs;
   b.xz = xz;
-  b.dot = (uk != NULL ? uk : pterun_compute_lowbit_select(pterun_cpu_features()))->fn;
+  b.tile = (uk != NULL ? uk : pterun_compute_lowbit_select(pterun_cpu_features()))->tile;
   b.kpad = round64((size_t)w->k);
   if (buf != NULL) {
     b.qa = (int8_t*)buf;
