@@ -273,6 +273,12 @@ typedef struct pterun_compute_gemm_opts {
   int64_t k0;                            /* this product is K [k0, k0 + k) of the packed operands */
   int activation;                        /* PTERUN_COMPUTE_ACT_*, applied to the final C */
   float lo, hi;                          /* CLAMP bounds */
+  /* One float per row of C (M values, contiguous), or NULL: added to the
+   * product as each tile receives its first K block, before the activation.
+   * With accumulate = 0 this is C = A*B + bias without a pass that fills C
+   * first (a convolution's bias), with the same bits as filling C with the
+   * bias and accumulating (for a float32 C; other dtypes round C between). */
+  const float* bias;
 } pterun_compute_gemm_opts;
 
 /** x[i] = activation(x[i]) for i < n, the epilogue's semantics, for fused

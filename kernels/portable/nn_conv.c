@@ -471,8 +471,15 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   rc = dbl ? (rows < 256 ? rows : 256) : pterun_compute_gemm_k_block(&ws, g->ocpg, rows);
   pc = cap / rc;
   if (pc > npos) pc = npos;
-  /* Start from the bias (or zero): the GEMM then always accumulates. */
-  for (n = 0; n < g->n; ++n) {
+  /* float32: the first product of each output block stores (no
+   * accumulate) and adds the bias in its epilogue, so no pass fills the
+   * output first; other dtypes start from the bias (or zero) and every
+   * product accumulates. */
+  const int fill = out->dtype != PTERUN_DTYPE_F32 ||
+                   (bias != NULL && (bias->dtype != PTERUN_DTYPE_F32 ||
+                                     (bias->strides[0] != 1 && g->cout > 1)));
+  const float* bias_f = !fill && bias != NULL ? (const float*)bias->data : NULL;
+  for (n = 0; n < g->n && fill; ++n) {
     int64_t oc, p;
     for (oc = 0; oc < g->cout; ++oc) {
       double b = bias ? pterun_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
@@ -504,7 +511,8 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         c.dtype = out->dtype;
         c.rs = g->os[1];
         c.cs = ocs;
-        pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1, &last);
+        last.bias = bias_f != NULL ? bias_f + grp * g->ocpg : NULL;
+        pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, fill, &last);
       }
     return;
   }
@@ -601,7 +609,8 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
           c.cs = ocs;
           pterun_compute_gemm_opts* x = r0 + nr == rows ? &last : &mid;
           x->k0 = r0;
-          pterun_compute_gemm_ex(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1, x);
+          x->bias = bias_f != NULL && r0 == 0 ? bias_f + grp * g->ocpg : NULL;
+          pterun_compute_gemm_ex(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, fill || r0 > 0, x);
         }
       }
 }
