@@ -112,6 +112,23 @@ PTERUN_API void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes
  */
 PTERUN_API void* pterun_kernel_state_alloc(pterun_kernel_context* ctx, size_t nbytes, size_t align);
 
+/**
+ * During prepare only: prepared state shared by every instruction of the
+ * method that asks with the same key — e.g. one packed copy of a constant
+ * weight that an unrolled RNN reads at every step. The key is `key_bytes`
+ * bytes compared exactly (put in it what the block's contents depend on:
+ * the source tensor's data pointer, sizes, the packing's parameters; clear
+ * padding). Returns the block published earlier under the same key, size and
+ * alignment with *fresh = 0, or a new uninitialised block with *fresh = 1,
+ * which this prepare must fill before it returns OK (it becomes visible to
+ * later instructions only then). Never the instruction's own state: keep a
+ * pointer to it there. NULL when not preparing, for bad arguments, or when
+ * the allocator refuses. Counted once in pterun_method_memory().
+ */
+PTERUN_API void* pterun_kernel_shared_state(pterun_kernel_context* ctx, const void* key,
+                                            size_t key_bytes, size_t nbytes, size_t align,
+                                            int* fresh);
+
 /** The state this instruction's prepare allocated (its first block), or
  *  NULL: none (no prepare, it kept nothing, or a direct pterun_kernel_invoke). */
 PTERUN_API void* pterun_kernel_state(const pterun_kernel_context* ctx);

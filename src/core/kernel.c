@@ -1,5 +1,6 @@
 /* Kernel-facing services: failure reporting, scratch memory, direct calls. */
 #include <stdio.h>
+#include <string.h>
 
 #include "src/core/kernel_context.h"
 #include "src/core/method_internal.h"
@@ -40,11 +41,8 @@ void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t al
 /* Each block carries a header linking it into the method's list (freed by
  * pterun_method_destroy); the caller's bytes start `align` (or the header
  * size, if larger) past the allocation. */
-void* pterun_kernel_state_alloc(pterun_kernel_context* ctx, size_t nbytes, size_t align) {
-  if (ctx == NULL || ctx->prep == NULL || align == 0 || (align & (align - 1)) != 0 ||
-      align > 4096 || nbytes == 0)
-    return NULL;
-  pterun_method* m = ctx->prep;
+static void* pt_state_block_alloc(pterun_method* m, size_t nbytes, size_t align) {
+  if (align == 0 || (align & (align - 1)) != 0 || align > 4096 || nbytes == 0) return NULL;
   size_t head = pt_align_up(sizeof(pt_state_block), align < 16 ? 16 : align), total;
   if (pt_add_overflow_size(head, nbytes, &total)) return NULL;
   pt_state_block* b = pt_alloc_raw(m->allocator, total, align < 16 ? 16 : align);
@@ -52,9 +50,46 @@ void* pterun_kernel_state_alloc(pterun_kernel_context* ctx, size_t nbytes, size_
   b->next = m->states;
   m->states = b;
   m->state_bytes += total;
-  void* p = (uint8_t*)b + head;
-  if (*ctx->prep_state == NULL) *ctx->prep_state = p;
+  return (uint8_t*)b + head;
+}
+
+void* pterun_kernel_state_alloc(pterun_kernel_context* ctx, size_t nbytes, size_t align) {
+  if (ctx == NULL || ctx->prep == NULL) return NULL;
+  void* p = pt_state_block_alloc(ctx->prep, nbytes, align);
+  if (p != NULL && *ctx->prep_state == NULL) *ctx->prep_state = p;
   return p;
+}
+
+/* Shared blocks are found by a linear search: a method has at most a few
+ * thousand prepared instructions and this runs once, at load. A block is
+ * found only after the prepare that allocated it returned OK
+ * (pt_prepare_kernels publishes it), so a failed prepare never leaves a
+ * half-filled block for the next instruction. */
+void* pterun_kernel_shared_state(pterun_kernel_context* ctx, const void* key, size_t key_bytes,
+                                 size_t nbytes, size_t align, int* fresh) {
+  if (fresh != NULL) *fresh = 0;
+  if (ctx == NULL || ctx->prep == NULL || key == NULL || key_bytes == 0 || fresh == NULL)
+    return NULL;
+  pterun_method* m = ctx->prep;
+  for (pt_shared_block* s = m->shared; s != NULL; s = s->next)
+    if (s->published && s->key_bytes == key_bytes && s->nbytes == nbytes && s->align == align &&
+        memcmp(s->key, key, key_bytes) == 0)
+      return s->data;
+  size_t hbytes;
+  if (pt_add_overflow_size(sizeof(pt_shared_block), key_bytes, &hbytes)) return NULL;
+  pt_shared_block* s = pt_state_block_alloc(m, hbytes, _Alignof(pt_shared_block));
+  void* data = s != NULL ? pt_state_block_alloc(m, nbytes, align) : NULL;
+  if (data == NULL) return NULL;
+  s->key_bytes = key_bytes;
+  s->nbytes = nbytes;
+  s->align = align;
+  s->published = 0;
+  s->data = data;
+  memcpy(s->key, key, key_bytes);
+  s->next = m->shared;
+  m->shared = s;
+  *fresh = 1;
+  return data;
 }
 
 void* pterun_kernel_state(const pterun_kernel_context* ctx) {

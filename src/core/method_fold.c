@@ -4,7 +4,9 @@
  * run as written, each execute transposes every weight again (a third of a
  * small transformer's time). When such an instruction reads only constants
  * and its result is a planned tensor nothing else writes or aliases, pterun
- * runs it once at load into its own memory and skips it afterwards. */
+ * runs it once at load into its own memory and skips it afterwards. Folds
+ * that would compute the same bytes (an unrolled RNN transposes the same
+ * weight at every step) share the first one's result. */
 #include <string.h>
 
 #include "src/core/kernel_context.h"
@@ -157,6 +159,50 @@ static bool can_fold(const pterun_method* m, const flat* f, uint32_t pos, const 
   return true;
 }
 
+static bool same_tensor(const pterun_tensor* a, const pterun_tensor* b) {
+  return a->dtype == b->dtype && a->rank == b->rank && a->nbytes == b->nbytes &&
+         memcmp(a->sizes, b->sizes, a->rank * sizeof a->sizes[0]) == 0 &&
+         memcmp(a->dim_order, b->dim_order, a->rank) == 0;
+}
+
+/* Arguments that make two folds produce the same bytes: the same value, or
+ * equal scalars / int lists, or tensors over the same constant bytes. */
+static bool same_arg(const pterun_value* x, const pterun_value* y) {
+  if (x == y) return true;
+  if (x->tag != y->tag) return false;
+  switch (x->tag) {
+    case PTERUN_VALUE_NONE: return true;
+    case PTERUN_VALUE_INT: return x->u.i == y->u.i;
+    case PTERUN_VALUE_BOOL: return x->u.b == y->u.b;
+    case PTERUN_VALUE_DOUBLE: return memcmp(&x->u.d, &y->u.d, sizeof x->u.d) == 0;
+    case PTERUN_VALUE_TENSOR:
+      return x->u.tensor->data != NULL && x->u.tensor->data == y->u.tensor->data &&
+             same_tensor(x->u.tensor, y->u.tensor);
+    case PTERUN_VALUE_LIST_INT:
+      if (x->u.ints.len != y->u.ints.len) return false;
+      for (size_t j = 0; j < x->u.ints.len; ++j)
+        if (x->u.ints.items[j]->u.i != y->u.ints.items[j]->u.i) return false;
+      return true;
+    default: return false;
+  }
+}
+
+/* An earlier fold that computed what `in` would (an unrolled RNN transposes
+ * the same weight at every step): its result memory, else NULL. */
+static void* same_fold(pt_instr* const* done, uint32_t ndone, const pt_instr* in) {
+  const pterun_tensor* out = in->args[in->b - 1]->u.tensor;
+  for (uint32_t d = 0; d < ndone; ++d) {
+    const pt_instr* p = done[d];
+    if (p->a != in->a || p->b != in->b || !same_tensor(p->args[p->b - 1]->u.tensor, out)) continue;
+    bool same = true;
+    for (uint32_t k = 0; k + 1 < in->b && same; ++k) /* the out argument aside */
+      same = in->args[k] == in->args[in->b - 1] ? p->args[k] == p->args[p->b - 1]
+                                                : same_arg(p->args[k], in->args[k]);
+    if (same) return p->args[p->b - 1]->u.tensor->data;
+  }
+  return NULL;
+}
+
 pterun_status pt_fold_constants(pterun_method* m) {
   uint32_t total = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) total += m->chains[c].count;
@@ -187,14 +233,31 @@ pterun_status pt_fold_constants(pterun_method* m) {
               can_fold(m, &f, i, writes);
     candidates += fold[i];
   }
+  pt_instr** done = NULL; /* the folds made so far, for same_fold */
+  uint32_t ndone = 0, shared = 0;
   if (candidates > 0) {
     m->folded = pt_alloc(m->allocator, candidates * sizeof(void*), 16);
-    if (m->folded == NULL) st = PTERUN_STATUS_OUT_OF_MEMORY;
+    done = pt_alloc(m->allocator, candidates * sizeof(pt_instr*), 16);
+    if (m->folded == NULL || done == NULL) st = PTERUN_STATUS_OUT_OF_MEMORY;
   }
   for (uint32_t i = 0; i < f.count && st == PTERUN_STATUS_OK; ++i) {
     if (!fold[i]) continue;
     pt_instr* in = (pt_instr*)f.list[i];
     pterun_tensor* out = in->args[in->b - 1]->u.tensor;
+    void* prev = same_fold(done, ndone, in);
+    if (prev != NULL) {
+      /* Folded results are read-only from here on (nothing else writes
+       * them), so equal ones can share bytes. */
+      out->data = prev;
+      out->capacity = out->nbytes;
+      pt_tensor_aux* a = &m->aux[out - m->tensors];
+      a->in_arena = 0;
+      a->has_memory = 1;
+      a->initial_data = prev;
+      in->type = PT_INSTR_FOLDED;
+      ++shared;
+      continue;
+    }
     void* mem = pt_alloc_raw(m->allocator, out->nbytes, 64);
     if (mem == NULL) {
       st = PTERUN_STATUS_OUT_OF_MEMORY;
@@ -222,7 +285,9 @@ pterun_status pt_fold_constants(pterun_method* m) {
     m->folded[m->folded_count++] = mem;
     m->folded_bytes += out->nbytes;
     in->type = PT_INSTR_FOLDED;
+    done[ndone++] = in;
   }
+  pt_free(m->allocator, done);
   pt_free(m->allocator, fold);
 done:
   pt_free(m->allocator, writes);
@@ -230,7 +295,8 @@ done:
   if (st != PTERUN_STATUS_OK)
     return pt_fail(&m->logger, st, "method: cannot allocate memory for folded constants");
   if (m->folded_count > 0)
-    pt_log(&m->logger, PTERUN_LOG_DEBUG, "folded %u constant layout instructions (%zu bytes)",
-           m->folded_count, m->folded_bytes);
+    pt_log(&m->logger, PTERUN_LOG_DEBUG,
+           "folded %u constant layout instructions (%zu bytes; %u more reuse an equal result)",
+           m->folded_count, m->folded_bytes, shared);
   return PTERUN_STATUS_OK;
 }

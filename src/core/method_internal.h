@@ -24,6 +24,16 @@ typedef struct pt_state_block {
   struct pt_state_block* next;
 } pt_state_block;
 
+/* A block of prepared state shared by key (pterun_kernel_shared_state),
+ * itself allocated as a state block. */
+typedef struct pt_shared_block {
+  struct pt_shared_block* next;
+  size_t key_bytes, nbytes, align;
+  int published; /* set once the prepare that filled it returned OK */
+  void* data;
+  unsigned char key[];
+} pt_shared_block;
+
 typedef struct pt_chain {
   pt_instr* instrs;
   uint32_t count;
@@ -83,7 +93,8 @@ struct pterun_method {
   uint32_t folded_count;
   size_t folded_bytes;
 
-  pt_state_block* states; /* prepared kernel state, freed at destroy */
+  pt_state_block* states;  /* prepared kernel state, freed at destroy */
+  pt_shared_block* shared; /* the keyed blocks among them */
   size_t state_bytes;
 
   pt_delegate* delegates; /* one per BackendDelegate of the plan */

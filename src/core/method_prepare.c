@@ -39,6 +39,8 @@ pterun_status pt_prepare_kernels(pterun_method* m) {
                                           .prep = m,
                                           .prep_state = &in->state};
       st = prepare(&ctx, in->args, in->b);
+      for (pt_shared_block* s = m->shared; s != NULL && !s->published; s = s->next)
+        s->published = st == PTERUN_STATUS_OK;
       if (st != PTERUN_STATUS_OK) {
         char op[PT_ESC_CAP];
         st = pt_fail(&m->logger, st, "method: preparing instruction %u:%u (%s) failed: %s", c, i,

@@ -4,7 +4,8 @@
  * constant mat2: the prepare sees constants and only the sizes of planned
  * tensors, its state reaches every execute, is counted in the method's
  * memory and comes from load-time allocations only; failures and hostile
- * prepares leave a clean refusal or an unchanged result. */
+ * prepares leave a clean refusal or an unchanged result. tests/fixtures/lstm
+ * checks state shared by key (pterun_kernel_shared_state). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,13 @@ static void count_free(void* ctx, void* p) {
 static const pterun_allocator kCounting = {NULL, count_alloc, count_free};
 
 /* ---- the test addmm: portable addmm plus a prepare -------------------- */
-enum { MODE_PACK, MODE_NOTHING, MODE_FAIL, MODE_OOM, MODE_HOSTILE };
+enum { MODE_PACK, MODE_SHARED, MODE_SHARED_FAIL, MODE_NOTHING, MODE_FAIL, MODE_OOM, MODE_HOSTILE };
 static int g_mode;
 static pterun_kernel_fn g_addmm; /* the portable kernel */
 static int g_prepares, g_hidden_ok, g_const_ok, g_bad_allocs_refused;
-static size_t g_copied; /* bytes the prepares copied */
+static size_t g_copied;                  /* bytes the prepares copied */
+static int g_fresh, g_found, g_distinct; /* shared blocks made / reused; distinct weights */
+static const void* g_seen[64];           /* the weights' data pointers seen so far */
 static int g_executes, g_state_seen, g_state_matches, g_exec_alloc_refused;
 
 typedef struct packed {
@@ -87,6 +90,31 @@ static pterun_status t_addmm_prepare(pterun_kernel_context* ctx, pterun_value** 
   }
   packed* p = pterun_kernel_state_alloc(ctx, sizeof *p, _Alignof(packed));
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  if (g_mode == MODE_SHARED || g_mode == MODE_SHARED_FAIL) {
+    int seen = 0, fresh = -1;
+    for (int k = 0; k < g_distinct; ++k) seen |= g_seen[k] == mat2->data;
+    if (!seen && g_distinct < 64) g_seen[g_distinct++] = mat2->data;
+    const void* key[2] = {mat2->data, (const void*)(uintptr_t)mat2->nbytes};
+    p->copy = pterun_kernel_shared_state(ctx, key, sizeof key, mat2->nbytes, 64, &fresh);
+    if (p->copy == NULL || ((uintptr_t)p->copy & 63) != 0 || fresh < 0)
+      return PTERUN_STATUS_OUT_OF_MEMORY;
+    if (pterun_kernel_state(ctx) != NULL) return PTERUN_STATUS_INTERNAL; /* own state only */
+    p->src = mat2->data;
+    p->rows = mat2->sizes[0];
+    p->cols = mat2->sizes[1];
+    if (!fresh) {
+      ++g_found;
+      return PTERUN_STATUS_OK;
+    }
+    ++g_fresh;
+    // A prepare that fails after taking a fresh block: the load fails and
+    // the block is never handed to anybody.
+    if (g_mode == MODE_SHARED_FAIL && g_fresh == 2)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "test prepare refuses");
+    memcpy(p->copy, mat2->data, mat2->nbytes);
+    g_copied += mat2->nbytes;
+    return PTERUN_STATUS_OK;
+  }
   p->copy = pterun_kernel_state_alloc(ctx, mat2->nbytes, 64);
   if (p->copy == NULL || ((uintptr_t)p->copy & 63) != 0) return PTERUN_STATUS_OUT_OF_MEMORY;
   if (pterun_kernel_state(ctx) != NULL) return PTERUN_STATUS_INTERNAL; /* execute-time only */
@@ -148,17 +176,22 @@ static void reset_counts(void) {
   g_prepares = g_hidden_ok = g_const_ok = g_bad_allocs_refused = 0;
   g_executes = g_state_seen = g_state_matches = g_exec_alloc_refused = 0;
   g_copied = 0;
+  g_fresh = g_found = g_distinct = 0;
 }
 
-/* Loads mlp with `mode`, runs it `runs` times and checks the result against
- * ExecuTorch's. Returns the load status (OK: ran and matched). */
-static pterun_status run_mlp(pterun_registry* reg, int mode, int no_prepare, int runs,
-                             size_t* runtime_bytes, int* mismatch) {
+/* Loads fixture `dir` with `mode`, runs it `runs` times and checks the
+ * result against ExecuTorch's. Returns the load status (OK: ran and matched). */
+static pterun_status run_fixture(const char* dir, pterun_registry* reg, int mode, int no_prepare,
+                                 int runs, size_t* runtime_bytes, int* mismatch) {
+  char rel[3][128];
+  snprintf(rel[0], sizeof rel[0], "%s/model.pte", dir);
+  snprintf(rel[1], sizeof rel[1], "%s/forward_input_0.npy", dir);
+  snprintf(rel[2], sizeof rel[2], "%s/forward_et_0.npy", dir);
   char err[CLI_NPY_ERR_SIZE];
   pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
   lo.logger = g_silent;
   pterun_program* p = NULL;
-  pterun_status st = pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &lo, &p);
+  pterun_status st = pterun_program_load_file(fixture(rel[0]), PTERUN_FILE_MMAP, &lo, &p);
   if (st != PTERUN_STATUS_OK) return st;
   pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
   o.registry = reg;
@@ -178,10 +211,8 @@ static pterun_status run_mlp(pterun_registry* reg, int mode, int no_prepare, int
   pterun_method_memory(m, runtime_bytes, NULL);
   cli_npy x = {0}, want = {0};
   *mismatch = 1;
-  if (cli_npy_read_file(fixture("mlp/forward_input_0.npy"), &x, err, sizeof err) ==
-          PTERUN_STATUS_OK &&
-      cli_npy_read_file(fixture("mlp/forward_et_0.npy"), &want, err, sizeof err) ==
-          PTERUN_STATUS_OK) {
+  if (cli_npy_read_file(fixture(rel[1]), &x, err, sizeof err) == PTERUN_STATUS_OK &&
+      cli_npy_read_file(fixture(rel[2]), &want, err, sizeof err) == PTERUN_STATUS_OK) {
     *mismatch = 0;
     for (int r = 0; r < runs; ++r) {
       pterun_tensor_view v = {x.dtype, x.rank, x.shape, NULL, x.data, x.nbytes};
@@ -205,6 +236,11 @@ static pterun_status run_mlp(pterun_registry* reg, int mode, int no_prepare, int
   pterun_method_destroy(m);
   pterun_program_destroy(p);
   return PTERUN_STATUS_OK;
+}
+
+static pterun_status run_mlp(pterun_registry* reg, int mode, int no_prepare, int runs,
+                             size_t* runtime_bytes, int* mismatch) {
+  return run_fixture("mlp", reg, mode, no_prepare, runs, runtime_bytes, mismatch);
 }
 
 static int prepare_packs_a_constant(void) {
@@ -248,11 +284,42 @@ static int prepare_failures_refuse_the_load(void) {
   return 0;
 }
 
+/* tests/fixtures/lstm unrolls its steps: every step's addmm reads the same
+ * recurrent weight (one transposed copy, folded at load), so keyed state is
+ * made once per weight and counted once. */
+static int prepare_shares_state_by_key(void) {
+  pterun_registry* reg = make_registry();
+  PT_CHECK(reg != NULL);
+  size_t shared_rt = 0, private_rt = 0;
+  int mismatch = 1;
+  PT_CHECK_STATUS(run_fixture("lstm", reg, MODE_SHARED, 0, 2, &shared_rt, &mismatch),
+                  PTERUN_STATUS_OK);
+  PT_CHECK(!mismatch);
+  size_t shared_copied = g_copied;
+  int prepares = g_prepares;
+  PT_CHECK(g_fresh == g_distinct && g_fresh + g_found == prepares);
+  PT_CHECK(g_found > 0 && g_fresh < prepares);
+  PT_CHECK(g_executes == 2 * prepares && g_state_seen == g_executes &&
+           g_state_matches == g_executes);
+  PT_CHECK_STATUS(run_fixture("lstm", reg, MODE_PACK, 0, 1, &private_rt, &mismatch),
+                  PTERUN_STATUS_OK);
+  PT_CHECK(!mismatch && g_prepares == prepares && g_copied > shared_copied);
+  PT_CHECK(private_rt >= shared_rt + (g_copied - shared_copied)); /* counted once */
+  // A fresh block whose prepare failed refuses the load and leaks nothing.
+  PT_CHECK_STATUS(run_fixture("lstm", reg, MODE_SHARED_FAIL, 0, 1, &shared_rt, &mismatch),
+                  PTERUN_STATUS_NOT_SUPPORTED);
+  PT_CHECK(!mismatch && g_fresh == 2);
+  pterun_registry_destroy(reg);
+  return 0;
+}
+
 static int prepare_outside_a_method(void) {
   // A direct call has no state and cannot allocate any.
   pterun_kernel_context* none = NULL;
   PT_CHECK(pterun_kernel_state(none) == NULL && pterun_kernel_state_alloc(none, 16, 16) == NULL);
   PT_CHECK(!pterun_kernel_preparing(none));
+  int fresh = 7;
+  PT_CHECK(pterun_kernel_shared_state(none, "k", 1, 16, 16, &fresh) == NULL && fresh == 0);
   pterun_registry* reg = make_registry();
   PT_CHECK(reg != NULL);
   float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {0}, y[4] = {0};
@@ -282,6 +349,7 @@ int main(void) {
   g_silent = pterun_logger_silent();
   PT_RUN(prepare_packs_a_constant);
   PT_RUN(prepare_failures_refuse_the_load);
+  PT_RUN(prepare_shares_state_by_key);
   PT_RUN(prepare_outside_a_method);
   return pt_failures ? 1 : 0;
 }
