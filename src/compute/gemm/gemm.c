@@ -219,8 +219,8 @@ static void act_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int
 /* C[i0 + r][j0..] += bias[i0 + r] on an h x w tile: the product's first K
  * block stored without accumulating, so each element rounds once, as adding
  * the product to a C filled with the bias does. */
-static void bias_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h,
-                      int64_t w, const float* bias) {
+static void bias_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h, int64_t w,
+                      const float* bias) {
   for (int64_t r = 0; r < h; ++r) {
     int64_t row = (i0 + r) * c->rs + j0 * c->cs;
     const float b = bias[i0 + r];
@@ -251,9 +251,9 @@ typedef struct pc_f32_step {
   int act;         /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
   float lo, hi;
   const float* bias; /* per-row bias of this K block (the first one), or NULL */
-  float* bp;    /* packed B block; with direct_b, the packed partial strip */
-  float* slot0; /* A block of the first slot */
-  float* slots; /* further A blocks, slot_floats apart */
+  float* bp;         /* packed B block; with direct_b, the packed partial strip */
+  float* slot0;      /* A block of the first slot */
+  float* slots;      /* further A blocks, slot_floats apart */
   size_t slot_floats;
   size_t nslots;              /* A blocks, >= the tasks running at once */
   atomic_uint_least32_t busy; /* slot k taken: bit k (32-bit: lock-free on every target) */
