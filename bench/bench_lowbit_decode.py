@@ -16,12 +16,18 @@ architecture, KV cache, sdpa_with_kv_cache) and one seeded random checkpoint
               kernels for these operators, so only pterun runs it.
 
 Decode = greedy tokens one at a time after a 7-token prompt; each figure is
-the best of --repeat runs. Bandwidth = bytes of packed linear weights one
+the best of --repeat runs, interleaved (every repetition runs every runtime
+at 1 and 2 threads once, each in a fresh process, so load from other
+processes hits all of them alike). CPU/wall = process CPU time over wall time
+while decoding: at most ~1 proves a 1-thread run used one CPU (ExecuTorch's
+pool is reset to the thread count before the program loads; pterun's pool
+is created with it; both pools may spin while waiting). Bandwidth = bytes of packed linear weights one
 token reads (every linear and the output head; the embedding row is
 negligible) x decode tokens/s, next to the machine's read bandwidth
 (bench_lowbit). The programs are cached in bench/lowbit_decode/.
 
 Usage: python bench/bench_lowbit_decode.py [--size small|medium|large] [--steps N] [--repeat R]
+       [--with-pterun-xnnpack]
 Needs build/bin/bench_decode (-DPTERUN_BUILD_BENCH=ON).
 """
 
@@ -112,7 +118,9 @@ def export(kind: str, size: str, out: Path) -> None:
     ell.export_llama(ell.build_args_parser().parse_args(argv))
 
 
-def et_decode(model: Path, steps: int, threads: int) -> tuple[float, list[int]]:
+def et_decode(model: Path, steps: int, threads: int) -> dict:
+    """In this process: ExecuTorch's runtime with its pool reset to `threads`
+    before the program loads (XNNPACK takes the pool at delegate init)."""
     import torch
     from executorch.extension.pybindings import portable_lib
 
@@ -122,21 +130,33 @@ def et_decode(model: Path, steps: int, threads: int) -> tuple[float, list[int]]:
 
     portable_lib._unsafe_reset_threadpool(threads)
     fwd = Runtime.get().load_program(str(model)).load_method("forward")
-    vocab = None
     out = fwd.execute([torch.tensor([PROMPT]), torch.tensor([0])])
     vocab = out[0].shape[-1]
     tok, pos, toks = int(torch.argmax(out[0].reshape(-1, vocab)[-1])), len(PROMPT), []
     toks.append(tok)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps - 1):
         out = fwd.execute([torch.tensor([[tok]]), torch.tensor([pos])])
         tok = int(torch.argmax(out[0].reshape(-1, vocab)[-1]))
         toks.append(tok)
         pos += 1
-    return (steps - 1) / (time.perf_counter() - t0), toks
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"tps": (steps - 1) / wall, "cpu": cpu / wall, "tokens": toks}
 
 
-def pt_decode(model: Path, steps: int, threads: int) -> tuple[float, list[int], int]:
+def et_run(model: Path, steps: int, threads: int) -> dict:
+    """et_decode in a fresh process: each run creates its pool from scratch
+    and no state (pool, caches, torch's threads) carries over between runs."""
+    r = subprocess.run(
+        [sys.executable, __file__, "--et-child", str(model), str(threads), str(steps)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def pt_run(model: Path, steps: int, threads: int) -> dict:
     r = subprocess.run(
         [str(BENCH), str(model), str(threads), str(steps)],
         check=True,
@@ -144,7 +164,12 @@ def pt_decode(model: Path, steps: int, threads: int) -> tuple[float, list[int], 
         text=True,
     )
     j = json.loads(r.stdout.strip().splitlines()[-1])
-    return j["decode_tokens_per_second"], j["tokens"], j["runtime_bytes"]
+    assert j["threads"] == threads, j["threads"]
+    return {
+        "tps": j["decode_tokens_per_second"],
+        "cpu": j["decode_cpu_per_wall"],
+        "tokens": j["tokens"],
+    }
 
 
 def main() -> int:
@@ -154,7 +179,17 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--export", choices=["et_8da4w", "lowbit_4"])
     ap.add_argument("--out")
+    ap.add_argument("--et-child", nargs=3, metavar=("MODEL", "THREADS", "STEPS"))
+    ap.add_argument(
+        "--with-pterun-xnnpack",
+        action="store_true",
+        help="also pterun running the XNNPACK program",
+    )
     args = ap.parse_args()
+    if args.et_child:
+        m, t, n = args.et_child
+        print(json.dumps(et_decode(Path(m), int(n), int(t))))
+        return 0
     if args.export:
         export(args.export, args.size, Path(args.out))
         return 0
@@ -182,48 +217,48 @@ def main() -> int:
     print(
         f"model: llama3 dim {p['dim']}, {p['n_layers']} layers, hidden {p['hidden_dim']},"
         f" vocab {p['vocab_size']}; {wb / 1e6:.1f} MB of 4-bit linear weights per token;"
-        f" {args.steps} decode steps, best of {args.repeat}; load average"
+        f" {args.steps} decode steps, best of {args.repeat} interleaved runs (each in"
+        f" a fresh process); load average"
         f" {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     print()
-    print("| runtime | program | threads | decode tok/s | weight GB/s |")
-    print("|---|---|---|---|---|")
-    tokens = {}
-    for threads in (1, 2):
-        rows = [
-            (
-                "ExecuTorch+XNNPACK",
-                "et_8da4w",
-                lambda: et_decode(progs["et_8da4w"], args.steps, threads),
-            ),
-            (
-                "pterun (kernels_lowbit)",
-                "lowbit_4",
-                lambda: pt_decode(progs["lowbit_4"], args.steps, threads),
-            ),
-            (
-                "pterun (backend_xnnpack)",
-                "et_8da4w",
-                lambda: pt_decode(progs["et_8da4w"], args.steps, threads),
-            ),
-        ]
-        for name, prog, fn in rows:
-            try:
-                runs = [fn() for _ in range(args.repeat)]
-            except subprocess.CalledProcessError as e:
-                print(
-                    f"| {name} | {prog} | {threads} | failed: {e.stderr.strip()[-200:]} | |"
+    print(
+        "| runtime | program | threads | decode tok/s (best) | all runs | CPU/wall | weight GB/s |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    rows = [
+        ("ExecuTorch+XNNPACK", "et_8da4w", et_run),
+        ("pterun (kernels_lowbit)", "lowbit_4", pt_run),
+    ]
+    if args.with_pterun_xnnpack:
+        rows.append(("pterun (backend_xnnpack)", "et_8da4w", pt_run))
+    # Interleaved: every repetition runs every (threads, runtime) once, so a
+    # burst of load from other processes hits all of them alike; the best
+    # run of each is reported.
+    runs: dict[tuple[str, int], list[dict]] = {}
+    for _ in range(args.repeat):
+        for threads in (1, 2):
+            for name, prog, fn in rows:
+                runs.setdefault((name, threads), []).append(
+                    fn(progs[prog], args.steps, threads)
                 )
-                continue
-            tps = max(r[0] for r in runs)
-            tokens[(name, threads)] = runs[0][1]
+    for threads in (1, 2):
+        for name, prog, _ in rows:
+            rs = runs[(name, threads)]
+            best = max(rs, key=lambda r: r["tps"])
+            allr = " ".join(f"{r['tps']:.0f}" for r in rs)
             print(
-                f"| {name} | {prog} | {threads} | {tps:.1f} | {wb * tps / 1e9:.2f} |",
+                f"| {name} | {prog} | {threads} | {best['tps']:.1f} | {allr}"
+                f" | {best['cpu']:.2f} | {wb * best['tps'] / 1e9:.2f} |",
                 flush=True,
             )
-    same = {n: tokens.get((n, 1)) == tokens.get((n, 2)) for n, _ in tokens}
     print()
-    print(f"tokens identical at 1 and 2 threads: {same}")
+    for name, _, _ in rows:
+        seqs = [r["tokens"] for t in (1, 2) for r in runs[(name, t)]]
+        print(
+            f"{name}: tokens identical in every run: {all(q == seqs[0] for q in seqs)}"
+        )
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0
 
 

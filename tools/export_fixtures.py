@@ -270,6 +270,18 @@ class MobileNetish(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class MobileNetishBn(MobileNetish):
+    """MobileNetish with its BatchNorms kept (NCHW), returning the logits and
+    the feature map before pooling: conv -> BN -> ReLU6 and conv -> BN chains
+    for the load-time BN folding, compared element by element."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        f = self.blocks(nn.functional.relu6(self.bn0(self.stem(x))))
+        f = nn.functional.relu6(self.bn4(self.head(f)))
+        pooled = nn.functional.adaptive_avg_pool2d(f, 1)
+        return self.fc(torch.flatten(pooled, 1)), f
+
+
 def _fold_bn(m: nn.Module) -> None:
     """Folds every Conv2d-BatchNorm2d pair (eval mode) in the models above."""
     for mod in list(m.modules()):
@@ -625,6 +637,12 @@ def _build_mobilenet() -> dict[str, MethodSpec]:
     return {"forward": MethodSpec(m, (x,), (x,))}
 
 
+def _build_mobilenet_bn() -> dict[str, MethodSpec]:
+    m = MobileNetishBn().eval()
+    x = _rand(1, 3, 32, 32)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
 def _build_resnet() -> dict[str, MethodSpec]:
     m = ResNetish().eval()
     x = _rand(1, 3, 32, 32)
@@ -740,6 +758,13 @@ CASES: list[Case] = [
         1e-5,
         1e-6,
         "layer norm, gelu (erf, tanh), softmax, log_softmax on 16 x 1024 rows",
+    ),
+    Case(
+        "mobilenet_bn",
+        _build_mobilenet_bn,
+        1e-5,
+        1e-6,
+        "mobilenet with BN kept (NCHW); outputs logits and the 32x8x8 feature map",
     ),
 ]
 

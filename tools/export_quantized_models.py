@@ -36,6 +36,16 @@ Models (all undelegated, CPU only, fixed seeds):
                      overloads of python/pterun/torch_ops.py; ExecuTorch's
                      runtime has no kernels for the torchao ops, so the
                      reference is eager PyTorch.
+  quantized_dynmm    PT2E dynamic int8 (XNNPACKQuantizer, per-tensor weights)
+                     of bias-free linears on a [B, T, K] input: the
+                     exporter writes mm on an elided [B * T, K] view, and
+                     the relu reads mm's result through another view.
+  quantized_staticmm PT2E static int8 with per-tensor weights: linear
+                     without bias + relu (mm), linear with bias (addmm),
+                     linear without bias, on a [B, T, K] input.
+  quantized_8da8w    quantized_8da4w's transformer with int8 per-channel
+                     weights (Int8DynamicActivationIntxWeightConfig(int8,
+                     PerAxis(0))): dequantize_affine with block [1, K].
   quantized_addrelu  PT2E static uint8 per-tensor quantization (XNNPACKQuantizer
                      with a uint8 activation spec) of relu(x + y) + x, exported
                      with ExecutorchBackendConfig(do_quant_fusion_and_const_prop=
@@ -136,6 +146,29 @@ class DynLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(torch.relu(self.fc1(x)))
+
+
+class DynMm(nn.Module):
+    """Bias-free linears (the exporter's mm), a relu between them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(32, 48, bias=False)
+        self.fc2 = nn.Linear(48, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class StaticMm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(32, 48, bias=False)
+        self.fc2 = nn.Linear(48, 24)
+        self.fc3 = nn.Linear(24, 8, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc3(self.fc2(torch.relu(self.fc1(x))))
 
 
 QD = torch.ops.quantized_decomposed
@@ -313,6 +346,45 @@ def build_dynlinear():
     )
 
 
+def build_dynmm():
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    torch.manual_seed(SEED + 7)
+    m = DynMm().eval()
+    x = torch.randn(2, 3, 32)
+    q = XNNPACKQuantizer().set_global(
+        get_symmetric_quantization_config(is_per_channel=False, is_dynamic=True)
+    )
+    gm = prepare_pt2e(torch.export.export(m, (x,), strict=True).module(), q)
+    gm(x)
+    gm = convert_pt2e(gm)
+    return gm, (x,), "et", 0.0, 1e-6, "PT2E dynamic int8, per-tensor weights, mm"
+
+
+def build_staticmm():
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    torch.manual_seed(SEED + 8)
+    m = StaticMm().eval()
+    x = torch.randn(2, 3, 32)
+    q = XNNPACKQuantizer().set_global(
+        get_symmetric_quantization_config(is_per_channel=False)
+    )
+    gm = prepare_pt2e(torch.export.export(m, (x,), strict=True).module(), q)
+    for _ in range(8):
+        gm(torch.randn(x.shape))
+    gm = convert_pt2e(gm)
+    return gm, (x,), "et", 0.0, 1e-6, "PT2E static int8, per-tensor weights, mm/addmm"
+
+
 def build_llm():
     torch.manual_seed(SEED + 2)
     m = TinyLlm().eval()
@@ -366,6 +438,34 @@ def build_8da4w():
         5e-3,
         "torchao 8da4w linears + 4-bit weight-only head",
     )
+
+
+def build_8da8w():
+    from torchao.quantization import (
+        Int8DynamicActivationIntxWeightConfig,
+        IntxWeightOnlyConfig,
+        quantize_,
+    )
+    from torchao.quantization.granularity import PerAxis, PerGroup
+
+    _load_torch_ops()
+    torch.manual_seed(SEED + 9)
+    m = TinyTransformer().eval()
+    idx = torch.randint(0, 64, (1, 10))
+    quantize_(
+        m,
+        Int8DynamicActivationIntxWeightConfig(
+            weight_dtype=torch.int8, weight_granularity=PerAxis(0)
+        ),
+        filter_fn=lambda mod, fqn: isinstance(mod, nn.Linear) and fqn != "head",
+    )
+    quantize_(
+        m,
+        IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
+        filter_fn=lambda mod, fqn: fqn == "head",
+    )
+    # tolerance: as quantized_8da4w
+    return m, (idx,), "eager", 0.0, 5e-3, "torchao 8da8w (per-channel) linears"
 
 
 def build_8da4w_fused():
@@ -422,6 +522,9 @@ CASES = {
     "quantized_8da4w": build_8da4w,
     "quantized_8da4w_fused": build_8da4w_fused,
     "quantized_addrelu": build_addrelu,
+    "quantized_dynmm": build_dynmm,
+    "quantized_staticmm": build_staticmm,
+    "quantized_8da8w": build_8da8w,
 }
 FUSED = {"quantized_8da4w_fused"}
 QUANT_FUSION = {

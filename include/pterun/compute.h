@@ -434,10 +434,30 @@ PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_va
 typedef void (*pterun_compute_lowbit_dot_fn)(int nbit, const uint8_t* w, const int8_t* qa,
                                              int64_t chunks, int64_t dot[8]);
 
+struct pterun_compute_lowbit_weights;
+
+/** One activation row quantized to int8 (k values; per weight group, the
+ *  sum of its values), with its scale and zero point. */
+typedef struct pterun_compute_lowbit_qrow {
+  const int8_t* qa;
+  const int64_t* asum;
+  float scale;
+  int32_t zero;
+} pterun_compute_lowbit_qrow;
+
+/** One 8-column tile (at `tile`) against one quantized row: out[c] = the
+ *  float32 sum, in k order, of (weight scale * row scale) * (the group's
+ *  exact integer dot corrected by both zero points), plus the bias last
+ *  (docs/lowbit.md). The same bits from every variant. */
+typedef void (*pterun_compute_lowbit_tile_fn)(const struct pterun_compute_lowbit_weights* w,
+                                              const uint8_t* tile,
+                                              const pterun_compute_lowbit_qrow* row, float out[8]);
+
 typedef struct pterun_compute_lowbit_ukernel {
   uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
   pterun_compute_lowbit_dot_fn fn;
   const char* name;
+  pterun_compute_lowbit_tile_fn tile; /* the whole tile: fn plus the epilogue */
 } pterun_compute_lowbit_ukernel;
 
 /** Every low-bit microkernel compiled into this build, portable first, in
@@ -479,6 +499,24 @@ PTERUN_COMPUTE_API void pterun_compute_lowbit_repack(const pterun_compute_lowbit
                                                      uint8_t* dst,
                                                      pterun_compute_lowbit_weights* out);
 
+/** Bytes pterun_compute_lowbit_pack writes: 0 when nbit is not 4 or 8, or
+ *  group_size is not a multiple of 16 dividing k, or sizes are out of range. */
+PTERUN_COMPUTE_API size_t pterun_compute_lowbit_pack_bytes(int nbit, int64_t n, int64_t k,
+                                                           int64_t group_size, int has_zeros,
+                                                           int has_bias);
+/** Load-time packing of plain signed codes (int8 W[n][k], row-major, each in
+ *  the nbit range: [-8, 7] for 4 bits) with per-group scales s[n][k /
+ *  group_size] (w ~ (code - zero) * s), optional int32 zero points of the
+ *  same shape and optional bias[n] into the universal layout at dst (`cap`
+ *  bytes, pterun_compute_lowbit_pack_bytes; 64-byte aligned preferred).
+ *  Returns 0 and describes the buffer in `out`, or -1 (geometry, size or a
+ *  code outside the width). */
+PTERUN_COMPUTE_API int pterun_compute_lowbit_pack(int nbit, int64_t n, int64_t k,
+                                                  int64_t group_size, const int8_t* codes,
+                                                  const float* scales, const int32_t* zeros,
+                                                  const float* bias, uint8_t* dst, size_t cap,
+                                                  pterun_compute_lowbit_weights* out);
+
 /** Bytes of one 8-column tile of the universal layout (k < 2^31, group_size
  *  a multiple of 16 dividing k): per group, group_size * nbit code bytes,
  *  8 scales, 8 sums [, 8 zero points]; then [8 biases]. */
@@ -502,6 +540,15 @@ pterun_compute_lowbit_linear(pterun_kernel_context* ctx, const pterun_compute_lo
 PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_ex(
     pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w, const float* x, int64_t m,
     float* y, const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool, size_t max_threads);
+
+/** As pterun_compute_lowbit_linear_ex with the activations already quantized
+ *  per row: qa[m, k] int8 codes, a_scale[m], a_zero[m] (x ~ (qa - a_zero) *
+ *  a_scale), e.g. by the program's own quantize operators. The same
+ *  integer dot products and float accumulation. */
+PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_qa_ex(
+    pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w, const int8_t* qa,
+    const float* a_scale, const int32_t* a_zero, int64_t m, float* y,
+    const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool, size_t max_threads);
 
 #ifdef __cplusplus
 }

@@ -183,14 +183,25 @@ pterun_status pk_where_self_out(pterun_kernel_context* ctx, pterun_value** args,
   ins[1] = a;
   ins[2] = b;
   pterun_iter_init(&it, out, ins, 3);
-  if (a->dtype == PTERUN_DTYPE_F32 && b->dtype == PTERUN_DTYPE_F32 &&
-      out->dtype == PTERUN_DTYPE_F32) {
+  if (a->dtype == out->dtype && b->dtype == out->dtype && pterun_dtype_size(out->dtype) == 4) {
+    /* One dtype of 4 bytes (float32, int32): a select of bit patterns, row by
+     * coalesced row. */
+    int64_t inner = pk_iter_rows(&it), rows = out->numel / inner, row, k;
+    int64_t so = it.strides[0][it.rank], sc = it.strides[1][it.rank];
+    int64_t sa = it.strides[2][it.rank], sb = it.strides[3][it.rank];
     const uint8_t* C = (const uint8_t*)c->data;
-    const float* A = (const float*)a->data;
-    const float* B = (const float*)b->data;
-    float* O = (float*)out->data;
-    for (n = 0; n < out->numel; ++n, pterun_iter_next(&it))
-      O[it.off[0]] = C[it.off[1]] ? A[it.off[2]] : B[it.off[3]];
+    const uint32_t* A = (const uint32_t*)a->data;
+    const uint32_t* B = (const uint32_t*)b->data;
+    uint32_t* O = (uint32_t*)out->data;
+    for (row = 0; row < rows; ++row, pterun_iter_next(&it)) {
+      const uint8_t* cr = C + it.off[1];
+      const uint32_t *ar = A + it.off[2], *br = B + it.off[3];
+      uint32_t* orow = O + it.off[0];
+      if (so == 1 && sc == 1 && sa == 1 && sb == 1)
+        for (k = 0; k < inner; ++k) orow[k] = cr[k] ? ar[k] : br[k];
+      else
+        for (k = 0; k < inner; ++k) orow[k * so] = cr[k * sc] ? ar[k * sa] : br[k * sb];
+    }
     return PTERUN_STATUS_OK;
   }
   for (n = 0; n < out->numel; ++n, pterun_iter_next(&it)) {

@@ -115,6 +115,19 @@ pterun_status pk_isinf_out(pterun_kernel_context* ctx, pterun_value** args, size
   return run_bool_unary(ctx, args, nargs, &op_isinf);
 }
 pterun_status pk_logical_not_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  pterun_tensor *in, *out;
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
+  /* bool -> bool in one layout (attention masks): a byte loop. */
+  if (in->dtype == PTERUN_DTYPE_BOOL && out->dtype == PTERUN_DTYPE_BOOL &&
+      pterun_out_resize_like(ctx, out, "out", in) == PTERUN_STATUS_OK && pk_same_layout(in, out) &&
+      in->data != NULL && out->data != NULL && out->nbytes >= (size_t)in->numel) {
+    const uint8_t* x = (const uint8_t*)in->data;
+    uint8_t* y = (uint8_t*)out->data;
+    for (int64_t k = 0; k < in->numel; ++k) y[k] = x[k] == 0;
+    return PTERUN_STATUS_OK;
+  }
   return run_bool_unary(ctx, args, nargs, &op_logical_not);
 }
 

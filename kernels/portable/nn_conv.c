@@ -13,6 +13,7 @@
  * activation in the GEMM epilogue, or per plane/row of the depthwise loops. */
 #include <inttypes.h>
 
+#include "kernels/portable/nn_conv.h"
 #include "kernels/portable/prepack.h"
 #include "kernels/portable/util.h"
 
@@ -704,12 +705,17 @@ pterun_status pk_convolution_out(pterun_kernel_context* ctx, pterun_value** args
   return convolution(ctx, args, 9, NULL);
 }
 
+pterun_status pk_convolution_run(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
+                                 const pterun_compute_gemm_opts* act) {
+  return convolution(ctx, args, iout, act);
+}
+
 /* Load time: packs a constant float32 weight of a convolution that takes the
  * GEMM path with one group (the weight is the product's A, cout x
  * icpg*kD*kH*kW in the weight's own reduction order). Geometry errors are
  * left for execute to report. */
-static pterun_status convolution_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                         size_t nargs, size_t want, size_t iout) {
+pterun_status pk_convolution_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                  size_t want, size_t iout, pk_prepacked* into) {
   if (nargs != want || args[0]->tag != PTERUN_VALUE_TENSOR || args[1]->tag != PTERUN_VALUE_TENSOR ||
       args[iout]->tag != PTERUN_VALUE_TENSOR || args[6]->tag != PTERUN_VALUE_BOOL || args[6]->u.b ||
       args[8]->tag != PTERUN_VALUE_INT || args[8]->u.i != 1)
@@ -729,7 +735,12 @@ static pterun_status convolution_prepare(pterun_kernel_context* ctx, pterun_valu
   if (!weight_flattens(&g, &ro)) return PTERUN_STATUS_OK;
   int64_t rows = g.icpg * g.k[0] * g.k[1] * g.k[2];
   pterun_compute_matrix a = {w->data, w->dtype, g.ws[0], ro.cs};
-  return pk_prepack(ctx, w, PTERUN_COMPUTE_OPERAND_A, w->sizes[0], rows, &a);
+  return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_A, w->sizes[0], rows, &a);
+}
+
+static pterun_status convolution_prepare(pterun_kernel_context* ctx, pterun_value** args,
+                                         size_t nargs, size_t want, size_t iout) {
+  return pk_convolution_pack(ctx, args, nargs, want, iout, NULL);
 }
 
 pterun_status pk_convolution_prepare(pterun_kernel_context* ctx, pterun_value** args,

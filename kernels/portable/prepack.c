@@ -20,6 +20,12 @@ typedef struct pk_pack_key {
 
 pterun_status pk_prepack(pterun_kernel_context* ctx, const pterun_tensor* t, int operand,
                          int64_t rows, int64_t cols, const pterun_compute_matrix* src) {
+  return pk_prepack_to(ctx, NULL, t, operand, rows, cols, src);
+}
+
+pterun_status pk_prepack_to(pterun_kernel_context* ctx, pk_prepacked* st, const pterun_tensor* t,
+                            int operand, int64_t rows, int64_t cols,
+                            const pterun_compute_matrix* src) {
   size_t bytes = pterun_compute_gemm_pack_size(operand, rows, cols);
   if (bytes == 0 || !pterun_kernel_preparing(ctx)) return PTERUN_STATUS_OK;
   pk_pack_key key;
@@ -32,7 +38,7 @@ pterun_status pk_prepack(pterun_kernel_context* ctx, const pterun_tensor* t, int
   key.operand = operand;
   key.dtype = src->dtype;
   int fresh = 0;
-  pk_prepacked* st = pterun_kernel_state_alloc(ctx, sizeof *st, _Alignof(pk_prepacked));
+  if (st == NULL) st = pterun_kernel_state_alloc(ctx, sizeof *st, _Alignof(pk_prepacked));
   void* mem =
       st != NULL ? pterun_kernel_shared_state(ctx, &key, sizeof key, bytes, 64, &fresh) : NULL;
   if (mem == NULL)

@@ -28,6 +28,12 @@ int pk_prepack_constant_f32(const pterun_tensor* t);
 pterun_status pk_prepack(pterun_kernel_context* ctx, const pterun_tensor* t, int operand,
                          int64_t rows, int64_t cols, const pterun_compute_matrix* src);
 
+/* pk_prepack into `st`: the first member of a state the kernel allocated
+ * itself (its first block); NULL: allocate the pk_prepacked as the state. */
+pterun_status pk_prepack_to(pterun_kernel_context* ctx, pk_prepacked* st, const pterun_tensor* t,
+                            int operand, int64_t rows, int64_t cols,
+                            const pterun_compute_matrix* src);
+
 /* At execute: the operand this instruction packed from tensor t's current
  * data (rows x cols), or NULL. */
 const pterun_compute_packed* pk_prepacked_for(const pterun_kernel_context* ctx,

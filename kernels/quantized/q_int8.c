@@ -436,7 +436,11 @@ static pterun_status linear_out(pterun_kernel_context* ctx, const pterun_tensor*
   sizes[x->rank - 1] = st->oc;
   PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
   PTERUN_TRY(pterun_check_data(ctx, x, "input"));
-  PTERUN_TRY(pterun_out_resize(ctx, out, "out", x->rank, sizes));
+  if (out->rank == 2 && x->rank != 2) { /* mm on an elided [M, K] view of the input */
+    sizes[0] = x->numel / st->k;
+    sizes[1] = st->oc;
+  }
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", out->rank == 2 ? 2 : x->rank, sizes));
   PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   *m = x->numel / st->k;

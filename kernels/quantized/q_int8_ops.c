@@ -11,7 +11,8 @@
  *            dequantize_per_tensor: input, scale, zero_point); linear: then
  *            permute_copy's dims
  *   op       convolution: bias, stride, padding, dilation, transposed,
- *            output_padding, groups; addmm: self (the bias), beta, alpha
+ *            output_padding, groups; addmm: self (the bias), beta, alpha;
+ *            mm (mm_*_q8: a linear without bias): nothing
  *   act      hardtanh: min_val, max_val (relu: nothing)
  *   output   static: quantize_per_tensor's scale, zero_point, quant_min,
  *            quant_max, dtype; then out and the return slot
@@ -165,6 +166,37 @@ static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value
   return read_activation(ctx, args, i + 4, act, &c->out, next);
 }
 
+/* mm (a linear without bias): 6 input + 4 (or 3) weight + dims (+ 2
+ * hardtanh) + static: 7 output / dynamic: out and the return slot. */
+static pterun_status read_mm_common(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                    int act, qk_i8_call* c, size_t* next) {
+  size_t i;
+  if (nargs < 12) return QK_FAIL(ctx, "expected at least 12 arguments, got %zu", nargs);
+  PTERUN_TRY(read_input_q(ctx, args, 0, c));
+  PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
+  PTERUN_CHECK_NARGS(ctx, nargs, i + 1 + (act == QK_ACT_HARDTANH ? 2 : 0) + (c->dynamic ? 2 : 7));
+  PTERUN_TRY(read_dims(ctx, args, i, c));
+  c->bias = NULL;
+  return read_activation(ctx, args, i + 1, act, &c->out, next);
+}
+
+static pterun_status read_mm(pterun_kernel_context* ctx, pterun_value** args, size_t nargs, int act,
+                             qk_i8_call* c) {
+  size_t i = 0; /* as in read_linear */
+  memset(c, 0, sizeof *c);
+  PTERUN_TRY(read_mm_common(ctx, args, nargs, act, c, &i));
+  return read_output_q(ctx, args, i, c);
+}
+
+static pterun_status read_mm_dynamic(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                     int act, qk_i8_call* c) {
+  size_t i = 0; /* as in read_linear */
+  memset(c, 0, sizeof *c);
+  c->dynamic = 1;
+  PTERUN_TRY(read_mm_common(ctx, args, nargs, act, c, &i));
+  return pterun_arg_tensor(ctx, args, i, "out", &c->outt);
+}
+
 static pterun_status read_linear(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                  int act, qk_i8_call* c) {
   size_t i = 0; /* set by read_linear_common; aarch64 GCC 12 -O3 cannot tell */
@@ -207,3 +239,9 @@ QK_I8_OP(qk_linear_hardtanh_q8_out, read_linear, QK_ACT_HARDTANH)
 QK_I8_OP(qk_linear_dynamic_q8_out, read_dynamic, QK_ACT_NONE)
 QK_I8_OP(qk_linear_dynamic_relu_q8_out, read_dynamic, QK_ACT_RELU)
 QK_I8_OP(qk_linear_dynamic_hardtanh_q8_out, read_dynamic, QK_ACT_HARDTANH)
+QK_I8_OP(qk_mm_q8_out, read_mm, QK_ACT_NONE)
+QK_I8_OP(qk_mm_relu_q8_out, read_mm, QK_ACT_RELU)
+QK_I8_OP(qk_mm_hardtanh_q8_out, read_mm, QK_ACT_HARDTANH)
+QK_I8_OP(qk_mm_dynamic_q8_out, read_mm_dynamic, QK_ACT_NONE)
+QK_I8_OP(qk_mm_dynamic_relu_q8_out, read_mm_dynamic, QK_ACT_RELU)
+QK_I8_OP(qk_mm_dynamic_hardtanh_q8_out, read_mm_dynamic, QK_ACT_HARDTANH)

@@ -4,6 +4,19 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "pterun/cpu.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* The SSE2 loops below (SSE2 is the x86-64 baseline) run only when the SSE4.1
+ * bit is set, so PTERUN_ISA_MASK=0 runs the scalar reference they are tested
+ * against. */
+static inline int qk_simd_allowed(void) {
+  return (pterun_cpu_features() & PTERUN_CPU_X86_SSE4_1) != 0;
+}
+
 /* ---- arguments ------------------------------------------------------------ */
 
 /* ---- tensor checks -------------------------------------------------------- */
@@ -73,9 +86,54 @@ int qk_qdtype_range(int dtype, int64_t* lo, int64_t* hi) {
     default: break;                                                                                \
   }
 
+#if defined(__SSE2__)
+/* float32 -> int8 / uint8, 16 elements at a time, with the scalar step's
+ * results: p = inv * x in float32; round half to even with the 1.5 * 2^23
+ * trick (exact for |p| <= 2^22 in the default rounding mode, as nearbyintf
+ * uses); + zp in float32; clamp; truncate. A block holding a lane with
+ * |p| > 2^22, NaN or Inf (cvttss2si's out-of-range value makes such lanes
+ * q_min, not a saturation) is left to the scalar loop. Needs |zp| <= 2^22 and
+ * [qmin, qmax] inside the byte type. Returns the elements done. */
+static int64_t quantize_f32_i8_sse2(const float* ip, void* op, int out_u8, int64_t n, float inv,
+                                    float zpf, int64_t qmin, int64_t qmax) {
+  const __m128 vinv = _mm_set1_ps(inv), vzp = _mm_set1_ps(zpf), magic = _mm_set1_ps(12582912.0f);
+  const __m128 lim = _mm_set1_ps(4194304.0f), lo = _mm_set1_ps((float)qmin);
+  const __m128 hi = _mm_set1_ps((float)qmax),
+               absmask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    __m128 p[4];
+    __m128i q[4];
+    int j, bad = 0;
+    for (j = 0; j < 4; ++j) {
+      p[j] = _mm_mul_ps(vinv, _mm_loadu_ps(ip + k + 4 * j));
+      bad |= _mm_movemask_ps(_mm_cmpnle_ps(_mm_and_ps(p[j], absmask), lim)); /* NaN too */
+    }
+    if (bad) break;
+    for (j = 0; j < 4; ++j) {
+      __m128 t = _mm_add_ps(vzp, _mm_sub_ps(_mm_add_ps(p[j], magic), magic));
+      q[j] = _mm_cvttps_epi32(_mm_min_ps(_mm_max_ps(t, lo), hi));
+    }
+    const __m128i w0 = _mm_packs_epi32(q[0], q[1]), w1 = _mm_packs_epi32(q[2], q[3]);
+    _mm_storeu_si128((__m128i*)(void*)((uint8_t*)op + k),
+                     out_u8 ? _mm_packus_epi16(w0, w1) : _mm_packs_epi16(w0, w1));
+  }
+  return k;
+}
+#endif
+
 void qk_quantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t off, int64_t n,
                      float inv, int32_t zp, int64_t qmin, int64_t qmax) {
   const float zpf = (float)zp;
+#if defined(__SSE2__)
+  if (in_dt == PTERUN_DTYPE_F32 && (out_dt == PTERUN_DTYPE_U8 || out_dt == PTERUN_DTYPE_I8) &&
+      zp >= -4194304 && zp <= 4194304 && qk_simd_allowed()) {
+    const int64_t done = quantize_f32_i8_sse2((const float*)in + off, (uint8_t*)out + off,
+                                              out_dt == PTERUN_DTYPE_U8, n, inv, zpf, qmin, qmax);
+    off += done;
+    n -= done;
+  }
+#endif
 #define LD_F32(x) (inv * (x))
 #define LD_F64(x) ((float)((double)inv * (x)))
 #define LD_F16(x) (inv * pterun_f16_to_f32(x))
@@ -188,8 +246,31 @@ int qk_calc_qparams(float mn, float mx, int32_t qmin, int32_t qmax, double* scal
 
 void qk_scan_minmax(const float* x, int64_t n, float* mn, float* mx) {
   float lo = x[0], hi = x[0];
-  int64_t k;
-  for (k = 1; k < n; ++k) {
+  int64_t k = 1;
+#if defined(__SSE2__)
+  /* minps(x, lo) is "x < lo ? x : lo" and maxps(x, hi) "x > hi ? x : hi"
+   * lane by lane, the scalar updates below: a NaN element never replaces, a
+   * NaN x[0] stays. Lanes may keep a different one of two equal values than
+   * the scalar order (only -0.0 and +0.0 differ, which qk_calc_qparams
+   * treats alike). */
+  if (n >= 9 && qk_simd_allowed()) {
+    __m128 vlo = _mm_set1_ps(lo), vhi = vlo;
+    float l4[4], h4[4];
+    int j;
+    for (; k + 4 <= n; k += 4) {
+      const __m128 v = _mm_loadu_ps(x + k);
+      vlo = _mm_min_ps(v, vlo);
+      vhi = _mm_max_ps(v, vhi);
+    }
+    _mm_storeu_ps(l4, vlo);
+    _mm_storeu_ps(h4, vhi);
+    for (j = 0; j < 4; ++j) {
+      if (l4[j] < lo) lo = l4[j];
+      if (hi < h4[j]) hi = h4[j];
+    }
+  }
+#endif
+  for (; k < n; ++k) {
     if (x[k] < lo) lo = x[k];
     if (hi < x[k]) hi = x[k];
   }

@@ -176,6 +176,7 @@ class Program:
         profile: bool | int = False,
         record_outputs: bool = False,
         threads: int | None = None,
+        no_fusion: bool = False,
     ) -> Method:
         """Loads a method, resolving every operator it uses.
 
@@ -191,6 +192,11 @@ class Program:
         that asks for threads; 1 runs on the calling thread only. Outputs are
         bit-identical for any value.
 
+        ``no_fusion``: keep the program's operators as they are (the load-time
+        fusion pass off, as the CLI's ``--no-fusion``): the reference path,
+        bit-exact with ExecuTorch's kernels where the fused integer kernels
+        differ by float rounding (docs/quantized.md).
+
         Raises :class:`pterun.Error`: ``NOT_FOUND`` (no such method),
         ``OPERATOR_MISSING`` (the message names each missing operator and the
         component that ships it), ``BACKEND_UNAVAILABLE`` (delegated method),
@@ -202,7 +208,7 @@ class Program:
         if record_outputs and runs == 0:
             runs = 16
         native = self._native.load_method(
-            name, runs, record_outputs, 0 if threads is None else threads
+            name, runs, record_outputs, 0 if threads is None else threads, no_fusion
         )
         return Method(native, self.metadata(name))
 

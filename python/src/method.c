@@ -180,7 +180,7 @@ static PyObject* py_out_to_py(py_state* st, py_out* o) {
 /* ---- the type ------------------------------------------------------------------------ */
 
 PyObject* py_method_load(py_state* st, py_program* program, const char* name, unsigned profile_runs,
-                         int record_outputs, size_t threads) {
+                         int record_outputs, size_t threads, int no_fusion) {
   allocfunc alloc = (allocfunc)PyType_GetSlot(st->method_type, Py_tp_alloc);
   pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
   pterun_status status = PTERUN_STATUS_OK;
@@ -228,6 +228,7 @@ PyObject* py_method_load(py_state* st, py_program* program, const char* name, un
   }
   opts.threadpool = threads != 1 ? st->pool : NULL;
   opts.max_threads = threads;
+  opts.no_fusion = no_fusion;
   opts.registry = st->registry;
   opts.data = (const pterun_data* const*)program->data;
   opts.data_count = program->data_count;

@@ -370,22 +370,23 @@ static PyObject* py_program_info(PyObject* self, PyObject* unused) {
 }
 
 static PyObject* py_program_load_method(PyObject* self, PyObject* args, PyObject* kwargs) {
-  static char* kwlist[] = {"name", "profile_runs", "record_outputs", "threads", NULL};
+  static char* kwlist[] = {"name", "profile_runs", "record_outputs", "threads", "no_fusion", NULL};
   py_state* st = py_state_of_type(Py_TYPE(self));
   const char* name;
   unsigned int runs = 0;
   int outputs = 0;
   Py_ssize_t threads = 0;
+  int no_fusion = 0;
   size_t index;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|Ipn:load_method", kwlist, &name, &runs,
-                                   &outputs, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|Ipnp:load_method", kwlist, &name, &runs,
+                                   &outputs, &threads, &no_fusion))
     return NULL;
   if (threads < 0) {
     PyErr_SetString(PyExc_ValueError, "threads must be >= 0 (0: every thread of the pool)");
     return NULL;
   }
   if (py_find_method(st, (py_program*)self, name, &index) != 0) return NULL;
-  return py_method_load(st, (py_program*)self, name, runs, outputs, (size_t)threads);
+  return py_method_load(st, (py_program*)self, name, runs, outputs, (size_t)threads, no_fusion);
 }
 
 /* [(method name, case count), ...] of a bundled program; None otherwise. */

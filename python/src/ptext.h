@@ -88,9 +88,10 @@ PyObject* py_program_load(py_state* st, PyObject* source, PyObject* data_files);
 /* pterun.Method `name` of `program` (method.c); with profile_runs > 0 a
  * profiler keeping that many executes is attached (record_outputs: copies
  * of kernel outputs for ETDump debug events). threads: 0 = the whole pool,
- * 1 = serial (no pool), n = at most n per kernel. */
+ * 1 = serial (no pool), n = at most n per kernel. no_fusion: the load-time
+ * fusion pass stays off (pterun_method_options.no_fusion). */
 PyObject* py_method_load(py_state* st, py_program* program, const char* name, unsigned profile_runs,
-                         int record_outputs, size_t threads);
+                         int record_outputs, size_t threads, int no_fusion);
 
 /* Metadata of one input/output as a dict (program.c). */
 PyObject* py_io_info_dict(const pterun_io_info* io);

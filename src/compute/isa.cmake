@@ -69,26 +69,26 @@ pterun_gemm_isa_setup(pterun_compute)
 
 # Low-bit linear microkernels (src/compute/lowbit/lowbit_<isa>.c): AVX2 rides
 # on PTERUN_GEMM_AVX2, both AVX-512 variants (BW, and VNNI's vpdpbusd) on
-# PTERUN_GEMM_AVX512VNNI (its probe covers -mavx512bw). The driver and the
-# activation quantization keep torchao's float operations: no contraction
-# into fused multiply-adds.
+# PTERUN_GEMM_AVX512VNNI (its probe covers -mavx512bw). The driver, the
+# activation quantization and the microkernels' tile epilogues keep
+# torchao's float operations: no contraction into fused multiply-adds.
 set_source_files_properties(${_pt_isa_dir}/lowbit/linear.c ${_pt_isa_dir}/lowbit/act.c
   PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
-  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-ffp-contract=off")
 endif()
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
-    COMPILE_OPTIONS "-mavx2;-mavx512f;-mavx512bw")
+    COMPILE_OPTIONS "-mavx2;-mavx512f;-mavx512bw;-ffp-contract=off")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
-    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS}")
+    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-ffp-contract=off")
 endif()
 # AArch64: the NEON dot-product variant (sdot), when the compiler takes it.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   check_c_compiler_flag("-march=armv8.2-a+dotprod" PTERUN_CC_HAS_DOTPROD)
   if(PTERUN_CC_HAS_DOTPROD)
     set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_neondot.c PROPERTIES
-      COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
+      COMPILE_OPTIONS "-march=armv8.2-a+dotprod;-ffp-contract=off")
     target_compile_definitions(pterun_compute PRIVATE PTERUN_LOWBIT_NEONDOT=1)
   endif()
 endif()

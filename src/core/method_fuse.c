@@ -49,6 +49,10 @@ typedef struct pt_fuse_pattern {
   const char* ops[PT_FUSE_MAX_STEPS]; /* the chain; NULL after the last step */
   uint8_t nargs[PT_FUSE_MAX_STEPS];   /* each step's argument count (return slot included) */
   uint8_t link[PT_FUSE_MAX_STEPS];    /* step s > 0: its argument that is step s-1's result */
+  uint8_t out[PT_FUSE_MAX_STEPS];     /* step s's result: 0 = its return slot; else the index of
+                                         its first out argument, of a multi-output step whose
+                                         return slot lists its outs (batch norm); its other outs
+                                         must be unread, and it is skipped when they are read */
   int32_t dtype;                      /* every intermediate's dtype (-1: any) */
   pt_fuse_feed feed;                  /* optional */
   bool step0_may_alias;               /* the fused kernel copes with its result sharing memory
@@ -77,6 +81,17 @@ static uint32_t feeds_of(const pt_fuse_pattern* p) {
   return n;
 }
 
+/* How many leading arguments of step s are inputs (the rest are outs and the
+ * return slot). */
+static uint32_t inputs_of(const pt_fuse_pattern* p, uint32_t s) {
+  return p->out[s] != 0 ? p->out[s] : p->nargs[s] - 2u;
+}
+
+/* Step s's result: its return slot, or its first out (p->out[s]). */
+static const pterun_value* result_of(const pt_fuse_pattern* p, uint32_t s, const pt_instr* in) {
+  return in->args[p->out[s] != 0 ? p->out[s] : in->b - 1];
+}
+
 /* A row the code below can follow safely (the table is data others extend;
  * a malformed row is ignored rather than trusted). */
 static bool pattern_ok(const pt_fuse_pattern* p) {
@@ -84,9 +99,11 @@ static bool pattern_ok(const pt_fuse_pattern* p) {
   if (steps < 2 || p->fused == NULL || p->fused_nargs == 0 || p->fused_nargs > PT_FUSE_MAX_ARGS)
     return false;
   for (uint32_t s = 0; s < steps; ++s)
-    if (p->nargs[s] < 2 || (s > 0 && p->link[s] + 2u >= p->nargs[s])) return false;
+    if (p->nargs[s] < 2 || (s > 0 && p->link[s] >= inputs_of(p, s)) ||
+        (p->out[s] != 0 && p->out[s] + 1u >= p->nargs[s]))
+      return false;
   uint32_t feeds = feeds_of(p);
-  if (feeds > 0 && (p->feed.step >= steps || p->feed.arg + 2u >= p->nargs[p->feed.step]))
+  if (feeds > 0 && (p->feed.step >= steps || p->feed.arg >= inputs_of(p, p->feed.step)))
     return false;
   for (uint32_t j = 0; j < feeds; ++j)
     if (p->feed.nargs[j] < 2 || (j > 0 && p->feed.link[j] + 2u >= p->feed.nargs[j - 1]))
@@ -217,35 +234,90 @@ static bool view_unaffected(const pterun_method* m, const fuse_facts* f, const p
   return true;
 }
 
-/* Is `r`, the result of `prev` and read by `next` at `link`, private to
- * the two? (prev and next are at flat positions pos and end.) */
-static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_instr* prev,
-                         const pt_instr* next, uint32_t link, int32_t dtype, uint32_t pos,
-                         uint32_t end) {
-  const pterun_value* r = prev->args[prev->b - 1];
-  uint32_t ri = (uint32_t)(r - m->values), in_prev = 0, in_next = 0;
-  if (r->tag != PTERUN_VALUE_TENSOR || next->args[link] != r || f->outputs[ri]) return false;
-  if (dtype >= 0 && r->u.tensor->dtype != dtype) return false;
-  for (uint32_t k = 0; k < prev->b; ++k) {
-    if (prev->args[k] != r) continue;
-    if (k + 2 < prev->b) return false; /* prev reads it too */
-    ++in_prev;
-  }
-  for (uint32_t k = 0; k < next->b; ++k) in_next += next->args[k] == r;
-  if (in_next != 1 || f->refs[ri] != in_prev + in_next) return false;
-  // An elided view (a planned tensor nobody writes) over r's memory would
-  // read what r no longer receives.
+/* Is v an elided view of r, read only there: a planned tensor nothing
+ * writes, not a method input or output, over exactly r's bytes (the
+ * exporter removed a view_copy, e.g. a linear's [M, K] view of [B, T, K])? */
+static bool elided_view_of(const pterun_method* m, const fuse_facts* f, const pterun_value* v,
+                           const pterun_value* r) {
+  if (v == r || v->tag != PTERUN_VALUE_TENSOR || r->tag != PTERUN_VALUE_TENSOR) return false;
+  const pterun_tensor *a = v->u.tensor, *b = r->u.tensor;
+  const uint32_t vi = (uint32_t)(v - m->values);
+  return !f->written[vi] && !f->outputs[vi] && f->refs[vi] == 1 &&
+         m->aux[a - m->tensors].in_arena && m->aux[b - m->tensors].in_arena && a->data != NULL &&
+         a->data == b->data && a->dtype == b->dtype && a->nbytes == b->nbytes;
+}
+
+/* Would rewriting the instructions at flat [pos, end] leave tensor value r's
+ * memory unobserved? An elided view (a planned tensor nobody writes) over it
+ * would read what r no longer receives; `view` (NULL: none) is one the
+ * rewrite takes care of. */
+static bool unviewed(const pterun_method* m, const fuse_facts* f, const pterun_value* r,
+                     const pterun_value* view, uint32_t pos, uint32_t end) {
   const pterun_tensor* t = r->u.tensor;
-  const pt_tensor_aux* ta = &m->aux[t - m->tensors];
-  if (!ta->in_arena) return true;
+  if (!m->aux[t - m->tensors].in_arena) return true;
   for (uint32_t v = 0; v < m->value_count; ++v) {
     const pterun_value* x = &m->values[v];
-    if (x == r || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
+    if (x == r || x == view || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
     if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(x->u.tensor, t) &&
         !view_unaffected(m, f, x, pos, end))
       return false;
   }
   return true;
+}
+
+/* A multi-output step `in` (result at argument `out`, its return slot the
+ * list of its outs, the result first): the list and the other outs are
+ * named by `in` alone and are no method outputs, so the fused call may leave
+ * them unwritten. */
+static bool other_outs_unread(const pterun_method* m, const fuse_facts* f, const pt_instr* in,
+                              uint32_t out, uint32_t pos) {
+  const pterun_value* l = in->args[in->b - 1];
+  if (l->tag != PTERUN_VALUE_LIST_TENSOR || l->u.tensors.len == 0 ||
+      l->u.tensors.items[0] != in->args[out] || f->refs[l - m->values] != 1 ||
+      f->outputs[l - m->values])
+    return false;
+  for (size_t j = 1; j < l->u.tensors.len; ++j) {
+    const pterun_value* e = l->u.tensors.items[j];
+    uint32_t named = 1; /* the list item */
+    if (e == NULL || e == in->args[out] || e->tag != PTERUN_VALUE_TENSOR) return false;
+    for (uint32_t k = 0; k < in->b; ++k) {
+      if (in->args[k] != e) continue;
+      if (k < out) return false; /* read by the step itself */
+      ++named;
+    }
+    if (f->refs[e - m->values] != named || f->outputs[e - m->values] ||
+        !unviewed(m, f, e, NULL, pos, pos))
+      return false;
+  }
+  return true;
+}
+
+/* Is `r`, the result of `prev` (its return slot, or its first out `out`)
+ * and read by `next` at `link` (itself or an elided view of it), private to
+ * the two? (prev and next are at flat positions pos and end.) */
+static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_instr* prev,
+                         uint32_t out, const pt_instr* next, uint32_t link, int32_t dtype,
+                         uint32_t pos, uint32_t end) {
+  const pterun_value* r = prev->args[out != 0 ? out : prev->b - 1];
+  const pterun_value* view = next->args[link] != r ? next->args[link] : NULL;
+  uint32_t ri = (uint32_t)(r - m->values), in_prev = 0, in_next = 0;
+  uint32_t first_out = out != 0 ? out : prev->b - 2;
+  if (r->tag != PTERUN_VALUE_TENSOR || (view != NULL && !elided_view_of(m, f, view, r)) ||
+      f->outputs[ri])
+    return false;
+  if (dtype >= 0 && r->u.tensor->dtype != dtype) return false;
+  for (uint32_t k = 0; k < prev->b; ++k) {
+    if (prev->args[k] != r) continue;
+    if (k < first_out) return false; /* prev reads it too */
+    ++in_prev;
+  }
+  if (out != 0) { /* also named as the return list's first item */
+    if (!other_outs_unread(m, f, prev, out, pos)) return false;
+    ++in_prev;
+  }
+  for (uint32_t k = 0; k < next->b; ++k) in_next += next->args[k] == r;
+  if (in_next != (view != NULL ? 0u : 1u) || f->refs[ri] != in_prev + in_next) return false;
+  return unviewed(m, f, r, view, pos, end);
 }
 
 /* Does tensor value v (or a tensor of list v) share memory with `t`? */
@@ -266,13 +338,14 @@ static bool value_overlaps(const pterun_value* v, const pterun_tensor* t) {
  * bytes of any input (it may, unfused: e.g. a convolution's input is dead
  * once the convolution ran, so the relu after it may write there). */
 static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* const* step, uint32_t steps) {
-  const pt_instr* last = step[steps - 1];
-  const pterun_value* r = last->args[last->b - 1];
+  const pterun_value* r = result_of(p, steps - 1, step[steps - 1]);
   if (r->tag != PTERUN_VALUE_TENSOR) return false;
+  const bool fed = feeds_of(p) > 0;
   for (uint32_t s = 0; s < steps; ++s)
-    for (uint32_t k = 0; k + 2 < step[s]->b; ++k)
+    for (uint32_t k = 0; k < inputs_of(p, s); ++k)
       if ((s == 0 ? !p->step0_may_alias
                   : k != p->link[s]) /* an intermediate is never materialised */
+          && !(fed && s == p->feed.step && k == p->feed.arg) /* nor a feed's result */
           && value_overlaps(step[s]->args[k], r->u.tensor))
         return false;
   return true;
@@ -324,7 +397,7 @@ static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_f
   if (m->chain_count != 1 || f->has_jumps) return false;
   const pt_chain* ch = &m->chains[0];
   const pt_instr *first = &ch->instrs[i], *last = &ch->instrs[i + steps - 1];
-  const pterun_value* zv = last->args[last->b - 1];
+  const pterun_value* zv = result_of(p, steps - 1, last);
   const pterun_value* yv = last->args[p->link[steps - 1]];
   if (zv->tag != PTERUN_VALUE_TENSOR || yv->tag != PTERUN_VALUE_TENSOR) return false;
   const pterun_tensor *z = zv->u.tensor, *y = yv->u.tensor;
@@ -334,7 +407,7 @@ static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_f
     return false;
   // Y must not share memory with any input of the chain.
   for (uint32_t s = 0; s < steps; ++s)
-    for (uint32_t k = 0; k + 2 < first[s].b; ++k)
+    for (uint32_t k = 0; k < inputs_of(p, s); ++k)
       if ((s == 0 || k != p->link[s]) && value_overlaps(first[s].args[k], y)) return false;
   // No elided view over Z's old bytes or Y's reads what the chain wrote.
   for (uint32_t v = 0; v < m->value_count; ++v) {
@@ -385,7 +458,7 @@ static bool feed_matches(const pterun_method* m, const fuse_facts* f, const pt_f
     }
     const pt_instr* prod = f->instr[at];
     if (!is_call(m, prod, p->feed.ops[j], p->feed.nargs[j]) ||
-        !private_link(m, f, prod, reader, arg, p->dtype, at, rpos))
+        !private_link(m, f, prod, 0, reader, arg, p->dtype, at, rpos))
       return false;
     where[PT_FUSE_MAX_STEPS + j] = at;
     reader = prod;
@@ -423,12 +496,16 @@ static int matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pa
         !is_call(m, &ch->instrs[at], p->ops[s], p->nargs[s]))
       return 0;
     if (s > 0 &&
-        (f->jump_in[base + at] || !private_link(m, f, step[s - 1], &ch->instrs[at], p->link[s],
-                                                p->dtype, where[s - 1], base + at)))
+        (f->jump_in[base + at] || !private_link(m, f, step[s - 1], p->out[s - 1], &ch->instrs[at],
+                                                p->link[s], p->dtype, where[s - 1], base + at)))
       return 0;
     step[s] = &ch->instrs[at];
     where[s] = base + at;
   }
+  // A multi-output last step: its other outs go unwritten.
+  if (p->out[steps - 1] != 0 &&
+      !other_outs_unread(m, f, step[steps - 1], p->out[steps - 1], where[steps - 1]))
+    return 0;
   if (!feed_matches(m, f, p, base, where, skipped, nskipped, steps)) return 0;
   if (result_disjoint(p, step, steps)) return 1;
   return feeds == 0 && can_redirect(m, f, p, i, steps) ? 2 : 0;
@@ -528,7 +605,7 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
       if (match[f.starts[c] + i] & PT_FUSE_REDIRECT) {
         /* the result lives in the last intermediate's bytes from now on */
         const pt_instr* last = &chain[steps - 1];
-        pterun_tensor* z = last->args[last->b - 1]->u.tensor;
+        pterun_tensor* z = result_of(p, steps - 1, last)->u.tensor;
         const pterun_tensor* y = last->args[p->link[steps - 1]]->u.tensor;
         z->data = y->data;
         m->aux[z - m->tensors].initial_data = y->data;

@@ -171,6 +171,15 @@ static int test_driver(void) {
       x[k] = 0.0f; /* a row of one sign and a constant row: the zero-point cases */
       for (i = 1; i < k; ++i) x[k + i] = (float)(i % 7) + 1.0f;
       for (i = 0; i < k; ++i) x[2 * k + i] = -2.5f;
+      /* a row far from zero (a zero point past 2^14) and, in tiles 0 and 1,
+       * a weight sum and a zero point past 2^14: the tiles' int32 fast
+       * paths hand these to the int64 epilogue */
+      for (i = 0; i < k; ++i) x[4 * k + i] = 1000.0f + (float)(i % 3) * 0.01f;
+      {
+        int32_t big = (1 << 30) + 3, neg = -(1 << 30) + 5;
+        memcpy((uint8_t*)w.tiles + gs * nbit + 32 + 4 * 3, &big, 4);
+        if (w.has_zeros) memcpy((uint8_t*)w.tiles + w.tile_bytes + gs * nbit + 64 + 4 * 5, &neg, 4);
+      }
       PT_CHECK_STATUS(pterun_compute_lowbit_linear_ex(NULL, &w, x, m, want, &uk[0], NULL, 0),
                       PTERUN_STATUS_OK);
       for (v = 0; v < nuk; ++v) {
@@ -234,9 +243,94 @@ static int test_no_scratch(void) {
   return 0;
 }
 
+/* Plain codes packed at load (pterun_compute_lowbit_pack) and activations
+ * quantized elsewhere (pterun_compute_lowbit_linear_qa_ex): every output is
+ * the reference formula written here -- per group the exact integer sum of
+ * (qa - za)(w - wz), times (w_scale * a_scale), accumulated in float32 in k
+ * order, bias last -- bit for bit, for every microkernel and pool; codes
+ * outside the width and bad geometry are refused. */
+static int test_pack_qa(void) {
+  pterun_threadpool* pool = NULL;
+  pterun_threadpool_options o;
+  size_t nuk, v;
+  const pterun_compute_lowbit_ukernel* uk = pterun_compute_lowbit_ukernels(&nuk);
+  int combo, bad = 0;
+  memset(&o, 0, sizeof o);
+  o.threads = 3;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  for (combo = 0; combo < 8; ++combo) {
+    const int nbit = combo & 1 ? 8 : 4, has_zp = (combo >> 1) & 1, has_bias = combo >> 2;
+    const int64_t n = 13 + combo, k = 96, gs = combo & 2 ? 32 : 16, m = 4, groups = k / gs;
+    const int lo = nbit == 4 ? -8 : -128, span = nbit == 4 ? 16 : 256;
+    int8_t* codes = malloc((size_t)(n * k));
+    float* sc = malloc((size_t)(n * groups) * 4);
+    int32_t* zp = malloc((size_t)(n * groups) * 4);
+    float bias[32], a_scale[4];
+    int32_t a_zero[4] = {-128, 0, 5, 127};
+    int8_t qa[4 * 96];
+    float want[4 * 32], got[4 * 32];
+    size_t bytes = pterun_compute_lowbit_pack_bytes(nbit, n, k, gs, has_zp, has_bias);
+    uint8_t* buf = malloc(bytes + 64);
+    pterun_compute_lowbit_weights w;
+    int64_t i, r, c, g;
+    PT_CHECK(codes != NULL && sc != NULL && zp != NULL && buf != NULL && bytes > 0);
+    for (i = 0; i < n * k; ++i) codes[i] = (int8_t)(lo + (int)(rnd() % (unsigned)span));
+    codes[0] = (int8_t)lo; /* the extremes */
+    codes[1] = (int8_t)(lo + span - 1);
+    for (i = 0; i < n * groups; ++i) {
+      sc[i] = (float)(1 + rnd() % 1000) * 1e-4f;
+      zp[i] = (int32_t)(rnd() % 9) - 4;
+    }
+    for (i = 0; i < n; ++i) bias[i] = (float)((int)(rnd() % 201) - 100) * 1e-2f;
+    for (i = 0; i < m * k; ++i) qa[i] = (int8_t)(rnd() & 255);
+    for (r = 0; r < m; ++r) a_scale[r] = (float)(1 + rnd() % 1000) * 1e-3f;
+    PT_CHECK(pterun_compute_lowbit_pack(nbit, n, k, gs, codes, sc, has_zp ? zp : NULL,
+                                        has_bias ? bias : NULL, buf, bytes - 1, &w) == -1);
+    PT_CHECK(pterun_compute_lowbit_pack(nbit, n, k, gs, codes, sc, has_zp ? zp : NULL,
+                                        has_bias ? bias : NULL, buf, bytes, &w) == 0);
+    for (r = 0; r < m; ++r)
+      for (c = 0; c < n; ++c) {
+        float res = 0.0f;
+        for (g = 0; g < groups; ++g) {
+          int64_t t = 0, j;
+          const int32_t wz = has_zp ? zp[c * groups + g] : 0;
+          for (j = g * gs; j < (g + 1) * gs; ++j)
+            t += (int64_t)(qa[r * k + j] - a_zero[r]) * (codes[c * k + j] - wz);
+          res = res + (sc[c * groups + g] * a_scale[r]) * (float)t;
+        }
+        want[r * n + c] = has_bias ? res + bias[c] : res;
+      }
+    for (v = 0; v < nuk; ++v) {
+      if (!runnable(&uk[v])) continue;
+      for (i = 0; i < 2; ++i) {
+        memset(got, 0xa5, sizeof got);
+        PT_CHECK_STATUS(pterun_compute_lowbit_linear_qa_ex(NULL, &w, qa, a_scale, a_zero, m, got,
+                                                           &uk[v], i ? pool : NULL, 0),
+                        PTERUN_STATUS_OK);
+        if (memcmp(got, want, (size_t)(m * n) * 4) != 0) {
+          fprintf(stderr, "%s nbit %d combo %d pool %d differs\n", uk[v].name, nbit, combo, (int)i);
+          bad = 1;
+        }
+      }
+    }
+    if (nbit == 4) { /* a code outside [-8, 7] */
+      codes[5] = 8;
+      PT_CHECK(pterun_compute_lowbit_pack(nbit, n, k, gs, codes, sc, NULL, NULL, buf, bytes, &w) ==
+               -1);
+    }
+    free(codes), free(sc), free(zp), free(buf);
+  }
+  PT_CHECK(pterun_compute_lowbit_pack_bytes(4, 8, 64, 8, 0, 0) == 0);  /* group not 16k */
+  PT_CHECK(pterun_compute_lowbit_pack_bytes(4, 8, 64, 48, 0, 0) == 0); /* does not divide */
+  PT_CHECK(pterun_compute_lowbit_pack_bytes(3, 8, 64, 16, 0, 0) == 0); /* width */
+  pterun_threadpool_destroy(pool);
+  return bad;
+}
+
 int main(void) {
   PT_RUN(test_microkernels);
   PT_RUN(test_driver);
   PT_RUN(test_no_scratch);
+  PT_RUN(test_pack_qa);
   return pt_failures != 0;
 }

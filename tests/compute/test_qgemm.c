@@ -36,6 +36,7 @@ typedef struct shape {
   int a_dtype, c_dtype;
   int32_t a_zp;
   int w_zp, per_col, bias, acs; /* A column stride (1: contiguous) */
+  int c_cm;                     /* C column-major (a convolution's NCHW output) */
 } shape;
 
 static void* aligned_buf(size_t n) {
@@ -100,6 +101,7 @@ static int run_shape(const shape* s, const pterun_compute_qs8_gemm_ukernel* uk,
   /* Reference: exact int64 sums over the true zero-point-shifted values. */
   for (i = 0; i < m; ++i)
     for (j = 0; j < n; ++j) {
+      const int64_t at = s->c_cm ? j * m + i : i * n + j;
       int64_t v = 0;
       for (kk = 0; kk < k; ++kk) {
         const uint8_t raw = a[(i * k + kk) * acs];
@@ -110,18 +112,18 @@ static int run_shape(const shape* s, const pterun_compute_qs8_gemm_ukernel* uk,
       if (s->bias) y += bias[j];
       if (s->c_dtype == PTERUN_DTYPE_F32) {
         y = y < ep.f_min ? ep.f_min : y;
-        ((float*)want)[i * n + j] = y;
+        ((float*)want)[at] = y;
       } else {
         int64_t q = (int64_t)((float)ep.out_zp + ref_round(y * ep.out_inv_scale));
         q = q < ep.q_min ? ep.q_min : q > ep.q_max ? ep.q_max : q;
         if (s->c_dtype == PTERUN_DTYPE_U8)
-          ((uint8_t*)want)[i * n + j] = (uint8_t)q;
+          ((uint8_t*)want)[at] = (uint8_t)q;
         else
-          ((int8_t*)want)[i * n + j] = (int8_t)q;
+          ((int8_t*)want)[at] = (int8_t)q;
       }
     }
   pterun_compute_matrix am = {a, s->a_dtype, k * acs, acs};
-  pterun_compute_matrix cm = {out, s->c_dtype, n, 1};
+  pterun_compute_matrix cm = {out, s->c_dtype, s->c_cm ? 1 : n, s->c_cm ? m : 1};
   rows_ctx rcx = {a, k};
   if (use_rows && acs != 1) goto ok; /* the row function reads contiguous rows */
   PT_CHECK(pterun_compute_qs8_gemm(pool, 0, m, &am, use_rows ? a_rows : NULL, &rcx, s->a_dtype, &pk,
@@ -145,17 +147,23 @@ done:
 }
 
 static const shape k_shapes[] = {
-    /* m, n, k, a, c, a_zp, w_zp, per_col, bias, acs */
-    {1, 1, 1, PTERUN_DTYPE_U8, PTERUN_DTYPE_U8, 0, 0, 0, 0, 1},
-    {1, 37, 27, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32, -128, 0, 1, 1, 1},
-    {7, 8, 16, PTERUN_DTYPE_U8, PTERUN_DTYPE_U8, 255, 0, 1, 1, 1},
-    {13, 33, 5, PTERUN_DTYPE_I8, PTERUN_DTYPE_I8, 127, 1, 1, 0, 1},
-    {64, 64, 64, PTERUN_DTYPE_I8, PTERUN_DTYPE_I8, 3, 0, 1, 1, 1},
-    {50, 300, 99, PTERUN_DTYPE_U8, PTERUN_DTYPE_F32, 128, 1, 0, 1, 3},
-    {9, 17, 1500, PTERUN_DTYPE_I8, PTERUN_DTYPE_U8, -7, 0, 1, 1, 1},
-    {3, 70, 2051, PTERUN_DTYPE_U8, PTERUN_DTYPE_I8, 200, 1, 1, 1, 2},
-    {100, 24, 144, PTERUN_DTYPE_U8, PTERUN_DTYPE_U8, 0, 0, 1, 1, 1},
-    {257, 40, 36, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32, 0, 0, 1, 0, 1},
+    /* m, n, k, a, c, a_zp, w_zp, per_col, bias, acs, c_cm */
+    {1, 1, 1, PTERUN_DTYPE_U8, PTERUN_DTYPE_U8, 0, 0, 0, 0, 1, 0},
+    {1, 37, 27, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32, -128, 0, 1, 1, 1, 0},
+    {7, 8, 16, PTERUN_DTYPE_U8, PTERUN_DTYPE_U8, 255, 0, 1, 1, 1, 0},
+    {13, 33, 5, PTERUN_DTYPE_I8, PTERUN_DTYPE_I8, 127, 1, 1, 0, 1, 0},
+    {64, 64, 64, PTERUN_DTYPE_I8, PTERUN_DTYPE_I8, 3, 0, 1, 1, 1, 0},
+    {50, 300, 99, PTERUN_DTYPE_U8, PTERUN_DTYPE_F32, 128, 1, 0, 1, 3, 0},
+    {9, 17, 1500, PTERUN_DTYPE_I8, PTERUN_DTYPE_U8, -7, 0, 1, 1, 1, 0},
+    {3, 70, 2051, PTERUN_DTYPE_U8, PTERUN_DTYPE_I8, 200, 1, 1, 1, 2, 0},
+    {100, 24, 144, PTERUN_DTYPE_U8, PTERUN_DTYPE_U8, 0, 0, 1, 1, 1, 0},
+    {257, 40, 36, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32, 0, 0, 1, 0, 1, 0},
+    /* column-major C: staged runs (several, a short last one), rows past a
+     * task, a strided float C */
+    {257, 40, 36, PTERUN_DTYPE_I8, PTERUN_DTYPE_I8, -5, 0, 1, 1, 1, 1},
+    {131, 300, 27, PTERUN_DTYPE_U8, PTERUN_DTYPE_U8, 3, 1, 1, 1, 1, 1},
+    {5, 9, 70, PTERUN_DTYPE_I8, PTERUN_DTYPE_U8, 0, 0, 0, 1, 1, 1},
+    {70, 33, 40, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32, 1, 0, 1, 1, 1, 1},
 };
 
 static int test_every_ukernel(void) {

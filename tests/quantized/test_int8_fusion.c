@@ -46,6 +46,16 @@ static const fixture k_fixtures[] = {
       "pterun_quantized::linear_relu_q8.out", "pterun_quantized::linear_q8.out"},
      0.05},
     {"quantized_dynlinear", {"pterun_quantized::linear_dynamic_q8.out"}, 1e-4},
+    {"quantized_8da4w", {"pterun_quantized::linear_dynamic_affine.out"}, 1e-5},
+    {"quantized_8da4w_fused", {"pterun_quantized::linear_dequantize_dynamic.out"}, 1e-5},
+    {"quantized_8da8w", {"pterun_quantized::linear_dynamic_affine.out"}, 1e-5},
+    {"quantized_dynmm",
+     {"pterun_quantized::mm_dynamic_relu_q8.out", "pterun_quantized::mm_dynamic_q8.out"},
+     1e-5},
+    {"quantized_staticmm",
+     {"pterun_quantized::mm_relu_q8.out", "pterun_quantized::linear_q8.out",
+      "pterun_quantized::mm_q8.out"},
+     0.05},
 };
 
 static const char* fixture_path(const char* dir, const char* file) {

@@ -823,6 +823,41 @@ def compare_cases():
             [Out(I32)],
         )
     )
+    # Own generator: appending here leaves every later group's draws as they were.
+    lg = torch.Generator().manual_seed(4321)
+
+    def lrand(*shape):
+        return torch.randn(*shape, generator=lg, dtype=torch.float64).to(F32)
+
+    mask = torch.rand(1, 1, 5, 7, generator=lg) < 0.4
+    C.append(
+        Case(
+            "aten::where.self_out",
+            "where attention mask",
+            [mask, lrand(2, 3, 5, 7), lrand(2, 3, 5, 7)],
+            [Out(F32)],
+        )
+    )
+    C.append(
+        Case(
+            "aten::where.self_out",
+            "where int32 broadcast",
+            [
+                mask[0, 0],
+                torch.randint(-9, 9, (3, 5, 7), generator=lg, dtype=torch.int32),
+                torch.randint(-9, 9, (5, 1), generator=lg, dtype=torch.int32),
+            ],
+            [Out(torch.int32)],
+        )
+    )
+    C.append(
+        Case(
+            "aten::logical_not.out",
+            "logical_not bool mask",
+            [torch.rand(2, 3, 4, 5, generator=lg) < 0.5],
+            [Out(B)],
+        )
+    )
     return C
 
 

@@ -1,7 +1,7 @@
 /* Body of a low-bit linear microkernel for an x86 SIMD ISA (interface:
  * ukernel.h, pterun_compute_lowbit_dot_fn). Included by lowbit_<isa>.c after
  * defining:
- *   LT_FN              function name
+ *   LT_FN, LT_TILE     function names (the group dot, the whole tile)
  *   LT_V, LT_VEC       bytes per vector (32 or 64), integer vector type
  *   LT_LOAD(p)         load LT_V bytes;  LT_STORE(p, v): store them
  *   LT_ZERO(), LT_SET1_8(c), LT_SET1_16(c)
@@ -17,6 +17,10 @@
  *   LT_DPBUSD(acc, u, s) optional: acc + u8 x s8 quads in int32 (VNNI)
  *   LT_HADD_COLS(lo, hi, dot) optional: the 4-bit flush (dot[c] += the
  *                      lanes of column c) in vector registers
+ *   LT_COLS32(lo, hi)  the 4-bit accumulators' column sums, columns 0..7 in
+ *                      the int32 lanes of a __m256i
+ * The tile's epilogue works on 8 columns in 256-bit AVX2 vectors (every x86
+ * variant has AVX2).
  *
  * Column layout (docs/lowbit.md): a 16-value k-chunk of an 8-column tile
  * holds, per column, 8 values against qa[0..7] and 8 against qa[8..15].
@@ -192,6 +196,99 @@ void LT_FN(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t
   }
 #endif
   LT_NAME(_u)(nbit, w, qa, chunks, dot);
+}
+
+/* The whole tile for one row. 4 bits: per group, the column sums stay in
+ * int32 lanes and the epilogue runs on the 8 columns at once, lane c doing
+ * the portable epilogue's float operations for column c (no contraction:
+ * -ffp-contract=off), so the bits are the same. The integers are exact in
+ * int32 when |row zero|, |weight sums|, |weight zeros| and |gs * zero -
+ * group sum| are at most 2^14 and a group has at most 16384 chunks: |dot| <=
+ * gs * 8 * 128 <= 2^28, each product <= 2^28. Rows and tiles outside that
+ * (extreme zero points, hostile sums) take pc_lowbit_tile_generic, whose
+ * int64 arithmetic gives the same values where both apply; so do the other
+ * widths. */
+void LT_TILE(const pterun_compute_lowbit_weights* p, const uint8_t* w0,
+             const pterun_compute_lowbit_qrow* row, float out[8]) {
+  enum { LIM = 1 << 14 };
+  const int64_t gs = p->group_size, groups = p->k / gs, chunks = gs / 16;
+  const int32_t za = row->zero;
+  const LT_VEC mask = LT_SET1_8(0x0f);
+#if !defined(LT_DPBUSD)
+  const LT_VEC ones = LT_SET1_16(1);
+#endif
+  const __m256i vza = _mm256_set1_epi32(za), lim = _mm256_set1_epi32(LIM);
+  const __m256 as = _mm256_set1_ps(row->scale);
+  __m256i top = _mm256_setzero_si256(); /* max of (sum or zero + 2^14), unsigned */
+  __m256 res = _mm256_setzero_ps();
+  const int8_t* qa = row->qa;
+  const uint8_t* w = w0;
+  int64_t g, c;
+  int off;
+  if (p->nbit != 4 || chunks > 16384 || za < -LIM || za > LIM) {
+    pc_lowbit_tile_generic(LT_FN, p, w0, row, out);
+    return;
+  }
+  for (g = 0; g < groups; ++g) {
+    LT_VEC acc_lo = LT_ZERO(), acc_hi = LT_ZERO();
+    __m256i t, wsum;
+    for (c = 0; c < chunks; c += 2) {
+      /* two chunks per widening: int16 lanes take at most 4 * 15 * 128 */
+      const int64_t pair = chunks - c < 2 ? chunks - c : 2;
+#if !defined(LT_DPBUSD)
+      LT_VEC p_lo = LT_ZERO(), p_hi = LT_ZERO();
+#endif
+      int64_t h;
+      for (h = 0; h < pair; ++h, w += 64, qa += 16) {
+        int64_t h0, h1;
+        memcpy(&h0, qa, 8);
+        memcpy(&h1, qa + 8, 8);
+        for (off = 0; off < 64; off += LT_V) {
+          LT_VEC x = LT_LOAD(w + off), a = LT_ACT4(h0, h1, off);
+#if defined(LT_DPBUSD)
+          acc_lo = LT_DPBUSD(acc_lo, LT_AND(x, mask), a);
+          acc_hi = LT_DPBUSD(acc_hi, LT_AND(LT_SRL4(x), mask), a);
+#else
+          p_lo = LT_ADD16(p_lo, LT_MADDUBS(LT_AND(x, mask), a));
+          p_hi = LT_ADD16(p_hi, LT_MADDUBS(LT_AND(LT_SRL4(x), mask), a));
+#endif
+        }
+      }
+#if !defined(LT_DPBUSD)
+      acc_lo = LT_ADD32(acc_lo, LT_MADD(p_lo, ones));
+      acc_hi = LT_ADD32(acc_hi, LT_MADD(p_hi, ones));
+#endif
+    }
+    /* the stored nibbles are code + 8: dot = sum(u * a) - 8 * sum(a) */
+    t = _mm256_sub_epi32(LT_COLS32(acc_lo, acc_hi), _mm256_set1_epi32((int32_t)(8 * row->asum[g])));
+    wsum = _mm256_loadu_si256((const __m256i*)(const void*)(w + 32));
+    top = _mm256_max_epu32(top, _mm256_add_epi32(wsum, lim));
+    t = _mm256_sub_epi32(t, _mm256_mullo_epi32(vza, wsum));
+    if (p->has_zeros) {
+      /* - wz * asum + gs * wz * za, as wz * (gs * za - asum) */
+      const int64_t zt = gs * za - row->asum[g];
+      const __m256i wz = _mm256_loadu_si256((const __m256i*)(const void*)(w + 64));
+      if (zt < -LIM || zt > LIM) {
+        pc_lowbit_tile_generic(LT_FN, p, w0, row, out);
+        return;
+      }
+      top = _mm256_max_epu32(top, _mm256_add_epi32(wz, lim));
+      t = _mm256_add_epi32(t, _mm256_mullo_epi32(wz, _mm256_set1_epi32((int32_t)zt)));
+    }
+    res = _mm256_add_ps(
+        res, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps((const float*)(const void*)w), as),
+                           _mm256_cvtepi32_ps(t)));
+    w += 64 + (p->has_zeros ? 32 : 0);
+  }
+  /* a sum or zero point past 2^14 (then the int32 lanes may have wrapped):
+   * the tile again in int64 */
+  if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_max_epu32(top, _mm256_add_epi32(lim, lim)),
+                                              _mm256_add_epi32(lim, lim))) != -1) {
+    pc_lowbit_tile_generic(LT_FN, p, w0, row, out);
+    return;
+  }
+  if (p->has_bias) res = _mm256_add_ps(res, _mm256_loadu_ps((const float*)(const void*)w));
+  _mm256_storeu_ps(out, res);
 }
 
 #undef LT_CAT2

@@ -13,7 +13,7 @@
 #include "src/compute/lowbit/ukernel.h"
 
 static const pterun_compute_lowbit_ukernel g_ukernels[] = {
-#define PC_LOWBIT_UKERNEL(isa, fn) {(isa), fn, #fn},
+#define PC_LOWBIT_UKERNEL(isa, fn, tile) {(isa), fn, #fn, tile},
 #include "src/compute/lowbit/lowbit_ukernels.inc"
 #undef PC_LOWBIT_UKERNEL
 };
@@ -47,8 +47,12 @@ static int32_t rdi(const uint8_t* p) {
  * each group at asum + r * groups, scale[r], zero[r]). */
 typedef struct pc_lowbit_block {
   const pterun_compute_lowbit_weights* w;
-  pterun_compute_lowbit_dot_fn dot;
+  pterun_compute_lowbit_tile_fn tile;
   const float* x; /* first row of the block */
+  /* or, already quantized (pterun_compute_lowbit_linear_qa_ex): codes, scales, zero points */
+  const int8_t* xq;
+  const float* xs;
+  const int32_t* xz;
   int8_t* qa;
   int64_t* asum;
   float* scale;
@@ -86,8 +90,15 @@ static void quantize_rows(void* c, size_t start, size_t count) {
     int8_t* qa = b->qa + r * b->kpad;
     int64_t* asum = b->asum + r * (size_t)groups;
     int64_t g, j;
-    pc_lowbit_act_qparams(b->x + r * (size_t)k, k, &b->scale[r], &b->zero[r]);
-    pc_lowbit_act_quantize(b->x + r * (size_t)k, k, pc_lowbit_act_inv(b->scale[r]), b->zero[r], qa);
+    if (b->xq != NULL) {
+      memcpy(qa, b->xq + r * (size_t)k, (size_t)k);
+      b->scale[r] = b->xs[r];
+      b->zero[r] = b->xz[r];
+    } else {
+      pc_lowbit_act_qparams(b->x + r * (size_t)k, k, &b->scale[r], &b->zero[r]);
+      pc_lowbit_act_quantize(b->x + r * (size_t)k, k, pc_lowbit_act_inv(b->scale[r]), b->zero[r],
+                             qa);
+    }
     for (g = 0; g < groups; ++g) {
       int64_t s = 0;
       for (j = 0; j < gs; ++j) s += qa[g * gs + j];
@@ -96,31 +107,28 @@ static void quantize_rows(void* c, size_t start, size_t count) {
   }
 }
 
-/* One 8-column tile for one quantized activation row. */
-static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
-  const pterun_compute_lowbit_weights* p = b->w;
-  const uint8_t* w = p->tiles + (uint64_t)tile * p->tile_bytes;
+void pc_lowbit_tile_generic(pterun_compute_lowbit_dot_fn dot,
+                            const pterun_compute_lowbit_weights* p, const uint8_t* w,
+                            const pterun_compute_lowbit_qrow* row, float out[8]) {
   const int64_t groups = p->k / p->group_size, chunks = p->group_size / 16;
-  const int8_t* qa = b->qa + r * b->kpad;
-  const int64_t* asum = b->asum + r * (size_t)groups;
-  const float a_scale = b->scale[r];
-  const uint64_t za = (uint64_t)(int64_t)b->zero[r];
+  const float a_scale = row->scale;
+  const uint64_t za = (uint64_t)(int64_t)row->zero;
   float res[8] = {0};
-  int64_t g, ncols;
+  int64_t g;
   int col;
   for (g = 0; g < groups; ++g) {
-    int64_t dot[8];
-    b->dot(p->nbit, w, qa + g * p->group_size, chunks, dot);
+    int64_t d[8];
+    dot(p->nbit, w, row->qa + g * p->group_size, chunks, d);
     w += chunks * 16 * p->nbit;
     for (col = 0; col < 8; ++col) {
       float ws = rdf(w + 4 * col);
       /* exact for real weights; a hostile sum or zero point may wrap
        * (unsigned arithmetic: defined), never trap */
       uint64_t wsum = (uint64_t)(int64_t)rdi(w + 32 + 4 * col);
-      uint64_t t = (uint64_t)dot[col] - za * wsum;
+      uint64_t t = (uint64_t)d[col] - za * wsum;
       if (p->has_zeros) {
         uint64_t wz = (uint64_t)(int64_t)rdi(w + 64 + 4 * col);
-        t = t - wz * (uint64_t)asum[g] + (uint64_t)p->group_size * wz * za;
+        t = t - wz * (uint64_t)row->asum[g] + (uint64_t)p->group_size * wz * za;
       }
       res[col] = res[col] + (ws * a_scale) * (float)(int64_t)t;
     }
@@ -128,7 +136,20 @@ static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
   }
   if (p->has_bias)
     for (col = 0; col < 8; ++col) res[col] = res[col] + rdf(w + 4 * col);
-  ncols = p->n - tile * 8;
+  memcpy(out, res, sizeof res);
+}
+
+/* One 8-column tile for one quantized activation row. */
+static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
+  const pterun_compute_lowbit_weights* p = b->w;
+  pterun_compute_lowbit_qrow row;
+  float res[8];
+  int64_t ncols = p->n - tile * 8;
+  row.qa = b->qa + r * b->kpad;
+  row.asum = b->asum + r * (size_t)(p->k / p->group_size);
+  row.scale = b->scale[r];
+  row.zero = b->zero[r];
+  b->tile(p, p->tiles + (uint64_t)tile * p->tile_bytes, &row, res);
   if (ncols > 8) ncols = 8;
   memcpy(b->y + r * (size_t)p->n + tile * 8, res, (size_t)ncols * sizeof(float));
 }
@@ -141,11 +162,12 @@ static void tiles_task(void* c, size_t i, size_t j, size_t ni, size_t nj) {
     for (r = i; r < i + ni; ++r) tile_row(b, r, (int64_t)t);
 }
 
-pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
-                                              const pterun_compute_lowbit_weights* w,
-                                              const float* x, int64_t m, float* y,
-                                              const pterun_compute_lowbit_ukernel* uk,
-                                              pterun_threadpool* pool, size_t max_threads) {
+/* x (float rows to quantize) or xq / xs / xz (quantized rows). */
+static pterun_status linear_rows(pterun_kernel_context* ctx, const pterun_compute_lowbit_weights* w,
+                                 const float* x, const int8_t* xq, const float* xs,
+                                 const int32_t* xz, int64_t m, float* y,
+                                 const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool,
+                                 size_t max_threads) {
   const size_t tiles = (size_t)((w->n + 7) / 8), rb = row_bytes(w);
   const uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(max_threads);
   size_t threads = pterun_threadpool_size(pool), rows = (size_t)m, tile_j, done;
@@ -171,7 +193,11 @@ pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
         break;
     }
   b.w = w;
-  b.dot = (uk != NULL ? uk : pterun_compute_lowbit_select(pterun_cpu_features()))->fn;
+  b.x = x;
+  b.xq = xq;
+  b.xs = xs;
+  b.xz = xz;
+  b.tile = (uk != NULL ? uk : pterun_compute_lowbit_select(pterun_cpu_features()))->tile;
   b.kpad = round64((size_t)w->k);
   if (buf != NULL) {
     b.qa = (int8_t*)buf;
@@ -199,12 +225,35 @@ pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
   if (tile_j < 4) tile_j = 4;
   for (done = 0; done < (size_t)m; done += rows) {
     size_t nr = (size_t)m - done < rows ? (size_t)m - done : rows;
-    b.x = x + done * (size_t)w->k;
+    if (xq != NULL) {
+      b.xq = xq + done * (size_t)w->k;
+      b.xs = xs + done;
+      b.xz = xz + done;
+    } else {
+      b.x = x + done * (size_t)w->k;
+    }
     b.y = y + done * (size_t)w->n;
     pterun_parallelize_1d_tile(pool, quantize_rows, &b, nr, 1, flags);
     pterun_parallelize_2d_tile(pool, tiles_task, &b, nr, tiles, 8, tile_j, flags);
   }
   return PTERUN_STATUS_OK;
+}
+
+pterun_status pterun_compute_lowbit_linear_ex(pterun_kernel_context* ctx,
+                                              const pterun_compute_lowbit_weights* w,
+                                              const float* x, int64_t m, float* y,
+                                              const pterun_compute_lowbit_ukernel* uk,
+                                              pterun_threadpool* pool, size_t max_threads) {
+  return linear_rows(ctx, w, x, NULL, NULL, NULL, m, y, uk, pool, max_threads);
+}
+
+pterun_status pterun_compute_lowbit_linear_qa_ex(pterun_kernel_context* ctx,
+                                                 const pterun_compute_lowbit_weights* w,
+                                                 const int8_t* qa, const float* a_scale,
+                                                 const int32_t* a_zero, int64_t m, float* y,
+                                                 const pterun_compute_lowbit_ukernel* uk,
+                                                 pterun_threadpool* pool, size_t max_threads) {
+  return linear_rows(ctx, w, NULL, qa, a_scale, a_zero, m, y, uk, pool, max_threads);
 }
 
 pterun_status pterun_compute_lowbit_linear(pterun_kernel_context* ctx,

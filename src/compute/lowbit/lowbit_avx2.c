@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define LT_FN pc_lowbit_dot__avx2
+#define LT_TILE pc_lowbit_tile__avx2
 #define LT_V 32
 #define LT_VEC __m256i
 #define LT_LOAD(p) _mm256_loadu_si256((const __m256i*)(const void*)(p))
@@ -40,6 +41,7 @@
                         _mm256_add_epi64(_mm256_loadu_si256(d_ + 1),                               \
                                          _mm256_cvtepi32_epi64(_mm256_extracti128_si256(h_, 1)))); \
   } while (0)
+#define LT_COLS32(lo, hi) _mm256_hadd_epi32((lo), (hi))
 #include "src/compute/lowbit/dot_tmpl.h"
 
 #else

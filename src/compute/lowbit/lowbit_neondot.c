@@ -91,6 +91,11 @@ void pc_lowbit_dot__neondot(int nbit, const uint8_t* w, const int8_t* qa, int64_
     dot_codes(nbit, w, qa, chunks, dot);
 }
 
+void pc_lowbit_tile__neondot(const pterun_compute_lowbit_weights* w, const uint8_t* t,
+                             const pterun_compute_lowbit_qrow* row, float out[8]) {
+  pc_lowbit_tile_generic(pc_lowbit_dot__neondot, w, t, row, out);
+}
+
 #else
 typedef int pc_lowbit_neondot_unavailable; /* not an empty translation unit */
 #endif

@@ -18,3 +18,8 @@ void pc_lowbit_dot__scalar(int nbit, const uint8_t* w, const int8_t* qa, int64_t
     }
   }
 }
+
+void pc_lowbit_tile__scalar(const pterun_compute_lowbit_weights* w, const uint8_t* t,
+                            const pterun_compute_lowbit_qrow* row, float out[8]) {
+  pc_lowbit_tile_generic(pc_lowbit_dot__scalar, w, t, row, out);
+}

@@ -76,3 +76,84 @@ void pterun_compute_lowbit_repack(const pterun_compute_lowbit_weights* w, uint8_
   out->tile_bytes = tile_bytes(tb, w);
   out->tiles = dst;
 }
+
+/* ---- packing from plain codes (a kernel's prepare) ---- */
+
+size_t pterun_compute_lowbit_pack_bytes(int nbit, int64_t n, int64_t k, int64_t group_size,
+                                        int has_zeros, int has_bias) {
+  uint64_t tiles, per;
+  if ((nbit != 4 && nbit != 8) || n < 1 || k < 1 || k > INT32_MAX || group_size < 16 ||
+      group_size % 16 != 0 || k % group_size != 0 || n > INT32_MAX)
+    return 0;
+  tiles = (uint64_t)((n + 7) / 8);
+  per = pterun_compute_lowbit_tile_bytes(nbit, k, group_size, has_zeros, has_bias);
+  if (tiles > (uint64_t)SIZE_MAX / per) return 0;
+  return (size_t)(tiles * per);
+}
+
+int pterun_compute_lowbit_pack(int nbit, int64_t n, int64_t k, int64_t group_size,
+                               const int8_t* codes, const float* scales, const int32_t* zeros,
+                               const float* bias, uint8_t* dst, size_t cap,
+                               pterun_compute_lowbit_weights* out) {
+  const int64_t groups = k / group_size, chunks = group_size / 16, tiles = (n + 7) / 8;
+  const int lo = nbit == 4 ? -8 : -128, hi = nbit == 4 ? 7 : 127;
+  const size_t need =
+      pterun_compute_lowbit_pack_bytes(nbit, n, k, group_size, zeros != NULL, bias != NULL);
+  uint8_t* d = dst;
+  int64_t t, g, c, i;
+  if (need == 0 || cap < need) return -1;
+  for (i = 0; i < n * k; ++i)
+    if (codes[i] < lo || codes[i] > hi) return -1;
+  for (t = 0; t < tiles; ++t) {
+    for (g = 0; g < groups; ++g) {
+      int32_t sums[8] = {0}, zs[8] = {0};
+      float sc[8] = {0};
+      int col;
+      for (c = 0; c < chunks; ++c, d += 16 * nbit) {
+        /* code j of the chunk: column (j % 64) / 8, k offset j % 8 (+ 8 for j >= 64) */
+        int8_t chunk[128];
+        int j;
+        for (j = 0; j < 128; ++j) {
+          const int64_t row = t * 8 + (j % 64) / 8;
+          const int64_t kk = g * group_size + c * 16 + j % 8 + (j >= 64 ? 8 : 0);
+          chunk[j] = row < n ? codes[row * k + kk] : 0;
+          if (row < n) sums[(j % 64) / 8] += chunk[j];
+        }
+        if (nbit == 4)
+          put4(chunk, d);
+        else
+          memcpy(d, chunk, 128);
+      }
+      for (col = 0; col < 8; ++col)
+        if (t * 8 + col < n) {
+          sc[col] = scales[(t * 8 + col) * groups + g];
+          if (zeros != NULL) zs[col] = zeros[(t * 8 + col) * groups + g];
+        }
+      memcpy(d, sc, 32);
+      memcpy(d + 32, sums, 32);
+      d += 64;
+      if (zeros != NULL) {
+        memcpy(d, zs, 32);
+        d += 32;
+      }
+    }
+    if (bias != NULL) {
+      float b[8] = {0};
+      int col;
+      for (col = 0; col < 8; ++col)
+        if (t * 8 + col < n) b[col] = bias[t * 8 + col];
+      memcpy(d, b, 32);
+      d += 32;
+    }
+  }
+  out->nbit = nbit;
+  out->has_zeros = zeros != NULL;
+  out->has_bias = bias != NULL;
+  out->n = n;
+  out->k = k;
+  out->group_size = group_size;
+  out->tile_bytes =
+      pterun_compute_lowbit_tile_bytes(nbit, k, group_size, zeros != NULL, bias != NULL);
+  out->tiles = dst;
+  return 0;
+}

@@ -12,10 +12,19 @@
 #include "pterun/cpu.h"
 
 /* Prototypes from the manifest. */
-#define PC_LOWBIT_UKERNEL(isa, fn)                                                                 \
-  void fn(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]);
+#define PC_LOWBIT_UKERNEL(isa, fn, tile)                                                           \
+  void fn(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]);           \
+  void tile(const pterun_compute_lowbit_weights* w, const uint8_t* t,                              \
+            const pterun_compute_lowbit_qrow* row, float out[8]);
 #include "src/compute/lowbit/lowbit_ukernels.inc"
 #undef PC_LOWBIT_UKERNEL
+
+/* A whole tile from `dot`'s group products and the portable float epilogue
+ * (linear.c): the reference every tile function matches bit for bit, and
+ * their fallback for what their fast path does not cover. */
+void pc_lowbit_tile_generic(pterun_compute_lowbit_dot_fn dot,
+                            const pterun_compute_lowbit_weights* w, const uint8_t* t,
+                            const pterun_compute_lowbit_qrow* row, float out[8]);
 
 /* The stored (biased, unsigned) values of `count` (32, 64 or 128) nbit
  * values in torchao's chunk layout; for nbit 8 the bytes as they are. */

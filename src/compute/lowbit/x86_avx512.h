@@ -20,3 +20,7 @@
 #define LT_ACT16(h) _mm512_cvtepi8_epi16(_mm256_set1_epi64x(h))
 #define LT_MADDUBS(u, s) _mm512_maddubs_epi16((u), (s))
 #define LT_MADD(x, y) _mm512_madd_epi16((x), (y))
+/* the two 32-byte halves hold the same columns (qa[0..7], qa[8..15]):
+ * folded, they are AVX2's layout, where one vphaddd orders the columns */
+#define LT_HALVES(v) _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64((v), 1))
+#define LT_COLS32(lo, hi) _mm256_hadd_epi32(LT_HALVES(lo), LT_HALVES(hi))

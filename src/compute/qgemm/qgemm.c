@@ -36,6 +36,10 @@
  * panels stream past). */
 #define PC_QS8_TN 256
 #define PC_QS8_B_TILE_BYTES (128 * 1024)
+/* Rows of a column-major int8 C written per column at once (qs8_task), and
+ * the staging buffer's column stride (the run rounded up to whole panels). */
+#define PC_QS8_STAGE_ROWS 64
+#define PC_QS8_STAGE_MAX (PC_QS8_STAGE_ROWS + PC_QS8_MR_MAX)
 /* Multiply-adds below which a product runs on the calling thread. */
 #define PC_QS8_PARALLEL_MIN 65536
 
@@ -307,12 +311,12 @@ static inline void store_q(const pterun_compute_matrix* c, int64_t at, int32_t q
     ((int8_t*)c->data)[at] = (int8_t)q;
 }
 
-/* Finishes rows x cols sums of the tile buffer (row stride PC_QS8_TN) into C
- * at (i0, j0). */
+/* Finishes rows x cols sums of the tile buffer (row stride PC_QS8_TN), rows
+ * of the panel and columns j0.. of the product, into c at (ci, cj). */
 static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t* acc,
-                     const int32_t* row_sum, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+                     const int32_t* row_sum, int64_t rows, int64_t j0, int64_t cols,
+                     const pterun_compute_matrix* c, int64_t ci, int64_t cj) {
   const pterun_compute_qs8_epilogue* ep = job->ep;
-  const pterun_compute_matrix* c = job->c;
   const int64_t k = job->w->k, za = job->a_zp;
   const float qlo = (float)ep->q_min, qhi = (float)ep->q_max, zpo = (float)ep->out_zp;
   const float inv = ep->out_inv_scale;
@@ -320,7 +324,7 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
   int64_t r, j;
   for (r = 0; r < rows; ++r) {
     const int32_t* ar = acc + r * PC_QS8_TN;
-    const int64_t off = (i0 + r) * c->rs + j0 * c->cs;
+    const int64_t off = (ci + r) * c->rs + cj * c->cs;
     j = 0;
 #if defined(__SSE2__)
     if (ct->int32_path) {
@@ -402,6 +406,16 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   const int64_t j0 = (int64_t)sj * nr;
   const int64_t cols = (int64_t)nsj * nr < w->n - j0 ? (int64_t)nsj * nr : w->n - j0;
   size_t p, s;
+  /* A column-major int8 C (a convolution's NCHW output: rows are pixels, a
+   * column's rows are contiguous) is staged: the epilogue's stores at a
+   * stride of H*W bytes fall into a few L1 sets (H*W a multiple of 4 KiB
+   * maps every channel to one set) and evict each other. Runs of up to
+   * PC_QS8_STAGE_ROWS rows go out as one copy per column. */
+  _Alignas(64) uint8_t stage[PC_QS8_TN * PC_QS8_STAGE_MAX];
+  const int staged = job->c->rs == 1 && job->c->cs > 1 && job->c->dtype != PTERUN_DTYPE_F32;
+  const pterun_compute_matrix sm = {stage, job->c->dtype, 1, PC_QS8_STAGE_MAX};
+  const size_t group = staged ? (PC_QS8_STAGE_ROWS + (size_t)mr - 1) / (size_t)mr : 1;
+  int64_t g0 = (int64_t)pi * mr; /* first row of the staged run */
   column_terms(job, j0, cols, &ct);
   for (p = pi; p < pi + npi; ++p) {
     const int64_t i0 = (int64_t)p * mr;
@@ -423,7 +437,20 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
         uk->fn(kqb, panel, b, acc + s * (size_t)nr, PC_QS8_TN, k0 > 0);
       }
     }
-    epilogue(job, &ct, acc, row_sum, i0, rows, j0, cols);
+    if (!staged) {
+      epilogue(job, &ct, acc, row_sum, rows, j0, cols, job->c, i0, j0);
+      continue;
+    }
+    epilogue(job, &ct, acc, row_sum, rows, j0, cols, &sm, i0 - g0, 0);
+    if ((p - pi + 1) % group == 0 || p + 1 == pi + npi) {
+      const int64_t run = i0 + rows - g0;
+      const pterun_compute_matrix* c = job->c;
+      int64_t j;
+      for (j = 0; j < cols; ++j)
+        memcpy((uint8_t*)c->data + g0 + (j0 + j) * c->cs, stage + j * PC_QS8_STAGE_MAX,
+               (size_t)run);
+      g0 = i0 + rows;
+    }
   }
 }
 
