@@ -72,59 +72,59 @@ static void dwn_split_row(float* row, size_t bw, const float* xs, size_t n, size
 #endif
 
 /* The taps of one tile with a given column load (the stride's). */
-#define DWN_TAPS(R, V, LOAD)                                                                     \
-  for (size_t kh = 0; kh < KH; ++kh)                                                             \
-    for (size_t kw = 0; kw < KW; ++kw) {                                                         \
-      const dw_v wv = dwn_splat(wc[kh * KW + kw]);                                               \
-      const float* q = pp + (oh * sh + kh * dh) * bw + ow * sw + kw * dwd;                       \
-      DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =  \
-          acc[r][v] + LOAD(q + (size_t)r * sh * bw + (size_t)v * DW_LANES * sw) * wv;            \
+#define DWN_TAPS(R, V, LOAD)                                                                       \
+  for (size_t kh = 0; kh < KH; ++kh)                                                               \
+    for (size_t kw = 0; kw < KW; ++kw) {                                                           \
+      const dw_v wv = dwn_splat(wc[kh * KW + kw]);                                                 \
+      const float* q = pp + (oh * sh + kh * dh) * bw + ow * sw + kw * dwd;                         \
+      DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =    \
+          acc[r][v] + LOAD(q + (size_t)r * sh * bw + (size_t)v * DW_LANES * sw) * wv;              \
     }
 /* Stride 2: the copy holds each row as its even columns, then its odd
  * columns (bw / 2 floats each), so the taps read plain vectors. */
-#define DWN_TAPS2(R, V)                                                                          \
-  for (size_t kh = 0; kh < KH; ++kh)                                                             \
-    for (size_t kw = 0; kw < KW; ++kw) {                                                         \
-      const dw_v wv = dwn_splat(wc[kh * KW + kw]);                                               \
-      const size_t col = ow * 2 + kw * dwd;                                                      \
-      const float* q = pp + (oh * 2 + kh * dh) * bw + (col & 1 ? bw / 2 : 0) + col / 2;          \
-      (void)sh;                                                                                  \
-      DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =  \
-          acc[r][v] + dw_ld(q + (size_t)r * 2 * bw + (size_t)v * DW_LANES) * wv;                 \
+#define DWN_TAPS2(R, V)                                                                            \
+  for (size_t kh = 0; kh < KH; ++kh)                                                               \
+    for (size_t kw = 0; kw < KW; ++kw) {                                                           \
+      const dw_v wv = dwn_splat(wc[kh * KW + kw]);                                                 \
+      const size_t col = ow * 2 + kw * dwd;                                                        \
+      const float* q = pp + (oh * 2 + kh * dh) * bw + (col & 1 ? bw / 2 : 0) + col / 2;            \
+      (void)sh;                                                                                    \
+      DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =    \
+          acc[r][v] + dw_ld(q + (size_t)r * 2 * bw + (size_t)v * DW_LANES) * wv;                   \
     }
 #define DWN_LD1(q) dw_ld(q)
 #define DWN_LDS(q) dwn_load((q), sw)
 
-#define DWN_TILE(R, V)                                                                           \
-  static inline void dwn_tile_##R##x##V(const float* pp, size_t bw, const float* wc, size_t KH,  \
-                                        size_t KW, size_t sh, size_t sw, size_t dh, size_t dwd,  \
-                                        float bv, dw_v vlo, dw_v vhi, float* y, size_t OW,      \
-                                        size_t oh, size_t oh_end, size_t ow) {                   \
-    dw_v acc[R][V];                                                                              \
-    DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =    \
-        dwn_splat(bv);                                                                           \
-    if (sw == 1) {                                                                               \
-      DWN_TAPS(R, V, DWN_LD1)                                                                    \
-    } else if (sw == 2 && sh == 2) {                                                             \
-      DWN_TAPS2(R, V)                                                                            \
-    } else {                                                                                     \
-      DWN_TAPS(R, V, DWN_LDS)                                                                    \
-    }                                                                                            \
-    DWN_UNROLL for (int r = 0; r < R; ++r) {                                                     \
-      if (oh + (size_t)r >= oh_end) break;                                                       \
-      DWN_UNROLL for (int v = 0; v < V; ++v) {                                                   \
-        size_t c0 = ow + (size_t)v * DW_LANES;                                                   \
-        dw_v o = dw_clamp(acc[r][v], vlo, vhi);                                                  \
-        float* yr = y + (oh + (size_t)r) * OW + c0;                                              \
-        if (c0 + DW_LANES <= OW) {                                                               \
-          dw_st(yr, o);                                                                          \
-        } else if (c0 < OW) {                                                                    \
-          float t[DW_LANES];                                                                     \
-          dw_st(t, o);                                                                           \
-          memcpy(yr, t, (OW - c0) * sizeof(float));                                              \
-        }                                                                                        \
-      }                                                                                          \
-    }                                                                                            \
+#define DWN_TILE(R, V)                                                                             \
+  static inline void dwn_tile_##R##x##V(const float* pp, size_t bw, const float* wc, size_t KH,    \
+                                        size_t KW, size_t sh, size_t sw, size_t dh, size_t dwd,    \
+                                        float bv, dw_v vlo, dw_v vhi, float* y, size_t OW,         \
+                                        size_t oh, size_t oh_end, size_t ow) {                     \
+    dw_v acc[R][V];                                                                                \
+    DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =      \
+        dwn_splat(bv);                                                                             \
+    if (sw == 1) {                                                                                 \
+      DWN_TAPS(R, V, DWN_LD1)                                                                      \
+    } else if (sw == 2 && sh == 2) {                                                               \
+      DWN_TAPS2(R, V)                                                                              \
+    } else {                                                                                       \
+      DWN_TAPS(R, V, DWN_LDS)                                                                      \
+    }                                                                                              \
+    DWN_UNROLL for (int r = 0; r < R; ++r) {                                                       \
+      if (oh + (size_t)r >= oh_end) break;                                                         \
+      DWN_UNROLL for (int v = 0; v < V; ++v) {                                                     \
+        size_t c0 = ow + (size_t)v * DW_LANES;                                                     \
+        dw_v o = dw_clamp(acc[r][v], vlo, vhi);                                                    \
+        float* yr = y + (oh + (size_t)r) * OW + c0;                                                \
+        if (c0 + DW_LANES <= OW) {                                                                 \
+          dw_st(yr, o);                                                                            \
+        } else if (c0 < OW) {                                                                      \
+          float t[DW_LANES];                                                                       \
+          dw_st(t, o);                                                                             \
+          memcpy(yr, t, (OW - c0) * sizeof(float));                                                \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
   }
 DWN_TILE(1, 4)
 DWN_TILE(2, 2)
@@ -218,8 +218,8 @@ void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, c
           dw_v a0 = dwn_splat(bv);
           for (size_t k = 0; k < KH; ++k)
             for (size_t kw = 0; kw < KW; ++kw) {
-              dw_v xv = xr[k] != NULL ? dwn_load(xr[k] + (ow * sw + kw * dwd - pl), sw)
-                                      : dwn_splat(0.0f);
+              dw_v xv =
+                  xr[k] != NULL ? dwn_load(xr[k] + (ow * sw + kw * dwd - pl), sw) : dwn_splat(0.0f);
               a0 = a0 + xv * dwn_splat(wr[k][kw]);
             }
           dw_st(yr + ow, dw_clamp(a0, vlo, vhi));
