@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   pterun_registry* reg = NULL;
   pterun_program* prog = NULL;
   pterun_threadpool* pool = NULL;
-  pterun_threadpool_options po;
+  pterun_threadpool_options po = PTERUN_THREADPOOL_OPTIONS_INIT;
   pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   pterun_llm* llm = NULL;
   const float* logits = NULL;
@@ -56,7 +56,6 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: bench_decode MODEL.pte THREADS STEPS(2..1024)\n");
     return 2;
   }
-  memset(&po, 0, sizeof po);
   po.threads = (size_t)atoi(argv[2]);
   if (pterun_registry_create(NULL, NULL, &reg) != PTERUN_STATUS_OK ||
       pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK ||

@@ -105,8 +105,7 @@ int main(int argc, char** argv) {
   int64_t i;
   if (x == NULL || y == NULL || k % 32 != 0 || n < 1) return 1;
   for (th = 1; th <= 2; ++th) {
-    pterun_threadpool_options o;
-    memset(&o, 0, sizeof o);
+    pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
     o.threads = (size_t)th;
     if (pterun_threadpool_create(&o, &pools[th]) != PTERUN_STATUS_OK) return 1;
   }

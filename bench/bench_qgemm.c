@@ -52,8 +52,7 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--min-ms") == 0 && i + 1 < (size_t)argc) {
       min_s = atof(argv[++i]) / 1000.0;
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < (size_t)argc) {
-      pterun_threadpool_options o;
-      memset(&o, 0, sizeof o);
+      pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
       o.threads = (size_t)atoi(argv[++i]);
       if (o.threads > 1 && pterun_threadpool_create(&o, &pool) != PTERUN_STATUS_OK) return 1;
     } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < (size_t)argc && nshapes < 64) {

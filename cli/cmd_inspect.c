@@ -6,13 +6,15 @@
 
 static void inspect_usage(FILE* f) {
   fprintf(f,
-          "usage: pterun inspect MODEL.pte [--data FILE.ptd]... [--json] [--verbose]\n"
+          "usage: pterun inspect MODEL.pte [--data FILE.ptd]... [--memory] [--json] [--verbose]\n"
           "\n"
           "Print facts about a program: file layout, constants, external data and, per\n"
           "method, its inputs and outputs, operators (with the component that provides\n"
           "each, or the one that would), planned buffers and delegate calls.\n"
           "\n"
           "  --data FILE.ptd  an external data file (repeatable); its keys are listed\n"
+          "  --memory         the memory each method needs, by part, before any load: a\n"
+          "                   trial load with the default options (the time of one load)\n"
           "  --json           print one JSON object instead of text\n"
           "  --verbose        echo the library's log messages\n");
 }
@@ -149,7 +151,50 @@ static void inspect_bundle(const pterun_bundle* b, cli_json* j) {
   }
 }
 
-static int inspect_method(cli_session* s, size_t m, cli_json* j) {
+/* --memory: pterun_program_method_memory with the options a run would use. */
+static void inspect_memory(cli_session* s, const char* name, cli_json* j) {
+  pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
+  pterun_method_memory_info mem = PTERUN_METHOD_MEMORY_INFO_INIT;
+  mo.registry = s->registry;
+  mo.data = (const pterun_data* const*)s->data;
+  mo.data_count = s->data_count;
+  mo.logger = cli_logger(&s->log);
+  pterun_status st = pterun_program_method_memory(s->program, name, &mo, &mem);
+  if (j) {
+    cli_json_key(j, "memory");
+    if (st != PTERUN_STATUS_OK) {
+      cli_json_null(j);
+      return;
+    }
+    cli_json_begin_object(j);
+    cli_json_key(j, "runtime_bytes");
+    cli_json_uint(j, mem.runtime_bytes);
+    cli_json_key(j, "planned_bytes");
+    cli_json_uint(j, mem.planned_bytes);
+    cli_json_key(j, "prepared_bytes");
+    cli_json_uint(j, mem.prepared_bytes);
+    cli_json_key(j, "delegate_bytes");
+    cli_json_uint(j, mem.delegate_bytes);
+    cli_json_key(j, "folded_bytes");
+    cli_json_uint(j, mem.folded_bytes);
+    cli_json_key(j, "scratch_bytes");
+    cli_json_uint(j, mem.scratch_bytes);
+    cli_json_key(j, "load_peak_bytes");
+    cli_json_uint(j, mem.load_peak_bytes);
+    cli_json_end_object(j);
+  } else if (st != PTERUN_STATUS_OK) {
+    printf("  memory: unknown (the method does not load: %s)\n", pterun_status_name(st));
+  } else {
+    printf("  memory: %zu bytes runtime, %zu bytes planned (load peak %zu bytes)\n",
+           mem.runtime_bytes, mem.planned_bytes, mem.load_peak_bytes);
+    printf(
+        "    of runtime: prepared kernel state %zu, delegates %zu, folded constants %zu, "
+        "scratch %zu\n",
+        mem.prepared_bytes, mem.delegate_bytes, mem.folded_bytes, mem.scratch_bytes);
+  }
+}
+
+static int inspect_method(cli_session* s, size_t m, cli_json* j, int memory) {
   pterun_method_info mi;
   pterun_status st;
   size_t i, missing = 0;
@@ -289,17 +334,16 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j) {
       printf("    %zu: %s\n", i, backend ? cli_esc(backend, e, sizeof e) : "?");
     }
   }
-  if (j) {
-    cli_json_end_array(j);
-    cli_json_end_object(j);
-  }
+  if (j) cli_json_end_array(j);
+  if (memory) inspect_memory(s, mi.name, j);
+  if (j) cli_json_end_object(j);
   return CLI_EXIT_OK;
 }
 
 int cli_cmd_inspect(int argc, char** argv) {
   const char *model = NULL, *v;
   cli_strlist data = {0};
-  int json = 0, verbose = 0, i, r, rc = CLI_EXIT_OK;
+  int json = 0, verbose = 0, memory = 0, i, r, rc = CLI_EXIT_OK;
   cli_session s = {0};
   pterun_program_info pi;
   cli_json jw, *j = NULL;
@@ -318,6 +362,8 @@ int cli_cmd_inspect(int argc, char** argv) {
       }
     } else if (strcmp(argv[i], "--json") == 0) {
       json = 1;
+    } else if (strcmp(argv[i], "--memory") == 0) {
+      memory = 1;
     } else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
       verbose = 1;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -417,7 +463,7 @@ int cli_cmd_inspect(int argc, char** argv) {
     printf("  methods: %zu\n", pi.method_count);
   }
   for (m = 0; m < pterun_program_method_count(s.program); ++m) {
-    if (inspect_method(&s, m, j) != CLI_EXIT_OK) {
+    if (inspect_method(&s, m, j, memory) != CLI_EXIT_OK) {
       /* stdout may hold half a JSON document; the error line says why */
       if (j) fflush(stdout);
       rc = CLI_EXIT_FAIL;

@@ -254,9 +254,8 @@ int cli_pick_method(cli_session* s, const char* requested, size_t* index_out) {
 
 int cli_session_pool(cli_session* s) {
   if (s->pool == NULL && s->threads != 1) {
-    pterun_threadpool_options po;
+    pterun_threadpool_options po = PTERUN_THREADPOOL_OPTIONS_INIT;
     pterun_status st;
-    memset(&po, 0, sizeof po);
     po.threads = (size_t)s->threads;
     st = pterun_threadpool_create(&po, &s->pool);
     if (st != PTERUN_STATUS_OK)

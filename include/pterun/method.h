@@ -150,6 +150,49 @@ PTERUN_API pterun_status pterun_method_backend_memory(const pterun_program* prog
                                                       const pterun_method_options* options,
                                                       size_t* bytes_out);
 
+/** A method's memory by part (pterun_method_memory_parts after load,
+ *  pterun_program_method_memory before). Initialise with
+ *  PTERUN_METHOD_MEMORY_INFO_INIT; pterun fills the fields that fit the
+ *  caller's struct_size. runtime_bytes and planned_bytes are
+ *  pterun_method_memory()'s figures; the next four are parts of runtime_bytes. */
+typedef struct pterun_method_memory_info {
+  size_t struct_size;    /* sizeof(pterun_method_memory_info) as the caller was compiled */
+  size_t runtime_bytes;  /* everything but planned buffers */
+  size_t planned_bytes;  /* planned buffers pterun allocates (not the caller's) */
+  size_t prepared_bytes; /* kernels' prepared state: packed and folded weights */
+  size_t delegate_bytes; /* held by delegate backends */
+  size_t folded_bytes;   /* constants computed at load (permuted weights, ...) */
+  size_t scratch_bytes;  /* the kernels' scratch arena */
+  /** pterun_program_method_memory only (else 0): the most bytes the load held
+   *  at once through the allocator, its temporaries included. */
+  size_t load_peak_bytes;
+} pterun_method_memory_info;
+
+#define PTERUN_METHOD_MEMORY_INFO_INIT PTERUN_OPTIONS_INIT(pterun_method_memory_info)
+
+/** After load: pterun_method_memory() by part.
+ *  @retval PTERUN_STATUS_INVALID_ARGUMENT NULL, or info->struct_size too small */
+PTERUN_API pterun_status pterun_method_memory_parts(const pterun_method* method,
+                                                    pterun_method_memory_info* info);
+
+/**
+ * Before loading: what pterun_method_load(program, name, options) would
+ * allocate, by part — the same figures pterun_method_memory_parts() gives
+ * after that load. Measured by a trial load: the method is loaded with the
+ * same options through an allocator that counts every block (over
+ * options->allocator) and destroyed again, so the query costs one load's
+ * time and, briefly, its memory (load_peak_bytes); nothing stays allocated.
+ * Caller planned buffers are not touched (the trial loads into temporary
+ * ones of the same sizes); a profiler in the options is not attached (a
+ * profiler that records outputs turns fusion off at the real load, which
+ * the figure then does not reflect).
+ * @retval any status pterun_method_load would return
+ */
+PTERUN_API pterun_status pterun_program_method_memory(const pterun_program* program,
+                                                      const char* name,
+                                                      const pterun_method_options* options,
+                                                      pterun_method_memory_info* info);
+
 PTERUN_API size_t pterun_method_input_count(const pterun_method* method);
 PTERUN_API size_t pterun_method_output_count(const pterun_method* method);
 

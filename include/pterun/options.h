@@ -5,6 +5,7 @@
 #define PTERUN_INCLUDE_PTERUN_OPTIONS_H_
 
 #include <stddef.h>
+#include <string.h>
 
 #include "pterun/export.h"
 #include "pterun/log.h"
@@ -25,6 +26,27 @@ extern "C" {
  */
 PTERUN_API pterun_status pterun_options_read(const void* in, void* out, size_t size,
                                              const pterun_logger* logger, const char* what);
+
+/**
+ * The copy pterun_options_read() makes, without its log message, for
+ * libraries that do not link libpterun (libpterun_threadpool): 0 copied,
+ * 1 struct_size below sizeof(size_t), 2 a field beyond `size` is set.
+ */
+static inline int pterun_options_copy(const void* in, void* out, size_t size) {
+  size_t given;
+  memset(out, 0, size);
+  memcpy(out, &size, sizeof size);
+  if (in == NULL) return 0;
+  memcpy(&given, in, sizeof given);
+  if (given < sizeof given) return 1;
+  /* A caller built against a newer pterun: fine as long as it leaves every
+   * field this build does not know at its default (zero). */
+  for (size_t k = size; k < given; ++k)
+    if (((const unsigned char*)in)[k] != 0) return 2;
+  memcpy((unsigned char*)out + sizeof given, (const unsigned char*)in + sizeof given,
+         (given < size ? given : size) - sizeof given);
+  return 0;
+}
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pterun/options.h"
 #include "pterun/status.h"
 
 #if defined(__GNUC__)
@@ -52,8 +53,14 @@ typedef struct pterun_threadpool_interface {
   void (*run)(void* impl, void (*worker)(void* arg, size_t w), void* arg, size_t workers);
 } pterun_threadpool_interface;
 
-/** Options for pterun_threadpool_create (zero-initialise for defaults). */
+/** Options for pterun_threadpool_create. Initialise with
+ *  PTERUN_THREADPOOL_OPTIONS_INIT (every field its default), then set what
+ *  you need; the struct can grow at its end (pterun/options.h). */
 typedef struct pterun_threadpool_options {
+  /** sizeof(pterun_threadpool_options) as the caller was compiled; 0 is
+   *  refused (INVALID_ARGUMENT), as is a larger size whose extra bytes are
+   *  not zero. */
+  size_t struct_size;
   /** Threads, including the caller's. 0: pterun_threadpool_default_threads().
    *  1: no worker is started (every task runs on the caller's thread). */
   size_t threads;
@@ -66,6 +73,8 @@ typedef struct pterun_threadpool_options {
   uint32_t spin_us;
 } pterun_threadpool_options;
 
+#define PTERUN_THREADPOOL_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_threadpool_options)
+
 /**
  * The CPUs this process may use: the sched_getaffinity() mask, lowered to
  * the cgroup CPU quota (cgroup v2 cpu.max, v1 cpu.cfs_quota_us /
@@ -75,7 +84,9 @@ PTERUN_THREADPOOL_API size_t pterun_threadpool_default_threads(void);
 
 /**
  * Creates a pool; the only function in pterun that starts threads.
- * @retval PTERUN_STATUS_INVALID_ARGUMENT pool_out NULL, or a bad external interface
+ * `options` NULL: every default.
+ * @retval PTERUN_STATUS_INVALID_ARGUMENT pool_out NULL, a bad external interface,
+ *         or options->struct_size 0 or larger with fields this build does not know set
  * @retval PTERUN_STATUS_OUT_OF_MEMORY    allocation or thread creation failed
  */
 PTERUN_THREADPOOL_API pterun_status

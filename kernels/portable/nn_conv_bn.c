@@ -54,11 +54,12 @@ static double channel(const pterun_tensor* t, int64_t c, double dflt) {
   return t != NULL ? (double)((const float*)t->data)[c] : dflt;
 }
 
-static pterun_status conv_bn_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs, size_t want, size_t iout) {
+static pterun_status conv_bn_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                     size_t want, size_t iout) {
   if (nargs != want || !pterun_kernel_preparing(ctx)) return PTERUN_STATUS_OK;
   const pterun_tensor* w = opt_tensor(args[1]);
-  if (w == NULL || w->rank < 3 || !pk_prepack_constant_f32(w) || args[6]->tag != PTERUN_VALUE_BOOL ||
+  if (w == NULL || w->rank < 3 || !pk_prepack_constant_f32(w) ||
+      args[6]->tag != PTERUN_VALUE_BOOL ||
       args[6]->u.b /* transposed: the output channels are dim 1 */ ||
       args[CB_BN + 4]->tag != PTERUN_VALUE_DOUBLE)
     return PTERUN_STATUS_OK;
@@ -166,7 +167,8 @@ static pterun_status conv_then_bn(pterun_kernel_context* ctx, pterun_value** arg
           rem /= out->sizes[d];
         }
         yc[off] = yc[off] * fs + fb;
-        if (act != NULL) pterun_compute_f32_activate(yc + off, 1, act->activation, act->lo, act->hi);
+        if (act != NULL)
+          pterun_compute_f32_activate(yc + off, 1, act->activation, act->lo, act->hi);
       }
     }
   return PTERUN_STATUS_OK;
@@ -191,8 +193,7 @@ static pterun_status conv_bn(pterun_kernel_context* ctx, pterun_value** args, si
 
 /* pterun::convolution_bn.out(<convolution's arguments>, Tensor? weight,
  *   Tensor? bias, Tensor running_mean, Tensor running_var, float eps, *, out) */
-pterun_status pk_convolution_bn_out(pterun_kernel_context* ctx, pterun_value** args,
-                                    size_t nargs) {
+pterun_status pk_convolution_bn_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
   PTERUN_CHECK_NARGS(ctx, nargs, CB_NARGS);
   return conv_bn(ctx, args, CB_NARGS - 2, NULL);
 }

@@ -212,6 +212,16 @@ class Program:
         )
         return Method(native, self.metadata(name))
 
+    def method_memory(self, name: str = "forward") -> dict[str, int]:
+        """The bytes :meth:`load_method` would allocate for method ``name``,
+        before loading it: ``runtime_bytes`` and ``planned_bytes`` (what
+        :meth:`Method.memory` reports after the load) and, of the runtime
+        bytes, ``prepared_bytes`` (packed and folded weights),
+        ``delegate_bytes``, ``folded_bytes`` and ``scratch_bytes``; plus
+        ``load_peak_bytes``, the most the load holds at once. Measured by a
+        trial load that is undone (it costs one load's time)."""
+        return self._native.method_memory(name)
+
     def info(self) -> dict[str, Any]:
         """Container facts: sizes, segments, constants, counts."""
         return self._native.info()

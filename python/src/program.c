@@ -389,6 +389,34 @@ static PyObject* py_program_load_method(PyObject* self, PyObject* args, PyObject
   return py_method_load(st, (py_program*)self, name, runs, outputs, (size_t)threads, no_fusion);
 }
 
+/* pterun_program_method_memory: the memory a load of method `name` would
+ * allocate, by part, measured by a trial load (no method stays loaded). */
+static PyObject* py_program_method_memory(PyObject* self, PyObject* arg) {
+  py_state* st = py_state_of_type(Py_TYPE(self));
+  py_program* p = (py_program*)self;
+  pterun_method_options opts = PTERUN_METHOD_OPTIONS_INIT;
+  pterun_method_memory_info mem = PTERUN_METHOD_MEMORY_INFO_INIT;
+  pterun_status status;
+  size_t index;
+  const char* name = PyUnicode_AsUTF8AndSize(arg, NULL);
+  if (name == NULL) return NULL;
+  if (py_find_method(st, p, name, &index) != 0) return NULL;
+  opts.registry = st->registry;
+  opts.data = (const pterun_data* const*)p->data;
+  opts.data_count = p->data_count;
+  opts.logger = py_logger();
+  Py_BEGIN_ALLOW_THREADS py_log_reset();
+  status = pterun_program_method_memory(p->program, name, &opts, &mem);
+  Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) return py_raise(
+      st, status, "cannot size method '%s' of %s", name, PyUnicode_AsUTF8AndSize(p->origin, NULL));
+  return Py_BuildValue(
+      "{s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "runtime_bytes", (Py_ssize_t)mem.runtime_bytes,
+      "planned_bytes", (Py_ssize_t)mem.planned_bytes, "prepared_bytes",
+      (Py_ssize_t)mem.prepared_bytes, "delegate_bytes", (Py_ssize_t)mem.delegate_bytes,
+      "folded_bytes", (Py_ssize_t)mem.folded_bytes, "scratch_bytes", (Py_ssize_t)mem.scratch_bytes,
+      "load_peak_bytes", (Py_ssize_t)mem.load_peak_bytes);
+}
+
 /* [(method name, case count), ...] of a bundled program; None otherwise. */
 static PyObject* py_program_bundle_suites(PyObject* self, PyObject* unused) {
   py_program* p = (py_program*)self;
@@ -430,6 +458,9 @@ static PyMethodDef py_program_methods[] = {
     {"method_meta", py_program_method_meta, METH_O,
      "method_meta(name) -> dict describing the method's inputs, outputs and operators."},
     {"info", py_program_info, METH_NOARGS, "info() -> dict of container facts."},
+    {"method_memory", py_program_method_memory, METH_O,
+     "method_memory(name) -> dict: the bytes a load of method `name` would allocate, by part "
+     "(a trial load; nothing stays loaded)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -178,8 +178,7 @@ pterun_status pterun_threadpool_create(const pterun_threadpool_options* options,
   if (!pool_out) return PTERUN_STATUS_INVALID_ARGUMENT;
   *pool_out = NULL;
   pterun_threadpool_options o;
-  memset(&o, 0, sizeof o);
-  if (options) o = *options;
+  if (pterun_options_copy(options, &o, sizeof o) != 0) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (o.external && (o.external->version != PTERUN_THREADPOOL_INTERFACE_VERSION ||
                      !o.external->size || !o.external->run))
     return PTERUN_STATUS_INVALID_ARGUMENT;

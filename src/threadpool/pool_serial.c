@@ -17,8 +17,10 @@ size_t pterun_threadpool_default_threads(void) {
 
 pterun_status pterun_threadpool_create(const pterun_threadpool_options* options,
                                        pterun_threadpool** pool_out) {
-  (void)options;
+  pterun_threadpool_options o;
   if (!pool_out) return PTERUN_STATUS_INVALID_ARGUMENT;
+  *pool_out = NULL;
+  if (pterun_options_copy(options, &o, sizeof o) != 0) return PTERUN_STATUS_INVALID_ARGUMENT;
   *pool_out = calloc(1, sizeof **pool_out);
   return *pool_out ? PTERUN_STATUS_OK : PTERUN_STATUS_OUT_OF_MEMORY;
 }

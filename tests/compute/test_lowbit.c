@@ -153,8 +153,7 @@ static int test_driver(void) {
   const pterun_compute_lowbit_ukernel* uk = pterun_compute_lowbit_ukernels(&nuk);
   int nbit, combo, bad = 0;
   for (pi = 1; pi < 3; ++pi) {
-    pterun_threadpool_options o;
-    memset(&o, 0, sizeof o);
+    pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
     o.threads = pi + 1;
     PT_CHECK_STATUS(pterun_threadpool_create(&o, &pools[pi]), PTERUN_STATUS_OK);
   }
@@ -251,11 +250,10 @@ static int test_no_scratch(void) {
  * outside the width and bad geometry are refused. */
 static int test_pack_qa(void) {
   pterun_threadpool* pool = NULL;
-  pterun_threadpool_options o;
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   size_t nuk, v;
   const pterun_compute_lowbit_ukernel* uk = pterun_compute_lowbit_ukernels(&nuk);
   int combo, bad = 0;
-  memset(&o, 0, sizeof o);
   o.threads = 3;
   PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
   for (combo = 0; combo < 8; ++combo) {

@@ -193,10 +193,9 @@ static int test_every_ukernel(void) {
 }
 
 static int test_threads(void) {
-  pterun_threadpool_options o;
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   pterun_threadpool* pool = NULL;
   size_t i;
-  memset(&o, 0, sizeof o);
   o.threads = 3;
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
   for (i = 0; i < sizeof k_shapes / sizeof k_shapes[0]; ++i)

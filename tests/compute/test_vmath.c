@@ -144,8 +144,7 @@ static int test_specials(void) {
 }
 
 static int test_threads_same_bits(void) {
-  pterun_threadpool_options o;
-  memset(&o, 0, sizeof o);
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 3;
   pterun_threadpool* pool = NULL;
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);

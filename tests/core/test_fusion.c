@@ -152,8 +152,7 @@ static int fused_and_packed_match_reference(void) {
                                       "gpt", "lstm", "mobilenet_bn"};
   char err[CLI_NPY_ERR_SIZE];
   pterun_threadpool* pool = NULL;
-  pterun_threadpool_options tpo;
-  memset(&tpo, 0, sizeof tpo);
+  pterun_threadpool_options tpo = PTERUN_THREADPOOL_OPTIONS_INIT;
   tpo.threads = 2;
   PT_CHECK_STATUS(pterun_threadpool_create(&tpo, &pool), PTERUN_STATUS_OK);
   size_t mlp_fused_args = 0, mobilenet_fused_args = 0, mlp_packed = 0, bn_fused_args[3] = {0};

@@ -262,8 +262,7 @@ static int same_bits_threaded(const pterun_compute_f32_gemm_ukernel* uk, int64_t
   PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, arena, arena_bytes) ==
            PTERUN_STATUS_OK);
   for (size_t threads = 2; threads <= 4 && !bad; ++threads) {
-    pterun_threadpool_options o;
-    memset(&o, 0, sizeof o);
+    pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
     o.threads = threads;
     PT_CHECK(pterun_threadpool_create(&o, &g_pool) == PTERUN_STATUS_OK);
     for (size_t cap = 0; cap <= 2 && !bad; cap += 2) {

@@ -206,8 +206,7 @@ int main(int argc, char** argv) {
     if (strcmp(argv[a], "--atol") == 0) g_atol = strtod(argv[a + 1], NULL);
     if (strcmp(argv[a], "--rtol") == 0) g_rtol = strtod(argv[a + 1], NULL);
     if (strcmp(argv[a], "--threads") == 0) {
-      pterun_threadpool_options to;
-      memset(&to, 0, sizeof to);
+      pterun_threadpool_options to = PTERUN_THREADPOOL_OPTIONS_INIT;
       to.threads = (size_t)strtoul(argv[a + 1], NULL, 10);
       if (to.threads < 2 || pterun_threadpool_create(&to, &g_pool) != PTERUN_STATUS_OK) {
         fprintf(stderr, "--threads: cannot make a pool of %s threads\n", argv[a + 1]);

@@ -80,7 +80,7 @@ static int test_blocks_and_threads_same_bits(void) {
   /* room for 1, 2, 3 and all 5 tokens of the second call (2000 bytes each) */
   static const size_t scratch[] = {2100, 4100, 6100, 20000};
   pterun_threadpool* pool = NULL;
-  pterun_threadpool_options to;
+  pterun_threadpool_options to = PTERUN_THREADPOOL_OPTIONS_INIT;
   last_log lg;
   size_t i;
   PT_CHECK_STATUS(run(g_pte, 0, NULL, ref, &lg), PTERUN_STATUS_OK);
@@ -88,7 +88,6 @@ static int test_blocks_and_threads_same_bits(void) {
     PT_CHECK_STATUS(run(g_pte, scratch[i], NULL, got, &lg), PTERUN_STATUS_OK);
     PT_CHECK(memcmp(ref, got, sizeof ref) == 0);
   }
-  memset(&to, 0, sizeof to);
   to.threads = 3;
   PT_CHECK_STATUS(pterun_threadpool_create(&to, &pool), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(run(g_pte, 0, pool, got, &lg), PTERUN_STATUS_OK);

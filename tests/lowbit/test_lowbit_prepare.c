@@ -43,8 +43,7 @@ static int test_paths(void) {
   size_t i, t;
   int bad = 0;
   for (t = 1; t <= 3; ++t) {
-    pterun_threadpool_options po;
-    memset(&po, 0, sizeof po);
+    pterun_threadpool_options po = PTERUN_THREADPOOL_OPTIONS_INIT;
     po.threads = t;
     PT_CHECK_STATUS(pterun_threadpool_create(&po, &pools[t]), PTERUN_STATUS_OK);
   }

@@ -144,3 +144,20 @@ def test_call_and_memory() -> None:
     np.testing.assert_allclose(m(x)[0], et, rtol=1e-5, atol=1e-6)
     runtime_bytes, planned_bytes = m.memory()
     assert runtime_bytes > 0 and planned_bytes == sum(m.metadata.planned_buffer_sizes)
+
+
+@pytest.mark.parametrize("name", ["mlp", "mobilenet_bn", "quantized_cnn"])
+def test_method_memory_before_load(name: str) -> None:
+    # The trial load's figures are the load's (packed, folded, int8 weights).
+    program = RT.load_program(FIXTURES_DIR / name / "model.pte")
+    before = program.method_memory("forward")
+    after = program.load_method("forward").memory()
+    assert (before["runtime_bytes"], before["planned_bytes"]) == after
+    assert before["prepared_bytes"] > 0
+    parts = ("prepared_bytes", "delegate_bytes", "folded_bytes", "scratch_bytes")
+    assert sum(before[k] for k in parts) <= before["runtime_bytes"]
+    assert (
+        before["load_peak_bytes"] >= before["runtime_bytes"] + before["planned_bytes"]
+    )
+    with pytest.raises(pterun.Error):
+        program.method_memory("nope")

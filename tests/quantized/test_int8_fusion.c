@@ -150,9 +150,8 @@ static int compare(const fixture* fx, const run_result* ref, const run_result* g
 }
 
 static int test_fixtures(void) {
-  pterun_threadpool_options tpo;
+  pterun_threadpool_options tpo = PTERUN_THREADPOOL_OPTIONS_INIT;
   pterun_threadpool* pool = NULL;
-  memset(&tpo, 0, sizeof tpo);
   tpo.threads = 3;
   PT_CHECK_STATUS(pterun_threadpool_create(&tpo, &pool), PTERUN_STATUS_OK);
   for (size_t f = 0; f < sizeof k_fixtures / sizeof k_fixtures[0]; ++f) {

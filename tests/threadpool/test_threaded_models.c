@@ -72,8 +72,7 @@ static int test_bit_identical(void) {
   for (size_t k = 0; k < N_MODELS; ++k)
     PT_CHECK_STATUS(run_model(g_models[k], NULL, 0, &want[k]), PTERUN_STATUS_OK);
   for (size_t threads = 1; threads <= 4; ++threads) {
-    pterun_threadpool_options po;
-    memset(&po, 0, sizeof po);
+    pterun_threadpool_options po = PTERUN_THREADPOOL_OPTIONS_INIT;
     po.threads = threads;
     pterun_threadpool* pool = NULL;
     PT_CHECK_STATUS(pterun_threadpool_create(&po, &pool), PTERUN_STATUS_OK);
@@ -112,8 +111,7 @@ static void* job_main(void* arg) {
 }
 
 static int test_shared_pool_concurrent(void) {
-  pterun_threadpool_options po;
-  memset(&po, 0, sizeof po);
+  pterun_threadpool_options po = PTERUN_THREADPOOL_OPTIONS_INIT;
   po.threads = 3;
   pterun_threadpool* pool = NULL;
   PT_CHECK_STATUS(pterun_threadpool_create(&po, &pool), PTERUN_STATUS_OK);

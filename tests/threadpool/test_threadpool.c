@@ -168,8 +168,7 @@ static int test_null_pool_is_serial(void) {
 
 static int test_every_index_once(void) {
   for (size_t threads = 1; threads <= 5; ++threads) {
-    pterun_threadpool_options o;
-    memset(&o, 0, sizeof o);
+    pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
     o.threads = threads;
     o.spin_us = threads % 2 ? 1 : 0; /* sleeping workers and spinning ones */
     pterun_threadpool* pool = NULL;
@@ -192,8 +191,7 @@ static void slow_tile(void* ctx, size_t start, size_t count) {
 }
 
 static int test_caller_and_workers_share(void) {
-  pterun_threadpool_options o;
-  memset(&o, 0, sizeof o);
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 2;
   pterun_threadpool* pool = NULL;
   PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
@@ -227,8 +225,7 @@ static void outer_task(void* ctx, size_t i) {
 }
 
 static int test_nested(void) {
-  pterun_threadpool_options o;
-  memset(&o, 0, sizeof o);
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 3;
   PT_CHECK_STATUS(pterun_threadpool_create(&o, &g_n.pool), PTERUN_STATUS_OK);
   pterun_parallelize_1d(g_n.pool, outer_task, NULL, 64, 0);
@@ -266,8 +263,7 @@ static void* submit_main(void* arg) {
 static submitter g_subs[SUBMITTERS];
 
 static int test_concurrent_callers(void) {
-  pterun_threadpool_options o;
-  memset(&o, 0, sizeof o);
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 3;
   pterun_threadpool* pool = NULL;
   PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
@@ -305,8 +301,7 @@ static int test_external_pool(void) {
   host_pool h = {4, 0, 0};
   pterun_threadpool_interface iface = {PTERUN_THREADPOOL_INTERFACE_VERSION, &h, host_size,
                                        host_run};
-  pterun_threadpool_options o;
-  memset(&o, 0, sizeof o);
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.external = &iface;
   pterun_threadpool* pool = NULL;
   PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
@@ -336,8 +331,7 @@ static int test_external_pool(void) {
 
 static int test_create_destroy_loop(void) {
   for (int k = 0; k < 20; ++k) {
-    pterun_threadpool_options o;
-    memset(&o, 0, sizeof o);
+    pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
     o.threads = (size_t)(k % 4) + 1;
     pterun_threadpool* pool = NULL;
     PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
@@ -462,7 +456,42 @@ static int test_cgroup_quota(void) {
   return 0;
 }
 
+/* The options grow like every options struct (pterun/options.h): 0 is
+ * refused, an older caller's smaller struct takes the defaults beyond it, a
+ * newer caller's larger one is fine while the fields this build does not
+ * know stay zero. */
+static int test_options_struct_size(void) {
+  struct newer {
+    pterun_threadpool_options o;
+    uint64_t later_field;
+  } n;
+  pterun_threadpool* pool = NULL;
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+  PT_CHECK(o.struct_size == sizeof o && o.threads == 0 && o.external == NULL);
+  o.struct_size = 0;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(pool == NULL);
+  o.struct_size = offsetof(pterun_threadpool_options, external); /* threads only */
+  o.threads = 2;
+  o.spin_us = 7; /* beyond the older struct: ignored */
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  PT_CHECK(pterun_threadpool_size(pool) == 2);
+  pterun_threadpool_destroy(pool);
+  pool = NULL;
+  memset(&n, 0, sizeof n);
+  n.o.struct_size = sizeof n;
+  n.o.threads = 2;
+  PT_CHECK_STATUS(pterun_threadpool_create(&n.o, &pool), PTERUN_STATUS_OK);
+  pterun_threadpool_destroy(pool);
+  pool = NULL;
+  n.later_field = 1;
+  PT_CHECK_STATUS(pterun_threadpool_create(&n.o, &pool), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK(pool == NULL);
+  return 0;
+}
+
 int main(void) {
+  PT_RUN(test_options_struct_size);
   PT_RUN(test_null_pool_is_serial);
   PT_RUN(test_every_index_once);
   PT_RUN(test_caller_and_workers_share);
