@@ -224,8 +224,7 @@ static int run_case_nchw(const geo* c, pterun_threadpool* pool) {
 }
 
 static int test_nchw(void) {
-  pterun_threadpool_options o;
-  memset(&o, 0, sizeof o);
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 3;
   pterun_threadpool* pool = NULL;
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
