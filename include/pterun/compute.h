@@ -229,6 +229,13 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t m
                                                const pterun_compute_qs8_epilogue* ep,
                                                const pterun_compute_matrix* c);
 
+/** Byte matrix transpose: dst[j * dst_rs + i] = src[i * src_rs + j] for
+ *  i < rows, j < cols (layout changes of int8 tensors, e.g. NCHW <-> NHWC).
+ *  16 x 16 blocks in SSE2 on x86-64 (scalar under PTERUN_ISA_MASK=0). The
+ *  regions must not overlap. */
+PTERUN_COMPUTE_API void pterun_compute_u8_transpose(int64_t rows, int64_t cols, const uint8_t* src,
+                                                    int64_t src_rs, uint8_t* dst, int64_t dst_rs);
+
 /* ---- operands packed at load, fused activation -------------------------------
  * A constant operand (a Linear/addmm weight, a convolution's weight) can be
  * packed once, in a kernel's prepare (pterun/kernel.h), into the layout the
