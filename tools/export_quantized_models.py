@@ -43,6 +43,10 @@ Models (all undelegated, CPU only, fixed seeds):
   quantized_staticmm PT2E static int8 with per-tensor weights: linear
                      without bias + relu (mm), linear with bias (addmm),
                      linear without bias, on a [B, T, K] input.
+  quantized_staticops PT2E static int8 (XNNPACKQuantizer per-channel) of the
+                     other operators the quantizer annotates: residual adds
+                     (+ relu), relu6 and relu on their own, max / avg / adaptive
+                     pooling (mean), cat, between convolutions.
   quantized_8da8w    quantized_8da4w's transformer with int8 per-channel
                      weights (Int8DynamicActivationIntxWeightConfig(int8,
                      PerAxis(0))): dequantize_affine with block [1, K].
@@ -169,6 +173,26 @@ class StaticMm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc3(self.fc2(torch.relu(self.fc1(x))))
+
+
+class StaticOps(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.c3 = nn.Conv2d(16, 8, 1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = nn.functional.relu6(self.c1(x))
+        b = self.c2(a)
+        h = torch.relu(a + b)
+        h = h + a
+        h = torch.relu(nn.functional.max_pool2d(h, 2))
+        g = nn.functional.avg_pool2d(h, 2)
+        c = self.c3(torch.cat([g, h[:, :, :2, :2]], 1))
+        c = nn.functional.adaptive_avg_pool2d(c, 1)
+        return self.fc(c.flatten(1))
 
 
 QD = torch.ops.quantized_decomposed
@@ -385,6 +409,20 @@ def build_staticmm():
     return gm, (x,), "et", 0.0, 1e-6, "PT2E static int8, per-tensor weights, mm/addmm"
 
 
+def build_staticops():
+    torch.manual_seed(SEED + 10)
+    m = StaticOps().eval()
+    x = torch.randn(1, 3, 8, 8)
+    return (
+        _pt2e_static_int8(m, x),
+        (x,),
+        "et",
+        0.0,
+        1e-6,
+        "PT2E static int8: add (+relu), relu6, relu, pools, cat",
+    )
+
+
 def build_llm():
     torch.manual_seed(SEED + 2)
     m = TinyLlm().eval()
@@ -525,6 +563,7 @@ CASES = {
     "quantized_dynmm": build_dynmm,
     "quantized_staticmm": build_staticmm,
     "quantized_8da8w": build_8da8w,
+    "quantized_staticops": build_staticops,
 }
 FUSED = {"quantized_8da4w_fused"}
 QUANT_FUSION = {

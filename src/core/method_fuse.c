@@ -57,6 +57,7 @@ typedef struct pt_fuse_pattern {
   pt_fuse_feed feed;                  /* optional */
   bool step0_may_alias;               /* the fused kernel copes with its result sharing memory
                                          with step 0's arguments (it reads or copies them first) */
+  bool any_may_alias;                 /* ... with any argument of any step */
   const char* fused;                  /* the replacing operator */
   uint8_t fused_nargs;
   pt_fuse_arg args[PT_FUSE_MAX_ARGS]; /* its arguments, each (step or PT_FUSE_MAX_STEPS + feed
@@ -340,6 +341,7 @@ static bool value_overlaps(const pterun_value* v, const pterun_tensor* t) {
 static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* const* step, uint32_t steps) {
   const pterun_value* r = result_of(p, steps - 1, step[steps - 1]);
   if (r->tag != PTERUN_VALUE_TENSOR) return false;
+  if (p->any_may_alias) return true;
   const bool fed = feeds_of(p) > 0;
   for (uint32_t s = 0; s < steps; ++s)
     for (uint32_t k = 0; k < inputs_of(p, s); ++k)

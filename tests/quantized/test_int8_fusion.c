@@ -33,7 +33,7 @@ static pterun_logger g_silent;
  * order. */
 typedef struct fixture {
   const char* dir;
-  const char* fused_ops[4]; /* operators the fused run must call */
+  const char* fused_ops[8]; /* operators the fused run must call */
   double max_diff;
 } fixture;
 
@@ -43,7 +43,8 @@ static const fixture k_fixtures[] = {
      3 * 0.00166248},
     {"quantized_convnet",
      {"pterun_quantized::conv2d_q8.out", "pterun_quantized::conv2d_relu_q8.out",
-      "pterun_quantized::linear_relu_q8.out", "pterun_quantized::linear_q8.out"},
+      "pterun_quantized::linear_relu_q8.out", "pterun_quantized::linear_q8.out",
+      "pterun_quantized::hardtanh_q8.out"},
      0.05},
     {"quantized_dynlinear", {"pterun_quantized::linear_dynamic_q8.out"}, 1e-4},
     {"quantized_8da4w", {"pterun_quantized::linear_dynamic_affine.out"}, 1e-5},
@@ -55,6 +56,12 @@ static const fixture k_fixtures[] = {
     {"quantized_staticmm",
      {"pterun_quantized::mm_relu_q8.out", "pterun_quantized::linear_q8.out",
       "pterun_quantized::mm_q8.out"},
+     0.05},
+    {"quantized_staticops",
+     {"pterun_quantized::conv2d_q8.out", "pterun_quantized::hardtanh_q8.out",
+      "pterun_quantized::add_relu_fq8.out", "pterun_quantized::add_fq8.out",
+      "pterun_quantized::relu_q8.out", "pterun_quantized::linear_q8.out",
+      "pterun_quantized::mean_q8.out"},
      0.05},
 };
 
@@ -69,7 +76,7 @@ static const char* fixture_path(const char* dir, const char* file) {
 typedef struct run_result {
   float* out; /* output 0 */
   size_t n;
-  int used[4]; /* fused_ops[k] was called */
+  int used[8]; /* fused_ops[k] was called */
 } run_result;
 
 static pterun_status run(const fixture* fx, int no_fusion, pterun_threadpool* pool, size_t scratch,
@@ -122,7 +129,7 @@ static pterun_status run(const fixture* fx, int no_fusion, pterun_threadpool* po
     if (pterun_profiler_instruction(prof, i, &pi) != PTERUN_STATUS_OK || pi.calls == 0 ||
         pi.op_name == NULL)
       continue;
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < 8; ++k)
       if (fx->fused_ops[k] != NULL && strcmp(fx->fused_ops[k], pi.op_name) == 0) r->used[k] = 1;
   }
   pterun_method_destroy(m);
@@ -160,7 +167,7 @@ static int test_fixtures(void) {
     PT_CHECK_STATUS(run(fx, 1, NULL, 0, &ref), PTERUN_STATUS_OK);
     PT_CHECK_STATUS(run(fx, 0, NULL, 0, &fused), PTERUN_STATUS_OK);
     PT_CHECK_STATUS(run(fx, 0, pool, 0, &threaded), PTERUN_STATUS_OK);
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 8; ++k) {
       if (fx->fused_ops[k] == NULL) continue;
       if (!fused.used[k] || ref.used[k])
         fprintf(stderr, "%s: %s %s\n", fx->dir, fx->fused_ops[k],

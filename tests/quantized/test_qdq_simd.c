@@ -35,22 +35,22 @@ static uint32_t rnd(void) {
 static pterun_status quantize(const float* x, int64_t n, double scale, int64_t zp, int64_t qmin,
                               int64_t qmax, int dtype, void* q) {
   int64_t sz[1] = {n};
-  pterun_tensor tx = pt_tensor_make(PTERUN_DTYPE_F32, 1, sz, (void*)(uintptr_t)x, sizeof(float) * n);
+  pterun_tensor tx =
+      pt_tensor_make(PTERUN_DTYPE_F32, 1, sz, (void*)(uintptr_t)x, sizeof(float) * n);
   pterun_tensor tq = pt_tensor_make(dtype, 1, sz, q, (size_t)n);
   pterun_value a[8] = {pt_val_tensor(&tx), pt_val_double(scale), pt_val_int(zp),
-                       pt_val_int(qmin),   pt_val_int(qmax),    pt_val_int(dtype),
+                       pt_val_int(qmin),   pt_val_int(qmax),     pt_val_int(dtype),
                        pt_val_tensor(&tq), pt_val_tensor(&tq)};
   return call("quantized_decomposed::quantize_per_tensor.out", a, 8);
 }
 
 static void fill(float* x, int64_t n, double scale) {
-  static const float edge[] = {0.5f,        1.5f,          2.5f,          -0.5f,      -1.5f,
-                               -2.5f,       127.5f,        128.5f,        -128.5f,    254.5f,
-                               255.5f,      4194303.5f,    4194304.0f,    4194305.0f, -4194304.0f,
-                               -4194305.0f, 8388607.0f,    8388608.0f,    1e10f,      -1e10f,
-                               3e38f,       -3e38f,        0.0f,          -0.0f,      1e-40f,
-                               -1e-40f,     INFINITY,      -INFINITY,     NAN,        -NAN,
-                               9.3e18f,     -9.3e18f,      0.49999997f,   1e30f,      -1e30f};
+  static const float edge[] = {
+      0.5f,        1.5f,        2.5f,       -0.5f,      -1.5f,       -2.5f,      127.5f,
+      128.5f,      -128.5f,     254.5f,     255.5f,     4194303.5f,  4194304.0f, 4194305.0f,
+      -4194304.0f, -4194305.0f, 8388607.0f, 8388608.0f, 1e10f,       -1e10f,     3e38f,
+      -3e38f,      0.0f,        -0.0f,      1e-40f,     -1e-40f,     INFINITY,   -INFINITY,
+      NAN,         -NAN,        9.3e18f,    -9.3e18f,   0.49999997f, 1e30f,      -1e30f};
   const int64_t ne = (int64_t)(sizeof edge / sizeof edge[0]);
   for (int64_t i = 0; i < n; ++i) {
     if (i % 3 == 0 && i / 3 < ne)
@@ -96,8 +96,8 @@ static int test_quantize_matches_scalar(void) {
   PT_CHECK(checked == 2 * 5 * 10 * 2);
   /* The reference values of a few: ties to even, NaN -> quant_min. */
   {
-    const float y[16] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, NAN, 126.5f, 1e9f,
-                         -1e9f, 3.49f, 0, 0, 0, 0, 0, INFINITY};
+    const float y[16] = {0.5f,  1.5f,  2.5f, -0.5f, -1.5f, NAN, 126.5f, 1e9f,
+                         -1e9f, 3.49f, 0,    0,     0,     0,   0,      INFINITY};
     int8_t q[16];
     static const int8_t want[16] = {0, 2, 2, 0, -2, -128, 126, 127, -128, 3, 0, 0, 0, 0, 0, -128};
     PT_CHECK_STATUS(quantize(y, 16, 1.0, 0, -128, 127, PTERUN_DTYPE_I8, q), PTERUN_STATUS_OK);
@@ -109,7 +109,8 @@ static int test_quantize_matches_scalar(void) {
 /* choose_qparams.Tensor_out of x[0..n). */
 static pterun_status choose(const float* x, int64_t n, double* s, int64_t* z) {
   int64_t sz[1] = {n}, one[1] = {1};
-  pterun_tensor tx = pt_tensor_make(PTERUN_DTYPE_F32, 1, sz, (void*)(uintptr_t)x, sizeof(float) * n);
+  pterun_tensor tx =
+      pt_tensor_make(PTERUN_DTYPE_F32, 1, sz, (void*)(uintptr_t)x, sizeof(float) * n);
   pterun_tensor ts = pt_tensor_make(PTERUN_DTYPE_F64, 1, one, s, sizeof *s);
   pterun_tensor tz = pt_tensor_make(PTERUN_DTYPE_I64, 1, one, z, sizeof *z);
   pterun_value lst, a[8];
@@ -143,7 +144,7 @@ static int test_choose_qparams_matches_scalar(void) {
     float mm[2];
     for (i = 0; i < n; ++i) x[i] = ((float)(rnd() % 20001) - 10000.0f) * (t % 2 ? 1e-3f : 0.37f);
     if (t % 4 == 1) x[1 + rnd() % (n - 1)] = NAN; /* an interior NaN is skipped */
-    if (t % 4 == 3) x[n - 1] = -77777.0f; /* the extreme in the scalar tail */
+    if (t % 4 == 3) x[n - 1] = -77777.0f;         /* the extreme in the scalar tail */
     if (t % 8 == 2)
       for (i = 0; i < n; ++i) x[i] = fabsf(x[i]) + 1.0f; /* no zero crossing */
     mm[0] = mm[1] = x[0];

@@ -1,0 +1,145 @@
+/* Fused dequantize -> relu / hardtanh -> quantize on 8-bit data (the
+ * chains the PT2E quantizers leave around an activation they do not fuse
+ * into the op before it, e.g. a relu6 after a convolution), made by the
+ * load-time fusion pass (src/core/method_fuse_patterns.inc):
+ *
+ *   pterun_quantized::relu_q8.out / hardtanh_q8.out: dequantize_per_tensor's
+ *   input, scale, zero_point, quant_min, quant_max, dtype; hardtanh's
+ *   min_val, max_val; quantize_per_tensor's scale, zero_point, quant_min,
+ *   quant_max, dtype; out and the return slot (13 / 15).
+ *
+ * An 8-bit input has 256 values: the chain is a table, built once at load
+ * by running every code through the reference steps themselves
+ * (qk_dequantize_run, the float activation, qk_quantize_run), so the fused
+ * result is the reference's bit for bit. */
+#include <inttypes.h>
+
+#include "kernels/quantized/qutil.h"
+
+enum { QK_LUT_RELU, QK_LUT_HARDTANH };
+
+typedef struct qk_lut_call {
+  pterun_tensor *x, *out;
+  double in_scale, out_scale;
+  int64_t in_zp, in_dtype, out_zp, qmin, qmax, out_dtype;
+  int act;
+  float lo, hi; /* hardtanh bounds, as the float kernel uses them */
+} qk_lut_call;
+
+typedef struct qk_lut_state {
+  int32_t in_dtype, out_dtype;
+  uint8_t table[256]; /* output byte for input byte b */
+} qk_lut_state;
+
+static pterun_status read_call(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                               int act, qk_lut_call* c) {
+  size_t i = 6;
+  int64_t qmin_in, qmax_in;
+  memset(c, 0, sizeof *c);
+  c->act = act;
+  PTERUN_CHECK_NARGS(ctx, nargs, act == QK_LUT_HARDTANH ? 15 : 13);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &c->x));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "input_scale", &c->in_scale));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "input_zero_point", &c->in_zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "input_quant_min", &qmin_in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "input_quant_max", &qmax_in));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "input_dtype", &c->in_dtype));
+  if (act == QK_LUT_HARDTANH) {
+    pterun_scalar lo, hi;
+    PTERUN_TRY(pterun_arg_scalar(ctx, args, 6, "min_val", &lo));
+    PTERUN_TRY(pterun_arg_scalar(ctx, args, 7, "max_val", &hi));
+    c->lo = (float)lo.d;
+    c->hi = (float)hi.d;
+    i = 8;
+  }
+  PTERUN_TRY(pterun_arg_double(ctx, args, i, "output_scale", &c->out_scale));
+  PTERUN_TRY(pterun_arg_int(ctx, args, i + 1, "output_zero_point", &c->out_zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, i + 2, "output_quant_min", &c->qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, "output_quant_max", &c->qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, i + 4, "output_dtype", &c->out_dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, i + 5, "out", &c->out));
+  for (int k = 0; k < 2; ++k) {
+    const int64_t dt = k == 0 ? c->in_dtype : c->out_dtype;
+    if (dt != PTERUN_DTYPE_U8 && dt != PTERUN_DTYPE_I8)
+      return QK_FAIL(ctx, "arg '%s': the fused 8-bit activation takes int8 or uint8, not %s",
+                     k == 0 ? "input_dtype" : "output_dtype", pterun_dtype_name((int)dt));
+  }
+  return PTERUN_STATUS_OK;
+}
+
+/* The reference chain on every 8-bit code. */
+static pterun_status build_table(pterun_kernel_context* ctx, const qk_lut_call* c,
+                                 qk_lut_state* st) {
+  float s_in, s_out, x[256];
+  int64_t lo, hi;
+  uint8_t codes[256];
+  PTERUN_TRY(qk_check_scale(ctx, "input_scale", c->in_scale, &s_in));
+  PTERUN_TRY(qk_check_zp(ctx, "input_zero_point", c->in_zp));
+  PTERUN_TRY(qk_check_scale(ctx, "output_scale", c->out_scale, &s_out));
+  PTERUN_TRY(qk_check_zp(ctx, "output_zero_point", c->out_zp));
+  if (!qk_qdtype_range((int)c->out_dtype, &lo, &hi) || c->qmin < lo || c->qmax > hi ||
+      c->qmin > c->qmax)
+    return QK_FAIL(ctx, "arg 'output_quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s",
+                   c->qmin, c->qmax, pterun_dtype_name((int)c->out_dtype));
+  for (int b = 0; b < 256; ++b) codes[b] = (uint8_t)b; /* as int8: the byte's two's complement */
+  qk_dequantize_run(codes, (int)c->in_dtype, x, PTERUN_DTYPE_F32, 0, 256, (int32_t)c->in_zp, s_in,
+                    0);
+  for (int b = 0; b < 256; ++b) {
+    float v = x[b];
+    if (c->act == QK_LUT_RELU) {
+      v = v > 0 ? v : 0.0f; /* finite: (q - zp) * s */
+    } else {
+      const float m = v < c->lo ? c->lo : v;
+      v = c->hi < m ? c->hi : m;
+    }
+    x[b] = v;
+  }
+  qk_quantize_run(x, PTERUN_DTYPE_F32, st->table, (int)c->out_dtype, 0, 256, 1.0f / s_out,
+                  (int32_t)c->out_zp, c->qmin, c->qmax);
+  st->in_dtype = (int32_t)c->in_dtype;
+  st->out_dtype = (int32_t)c->out_dtype;
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status run(pterun_kernel_context* ctx, pterun_value** args, size_t nargs, int act) {
+  qk_lut_call c;
+  const qk_lut_state* st;
+  PTERUN_TRY(read_call(ctx, args, nargs, act, &c));
+  if (pterun_kernel_preparing(ctx)) {
+    qk_lut_state* ns = pterun_kernel_state_alloc(ctx, sizeof *ns, 64);
+    if (ns == NULL)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate the table");
+    return build_table(ctx, &c, ns);
+  }
+  st = (const qk_lut_state*)pterun_kernel_state(ctx);
+  if (st == NULL) return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL, "not prepared");
+  if (c.x->dtype != st->in_dtype || c.out->dtype != st->out_dtype)
+    return QK_FAIL(ctx, "arg 'input'/'out': dtypes %s/%s, the program says %s/%s",
+                   pterun_dtype_name(c.x->dtype), pterun_dtype_name(c.out->dtype),
+                   pterun_dtype_name(st->in_dtype), pterun_dtype_name(st->out_dtype));
+  PTERUN_TRY(pterun_check_data(ctx, c.x, "input"));
+  PTERUN_TRY(pterun_out_resize_like(ctx, c.out, "out", c.x));
+  if (!qk_same_dim_order(c.x, c.out))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg 'out': dim order differs from the input's");
+  PTERUN_TRY(pterun_check_data(ctx, c.out, "out"));
+  {
+    /* One byte in, one out: an output sharing the input's bytes is read
+     * ahead of the writes in the direction that never overtakes them. */
+    const uint8_t* in = (const uint8_t*)c.x->data;
+    uint8_t* out = (uint8_t*)c.out->data;
+    if ((uintptr_t)out > (uintptr_t)in)
+      for (int64_t k = c.x->numel - 1; k >= 0; --k) out[k] = st->table[in[k]];
+    else
+      for (int64_t k = 0; k < c.x->numel; ++k) out[k] = st->table[in[k]];
+  }
+  return PTERUN_STATUS_OK;
+}
+
+PTERUN_KERNEL(qk_relu_q8_out) {
+  return run(ctx, args, nargs, QK_LUT_RELU);
+}
+
+PTERUN_KERNEL(qk_hardtanh_q8_out) {
+  return run(ctx, args, nargs, QK_LUT_HARDTANH);
+}
