@@ -241,6 +241,22 @@ static uint8_t im2col_at(const qk_im2col* g, int64_t oh, int64_t ow, int64_t k) 
   return y >= 0 && y < g->h && x >= 0 && x < g->w ? g->x[(c * g->h + y) * g->w + x] : g->zp;
 }
 
+/* memcpy for the short runs of small convolutions (3 channels x 3 taps: 9
+ * bytes), without a library call: two overlapping fixed-size copies. */
+static inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
+  if (n >= 16) {
+    memcpy(d, s, (size_t)n);
+  } else if (n >= 8) {
+    memcpy(d, s, 8);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(d, s, 4);
+    memcpy(d + n - 4, s + n - 4, 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+  }
+}
+
 static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc, uint8_t* dst) {
   const qk_im2col* g = (const qk_im2col*)ctx;
   const int64_t wp = g->w + 2 * g->pw;
@@ -252,11 +268,11 @@ static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t
         const uint8_t* src =
             g->pad + ((oh * g->sh + ky * g->dh) * wp + ow * g->sw) * g->c_all + g->c0;
         if (g->dw == 1 && g->cpg == g->c_all) {
-          memcpy(d, src, (size_t)(g->kw * g->cpg));
+          copy_run(d, src, g->kw * g->cpg);
           d += g->kw * g->cpg;
         } else {
           for (int64_t kx = 0; kx < g->kw; ++kx, d += g->cpg)
-            memcpy(d, src + kx * g->dw * g->c_all, (size_t)g->cpg);
+            copy_run(d, src + kx * g->dw * g->c_all, g->cpg);
         }
       }
       continue;
@@ -284,13 +300,17 @@ static const uint8_t* pad_nhwc(pterun_kernel_context* ctx, const qk_im2col* g) {
   if ((double)hp * (double)wp * (double)g->c_all > (double)(SIZE_MAX / 2)) return NULL;
   uint8_t* p = pterun_kernel_scratch(ctx, (size_t)(hp * wp * g->c_all), 64);
   if (p == NULL) return NULL;
-  memset(p, g->zp, (size_t)(hp * wp * g->c_all));
-  for (int64_t c = 0; c < g->c_all; ++c)
-    for (int64_t y = 0; y < g->h; ++y) {
-      const uint8_t* src = g->x + (c * g->h + y) * g->w;
-      uint8_t* dst = p + ((y + g->ph) * wp + g->pw) * g->c_all + c;
-      for (int64_t x = 0; x < g->w; ++x) dst[x * g->c_all] = src[x];
-    }
+  const size_t row = (size_t)(wp * g->c_all), side = (size_t)(g->pw * g->c_all);
+  /* The zero-point border: top and bottom rows, then each row's ends. */
+  memset(p, g->zp, row * (size_t)g->ph);
+  memset(p + row * (size_t)(g->ph + g->h), g->zp, row * (size_t)g->ph);
+  for (int64_t y = 0; y < g->h; ++y) {
+    uint8_t* dst = p + (size_t)(y + g->ph) * row;
+    memset(dst, g->zp, side);
+    memset(dst + row - side, g->zp, side);
+    /* [c][x] of input row y -> [x][c] */
+    pterun_compute_u8_transpose(g->c_all, g->w, g->x + y * g->w, g->h * g->w, dst + side, g->c_all);
+  }
   return p;
 }
 

@@ -37,7 +37,7 @@
 #define PC_QS8_TN 256
 #define PC_QS8_B_TILE_BYTES (128 * 1024)
 /* Rows of a column-major int8 C written per column at once (qs8_task), and
- * the staging buffer's column stride (the run rounded up to whole panels). */
+ * the staging buffer's rows (the run rounded up to whole panels). */
 #define PC_QS8_STAGE_ROWS 64
 #define PC_QS8_STAGE_MAX (PC_QS8_STAGE_ROWS + PC_QS8_MR_MAX)
 /* Multiply-adds below which a product runs on the calling thread. */
@@ -190,6 +190,7 @@ typedef struct pc_qs8_job {
   int64_t m;
   int a_signed;
   int32_t a_zp; /* shifted to the uint8 domain */
+  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_row_avx2 */
 } pc_qs8_job;
 
 /* Rows [i0, i0 + rows) x [k0, k0 + kc) of a strided A, as raw bytes. */
@@ -223,17 +224,17 @@ static void fetch_matrix_rows(const pterun_compute_matrix* a, int64_t i0, int64_
     }                                                                                              \
   } while (0)
 
-/* Interleaves rows x kc raw A values into a panel of MR rows x ceil(kc/4)
+/* Interleaves rows x kc raw A values (row stride raw_rs) into a panel of MR rows x ceil(kc/4)
  * groups of 4 (uint8, or int16 when a_bytes is 2), zero padded, and adds the
  * shifted row sums. */
-static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_t rows, int64_t kc,
-                       uint8_t flip, void* panel, int32_t* row_sum) {
+static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_t raw_rs,
+                       int64_t rows, int64_t kc, uint8_t flip, void* panel, int32_t* row_sum) {
   const int64_t mr = uk->mr, kqb = (kc + PC_QS8_KR - 1) / PC_QS8_KR;
   const int64_t kfull = kc / PC_QS8_KR * PC_QS8_KR;
   const size_t step = (size_t)mr * PC_QS8_KR; /* elements from one group to the next */
   int64_t q, i, t;
   for (i = 0; i < mr; ++i) {
-    const uint8_t* src = raw + i * kc;
+    const uint8_t* src = raw + i * raw_rs;
     int32_t s = 0;
     if (uk->a_bytes == 2) {
       int16_t* dst = (int16_t*)panel + i * PC_QS8_KR;
@@ -322,10 +323,25 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
   const float inv = ep->out_inv_scale;
   const int f32 = c->dtype == PTERUN_DTYPE_F32;
   int64_t r, j;
+#if defined(PC_QS8_HAVE_EPI_AVX2)
+  pc_qs8_epi_row er;
+  const int row_avx2 = job->epi_avx2 && ct->int32_path && c->cs == 1;
+  if (row_avx2) {
+    er.zsum = ct->zsum, er.sc = ct->sc, er.bi = ct->bi;
+    er.inv = inv, er.zpo = zpo, er.qlo = qlo, er.qhi = qhi, er.f_min = ep->f_min;
+    er.f_max = ep->f_max, er.rne_limit = PC_QS8_RNE_LIMIT, er.rne_magic = PC_QS8_RNE_MAGIC;
+    er.f32 = f32, er.u8 = c->dtype == PTERUN_DTYPE_U8;
+  }
+#endif
   for (r = 0; r < rows; ++r) {
     const int32_t* ar = acc + r * PC_QS8_TN;
     const int64_t off = (ci + r) * c->rs + cj * c->cs;
     j = 0;
+#if defined(PC_QS8_HAVE_EPI_AVX2)
+    if (row_avx2)
+      j = pc_qs8_epilogue_row_avx2(ar, &er, cols,
+                                   (uint8_t*)c->data + off * (f32 ? (int64_t)sizeof(float) : 1));
+#endif
 #if defined(__SSE2__)
     if (ct->int32_path) {
       const int64_t cs = c->cs;
@@ -391,6 +407,17 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
   }
 }
 
+/* Panels per staged run: whole 16-row blocks for the transpose when that
+ * fits (MR 6: 8 panels, 48 rows), at least ~PC_QS8_STAGE_ROWS rows. */
+static size_t stage_panels(size_t mr) {
+  size_t unit = 16, p;
+  while (unit % mr != 0) unit += 16; /* lcm(mr, 16) */
+  if (unit > PC_QS8_STAGE_MAX) return (PC_QS8_STAGE_ROWS + mr - 1) / mr;
+  p = unit / mr;
+  while ((p + unit / mr) * mr <= PC_QS8_STAGE_ROWS) p += unit / mr;
+  return p;
+}
+
 static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   const pc_qs8_job* job = (const pc_qs8_job*)ctx;
   const pc_qs8_gemm_ukernel* uk = job->uk;
@@ -409,12 +436,13 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   /* A column-major int8 C (a convolution's NCHW output: rows are pixels, a
    * column's rows are contiguous) is staged: the epilogue's stores at a
    * stride of H*W bytes fall into a few L1 sets (H*W a multiple of 4 KiB
-   * maps every channel to one set) and evict each other. Runs of up to
-   * PC_QS8_STAGE_ROWS rows go out as one copy per column. */
-  _Alignas(64) uint8_t stage[PC_QS8_TN * PC_QS8_STAGE_MAX];
+   * maps every channel to one set) and evict each other. The epilogue writes
+   * runs of up to PC_QS8_STAGE_ROWS rows row-major here; a transpose writes
+   * each column's run at once. */
+  _Alignas(64) uint8_t stage[PC_QS8_STAGE_MAX * PC_QS8_TN];
   const int staged = job->c->rs == 1 && job->c->cs > 1 && job->c->dtype != PTERUN_DTYPE_F32;
-  const pterun_compute_matrix sm = {stage, job->c->dtype, 1, PC_QS8_STAGE_MAX};
-  const size_t group = staged ? (PC_QS8_STAGE_ROWS + (size_t)mr - 1) / (size_t)mr : 1;
+  const pterun_compute_matrix sm = {stage, job->c->dtype, PC_QS8_TN, 1};
+  const size_t group = staged ? stage_panels((size_t)mr) : 1;
   int64_t g0 = (int64_t)pi * mr; /* first row of the staged run */
   column_terms(job, j0, cols, &ct);
   for (p = pi; p < pi + npi; ++p) {
@@ -425,11 +453,16 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
     for (k0 = 0; k0 < k; k0 += PC_QS8_KB) {
       const int64_t kc = PC_QS8_KB < k - k0 ? PC_QS8_KB : k - k0;
       const size_t kqb = (size_t)((kc + PC_QS8_KR - 1) / PC_QS8_KR);
-      if (job->a_rows != NULL)
+      if (job->a_rows != NULL) {
         job->a_rows(job->a_ctx, i0, rows, k0, kc, raw);
-      else
+        pack_panel(uk, raw, kc, rows, kc, flip, panel, row_sum);
+      } else if (job->a->cs == 1) { /* rows read in place */
+        pack_panel(uk, (const uint8_t*)job->a->data + i0 * job->a->rs + k0, job->a->rs, rows, kc,
+                   flip, panel, row_sum);
+      } else {
         fetch_matrix_rows(job->a, i0, rows, k0, kc, raw);
-      pack_panel(uk, raw, rows, kc, flip, panel, row_sum);
+        pack_panel(uk, raw, kc, rows, kc, flip, panel, row_sum);
+      }
       for (s = 0; s < nsj; ++s) {
         const unsigned char* b =
             (const unsigned char*)w->strips + (sj + s) * strip_bytes +
@@ -443,12 +476,9 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
     }
     epilogue(job, &ct, acc, row_sum, rows, j0, cols, &sm, i0 - g0, 0);
     if ((p - pi + 1) % group == 0 || p + 1 == pi + npi) {
-      const int64_t run = i0 + rows - g0;
       const pterun_compute_matrix* c = job->c;
-      int64_t j;
-      for (j = 0; j < cols; ++j)
-        memcpy((uint8_t*)c->data + g0 + (j0 + j) * c->cs, stage + j * PC_QS8_STAGE_MAX,
-               (size_t)run);
+      pterun_compute_u8_transpose(i0 + rows - g0, cols, stage, PC_QS8_TN,
+                                  (uint8_t*)c->data + g0 + j0 * c->cs, c->cs);
       g0 = i0 + rows;
     }
   }
@@ -478,6 +508,10 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   job.m = m;
   job.a_signed = a_dtype == PTERUN_DTYPE_I8;
   job.a_zp = ep->a_zp + (job.a_signed ? 128 : 0);
+  job.epi_avx2 = 0;
+#if defined(PC_QS8_HAVE_EPI_AVX2)
+  job.epi_avx2 = (pterun_cpu_features() & PTERUN_CPU_X86_AVX2) != 0;
+#endif
 
   const size_t nr = (size_t)w->uk->nr, mr = (size_t)w->uk->mr;
   const size_t strips = (size_t)((w->n + (int64_t)nr - 1) / (int64_t)nr);

@@ -21,6 +21,21 @@ typedef pterun_compute_qs8_gemm_ukernel pc_qs8_gemm_ukernel;
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
 
+/* The per-row constants of the epilogue's int32 path (qgemm.c) for the
+ * ISA-specific row loops. */
+typedef struct pc_qs8_epi_row {
+  const int32_t* zsum; /* A's zero point x column sums */
+  const float *sc, *bi;
+  float inv, zpo, qlo, qhi, f_min, f_max, rne_limit, rne_magic;
+  int f32, u8; /* output float32 / uint8 (else int8) */
+} pc_qs8_epi_row;
+
+#if defined(PTERUN_GEMM_AVX2) && defined(__x86_64__) && defined(__GNUC__)
+#define PC_QS8_HAVE_EPI_AVX2 1
+int64_t pc_qs8_epilogue_row_avx2(const int32_t* acc, const pc_qs8_epi_row* e, int64_t cols,
+                                 void* dst);
+#endif
+
 /* K elements per group: every layout packs K in groups of 4 (one VNNI dot). */
 #define PC_QS8_KR 4
 
