@@ -236,9 +236,10 @@ def main() -> int:
     )
     print()
     print(
-        "| runtime | program | threads | decode tok/s (best) | all runs | CPU/wall | weight GB/s |"
+        "| runtime | program | threads | decode tok/s (best run) | all runs | CPU/wall"
+        " | fastest step ms (tok/s) | weight GB/s |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     rows = [
         ("ExecuTorch+XNNPACK", "et_8da4w", et_run),
         ("pterun (kernels_lowbit)", "lowbit_4", pt_run),
