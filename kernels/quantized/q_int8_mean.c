@@ -59,8 +59,8 @@ static pterun_status read_call(pterun_kernel_context* ctx, pterun_value** args, 
 }
 
 /* Which dims are reduced (a bit per dim); the output sizes. */
-static pterun_status reduced_dims(pterun_kernel_context* ctx, const qk_mean_call* c,
-                                  uint32_t* mask, int64_t* osz, size_t* orank) {
+static pterun_status reduced_dims(pterun_kernel_context* ctx, const qk_mean_call* c, uint32_t* mask,
+                                  int64_t* osz, size_t* orank) {
   const int rank = c->x->rank;
   *mask = 0;
   if (c->ndims == 0) {
@@ -68,7 +68,8 @@ static pterun_status reduced_dims(pterun_kernel_context* ctx, const qk_mean_call
   } else {
     for (size_t k = 0; k < c->ndims; ++k) {
       int64_t d = c->dims[k] < 0 ? c->dims[k] + rank : c->dims[k];
-      if (d < 0 || d >= rank) return QK_FAIL(ctx, "arg 'dim': %" PRId64 " out of range", c->dims[k]);
+      if (d < 0 || d >= rank)
+        return QK_FAIL(ctx, "arg 'dim': %" PRId64 " out of range", c->dims[k]);
       *mask |= 1u << d;
     }
   }
@@ -141,8 +142,7 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_mean_call* c, 
   /* sums first, then the output: the output may share the input's bytes */
   for (int64_t k0 = 0; k0 < n_out; k0 += 256) {
     const int64_t cnt = n_out - k0 < 256 ? n_out - k0 : 256;
-    for (int64_t k = 0; k < cnt; ++k)
-      buf[k] = (float)(sum[k0 + k] / (double)count);
+    for (int64_t k = 0; k < cnt; ++k) buf[k] = (float)(sum[k0 + k] / (double)count);
     qk_quantize_run(buf, PTERUN_DTYPE_F32, (uint8_t*)c->out->data + k0, (int)c->out_dtype, 0, cnt,
                     1.0f / s_out, (int32_t)c->out_zp, c->qmin, c->qmax);
   }

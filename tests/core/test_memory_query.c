@@ -40,8 +40,8 @@ static int same_as_load(pterun_program* p, const pterun_method_options* o, const
   pterun_method_destroy(m);
   if (before.runtime_bytes != after.runtime_bytes || before.planned_bytes != after.planned_bytes ||
       before.prepared_bytes != after.prepared_bytes ||
-      before.delegate_bytes != after.delegate_bytes ||
-      before.folded_bytes != after.folded_bytes || before.scratch_bytes != after.scratch_bytes) {
+      before.delegate_bytes != after.delegate_bytes || before.folded_bytes != after.folded_bytes ||
+      before.scratch_bytes != after.scratch_bytes) {
     fprintf(stderr, "%s: before load %zu/%zu/%zu/%zu, after %zu/%zu/%zu/%zu\n", what,
             before.runtime_bytes, before.planned_bytes, before.prepared_bytes,
             before.delegate_bytes, after.runtime_bytes, after.planned_bytes, after.prepared_bytes,

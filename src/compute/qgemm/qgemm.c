@@ -245,24 +245,36 @@ static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_
       q = 0;
 #if defined(__SSE2__)
       {
-        /* 4 groups at a time: flip, widen to int16, 8 bytes per group. */
+        /* 4 groups at a time: flip, widen to int16, 8 bytes per group. The
+         * last, partial step reads a copy padded with bytes that flip to 0
+         * and stores only the groups that exist. */
         const __m128i vflip = _mm_set1_epi8((char)flip), zero = _mm_setzero_si128();
         __m128i vs = zero;
-        for (; q + 4 <= kfull / PC_QS8_KR; q += 4) {
-          const __m128i x = _mm_xor_si128(
-              _mm_loadu_si128((const __m128i*)(const void*)(src + q * PC_QS8_KR)), vflip);
+        for (; q < kqb; q += 4) {
+          __m128i x;
+          if ((q + 4) * PC_QS8_KR <= kc) {
+            x = _mm_loadu_si128((const __m128i*)(const void*)(src + q * PC_QS8_KR));
+          } else {
+            uint8_t tail[16];
+            memset(tail, flip, sizeof tail);
+            memcpy(tail, src + q * PC_QS8_KR, (size_t)(kc - q * PC_QS8_KR));
+            x = _mm_loadu_si128((const __m128i*)(const void*)tail);
+          }
+          x = _mm_xor_si128(x, vflip);
           const __m128i lo = _mm_unpacklo_epi8(x, zero), hi = _mm_unpackhi_epi8(x, zero);
           int16_t* d = dst + (size_t)q * step;
           _mm_storel_epi64((__m128i*)(void*)d, lo);
-          _mm_storel_epi64((__m128i*)(void*)(d + step), _mm_unpackhi_epi64(lo, lo));
-          _mm_storel_epi64((__m128i*)(void*)(d + 2 * step), hi);
-          _mm_storel_epi64((__m128i*)(void*)(d + 3 * step), _mm_unpackhi_epi64(hi, hi));
+          if (q + 1 < kqb)
+            _mm_storel_epi64((__m128i*)(void*)(d + step), _mm_unpackhi_epi64(lo, lo));
+          if (q + 2 < kqb) _mm_storel_epi64((__m128i*)(void*)(d + 2 * step), hi);
+          if (q + 3 < kqb)
+            _mm_storel_epi64((__m128i*)(void*)(d + 3 * step), _mm_unpackhi_epi64(hi, hi));
           vs = _mm_add_epi64(vs, _mm_sad_epu8(x, zero));
         }
         s += (int32_t)(_mm_cvtsi128_si32(vs) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(vs, vs)));
       }
 #endif
-      PACK_GROUPS(dst);
+      if (q < kqb) PACK_GROUPS(dst); /* without SSE2 */
     } else {
       uint8_t* dst = (uint8_t*)panel + i * PC_QS8_KR;
       if (i >= rows) {
