@@ -180,6 +180,8 @@ class StaticOps(nn.Module):
         super().__init__()
         self.c1 = nn.Conv2d(3, 8, 3, padding=1)
         self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.c2b = nn.Conv2d(8, 8, 3, padding=1)
+        self.c2c = nn.Conv2d(8, 8, 1)
         self.c3 = nn.Conv2d(16, 8, 1)
         self.fc = nn.Linear(8, 5)
 
@@ -188,8 +190,13 @@ class StaticOps(nn.Module):
         b = self.c2(a)
         h = torch.relu(a + b)
         h = h + a
+        # a longer residual branch: the memory plan may reuse the skip
+        # operand's int8 bytes before the add (the fused add then reads
+        # that operand as float)
+        h = h + self.c2c(torch.relu(self.c2b(h)))
         h = torch.relu(nn.functional.max_pool2d(h, 2))
         g = nn.functional.avg_pool2d(h, 2)
+        g = g + h.mean((2, 3), keepdim=True)  # a broadcasting add
         c = self.c3(torch.cat([g, h[:, :, :2, :2]], 1))
         c = nn.functional.adaptive_avg_pool2d(c, 1)
         return self.fc(c.flatten(1))

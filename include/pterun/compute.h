@@ -280,6 +280,12 @@ typedef struct pterun_compute_gemm_opts {
   int64_t k0;                            /* this product is K [k0, k0 + k) of the packed operands */
   int activation;                        /* PTERUN_COMPUTE_ACT_*, applied to the final C */
   float lo, hi;                          /* CLAMP bounds */
+  /* One float per row of C (M values, contiguous), or NULL: added to the
+   * product as each tile receives its first K block, before the activation.
+   * With accumulate = 0 this is C = A*B + bias without a pass that fills C
+   * first (a convolution's bias), with the same bits as filling C with the
+   * bias and accumulating (for a float32 C; other dtypes round C between). */
+  const float* bias;
 } pterun_compute_gemm_opts;
 
 /** x[i] = activation(x[i]) for i < n, the epilogue's semantics, for fused
@@ -363,6 +369,21 @@ PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool,
                                                         const pterun_compute_dwconv2d* p,
                                                         const float* in, const float* w,
                                                         const float* bias, float* out);
+/** The same convolution in NCHW: input [batch][in_c][in_h][in_w], filter
+ *  [out_c][kernel_h][kernel_w] (PyTorch's [out_c][1][kh][kw]), output
+ *  [batch][out_c][out_h][out_w]; same sum order, clamp and bits for every
+ *  variant and thread count; (batch, channel) planes split over `pool`.
+ *  Vectorised along the output columns for strides 1 and 2. Returns 0, or -1
+ *  for the geometry pterun_compute_f32_dwconv2d_nhwc refuses or kernel_h > 64. */
+PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const float* in, const float* w,
+                                                        const float* bias, float* out);
+/** As pterun_compute_f32_dwconv2d_nchw on one variant, serially. */
+PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nchw_with(size_t variant,
+                                                             const pterun_compute_dwconv2d* p,
+                                                             const float* in, const float* w,
+                                                             const float* bias, float* out);
 /** Name of depthwise variant `variant` (0: the 4-lane baseline) if it is built
  *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
 PTERUN_COMPUTE_API const char* pterun_compute_f32_dwconv2d_variant(size_t variant);

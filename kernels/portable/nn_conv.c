@@ -397,6 +397,20 @@ static void dw_rows(void* ctx, size_t start, size_t count) {
   }
 }
 
+/* Dense NCHW input and output, a [C][1][KH][KW] weight and a unit-stride
+ * bias: the layout pterun_compute_f32_dwconv2d_nchw reads. */
+static int dw_nchw_dense(const conv_geom* g, const pterun_tensor* w, const pterun_tensor* bias) {
+  int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2], KH = g->k[1], KW = g->k[2];
+  /* A stride matters only where the dim has more than one element. */
+  return w->rank == 4 && g->k[0] == 1 && g->in[0] == 1 && (IW == 1 || g->is[4] == 1) &&
+         (IH == 1 || g->is[3] == IW) && (g->cin == 1 || g->is[1] == IH * IW) &&
+         (g->n == 1 || g->is[0] == g->cin * IH * IW) && (OW == 1 || g->os[4] == 1) &&
+         (OH == 1 || g->os[3] == OW) && (g->cout == 1 || g->os[1] == OH * OW) &&
+         (g->n == 1 || g->os[0] == g->cout * OH * OW) && (KW == 1 || g->ws[4] == 1) &&
+         (KH == 1 || g->ws[3] == KW) && (g->cout == 1 || g->ws[0] == KH * KW) &&
+         (bias == NULL || bias->strides[0] == 1 || g->cout == 1);
+}
+
 static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
                                const pterun_tensor* in, const pterun_tensor* w,
                                const pterun_tensor* bias, pterun_tensor* out,
@@ -414,6 +428,27 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
               act != NULL ? act->hi : 0.0f};
   int64_t KH = g->k[1], KW = g->k[2], kh, kw;
   int chan_inner = g->is[1] == 1 && g->os[1] == 1 && g->ocpg == 1;
+  if (dw_nchw_dense(g, w, bias)) {
+    /* Contiguous NCHW: the compute engine's vectorised loops (same bits as
+     * dw_planes below; a clamp in registers, a ReLU after). */
+    pterun_compute_dwconv2d p = {
+        (size_t)g->n,      (size_t)g->in[1],     (size_t)g->in[2],     (size_t)g->cin,
+        (size_t)g->out[1], (size_t)g->out[2],    (size_t)g->cout,      (size_t)KH,
+        (size_t)KW,        (size_t)g->stride[1], (size_t)g->stride[2], (size_t)g->dil[1],
+        (size_t)g->dil[2], (size_t)g->pad[1],    (size_t)g->pad[2],    -INFINITY,
+        INFINITY};
+    if (j.act == PTERUN_COMPUTE_ACT_CLAMP) {
+      p.out_min = j.lo;
+      p.out_max = j.hi;
+    }
+    if (pterun_compute_f32_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
+                                         pterun_kernel_max_threads(ctx), &p, j.x, j.wt,
+                                         bias ? (const float*)bias->data : NULL, j.y) == 0) {
+      if (j.act == PTERUN_COMPUTE_ACT_RELU)
+        pterun_compute_f32_activate(j.y, (size_t)out->numel, j.act, 0.0f, 0.0f);
+      return;
+    }
+  }
   float wl[NN_DW_LOCAL];
   if (chan_inner && j.wo != 1 && KH * KW * g->cout <= NN_DW_LOCAL) {
     /* Regroup the weights as [kH][kW][C] so the channel loop reads them
@@ -472,8 +507,15 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   rc = dbl ? (rows < 256 ? rows : 256) : pterun_compute_gemm_k_block(&ws, g->ocpg, rows);
   pc = cap / rc;
   if (pc > npos) pc = npos;
-  /* Start from the bias (or zero): the GEMM then always accumulates. */
-  for (n = 0; n < g->n; ++n) {
+  /* float32: the first product of each output block stores (no
+   * accumulate) and adds the bias in its epilogue, so no pass fills the
+   * output first; other dtypes start from the bias (or zero) and every
+   * product accumulates. */
+  const int fill =
+      out->dtype != PTERUN_DTYPE_F32 ||
+      (bias != NULL && (bias->dtype != PTERUN_DTYPE_F32 || (bias->strides[0] != 1 && g->cout > 1)));
+  const float* bias_f = !fill && bias != NULL ? (const float*)bias->data : NULL;
+  for (n = 0; n < g->n && fill; ++n) {
     int64_t oc, p;
     for (oc = 0; oc < g->cout; ++oc) {
       double b = bias ? pterun_load_f64(bias->data, bias->dtype, oc * bias->strides[0]) : 0.0;
@@ -505,7 +547,8 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         c.dtype = out->dtype;
         c.rs = g->os[1];
         c.cs = ocs;
-        pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, 1, &last);
+        last.bias = bias_f != NULL ? bias_f + grp * g->ocpg : NULL;
+        pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, fill, &last);
       }
     return;
   }
@@ -602,7 +645,8 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
           c.cs = ocs;
           pterun_compute_gemm_opts* x = r0 + nr == rows ? &last : &mid;
           x->k0 = r0;
-          pterun_compute_gemm_ex(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, 1, x);
+          x->bias = bias_f != NULL && r0 == 0 ? bias_f + grp * g->ocpg : NULL;
+          pterun_compute_gemm_ex(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, fill || r0 > 0, x);
         }
       }
 }

@@ -6,9 +6,6 @@
  *   (input, scale, zero_point, quant_min, quant_max, dtype: self's, then
  *   other's), add's alpha, the output quantize's scale, zero_point,
  *   quant_min, quant_max, dtype, out, the return slot (20).
- *   pterun_quantized::add_fq8.out / add_relu_fq8.out: the same with one
- *   operand already float (its dequantize stays in the program: 15 slots,
- *   the float operand first).
  *
  * ExecuTorch's formula for a quantized add, which is the unfused chain:
  * dequantize each operand ((q - zp) * scale in float32), add in float32,
@@ -24,7 +21,6 @@
 typedef struct qk_add_opnd {
   pterun_tensor* t;
   const void* copy; /* the data when read from a copy, else NULL */
-  int quantized;    /* else float32 */
   double scale;
   int64_t zp, dtype;
 } qk_add_opnd;
@@ -43,7 +39,6 @@ typedef struct qk_add_call {
 static pterun_status read_q(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                             qk_add_opnd* o) {
   int64_t qmin, qmax;
-  o->quantized = 1;
   PTERUN_TRY(pterun_arg_tensor(ctx, args, i, "input", &o->t));
   PTERUN_TRY(pterun_arg_double(ctx, args, i + 1, "input_scale", &o->scale));
   PTERUN_TRY(pterun_arg_int(ctx, args, i + 2, "input_zero_point", &o->zp));
@@ -82,8 +77,7 @@ static pterun_status table_of(pterun_kernel_context* ctx, const qk_add_opnd* o, 
 }
 
 static float value_at(const qk_add_opnd* o, const float* table, int64_t k) {
-  const void* d = o->copy != NULL ? o->copy : o->t->data;
-  return o->quantized ? table[((const uint8_t*)d)[k]] : ((const float*)d)[k];
+  return table[((const uint8_t*)(o->copy != NULL ? o->copy : o->t->data))[k]];
 }
 
 static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
@@ -93,10 +87,8 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
   int rank = a->rank > b->rank ? a->rank : b->rank, d, same;
   if ((c->alpha.is_float ? c->alpha.d : (double)c->alpha.i) != 1.0)
     return QK_FAIL(ctx, "arg 'alpha': the fused add takes 1");
-  if (c->a.quantized) PTERUN_TRY(table_of(ctx, &c->a, ta));
-  if (c->b.quantized) PTERUN_TRY(table_of(ctx, &c->b, tb));
-  if (!c->a.quantized) PTERUN_TRY(pterun_check_dtype(ctx, a, "self", PTERUN_DTYPE_F32));
-  if (!c->b.quantized) PTERUN_TRY(pterun_check_dtype(ctx, b, "other", PTERUN_DTYPE_F32));
+  PTERUN_TRY(table_of(ctx, &c->a, ta));
+  PTERUN_TRY(table_of(ctx, &c->b, tb));
   PTERUN_TRY(qk_check_scale(ctx, "output_scale", c->out_scale, &s_out));
   PTERUN_TRY(qk_check_zp(ctx, "output_zero_point", c->out_zp));
   if ((c->out_dtype != PTERUN_DTYPE_U8 && c->out_dtype != PTERUN_DTYPE_I8) ||
@@ -223,27 +215,9 @@ static pterun_status add_q8(pterun_kernel_context* ctx, pterun_value** args, siz
   return run(ctx, &c);
 }
 
-static pterun_status add_fq8(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                             int relu) {
-  qk_add_call c;
-  memset(&c, 0, sizeof c);
-  c.relu = relu;
-  PTERUN_CHECK_NARGS(ctx, nargs, 15);
-  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &c.a.t));
-  PTERUN_TRY(read_q(ctx, args, 1, &c.b));
-  PTERUN_TRY(read_tail(ctx, args, 7, &c));
-  return run(ctx, &c);
-}
-
 PTERUN_KERNEL(qk_add_q8_out) {
   return add_q8(ctx, args, nargs, 0);
 }
 PTERUN_KERNEL(qk_add_relu_q8_out) {
   return add_q8(ctx, args, nargs, 1);
-}
-PTERUN_KERNEL(qk_add_fq8_out) {
-  return add_fq8(ctx, args, nargs, 0);
-}
-PTERUN_KERNEL(qk_add_relu_fq8_out) {
-  return add_fq8(ctx, args, nargs, 1);
 }

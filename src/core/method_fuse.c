@@ -43,6 +43,10 @@ typedef struct pt_fuse_feed {
   const char* ops[PT_FUSE_MAX_FEED]; /* NULL after the last (ops[0] NULL: no feed) */
   uint8_t nargs[PT_FUSE_MAX_FEED];
   uint8_t link[PT_FUSE_MAX_FEED];
+  bool live; /* the producers' inputs need not be constants: the fused call reads
+                them where the chain starts, so nothing between the first
+                producer and the chain may write or free them (straight-line
+                methods only; producers before the chain) */
 } pt_fuse_feed;
 
 typedef struct pt_fuse_pattern {
@@ -469,6 +473,21 @@ static bool feed_matches(const pterun_method* m, const fuse_facts* f, const pt_f
   }
   if (inside != nskipped) return false; /* stepped over something else */
   if (feeds == 0) return true;
+  if (p->feed.live) {
+    const uint32_t from = where[PT_FUSE_MAX_STEPS + feeds - 1];
+    if (m->chain_count != 1 || f->has_jumps || nskipped != 0) return false;
+    for (uint32_t k = 0; k + 2 < reader->b; ++k) {
+      const pterun_value* x = reader->args[k];
+      if (x->tag != PTERUN_VALUE_TENSOR) continue;
+      for (uint32_t j = from + 1; j < where[0]; ++j) {
+        const pt_instr* in = f->instr[j];
+        if (writes(m, in, x, x->u.tensor) ||
+            (in->type == PT_INSTR_FREE_CALL && &m->values[in->a] == x))
+          return false;
+      }
+    }
+    return true;
+  }
   // The first producer computes from constants: nothing writes its inputs.
   for (uint32_t k = 0; k + 2 < reader->b; ++k)
     if (reader->args[k]->tag == PTERUN_VALUE_TENSOR && f->written[reader->args[k] - m->values])

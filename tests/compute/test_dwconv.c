@@ -4,7 +4,8 @@
  * filter past the tap list, every variant this CPU runs matches a double
  * reference and gives the 4-lane baseline's bits (the fast path tested
  * against the portable one); split over a pool the bits do not change; bad
- * geometry is refused. ctest runs it again with PTERUN_ISA_MASK=0. */
+ * geometry is refused. The NCHW variant must give the bits of a plain float
+ * loop. ctest runs it again with PTERUN_ISA_MASK=0. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,8 +147,120 @@ static int test_refused(void) {
   return 0;
 }
 
+/* NCHW (pterun_compute_f32_dwconv2d_nchw) in float: bias, then every tap in
+ * (kh, kw) order, one rounding per step, taps in the padding reading zeros
+ * (as PyTorch's padded convolution does): every variant, tile shape and
+ * thread count must give exactly these bits. */
+static void reference_nchw(const pterun_compute_dwconv2d* p, const float* in, const float* w,
+                           const float* bias, float* out) {
+  size_t dm = p->out_c / p->in_c;
+  for (size_t b = 0; b < p->batch; ++b)
+    for (size_t c = 0; c < p->out_c; ++c)
+      for (size_t y = 0; y < p->out_h; ++y)
+        for (size_t x = 0; x < p->out_w; ++x) {
+          volatile float acc = bias != NULL ? bias[c] : 0.0f;
+          for (size_t kh = 0; kh < p->kernel_h; ++kh)
+            for (size_t kw = 0; kw < p->kernel_w; ++kw) {
+              long ih = (long)(y * p->stride_h + kh * p->dilation_h) - (long)p->pad_top;
+              long iw = (long)(x * p->stride_w + kw * p->dilation_w) - (long)p->pad_left;
+              int inside = ih >= 0 && iw >= 0 && ih < (long)p->in_h && iw < (long)p->in_w;
+              float xv =
+                  inside
+                      ? in[((b * p->in_c + c / dm) * p->in_h + (size_t)ih) * p->in_w + (size_t)iw]
+                      : 0.0f;
+              volatile float prod = xv * w[(c * p->kernel_h + kh) * p->kernel_w + kw];
+              acc = acc + prod;
+            }
+          float a = acc;
+          out[((b * p->out_c + c) * p->out_h + y) * p->out_w + x] =
+              a < p->out_min ? p->out_min : (a > p->out_max ? p->out_max : a);
+        }
+}
+
+static int run_case_nchw(const geo* c, pterun_threadpool* pool) {
+  pterun_compute_dwconv2d p = {c->batch,      c->h,   c->w,   c->ic,     0,       0,
+                               c->ic * c->dm, c->k_h, c->k_w, c->s,      c->s,    c->d,
+                               c->d,          c->pad, c->pad, -INFINITY, INFINITY};
+  p.out_h = out_size(c->h, c->pad, c->k_h, c->s, c->d);
+  p.out_w = out_size(c->w, c->pad, c->k_w, c->s, c->d);
+  if (c->clamp) {
+    p.out_min = -0.5f;
+    p.out_max = 0.75f;
+  }
+  size_t ni = p.batch * p.in_h * p.in_w * p.in_c, nw = p.kernel_h * p.kernel_w * p.out_c;
+  size_t no = p.batch * p.out_h * p.out_w * p.out_c;
+  /* Exactly sized buffers: ASan catches a vector load past the input. */
+  float* in = malloc(ni * sizeof(float));
+  float* w = malloc(nw * sizeof(float));
+  float* bias = malloc(p.out_c * sizeof(float));
+  float* ref = malloc(no * sizeof(float));
+  float* y = malloc(no * sizeof(float));
+  PT_CHECK(in && w && bias && ref && y);
+  for (size_t i = 0; i < ni; ++i) in[i] = rnd();
+  for (size_t i = 0; i < nw; ++i) w[i] = rnd();
+  for (size_t i = 0; i < p.out_c; ++i) bias[i] = rnd();
+  const float* bp = c->bias ? bias : NULL;
+  reference_nchw(&p, in, w, bp, ref);
+  int variants = 0;
+  for (size_t v = 0; v < 8; ++v) {
+    memset(y, 0xff, no * sizeof(float));
+    if (pterun_compute_f32_dwconv2d_nchw_with(v, &p, in, w, bp, y) != 0) continue;
+    ++variants;
+    PT_CHECK(memcmp(y, ref, no * sizeof(float)) == 0);
+  }
+  PT_CHECK(variants >= 1);
+  memset(y, 0xff, no * sizeof(float));
+  PT_CHECK(pterun_compute_f32_dwconv2d_nchw(pool, 0, &p, in, w, bp, y) == 0);
+  PT_CHECK(memcmp(y, ref, no * sizeof(float)) == 0);
+  memset(y, 0xff, no * sizeof(float));
+  PT_CHECK(pterun_compute_f32_dwconv2d_nchw(NULL, 0, &p, in, w, bp, y) == 0);
+  PT_CHECK(memcmp(y, ref, no * sizeof(float)) == 0);
+  free(in);
+  free(w);
+  free(bias);
+  free(ref);
+  free(y);
+  return 0;
+}
+
+static int test_nchw(void) {
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+  o.threads = 3;
+  pterun_threadpool* pool = NULL;
+  PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
+  static const geo cases[] = {
+      {1, 64, 64, 32, 1, 3, 3, 1, 1, 1, 1, 0},  /* MobileNet 3x3, stride 1 */
+      {1, 64, 64, 16, 1, 3, 3, 2, 1, 1, 0, 1},  /* stride 2, even size */
+      {2, 13, 11, 5, 1, 3, 3, 2, 1, 1, 1, 1},   /* stride 2, odd sizes */
+      {1, 37, 70, 3, 1, 5, 5, 1, 1, 2, 1, 0},   /* 5x5 stride 1 */
+      {1, 41, 67, 3, 1, 5, 5, 2, 1, 2, 1, 1},   /* 5x5 stride 2 */
+      {1, 33, 50, 2, 1, 3, 3, 3, 1, 1, 1, 0},   /* stride 3: strided gather */
+      {1, 9, 40, 8, 1, 5, 5, 1, 2, 4, 0, 0},    /* dilation, wide padding */
+      {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1},     /* channel multiplier 4 */
+      {1, 10, 10, 3, 1, 9, 9, 1, 1, 4, 1, 0},   /* kernel wider than a row's vectors */
+      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},     /* one element */
+      {1, 8, 8, 384, 1, 3, 3, 1, 1, 1, 1, 1},   /* small planes, many channels */
+      {1, 35, 131, 4, 1, 3, 3, 2, 1, 0, 1, 0},  /* no padding, stride 2 */
+      {1, 100, 101, 2, 1, 3, 3, 1, 1, 1, 1, 1}, /* plane too big to copy: scalar edges */
+      {1, 130, 98, 2, 1, 3, 3, 2, 1, 1, 0, 0},  /* the same, stride 2 */
+      {1, 90, 90, 2, 1, 5, 5, 1, 1, 2, 1, 0},   /* the same, 5x5 */
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; ++i) {
+    bad = run_case_nchw(&cases[i], pool);
+    if (bad) fprintf(stderr, "nchw case %zu failed\n", i);
+  }
+  pterun_compute_dwconv2d p = {1, 4, 4, 1, 4, 4, 1, 65, 1, 1, 1, 1, 1, 0, 0, -INFINITY, INFINITY};
+  float buf[16] = {0};
+  PT_CHECK(pterun_compute_f32_dwconv2d_nchw(NULL, 0, &p, buf, buf, NULL, buf) == -1); /* kh 65 */
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(!bad);
+  return 0;
+}
+
 int main(void) {
   PT_RUN(test_geometries);
   PT_RUN(test_refused);
+  PT_RUN(test_nchw);
   return pt_failures ? 1 : 0;
 }

@@ -59,7 +59,7 @@ static const fixture k_fixtures[] = {
      0.05},
     {"quantized_staticops",
      {"pterun_quantized::conv2d_q8.out", "pterun_quantized::hardtanh_q8.out",
-      "pterun_quantized::add_relu_fq8.out", "pterun_quantized::add_fq8.out",
+      "pterun_quantized::add_relu_q8.out", "pterun_quantized::add_q8.out",
       "pterun_quantized::relu_q8.out", "pterun_quantized::linear_q8.out",
       "pterun_quantized::mean_q8.out"},
      0.05},

@@ -1,6 +1,7 @@
-/* Dispatch of the f32 NHWC depthwise convolution
- * (pterun_compute_f32_dwconv2d_nhwc): the widest variant the CPU (narrowed by
- * PTERUN_ISA_MASK) runs, output rows split over the pool. */
+/* Dispatch of the f32 depthwise convolutions
+ * (pterun_compute_f32_dwconv2d_nhwc / _nchw): the widest variant the CPU
+ * (narrowed by PTERUN_ISA_MASK) runs, output rows (NHWC) or planes (NCHW)
+ * split over the pool. */
 #include "src/compute/dwconv/dwconv.h"
 
 #include "pterun/cpu.h"
@@ -8,16 +9,18 @@
 typedef struct pc_dw_variant {
   uint64_t isa;
   const char* name;
-  pc_dw_fn fn;
+  pc_dw_fn fn;      /* NHWC */
+  pc_dw_fn fn_nchw; /* NCHW */
 } pc_dw_variant;
 
 static const pc_dw_variant g_variants[] = {
-    {0, "v4", pc_f32_dwconv__v4},
+    {0, "v4", pc_f32_dwconv__v4, pc_f32_dwconv_nchw__v4},
 #if defined(PTERUN_GEMM_AVX2)
-    {PTERUN_CPU_X86_AVX | PTERUN_CPU_X86_AVX2, "avx2", pc_f32_dwconv__avx2},
+    {PTERUN_CPU_X86_AVX | PTERUN_CPU_X86_AVX2, "avx2", pc_f32_dwconv__avx2,
+     pc_f32_dwconv_nchw__avx2},
 #endif
 #if defined(PTERUN_GEMM_AVX512)
-    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_f32_dwconv__avx512f},
+    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_f32_dwconv__avx512f, pc_f32_dwconv_nchw__avx512f},
 #endif
 };
 #define PC_DW_COUNT (sizeof g_variants / sizeof g_variants[0])
@@ -27,6 +30,12 @@ static const pc_dw_variant g_variants[] = {
 static int valid(const pterun_compute_dwconv2d* p) {
   return p->in_c != 0 && p->out_c % p->in_c == 0 && p->stride_h != 0 && p->stride_w != 0 &&
          p->dilation_h != 0 && p->dilation_w != 0;
+}
+
+/* The NCHW loops list the filter rows of an output row on the stack. */
+#define PC_DW_NCHW_MAX_KH 64
+static int valid_nchw(const pterun_compute_dwconv2d* p) {
+  return valid(p) && p->kernel_h <= PC_DW_NCHW_MAX_KH;
 }
 
 const char* pterun_compute_f32_dwconv2d_variant(size_t variant) {
@@ -40,6 +49,14 @@ int pterun_compute_f32_dwconv2d_with(size_t variant, const pterun_compute_dwconv
                                      float* out) {
   if (!valid(p) || pterun_compute_f32_dwconv2d_variant(variant) == NULL) return -1;
   g_variants[variant].fn(p, in, w, bias, out, 0, p->batch * p->out_h);
+  return 0;
+}
+
+int pterun_compute_f32_dwconv2d_nchw_with(size_t variant, const pterun_compute_dwconv2d* p,
+                                          const float* in, const float* w, const float* bias,
+                                          float* out) {
+  if (!valid_nchw(p) || pterun_compute_f32_dwconv2d_variant(variant) == NULL) return -1;
+  g_variants[variant].fn_nchw(p, in, w, bias, out, 0, p->batch * p->out_c);
   return 0;
 }
 
@@ -58,20 +75,41 @@ static void pc_dw_task(void* ctx, size_t start, size_t count) {
 /* Multiply-adds per task below which splitting costs more than it saves. */
 #define PC_DW_TASK_MIN_FMA ((size_t)1 << 15)
 
-int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
-                                     const pterun_compute_dwconv2d* p, const float* in,
-                                     const float* w, const float* bias, float* out) {
-  if (!valid(p)) return -1;
+/* The widest variant this CPU runs. */
+static const pc_dw_variant* best_variant(void) {
   uint64_t features = pterun_cpu_features();
   size_t v = PC_DW_COUNT;
   while (v-- > 1)
     if ((g_variants[v].isa & features) == g_variants[v].isa) break;
-  pc_dw_job j = {g_variants[v].fn, p, in, w, bias, out};
-  size_t rows = p->batch * p->out_h;
-  size_t per_row = p->out_w * p->out_c * p->kernel_h * p->kernel_w;
+  return &g_variants[v];
+}
+
+/* Runs `rows` tasks of `per_row` multiply-adds each, in tiles big enough to
+ * pay for a wake-up. */
+static void run_split(pterun_threadpool* pool, size_t max_threads, pc_dw_job* j, size_t rows,
+                      size_t per_row) {
   size_t tile = per_row >= PC_DW_TASK_MIN_FMA ? 1 : PC_DW_TASK_MIN_FMA / (per_row ? per_row : 1);
   if (tile >= rows) pool = NULL;
-  pterun_parallelize_1d_tile(pool, pc_dw_task, &j, rows, tile,
+  pterun_parallelize_1d_tile(pool, pc_dw_task, j, rows, tile,
                              PTERUN_PARALLEL_MAX_THREADS(max_threads));
+}
+
+int pterun_compute_f32_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads,
+                                     const pterun_compute_dwconv2d* p, const float* in,
+                                     const float* w, const float* bias, float* out) {
+  if (!valid_nchw(p)) return -1;
+  pc_dw_job j = {best_variant()->fn_nchw, p, in, w, bias, out};
+  run_split(pool, max_threads, &j, p->batch * p->out_c,
+            p->out_h * p->out_w * p->kernel_h * p->kernel_w);
+  return 0;
+}
+
+int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                     const pterun_compute_dwconv2d* p, const float* in,
+                                     const float* w, const float* bias, float* out) {
+  if (!valid(p)) return -1;
+  pc_dw_job j = {best_variant()->fn, p, in, w, bias, out};
+  run_split(pool, max_threads, &j, p->batch * p->out_h,
+            p->out_w * p->out_c * p->kernel_h * p->kernel_w);
   return 0;
 }

@@ -18,4 +18,13 @@ void pc_f32_dwconv__avx2(const pterun_compute_dwconv2d* p, const float* in, cons
 void pc_f32_dwconv__avx512f(const pterun_compute_dwconv2d* p, const float* in, const float* w,
                             const float* bias, float* out, size_t row0, size_t nrows);
 
+/* NCHW: planes [row0, row0 + nrows) of batch * out_c
+ * (pterun_compute_f32_dwconv2d_nchw). */
+void pc_f32_dwconv_nchw__v4(const pterun_compute_dwconv2d* p, const float* in, const float* w,
+                            const float* bias, float* out, size_t row0, size_t nrows);
+void pc_f32_dwconv_nchw__avx2(const pterun_compute_dwconv2d* p, const float* in, const float* w,
+                              const float* bias, float* out, size_t row0, size_t nrows);
+void pc_f32_dwconv_nchw__avx512f(const pterun_compute_dwconv2d* p, const float* in, const float* w,
+                                 const float* bias, float* out, size_t row0, size_t nrows);
+
 #endif

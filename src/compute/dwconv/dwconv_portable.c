@@ -6,3 +6,5 @@
 #define DW_FN pc_f32_dwconv__v4
 #define DW_TAPS pc_dw_taps__v4
 #include "src/compute/dwconv/dwconv_tmpl.h"
+#define DWN_FN pc_f32_dwconv_nchw__v4
+#include "src/compute/dwconv/dwconv_nchw_tmpl.h"

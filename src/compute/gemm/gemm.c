@@ -216,6 +216,26 @@ static void act_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int
   }
 }
 
+/* C[i0 + r][j0..] += bias[i0 + r] on an h x w tile: the product's first K
+ * block stored without accumulating, so each element rounds once, as adding
+ * the product to a C filled with the bias does. */
+static void bias_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h, int64_t w,
+                      const float* bias) {
+  for (int64_t r = 0; r < h; ++r) {
+    int64_t row = (i0 + r) * c->rs + j0 * c->cs;
+    const float b = bias[i0 + r];
+    if (c->dtype == PTERUN_DTYPE_F32 && c->cs == 1) {
+      float* cp = (float*)c->data + row;
+      for (int64_t cc = 0; cc < w; ++cc) cp[cc] += b;
+      continue;
+    }
+    for (int64_t cc = 0; cc < w; ++cc) {
+      int64_t off = row + cc * c->cs;
+      pterun_store_f64(c->data, c->dtype, off, pterun_load_f64(c->data, c->dtype, off) + b);
+    }
+  }
+}
+
 /* One (jc, pc) step of the f32 engine, shared by its tasks. Each task owns a
  * tile of C: one M block (MC rows) times a run of NR-wide B strips, so tasks
  * write disjoint C and every element sees the same operations in the same
@@ -230,9 +250,10 @@ typedef struct pc_f32_step {
   const float* pa; /* pre-packed A panels of this K block (NULL: none) */
   int act;         /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
   float lo, hi;
-  float* bp;    /* packed B block; with direct_b, the packed partial strip */
-  float* slot0; /* A block of the first slot */
-  float* slots; /* further A blocks, slot_floats apart */
+  const float* bias; /* per-row bias of this K block (the first one), or NULL */
+  float* bp;         /* packed B block; with direct_b, the packed partial strip */
+  float* slot0;      /* A block of the first slot */
+  float* slots;      /* further A blocks, slot_floats apart */
   size_t slot_floats;
   size_t nslots;              /* A blocks, >= the tasks running at once */
   atomic_uint_least32_t busy; /* slot k taken: bit k (32-bit: lock-free on every target) */
@@ -312,6 +333,7 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
           uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha, 0);
           store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, st->add);
         }
+        if (st->bias != NULL) bias_tile(c, ic + ir, jc + jr, h, w, st->bias);
         if (st->act) act_tile(c, ic + ir, jc + jr, h, w, st->act, st->lo, st->hi);
       }
     }
@@ -353,6 +375,7 @@ typedef struct pc_gemm_x {
   int64_t k0;                           /* first K index inside the packed operands */
   int act;
   float lo, hi;
+  const float* bias; /* per row, or NULL */
 } pc_gemm_x;
 
 static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
@@ -460,6 +483,7 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
       st.kcb = min64(kc, k - pc);
       st.add = accumulate || pc > 0;
       st.act = pc + st.kcb == k ? x->act : 0; /* the last K block writes final values */
+      st.bias = pc == 0 ? x->bias : NULL;
       atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
       if (pa != NULL) st.pa = pa->data + (x->k0 + pc) * pa->pad;
       if (pb != NULL) {
@@ -734,6 +758,7 @@ static const pterun_compute_packed* packed_fits(const pterun_compute_packed* p, 
 
 /* The fused activation on the whole of C (engines without a tile epilogue). */
 static void act_all(const pterun_compute_matrix* c, int64_t m, int64_t n, const pc_gemm_x* x) {
+  if (x->bias != NULL) bias_tile(c, 0, 0, m, n, x->bias);
   if (x->act && pterun_dtype_is_float(c->dtype)) act_tile(c, 0, 0, m, n, x->act, x->lo, x->hi);
 }
 
@@ -749,6 +774,7 @@ void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, in
                 : PTERUN_COMPUTE_ACT_NONE;
     x.lo = o->lo;
     x.hi = o->hi;
+    x.bias = o->bias;
     x.k0 = o->k0;
   }
   if (m == 0 || n == 0) return;
@@ -763,6 +789,7 @@ void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, in
   }
   if (!pterun_dtype_is_float(c->dtype)) {
     gemm_int(m, n, k, a, b, c, (int64_t)alpha, accumulate);
+    act_all(c, m, n, &x); /* the bias */
   } else if (ws->dbl) {
     double* bp = (double*)ws->buf;
     gemm_f64(m, n, k, a, b, c, alpha, accumulate, bp, bp + ws->kc * ws->nc, ws->kc, ws->nc);

@@ -1,0 +1,241 @@
+/* Body of the f32 NCHW depthwise convolution for one vector width. Included
+ * by dwconv_<isa>.c right after dwconv_tmpl.h (its vector type and helpers)
+ * with DWN_FN (the variant's name) defined.
+ *
+ * One task is a run of (batch, channel) planes. A plane that fits the stack
+ * buffer is copied once with zero padding around it; the output is then
+ * computed in register tiles of four vectors (1 row x 4 vectors, 2 x 2 or
+ * 4 x 1 for narrow planes) with no edge cases, stride 1 and 2 through plain
+ * and deinterleaving loads. Bigger planes run in place, a vector of columns
+ * where all taps are inside the row and single columns at the edges. Every
+ * output is bias + the sum of in * w over all taps in (kh, kw) order, taps in
+ * the padding reading zero, one rounding per step (no fused multiply-add):
+ * the same bits in every loop, width and thread count. */
+
+/* Elements 0, 2, .. of the 2 * DW_LANES floats at p (stride-2 columns). */
+static inline dw_v dwn_even(const float* p) {
+  dw_v a = dw_ld(p), b = dw_ld(p + DW_LANES);
+#if DW_LANES == 4
+#define DWN_IDX 0, 2, 4, 6
+#elif DW_LANES == 8
+#define DWN_IDX 0, 2, 4, 6, 8, 10, 12, 14
+#else
+#define DWN_IDX 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#endif
+#if defined(__clang__)
+  return __builtin_shufflevector(a, b, DWN_IDX);
+#else
+  return __builtin_shuffle(a, b, (dw_m){DWN_IDX});
+#endif
+#undef DWN_IDX
+}
+
+/* f in every lane, bits included (0 + f would turn -0 into +0). */
+static inline dw_v dwn_splat(float f) {
+  dw_v v;
+  for (int l = 0; l < DW_LANES; ++l) v[l] = f;
+  return v;
+}
+
+/* DW_LANES columns starting at p, `s` floats apart. */
+static inline dw_v dwn_load(const float* p, size_t s) {
+  if (s == 1) return dw_ld(p);
+  if (s == 2) return dwn_even(p);
+  float t[DW_LANES];
+  for (int l = 0; l < DW_LANES; ++l) t[l] = p[(size_t)l * s];
+  return dw_ld(t);
+}
+
+/* Floats of the zero-padded plane copy on the stack: planes up to this size
+ * run as register tiles with no edge cases. */
+#define DWN_BUF 8192
+
+/* One register tile: R output rows x V vectors of output columns starting at
+ * (oh, ow) of a zero-padded plane (row stride bw, input pixel (0, 0) at
+ * (pt, pl)), all KH x KW taps in (kh, kw) order. Rows past oh_end and
+ * columns past ow_end are computed (the copy has room) but not stored. */
+/* Input row xs (n floats) into a stride-2 row of the copy: padded column
+ * pl + i goes to the even half (row[0..]) or the odd half (row[bw / 2..]). */
+static void dwn_split_row(float* row, size_t bw, const float* xs, size_t n, size_t pl) {
+  for (size_t h = 0; h < 2; ++h) {
+    size_t j = (pl + h) & 1; /* first i whose column has parity h */
+    float* dst = row + (h ? bw / 2 : 0) + (pl + j) / 2;
+    for (; j + 2 * DW_LANES <= n; j += 2 * DW_LANES, dst += DW_LANES) dw_st(dst, dwn_even(xs + j));
+    for (; j < n; j += 2) *dst++ = xs[j];
+  }
+}
+
+#if defined(__clang__)
+#define DWN_UNROLL _Pragma("unroll")
+#else
+#define DWN_UNROLL _Pragma("GCC unroll 4")
+#endif
+
+/* The taps of one tile with a given column load (the stride's). */
+#define DWN_TAPS(R, V, LOAD)                                                                       \
+  for (size_t kh = 0; kh < KH; ++kh)                                                               \
+    for (size_t kw = 0; kw < KW; ++kw) {                                                           \
+      const dw_v wv = dwn_splat(wc[kh * KW + kw]);                                                 \
+      const float* q = pp + (oh * sh + kh * dh) * bw + ow * sw + kw * dwd;                         \
+      DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =    \
+          acc[r][v] + LOAD(q + (size_t)r * sh * bw + (size_t)v * DW_LANES * sw) * wv;              \
+    }
+/* Stride 2: the copy holds each row as its even columns, then its odd
+ * columns (bw / 2 floats each), so the taps read plain vectors. */
+#define DWN_TAPS2(R, V)                                                                            \
+  for (size_t kh = 0; kh < KH; ++kh)                                                               \
+    for (size_t kw = 0; kw < KW; ++kw) {                                                           \
+      const dw_v wv = dwn_splat(wc[kh * KW + kw]);                                                 \
+      const size_t col = ow * 2 + kw * dwd;                                                        \
+      const float* q = pp + (oh * 2 + kh * dh) * bw + (col & 1 ? bw / 2 : 0) + col / 2;            \
+      (void)sh;                                                                                    \
+      DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =    \
+          acc[r][v] + dw_ld(q + (size_t)r * 2 * bw + (size_t)v * DW_LANES) * wv;                   \
+    }
+#define DWN_LD1(q) dw_ld(q)
+#define DWN_LDS(q) dwn_load((q), sw)
+
+#define DWN_TILE(R, V)                                                                             \
+  static inline void dwn_tile_##R##x##V(const float* pp, size_t bw, const float* wc, size_t KH,    \
+                                        size_t KW, size_t sh, size_t sw, size_t dh, size_t dwd,    \
+                                        float bv, dw_v vlo, dw_v vhi, float* y, size_t OW,         \
+                                        size_t oh, size_t oh_end, size_t ow) {                     \
+    dw_v acc[R][V];                                                                                \
+    DWN_UNROLL for (int r = 0; r < R; ++r) DWN_UNROLL for (int v = 0; v < V; ++v) acc[r][v] =      \
+        dwn_splat(bv);                                                                             \
+    if (sw == 1) {                                                                                 \
+      DWN_TAPS(R, V, DWN_LD1)                                                                      \
+    } else if (sw == 2 && sh == 2) {                                                               \
+      DWN_TAPS2(R, V)                                                                              \
+    } else {                                                                                       \
+      DWN_TAPS(R, V, DWN_LDS)                                                                      \
+    }                                                                                              \
+    DWN_UNROLL for (int r = 0; r < R; ++r) {                                                       \
+      if (oh + (size_t)r >= oh_end) break;                                                         \
+      DWN_UNROLL for (int v = 0; v < V; ++v) {                                                     \
+        size_t c0 = ow + (size_t)v * DW_LANES;                                                     \
+        dw_v o = dw_clamp(acc[r][v], vlo, vhi);                                                    \
+        float* yr = y + (oh + (size_t)r) * OW + c0;                                                \
+        if (c0 + DW_LANES <= OW) {                                                                 \
+          dw_st(yr, o);                                                                            \
+        } else if (c0 < OW) {                                                                      \
+          float t[DW_LANES];                                                                       \
+          dw_st(t, o);                                                                             \
+          memcpy(yr, t, (OW - c0) * sizeof(float));                                                \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+DWN_TILE(1, 4)
+DWN_TILE(2, 2)
+DWN_TILE(4, 1)
+#undef DWN_TILE
+#undef DWN_TAPS
+#undef DWN_LD1
+#undef DWN_TAPS2
+#undef DWN_LDS
+#undef DWN_UNROLL
+
+void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, const float* bias,
+            float* out, size_t plane0, size_t nplanes) {
+  const size_t C = p->out_c, dm = C / p->in_c, KH = p->kernel_h, KW = p->kernel_w;
+  const size_t IH = p->in_h, IW = p->in_w, OH = p->out_h, OW = p->out_w;
+  const size_t sh = p->stride_h, sw = p->stride_w, dh = p->dilation_h, dwd = p->dilation_w;
+  const size_t pt = p->pad_top, pl = p->pad_left;
+  const float lo = p->out_min, hi = p->out_max;
+  const dw_v vlo = dwn_splat(lo), vhi = dwn_splat(hi);
+  const size_t span = (KW - 1) * dwd; /* first to last tap of a row */
+  /* Tile shape: V vectors across (up to 4, as the row allows), R = 4 / V
+   * rows, so four independent sums hide the latency of the additions. */
+  const size_t nvec = (OW + DW_LANES - 1) / DW_LANES;
+  const size_t V = nvec >= 3 ? 4 : nvec, R = 4 / V;
+  /* The zero-padded copy: columns up to the last float a tile's loads reach
+   * (the deinterleaving load reads one past its last even column), rows up to
+   * the last row of the last tile. */
+  size_t bw = 0, bh = 0;
+  int padded = OW <= DWN_BUF && OH <= DWN_BUF && sw <= 64 && sh <= 64 && span <= DWN_BUF &&
+               (KH - 1) * dh <= DWN_BUF && IW <= DWN_BUF && IH <= DWN_BUF && pl <= DWN_BUF &&
+               pt <= DWN_BUF;
+  if (padded) {
+    size_t owt = (nvec + V - 1) / V * V * DW_LANES, oht = (OH + R - 1) / R * R;
+    bw = (owt - 1) * sw + span + 1 + (sw == 2);
+    bh = (oht - 1) * sh + (KH - 1) * dh + 1;
+    if (bw < pl + IW) bw = pl + IW;
+    bw += bw & 1; /* even: stride 2 splits rows in halves */
+    if (bh < pt + IH) bh = pt + IH;
+    padded = bh <= DWN_BUF / bw;
+  }
+  float buf[DWN_BUF];
+  if (padded) memset(buf, 0, bh * bw * sizeof(float));
+  const float* xr[DW_MAX_TAPS];
+  const float* wr[DW_MAX_TAPS];
+  for (size_t plane = plane0; plane < plane0 + nplanes; ++plane) {
+    const size_t b = plane / C, c = plane % C;
+    const float* x = in + (b * p->in_c + c / dm) * IH * IW;
+    const float* wc = w + c * KH * KW;
+    float* y = out + plane * OH * OW;
+    const float bv = bias != NULL ? bias[c] : 0.0f;
+    if (padded) {
+      /* Only the input's window changes from plane to plane; the zeros stay. */
+      if (sw == 2 && sh == 2) {
+        for (size_t r = 0; r < IH; ++r) dwn_split_row(buf + (pt + r) * bw, bw, x + r * IW, IW, pl);
+      } else {
+        for (size_t r = 0; r < IH; ++r) memcpy(buf + (pt + r) * bw + pl, x + r * IW, IW * 4);
+      }
+      for (size_t oh = 0; oh < OH; oh += R)
+        for (size_t ow = 0; ow < OW; ow += V * DW_LANES) {
+          if (V == 4)
+            dwn_tile_1x4(buf, bw, wc, KH, KW, sh, sw, dh, dwd, bv, vlo, vhi, y, OW, oh, OH, ow);
+          else if (V == 2)
+            dwn_tile_2x2(buf, bw, wc, KH, KW, sh, sw, dh, dwd, bv, vlo, vhi, y, OW, oh, OH, ow);
+          else
+            dwn_tile_4x1(buf, bw, wc, KH, KW, sh, sw, dh, dwd, bv, vlo, vhi, y, OW, oh, OH, ow);
+        }
+      continue;
+    }
+    /* A big plane: in place, whole vectors where every tap lies inside the
+     * input row, single columns elsewhere. Taps in the padding add 0 * w,
+     * as in the padded copy. */
+    const size_t reach = sw == 2 ? 2 * DW_LANES : (DW_LANES - 1) * sw + 1;
+    const size_t v0 = pl == 0 ? 0 : (pl + sw - 1) / sw;
+    size_t v1 = v0;
+    if (IW + pl >= span + reach) {
+      size_t last = (IW + pl - span - reach) / sw; /* the last column a vector may start at */
+      v1 = last + DW_LANES < OW ? last + DW_LANES : OW;
+      if (v1 < v0) v1 = v0;
+    }
+    for (size_t oh = 0; oh < OH; ++oh) {
+      /* Filter rows: the input row each reads, or NULL in the padding. */
+      for (size_t kh = 0; kh < KH; ++kh) {
+        size_t ih = oh * sh + kh * dh;
+        xr[kh] = ih < pt || ih - pt >= IH ? NULL : x + (ih - pt) * IW;
+        wr[kh] = wc + kh * KW;
+      }
+      float* yr = y + oh * OW;
+      size_t ow = 0;
+      while (ow < OW) {
+        if (ow >= v0 && ow + DW_LANES <= v1) {
+          dw_v a0 = dwn_splat(bv);
+          for (size_t k = 0; k < KH; ++k)
+            for (size_t kw = 0; kw < KW; ++kw) {
+              dw_v xv =
+                  xr[k] != NULL ? dwn_load(xr[k] + (ow * sw + kw * dwd - pl), sw) : dwn_splat(0.0f);
+              a0 = a0 + xv * dwn_splat(wr[k][kw]);
+            }
+          dw_st(yr + ow, dw_clamp(a0, vlo, vhi));
+          ow += DW_LANES;
+        } else {
+          float a = bv;
+          for (size_t k = 0; k < KH; ++k)
+            for (size_t kw = 0; kw < KW; ++kw) {
+              size_t iw = ow * sw + kw * dwd;
+              float xv = xr[k] != NULL && iw >= pl && iw - pl < IW ? xr[k][iw - pl] : 0.0f;
+              a = a + xv * wr[k][kw];
+            }
+          yr[ow] = dw_clamp1(a, lo, hi);
+          ++ow;
+        }
+      }
+    }
+  }
+}
