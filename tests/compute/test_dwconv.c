@@ -58,7 +58,8 @@ typedef struct geo {
   int bias, clamp;
 } geo;
 
-static int run_case(const geo* c, pterun_threadpool* pool) {
+/* The convolution a case describes. */
+static pterun_compute_dwconv2d params(const geo* c) {
   pterun_compute_dwconv2d p = {c->batch,      c->h,   c->w,   c->ic,     0,       0,
                                c->ic * c->dm, c->k_h, c->k_w, c->s,      c->s,    c->d,
                                c->d,          c->pad, c->pad, -INFINITY, INFINITY};
@@ -68,6 +69,11 @@ static int run_case(const geo* c, pterun_threadpool* pool) {
     p.out_min = -0.5f;
     p.out_max = 0.75f;
   }
+  return p;
+}
+
+static int run_case(const geo* c, pterun_threadpool* pool) {
+  pterun_compute_dwconv2d p = params(c);
   size_t ni = p.batch * p.in_h * p.in_w * p.in_c, nw = p.kernel_h * p.kernel_w * p.out_c;
   size_t no = p.batch * p.out_h * p.out_w * p.out_c;
   float* in = malloc(ni * sizeof(float));
@@ -178,15 +184,7 @@ static void reference_nchw(const pterun_compute_dwconv2d* p, const float* in, co
 }
 
 static int run_case_nchw(const geo* c, pterun_threadpool* pool) {
-  pterun_compute_dwconv2d p = {c->batch,      c->h,   c->w,   c->ic,     0,       0,
-                               c->ic * c->dm, c->k_h, c->k_w, c->s,      c->s,    c->d,
-                               c->d,          c->pad, c->pad, -INFINITY, INFINITY};
-  p.out_h = out_size(c->h, c->pad, c->k_h, c->s, c->d);
-  p.out_w = out_size(c->w, c->pad, c->k_w, c->s, c->d);
-  if (c->clamp) {
-    p.out_min = -0.5f;
-    p.out_max = 0.75f;
-  }
+  pterun_compute_dwconv2d p = params(c);
   size_t ni = p.batch * p.in_h * p.in_w * p.in_c, nw = p.kernel_h * p.kernel_w * p.out_c;
   size_t no = p.batch * p.out_h * p.out_w * p.out_c;
   /* Exactly sized buffers: ASan catches a vector load past the input. */
