@@ -190,7 +190,7 @@ typedef struct pc_qs8_job {
   int64_t m;
   int a_signed;
   int32_t a_zp; /* shifted to the uint8 domain */
-  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_row_avx2 */
+  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_rows_avx2 */
 } pc_qs8_job;
 
 /* Rows [i0, i0 + rows) x [k0, k0 + kc) of a strided A, as raw bytes. */
@@ -391,25 +391,23 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
   const float inv = ep->out_inv_scale;
   const int f32 = c->dtype == PTERUN_DTYPE_F32;
   int64_t r, j;
+  int64_t j_avx2 = 0; /* columns every row has done */
 #if defined(PC_QS8_HAVE_EPI_AVX2)
-  pc_qs8_epi_row er;
-  const int row_avx2 = job->epi_avx2 && ct->int32_path && c->cs == 1;
-  if (row_avx2) {
+  if (job->epi_avx2 && ct->int32_path && c->cs == 1) {
+    const int64_t esz = f32 ? (int64_t)sizeof(float) : 1;
+    pc_qs8_epi_row er;
     er.zsum = ct->zsum, er.sc = ct->sc, er.bi = ct->bi;
     er.inv = inv, er.zpo = zpo, er.qlo = qlo, er.qhi = qhi, er.f_min = ep->f_min;
     er.f_max = ep->f_max, er.rne_limit = PC_QS8_RNE_LIMIT, er.rne_magic = PC_QS8_RNE_MAGIC;
     er.f32 = f32, er.u8 = c->dtype == PTERUN_DTYPE_U8;
+    j_avx2 = pc_qs8_epilogue_rows_avx2(acc, PC_QS8_TN, rows, &er, cols,
+                                       (uint8_t*)c->data + (ci * c->rs + cj) * esz, c->rs * esz);
   }
 #endif
   for (r = 0; r < rows; ++r) {
     const int32_t* ar = acc + r * PC_QS8_TN;
     const int64_t off = (ci + r) * c->rs + cj * c->cs;
-    j = 0;
-#if defined(PC_QS8_HAVE_EPI_AVX2)
-    if (row_avx2)
-      j = pc_qs8_epilogue_row_avx2(ar, &er, cols,
-                                   (uint8_t*)c->data + off * (f32 ? (int64_t)sizeof(float) : 1));
-#endif
+    j = j_avx2;
 #if defined(__SSE2__)
     if (ct->int32_path) {
       const int64_t cs = c->cs;
