@@ -550,6 +550,26 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   }
 }
 
+/* The microkernel for an M-row product: uk, or one reading the same packed
+ * weights (ISA, NR, element sizes) that computes at least 1/16 fewer rows
+ * (padding included): M = 32 runs 4-row panels (32 rows, not 36), M = 4096
+ * stays on 6-row ones (4098). */
+static const pc_qs8_gemm_ukernel* row_kernel(const pc_qs8_gemm_ukernel* uk, int64_t m) {
+  const pc_qs8_gemm_ukernel* best = uk;
+  int64_t best_rows = (m + uk->mr - 1) / uk->mr * uk->mr;
+  size_t i;
+  for (i = 0; i < sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0]; ++i) {
+    const pc_qs8_gemm_ukernel* o = &g_qs8_ukernels[i];
+    const int64_t rows = (m + o->mr - 1) / o->mr * o->mr;
+    if (o->isa == uk->isa && o->nr == uk->nr && o->a_bytes == uk->a_bytes &&
+        o->b_bytes == uk->b_bytes && rows * 16 <= best_rows * 15) {
+      best = o;
+      best_rows = rows;
+    }
+  }
+  return best;
+}
+
 int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t m,
                             const pterun_compute_matrix* a, pterun_compute_qs8_rows_fn a_rows,
                             void* a_ctx, int32_t a_dtype, const pterun_compute_qs8_packed* w,
@@ -564,7 +584,7 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
     return -1;
   if (m == 0) return 0;
   pc_qs8_job job;
-  job.uk = w->uk;
+  job.uk = row_kernel(w->uk, m);
   job.w = w;
   job.ep = ep;
   job.a = a;
@@ -579,7 +599,7 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   job.epi_avx2 = (pterun_cpu_features() & PTERUN_CPU_X86_AVX2) != 0;
 #endif
 
-  const size_t nr = (size_t)w->uk->nr, mr = (size_t)w->uk->mr;
+  const size_t nr = (size_t)w->uk->nr, mr = (size_t)job.uk->mr;
   const size_t strips = (size_t)((w->n + (int64_t)nr - 1) / (int64_t)nr);
   const size_t panels = ((size_t)m + mr - 1) / mr;
   const size_t strip_bytes = (size_t)w->kq * nr * PC_QS8_KR * (size_t)w->uk->b_bytes;

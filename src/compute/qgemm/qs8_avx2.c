@@ -65,6 +65,37 @@ void pc_qs8_gemm_ukernel__avx2_6x8(size_t kq, const void* a, const void* b, int3
   store_row(c + 4 * ldc, c8, c9, add);
   store_row(c + 5 * ldc, c10, c11, add);
 }
+
+/* 4 x 8: the same loop with 4 rows, for M = 4k where 6-row panels would
+ * compute padding rows (a batch of 32 tokens: 36 rows for 32). Reads the
+ * same packed B as 6 x 8. */
+/* clang-format off */
+void pc_qs8_gemm_ukernel__avx2_4x8(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc,
+                                   int add) {
+  __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+  __m256i c6 = c0, c7 = c0;
+  const unsigned char* ap = (const unsigned char*)a;
+  const unsigned char* bp = (const unsigned char*)b;
+  if (kq != 0)
+    __asm__(".p2align 6\n\t"
+            "1:\n\t"
+            "vpmovsxbw (%[b]), %%ymm14\n\t"
+            "vpmovsxbw 16(%[b]), %%ymm15\n\t"
+            PC_ROW(0, c0, c1) PC_ROW(1, c2, c3) PC_ROW(2, c4, c5) PC_ROW(3, c6, c7)
+            "add $32, %[a]\n\t"
+            "add $32, %[b]\n\t"
+            "dec %[k]\n\t"
+            "jnz 1b\n\t"
+            : [c0] "+x"(c0), [c1] "+x"(c1), [c2] "+x"(c2), [c3] "+x"(c3), [c4] "+x"(c4),
+              [c5] "+x"(c5), [c6] "+x"(c6), [c7] "+x"(c7), [a] "+r"(ap), [b] "+r"(bp), [k] "+r"(kq)
+            :
+            : "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+  /* clang-format on */
+  store_row(c, c0, c1, add);
+  store_row(c + ldc, c2, c3, add);
+  store_row(c + 2 * ldc, c4, c5, add);
+  store_row(c + 3 * ldc, c6, c7, add);
+}
 #undef PC_ROW
 
 /* Rows of the epilogue's int32 path (qgemm.c, the same operations in the
