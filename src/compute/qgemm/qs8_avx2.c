@@ -35,6 +35,21 @@ static inline void store_row(int32_t* c, __m256i lo, __m256i hi, int add) {
   "vpmaddwd %%ymm15, %%ymm13, %%ymm13\n\t"               \
   "vpaddd %%ymm13, %[" #hi "], %[" #hi "]\n\t"
 
+/* The K loop around the rows: aligned start, the two B vectors of a group of
+ * 4 K values; A advances by one group of every row. */
+#define PC_LOOP_HEAD                                     \
+  ".p2align 6\n\t"                                       \
+  "1:\n\t"                                               \
+  "vpmovsxbw (%[b]), %%ymm14\n\t"                        \
+  "vpmovsxbw 16(%[b]), %%ymm15\n\t"
+#define PC_LOOP_TAIL(a_step)                             \
+  "add $" #a_step ", %[a]\n\t"                           \
+  "add $32, %[b]\n\t"                                    \
+  "dec %[k]\n\t"                                         \
+  "jnz 1b\n\t"
+#define PC_LOOP_REGS                                     \
+  "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc"
+
 void pc_qs8_gemm_ukernel__avx2_6x8(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc,
                                    int add) {
   __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
@@ -42,21 +57,14 @@ void pc_qs8_gemm_ukernel__avx2_6x8(size_t kq, const void* a, const void* b, int3
   const unsigned char* ap = (const unsigned char*)a;
   const unsigned char* bp = (const unsigned char*)b;
   if (kq != 0)
-    __asm__(".p2align 6\n\t"
-            "1:\n\t"
-            "vpmovsxbw (%[b]), %%ymm14\n\t"
-            "vpmovsxbw 16(%[b]), %%ymm15\n\t"
+    __asm__(PC_LOOP_HEAD
             PC_ROW(0, c0, c1) PC_ROW(1, c2, c3) PC_ROW(2, c4, c5)
             PC_ROW(3, c6, c7) PC_ROW(4, c8, c9) PC_ROW(5, c10, c11)
-            "add $48, %[a]\n\t"
-            "add $32, %[b]\n\t"
-            "dec %[k]\n\t"
-            "jnz 1b\n\t"
+            PC_LOOP_TAIL(48)
             : [c0] "+x"(c0), [c1] "+x"(c1), [c2] "+x"(c2), [c3] "+x"(c3), [c4] "+x"(c4),
               [c5] "+x"(c5), [c6] "+x"(c6), [c7] "+x"(c7), [c8] "+x"(c8), [c9] "+x"(c9),
               [c10] "+x"(c10), [c11] "+x"(c11), [a] "+r"(ap), [b] "+r"(bp), [k] "+r"(kq)
-            :
-            : "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+            : : PC_LOOP_REGS);
   /* clang-format on */
   store_row(c, c0, c1, add);
   store_row(c + ldc, c2, c3, add);
@@ -77,19 +85,12 @@ void pc_qs8_gemm_ukernel__avx2_4x8(size_t kq, const void* a, const void* b, int3
   const unsigned char* ap = (const unsigned char*)a;
   const unsigned char* bp = (const unsigned char*)b;
   if (kq != 0)
-    __asm__(".p2align 6\n\t"
-            "1:\n\t"
-            "vpmovsxbw (%[b]), %%ymm14\n\t"
-            "vpmovsxbw 16(%[b]), %%ymm15\n\t"
+    __asm__(PC_LOOP_HEAD
             PC_ROW(0, c0, c1) PC_ROW(1, c2, c3) PC_ROW(2, c4, c5) PC_ROW(3, c6, c7)
-            "add $32, %[a]\n\t"
-            "add $32, %[b]\n\t"
-            "dec %[k]\n\t"
-            "jnz 1b\n\t"
+            PC_LOOP_TAIL(32)
             : [c0] "+x"(c0), [c1] "+x"(c1), [c2] "+x"(c2), [c3] "+x"(c3), [c4] "+x"(c4),
               [c5] "+x"(c5), [c6] "+x"(c6), [c7] "+x"(c7), [a] "+r"(ap), [b] "+r"(bp), [k] "+r"(kq)
-            :
-            : "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+            : : PC_LOOP_REGS);
   /* clang-format on */
   store_row(c, c0, c1, add);
   store_row(c + ldc, c2, c3, add);
@@ -97,6 +98,9 @@ void pc_qs8_gemm_ukernel__avx2_4x8(size_t kq, const void* a, const void* b, int3
   store_row(c + 3 * ldc, c6, c7, add);
 }
 #undef PC_ROW
+#undef PC_LOOP_HEAD
+#undef PC_LOOP_TAIL
+#undef PC_LOOP_REGS
 
 /* Rows of the epilogue's int32 path (qgemm.c, the same operations in the
  * same order as its SSE2 and scalar loops), 8 columns at a time, into rows
