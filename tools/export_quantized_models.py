@@ -303,9 +303,12 @@ class TinyTransformer(nn.Module):
 # builders: (module to export, example inputs, reference kind, rtol, atol, note)
 
 
-def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
-    """PT2E static int8 with XNNPACKQuantizer's symmetric per-channel config,
-    calibrated on 8 random batches shaped like x."""
+def _pt2e_int8(
+    m: nn.Module, x: torch.Tensor, *, per_channel: bool = True, dynamic: bool = False
+) -> torch.fx.GraphModule:
+    """PT2E int8 with XNNPACKQuantizer's symmetric config (per-channel or
+    per-tensor weights; static: calibrated on 8 random batches shaped like x,
+    dynamic: one run on x)."""
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer,
         get_symmetric_quantization_config,
@@ -313,13 +316,21 @@ def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=True)
+        get_symmetric_quantization_config(
+            is_per_channel=per_channel, is_dynamic=dynamic
+        )
     )
-    gm = torch.export.export(m, (x,), strict=True).module()
-    gm = prepare_pt2e(gm, q)
-    for _ in range(8):
-        gm(torch.randn(x.shape))
+    gm = prepare_pt2e(torch.export.export(m, (x,), strict=True).module(), q)
+    if dynamic:
+        gm(x)
+    else:
+        for _ in range(8):
+            gm(torch.randn(x.shape))
     return convert_pt2e(gm)
+
+
+def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
+    return _pt2e_int8(m, x)
 
 
 def build_cnn():
@@ -351,24 +362,11 @@ def build_convnet():
 
 
 def build_dynlinear():
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
     torch.manual_seed(SEED + 1)
     m = DynLinear().eval()
     x = torch.randn(4, 32)
-    q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True)
-    )
-    gm = torch.export.export(m, (x,), strict=True).module()
-    gm = prepare_pt2e(gm, q)
-    gm(x)
-    gm = convert_pt2e(gm)
     return (
-        gm,
+        _pt2e_int8(m, x, dynamic=True),
         (x,),
         "et",
         0.0,
@@ -378,41 +376,18 @@ def build_dynlinear():
 
 
 def build_dynmm():
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
     torch.manual_seed(SEED + 7)
     m = DynMm().eval()
     x = torch.randn(2, 3, 32)
-    q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=False, is_dynamic=True)
-    )
-    gm = prepare_pt2e(torch.export.export(m, (x,), strict=True).module(), q)
-    gm(x)
-    gm = convert_pt2e(gm)
+    gm = _pt2e_int8(m, x, per_channel=False, dynamic=True)
     return gm, (x,), "et", 0.0, 1e-6, "PT2E dynamic int8, per-tensor weights, mm"
 
 
 def build_staticmm():
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
     torch.manual_seed(SEED + 8)
     m = StaticMm().eval()
     x = torch.randn(2, 3, 32)
-    q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=False)
-    )
-    gm = prepare_pt2e(torch.export.export(m, (x,), strict=True).module(), q)
-    for _ in range(8):
-        gm(torch.randn(x.shape))
-    gm = convert_pt2e(gm)
+    gm = _pt2e_int8(m, x, per_channel=False)
     return gm, (x,), "et", 0.0, 1e-6, "PT2E static int8, per-tensor weights, mm/addmm"
 
 
