@@ -423,7 +423,10 @@ def build_llm():
     )
 
 
-def build_8da4w():
+def _torchao_dynamic(m: nn.Module, weight_dtype: torch.dtype, granularity) -> None:
+    """torchao's Int8DynamicActivationIntxWeightConfig on a TinyTransformer's
+    attention/MLP linears, IntxWeightOnlyConfig(int4, PerGroup(16)) on its
+    output head (in place)."""
     from torchao.quantization import (
         Int8DynamicActivationIntxWeightConfig,
         IntxWeightOnlyConfig,
@@ -431,14 +434,10 @@ def build_8da4w():
     )
     from torchao.quantization.granularity import PerGroup
 
-    _load_torch_ops()
-    torch.manual_seed(SEED + 3)
-    m = TinyTransformer().eval()
-    idx = torch.randint(0, 64, (1, 10))
     quantize_(
         m,
         Int8DynamicActivationIntxWeightConfig(
-            weight_dtype=torch.int4, weight_granularity=PerGroup(16)
+            weight_dtype=weight_dtype, weight_granularity=granularity
         ),
         filter_fn=lambda mod, fqn: isinstance(mod, nn.Linear) and fqn != "head",
     )
@@ -447,6 +446,16 @@ def build_8da4w():
         IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
         filter_fn=lambda mod, fqn: fqn == "head",
     )
+
+
+def build_8da4w():
+    from torchao.quantization.granularity import PerGroup
+
+    _load_torch_ops()
+    torch.manual_seed(SEED + 3)
+    m = TinyTransformer().eval()
+    idx = torch.randint(0, 64, (1, 10))
+    _torchao_dynamic(m, torch.int4, PerGroup(16))
     # tolerance: ExecuTorch's runtime cannot run this program; pterun must
     # match eager PyTorch up to float32 rounding (same formulas, different
     # summation order in linear): see the index comment.
@@ -461,29 +470,13 @@ def build_8da4w():
 
 
 def build_8da8w():
-    from torchao.quantization import (
-        Int8DynamicActivationIntxWeightConfig,
-        IntxWeightOnlyConfig,
-        quantize_,
-    )
-    from torchao.quantization.granularity import PerAxis, PerGroup
+    from torchao.quantization.granularity import PerAxis
 
     _load_torch_ops()
     torch.manual_seed(SEED + 9)
     m = TinyTransformer().eval()
     idx = torch.randint(0, 64, (1, 10))
-    quantize_(
-        m,
-        Int8DynamicActivationIntxWeightConfig(
-            weight_dtype=torch.int8, weight_granularity=PerAxis(0)
-        ),
-        filter_fn=lambda mod, fqn: isinstance(mod, nn.Linear) and fqn != "head",
-    )
-    quantize_(
-        m,
-        IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
-        filter_fn=lambda mod, fqn: fqn == "head",
-    )
+    _torchao_dynamic(m, torch.int8, PerAxis(0))
     # tolerance: as quantized_8da4w
     return m, (idx,), "eager", 0.0, 5e-3, "torchao 8da8w (per-channel) linears"
 
