@@ -21,7 +21,10 @@ at 1 and 2 threads once, each in a fresh process, so load from other
 processes hits all of them alike). CPU/wall = process CPU time over wall time
 while decoding: at most ~1 proves a 1-thread run used one CPU (ExecuTorch's
 pool is reset to the thread count before the program loads; pterun's pool
-is created with it; both pools may spin while waiting). Bandwidth = bytes of packed linear weights one
+is created with it; both pools may spin while waiting). The fastest single
+decode step of all runs (the call alone: pterun_llm_forward; ExecuTorch's
+Method.execute through its Python binding, which adds a little) is the
+figure least disturbed by other processes. Bandwidth = bytes of packed linear weights one
 token reads (every linear and the output head; the embedding row is
 negligible) x decode tokens/s, next to the machine's read bandwidth
 (bench_lowbit). The programs are cached in bench/lowbit_decode/.
@@ -135,13 +138,22 @@ def et_decode(model: Path, steps: int, threads: int) -> dict:
     tok, pos, toks = int(torch.argmax(out[0].reshape(-1, vocab)[-1])), len(PROMPT), []
     toks.append(tok)
     t0, c0 = time.perf_counter(), time.process_time()
+    step_min = float("inf")
     for _ in range(steps - 1):
-        out = fwd.execute([torch.tensor([[tok]]), torch.tensor([pos])])
+        args = [torch.tensor([[tok]]), torch.tensor([pos])]
+        s0 = time.perf_counter()
+        out = fwd.execute(args)
+        step_min = min(step_min, time.perf_counter() - s0)
         tok = int(torch.argmax(out[0].reshape(-1, vocab)[-1]))
         toks.append(tok)
         pos += 1
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return {"tps": (steps - 1) / wall, "cpu": cpu / wall, "tokens": toks}
+    return {
+        "tps": (steps - 1) / wall,
+        "cpu": cpu / wall,
+        "step_ms": 1e3 * step_min,
+        "tokens": toks,
+    }
 
 
 def et_run(model: Path, steps: int, threads: int) -> dict:
@@ -168,6 +180,7 @@ def pt_run(model: Path, steps: int, threads: int) -> dict:
     return {
         "tps": j["decode_tokens_per_second"],
         "cpu": j["decode_cpu_per_wall"],
+        "step_ms": j["decode_step_min_ms"],
         "tokens": j["tokens"],
     }
 
@@ -247,9 +260,11 @@ def main() -> int:
             rs = runs[(name, threads)]
             best = max(rs, key=lambda r: r["tps"])
             allr = " ".join(f"{r['tps']:.0f}" for r in rs)
+            step = min(r["step_ms"] for r in rs)
             print(
                 f"| {name} | {prog} | {threads} | {best['tps']:.1f} | {allr}"
-                f" | {best['cpu']:.2f} | {wb * best['tps'] / 1e9:.2f} |",
+                f" | {best['cpu']:.2f} | {step:.3f} ({1e3 / step:.0f})"
+                f" | {wb * best['tps'] / 1e9:.2f} |",
                 flush=True,
             )
     print()

@@ -166,21 +166,18 @@ static void inspect_memory(cli_session* s, const char* name, cli_json* j) {
       cli_json_null(j);
       return;
     }
+    const struct {
+      const char* key;
+      size_t bytes;
+    } parts[] = {{"runtime_bytes", mem.runtime_bytes},    {"planned_bytes", mem.planned_bytes},
+                 {"prepared_bytes", mem.prepared_bytes},  {"delegate_bytes", mem.delegate_bytes},
+                 {"folded_bytes", mem.folded_bytes},      {"scratch_bytes", mem.scratch_bytes},
+                 {"load_peak_bytes", mem.load_peak_bytes}};
     cli_json_begin_object(j);
-    cli_json_key(j, "runtime_bytes");
-    cli_json_uint(j, mem.runtime_bytes);
-    cli_json_key(j, "planned_bytes");
-    cli_json_uint(j, mem.planned_bytes);
-    cli_json_key(j, "prepared_bytes");
-    cli_json_uint(j, mem.prepared_bytes);
-    cli_json_key(j, "delegate_bytes");
-    cli_json_uint(j, mem.delegate_bytes);
-    cli_json_key(j, "folded_bytes");
-    cli_json_uint(j, mem.folded_bytes);
-    cli_json_key(j, "scratch_bytes");
-    cli_json_uint(j, mem.scratch_bytes);
-    cli_json_key(j, "load_peak_bytes");
-    cli_json_uint(j, mem.load_peak_bytes);
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; ++k) {
+      cli_json_key(j, parts[k].key);
+      cli_json_uint(j, parts[k].bytes);
+    }
     cli_json_end_object(j);
   } else if (st != PTERUN_STATUS_OK) {
     printf("  memory: unknown (the method does not load: %s)\n", pterun_status_name(st));

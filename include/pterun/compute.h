@@ -460,11 +460,19 @@ typedef void (*pterun_compute_lowbit_tile_fn)(const struct pterun_compute_lowbit
                                               const uint8_t* tile,
                                               const pterun_compute_lowbit_qrow* row, float out[8]);
 
+/** Dynamic activation quantization of one row of k floats (docs/lowbit.md):
+ *  its scale and zero point, the int8 codes at qa, and at asum the sum of
+ *  each group of gs codes (gs a multiple of 16 dividing k). The same bits
+ *  from every variant. */
+typedef void (*pterun_compute_lowbit_quant_fn)(const float* x, int64_t k, int64_t gs, int8_t* qa,
+                                               int64_t* asum, float* scale, int32_t* zero);
+
 typedef struct pterun_compute_lowbit_ukernel {
   uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
   pterun_compute_lowbit_dot_fn fn;
   const char* name;
-  pterun_compute_lowbit_tile_fn tile; /* the whole tile: fn plus the epilogue */
+  pterun_compute_lowbit_tile_fn tile;   /* the whole tile: fn plus the epilogue */
+  pterun_compute_lowbit_quant_fn quant; /* the activation rows */
 } pterun_compute_lowbit_ukernel;
 
 /** Every low-bit microkernel compiled into this build, portable first, in

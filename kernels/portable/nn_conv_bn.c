@@ -115,22 +115,6 @@ static pterun_status conv_bn_prepare(pterun_kernel_context* ctx, pterun_value** 
   return PTERUN_STATUS_OK;
 }
 
-/* The batch norm's per-channel tensor at args[i] (optional ones may be None). */
-static pterun_status bn_channels(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                                 const char* name, int64_t c, int optional, pterun_tensor** t) {
-  if (optional)
-    PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i, name, t));
-  else
-    PTERUN_TRY(pterun_arg_tensor(ctx, args, i, name, t));
-  if (*t == NULL) return PTERUN_STATUS_OK;
-  PTERUN_TRY(pk_check_float(ctx, *t, name));
-  PTERUN_TRY(pterun_check_data(ctx, *t, name));
-  if ((*t)->rank != 1 || (*t)->sizes[0] != c)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': expected shape [%" PRId64 "]", name, c);
-  return PTERUN_STATUS_OK;
-}
-
 static double chan_f64(const pterun_tensor* t, int64_t c, double dflt) {
   return t != NULL ? pterun_load_f64(t->data, t->dtype, c * t->strides[0]) : dflt;
 }
@@ -147,10 +131,10 @@ static pterun_status conv_then_bn(pterun_kernel_context* ctx, pterun_value** arg
                               "the fused batch norm needs a float32 output of rank >= 2");
   PTERUN_TRY(pk_convolution_run(ctx, args, iout, NULL));
   const int64_t C = out->sizes[1];
-  PTERUN_TRY(bn_channels(ctx, args, CB_BN, "weight", C, 1, &gamma));
-  PTERUN_TRY(bn_channels(ctx, args, CB_BN + 1, "bias", C, 1, &beta));
-  PTERUN_TRY(bn_channels(ctx, args, CB_BN + 2, "running_mean", C, 0, &mean));
-  PTERUN_TRY(bn_channels(ctx, args, CB_BN + 3, "running_var", C, 0, &var));
+  PTERUN_TRY(pk_channel_arg(ctx, args, CB_BN, "weight", C, 1, &gamma));
+  PTERUN_TRY(pk_channel_arg(ctx, args, CB_BN + 1, "bias", C, 1, &beta));
+  PTERUN_TRY(pk_channel_arg(ctx, args, CB_BN + 2, "running_mean", C, 0, &mean));
+  PTERUN_TRY(pk_channel_arg(ctx, args, CB_BN + 3, "running_var", C, 0, &var));
   PTERUN_TRY(pterun_arg_double(ctx, args, CB_BN + 4, "eps", &eps));
   int64_t inner = 1, cs = out->strides[1];
   for (int d = 2; d < out->rank; ++d) inner *= out->sizes[d];

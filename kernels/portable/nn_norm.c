@@ -95,9 +95,8 @@ static void channel_apply(const bn_iter* it, const pterun_tensor* x, pterun_tens
     }
 }
 
-/* A per-channel [C] tensor argument (optional when opt). */
-static pterun_status chan_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
-                              const char* name, int64_t c, int opt, pterun_tensor** t) {
+pterun_status pk_channel_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                             const char* name, int64_t c, int opt, pterun_tensor** t) {
   if (opt)
     PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i, name, t));
   else
@@ -137,11 +136,11 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
   it.sp_rank = x->rank - 2;
   it.inner = 1;
   for (d = 0; d < it.sp_rank; ++d) it.inner *= (it.sp_sizes[d] = x->sizes[2 + d]);
-  PTERUN_TRY(chan_arg(ctx, args, 1, "weight", it.c, 1, &w));
-  PTERUN_TRY(chan_arg(ctx, args, 2, "bias", it.c, 1, &b));
+  PTERUN_TRY(pk_channel_arg(ctx, args, 1, "weight", it.c, 1, &w));
+  PTERUN_TRY(pk_channel_arg(ctx, args, 2, "bias", it.c, 1, &b));
   if (rm_ix >= 0) {
-    PTERUN_TRY(chan_arg(ctx, args, (size_t)rm_ix, "running_mean", it.c, 1, &rm));
-    PTERUN_TRY(chan_arg(ctx, args, (size_t)rm_ix + 1, "running_var", it.c, 1, &rv));
+    PTERUN_TRY(pk_channel_arg(ctx, args, (size_t)rm_ix, "running_mean", it.c, 1, &rm));
+    PTERUN_TRY(pk_channel_arg(ctx, args, (size_t)rm_ix + 1, "running_var", it.c, 1, &rv));
   }
   if (!training && (rm == NULL || rv == NULL))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,

@@ -116,6 +116,10 @@ pterun_status pk_check_same_dtype(pterun_kernel_context* ctx, const pterun_tenso
                                   const char* an, const pterun_tensor* b, const char* bn);
 /* Fails unless t is a floating dtype (f16, bf16, f32, f64). */
 pterun_status pk_check_float(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name);
+/* A per-channel [c] floating tensor argument with data (optional when opt:
+ * *t NULL for None): batch norm's weight, bias and statistics. */
+pterun_status pk_channel_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                             const char* name, int64_t c, int opt, pterun_tensor** t);
 
 /*
  * An int[N] argument as ATen accepts it: exactly n values, or one value that

@@ -229,10 +229,7 @@ PyObject* py_method_load(py_state* st, py_program* program, const char* name, un
   opts.threadpool = threads != 1 ? st->pool : NULL;
   opts.max_threads = threads;
   opts.no_fusion = no_fusion;
-  opts.registry = st->registry;
-  opts.data = (const pterun_data* const*)program->data;
-  opts.data_count = program->data_count;
-  opts.logger = py_logger();
+  py_method_options(st, program, &opts);
   Py_BEGIN_ALLOW_THREADS py_log_reset();
   status = pterun_method_load(program->program, name, &opts, &m);
   Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) {

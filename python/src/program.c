@@ -389,6 +389,13 @@ static PyObject* py_program_load_method(PyObject* self, PyObject* args, PyObject
   return py_method_load(st, (py_program*)self, name, runs, outputs, (size_t)threads, no_fusion);
 }
 
+void py_method_options(py_state* st, const py_program* p, pterun_method_options* o) {
+  o->registry = st->registry;
+  o->data = (const pterun_data* const*)p->data;
+  o->data_count = p->data_count;
+  o->logger = py_logger();
+}
+
 /* pterun_program_method_memory: the memory a load of method `name` would
  * allocate, by part, measured by a trial load (no method stays loaded). */
 static PyObject* py_program_method_memory(PyObject* self, PyObject* arg) {
@@ -401,10 +408,7 @@ static PyObject* py_program_method_memory(PyObject* self, PyObject* arg) {
   const char* name = PyUnicode_AsUTF8AndSize(arg, NULL);
   if (name == NULL) return NULL;
   if (py_find_method(st, p, name, &index) != 0) return NULL;
-  opts.registry = st->registry;
-  opts.data = (const pterun_data* const*)p->data;
-  opts.data_count = p->data_count;
-  opts.logger = py_logger();
+  py_method_options(st, p, &opts);
   Py_BEGIN_ALLOW_THREADS py_log_reset();
   status = pterun_program_method_memory(p->program, name, &opts, &mem);
   Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) return py_raise(

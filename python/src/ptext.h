@@ -92,6 +92,9 @@ PyObject* py_program_load(py_state* st, PyObject* source, PyObject* data_files);
  * fusion pass stays off (pterun_method_options.no_fusion). */
 PyObject* py_method_load(py_state* st, py_program* program, const char* name, unsigned profile_runs,
                          int record_outputs, size_t threads, int no_fusion);
+/* The method options every load (and memory query) of program p shares:
+ * the module's registry, p's data files, the log capture. */
+void py_method_options(py_state* st, const py_program* p, pterun_method_options* o);
 
 /* Metadata of one input/output as a dict (program.c). */
 PyObject* py_io_info_dict(const pterun_io_info* io);

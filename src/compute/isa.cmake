@@ -75,13 +75,13 @@ pterun_gemm_isa_setup(pterun_compute)
 set_source_files_properties(${_pt_isa_dir}/lowbit/linear.c ${_pt_isa_dir}/lowbit/act.c
   PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
-  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-ffp-contract=off")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
 endif()
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
-    COMPILE_OPTIONS "-mavx2;-mavx512f;-mavx512bw;-ffp-contract=off")
+    COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-ffp-contract=off")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
-    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-ffp-contract=off")
+    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-mfma;-ffp-contract=off")
 endif()
 # AArch64: the NEON dot-product variant (sdot), when the compiler takes it.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")

@@ -8,6 +8,7 @@
  * variants this CPU cannot run are listed as untested. Again with
  * PTERUN_ISA_MASK=0 (portable selection). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,10 +326,62 @@ static int test_pack_qa(void) {
   return bad;
 }
 
+/* Every variant's activation quantizer gives the portable one's bits: rows
+ * of random values, values halfway between codes, one sign, a constant, a
+ * NaN first and a NaN later, infinities, signed zeros, and a length with a
+ * tail past the vector loop. */
+static int test_quant(void) {
+  enum { K = 528 };
+  static float x[K];
+  size_t nuk, v;
+  const pterun_compute_lowbit_ukernel* uk = pterun_compute_lowbit_ukernels(&nuk);
+  int mode, bad = 0;
+  for (mode = 0; mode < 9; ++mode) {
+    const int64_t k = mode == 8 ? 48 : K, gs = mode == 8 ? 16 : 48;
+    int8_t want_q[K], got_q[K];
+    int64_t want_s[K / 16], got_s[K / 16];
+    float want_scale, got_scale;
+    int32_t want_zero, got_zero;
+    int64_t i;
+    for (i = 0; i < k; ++i) {
+      float r = (float)((int)(rnd() % 20001) - 10000) * 1e-3f;
+      x[i] = mode == 1   ? (float)(i % 256) - 127.5f /* halfway cases (scale 1) */
+             : mode == 2 ? 3.0f + r * 1e-2f
+             : mode == 3 ? -7.25f
+             : mode == 6 ? (i % 2 ? -0.0f : 0.0f)
+                         : r;
+    }
+    if (mode == 4) x[0] = NAN;
+    if (mode == 5) { /* the minimum, then a NaN, in one vector lane */
+      x[9] = -50.0f;
+      x[17] = NAN;
+    }
+    if (mode == 7) {
+      x[3] = INFINITY;
+      x[200] = -INFINITY;
+    }
+    pterun_compute_lowbit_ukernels(NULL)[0].quant(x, k, gs, want_q, want_s, &want_scale,
+                                                  &want_zero);
+    for (v = 1; v < nuk; ++v) {
+      if (!runnable(&uk[v])) continue;
+      memset(got_q, 0x5a, sizeof got_q);
+      uk[v].quant(x, k, gs, got_q, got_s, &got_scale, &got_zero);
+      if (memcmp(got_q, want_q, (size_t)k) != 0 ||
+          memcmp(got_s, want_s, (size_t)(k / gs) * sizeof got_s[0]) != 0 ||
+          memcmp(&got_scale, &want_scale, 4) != 0 || got_zero != want_zero) {
+        fprintf(stderr, "%s: quantizer differs on row mode %d\n", uk[v].name, mode);
+        bad = 1;
+      }
+    }
+  }
+  return bad;
+}
+
 int main(void) {
   PT_RUN(test_microkernels);
   PT_RUN(test_driver);
   PT_RUN(test_no_scratch);
   PT_RUN(test_pack_qa);
+  PT_RUN(test_quant);
   return pt_failures != 0;
 }

@@ -26,6 +26,22 @@ static const char* fixture(const char* rel) {
   return path;
 }
 
+static pterun_program* open_fixture(const char* rel) {
+  pterun_program* p = NULL;
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+  lo.logger = g_silent;
+  return pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p) == PTERUN_STATUS_OK
+             ? p
+             : NULL;
+}
+
+static pterun_method_options method_options(void) {
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
+  o.registry = g_reg;
+  o.logger = g_silent;
+  return o;
+}
+
 /* The trial's figures equal the real load's; returns the prepared bytes. */
 static int same_as_load(pterun_program* p, const pterun_method_options* o, const char* what,
                         size_t* prepared, size_t* delegate) {
@@ -75,14 +91,9 @@ static int before_load_equals_after(void) {
                {"lowbit/tfm_4bit/model.pte", 0},
                {"xnnpack/dyn_mlp/model.pte", 1}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-    pterun_program* p = NULL;
-    pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
-    lo.logger = g_silent;
-    PT_CHECK_STATUS(pterun_program_load_file(fixture(cases[c].rel), PTERUN_FILE_MMAP, &lo, &p),
-                    PTERUN_STATUS_OK);
-    pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
-    o.registry = g_reg;
-    o.logger = g_silent;
+    pterun_program* p = open_fixture(cases[c].rel);
+    PT_CHECK(p != NULL);
+    pterun_method_options o = method_options();
     size_t prepared = 0, delegate = 0, unprepared = 0;
     if (same_as_load(p, &o, cases[c].rel, &prepared, &delegate)) return 1;
     PT_CHECK(cases[c].delegate ? delegate > 0 : prepared > 0);
@@ -98,11 +109,8 @@ static int before_load_equals_after(void) {
 /* Caller planned buffers: the trial loads into its own, so the caller's
  * bytes stay as they were; pterun owns no planned bytes either way. */
 static int caller_buffers_untouched(void) {
-  pterun_program* p = NULL;
-  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
-  lo.logger = g_silent;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
-                  PTERUN_STATUS_OK);
+  pterun_program* p = open_fixture("mlp/model.pte");
+  PT_CHECK(p != NULL);
   size_t index = 0;
   pterun_method_info mi;
   PT_CHECK_STATUS(pterun_program_find_method(p, "forward", &index), PTERUN_STATUS_OK);
@@ -118,9 +126,7 @@ static int caller_buffers_untouched(void) {
     PT_CHECK(bufs[k] != NULL);
     memset(bufs[k], 0xA5, (size_t)size);
   }
-  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
-  o.registry = g_reg;
-  o.logger = g_silent;
+  pterun_method_options o = method_options();
   o.planned_buffers = bufs;
   o.planned_buffer_count = mi.planned_buffer_count;
   o.planned_buffer_sizes = sizes;
@@ -141,14 +147,9 @@ static int caller_buffers_untouched(void) {
 /* An older caller's struct (up to runtime_bytes) gets only what fits; bad
  * arguments and a missing method are refused. */
 static int struct_size_and_refusals(void) {
-  pterun_program* p = NULL;
-  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
-  lo.logger = g_silent;
-  PT_CHECK_STATUS(pterun_program_load_file(fixture("mlp/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
-                  PTERUN_STATUS_OK);
-  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
-  o.registry = g_reg;
-  o.logger = g_silent;
+  pterun_program* p = open_fixture("mlp/model.pte");
+  PT_CHECK(p != NULL);
+  pterun_method_options o = method_options();
   pterun_method_memory_info info;
   memset(&info, 0x5A, sizeof info);
   info.struct_size = offsetof(pterun_method_memory_info, planned_bytes);

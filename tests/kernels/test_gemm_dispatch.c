@@ -45,6 +45,7 @@ typedef struct job {
   pterun_compute_matrix a, b, c;
   double alpha;
   int accumulate;
+  const pterun_compute_gemm_opts* o; /* non-NULL: pterun_compute_gemm_ex */
 } job;
 static job g_job;
 static pterun_threadpool* g_pool; /* NULL: serial */
@@ -55,8 +56,8 @@ static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, si
   (void)args;
   (void)nargs;
   pterun_compute_gemm_init_ex(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk, g_pool, g_max_threads);
-  pterun_compute_gemm(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, g_job.alpha,
-                      g_job.accumulate);
+  pterun_compute_gemm_ex(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, g_job.alpha,
+                         g_job.accumulate, g_job.o);
   return PTERUN_STATUS_OK;
 }
 
@@ -311,6 +312,76 @@ static int test_threads_bit_identical(void) {
   return 0;
 }
 
+/* The epilogue (row bias, then ReLU or clamp), in the microkernel's
+ * registers on full tiles and over C on edge tiles, gives the bits of a C
+ * filled with the bias, the product accumulated into it and
+ * pterun_compute_f32_activate: on
+ * NaN, -0, values past the bounds, several K blocks, every microkernel. */
+static int epilogue_case(const pterun_compute_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64_t k,
+                         int act) {
+  float* a = malloc((size_t)(m * k) * sizeof(float));
+  float* b = malloc((size_t)(k * n) * sizeof(float));
+  float* bias = malloc((size_t)m * sizeof(float));
+  float* c1 = malloc((size_t)(m * n) * sizeof(float));
+  float* c2 = malloc((size_t)(m * n) * sizeof(float));
+  PT_CHECK(a && b && bias && c1 && c2);
+  for (int64_t i = 0; i < m * k; ++i) a[i] = rnd();
+  for (int64_t i = 0; i < k * n; ++i) b[i] = rnd();
+  for (int64_t i = 0; i < m; ++i) bias[i] = 0.25f * rnd();
+  for (int64_t kk = 0; kk < k; ++kk) a[kk] = 0.0f; /* row 0: -0 products where b < 0 ... */
+  bias[0] = -0.0f;                                 /* ... and a -0 bias: -0 sums */
+  if (m > 2) a[2 * k] = NAN;                       /* row 2: NaN */
+  const float lo = -0.25f, hi = 0.3f;
+  pterun_compute_gemm_opts o = {.activation = act, .lo = lo, .hi = hi, .bias = bias};
+  pterun_compute_matrix ma = {a, PTERUN_DTYPE_F32, k, 1}, mb = {b, PTERUN_DTYPE_F32, n, 1};
+  pterun_compute_matrix mc = {c1, PTERUN_DTYPE_F32, n, 1};
+  job j = {uk, m, n, k, ma, mb, mc, 1.0, 0, &o};
+  g_job = j;
+  PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
+           PTERUN_STATUS_OK);
+  /* The reference: C filled with the bias, the product accumulated, then
+   * the activation. */
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t jj = 0; jj < n; ++jj) c2[i * n + jj] = bias[i];
+  g_job.c.data = c2;
+  g_job.o = NULL;
+  g_job.accumulate = 1;
+  PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
+           PTERUN_STATUS_OK);
+  g_job.accumulate = 0;
+  pterun_compute_f32_activate(c2, (size_t)(m * n), act, lo, hi);
+  for (int64_t i = 0; i < m * n; ++i)
+    if (memcmp(&c1[i], &c2[i], 4) != 0) {
+      fprintf(stderr, "%s m%d n%d k%d act%d: C[%d] %a vs %a\n", uk ? uk->name : "default", (int)m,
+              (int)n, (int)k, act, (int)i, c1[i], c2[i]);
+      break;
+    }
+  PT_CHECK(memcmp(c1, c2, (size_t)(m * n) * sizeof(float)) == 0);
+  free(a);
+  free(b);
+  free(bias);
+  free(c1);
+  free(c2);
+  return 0;
+}
+
+static int test_epilogue(void) {
+  size_t n;
+  const pterun_compute_f32_gemm_ukernel* uks = pterun_compute_f32_gemm_ukernels(&n);
+  uint64_t features = pterun_cpu_features();
+  static const int64_t shapes[][3] = {{24, 64, 16}, {13, 37, 5}, {30, 70, 600}, {1, 40, 9}};
+  static const int acts[] = {PTERUN_COMPUTE_ACT_NONE, PTERUN_COMPUTE_ACT_RELU,
+                             PTERUN_COMPUTE_ACT_CLAMP};
+  for (size_t i = 0; i <= n; ++i) {
+    const pterun_compute_f32_gemm_ukernel* uk = i < n ? &uks[i] : NULL; /* NULL: selection */
+    if (uk != NULL && (uk->isa & features) != uk->isa) continue;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+      for (size_t t = 0; t < 3; ++t)
+        PT_CHECK(epilogue_case(uk, shapes[s][0], shapes[s][1], shapes[s][2], acts[t]) == 0);
+  }
+  return 0;
+}
+
 int main(void) {
   g_arena_bytes = (size_t)8 << 20;
   g_arena = aligned_alloc(64, g_arena_bytes);
@@ -318,6 +389,7 @@ int main(void) {
   PT_RUN(test_feature_names);
   PT_RUN(test_selection);
   PT_RUN(test_variants);
+  PT_RUN(test_epilogue);
   PT_RUN(test_threads_bit_identical);
   free(g_arena);
   return pt_failures != 0;

@@ -23,9 +23,27 @@ static void store4(float* p, v4f v) {
   memcpy(p, &v, sizeof v);
 }
 
-void pc_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
-                                     const float* b, size_t b_ks, float* c, size_t ldc, float alpha,
-                                     int add) {
+typedef int v4i __attribute__((vector_size(16)));
+
+/* The epilogue on one vector, act_f32's semantics lane by lane. */
+static v4f epilogue4(v4f v, int act, float lo, float hi) {
+  if (act == PTERUN_COMPUTE_ACT_RELU) {
+    v4i keep = (v > (v4f){0}) | (v != v); /* -0 and negatives become +0 */
+    return (v4f)((v4i)v & keep);
+  }
+  if (act == PTERUN_COMPUTE_ACT_CLAMP) {
+    v4f vl = {lo, lo, lo, lo}, vh = {hi, hi, hi, hi};
+    v4i below = v < vl;
+    v4f t = (v4f)(((v4i)vl & below) | ((v4i)v & ~below));
+    v4i above = vh < t;
+    return (v4f)(((v4i)vh & above) | ((v4i)t & ~above));
+  }
+  return v;
+}
+
+static inline __attribute__((always_inline)) void scalar_4x8(
+    size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const float* b, size_t b_ks,
+    float* c, size_t ldc, float alpha, int add, const float* bias, int act, float lo, float hi) {
   v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
   const float* a0 = a;
   const float* a1 = mr > 1 ? a0 + a_rs : a0;
@@ -50,12 +68,31 @@ void pc_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_
   va = (v4f){alpha, alpha, alpha, alpha};
   for (i = 0; i < MR; ++i) {
     float* cr = c + (size_t)i * ldc;
+    v4f v0 = va * acc[i][0], v1 = va * acc[i][1];
     if (add) {
-      store4(cr, load4(cr) + va * acc[i][0]);
-      store4(cr + 4, load4(cr + 4) + va * acc[i][1]);
-    } else {
-      store4(cr, va * acc[i][0]);
-      store4(cr + 4, va * acc[i][1]);
+      v0 = load4(cr) + v0;
+      v1 = load4(cr + 4) + v1;
     }
+    if (bias != NULL) {
+      v4f vb = {bias[i], bias[i], bias[i], bias[i]};
+      v0 = v0 + vb;
+      v1 = v1 + vb;
+    }
+    store4(cr, epilogue4(v0, act, lo, hi));
+    store4(cr + 4, epilogue4(v1, act, lo, hi));
   }
+}
+
+void pc_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
+                                     const float* b, size_t b_ks, float* c, size_t ldc, float alpha,
+                                     int add) {
+  scalar_4x8(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, NULL, PTERUN_COMPUTE_ACT_NONE,
+             0.0f, 0.0f);
+}
+
+void pc_f32_gemm_ukernel__scalar_4x8_ep(size_t mr, size_t kc, const float* a, size_t a_rs,
+                                        size_t a_ks, const float* b, size_t b_ks, float* c,
+                                        size_t ldc, float alpha, int add, const float* bias,
+                                        int act, float lo, float hi) {
+  scalar_4x8(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, bias, act, lo, hi);
 }

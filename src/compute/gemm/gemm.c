@@ -51,6 +51,20 @@ static const pc_f32_gemm_ukernel g_ukernels[] = {
 #undef PC_GEMM_UKERNEL
 };
 
+/* The epilogue variants, in the table's order. */
+static const pc_f32_gemm_ep_fn g_ukernels_ep[] = {
+#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc) fn##_ep,
+#include "src/compute/gemm/f32_ukernels.inc"
+#undef PC_GEMM_UKERNEL
+};
+
+/* uk's epilogue variant, or NULL for a descriptor not from the table. */
+static pc_f32_gemm_ep_fn ukernel_ep(const pc_f32_gemm_ukernel* uk) {
+  for (size_t i = 0; i < sizeof g_ukernels / sizeof g_ukernels[0]; ++i)
+    if (uk == &g_ukernels[i]) return g_ukernels_ep[i];
+  return NULL;
+}
+
 #define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
   _Static_assert((mr) <= PC_F32_MR_MAX && (nr) <= PC_F32_NR_MAX, #fn " tile");                     \
   _Static_assert((mc) % (mr) == 0 && (kc) >= 16, #fn " blocks");
@@ -242,6 +256,7 @@ static void bias_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, in
  * order whatever the thread count (bit-identical results). */
 typedef struct pc_f32_step {
   const pc_f32_gemm_ukernel* uk;
+  pc_f32_gemm_ep_fn uk_ep; /* uk with the epilogue in registers, or NULL */
   const pterun_compute_matrix *a, *b, *c;
   float alpha;
   int add; /* accumulate into C (the caller's C, or earlier K blocks) */
@@ -325,6 +340,13 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
           as = ap + (ir / MR) * kcb * MR;
           a_rs = 1;
           a_ks = (size_t)MR;
+        }
+        if (st->direct_c && h == MR && w == NR && st->uk_ep != NULL &&
+            (st->bias != NULL || st->act)) {
+          st->uk_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
+                    (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha,
+                    st->add, st->bias != NULL ? st->bias + ic + ir : NULL, st->act, st->lo, st->hi);
+          continue;
         }
         if (st->direct_c && h == MR && w == NR) {
           uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
@@ -441,6 +463,7 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   pc_f32_step st;
   memset(&st, 0, sizeof st);
   st.uk = uk;
+  st.uk_ep = ukernel_ep(uk);
   st.a = a;
   st.b = b;
   st.c = c;

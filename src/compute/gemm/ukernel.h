@@ -18,10 +18,22 @@
  * themselves are internal (pc_ prefix), reached through the table. */
 typedef pterun_compute_f32_gemm_ukernel pc_f32_gemm_ukernel;
 
+/* Each microkernel also comes as fn##_ep with an epilogue applied while the
+ * tile is in registers, after alpha and the add: + bias[i] on row i (bias
+ * NULL: none), then the activation (PTERUN_COMPUTE_ACT_*, the exact
+ * semantics of gemm.c's act_f32). Same operations, same bits as storing the
+ * tile and running the epilogue over C. */
+typedef void (*pc_f32_gemm_ep_fn)(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
+                                  const float* b, size_t b_ks, float* c, size_t ldc, float alpha,
+                                  int add, const float* bias, int act, float lo, float hi);
+
 /* Prototypes from the manifest. */
 #define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
   void fn(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,        \
-          size_t b_ks, float* c, size_t ldc, float alpha, int add);
+          size_t b_ks, float* c, size_t ldc, float alpha, int add);                                \
+  void fn##_ep(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,   \
+               size_t b_ks, float* c, size_t ldc, float alpha, int add, const float* bias,         \
+               int act, float lo, float hi);
 #include "src/compute/gemm/f32_ukernels.inc"
 #undef PC_GEMM_UKERNEL
 

@@ -9,11 +9,19 @@
  *   GT_BCAST(p)        *p in every lane
  *   GT_FMA(a, b, c)    a * b + c (fused)
  *   GT_MUL(a, b), GT_ADD(a, b)
+ *   GT_RELU(v)         aten::relu: v where v > 0 or NaN, else +0
+ *   GT_CLAMP(v, l, h)  v < l ? l : v, then h < that ? h : that (NaN stays)
  * Accumulators are GT_MR x GT_NRV vectors that must fit in the register file
  * together with GT_NRV B vectors and one broadcast. Every index is a
  * compile-time constant after unrolling, so the arrays live in registers. */
-void GT_FN(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const float* b,
-           size_t b_ks, float* c, size_t ldc, float alpha, int add) {
+#define GT_CAT_(x, y) x##y
+#define GT_CAT(x, y) GT_CAT_(x, y)
+#define GT_BODY GT_CAT(GT_FN, _body)
+static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, const float* a,
+                                                          size_t a_rs, size_t a_ks, const float* b,
+                                                          size_t b_ks, float* c, size_t ldc,
+                                                          float alpha, int add, const float* bias,
+                                                          int act, float lo, float hi) {
   const float* ar[GT_MR];
   GT_VEC acc[GT_MR][GT_NRV];
   size_t k, ko = 0;
@@ -51,14 +59,40 @@ void GT_FN(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const
     PC_UNROLL
     for (i = 0; i < GT_MR; ++i) {
       float* cr = c + (size_t)i * ldc;
-      if (add) {
+      GT_VEC v[GT_NRV];
+      PC_UNROLL
+      for (j = 0; j < GT_NRV; ++j)
+        v[j] = add ? GT_FMA(acc[i][j], va, GT_LOADU(cr + j * GT_VLEN)) : GT_MUL(acc[i][j], va);
+      if (bias != NULL) {
+        GT_VEC vb = GT_BCAST(bias + i);
         PC_UNROLL
-        for (j = 0; j < GT_NRV; ++j)
-          GT_STOREU(cr + j * GT_VLEN, GT_FMA(acc[i][j], va, GT_LOADU(cr + j * GT_VLEN)));
-      } else {
-        PC_UNROLL
-        for (j = 0; j < GT_NRV; ++j) GT_STOREU(cr + j * GT_VLEN, GT_MUL(acc[i][j], va));
+        for (j = 0; j < GT_NRV; ++j) v[j] = GT_ADD(v[j], vb);
       }
+      if (act == PTERUN_COMPUTE_ACT_RELU) {
+        PC_UNROLL
+        for (j = 0; j < GT_NRV; ++j) v[j] = GT_RELU(v[j]);
+      } else if (act == PTERUN_COMPUTE_ACT_CLAMP) {
+        GT_VEC vlo = GT_BCAST(&lo), vhi = GT_BCAST(&hi);
+        PC_UNROLL
+        for (j = 0; j < GT_NRV; ++j) v[j] = GT_CLAMP(v[j], vlo, vhi);
+      }
+      PC_UNROLL
+      for (j = 0; j < GT_NRV; ++j) GT_STOREU(cr + j * GT_VLEN, v[j]);
     }
   }
 }
+
+void GT_FN(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const float* b,
+           size_t b_ks, float* c, size_t ldc, float alpha, int add) {
+  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, NULL, PTERUN_COMPUTE_ACT_NONE, 0.0f,
+          0.0f);
+}
+
+void GT_CAT(GT_FN, _ep)(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
+                        const float* b, size_t b_ks, float* c, size_t ldc, float alpha, int add,
+                        const float* bias, int act, float lo, float hi) {
+  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, bias, act, lo, hi);
+}
+#undef GT_BODY
+#undef GT_CAT
+#undef GT_CAT_

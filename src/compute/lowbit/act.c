@@ -20,12 +20,17 @@ static int32_t clamp_to_i32(float f, float lo, float hi) {
 }
 
 void pc_lowbit_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero) {
-  float vmin = x[0], vmax = x[0], s;
+  float vmin = x[0], vmax = x[0];
   int64_t i;
   for (i = 1; i < k; ++i) {
     if (x[i] < vmin) vmin = x[i];
     if (x[i] > vmax) vmax = x[i];
   }
+  pc_lowbit_act_qparams_range(vmin, vmax, scale, zero);
+}
+
+void pc_lowbit_act_qparams_range(float vmin, float vmax, float* scale, int32_t* zero) {
+  float s;
   if (!(vmin < vmax)) {
     if (vmin > 0.0f) vmin = 0.0f;
     if (vmax < 0.0f) vmax = 0.0f;
@@ -53,5 +58,17 @@ void pc_lowbit_act_quantize(const float* x, int64_t count, float inv, int32_t ze
     v = v > -128.0f ? v : -128.0f;
     v = v < 127.0f ? v : 127.0f;
     q[i] = (int8_t)nearbyintf(v);
+  }
+}
+
+void pc_lowbit_quant__scalar(const float* x, int64_t k, int64_t gs, int8_t* qa, int64_t* asum,
+                             float* scale, int32_t* zero) {
+  int64_t g, j;
+  pc_lowbit_act_qparams(x, k, scale, zero);
+  pc_lowbit_act_quantize(x, k, pc_lowbit_act_inv(*scale), *zero, qa);
+  for (g = 0; g < k / gs; ++g) {
+    int64_t s = 0;
+    for (j = 0; j < gs; ++j) s += qa[g * gs + j];
+    asum[g] = s;
   }
 }

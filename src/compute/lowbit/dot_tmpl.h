@@ -1,7 +1,8 @@
 /* Body of a low-bit linear microkernel for an x86 SIMD ISA (interface:
  * ukernel.h, pterun_compute_lowbit_dot_fn). Included by lowbit_<isa>.c after
  * defining:
- *   LT_FN, LT_TILE     function names (the group dot, the whole tile)
+ *   LT_FN, LT_TILE, LT_QUANT function names (the group dot, the whole tile,
+ *                      the activation row quantizer)
  *   LT_V, LT_VEC       bytes per vector (32 or 64), integer vector type
  *   LT_LOAD(p)         load LT_V bytes;  LT_STORE(p, v): store them
  *   LT_ZERO(), LT_SET1_8(c), LT_SET1_16(c)
@@ -19,8 +20,8 @@
  *                      lanes of column c) in vector registers
  *   LT_COLS32(lo, hi)  the 4-bit accumulators' column sums, columns 0..7 in
  *                      the int32 lanes of a __m256i
- * The tile's epilogue works on 8 columns in 256-bit AVX2 vectors (every x86
- * variant has AVX2).
+ * The tile's epilogue and the quantizer work in 256-bit AVX2 / FMA vectors
+ * (every x86 variant has them).
  *
  * Column layout (docs/lowbit.md): a 16-value k-chunk of an 8-column tile
  * holds, per column, 8 values against qa[0..7] and 8 against qa[8..15].
@@ -196,6 +197,59 @@ void LT_FN(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t
   }
 #endif
   LT_NAME(_u)(nbit, w, qa, chunks, dot);
+}
+
+/* The activation row quantizer: act.c's operations lane by lane. vminps /
+ * vmaxps (a < b ? a : b, a > b ? a : b) are its comparisons: a NaN counts
+ * only when it is x[0] (every lane starts there); vfmadd is fmaf, vroundps
+ * in the current mode is nearbyintf, and the clamps come first. */
+void LT_QUANT(const float* x, int64_t k, int64_t gs, int8_t* qa, int64_t* asum, float* scale,
+              int32_t* zero) {
+  __m256 lo = _mm256_set1_ps(x[0]), hi = lo, inv, zf;
+  const __m256 qmin = _mm256_set1_ps(-128.0f), qmax = _mm256_set1_ps(127.0f);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  float l[8], h[8], vmin, vmax;
+  int64_t i, g, j;
+  for (i = 0; i + 8 <= k; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    lo = _mm256_min_ps(v, lo);
+    hi = _mm256_max_ps(v, hi);
+  }
+  _mm256_storeu_ps(l, lo);
+  _mm256_storeu_ps(h, hi);
+  vmin = l[0];
+  vmax = h[0];
+  for (j = 1; j < 8; ++j) {
+    if (l[j] < vmin) vmin = l[j];
+    if (h[j] > vmax) vmax = h[j];
+  }
+  for (; i < k; ++i) {
+    if (x[i] < vmin) vmin = x[i];
+    if (x[i] > vmax) vmax = x[i];
+  }
+  pc_lowbit_act_qparams_range(vmin, vmax, scale, zero);
+  inv = _mm256_set1_ps(pc_lowbit_act_inv(*scale));
+  zf = _mm256_set1_ps((float)*zero);
+  for (i = 0; i + 32 <= k; i += 32) {
+    __m256i q[4];
+    for (j = 0; j < 4; ++j) {
+      __m256 v = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * j), inv, zf);
+      v = _mm256_min_ps(_mm256_max_ps(v, qmin), qmax);
+      q[j] = _mm256_cvtps_epi32(_mm256_round_ps(v, _MM_FROUND_CUR_DIRECTION));
+    }
+    /* packs work per 128-bit half: the permutation restores the order */
+    _mm256_storeu_si256(
+        (__m256i*)(void*)(qa + i),
+        _mm256_permutevar8x32_epi32(
+            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3])),
+            order));
+  }
+  if (i < k) pc_lowbit_act_quantize(x + i, k - i, pc_lowbit_act_inv(*scale), *zero, qa + i);
+  for (g = 0; g < k / gs; ++g) {
+    int64_t s = 0;
+    for (j = 0; j < gs; j += 16) s += LT_NAME(_asum16)(qa + g * gs + j);
+    asum[g] = s;
+  }
 }
 
 /* The whole tile for one row. 4 bits: per group, the column sums stay in

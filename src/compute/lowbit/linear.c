@@ -13,7 +13,7 @@
 #include "src/compute/lowbit/ukernel.h"
 
 static const pterun_compute_lowbit_ukernel g_ukernels[] = {
-#define PC_LOWBIT_UKERNEL(isa, fn, tile) {(isa), fn, #fn, tile},
+#define PC_LOWBIT_UKERNEL(isa, fn, tile, quant) {(isa), fn, #fn, tile, quant},
 #include "src/compute/lowbit/lowbit_ukernels.inc"
 #undef PC_LOWBIT_UKERNEL
 };
@@ -48,6 +48,7 @@ static int32_t rdi(const uint8_t* p) {
 typedef struct pc_lowbit_block {
   const pterun_compute_lowbit_weights* w;
   pterun_compute_lowbit_tile_fn tile;
+  pterun_compute_lowbit_quant_fn quant;
   const float* x; /* first row of the block */
   /* or, already quantized (pterun_compute_lowbit_linear_qa_ex): codes, scales, zero points */
   const int8_t* xq;
@@ -90,15 +91,13 @@ static void quantize_rows(void* c, size_t start, size_t count) {
     int8_t* qa = b->qa + r * b->kpad;
     int64_t* asum = b->asum + r * (size_t)groups;
     int64_t g, j;
-    if (b->xq != NULL) {
-      memcpy(qa, b->xq + r * (size_t)k, (size_t)k);
-      b->scale[r] = b->xs[r];
-      b->zero[r] = b->xz[r];
-    } else {
-      pc_lowbit_act_qparams(b->x + r * (size_t)k, k, &b->scale[r], &b->zero[r]);
-      pc_lowbit_act_quantize(b->x + r * (size_t)k, k, pc_lowbit_act_inv(b->scale[r]), b->zero[r],
-                             qa);
+    if (b->xq == NULL) {
+      b->quant(b->x + r * (size_t)k, k, gs, qa, asum, &b->scale[r], &b->zero[r]);
+      continue;
     }
+    memcpy(qa, b->xq + r * (size_t)k, (size_t)k);
+    b->scale[r] = b->xs[r];
+    b->zero[r] = b->xz[r];
     for (g = 0; g < groups; ++g) {
       int64_t s = 0;
       for (j = 0; j < gs; ++j) s += qa[g * gs + j];
@@ -197,7 +196,9 @@ static pterun_status linear_rows(pterun_kernel_context* ctx, const pterun_comput
   b.xq = xq;
   b.xs = xs;
   b.xz = xz;
-  b.tile = (uk != NULL ? uk : pterun_compute_lowbit_select(pterun_cpu_features()))->tile;
+  if (uk == NULL) uk = pterun_compute_lowbit_select(pterun_cpu_features());
+  b.tile = uk->tile;
+  b.quant = uk->quant;
   b.kpad = round64((size_t)w->k);
   if (buf != NULL) {
     b.qa = (int8_t*)buf;

@@ -9,6 +9,7 @@
 
 #define LT_FN pc_lowbit_dot__avx2
 #define LT_TILE pc_lowbit_tile__avx2
+#define LT_QUANT pc_lowbit_quant__avx2
 #define LT_V 32
 #define LT_VEC __m256i
 #define LT_LOAD(p) _mm256_loadu_si256((const __m256i*)(const void*)(p))

@@ -10,6 +10,7 @@
 
 #define LT_FN pc_lowbit_dot__avx512bw
 #define LT_TILE pc_lowbit_tile__avx512bw
+#define LT_QUANT pc_lowbit_quant__avx512bw
 #include "src/compute/lowbit/x86_avx512.h"
 #include "src/compute/lowbit/dot_tmpl.h"
 

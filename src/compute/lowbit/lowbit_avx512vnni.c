@@ -10,6 +10,7 @@
 
 #define LT_FN pc_lowbit_dot__avx512vnni
 #define LT_TILE pc_lowbit_tile__avx512vnni
+#define LT_QUANT pc_lowbit_quant__avx512vnni
 #include "src/compute/lowbit/x86_avx512.h"
 #define LT_DPBUSD(acc, u, s) _mm512_dpbusd_epi32((acc), (u), (s))
 #include "src/compute/lowbit/dot_tmpl.h"

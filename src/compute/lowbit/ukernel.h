@@ -12,10 +12,12 @@
 #include "pterun/cpu.h"
 
 /* Prototypes from the manifest. */
-#define PC_LOWBIT_UKERNEL(isa, fn, tile)                                                           \
+#define PC_LOWBIT_UKERNEL(isa, fn, tile, quant)                                                    \
   void fn(int nbit, const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]);           \
   void tile(const pterun_compute_lowbit_weights* w, const uint8_t* t,                              \
-            const pterun_compute_lowbit_qrow* row, float out[8]);
+            const pterun_compute_lowbit_qrow* row, float out[8]);                                  \
+  void quant(const float* x, int64_t k, int64_t gs, int8_t* qa, int64_t* asum, float* scale,       \
+             int32_t* zero);
 #include "src/compute/lowbit/lowbit_ukernels.inc"
 #undef PC_LOWBIT_UKERNEL
 
@@ -34,6 +36,9 @@ void pc_lowbit_unpack_u(int nbit, int count, const uint8_t* src, uint8_t* u);
  * scale and int32 zero point of a row of k floats; the reciprocal torchao
  * uses; q = clamp(nearbyint(fma(x, inv, zero)), -128, 127). */
 void pc_lowbit_act_qparams(const float* x, int64_t k, float* scale, int32_t* zero);
+/* The same from the row's minimum and maximum (as its loop finds them: a
+ * NaN counts only as the first value). */
+void pc_lowbit_act_qparams_range(float vmin, float vmax, float* scale, int32_t* zero);
 float pc_lowbit_act_inv(float scale);
 void pc_lowbit_act_quantize(const float* x, int64_t count, float inv, int32_t zero, int8_t* q);
 

@@ -72,29 +72,41 @@ void pc_qs8_gemm_ukernel__avx2_6x8(size_t kq, const void* a, const void* b, int3
  * contiguous row; returns the columns done (a multiple of 8). */
 int64_t pc_qs8_epilogue_row_avx2(const int32_t* acc, const pc_qs8_epi_row* e, int64_t cols,
                                  void* dst) {
+  /* Locals, not e->: the stores through dst may alias anything. */
+  const int32_t* zsum = e->zsum;
+  const float *sc = e->sc, *bi = e->bi;
+  int64_t j = 0;
+  if (e->f32) {
+    const __m256 fmin = _mm256_set1_ps(e->f_min), fmax = _mm256_set1_ps(e->f_max);
+    float* out = (float*)dst;
+    for (; j + 8 <= cols; j += 8) {
+      const __m256i v =
+          _mm256_sub_epi32(_mm256_loadu_si256((const __m256i*)(const void*)(acc + j)),
+                           _mm256_loadu_si256((const __m256i*)(const void*)(zsum + j)));
+      const __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(sc + j)),
+                                     _mm256_loadu_ps(bi + j));
+      _mm256_storeu_ps(out + j, _mm256_min_ps(fmax, _mm256_max_ps(fmin, y)));
+    }
+    return j;
+  }
   const __m256 vinv = _mm256_set1_ps(e->inv), vzp = _mm256_set1_ps(e->zpo);
   const __m256 vlo = _mm256_set1_ps(e->qlo), vhi = _mm256_set1_ps(e->qhi);
   const __m256 lim = _mm256_set1_ps(e->rne_limit), nlim = _mm256_set1_ps(-e->rne_limit);
   const __m256 magic = _mm256_set1_ps(e->rne_magic);
-  const __m256 fmin = _mm256_set1_ps(e->f_min), fmax = _mm256_set1_ps(e->f_max);
-  int64_t j = 0;
+  const int u8 = e->u8;
+  uint8_t* out = (uint8_t*)dst;
   for (; j + 8 <= cols; j += 8) {
-    const __m256i v =
-        _mm256_sub_epi32(_mm256_loadu_si256((const __m256i*)(const void*)(acc + j)),
-                         _mm256_loadu_si256((const __m256i*)(const void*)(e->zsum + j)));
-    __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(e->sc + j)),
-                             _mm256_loadu_ps(e->bi + j));
-    if (e->f32) {
-      _mm256_storeu_ps((float*)dst + j, _mm256_min_ps(fmax, _mm256_max_ps(fmin, y)));
-      continue;
-    }
+    const __m256i v = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i*)(const void*)(acc + j)),
+                                       _mm256_loadu_si256((const __m256i*)(const void*)(zsum + j)));
+    const __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(sc + j)),
+                                   _mm256_loadu_ps(bi + j));
     const __m256 p = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(y, vinv), nlim), lim);
     __m256 t = _mm256_add_ps(vzp, _mm256_sub_ps(_mm256_add_ps(p, magic), magic));
     t = _mm256_min_ps(_mm256_max_ps(t, vlo), vhi);
     const __m256i q = _mm256_cvttps_epi32(t);
     const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    _mm_storel_epi64((__m128i*)(void*)((uint8_t*)dst + j),
-                     e->u8 ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w));
+    _mm_storel_epi64((__m128i*)(void*)(out + j),
+                     u8 ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w));
   }
   return j;
 }
