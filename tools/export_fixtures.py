@@ -315,6 +315,29 @@ class ConvBnEdges(nn.Module):
         return a, b, torch.relu(c), c
 
 
+class LinearBn(nn.Module):
+    """Linear -> BatchNorm1d -> ReLU -> Linear -> BatchNorm1d on a batch of 4:
+    addmm -> batch norm chains for the load-time BN folding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.bn1 = nn.BatchNorm1d(16)
+        self.fc2 = nn.Linear(16, 4)
+        self.bn2 = nn.BatchNorm1d(4)
+        with torch.no_grad():
+            for bn in (self.bn1, self.bn2):
+                c = bn.num_features
+                assert bn.running_mean is not None and bn.running_var is not None
+                bn.running_mean.copy_(torch.randn(c) * 0.1)
+                bn.running_var.copy_(torch.rand(c) + 0.5)
+                bn.weight.copy_(torch.rand(c) + 0.5)
+                bn.bias.copy_(torch.randn(c) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn2(self.fc2(torch.relu(self.bn1(self.fc1(x)))))
+
+
 def _fold_bn(m: nn.Module) -> None:
     """Folds every Conv2d-BatchNorm2d pair (eval mode) in the models above."""
     for mod in list(m.modules()):
@@ -682,6 +705,12 @@ def _build_conv_bn_edges() -> dict[str, MethodSpec]:
     return {"forward": MethodSpec(m, (x,), (x,))}
 
 
+def _build_linear_bn() -> dict[str, MethodSpec]:
+    m = LinearBn().eval()
+    x = _rand(4, 8)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
 def _build_resnet() -> dict[str, MethodSpec]:
     m = ResNetish().eval()
     x = _rand(1, 3, 32, 32)
@@ -812,6 +841,13 @@ CASES: list[Case] = [
         1e-6,
         "conv -> BN edge cases: conv output read twice, BN without affine, BN output "
         "both a method output and a ReLU input",
+    ),
+    Case(
+        "linear_bn",
+        _build_linear_bn,
+        1e-5,
+        1e-6,
+        "Linear -> BatchNorm1d (-> ReLU) on a batch of 4 (addmm -> batch norm)",
     ),
 ]
 
