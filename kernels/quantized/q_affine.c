@@ -423,6 +423,22 @@ static void block_minmax(const block_map* m, const pterun_tensor* x, int64_t p, 
   int64_t g[PTERUN_MAX_RANK], c[PTERUN_MAX_RANK] = {0}, cstride[PTERUN_MAX_RANK], rem = p, st = 1;
   double mn = INFINITY, mx = -INFINITY;
   int d;
+  const int64_t kb = row_blocks(m);
+  if (kb > 0 && x->dtype == PTERUN_DTYPE_F32) { /* block p: elements [p * kb, p * kb + kb) */
+    const float* xf = (const float*)x->data + p * kb;
+    for (int64_t j = 0; j < kb; ++j) {
+      const double v = (double)xf[j];
+      if (v != v || mn != mn)
+        mn = mx = NAN;
+      else {
+        if (v < mn) mn = v;
+        if (v > mx) mx = v;
+      }
+    }
+    *lo = mn;
+    *hi = mx;
+    return;
+  }
   for (d = m->rank - 1; d >= 0; --d) {
     int64_t gs = m->sizes[d] / m->block[d];
     g[d] = rem % gs;
