@@ -282,6 +282,62 @@ class MobileNetishBn(MobileNetish):
         return self.fc(torch.flatten(pooled, 1)), f
 
 
+class ConvBnEdges(nn.Module):
+    """Convolution -> BatchNorm chains the load-time folding must leave alone
+    or take with care: a convolution output read twice, a BatchNorm without
+    affine parameters, a grouped convolution whose BatchNorm output is both a
+    method output and a ReLU's input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(4, 8, 3, padding=1)
+        self.b1 = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(4, 8, 1)
+        self.b2 = nn.BatchNorm2d(8, affine=False)
+        self.c3 = nn.Conv2d(4, 8, 3, padding=1, groups=2, bias=False)
+        self.b3 = nn.BatchNorm2d(8)
+        with torch.no_grad():
+            for bn in (self.b1, self.b2, self.b3):
+                assert bn.running_mean is not None and bn.running_var is not None
+                bn.running_mean.copy_(torch.randn(8) * 0.1)
+                bn.running_var.copy_(torch.rand(8) + 0.5)
+                if bn.affine:
+                    bn.weight.copy_(torch.rand(8) + 0.5)
+                    bn.bias.copy_(torch.randn(8) * 0.1)
+
+    def forward(
+        self, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        y1 = self.c1(x)
+        a = self.b1(y1) + y1
+        b = self.b2(self.c2(x))
+        c = self.b3(self.c3(x))
+        return a, b, torch.relu(c), c
+
+
+class LinearBn(nn.Module):
+    """Linear -> BatchNorm1d -> ReLU -> Linear -> BatchNorm1d on a batch of 4:
+    addmm -> batch norm chains for the load-time BN folding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.bn1 = nn.BatchNorm1d(16)
+        self.fc2 = nn.Linear(16, 4)
+        self.bn2 = nn.BatchNorm1d(4)
+        with torch.no_grad():
+            for bn in (self.bn1, self.bn2):
+                c = bn.num_features
+                assert bn.running_mean is not None and bn.running_var is not None
+                bn.running_mean.copy_(torch.randn(c) * 0.1)
+                bn.running_var.copy_(torch.rand(c) + 0.5)
+                bn.weight.copy_(torch.rand(c) + 0.5)
+                bn.bias.copy_(torch.randn(c) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn2(self.fc2(torch.relu(self.bn1(self.fc1(x)))))
+
+
 def _fold_bn(m: nn.Module) -> None:
     """Folds every Conv2d-BatchNorm2d pair (eval mode) in the models above."""
     for mod in list(m.modules()):
@@ -643,6 +699,18 @@ def _build_mobilenet_bn() -> dict[str, MethodSpec]:
     return {"forward": MethodSpec(m, (x,), (x,))}
 
 
+def _build_conv_bn_edges() -> dict[str, MethodSpec]:
+    m = ConvBnEdges().eval()
+    x = _rand(1, 4, 8, 8)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
+def _build_linear_bn() -> dict[str, MethodSpec]:
+    m = LinearBn().eval()
+    x = _rand(4, 8)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
 def _build_resnet() -> dict[str, MethodSpec]:
     m = ResNetish().eval()
     x = _rand(1, 3, 32, 32)
@@ -765,6 +833,21 @@ CASES: list[Case] = [
         1e-5,
         1e-6,
         "mobilenet with BN kept (NCHW); outputs logits and the 32x8x8 feature map",
+    ),
+    Case(
+        "conv_bn_edges",
+        _build_conv_bn_edges,
+        1e-5,
+        1e-6,
+        "conv -> BN edge cases: conv output read twice, BN without affine, BN output "
+        "both a method output and a ReLU input",
+    ),
+    Case(
+        "linear_bn",
+        _build_linear_bn,
+        1e-5,
+        1e-6,
+        "Linear -> BatchNorm1d (-> ReLU) on a batch of 4 (addmm -> batch norm)",
     ),
 ]
 

@@ -303,9 +303,12 @@ class TinyTransformer(nn.Module):
 # builders: (module to export, example inputs, reference kind, rtol, atol, note)
 
 
-def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
-    """PT2E static int8 with XNNPACKQuantizer's symmetric per-channel config,
-    calibrated on 8 random batches shaped like x."""
+def _pt2e_int8(
+    m: nn.Module, x: torch.Tensor, *, per_channel: bool = True, dynamic: bool = False
+) -> torch.fx.GraphModule:
+    """PT2E int8 with XNNPACKQuantizer's symmetric config (per-channel or
+    per-tensor weights; static: calibrated on 8 random batches shaped like x,
+    dynamic: one run on x)."""
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer,
         get_symmetric_quantization_config,
@@ -313,13 +316,21 @@ def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=True)
+        get_symmetric_quantization_config(
+            is_per_channel=per_channel, is_dynamic=dynamic
+        )
     )
-    gm = torch.export.export(m, (x,), strict=True).module()
-    gm = prepare_pt2e(gm, q)
-    for _ in range(8):
-        gm(torch.randn(x.shape))
+    gm = prepare_pt2e(torch.export.export(m, (x,), strict=True).module(), q)
+    if dynamic:
+        gm(x)
+    else:
+        for _ in range(8):
+            gm(torch.randn(x.shape))
     return convert_pt2e(gm)
+
+
+def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
+    return _pt2e_int8(m, x)
 
 
 def build_cnn():
@@ -351,24 +362,11 @@ def build_convnet():
 
 
 def build_dynlinear():
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
     torch.manual_seed(SEED + 1)
     m = DynLinear().eval()
     x = torch.randn(4, 32)
-    q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True)
-    )
-    gm = torch.export.export(m, (x,), strict=True).module()
-    gm = prepare_pt2e(gm, q)
-    gm(x)
-    gm = convert_pt2e(gm)
     return (
-        gm,
+        _pt2e_int8(m, x, dynamic=True),
         (x,),
         "et",
         0.0,
@@ -378,41 +376,18 @@ def build_dynlinear():
 
 
 def build_dynmm():
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
     torch.manual_seed(SEED + 7)
     m = DynMm().eval()
     x = torch.randn(2, 3, 32)
-    q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=False, is_dynamic=True)
-    )
-    gm = prepare_pt2e(torch.export.export(m, (x,), strict=True).module(), q)
-    gm(x)
-    gm = convert_pt2e(gm)
+    gm = _pt2e_int8(m, x, per_channel=False, dynamic=True)
     return gm, (x,), "et", 0.0, 1e-6, "PT2E dynamic int8, per-tensor weights, mm"
 
 
 def build_staticmm():
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
     torch.manual_seed(SEED + 8)
     m = StaticMm().eval()
     x = torch.randn(2, 3, 32)
-    q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=False)
-    )
-    gm = prepare_pt2e(torch.export.export(m, (x,), strict=True).module(), q)
-    for _ in range(8):
-        gm(torch.randn(x.shape))
-    gm = convert_pt2e(gm)
+    gm = _pt2e_int8(m, x, per_channel=False)
     return gm, (x,), "et", 0.0, 1e-6, "PT2E static int8, per-tensor weights, mm/addmm"
 
 
@@ -448,7 +423,10 @@ def build_llm():
     )
 
 
-def build_8da4w():
+def _torchao_dynamic(m: nn.Module, weight_dtype: torch.dtype, granularity) -> None:
+    """torchao's Int8DynamicActivationIntxWeightConfig on a TinyTransformer's
+    attention/MLP linears, IntxWeightOnlyConfig(int4, PerGroup(16)) on its
+    output head (in place)."""
     from torchao.quantization import (
         Int8DynamicActivationIntxWeightConfig,
         IntxWeightOnlyConfig,
@@ -456,14 +434,10 @@ def build_8da4w():
     )
     from torchao.quantization.granularity import PerGroup
 
-    _load_torch_ops()
-    torch.manual_seed(SEED + 3)
-    m = TinyTransformer().eval()
-    idx = torch.randint(0, 64, (1, 10))
     quantize_(
         m,
         Int8DynamicActivationIntxWeightConfig(
-            weight_dtype=torch.int4, weight_granularity=PerGroup(16)
+            weight_dtype=weight_dtype, weight_granularity=granularity
         ),
         filter_fn=lambda mod, fqn: isinstance(mod, nn.Linear) and fqn != "head",
     )
@@ -472,6 +446,16 @@ def build_8da4w():
         IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
         filter_fn=lambda mod, fqn: fqn == "head",
     )
+
+
+def build_8da4w():
+    from torchao.quantization.granularity import PerGroup
+
+    _load_torch_ops()
+    torch.manual_seed(SEED + 3)
+    m = TinyTransformer().eval()
+    idx = torch.randint(0, 64, (1, 10))
+    _torchao_dynamic(m, torch.int4, PerGroup(16))
     # tolerance: ExecuTorch's runtime cannot run this program; pterun must
     # match eager PyTorch up to float32 rounding (same formulas, different
     # summation order in linear): see the index comment.
@@ -486,29 +470,13 @@ def build_8da4w():
 
 
 def build_8da8w():
-    from torchao.quantization import (
-        Int8DynamicActivationIntxWeightConfig,
-        IntxWeightOnlyConfig,
-        quantize_,
-    )
-    from torchao.quantization.granularity import PerAxis, PerGroup
+    from torchao.quantization.granularity import PerAxis
 
     _load_torch_ops()
     torch.manual_seed(SEED + 9)
     m = TinyTransformer().eval()
     idx = torch.randint(0, 64, (1, 10))
-    quantize_(
-        m,
-        Int8DynamicActivationIntxWeightConfig(
-            weight_dtype=torch.int8, weight_granularity=PerAxis(0)
-        ),
-        filter_fn=lambda mod, fqn: isinstance(mod, nn.Linear) and fqn != "head",
-    )
-    quantize_(
-        m,
-        IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)),
-        filter_fn=lambda mod, fqn: fqn == "head",
-    )
+    _torchao_dynamic(m, torch.int8, PerAxis(0))
     # tolerance: as quantized_8da4w
     return m, (idx,), "eager", 0.0, 5e-3, "torchao 8da8w (per-channel) linears"
 

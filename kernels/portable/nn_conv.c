@@ -13,7 +13,7 @@
  * activation in the GEMM epilogue, or per plane/row of the depthwise loops. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_conv.h"
+#include "kernels/portable/producers.h"
 #include "kernels/portable/prepack.h"
 #include "kernels/portable/util.h"
 
@@ -474,6 +474,100 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
     pterun_parallelize_1d_tile(pool, dw_rows, &j, (size_t)(g->n * g->out[1]), 1, flags);
 }
 
+/* One im2col step: rows [r0, r0 + nr) of the reduction (in the weight's
+ * memory order) x output positions [p0, p0 + np) of batch n, group grp,
+ * shared by the pool tasks that fill its rows. */
+typedef struct im2col_job {
+  const conv_geom* g;
+  const red_order* ro;
+  const pterun_tensor* in;
+  void* col;
+  int64_t n, grp, p0, np, r0;
+  int dbl;
+} im2col_job;
+
+/* Fills col rows [start, start + count) of the step (pure copies: any
+ * split gives the same matrix). */
+static void im2col_rows(void* ctx, size_t start, size_t count) {
+  const im2col_job* job = ctx;
+  const conv_geom* g = job->g;
+  const red_order* ro = job->ro;
+  const pterun_tensor* in = job->in;
+  void* col = job->col;
+  const int64_t n = job->n, grp = job->grp, p0 = job->p0, np = job->np, r0 = job->r0;
+  const int dbl = job->dbl;
+  for (int64_t r = (int64_t)start; r < (int64_t)(start + count); ++r) {
+    int64_t p;
+    /* Decode the reduction index in weight memory order. */
+    int64_t rem = r0 + r, idx[4], j, kd, kh, kw, ic;
+    for (j = 3; j >= 0; --j) {
+      idx[ro->dim[j]] = rem % ro->size[j];
+      rem /= ro->size[j];
+    }
+    ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
+    if (in->dtype == PTERUN_DTYPE_F32 && !dbl) {
+      /* float32: whole output-row segments; the valid columns of a
+     * tap are one strided run of the input row. */
+      float* colr = (float*)col + r * np;
+      const float* xb = (const float*)in->data + n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
+      int64_t pos = p0, q = 0, OW = g->out[2], OH = g->out[1];
+      int64_t lo_w, hi_w, sw = g->stride[2] * g->is[4];
+      tap_range(g->in[2], OW, g->stride[2], g->pad[2], kw * g->dil[2], &lo_w, &hi_w);
+      while (q < np) {
+        int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH);
+        int64_t seg = OW - ow < np - q ? OW - ow : np - q, e = ow + seg, x;
+        int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+        int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+        float* cp = colr + q - ow; /* cp[o] is column o of this output row */
+        if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
+          for (x = ow; x < e; ++x) cp[x] = 0.0f;
+        } else {
+          int64_t va = lo_w > ow ? lo_w : ow, vb = hi_w < e ? hi_w : e;
+          const float* xr =
+              xb + id * g->is[2] + ih * g->is[3] + (kw * g->dil[2] - g->pad[2]) * g->is[4];
+          if (vb < va) vb = va;
+          for (x = ow; x < va; ++x) cp[x] = 0.0f;
+          if (sw == 1)
+            for (x = va; x < vb; ++x) cp[x] = xr[x];
+          else
+            for (x = va; x < vb; ++x) cp[x] = xr[x * sw];
+          for (x = vb; x < e; ++x) cp[x] = 0.0f;
+        }
+        q += seg;
+        pos += seg;
+      }
+    } else {
+      /* Walk positions p0.. with incremental (od, oh, ow). */
+      int64_t ow = p0 % g->out[2], oh = (p0 / g->out[2]) % g->out[1],
+              od = p0 / (g->out[2] * g->out[1]);
+      int64_t base = n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
+      int f32 = in->dtype == PTERUN_DTYPE_F32 && !dbl;
+      for (p = 0; p < np; ++p) {
+        int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+        int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+        int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
+        int64_t k = r * np + p;
+        int inside =
+            id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1] && iw >= 0 && iw < g->in[2];
+        int64_t off = base + id * g->is[2] + ih * g->is[3] + iw * g->is[4];
+        if (f32)
+          ((float*)col)[k] = inside ? ((const float*)in->data)[off] : 0.0f;
+        else if (dbl)
+          ((double*)col)[k] = inside ? pterun_load_f64(in->data, in->dtype, off) : 0.0;
+        else
+          ((float*)col)[k] = inside ? pterun_load_f32(in->data, in->dtype, off) : 0.0f;
+        if (++ow == g->out[2]) {
+          ow = 0;
+          if (++oh == g->out[1]) {
+            oh = 0;
+            ++od;
+          }
+        }
+      }
+    }
+  }
+}
+
 #define NN_COL_LOCAL 4096 /* elements of the stack im2col buffer */
 #define NN_COL_SCRATCH (256 * 1024)
 
@@ -557,78 +651,14 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
       for (p0 = 0; p0 < npos; p0 += pc) {
         int64_t np = npos - p0 < pc ? npos - p0 : pc;
         for (r0 = 0; r0 < rows; r0 += rc) {
-          int64_t nr = rows - r0 < rc ? rows - r0 : rc, r, p;
+          int64_t nr = rows - r0 < rc ? rows - r0 : rc;
           pterun_compute_matrix a, b, c;
-          for (r = 0; r < nr; ++r) {
-            /* Decode the reduction index in weight memory order. */
-            int64_t rem = r0 + r, idx[4], j, kd, kh, kw, ic;
-            for (j = 3; j >= 0; --j) {
-              idx[ro->dim[j]] = rem % ro->size[j];
-              rem /= ro->size[j];
-            }
-            ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
-            if (in->dtype == PTERUN_DTYPE_F32 && !dbl) {
-              /* float32: whole output-row segments; the valid columns of a
-               * tap are one strided run of the input row. */
-              float* colr = (float*)col + r * np;
-              const float* xb =
-                  (const float*)in->data + n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
-              int64_t pos = p0, q = 0, OW = g->out[2], OH = g->out[1];
-              int64_t lo_w, hi_w, sw = g->stride[2] * g->is[4];
-              tap_range(g->in[2], OW, g->stride[2], g->pad[2], kw * g->dil[2], &lo_w, &hi_w);
-              while (q < np) {
-                int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH);
-                int64_t seg = OW - ow < np - q ? OW - ow : np - q, e = ow + seg, x;
-                int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-                float* cp = colr + q - ow; /* cp[o] is column o of this output row */
-                if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
-                  for (x = ow; x < e; ++x) cp[x] = 0.0f;
-                } else {
-                  int64_t va = lo_w > ow ? lo_w : ow, vb = hi_w < e ? hi_w : e;
-                  const float* xr =
-                      xb + id * g->is[2] + ih * g->is[3] + (kw * g->dil[2] - g->pad[2]) * g->is[4];
-                  if (vb < va) vb = va;
-                  for (x = ow; x < va; ++x) cp[x] = 0.0f;
-                  if (sw == 1)
-                    for (x = va; x < vb; ++x) cp[x] = xr[x];
-                  else
-                    for (x = va; x < vb; ++x) cp[x] = xr[x * sw];
-                  for (x = vb; x < e; ++x) cp[x] = 0.0f;
-                }
-                q += seg;
-                pos += seg;
-              }
-            } else {
-              /* Walk positions p0.. with incremental (od, oh, ow). */
-              int64_t ow = p0 % g->out[2], oh = (p0 / g->out[2]) % g->out[1],
-                      od = p0 / (g->out[2] * g->out[1]);
-              int64_t base = n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
-              int f32 = in->dtype == PTERUN_DTYPE_F32 && !dbl;
-              for (p = 0; p < np; ++p) {
-                int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-                int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
-                int64_t k = r * np + p;
-                int inside = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1] && iw >= 0 &&
-                             iw < g->in[2];
-                int64_t off = base + id * g->is[2] + ih * g->is[3] + iw * g->is[4];
-                if (f32)
-                  ((float*)col)[k] = inside ? ((const float*)in->data)[off] : 0.0f;
-                else if (dbl)
-                  ((double*)col)[k] = inside ? pterun_load_f64(in->data, in->dtype, off) : 0.0;
-                else
-                  ((float*)col)[k] = inside ? pterun_load_f32(in->data, in->dtype, off) : 0.0f;
-                if (++ow == g->out[2]) {
-                  ow = 0;
-                  if (++oh == g->out[1]) {
-                    oh = 0;
-                    ++od;
-                  }
-                }
-              }
-            }
-          }
+          im2col_job ij = {g, ro, in, col, n, grp, p0, np, r0, dbl};
+          /* Rows over the pool when the copy is big enough to pay for it. */
+          size_t rtile = np >= 8192 ? 1 : (size_t)(8192 / np);
+          pterun_parallelize_1d_tile(nr * np >= 32768 ? pterun_kernel_threadpool(ctx) : NULL,
+                                     im2col_rows, &ij, (size_t)nr, rtile,
+                                     PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
           a.data = (char*)w->data +
                    (size_t)(grp * g->ocpg * g->ws[0] + r0 * ro->cs) * pterun_dtype_size(w->dtype);
           a.dtype = w->dtype;

@@ -1,39 +1,62 @@
-/* pterun::convolution_bn.out, convolution_bn_relu.out and
- * convolution_bn_hardtanh.out: a convolution, then an inference batch norm
- * (_native_batch_norm_legit_no_training) of its result, then the activation;
- * made by the load-time fusion pass (src/core/method_fuse_patterns.inc).
- * Arguments: the convolution's 0..8, then the batch norm's weight?, bias?,
- * running_mean, running_var, eps (9..13), (min_val, max_val,) out.
+/* A convolution or addmm, then an inference batch norm
+ * (_native_batch_norm_legit_no_training) of its result, then the activation,
+ * as one call; made by the load-time fusion pass
+ * (src/core/method_fuse_patterns.inc):
+ *   pterun::convolution_bn(_relu|_hardtanh).out(<convolution's 9 arguments>,
+ *     weight?, bias?, running_mean, running_var, eps, (min_val, max_val,) out)
+ *   pterun::addmm_bn(_relu|_hardtanh).out(<addmm's 5 arguments>, <the same>)
  *
- * prepare folds the batch norm into the convolution when the weight, bias and
- * the batch norm's tensors are float32 constants: per output channel c, with
- * s = weight[c] * (1 / sqrt(var[c] + eps)) (double, as the batch-norm kernel),
+ * prepare folds the batch norm into the producer when its weight and bias
+ * and the batch norm's tensors are float32 constants (addmm: a [N] bias,
+ * beta = alpha = 1): per output channel c (a convolution weight's dim 0, an
+ * addmm mat2's dim 1), with s = weight[c] * (1 / sqrt(var[c] + eps)) (double,
+ * as the batch-norm kernel),
  *   w'[c] = w[c] * s,  b'[c] = (b[c] - mean[c]) * s + bias[c],
  * each rounded once to float32, kept in the instruction's state (and the
- * weight packed like any convolution's). Execute then runs one convolution
+ * weight packed like the producer's). Execute then runs one producer call
  * with the activation in its epilogue. Folding rounds differently from the
  * two kernels (float32 outputs differ in the last bits); without prepared
  * state (no_kernel_prepare, tensors that are not constants) execute runs the
- * convolution, then the batch norm and the activation in place with the
+ * producer, then the batch norm and the activation in place with the
  * arithmetic of the unfused kernels (the same bytes). */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-#include "kernels/portable/nn_conv.h"
+#include "kernels/portable/producers.h"
 #include "kernels/portable/util.h"
 
-#define CB_BN 9     /* first batch-norm argument */
-#define CB_NARGS 16 /* convolution_bn(_relu): 14 arguments, out, return slot */
+#define FB_MAX_NARGS 18 /* the largest fused call: convolution_bn_hardtanh */
 
-typedef struct cb_state {
+/* What a producer folds: where its weight, bias and the batch norm's
+ * arguments are, the weight's output-channel dim, and its kernel. */
+typedef struct fold_op {
+  size_t w, b, bn;
+  int wdim;
+  size_t nargs; /* without activation bounds; out and return slot included */
+  pterun_status (*run)(pterun_kernel_context*, pterun_value**, size_t,
+                       const pterun_compute_gemm_opts*);
+  pterun_status (*pack)(pterun_kernel_context*, pterun_value**, size_t, size_t, size_t,
+                        pk_prepacked*);
+} fold_op;
+
+static const fold_op kConv = {1, 2, 9, 0, 16, pk_convolution_run, pk_convolution_pack};
+static const fold_op kAddmm = {2, 0, 5, 1, 12, pk_addmm_run, pk_addmm_pack};
+
+typedef struct fb_state {
   pk_prepacked pack;  /* first: pk_prepacked_for() reads the state as one */
   const void* src[6]; /* data folded from: weight, bias, bn weight, bn bias, mean, var */
-  pterun_tensor w, b; /* the folded weight (the weight's layout) and bias [cout] */
-} cb_state;
+  pterun_tensor w, b; /* the folded weight (the weight's layout) and bias [C] */
+} fb_state;
 
 static const pterun_tensor* opt_tensor(const pterun_value* v) {
   return v != NULL && v->tag == PTERUN_VALUE_TENSOR ? v->u.tensor : NULL;
+}
+
+/* Argument k of the six folded tensors (weight, bias, bn weight, bn bias,
+ * mean, var). */
+static size_t folded_arg(const fold_op* op, int k) {
+  return k == 0 ? op->w : k == 1 ? op->b : op->bn + (size_t)k - 2;
 }
 
 /* The data of argument i, NULL for None (prepare checked the kinds). */
@@ -50,43 +73,55 @@ static int const_channels(const pterun_value* v, int64_t c, int optional) {
          pk_prepack_constant_f32(t);
 }
 
+static int scalar_one(const pterun_value* v) {
+  return (v->tag == PTERUN_VALUE_INT && v->u.i == 1) ||
+         (v->tag == PTERUN_VALUE_DOUBLE && v->u.d == 1.0);
+}
+
 static double channel(const pterun_tensor* t, int64_t c, double dflt) {
   return t != NULL ? (double)((const float*)t->data)[c] : dflt;
 }
 
-static pterun_status conv_bn_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                     size_t want, size_t iout) {
-  if (nargs != want || !pterun_kernel_preparing(ctx)) return PTERUN_STATUS_OK;
-  const pterun_tensor* w = opt_tensor(args[1]);
-  if (w == NULL || w->rank < 3 || !pk_prepack_constant_f32(w) ||
-      args[6]->tag != PTERUN_VALUE_BOOL ||
-      args[6]->u.b /* transposed: the output channels are dim 1 */ ||
-      args[CB_BN + 4]->tag != PTERUN_VALUE_DOUBLE)
+/* Whether op's call in args can fold (the producer's own conditions). */
+static int producer_folds(const fold_op* op, pterun_value** args, const pterun_tensor* w) {
+  if (op == &kConv) /* not transposed: the output channels are the weight's dim 0 */
+    return w->rank >= 3 && args[6]->tag == PTERUN_VALUE_BOOL && !args[6]->u.b;
+  return w->rank == 2 && scalar_one(args[3]) && scalar_one(args[4]);
+}
+
+static pterun_status fold_prepare(const fold_op* op, pterun_kernel_context* ctx,
+                                  pterun_value** args, size_t nargs, size_t want, size_t iout) {
+  if (nargs != want || want > FB_MAX_NARGS || !pterun_kernel_preparing(ctx))
     return PTERUN_STATUS_OK;
-  const int64_t cout = w->sizes[0];
-  if (cout <= 0 || !const_channels(args[2], cout, 1) || !const_channels(args[CB_BN], cout, 1) ||
-      !const_channels(args[CB_BN + 1], cout, 1) || !const_channels(args[CB_BN + 2], cout, 0) ||
-      !const_channels(args[CB_BN + 3], cout, 0))
+  const pterun_tensor* w = opt_tensor(args[op->w]);
+  if (w == NULL || !pk_prepack_constant_f32(w) || !producer_folds(op, args, w) ||
+      args[op->bn + 4]->tag != PTERUN_VALUE_DOUBLE)
     return PTERUN_STATUS_OK;
-  cb_state* st = pterun_kernel_state_alloc(ctx, sizeof *st, _Alignof(cb_state));
+  const int64_t C = w->sizes[op->wdim];
+  if (C <= 0 || !const_channels(args[op->b], C, op == &kConv) ||
+      !const_channels(args[op->bn], C, 1) || !const_channels(args[op->bn + 1], C, 1) ||
+      !const_channels(args[op->bn + 2], C, 0) || !const_channels(args[op->bn + 3], C, 0))
+    return PTERUN_STATUS_OK;
+  fb_state* st = pterun_kernel_state_alloc(ctx, sizeof *st, _Alignof(fb_state));
   float* fw = st != NULL ? pterun_kernel_state_alloc(ctx, w->nbytes, 64) : NULL;
-  float* fb = fw != NULL ? pterun_kernel_state_alloc(ctx, (size_t)cout * sizeof(float), 64) : NULL;
+  float* fb = fw != NULL ? pterun_kernel_state_alloc(ctx, (size_t)C * sizeof(float), 64) : NULL;
   if (fb == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
                               "cannot allocate %zu bytes for the folded weight",
-                              w->nbytes + (size_t)cout * sizeof(float));
+                              w->nbytes + (size_t)C * sizeof(float));
   memset(st, 0, sizeof *st);
-  const pterun_tensor *bias = opt_tensor(args[2]), *gamma = opt_tensor(args[CB_BN]),
-                      *beta = opt_tensor(args[CB_BN + 1]), *mean = opt_tensor(args[CB_BN + 2]),
-                      *var = opt_tensor(args[CB_BN + 3]);
-  const double eps = args[CB_BN + 4]->u.d;
+  const pterun_tensor *bias = opt_tensor(args[op->b]), *gamma = opt_tensor(args[op->bn]),
+                      *beta = opt_tensor(args[op->bn + 1]), *mean = opt_tensor(args[op->bn + 2]),
+                      *var = opt_tensor(args[op->bn + 3]);
+  const double eps = args[op->bn + 4]->u.d;
   const float* src = w->data;
-  const int64_t per = w->numel / cout; /* elements of one output channel */
-  for (int64_t c = 0; c < cout; ++c) {
+  const int64_t per = w->numel / C; /* elements of one output channel */
+  for (int64_t c = 0; c < C; ++c) {
     double s = channel(gamma, c, 1.0) * (1.0 / sqrt(channel(var, c, 1.0) + eps));
-    for (int64_t e = 0; e < per; ++e) { /* dims 1.. row-major, at the weight's strides */
-      int64_t off = c * w->strides[0], rem = e;
-      for (int d = w->rank - 1; d >= 1; --d) {
+    for (int64_t e = 0; e < per; ++e) { /* the other dims row-major, at the weight's strides */
+      int64_t off = c * w->strides[op->wdim], rem = e;
+      for (int d = w->rank - 1; d >= 0; --d) {
+        if (d == op->wdim) continue;
         off += (rem % w->sizes[d]) * w->strides[d];
         rem /= w->sizes[d];
       }
@@ -100,18 +135,17 @@ static pterun_status conv_bn_prepare(pterun_kernel_context* ctx, pterun_value** 
   st->b.data = fb;
   st->b.dtype = PTERUN_DTYPE_F32;
   st->b.rank = 1;
-  st->b.sizes[0] = st->b.max_sizes[0] = cout;
+  st->b.sizes[0] = st->b.max_sizes[0] = C;
   st->b.strides[0] = 1;
-  st->b.numel = cout;
-  st->b.nbytes = st->b.capacity = (size_t)cout * sizeof(float);
-  // The folded weight is this convolution's weight from now on: pack it.
+  st->b.numel = C;
+  st->b.nbytes = st->b.capacity = (size_t)C * sizeof(float);
+  // The folded weight is this producer's weight from now on: pack it.
   pterun_value vw = {.tag = PTERUN_VALUE_TENSOR, .u.tensor = &st->w};
-  pterun_value* local[CB_NARGS + 2];
+  pterun_value* local[FB_MAX_NARGS];
   memcpy(local, args, want * sizeof *local);
-  local[1] = &vw;
-  PTERUN_TRY(pk_convolution_pack(ctx, local, want, want, iout, &st->pack));
-  st->src[0] = w->data;
-  for (int k = 1; k < 6; ++k) st->src[k] = arg_data(args, k == 1 ? 2 : CB_BN + (size_t)k - 2);
+  local[op->w] = &vw;
+  PTERUN_TRY(op->pack(ctx, local, want, want, iout, &st->pack));
+  for (int k = 0; k < 6; ++k) st->src[k] = arg_data(args, folded_arg(op, k));
   return PTERUN_STATUS_OK;
 }
 
@@ -119,23 +153,23 @@ static double chan_f64(const pterun_tensor* t, int64_t c, double dflt) {
   return t != NULL ? pterun_load_f64(t->data, t->dtype, c * t->strides[0]) : dflt;
 }
 
-/* Unprepared: out = act(conv(x) * s + (bias - mean * s)) per channel, in
- * float32 as the batch-norm kernel computes it. */
-static pterun_status conv_then_bn(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
-                                  const pterun_compute_gemm_opts* act) {
+/* Unprepared: out = act(producer(x) * s + (bias - mean * s)) per channel
+ * (dim 1), in float32 as the batch-norm kernel computes it. */
+static pterun_status run_then_bn(const fold_op* op, pterun_kernel_context* ctx, pterun_value** args,
+                                 size_t iout, const pterun_compute_gemm_opts* act) {
   pterun_tensor *gamma, *beta, *mean, *var, *out;
   double eps;
   PTERUN_TRY(pterun_arg_tensor(ctx, args, iout, "out", &out));
   if (out->dtype != PTERUN_DTYPE_F32 || out->rank < 2)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "the fused batch norm needs a float32 output of rank >= 2");
-  PTERUN_TRY(pk_convolution_run(ctx, args, iout, NULL));
+  PTERUN_TRY(op->run(ctx, args, iout, NULL));
   const int64_t C = out->sizes[1];
-  PTERUN_TRY(pk_channel_arg(ctx, args, CB_BN, "weight", C, 1, &gamma));
-  PTERUN_TRY(pk_channel_arg(ctx, args, CB_BN + 1, "bias", C, 1, &beta));
-  PTERUN_TRY(pk_channel_arg(ctx, args, CB_BN + 2, "running_mean", C, 0, &mean));
-  PTERUN_TRY(pk_channel_arg(ctx, args, CB_BN + 3, "running_var", C, 0, &var));
-  PTERUN_TRY(pterun_arg_double(ctx, args, CB_BN + 4, "eps", &eps));
+  PTERUN_TRY(pk_channel_arg(ctx, args, op->bn, "weight", C, 1, &gamma));
+  PTERUN_TRY(pk_channel_arg(ctx, args, op->bn + 1, "bias", C, 1, &beta));
+  PTERUN_TRY(pk_channel_arg(ctx, args, op->bn + 2, "running_mean", C, 0, &mean));
+  PTERUN_TRY(pk_channel_arg(ctx, args, op->bn + 3, "running_var", C, 0, &var));
+  PTERUN_TRY(pterun_arg_double(ctx, args, op->bn + 4, "eps", &eps));
   int64_t inner = 1, cs = out->strides[1];
   for (int d = 2; d < out->rank; ++d) inner *= out->sizes[d];
   float* y = out->data;
@@ -158,36 +192,43 @@ static pterun_status conv_then_bn(pterun_kernel_context* ctx, pterun_value** arg
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status conv_bn(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
-                             const pterun_compute_gemm_opts* act) {
-  const cb_state* st = pterun_kernel_state(ctx);
-  int folded = st != NULL && st->w.data != NULL && opt_tensor(args[1]) != NULL &&
-               args[1]->u.tensor->data == st->src[0];
-  for (int k = 1; k < 6 && folded; ++k)
-    folded = arg_data(args, k == 1 ? 2 : CB_BN + (size_t)k - 2) == st->src[k];
-  if (!folded) return conv_then_bn(ctx, args, iout, act);
+static pterun_status fold_run(const fold_op* op, pterun_kernel_context* ctx, pterun_value** args,
+                              size_t iout, const pterun_compute_gemm_opts* act) {
+  const fb_state* st = pterun_kernel_state(ctx);
+  int folded = st != NULL && st->w.data != NULL && iout < FB_MAX_NARGS;
+  for (int k = 0; k < 6 && folded; ++k) folded = arg_data(args, folded_arg(op, k)) == st->src[k];
+  if (!folded) return run_then_bn(op, ctx, args, iout, act);
   pterun_value vw = {.tag = PTERUN_VALUE_TENSOR, .u.tensor = (pterun_tensor*)&st->w};
   pterun_value vb = {.tag = PTERUN_VALUE_TENSOR, .u.tensor = (pterun_tensor*)&st->b};
-  pterun_value* local[CB_NARGS + 2];
+  pterun_value* local[FB_MAX_NARGS];
   memcpy(local, args, (iout + 1) * sizeof *local);
-  local[1] = &vw;
-  local[2] = &vb;
-  return pk_convolution_run(ctx, local, iout, act);
+  local[op->w] = &vw;
+  local[op->b] = &vb;
+  return op->run(ctx, local, iout, act);
 }
 
-/* pterun::convolution_bn.out(<convolution's arguments>, Tensor? weight,
- *   Tensor? bias, Tensor running_mean, Tensor running_var, float eps, *, out) */
-pterun_status pk_convolution_bn_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  PTERUN_CHECK_NARGS(ctx, nargs, CB_NARGS);
-  return conv_bn(ctx, args, CB_NARGS - 2, NULL);
-}
+/* Per producer: the kernel and prepare over fold_run / fold_prepare, in the
+ * shapes PK_DEFINE_FUSED_ACTIVATIONS expects. */
+#define FB_DEFINE(name, op)                                                                        \
+  static pterun_status name##_impl(pterun_kernel_context* ctx, pterun_value** args, size_t iout,   \
+                                   const pterun_compute_gemm_opts* act) {                          \
+    return fold_run(&(op), ctx, args, iout, act);                                                  \
+  }                                                                                                \
+  static pterun_status name##_prep(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,  \
+                                   size_t want, size_t iout) {                                     \
+    return fold_prepare(&(op), ctx, args, nargs, want, iout);                                      \
+  }                                                                                                \
+  pterun_status name##_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {        \
+    PTERUN_CHECK_NARGS(ctx, nargs, (op).nargs);                                                    \
+    return fold_run(&(op), ctx, args, (op).nargs - 2, NULL);                                       \
+  }                                                                                                \
+  pterun_status name##_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {    \
+    return fold_prepare(&(op), ctx, args, nargs, (op).nargs, (op).nargs - 2);                      \
+  }
 
-pterun_status pk_convolution_bn_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                        size_t nargs) {
-  return conv_bn_prepare(ctx, args, nargs, CB_NARGS, CB_NARGS - 2);
-}
-
-/* pterun::convolution_bn_relu.out(<convolution_bn's arguments>, *, out) and
- * pterun::convolution_bn_hardtanh.out(<convolution_bn's arguments>, min_val,
- * max_val, *, out) */
-PK_DEFINE_FUSED_ACTIVATIONS(pk_convolution_bn, conv_bn, conv_bn_prepare, CB_NARGS)
+/* pterun::convolution_bn.out and pterun::addmm_bn.out, with the _relu
+ * (the same arguments) and _hardtanh (min_val, max_val before out) variants. */
+FB_DEFINE(pk_convolution_bn, kConv)
+PK_DEFINE_FUSED_ACTIVATIONS(pk_convolution_bn, pk_convolution_bn_impl, pk_convolution_bn_prep, 16)
+FB_DEFINE(pk_addmm_bn, kAddmm)
+PK_DEFINE_FUSED_ACTIVATIONS(pk_addmm_bn, pk_addmm_bn_impl, pk_addmm_bn_prep, 12)

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 
 #include "kernels/portable/prepack.h"
+#include "kernels/portable/producers.h"
 #include "kernels/portable/util.h"
 
 /* Dtypes the matmul kernels accept (real, not bool). */
@@ -64,7 +65,8 @@ pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
  * product with one row streams mat2 in place, so a static one-row `a` keeps
  * nothing. Anything unexpected is left for execute to report. */
 static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                  size_t want, size_t ia, size_t ib, size_t iout) {
+                                  size_t want, size_t ia, size_t ib, size_t iout,
+                                  pk_prepacked* into) {
   if (nargs != want || args[ia]->tag != PTERUN_VALUE_TENSOR ||
       args[ib]->tag != PTERUN_VALUE_TENSOR || args[iout]->tag != PTERUN_VALUE_TENSOR)
     return PTERUN_STATUS_OK;
@@ -74,11 +76,11 @@ static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** arg
       (a->dynamism == PTERUN_SHAPE_STATIC && a->sizes[0] <= 1))
     return PTERUN_STATUS_OK;
   pterun_compute_matrix mb = mat_of(b, 0, 1, 0);
-  return pk_prepack(ctx, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb);
+  return pk_prepack_to(ctx, into, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb);
 }
 
 pterun_status pk_mm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
-  return prepare_mat2(ctx, args, nargs, 4, 0, 1, 2);
+  return prepare_mat2(ctx, args, nargs, 4, 0, 1, 2, NULL);
 }
 
 /* aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
@@ -193,6 +195,16 @@ pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size
   return addmm(ctx, args, 5, NULL);
 }
 
+pterun_status pk_addmm_run(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
+                           const pterun_compute_gemm_opts* act) {
+  return addmm(ctx, args, iout, act);
+}
+
+pterun_status pk_addmm_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                            size_t want, size_t iout, pk_prepacked* into) {
+  return prepare_mat2(ctx, args, nargs, want, 1, 2, iout, into);
+}
+
 static pterun_status addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                    size_t want, size_t iout);
 
@@ -202,7 +214,7 @@ pterun_status pk_addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, 
 
 static pterun_status addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                    size_t want, size_t iout) {
-  return prepare_mat2(ctx, args, nargs, want, 1, 2, iout);
+  return prepare_mat2(ctx, args, nargs, want, 1, 2, iout, NULL);
 }
 
 /* pterun::addmm_relu.out(self, mat1, mat2, beta, alpha, *, out) and

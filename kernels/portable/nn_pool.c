@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "kernels/portable/util.h"
+#include "pterun/threadpool.h"
 
 /* Plane geometry shared by the pooling kernels. */
 typedef struct plane {
@@ -135,6 +136,65 @@ pterun_status pk_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
   return PTERUN_STATUS_OK;
 }
 
+/* One max_pool2d_with_indices call, shared by its pool tasks. */
+typedef struct maxpool_job {
+  const plane* p;
+  const pterun_tensor *in, *out, *idx;
+  int64_t k[2], s[2], pad[2], dil[2];
+} maxpool_job;
+
+/* Planes [start, start + count): each output is the first maximum of its
+ * window in (kh, kw) order, NaN winning and sticking as in ATen. */
+static void maxpool_planes(void* ctx, size_t start, size_t count) {
+  const maxpool_job* j = ctx;
+  const plane* pp = j->p;
+  const pterun_tensor *in = j->in, *out = j->out, *idx = j->idx;
+  const int64_t *k = j->k, *s = j->s, *pad = j->pad, *dil = j->dil;
+  const int r = in->rank, f32 = in->dtype == PTERUN_DTYPE_F32;
+  const int64_t ihs = in->strides[r - 2], iws = in->strides[r - 1];
+  const int64_t ohs = out->strides[r - 2], ows = out->strides[r - 1];
+  const int64_t xhs = idx->strides[r - 2], xws = idx->strides[r - 1];
+  for (int64_t q = (int64_t)start; q < (int64_t)(start + count); ++q) {
+    int64_t ib = plane_base(pp, in, q), ob = plane_base(pp, out, q), xb = plane_base(pp, idx, q);
+    int64_t* xo = (int64_t*)idx->data + xb;
+    for (int64_t oh = 0; oh < pp->oh; ++oh) {
+      int64_t h0 = oh * s[0] - pad[0];
+      for (int64_t ow = 0; ow < pp->ow; ++ow) {
+        int64_t w0 = ow * s[1] - pad[1], kh, kw, best = -1;
+        double m = -INFINITY;
+        for (kh = 0; kh < k[0]; ++kh) {
+          int64_t h = h0 + kh * dil[0];
+          if (h < 0 || h >= pp->ih) continue;
+          for (kw = 0; kw < k[1]; ++kw) {
+            int64_t w = w0 + kw * dil[1];
+            if (w < 0 || w >= pp->iw) continue;
+            int64_t off = ib + h * ihs + w * iws;
+            double v = f32 ? (double)((const float*)in->data)[off]
+                           : pterun_load_f64(in->data, in->dtype, off);
+            /* NaN wins and sticks, as in ATen; | rather than || keeps the
+             * selects free of branches. */
+            int take = (best < 0) | (v > m) | ((v != v) & (m == m));
+            m = take ? v : m;
+            best = take ? h * pp->iw + w : best;
+          }
+        }
+        if (f32) {
+          ((float*)out->data)[ob + oh * ohs + ow * ows] = (float)m;
+          xo[oh * xhs + ow * xws] = best;
+          continue;
+        }
+        if (pterun_dtype_is_float(out->dtype))
+          pterun_store_f64(out->data, out->dtype, ob + oh * ohs + ow * ows, m);
+        else
+          pterun_store_i64(out->data, out->dtype, ob + oh * ohs + ow * ows,
+                           pterun_load_i64(in->data, in->dtype,
+                                           ib + (best / pp->iw) * ihs + (best % pp->iw) * iws));
+        xo[oh * xhs + ow * xws] = best;
+      }
+    }
+  }
+}
+
 /* aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[],
  *   int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out,
  *   Tensor(b!) indices) */
@@ -142,9 +202,8 @@ pterun_status pk_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
                                              size_t nargs) {
   pterun_tensor *in, *out, *idx;
   bool ceil_mode;
-  int64_t k[2], s[2], pad[2], dil[2], q, oh, ow;
+  int64_t k[2], s[2], pad[2], dil[2];
   plane p = {0, 0, 0, 0, 0, 0, 0};
-  int r, f32;
   PTERUN_CHECK_NARGS(ctx, nargs, 9);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PTERUN_TRY(pk_arg_bool(ctx, args, 5, "ceil_mode", &ceil_mode));
@@ -161,47 +220,14 @@ pterun_status pk_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
   PTERUN_TRY(pool_params(ctx, args, 1, ceil_mode, &p, k, s, pad, dil));
   PTERUN_TRY(plane_resize(ctx, in, out, &p));
   PTERUN_TRY(plane_resize(ctx, in, idx, &p));
-  r = in->rank;
-  f32 = in->dtype == PTERUN_DTYPE_F32;
-  for (q = 0; q < p.planes; ++q) {
-    int64_t ib = plane_base(&p, in, q), ob = plane_base(&p, out, q);
-    int64_t xb = plane_base(&p, idx, q);
-    for (oh = 0; oh < p.oh; ++oh)
-      for (ow = 0; ow < p.ow; ++ow) {
-        int64_t kh, kw, best = -1;
-        double m = -INFINITY;
-        for (kh = 0; kh < k[0]; ++kh) {
-          int64_t h = oh * s[0] - pad[0] + kh * dil[0];
-          if (h < 0 || h >= p.ih) continue;
-          for (kw = 0; kw < k[1]; ++kw) {
-            int64_t w = ow * s[1] - pad[1] + kw * dil[1];
-            double v;
-            if (w < 0 || w >= p.iw) continue;
-            v = f32 ? (double)((const float*)
-                                   in->data)[ib + h * in->strides[r - 2] + w * in->strides[r - 1]]
-                    : pterun_load_f64(in->data, in->dtype,
-                                      ib + h * in->strides[r - 2] + w * in->strides[r - 1]);
-            /* NaN wins and sticks, as in ATen. */
-            if (best < 0 || v > m || (isnan(v) && !isnan(m))) {
-              m = v;
-              best = h * p.iw + w;
-            }
-          }
-        }
-        if (f32)
-          ((float*)out->data)[ob + oh * out->strides[r - 2] + ow * out->strides[r - 1]] = (float)m;
-        else if (pterun_dtype_is_float(out->dtype))
-          pterun_store_f64(out->data, out->dtype,
-                           ob + oh * out->strides[r - 2] + ow * out->strides[r - 1], m);
-        else
-          pterun_store_i64(out->data, out->dtype,
-                           ob + oh * out->strides[r - 2] + ow * out->strides[r - 1],
-                           pterun_load_i64(in->data, in->dtype,
-                                           ib + (best / p.iw) * in->strides[r - 2] +
-                                               (best % p.iw) * in->strides[r - 1]));
-        ((int64_t*)idx->data)[xb + oh * idx->strides[r - 2] + ow * idx->strides[r - 1]] = best;
-      }
-  }
+  maxpool_job job = {
+      &p, in, out, idx, {k[0], k[1]}, {s[0], s[1]}, {pad[0], pad[1]}, {dil[0], dil[1]}};
+  /* Planes over the pool when there is enough work (each plane is
+   * independent: the same bytes for any split). */
+  int64_t work = p.planes * p.oh * p.ow * k[0] * k[1];
+  pterun_parallelize_1d_tile(work >= 65536 ? pterun_kernel_threadpool(ctx) : NULL, maxpool_planes,
+                             &job, (size_t)p.planes, 1,
+                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
   return PTERUN_STATUS_OK;
 }
 

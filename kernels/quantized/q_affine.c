@@ -218,6 +218,17 @@ static pterun_status make_block_map(pterun_kernel_context* ctx, const pterun_ten
     }                                                                                              \
   } while (0)
 
+/* Blocks that split only the last dim (per token, per group along K): the
+ * parameter index is then k / block[last], so a block's parameters can be
+ * read once (the same arithmetic as BLOCK_FOR_EACH, hoisted). */
+static int64_t row_blocks(const block_map* m) {
+  int d;
+  if (m->rank < 1) return 0;
+  for (d = 0; d < m->rank - 1; ++d)
+    if (m->block[d] != 1) return 0;
+  return m->block[m->rank - 1];
+}
+
 /* quant_min / quant_max default to the dtype's range; both must lie inside it. */
 static pterun_status affine_range(pterun_kernel_context* ctx, int dt, int has_min, double dmin,
                                   int has_max, double dmax, int64_t* qmin, int64_t* qmax) {
@@ -283,6 +294,27 @@ PTERUN_KERNEL(qk_torchao_quantize_affine_out) {
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
   PTERUN_TRY(check_data(ctx, out, "out"));
   P = pterun_promote_types(I, S);
+  const int64_t kb = row_blocks(&m);
+  if (kb > 0 && I == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_I8 &&
+      (zp == NULL || !pterun_dtype_is_float(Z))) {
+    /* per token / per group, float32 in, int8 out: the loop below with each
+     * block's reciprocal and zero point read once */
+    const float* xf = (const float*)x->data;
+    int8_t* q = (int8_t*)out->data;
+    for (p = 0, k = 0; k < x->numel; ++p) {
+      const double inv = pterun_round_to_dtype(1.0 / pterun_load_f64(sc->data, S, p), S);
+      const double z = zp ? (double)pterun_load_i64(zp->data, Z, p) : 0.0;
+      for (int64_t j = 0; j < kb; ++j, ++k) {
+        double v = nearbyint(pterun_round_to_dtype((double)xf[k] * inv, P));
+        if (zp) v = pterun_round_to_dtype(v + z, P);
+        if (v < (double)qmin) v = (double)qmin;
+        if (v > (double)qmax) v = (double)qmax;
+        if (v != v) v = (double)qmin;
+        q[k] = (int8_t)(int64_t)v;
+      }
+    }
+    return PTERUN_STATUS_OK;
+  }
   BLOCK_FOR_EACH(&m, k, p, {
     double inv = pterun_round_to_dtype(1.0 / pterun_load_f64(sc->data, S, p), S);
     double v = nearbyint(pterun_round_to_dtype(pterun_load_f64(x->data, I, k) * inv, P));
@@ -351,6 +383,27 @@ PTERUN_KERNEL(qk_torchao_dequantize_affine_out) {
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", x));
   PTERUN_TRY(check_data(ctx, out, "out"));
   P = pterun_promote_types(O, S);
+  const int64_t kb = row_blocks(&m);
+  if (kb > 0 && x->dtype == PTERUN_DTYPE_I8 && O == PTERUN_DTYPE_F32) {
+    /* per token / per group, int8 in, float32 out: the loop below with each
+     * block's scale and zero point read once */
+    const int8_t* q = (const int8_t*)x->data;
+    for (p = 0, k = 0; k < x->numel; ++p) {
+      const double sc_p = pterun_load_f64(sc->data, S, p);
+      double z = 0.0;
+      if (zp)
+        z = pterun_round_to_dtype(pterun_dtype_is_float(Z)
+                                      ? pterun_load_f64(zp->data, Z, p)
+                                      : (double)pterun_load_i64(zp->data, Z, p),
+                                  O);
+      for (int64_t j = 0; j < kb; ++j, ++k) {
+        double d = (double)q[k]; /* exact in float32 */
+        if (zp) d = pterun_round_to_dtype(d - z, O);
+        ((float*)out->data)[k] = (float)pterun_round_to_dtype(d * sc_p, P);
+      }
+    }
+    return PTERUN_STATUS_OK;
+  }
   BLOCK_FOR_EACH(&m, k, p, {
     double d = pterun_round_to_dtype((double)pterun_load_i64(x->data, x->dtype, k), O);
     if (zp) {
@@ -370,6 +423,22 @@ static void block_minmax(const block_map* m, const pterun_tensor* x, int64_t p, 
   int64_t g[PTERUN_MAX_RANK], c[PTERUN_MAX_RANK] = {0}, cstride[PTERUN_MAX_RANK], rem = p, st = 1;
   double mn = INFINITY, mx = -INFINITY;
   int d;
+  const int64_t kb = row_blocks(m);
+  if (kb > 0 && x->dtype == PTERUN_DTYPE_F32) { /* block p: elements [p * kb, p * kb + kb) */
+    const float* xf = (const float*)x->data + p * kb;
+    for (int64_t j = 0; j < kb; ++j) {
+      const double v = (double)xf[j];
+      if (v != v || mn != mn)
+        mn = mx = NAN;
+      else {
+        if (v < mn) mn = v;
+        if (v > mx) mx = v;
+      }
+    }
+    *lo = mn;
+    *hi = mx;
+    return;
+  }
   for (d = m->rank - 1; d >= 0; --d) {
     int64_t gs = m->sizes[d] / m->block[d];
     g[d] = rem % gs;

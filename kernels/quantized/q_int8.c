@@ -341,20 +341,8 @@ static pterun_status check_bias(pterun_kernel_context* ctx, const pterun_tensor*
 static pterun_status unalias_input(pterun_kernel_context* ctx, const qk_i8_state* st,
                                    const pterun_tensor* x, const pterun_tensor* out,
                                    const void** data) {
-  const uintptr_t x0 = (uintptr_t)x->data, x1 = x0 + x->nbytes;
-  const uintptr_t o0 = (uintptr_t)out->data, o1 = o0 + out->nbytes;
-  *data = x->data;
-  if (x->nbytes == 0 || out->nbytes == 0 || x1 <= o0 || o1 <= x0) return PTERUN_STATUS_OK;
-  void* copy = pterun_kernel_scratch(ctx, x->nbytes, 64);
-  if (copy == NULL && x->nbytes <= st->alias_cap) copy = st->alias_buf;
-  if (copy == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
-                              "fused int8 kernel: %zu bytes of scratch for an input that shares "
-                              "memory with the output do not fit the arena",
-                              x->nbytes);
-  memcpy(copy, x->data, x->nbytes);
-  *data = copy;
-  return PTERUN_STATUS_OK;
+  return qk_unalias(ctx, x->data, x->nbytes, out->data, out->nbytes, st->alias_buf, st->alias_cap,
+                    data);
 }
 
 static pterun_status run_gemm(pterun_kernel_context* ctx, int64_t m, const pterun_compute_matrix* a,

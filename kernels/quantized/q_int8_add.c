@@ -21,15 +21,13 @@
 typedef struct qk_add_opnd {
   pterun_tensor* t;
   const void* copy; /* the data when read from a copy, else NULL */
-  double scale;
-  int64_t zp, dtype;
+  qk_q8 q;
 } qk_add_opnd;
 
 typedef struct qk_add_call {
   qk_add_opnd a, b;
   pterun_scalar alpha;
-  double out_scale;
-  int64_t out_zp, qmin, qmax, out_dtype;
+  qk_q8 outq;
   pterun_tensor* out;
   int relu;
   void* alias_buf; /* prepared: room for one operand copy */
@@ -38,42 +36,19 @@ typedef struct qk_add_call {
 
 static pterun_status read_q(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                             qk_add_opnd* o) {
-  int64_t qmin, qmax;
   PTERUN_TRY(pterun_arg_tensor(ctx, args, i, "input", &o->t));
-  PTERUN_TRY(pterun_arg_double(ctx, args, i + 1, "input_scale", &o->scale));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 2, "input_zero_point", &o->zp));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, "input_quant_min", &qmin));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 4, "input_quant_max", &qmax));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 5, "input_dtype", &o->dtype));
-  if (o->dtype != PTERUN_DTYPE_U8 && o->dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg 'input_dtype': the fused add takes int8 or uint8, not %s",
-                   pterun_dtype_name((int)o->dtype));
-  if (o->t->dtype != o->dtype)
+  PTERUN_TRY(qk_arg_q8(ctx, args, i + 1, 0, &o->q));
+  if (o->t->dtype != o->q.dtype)
     return QK_FAIL(ctx, "arg 'input': dtype %s, the program says %s",
-                   pterun_dtype_name(o->t->dtype), pterun_dtype_name((int)o->dtype));
+                   pterun_dtype_name(o->t->dtype), pterun_dtype_name((int)o->q.dtype));
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status read_tail(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                qk_add_call* c) {
   PTERUN_TRY(pterun_arg_scalar(ctx, args, i, "alpha", &c->alpha));
-  PTERUN_TRY(pterun_arg_double(ctx, args, i + 1, "output_scale", &c->out_scale));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 2, "output_zero_point", &c->out_zp));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, "output_quant_min", &c->qmin));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 4, "output_quant_max", &c->qmax));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 5, "output_dtype", &c->out_dtype));
+  PTERUN_TRY(qk_arg_q8(ctx, args, i + 1, 1, &c->outq));
   return pterun_arg_tensor(ctx, args, i + 6, "out", &c->out);
-}
-
-/* 256 float32 values of an 8-bit operand, by the reference dequantize. */
-static pterun_status table_of(pterun_kernel_context* ctx, const qk_add_opnd* o, float* t) {
-  uint8_t codes[256];
-  float s;
-  PTERUN_TRY(qk_check_scale(ctx, "input_scale", o->scale, &s));
-  PTERUN_TRY(qk_check_zp(ctx, "input_zero_point", o->zp));
-  for (int b = 0; b < 256; ++b) codes[b] = (uint8_t)b;
-  qk_dequantize_run(codes, (int)o->dtype, t, PTERUN_DTYPE_F32, 0, 256, (int32_t)o->zp, s, 0);
-  return PTERUN_STATUS_OK;
 }
 
 static float value_at(const qk_add_opnd* o, const float* table, int64_t k) {
@@ -81,21 +56,20 @@ static float value_at(const qk_add_opnd* o, const float* table, int64_t k) {
 }
 
 static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
-  float ta[256], tb[256], buf[256], s_out;
+  float ta[256], tb[256], buf[256], s_a, s_b, s_out;
   int64_t lo, hi, osz[PTERUN_MAX_RANK], sa[PTERUN_MAX_RANK], sb[PTERUN_MAX_RANK];
   const pterun_tensor *a = c->a.t, *b = c->b.t;
   int rank = a->rank > b->rank ? a->rank : b->rank, d, same;
   if ((c->alpha.is_float ? c->alpha.d : (double)c->alpha.i) != 1.0)
     return QK_FAIL(ctx, "arg 'alpha': the fused add takes 1");
-  PTERUN_TRY(table_of(ctx, &c->a, ta));
-  PTERUN_TRY(table_of(ctx, &c->b, tb));
-  PTERUN_TRY(qk_check_scale(ctx, "output_scale", c->out_scale, &s_out));
-  PTERUN_TRY(qk_check_zp(ctx, "output_zero_point", c->out_zp));
-  if ((c->out_dtype != PTERUN_DTYPE_U8 && c->out_dtype != PTERUN_DTYPE_I8) ||
-      c->out->dtype != c->out_dtype || !qk_qdtype_range((int)c->out_dtype, &lo, &hi) ||
-      c->qmin < lo || c->qmax > hi || c->qmin > c->qmax)
-    return QK_FAIL(ctx, "arg 'out': want %s in [%" PRId64 ", %" PRId64 "]",
-                   pterun_dtype_name((int)c->out_dtype), c->qmin, c->qmax);
+  PTERUN_TRY(qk_check_q8(ctx, &c->a.q, &s_a));
+  PTERUN_TRY(qk_check_q8(ctx, &c->b.q, &s_b));
+  PTERUN_TRY(qk_check_q8(ctx, &c->outq, &s_out));
+  if (c->out->dtype != c->outq.dtype)
+    return QK_FAIL(ctx, "arg 'out': dtype %s, the program says %s",
+                   pterun_dtype_name(c->out->dtype), pterun_dtype_name((int)c->outq.dtype));
+  qk_dequant_table(&c->a.q, s_a, ta);
+  qk_dequant_table(&c->b.q, s_b, tb);
   PTERUN_TRY(pterun_check_data(ctx, a, "self"));
   PTERUN_TRY(pterun_check_data(ctx, b, "other"));
   /* broadcast shape; element strides of each operand (0 where broadcast) */
@@ -140,18 +114,9 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
     if (t->nbytes == 0 || n == 0 || t1 <= o0 || o1 <= t0) continue;
     if (same && o0 <= t0 && pterun_dtype_size(t->dtype) >= pterun_dtype_size(c->out->dtype))
       continue;
-    void* copy = pterun_kernel_scratch(ctx, t->nbytes, 64);
-    if (copy == NULL && spare != NULL && t->nbytes <= c->alias_cap) {
-      copy = spare;
-      spare = NULL; /* one operand per half */
-    }
-    if (copy == NULL)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
-                                "fused add: no room to copy an operand of %zu bytes that shares "
-                                "memory with the output",
-                                t->nbytes);
-    memcpy(copy, t->data, t->nbytes);
-    op->copy = copy;
+    PTERUN_TRY(qk_unalias(ctx, t->data, t->nbytes, c->out->data, c->out->nbytes, spare,
+                          c->alias_cap, &op->copy));
+    if (op->copy == spare) spare = NULL; /* room for one operand */
   }
   {
     const float inv = 1.0f / s_out;
@@ -176,8 +141,8 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
         buf[k] = c->relu ? (v > 0 || v != v ? v : 0.0f) : v;
       }
       /* (the offset applies to both sides: the 8-bit output's bytes at k0) */
-      qk_quantize_run(buf, PTERUN_DTYPE_F32, (uint8_t*)c->out->data + k0, (int)c->out_dtype, 0, cnt,
-                      inv, (int32_t)c->out_zp, c->qmin, c->qmax);
+      qk_quantize_run(buf, PTERUN_DTYPE_F32, (uint8_t*)c->out->data + k0, (int)c->outq.dtype, 0,
+                      cnt, inv, (int32_t)c->outq.zp, c->outq.qmin, c->outq.qmax);
     }
   }
   return PTERUN_STATUS_OK;

@@ -112,11 +112,6 @@ static pterun_status check_params(pterun_kernel_context* ctx, const pterun_tenso
   return PTERUN_STATUS_OK;
 }
 
-static int overlaps(const pterun_tensor* a, size_t an, const pterun_tensor* b, size_t bn) {
-  const uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-  return a->data != NULL && b->data != NULL && an > 0 && bn > 0 && a0 < b0 + bn && b0 < a0 + an;
-}
-
 /* Load time: the weight (a constant [N, K] of codes, per-group q-params)
  * packed into the low-bit layout; room for the per-row activation
  * q-params. */
@@ -229,17 +224,11 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_aff_call* c) {
   PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", (size_t)c->out->rank, osz));
   PTERUN_TRY(pterun_check_contiguous(ctx, c->out, "out"));
   if (m == 0) return PTERUN_STATUS_OK;
-  qa = (const int8_t*)x->data;
-  if (overlaps(x, x->nbytes, c->out, c->out->nbytes)) {
-    void* copy = pterun_kernel_scratch(ctx, x->nbytes, 64);
-    if (copy == NULL && x->nbytes <= st->alias_cap) copy = st->alias_buf;
-    if (copy == NULL)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
-                                "fused dynamic linear: no room to copy an input of %zu bytes that "
-                                "shares memory with the output",
-                                x->nbytes);
-    memcpy(copy, x->data, x->nbytes);
-    qa = (const int8_t*)copy;
+  {
+    const void* codes;
+    PTERUN_TRY(qk_unalias(ctx, x->data, x->nbytes, c->out->data, c->out->nbytes, st->alias_buf,
+                          st->alias_cap, &codes));
+    qa = (const int8_t*)codes;
   }
   PTERUN_TRY(pterun_compute_lowbit_linear_qa_ex(
       ctx, &st->w, qa, st->a_scale, st->a_zero, m, (float*)c->out->data, NULL,

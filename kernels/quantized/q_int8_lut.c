@@ -20,8 +20,7 @@ enum { QK_LUT_RELU, QK_LUT_HARDTANH };
 
 typedef struct qk_lut_call {
   pterun_tensor *x, *out;
-  double in_scale, out_scale;
-  int64_t in_zp, in_dtype, out_zp, qmin, qmax, out_dtype;
+  qk_q8 in, outq;
   int act;
   float lo, hi; /* hardtanh bounds, as the float kernel uses them */
 } qk_lut_call;
@@ -34,16 +33,11 @@ typedef struct qk_lut_state {
 static pterun_status read_call(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                int act, qk_lut_call* c) {
   size_t i = 6;
-  int64_t qmin_in, qmax_in;
   memset(c, 0, sizeof *c);
   c->act = act;
   PTERUN_CHECK_NARGS(ctx, nargs, act == QK_LUT_HARDTANH ? 15 : 13);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &c->x));
-  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "input_scale", &c->in_scale));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "input_zero_point", &c->in_zp));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "input_quant_min", &qmin_in));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "input_quant_max", &qmax_in));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "input_dtype", &c->in_dtype));
+  PTERUN_TRY(qk_arg_q8(ctx, args, 1, 0, &c->in));
   if (act == QK_LUT_HARDTANH) {
     pterun_scalar lo, hi;
     PTERUN_TRY(pterun_arg_scalar(ctx, args, 6, "min_val", &lo));
@@ -52,38 +46,17 @@ static pterun_status read_call(pterun_kernel_context* ctx, pterun_value** args, 
     c->hi = (float)hi.d;
     i = 8;
   }
-  PTERUN_TRY(pterun_arg_double(ctx, args, i, "output_scale", &c->out_scale));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 1, "output_zero_point", &c->out_zp));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 2, "output_quant_min", &c->qmin));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, "output_quant_max", &c->qmax));
-  PTERUN_TRY(pterun_arg_int(ctx, args, i + 4, "output_dtype", &c->out_dtype));
-  PTERUN_TRY(pterun_arg_tensor(ctx, args, i + 5, "out", &c->out));
-  for (int k = 0; k < 2; ++k) {
-    const int64_t dt = k == 0 ? c->in_dtype : c->out_dtype;
-    if (dt != PTERUN_DTYPE_U8 && dt != PTERUN_DTYPE_I8)
-      return QK_FAIL(ctx, "arg '%s': the fused 8-bit activation takes int8 or uint8, not %s",
-                     k == 0 ? "input_dtype" : "output_dtype", pterun_dtype_name((int)dt));
-  }
-  return PTERUN_STATUS_OK;
+  PTERUN_TRY(qk_arg_q8(ctx, args, i, 1, &c->outq));
+  return pterun_arg_tensor(ctx, args, i + 5, "out", &c->out);
 }
 
 /* The reference chain on every 8-bit code. */
 static pterun_status build_table(pterun_kernel_context* ctx, const qk_lut_call* c,
                                  qk_lut_state* st) {
   float s_in, s_out, x[256];
-  int64_t lo, hi;
-  uint8_t codes[256];
-  PTERUN_TRY(qk_check_scale(ctx, "input_scale", c->in_scale, &s_in));
-  PTERUN_TRY(qk_check_zp(ctx, "input_zero_point", c->in_zp));
-  PTERUN_TRY(qk_check_scale(ctx, "output_scale", c->out_scale, &s_out));
-  PTERUN_TRY(qk_check_zp(ctx, "output_zero_point", c->out_zp));
-  if (!qk_qdtype_range((int)c->out_dtype, &lo, &hi) || c->qmin < lo || c->qmax > hi ||
-      c->qmin > c->qmax)
-    return QK_FAIL(ctx, "arg 'output_quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s",
-                   c->qmin, c->qmax, pterun_dtype_name((int)c->out_dtype));
-  for (int b = 0; b < 256; ++b) codes[b] = (uint8_t)b; /* as int8: the byte's two's complement */
-  qk_dequantize_run(codes, (int)c->in_dtype, x, PTERUN_DTYPE_F32, 0, 256, (int32_t)c->in_zp, s_in,
-                    0);
+  PTERUN_TRY(qk_check_q8(ctx, &c->in, &s_in));
+  PTERUN_TRY(qk_check_q8(ctx, &c->outq, &s_out));
+  qk_dequant_table(&c->in, s_in, x);
   for (int b = 0; b < 256; ++b) {
     float v = x[b];
     if (c->act == QK_LUT_RELU) {
@@ -94,10 +67,10 @@ static pterun_status build_table(pterun_kernel_context* ctx, const qk_lut_call* 
     }
     x[b] = v;
   }
-  qk_quantize_run(x, PTERUN_DTYPE_F32, st->table, (int)c->out_dtype, 0, 256, 1.0f / s_out,
-                  (int32_t)c->out_zp, c->qmin, c->qmax);
-  st->in_dtype = (int32_t)c->in_dtype;
-  st->out_dtype = (int32_t)c->out_dtype;
+  qk_quantize_run(x, PTERUN_DTYPE_F32, st->table, (int)c->outq.dtype, 0, 256, 1.0f / s_out,
+                  (int32_t)c->outq.zp, c->outq.qmin, c->outq.qmax);
+  st->in_dtype = (int32_t)c->in.dtype;
+  st->out_dtype = (int32_t)c->outq.dtype;
   return PTERUN_STATUS_OK;
 }
 

@@ -19,8 +19,7 @@
 
 typedef struct qk_mean_call {
   pterun_tensor *x, *out;
-  double in_scale, out_scale;
-  int64_t in_zp, in_dtype, out_zp, qmin, qmax, out_dtype;
+  qk_q8 in, outq;
   const int64_t* dims;
   size_t ndims;
   int keepdim;
@@ -28,33 +27,19 @@ typedef struct qk_mean_call {
 
 static pterun_status read_call(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                qk_mean_call* c) {
-  int64_t qmin_in, qmax_in, dt;
+  int64_t dt;
   int has_dt;
   memset(c, 0, sizeof *c);
   PTERUN_CHECK_NARGS(ctx, nargs, 16);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &c->x));
-  PTERUN_TRY(pterun_arg_double(ctx, args, 1, "input_scale", &c->in_scale));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 2, "input_zero_point", &c->in_zp));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 3, "input_quant_min", &qmin_in));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 4, "input_quant_max", &qmax_in));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 5, "input_dtype", &c->in_dtype));
+  PTERUN_TRY(qk_arg_q8(ctx, args, 1, 0, &c->in));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 6, "dim", &c->dims, &c->ndims, 1));
   PTERUN_TRY(pterun_arg_bool(ctx, args, 7, "keepdim", &c->keepdim));
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 8, "dtype", &dt, &has_dt));
-  PTERUN_TRY(pterun_arg_double(ctx, args, 9, "output_scale", &c->out_scale));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 10, "output_zero_point", &c->out_zp));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 11, "output_quant_min", &c->qmin));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 12, "output_quant_max", &c->qmax));
-  PTERUN_TRY(pterun_arg_int(ctx, args, 13, "output_dtype", &c->out_dtype));
+  PTERUN_TRY(qk_arg_q8(ctx, args, 9, 1, &c->outq));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 14, "out", &c->out));
   if (has_dt && dt != PTERUN_DTYPE_F32)
     return QK_FAIL(ctx, "arg 'dtype': the fused mean computes float32");
-  for (int k = 0; k < 2; ++k) {
-    const int64_t d = k == 0 ? c->in_dtype : c->out_dtype;
-    if (d != PTERUN_DTYPE_U8 && d != PTERUN_DTYPE_I8)
-      return QK_FAIL(ctx, "arg '%s': the fused mean takes int8 or uint8, not %s",
-                     k == 0 ? "input_dtype" : "output_dtype", pterun_dtype_name((int)d));
-  }
   return PTERUN_STATUS_OK;
 }
 
@@ -89,17 +74,13 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_mean_call* c, 
   int64_t osz[PTERUN_MAX_RANK], ostride[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0}, count = 1;
   size_t orank = 0;
   float s_in, s_out, buf[256], table[256];
-  uint8_t codes[256];
-  int64_t lo, hi;
   const int rank = c->x->rank;
-  PTERUN_TRY(qk_check_scale(ctx, "input_scale", c->in_scale, &s_in));
-  PTERUN_TRY(qk_check_zp(ctx, "input_zero_point", c->in_zp));
-  PTERUN_TRY(qk_check_scale(ctx, "output_scale", c->out_scale, &s_out));
-  PTERUN_TRY(qk_check_zp(ctx, "output_zero_point", c->out_zp));
-  if (c->x->dtype != c->in_dtype || c->out->dtype != c->out_dtype ||
-      !qk_qdtype_range((int)c->out_dtype, &lo, &hi) || c->qmin < lo || c->qmax > hi ||
-      c->qmin > c->qmax)
-    return QK_FAIL(ctx, "arg 'input'/'out': dtypes or output range do not match the program");
+  PTERUN_TRY(qk_check_q8(ctx, &c->in, &s_in));
+  PTERUN_TRY(qk_check_q8(ctx, &c->outq, &s_out));
+  if (c->x->dtype != c->in.dtype || c->out->dtype != c->outq.dtype)
+    return QK_FAIL(ctx, "arg 'input'/'out': dtypes %s/%s, the program says %s/%s",
+                   pterun_dtype_name(c->x->dtype), pterun_dtype_name(c->out->dtype),
+                   pterun_dtype_name((int)c->in.dtype), pterun_dtype_name((int)c->outq.dtype));
   PTERUN_TRY(pterun_check_contiguous(ctx, c->x, "input"));
   PTERUN_TRY(reduced_dims(ctx, c, &mask, osz, &orank));
   PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", orank, osz));
@@ -122,9 +103,7 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_mean_call* c, 
   if (sum == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
                               "fused mean: no room for %" PRId64 " sums", n_out);
-  for (int b = 0; b < 256; ++b) codes[b] = (uint8_t)b;
-  qk_dequantize_run(codes, (int)c->in_dtype, table, PTERUN_DTYPE_F32, 0, 256, (int32_t)c->in_zp,
-                    s_in, 0);
+  qk_dequant_table(&c->in, s_in, table);
   for (int64_t k = 0; k < n_out; ++k) sum[k] = 0.0;
   {
     const uint8_t* q = (const uint8_t*)c->x->data;
@@ -143,8 +122,8 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_mean_call* c, 
   for (int64_t k0 = 0; k0 < n_out; k0 += 256) {
     const int64_t cnt = n_out - k0 < 256 ? n_out - k0 : 256;
     for (int64_t k = 0; k < cnt; ++k) buf[k] = (float)(sum[k0 + k] / (double)count);
-    qk_quantize_run(buf, PTERUN_DTYPE_F32, (uint8_t*)c->out->data + k0, (int)c->out_dtype, 0, cnt,
-                    1.0f / s_out, (int32_t)c->out_zp, c->qmin, c->qmax);
+    qk_quantize_run(buf, PTERUN_DTYPE_F32, (uint8_t*)c->out->data + k0, (int)c->outq.dtype, 0, cnt,
+                    1.0f / s_out, (int32_t)c->outq.zp, c->outq.qmin, c->outq.qmax);
   }
   return PTERUN_STATUS_OK;
 }

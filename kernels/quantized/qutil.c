@@ -277,3 +277,58 @@ void qk_scan_minmax(const float* x, int64_t n, float* mn, float* mx) {
   *mn = lo;
   *mx = hi;
 }
+
+pterun_status qk_arg_q8(pterun_kernel_context* ctx, pterun_value** args, size_t i, int output,
+                        qk_q8* q) {
+  static const char* const names[2][5] = {
+      {"input_scale", "input_zero_point", "input_quant_min", "input_quant_max", "input_dtype"},
+      {"output_scale", "output_zero_point", "output_quant_min", "output_quant_max",
+       "output_dtype"}};
+  const char* const* n = names[output != 0];
+  PTERUN_TRY(pterun_arg_double(ctx, args, i, n[0], &q->scale));
+  PTERUN_TRY(pterun_arg_int(ctx, args, i + 1, n[1], &q->zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, i + 2, n[2], &q->qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, n[3], &q->qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, i + 4, n[4], &q->dtype));
+  if (q->dtype != PTERUN_DTYPE_U8 && q->dtype != PTERUN_DTYPE_I8)
+    return QK_FAIL(ctx, "arg '%s': the fused 8-bit operators take int8 or uint8, not %s", n[4],
+                   pterun_dtype_name((int)q->dtype));
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_check_q8(pterun_kernel_context* ctx, const qk_q8* q, float* scale) {
+  int64_t lo, hi;
+  PTERUN_TRY(qk_check_scale(ctx, "scale", q->scale, scale));
+  PTERUN_TRY(qk_check_zp(ctx, "zero_point", q->zp));
+  if (!qk_qdtype_range((int)q->dtype, &lo, &hi) || q->qmin < lo || q->qmax > hi ||
+      q->qmin > q->qmax)
+    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", q->qmin,
+                   q->qmax, pterun_dtype_name((int)q->dtype));
+  return PTERUN_STATUS_OK;
+}
+
+void qk_dequant_table(const qk_q8* q, float scale, float table[256]) {
+  uint8_t codes[256];
+  for (int b = 0; b < 256; ++b) codes[b] = (uint8_t)b; /* as int8: the byte's two's complement */
+  qk_dequantize_run(codes, (int)q->dtype, table, PTERUN_DTYPE_F32, 0, 256, (int32_t)q->zp, scale,
+                    0);
+}
+
+pterun_status qk_unalias(pterun_kernel_context* ctx, const void* in, size_t nbytes, const void* out,
+                         size_t out_nbytes, void* spare, size_t spare_cap, const void** data) {
+  const uintptr_t i0 = (uintptr_t)in, o0 = (uintptr_t)out;
+  void* copy;
+  *data = in;
+  if (nbytes == 0 || out_nbytes == 0 || i0 + nbytes <= o0 || o0 + out_nbytes <= i0)
+    return PTERUN_STATUS_OK;
+  copy = pterun_kernel_scratch(ctx, nbytes, 64);
+  if (copy == NULL && spare != NULL && nbytes <= spare_cap) copy = spare;
+  if (copy == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "fused kernel: no room to copy an input of %zu bytes that shares "
+                              "memory with the output",
+                              nbytes);
+  memcpy(copy, in, nbytes);
+  *data = copy;
+  return PTERUN_STATUS_OK;
+}

@@ -75,4 +75,28 @@ int qk_calc_qparams(float mn, float mx, int32_t qmin, int32_t qmax, double* scal
  * when it is NaN; a later NaN is skipped). */
 void qk_scan_minmax(const float* x, int64_t n, float* mn, float* mx);
 
+/* ---- the fused 8-bit operators (q_int8_*.c) ---- */
+/* Per-tensor 8-bit q-params as dequantize/quantize_per_tensor.out list them. */
+typedef struct qk_q8 {
+  double scale;
+  int64_t zp, qmin, qmax, dtype;
+} qk_q8;
+/* args[i .. i + 4]: scale, zero_point, quant_min, quant_max, dtype of the
+ * input (output 0) or output (messages name e.g. 'output_scale'); dtype must
+ * be int8 or uint8. */
+pterun_status qk_arg_q8(pterun_kernel_context* ctx, pterun_value** args, size_t i, int output,
+                        qk_q8* q);
+/* Scale, zero point and [quant_min, quant_max] checked as the reference
+ * kernels check them; *scale = (float)q->scale. */
+pterun_status qk_check_q8(pterun_kernel_context* ctx, const qk_q8* q, float* scale);
+/* The reference dequantize (qk_dequantize_run) of every code of q's dtype:
+ * table[b] is the float32 value of the code whose byte is b. */
+void qk_dequant_table(const qk_q8* q, float scale, float table[256]);
+/* An input the memory plan let share the output's bytes: *data is `in`
+ * when [in, in + nbytes) and [out, out + out_nbytes) are disjoint, else a
+ * copy in scratch or, when the arena is short, in `spare` (spare_cap bytes
+ * prepared at load); OUT_OF_MEMORY with a message when neither holds it. */
+pterun_status qk_unalias(pterun_kernel_context* ctx, const void* in, size_t nbytes, const void* out,
+                         size_t out_nbytes, void* spare, size_t spare_cap, const void** data);
+
 #endif /* PTERUN_KERNELS_QUANTIZED_QUTIL_H_ */

@@ -18,8 +18,12 @@ CASES = {
     "quantized_8da4w": ("pterun_quantized::linear_dynamic_affine.out", 1e-5),
     "quantized_8da4w_fused": ("pterun_quantized::linear_dequantize_dynamic.out", 1e-5),
     "quantized_dynlinear": ("pterun_quantized::linear_dynamic_q8.out", 1e-4),
+    "quantized_8da8w": ("pterun_quantized::linear_dynamic_affine.out", 1e-5),
+    "quantized_dynmm": ("pterun_quantized::mm_dynamic_relu_q8.out", 1e-5),
     # static int8: outputs move in output quantization steps (scale 0.00166)
     "quantized_cnn": ("pterun_quantized::conv2d_relu_q8.out", 3 * 0.00166248),
+    # the elementwise / pooling kernels are exact
+    "quantized_staticops": ("pterun_quantized::add_relu_q8.out", 0.0),
 }
 
 

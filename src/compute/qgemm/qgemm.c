@@ -190,7 +190,7 @@ typedef struct pc_qs8_job {
   int64_t m;
   int a_signed;
   int32_t a_zp; /* shifted to the uint8 domain */
-  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_row_avx2 */
+  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_rows_avx2 */
 } pc_qs8_job;
 
 /* Rows [i0, i0 + rows) x [k0, k0 + kc) of a strided A, as raw bytes. */
@@ -227,12 +227,68 @@ static void fetch_matrix_rows(const pterun_compute_matrix* a, int64_t i0, int64_
 /* Interleaves rows x kc raw A values (row stride raw_rs) into a panel of MR rows x ceil(kc/4)
  * groups of 4 (uint8, or int16 when a_bytes is 2), zero padded, and adds the
  * shifted row sums. */
+#if defined(__SSE2__)
+/* 16 bytes of row r from group q on (a copy padded with bytes that flip to 0
+ * past kc; zeros for a row past the panel's rows), flipped. */
+static inline __m128i load_groups(const uint8_t* raw, int64_t raw_rs, int64_t r, int64_t rows,
+                                  int64_t q, int64_t kc, __m128i vflip, uint8_t flip) {
+  if (r >= rows) return _mm_setzero_si128();
+  const uint8_t* src = raw + r * raw_rs + q * PC_QS8_KR;
+  if ((q + 4) * PC_QS8_KR <= kc)
+    return _mm_xor_si128(_mm_loadu_si128((const __m128i*)(const void*)src), vflip);
+  uint8_t tail[16];
+  memset(tail, flip, sizeof tail);
+  memcpy(tail, src, (size_t)(kc - q * PC_QS8_KR));
+  return _mm_xor_si128(_mm_loadu_si128((const __m128i*)(const void*)tail), vflip);
+}
+
+/* The int16 panel of an even MR, two rows at a time: 4 groups of both rows
+ * widened, then each group's pair of rows stored as one 16-byte run (the
+ * panel keeps a group's rows next to each other). */
+static void pack_panel_i16_pairs(int64_t mr, const uint8_t* raw, int64_t raw_rs, int64_t rows,
+                                 int64_t kc, uint8_t flip, int16_t* panel, int32_t* row_sum) {
+  const int64_t kqb = (kc + PC_QS8_KR - 1) / PC_QS8_KR;
+  const size_t step = (size_t)mr * PC_QS8_KR;
+  const __m128i vflip = _mm_set1_epi8((char)flip), zero = _mm_setzero_si128();
+  int64_t pr, q;
+  for (pr = 0; pr < mr; pr += 2) {
+    __m128i sa = zero, sb = zero;
+    int16_t* d0 = panel + pr * PC_QS8_KR;
+    for (q = 0; q < kqb; q += 4) {
+      const __m128i a = load_groups(raw, raw_rs, pr, rows, q, kc, vflip, flip);
+      const __m128i b = load_groups(raw, raw_rs, pr + 1, rows, q, kc, vflip, flip);
+      const __m128i alo = _mm_unpacklo_epi8(a, zero), ahi = _mm_unpackhi_epi8(a, zero);
+      const __m128i blo = _mm_unpacklo_epi8(b, zero), bhi = _mm_unpackhi_epi8(b, zero);
+      int16_t* d = d0 + (size_t)q * step;
+      _mm_storeu_si128((__m128i*)(void*)d, _mm_unpacklo_epi64(alo, blo));
+      if (q + 1 < kqb) _mm_storeu_si128((__m128i*)(void*)(d + step), _mm_unpackhi_epi64(alo, blo));
+      if (q + 2 < kqb)
+        _mm_storeu_si128((__m128i*)(void*)(d + 2 * step), _mm_unpacklo_epi64(ahi, bhi));
+      if (q + 3 < kqb)
+        _mm_storeu_si128((__m128i*)(void*)(d + 3 * step), _mm_unpackhi_epi64(ahi, bhi));
+      sa = _mm_add_epi64(sa, _mm_sad_epu8(a, zero));
+      sb = _mm_add_epi64(sb, _mm_sad_epu8(b, zero));
+    }
+    if (pr < rows)
+      row_sum[pr] += _mm_cvtsi128_si32(sa) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(sa, sa));
+    if (pr + 1 < rows)
+      row_sum[pr + 1] += _mm_cvtsi128_si32(sb) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(sb, sb));
+  }
+}
+#endif
+
 static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_t raw_rs,
                        int64_t rows, int64_t kc, uint8_t flip, void* panel, int32_t* row_sum) {
   const int64_t mr = uk->mr, kqb = (kc + PC_QS8_KR - 1) / PC_QS8_KR;
   const int64_t kfull = kc / PC_QS8_KR * PC_QS8_KR;
   const size_t step = (size_t)mr * PC_QS8_KR; /* elements from one group to the next */
   int64_t q, i, t;
+#if defined(__SSE2__)
+  if (uk->a_bytes == 2 && mr % 2 == 0) {
+    pack_panel_i16_pairs(mr, raw, raw_rs, rows, kc, flip, (int16_t*)panel, row_sum);
+    return;
+  }
+#endif
   for (i = 0; i < mr; ++i) {
     const uint8_t* src = raw + i * raw_rs;
     int32_t s = 0;
@@ -245,24 +301,36 @@ static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_
       q = 0;
 #if defined(__SSE2__)
       {
-        /* 4 groups at a time: flip, widen to int16, 8 bytes per group. */
+        /* 4 groups at a time: flip, widen to int16, 8 bytes per group. The
+         * last, partial step reads a copy padded with bytes that flip to 0
+         * and stores only the groups that exist. */
         const __m128i vflip = _mm_set1_epi8((char)flip), zero = _mm_setzero_si128();
         __m128i vs = zero;
-        for (; q + 4 <= kfull / PC_QS8_KR; q += 4) {
-          const __m128i x = _mm_xor_si128(
-              _mm_loadu_si128((const __m128i*)(const void*)(src + q * PC_QS8_KR)), vflip);
+        for (; q < kqb; q += 4) {
+          __m128i x;
+          if ((q + 4) * PC_QS8_KR <= kc) {
+            x = _mm_loadu_si128((const __m128i*)(const void*)(src + q * PC_QS8_KR));
+          } else {
+            uint8_t tail[16];
+            memset(tail, flip, sizeof tail);
+            memcpy(tail, src + q * PC_QS8_KR, (size_t)(kc - q * PC_QS8_KR));
+            x = _mm_loadu_si128((const __m128i*)(const void*)tail);
+          }
+          x = _mm_xor_si128(x, vflip);
           const __m128i lo = _mm_unpacklo_epi8(x, zero), hi = _mm_unpackhi_epi8(x, zero);
           int16_t* d = dst + (size_t)q * step;
           _mm_storel_epi64((__m128i*)(void*)d, lo);
-          _mm_storel_epi64((__m128i*)(void*)(d + step), _mm_unpackhi_epi64(lo, lo));
-          _mm_storel_epi64((__m128i*)(void*)(d + 2 * step), hi);
-          _mm_storel_epi64((__m128i*)(void*)(d + 3 * step), _mm_unpackhi_epi64(hi, hi));
+          if (q + 1 < kqb)
+            _mm_storel_epi64((__m128i*)(void*)(d + step), _mm_unpackhi_epi64(lo, lo));
+          if (q + 2 < kqb) _mm_storel_epi64((__m128i*)(void*)(d + 2 * step), hi);
+          if (q + 3 < kqb)
+            _mm_storel_epi64((__m128i*)(void*)(d + 3 * step), _mm_unpackhi_epi64(hi, hi));
           vs = _mm_add_epi64(vs, _mm_sad_epu8(x, zero));
         }
         s += (int32_t)(_mm_cvtsi128_si32(vs) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(vs, vs)));
       }
 #endif
-      PACK_GROUPS(dst);
+      if (q < kqb) PACK_GROUPS(dst); /* without SSE2 */
     } else {
       uint8_t* dst = (uint8_t*)panel + i * PC_QS8_KR;
       if (i >= rows) {
@@ -323,25 +391,23 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
   const float inv = ep->out_inv_scale;
   const int f32 = c->dtype == PTERUN_DTYPE_F32;
   int64_t r, j;
+  int64_t j_avx2 = 0; /* columns every row has done */
 #if defined(PC_QS8_HAVE_EPI_AVX2)
-  pc_qs8_epi_row er;
-  const int row_avx2 = job->epi_avx2 && ct->int32_path && c->cs == 1;
-  if (row_avx2) {
+  if (job->epi_avx2 && ct->int32_path && c->cs == 1) {
+    const int64_t esz = f32 ? (int64_t)sizeof(float) : 1;
+    pc_qs8_epi_row er;
     er.zsum = ct->zsum, er.sc = ct->sc, er.bi = ct->bi;
     er.inv = inv, er.zpo = zpo, er.qlo = qlo, er.qhi = qhi, er.f_min = ep->f_min;
     er.f_max = ep->f_max, er.rne_limit = PC_QS8_RNE_LIMIT, er.rne_magic = PC_QS8_RNE_MAGIC;
     er.f32 = f32, er.u8 = c->dtype == PTERUN_DTYPE_U8;
+    j_avx2 = pc_qs8_epilogue_rows_avx2(acc, PC_QS8_TN, rows, &er, cols,
+                                       (uint8_t*)c->data + (ci * c->rs + cj) * esz, c->rs * esz);
   }
 #endif
   for (r = 0; r < rows; ++r) {
     const int32_t* ar = acc + r * PC_QS8_TN;
     const int64_t off = (ci + r) * c->rs + cj * c->cs;
-    j = 0;
-#if defined(PC_QS8_HAVE_EPI_AVX2)
-    if (row_avx2)
-      j = pc_qs8_epilogue_row_avx2(ar, &er, cols,
-                                   (uint8_t*)c->data + off * (f32 ? (int64_t)sizeof(float) : 1));
-#endif
+    j = j_avx2;
 #if defined(__SSE2__)
     if (ct->int32_path) {
       const int64_t cs = c->cs;
@@ -484,6 +550,26 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   }
 }
 
+/* The microkernel for an M-row product: uk, or one reading the same packed
+ * weights (ISA, NR, element sizes) that computes at least 1/16 fewer rows
+ * (padding included): M = 32 runs 4-row panels (32 rows, not 36), M = 4096
+ * stays on 6-row ones (4098). */
+static const pc_qs8_gemm_ukernel* row_kernel(const pc_qs8_gemm_ukernel* uk, int64_t m) {
+  const pc_qs8_gemm_ukernel* best = uk;
+  int64_t best_rows = (m + uk->mr - 1) / uk->mr * uk->mr;
+  size_t i;
+  for (i = 0; i < sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0]; ++i) {
+    const pc_qs8_gemm_ukernel* o = &g_qs8_ukernels[i];
+    const int64_t rows = (m + o->mr - 1) / o->mr * o->mr;
+    if (o->isa == uk->isa && o->nr == uk->nr && o->a_bytes == uk->a_bytes &&
+        o->b_bytes == uk->b_bytes && rows * 16 <= best_rows * 15) {
+      best = o;
+      best_rows = rows;
+    }
+  }
+  return best;
+}
+
 int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t m,
                             const pterun_compute_matrix* a, pterun_compute_qs8_rows_fn a_rows,
                             void* a_ctx, int32_t a_dtype, const pterun_compute_qs8_packed* w,
@@ -498,7 +584,7 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
     return -1;
   if (m == 0) return 0;
   pc_qs8_job job;
-  job.uk = w->uk;
+  job.uk = row_kernel(w->uk, m);
   job.w = w;
   job.ep = ep;
   job.a = a;
@@ -513,7 +599,7 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   job.epi_avx2 = (pterun_cpu_features() & PTERUN_CPU_X86_AVX2) != 0;
 #endif
 
-  const size_t nr = (size_t)w->uk->nr, mr = (size_t)w->uk->mr;
+  const size_t nr = (size_t)w->uk->nr, mr = (size_t)job.uk->mr;
   const size_t strips = (size_t)((w->n + (int64_t)nr - 1) / (int64_t)nr);
   const size_t panels = ((size_t)m + mr - 1) / mr;
   const size_t strip_bytes = (size_t)w->kq * nr * PC_QS8_KR * (size_t)w->uk->b_bytes;
