@@ -99,9 +99,10 @@ int main(int argc, char** argv) {
   pterun_method_memory(pterun_llm_method(llm), &rt, &planned);
   printf(
       "{\"prefill_tokens_per_second\": %.3f, \"decode_tokens_per_second\": %.3f, "
-      "\"decode_cpu_per_wall\": %.3f, \"decode_step_min_ms\": %.4f, \"threads\": %zu, \"runtime_bytes\": %zu, \"tokens\": [",
-      (double)np / (t1 - t0), (double)(steps - 1) / (t2 - t1), (c2 - c1) / (t2 - t1), 1e3 * step_min,
-      pterun_threadpool_size(pool), rt);
+      "\"decode_cpu_per_wall\": %.3f, \"decode_step_min_ms\": %.4f, \"threads\": %zu, "
+      "\"runtime_bytes\": %zu, \"tokens\": [",
+      (double)np / (t1 - t0), (double)(steps - 1) / (t2 - t1), (c2 - c1) / (t2 - t1),
+      1e3 * step_min, pterun_threadpool_size(pool), rt);
   for (i = 0; i < steps; ++i) printf("%s%lld", i ? ", " : "", (long long)toks[i]);
   printf("]}\n");
   pterun_llm_close(llm);

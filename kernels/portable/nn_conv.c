@@ -13,7 +13,7 @@
  * activation in the GEMM epilogue, or per plane/row of the depthwise loops. */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_conv.h"
+#include "kernels/portable/producers.h"
 #include "kernels/portable/prepack.h"
 #include "kernels/portable/util.h"
 

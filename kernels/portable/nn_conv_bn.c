@@ -23,8 +23,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/portable/nn_conv.h"
-#include "kernels/portable/nn_matmul.h"
+#include "kernels/portable/producers.h"
 #include "kernels/portable/util.h"
 
 #define FB_MAX_NARGS 18 /* the largest fused call: convolution_bn_hardtanh */

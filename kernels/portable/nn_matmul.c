@@ -4,8 +4,8 @@
  * (prepare, prepack.h). */
 #include <inttypes.h>
 
-#include "kernels/portable/nn_matmul.h"
 #include "kernels/portable/prepack.h"
+#include "kernels/portable/producers.h"
 #include "kernels/portable/util.h"
 
 /* Dtypes the matmul kernels accept (real, not bool). */

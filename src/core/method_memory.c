@@ -13,7 +13,9 @@
 #include "src/core/method_internal.h"
 
 /* Bytes held and the most held at once, over an inner allocator (NULL: the
- * C library). Each block carries its size and header offset in front. */
+ * C library). Each block carries its size and header offset in front. Not
+ * locked: a load allocates on its calling thread only (kernels' prepares may
+ * run tasks on the pool, but take their state from the load's thread). */
 typedef struct pt_counting {
   const pterun_allocator* inner;
   size_t held, peak;

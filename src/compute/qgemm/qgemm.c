@@ -190,7 +190,7 @@ typedef struct pc_qs8_job {
   int64_t m;
   int a_signed;
   int32_t a_zp; /* shifted to the uint8 domain */
-  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_row_avx2 */
+  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_rows_avx2 */
 } pc_qs8_job;
 
 /* Rows [i0, i0 + rows) x [k0, k0 + kc) of a strided A, as raw bytes. */
@@ -391,25 +391,23 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
   const float inv = ep->out_inv_scale;
   const int f32 = c->dtype == PTERUN_DTYPE_F32;
   int64_t r, j;
+  int64_t j_avx2 = 0; /* columns every row has done */
 #if defined(PC_QS8_HAVE_EPI_AVX2)
-  pc_qs8_epi_row er;
-  const int row_avx2 = job->epi_avx2 && ct->int32_path && c->cs == 1;
-  if (row_avx2) {
+  if (job->epi_avx2 && ct->int32_path && c->cs == 1) {
+    const int64_t esz = f32 ? (int64_t)sizeof(float) : 1;
+    pc_qs8_epi_row er;
     er.zsum = ct->zsum, er.sc = ct->sc, er.bi = ct->bi;
     er.inv = inv, er.zpo = zpo, er.qlo = qlo, er.qhi = qhi, er.f_min = ep->f_min;
     er.f_max = ep->f_max, er.rne_limit = PC_QS8_RNE_LIMIT, er.rne_magic = PC_QS8_RNE_MAGIC;
     er.f32 = f32, er.u8 = c->dtype == PTERUN_DTYPE_U8;
+    j_avx2 = pc_qs8_epilogue_rows_avx2(acc, PC_QS8_TN, rows, &er, cols,
+                                       (uint8_t*)c->data + (ci * c->rs + cj) * esz, c->rs * esz);
   }
 #endif
   for (r = 0; r < rows; ++r) {
     const int32_t* ar = acc + r * PC_QS8_TN;
     const int64_t off = (ci + r) * c->rs + cj * c->cs;
-    j = 0;
-#if defined(PC_QS8_HAVE_EPI_AVX2)
-    if (row_avx2)
-      j = pc_qs8_epilogue_row_avx2(ar, &er, cols,
-                                   (uint8_t*)c->data + off * (f32 ? (int64_t)sizeof(float) : 1));
-#endif
+    j = j_avx2;
 #if defined(__SSE2__)
     if (ct->int32_path) {
       const int64_t cs = c->cs;
@@ -552,6 +550,26 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   }
 }
 
+/* The microkernel for an M-row product: uk, or one reading the same packed
+ * weights (ISA, NR, element sizes) that computes at least 1/16 fewer rows
+ * (padding included): M = 32 runs 4-row panels (32 rows, not 36), M = 4096
+ * stays on 6-row ones (4098). */
+static const pc_qs8_gemm_ukernel* row_kernel(const pc_qs8_gemm_ukernel* uk, int64_t m) {
+  const pc_qs8_gemm_ukernel* best = uk;
+  int64_t best_rows = (m + uk->mr - 1) / uk->mr * uk->mr;
+  size_t i;
+  for (i = 0; i < sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0]; ++i) {
+    const pc_qs8_gemm_ukernel* o = &g_qs8_ukernels[i];
+    const int64_t rows = (m + o->mr - 1) / o->mr * o->mr;
+    if (o->isa == uk->isa && o->nr == uk->nr && o->a_bytes == uk->a_bytes &&
+        o->b_bytes == uk->b_bytes && rows * 16 <= best_rows * 15) {
+      best = o;
+      best_rows = rows;
+    }
+  }
+  return best;
+}
+
 int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t m,
                             const pterun_compute_matrix* a, pterun_compute_qs8_rows_fn a_rows,
                             void* a_ctx, int32_t a_dtype, const pterun_compute_qs8_packed* w,
@@ -566,7 +584,7 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
     return -1;
   if (m == 0) return 0;
   pc_qs8_job job;
-  job.uk = w->uk;
+  job.uk = row_kernel(w->uk, m);
   job.w = w;
   job.ep = ep;
   job.a = a;
@@ -581,7 +599,7 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   job.epi_avx2 = (pterun_cpu_features() & PTERUN_CPU_X86_AVX2) != 0;
 #endif
 
-  const size_t nr = (size_t)w->uk->nr, mr = (size_t)w->uk->mr;
+  const size_t nr = (size_t)w->uk->nr, mr = (size_t)job.uk->mr;
   const size_t strips = (size_t)((w->n + (int64_t)nr - 1) / (int64_t)nr);
   const size_t panels = ((size_t)m + mr - 1) / mr;
   const size_t strip_bytes = (size_t)w->kq * nr * PC_QS8_KR * (size_t)w->uk->b_bytes;

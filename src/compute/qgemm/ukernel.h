@@ -32,8 +32,8 @@ typedef struct pc_qs8_epi_row {
 
 #if defined(PTERUN_GEMM_AVX2) && defined(__x86_64__) && defined(__GNUC__)
 #define PC_QS8_HAVE_EPI_AVX2 1
-int64_t pc_qs8_epilogue_row_avx2(const int32_t* acc, const pc_qs8_epi_row* e, int64_t cols,
-                                 void* dst);
+int64_t pc_qs8_epilogue_rows_avx2(const int32_t* acc, int64_t acc_rs, int64_t rows,
+                                  const pc_qs8_epi_row* e, int64_t cols, void* dst, int64_t dst_rs);
 #endif
 
 /* K elements per group: every layout packs K in groups of 4 (one VNNI dot). */

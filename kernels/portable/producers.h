@@ -1,0 +1,25 @@
+/* The convolution and matrix kernels' entry points for the fused operators
+ * built on them in other files (nn_conv_bn.c: batch norm folded into the
+ * producer). Each `run` takes the producer's arguments with the out at
+ * args[iout] and `act`, the activation applied in the epilogue (NULL: none);
+ * each `pack` is its load-time weight packing into `into` (NULL: a new state)
+ * for a call of `want` arguments with the out at iout. */
+#ifndef PTERUN_KERNELS_PORTABLE_PRODUCERS_H_
+#define PTERUN_KERNELS_PORTABLE_PRODUCERS_H_
+
+#include "kernels/portable/prepack.h"
+
+/* aten::convolution: arguments 0..8; packs args[1], a constant float32
+ * weight of a one-group GEMM-path convolution. */
+pterun_status pk_convolution_run(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
+                                 const pterun_compute_gemm_opts* act);
+pterun_status pk_convolution_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                  size_t want, size_t iout, pk_prepacked* into);
+
+/* aten::addmm: arguments 0..4; packs args[2], a constant float32 mat2. */
+pterun_status pk_addmm_run(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
+                           const pterun_compute_gemm_opts* act);
+pterun_status pk_addmm_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                            size_t want, size_t iout, pk_prepacked* into);
+
+#endif
