@@ -161,27 +161,6 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
       int64_t h0 = oh * s[0] - pad[0];
       for (int64_t ow = 0; ow < pp->ow; ++ow) {
         int64_t w0 = ow * s[1] - pad[1], kh, kw, best = -1;
-        if (f32) {
-          /* Compares in float give the double comparisons' answers; the
-           * selects compile without branches. */
-          const float* x = (const float*)in->data + ib;
-          float m = -INFINITY;
-          for (kh = 0; kh < k[0]; ++kh) {
-            int64_t h = h0 + kh * dil[0];
-            if (h < 0 || h >= pp->ih) continue;
-            for (kw = 0; kw < k[1]; ++kw) {
-              int64_t w = w0 + kw * dil[1];
-              if (w < 0 || w >= pp->iw) continue;
-              float v = x[h * ihs + w * iws];
-              int take = (best < 0) | (v > m) | ((v != v) & (m == m)); /* no short cut: no branch */
-              m = take ? v : m;
-              best = take ? h * pp->iw + w : best;
-            }
-          }
-          ((float*)out->data)[ob + oh * ohs + ow * ows] = m;
-          xo[oh * xhs + ow * xws] = best;
-          continue;
-        }
         double m = -INFINITY;
         for (kh = 0; kh < k[0]; ++kh) {
           int64_t h = h0 + kh * dil[0];
@@ -189,13 +168,20 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
           for (kw = 0; kw < k[1]; ++kw) {
             int64_t w = w0 + kw * dil[1];
             if (w < 0 || w >= pp->iw) continue;
-            double v = pterun_load_f64(in->data, in->dtype, ib + h * ihs + w * iws);
-            /* NaN wins and sticks, as in ATen. */
-            if (best < 0 || v > m || (isnan(v) && !isnan(m))) {
-              m = v;
-              best = h * pp->iw + w;
-            }
+            int64_t off = ib + h * ihs + w * iws;
+            double v = f32 ? (double)((const float*)in->data)[off]
+                           : pterun_load_f64(in->data, in->dtype, off);
+            /* NaN wins and sticks, as in ATen; | rather than || keeps the
+             * selects free of branches. */
+            int take = (best < 0) | (v > m) | ((v != v) & (m == m));
+            m = take ? v : m;
+            best = take ? h * pp->iw + w : best;
           }
+        }
+        if (f32) {
+          ((float*)out->data)[ob + oh * ohs + ow * ows] = (float)m;
+          xo[oh * xhs + ow * xws] = best;
+          continue;
         }
         if (pterun_dtype_is_float(out->dtype))
           pterun_store_f64(out->data, out->dtype, ob + oh * ohs + ow * ows, m);

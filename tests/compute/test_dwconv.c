@@ -58,7 +58,16 @@ typedef struct geo {
   int bias, clamp;
 } geo;
 
-static int run_case(const geo* c, pterun_threadpool* pool) {
+/* n random floats in exactly n floats of heap (ASan sees a read past them),
+ * NULL when out of memory. */
+static float* rnd_buf(size_t n) {
+  float* b = malloc((n ? n : 1) * sizeof(float));
+  for (size_t i = 0; b != NULL && i < n; ++i) b[i] = rnd();
+  return b;
+}
+
+/* The convolution a case describes. */
+static pterun_compute_dwconv2d params(const geo* c) {
   pterun_compute_dwconv2d p = {c->batch,      c->h,   c->w,   c->ic,     0,       0,
                                c->ic * c->dm, c->k_h, c->k_w, c->s,      c->s,    c->d,
                                c->d,          c->pad, c->pad, -INFINITY, INFINITY};
@@ -68,18 +77,18 @@ static int run_case(const geo* c, pterun_threadpool* pool) {
     p.out_min = -0.5f;
     p.out_max = 0.75f;
   }
+  return p;
+}
+
+static int run_case(const geo* c, pterun_threadpool* pool) {
+  pterun_compute_dwconv2d p = params(c);
   size_t ni = p.batch * p.in_h * p.in_w * p.in_c, nw = p.kernel_h * p.kernel_w * p.out_c;
   size_t no = p.batch * p.out_h * p.out_w * p.out_c;
-  float* in = malloc(ni * sizeof(float));
-  float* w = malloc(nw * sizeof(float));
-  float* bias = malloc(p.out_c * sizeof(float));
+  float *in = rnd_buf(ni), *w = rnd_buf(nw), *bias = rnd_buf(p.out_c);
   float* y0 = malloc(no * sizeof(float));
   float* y = malloc(no * sizeof(float));
   double* ref = malloc(no * sizeof(double));
   PT_CHECK(in && w && bias && y0 && y && ref);
-  for (size_t i = 0; i < ni; ++i) in[i] = rnd();
-  for (size_t i = 0; i < nw; ++i) w[i] = rnd();
-  for (size_t i = 0; i < p.out_c; ++i) bias[i] = rnd();
   const float* bp = c->bias ? bias : NULL;
   reference(&p, in, w, bp, ref);
   PT_CHECK(pterun_compute_f32_dwconv2d_with(0, &p, in, w, bp, y0) == 0);
@@ -108,11 +117,24 @@ static int run_case(const geo* c, pterun_threadpool* pool) {
   return 0;
 }
 
-static int test_geometries(void) {
+/* Runs `fn` on every case with a 3-thread pool; the failing case's index on
+ * stderr. */
+static int run_cases(const geo* cases, size_t n, int (*fn)(const geo*, pterun_threadpool*),
+                     const char* what) {
   pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 3;
   pterun_threadpool* pool = NULL;
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
+  int bad = 0;
+  for (size_t i = 0; i < n && !bad; ++i) {
+    bad = fn(&cases[i], pool);
+    if (bad) fprintf(stderr, "%s case %zu failed\n", what, i);
+  }
+  pterun_threadpool_destroy(pool);
+  return bad;
+}
+
+static int test_geometries(void) {
   static const geo cases[] = {
       {1, 12, 12, 32, 1, 3, 3, 1, 1, 1, 1, 0}, /* MobileNet 3x3, stride 1 */
       {2, 13, 11, 35, 1, 3, 3, 2, 1, 1, 1, 1}, /* stride 2, channels off every width */
@@ -122,13 +144,7 @@ static int test_geometries(void) {
       {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},    /* one element */
       {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1}, /* big enough to split over the pool */
   };
-  int bad = 0;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; ++i) {
-    bad = run_case(&cases[i], pool);
-    if (bad) fprintf(stderr, "case %zu failed\n", i);
-  }
-  pterun_threadpool_destroy(pool);
-  PT_CHECK(!bad);
+  PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case, "nhwc") == 0);
   return 0;
 }
 
@@ -178,27 +194,14 @@ static void reference_nchw(const pterun_compute_dwconv2d* p, const float* in, co
 }
 
 static int run_case_nchw(const geo* c, pterun_threadpool* pool) {
-  pterun_compute_dwconv2d p = {c->batch,      c->h,   c->w,   c->ic,     0,       0,
-                               c->ic * c->dm, c->k_h, c->k_w, c->s,      c->s,    c->d,
-                               c->d,          c->pad, c->pad, -INFINITY, INFINITY};
-  p.out_h = out_size(c->h, c->pad, c->k_h, c->s, c->d);
-  p.out_w = out_size(c->w, c->pad, c->k_w, c->s, c->d);
-  if (c->clamp) {
-    p.out_min = -0.5f;
-    p.out_max = 0.75f;
-  }
+  pterun_compute_dwconv2d p = params(c);
   size_t ni = p.batch * p.in_h * p.in_w * p.in_c, nw = p.kernel_h * p.kernel_w * p.out_c;
   size_t no = p.batch * p.out_h * p.out_w * p.out_c;
   /* Exactly sized buffers: ASan catches a vector load past the input. */
-  float* in = malloc(ni * sizeof(float));
-  float* w = malloc(nw * sizeof(float));
-  float* bias = malloc(p.out_c * sizeof(float));
+  float *in = rnd_buf(ni), *w = rnd_buf(nw), *bias = rnd_buf(p.out_c);
   float* ref = malloc(no * sizeof(float));
   float* y = malloc(no * sizeof(float));
   PT_CHECK(in && w && bias && ref && y);
-  for (size_t i = 0; i < ni; ++i) in[i] = rnd();
-  for (size_t i = 0; i < nw; ++i) w[i] = rnd();
-  for (size_t i = 0; i < p.out_c; ++i) bias[i] = rnd();
   const float* bp = c->bias ? bias : NULL;
   reference_nchw(&p, in, w, bp, ref);
   int variants = 0;
@@ -224,10 +227,6 @@ static int run_case_nchw(const geo* c, pterun_threadpool* pool) {
 }
 
 static int test_nchw(void) {
-  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
-  o.threads = 3;
-  pterun_threadpool* pool = NULL;
-  PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
   static const geo cases[] = {
       {1, 64, 64, 32, 1, 3, 3, 1, 1, 1, 1, 0},  /* MobileNet 3x3, stride 1 */
       {1, 64, 64, 16, 1, 3, 3, 2, 1, 1, 0, 1},  /* stride 2, even size */
@@ -245,16 +244,10 @@ static int test_nchw(void) {
       {1, 130, 98, 2, 1, 3, 3, 2, 1, 1, 0, 0},  /* the same, stride 2 */
       {1, 90, 90, 2, 1, 5, 5, 1, 1, 2, 1, 0},   /* the same, 5x5 */
   };
-  int bad = 0;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; ++i) {
-    bad = run_case_nchw(&cases[i], pool);
-    if (bad) fprintf(stderr, "nchw case %zu failed\n", i);
-  }
+  PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case_nchw, "nchw") == 0);
   pterun_compute_dwconv2d p = {1, 4, 4, 1, 4, 4, 1, 65, 1, 1, 1, 1, 1, 0, 0, -INFINITY, INFINITY};
   float buf[16] = {0};
   PT_CHECK(pterun_compute_f32_dwconv2d_nchw(NULL, 0, &p, buf, buf, NULL, buf) == -1); /* kh 65 */
-  pterun_threadpool_destroy(pool);
-  PT_CHECK(!bad);
   return 0;
 }
 
