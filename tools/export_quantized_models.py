@@ -47,6 +47,14 @@ Models (all undelegated, CPU only, fixed seeds):
                      other operators the quantizer annotates: residual adds
                      (+ relu), relu6 and relu on their own, max / avg / adaptive
                      pooling (mean), cat, between convolutions.
+  quantized_8da4w_pt 8da4w in quantized_decomposed's per-token form (what
+                     torchao's 8da4w linears were before the affine ops):
+                     choose_qparams_per_token_asymmetric, quantize_per_token,
+                     dequantize_per_token on the activation and
+                     dequantize_per_channel_group on int4 weights (group 16),
+                     two linears with a relu between, [B, T, K] input.
+                     ExecuTorch's runtime has no dequantize_per_channel_group
+                     kernel: the reference is eager PyTorch.
   quantized_8da8w    quantized_8da4w's transformer with int8 per-channel
                      weights (Int8DynamicActivationIntxWeightConfig(int8,
                      PerAxis(0))): dequantize_affine with block [1, K].
@@ -173,6 +181,42 @@ class StaticMm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc3(self.fc2(torch.relu(self.fc1(x))))
+
+
+class PerToken8da4w(nn.Module):
+    def __init__(self, dims=(32, 48, 16), group: int = 16) -> None:
+        super().__init__()
+        self.group = group
+        for i, (k, n) in enumerate(zip(dims, dims[1:])):
+            w = torch.randn(n, k)
+            s = w.reshape(n, k // group, group).abs().amax(-1) / 7
+            q = torch.clamp(
+                torch.round(w.reshape(n, k // group, group) / s[..., None]), -8, 7
+            )
+            self.register_buffer(f"q{i}", q.to(torch.int8).reshape(n, k))
+            self.register_buffer(f"s{i}", s)
+            self.register_buffer(
+                f"z{i}", torch.randint(-1, 2, s.shape, dtype=torch.int64)
+            )
+
+    def _linear(self, x: torch.Tensor, i: int) -> torch.Tensor:
+        s, z = QD.choose_qparams_per_token_asymmetric(x, torch.int8)
+        q = QD.quantize_per_token(x, s, z, -128, 127, torch.int8)
+        x = QD.dequantize_per_token(q, s, z, -128, 127, torch.int8, torch.float32)
+        w = QD.dequantize_per_channel_group(
+            getattr(self, f"q{i}"),
+            getattr(self, f"s{i}"),
+            getattr(self, f"z{i}"),
+            -8,
+            7,
+            torch.int8,
+            self.group,
+            torch.float32,
+        )
+        return nn.functional.linear(x, w)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._linear(torch.relu(self._linear(x, 0)), 1)
 
 
 class StaticOps(nn.Module):
@@ -481,6 +525,15 @@ def build_8da8w():
     return m, (idx,), "eager", 0.0, 5e-3, "torchao 8da8w (per-channel) linears"
 
 
+def build_8da4w_pt():
+    _load_torch_ops()  # dequantize_per_channel_group.out
+    torch.manual_seed(SEED + 11)
+    m = PerToken8da4w().eval()
+    x = torch.randn(2, 3, 32)
+    # tolerance: as quantized_8da4w (activations quantized per token at run time)
+    return m, (x,), "eager", 0.0, 5e-3, "8da4w, quantized_decomposed per-token form"
+
+
 def build_8da4w_fused():
     m, inputs, ref, rtol, atol, _ = build_8da4w()
     return m, inputs, ref, rtol, atol, "as quantized_8da4w, with fuse_dequantize_linear"
@@ -539,6 +592,7 @@ CASES = {
     "quantized_staticmm": build_staticmm,
     "quantized_8da8w": build_8da8w,
     "quantized_staticops": build_staticops,
+    "quantized_8da4w_pt": build_8da4w_pt,
 }
 FUSED = {"quantized_8da4w_fused"}
 QUANT_FUSION = {

@@ -41,8 +41,9 @@ typedef struct qk_aff_state {
 /* The dequantize_affine arguments of one operand (args[i .. i + 7]). */
 typedef struct qk_aff_q {
   pterun_tensor *x, *scale, *zp;
-  const int64_t* bs;
+  const int64_t* bs; /* NULL: per row (dequantize_per_token) */
   size_t nbs;
+  int64_t bs_group[2]; /* dequantize_per_channel_group's [1, group_size] */
   int64_t in_dtype, out_dtype;
   int has_range;
   int64_t qmin, qmax;
@@ -97,8 +98,9 @@ static pterun_status zp_at(pterun_kernel_context* ctx, const pterun_tensor* zp, 
 }
 
 static pterun_status check_params(pterun_kernel_context* ctx, const pterun_tensor* scale,
-                                  const pterun_tensor* zp, int64_t count) {
-  PTERUN_TRY(pterun_check_dtype(ctx, scale, "scale", PTERUN_DTYPE_F32));
+                                  const pterun_tensor* zp, int64_t count, int allow_f64) {
+  if (!(allow_f64 && scale->dtype == PTERUN_DTYPE_F64))
+    PTERUN_TRY(pterun_check_dtype(ctx, scale, "scale", PTERUN_DTYPE_F32));
   PTERUN_TRY(pterun_check_data(ctx, scale, "scale"));
   if (scale->numel != count || !pterun_tensor_is_contiguous(scale))
     return QK_FAIL(ctx, "arg 'scale': want %" PRId64 " contiguous values, got %" PRId64, count,
@@ -132,7 +134,7 @@ static pterun_status prepare(pterun_kernel_context* ctx, const qk_aff_call* c) {
     return QK_FAIL(ctx, "arg 'block_size': want [1, group] with group dividing %" PRId64, k);
   g = c->w.bs[1];
   groups = k / g;
-  PTERUN_TRY(check_params(ctx, c->w.scale, c->w.zp, n * groups));
+  PTERUN_TRY(check_params(ctx, c->w.scale, c->w.zp, n * groups, 0));
   if (c->w_has_range) {
     nbit = c->w.qmin >= -8 && c->w.qmax <= 7 ? 4 : 8;
   } else { /* the codes' own range */
@@ -195,14 +197,18 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_aff_call* c) {
   if (m > st->m_cap)
     return QK_FAIL(ctx, "arg 'input': %" PRId64 " rows, more than the %" PRId64 " planned", m,
                    st->m_cap);
-  if (c->a.nbs != (size_t)x->rank)
-    return QK_FAIL(ctx, "arg 'block_size': %zu entries for rank %d", c->a.nbs, x->rank);
-  for (d = 0; d < c->a.nbs; ++d)
-    if (c->a.bs[d] != (d + 1 == c->a.nbs ? k : 1))
-      return QK_FAIL(ctx, "arg 'block_size': the fused dynamic linear takes per-row parameters");
-  PTERUN_TRY(check_params(ctx, c->a.scale, c->a.zp, m));
+  if (c->a.bs != NULL) {
+    if (c->a.nbs != (size_t)x->rank)
+      return QK_FAIL(ctx, "arg 'block_size': %zu entries for rank %d", c->a.nbs, x->rank);
+    for (d = 0; d < c->a.nbs; ++d)
+      if (c->a.bs[d] != (d + 1 == c->a.nbs ? k : 1))
+        return QK_FAIL(ctx, "arg 'block_size': the fused dynamic linear takes per-row parameters");
+  }
+  /* per token: float64 scales (choose_qparams_per_token_asymmetric's),
+   * used in float32 like the torchao forms' */
+  PTERUN_TRY(check_params(ctx, c->a.scale, c->a.zp, m, c->a.bs == NULL));
   for (r = 0; r < m; ++r) {
-    st->a_scale[r] = ((const float*)c->a.scale->data)[r];
+    st->a_scale[r] = (float)pterun_load_f64(c->a.scale->data, c->a.scale->dtype, r);
     PTERUN_TRY(zp_at(ctx, c->a.zp, r, &st->a_zero[r]));
   }
   if (c->bias != NULL) {
@@ -281,5 +287,44 @@ PTERUN_KERNEL(qk_linear_dequantize_dynamic_out) {
   c.w.qmax = 127;
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 12, "bias", &c.bias));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 13, "out", &c.out));
+  return run(ctx, &c);
+}
+
+/* quantized_decomposed's per-token form (torchao's earlier 8da4w): the
+ * activation's dequantize_per_token (input, scales, zero_points, quant_min,
+ * quant_max, dtype, output_dtype), the weight's dequantize_per_channel_group
+ * (input, scales, zero_points, quant_min, quant_max, dtype, group_size,
+ * output_dtype), permute_copy's dims, out (18 slots with the return). */
+PTERUN_KERNEL(qk_linear_dynamic_per_token_out) {
+  qk_aff_call c;
+  const int64_t* dims;
+  size_t nd;
+  int64_t group;
+  memset(&c, 0, sizeof c);
+  PTERUN_CHECK_NARGS(ctx, nargs, 18);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &c.a.x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "scales", &c.a.scale));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "zero_points", &c.a.zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 6, "output_dtype", &c.a.out_dtype));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "weight", &c.w.x));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "weight_scales", &c.w.scale));
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 9, "weight_zero_points", &c.w.zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 10, "weight_quant_min", &c.w.qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 11, "weight_quant_max", &c.w.qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 13, "group_size", &group));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 14, "weight_output_dtype", &c.w.out_dtype));
+  if (c.a.x->dtype != PTERUN_DTYPE_I8 || c.w.x->dtype != PTERUN_DTYPE_I8)
+    return QK_FAIL(ctx, "arg 'input'/'weight': the fused dynamic linear takes int8 codes");
+  if (c.a.out_dtype != PTERUN_DTYPE_F32 || c.w.out_dtype != PTERUN_DTYPE_F32)
+    return QK_FAIL(ctx, "arg 'output_dtype': the fused dynamic linear computes float32");
+  c.w.bs_group[0] = 1;
+  c.w.bs_group[1] = group;
+  c.w.bs = c.w.bs_group;
+  c.w.nbs = 2;
+  c.w_has_range = 1;
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 15, "dims", &dims, &nd, 0));
+  if (nd != 2 || !((dims[0] == 1 || dims[0] == -1) && (dims[1] == 0 || dims[1] == -2)))
+    return QK_FAIL(ctx, "arg 'dims': the fused dynamic linear takes an [N, K] weight transposed");
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 16, "out", &c.out));
   return run(ctx, &c);
 }

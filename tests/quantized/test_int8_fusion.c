@@ -50,6 +50,8 @@ static const fixture k_fixtures[] = {
     {"quantized_8da4w", {"pterun_quantized::linear_dynamic_affine.out"}, 1e-5},
     {"quantized_8da4w_fused", {"pterun_quantized::linear_dequantize_dynamic.out"}, 1e-5},
     {"quantized_8da8w", {"pterun_quantized::linear_dynamic_affine.out"}, 1e-5},
+    /* outputs up to ~100: a few float32 ulps */
+    {"quantized_8da4w_pt", {"pterun_quantized::linear_dynamic_per_token.out"}, 1e-4},
     {"quantized_dynmm",
      {"pterun_quantized::mm_dynamic_relu_q8.out", "pterun_quantized::mm_dynamic_q8.out"},
      1e-5},
