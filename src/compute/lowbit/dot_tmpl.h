@@ -20,6 +20,7 @@
  *                      lanes of column c) in vector registers
  *   LT_COLS32(lo, hi)  the 4-bit accumulators' column sums, columns 0..7 in
  *                      the int32 lanes of a __m256i
+ *   LT_COLS8(acc)      optional: the same for the 8-bit (vpmaddwd) ones
  * The tile's epilogue and the quantizer work in 256-bit AVX2 / FMA vectors
  * (every x86 variant has them).
  *
@@ -252,42 +253,61 @@ void LT_QUANT(const float* x, int64_t k, int64_t gs, int8_t* qa, int64_t* asum, 
   }
 }
 
-/* The whole tile for one row. 4 bits: per group, the column sums stay in
- * int32 lanes and the epilogue runs on the 8 columns at once, lane c doing
- * the portable epilogue's float operations for column c (no contraction:
+/* The whole tile for one row. 4 bits (and 8 bits where LT_COLS8 orders the
+ * 8-bit accumulators' columns): per group, the column dots stay in int32
+ * lanes and the epilogue runs on the 8 columns at once, lane c doing the
+ * portable epilogue's float operations for column c (no contraction:
  * -ffp-contract=off), so the bits are the same. The integers are exact in
  * int32 when |row zero|, |weight sums|, |weight zeros| and |gs * zero -
- * group sum| are at most 2^14 and a group has at most 16384 chunks: |dot| <=
- * gs * 8 * 128 <= 2^28, each product <= 2^28. Rows and tiles outside that
- * (extreme zero points, hostile sums) take pc_lowbit_tile_generic, whose
- * int64 arithmetic gives the same values where both apply; so do the other
- * widths. */
-void LT_TILE(const pterun_compute_lowbit_weights* p, const uint8_t* w0,
-             const pterun_compute_lowbit_qrow* row, float out[8]) {
-  enum { LIM = 1 << 14 };
-  const int64_t gs = p->group_size, groups = p->k / gs, chunks = gs / 16;
-  const int32_t za = row->zero;
+ * group sum| are at most 2^14 and |dot| <= 2^28 (4 bits: gs * 8 * 128, at
+ * most 16384 chunks; 8 bits: gs * 128 * 128, at most 1024 chunks): each
+ * product <= 2^28. Rows and tiles outside that (extreme zero points, hostile
+ * sums) take pc_lowbit_tile_generic, whose int64 arithmetic gives the same
+ * values where both apply; so do the other widths. */
+enum { LT_LIM = 1 << 14 };
+
+typedef struct LT_NAME(_acc) {
+  __m256i vza, lim, top; /* top: max of (sum or zero + 2^14), unsigned */
+  __m256 as, res;
+} LT_NAME(_acc);
+
+/* One group's epilogue: t the 8 column dots, w the group's scales (then
+ * sums [, zero points]). 0 when gs * zero - sum(a) is past 2^14. */
+static inline __attribute__((always_inline)) int LT_NAME(_epilogue)(
+    const pterun_compute_lowbit_weights* p, const uint8_t* w, __m256i t, int64_t asum, int32_t za,
+    LT_NAME(_acc) * e) {
+  const __m256i wsum = _mm256_loadu_si256((const __m256i*)(const void*)(w + 32));
+  e->top = _mm256_max_epu32(e->top, _mm256_add_epi32(wsum, e->lim));
+  t = _mm256_sub_epi32(t, _mm256_mullo_epi32(e->vza, wsum));
+  if (p->has_zeros) {
+    /* - wz * asum + gs * wz * za, as wz * (gs * za - asum) */
+    const int64_t zt = p->group_size * za - asum;
+    const __m256i wz = _mm256_loadu_si256((const __m256i*)(const void*)(w + 64));
+    if (zt < -LT_LIM || zt > LT_LIM) return 0;
+    e->top = _mm256_max_epu32(e->top, _mm256_add_epi32(wz, e->lim));
+    t = _mm256_add_epi32(t, _mm256_mullo_epi32(wz, _mm256_set1_epi32((int32_t)zt)));
+  }
+  e->res = _mm256_add_ps(
+      e->res, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps((const float*)(const void*)w), e->as),
+                            _mm256_cvtepi32_ps(t)));
+  return 1;
+}
+
+/* 4 bits: the stored nibbles times the activations, two chunks per
+ * widening (int16 lanes take at most 4 * 15 * 128). */
+static const uint8_t* LT_NAME(_groups4)(const pterun_compute_lowbit_weights* p, const uint8_t* w,
+                                        const pterun_compute_lowbit_qrow* row, LT_NAME(_acc) * e) {
+  const int64_t groups = p->k / p->group_size, chunks = p->group_size / 16;
   const LT_VEC mask = LT_SET1_8(0x0f);
 #if !defined(LT_DPBUSD)
   const LT_VEC ones = LT_SET1_16(1);
 #endif
-  const __m256i vza = _mm256_set1_epi32(za), lim = _mm256_set1_epi32(LIM);
-  const __m256 as = _mm256_set1_ps(row->scale);
-  __m256i top = _mm256_setzero_si256(); /* max of (sum or zero + 2^14), unsigned */
-  __m256 res = _mm256_setzero_ps();
   const int8_t* qa = row->qa;
-  const uint8_t* w = w0;
   int64_t g, c;
   int off;
-  if (p->nbit != 4 || chunks > 16384 || za < -LIM || za > LIM) {
-    pc_lowbit_tile_generic(LT_FN, p, w0, row, out);
-    return;
-  }
   for (g = 0; g < groups; ++g) {
     LT_VEC acc_lo = LT_ZERO(), acc_hi = LT_ZERO();
-    __m256i t, wsum;
     for (c = 0; c < chunks; c += 2) {
-      /* two chunks per widening: int16 lanes take at most 4 * 15 * 128 */
       const int64_t pair = chunks - c < 2 ? chunks - c : 2;
 #if !defined(LT_DPBUSD)
       LT_VEC p_lo = LT_ZERO(), p_hi = LT_ZERO();
@@ -314,35 +334,74 @@ void LT_TILE(const pterun_compute_lowbit_weights* p, const uint8_t* w0,
 #endif
     }
     /* the stored nibbles are code + 8: dot = sum(u * a) - 8 * sum(a) */
-    t = _mm256_sub_epi32(LT_COLS32(acc_lo, acc_hi), _mm256_set1_epi32((int32_t)(8 * row->asum[g])));
-    wsum = _mm256_loadu_si256((const __m256i*)(const void*)(w + 32));
-    top = _mm256_max_epu32(top, _mm256_add_epi32(wsum, lim));
-    t = _mm256_sub_epi32(t, _mm256_mullo_epi32(vza, wsum));
-    if (p->has_zeros) {
-      /* - wz * asum + gs * wz * za, as wz * (gs * za - asum) */
-      const int64_t zt = gs * za - row->asum[g];
-      const __m256i wz = _mm256_loadu_si256((const __m256i*)(const void*)(w + 64));
-      if (zt < -LIM || zt > LIM) {
-        pc_lowbit_tile_generic(LT_FN, p, w0, row, out);
-        return;
-      }
-      top = _mm256_max_epu32(top, _mm256_add_epi32(wz, lim));
-      t = _mm256_add_epi32(t, _mm256_mullo_epi32(wz, _mm256_set1_epi32((int32_t)zt)));
-    }
-    res = _mm256_add_ps(
-        res, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps((const float*)(const void*)w), as),
-                           _mm256_cvtepi32_ps(t)));
+    if (!LT_NAME(_epilogue)(p, w,
+                            _mm256_sub_epi32(LT_COLS32(acc_lo, acc_hi),
+                                             _mm256_set1_epi32((int32_t)(8 * row->asum[g]))),
+                            row->asum[g], row->zero, e))
+      return NULL;
     w += 64 + (p->has_zeros ? 32 : 0);
   }
-  /* a sum or zero point past 2^14 (then the int32 lanes may have wrapped):
-   * the tile again in int64 */
-  if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_max_epu32(top, _mm256_add_epi32(lim, lim)),
-                                              _mm256_add_epi32(lim, lim))) != -1) {
+  return w;
+}
+
+#if defined(LT_COLS8)
+/* 8 bits: the signed codes widened to int16 times the activations
+ * (vpmaddwd), the column dots ordered by LT_COLS8. */
+static const uint8_t* LT_NAME(_groups8)(const pterun_compute_lowbit_weights* p, const uint8_t* w,
+                                        const pterun_compute_lowbit_qrow* row, LT_NAME(_acc) * e) {
+  enum { HV = LT_V / 2, NACC = 64 / HV };
+  const int64_t groups = p->k / p->group_size, chunks = p->group_size / 16;
+  const int8_t* qa = row->qa;
+  int64_t g, c;
+  int s, off;
+  for (g = 0; g < groups; ++g) {
+    LT_VEC acc[NACC];
+    for (s = 0; s < NACC; ++s) acc[s] = LT_ZERO();
+    for (c = 0; c < chunks; ++c, w += 128, qa += 16) {
+      int64_t h0, h1;
+      LT_VEC a0, a1;
+      memcpy(&h0, qa, 8);
+      memcpy(&h1, qa + 8, 8);
+      a0 = LT_ACT16(h0);
+      a1 = LT_ACT16(h1);
+      for (off = 0; off < 128; off += HV)
+        acc[(off % 64) / HV] =
+            LT_ADD32(acc[(off % 64) / HV], LT_MADD(LT_CVT16(w + off), off < 64 ? a0 : a1));
+    }
+    if (!LT_NAME(_epilogue)(p, w, LT_COLS8(acc), row->asum[g], row->zero, e)) return NULL;
+    w += 64 + (p->has_zeros ? 32 : 0);
+  }
+  return w;
+}
+#endif
+
+void LT_TILE(const pterun_compute_lowbit_weights* p, const uint8_t* w0,
+             const pterun_compute_lowbit_qrow* row, float out[8]) {
+  const int64_t chunks = p->group_size / 16;
+  const int32_t za = row->zero;
+  const uint8_t* w = NULL;
+  LT_NAME(_acc) e;
+  e.vza = _mm256_set1_epi32(za);
+  e.lim = _mm256_set1_epi32(LT_LIM);
+  e.top = _mm256_setzero_si256();
+  e.as = _mm256_set1_ps(row->scale);
+  e.res = _mm256_setzero_ps();
+  if (za >= -LT_LIM && za <= LT_LIM) {
+    if (p->nbit == 4 && chunks <= 16384) w = LT_NAME(_groups4)(p, w0, row, &e);
+#if defined(LT_COLS8)
+    if (p->nbit == 8 && chunks <= 1024) w = LT_NAME(_groups8)(p, w0, row, &e);
+#endif
+  }
+  /* not covered, or a sum or zero point past 2^14 (then the int32 lanes may
+   * have wrapped): the tile in int64 */
+  if (w == NULL || _mm256_movemask_epi8(
+                       _mm256_cmpeq_epi32(_mm256_max_epu32(e.top, _mm256_add_epi32(e.lim, e.lim)),
+                                          _mm256_add_epi32(e.lim, e.lim))) != -1) {
     pc_lowbit_tile_generic(LT_FN, p, w0, row, out);
     return;
   }
-  if (p->has_bias) res = _mm256_add_ps(res, _mm256_loadu_ps((const float*)(const void*)w));
-  _mm256_storeu_ps(out, res);
+  if (p->has_bias) e.res = _mm256_add_ps(e.res, _mm256_loadu_ps((const float*)(const void*)w));
+  _mm256_storeu_ps(out, e.res);
 }
 
 #undef LT_CAT2

@@ -43,6 +43,12 @@
                                          _mm256_cvtepi32_epi64(_mm256_extracti128_si256(h_, 1)))); \
   } while (0)
 #define LT_COLS32(lo, hi) _mm256_hadd_epi32((lo), (hi))
+/* 8 bits: acc[s] holds columns 2s (lanes 0..3) and 2s + 1 (4..7); two rounds
+ * of vphaddd leave columns 0, 2, 4, 6 | 1, 3, 5, 7, put in order */
+#define LT_COLS8(acc)                                                                              \
+  _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(_mm256_hadd_epi32((acc)[0], (acc)[1]),             \
+                                                _mm256_hadd_epi32((acc)[2], (acc)[3])),            \
+                              _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
 #include "src/compute/lowbit/dot_tmpl.h"
 
 #else
