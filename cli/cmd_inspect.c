@@ -317,8 +317,7 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j, int memory) {
     cli_json_key(j, "delegates");
     cli_json_begin_array(j);
   } else {
-    printf("  delegate calls: %zu%s\n", mi.delegate_count,
-           mi.delegate_count ? " (not supported by pterun: the method will not load)" : "");
+    printf("  delegate calls: %zu\n", mi.delegate_count);
   }
   for (i = 0; i < mi.delegate_count; ++i) {
     const char* backend = NULL;
@@ -327,8 +326,19 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j, int memory) {
     if (j)
       cli_json_string(j, backend ? backend : "");
     else {
+      /* Which component runs it: loaded, available to link, or none. */
       char e[CLI_ESC_CAP];
-      printf("    %zu: %s\n", i, backend ? cli_esc(backend, e, sizeof e) : "?");
+      const char* comp = backend ? pterun_component_for_backend(backend) : NULL;
+      const char* how = backend && pterun_registry_backend(s->registry, backend) ? ""
+                        : comp ? " (not loaded: link "
+                               : " (no pterun component runs it: the method will not load)";
+      printf("    %zu: %s", i, backend ? cli_esc(backend, e, sizeof e) : "?");
+      if (comp && *how == '\0')
+        printf(" (%s)\n", comp);
+      else if (comp)
+        printf("%s%s)\n", how, comp);
+      else
+        printf("%s\n", how);
     }
   }
   if (j) cli_json_end_array(j);

@@ -260,8 +260,9 @@ static inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
 static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc, uint8_t* dst) {
   const qk_im2col* g = (const qk_im2col*)ctx;
   const int64_t wp = g->w + 2 * g->pw;
+  int64_t oh = i0 / g->ow, ow = i0 % g->ow - 1; /* one division per call */
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t m = i0 + r, oh = m / g->ow, ow = m % g->ow;
+    if (++ow == g->ow) ow = 0, ++oh;
     uint8_t* d = dst + r * kc;
     if (g->pad != NULL && k0 == 0 && kc == g->k) {
       for (int64_t ky = 0; ky < g->kh; ++ky) {
