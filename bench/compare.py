@@ -483,7 +483,7 @@ def main() -> int:
             )
             + " |"
         )
-    if Path(args.bench_kernels).exists():
+    if args.bench_kernels and Path(args.bench_kernels).is_file():
         md += [
             "",
             "## f32 GEMM micro-benchmark (bench_kernels, M x N x K)",

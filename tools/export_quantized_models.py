@@ -78,6 +78,7 @@ from __future__ import annotations
 import argparse
 import copy
 import importlib.util
+import itertools
 import logging
 import sys
 import warnings
@@ -187,7 +188,7 @@ class PerToken8da4w(nn.Module):
     def __init__(self, dims=(32, 48, 16), group: int = 16) -> None:
         super().__init__()
         self.group = group
-        for i, (k, n) in enumerate(zip(dims, dims[1:])):
+        for i, (k, n) in enumerate(itertools.pairwise(dims)):
             w = torch.randn(n, k)
             s = w.reshape(n, k // group, group).abs().amax(-1) / 7
             q = torch.clamp(
@@ -373,79 +374,71 @@ def _pt2e_int8(
     return convert_pt2e(gm)
 
 
-def _pt2e_static_int8(m: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
-    return _pt2e_int8(m, x)
+def _pt2e_case(seed: int, model, shape, note: str, **kw):
+    """A PT2E int8 fixture (XNNPACKQuantizer, _pt2e_int8's options) of
+    model() on a seeded random input of `shape`; the reference is
+    ExecuTorch's runtime (the quantized kernels are bit-exact with it)."""
+    torch.manual_seed(seed)
+    m = model().eval()
+    x = torch.randn(*shape)
+    return _pt2e_int8(m, x, **kw), (x,), "et", 0.0, 1e-6, note
 
 
 def build_cnn():
-    torch.manual_seed(SEED)
-    m = SmallCnn().eval()
-    x = torch.randn(1, 3, 16, 16)
-    return (
-        _pt2e_static_int8(m, x),
-        (x,),
-        "et",
-        0.0,
-        1e-6,
+    return _pt2e_case(
+        SEED,
+        SmallCnn,
+        (1, 3, 16, 16),
         "PT2E static int8 (XNNPACKQuantizer per-channel), undelegated",
     )
 
 
 def build_convnet():
-    torch.manual_seed(SEED + 6)
-    m = ConvNet().eval()
-    x = torch.randn(2, 3, 12, 12)
-    return (
-        _pt2e_static_int8(m, x),
-        (x,),
-        "et",
-        0.0,
-        1e-6,
+    return _pt2e_case(
+        SEED + 6,
+        ConvNet,
+        (2, 3, 12, 12),
         "PT2E static int8: depthwise/grouped/dilated conv+relu, conv, linear+relu",
     )
 
 
 def build_dynlinear():
-    torch.manual_seed(SEED + 1)
-    m = DynLinear().eval()
-    x = torch.randn(4, 32)
-    return (
-        _pt2e_int8(m, x, dynamic=True),
-        (x,),
-        "et",
-        0.0,
-        1e-6,
+    return _pt2e_case(
+        SEED + 1,
+        DynLinear,
+        (4, 32),
         "PT2E dynamic int8 linear (choose_qparams + per-tensor Q/DQ)",
+        dynamic=True,
     )
 
 
 def build_dynmm():
-    torch.manual_seed(SEED + 7)
-    m = DynMm().eval()
-    x = torch.randn(2, 3, 32)
-    gm = _pt2e_int8(m, x, per_channel=False, dynamic=True)
-    return gm, (x,), "et", 0.0, 1e-6, "PT2E dynamic int8, per-tensor weights, mm"
+    return _pt2e_case(
+        SEED + 7,
+        DynMm,
+        (2, 3, 32),
+        "PT2E dynamic int8, per-tensor weights, mm",
+        per_channel=False,
+        dynamic=True,
+    )
 
 
 def build_staticmm():
-    torch.manual_seed(SEED + 8)
-    m = StaticMm().eval()
-    x = torch.randn(2, 3, 32)
-    gm = _pt2e_int8(m, x, per_channel=False)
-    return gm, (x,), "et", 0.0, 1e-6, "PT2E static int8, per-tensor weights, mm/addmm"
+    return _pt2e_case(
+        SEED + 8,
+        StaticMm,
+        (2, 3, 32),
+        "PT2E static int8, per-tensor weights, mm/addmm",
+        per_channel=False,
+    )
 
 
 def build_staticops():
-    torch.manual_seed(SEED + 10)
-    m = StaticOps().eval()
-    x = torch.randn(1, 3, 8, 8)
-    return (
-        _pt2e_static_int8(m, x),
-        (x,),
-        "et",
-        0.0,
-        1e-6,
-        "PT2E static int8: add (+relu), relu6, relu, pools, cat",
+    return _pt2e_case(
+        SEED + 10,
+        StaticOps,
+        (1, 3, 8, 8),
+        "PT2E static int8: adds (+relu), relu6, relu, pools, cat",
     )
 
 

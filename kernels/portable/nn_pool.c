@@ -154,9 +154,42 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
   const int64_t ihs = in->strides[r - 2], iws = in->strides[r - 1];
   const int64_t ohs = out->strides[r - 2], ows = out->strides[r - 1];
   const int64_t xhs = idx->strides[r - 2], xws = idx->strides[r - 1];
+  /* float32 2x2 windows at stride 2 inside the input (the usual downsampling
+   * pool): no bounds to check, four taps in a fixed order. */
+  const int quad = f32 && k[0] == 2 && k[1] == 2 && s[0] == 2 && s[1] == 2 && pad[0] == 0 &&
+                   pad[1] == 0 && dil[0] == 1 && dil[1] == 1 && 2 * pp->oh <= pp->ih &&
+                   2 * pp->ow <= pp->iw;
   for (int64_t q = (int64_t)start; q < (int64_t)(start + count); ++q) {
     int64_t ib = plane_base(pp, in, q), ob = plane_base(pp, out, q), xb = plane_base(pp, idx, q);
     int64_t* xo = (int64_t*)idx->data + xb;
+    if (quad) {
+      const float* x = (const float*)in->data + ib;
+      float* y = (float*)out->data + ob;
+      for (int64_t oh = 0; oh < pp->oh; ++oh) {
+        const float* r0 = x + 2 * oh * ihs;
+        const float* r1 = r0 + ihs;
+        const int64_t i0 = 2 * oh * pp->iw, i1 = i0 + pp->iw;
+        for (int64_t ow = 0; ow < pp->ow; ++ow) {
+          const int64_t c = 2 * ow * iws;
+          float m = r0[c], v;
+          int64_t best = i0 + 2 * ow;
+          int take;
+          /* Taps (0,1), (1,0), (1,1) after (0,0); NaN wins and sticks. */
+#define PK_QUAD_TAP(val, at)                                                                       \
+  v = (val);                                                                                       \
+  take = (v > m) | ((v != v) & (m == m));                                                          \
+  m = take ? v : m;                                                                                \
+  best = take ? (at) : best;
+          PK_QUAD_TAP(r0[c + iws], i0 + 2 * ow + 1)
+          PK_QUAD_TAP(r1[c], i1 + 2 * ow)
+          PK_QUAD_TAP(r1[c + iws], i1 + 2 * ow + 1)
+#undef PK_QUAD_TAP
+          y[oh * ohs + ow * ows] = m;
+          xo[oh * xhs + ow * xws] = best;
+        }
+      }
+      continue;
+    }
     for (int64_t oh = 0; oh < pp->oh; ++oh) {
       int64_t h0 = oh * s[0] - pad[0];
       for (int64_t ow = 0; ow < pp->ow; ++ow) {

@@ -20,6 +20,8 @@ CASES = {
     "quantized_dynlinear": ("pterun_quantized::linear_dynamic_q8.out", 1e-4),
     "quantized_8da8w": ("pterun_quantized::linear_dynamic_affine.out", 1e-5),
     "quantized_dynmm": ("pterun_quantized::mm_dynamic_relu_q8.out", 1e-5),
+    # outputs up to ~100: a few float32 ulps
+    "quantized_8da4w_pt": ("pterun_quantized::linear_dynamic_per_token.out", 1e-4),
     # static int8: outputs move in output quantization steps (scale 0.00166)
     "quantized_cnn": ("pterun_quantized::conv2d_relu_q8.out", 3 * 0.00166248),
     # the elementwise / pooling kernels are exact
