@@ -106,11 +106,7 @@ static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tenso
   for (g = 0; g < st->groups; ++g) {
     const size_t cap = pterun_compute_qs8_pack_size(uk, st->npg, st->k);
     void* buf = cap != 0 ? pterun_kernel_state_alloc(ctx, cap, 64) : NULL;
-    if (cap == 0)
-      return QK_FAIL(ctx,
-                     "arg 'weight': %" PRId64 " x %" PRId64
-                     " is beyond the int8 engine (K <= %d); load with fusion off",
-                     st->npg, st->k, PTERUN_COMPUTE_QS8_MAX_K);
+    if (cap == 0) return PTERUN_STATUS_NOT_SUPPORTED; /* K past the int8 engine: decline */
     if (buf == NULL)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
                                 "cannot allocate %zu bytes of packed weights", cap);
@@ -164,7 +160,8 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
   const pterun_tensor* w = call->wq.w;
   qk_i8_state* st;
   if (w->data == NULL || w->dtype != PTERUN_DTYPE_I8)
-    return PTERUN_STATUS_OK; /* not a constant int8 weight: execute reports it */
+    return PTERUN_STATUS_NOT_SUPPORTED; /* not a constant int8 weight: decline, the chain
+                                           runs unfused */
   st = pterun_kernel_state_alloc(ctx, sizeof *st, 64);
   if (st == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate kernel state");
@@ -320,9 +317,8 @@ static const uint8_t* pad_nhwc(pterun_kernel_context* ctx, const qk_im2col* g) {
 static pterun_status check_state(pterun_kernel_context* ctx, const qk_i8_state* st,
                                  const qk_i8_call* call) {
   if (st == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "the fused int8 %s needs a constant int8 weight (prepared at load); "
-                              "load with fusion off for this program",
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL,
+                              "the fused int8 %s was not prepared at load",
                               call->conv ? "convolution" : "linear");
   return PTERUN_STATUS_OK;
 }

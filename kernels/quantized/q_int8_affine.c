@@ -123,10 +123,9 @@ static pterun_status prepare(pterun_kernel_context* ctx, const qk_aff_call* c) {
   int64_t n, k, g, groups, p;
   int nbit;
   int32_t* zeros = NULL;
-  if (w->data == NULL || w->rank != 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "the fused dynamic linear needs a constant [N, K] weight; load "
-                              "with fusion off for this program");
+  /* Declines (the chain then runs unfused): a weight that is not a constant
+   * [N, K] matrix, a group size the low-bit layout has no kernel for. */
+  if (w->data == NULL || w->rank != 2) return PTERUN_STATUS_NOT_SUPPORTED;
   PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
   n = w->sizes[0];
   k = w->sizes[1];
@@ -144,11 +143,7 @@ static pterun_status prepare(pterun_kernel_context* ctx, const qk_aff_call* c) {
       if (q[p] < -8 || q[p] > 7) nbit = 8;
   }
   const size_t bytes = pterun_compute_lowbit_pack_bytes(nbit, n, k, g, c->w.zp != NULL, 0);
-  if (bytes == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "the fused dynamic linear takes groups that are a multiple of 16 "
-                              "(got %" PRId64 " of K %" PRId64 "); load with fusion off",
-                              g, k);
+  if (bytes == 0) return PTERUN_STATUS_NOT_SUPPORTED; /* groups not a multiple of 16 */
   st = pterun_kernel_state_alloc(ctx, sizeof *st, 64);
   uint8_t* buf = pterun_kernel_state_alloc(ctx, bytes, 64);
   if (c->w.zp != NULL)

@@ -62,6 +62,8 @@ typedef struct pt_fuse_pattern {
   bool step0_may_alias;               /* the fused kernel copes with its result sharing memory
                                          with step 0's arguments (it reads or copies them first) */
   bool any_may_alias;                 /* ... with any argument of any step */
+  bool needs_prepare;                 /* the fused kernel runs only prepared (integer weights
+                                         packed at load): no fusion without kernel preparation */
   const char* fused;                  /* the replacing operator */
   uint8_t fused_nargs;
   pt_fuse_arg args[PT_FUSE_MAX_ARGS]; /* its arguments, each (step or PT_FUSE_MAX_STEPS + feed
@@ -545,7 +547,42 @@ static uint32_t op_slot(pterun_method* m, const pt_fuse_pattern* p, pterun_kerne
   return k;
 }
 
-pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
+/* Marks an instruction of a fused chain skipped, remembering it for
+ * pt_unfuse (an instruction already skipped, e.g. a feed between two steps
+ * named twice, is recorded once). */
+static void skip(pt_fuse_undo* u, pt_instr* in) {
+  if (in->type == PT_INSTR_FOLDED) return;
+  if (u->nskipped < PT_FUSE_UNDO_MAX) {
+    u->skipped[u->nskipped] = in;
+    u->skipped_type[u->nskipped++] = (uint8_t)in->type;
+  }
+  in->type = PT_INSTR_FOLDED;
+}
+
+bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t cap,
+               uint32_t* nbefore) {
+  uint32_t n = 0;
+  *nbefore = 0;
+  for (uint32_t k = 0; k < m->fuse_undo_count; ++k) {
+    pt_fuse_undo* u = &m->fuse_undo[k];
+    if (u->first != first) continue;
+    *first = u->saved;
+    for (uint32_t j = 0; j < u->nskipped; ++j) {
+      u->skipped[j]->type = u->skipped_type[j];
+      if (u->skipped[j] < first && n < cap) before[n++] = u->skipped[j]; /* same chain */
+    }
+    if (u->moved != NULL) {
+      m->tensors_initial[u->moved - m->tensors].data = u->moved_data;
+      m->aux[u->moved - m->tensors].initial_data = u->moved_initial;
+    }
+    u->first = NULL;
+    *nbefore = n;
+    return true;
+  }
+  return false;
+}
+
+pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prepare) {
   // Which fused operators this registry has (a pattern without one is off).
   pterun_kernel_fn fns[PT_FUSE_PATTERNS];
   pterun_kernel_prepare_fn preps[PT_FUSE_PATTERNS];
@@ -554,7 +591,8 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
   for (size_t p = 0; p < PT_FUSE_PATTERNS; ++p) {
     fns[p] = NULL;
     preps[p] = NULL;
-    if (pattern_ok(&kPatterns[p])) fns[p] = pt_registry_resolve(reg, kPatterns[p].fused, &preps[p]);
+    if (pattern_ok(&kPatterns[p]) && !(no_prepare && kPatterns[p].needs_prepare))
+      fns[p] = pt_registry_resolve(reg, kPatterns[p].fused, &preps[p]);
     any |= fns[p] != NULL;
   }
   uint32_t total = 0;
@@ -614,6 +652,12 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
     goto done;
   }
   m->fused_bytes = nargs * sizeof(pterun_value*);
+  m->fuse_undo = pt_alloc(m->allocator, fused * sizeof *m->fuse_undo, 16);
+  if (m->fuse_undo == NULL) {
+    st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for fused calls");
+    goto done;
+  }
+  m->fuse_undo_count = 0;
   pterun_value** next = m->fused_args;
   for (uint32_t c = 0; c < m->chain_count; ++c)
     for (uint32_t i = 0; i < m->chains[c].count; ++i) {
@@ -623,11 +667,18 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
       pt_instr* chain = &m->chains[c].instrs[i];
       const uint32_t* w = &where[(size_t)(f.starts[c] + i) * wn];
       const uint32_t steps = steps_of(p), feeds = feeds_of(p);
+      pt_fuse_undo* u = &m->fuse_undo[m->fuse_undo_count++];
+      memset(u, 0, sizeof *u);
+      u->first = chain;
+      u->saved = *chain;
       if (match[f.starts[c] + i] & PT_FUSE_REDIRECT) {
         /* the result lives in the last intermediate's bytes from now on */
         const pt_instr* last = &chain[steps - 1];
         pterun_tensor* z = result_of(p, steps - 1, last)->u.tensor;
         const pterun_tensor* y = last->args[p->link[steps - 1]]->u.tensor;
+        u->moved = z;
+        u->moved_data = z->data;
+        u->moved_initial = m->aux[z - m->tensors].initial_data;
         z->data = y->data;
         m->aux[z - m->tensors].initial_data = y->data;
       }
@@ -638,9 +689,8 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg) {
       chain[0].args = next;
       chain[0].fn = fns[which - 1];
       // The later steps, producers the chain stepped over, the other producers.
-      for (uint32_t k = w[0] + 1; k <= w[steps - 1]; ++k) f.instr[k]->type = PT_INSTR_FOLDED;
-      for (uint32_t j = 0; j < feeds; ++j)
-        f.instr[w[PT_FUSE_MAX_STEPS + j]]->type = PT_INSTR_FOLDED;
+      for (uint32_t k = w[0] + 1; k <= w[steps - 1]; ++k) skip(u, f.instr[k]);
+      for (uint32_t j = 0; j < feeds; ++j) skip(u, f.instr[w[PT_FUSE_MAX_STEPS + j]]);
       next += p->fused_nargs;
     }
   pt_log(&m->logger, PTERUN_LOG_DEBUG, "fused %u instruction chains", fused);

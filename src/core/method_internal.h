@@ -19,6 +19,19 @@ typedef struct pt_instr {
   void* state; /* what the kernel's prepare kept (pterun_kernel_state), or NULL */
 } pt_instr;
 
+/* How to undo one fused chain (pt_unfuse): the fused call's original first
+ * instruction, the instructions it skipped and a moved result. */
+#define PT_FUSE_UNDO_MAX 8
+typedef struct pt_fuse_undo {
+  pt_instr* first; /* NULL once undone */
+  pt_instr saved;
+  pt_instr* skipped[PT_FUSE_UNDO_MAX];
+  uint8_t skipped_type[PT_FUSE_UNDO_MAX];
+  uint32_t nskipped;
+  struct pterun_tensor* moved; /* the result fusion moved into an intermediate's bytes */
+  void *moved_data, *moved_initial;
+} pt_fuse_undo;
+
 /* Header of one block of prepared kernel state (pterun_kernel_state_alloc). */
 typedef struct pt_state_block {
   struct pt_state_block* next;
@@ -81,6 +94,8 @@ struct pterun_method {
   uint32_t op_count;         /* the program's operators, then fused ones (method_fuse.c) */
   uint32_t fuse_op_base;     /* index of the first fused operator */
   pterun_value** fused_args; /* argument arrays of fused calls (one allocation) */
+  pt_fuse_undo* fuse_undo;   /* load time only: one per fused chain, freed after prepare */
+  uint32_t fuse_undo_count;
   size_t fused_bytes;
 
   void** planned;
@@ -115,8 +130,15 @@ pterun_status pt_fold_constants(pterun_method* m);
 
 /* Rewrites chains of kernel calls into fused operators registered in `reg`
  * (method_fuse.c); pt_fuse_op_slots() operator-table slots are reserved for
- * them. */
-pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg);
+ * them. Without kernel preparation (`no_prepare`) only chains whose fused
+ * kernel also runs unprepared are fused. */
+pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prepare);
+/* Puts the chain whose fused call is `first` back as the program wrote it
+ * (its fused kernel declined in prepare); stores in `before` (up to `cap`,
+ * count in *nbefore) the restored producers that sit before `first`. False:
+ * `first` is not a fused call (nothing changed). */
+bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t cap,
+               uint32_t* nbefore);
 uint32_t pt_fuse_op_slots(void);
 
 /* Calls every prepare of the method's kernel calls once (method_prepare.c). */

@@ -573,10 +573,14 @@ static pterun_status load(loader* L) {
   // debug handle maps onto one of them.
   if (L->o == NULL || (!L->o->no_fusion && !pt_profiler_records_outputs(L->o->profiler)))
     PTERUN_TRY(pt_fuse(
-        m, L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default()));
+        m, L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default(),
+        L->o != NULL && L->o->no_kernel_prepare));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
   memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
   if (L->o == NULL || !L->o->no_kernel_prepare) PTERUN_TRY(pt_prepare_kernels(m));
+  pt_free(m->allocator, m->fuse_undo);
+  m->fuse_undo = NULL;
+  m->fuse_undo_count = 0;
   // An input is written by set_input: it must not be constant data (that
   // lives in the program image or a data file).
   for (uint32_t k = 0; k < m->input_count; ++k) {
@@ -640,6 +644,7 @@ void pterun_method_destroy(pterun_method* m) {
   if (m->block != NULL) pt_delegates_destroy(m->delegates, m->delegate_count, a);
   for (uint32_t k = 0; k < m->folded_count; ++k) pt_free(a, m->folded[k]);
   pt_free(a, m->fused_args);
+  pt_free(a, m->fuse_undo);
   for (pt_state_block* b = m->states; b != NULL;) {
     pt_state_block* next = b->next;
     pt_free(a, b);

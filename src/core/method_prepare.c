@@ -13,6 +13,53 @@
 #include "src/core/method_internal.h"
 #include "src/core/schema.h"
 
+/* One instruction's prepare. A fused kernel that cannot take its chain (a
+ * weight that is not constant, a group size it has no kernel for, ...)
+ * declines with NOT_SUPPORTED: the chain is put back as the program wrote it
+ * (*unfused set) and the producers it had absorbed before this position are
+ * prepared here; the caller prepares the restored first step again. */
+static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_instr* in,
+                                 bool* unfused) {
+  if (in->type != PT_INSTR_KERNEL_CALL) return PTERUN_STATUS_OK;
+  pterun_kernel_prepare_fn prepare = m->op_prepares[in->a];
+  if (prepare == NULL) return PTERUN_STATUS_OK;
+  struct pterun_kernel_context ctx = {.logger = &m->logger,
+                                      .op_name = m->op_names[in->a],
+                                      .scratch = m->scratch,
+                                      .scratch_size = m->scratch_size,
+                                      .threadpool = m->threadpool,
+                                      .max_threads = m->max_threads,
+                                      .prep = m,
+                                      .prep_state = &in->state};
+  pterun_status st = prepare(&ctx, in->args, in->b);
+  pt_instr* before[PT_FUSE_UNDO_MAX];
+  uint32_t n = 0;
+  const bool decline = st == PTERUN_STATUS_NOT_SUPPORTED && m->fuse_undo_count > 0 &&
+                       in->a >= m->fuse_op_base && pt_unfuse(m, in, before, PT_FUSE_UNDO_MAX, &n);
+  /* Shared blocks this prepare made become visible only if it succeeded; a
+   * declined one's are never found (an empty key matches nothing). */
+  for (pt_shared_block* s = m->shared; s != NULL && !s->published; s = s->next) {
+    s->published = st == PTERUN_STATUS_OK || decline;
+    if (decline) s->key_bytes = 0;
+  }
+  char op[PT_ESC_CAP];
+  if (decline) {
+    pt_log(&m->logger, PTERUN_LOG_DEBUG, "method: instruction %u:%u (%s) left unfused", c, i,
+           pt_esc(ctx.op_name, op, sizeof op));
+    *unfused = true;
+    st = PTERUN_STATUS_OK;
+    for (uint32_t k = 0; k < n && st == PTERUN_STATUS_OK; ++k) {
+      bool again = false; /* producers are not fused calls: they never decline */
+      st = prepare_one(m, c, (uint32_t)(before[k] - m->chains[c].instrs), before[k], &again);
+    }
+    return st;
+  }
+  if (st != PTERUN_STATUS_OK)
+    st = pt_fail(&m->logger, st, "method: preparing instruction %u:%u (%s) failed: %s", c, i,
+                 pt_esc(ctx.op_name, op, sizeof op), pterun_status_str(st));
+  return st;
+}
+
 pterun_status pt_prepare_kernels(pterun_method* m) {
   bool any = false;
   for (uint32_t k = 0; k < m->op_count && !any; ++k) any = m->op_prepares[k] != NULL;
@@ -25,27 +72,10 @@ pterun_status pt_prepare_kernels(pterun_method* m) {
   }
   pterun_status st = PTERUN_STATUS_OK;
   for (uint32_t c = 0; c < m->chain_count && st == PTERUN_STATUS_OK; ++c)
-    for (uint32_t i = 0; i < m->chains[c].count && st == PTERUN_STATUS_OK; ++i) {
-      pt_instr* in = &m->chains[c].instrs[i];
-      if (in->type != PT_INSTR_KERNEL_CALL) continue;
-      pterun_kernel_prepare_fn prepare = m->op_prepares[in->a];
-      if (prepare == NULL) continue;
-      struct pterun_kernel_context ctx = {.logger = &m->logger,
-                                          .op_name = m->op_names[in->a],
-                                          .scratch = m->scratch,
-                                          .scratch_size = m->scratch_size,
-                                          .threadpool = m->threadpool,
-                                          .max_threads = m->max_threads,
-                                          .prep = m,
-                                          .prep_state = &in->state};
-      st = prepare(&ctx, in->args, in->b);
-      for (pt_shared_block* s = m->shared; s != NULL && !s->published; s = s->next)
-        s->published = st == PTERUN_STATUS_OK;
-      if (st != PTERUN_STATUS_OK) {
-        char op[PT_ESC_CAP];
-        st = pt_fail(&m->logger, st, "method: preparing instruction %u:%u (%s) failed: %s", c, i,
-                     pt_esc(ctx.op_name, op, sizeof op), pterun_status_str(st));
-      }
+    for (uint32_t i = 0; i < m->chains[c].count && st == PTERUN_STATUS_OK;) {
+      bool unfused = false;
+      st = prepare_one(m, c, i, &m->chains[c].instrs[i], &unfused);
+      if (!unfused) ++i; /* else prepare the restored first step */
     }
   memcpy(m->values, m->values_initial, m->value_count * sizeof *m->values);
   memcpy(m->tensors, m->tensors_initial, m->tensor_count * sizeof *m->tensors);

@@ -231,11 +231,69 @@ static int fused_and_packed_match_reference(void) {
   return 0;
 }
 
+/* A fused kernel whose prepare declines leaves its chain as the program wrote
+ * it: every fused pterun:: operator here declines, and the outputs are the
+ * unfused ones byte for byte (mobilenet also has chains whose result fusion
+ * had moved into an intermediate's bytes). */
+static int g_declines;
+static pterun_status decline(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+  (void)args;
+  (void)nargs;
+  ++g_declines;
+  return pterun_kernel_state_alloc(ctx, 64, 64) != NULL ? PTERUN_STATUS_NOT_SUPPORTED
+                                                        : PTERUN_STATUS_OUT_OF_MEMORY;
+}
+
+static int declined_fusion_runs_unfused(void) {
+  static pterun_kernel table[1024];
+  const pterun_kernel_library* pk = pterun_kernels_portable();
+  PT_CHECK(pk->count <= sizeof table / sizeof table[0]);
+  for (size_t k = 0; k < pk->count; ++k) {
+    table[k] = pk->kernels[k];
+    if (strncmp(table[k].op, "pterun::", 8) == 0) table[k].prepare = decline;
+  }
+  pterun_kernel_library lib = {PTERUN_KERNEL_ABI_VERSION, "declining", pk->count, table};
+  pterun_registry* declining = NULL;
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &declining), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_add(declining, &lib), PTERUN_STATUS_OK);
+  static const char* const cases[] = {"mlp", "mobilenet", "resnet", "mobilenet_bn"};
+  char err[CLI_NPY_ERR_SIZE];
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    char rel[128];
+    pterun_program* p = NULL;
+    pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+    lo.logger = g_silent;
+    snprintf(rel, sizeof rel, "%s/model.pte", cases[c]);
+    PT_CHECK_STATUS(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p),
+                    PTERUN_STATUS_OK);
+    snprintf(rel, sizeof rel, "%s/forward_input_0.npy", cases[c]);
+    cli_npy x = {0};
+    PT_CHECK_STATUS(cli_npy_read_file(fixture(rel), &x, err, sizeof err), PTERUN_STATUS_OK);
+    run_result ref, got;
+    PT_CHECK_STATUS(run_once(p, &x, 1, 0, NULL, &ref), PTERUN_STATUS_OK);
+    pterun_registry* keep = g_reg;
+    g_reg = declining;
+    g_declines = 0;
+    pterun_status st = run_once(p, &x, 0, 0, NULL, &got);
+    g_reg = keep;
+    PT_CHECK_STATUS(st, PTERUN_STATUS_OK);
+    PT_CHECK(g_declines > 0);
+    PT_CHECK(got.n == ref.n && memcmp(got.bytes, ref.bytes, ref.n) == 0);
+    free(ref.bytes);
+    free(got.bytes);
+    cli_npy_free(&x);
+    pterun_program_destroy(p);
+  }
+  pterun_registry_destroy(declining);
+  return 0;
+}
+
 int main(void) {
   g_silent = pterun_logger_silent();
   PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &g_reg), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(g_reg, pterun_kernels_portable()), PTERUN_STATUS_OK);
   PT_RUN(fused_and_packed_match_reference);
+  PT_RUN(declined_fusion_runs_unfused);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
 }

@@ -42,12 +42,13 @@ static void transpose_16x16(const uint8_t* s, int64_t srs, uint8_t* d, int64_t d
 
 void pterun_compute_u8_transpose(int64_t rows, int64_t cols, const uint8_t* src, int64_t src_rs,
                                  uint8_t* dst, int64_t dst_rs) {
-  int64_t i0 = 0, j0 = 0, i, j;
+  int64_t i0 = 0, i, j;
   if (rows <= 0 || cols <= 0 || src == NULL || dst == NULL) return;
 #if defined(__SSE2__)
   /* The SSE4.1 bit stands for "SIMD allowed": PTERUN_ISA_MASK=0 runs the
    * plain loops the blocks are tested against. */
   if ((pterun_cpu_features() & PTERUN_CPU_X86_SSE4_1) != 0) {
+    int64_t j0;
     for (i0 = 0; i0 + 16 <= rows; i0 += 16)
       for (j0 = 0; j0 + 16 <= cols; j0 += 16)
         transpose_16x16(src + i0 * src_rs + j0, src_rs, dst + j0 * dst_rs + i0, dst_rs);
