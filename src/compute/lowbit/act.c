@@ -29,6 +29,21 @@ void pc_lowbit_act_qparams(const float* x, int64_t k, float* scale, int32_t* zer
   pc_lowbit_act_qparams_range(vmin, vmax, scale, zero);
 }
 
+void pc_lowbit_act_qparams_lanes(const float* lo, const float* hi, int lanes, const float* tail,
+                                 int64_t n, float* scale, int32_t* zero) {
+  float vmin = lo[0], vmax = hi[0];
+  int64_t i;
+  for (i = 1; i < lanes; ++i) {
+    if (lo[i] < vmin) vmin = lo[i];
+    if (hi[i] > vmax) vmax = hi[i];
+  }
+  for (i = 0; i < n; ++i) {
+    if (tail[i] < vmin) vmin = tail[i];
+    if (tail[i] > vmax) vmax = tail[i];
+  }
+  pc_lowbit_act_qparams_range(vmin, vmax, scale, zero);
+}
+
 void pc_lowbit_act_qparams_range(float vmin, float vmax, float* scale, int32_t* zero) {
   float s;
   if (!(vmin < vmax)) {

@@ -154,24 +154,33 @@ static void LT_NAME(_u)(int nbit, const uint8_t* w, const int8_t* qa, int64_t ch
 }
 
 #if !defined(LT_DPBUSD)
+/* One 8-bit chunk: codes and activations widened to int16, vpmaddwd into
+ * acc[64 / (LT_V / 2)]; code j of a widened load is column (j % 64) / 8. */
+static inline __attribute__((always_inline)) void LT_NAME(_chunk8)(const uint8_t* w,
+                                                                   const int8_t* qa, LT_VEC* acc) {
+  enum { HV = LT_V / 2 };
+  int64_t h0, h1;
+  LT_VEC a0, a1;
+  int off;
+  memcpy(&h0, qa, 8);
+  memcpy(&h1, qa + 8, 8);
+  a0 = LT_ACT16(h0);
+  a1 = LT_ACT16(h1);
+  for (off = 0; off < 128; off += HV)
+    acc[(off % 64) / HV] =
+        LT_ADD32(acc[(off % 64) / HV], LT_MADD(LT_CVT16(w + off), off < 64 ? a0 : a1));
+}
+
 /* 8 bits without VNNI: codes and activations widened to int16, vpmaddwd. */
 static void LT_NAME(_8)(const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]) {
   enum { HV = LT_V / 2, NACC = 64 / HV };
   LT_VEC acc[NACC];
   int32_t lanes[LT_LANES];
   int64_t c;
-  int i, s, off;
+  int i, s;
   for (s = 0; s < NACC; ++s) acc[s] = LT_ZERO();
   for (c = 0; c < chunks; ++c, w += 128, qa += 16) {
-    int64_t h0, h1;
-    LT_VEC a0, a1;
-    memcpy(&h0, qa, 8);
-    memcpy(&h1, qa + 8, 8);
-    a0 = LT_ACT16(h0);
-    a1 = LT_ACT16(h1);
-    for (off = 0; off < 128; off += HV)
-      acc[(off % 64) / HV] =
-          LT_ADD32(acc[(off % 64) / HV], LT_MADD(LT_CVT16(w + off), off < 64 ? a0 : a1));
+    LT_NAME(_chunk8)(w, qa, acc);
     /* int32 lanes grow by at most 2 * 2 * 128 * 128 per chunk */
     if ((c & 4095) == 4095 || c + 1 == chunks) {
       for (s = 0; s < NACC; ++s) {
@@ -209,7 +218,7 @@ void LT_QUANT(const float* x, int64_t k, int64_t gs, int8_t* qa, int64_t* asum, 
   __m256 lo = _mm256_set1_ps(x[0]), hi = lo, inv, zf;
   const __m256 qmin = _mm256_set1_ps(-128.0f), qmax = _mm256_set1_ps(127.0f);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  float l[8], h[8], vmin, vmax;
+  float l[8], h[8];
   int64_t i, g, j;
   for (i = 0; i + 8 <= k; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
@@ -218,17 +227,7 @@ void LT_QUANT(const float* x, int64_t k, int64_t gs, int8_t* qa, int64_t* asum, 
   }
   _mm256_storeu_ps(l, lo);
   _mm256_storeu_ps(h, hi);
-  vmin = l[0];
-  vmax = h[0];
-  for (j = 1; j < 8; ++j) {
-    if (l[j] < vmin) vmin = l[j];
-    if (h[j] > vmax) vmax = h[j];
-  }
-  for (; i < k; ++i) {
-    if (x[i] < vmin) vmin = x[i];
-    if (x[i] > vmax) vmax = x[i];
-  }
-  pc_lowbit_act_qparams_range(vmin, vmax, scale, zero);
+  pc_lowbit_act_qparams_lanes(l, h, 8, x + i, k - i, scale, zero);
   inv = _mm256_set1_ps(pc_lowbit_act_inv(*scale));
   zf = _mm256_set1_ps((float)*zero);
   for (i = 0; i + 32 <= k; i += 32) {
@@ -353,21 +352,11 @@ static const uint8_t* LT_NAME(_groups8)(const pterun_compute_lowbit_weights* p, 
   const int64_t groups = p->k / p->group_size, chunks = p->group_size / 16;
   const int8_t* qa = row->qa;
   int64_t g, c;
-  int s, off;
+  int s;
   for (g = 0; g < groups; ++g) {
     LT_VEC acc[NACC];
     for (s = 0; s < NACC; ++s) acc[s] = LT_ZERO();
-    for (c = 0; c < chunks; ++c, w += 128, qa += 16) {
-      int64_t h0, h1;
-      LT_VEC a0, a1;
-      memcpy(&h0, qa, 8);
-      memcpy(&h1, qa + 8, 8);
-      a0 = LT_ACT16(h0);
-      a1 = LT_ACT16(h1);
-      for (off = 0; off < 128; off += HV)
-        acc[(off % 64) / HV] =
-            LT_ADD32(acc[(off % 64) / HV], LT_MADD(LT_CVT16(w + off), off < 64 ? a0 : a1));
-    }
+    for (c = 0; c < chunks; ++c, w += 128, qa += 16) LT_NAME(_chunk8)(w, qa, acc);
     if (!LT_NAME(_epilogue)(p, w, LT_COLS8(acc), row->asum[g], row->zero, e)) return NULL;
     w += 64 + (p->has_zeros ? 32 : 0);
   }

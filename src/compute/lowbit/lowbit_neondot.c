@@ -17,25 +17,31 @@ static int8x16_t act(const int8_t* qa8) {
   return vreinterpretq_s8_s64(vdupq_n_s64(h));
 }
 
-/* 4 bits: nibbles u = code + 8 (0..15, non-negative as int8), then
- * dot = sum(u * a) - 8 * sum(a). */
+/* One 4-bit chunk: the nibbles u = code + 8 (0..15, non-negative as int8)
+ * times the activations into lo[2] (low nibbles) and hi[2] (high). */
+static inline void chunk4(const uint8_t* w, const int8_t* qa, int32x4_t lo[2], int32x4_t hi[2]) {
+  const uint8x16_t mask = vdupq_n_u8(0x0f);
+  const int8x16_t a0 = act(qa), a1 = act(qa + 8);
+  int off;
+  for (off = 0; off < 64; off += 16) {
+    const uint8x16_t x = vld1q_u8(w + off);
+    const int8x16_t a = off < 32 ? a0 : a1;
+    const int s = (off % 32) / 16;
+    lo[s] = vdotq_s32(lo[s], vreinterpretq_s8_u8(vandq_u8(x, mask)), a);
+    hi[s] = vdotq_s32(hi[s], vreinterpretq_s8_u8(vshrq_n_u8(x, 4)), a);
+  }
+}
+
+/* 4 bits: dot = sum(u * a) - 8 * sum(a). */
 static void dot4(const uint8_t* w, const int8_t* qa, int64_t chunks, int64_t dot[8]) {
   static const int col_lo[4] = {0, 1, 4, 5}, col_hi[4] = {2, 3, 6, 7};
-  const uint8x16_t mask = vdupq_n_u8(0x0f);
   int32x4_t lo[2], hi[2];
   int32_t l[4], h[4];
   int64_t c, asum = 0;
-  int i, s, off;
+  int i, s;
   for (s = 0; s < 2; ++s) lo[s] = hi[s] = vdupq_n_s32(0);
   for (c = 0; c < chunks; ++c, w += 64, qa += 16) {
-    const int8x16_t a0 = act(qa), a1 = act(qa + 8);
-    for (off = 0; off < 64; off += 16) {
-      const uint8x16_t x = vld1q_u8(w + off);
-      const int8x16_t a = off < 32 ? a0 : a1;
-      s = (off % 32) / 16;
-      lo[s] = vdotq_s32(lo[s], vreinterpretq_s8_u8(vandq_u8(x, mask)), a);
-      hi[s] = vdotq_s32(hi[s], vreinterpretq_s8_u8(vshrq_n_u8(x, 4)), a);
-    }
+    chunk4(w, qa, lo, hi);
     for (i = 0; i < 16; ++i) asum += qa[i];
     /* int32 lanes grow by at most 2 * 4 * 15 * 128 per chunk */
     if ((c & 16383) == 16383 || c + 1 == chunks)
@@ -103,7 +109,6 @@ void pc_lowbit_tile__neondot(const pterun_compute_lowbit_weights* p, const uint8
   enum { LIM = 1 << 14 };
   const int64_t gs = p->group_size, groups = p->k / gs, chunks = gs / 16;
   const int32_t za = row->zero;
-  const uint8x16_t mask = vdupq_n_u8(0x0f);
   const int32x4_t vza = vdupq_n_s32(za);
   const uint32x4_t lim = vdupq_n_u32(LIM);
   const float32x4_t as = vdupq_n_f32(row->scale);
@@ -112,7 +117,6 @@ void pc_lowbit_tile__neondot(const pterun_compute_lowbit_weights* p, const uint8
   const int8_t* qa = row->qa;
   const uint8_t* w = w0;
   int64_t g, c;
-  int off;
   if (p->nbit != 4 || chunks > 16384 || za < -LIM || za > LIM) {
     pc_lowbit_tile_generic(pc_lowbit_dot__neondot, p, w0, row, out);
     return;
@@ -121,16 +125,7 @@ void pc_lowbit_tile__neondot(const pterun_compute_lowbit_weights* p, const uint8
     int32x4_t lo[2], hi[2], t0, t1, ws0, ws1;
     const int32x4_t a8 = vdupq_n_s32((int32_t)(8 * row->asum[g]));
     for (c = 0; c < 2; ++c) lo[c] = hi[c] = vdupq_n_s32(0);
-    for (c = 0; c < chunks; ++c, w += 64, qa += 16) {
-      const int8x16_t a0 = act(qa), a1 = act(qa + 8);
-      for (off = 0; off < 64; off += 16) {
-        const uint8x16_t x = vld1q_u8(w + off);
-        const int8x16_t a = off < 32 ? a0 : a1;
-        const int s = (off % 32) / 16;
-        lo[s] = vdotq_s32(lo[s], vreinterpretq_s8_u8(vandq_u8(x, mask)), a);
-        hi[s] = vdotq_s32(hi[s], vreinterpretq_s8_u8(vshrq_n_u8(x, 4)), a);
-      }
-    }
+    for (c = 0; c < chunks; ++c, w += 64, qa += 16) chunk4(w, qa, lo, hi);
     /* the stored nibbles are code + 8: dot = sum(u * a) - 8 * sum(a) */
     t0 = vsubq_s32(vpaddq_s32(lo[0], hi[0]), a8);
     t1 = vsubq_s32(vpaddq_s32(lo[1], hi[1]), a8);
@@ -182,7 +177,7 @@ void pc_lowbit_quant__neondot(const float* x, int64_t k, int64_t gs, int8_t* qa,
                               float* scale, int32_t* zero) {
   float32x4_t lo = vdupq_n_f32(x[0]), hi = lo, inv, zf;
   const float32x4_t qmin = vdupq_n_f32(-128.0f), qmax = vdupq_n_f32(127.0f);
-  float l[4], h[4], vmin, vmax;
+  float l[4], h[4];
   int64_t i, g, j;
   for (i = 0; i + 4 <= k; i += 4) {
     const float32x4_t v = vld1q_f32(x + i);
@@ -191,17 +186,7 @@ void pc_lowbit_quant__neondot(const float* x, int64_t k, int64_t gs, int8_t* qa,
   }
   vst1q_f32(l, lo);
   vst1q_f32(h, hi);
-  vmin = l[0];
-  vmax = h[0];
-  for (j = 1; j < 4; ++j) {
-    if (l[j] < vmin) vmin = l[j];
-    if (h[j] > vmax) vmax = h[j];
-  }
-  for (; i < k; ++i) {
-    if (x[i] < vmin) vmin = x[i];
-    if (x[i] > vmax) vmax = x[i];
-  }
-  pc_lowbit_act_qparams_range(vmin, vmax, scale, zero);
+  pc_lowbit_act_qparams_lanes(l, h, 4, x + i, k - i, scale, zero);
   inv = vdupq_n_f32(pc_lowbit_act_inv(*scale));
   zf = vdupq_n_f32((float)*zero);
   for (i = 0; i + 8 <= k; i += 8) {

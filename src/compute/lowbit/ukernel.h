@@ -39,6 +39,10 @@ void pc_lowbit_act_qparams(const float* x, int64_t k, float* scale, int32_t* zer
 /* The same from the row's minimum and maximum (as its loop finds them: a
  * NaN counts only as the first value). */
 void pc_lowbit_act_qparams_range(float vmin, float vmax, float* scale, int32_t* zero);
+/* The same from a SIMD scan: per-lane minima lo[] and maxima hi[] (every
+ * lane started at x[0]), then the n values at tail the vectors left. */
+void pc_lowbit_act_qparams_lanes(const float* lo, const float* hi, int lanes, const float* tail,
+                                 int64_t n, float* scale, int32_t* zero);
 float pc_lowbit_act_inv(float scale);
 void pc_lowbit_act_quantize(const float* x, int64_t count, float inv, int32_t zero, int8_t* q);
 
