@@ -120,6 +120,22 @@ static pterun_status run_once(pterun_program* p, const cli_npy* x, int no_fusion
   return st;
 }
 
+/* Fixture `name`: its program and its first input. */
+static pterun_status load_case(const char* name, pterun_program** p, cli_npy* x) {
+  char rel[128], err[CLI_NPY_ERR_SIZE];
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+  lo.logger = g_silent;
+  snprintf(rel, sizeof rel, "%s/model.pte", name);
+  PTERUN_TRY(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, p));
+  snprintf(rel, sizeof rel, "%s/forward_input_0.npy", name);
+  pterun_status st = cli_npy_read_file(fixture(rel), x, err, sizeof err);
+  if (st != PTERUN_STATUS_OK) {
+    pterun_program_destroy(*p);
+    *p = NULL;
+  }
+  return st;
+}
+
 /* Folded batch norm: every element within BN_FOLD_TOL * max|ref|. */
 static int within_fold_tolerance(const char* name, const char* how, const run_result* got,
                                  const run_result* ref) {
@@ -153,23 +169,15 @@ static int bn_case(const char* name) {
 static int fused_and_packed_match_reference(void) {
   static const char* const cases[] = {"mlp",  "cnn",          "mobilenet",     "resnet",   "gpt",
                                       "lstm", "mobilenet_bn", "conv_bn_edges", "linear_bn"};
-  char err[CLI_NPY_ERR_SIZE];
   pterun_threadpool* pool = NULL;
   pterun_threadpool_options tpo = PTERUN_THREADPOOL_OPTIONS_INIT;
   tpo.threads = 2;
   PT_CHECK_STATUS(pterun_threadpool_create(&tpo, &pool), PTERUN_STATUS_OK);
   size_t mlp_fused_args = 0, mobilenet_fused_args = 0, mlp_packed = 0, bn_fused_args[5] = {0};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-    char rel[128];
     pterun_program* p = NULL;
-    pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
-    lo.logger = g_silent;
-    snprintf(rel, sizeof rel, "%s/model.pte", cases[c]);
-    PT_CHECK_STATUS(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p),
-                    PTERUN_STATUS_OK);
-    snprintf(rel, sizeof rel, "%s/forward_input_0.npy", cases[c]);
     cli_npy x = {0};
-    PT_CHECK_STATUS(cli_npy_read_file(fixture(rel), &x, err, sizeof err), PTERUN_STATUS_OK);
+    PT_CHECK_STATUS(load_case(cases[c], &p, &x), PTERUN_STATUS_OK);
     run_result ref, got;
     PT_CHECK_STATUS(run_once(p, &x, 1, 1, NULL, &ref), PTERUN_STATUS_OK);
     PT_CHECK(ref.bytes != NULL && ref.n > 0);
@@ -257,18 +265,10 @@ static int declined_fusion_runs_unfused(void) {
   PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &declining), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(declining, &lib), PTERUN_STATUS_OK);
   static const char* const cases[] = {"mlp", "mobilenet", "resnet", "mobilenet_bn"};
-  char err[CLI_NPY_ERR_SIZE];
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-    char rel[128];
     pterun_program* p = NULL;
-    pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
-    lo.logger = g_silent;
-    snprintf(rel, sizeof rel, "%s/model.pte", cases[c]);
-    PT_CHECK_STATUS(pterun_program_load_file(fixture(rel), PTERUN_FILE_MMAP, &lo, &p),
-                    PTERUN_STATUS_OK);
-    snprintf(rel, sizeof rel, "%s/forward_input_0.npy", cases[c]);
     cli_npy x = {0};
-    PT_CHECK_STATUS(cli_npy_read_file(fixture(rel), &x, err, sizeof err), PTERUN_STATUS_OK);
+    PT_CHECK_STATUS(load_case(cases[c], &p, &x), PTERUN_STATUS_OK);
     run_result ref, got;
     PT_CHECK_STATUS(run_once(p, &x, 1, 0, NULL, &ref), PTERUN_STATUS_OK);
     pterun_registry* keep = g_reg;
