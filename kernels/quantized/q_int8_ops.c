@@ -155,7 +155,7 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
  * + static: 7 output / dynamic: out and the return slot. */
 static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value** args,
                                         size_t nargs, int act, qk_i8_call* c, size_t* next) {
-  size_t i;
+  size_t i = 0; /* set by read_weight_q (aarch64 GCC -O3 cannot tell) */
   if (nargs < 16) return QK_FAIL(ctx, "expected at least 16 arguments, got %zu", nargs);
   PTERUN_TRY(read_input_q(ctx, args, 0, c));
   PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
@@ -170,7 +170,7 @@ static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value
  * hardtanh) + static: 7 output / dynamic: out and the return slot. */
 static pterun_status read_mm_common(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                     int act, qk_i8_call* c, size_t* next) {
-  size_t i;
+  size_t i = 0; /* set by read_weight_q */
   if (nargs < 12) return QK_FAIL(ctx, "expected at least 12 arguments, got %zu", nargs);
   PTERUN_TRY(read_input_q(ctx, args, 0, c));
   PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
