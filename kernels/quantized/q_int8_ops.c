@@ -180,39 +180,27 @@ static pterun_status read_mm_common(pterun_kernel_context* ctx, pterun_value** a
   return read_activation(ctx, args, i + 1, act, &c->out, next);
 }
 
-static pterun_status read_mm(pterun_kernel_context* ctx, pterun_value** args, size_t nargs, int act,
-                             qk_i8_call* c) {
-  size_t i = 0; /* as in read_linear */
+/* linear or mm (`mm`), static (quantized output) or dynamic (float out). */
+static pterun_status read_matrix(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                 int act, qk_i8_call* c, int mm, int dynamic) {
+  size_t i = 0; /* set by read_*_common; aarch64 GCC 12 -O3 cannot tell */
   memset(c, 0, sizeof *c);
-  PTERUN_TRY(read_mm_common(ctx, args, nargs, act, c, &i));
-  return read_output_q(ctx, args, i, c);
+  c->dynamic = dynamic;
+  PTERUN_TRY(mm ? read_mm_common(ctx, args, nargs, act, c, &i)
+                : read_linear_common(ctx, args, nargs, act, c, &i));
+  return dynamic ? pterun_arg_tensor(ctx, args, i, "out", &c->outt)
+                 : read_output_q(ctx, args, i, c);
 }
 
-static pterun_status read_mm_dynamic(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                     int act, qk_i8_call* c) {
-  size_t i = 0; /* as in read_linear */
-  memset(c, 0, sizeof *c);
-  c->dynamic = 1;
-  PTERUN_TRY(read_mm_common(ctx, args, nargs, act, c, &i));
-  return pterun_arg_tensor(ctx, args, i, "out", &c->outt);
-}
-
-static pterun_status read_linear(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                 int act, qk_i8_call* c) {
-  size_t i = 0; /* set by read_linear_common; aarch64 GCC 12 -O3 cannot tell */
-  memset(c, 0, sizeof *c);
-  PTERUN_TRY(read_linear_common(ctx, args, nargs, act, c, &i));
-  return read_output_q(ctx, args, i, c);
-}
-
-static pterun_status read_dynamic(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                  int act, qk_i8_call* c) {
-  size_t i = 0; /* as in read_linear */
-  memset(c, 0, sizeof *c);
-  c->dynamic = 1;
-  PTERUN_TRY(read_linear_common(ctx, args, nargs, act, c, &i));
-  return pterun_arg_tensor(ctx, args, i, "out", &c->outt);
-}
+#define QK_READ_MATRIX(name, mm, dynamic)                                                          \
+  static pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,         \
+                            int act, qk_i8_call* c) {                                              \
+    return read_matrix(ctx, args, nargs, act, c, mm, dynamic);                                     \
+  }
+QK_READ_MATRIX(read_linear, 0, 0)
+QK_READ_MATRIX(read_dynamic, 0, 1)
+QK_READ_MATRIX(read_mm, 1, 0)
+QK_READ_MATRIX(read_mm_dynamic, 1, 1)
 
 typedef pterun_status (*qk_reader)(pterun_kernel_context*, pterun_value**, size_t, int,
                                    qk_i8_call*);
