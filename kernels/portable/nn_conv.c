@@ -474,6 +474,58 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
     pterun_parallelize_1d_tile(pool, dw_rows, &j, (size_t)(g->n * g->out[1]), 1, flags);
 }
 
+/* The reduction index r (in the weight's memory order) as (ic, kd, kh, kw). */
+static void red_decode(const red_order* ro, int64_t r, int64_t idx[4]) {
+  for (int j = 3; j >= 0; --j) {
+    idx[ro->dim[j]] = r % ro->size[j];
+    r /= ro->size[j];
+  }
+}
+
+/* One float32 column-matrix row (reduction index `idx`, from
+ * red_decode) over output positions [pos, pos + np) of the image at x (batch
+ * and group applied): dst(q) receives position pos + q, where dst(q) is
+ * dst + (q / nr) * strip + q % nr (nr = np, strip = 0: one contiguous run;
+ * else the engine's packed strips). Output rows are segments whose valid
+ * columns read one strided run of an input row; padding gives zeros. */
+static void col_row_f32(const conv_geom* g, const int64_t idx[4], const float* x, int64_t pos,
+                        int64_t np, float* dst, int64_t nr, int64_t strip) {
+  const int64_t ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
+  const int64_t OW = g->out[2], OH = g->out[1], sw = g->stride[2] * g->is[4];
+  const int64_t off0 = (kw * g->dil[2] - g->pad[2]) * g->is[4]; /* input column of ow = 0 */
+  const float* xc = x + ic * g->is[1];
+  int64_t lo_w, hi_w, q = 0;
+  int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH);
+  tap_range(g->in[2], OW, g->stride[2], g->pad[2], kw * g->dil[2], &lo_w, &hi_w);
+  while (q < np) {
+    const int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+    const int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+    const int inside = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
+    const float* xr = inside ? xc + id * g->is[2] + ih * g->is[3] : NULL;
+    const int64_t end = ow + (OW - ow < np - q ? OW - ow : np - q);
+    while (ow < end) {
+      /* Columns [ow, e) land in one strip of dst. */
+      const int64_t c = q % nr, e = ow + (nr - c < end - ow ? nr - c : end - ow);
+      float* d = dst + (q / nr) * strip + c; /* d[o - ow]: output column o */
+      int64_t va = inside && lo_w > ow ? lo_w : ow, vb = inside && hi_w < e ? hi_w : e, o;
+      if (!inside || vb < va) va = vb = e;
+      for (o = ow; o < va; ++o) d[o - ow] = 0.0f;
+      if (sw == 1)
+        for (o = va; o < vb; ++o) d[o - ow] = xr[off0 + o];
+      else
+        for (o = va; o < vb; ++o) d[o - ow] = xr[off0 + o * sw];
+      for (o = vb; o < e; ++o) d[o - ow] = 0.0f;
+      q += e - ow;
+      ow = e;
+    }
+    ow = 0;
+    if (++oh == OH) {
+      oh = 0;
+      ++od;
+    }
+  }
+}
+
 /* One im2col step: rows [r0, r0 + nr) of the reduction (in the weight's
  * memory order) x output positions [p0, p0 + np) of batch n, group grp,
  * shared by the pool tasks that fill its rows. */
@@ -497,51 +549,17 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
   const int64_t n = job->n, grp = job->grp, p0 = job->p0, np = job->np, r0 = job->r0;
   const int dbl = job->dbl;
   for (int64_t r = (int64_t)start; r < (int64_t)(start + count); ++r) {
-    int64_t p;
-    /* Decode the reduction index in weight memory order. */
-    int64_t rem = r0 + r, idx[4], j, kd, kh, kw, ic;
-    for (j = 3; j >= 0; --j) {
-      idx[ro->dim[j]] = rem % ro->size[j];
-      rem /= ro->size[j];
-    }
+    int64_t p, idx[4], kd, kh, kw, ic;
+    red_decode(ro, r0 + r, idx);
     ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
     if (in->dtype == PTERUN_DTYPE_F32 && !dbl) {
-      /* float32: whole output-row segments; the valid columns of a
-     * tap are one strided run of the input row. */
-      float* colr = (float*)col + r * np;
-      const float* xb = (const float*)in->data + n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
-      int64_t pos = p0, q = 0, OW = g->out[2], OH = g->out[1];
-      int64_t lo_w, hi_w, sw = g->stride[2] * g->is[4];
-      tap_range(g->in[2], OW, g->stride[2], g->pad[2], kw * g->dil[2], &lo_w, &hi_w);
-      while (q < np) {
-        int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH);
-        int64_t seg = OW - ow < np - q ? OW - ow : np - q, e = ow + seg, x;
-        int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-        int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-        float* cp = colr + q - ow; /* cp[o] is column o of this output row */
-        if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
-          for (x = ow; x < e; ++x) cp[x] = 0.0f;
-        } else {
-          int64_t va = lo_w > ow ? lo_w : ow, vb = hi_w < e ? hi_w : e;
-          const float* xr =
-              xb + id * g->is[2] + ih * g->is[3] + (kw * g->dil[2] - g->pad[2]) * g->is[4];
-          if (vb < va) vb = va;
-          for (x = ow; x < va; ++x) cp[x] = 0.0f;
-          if (sw == 1)
-            for (x = va; x < vb; ++x) cp[x] = xr[x];
-          else
-            for (x = va; x < vb; ++x) cp[x] = xr[x * sw];
-          for (x = vb; x < e; ++x) cp[x] = 0.0f;
-        }
-        q += seg;
-        pos += seg;
-      }
+      col_row_f32(g, idx, (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1], p0, np,
+                  (float*)col + r * np, np, 0);
     } else {
       /* Walk positions p0.. with incremental (od, oh, ow). */
       int64_t ow = p0 % g->out[2], oh = (p0 / g->out[2]) % g->out[1],
               od = p0 / (g->out[2] * g->out[1]);
       int64_t base = n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
-      int f32 = in->dtype == PTERUN_DTYPE_F32 && !dbl;
       for (p = 0; p < np; ++p) {
         int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
         int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
@@ -550,9 +568,7 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
         int inside =
             id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1] && iw >= 0 && iw < g->in[2];
         int64_t off = base + id * g->is[2] + ih * g->is[3] + iw * g->is[4];
-        if (f32)
-          ((float*)col)[k] = inside ? ((const float*)in->data)[off] : 0.0f;
-        else if (dbl)
+        if (dbl)
           ((double*)col)[k] = inside ? pterun_load_f64(in->data, in->dtype, off) : 0.0;
         else
           ((float*)col)[k] = inside ? pterun_load_f32(in->data, in->dtype, off) : 0.0f;
@@ -568,10 +584,33 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
   }
 }
 
+/* The float32 B packer of one (batch, group) product: the engine's strips
+ * of the column matrix, read straight from the image. */
+typedef struct col_packer {
+  const conv_geom* g;
+  const red_order* ro;
+  const float* x; /* batch n, first channel of the group */
+} col_packer;
+
+static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                       int64_t nr) {
+  const col_packer* cp = ctx;
+  const int64_t strips = (nc + nr - 1) / nr, tail = strips * nr - nc;
+  for (int64_t kk = 0; kk < kc; ++kk) {
+    int64_t idx[4];
+    red_decode(cp->ro, k0 + kk, idx);
+    col_row_f32(cp->g, idx, cp->x, j0, nc, dst + kk * nr, nr, kc * nr);
+    if (tail != 0)
+      memset(dst + (strips - 1) * kc * nr + kk * nr + (nr - tail), 0, sizeof(float) * (size_t)tail);
+  }
+}
+
 #define NN_COL_LOCAL 4096 /* elements of the stack im2col buffer */
 #define NN_COL_SCRATCH (256 * 1024)
 
-/* im2col + GEMM for one forward floating convolution. */
+/* GEMM for one forward floating convolution: float32 packs the GEMM's B
+ * strips from the image (col_pack_b), one product per (batch, group); other
+ * dtypes fill an im2col buffer in chunks. */
 static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro,
                       int64_t ocs, const pterun_tensor* in, const pterun_tensor* w,
                       const pterun_tensor* bias, pterun_tensor* out,
@@ -582,7 +621,9 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   size_t es = dbl ? sizeof(double) : sizeof(float);
   int64_t cap = NN_COL_SCRATCH, rows = g->icpg * g->k[0] * g->k[1] * g->k[2];
   int64_t npos = g->out[0] * g->out[1] * g->out[2], rc, pc, n, grp, r0, p0, ics;
-  void* col = pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
+  /* float32 needs no column buffer: the products pack B themselves. */
+  const int packer = out->dtype == PTERUN_DTYPE_F32 && !pointwise_input(g, in, out, &ics);
+  void* col = packer ? local : pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
   if (col == NULL) {
     pterun_kernel_note_slow_path(ctx, "no scratch: im2col in 16 KiB chunks");
     col = local;
@@ -643,6 +684,24 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         c.cs = ocs;
         last.bias = bias_f != NULL ? bias_f + grp * g->ocpg : NULL;
         pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, fill, &last);
+      }
+    return;
+  }
+  if (packer) {
+    /* The same K blocks (rc, fixed by a packed weight or equal to what the
+     * chunks below use) and per-element sums as the im2col path. */
+    for (n = 0; n < g->n; ++n)
+      for (grp = 0; grp < g->groups; ++grp) {
+        col_packer cp = {g, ro, (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1]};
+        pterun_compute_matrix a = {(float*)w->data + grp * g->ocpg * g->ws[0], w->dtype, g->ws[0],
+                                   ro->cs};
+        pterun_compute_matrix c = {(float*)out->data + n * g->os[0] + grp * g->ocpg * g->os[1],
+                                   out->dtype, g->os[1], ocs};
+        last.k0 = 0;
+        last.bias = bias_f != NULL ? bias_f + grp * g->ocpg : NULL;
+        last.pack_b = col_pack_b;
+        last.pack_b_ctx = &cp;
+        pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, NULL, &c, 1.0, fill, &last);
       }
     return;
   }
