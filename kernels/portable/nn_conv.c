@@ -482,50 +482,6 @@ static void red_decode(const red_order* ro, int64_t r, int64_t idx[4]) {
   }
 }
 
-/* One float32 column-matrix row (reduction index `idx`, from
- * red_decode) over output positions [pos, pos + np) of the image at x (batch
- * and group applied): dst(q) receives position pos + q, where dst(q) is
- * dst + (q / nr) * strip + q % nr (nr = np, strip = 0: one contiguous run;
- * else the engine's packed strips). Output rows are segments whose valid
- * columns read one strided run of an input row; padding gives zeros. */
-static void col_row_f32(const conv_geom* g, const int64_t idx[4], const float* x, int64_t pos,
-                        int64_t np, float* dst, int64_t nr, int64_t strip) {
-  const int64_t ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
-  const int64_t OW = g->out[2], OH = g->out[1], sw = g->stride[2] * g->is[4];
-  const int64_t off0 = (kw * g->dil[2] - g->pad[2]) * g->is[4]; /* input column of ow = 0 */
-  const float* xc = x + ic * g->is[1];
-  int64_t lo_w, hi_w, q = 0;
-  int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH);
-  tap_range(g->in[2], OW, g->stride[2], g->pad[2], kw * g->dil[2], &lo_w, &hi_w);
-  while (q < np) {
-    const int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-    const int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-    const int inside = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
-    const float* xr = inside ? xc + id * g->is[2] + ih * g->is[3] : NULL;
-    const int64_t end = ow + (OW - ow < np - q ? OW - ow : np - q);
-    while (ow < end) {
-      /* Columns [ow, e) land in one strip of dst. */
-      const int64_t c = q % nr, e = ow + (nr - c < end - ow ? nr - c : end - ow);
-      float* d = dst + (q / nr) * strip + c; /* d[o - ow]: output column o */
-      int64_t va = inside && lo_w > ow ? lo_w : ow, vb = inside && hi_w < e ? hi_w : e, o;
-      if (!inside || vb < va) va = vb = e;
-      for (o = ow; o < va; ++o) d[o - ow] = 0.0f;
-      if (sw == 1)
-        for (o = va; o < vb; ++o) d[o - ow] = xr[off0 + o];
-      else
-        for (o = va; o < vb; ++o) d[o - ow] = xr[off0 + o * sw];
-      for (o = vb; o < e; ++o) d[o - ow] = 0.0f;
-      q += e - ow;
-      ow = e;
-    }
-    ow = 0;
-    if (++oh == OH) {
-      oh = 0;
-      ++od;
-    }
-  }
-}
-
 /* One im2col step: rows [r0, r0 + nr) of the reduction (in the weight's
  * memory order) x output positions [p0, p0 + np) of batch n, group grp,
  * shared by the pool tasks that fill its rows. */
@@ -552,10 +508,7 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
     int64_t p, idx[4], kd, kh, kw, ic;
     red_decode(ro, r0 + r, idx);
     ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
-    if (in->dtype == PTERUN_DTYPE_F32 && !dbl) {
-      col_row_f32(g, idx, (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1], p0, np,
-                  (float*)col + r * np, np, 0);
-    } else {
+    {
       /* Walk positions p0.. with incremental (od, oh, ow). */
       int64_t ow = p0 % g->out[2], oh = (p0 / g->out[2]) % g->out[1],
               od = p0 / (g->out[2] * g->out[1]);
@@ -585,23 +538,100 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
 }
 
 /* The float32 B packer of one (batch, group) product: the engine's strips
- * of the column matrix, read straight from the image. */
+ * of the column matrix, read straight from the image (the column matrix's
+ * row r is reduction index r in the weight's memory order, column p output
+ * position p; padding reads as zero). */
 typedef struct col_packer {
   const conv_geom* g;
   const red_order* ro;
   const float* x; /* batch n, first channel of the group */
 } col_packer;
 
+/* One reduction row of the column matrix: where its taps read. */
+typedef struct col_tap {
+  int64_t off;        /* input offset of output position 0 (may be outside) */
+  int64_t dd, dh;     /* input depth/row = output depth/row * stride + these */
+  int64_t lo_w, hi_w; /* output columns whose tap is inside the input */
+} col_tap;
+
+/* A run of one strip's columns inside one output row. */
+typedef struct col_piece {
+  int64_t d0, h0;     /* output depth/row * stride */
+  int64_t base;       /* their input offset */
+  int64_t ow, len, c; /* output columns [ow, ow + len) -> strip columns c.. */
+} col_piece;
+
+#define NN_PACK_ROWS 64 /* reduction rows decoded at once */
+
+/* dst[0, n) = src[0, n): a loop the compiler vectorises (no call per run). */
+static inline void copy_f32(float* restrict dst, const float* restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
 static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
                        int64_t nr) {
   const col_packer* cp = ctx;
-  const int64_t strips = (nc + nr - 1) / nr, tail = strips * nr - nc;
-  for (int64_t kk = 0; kk < kc; ++kk) {
+  const conv_geom* g = cp->g;
+  const float* x = cp->x;
+  const int64_t OW = g->out[2], OH = g->out[1], ID = g->in[0], IH = g->in[1];
+  const int64_t sw = g->stride[2] * g->is[4];
+  col_tap taps[NN_PACK_ROWS];
+  col_piece pieces[64]; /* nr <= 64 (PC_F32_NR_MAX) */
+  if (nr > 64) return;  /* unreachable: no microkernel is wider */
+  for (int64_t r0 = 0; r0 < kc; r0 += NN_PACK_ROWS) {
+    const int64_t nrows = kc - r0 < NN_PACK_ROWS ? kc - r0 : NN_PACK_ROWS;
     int64_t idx[4];
-    red_decode(cp->ro, k0 + kk, idx);
-    col_row_f32(cp->g, idx, cp->x, j0, nc, dst + kk * nr, nr, kc * nr);
-    if (tail != 0)
-      memset(dst + (strips - 1) * kc * nr + kk * nr + (nr - tail), 0, sizeof(float) * (size_t)tail);
+    red_decode(cp->ro, k0 + r0, idx);
+    for (int64_t kk = 0; kk < nrows; ++kk) {
+      col_tap* t = &taps[kk];
+      if (kk > 0) /* the next reduction index, in the weight's memory order */
+        for (int j = 3; j >= 0 && ++idx[cp->ro->dim[j]] == cp->ro->size[j]; --j)
+          idx[cp->ro->dim[j]] = 0;
+      t->dd = idx[1] * g->dil[0] - g->pad[0];
+      t->dh = idx[2] * g->dil[1] - g->pad[1];
+      t->off = idx[0] * g->is[1] + t->dd * g->is[2] + t->dh * g->is[3] +
+               (idx[3] * g->dil[2] - g->pad[2]) * g->is[4];
+      tap_range(g->in[2], OW, g->stride[2], g->pad[2], idx[3] * g->dil[2], &t->lo_w, &t->hi_w);
+    }
+    for (int64_t js = 0; js < nc; js += nr) {
+      /* The strip's columns as runs within output rows, then each row of
+       * the strip written contiguously. */
+      const int64_t w = nc - js < nr ? nc - js : nr, pos = j0 + js;
+      int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH), q = 0, np = 0;
+      while (q < w) {
+        const int64_t len = OW - ow < w - q ? OW - ow : w - q;
+        const int64_t d0 = od * g->stride[0], h0 = oh * g->stride[1];
+        pieces[np++] = (col_piece){d0, h0, d0 * g->is[2] + h0 * g->is[3], ow, len, q};
+        q += len;
+        ow = 0;
+        if (++oh == OH) {
+          oh = 0;
+          ++od;
+        }
+      }
+      float* strip = dst + js * kc + r0 * nr;
+      for (int64_t kk = 0; kk < nrows; ++kk) {
+        const col_tap* t = &taps[kk];
+        float* d = strip + kk * nr;
+        for (int64_t i = 0; i < np; ++i) {
+          const col_piece* pc = &pieces[i];
+          const int64_t id = pc->d0 + t->dd, ih = pc->h0 + t->dh, e = pc->ow + pc->len;
+          float* dc = d + pc->c; /* dc[o - ow]: output column o */
+          int64_t va = t->lo_w > pc->ow ? t->lo_w : pc->ow, vb = t->hi_w < e ? t->hi_w : e, o;
+          if (id < 0 || id >= ID || ih < 0 || ih >= IH || vb < va) va = vb = e;
+          /* Output column o reads input offset off + base + o * sw (inside
+           * for va <= o < vb). */
+          const int64_t src = t->off + pc->base;
+          for (o = pc->ow; o < va; ++o) dc[o - pc->ow] = 0.0f;
+          if (sw == 1 && va < vb)
+            copy_f32(dc + (va - pc->ow), x + src + va, vb - va);
+          else
+            for (o = va; o < vb; ++o) dc[o - pc->ow] = x[src + o * sw];
+          for (o = vb; o < e; ++o) dc[o - pc->ow] = 0.0f;
+        }
+        for (int64_t c = w; c < nr; ++c) d[c] = 0.0f;
+      }
+    }
   }
 }
 
