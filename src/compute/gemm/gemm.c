@@ -281,10 +281,12 @@ typedef struct pc_f32_step {
   const float* pa; /* pre-packed A panels of this K block (NULL: none) */
   int act;         /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
   float lo, hi;
-  const float* bias; /* per-row bias of this K block (the first one), or NULL */
-  float* bp;         /* packed B block; with direct_b, the packed partial strip */
-  float* slot0;      /* A block of the first slot */
-  float* slots;      /* further A blocks, slot_floats apart */
+  const float* bias;               /* per-row bias of this K block (the first one), or NULL */
+  pterun_compute_pack_b_fn pack_b; /* the caller's B packer, or NULL */
+  void* pack_b_ctx;
+  float* bp;    /* packed B block; with direct_b, the packed partial strip */
+  float* slot0; /* A block of the first slot */
+  float* slots; /* further A blocks, slot_floats apart */
   size_t slot_floats;
   size_t nslots;              /* A blocks, >= the tasks running at once */
   atomic_uint_least32_t busy; /* slot k taken: bit k (32-bit: lock-free on every target) */
@@ -312,9 +314,11 @@ static void slot_release(pc_f32_step* st, size_t k) {
 static void f32_pack_b_task(void* ctx, size_t s0, size_t count) {
   pc_f32_step* st = ctx;
   const int64_t NR = st->uk->nr;
-  int64_t j0 = (int64_t)s0 * NR;
-  pack_b_f32(st->bp + j0 * st->kcb, st->b, st->pc, st->kcb, st->jc + j0,
-             min64((int64_t)count * NR, st->ncb - j0), NR);
+  int64_t j0 = (int64_t)s0 * NR, w = min64((int64_t)count * NR, st->ncb - j0);
+  if (st->pack_b != NULL)
+    st->pack_b(st->pack_b_ctx, st->bp + j0 * st->kcb, st->pc, st->kcb, st->jc + j0, w, NR);
+  else
+    pack_b_f32(st->bp + j0 * st->kcb, st->b, st->pc, st->kcb, st->jc + j0, w, NR);
 }
 
 /* C tile: M block `bi`, strips [s0, s0 + ns). */
@@ -353,9 +357,9 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
         const int64_t left = mcb - ir, TR = st->tail != NULL ? st->tail->mr : 0;
         const int short_tile =
             left <= TR || (st->direct_a && left > MR && left <= 2 * TR && ir % MR == 0);
-        const pc_f32_gemm_ukernel* k = short_tile ? st->tail : uk;
-        const pc_f32_gemm_ep_fn k_ep = short_tile ? st->tail_ep : st->uk_ep;
-        h = min64(k->mr, left);
+        const pc_f32_gemm_ukernel* kern = short_tile ? st->tail : uk;
+        const pc_f32_gemm_ep_fn kern_ep = short_tile ? st->tail_ep : st->uk_ep;
+        h = min64(kern->mr, left);
         const float* as;
         size_t a_rs, a_ks;
         if (st->direct_a) {
@@ -367,18 +371,20 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
           a_rs = 1;
           a_ks = (size_t)MR;
         }
-        if (st->direct_c && h == k->mr && w == NR && k_ep != NULL &&
+        if (st->direct_c && h == kern->mr && w == NR && kern_ep != NULL &&
             (st->bias != NULL || st->act)) {
-          k_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
-               (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, st->add,
-               st->bias != NULL ? st->bias + ic + ir : NULL, st->act, st->lo, st->hi);
+          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
+                  (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, st->add,
+                  st->bias != NULL ? st->bias + ic + ir : NULL, st->act, st->lo, st->hi);
           continue;
         }
-        if (st->direct_c && h == k->mr && w == NR) {
-          k->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
-                (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, st->add);
+        if (st->direct_c && h == kern->mr && w == NR) {
+          kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
+                   (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha,
+                   st->add);
         } else {
-          k->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha, 0);
+          kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha,
+                   0);
           store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, st->add);
         }
         if (st->bias != NULL) bias_tile(c, ic + ir, jc + jr, h, w, st->bias);
@@ -423,7 +429,9 @@ typedef struct pc_gemm_x {
   int64_t k0;                           /* first K index inside the packed operands */
   int act;
   float lo, hi;
-  const float* bias; /* per row, or NULL */
+  const float* bias;               /* per row, or NULL */
+  pterun_compute_pack_b_fn pack_b; /* the caller's B packer (B not packed at load), or NULL */
+  void* pack_b_ctx;
 } pc_gemm_x;
 
 static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
@@ -440,8 +448,8 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
                        (m <= 2 * MR || (a->rs * 4) % 2048 != 0);
   /* B is read in place when each of its elements is used by at most two
    * tiles (small M): packing would cost more than it saves. */
-  const int direct_b =
-      pb == NULL && b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
+  const int direct_b = pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 &&
+                       b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
   const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
   const int own_a = pa == NULL && !direct_a; /* A blocks packed here, per product */
   const int64_t cap = (int64_t)(ws->cap / sizeof(float));
@@ -506,6 +514,8 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   st.act = x->act;
   st.lo = x->lo;
   st.hi = x->hi;
+  st.pack_b = pb == NULL ? x->pack_b : NULL;
+  st.pack_b_ctx = x->pack_b_ctx;
   st.slots = (float*)((unsigned char*)ws->buf + ws->cap);
   st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
   st.nslots = !own_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
@@ -827,6 +837,8 @@ void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, in
     x.hi = o->hi;
     x.bias = o->bias;
     x.k0 = o->k0;
+    x.pack_b = o->pack_b;
+    x.pack_b_ctx = o->pack_b_ctx;
   }
   if (m == 0 || n == 0) return;
   if (k == 0) {
