@@ -178,7 +178,7 @@ VM_DEFINE(gelu_tanh)
 #define VM_ACC (16 / VM_LANES)
 
 /* One group of 16: s[k] += a[k-th vector] * b[k-th vector]. */
-static inline void vm_dot16(vm_f* s, const float* a, const float* b) {
+VM_INLINE void vm_dot16(vm_f* s, const float* a, const float* b) {
   vm_f va, vb;
   size_t k;
   for (k = 0; k < VM_ACC; ++k) {
@@ -189,7 +189,7 @@ static inline void vm_dot16(vm_f* s, const float* a, const float* b) {
 }
 
 /* One group of 16: y = e^(x - m), s[k] += y's k-th vector. */
-static inline void vm_exp16(vm_f* s, float* y, const float* x, vm_f m) {
+VM_INLINE void vm_exp16(vm_f* s, float* y, const float* x, vm_f m) {
   vm_f v;
   size_t k;
   for (k = 0; k < VM_ACC; ++k) {
@@ -201,7 +201,7 @@ static inline void vm_exp16(vm_f* s, float* y, const float* x, vm_f m) {
 }
 
 /* The 16 partial sums, added in one fixed tree. */
-static inline float vm_sum16(const vm_f* s) {
+VM_INLINE float vm_sum16(const vm_f* s) {
   float t[16];
   size_t k, w;
   memcpy(t, s, sizeof t);
@@ -248,7 +248,7 @@ void VM_FN(scale)(float* y, float s, size_t n) {
 }
 
 /* One group of 16: y = x - m, s[k] += y's k-th vector squared. */
-static inline void vm_dev16(vm_f* s, float* y, const float* x, vm_f m) {
+VM_INLINE void vm_dev16(vm_f* s, float* y, const float* x, vm_f m) {
   vm_f v;
   size_t k;
   for (k = 0; k < VM_ACC; ++k) {
@@ -262,8 +262,8 @@ static inline void vm_dev16(vm_f* s, float* y, const float* x, vm_f m) {
 /* Groups of 16 through g (y = f(x, m), s += a per-element term), the tail
  * through one group padded with `pad`, whose term must be 0; returns the sum
  * in the dot's fixed order. g is a constant at every call, so it inlines. */
-static inline float vm_map_sum(float* y, const float* x, float m, size_t n, float pad,
-                               void (*g)(vm_f*, float*, const float*, vm_f)) {
+VM_INLINE float vm_map_sum(float* y, const float* x, float m, size_t n, float pad,
+                           void (*g)(vm_f*, float*, const float*, vm_f)) {
   vm_f s[VM_ACC];
   size_t i = 0, k;
   for (k = 0; k < VM_ACC; ++k) s[k] = vm_splat(0.0f);
