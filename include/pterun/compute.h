@@ -273,6 +273,17 @@ PTERUN_COMPUTE_API int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm
 #define PTERUN_COMPUTE_ACT_RELU 1
 #define PTERUN_COMPUTE_ACT_CLAMP 2
 
+/** A caller's packer for B (pterun_compute_gemm_opts.pack_b): writes
+ *  B[k0, k0 + kc) x [j0, j0 + nc) (K and N indices of this product) into
+ *  `dst` exactly as the f32 engine packs B: ceil(nc / nr) strips of nr
+ *  columns, strip s at dst + s * kc * nr, its row kk at + kk * nr holding
+ *  B[k0 + kk][j0 + s * nr + c] for c < nr, zero past column nc. Lets a
+ *  caller whose B is implicit (a convolution's im2col matrix) feed the
+ *  engine without materialising B. The engine calls it from pool threads,
+ *  concurrently for disjoint column ranges; it cannot fail. */
+typedef void (*pterun_compute_pack_b_fn)(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0,
+                                         int64_t nc, int64_t nr);
+
 /** Extras of one product (all zero: a plain pterun_compute_gemm). */
 typedef struct pterun_compute_gemm_opts {
   const pterun_compute_packed* packed_a; /* A packed at load, or NULL */
@@ -286,6 +297,15 @@ typedef struct pterun_compute_gemm_opts {
    * first (a convolution's bias), with the same bits as filling C with the
    * bias and accumulating (for a float32 C; other dtypes round C between). */
   const float* bias;
+  /* B's packer, or NULL (appended last; zero-initialised opts keep the
+   * earlier behaviour). Used by the f32 engine (a float C other than float64)
+   * when B is not packed at load (packed_b wins): it then never reads `b`
+   * (which may be NULL), packs every B block with pack_b(pack_b_ctx, ...)
+   * and blocks K as it would for a B matrix, so a product of depth k uses
+   * pterun_compute_gemm_k_block's K blocks whenever the buffers allow. The
+   * other engines (integer, float64) read `b` and ignore the packer. */
+  pterun_compute_pack_b_fn pack_b;
+  void* pack_b_ctx;
 } pterun_compute_gemm_opts;
 
 /** x[i] = activation(x[i]) for i < n, the epilogue's semantics, for fused

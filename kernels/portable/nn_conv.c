@@ -474,6 +474,14 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
     pterun_parallelize_1d_tile(pool, dw_rows, &j, (size_t)(g->n * g->out[1]), 1, flags);
 }
 
+/* The reduction index r (in the weight's memory order) as (ic, kd, kh, kw). */
+static void red_decode(const red_order* ro, int64_t r, int64_t idx[4]) {
+  for (int j = 3; j >= 0; --j) {
+    idx[ro->dim[j]] = r % ro->size[j];
+    r /= ro->size[j];
+  }
+}
+
 /* One im2col step: rows [r0, r0 + nr) of the reduction (in the weight's
  * memory order) x output positions [p0, p0 + np) of batch n, group grp,
  * shared by the pool tasks that fill its rows. */
@@ -497,51 +505,14 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
   const int64_t n = job->n, grp = job->grp, p0 = job->p0, np = job->np, r0 = job->r0;
   const int dbl = job->dbl;
   for (int64_t r = (int64_t)start; r < (int64_t)(start + count); ++r) {
-    int64_t p;
-    /* Decode the reduction index in weight memory order. */
-    int64_t rem = r0 + r, idx[4], j, kd, kh, kw, ic;
-    for (j = 3; j >= 0; --j) {
-      idx[ro->dim[j]] = rem % ro->size[j];
-      rem /= ro->size[j];
-    }
+    int64_t p, idx[4], kd, kh, kw, ic;
+    red_decode(ro, r0 + r, idx);
     ic = idx[0], kd = idx[1], kh = idx[2], kw = idx[3];
-    if (in->dtype == PTERUN_DTYPE_F32 && !dbl) {
-      /* float32: whole output-row segments; the valid columns of a
-     * tap are one strided run of the input row. */
-      float* colr = (float*)col + r * np;
-      const float* xb = (const float*)in->data + n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
-      int64_t pos = p0, q = 0, OW = g->out[2], OH = g->out[1];
-      int64_t lo_w, hi_w, sw = g->stride[2] * g->is[4];
-      tap_range(g->in[2], OW, g->stride[2], g->pad[2], kw * g->dil[2], &lo_w, &hi_w);
-      while (q < np) {
-        int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH);
-        int64_t seg = OW - ow < np - q ? OW - ow : np - q, e = ow + seg, x;
-        int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-        int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-        float* cp = colr + q - ow; /* cp[o] is column o of this output row */
-        if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
-          for (x = ow; x < e; ++x) cp[x] = 0.0f;
-        } else {
-          int64_t va = lo_w > ow ? lo_w : ow, vb = hi_w < e ? hi_w : e;
-          const float* xr =
-              xb + id * g->is[2] + ih * g->is[3] + (kw * g->dil[2] - g->pad[2]) * g->is[4];
-          if (vb < va) vb = va;
-          for (x = ow; x < va; ++x) cp[x] = 0.0f;
-          if (sw == 1)
-            for (x = va; x < vb; ++x) cp[x] = xr[x];
-          else
-            for (x = va; x < vb; ++x) cp[x] = xr[x * sw];
-          for (x = vb; x < e; ++x) cp[x] = 0.0f;
-        }
-        q += seg;
-        pos += seg;
-      }
-    } else {
+    {
       /* Walk positions p0.. with incremental (od, oh, ow). */
       int64_t ow = p0 % g->out[2], oh = (p0 / g->out[2]) % g->out[1],
               od = p0 / (g->out[2] * g->out[1]);
       int64_t base = n * g->is[0] + (grp * g->icpg + ic) * g->is[1];
-      int f32 = in->dtype == PTERUN_DTYPE_F32 && !dbl;
       for (p = 0; p < np; ++p) {
         int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
         int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
@@ -550,9 +521,7 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
         int inside =
             id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1] && iw >= 0 && iw < g->in[2];
         int64_t off = base + id * g->is[2] + ih * g->is[3] + iw * g->is[4];
-        if (f32)
-          ((float*)col)[k] = inside ? ((const float*)in->data)[off] : 0.0f;
-        else if (dbl)
+        if (dbl)
           ((double*)col)[k] = inside ? pterun_load_f64(in->data, in->dtype, off) : 0.0;
         else
           ((float*)col)[k] = inside ? pterun_load_f32(in->data, in->dtype, off) : 0.0f;
@@ -568,10 +537,110 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
   }
 }
 
+/* The float32 B packer of one (batch, group) product: the engine's strips
+ * of the column matrix, read straight from the image (the column matrix's
+ * row r is reduction index r in the weight's memory order, column p output
+ * position p; padding reads as zero). */
+typedef struct col_packer {
+  const conv_geom* g;
+  const red_order* ro;
+  const float* x; /* batch n, first channel of the group */
+} col_packer;
+
+/* One reduction row of the column matrix: where its taps read. */
+typedef struct col_tap {
+  int64_t off;        /* input offset of output position 0 (may be outside) */
+  int64_t dd, dh;     /* input depth/row = output depth/row * stride + these */
+  int64_t lo_w, hi_w; /* output columns whose tap is inside the input */
+} col_tap;
+
+/* A run of one strip's columns inside one output row. */
+typedef struct col_piece {
+  int64_t d0, h0;     /* output depth/row * stride */
+  int64_t base;       /* their input offset */
+  int64_t ow, len, c; /* output columns [ow, ow + len) -> strip columns c.. */
+} col_piece;
+
+#define NN_PACK_ROWS 64 /* reduction rows decoded at once */
+
+/* dst[0, n) = src[0, n): a loop the compiler vectorises (no call per run). */
+static inline void copy_f32(float* restrict dst, const float* restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                       int64_t nr) {
+  const col_packer* cp = ctx;
+  const conv_geom* g = cp->g;
+  const float* x = cp->x;
+  const int64_t OW = g->out[2], OH = g->out[1], ID = g->in[0], IH = g->in[1];
+  const int64_t sw = g->stride[2] * g->is[4];
+  col_tap taps[NN_PACK_ROWS];
+  col_piece pieces[64]; /* nr <= 64 (PC_F32_NR_MAX) */
+  if (nr > 64) return;  /* unreachable: no microkernel is wider */
+  for (int64_t r0 = 0; r0 < kc; r0 += NN_PACK_ROWS) {
+    const int64_t nrows = kc - r0 < NN_PACK_ROWS ? kc - r0 : NN_PACK_ROWS;
+    int64_t idx[4];
+    red_decode(cp->ro, k0 + r0, idx);
+    for (int64_t kk = 0; kk < nrows; ++kk) {
+      col_tap* t = &taps[kk];
+      if (kk > 0) /* the next reduction index, in the weight's memory order */
+        for (int j = 3; j >= 0 && ++idx[cp->ro->dim[j]] == cp->ro->size[j]; --j)
+          idx[cp->ro->dim[j]] = 0;
+      t->dd = idx[1] * g->dil[0] - g->pad[0];
+      t->dh = idx[2] * g->dil[1] - g->pad[1];
+      t->off = idx[0] * g->is[1] + t->dd * g->is[2] + t->dh * g->is[3] +
+               (idx[3] * g->dil[2] - g->pad[2]) * g->is[4];
+      tap_range(g->in[2], OW, g->stride[2], g->pad[2], idx[3] * g->dil[2], &t->lo_w, &t->hi_w);
+    }
+    for (int64_t js = 0; js < nc; js += nr) {
+      /* The strip's columns as runs within output rows, then each row of
+       * the strip written contiguously. */
+      const int64_t w = nc - js < nr ? nc - js : nr, pos = j0 + js;
+      int64_t ow = pos % OW, oh = (pos / OW) % OH, od = pos / (OW * OH), q = 0, np = 0;
+      while (q < w) {
+        const int64_t len = OW - ow < w - q ? OW - ow : w - q;
+        const int64_t d0 = od * g->stride[0], h0 = oh * g->stride[1];
+        pieces[np++] = (col_piece){d0, h0, d0 * g->is[2] + h0 * g->is[3], ow, len, q};
+        q += len;
+        ow = 0;
+        if (++oh == OH) {
+          oh = 0;
+          ++od;
+        }
+      }
+      float* strip = dst + js * kc + r0 * nr;
+      for (int64_t kk = 0; kk < nrows; ++kk) {
+        const col_tap* t = &taps[kk];
+        float* d = strip + kk * nr;
+        for (int64_t i = 0; i < np; ++i) {
+          const col_piece* pc = &pieces[i];
+          const int64_t id = pc->d0 + t->dd, ih = pc->h0 + t->dh, e = pc->ow + pc->len;
+          float* dc = d + pc->c; /* dc[o - ow]: output column o */
+          int64_t va = t->lo_w > pc->ow ? t->lo_w : pc->ow, vb = t->hi_w < e ? t->hi_w : e, o;
+          if (id < 0 || id >= ID || ih < 0 || ih >= IH || vb < va) va = vb = e;
+          /* Output column o reads input offset off + base + o * sw (inside
+           * for va <= o < vb). */
+          const int64_t src = t->off + pc->base;
+          for (o = pc->ow; o < va; ++o) dc[o - pc->ow] = 0.0f;
+          if (sw == 1 && va < vb)
+            copy_f32(dc + (va - pc->ow), x + src + va, vb - va);
+          else
+            for (o = va; o < vb; ++o) dc[o - pc->ow] = x[src + o * sw];
+          for (o = vb; o < e; ++o) dc[o - pc->ow] = 0.0f;
+        }
+        for (int64_t c = w; c < nr; ++c) d[c] = 0.0f;
+      }
+    }
+  }
+}
+
 #define NN_COL_LOCAL 4096 /* elements of the stack im2col buffer */
 #define NN_COL_SCRATCH (256 * 1024)
 
-/* im2col + GEMM for one forward floating convolution. */
+/* GEMM for one forward floating convolution: float32 packs the GEMM's B
+ * strips from the image (col_pack_b), one product per (batch, group); other
+ * dtypes fill an im2col buffer in chunks. */
 static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro,
                       int64_t ocs, const pterun_tensor* in, const pterun_tensor* w,
                       const pterun_tensor* bias, pterun_tensor* out,
@@ -582,7 +651,9 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   size_t es = dbl ? sizeof(double) : sizeof(float);
   int64_t cap = NN_COL_SCRATCH, rows = g->icpg * g->k[0] * g->k[1] * g->k[2];
   int64_t npos = g->out[0] * g->out[1] * g->out[2], rc, pc, n, grp, r0, p0, ics;
-  void* col = pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
+  /* float32 needs no column buffer: the products pack B themselves. */
+  const int packer = out->dtype == PTERUN_DTYPE_F32 && !pointwise_input(g, in, out, &ics);
+  void* col = packer ? local : pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
   if (col == NULL) {
     pterun_kernel_note_slow_path(ctx, "no scratch: im2col in 16 KiB chunks");
     col = local;
@@ -643,6 +714,24 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
         c.cs = ocs;
         last.bias = bias_f != NULL ? bias_f + grp * g->ocpg : NULL;
         pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, &b, &c, 1.0, fill, &last);
+      }
+    return;
+  }
+  if (packer) {
+    /* The same K blocks (rc, fixed by a packed weight or equal to what the
+     * chunks below use) and per-element sums as the im2col path. */
+    for (n = 0; n < g->n; ++n)
+      for (grp = 0; grp < g->groups; ++grp) {
+        col_packer cp = {g, ro, (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1]};
+        pterun_compute_matrix a = {(float*)w->data + grp * g->ocpg * g->ws[0], w->dtype, g->ws[0],
+                                   ro->cs};
+        pterun_compute_matrix c = {(float*)out->data + n * g->os[0] + grp * g->ocpg * g->os[1],
+                                   out->dtype, g->os[1], ocs};
+        last.k0 = 0;
+        last.bias = bias_f != NULL ? bias_f + grp * g->ocpg : NULL;
+        last.pack_b = col_pack_b;
+        last.pack_b_ctx = &cp;
+        pterun_compute_gemm_ex(&ws, g->ocpg, npos, rows, &a, NULL, &c, 1.0, fill, &last);
       }
     return;
   }

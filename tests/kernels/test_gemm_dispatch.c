@@ -5,6 +5,7 @@
  * strided outputs have sentinel gaps, so any write outside C fails the test.
  * Run twice by ctest: as is, and with PTERUN_ISA_MASK=0 (scalar only). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,6 +383,102 @@ static int test_epilogue(void) {
   return 0;
 }
 
+/* A caller's B packer (pterun_compute_gemm_opts.pack_b) that writes the
+ * documented strip layout from a row-major K x N matrix: products through it
+ * give the bits of the same product reading B, on any pool, with and without
+ * a bias/activation, in the arena and on the stack. */
+typedef struct plain_b {
+  const float* b;
+  int64_t n;
+  atomic_int calls;
+} plain_b;
+
+static void plain_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                         int64_t nr) {
+  plain_b* pb = ctx;
+  for (int64_t s = 0; s * nr < nc; ++s)
+    for (int64_t kk = 0; kk < kc; ++kk)
+      for (int64_t c = 0; c < nr; ++c)
+        dst[(s * kc + kk) * nr + c] =
+            s * nr + c < nc ? pb->b[(k0 + kk) * pb->n + j0 + s * nr + c] : 0.0f;
+  atomic_fetch_add_explicit(&pb->calls, 1, memory_order_relaxed);
+}
+
+static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, size_t arena_bytes) {
+  size_t asz = (size_t)(m * k), bsz = (size_t)(k * n), csz = (size_t)(m * n);
+  float* a = malloc(sizeof(float) * asz);
+  float* b = malloc(sizeof(float) * bsz);
+  float* bias = malloc(sizeof(float) * (size_t)m);
+  float* c0 = malloc(sizeof(float) * csz);
+  float* c1 = malloc(sizeof(float) * csz);
+  PT_CHECK(a && b && bias && c0 && c1);
+  for (size_t i = 0; i < asz; ++i) a[i] = rnd();
+  for (size_t i = 0; i < bsz; ++i) b[i] = rnd();
+  for (int64_t i = 0; i < m; ++i) bias[i] = rnd();
+  plain_b pb;
+  pb.b = b;
+  pb.n = n;
+  atomic_init(&pb.calls, 0);
+  pterun_compute_gemm_opts plain = {.activation = act, .lo = -0.5f, .hi = 0.5f, .bias = bias};
+  pterun_compute_gemm_opts packer = plain;
+  packer.pack_b = plain_pack_b;
+  packer.pack_b_ctx = &pb;
+  job j = {NULL,
+           m,
+           n,
+           k,
+           {a, PTERUN_DTYPE_F32, k, 1},
+           {b, PTERUN_DTYPE_F32, n, 1},
+           {c0, PTERUN_DTYPE_F32, n, 1},
+           1.0,
+           0,
+           &plain};
+  g_job = j;
+  g_pool = NULL;
+  g_max_threads = 0;
+  PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, arena, arena_bytes) ==
+           PTERUN_STATUS_OK);
+  for (size_t threads = 1; threads <= 3; ++threads) {
+    pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+    o.threads = threads;
+    PT_CHECK(pterun_threadpool_create(&o, &g_pool) == PTERUN_STATUS_OK);
+    memset(c1, 0xff, sizeof(float) * csz);
+    g_job.b.data = NULL; /* never read with a packer */
+    g_job.c.data = c1;
+    g_job.o = &packer;
+    atomic_store(&pb.calls, 0);
+    PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, arena, arena_bytes) ==
+             PTERUN_STATUS_OK);
+    pterun_threadpool_destroy(g_pool);
+    g_pool = NULL;
+    if (atomic_load(&pb.calls) == 0 || memcmp(c0, c1, sizeof(float) * csz) != 0) {
+      fprintf(stderr, "FAILED pack_b m=%lld n=%lld k=%lld act=%d %s threads=%zu calls=%d\n",
+              (long long)m, (long long)n, (long long)k, act, arena ? "arena" : "stack", threads,
+              atomic_load(&pb.calls));
+      return 1;
+    }
+  }
+  free(a);
+  free(b);
+  free(bias);
+  free(c0);
+  free(c1);
+  return 0;
+}
+
+static int test_pack_b(void) {
+  static const int64_t shapes[][3] = {{1, 70, 30},   {5, 300, 64},   {32, 4096, 288},
+                                      {13, 37, 700}, {64, 129, 577}, {130, 2500, 96}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+    for (int act = 0; act <= PTERUN_COMPUTE_ACT_CLAMP; ++act) {
+      PT_CHECK(pack_b_case(shapes[s][0], shapes[s][1], shapes[s][2], act, g_arena, g_arena_bytes) ==
+               0);
+      if (act == 0)
+        PT_CHECK(pack_b_case(shapes[s][0], shapes[s][1], shapes[s][2], act, NULL, 0) == 0);
+    }
+  return 0;
+}
+
 int main(void) {
   g_arena_bytes = (size_t)8 << 20;
   g_arena = aligned_alloc(64, g_arena_bytes);
@@ -391,6 +488,7 @@ int main(void) {
   PT_RUN(test_variants);
   PT_RUN(test_epilogue);
   PT_RUN(test_threads_bit_identical);
+  PT_RUN(test_pack_b);
   free(g_arena);
   return pt_failures != 0;
 }

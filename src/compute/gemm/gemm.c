@@ -265,10 +265,12 @@ typedef struct pc_f32_step {
   const float* pa; /* pre-packed A panels of this K block (NULL: none) */
   int act;         /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
   float lo, hi;
-  const float* bias; /* per-row bias of this K block (the first one), or NULL */
-  float* bp;         /* packed B block; with direct_b, the packed partial strip */
-  float* slot0;      /* A block of the first slot */
-  float* slots;      /* further A blocks, slot_floats apart */
+  const float* bias;               /* per-row bias of this K block (the first one), or NULL */
+  pterun_compute_pack_b_fn pack_b; /* the caller's B packer, or NULL */
+  void* pack_b_ctx;
+  float* bp;    /* packed B block; with direct_b, the packed partial strip */
+  float* slot0; /* A block of the first slot */
+  float* slots; /* further A blocks, slot_floats apart */
   size_t slot_floats;
   size_t nslots;              /* A blocks, >= the tasks running at once */
   atomic_uint_least32_t busy; /* slot k taken: bit k (32-bit: lock-free on every target) */
@@ -296,9 +298,11 @@ static void slot_release(pc_f32_step* st, size_t k) {
 static void f32_pack_b_task(void* ctx, size_t s0, size_t count) {
   pc_f32_step* st = ctx;
   const int64_t NR = st->uk->nr;
-  int64_t j0 = (int64_t)s0 * NR;
-  pack_b_f32(st->bp + j0 * st->kcb, st->b, st->pc, st->kcb, st->jc + j0,
-             min64((int64_t)count * NR, st->ncb - j0), NR);
+  int64_t j0 = (int64_t)s0 * NR, w = min64((int64_t)count * NR, st->ncb - j0);
+  if (st->pack_b != NULL)
+    st->pack_b(st->pack_b_ctx, st->bp + j0 * st->kcb, st->pc, st->kcb, st->jc + j0, w, NR);
+  else
+    pack_b_f32(st->bp + j0 * st->kcb, st->b, st->pc, st->kcb, st->jc + j0, w, NR);
 }
 
 /* C tile: M block `bi`, strips [s0, s0 + ns). */
@@ -397,7 +401,9 @@ typedef struct pc_gemm_x {
   int64_t k0;                           /* first K index inside the packed operands */
   int act;
   float lo, hi;
-  const float* bias; /* per row, or NULL */
+  const float* bias;               /* per row, or NULL */
+  pterun_compute_pack_b_fn pack_b; /* the caller's B packer (B not packed at load), or NULL */
+  void* pack_b_ctx;
 } pc_gemm_x;
 
 static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
@@ -414,8 +420,8 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
                        (m <= 2 * MR || (a->rs * 4) % 2048 != 0);
   /* B is read in place when each of its elements is used by at most two
    * tiles (small M): packing would cost more than it saves. */
-  const int direct_b =
-      pb == NULL && b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
+  const int direct_b = pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 &&
+                       b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
   const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
   const int own_a = pa == NULL && !direct_a; /* A blocks packed here, per product */
   const int64_t cap = (int64_t)(ws->cap / sizeof(float));
@@ -478,6 +484,8 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   st.act = x->act;
   st.lo = x->lo;
   st.hi = x->hi;
+  st.pack_b = pb == NULL ? x->pack_b : NULL;
+  st.pack_b_ctx = x->pack_b_ctx;
   st.slots = (float*)((unsigned char*)ws->buf + ws->cap);
   st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
   st.nslots = !own_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
@@ -799,6 +807,8 @@ void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, in
     x.hi = o->hi;
     x.bias = o->bias;
     x.k0 = o->k0;
+    x.pack_b = o->pack_b;
+    x.pack_b_ctx = o->pack_b_ctx;
   }
   if (m == 0 || n == 0) return;
   if (k == 0) {
