@@ -98,7 +98,8 @@ static pterun_status run_ref(pterun_kernel_context* ctx, pterun_value** args, si
 /* Runs aten::convolution.out on `dtype` copies of x, w, b into y (doubles
  * for F64, floats for F32). */
 static int run_conv(const conv_case* c, int dtype, const void* x, const void* w, const void* b,
-                    void* y, size_t ybytes, const int64_t* ysizes, void* arena, size_t arena_bytes) {
+                    void* y, size_t ybytes, const int64_t* ysizes, void* arena,
+                    size_t arena_bytes) {
   pterun_kernel_fn fn = pt_find_kernel(pterun_kernels_portable(), "aten::convolution.out");
   PT_CHECK(fn != NULL);
   int rank = c->sp + 2;
@@ -146,9 +147,9 @@ static int run_conv(const conv_case* c, int dtype, const void* x, const void* w,
                         pt_val_tensor(&ty)}; /* out, then the returned value */
   pterun_value* args[11];
   for (int i = 0; i < 11; ++i) args[i] = &v[i];
-  PT_CHECK_STATUS(pterun_kernel_invoke(fn, "aten::convolution.out", args, 11, NULL, arena,
-                                       arena_bytes),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      pterun_kernel_invoke(fn, "aten::convolution.out", args, 11, NULL, arena, arena_bytes),
+      PTERUN_STATUS_OK);
   return 0;
 }
 
@@ -177,10 +178,11 @@ static int check_case(const conv_case* c, void* arena, size_t arena_bytes, int e
   g_ref = (ref_job){c, out3, x, w, c->bias ? b : NULL, yref};
   PT_CHECK_STATUS(pterun_kernel_invoke(run_ref, "ref", NULL, 0, NULL, arena, arena_bytes),
                   PTERUN_STATUS_OK);
-  int64_t red = (c->cin / c->groups) * c->k[0] * (c->sp > 1 ? c->k[1] : 1) *
-                (c->sp > 2 ? c->k[2] : 1);
+  int64_t red =
+      (c->cin / c->groups) * c->k[0] * (c->sp > 1 ? c->k[1] : 1) * (c->sp > 2 ? c->k[2] : 1);
   for (size_t i = 0; i < yn; ++i) {
-    if ((exact && memcmp(&y[i], &yref[i], 4) != 0) || fabs(y[i] - yd[i]) > 1e-6 * (double)(red + 1) * 4) {
+    if ((exact && memcmp(&y[i], &yref[i], 4) != 0) ||
+        fabs(y[i] - yd[i]) > 1e-6 * (double)(red + 1) * 4) {
       fprintf(stderr,
               "FAILED sp=%d n=%lld cin=%lld cout=%lld groups=%lld k0=%lld stride0=%lld "
               "pad0=%lld dil0=%lld: y[%zu] = %a, im2col %a, f64 %.9g\n",
@@ -204,17 +206,17 @@ static int check_case(const conv_case* c, void* arena, size_t arena_bytes, int e
 
 static const conv_case k_cases[] = {
     /* sp n cin cout groups  in          k          stride     pad        dil     bias */
-    {2, 1, 3, 32, 1, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},   /* ResNet stem */
-    {2, 1, 32, 64, 1, {16, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 1},  /* downsampling */
-    {2, 2, 5, 7, 1, {13, 11}, {3, 2}, {1, 1}, {0, 0}, {1, 1}, 0},    /* odd, batch 2 */
-    {2, 1, 6, 9, 3, {17, 19}, {3, 3}, {2, 3}, {2, 1}, {2, 1}, 1},    /* groups, dilation */
-    {2, 1, 4, 4, 2, {9, 30}, {5, 1}, {1, 2}, {3, 0}, {1, 1}, 1},     /* pad > k/2 */
-    {2, 1, 8, 1, 1, {20, 37}, {3, 3}, {1, 1}, {1, 1}, {3, 3}, 1},    /* M = 1 */
-    {2, 1, 64, 70, 1, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},  /* K over one block */
-    {2, 1, 16, 24, 1, {8, 8}, {1, 1}, {2, 2}, {0, 0}, {1, 1}, 1},    /* 1x1 stride 2 */
-    {2, 1, 3, 5, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0},      /* 1x1 padded */
-    {2, 1, 2, 3, 1, {4, 50}, {4, 4}, {3, 1}, {2, 2}, {1, 2}, 1},     /* taps outside */
-    {1, 2, 4, 6, 2, {41}, {5}, {2}, {2}, {2}, 1},                    /* 1-D */
+    {2, 1, 3, 32, 1, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},  /* ResNet stem */
+    {2, 1, 32, 64, 1, {16, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 1}, /* downsampling */
+    {2, 2, 5, 7, 1, {13, 11}, {3, 2}, {1, 1}, {0, 0}, {1, 1}, 0},   /* odd, batch 2 */
+    {2, 1, 6, 9, 3, {17, 19}, {3, 3}, {2, 3}, {2, 1}, {2, 1}, 1},   /* groups, dilation */
+    {2, 1, 4, 4, 2, {9, 30}, {5, 1}, {1, 2}, {3, 0}, {1, 1}, 1},    /* pad > k/2 */
+    {2, 1, 8, 1, 1, {20, 37}, {3, 3}, {1, 1}, {1, 1}, {3, 3}, 1},   /* M = 1 */
+    {2, 1, 64, 70, 1, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1}, /* K over one block */
+    {2, 1, 16, 24, 1, {8, 8}, {1, 1}, {2, 2}, {0, 0}, {1, 1}, 1},   /* 1x1 stride 2 */
+    {2, 1, 3, 5, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0},     /* 1x1 padded */
+    {2, 1, 2, 3, 1, {4, 50}, {4, 4}, {3, 1}, {2, 2}, {1, 2}, 1},    /* taps outside */
+    {1, 2, 4, 6, 2, {41}, {5}, {2}, {2}, {2}, 1},                   /* 1-D */
     {3, 1, 3, 4, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}, 1}, /* 3-D */
 };
 
