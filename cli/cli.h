@@ -189,6 +189,9 @@ int cli_dim_order_is_identity(uint32_t rank, const uint8_t* dim_order);
 /* ---- misc (common.c) ---------------------------------------------------------- */
 
 double cli_now_ms(void);
+/** A "VmRSS"/"VmHWM"-style field of /proc/self/status in KiB, or -1 where
+ *  there is none (not Linux, or no procfs). */
+long long cli_proc_status_kb(const char* field);
 const char* cli_dynamism_name(int dynamism);
 /** Writes "(a, b, c)" for a list of small unsigned ints (dim orders). */
 void cli_u8_tuple(uint32_t rank, const uint8_t* v, char* buf, size_t cap);

@@ -46,6 +46,7 @@ int cli_cmd_bench(int argc, char** argv) {
   pterun_method* m = NULL;
   size_t method = 0;
   double method_ms = 0, sum = 0, *samples = NULL, median;
+  long long rss0_kb = -1;
   pterun_status st;
 
   memset(&s, 0, sizeof s);
@@ -128,6 +129,7 @@ int cli_cmd_bench(int argc, char** argv) {
     cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
     goto done;
   }
+  rss0_kb = cli_proc_status_kb("VmRSS"); /* the process before the model */
   if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) goto done;
   if ((r = cli_profile_begin(&prof, iterations, &s.profiler)) != CLI_EXIT_OK) {
     rc = r;
@@ -175,6 +177,15 @@ int cli_cmd_bench(int argc, char** argv) {
       "%llu warmup, %llu iterations (ms): mean %.4f  median %.4f  p90 %.4f  min %.4f  max %.4f\n",
       (unsigned long long)warmup, (unsigned long long)iterations, sum / (double)iterations, median,
       percentile(samples, (size_t)iterations, 90.0), samples[0], samples[iterations - 1]);
+  {
+    /* Peak resident memory against the process before loading: what the
+     * model costs, comparable to other runtimes' growth (bench/compare.py). */
+    long long hwm_kb = cli_proc_status_kb("VmHWM");
+    if (rss0_kb >= 0 && hwm_kb >= 0)
+      printf("resident memory: %.1f MB before load, peak %.1f MB (growth %.1f MB)\n",
+             (double)rss0_kb / 1024.0, (double)hwm_kb / 1024.0,
+             (double)(hwm_kb > rss0_kb ? hwm_kb - rss0_kb : 0) / 1024.0);
+  }
   if (cli_profile_end(&prof, &s, s.profiler) != CLI_EXIT_OK) goto done;
   rc = CLI_EXIT_OK;
 

@@ -298,6 +298,21 @@ double cli_now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+long long cli_proc_status_kb(const char* field) {
+  char line[256];
+  long long kb = -1;
+  size_t n = strlen(field);
+  FILE* f = fopen("/proc/self/status", "r");
+  if (f == NULL) return -1;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (strncmp(line, field, n) == 0 && line[n] == ':') {
+      kb = strtoll(line + n + 1, NULL, 10);
+      break;
+    }
+  fclose(f);
+  return kb;
+}
+
 const char* cli_dynamism_name(int dynamism) {
   switch (dynamism) {
     case PTERUN_SHAPE_STATIC: return "static";

@@ -170,8 +170,27 @@ static void acc_i64(red_acc* a, red_kind k, const int64_t* v, int64_t n) {
 static void red_visit(pk_red* r, const pterun_tensor* in, int64_t base, red_kind k, red_acc* a,
                       int as_float, int cdt) {
   int64_t row, c;
+  /* any/all over contiguous bytes (bool masks in attention): test the bytes
+   * in place instead of widening each one to int64. */
+  const int bytes = (k == RK_ANY || k == RK_ALL) && r->rstride == 1 &&
+                    (in->dtype == PTERUN_DTYPE_BOOL || in->dtype == PTERUN_DTYPE_U8 ||
+                     in->dtype == PTERUN_DTYPE_I8);
   for (row = 0; row < r->rrows; ++row, pterun_iter_next(&r->rit)) {
     int64_t off = base + r->rit.off[0];
+    if (bytes) {
+      const unsigned char* p = (const unsigned char*)in->data + off;
+      unsigned char any = 0, all = 1;
+      for (c = 0; c < r->rinner; ++c) {
+        any |= p[c];
+        all &= p[c] != 0;
+      }
+      if (k == RK_ANY)
+        a->i |= any != 0;
+      else
+        a->i &= all;
+      a->count += r->rinner;
+      continue;
+    }
     for (c = 0; c < r->rinner; c += RED_CHUNK) {
       int64_t m = r->rinner - c < RED_CHUNK ? r->rinner - c : RED_CHUNK;
       if (as_float) {

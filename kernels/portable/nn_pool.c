@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "kernels/portable/util.h"
+#include "pterun/compute.h"
 #include "pterun/threadpool.h"
 
 /* Plane geometry shared by the pooling kernels. */
@@ -145,57 +146,6 @@ typedef struct maxpool_job {
 
 /* Planes [start, start + count): each output is the first maximum of its
  * window in (kh, kw) order, NaN winning and sticking as in ATen. */
-/* An int32 ordering floats as the max pool compares them: NaN above every
- * number (all NaNs equal), -0 equal to +0, otherwise as the floats. Integer
- * compares and selects vectorise where float NaN tests do not. */
-static inline int32_t quad_key(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  const int32_t mag = (int32_t)(u & 0x7fffffffu);
-  const int32_t k = (u >> 31) ? -mag : mag;
-  return mag > 0x7f800000 ? INT32_MAX : k;
-}
-
-/* One output row of a float32 2x2 / stride-2 max pool over contiguous rows
- * r0, r1 (input row starts i0, i1 as flat indices): taps (0,0), (0,1),
- * (1,0), (1,1), a later tap winning only when strictly greater or the first
- * NaN (as PK_QUAD_TAP below), over a block of outputs the compiler
- * vectorises; then the winning taps become the int64 indices. */
-#define PK_QUAD_BLOCK 64
-static void quad_row(const float* r0, const float* r1, float* y, int64_t* xo, int64_t ow_n,
-                     int64_t i0, int64_t i1) {
-  for (int64_t b0 = 0; b0 < ow_n; b0 += PK_QUAD_BLOCK) {
-    const int64_t n = ow_n - b0 < PK_QUAD_BLOCK ? ow_n - b0 : PK_QUAD_BLOCK;
-    const float* a0 = r0 + 2 * b0;
-    const float* a1 = r1 + 2 * b0;
-    float* yb = y + b0;
-    int32_t tap[PK_QUAD_BLOCK];
-    for (int64_t i = 0; i < n; ++i) {
-      const float v0 = a0[2 * i], v1 = a0[2 * i + 1], v2 = a1[2 * i], v3 = a1[2 * i + 1];
-      int32_t km = quad_key(v0), kv, t = 0;
-      float m = v0;
-      kv = quad_key(v1);
-      t = kv > km ? 1 : t;
-      m = kv > km ? v1 : m;
-      km = kv > km ? kv : km;
-      kv = quad_key(v2);
-      t = kv > km ? 2 : t;
-      m = kv > km ? v2 : m;
-      km = kv > km ? kv : km;
-      kv = quad_key(v3);
-      t = kv > km ? 3 : t;
-      m = kv > km ? v3 : m;
-      yb[i] = m;
-      tap[i] = t;
-    }
-    /* tap t: row i0 or i1 (t >> 1), column 2 * ow + (t & 1). */
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t t = tap[i];
-      xo[b0 + i] = i0 + 2 * (b0 + i) + (t & 1) + (-(t >> 1) & (i1 - i0));
-    }
-  }
-}
-
 static void maxpool_planes(void* ctx, size_t start, size_t count) {
   const maxpool_job* j = ctx;
   const plane* pp = j->p;
@@ -220,8 +170,9 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
         const float* r0 = x + 2 * oh * ihs;
         const float* r1 = r0 + ihs;
         const int64_t i0 = 2 * oh * pp->iw, i1 = i0 + pp->iw;
-        if (iws == 1 && ows == 1 && xws == 1) {
-          quad_row(r0, r1, y + oh * ohs, xo + oh * xhs, pp->ow, i0, i1);
+        if (iws == 1 && ows == 1 && xws == 1) { /* dense rows: the compute engine's vectors */
+          pterun_compute_f32_maxpool2x2_row(r0, r1, (size_t)pp->ow, y + oh * ohs, xo + oh * xhs, i0,
+                                            pp->iw);
           continue;
         }
         for (int64_t ow = 0; ow < pp->ow; ++ow) {

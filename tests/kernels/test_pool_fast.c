@@ -1,5 +1,5 @@
-/* The float32 2x2 / stride-2 max pool over contiguous rows (kernels/portable/
- * nn_pool.c quad_row, vectorised) against the generic loop on the same
+/* The float32 2x2 / stride-2 max pool over dense rows (pterun_compute_f32_maxpool2x2_row,
+ * via max_pool2d_with_indices) against the generic loop on the same
  * values in float64: the same maxima (the first of equal values in (kh, kw)
  * order, -0 and +0 kept apart by which came first, NaN winning and sticking)
  * and the same int64 indices, over widths across the block size, odd input
@@ -60,9 +60,9 @@ static int run_pool(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx
                        pt_val_none()};
   pterun_value* args[9];
   for (int i = 0; i < 9; ++i) args[i] = &v[i];
-  PT_CHECK_STATUS(pterun_kernel_invoke(fn, "aten::max_pool2d_with_indices.out", args, 9, NULL,
-                                       NULL, 0),
-                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      pterun_kernel_invoke(fn, "aten::max_pool2d_with_indices.out", args, 9, NULL, NULL, 0),
+      PTERUN_STATUS_OK);
   return 0;
 }
 
@@ -81,8 +81,8 @@ static int check_shape(int64_t planes, int64_t ih, int64_t iw) {
                            : (double)y[i] == yd[i] && !signbit(y[i]) == !signbit(yd[i]);
     if (!same || i32[i] != i64[i]) {
       fprintf(stderr, "FAILED %lldx%lldx%lld: out[%zu] = %g at %lld, generic %g at %lld\n",
-              (long long)planes, (long long)ih, (long long)iw, i, (double)y[i],
-              (long long)i32[i], yd[i], (long long)i64[i]);
+              (long long)planes, (long long)ih, (long long)iw, i, (double)y[i], (long long)i32[i],
+              yd[i], (long long)i64[i]);
       return 1;
     }
   }

@@ -1015,6 +1015,21 @@ def reduce_cases():
             [Out(B)],
         )
     )
+    # Bool / uint8 masks reduced along their contiguous last dim (the byte
+    # path), rows of several lengths including all-true and all-false rows.
+    mask = torch.tensor(
+        [
+            [False] * 5,
+            [True] * 5,
+            [False, False, False, False, True],
+            [True] * 4 + [False],
+        ]
+    )
+    C.append(Case("aten::any.out", "any bool last dim", [mask, 1, False], [Out(B)]))
+    C.append(Case("aten::all.out", "all bool last dim", [mask, -1, True], [Out(B)]))
+    u8 = torch.tensor([[0, 0, 7], [3, 200, 1], [0, 0, 0]], dtype=torch.uint8)
+    C.append(Case("aten::any.dims_out", "any u8 rows", [u8, [1], False], [Out(B)]))
+    C.append(Case("aten::all.out", "all u8 rows", [u8, 1, False], [Out(B)]))
     C.append(
         Case(
             "aten::var.correction_out",

@@ -25,6 +25,14 @@
 #define GT_CLAMP(v, l, h) _mm256_min_ps((h), _mm256_max_ps((l), (v)))
 #include "src/compute/gemm/ukernel_tmpl.h"
 
+/* 4 x 16 for the last rows of M (M = 32: 6+6+6+6+4+4 instead of 36 rows):
+ * 8 accumulators, still enough independent FMAs for both pipes. */
+#undef GT_FN
+#undef GT_MR
+#define GT_FN pc_f32_gemm_ukernel__avx2_4x16
+#define GT_MR 4
+#include "src/compute/gemm/ukernel_tmpl.h"
+
 /* 1 x 32 for M == 1: four independent accumulators hide the FMA latency. */
 #undef GT_FN
 #undef GT_MR

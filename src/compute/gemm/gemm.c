@@ -22,9 +22,9 @@
  * Threads: for each (jc, pc) step the B block is packed by strips in parallel,
  * then the C tiles (one MC block of rows x a run of B strips) are tasks on the
  * pool (with a single MC block each tile task packs its own strips instead,
- * one parallel call per step); a caller may supply B's packer
- * (pterun_compute_gemm_opts.pack_b: a convolution's implicit im2col); a task packing A takes one of the spare A blocks reserved after the
- * buffer. The blocking depends only on the single-thread buffer, so results
+ * one parallel call per step; a caller may supply B's packer,
+ * pterun_compute_gemm_opts.pack_b: a convolution's implicit im2col); a task
+ * packing A takes one of the spare A blocks reserved after the buffer. The blocking depends only on the single-thread buffer, so results
  * are bit-identical for any thread count.
  *
  * float64 keeps the portable engine below (4 x 16 tile in double); integer
@@ -72,6 +72,20 @@ static pc_f32_gemm_ep_fn ukernel_ep(const pc_f32_gemm_ukernel* uk) {
   _Static_assert((mc) % (mr) == 0 && (kc) >= 16, #fn " blocks");
 #include "src/compute/gemm/f32_ukernels.inc"
 #undef PC_GEMM_UKERNEL
+
+/* The kernel for uk's last rows of M: the table row with uk's ISA bits and NR
+ * and the most rows below uk's (at least 2), or NULL. */
+static const pc_f32_gemm_ukernel* tail_ukernel(const pc_f32_gemm_ukernel* uk) {
+  const pc_f32_gemm_ukernel* best = NULL;
+  if (ukernel_ep(uk) == NULL) return NULL;
+  for (size_t i = 0; i < sizeof g_ukernels / sizeof g_ukernels[0]; ++i) {
+    const pc_f32_gemm_ukernel* t = &g_ukernels[i];
+    if (t->isa == uk->isa && t->nr == uk->nr && t->mr >= 2 && t->mr < uk->mr &&
+        (best == NULL || t->mr > best->mr))
+      best = t;
+  }
+  return best;
+}
 
 const pc_f32_gemm_ukernel* pterun_compute_f32_gemm_ukernels(size_t* count_out) {
   if (count_out != NULL) *count_out = sizeof g_ukernels / sizeof g_ukernels[0];
@@ -258,7 +272,9 @@ static void bias_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, in
  * order whatever the thread count (bit-identical results). */
 typedef struct pc_f32_step {
   const pc_f32_gemm_ukernel* uk;
-  pc_f32_gemm_ep_fn uk_ep; /* uk with the epilogue in registers, or NULL */
+  pc_f32_gemm_ep_fn uk_ep;         /* uk with the epilogue in registers, or NULL */
+  const pc_f32_gemm_ukernel* tail; /* for the last rows of M (tail_ukernel), or NULL */
+  pc_f32_gemm_ep_fn tail_ep;
   const pterun_compute_matrix *a, *b, *c;
   float alpha;
   int add; /* accumulate into C (the caller's C, or earlier K blocks) */
@@ -336,8 +352,18 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
       } else if (st->direct_b) {
         bs = st->bp; /* the partial last strip, packed (zero padded) once per step */
       }
-      for (int64_t ir = 0; ir < mcb; ir += MR) {
-        const int64_t h = min64(MR, mcb - ir);
+      for (int64_t ir = 0, h; ir < mcb; ir += h) {
+        /* The last rows may take the shorter tail kernel: rows left <= TR
+         * (one short tile instead of a padded MR one), and with A read in
+         * place also MR < left <= 2 TR (two short tiles; M = 32 runs 32
+         * rows, not 36). Every element still sees the same FMAs in the same
+         * order, so the bits do not depend on which kernel computed it. */
+        const int64_t left = mcb - ir, TR = st->tail != NULL ? st->tail->mr : 0;
+        const int short_tile =
+            left <= TR || (st->direct_a && left > MR && left <= 2 * TR && ir % MR == 0);
+        const pc_f32_gemm_ukernel* kern = short_tile ? st->tail : uk;
+        const pc_f32_gemm_ep_fn kern_ep = short_tile ? st->tail_ep : st->uk_ep;
+        h = min64(kern->mr, left);
         const float* as;
         size_t a_rs, a_ks;
         if (st->direct_a) {
@@ -345,22 +371,24 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
           a_rs = (size_t)a->rs;
           a_ks = 1;
         } else {
-          as = ap + (ir / MR) * kcb * MR;
+          as = ap + (ir / MR) * kcb * MR; /* a short tile here is the last panel's rows */
           a_rs = 1;
           a_ks = (size_t)MR;
         }
-        if (st->direct_c && h == MR && w == NR && st->uk_ep != NULL &&
+        if (st->direct_c && h == kern->mr && w == NR && kern_ep != NULL &&
             (st->bias != NULL || st->act)) {
-          st->uk_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
-                    (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha,
-                    st->add, st->bias != NULL ? st->bias + ic + ir : NULL, st->act, st->lo, st->hi);
+          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
+                  (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, st->add,
+                  st->bias != NULL ? st->bias + ic + ir : NULL, st->act, st->lo, st->hi);
           continue;
         }
-        if (st->direct_c && h == MR && w == NR) {
-          uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
-                 (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, st->add);
+        if (st->direct_c && h == kern->mr && w == NR) {
+          kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
+                   (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha,
+                   st->add);
         } else {
-          uk->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha, 0);
+          kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha,
+                   0);
           store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, st->add);
         }
         if (st->bias != NULL) bias_tile(c, ic + ir, jc + jr, h, w, st->bias);
@@ -474,6 +502,8 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   memset(&st, 0, sizeof st);
   st.uk = uk;
   st.uk_ep = ukernel_ep(uk);
+  st.tail = tail_ukernel(uk);
+  st.tail_ep = st.tail != NULL ? ukernel_ep(st.tail) : NULL;
   st.a = a;
   st.b = b;
   st.c = c;

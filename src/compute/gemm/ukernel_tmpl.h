@@ -29,8 +29,6 @@ static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, 
   ar[0] = a;
   PC_UNROLL
   for (i = 1; i < GT_MR; ++i) ar[i] = (size_t)i < mr ? ar[i - 1] + a_rs : ar[i - 1];
-  (void)mr;
-  (void)a_rs;
   PC_UNROLL
   for (i = 0; i < GT_MR; ++i) {
     /* Start fetching the C tile now: the K loop hides the latency. C rows
@@ -41,19 +39,39 @@ static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, 
     PC_UNROLL
     for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
   }
-  for (k = 0; k < kc; ++k) {
-    GT_VEC bv[GT_NRV];
-    PC_UNROLL
-    for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOADU(b + j * GT_VLEN);
-    b += b_ks;
-    PC_UNROLL
-    for (i = 0; i < GT_MR; ++i) {
-      GT_VEC av = GT_BCAST(ar[i] + ko);
-      PC_UNROLL
-      for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_FMA(av, bv[j], acc[i][j]);
-    }
-    ko += a_ks;
+  /* One K step: acc += A column (row i at A_AT(i)) x B row. The two common A
+   * layouts get their own loop so the addresses are one pointer (or one
+   * index) plus constants: six pointer bumps per step cost front-end slots
+   * the FMAs need. Same operations in the same order in every loop. */
+#define GT_KSTEP(A_AT)                                                                             \
+  do {                                                                                             \
+    GT_VEC bv[GT_NRV];                                                                             \
+    PC_UNROLL                                                                                      \
+    for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOADU(b + j * GT_VLEN);                                \
+    b += b_ks;                                                                                     \
+    PC_UNROLL                                                                                      \
+    for (i = 0; i < GT_MR; ++i) {                                                                  \
+      GT_VEC av = GT_BCAST(A_AT(i));                                                               \
+      PC_UNROLL                                                                                    \
+      for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_FMA(av, bv[j], acc[i][j]);                       \
+    }                                                                                              \
+  } while (0)
+  if (a_rs == 1 && mr == GT_MR) {
+    /* A packed in panels (of this kernel's MR rows, or more). */
+#define GT_A_PANEL(i) (a + (i))
+    for (k = 0; k < kc; ++k, a += a_ks) GT_KSTEP(GT_A_PANEL);
+#undef GT_A_PANEL
+  } else if (a_ks == 1) {
+    /* A rows read in place. */
+#define GT_A_ROWS(i) (ar[i] + k)
+    for (k = 0; k < kc; ++k) GT_KSTEP(GT_A_ROWS);
+#undef GT_A_ROWS
+  } else {
+#define GT_A_ANY(i) (ar[i] + ko)
+    for (k = 0; k < kc; ++k, ko += a_ks) GT_KSTEP(GT_A_ANY);
+#undef GT_A_ANY
   }
+#undef GT_KSTEP
   {
     GT_VEC va = GT_BCAST(&alpha);
     PC_UNROLL

@@ -9,19 +9,26 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Always inlined: a call per vector would reload every constant. */
+#define VM_INLINE static inline __attribute__((always_inline))
+
 typedef float vm_f __attribute__((vector_size(VM_LANES * 4)));
 typedef int32_t vm_i __attribute__((vector_size(VM_LANES * 4)));
 
-static inline vm_f vm_splat(float v) {
-  return (vm_f){0} + v;
+/* A broadcast: lane by lane rather than (vm_f){0} + v, which compilers must
+ * keep as a scalar add (0 + -0 is +0) before every use of a constant. */
+VM_INLINE vm_f vm_splat(float v) {
+  vm_f r;
+  for (int k = 0; k < VM_LANES; ++k) r[k] = v;
+  return r;
 }
-static inline vm_i vm_spliti(int32_t v) {
+VM_INLINE vm_i vm_spliti(int32_t v) {
   return (vm_i){0} + v;
 }
-static inline vm_f vm_sel(vm_i m, vm_f a, vm_f b) {
+VM_INLINE vm_f vm_sel(vm_i m, vm_f a, vm_f b) {
   return (vm_f)((m & (vm_i)a) | (~m & (vm_i)b));
 }
-static inline vm_f vm_abs(vm_f x) {
+VM_INLINE vm_f vm_abs(vm_f x) {
   return (vm_f)((vm_i)x & vm_spliti(0x7fffffff));
 }
 
@@ -30,7 +37,7 @@ static inline vm_f vm_abs(vm_f x) {
  * a degree-6 polynomial for e^r (Cephes expf coefficients), then 2^(n + sh) as
  * two exact power-of-two factors so results down to the smallest subnormal
  * come out with one rounding. */
-static inline vm_f vm_exp_scaled(vm_f x, int32_t sh) {
+VM_INLINE vm_f vm_exp_scaled(vm_f x, int32_t sh) {
   vm_f xc = vm_sel(x > vm_splat(88.8f), vm_splat(88.8f), x);
   xc = vm_sel(xc < vm_splat(-130.0f), vm_splat(-130.0f), xc);
   vm_f t = xc * vm_splat(1.44269504088896341f) + vm_splat(12582912.0f); /* 1.5 * 2^23 */
@@ -53,13 +60,13 @@ static inline vm_f vm_exp_scaled(vm_f x, int32_t sh) {
   return vm_sel(x != x, x, y);                          /* NaN stays NaN */
 }
 
-static inline vm_f vm_exp(vm_f x) {
+VM_INLINE vm_f vm_exp(vm_f x) {
   return vm_exp_scaled(x, 0);
 }
 
 /* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e^-|x| never overflows,
  * so tiny results (x < -88) stay accurate. */
-static inline vm_f vm_sigmoid(vm_f x) {
+VM_INLINE vm_f vm_sigmoid(vm_f x) {
   vm_f e = vm_exp(-vm_abs(x)), d = vm_splat(1.0f) + e;
   return vm_sel(x >= vm_splat(0.0f), vm_splat(1.0f), e) / d;
 }
@@ -67,7 +74,7 @@ static inline vm_f vm_sigmoid(vm_f x) {
 /* x * sigmoid(x): x / (1 + e^-x) for x >= 0, x e^x / (1 + e^x) below, where
  * x e^x is formed from e^x * 2^24 and scaled back last, so that results in
  * the subnormal range are rounded once. */
-static inline vm_f vm_silu(vm_f x) {
+VM_INLINE vm_f vm_silu(vm_f x) {
   vm_f es = vm_exp_scaled(-vm_abs(x), 24);
   vm_f e = es * vm_splat(5.9604644775390625e-8f), d = vm_splat(1.0f) + e; /* 2^-24 */
   vm_f num = (x * es) * vm_splat(5.9604644775390625e-8f);
@@ -76,7 +83,7 @@ static inline vm_f vm_silu(vm_f x) {
 
 /* tanh |x|: an odd polynomial below 0.625 (Cephes tanhf), 1 - 2 / (e^2|x| + 1)
  * above; then x's sign (so tanh(-0) = -0). */
-static inline vm_f vm_tanh(vm_f x) {
+VM_INLINE vm_f vm_tanh(vm_f x) {
   vm_f ax = vm_abs(x), z = x * x;
   vm_f p = vm_splat(-5.70498872745e-3f);
   p = p * z + vm_splat(2.06390887954e-2f);
@@ -90,9 +97,11 @@ static inline vm_f vm_tanh(vm_f x) {
 }
 
 /* c[0] z^(n-1) + ... + c[n-1] by Horner's rule (the same steps at every width). */
-static inline vm_f vm_horner(vm_f z, const float* c, size_t n) {
+VM_INLINE vm_f vm_horner(vm_f z, const float* c, size_t n) {
   vm_f p = vm_splat(c[0]);
   size_t k;
+  /* Unrolled: a loop would keep each coefficient's load in the dependency chain. */
+#pragma GCC unroll 16
   for (k = 1; k < n; ++k) p = p * z + vm_splat(c[k]);
   return p;
 }
@@ -111,7 +120,7 @@ static const float vm_erf_series[10] = {-1.6365844691e-07f, 1.6462114366e-06f,  
 /* erf x: its Maclaurin series (10 terms) below |x| = 0.75, 1 - erfc |x| above
  * (erfc <= 0.29 there, so its relative error stays below half an ULP of the
  * result); then x's sign. */
-static inline vm_f vm_erf(vm_f x) {
+VM_INLINE vm_f vm_erf(vm_f x) {
   vm_f ax = vm_abs(x);
   vm_f small = x * vm_horner(x * x, vm_erf_series, 10);
   vm_f ac = vm_sel(ax > vm_splat(10.0f), vm_splat(10.0f), ax); /* erf 10 == 1 in float */
@@ -125,13 +134,13 @@ static inline vm_f vm_erf(vm_f x) {
 /* GELU, (x/2) (1 + erf(x / sqrt 2)), evaluated in the order PyTorch's CPU
  * kernel uses, so it rounds as the reference does (including the negative
  * tail's cancellation in 1 + erf, which PyTorch has too). */
-static inline vm_f vm_gelu(vm_f x) {
+VM_INLINE vm_f vm_gelu(vm_f x) {
   return (x * vm_splat(0.5f)) * (vm_splat(1.0f) + vm_erf(x * vm_splat(0.70710678118654752f)));
 }
 
 /* GELU's tanh form, (x/2) (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi),
  * in PyTorch's order too. */
-static inline vm_f vm_gelu_tanh(vm_f x) {
+VM_INLINE vm_f vm_gelu_tanh(vm_f x) {
   vm_f a = vm_splat(0.7978845608028654f) * (x + vm_splat(0.044715f) * (x * x * x));
   return (vm_splat(0.5f) * x) * (vm_splat(1.0f) + vm_tanh(a));
 }
@@ -169,7 +178,7 @@ VM_DEFINE(gelu_tanh)
 #define VM_ACC (16 / VM_LANES)
 
 /* One group of 16: s[k] += a[k-th vector] * b[k-th vector]. */
-static inline void vm_dot16(vm_f* s, const float* a, const float* b) {
+VM_INLINE void vm_dot16(vm_f* s, const float* a, const float* b) {
   vm_f va, vb;
   size_t k;
   for (k = 0; k < VM_ACC; ++k) {
@@ -180,7 +189,7 @@ static inline void vm_dot16(vm_f* s, const float* a, const float* b) {
 }
 
 /* One group of 16: y = e^(x - m), s[k] += y's k-th vector. */
-static inline void vm_exp16(vm_f* s, float* y, const float* x, vm_f m) {
+VM_INLINE void vm_exp16(vm_f* s, float* y, const float* x, vm_f m) {
   vm_f v;
   size_t k;
   for (k = 0; k < VM_ACC; ++k) {
@@ -192,7 +201,7 @@ static inline void vm_exp16(vm_f* s, float* y, const float* x, vm_f m) {
 }
 
 /* The 16 partial sums, added in one fixed tree. */
-static inline float vm_sum16(const vm_f* s) {
+VM_INLINE float vm_sum16(const vm_f* s) {
   float t[16];
   size_t k, w;
   memcpy(t, s, sizeof t);
@@ -239,7 +248,7 @@ void VM_FN(scale)(float* y, float s, size_t n) {
 }
 
 /* One group of 16: y = x - m, s[k] += y's k-th vector squared. */
-static inline void vm_dev16(vm_f* s, float* y, const float* x, vm_f m) {
+VM_INLINE void vm_dev16(vm_f* s, float* y, const float* x, vm_f m) {
   vm_f v;
   size_t k;
   for (k = 0; k < VM_ACC; ++k) {
@@ -253,8 +262,8 @@ static inline void vm_dev16(vm_f* s, float* y, const float* x, vm_f m) {
 /* Groups of 16 through g (y = f(x, m), s += a per-element term), the tail
  * through one group padded with `pad`, whose term must be 0; returns the sum
  * in the dot's fixed order. g is a constant at every call, so it inlines. */
-static inline float vm_map_sum(float* y, const float* x, float m, size_t n, float pad,
-                               void (*g)(vm_f*, float*, const float*, vm_f)) {
+VM_INLINE float vm_map_sum(float* y, const float* x, float m, size_t n, float pad,
+                           void (*g)(vm_f*, float*, const float*, vm_f)) {
   vm_f s[VM_ACC];
   size_t i = 0, k;
   for (k = 0; k < VM_ACC; ++k) s[k] = vm_splat(0.0f);
