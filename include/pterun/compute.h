@@ -414,6 +414,14 @@ PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,
                                                         const float* in, const float* w,
                                                         const float* bias, float* out);
 
+/** One output row of a 2 x 2, stride 2 max pool over float32 input rows r0
+ *  and r1 (2 * n floats each): y[o] is the first maximum of r0[2o], r0[2o + 1],
+ *  r1[2o], r1[2o + 1] in that order, a NaN winning and sticking (ATen's rule),
+ *  and idx[o] = i0 + 2o + kw + kh * iw for its tap (kh, kw). */
+PTERUN_COMPUTE_API void pterun_compute_f32_maxpool2x2_row(const float* r0, const float* r1,
+                                                          size_t n, float* y, int64_t* idx,
+                                                          int64_t i0, int64_t iw);
+
 /* ---- f32 row primitives ---------------------------------------------------------
  * The inner loops of attention-like kernels (a dot product per key, a scaled
  * accumulation per value row, the softmax's exponentials), as a table of

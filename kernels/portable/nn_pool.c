@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "kernels/portable/util.h"
+#include "pterun/compute.h"
 #include "pterun/threadpool.h"
 
 /* Plane geometry shared by the pooling kernels. */
@@ -169,6 +170,11 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
         const float* r0 = x + 2 * oh * ihs;
         const float* r1 = r0 + ihs;
         const int64_t i0 = 2 * oh * pp->iw, i1 = i0 + pp->iw;
+        if (iws == 1 && ows == 1 && xws == 1) { /* dense rows: the compute engine's vectors */
+          pterun_compute_f32_maxpool2x2_row(r0, r1, (size_t)pp->ow, y + oh * ohs, xo + oh * xhs, i0,
+                                            pp->iw);
+          continue;
+        }
         for (int64_t ow = 0; ow < pp->ow; ++ow) {
           const int64_t c = 2 * ow * iws;
           float m = r0[c], v;

@@ -394,19 +394,54 @@ static bool writes(const pterun_method* m, const pt_instr* in, const pterun_valu
   return false;
 }
 
-/* When the chain's final result Z shares memory with one of its inputs, the
- * fused call can still write Z into the last intermediate's bytes Y (which
- * the original chain wrote while reading those same inputs) if Y's bytes stay
- * untouched for Z's whole lifetime: Z then lives there (its data pointer is
- * moved at load). Straight-line methods only; Z written by the chain alone,
- * not a method output, not viewed by an elided view. */
+static bool is_call(const pterun_method* m, const pt_instr* in, const char* op, uint8_t nargs) {
+  return in->type == PT_INSTR_KERNEL_CALL && in->fn != NULL && in->b == nargs &&
+         strcmp(m->op_names[in->a], op) == 0;
+}
+
+/* Does instruction `in` (the last reader of Z, at Z's new bytes y) write its
+ * result exactly over Z while it reads it: an elementwise operator whose
+ * result has Z's bytes, dtype and layout, Z one of its inputs, nothing else
+ * it names in those bytes? Each output element then reads its own input
+ * element first (the residual add after a folded batch norm). */
+static bool overwrites_in_place(const pterun_method* m, const pt_instr* in, const pterun_value* zv,
+                                const pterun_tensor* y) {
+  static const struct {
+    const char* op;
+    uint8_t nargs;
+  } kElementwise[] = {{"aten::add.out", 5}, {"aten::sub.out", 5}, {"aten::mul.out", 4}};
+  bool known = false;
+  for (size_t k = 0; k < sizeof kElementwise / sizeof kElementwise[0]; ++k)
+    known |= is_call(m, in, kElementwise[k].op, kElementwise[k].nargs);
+  if (!known) return false;
+  const pterun_value* rv = in->args[in->b - 1];
+  const pterun_tensor* z = zv->u.tensor;
+  if (rv->tag != PTERUN_VALUE_TENSOR || rv == zv || in->args[in->b - 2] != rv) return false;
+  const pterun_tensor* r = rv->u.tensor;
+  if (r->data != y->data || r->dtype != z->dtype || r->nbytes != z->nbytes || r->rank != z->rank)
+    return false;
+  for (int d = 0; d < r->rank; ++d)
+    if (r->sizes[d] != z->sizes[d] || r->strides[d] != z->strides[d]) return false;
+  bool reads_z = false;
+  for (uint32_t k = 0; k + 2 < in->b; ++k) {
+    const pterun_value* a = in->args[k];
+    if (a == zv) {
+      reads_z = true;
+      continue;
+    }
+    if (value_overlaps(a, y)) return false;
+  }
+  return reads_z;
+}
+
+/* Can Z move into the bytes Y of step `host`'s result (redirect_host)? */
 static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
-                         uint32_t i, uint32_t steps) {
+                         uint32_t i, uint32_t steps, uint32_t host) {
   if (m->chain_count != 1 || f->has_jumps) return false;
   const pt_chain* ch = &m->chains[0];
   const pt_instr *first = &ch->instrs[i], *last = &ch->instrs[i + steps - 1];
   const pterun_value* zv = result_of(p, steps - 1, last);
-  const pterun_value* yv = last->args[p->link[steps - 1]];
+  const pterun_value* yv = first[host + 1].args[p->link[host + 1]]; /* step host's result */
   if (zv->tag != PTERUN_VALUE_TENSOR || yv->tag != PTERUN_VALUE_TENSOR) return false;
   const pterun_tensor *z = zv->u.tensor, *y = yv->u.tensor;
   if (f->outputs[zv - m->values] || !m->aux[z - m->tensors].in_arena ||
@@ -435,13 +470,25 @@ static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_f
   }
   // Y's bytes untouched while Z lives there.
   for (uint32_t j = end + 1; j <= lastuse; ++j)
-    if (writes(m, &ch->instrs[j], NULL, y)) return false;
+    if (writes(m, &ch->instrs[j], NULL, y) &&
+        !(j == lastuse && overwrites_in_place(m, &ch->instrs[j], zv, y)))
+      return false;
   return true;
 }
 
-static bool is_call(const pterun_method* m, const pt_instr* in, const char* op, uint8_t nargs) {
-  return in->type == PT_INSTR_KERNEL_CALL && in->fn != NULL && in->b == nargs &&
-         strcmp(m->op_names[in->a], op) == 0;
+/* When the chain's final result Z shares memory with one of its inputs, the
+ * fused call can still write Z into an intermediate's bytes Y (which the
+ * original chain wrote while reading those same inputs) if Y's bytes stay
+ * untouched for Z's whole lifetime, but for Z's last reader writing its
+ * result exactly over Z (overwrites_in_place): Z then lives there (its data
+ * pointer is moved at load). Straight-line methods only; Z written by the
+ * chain alone, not a method output, not viewed by an elided view. Tries the
+ * intermediates from the last; returns the step whose result hosts Z, or -1. */
+static int redirect_host(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
+                         uint32_t i, uint32_t steps) {
+  for (uint32_t h = steps - 1; h-- > 0;)
+    if (can_redirect(m, f, p, i, steps, h)) return (int)h;
+  return -1;
 }
 
 /* Pattern p's feed, walking back from the step that reads it; `skipped`
@@ -498,7 +545,8 @@ static bool feed_matches(const pterun_method* m, const fuse_facts* f, const pt_f
 }
 
 /* Does pattern p match the instructions at chain c from index i? 0: no,
- * 1: yes, 2: yes, with the result moved into the intermediate's bytes. On a
+ * 1: yes, 2 + h: yes, with the result moved into the bytes of step h's
+ * result (redirect_host). On a
  * match, where[s] is step s's flat index and where[PT_FUSE_MAX_STEPS + j]
  * feed producer j's. */
 static int matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
@@ -531,7 +579,8 @@ static int matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pa
     return 0;
   if (!feed_matches(m, f, p, base, where, skipped, nskipped, steps)) return 0;
   if (result_disjoint(p, step, steps)) return 1;
-  return feeds == 0 && can_redirect(m, f, p, i, steps) ? 2 : 0;
+  const int host = feeds == 0 ? redirect_host(m, f, p, i, steps) : -1;
+  return host >= 0 ? 2 + host : 0;
 }
 
 /* The operator-table slot of a fused operator (appended once per method). */
@@ -611,12 +660,13 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
   f.instr = pt_alloc(m->allocator, total * sizeof *f.instr, 16);
   f.covered = pt_alloc(m->allocator, total, 16);
   uint8_t* match = pt_alloc(m->allocator, total, 16); /* pattern + 1 at a chain's first step */
+  uint8_t* host = pt_alloc(m->allocator, total, 16);  /* with PT_FUSE_REDIRECT: the hosting step */
   /* per chain start: where its steps and feed producers are (flat indices) */
   const size_t wn = PT_FUSE_MAX_STEPS + PT_FUSE_MAX_FEED;
   uint32_t* where = pt_alloc(m->allocator, (size_t)total * wn * sizeof *where, 16);
   pterun_status st = PTERUN_STATUS_OK;
   if (f.refs == NULL || f.written == NULL || f.outputs == NULL || f.jump_in == NULL ||
-      f.starts == NULL || match == NULL || f.writer == NULL || f.instr == NULL ||
+      f.starts == NULL || match == NULL || host == NULL || f.writer == NULL || f.instr == NULL ||
       f.covered == NULL || where == NULL) {
     st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the fusion pass");
     goto done;
@@ -634,7 +684,8 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
         int how = fns[p] != NULL ? matches(m, &f, &kPatterns[p], c, i, w) : 0;
         if (how != 0) {
           const uint32_t steps = steps_of(&kPatterns[p]), feeds = feeds_of(&kPatterns[p]);
-          match[flat] = (uint8_t)((p + 1) | (how == 2 ? PT_FUSE_REDIRECT : 0));
+          match[flat] = (uint8_t)((p + 1) | (how >= 2 ? PT_FUSE_REDIRECT : 0));
+          host[flat] = (uint8_t)(how >= 2 ? how - 2 : 0);
           nargs += kPatterns[p].fused_nargs;
           adv = w[steps - 1] - flat + 1;
           for (uint32_t k = w[0]; k <= w[steps - 1]; ++k) f.covered[k] = 1;
@@ -672,10 +723,10 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
       u->first = chain;
       u->saved = *chain;
       if (match[f.starts[c] + i] & PT_FUSE_REDIRECT) {
-        /* the result lives in the last intermediate's bytes from now on */
-        const pt_instr* last = &chain[steps - 1];
-        pterun_tensor* z = result_of(p, steps - 1, last)->u.tensor;
-        const pterun_tensor* y = last->args[p->link[steps - 1]]->u.tensor;
+        /* the result lives in an intermediate's bytes from now on */
+        const uint32_t h = host[f.starts[c] + i];
+        pterun_tensor* z = result_of(p, steps - 1, &chain[steps - 1])->u.tensor;
+        const pterun_tensor* y = chain[h + 1].args[p->link[h + 1]]->u.tensor;
         u->moved = z;
         u->moved_data = z->data;
         u->moved_initial = m->aux[z - m->tensors].initial_data;
@@ -701,6 +752,7 @@ done:
   pt_free(m->allocator, f.jump_in);
   pt_free(m->allocator, f.starts);
   pt_free(m->allocator, match);
+  pt_free(m->allocator, host);
   pt_free(m->allocator, f.writer);
   pt_free(m->allocator, f.instr);
   pt_free(m->allocator, f.covered);

@@ -56,6 +56,7 @@ static void reference(const pterun_compute_dwconv2d* p, const float* in, const f
 typedef struct geo {
   size_t batch, h, w, ic, dm, k_h, k_w, s, d, pad;
   int bias, clamp;
+  size_t s_h; /* stride down when not 0 (else s) */
 } geo;
 
 /* n random floats in exactly n floats of heap (ASan sees a read past them),
@@ -68,10 +69,11 @@ static float* rnd_buf(size_t n) {
 
 /* The convolution a case describes. */
 static pterun_compute_dwconv2d params(const geo* c) {
+  const size_t s_h = c->s_h ? c->s_h : c->s;
   pterun_compute_dwconv2d p = {c->batch,      c->h,   c->w,   c->ic,     0,       0,
-                               c->ic * c->dm, c->k_h, c->k_w, c->s,      c->s,    c->d,
+                               c->ic * c->dm, c->k_h, c->k_w, s_h,       c->s,    c->d,
                                c->d,          c->pad, c->pad, -INFINITY, INFINITY};
-  p.out_h = out_size(c->h, c->pad, c->k_h, c->s, c->d);
+  p.out_h = out_size(c->h, c->pad, c->k_h, s_h, c->d);
   p.out_w = out_size(c->w, c->pad, c->k_w, c->s, c->d);
   if (c->clamp) {
     p.out_min = -0.5f;
@@ -136,13 +138,13 @@ static int run_cases(const geo* cases, size_t n, int (*fn)(const geo*, pterun_th
 
 static int test_geometries(void) {
   static const geo cases[] = {
-      {1, 12, 12, 32, 1, 3, 3, 1, 1, 1, 1, 0}, /* MobileNet 3x3, stride 1 */
-      {2, 13, 11, 35, 1, 3, 3, 2, 1, 1, 1, 1}, /* stride 2, channels off every width */
-      {1, 9, 9, 8, 1, 5, 5, 1, 2, 4, 0, 0},    /* dilation, wide padding, no bias */
-      {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1},    /* channel multiplier 4 */
-      {1, 10, 10, 17, 1, 9, 9, 1, 1, 4, 1, 0}, /* 81 taps: past the tap list */
-      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},    /* one element */
-      {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1}, /* big enough to split over the pool */
+      {1, 12, 12, 32, 1, 3, 3, 1, 1, 1, 1, 0, 0}, /* MobileNet 3x3, stride 1 */
+      {2, 13, 11, 35, 1, 3, 3, 2, 1, 1, 1, 1, 0}, /* stride 2, channels off every width */
+      {1, 9, 9, 8, 1, 5, 5, 1, 2, 4, 0, 0, 0},    /* dilation, wide padding, no bias */
+      {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1, 0},    /* channel multiplier 4 */
+      {1, 10, 10, 17, 1, 9, 9, 1, 1, 4, 1, 0, 0}, /* 81 taps: past the tap list */
+      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},    /* one element */
+      {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* big enough to split over the pool */
   };
   PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case, "nhwc") == 0);
   return 0;
@@ -228,21 +230,33 @@ static int run_case_nchw(const geo* c, pterun_threadpool* pool) {
 
 static int test_nchw(void) {
   static const geo cases[] = {
-      {1, 64, 64, 32, 1, 3, 3, 1, 1, 1, 1, 0},  /* MobileNet 3x3, stride 1 */
-      {1, 64, 64, 16, 1, 3, 3, 2, 1, 1, 0, 1},  /* stride 2, even size */
-      {2, 13, 11, 5, 1, 3, 3, 2, 1, 1, 1, 1},   /* stride 2, odd sizes */
-      {1, 37, 70, 3, 1, 5, 5, 1, 1, 2, 1, 0},   /* 5x5 stride 1 */
-      {1, 41, 67, 3, 1, 5, 5, 2, 1, 2, 1, 1},   /* 5x5 stride 2 */
-      {1, 33, 50, 2, 1, 3, 3, 3, 1, 1, 1, 0},   /* stride 3: strided gather */
-      {1, 9, 40, 8, 1, 5, 5, 1, 2, 4, 0, 0},    /* dilation, wide padding */
-      {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1},     /* channel multiplier 4 */
-      {1, 10, 10, 3, 1, 9, 9, 1, 1, 4, 1, 0},   /* kernel wider than a row's vectors */
-      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},     /* one element */
-      {1, 8, 8, 384, 1, 3, 3, 1, 1, 1, 1, 1},   /* small planes, many channels */
-      {1, 35, 131, 4, 1, 3, 3, 2, 1, 0, 1, 0},  /* no padding, stride 2 */
-      {1, 100, 101, 2, 1, 3, 3, 1, 1, 1, 1, 1}, /* plane too big to copy: scalar edges */
-      {1, 130, 98, 2, 1, 3, 3, 2, 1, 1, 0, 0},  /* the same, stride 2 */
-      {1, 90, 90, 2, 1, 5, 5, 1, 1, 2, 1, 0},   /* the same, 5x5 */
+      {1, 64, 64, 32, 1, 3, 3, 1, 1, 1, 1, 0, 0},  /* MobileNet 3x3, stride 1 */
+      {1, 64, 64, 16, 1, 3, 3, 2, 1, 1, 0, 1, 0},  /* stride 2, even size */
+      {2, 13, 11, 5, 1, 3, 3, 2, 1, 1, 1, 1, 0},   /* stride 2, odd sizes */
+      {1, 37, 70, 3, 1, 5, 5, 1, 1, 2, 1, 0, 0},   /* 5x5 stride 1 */
+      {1, 41, 67, 3, 1, 5, 5, 2, 1, 2, 1, 1, 0},   /* 5x5 stride 2 */
+      {1, 33, 50, 2, 1, 3, 3, 3, 1, 1, 1, 0, 0},   /* stride 3: strided gather */
+      {1, 9, 40, 8, 1, 5, 5, 1, 2, 4, 0, 0, 0},    /* dilation, wide padding */
+      {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1, 0},     /* channel multiplier 4 */
+      {1, 10, 10, 3, 1, 9, 9, 1, 1, 4, 1, 0, 0},   /* kernel wider than a row's vectors */
+      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},     /* one element */
+      {1, 8, 8, 384, 1, 3, 3, 1, 1, 1, 1, 1, 0},   /* small planes, many channels */
+      {1, 35, 131, 4, 1, 3, 3, 2, 1, 0, 1, 0, 0},  /* no padding, stride 2 */
+      {1, 100, 101, 2, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* plane too big to copy: scalar edges */
+      {1, 130, 98, 2, 1, 3, 3, 2, 1, 1, 0, 0, 0},  /* the same, stride 2 */
+      {1, 90, 90, 2, 1, 5, 5, 1, 1, 2, 1, 0, 0},   /* the same, 5x5 */
+      /* The tiles of eight (strides 1 and 2 across): every tile shape, rows
+       * and columns past the plane, padding of either parity, dilation with
+       * stride 2, a stride down unlike the stride across, 1 x 1. */
+      {1, 40, 47, 3, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* 6 vectors of 8: 1 x 8, partial */
+      {1, 21, 19, 3, 1, 3, 3, 1, 1, 1, 0, 1, 0}, /* 3 vectors: 2 x 4 */
+      {1, 30, 36, 2, 1, 3, 3, 2, 1, 1, 1, 0, 0}, /* stride 2, 18 columns */
+      {1, 29, 77, 2, 1, 3, 3, 2, 1, 2, 1, 1, 0}, /* stride 2, even padding */
+      {1, 31, 60, 2, 1, 3, 5, 2, 2, 3, 1, 0, 0}, /* stride 2, dilation 2, 3 x 5 */
+      {1, 27, 45, 2, 2, 3, 3, 2, 1, 1, 1, 1, 1}, /* stride 1 down, 2 across */
+      {1, 27, 45, 2, 1, 3, 3, 1, 1, 1, 0, 0, 3}, /* stride 3 down, 1 across */
+      {1, 12, 33, 3, 1, 1, 1, 1, 1, 0, 1, 1, 0}, /* 1 x 1 */
+      {1, 11, 5, 4, 1, 3, 3, 1, 1, 1, 1, 0, 0},  /* one partial vector: 8 x 1 */
   };
   PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case_nchw, "nchw") == 0);
   pterun_compute_dwconv2d p = {1, 4, 4, 1, 4, 4, 1, 65, 1, 1, 1, 1, 1, 0, 0, -INFINITY, INFINITY};

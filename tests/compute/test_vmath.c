@@ -6,6 +6,8 @@
  * split over a pool the results do not change. The row primitives
  * (pterun_compute_f32_rowops, sum and dev_sq_sum included): every variant against a double reference and
  * bit for bit against the baseline, at every length around the vector widths.
+ * The 2 x 2 max pool row (pterun_compute_f32_maxpool2x2_row) against a plain
+ * loop of ATen's rule: values (bits) and indices, NaNs, ties, infinities, -0.
  * ctest runs it again with PTERUN_ISA_MASK=0. */
 #include <math.h>
 #include <stdint.h>
@@ -246,6 +248,41 @@ static int test_rowops(void) {
   return 0;
 }
 
+/* The first maximum of each window in (kh, kw) order, NaN winning and
+ * sticking; values compared as bits (a NaN's payload, -0 against +0). */
+static int test_maxpool2x2_row(void) {
+  static const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, -NAN, 2.0f};
+  enum { MAXN = 37 };
+  float r0[2 * MAXN], r1[2 * MAXN], y[MAXN];
+  int64_t idx[MAXN];
+  uint32_t seed = 7u;
+  for (int round = 0; round < 400; ++round)
+    for (size_t n = 0; n <= MAXN; n += (round % 3) + 1) {
+      for (size_t i = 0; i < 2 * n; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        /* Few distinct values: ties and specials in every window. */
+        r0[i] = specials[(seed >> 9) % 9];
+        seed = seed * 1664525u + 1013904223u;
+        r1[i] = round & 1 ? specials[(seed >> 9) % 9] : (float)((seed >> 9) % 5);
+      }
+      const int64_t i0 = 1000, iw = 2 * (int64_t)n + 3;
+      pterun_compute_f32_maxpool2x2_row(r0, r1, n, y, idx, i0, iw);
+      for (size_t o = 0; o < n; ++o) {
+        const float tap[4] = {r0[2 * o], r0[2 * o + 1], r1[2 * o], r1[2 * o + 1]};
+        float m = tap[0];
+        int t = 0;
+        for (int k = 1; k < 4; ++k)
+          if (tap[k] > m || (isnan(tap[k]) && !isnan(m))) {
+            m = tap[k];
+            t = k;
+          }
+        PT_CHECK(memcmp(&y[o], &m, sizeof m) == 0);
+        PT_CHECK(idx[o] == i0 + 2 * (int64_t)o + (t & 1) + (t >> 1) * iw);
+      }
+    }
+  return 0;
+}
+
 int main(void) {
   size_t cap = N_SWEEP + ((size_t)1 << 32) / 4099 + 64;
   g_x = malloc(cap * sizeof(float));
@@ -257,6 +294,7 @@ int main(void) {
   PT_RUN(test_specials);
   PT_RUN(test_threads_same_bits);
   PT_RUN(test_rowops);
+  PT_RUN(test_maxpool2x2_row);
   free(g_x);
   free(g_y0);
   free(g_y);

@@ -3,31 +3,36 @@
  * with DWN_FN (the variant's name) defined.
  *
  * One task is a run of (batch, channel) planes. A plane that fits the stack
- * buffer is copied once with zero padding around it; the output is then
- * computed in register tiles of four vectors (1 row x 4 vectors, 2 x 2 or
- * 4 x 1 for narrow planes) with no edge cases, stride 1 and 2 through plain
- * and deinterleaving loads. Bigger planes run in place, a vector of columns
+ * buffer is copied once with zero padding around it (stride 2 across: each
+ * row as its even columns, then its odd ones); the output is then computed
+ * in register tiles of eight vectors (1 row x 8 vectors, 2 x 4, 4 x 2 or
+ * 8 x 1 for narrow planes) with no edge cases and plain loads, or, for other
+ * strides, tiles of four with gathering loads. Bigger planes run in place, a vector of columns
  * where all taps are inside the row and single columns at the edges. Every
  * output is bias + the sum of in * w over all taps in (kh, kw) order, taps in
  * the padding reading zero, one rounding per step (no fused multiply-add):
  * the same bits in every loop, width and thread count. */
 
+#if DW_LANES == 4
+#define DWN_EVEN 0, 2, 4, 6
+#define DWN_ODD 1, 3, 5, 7
+#elif DW_LANES == 8
+#define DWN_EVEN 0, 2, 4, 6, 8, 10, 12, 14
+#define DWN_ODD 1, 3, 5, 7, 9, 11, 13, 15
+#else
+#define DWN_EVEN 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#define DWN_ODD 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
+#endif
+#if defined(__clang__)
+#define DWN_SHUFFLE(a, b, IDX) __builtin_shufflevector(a, b, IDX)
+#else
+#define DWN_SHUFFLE(a, b, IDX) __builtin_shuffle(a, b, (dw_m){IDX})
+#endif
+
 /* Elements 0, 2, .. of the 2 * DW_LANES floats at p (stride-2 columns). */
 static inline dw_v dwn_even(const float* p) {
   dw_v a = dw_ld(p), b = dw_ld(p + DW_LANES);
-#if DW_LANES == 4
-#define DWN_IDX 0, 2, 4, 6
-#elif DW_LANES == 8
-#define DWN_IDX 0, 2, 4, 6, 8, 10, 12, 14
-#else
-#define DWN_IDX 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
-#endif
-#if defined(__clang__)
-  return __builtin_shufflevector(a, b, DWN_IDX);
-#else
-  return __builtin_shuffle(a, b, (dw_m){DWN_IDX});
-#endif
-#undef DWN_IDX
+  return DWN_SHUFFLE(a, b, DWN_EVEN);
 }
 
 /* f in every lane, bits included (0 + f would turn -0 into +0). */
@@ -55,20 +60,41 @@ static inline dw_v dwn_load(const float* p, size_t s) {
  * (pt, pl)), all KH x KW taps in (kh, kw) order. Rows past oh_end and
  * columns past ow_end are computed (the copy has room) but not stored. */
 /* Input row xs (n floats) into a stride-2 row of the copy: padded column
- * pl + i goes to the even half (row[0..]) or the odd half (row[bw / 2..]). */
+ * pl + i goes to the even half (row[0..]) or the odd half (row[bw / 2..]).
+ * One pass: the even and the odd elements of each pair of vectors. */
 static void dwn_split_row(float* row, size_t bw, const float* xs, size_t n, size_t pl) {
-  for (size_t h = 0; h < 2; ++h) {
-    size_t j = (pl + h) & 1; /* first i whose column has parity h */
-    float* dst = row + (h ? bw / 2 : 0) + (pl + j) / 2;
-    for (; j + 2 * DW_LANES <= n; j += 2 * DW_LANES, dst += DW_LANES) dw_st(dst, dwn_even(xs + j));
-    for (; j < n; j += 2) *dst++ = xs[j];
+  float* de = row + (pl & 1 ? bw / 2 : 0) + pl / 2;       /* x[0], x[2], .. */
+  float* dd = row + (pl & 1 ? 0 : bw / 2) + (pl + 1) / 2; /* x[1], x[3], .. */
+  size_t j = 0;
+  for (; j + 2 * DW_LANES <= n; j += 2 * DW_LANES, de += DW_LANES, dd += DW_LANES) {
+    dw_v a = dw_ld(xs + j), b = dw_ld(xs + j + DW_LANES);
+    dw_st(de, DWN_SHUFFLE(a, b, DWN_EVEN));
+    dw_st(dd, DWN_SHUFFLE(a, b, DWN_ODD));
   }
+  for (; j < n; j += 2) {
+    *de++ = xs[j];
+    if (j + 1 < n) *dd++ = xs[j + 1];
+  }
+}
+
+/* n floats from xs to dst (a row of the copy), without a call per row (GCC
+ * would turn the loop back into one). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+static inline void
+dwn_copy_row(float* dst, const float* xs, size_t n) {
+  size_t j = 0;
+  for (; j + DW_LANES <= n; j += DW_LANES) dw_st(dst + j, dw_ld(xs + j));
+  for (; j < n; ++j) dst[j] = xs[j];
 }
 
 #if defined(__clang__)
 #define DWN_UNROLL _Pragma("unroll")
+#define DWN_UNROLL8 _Pragma("unroll")
 #else
 #define DWN_UNROLL _Pragma("GCC unroll 4")
+#define DWN_UNROLL8 _Pragma("GCC unroll 8")
 #endif
 
 /* The taps of one tile with a given column load (the stride's). */
@@ -130,11 +156,73 @@ DWN_TILE(1, 4)
 DWN_TILE(2, 2)
 DWN_TILE(4, 1)
 #undef DWN_TILE
+
+/* Stores the rows and columns of an R x V tile (row-major vectors at t)
+ * that fall inside the output (rows before oh_end, columns before OW). */
+static void dwn_store_part(const dw_v* t, size_t R, size_t V, float* y, size_t OW, size_t oh,
+                           size_t oh_end, size_t ow) {
+  for (size_t r = 0; r < R && oh + r < oh_end; ++r)
+    for (size_t v = 0; v < V; ++v) {
+      size_t c0 = ow + v * DW_LANES;
+      if (c0 >= OW) break;
+      float part[DW_LANES];
+      dw_st(part, t[r * V + v]);
+      memcpy(y + (oh + r) * OW + c0, part,
+             (OW - c0 < DW_LANES ? OW - c0 : DW_LANES) * sizeof(float));
+    }
+}
+
+/* Strides 1 and 2 across (any filter, stride down, dilation): eight
+ * accumulators (R rows x V vectors, R * V = 8), enough independent sums to
+ * keep the adders busy, over a list of the taps' offsets in the copy (the
+ * same for every tile). The taps stay a loop: unrolled, GCC computes one sum
+ * at a time and spills the loads. Same operations in the same order as the
+ * tiles above: the same bits. Tile row r starts rs floats after row r - 1. */
+#if defined(__clang__)
+#define DWN_NOUNROLL _Pragma("nounroll")
+#else
+#define DWN_NOUNROLL _Pragma("GCC unroll 1")
+#endif
+#define DWN8_TILE(R, V)                                                                            \
+  static void dwn8_tile_##R##x##V(const float* base, size_t rs, const size_t* off,                 \
+                                  const float* wc, size_t taps, float bv, dw_v vlo, dw_v vhi,      \
+                                  float* y, size_t OW, size_t oh, size_t oh_end, size_t ow) {      \
+    dw_v acc[R][V];                                                                                \
+    DWN_UNROLL8 for (int r = 0; r < R; ++r) DWN_UNROLL8 for (int v = 0; v < V; ++v) acc[r][v] =    \
+        dwn_splat(bv);                                                                             \
+    DWN_NOUNROLL for (size_t t = 0; t < taps; ++t) {                                               \
+      const dw_v wv = dwn_splat(wc[t]);                                                            \
+      const float* q = base + off[t];                                                              \
+      DWN_UNROLL8 for (int r = 0; r < R; ++r) DWN_UNROLL8 for (int v = 0; v < V; ++v) acc[r][v] =  \
+          acc[r][v] + dw_ld(q + (size_t)r * rs + (size_t)v * DW_LANES) * wv;                       \
+    }                                                                                              \
+    DWN_UNROLL8 for (int r = 0; r < R; ++r) DWN_UNROLL8 for (int v = 0; v < V; ++v) acc[r][v] =    \
+        dw_clamp(acc[r][v], vlo, vhi);                                                             \
+    if (oh + R <= oh_end && ow + V * DW_LANES <= OW) {                                             \
+      DWN_UNROLL8 for (int r = 0; r < R; ++r) DWN_UNROLL8 for (int v = 0; v < V; ++v)              \
+          dw_st(y + (oh + (size_t)r) * OW + ow + (size_t)v * DW_LANES, acc[r][v]);                 \
+      return;                                                                                      \
+    }                                                                                              \
+    dw_v part[R * V];                                                                              \
+    DWN_UNROLL8 for (int r = 0; r < R; ++r) DWN_UNROLL8 for (int v = 0; v < V; ++v)                \
+        part[r * V + v] = acc[r][v];                                                               \
+    dwn_store_part(part, R, V, y, OW, oh, oh_end, ow);                                             \
+  }
+DWN8_TILE(1, 8)
+DWN8_TILE(2, 4)
+DWN8_TILE(4, 2)
+DWN8_TILE(8, 1)
+#undef DWN8_TILE
+#undef DWN_NOUNROLL
 #undef DWN_TAPS
 #undef DWN_LD1
 #undef DWN_TAPS2
 #undef DWN_LDS
 #undef DWN_UNROLL
+#undef DWN_UNROLL8
+#undef DWN_SHUFFLE
+#undef DWN_EVEN
+#undef DWN_ODD
 
 void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, const float* bias,
             float* out, size_t plane0, size_t nplanes) {
@@ -145,10 +233,15 @@ void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, c
   const float lo = p->out_min, hi = p->out_max;
   const dw_v vlo = dwn_splat(lo), vhi = dwn_splat(hi);
   const size_t span = (KW - 1) * dwd; /* first to last tap of a row */
-  /* Tile shape: V vectors across (up to 4, as the row allows), R = 4 / V
-   * rows, so four independent sums hide the latency of the additions. */
+  /* Tile shape: V vectors across (as the row allows), R rows; strides 1
+   * and 2 across run the tiles of eight over a tap list (V up to 8,
+   * R = 8 / V), the others four sums (V up to 4, R = 4 / V). */
   const size_t nvec = (OW + DW_LANES - 1) / DW_LANES;
-  const size_t V = nvec >= 3 ? 4 : nvec, R = 4 / V;
+  const int k8 = (sw == 1 || sw == 2) && KH * KW <= DW_MAX_TAPS;
+  const size_t V = k8 ? (nvec >= 6 ? 8 : nvec >= 3 ? 4 : nvec) : nvec >= 3 ? 4 : nvec;
+  const size_t R = (k8 ? 8 : 4) / V;
+  /* Stride 2 across reads rows split in even and odd columns. */
+  const int split = sw == 2 && (k8 || sh == 2);
   /* The zero-padded copy: columns up to the last float a tile's loads reach
    * (the deinterleaving load reads one past its last even column), rows up to
    * the last row of the last tile. */
@@ -166,7 +259,15 @@ void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, c
     padded = bh <= DWN_BUF / bw;
   }
   float buf[DWN_BUF];
-  if (padded) memset(buf, 0, bh * bw * sizeof(float));
+  size_t off[DW_MAX_TAPS]; /* the tiles of eight: each tap's offset in the copy */
+  if (padded) {
+    memset(buf, 0, bh * bw * sizeof(float));
+    for (size_t kh = 0; k8 && kh < KH; ++kh)
+      for (size_t kw = 0; kw < KW; ++kw) {
+        size_t col = kw * dwd;
+        off[kh * KW + kw] = kh * dh * bw + (sw == 1 ? col : (col & 1 ? bw / 2 : 0) + col / 2);
+      }
+  }
   const float* xr[DW_MAX_TAPS];
   const float* wr[DW_MAX_TAPS];
   for (size_t plane = plane0; plane < plane0 + nplanes; ++plane) {
@@ -177,10 +278,25 @@ void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, c
     const float bv = bias != NULL ? bias[c] : 0.0f;
     if (padded) {
       /* Only the input's window changes from plane to plane; the zeros stay. */
-      if (sw == 2 && sh == 2) {
+      if (split) {
         for (size_t r = 0; r < IH; ++r) dwn_split_row(buf + (pt + r) * bw, bw, x + r * IW, IW, pl);
       } else {
-        for (size_t r = 0; r < IH; ++r) memcpy(buf + (pt + r) * bw + pl, x + r * IW, IW * 4);
+        for (size_t r = 0; r < IH; ++r) dwn_copy_row(buf + (pt + r) * bw + pl, x + r * IW, IW);
+      }
+      if (k8) {
+        for (size_t oh = 0; oh < OH; oh += R)
+          for (size_t ow = 0; ow < OW; ow += V * DW_LANES) {
+            const float* base = buf + oh * sh * bw + ow;
+            if (V == 8)
+              dwn8_tile_1x8(base, sh * bw, off, wc, KH * KW, bv, vlo, vhi, y, OW, oh, OH, ow);
+            else if (V == 4)
+              dwn8_tile_2x4(base, sh * bw, off, wc, KH * KW, bv, vlo, vhi, y, OW, oh, OH, ow);
+            else if (V == 2)
+              dwn8_tile_4x2(base, sh * bw, off, wc, KH * KW, bv, vlo, vhi, y, OW, oh, OH, ow);
+            else
+              dwn8_tile_8x1(base, sh * bw, off, wc, KH * KW, bv, vlo, vhi, y, OW, oh, OH, ow);
+          }
+        continue;
       }
       for (size_t oh = 0; oh < OH; oh += R)
         for (size_t ow = 0; ow < OW; ow += V * DW_LANES) {

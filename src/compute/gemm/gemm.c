@@ -21,12 +21,15 @@
  *
  * Threads: for each (jc, pc) step the B block is packed by strips in parallel,
  * then the C tiles (one MC block of rows x a run of B strips) are tasks on the
- * pool; a task packing A takes one of the spare A blocks reserved after the
- * buffer. With B packed at load there is no step per K block: one parallel
- * call per jc runs each tile over every K block in order (a strided A is
- * first packed whole into the unused B block). The blocking depends only on
- * the single-thread buffer, so results are bit-identical for any thread
- * count, packed operands or not.
+ * pool (with a single MC block each tile task packs its own strips instead,
+ * one parallel call per step; a caller may supply B's packer,
+ * pterun_compute_gemm_opts.pack_b: a convolution's implicit im2col); a task
+ * packing A takes one of the spare A blocks reserved after the buffer. With B
+ * packed at load there is no step per K block: one parallel call per jc runs
+ * each tile over every K block in order (a strided A is first packed whole
+ * into the unused B block). The blocking depends only on the single-thread
+ * buffer, so results are bit-identical for any thread count, packed operands
+ * or not.
  *
  * float64 keeps the portable engine below (4 x 16 tile in double); integer
  * dtypes use an exact int64 triple loop. */
@@ -290,6 +293,7 @@ typedef struct pc_f32_step {
   float alpha;
   int accumulate; /* into the caller's C */
   int direct_a, direct_b, direct_c;
+  int pack_b_in_task; /* one M block: each tile task packs the B strips it alone uses */
   int64_t m, mc, jc, ncb, k, kc;
   int act; /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
   float lo, hi;
@@ -370,6 +374,7 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
       const int64_t jr = (int64_t)s * NR, w = min64(NR, st->ncb - jr);
       const float* bs = kb->bp + jr * kcb;
       size_t b_ks = (size_t)NR;
+      if (st->pack_b_in_task) f32_pack_b_task(st, s, 1); /* used right away, from cache */
       if (st->direct_b && w == NR) {
         bs = (const float*)b->data + pc * b->rs + jc + jr;
         b_ks = (size_t)b->rs;
@@ -602,6 +607,10 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   pterun_threadpool* pool = threads > 1 ? ws->pool : NULL;
   const uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(threads);
   const size_t mblocks = (size_t)((m + mc - 1) / mc);
+  /* With one M block every B strip belongs to one tile task: it packs the
+   * strip just before using it, which saves the pool a barrier per step and
+   * the B block a trip through memory (the same packed values). */
+  st.pack_b_in_task = pb == NULL && !direct_b && mblocks == 1;
 
   for (jc = 0; jc < n; jc += nc) {
     const int64_t ncb = min64(nc, n - jc);
@@ -629,7 +638,9 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
     for (pc = 0; pc < k; pc += kc) {
       kblock_at(&st, pc, &st.kb);
       atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
-      if (!direct_b) {
+      if (st.pack_b_in_task) {
+        /* packed by the tile tasks */
+      } else if (!direct_b) {
         size_t ptile = threads > 1 ? (strips + 2 * threads - 1) / (2 * threads) : strips;
         pterun_parallelize_1d_tile(pool, f32_pack_b_task, &st, strips, ptile, flags);
       } else if (ncb % NR != 0) {
