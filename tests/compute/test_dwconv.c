@@ -48,7 +48,9 @@ static void reference(const pterun_compute_dwconv2d* p, const float* in, const f
                       in[((b * p->in_h + (size_t)ih) * p->in_w + (size_t)iw) * p->in_c + c / dm] *
                   w[(kh * p->kernel_w + kw) * p->out_c + c];
             }
-          acc = acc < p->out_min ? p->out_min : (acc > p->out_max ? p->out_max : acc);
+          /* ATen's clamp: max with out_min, then min with out_max. */
+          acc = p->out_min > acc ? p->out_min : acc;
+          acc = p->out_max < acc ? p->out_max : acc;
           out[((b * p->out_h + y) * p->out_w + x) * p->out_c + c] = acc;
         }
 }
@@ -75,9 +77,9 @@ static pterun_compute_dwconv2d params(const geo* c) {
                                c->d,          c->pad, c->pad, -INFINITY, INFINITY};
   p.out_h = out_size(c->h, c->pad, c->k_h, s_h, c->d);
   p.out_w = out_size(c->w, c->pad, c->k_w, c->s, c->d);
-  if (c->clamp) {
-    p.out_min = -0.5f;
-    p.out_max = 0.75f;
+  if (c->clamp) { /* 2: bounds crossed, every output out_max */
+    p.out_min = c->clamp == 2 ? 0.75f : -0.5f;
+    p.out_max = c->clamp == 2 ? -0.5f : 0.75f;
   }
   return p;
 }
@@ -145,6 +147,7 @@ static int test_geometries(void) {
       {1, 10, 10, 17, 1, 9, 9, 1, 1, 4, 1, 0, 0}, /* 81 taps: past the tap list */
       {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},    /* one element */
       {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* big enough to split over the pool */
+      {1, 6, 6, 19, 1, 3, 3, 1, 1, 1, 1, 2, 0},   /* clamp bounds crossed */
   };
   PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case, "nhwc") == 0);
   return 0;
@@ -190,8 +193,8 @@ static void reference_nchw(const pterun_compute_dwconv2d* p, const float* in, co
               acc = acc + prod;
             }
           float a = acc;
-          out[((b * p->out_c + c) * p->out_h + y) * p->out_w + x] =
-              a < p->out_min ? p->out_min : (a > p->out_max ? p->out_max : a);
+          a = p->out_min > a ? p->out_min : a;
+          out[((b * p->out_c + c) * p->out_h + y) * p->out_w + x] = p->out_max < a ? p->out_max : a;
         }
 }
 
@@ -257,6 +260,7 @@ static int test_nchw(void) {
       {1, 27, 45, 2, 1, 3, 3, 1, 1, 1, 0, 0, 3}, /* stride 3 down, 1 across */
       {1, 12, 33, 3, 1, 1, 1, 1, 1, 0, 1, 1, 0}, /* 1 x 1 */
       {1, 11, 5, 4, 1, 3, 3, 1, 1, 1, 1, 0, 0},  /* one partial vector: 8 x 1 */
+      {1, 9, 21, 2, 1, 3, 3, 2, 1, 1, 1, 2, 0},  /* clamp bounds crossed */
   };
   PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case_nchw, "nchw") == 0);
   pterun_compute_dwconv2d p = {1, 4, 4, 1, 4, 4, 1, 65, 1, 1, 1, 1, 1, 0, 0, -INFINITY, INFINITY};
