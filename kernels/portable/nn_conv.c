@@ -541,18 +541,36 @@ static void im2col_rows(void* ctx, size_t start, size_t count) {
  * of the column matrix, read straight from the image (the column matrix's
  * row r is reduction index r in the weight's memory order, column p output
  * position p; padding reads as zero). */
-typedef struct col_packer {
-  const conv_geom* g;
-  const red_order* ro;
-  const float* x; /* batch n, first channel of the group */
-} col_packer;
-
 /* One reduction row of the column matrix: where its taps read. */
 typedef struct col_tap {
   int64_t off;        /* input offset of output position 0 (may be outside) */
   int64_t dd, dh;     /* input depth/row = output depth/row * stride + these */
   int64_t lo_w, hi_w; /* output columns whose tap is inside the input */
 } col_tap;
+
+typedef struct col_packer {
+  const conv_geom* g;
+  const red_order* ro;
+  const float* x;      /* batch n, first channel of the group */
+  const col_tap* taps; /* every reduction row's taps (col_taps), or NULL: per call */
+} col_packer;
+
+/* taps[0, count) = reduction rows r0.. */
+static void col_taps(const conv_geom* g, const red_order* ro, int64_t r0, int64_t count,
+                     col_tap* taps) {
+  int64_t idx[4];
+  red_decode(ro, r0, idx);
+  for (int64_t kk = 0; kk < count; ++kk) {
+    col_tap* t = &taps[kk];
+    if (kk > 0) /* the next reduction index, in the weight's memory order */
+      for (int j = 3; j >= 0 && ++idx[ro->dim[j]] == ro->size[j]; --j) idx[ro->dim[j]] = 0;
+    t->dd = idx[1] * g->dil[0] - g->pad[0];
+    t->dh = idx[2] * g->dil[1] - g->pad[1];
+    t->off = idx[0] * g->is[1] + t->dd * g->is[2] + t->dh * g->is[3] +
+             (idx[3] * g->dil[2] - g->pad[2]) * g->is[4];
+    tap_range(g->in[2], g->out[2], g->stride[2], g->pad[2], idx[3] * g->dil[2], &t->lo_w, &t->hi_w);
+  }
+}
 
 /* A run of one strip's columns inside one output row. */
 typedef struct col_piece {
@@ -568,6 +586,18 @@ static inline void copy_f32(float* restrict dst, const float* restrict src, int6
   for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
 }
 
+/* dst[0, nr) = src[0, nr), fixed sizes for the microkernels' widths (the
+ * compiler turns each into a few vector moves). */
+static inline void copy_strip(float* dst, const float* src, int64_t nr) {
+  switch (nr) {
+    case 8: memcpy(dst, src, 8 * sizeof(float)); break;
+    case 16: memcpy(dst, src, 16 * sizeof(float)); break;
+    case 32: memcpy(dst, src, 32 * sizeof(float)); break;
+    case 64: memcpy(dst, src, 64 * sizeof(float)); break;
+    default: copy_f32(dst, src, nr);
+  }
+}
+
 static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
                        int64_t nr) {
   const col_packer* cp = ctx;
@@ -575,24 +605,16 @@ static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0
   const float* x = cp->x;
   const int64_t OW = g->out[2], OH = g->out[1], ID = g->in[0], IH = g->in[1];
   const int64_t sw = g->stride[2] * g->is[4];
-  col_tap taps[NN_PACK_ROWS];
+  col_tap local[NN_PACK_ROWS];
   col_piece pieces[64]; /* nr <= 64 (PC_F32_NR_MAX) */
   if (nr > 64) return;  /* unreachable: no microkernel is wider */
   for (int64_t r0 = 0; r0 < kc; r0 += NN_PACK_ROWS) {
     const int64_t nrows = kc - r0 < NN_PACK_ROWS ? kc - r0 : NN_PACK_ROWS;
-    int64_t idx[4];
-    red_decode(cp->ro, k0 + r0, idx);
-    for (int64_t kk = 0; kk < nrows; ++kk) {
-      col_tap* t = &taps[kk];
-      if (kk > 0) /* the next reduction index, in the weight's memory order */
-        for (int j = 3; j >= 0 && ++idx[cp->ro->dim[j]] == cp->ro->size[j]; --j)
-          idx[cp->ro->dim[j]] = 0;
-      t->dd = idx[1] * g->dil[0] - g->pad[0];
-      t->dh = idx[2] * g->dil[1] - g->pad[1];
-      t->off = idx[0] * g->is[1] + t->dd * g->is[2] + t->dh * g->is[3] +
-               (idx[3] * g->dil[2] - g->pad[2]) * g->is[4];
-      tap_range(g->in[2], OW, g->stride[2], g->pad[2], idx[3] * g->dil[2], &t->lo_w, &t->hi_w);
-    }
+    const col_tap* taps = local;
+    if (cp->taps != NULL)
+      taps = cp->taps + k0 + r0;
+    else
+      col_taps(g, cp->ro, k0 + r0, nrows, local);
     for (int64_t js = 0; js < nc; js += nr) {
       /* The strip's columns as runs within output rows, then each row of
        * the strip written contiguously. */
@@ -610,9 +632,20 @@ static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0
         }
       }
       float* strip = dst + js * kc + r0 * nr;
+      /* The common case: the whole strip is one run of an output row read
+       * with unit stride: rows whose taps are all inside are one copy. */
+      const int whole = np == 1 && w == nr && sw == 1;
+      const int64_t ow0 = pieces[0].ow, e0 = ow0 + nr;
       for (int64_t kk = 0; kk < nrows; ++kk) {
         const col_tap* t = &taps[kk];
         float* d = strip + kk * nr;
+        if (whole) {
+          const int64_t id = pieces[0].d0 + t->dd, ih = pieces[0].h0 + t->dh;
+          if (id >= 0 && id < ID && ih >= 0 && ih < IH && t->lo_w <= ow0 && t->hi_w >= e0) {
+            copy_strip(d, x + t->off + pieces[0].base + ow0, nr);
+            continue;
+          }
+        }
         for (int64_t i = 0; i < np; ++i) {
           const col_piece* pc = &pieces[i];
           const int64_t id = pc->d0 + t->dd, ih = pc->h0 + t->dh, e = pc->ow + pc->len;
@@ -719,10 +752,15 @@ static void conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_
   }
   if (packer) {
     /* The same K blocks (rc, fixed by a packed weight or equal to what the
-     * chunks below use) and per-element sums as the im2col path. */
+     * chunks below use) and per-element sums as the im2col path. The rows'
+     * taps are decoded once (the engine packs a strip at a time), in the
+     * scratch the products left. */
+    col_tap* taps = pterun_kernel_scratch(ctx, sizeof(col_tap) * (size_t)rows, 64);
+    if (taps != NULL) col_taps(g, ro, 0, rows, taps);
     for (n = 0; n < g->n; ++n)
       for (grp = 0; grp < g->groups; ++grp) {
-        col_packer cp = {g, ro, (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1]};
+        col_packer cp = {g, ro, (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1],
+                         taps};
         pterun_compute_matrix a = {(float*)w->data + grp * g->ocpg * g->ws[0], w->dtype, g->ws[0],
                                    ro->cs};
         pterun_compute_matrix c = {(float*)out->data + n * g->os[0] + grp * g->ocpg * g->os[1],

@@ -68,4 +68,26 @@ static inline pterun_value pt_val_none(void) {
   return v;
 }
 
+/* Storage of an int[] value of up to 5 items (pt_val_int_list). */
+typedef struct pt_int_list {
+  pterun_value items[5];
+  pterun_value* ptrs[5];
+  int64_t scratch[5];
+} pt_int_list;
+
+/* An int[] value of v[0, n) (n <= 5) over the caller's `l`. */
+static inline pterun_value pt_val_int_list(pt_int_list* l, const int64_t* v, size_t n) {
+  pterun_value out;
+  memset(&out, 0, sizeof(out));
+  for (size_t i = 0; i < n && i < 5; ++i) {
+    l->items[i] = pt_val_int(v[i]);
+    l->ptrs[i] = &l->items[i];
+  }
+  out.tag = PTERUN_VALUE_LIST_INT;
+  out.u.ints.items = l->ptrs;
+  out.u.ints.scratch = l->scratch;
+  out.u.ints.len = n < 5 ? n : 5;
+  return out;
+}
+
 #endif /* PTERUN_TESTS_HARNESS_PT_VALUES_H_ */

@@ -118,22 +118,12 @@ static int run_conv(const conv_case* c, int dtype, const void* x, const void* w,
   pterun_tensor tw = pt_tensor_make(dtype, rank, wsz, (void*)w, wn * es);
   pterun_tensor tb = pt_tensor_make(dtype, 1, bs, (void*)b, (size_t)c->cout * es);
   pterun_tensor ty = pt_tensor_make(dtype, rank, ysizes, y, ybytes);
-  pterun_value lv[4][3], *lp[4][3];
-  const int64_t* lists[4] = {c->stride, c->pad, c->dil, NULL};
-  int64_t opad[3] = {0, 0, 0}, scratch[4][3];
-  lists[3] = opad;
-  pterun_value vl[4];
-  for (int l = 0; l < 4; ++l) {
-    for (int d = 0; d < c->sp; ++d) {
-      lv[l][d] = pt_val_int(lists[l][d]);
-      lp[l][d] = &lv[l][d];
-    }
-    memset(&vl[l], 0, sizeof vl[l]);
-    vl[l].tag = PTERUN_VALUE_LIST_INT;
-    vl[l].u.ints.items = lp[l];
-    vl[l].u.ints.scratch = scratch[l];
-    vl[l].u.ints.len = (size_t)c->sp;
-  }
+  int64_t opad[3] = {0, 0, 0};
+  pt_int_list lists[4];
+  pterun_value vl[4] = {pt_val_int_list(&lists[0], c->stride, (size_t)c->sp),
+                        pt_val_int_list(&lists[1], c->pad, (size_t)c->sp),
+                        pt_val_int_list(&lists[2], c->dil, (size_t)c->sp),
+                        pt_val_int_list(&lists[3], opad, (size_t)c->sp)};
   pterun_value v[11] = {pt_val_tensor(&tx),
                         pt_val_tensor(&tw),
                         c->bias ? pt_val_tensor(&tb) : pt_val_none(),

@@ -1,0 +1,110 @@
+/* The float32 2x2 / stride-2 max pool over dense rows (pterun_compute_f32_maxpool2x2_row,
+ * via max_pool2d_with_indices) against the generic loop on the same
+ * values in float64: the same maxima (the first of equal values in (kh, kw)
+ * order, -0 and +0 kept apart by which came first, NaN winning and sticking)
+ * and the same int64 indices, over widths across the block size, odd input
+ * sizes and a batch of planes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pterun/kernels/portable.h"
+#include "tests/harness/pt_test.h"
+#include "tests/harness/pt_values.h"
+
+static int pt_failures;
+
+static uint32_t g_rng = 77;
+static uint32_t rnd_u(void) {
+  g_rng = g_rng * 1664525u + 1013904223u;
+  return g_rng >> 8;
+}
+
+/* Few distinct values (many ties), signed zeros, infinities and NaNs. */
+static float sample(void) {
+  uint32_t r = rnd_u() % 64;
+  if (r == 0) return NAN;
+  if (r == 1) return -NAN;
+  if (r == 2) return INFINITY;
+  if (r == 3) return -INFINITY;
+  if (r < 8) return -0.0f;
+  if (r < 12) return 0.0f;
+  return (float)((int)(rnd_u() % 9) - 4);
+}
+
+static int run_pool(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx,
+                    const int64_t* ys) {
+  pterun_kernel_fn fn =
+      pt_find_kernel(pterun_kernels_portable(), "aten::max_pool2d_with_indices.out");
+  PT_CHECK(fn != NULL);
+  size_t es = dtype == PTERUN_DTYPE_F64 ? 8 : 4, xn = 1, yn = 1;
+  for (int d = 0; d < 4; ++d) {
+    xn *= (size_t)xs[d];
+    yn *= (size_t)ys[d];
+  }
+  pterun_tensor tx = pt_tensor_make(dtype, 4, xs, x, xn * es);
+  pterun_tensor ty = pt_tensor_make(dtype, 4, ys, y, yn * es);
+  pterun_tensor ti = pt_tensor_make(PTERUN_DTYPE_I64, 4, ys, idx, yn * 8);
+  static const int64_t two[2] = {2, 2}, zero[2] = {0, 0}, one[2] = {1, 1};
+  pt_int_list l[4];
+  pterun_value v[9] = {pt_val_tensor(&tx),
+                       pt_val_int_list(&l[0], two, 2),
+                       pt_val_int_list(&l[1], two, 2),
+                       pt_val_int_list(&l[2], zero, 2),
+                       pt_val_int_list(&l[3], one, 2),
+                       pt_val_bool(0),
+                       pt_val_tensor(&ty),
+                       pt_val_tensor(&ti),
+                       pt_val_none()};
+  pterun_value* args[9];
+  for (int i = 0; i < 9; ++i) args[i] = &v[i];
+  PT_CHECK_STATUS(
+      pterun_kernel_invoke(fn, "aten::max_pool2d_with_indices.out", args, 9, NULL, NULL, 0),
+      PTERUN_STATUS_OK);
+  return 0;
+}
+
+static int check_shape(int64_t planes, int64_t ih, int64_t iw) {
+  const int64_t oh = ih / 2, ow = iw / 2, xs[4] = {1, planes, ih, iw}, ys[4] = {1, planes, oh, ow};
+  const size_t xn = (size_t)(planes * ih * iw), yn = (size_t)(planes * oh * ow);
+  float *x = malloc(xn * 4), *y = malloc(yn * 4);
+  double *xd = malloc(xn * 8), *yd = malloc(yn * 8);
+  int64_t *i32 = malloc(yn * 8), *i64 = malloc(yn * 8);
+  PT_CHECK(x && y && xd && yd && i32 && i64);
+  for (size_t i = 0; i < xn; ++i) xd[i] = x[i] = sample();
+  PT_CHECK(run_pool(PTERUN_DTYPE_F32, x, xs, y, i32, ys) == 0);
+  PT_CHECK(run_pool(PTERUN_DTYPE_F64, xd, xs, yd, i64, ys) == 0);
+  for (size_t i = 0; i < yn; ++i) {
+    int same = isnan(y[i]) ? isnan(yd[i]) != 0
+                           : (double)y[i] == yd[i] && !signbit(y[i]) == !signbit(yd[i]);
+    if (!same || i32[i] != i64[i]) {
+      fprintf(stderr, "FAILED %lldx%lldx%lld: out[%zu] = %g at %lld, generic %g at %lld\n",
+              (long long)planes, (long long)ih, (long long)iw, i, (double)y[i], (long long)i32[i],
+              yd[i], (long long)i64[i]);
+      return 1;
+    }
+  }
+  free(x);
+  free(y);
+  free(xd);
+  free(yd);
+  free(i32);
+  free(i64);
+  return 0;
+}
+
+static int test_quad(void) {
+  static const int64_t widths[] = {2, 3, 4, 9, 16, 31, 64, 65, 127, 128, 129, 131, 200, 261};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; ++w) {
+    PT_CHECK(check_shape(3, 6, widths[w]) == 0);
+    PT_CHECK(check_shape(2, 5, widths[w]) == 0); /* odd height: last row unused */
+  }
+  return 0;
+}
+
+int main(void) {
+  PT_RUN(test_quad);
+  return pt_failures != 0;
+}
