@@ -558,7 +558,11 @@ typedef struct col_packer {
 /* taps[0, count) = reduction rows r0.. */
 static void col_taps(const conv_geom* g, const red_order* ro, int64_t r0, int64_t count,
                      col_tap* taps) {
-  int64_t idx[4];
+  int64_t idx[4], lo[16], hi[16];
+  /* The column range of each kernel column, once (it divides). */
+  const int64_t nkw = g->k[2] <= 16 && count > g->k[2] ? g->k[2] : 0;
+  for (int64_t kw = 0; kw < nkw; ++kw)
+    tap_range(g->in[2], g->out[2], g->stride[2], g->pad[2], kw * g->dil[2], &lo[kw], &hi[kw]);
   red_decode(ro, r0, idx);
   for (int64_t kk = 0; kk < count; ++kk) {
     col_tap* t = &taps[kk];
@@ -568,7 +572,13 @@ static void col_taps(const conv_geom* g, const red_order* ro, int64_t r0, int64_
     t->dh = idx[2] * g->dil[1] - g->pad[1];
     t->off = idx[0] * g->is[1] + t->dd * g->is[2] + t->dh * g->is[3] +
              (idx[3] * g->dil[2] - g->pad[2]) * g->is[4];
-    tap_range(g->in[2], g->out[2], g->stride[2], g->pad[2], idx[3] * g->dil[2], &t->lo_w, &t->hi_w);
+    if (idx[3] < nkw) {
+      t->lo_w = lo[idx[3]];
+      t->hi_w = hi[idx[3]];
+    } else {
+      tap_range(g->in[2], g->out[2], g->stride[2], g->pad[2], idx[3] * g->dil[2], &t->lo_w,
+                &t->hi_w);
+    }
   }
 }
 
