@@ -536,6 +536,72 @@ static int test_pack_b(void) {
   return 0;
 }
 
+/* B packed at load (pterun_compute_gemm_pack; the product then runs every K
+ * block of a tile in one task, and packs a strided A whole, once) gives the
+ * bits of the same product reading B,
+ * on 1 and 2 threads, with and without bias/ReLU, over several K blocks. */
+static int test_packed_b_same_bits(void) {
+  /* K = 1024 and 512 with M > 2 MR: A rows 2 KiB multiples apart, packed
+   * whole into the free B block. */
+  static const int64_t shapes[][3] = {{32, 1024, 784}, {130, 200, 300}, {7, 48, 513},
+                                      {300, 70, 1030}, {32, 96, 1024},  {301, 40, 512}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+    float* a = malloc(sizeof(float) * (size_t)(m * k));
+    float* b = malloc(sizeof(float) * (size_t)(k * n));
+    float* bias = malloc(sizeof(float) * (size_t)m);
+    float* c0 = malloc(sizeof(float) * (size_t)(m * n));
+    float* c1 = malloc(sizeof(float) * (size_t)(m * n));
+    size_t bytes = pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_B, k, n);
+    void* mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    PT_CHECK(a && b && bias && c0 && c1 && bytes > 0 && mem);
+    for (int64_t i = 0; i < m * k; ++i) a[i] = rnd();
+    for (int64_t i = 0; i < k * n; ++i) b[i] = rnd();
+    for (int64_t i = 0; i < m; ++i) bias[i] = rnd();
+    pterun_compute_matrix mb = {b, PTERUN_DTYPE_F32, n, 1};
+    const pterun_compute_packed* pb =
+        pterun_compute_gemm_pack(mem, bytes, PTERUN_COMPUTE_OPERAND_B, k, n, &mb);
+    PT_CHECK(pb != NULL);
+    for (int ep = 0; ep < 2; ++ep)
+      for (size_t threads = 1; threads <= 2; ++threads) {
+        pterun_compute_gemm_opts plain = {.activation = ep ? PTERUN_COMPUTE_ACT_RELU : 0,
+                                          .bias = ep ? bias : NULL};
+        pterun_compute_gemm_opts packed = plain;
+        packed.packed_b = pb;
+        job j = {NULL, m, n,     k, {a, PTERUN_DTYPE_F32, k, 1}, mb, {c0, PTERUN_DTYPE_F32, n, 1},
+                 1.0,  0, &plain};
+        g_pool = NULL;
+        g_job = j;
+        PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
+                 PTERUN_STATUS_OK);
+        if (threads > 1) {
+          pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+          o.threads = threads;
+          PT_CHECK(pterun_threadpool_create(&o, &g_pool) == PTERUN_STATUS_OK);
+        }
+        g_job.c.data = c1;
+        g_job.o = &packed;
+        memset(c1, 0xff, sizeof(float) * (size_t)(m * n));
+        PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
+                 PTERUN_STATUS_OK);
+        if (g_pool != NULL) pterun_threadpool_destroy(g_pool);
+        g_pool = NULL;
+        g_job.o = NULL;
+        if (memcmp(c0, c1, sizeof(float) * (size_t)(m * n)) != 0)
+          fprintf(stderr, "packed B m=%lld n=%lld k=%lld ep=%d threads=%zu: bits differ\n",
+                  (long long)m, (long long)n, (long long)k, ep, threads);
+        PT_CHECK(memcmp(c0, c1, sizeof(float) * (size_t)(m * n)) == 0);
+      }
+    free(a);
+    free(b);
+    free(bias);
+    free(c0);
+    free(c1);
+    free(mem);
+  }
+  return 0;
+}
+
 int main(void) {
   g_arena_bytes = (size_t)8 << 20;
   g_arena = aligned_alloc(64, g_arena_bytes);
@@ -545,6 +611,7 @@ int main(void) {
   PT_RUN(test_variants);
   PT_RUN(test_epilogue);
   PT_RUN(test_short_tiles);
+  PT_RUN(test_packed_b_same_bits);
   PT_RUN(test_threads_bit_identical);
   PT_RUN(test_pack_b);
   free(g_arena);

@@ -24,8 +24,12 @@
  * pool (with a single MC block each tile task packs its own strips instead,
  * one parallel call per step; a caller may supply B's packer,
  * pterun_compute_gemm_opts.pack_b: a convolution's implicit im2col); a task
- * packing A takes one of the spare A blocks reserved after the buffer. The blocking depends only on the single-thread buffer, so results
- * are bit-identical for any thread count.
+ * packing A takes one of the spare A blocks reserved after the buffer. With B
+ * packed at load there is no step per K block: one parallel call per jc runs
+ * each tile over every K block in order (a strided A is first packed whole
+ * into the unused B block). The blocking depends only on the single-thread
+ * buffer, so results are bit-identical for any thread count, packed operands
+ * or not.
  *
  * float64 keeps the portable engine below (4 x 16 tile in double); integer
  * dtypes use an exact int64 triple loop. */
@@ -266,6 +270,16 @@ static void bias_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, in
   }
 }
 
+/* One K block of a step: where its operands are and what its tiles do. */
+typedef struct pc_f32_kblock {
+  int64_t pc, kcb;
+  int add;           /* accumulate into C (the caller's C, or earlier K blocks) */
+  int act;           /* the activation, on the last K block only */
+  const float* bias; /* the first K block only */
+  const float* pa;   /* pre-packed A panels of this K block (NULL: none) */
+  const float* bp;   /* the packed B block of this K block */
+} pc_f32_kblock;
+
 /* One (jc, pc) step of the f32 engine, shared by its tasks. Each task owns a
  * tile of C: one M block (MC rows) times a run of NR-wide B strips, so tasks
  * write disjoint C and every element sees the same operations in the same
@@ -277,14 +291,18 @@ typedef struct pc_f32_step {
   pc_f32_gemm_ep_fn tail_ep;
   const pterun_compute_matrix *a, *b, *c;
   float alpha;
-  int add; /* accumulate into C (the caller's C, or earlier K blocks) */
+  int accumulate; /* into the caller's C */
   int direct_a, direct_b, direct_c;
   int pack_b_in_task; /* one M block: each tile task packs the B strips it alone uses */
-  int64_t m, mc, jc, ncb, pc, kcb;
-  const float* pa; /* pre-packed A panels of this K block (NULL: none) */
-  int act;         /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
+  int64_t m, mc, jc, ncb, k, kc;
+  int act; /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
   float lo, hi;
-  const float* bias;               /* per-row bias of this K block (the first one), or NULL */
+  const float* bias; /* per-row bias, added with the first K block, or NULL */
+  /* Packed operands (NULL: none), K x pad floats from K index pa_k0 / k0:
+   * B packed at load, A packed at load or by whole_a (gemm_f32). */
+  const float *pa_data, *pb_data;
+  int64_t pa_pad, pb_pad, pa_k0, k0;
+  pc_f32_kblock kb;                /* the current K block (one step per K block) */
   pterun_compute_pack_b_fn pack_b; /* the caller's B packer, or NULL */
   void* pack_b_ctx;
   float* bp;    /* packed B block; with direct_b, the packed partial strip */
@@ -317,40 +335,51 @@ static void slot_release(pc_f32_step* st, size_t k) {
 static void f32_pack_b_task(void* ctx, size_t s0, size_t count) {
   pc_f32_step* st = ctx;
   const int64_t NR = st->uk->nr;
-  int64_t j0 = (int64_t)s0 * NR, w = min64((int64_t)count * NR, st->ncb - j0);
+  int64_t j0 = (int64_t)s0 * NR, w = min64((int64_t)count * NR, st->ncb - j0), kcb = st->kb.kcb;
   if (st->pack_b != NULL)
-    st->pack_b(st->pack_b_ctx, st->bp + j0 * st->kcb, st->pc, st->kcb, st->jc + j0, w, NR);
+    st->pack_b(st->pack_b_ctx, st->bp + j0 * kcb, st->kb.pc, kcb, st->jc + j0, w, NR);
   else
-    pack_b_f32(st->bp + j0 * st->kcb, st->b, st->pc, st->kcb, st->jc + j0, w, NR);
+    pack_b_f32(st->bp + j0 * kcb, st->b, st->kb.pc, kcb, st->jc + j0, w, NR);
 }
 
-/* C tile: M block `bi`, strips [s0, s0 + ns). */
-static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns) {
+/* Packs panels [p0, p0 + count) of the whole A (MR rows each), every K
+ * block, into st->pa_data (whole_a in gemm_f32). */
+static void f32_pack_a_task(void* ctx, size_t p0, size_t count) {
   pc_f32_step* st = ctx;
+  const int64_t MR = st->uk->mr, i0 = (int64_t)p0 * MR,
+                rows = min64((int64_t)count * MR, st->m - i0);
+  for (int64_t pc = 0; pc < st->k; pc += st->kc) {
+    const int64_t kcb = min64(st->kc, st->k - pc);
+    pack_a_f32((float*)st->pa_data + pc * st->pa_pad + i0 * kcb, st->a, i0, rows, pc, kcb, MR);
+  }
+}
+
+static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t s0, size_t ni,
+                     size_t ns) {
   const pc_f32_gemm_ukernel* uk = st->uk;
-  const int64_t MR = uk->mr, NR = uk->nr, kcb = st->kcb, pc = st->pc, jc = st->jc;
+  const int64_t MR = uk->mr, NR = uk->nr, kcb = kb->kcb, pc = kb->pc, jc = st->jc;
   const pterun_compute_matrix *a = st->a, *b = st->b, *c = st->c;
   _Alignas(64) float tile[PC_F32_MR_MAX * PC_F32_NR_MAX];
   for (size_t blk = bi; blk < bi + ni; ++blk) {
     const int64_t ic = (int64_t)blk * st->mc, mcb = min64(st->mc, st->m - ic);
     float* ap = NULL;
     size_t slot = 0;
-    if (st->pa != NULL) {
-      ap = (float*)st->pa + ic * kcb; /* panels of this block, packed at load */
+    if (kb->pa != NULL) {
+      ap = (float*)kb->pa + ic * kcb; /* panels of this block, packed at load */
     } else if (!st->direct_a) {
       ap = slot_acquire(st, &slot);
       pack_a_f32(ap, a, ic, mcb, pc, kcb, MR);
     }
     for (size_t s = s0; s < s0 + ns; ++s) {
       const int64_t jr = (int64_t)s * NR, w = min64(NR, st->ncb - jr);
-      const float* bs = st->bp + jr * kcb;
+      const float* bs = kb->bp + jr * kcb;
       size_t b_ks = (size_t)NR;
       if (st->pack_b_in_task) f32_pack_b_task(st, s, 1); /* used right away, from cache */
       if (st->direct_b && w == NR) {
         bs = (const float*)b->data + pc * b->rs + jc + jr;
         b_ks = (size_t)b->rs;
       } else if (st->direct_b) {
-        bs = st->bp; /* the partial last strip, packed (zero padded) once per step */
+        bs = kb->bp; /* the partial last strip, packed (zero padded) once per step */
       }
       for (int64_t ir = 0, h; ir < mcb; ir += h) {
         /* The last rows may take the shorter tail kernel: rows left <= TR
@@ -376,26 +405,58 @@ static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns)
           a_ks = (size_t)MR;
         }
         if (st->direct_c && h == kern->mr && w == NR && kern_ep != NULL &&
-            (st->bias != NULL || st->act)) {
+            (kb->bias != NULL || kb->act)) {
           kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
-                  (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, st->add,
-                  st->bias != NULL ? st->bias + ic + ir : NULL, st->act, st->lo, st->hi);
+                  (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, kb->add,
+                  kb->bias != NULL ? kb->bias + ic + ir : NULL, kb->act, st->lo, st->hi);
           continue;
         }
         if (st->direct_c && h == kern->mr && w == NR) {
           kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
                    (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha,
-                   st->add);
+                   kb->add);
         } else {
           kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha,
                    0);
-          store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, st->add);
+          store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, kb->add);
         }
-        if (st->bias != NULL) bias_tile(c, ic + ir, jc + jr, h, w, st->bias);
-        if (st->act) act_tile(c, ic + ir, jc + jr, h, w, st->act, st->lo, st->hi);
+        if (kb->bias != NULL) bias_tile(c, ic + ir, jc + jr, h, w, kb->bias);
+        if (kb->act) act_tile(c, ic + ir, jc + jr, h, w, kb->act, st->lo, st->hi);
       }
     }
-    if (st->pa == NULL && !st->direct_a) slot_release(st, slot);
+    if (kb->pa == NULL && !st->direct_a) slot_release(st, slot);
+  }
+}
+
+/* The K block at pc of the current step. */
+static void kblock_at(const pc_f32_step* st, int64_t pc, pc_f32_kblock* kb) {
+  kb->pc = pc;
+  kb->kcb = min64(st->kc, st->k - pc);
+  kb->add = st->accumulate || pc > 0;
+  kb->act = pc + kb->kcb == st->k ? st->act : 0; /* the last K block writes final values */
+  kb->bias = pc == 0 ? st->bias : NULL;
+  kb->pa = st->pa_data != NULL ? st->pa_data + (st->pa_k0 + pc) * st->pa_pad : NULL;
+  kb->bp =
+      st->pb_data != NULL ? st->pb_data + (st->k0 + pc) * st->pb_pad + st->jc * kb->kcb : st->bp;
+}
+
+/* C tile: M block `bi`, strips [s0, s0 + ns), of the current K block. */
+static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns) {
+  pc_f32_step* st = ctx;
+  tile_run(st, &st->kb, bi, s0, ni, ns);
+}
+
+/* The same tile over every K block in turn: B packed at load needs no packing
+ * step between K blocks, so one parallel call covers the product (a quarter
+ * of the synchronisation for K = 1024), and the tile's C stays in cache
+ * between its K blocks. Each element sees the same K blocks in the same
+ * order as with a step per K block. */
+static void f32_tile_task_all_k(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns) {
+  pc_f32_step* st = ctx;
+  for (int64_t pc = 0; pc < st->k; pc += st->kc) {
+    pc_f32_kblock kb;
+    kblock_at(st, pc, &kb);
+    tile_run(st, &kb, bi, s0, ni, ns);
   }
 }
 
@@ -508,6 +569,7 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   st.b = b;
   st.c = c;
   st.alpha = alpha;
+  st.accumulate = accumulate;
   st.direct_a = direct_a;
   st.direct_b = direct_b;
   st.direct_c = direct_c;
@@ -516,14 +578,30 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   st.bp = bp;
   st.slot0 = pb != NULL ? bp : bp + kc * nc;
   st.act = x->act;
+  st.bias = x->bias;
+  st.k = k;
+  st.kc = kc;
+  st.k0 = x->k0;
+  if (pa != NULL) st.pa_data = pa->data, st.pa_pad = pa->pad, st.pa_k0 = x->k0;
+  if (pb != NULL) st.pb_data = pb->data, st.pb_pad = pb->pad;
   st.lo = x->lo;
   st.hi = x->hi;
   st.pack_b = pb == NULL ? x->pack_b : NULL;
   st.pack_b_ctx = x->pack_b_ctx;
   st.slots = (float*)((unsigned char*)ws->buf + ws->cap);
   st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
-  st.nslots = !own_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
-  if (own_a && (size_t)(mc * kc) > st.slot_floats) st.nslots = 1; /* cannot happen */
+  /* B packed at load leaves the buffer's B block free: the whole A is packed
+   * there once, in parallel (every K block, the layout of an A packed at
+   * load), instead of once per task and K block. */
+  const int whole_a = own_a && pb != NULL && round_up(m, MR) * k <= cap;
+  if (whole_a) {
+    st.pa_data = bp;
+    st.pa_pad = round_up(m, MR);
+    st.pa_k0 = 0;
+  }
+  const int slot_a = own_a && !whole_a; /* tasks pack A blocks into slots */
+  st.nslots = !slot_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
+  if (slot_a && (size_t)(mc * kc) > st.slot_floats) st.nslots = 1; /* cannot happen */
   if (st.nslots > 32) st.nslots = 32;
   if (st.nslots < threads) threads = st.nslots;
   pterun_threadpool* pool = threads > 1 ? ws->pool : NULL;
@@ -545,25 +623,28 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
       per = (strips + want - 1) / want;
       if (per == 0) per = 1;
     }
-    for (pc = 0; pc < k; pc += kc) {
-      st.jc = jc;
-      st.ncb = ncb;
-      st.pc = pc;
-      st.kcb = min64(kc, k - pc);
-      st.add = accumulate || pc > 0;
-      st.act = pc + st.kcb == k ? x->act : 0; /* the last K block writes final values */
-      st.bias = pc == 0 ? x->bias : NULL;
+    st.jc = jc;
+    st.ncb = ncb;
+    if (pb != NULL) {
+      if (whole_a && jc == 0) {
+        const size_t panels = (size_t)((m + MR - 1) / MR);
+        size_t ptile = threads > 1 ? (panels + 2 * threads - 1) / (2 * threads) : panels;
+        pterun_parallelize_1d_tile(pool, f32_pack_a_task, &st, panels, ptile, flags);
+      }
       atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
-      if (pa != NULL) st.pa = pa->data + (x->k0 + pc) * pa->pad;
-      if (pb != NULL) {
-        st.bp = pb->data + (x->k0 + pc) * pb->pad + jc * st.kcb; /* packed at load */
-      } else if (st.pack_b_in_task) {
+      pterun_parallelize_2d_tile(pool, f32_tile_task_all_k, &st, mblocks, strips, 1, per, flags);
+      continue;
+    }
+    for (pc = 0; pc < k; pc += kc) {
+      kblock_at(&st, pc, &st.kb);
+      atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
+      if (st.pack_b_in_task) {
         /* packed by the tile tasks */
       } else if (!direct_b) {
         size_t ptile = threads > 1 ? (strips + 2 * threads - 1) / (2 * threads) : strips;
         pterun_parallelize_1d_tile(pool, f32_pack_b_task, &st, strips, ptile, flags);
       } else if (ncb % NR != 0) {
-        pack_b_f32(bp, b, pc, st.kcb, jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
+        pack_b_f32(bp, b, pc, st.kb.kcb, jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
       }
       pterun_parallelize_2d_tile(pool, f32_tile_task, &st, mblocks, strips, 1, per, flags);
     }
