@@ -251,16 +251,19 @@ static int test_nchw(void) {
       /* The tiles of eight (strides 1 and 2 across): every tile shape, rows
        * and columns past the plane, padding of either parity, dilation with
        * stride 2, a stride down unlike the stride across, 1 x 1. */
-      {1, 40, 47, 3, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* 6 vectors of 8: 1 x 8, partial */
-      {1, 21, 19, 3, 1, 3, 3, 1, 1, 1, 0, 1, 0}, /* 3 vectors: 2 x 4 */
-      {1, 30, 36, 2, 1, 3, 3, 2, 1, 1, 1, 0, 0}, /* stride 2, 18 columns */
-      {1, 29, 77, 2, 1, 3, 3, 2, 1, 2, 1, 1, 0}, /* stride 2, even padding */
-      {1, 31, 60, 2, 1, 3, 5, 2, 2, 3, 1, 0, 0}, /* stride 2, dilation 2, 3 x 5 */
-      {1, 27, 45, 2, 2, 3, 3, 2, 1, 1, 1, 1, 1}, /* stride 1 down, 2 across */
-      {1, 27, 45, 2, 1, 3, 3, 1, 1, 1, 0, 0, 3}, /* stride 3 down, 1 across */
-      {1, 12, 33, 3, 1, 1, 1, 1, 1, 0, 1, 1, 0}, /* 1 x 1 */
-      {1, 11, 5, 4, 1, 3, 3, 1, 1, 1, 1, 0, 0},  /* one partial vector: 8 x 1 */
-      {1, 9, 21, 2, 1, 3, 3, 2, 1, 1, 1, 2, 0},  /* clamp bounds crossed */
+      {1, 40, 47, 3, 1, 3, 3, 1, 1, 1, 1, 1, 0},   /* 6 vectors of 8: 1 x 8, partial */
+      {1, 21, 19, 3, 1, 3, 3, 1, 1, 1, 0, 1, 0},   /* 3 vectors: 2 x 4 */
+      {1, 30, 36, 2, 1, 3, 3, 2, 1, 1, 1, 0, 0},   /* stride 2, 18 columns */
+      {1, 29, 77, 2, 1, 3, 3, 2, 1, 2, 1, 1, 0},   /* stride 2, even padding */
+      {1, 31, 60, 2, 1, 3, 5, 2, 2, 3, 1, 0, 0},   /* stride 2, dilation 2, 3 x 5 */
+      {1, 27, 45, 2, 2, 3, 3, 2, 1, 1, 1, 1, 1},   /* stride 1 down, 2 across */
+      {1, 27, 45, 2, 1, 3, 3, 1, 1, 1, 0, 0, 3},   /* stride 3 down, 1 across */
+      {1, 12, 33, 3, 1, 1, 1, 1, 1, 0, 1, 1, 0},   /* 1 x 1 */
+      {1, 11, 5, 4, 1, 3, 3, 1, 1, 1, 1, 0, 0},    /* one partial vector: 8 x 1 */
+      {1, 9, 21, 2, 1, 3, 3, 2, 1, 1, 1, 2, 0},    /* clamp bounds crossed */
+      {1, 121, 100, 2, 1, 3, 3, 3, 1, 1, 1, 0, 0}, /* stride 3, too big to copy: in place */
+      {1, 115, 113, 3, 1, 3, 3, 1, 1, 1, 0, 1, 0}, /* 112-ish planes: bands of rows */
+      {1, 117, 119, 3, 1, 3, 3, 2, 1, 1, 1, 1, 0}, /* the same, stride 2 */
   };
   PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case_nchw, "nchw") == 0);
   pterun_compute_dwconv2d p = {1, 4, 4, 1, 4, 4, 1, 65, 1, 1, 1, 1, 1, 0, 0, -INFINITY, INFINITY};
