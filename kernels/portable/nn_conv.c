@@ -558,7 +558,11 @@ typedef struct col_packer {
 /* taps[0, count) = reduction rows r0.. */
 static void col_taps(const conv_geom* g, const red_order* ro, int64_t r0, int64_t count,
                      col_tap* taps) {
-  int64_t idx[4];
+  int64_t idx[4], lo[16], hi[16];
+  /* The column range of each kernel column, once (it divides). */
+  const int64_t nkw = g->k[2] <= 16 && count > g->k[2] ? g->k[2] : 0;
+  for (int64_t kw = 0; kw < nkw; ++kw)
+    tap_range(g->in[2], g->out[2], g->stride[2], g->pad[2], kw * g->dil[2], &lo[kw], &hi[kw]);
   red_decode(ro, r0, idx);
   for (int64_t kk = 0; kk < count; ++kk) {
     col_tap* t = &taps[kk];
@@ -568,7 +572,13 @@ static void col_taps(const conv_geom* g, const red_order* ro, int64_t r0, int64_
     t->dh = idx[2] * g->dil[1] - g->pad[1];
     t->off = idx[0] * g->is[1] + t->dd * g->is[2] + t->dh * g->is[3] +
              (idx[3] * g->dil[2] - g->pad[2]) * g->is[4];
-    tap_range(g->in[2], g->out[2], g->stride[2], g->pad[2], idx[3] * g->dil[2], &t->lo_w, &t->hi_w);
+    if (idx[3] < nkw) {
+      t->lo_w = lo[idx[3]];
+      t->hi_w = hi[idx[3]];
+    } else {
+      tap_range(g->in[2], g->out[2], g->stride[2], g->pad[2], idx[3] * g->dil[2], &t->lo_w,
+                &t->hi_w);
+    }
   }
 }
 
@@ -595,6 +605,18 @@ static inline void copy_strip(float* dst, const float* src, int64_t nr) {
     case 32: memcpy(dst, src, 32 * sizeof(float)); break;
     case 64: memcpy(dst, src, 64 * sizeof(float)); break;
     default: copy_f32(dst, src, nr);
+  }
+}
+
+/* dst[0, nr) = 0 (fixed sizes, as copy_strip). */
+static inline void zero_strip(float* dst, int64_t nr) {
+  switch (nr) {
+    case 8: memset(dst, 0, 8 * sizeof(float)); break;
+    case 16: memset(dst, 0, 16 * sizeof(float)); break;
+    case 32: memset(dst, 0, 32 * sizeof(float)); break;
+    case 64: memset(dst, 0, 64 * sizeof(float)); break;
+    default:
+      for (int64_t i = 0; i < nr; ++i) dst[i] = 0.0f;
   }
 }
 
@@ -632,19 +654,34 @@ static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0
         }
       }
       float* strip = dst + js * kc + r0 * nr;
-      /* The common case: the whole strip is one run of an output row read
-       * with unit stride: rows whose taps are all inside are one copy. */
-      const int whole = np == 1 && w == nr && sw == 1;
-      const int64_t ow0 = pieces[0].ow, e0 = ow0 + nr;
+      const col_piece* p0 = &pieces[0];
+      const int64_t e0 = p0->ow + p0->len;
       for (int64_t kk = 0; kk < nrows; ++kk) {
         const col_tap* t = &taps[kk];
         float* d = strip + kk * nr;
-        if (whole) {
-          const int64_t id = pieces[0].d0 + t->dd, ih = pieces[0].h0 + t->dh;
-          if (id >= 0 && id < ID && ih >= 0 && ih < IH && t->lo_w <= ow0 && t->hi_w >= e0) {
-            copy_strip(d, x + t->off + pieces[0].base + ow0, nr);
+        if (np == 1) {
+          /* The common case: the strip is one run of an output row. A tap
+           * row outside the input is zeros; a run inside is one copy;
+           * otherwise zeros, then the valid columns. */
+          const int64_t id = p0->d0 + t->dd, ih = p0->h0 + t->dh, src = t->off + p0->base;
+          const int64_t va = t->lo_w > p0->ow ? t->lo_w : p0->ow, vb = t->hi_w < e0 ? t->hi_w : e0;
+          if (id < 0 || id >= ID || ih < 0 || ih >= IH || vb <= va) {
+            zero_strip(d, nr);
             continue;
           }
+          if (sw == 1 && va == p0->ow && vb == e0 && w == nr) {
+            copy_strip(d, x + src + va, nr);
+            continue;
+          }
+          zero_strip(d, nr);
+          float* dv = d + (va - p0->ow); /* dv[o - va]: output column o */
+          if (sw == 1)
+            copy_f32(dv, x + src + va, vb - va);
+          else if (sw == 2) /* a constant stride: the loop vectorises */
+            for (int64_t o = va; o < vb; ++o) dv[o - va] = x[src + 2 * o];
+          else
+            for (int64_t o = va; o < vb; ++o) dv[o - va] = x[src + o * sw];
+          continue;
         }
         for (int64_t i = 0; i < np; ++i) {
           const col_piece* pc = &pieces[i];
