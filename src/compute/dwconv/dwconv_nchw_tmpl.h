@@ -81,15 +81,14 @@ static void dwn_split_row(float* row, size_t bw, const float* xs, size_t n, size
   }
 }
 
-/* n floats from xs to dst (a row of the copy), without a call per row (GCC
- * would turn the loop back into one). */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
-#endif
-static inline void
-dwn_copy_row(float* dst, const float* xs, size_t n) {
+/* n floats from xs to dst (a row of the copy), inline: the empty asm keeps
+ * GCC from turning the loop into a memcpy call per row. */
+static inline void dwn_copy_row(float* dst, const float* xs, size_t n) {
   size_t j = 0;
-  for (; j + DW_LANES <= n; j += DW_LANES) dw_st(dst + j, dw_ld(xs + j));
+  for (; j + DW_LANES <= n; j += DW_LANES) {
+    dw_st(dst + j, dw_ld(xs + j));
+    __asm__("" : : "r"(dst) : "memory");
+  }
   for (; j < n; ++j) dst[j] = xs[j];
 }
 
