@@ -603,10 +603,11 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   st.pack_b_ctx = x->pack_b_ctx;
   st.slots = (float*)((unsigned char*)ws->buf + ws->cap);
   st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
-  /* B packed at load leaves the buffer's B block free: the whole A is packed
-   * there once, in parallel (every K block, the layout of an A packed at
-   * load), instead of once per task and K block. */
-  const int whole_a = own_a && pb != NULL && round_up(m, MR) * k <= cap;
+  /* B packed at load leaves the buffer's B block free: with several threads
+   * the whole A is packed there once, in parallel (every K block, the layout
+   * of an A packed at load), instead of once per task and K block. One
+   * thread packs each A block just before its K block (from L2, not L3). */
+  const int whole_a = own_a && pb != NULL && threads > 1 && round_up(m, MR) * k <= cap;
   if (whole_a) {
     st.pa_data = bp;
     st.pa_pad = round_up(m, MR);
