@@ -5,6 +5,7 @@
  *
  *   bench_kernels [--quick] [--min-ms N] [--shape MxNxK]... [--ukernel NAME] [--threads N]
  *                 [--no-stack] (arena only) [--cpu-time] (thread CPU time)
+ *                 [--packed] (B packed before timing, as a weight at load)
  *
  * Each figure is the best of repeated runs lasting at least --min-ms
  * (default 300) in total: 2*M*N*K / seconds. Single-threaded. */
@@ -55,6 +56,10 @@ typedef struct job {
   pterun_compute_matrix a, b, c;
 } job;
 static job g_job;
+/* --packed: B packed once before timing (pterun_compute_gemm_pack), as a
+ * linear's weight is at load; only for the microkernel the packing selects. */
+static int g_packed;
+static const pterun_compute_packed* g_pb;
 static pterun_threadpool* g_pool; /* --threads N > 1 */
 
 /* The measured FMA peak of one core: 12 independent chains of 8-wide FMAs
@@ -89,7 +94,8 @@ static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, si
   (void)args;
   (void)nargs;
   pterun_compute_gemm_init_ex(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk, g_pool, 0);
-  pterun_compute_gemm(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, 1.0, 0);
+  pterun_compute_gemm_opts o = {.packed_b = g_pb};
+  pterun_compute_gemm_ex(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, 1.0, 0, &o);
   return PTERUN_STATUS_OK;
 }
 
@@ -102,6 +108,15 @@ static double bench_one(const pterun_compute_f32_gemm_ukernel* uk, const shape* 
   g_job.a = (pterun_compute_matrix){a, PTERUN_DTYPE_F32, s->k, 1};
   g_job.b = (pterun_compute_matrix){b, PTERUN_DTYPE_F32, s->n, 1};
   g_job.c = (pterun_compute_matrix){c, PTERUN_DTYPE_F32, s->n, 1};
+  void* packed = NULL;
+  g_pb = NULL;
+  if (g_packed) {
+    size_t bytes = pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_B, s->k, s->n);
+    packed = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (packed != NULL)
+      g_pb =
+          pterun_compute_gemm_pack(packed, bytes, PTERUN_COMPUTE_OPERAND_B, s->k, s->n, &g_job.b);
+  }
   pterun_kernel_invoke(run_job, "bench", NULL, 0, NULL, scratch, scratch_bytes); /* warm-up */
   while (total < min_s || reps < 3) {
     double t0 = now_s(), dt;
@@ -111,6 +126,8 @@ static double bench_one(const pterun_compute_f32_gemm_ukernel* uk, const shape* 
     if (dt < best) best = dt;
     ++reps;
   }
+  free(packed);
+  g_pb = NULL;
   return flops / best * 1e-9;
 }
 
@@ -129,6 +146,8 @@ int main(int argc, char** argv) {
   for (i = 1; i < (size_t)argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[i], "--packed") == 0) {
+      g_packed = 1;
     } else if (strcmp(argv[i], "--cpu-time") == 0) {
       g_clock = CLOCK_THREAD_CPUTIME_ID;
     } else if (strcmp(argv[i], "--no-stack") == 0) {
@@ -151,7 +170,7 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr,
               "usage: bench_kernels [--quick] [--min-ms N] [--shape MxNxK]... [--ukernel NAME]"
-              " [--threads N] [--no-stack] [--cpu-time]\n");
+              " [--threads N] [--no-stack] [--cpu-time] [--packed]\n");
       return 2;
     }
   }

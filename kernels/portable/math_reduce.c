@@ -247,6 +247,47 @@ static void put_f(pterun_tensor* out, int64_t off, double v) {
   pterun_store_f64(out->data, out->dtype, off, v);
 }
 
+/* Sums (means) of float32 inputs whose reduced elements are one strided run
+ * per output (a mean over H x W): PK_SUM_LANES outputs at a time, each with
+ * acc_f64's arithmetic in its order (double partial sums per chunk of
+ * RED_CHUNK, added to the total), so the chains overlap instead of waiting
+ * on each other's additions. Returns the outputs done; `it` follows. */
+#define PK_SUM_LANES 8
+static int64_t sum_f32_runs(const pk_red* r, const pterun_tensor* in, pterun_tensor* out,
+                            pterun_iter* it, int divide) {
+  const float* x = (const float*)in->data;
+  const int64_t len = r->rinner, st = r->rstride;
+  int64_t n = 0;
+  for (; n + PK_SUM_LANES <= out->numel; n += PK_SUM_LANES) {
+    int64_t base[PK_SUM_LANES], at[PK_SUM_LANES];
+    double total[PK_SUM_LANES] = {0};
+    for (int l = 0; l < PK_SUM_LANES; ++l, pterun_iter_next(it)) {
+      base[l] = it->off[1] + r->rit.off[0];
+      at[l] = it->off[0];
+    }
+    for (int64_t c = 0; c < len; c += RED_CHUNK) {
+      const int64_t m = len - c < RED_CHUNK ? len - c : RED_CHUNK;
+      /* Spelled out: the partial sums must stay in registers. */
+      double p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0;
+      for (int64_t j = c * st; j < (c + m) * st; j += st) {
+        p0 += (double)x[base[0] + j];
+        p1 += (double)x[base[1] + j];
+        p2 += (double)x[base[2] + j];
+        p3 += (double)x[base[3] + j];
+        p4 += (double)x[base[4] + j];
+        p5 += (double)x[base[5] + j];
+        p6 += (double)x[base[6] + j];
+        p7 += (double)x[base[7] + j];
+      }
+      const double part[PK_SUM_LANES] = {p0, p1, p2, p3, p4, p5, p6, p7};
+      for (int l = 0; l < PK_SUM_LANES; ++l) total[l] += part[l];
+    }
+    for (int l = 0; l < PK_SUM_LANES; ++l)
+      put_f(out, at[l], divide ? total[l] / (double)r->rnumel : total[l]);
+  }
+  return n;
+}
+
 /*
  * Generic "reduce self over dims into out" runner for the value reductions.
  * mode: RK_SUM (sum), RK_PROD, RK_MAX/RK_MIN (amax/amin), RK_ANY/RK_ALL;
@@ -272,7 +313,10 @@ static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in, c
   if (kind == RK_ANY || kind == RK_ALL) as_float = pterun_dtype_is_float(in->dtype);
   kvp = &r.kv;
   pterun_iter_init(&it, out, &kvp, 1);
-  for (n = 0; n < out->numel; ++n, pterun_iter_next(&it)) {
+  n = 0;
+  if (kind == RK_SUM && as_float && in->dtype == PTERUN_DTYPE_F32 && r.rrows == 1)
+    n = sum_f32_runs(&r, in, out, &it, divide);
+  for (; n < out->numel; ++n, pterun_iter_next(&it)) {
     red_acc a;
     acc_init(&a, kind);
     red_visit(&r, in, it.off[1], kind, &a, as_float, out->dtype);

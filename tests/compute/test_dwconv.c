@@ -48,7 +48,9 @@ static void reference(const pterun_compute_dwconv2d* p, const float* in, const f
                       in[((b * p->in_h + (size_t)ih) * p->in_w + (size_t)iw) * p->in_c + c / dm] *
                   w[(kh * p->kernel_w + kw) * p->out_c + c];
             }
-          acc = acc < p->out_min ? p->out_min : (acc > p->out_max ? p->out_max : acc);
+          /* ATen's clamp: max with out_min, then min with out_max. */
+          acc = p->out_min > acc ? p->out_min : acc;
+          acc = p->out_max < acc ? p->out_max : acc;
           out[((b * p->out_h + y) * p->out_w + x) * p->out_c + c] = acc;
         }
 }
@@ -75,9 +77,9 @@ static pterun_compute_dwconv2d params(const geo* c) {
                                c->d,          c->pad, c->pad, -INFINITY, INFINITY};
   p.out_h = out_size(c->h, c->pad, c->k_h, s_h, c->d);
   p.out_w = out_size(c->w, c->pad, c->k_w, c->s, c->d);
-  if (c->clamp) {
-    p.out_min = -0.5f;
-    p.out_max = 0.75f;
+  if (c->clamp) { /* 2: bounds crossed, every output out_max */
+    p.out_min = c->clamp == 2 ? 0.75f : -0.5f;
+    p.out_max = c->clamp == 2 ? -0.5f : 0.75f;
   }
   return p;
 }
@@ -145,6 +147,7 @@ static int test_geometries(void) {
       {1, 10, 10, 17, 1, 9, 9, 1, 1, 4, 1, 0, 0}, /* 81 taps: past the tap list */
       {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},    /* one element */
       {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* big enough to split over the pool */
+      {1, 6, 6, 19, 1, 3, 3, 1, 1, 1, 1, 2, 0},   /* clamp bounds crossed */
   };
   PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case, "nhwc") == 0);
   return 0;
@@ -190,8 +193,8 @@ static void reference_nchw(const pterun_compute_dwconv2d* p, const float* in, co
               acc = acc + prod;
             }
           float a = acc;
-          out[((b * p->out_c + c) * p->out_h + y) * p->out_w + x] =
-              a < p->out_min ? p->out_min : (a > p->out_max ? p->out_max : a);
+          a = p->out_min > a ? p->out_min : a;
+          out[((b * p->out_c + c) * p->out_h + y) * p->out_w + x] = p->out_max < a ? p->out_max : a;
         }
 }
 
@@ -248,15 +251,19 @@ static int test_nchw(void) {
       /* The tiles of eight (strides 1 and 2 across): every tile shape, rows
        * and columns past the plane, padding of either parity, dilation with
        * stride 2, a stride down unlike the stride across, 1 x 1. */
-      {1, 40, 47, 3, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* 6 vectors of 8: 1 x 8, partial */
-      {1, 21, 19, 3, 1, 3, 3, 1, 1, 1, 0, 1, 0}, /* 3 vectors: 2 x 4 */
-      {1, 30, 36, 2, 1, 3, 3, 2, 1, 1, 1, 0, 0}, /* stride 2, 18 columns */
-      {1, 29, 77, 2, 1, 3, 3, 2, 1, 2, 1, 1, 0}, /* stride 2, even padding */
-      {1, 31, 60, 2, 1, 3, 5, 2, 2, 3, 1, 0, 0}, /* stride 2, dilation 2, 3 x 5 */
-      {1, 27, 45, 2, 2, 3, 3, 2, 1, 1, 1, 1, 1}, /* stride 1 down, 2 across */
-      {1, 27, 45, 2, 1, 3, 3, 1, 1, 1, 0, 0, 3}, /* stride 3 down, 1 across */
-      {1, 12, 33, 3, 1, 1, 1, 1, 1, 0, 1, 1, 0}, /* 1 x 1 */
-      {1, 11, 5, 4, 1, 3, 3, 1, 1, 1, 1, 0, 0},  /* one partial vector: 8 x 1 */
+      {1, 40, 47, 3, 1, 3, 3, 1, 1, 1, 1, 1, 0},   /* 6 vectors of 8: 1 x 8, partial */
+      {1, 21, 19, 3, 1, 3, 3, 1, 1, 1, 0, 1, 0},   /* 3 vectors: 2 x 4 */
+      {1, 30, 36, 2, 1, 3, 3, 2, 1, 1, 1, 0, 0},   /* stride 2, 18 columns */
+      {1, 29, 77, 2, 1, 3, 3, 2, 1, 2, 1, 1, 0},   /* stride 2, even padding */
+      {1, 31, 60, 2, 1, 3, 5, 2, 2, 3, 1, 0, 0},   /* stride 2, dilation 2, 3 x 5 */
+      {1, 27, 45, 2, 2, 3, 3, 2, 1, 1, 1, 1, 1},   /* stride 1 down, 2 across */
+      {1, 27, 45, 2, 1, 3, 3, 1, 1, 1, 0, 0, 3},   /* stride 3 down, 1 across */
+      {1, 12, 33, 3, 1, 1, 1, 1, 1, 0, 1, 1, 0},   /* 1 x 1 */
+      {1, 11, 5, 4, 1, 3, 3, 1, 1, 1, 1, 0, 0},    /* one partial vector: 8 x 1 */
+      {1, 9, 21, 2, 1, 3, 3, 2, 1, 1, 1, 2, 0},    /* clamp bounds crossed */
+      {1, 121, 100, 2, 1, 3, 3, 3, 1, 1, 1, 0, 0}, /* stride 3, too big to copy: in place */
+      {1, 115, 113, 3, 1, 3, 3, 1, 1, 1, 0, 1, 0}, /* 112-ish planes: bands of rows */
+      {1, 117, 119, 3, 1, 3, 3, 2, 1, 1, 1, 1, 0}, /* the same, stride 2 */
   };
   PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case_nchw, "nchw") == 0);
   pterun_compute_dwconv2d p = {1, 4, 4, 1, 4, 4, 1, 65, 1, 1, 1, 1, 1, 0, 0, -INFINITY, INFINITY};

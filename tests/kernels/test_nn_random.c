@@ -3,7 +3,8 @@
  * golden files cannot hold their values: this test checks ranges, moments,
  * the dropout mask/scale relation and that two calls differ. It also checks
  * _conj_physical.out and view_as_real_copy.out on complex dtypes, which the
- * golden format lacks. */
+ * golden format lacks, and the exact bits of float32 sum/mean over strided
+ * runs (goldens compare within a tolerance). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -253,6 +254,54 @@ static int test_view_as_real_copy(void) {
   return 0;
 }
 
+/* float32 sum/mean of one run per output (several outputs at a time in the
+ * kernel) against the kernel's stated arithmetic: per output a double total
+ * of double partial sums over chunks of 256 elements, in order, rounded
+ * once; runs of 300 contiguous floats (two chunks) and of 11 at stride 300,
+ * output counts off the kernel's group of outputs. */
+static int test_sum_mean_bits(void) {
+  enum { A = 3, B = 11, C = 300 };
+  static float x[A * B * C], out[A * C];
+  static const int64_t sizes[3] = {A, B, C};
+  uint32_t seed = 99u;
+  for (size_t i = 0; i < sizeof x / sizeof x[0]; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    /* Values up to 100 and, every 97th, +-2^60 cancelling in pairs: the
+     * double sums lose different low bits in another order or grouping. */
+    x[i] = i % 97 == 0 ? ((i / 97) % 2 ? -0x1p60f : 0x1p60f) : (float)(seed >> 8) / 167772.16f;
+  }
+  static const char* const ops[2] = {"aten::sum.IntList_out", "aten::mean.out"};
+  for (int op = 0; op < 2; ++op)
+    for (int dim = 1; dim <= 2; ++dim) {
+      pterun_tensor ti, to;
+      pterun_value vi, vo, vdims, item, *ptr, vkeep, vnone;
+      int64_t scratch[1], d = dim, osz[2] = {A, dim == 2 ? B : C};
+      make_tensor(&ti, &vi, PTERUN_DTYPE_F32, 3, sizes, x, sizeof x);
+      make_tensor(&to, &vo, PTERUN_DTYPE_F32, 2, osz, out, sizeof out);
+      make_int_list(&vdims, &item, &ptr, scratch, &d, 1);
+      vkeep.tag = PTERUN_VALUE_BOOL;
+      vkeep.u.b = 0;
+      vnone.tag = PTERUN_VALUE_NONE;
+      pterun_value* args[6] = {&vi, &vdims, &vkeep, &vnone, &vo, &vo};
+      PT_CHECK_STATUS(pterun_kernel_invoke(find(ops[op]), ops[op], args, 6, NULL, NULL, 0),
+                      PTERUN_STATUS_OK);
+      const int64_t len = dim == 2 ? C : B, st = dim == 2 ? 1 : C;
+      for (int64_t o = 0; o < A * osz[1]; ++o) {
+        const int64_t a = o / osz[1], k = o % osz[1];
+        const float* run = x + a * B * C + (dim == 2 ? k * C : k);
+        double total = 0.0;
+        for (int64_t c = 0; c < len; c += 256) {
+          double part = 0.0;
+          for (int64_t j = c; j < len && j < c + 256; ++j) part += (double)run[j * st];
+          total += part;
+        }
+        const float want = (float)(op == 1 ? total / (double)len : total);
+        PT_CHECK(memcmp(&out[o], &want, sizeof want) == 0);
+      }
+    }
+  return 0;
+}
+
 int main(void) {
   int pt_failures = 0;
   PT_RUN(test_rand_uniform);
@@ -262,5 +311,6 @@ int main(void) {
   PT_RUN(test_dropout_training);
   PT_RUN(test_conj_physical_complex);
   PT_RUN(test_view_as_real_copy);
+  PT_RUN(test_sum_mean_bits);
   return pt_failures != 0;
 }

@@ -2,13 +2,15 @@
  * by dwconv_<isa>.c right after dwconv_tmpl.h (its vector type and helpers)
  * with DWN_FN (the variant's name) defined.
  *
- * One task is a run of (batch, channel) planes. A plane that fits the stack
- * buffer is copied once with zero padding around it (stride 2 across: each
- * row as its even columns, then its odd ones); the output is then computed
- * in register tiles of eight vectors (1 row x 8 vectors, 2 x 4, 4 x 2 or
- * 8 x 1 for narrow planes) with no edge cases and plain loads, or, for other
- * strides, tiles of four with gathering loads. Bigger planes run in place, a vector of columns
- * where all taps are inside the row and single columns at the edges. Every
+ * One task is a run of (batch, channel) planes. Strides 1 and 2 across: a
+ * band of output rows at a time, its input rows copied with zero padding
+ * around them into a buffer that stays in L1 (stride 2: each row as its even
+ * columns, then its odd ones), then register tiles of eight vectors (1 row x
+ * 8 vectors, 2 x 4, 4 x 2 or 8 x 1 for narrow planes) with no edge cases
+ * and plain loads. Other strides: a plane that fits the stack buffer is
+ * copied once, then tiles of four with gathering loads; bigger planes run in
+ * place, a vector of columns where all taps are inside the row and single
+ * columns at the edges. Every
  * output is bias + the sum of in * w over all taps in (kh, kw) order, taps in
  * the padding reading zero, one rounding per step (no fused multiply-add):
  * the same bits in every loop, width and thread count. */
@@ -54,6 +56,8 @@ static inline dw_v dwn_load(const float* p, size_t s) {
 /* Floats of the zero-padded plane copy on the stack: planes up to this size
  * run as register tiles with no edge cases. */
 #define DWN_BUF 8192
+/* Floats of a band's copy (the tiles of eight): a quarter of a 32 KiB L1. */
+#define DWN_BAND 2048
 
 /* One register tile: R output rows x V vectors of output columns starting at
  * (oh, ow) of a zero-padded plane (row stride bw, input pixel (0, 0) at
@@ -77,15 +81,14 @@ static void dwn_split_row(float* row, size_t bw, const float* xs, size_t n, size
   }
 }
 
-/* n floats from xs to dst (a row of the copy), without a call per row (GCC
- * would turn the loop back into one). */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
-#endif
-static inline void
-dwn_copy_row(float* dst, const float* xs, size_t n) {
+/* n floats from xs to dst (a row of the copy), inline: the empty asm keeps
+ * GCC from turning the loop into a memcpy call per row. */
+static inline void dwn_copy_row(float* dst, const float* xs, size_t n) {
   size_t j = 0;
-  for (; j + DW_LANES <= n; j += DW_LANES) dw_st(dst + j, dw_ld(xs + j));
+  for (; j + DW_LANES <= n; j += DW_LANES) {
+    dw_st(dst + j, dw_ld(xs + j));
+    __asm__("" : : "r"(dst) : "memory");
+  }
   for (; j < n; ++j) dst[j] = xs[j];
 }
 
@@ -245,17 +248,27 @@ void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, c
   /* The zero-padded copy: columns up to the last float a tile's loads reach
    * (the deinterleaving load reads one past its last even column), rows up to
    * the last row of the last tile. */
-  size_t bw = 0, bh = 0;
+  size_t bw = 0, bh = 0, RB = 0;
   int padded = OW <= DWN_BUF && OH <= DWN_BUF && sw <= 64 && sh <= 64 && span <= DWN_BUF &&
                (KH - 1) * dh <= DWN_BUF && IW <= DWN_BUF && IH <= DWN_BUF && pl <= DWN_BUF &&
                pt <= DWN_BUF;
   if (padded) {
     size_t owt = (nvec + V - 1) / V * V * DW_LANES, oht = (OH + R - 1) / R * R;
     bw = (owt - 1) * sw + span + 1 + (sw == 2);
-    bh = (oht - 1) * sh + (KH - 1) * dh + 1;
     if (bw < pl + IW) bw = pl + IW;
     bw += bw & 1; /* even: stride 2 splits rows in halves */
-    if (bh < pt + IH) bh = pt + IH;
+    if (k8) {
+      /* The tiles of eight run a band of RB output rows at a time over a
+       * copy of the band's input rows small enough to stay in L1 while the
+       * outputs stream out (a whole plane's copy was evicted by them and
+       * every row copied in missed). */
+      RB = R;
+      while (RB < oht && ((RB + R - 1) * sh + (KH - 1) * dh + 1) * bw <= DWN_BAND) RB += R;
+      bh = (RB - 1) * sh + (KH - 1) * dh + 1;
+    } else {
+      bh = (oht - 1) * sh + (KH - 1) * dh + 1;
+      if (bh < pt + IH) bh = pt + IH;
+    }
     padded = bh <= DWN_BUF / bw;
   }
   float buf[DWN_BUF];
@@ -276,17 +289,24 @@ void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, c
     const float* wc = w + c * KH * KW;
     float* y = out + plane * OH * OW;
     const float bv = bias != NULL ? bias[c] : 0.0f;
-    if (padded) {
-      /* Only the input's window changes from plane to plane; the zeros stay. */
-      if (split) {
-        for (size_t r = 0; r < IH; ++r) dwn_split_row(buf + (pt + r) * bw, bw, x + r * IW, IW, pl);
-      } else {
-        for (size_t r = 0; r < IH; ++r) dwn_copy_row(buf + (pt + r) * bw + pl, x + r * IW, IW);
-      }
-      if (k8) {
-        for (size_t oh = 0; oh < OH; oh += R)
+    if (padded && k8) {
+      for (size_t ob = 0; ob < OH; ob += RB) {
+        /* Copy row r is row ob * sh + r of the padded plane: input rows go
+         * to their columns (the padding columns stay zero), rows in the
+         * padding become zeros. */
+        for (size_t r = 0; r < bh; ++r) {
+          const size_t prow = ob * sh + r;
+          float* row = buf + r * bw;
+          if (prow < pt || prow - pt >= IH)
+            memset(row, 0, bw * sizeof(float));
+          else if (split)
+            dwn_split_row(row, bw, x + (prow - pt) * IW, IW, pl);
+          else
+            dwn_copy_row(row + pl, x + (prow - pt) * IW, IW);
+        }
+        for (size_t oh = ob; oh < OH && oh < ob + RB; oh += R)
           for (size_t ow = 0; ow < OW; ow += V * DW_LANES) {
-            const float* base = buf + oh * sh * bw + ow;
+            const float* base = buf + (oh - ob) * sh * bw + ow;
             if (V == 8)
               dwn8_tile_1x8(base, sh * bw, off, wc, KH * KW, bv, vlo, vhi, y, OW, oh, OH, ow);
             else if (V == 4)
@@ -296,7 +316,15 @@ void DWN_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, c
             else
               dwn8_tile_8x1(base, sh * bw, off, wc, KH * KW, bv, vlo, vhi, y, OW, oh, OH, ow);
           }
-        continue;
+      }
+      continue;
+    }
+    if (padded) {
+      /* Only the input's window changes from plane to plane; the zeros stay. */
+      if (split) {
+        for (size_t r = 0; r < IH; ++r) dwn_split_row(buf + (pt + r) * bw, bw, x + r * IW, IW, pl);
+      } else {
+        for (size_t r = 0; r < IH; ++r) dwn_copy_row(buf + (pt + r) * bw + pl, x + r * IW, IW);
       }
       for (size_t oh = 0; oh < OH; oh += R)
         for (size_t ow = 0; ow < OW; ow += V * DW_LANES) {

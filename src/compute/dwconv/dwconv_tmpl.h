@@ -22,13 +22,17 @@ static inline dw_v dw_ld(const float* p) {
 static inline void dw_st(float* p, dw_v v) {
   memcpy(p, &v, sizeof v);
 }
+/* ATen's clamp: max(x, lo), then min(., hi), a NaN staying NaN (lo > hi
+ * gives hi); two compare-and-selects (maxps/minps order). */
 static inline dw_v dw_clamp(dw_v x, dw_v lo, dw_v hi) {
-  dw_m below = x<lo, above = x> hi;
-  dw_m keep = ~(below | above);
-  return (dw_v)(((dw_m)x & keep) | ((dw_m)lo & below) | ((dw_m)hi & above));
+  dw_m below = lo > x;
+  x = (dw_v)(((dw_m)x & ~below) | ((dw_m)lo & below));
+  dw_m above = hi < x;
+  return (dw_v)(((dw_m)x & ~above) | ((dw_m)hi & above));
 }
 static inline float dw_clamp1(float x, float lo, float hi) {
-  return x < lo ? lo : (x > hi ? hi : x);
+  x = lo > x ? lo : x;
+  return hi < x ? hi : x;
 }
 
 /* Lists up to DW_MAX_TAPS valid taps of output pixel (b, oh, ow), starting at

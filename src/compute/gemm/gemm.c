@@ -131,8 +131,11 @@ static void pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, in
     int64_t base = k0 * b->rs + (j0 + js) * b->cs;
     if (b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 && w == nr) {
       const float* src = (const float*)b->data + base;
-      for (kk = 0; kk < kc; ++kk)
+      /* One line per row, rows KiBs apart: fetch a few rows ahead. */
+      for (kk = 0; kk < kc; ++kk) {
+        PC_PREFETCH_R(src + (kk + 8) * b->rs);
         memcpy(bp + kk * nr, src + kk * b->rs, sizeof(float) * (size_t)nr);
+      }
       continue;
     }
     if (b->dtype == PTERUN_DTYPE_F32 && b->rs == 1) {
@@ -166,6 +169,11 @@ static void pack_a_f32(float* ap, const pterun_compute_matrix* a, int64_t i0, in
     }
     if (a->dtype == PTERUN_DTYPE_F32 && a->cs == 1) {
       const float* src = (const float*)a->data + base;
+      /* Rows far apart (a row stride of KiBs) come from L3 or memory one
+       * short stream each: fetch the next panel's rows while this one is
+       * transposed (the copy stalled on every line otherwise). */
+      for (r = 0; ip + mr < mc && r < min64(mr, mc - ip - mr); ++r)
+        for (kk = 0; kk < kc; kk += 16) PC_PREFETCH_R(src + (mr + r) * a->rs + kk);
       for (r = 0; r < h; ++r)
         for (kk = 0; kk < kc; ++kk) ap[kk * mr + r] = src[r * a->rs + kk];
     } else {

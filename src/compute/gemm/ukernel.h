@@ -46,12 +46,14 @@ typedef void (*pc_f32_gemm_ep_fn)(size_t mr, size_t kc, const float* a, size_t a
 #define PC_UNROLL
 #endif
 
-/* Prefetch hint for a cache line about to be written (no fault on any
- * address, so it may point past the matrix). */
+/* Prefetch hints for a cache line about to be written / read (no fault on
+ * any address, so they may point past the matrix). */
 #if defined(__GNUC__)
 #define PC_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#define PC_PREFETCH_R(p) __builtin_prefetch((p), 0, 3)
 #else
 #define PC_PREFETCH_W(p) ((void)(p))
+#define PC_PREFETCH_R(p) ((void)(p))
 #endif
 
 #endif /* PTERUN_SRC_COMPUTE_GEMM_UKERNEL_H_ */
