@@ -160,10 +160,12 @@ static int run_variant(const pterun_compute_f32_gemm_ukernel* uk, void* arena, s
     if (fails > 3) return 1;
   }
   /* Shapes crossing the K, M and N blocks of both buffer sources, including a
-   * row stride that is a multiple of 2 KiB (packed A) and M == 1, 2*MR. */
+   * row stride that is a multiple of 2 KiB (packed A; read in place when N is
+   * one strip) and M == 1, 2*MR. */
   {
     static const int64_t big[][3] = {{300, 140, 600}, {1, 700, 530},  {13, 300, 257},
-                                     {257, 129, 512}, {40, 2100, 64}, {24, 33, 1030}};
+                                     {257, 129, 512}, {40, 2100, 64}, {24, 33, 1030},
+                                     {32, 10, 1024}};
     size_t i;
     for (i = 0; i < sizeof big / sizeof big[0]; ++i) {
       layout L0 = {0, 0, 0, 0}, L1 = {1, 1, 1, 3};

@@ -516,9 +516,11 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   const pterun_compute_packed *pa = x->pa, *pb = x->pb;
   /* A is read in place when its rows are contiguous f32, unless M is large
    * and the row stride is a multiple of 2 KiB: then the rows of an A block
-   * fall into a few cache sets and evict each other, and packing wins. */
+   * fall into a few cache sets and evict each other, and packing wins --
+   * but not when N is one or two strips (each A element is used once or
+   * twice: packing costs more than the product, e.g. a 10-wide linear). */
   const int direct_a = pa == NULL && a->dtype == PTERUN_DTYPE_F32 && a->cs == 1 && a->rs >= 0 &&
-                       (m <= 2 * MR || (a->rs * 4) % 2048 != 0);
+                       (m <= 2 * MR || n <= 2 * NR || (a->rs * 4) % 2048 != 0);
   /* B is read in place when each of its elements is used by at most two
    * tiles (small M): packing would cost more than it saves. */
   const int direct_b = pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 &&
@@ -567,6 +569,9 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   size_t threads = ws->pool != NULL ? pterun_threadpool_size(ws->pool) : 1;
   if (ws->max_threads != 0 && ws->max_threads < threads) threads = ws->max_threads;
   if (m * n * k < PC_F32_PARALLEL_MIN_FMA) threads = 1;
+  /* One tile (e.g. a 10-wide linear): nothing to share, the pool only adds
+   * its wake-up. */
+  if ((m + mc - 1) / mc * ((n + NR - 1) / NR) < 2) threads = 1;
   pc_f32_step st;
   memset(&st, 0, sizeof st);
   st.uk = uk;
