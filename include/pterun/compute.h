@@ -279,8 +279,9 @@ PTERUN_COMPUTE_API int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm
  *  columns, strip s at dst + s * kc * nr, its row kk at + kk * nr holding
  *  B[k0 + kk][j0 + s * nr + c] for c < nr, zero past column nc. Lets a
  *  caller whose B is implicit (a convolution's im2col matrix) feed the
- *  engine without materialising B. The engine calls it from pool threads,
- *  concurrently for disjoint column ranges; it cannot fail. */
+ *  engine without materialising B. nr is the microkernel's width (at most
+ *  64); the engine calls it from pool threads, concurrently for disjoint
+ *  column ranges (a range may be a single strip); it cannot fail. */
 typedef void (*pterun_compute_pack_b_fn)(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0,
                                          int64_t nc, int64_t nr);
 
