@@ -620,6 +620,18 @@ static inline void zero_strip(float* dst, int64_t nr) {
   }
 }
 
+/* dv[o - va] = output column o of a tap row for va <= o < vb, all inside
+ * the input: input offset src + o * sw (sw: the input column step). */
+static inline void col_cols(float* dv, const float* x, int64_t src, int64_t va, int64_t vb,
+                            int64_t sw) {
+  if (sw == 1)
+    copy_f32(dv, x + src + va, vb - va);
+  else if (sw == 2) /* a constant stride: the loop vectorises */
+    for (int64_t o = va; o < vb; ++o) dv[o - va] = x[src + 2 * o];
+  else
+    for (int64_t o = va; o < vb; ++o) dv[o - va] = x[src + o * sw];
+}
+
 static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
                        int64_t nr) {
   const col_packer* cp = ctx;
@@ -674,13 +686,7 @@ static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0
             continue;
           }
           zero_strip(d, nr);
-          float* dv = d + (va - p0->ow); /* dv[o - va]: output column o */
-          if (sw == 1)
-            copy_f32(dv, x + src + va, vb - va);
-          else if (sw == 2) /* a constant stride: the loop vectorises */
-            for (int64_t o = va; o < vb; ++o) dv[o - va] = x[src + 2 * o];
-          else
-            for (int64_t o = va; o < vb; ++o) dv[o - va] = x[src + o * sw];
+          col_cols(d + (va - p0->ow), x, src, va, vb, sw);
           continue;
         }
         for (int64_t i = 0; i < np; ++i) {
@@ -689,14 +695,8 @@ static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0
           float* dc = d + pc->c; /* dc[o - ow]: output column o */
           int64_t va = t->lo_w > pc->ow ? t->lo_w : pc->ow, vb = t->hi_w < e ? t->hi_w : e, o;
           if (id < 0 || id >= ID || ih < 0 || ih >= IH || vb < va) va = vb = e;
-          /* Output column o reads input offset off + base + o * sw (inside
-           * for va <= o < vb). */
-          const int64_t src = t->off + pc->base;
           for (o = pc->ow; o < va; ++o) dc[o - pc->ow] = 0.0f;
-          if (sw == 1 && va < vb)
-            copy_f32(dc + (va - pc->ow), x + src + va, vb - va);
-          else
-            for (o = va; o < vb; ++o) dc[o - pc->ow] = x[src + o * sw];
+          if (va < vb) col_cols(dc + (va - pc->ow), x, t->off + pc->base, va, vb, sw);
           for (o = vb; o < e; ++o) dc[o - pc->ow] = 0.0f;
         }
         for (int64_t c = w; c < nr; ++c) d[c] = 0.0f;

@@ -26,9 +26,9 @@
 #define DWN_ODD 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
 #endif
 #if defined(__clang__)
-#define DWN_SHUFFLE(a, b, IDX) __builtin_shufflevector(a, b, IDX)
+#define DWN_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
 #else
-#define DWN_SHUFFLE(a, b, IDX) __builtin_shuffle(a, b, (dw_m){IDX})
+#define DWN_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, (dw_m){__VA_ARGS__})
 #endif
 
 /* Elements 0, 2, .. of the 2 * DW_LANES floats at p (stride-2 columns). */
@@ -72,8 +72,17 @@ static void dwn_split_row(float* row, size_t bw, const float* xs, size_t n, size
   size_t j = 0;
   for (; j + 2 * DW_LANES <= n; j += 2 * DW_LANES, de += DW_LANES, dd += DW_LANES) {
     dw_v a = dw_ld(xs + j), b = dw_ld(xs + j + DW_LANES);
+#if DW_LANES == 8
+    /* In-lane picks, then one 64-bit lane swap each (vshufps + vpermpd):
+     * half the lane-crossing shuffles of the direct permutes. */
+    dw_v e = DWN_SHUFFLE(a, b, 0, 2, 8, 10, 4, 6, 12, 14);
+    dw_v o = DWN_SHUFFLE(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+    dw_st(de, DWN_SHUFFLE(e, e, 0, 1, 4, 5, 2, 3, 6, 7));
+    dw_st(dd, DWN_SHUFFLE(o, o, 0, 1, 4, 5, 2, 3, 6, 7));
+#else
     dw_st(de, DWN_SHUFFLE(a, b, DWN_EVEN));
     dw_st(dd, DWN_SHUFFLE(a, b, DWN_ODD));
+#endif
   }
   for (; j < n; j += 2) {
     *de++ = xs[j];
