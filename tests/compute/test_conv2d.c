@@ -49,9 +49,9 @@ static void reference(const pterun_compute_conv2d* p, const float* in, const flo
                 long ih = (long)(y * p->stride_h + kh * p->dilation_h) - (long)p->pad_top;
                 long iw = (long)(x * p->stride_w + kw * p->dilation_w) - (long)p->pad_left;
                 if (ih < 0 || iw < 0 || ih >= (long)p->in_h || iw >= (long)p->in_w) continue;
-                double t = (double)in[((b * p->in_c + ci) * p->in_h + (size_t)ih) * p->in_w +
-                                      (size_t)iw] *
-                           w[((oc * p->in_c + ci) * p->kernel_h + kh) * p->kernel_w + kw];
+                double t =
+                    (double)in[((b * p->in_c + ci) * p->in_h + (size_t)ih) * p->in_w + (size_t)iw] *
+                    w[((oc * p->in_c + ci) * p->kernel_h + kh) * p->kernel_w + kw];
                 acc += t;
                 m += fabs(t);
               }
@@ -172,6 +172,8 @@ static int test_geometries(void) {
       {1, 3, 128, 128, 32, 64, 64, 3, 3, 2, 2, 1, 1, 1, 1, PTERUN_COMPUTE_ACT_CLAMP, 0.0f, 6.0f},
       {1, 3, 64, 64, 32, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, PTERUN_COMPUTE_ACT_RELU, 0.0f, 0.0f},
       {2, 3, 33, 35, 24, 17, 18, 3, 3, 2, 2, 1, 1, 1, 1, PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f},
+      /* Channels whose weights do not fit the task's stack at once. */
+      {1, 3, 20, 21, 203, 20, 21, 3, 3, 1, 1, 1, 1, 1, 1, PTERUN_COMPUTE_ACT_RELU, 0.0f, 0.0f},
   };
   for (size_t i = 0; i < sizeof stems / sizeof stems[0]; ++i, ++ran)
     PT_CHECK(run_case(&stems[i], 1, pool) == 0);
@@ -182,8 +184,8 @@ static int test_geometries(void) {
 
 /* ReLU gives +0 for -0 and keeps NaN (aten::relu); clamp keeps NaN. */
 static int test_activation_edges(void) {
-  pterun_compute_conv2d p = {1, 1, 3, 3, 2, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0,
-                             PTERUN_COMPUTE_ACT_RELU, 0.0f, 0.0f};
+  pterun_compute_conv2d p = {
+      1, 1, 3, 3, 2, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, PTERUN_COMPUTE_ACT_RELU, 0.0f, 0.0f};
   float in[9] = {0}, w[2] = {-1.0f, 1.0f}, bias[2] = {-0.0f, -0.0f}, y[18];
   in[4] = NAN;
   for (size_t v = 0; v < 8; ++v) {
@@ -208,8 +210,8 @@ static int test_activation_edges(void) {
 }
 
 static int test_refused(void) {
-  pterun_compute_conv2d p = {1, 3, 8, 8, 4, 8, 8, 5, 5, 1, 1, 1, 1, 2, 2,
-                             PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f};
+  pterun_compute_conv2d p = {
+      1, 3, 8, 8, 4, 8, 8, 5, 5, 1, 1, 1, 1, 2, 2, PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f};
   float buf[1024] = {0};
   PT_CHECK(pterun_compute_f32_conv2d_nchw(NULL, 0, &p, buf, buf, NULL, buf) == -1); /* 75 taps */
   p.in_c = 2;

@@ -12,6 +12,9 @@
  * aims for (so it stays in a 32 KiB L1 next to the weights). */
 #define PC_CV_BUF 8192
 #define PC_CV_BAND 4096
+/* Floats of a variant's packed weights (on its stack): the blocks of all its
+ * output channels when they fit. */
+#define PC_CV_WPACK 4096
 
 /* The band buffer: per input channel, bh padded input rows, each stored as
  * stride_w phases of pw floats (phase f holds padded columns f, f + sw, ..),

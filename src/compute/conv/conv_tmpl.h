@@ -1,6 +1,6 @@
 /* Body of the f32 direct NCHW convolution for one vector width. Included by
  * conv_<isa>.c after defining CV_LANES (floats per vector), CV_OCB (output
- * channels per register tile), CV_VMAX (vectors across per tile, 2 or 3),
+ * channels per register tile), CV_VMAX (vectors across per tile, 2 to 4),
  * CV_FMA(x, w, acc) (acc + x * w: fused or not, the variant's choice) and
  * CV_FN (the variant's name).
  *
@@ -74,8 +74,7 @@ static inline cv_v cv_act(cv_v x, int act, cv_v lo, cv_v hi) {
         CV_UNROLL for (int v = 0; v < V; ++v) acc[o][v] = CV_FMA(x[v], wv, acc[o][v]);             \
       }                                                                                            \
     }                                                                                              \
-    for (size_t o = 0; o < nst; ++o)                                                               \
-      CV_UNROLL for (int v = 0; v < V; ++v) {                                                      \
+    for (size_t o = 0; o < nst; ++o) CV_UNROLL for (int v = 0; v < V; ++v) {                       \
         const size_t c0 = ow + (size_t)v * CV_LANES;                                               \
         const cv_v r = cv_act(acc[o][v], act, lo, hi);                                             \
         float* yr = y + o * plane + c0;                                                            \
@@ -84,7 +83,7 @@ static inline cv_v cv_act(cv_v x, int act, cv_v lo, cv_v hi) {
         } else if (c0 < OW) {                                                                      \
           float t[CV_LANES];                                                                       \
           cv_st(t, r);                                                                             \
-          memcpy(yr, t, (OW - c0) * sizeof(float));                                               \
+          memcpy(yr, t, (OW - c0) * sizeof(float));                                                \
         }                                                                                          \
       }                                                                                            \
   }
@@ -93,7 +92,14 @@ CV_TILE(2)
 #if CV_VMAX >= 3
 CV_TILE(3)
 #endif
+#if CV_VMAX >= 4
+CV_TILE(4)
+#endif
 #undef CV_TILE
+
+#define SPLIT2_LANES CV_LANES
+#define SPLIT2_FN cv_split_row
+#include "src/compute/layout/split2_tmpl.h"
 
 /* Padded input row `prow` of channel plane x into its band row: phase f
  * gets padded columns f, f + sw, .. (zero outside the input). */
@@ -104,6 +110,13 @@ static void cv_fill_row(float* row, const float* x, size_t IH, size_t IW, size_t
     return;
   }
   const float* xs = x + (prow - pt) * IW;
+  if (sw == 2) {
+    /* Vectorised: zeros, then the input columns that land in the row. */
+    const size_t rs = 2 * pw, n = pl + IW <= rs ? IW : rs > pl ? rs - pl : 0;
+    memset(row, 0, rs * sizeof(float));
+    cv_split_row(row, rs, xs, n, pl);
+    return;
+  }
   for (size_t f = 0; f < sw; ++f) {
     float* d = row + f * pw;
     /* Phase index i holds padded column i * sw + f = input column
@@ -124,6 +137,17 @@ static void cv_fill_row(float* row, const float* x, size_t IH, size_t IW, size_t
   }
 }
 
+/* Weights of channels [oc, oc + CV_OCB) as [tap][CV_OCB] into wb and their
+ * biases into bb, zeros for channels at or past oc_end. */
+static void cv_pack_block(float* wb, float* bb, const float* w, const float* bias, size_t oc,
+                          size_t oc_end, size_t taps) {
+  for (size_t o = 0; o < CV_OCB; ++o) {
+    const int in = oc + o < oc_end;
+    bb[o] = in && bias != NULL ? bias[oc + o] : 0.0f;
+    for (size_t t = 0; t < taps; ++t) wb[t * CV_OCB + o] = in ? w[(oc + o) * taps + t] : 0.0f;
+  }
+}
+
 void CV_FN(const pterun_compute_conv2d* p, const float* in, const float* w, const float* bias,
            float* out, size_t row0, size_t nrows, size_t oc0, size_t noc) {
   pc_cv_layout l;
@@ -138,8 +162,16 @@ void CV_FN(const pterun_compute_conv2d* p, const float* in, const float* w, cons
   const size_t nvec = (OW + CV_LANES - 1) / CV_LANES;
   const size_t ntile = (nvec + CV_VMAX - 1) / CV_VMAX;
   _Alignas(64) float buf[PC_CV_BUF];
-  _Alignas(64) float wb[PTERUN_COMPUTE_CONV2D_MAX_TAPS * CV_OCB];
-  float bb[CV_OCB];
+  /* The task's weights as blocks of [tap][CV_OCB] (zeros past the last
+   * channel) and their biases: all blocks once when they fit (bands are
+   * short at stride 2), else one block at a time per band. */
+  _Alignas(64) float wall[PC_CV_WPACK];
+  float ball[PC_CV_WPACK / CV_OCB];
+  const size_t nblk = (noc + CV_OCB - 1) / CV_OCB;
+  const int once = nblk * CV_OCB * taps <= PC_CV_WPACK;
+  for (size_t k = 0; once && k < nblk; ++k)
+    cv_pack_block(wall + k * CV_OCB * taps, ball + k * CV_OCB, w, bias, oc0 + k * CV_OCB, oc0 + noc,
+                  taps);
   size_t off[PTERUN_COMPUTE_CONV2D_MAX_TAPS];
   for (size_t ci = 0, t = 0; ci < IC; ++ci)
     for (size_t kh = 0; kh < KH; ++kh)
@@ -163,10 +195,12 @@ void CV_FN(const pterun_compute_conv2d* p, const float* in, const float* w, cons
     }
     for (size_t oc = oc0; oc < oc0 + noc; oc += CV_OCB) {
       const size_t nst = oc0 + noc - oc < CV_OCB ? oc0 + noc - oc : CV_OCB;
-      /* This block's weights as [tap][channel], zeros past the last channel. */
-      for (size_t o = 0; o < CV_OCB; ++o) {
-        bb[o] = o < nst && bias != NULL ? bias[oc + o] : 0.0f;
-        for (size_t t = 0; t < taps; ++t) wb[t * CV_OCB + o] = o < nst ? w[(oc + o) * taps + t] : 0.0f;
+      const float* wb = wall + (oc - oc0) * taps;
+      const float* bb = ball + (oc - oc0);
+      if (!once) {
+        cv_pack_block(wall, ball, w, bias, oc, oc0 + noc, taps);
+        wb = wall;
+        bb = ball;
       }
       float* yb = out + (b * OC + oc) * plane;
       for (size_t oh = oh0; oh < oh0 + n; ++oh) {
@@ -179,8 +213,13 @@ void CV_FN(const pterun_compute_conv2d* p, const float* in, const float* w, cons
           const size_t V = nvec / ntile + (tI < nvec % ntile);
           const size_t ow = v0 * CV_LANES;
           const float* base = rowb + ow;
+#if CV_VMAX >= 4
+          if (V == 4)
+            cv_tile_4(base, off, taps, wb, bb, act, lo, hi, y, plane, nst, OW, ow);
+          else
+#endif
 #if CV_VMAX >= 3
-          if (V == 3)
+              if (V == 3)
             cv_tile_3(base, off, taps, wb, bb, act, lo, hi, y, plane, nst, OW, ow);
           else
 #endif
