@@ -6,6 +6,7 @@
  *   bench_kernels [--quick] [--min-ms N] [--shape MxNxK]... [--ukernel NAME] [--threads N]
  *                 [--no-stack] (arena only) [--cpu-time] (thread CPU time)
  *                 [--packed] (B packed before timing, as a weight at load)
+ *                 [--cold] (caches flushed by a 64 MiB write before each timed run)
  *
  * Each figure is the best of repeated runs lasting at least --min-ms
  * (default 300) in total: 2*M*N*K / seconds. Single-threaded. */
@@ -59,6 +60,10 @@ static job g_job;
 /* --packed: B packed once before timing (pterun_compute_gemm_pack), as a
  * linear's weight is at load; only for the microkernel the packing selects. */
 static int g_packed;
+/* --cold: 64 MiB written before every timed run, so the operands come from
+ * memory (a model's weights evicted from L3 between executes). */
+static unsigned char* g_evict;
+static size_t g_evict_bytes;
 static const pterun_compute_packed* g_pb;
 static pterun_threadpool* g_pool; /* --threads N > 1 */
 
@@ -119,6 +124,7 @@ static double bench_one(const pterun_compute_f32_gemm_ukernel* uk, const shape* 
   }
   pterun_kernel_invoke(run_job, "bench", NULL, 0, NULL, scratch, scratch_bytes); /* warm-up */
   while (total < min_s || reps < 3) {
+    if (g_evict != NULL) memset(g_evict, reps & 0xff, g_evict_bytes);
     double t0 = now_s(), dt;
     pterun_kernel_invoke(run_job, "bench", NULL, 0, NULL, scratch, scratch_bytes);
     dt = now_s() - t0;
@@ -146,6 +152,10 @@ int main(int argc, char** argv) {
   for (i = 1; i < (size_t)argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[i], "--cold") == 0) {
+      g_evict_bytes = (size_t)64 << 20;
+      g_evict = malloc(g_evict_bytes);
+      if (g_evict == NULL) return 1;
     } else if (strcmp(argv[i], "--packed") == 0) {
       g_packed = 1;
     } else if (strcmp(argv[i], "--cpu-time") == 0) {
@@ -170,7 +180,7 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr,
               "usage: bench_kernels [--quick] [--min-ms N] [--shape MxNxK]... [--ukernel NAME]"
-              " [--threads N] [--no-stack] [--cpu-time] [--packed]\n");
+              " [--threads N] [--no-stack] [--cpu-time] [--packed] [--cold]\n");
       return 2;
     }
   }
@@ -222,5 +232,6 @@ int main(int argc, char** argv) {
     free(c);
   }
   free(scratch);
+  free(g_evict);
   return 0;
 }
