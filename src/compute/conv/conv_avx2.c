@@ -8,7 +8,7 @@
 #define CV_LANES 8
 #define CV_OCB 4
 #define CV_VMAX 3
-#define CV_FMA(x, w, acc) ((cv_v)_mm256_fmadd_ps((__m256)(x), (__m256)(w), (__m256)(acc)))
+#define CV_FMA(x, w, acc) ((fv_v)_mm256_fmadd_ps((__m256)(x), (__m256)(w), (__m256)(acc)))
 #define CV_FN pc_f32_conv2d__avx2
 #include "src/compute/conv/conv_tmpl.h"
 #else

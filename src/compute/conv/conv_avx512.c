@@ -8,7 +8,7 @@
 #define CV_LANES 16
 #define CV_OCB 8
 #define CV_VMAX 3
-#define CV_FMA(x, w, acc) ((cv_v)_mm512_fmadd_ps((__m512)(x), (__m512)(w), (__m512)(acc)))
+#define CV_FMA(x, w, acc) ((fv_v)_mm512_fmadd_ps((__m512)(x), (__m512)(w), (__m512)(acc)))
 #define CV_FN pc_f32_conv2d__avx512f
 #include "src/compute/conv/conv_tmpl.h"
 #else

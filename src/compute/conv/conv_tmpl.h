@@ -15,29 +15,21 @@
 
 #include "src/compute/conv/conv.h"
 
-typedef float cv_v __attribute__((vector_size(CV_LANES * 4)));
-typedef int cv_m __attribute__((vector_size(CV_LANES * 4)));
+#define FV_LANES CV_LANES
+#include "src/compute/layout/fvec_tmpl.h"
 
-static inline cv_v cv_ld(const float* p) {
-  cv_v v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline void cv_st(float* p, cv_v v) {
-  memcpy(p, &v, sizeof v);
-}
 /* f in every lane, bits included. */
-static inline cv_v cv_splat(float f) {
-  cv_v v;
+static inline fv_v cv_splat(float f) {
+  fv_v v;
   for (int l = 0; l < CV_LANES; ++l) v[l] = f;
   return v;
 }
-static inline cv_v cv_sel(cv_m m, cv_v a, cv_v b) { /* m ? a : b */
-  return (cv_v)(((cv_m)a & m) | ((cv_m)b & ~m));
+static inline fv_v cv_sel(fv_m m, fv_v a, fv_v b) { /* m ? a : b */
+  return (fv_v)(((fv_m)a & m) | ((fv_m)b & ~m));
 }
 /* PTERUN_COMPUTE_ACT_*: ReLU is x <= 0 ? +0 : x (NaN stays); clamp is
  * x < lo ? lo : x, then hi < x ? hi : x. */
-static inline cv_v cv_act(cv_v x, int act, cv_v lo, cv_v hi) {
+static inline fv_v cv_act(fv_v x, int act, fv_v lo, fv_v hi) {
   if (act == PTERUN_COMPUTE_ACT_RELU) return cv_sel(x <= cv_splat(0.0f), cv_splat(0.0f), x);
   if (act == PTERUN_COMPUTE_ACT_CLAMP) {
     x = cv_sel(x < lo, lo, x);
@@ -60,29 +52,29 @@ static inline cv_v cv_act(cv_v x, int act, cv_v lo, cv_v hi) {
  * rows of channels below nst and the columns below OW. */
 #define CV_TILE(V)                                                                                 \
   static void cv_tile_##V(const float* base, const size_t* off, size_t taps, const float* wb,      \
-                          const float* bb, int act, cv_v lo, cv_v hi, float* y, size_t plane,      \
+                          const float* bb, int act, fv_v lo, fv_v hi, float* y, size_t plane,      \
                           size_t nst, size_t OW, size_t ow) {                                      \
-    cv_v acc[CV_OCB][V];                                                                           \
+    fv_v acc[CV_OCB][V];                                                                           \
     CV_UNROLL for (int o = 0; o < CV_OCB; ++o) CV_UNROLL for (int v = 0; v < V; ++v) acc[o][v] =   \
         cv_splat(bb[o]);                                                                           \
     CV_NOUNROLL for (size_t t = 0; t < taps; ++t) {                                                \
       const float* q = base + off[t];                                                              \
-      cv_v x[V];                                                                                   \
-      CV_UNROLL for (int v = 0; v < V; ++v) x[v] = cv_ld(q + (size_t)v * CV_LANES);                \
+      fv_v x[V];                                                                                   \
+      CV_UNROLL for (int v = 0; v < V; ++v) x[v] = fv_ld(q + (size_t)v * CV_LANES);                \
       CV_UNROLL for (int o = 0; o < CV_OCB; ++o) {                                                 \
-        const cv_v wv = cv_splat(wb[t * CV_OCB + (size_t)o]);                                      \
+        const fv_v wv = cv_splat(wb[t * CV_OCB + (size_t)o]);                                      \
         CV_UNROLL for (int v = 0; v < V; ++v) acc[o][v] = CV_FMA(x[v], wv, acc[o][v]);             \
       }                                                                                            \
     }                                                                                              \
     for (size_t o = 0; o < nst; ++o) CV_UNROLL for (int v = 0; v < V; ++v) {                       \
         const size_t c0 = ow + (size_t)v * CV_LANES;                                               \
-        const cv_v r = cv_act(acc[o][v], act, lo, hi);                                             \
+        const fv_v r = cv_act(acc[o][v], act, lo, hi);                                             \
         float* yr = y + o * plane + c0;                                                            \
         if (c0 + CV_LANES <= OW) {                                                                 \
-          cv_st(yr, r);                                                                            \
+          fv_st(yr, r);                                                                            \
         } else if (c0 < OW) {                                                                      \
           float t[CV_LANES];                                                                       \
-          cv_st(t, r);                                                                             \
+          fv_st(t, r);                                                                             \
           memcpy(yr, t, (OW - c0) * sizeof(float));                                                \
         }                                                                                          \
       }                                                                                            \
@@ -157,7 +149,7 @@ void CV_FN(const pterun_compute_conv2d* p, const float* in, const float* w, cons
                sw = p->stride_w, dh = p->dilation_h, dwd = p->dilation_w;
   const size_t taps = IC * KH * KW, cs = l.bh * l.rs, plane = OH * OW;
   const int act = p->activation;
-  const cv_v lo = cv_splat(p->lo), hi = cv_splat(p->hi);
+  const fv_v lo = cv_splat(p->lo), hi = cv_splat(p->hi);
   /* Vectors across, in tiles of at most CV_VMAX, as even as they come. */
   const size_t nvec = (OW + CV_LANES - 1) / CV_LANES;
   const size_t ntile = (nvec + CV_VMAX - 1) / CV_VMAX;

@@ -3,20 +3,9 @@
  * depthwise (src/compute/dwconv) and the direct (src/compute/conv) NCHW
  * convolutions. Included by their templates after defining SPLIT2_LANES
  * (floats per vector: 4, 8 or 16) and SPLIT2_FN (the static function's
- * name); GNU C generic vectors. */
-#include <string.h>
-
-typedef float sp2_v __attribute__((vector_size(SPLIT2_LANES * 4)));
-typedef int sp2_m __attribute__((vector_size(SPLIT2_LANES * 4)));
-
-static inline sp2_v sp2_ld(const float* p) {
-  sp2_v v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline void sp2_st(float* p, sp2_v v) {
-  memcpy(p, &v, sizeof v);
-}
+ * name); GNU C generic vectors (layout/fvec_tmpl.h). */
+#define FV_LANES SPLIT2_LANES
+#include "src/compute/layout/fvec_tmpl.h"
 
 #if SPLIT2_LANES == 4
 #define SP2_EVEN 0, 2, 4, 6
@@ -31,7 +20,7 @@ static inline void sp2_st(float* p, sp2_v v) {
 #if defined(__clang__)
 #define SP2_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
 #else
-#define SP2_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, (sp2_m){__VA_ARGS__})
+#define SP2_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, (fv_m){__VA_ARGS__})
 #endif
 
 /* Input row xs (n floats) into a stride-2 row of the copy: padded column
@@ -42,17 +31,17 @@ static void SPLIT2_FN(float* row, size_t bw, const float* xs, size_t n, size_t p
   float* dd = row + (pl & 1 ? 0 : bw / 2) + (pl + 1) / 2; /* x[1], x[3], .. */
   size_t j = 0;
   for (; j + 2 * SPLIT2_LANES <= n; j += 2 * SPLIT2_LANES, de += SPLIT2_LANES, dd += SPLIT2_LANES) {
-    sp2_v a = sp2_ld(xs + j), b = sp2_ld(xs + j + SPLIT2_LANES);
+    fv_v a = fv_ld(xs + j), b = fv_ld(xs + j + SPLIT2_LANES);
 #if SPLIT2_LANES == 8
     /* In-lane picks, then one 64-bit lane swap each (vshufps + vpermpd):
      * half the lane-crossing shuffles of the direct permutes. */
-    sp2_v e = SP2_SHUFFLE(a, b, 0, 2, 8, 10, 4, 6, 12, 14);
-    sp2_v o = SP2_SHUFFLE(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
-    sp2_st(de, SP2_SHUFFLE(e, e, 0, 1, 4, 5, 2, 3, 6, 7));
-    sp2_st(dd, SP2_SHUFFLE(o, o, 0, 1, 4, 5, 2, 3, 6, 7));
+    fv_v e = SP2_SHUFFLE(a, b, 0, 2, 8, 10, 4, 6, 12, 14);
+    fv_v o = SP2_SHUFFLE(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+    fv_st(de, SP2_SHUFFLE(e, e, 0, 1, 4, 5, 2, 3, 6, 7));
+    fv_st(dd, SP2_SHUFFLE(o, o, 0, 1, 4, 5, 2, 3, 6, 7));
 #else
-    sp2_st(de, SP2_SHUFFLE(a, b, SP2_EVEN));
-    sp2_st(dd, SP2_SHUFFLE(a, b, SP2_ODD));
+    fv_st(de, SP2_SHUFFLE(a, b, SP2_EVEN));
+    fv_st(dd, SP2_SHUFFLE(a, b, SP2_ODD));
 #endif
   }
   for (; j < n; j += 2) {
