@@ -317,12 +317,29 @@ PTERUN_COMPUTE_API void pterun_compute_f32_activate(float* x, size_t n, int acti
 /** pterun_compute_gemm with packed operands and a fused activation (o NULL:
  *  none). The activation is applied as each tile of C receives its last K
  *  block, so it costs no extra pass over C. With accumulate, C's previous
- *  contents (a bias) are part of what is activated. */
-PTERUN_COMPUTE_API void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
-                                               int64_t k, const pterun_compute_matrix* a,
-                                               const pterun_compute_matrix* b,
-                                               const pterun_compute_matrix* c, double alpha,
-                                               int accumulate, const pterun_compute_gemm_opts* o);
+ *  contents (a bias) are part of what is activated.
+ *
+ *  pterun_compute_gemm_opts only ever grows at its end, and a caller passes
+ *  the size it was compiled with (the pterun_compute_gemm_ex macro does):
+ *  fields past a smaller size read as zero, and a larger one is accepted when
+ *  every field this build does not know is zero. Returns 0, or -1 (C left
+ *  untouched) for a size below the first version's or a nonzero unknown
+ *  field. */
+PTERUN_COMPUTE_API int pterun_compute_gemm_ex_sized(
+    pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,
+    const pterun_compute_matrix* b, const pterun_compute_matrix* c, double alpha, int accumulate,
+    const pterun_compute_gemm_opts* o, size_t opts_size);
+/** The entry point of libraries built before pterun_compute_gemm_ex_sized:
+ *  `o` has the first version's fields (up to `bias`). New code calls the
+ *  macro below. */
+PTERUN_COMPUTE_API void(pterun_compute_gemm_ex)(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
+                                                int64_t k, const pterun_compute_matrix* a,
+                                                const pterun_compute_matrix* b,
+                                                const pterun_compute_matrix* c, double alpha,
+                                                int accumulate, const pterun_compute_gemm_opts* o);
+#define pterun_compute_gemm_ex(ws, m, n, k, a, b, c, alpha, accumulate, o)                         \
+  pterun_compute_gemm_ex_sized((ws), (m), (n), (k), (a), (b), (c), (alpha), (accumulate), (o),     \
+                               sizeof(pterun_compute_gemm_opts))
 
 /* ---- f32 vector math ----------------------------------------------------------
  * Element-wise functions on contiguous float arrays, vectorised for the widest
