@@ -48,12 +48,13 @@ function(pterun_gemm_isa_setup target)
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
     set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx2.c ${_pt_isa_dir}/vmath/vmath_avx2.c
                                 ${_pt_isa_dir}/qgemm/qs8_avx2.c ${_pt_isa_dir}/dwconv/dwconv_avx2.c
+                                ${_pt_isa_dir}/conv/conv_avx2.c
                                 PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX2_FLAGS}")
   endif()
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512")
     set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx512.c ${_pt_isa_dir}/vmath/vmath_avx512.c
-                                ${_pt_isa_dir}/dwconv/dwconv_avx512.c PROPERTIES
+                                ${_pt_isa_dir}/dwconv/dwconv_avx512.c ${_pt_isa_dir}/conv/conv_avx512.c PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX512_FLAGS}")
   endif()
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
