@@ -476,17 +476,24 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
     pterun_parallelize_1d_tile(pool, dw_rows, &j, (size_t)(g->n * g->out[1]), 1, flags);
 }
 
-/* A dense float32 2-D convolution with a short reduction (a network's stem:
- * 3 input channels, 3x3) runs as the compute engine's direct convolution: a
- * GEMM over K = Cin * KH * KW <= 64 spends its time loading and storing C
- * tiles. Returns 0 when it ran. */
+/* Input channels up to which a dense 2-D convolution runs direct. A network's
+ * stem (3 channels, 3x3: K = 27) gains 1.5x over the GEMM, whose K loop is
+ * too short to pay for loading and storing its C tiles; a 1x1 stride-2
+ * downsample with 32 or 64 channels (K = 32, 64) on a small image lost
+ * 1.3-2.6x (ResNet). */
+#define NN_CONV_DIRECT_MAX_CIN 4
+
+/* A dense float32 2-D convolution with few input channels and a short
+ * reduction (Cin * KH * KW <= 64) runs as the compute engine's direct
+ * convolution. Returns 0 when it ran. */
 static int conv_small_cin_f32(pterun_kernel_context* ctx, const conv_geom* g,
                               const pterun_tensor* in, const pterun_tensor* w,
                               const pterun_tensor* bias, pterun_tensor* out,
                               const pterun_compute_gemm_opts* act) {
   int64_t KH = g->k[1], KW = g->k[2];
-  if (g->groups != 1 || out->dtype != PTERUN_DTYPE_F32 || in->rank != 4 ||
-      g->icpg * KH * KW > PTERUN_COMPUTE_CONV2D_MAX_TAPS || !nchw_dense(g, w, bias))
+  if (g->groups != 1 || g->icpg > NN_CONV_DIRECT_MAX_CIN || out->dtype != PTERUN_DTYPE_F32 ||
+      in->rank != 4 || g->icpg * KH * KW > PTERUN_COMPUTE_CONV2D_MAX_TAPS ||
+      !nchw_dense(g, w, bias))
     return -1;
   pterun_compute_conv2d p = {(size_t)g->n,
                              (size_t)g->cin,
