@@ -317,12 +317,29 @@ PTERUN_COMPUTE_API void pterun_compute_f32_activate(float* x, size_t n, int acti
 /** pterun_compute_gemm with packed operands and a fused activation (o NULL:
  *  none). The activation is applied as each tile of C receives its last K
  *  block, so it costs no extra pass over C. With accumulate, C's previous
- *  contents (a bias) are part of what is activated. */
-PTERUN_COMPUTE_API void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
-                                               int64_t k, const pterun_compute_matrix* a,
-                                               const pterun_compute_matrix* b,
-                                               const pterun_compute_matrix* c, double alpha,
-                                               int accumulate, const pterun_compute_gemm_opts* o);
+ *  contents (a bias) are part of what is activated.
+ *
+ *  pterun_compute_gemm_opts only ever grows at its end, and a caller passes
+ *  the size it was compiled with (the pterun_compute_gemm_ex macro does):
+ *  fields past a smaller size read as zero, and a larger one is accepted when
+ *  every field this build does not know is zero. Returns 0, or -1 (C left
+ *  untouched) for a size below the first version's or a nonzero unknown
+ *  field. */
+PTERUN_COMPUTE_API int pterun_compute_gemm_ex_sized(
+    pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,
+    const pterun_compute_matrix* b, const pterun_compute_matrix* c, double alpha, int accumulate,
+    const pterun_compute_gemm_opts* o, size_t opts_size);
+/** The entry point of libraries built before pterun_compute_gemm_ex_sized:
+ *  `o` has the first version's fields (up to `bias`). New code calls the
+ *  macro below. */
+PTERUN_COMPUTE_API void(pterun_compute_gemm_ex)(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
+                                                int64_t k, const pterun_compute_matrix* a,
+                                                const pterun_compute_matrix* b,
+                                                const pterun_compute_matrix* c, double alpha,
+                                                int accumulate, const pterun_compute_gemm_opts* o);
+#define pterun_compute_gemm_ex(ws, m, n, k, a, b, c, alpha, accumulate, o)                         \
+  pterun_compute_gemm_ex_sized((ws), (m), (n), (k), (a), (b), (c), (alpha), (accumulate), (o),     \
+                               sizeof(pterun_compute_gemm_opts))
 
 /* ---- f32 vector math ----------------------------------------------------------
  * Element-wise functions on contiguous float arrays, vectorised for the widest
@@ -414,6 +431,46 @@ PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,
                                                         const pterun_compute_dwconv2d* p,
                                                         const float* in, const float* w,
                                                         const float* bias, float* out);
+
+/* ---- f32 direct convolution, few input channels -----------------------------
+ * A dense (groups = 1) NCHW convolution whose reduction is short (in_c *
+ * kernel_h * kernel_w <= PTERUN_COMPUTE_CONV2D_MAX_TAPS, e.g. a network's
+ * 3-channel stem), where a GEMM over K = in_c * kh * kw runs too few steps per
+ * tile. Input [batch][in_c][in_h][in_w], weight [out_c][in_c][kernel_h]
+ * [kernel_w], output [batch][out_c][out_h][out_w], all dense; bias [out_c] or
+ * NULL. Every output is bias + the taps in (ci, kh, kw) order, taps in the
+ * padding reading zero, then the activation (PTERUN_COMPUTE_ACT_*
+ * semantics). The AVX2 / AVX-512 variants fuse each multiply-add (one
+ * rounding), the portable one does not: variants differ in the last bits,
+ * a variant gives the same bits for every thread count. */
+#define PTERUN_COMPUTE_CONV2D_MAX_TAPS 64
+typedef struct pterun_compute_conv2d {
+  size_t batch, in_c, in_h, in_w, out_c, out_h, out_w;
+  size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+  int activation; /* PTERUN_COMPUTE_ACT_* */
+  float lo, hi;   /* PTERUN_COMPUTE_ACT_CLAMP bounds */
+} pterun_compute_conv2d;
+
+/** Runs the convolution above on the widest variant this CPU (with
+ *  PTERUN_ISA_MASK) runs, (batch, row band) x output-channel tiles split
+ *  over `pool` (NULL: the calling thread; max_threads 0: no cap). The caller
+ *  sizes the tensors from `p`. Returns 0, or -1 (nothing written) when the
+ *  geometry does not suit it: a zero size, stride or dilation, more than
+ *  PTERUN_COMPUTE_CONV2D_MAX_TAPS taps, or a row too wide for its buffer. */
+PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nchw(pterun_threadpool* pool, size_t max_threads,
+                                                      const pterun_compute_conv2d* p,
+                                                      const float* in, const float* w,
+                                                      const float* bias, float* out);
+/** As pterun_compute_f32_conv2d_nchw on one variant, serially (tests,
+ *  benchmarks); -1 also when the variant is unusable. */
+PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nchw_with(size_t variant,
+                                                           const pterun_compute_conv2d* p,
+                                                           const float* in, const float* w,
+                                                           const float* bias, float* out);
+/** Name of conv2d variant `variant` (0: the portable 4-lane one, no fused
+ *  multiply-add) if it is built and this CPU (with PTERUN_ISA_MASK) can run
+ *  it, else NULL. */
+PTERUN_COMPUTE_API const char* pterun_compute_f32_conv2d_variant(size_t variant);
 
 /** One output row of a 2 x 2, stride 2 max pool over float32 input rows r0
  *  and r1 (2 * n floats each): y[o] is the first maximum of r0[2o], r0[2o + 1],

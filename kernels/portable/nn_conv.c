@@ -397,9 +397,10 @@ static void dw_rows(void* ctx, size_t start, size_t count) {
   }
 }
 
-/* Dense NCHW input and output, a [C][1][KH][KW] weight and a unit-stride
- * bias: the layout pterun_compute_f32_dwconv2d_nchw reads. */
-static int dw_nchw_dense(const conv_geom* g, const pterun_tensor* w, const pterun_tensor* bias) {
+/* Dense NCHW input and output, a dense [Cout][Cin / groups][KH][KW] weight
+ * and a unit-stride bias: the layout pterun_compute_f32_dwconv2d_nchw and
+ * pterun_compute_f32_conv2d_nchw read. */
+static int nchw_dense(const conv_geom* g, const pterun_tensor* w, const pterun_tensor* bias) {
   int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2], KH = g->k[1], KW = g->k[2];
   /* A stride matters only where the dim has more than one element. */
   return w->rank == 4 && g->k[0] == 1 && g->in[0] == 1 && (IW == 1 || g->is[4] == 1) &&
@@ -407,7 +408,8 @@ static int dw_nchw_dense(const conv_geom* g, const pterun_tensor* w, const pteru
          (g->n == 1 || g->is[0] == g->cin * IH * IW) && (OW == 1 || g->os[4] == 1) &&
          (OH == 1 || g->os[3] == OW) && (g->cout == 1 || g->os[1] == OH * OW) &&
          (g->n == 1 || g->os[0] == g->cout * OH * OW) && (KW == 1 || g->ws[4] == 1) &&
-         (KH == 1 || g->ws[3] == KW) && (g->cout == 1 || g->ws[0] == KH * KW) &&
+         (KH == 1 || g->ws[3] == KW) && (g->icpg == 1 || g->ws[1] == KH * KW) &&
+         (g->cout == 1 || g->ws[0] == g->icpg * KH * KW) &&
          (bias == NULL || bias->strides[0] == 1 || g->cout == 1);
 }
 
@@ -428,7 +430,7 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
               act != NULL ? act->hi : 0.0f};
   int64_t KH = g->k[1], KW = g->k[2], kh, kw;
   int chan_inner = g->is[1] == 1 && g->os[1] == 1 && g->ocpg == 1;
-  if (dw_nchw_dense(g, w, bias)) {
+  if (nchw_dense(g, w, bias)) {
     /* Contiguous NCHW: the compute engine's vectorised loops (same bits as
      * dw_planes below; a clamp in registers, a ReLU after). */
     pterun_compute_dwconv2d p = {
@@ -472,6 +474,48 @@ static void conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g,
     pterun_parallelize_1d_tile(pool, dw_planes, &j, (size_t)(g->n * g->cout), 1, flags);
   else
     pterun_parallelize_1d_tile(pool, dw_rows, &j, (size_t)(g->n * g->out[1]), 1, flags);
+}
+
+/* Input channels up to which a dense 2-D convolution runs direct. A network's
+ * stem (3 channels, 3x3: K = 27) gains 1.5x over the GEMM, whose K loop is
+ * too short to pay for loading and storing its C tiles; a 1x1 stride-2
+ * downsample with 32 or 64 channels (K = 32, 64) on a small image lost
+ * 1.3-2.6x (ResNet). */
+#define NN_CONV_DIRECT_MAX_CIN 4
+
+/* A dense float32 2-D convolution with few input channels and a short
+ * reduction (Cin * KH * KW <= 64) runs as the compute engine's direct
+ * convolution. Returns 0 when it ran. */
+static int conv_small_cin_f32(pterun_kernel_context* ctx, const conv_geom* g,
+                              const pterun_tensor* in, const pterun_tensor* w,
+                              const pterun_tensor* bias, pterun_tensor* out,
+                              const pterun_compute_gemm_opts* act) {
+  int64_t KH = g->k[1], KW = g->k[2];
+  if (g->groups != 1 || g->icpg > NN_CONV_DIRECT_MAX_CIN || out->dtype != PTERUN_DTYPE_F32 ||
+      in->rank != 4 || g->icpg * KH * KW > PTERUN_COMPUTE_CONV2D_MAX_TAPS ||
+      !nchw_dense(g, w, bias))
+    return -1;
+  pterun_compute_conv2d p = {(size_t)g->n,
+                             (size_t)g->cin,
+                             (size_t)g->in[1],
+                             (size_t)g->in[2],
+                             (size_t)g->cout,
+                             (size_t)g->out[1],
+                             (size_t)g->out[2],
+                             (size_t)KH,
+                             (size_t)KW,
+                             (size_t)g->stride[1],
+                             (size_t)g->stride[2],
+                             (size_t)g->dil[1],
+                             (size_t)g->dil[2],
+                             (size_t)g->pad[1],
+                             (size_t)g->pad[2],
+                             act != NULL ? act->activation : PTERUN_COMPUTE_ACT_NONE,
+                             act != NULL ? act->lo : 0.0f,
+                             act != NULL ? act->hi : 0.0f};
+  return pterun_compute_f32_conv2d_nchw(
+      pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx), &p, (const float*)in->data,
+      (const float*)w->data, bias != NULL ? (const float*)bias->data : NULL, (float*)out->data);
 }
 
 /* The reduction index r (in the weight's memory order) as (ic, kd, kh, kw). */
@@ -853,7 +897,7 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
                                  const pterun_compute_gemm_opts* act) {
   pterun_tensor *in, *w, *bias, *out;
   bool transposed;
-  int64_t groups, sizes[5], ocs;
+  int64_t groups, sizes[5], ocs, ics;
   conv_geom g;
   red_order ro;
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
@@ -881,6 +925,9 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
   strides5(out, g.os);
   if (!transposed && depthwise_ok(&g, in, w, bias, out)) {
     conv_depthwise_f32(ctx, &g, in, w, bias, out, act);
+  } else if (!transposed && !pointwise_input(&g, in, out, &ics) &&
+             conv_small_cin_f32(ctx, &g, in, w, bias, out, act) == 0) {
+    /* done */
   } else if (!transposed && pterun_dtype_is_float(out->dtype) && weight_flattens(&g, &ro) &&
              out_flattens(&g, &ocs)) {
     conv_gemm(ctx, &g, &ro, ocs, in, w, bias, out, act);

@@ -7,6 +7,8 @@
  *    first chunk storing with the bias, the others accumulating;
  *  - against the same convolution in float64 (the kernel's im2col path in
  *    double), within float32 rounding.
+ * Dense 2-D cases with a short reduction take the direct convolution, only
+ * close to im2col; they are run again as 3-D (depth 1) through the packer.
  * Run twice by ctest: as is, and with PTERUN_ISA_MASK=0 (scalar engine). */
 #include <math.h>
 #include <stdint.h>
@@ -212,14 +214,48 @@ static const conv_case k_cases[] = {
     {3, 1, 3, 4, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}, 1}, /* 3-D */
 };
 
+/* A dense 2-D convolution with at most 4 input channels and a short
+ * reduction runs as the compute engine's direct convolution
+ * (pterun_compute_f32_conv2d_nchw, its own test in
+ * tests/compute/test_conv2d.c; the rule is nn_conv.c's), not the GEMM: only
+ * close to im2col. Were the rule to widen, the exact checks below fail. */
+static int direct_path(const conv_case* c) {
+  int pointwise = c->k[0] == 1 && c->k[1] == 1 && c->stride[0] == 1 && c->stride[1] == 1 &&
+                  c->pad[0] == 0 && c->pad[1] == 0;
+  return c->sp == 2 && c->groups == 1 && !pointwise && c->cin <= 4 &&
+         c->cin * c->k[0] * c->k[1] <= PTERUN_COMPUTE_CONV2D_MAX_TAPS;
+}
+
+/* The same convolution as 3-D with a leading depth of 1: the GEMM path. */
+static conv_case as_3d(const conv_case* c) {
+  conv_case d = *c;
+  d.sp = 3;
+  for (int i = 2; i > 0; --i) {
+    d.in[i] = c->in[i - 1];
+    d.k[i] = c->k[i - 1];
+    d.stride[i] = c->stride[i - 1];
+    d.pad[i] = c->pad[i - 1];
+    d.dil[i] = c->dil[i - 1];
+  }
+  d.in[0] = d.k[0] = d.stride[0] = d.dil[0] = 1;
+  d.pad[0] = 0;
+  return d;
+}
+
 static int test_cases(void) {
   size_t arena_bytes = (size_t)8 << 20;
   void* arena = aligned_alloc(64, arena_bytes);
   PT_CHECK(arena != NULL);
   for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; ++i) {
-    PT_CHECK(check_case(&k_cases[i], arena, arena_bytes, 1) == 0);
+    const int direct = direct_path(&k_cases[i]);
+    PT_CHECK(check_case(&k_cases[i], arena, arena_bytes, !direct) == 0);
     /* A small arena: smaller GEMM blocks (K blocks too), so only close. */
     PT_CHECK(check_case(&k_cases[i], arena, (size_t)96 << 10, 0) == 0);
+    if (direct) {
+      /* The packer on this geometry still: bit for bit, as 3-D. */
+      const conv_case c3 = as_3d(&k_cases[i]);
+      PT_CHECK(check_case(&c3, arena, arena_bytes, 1) == 0);
+    }
   }
   free(arena);
   return 0;

@@ -47,7 +47,10 @@ typedef struct job {
   double alpha;
   int accumulate;
   const pterun_compute_gemm_opts* o; /* non-NULL: pterun_compute_gemm_ex */
+  size_t opts_size; /* nonzero: pterun_compute_gemm_ex_sized with this size; SIZE_MAX: the
+                       first version's entry point */
 } job;
+static int g_rc; /* what the last product returned */
 static job g_job;
 static pterun_threadpool* g_pool; /* NULL: serial */
 static size_t g_max_threads;
@@ -57,8 +60,18 @@ static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, si
   (void)args;
   (void)nargs;
   pterun_compute_gemm_init_ex(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk, g_pool, g_max_threads);
-  pterun_compute_gemm_ex(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, g_job.alpha,
-                         g_job.accumulate, g_job.o);
+  if (g_job.opts_size == SIZE_MAX) {
+    (pterun_compute_gemm_ex)(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c,
+                             g_job.alpha, g_job.accumulate, g_job.o);
+    g_rc = 0;
+  } else if (g_job.opts_size != 0) {
+    g_rc =
+        pterun_compute_gemm_ex_sized(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c,
+                                     g_job.alpha, g_job.accumulate, g_job.o, g_job.opts_size);
+  } else {
+    g_rc = pterun_compute_gemm_ex(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c,
+                                  g_job.alpha, g_job.accumulate, g_job.o);
+  }
   return PTERUN_STATUS_OK;
 }
 
@@ -338,7 +351,7 @@ static int epilogue_case(const pterun_compute_f32_gemm_ukernel* uk, int64_t m, i
   pterun_compute_gemm_opts o = {.activation = act, .lo = lo, .hi = hi, .bias = bias};
   pterun_compute_matrix ma = {a, PTERUN_DTYPE_F32, k, 1}, mb = {b, PTERUN_DTYPE_F32, n, 1};
   pterun_compute_matrix mc = {c1, PTERUN_DTYPE_F32, n, 1};
-  job j = {uk, m, n, k, ma, mb, mc, 1.0, 0, &o};
+  job j = {uk, m, n, k, ma, mb, mc, 1.0, 0, &o, 0};
   g_job = j;
   PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
            PTERUN_STATUS_OK);
@@ -420,7 +433,8 @@ static int test_short_tiles(void) {
              {c1, PTERUN_DTYPE_F32, n, 1},
              1.0,
              0,
-             &o};
+             &o,
+             0};
     g_job = j;
     PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
              PTERUN_STATUS_OK);
@@ -491,7 +505,8 @@ static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, si
            {c0, PTERUN_DTYPE_F32, n, 1},
            1.0,
            0,
-           &plain};
+           &plain,
+           0};
   g_job = j;
   g_pool = NULL;
   g_max_threads = 0;
@@ -522,6 +537,90 @@ static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, si
   free(bias);
   free(c0);
   free(c1);
+  return 0;
+}
+
+/* pterun_compute_gemm_opts grows at its end; callers built against another
+ * header pass their size. Older (smaller) opts read the missing fields as
+ * zero, newer ones are accepted only when the fields this build does not know
+ * are zero, and the first version's entry point ignores later fields. */
+static atomic_int g_stray_packs;
+static void stray_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                         int64_t nr) {
+  (void)ctx, (void)dst, (void)k0, (void)kc, (void)j0, (void)nc, (void)nr;
+  atomic_fetch_add_explicit(&g_stray_packs, 1, memory_order_relaxed);
+}
+
+static int test_opts_size(void) {
+  enum { M = 13, N = 40, K = 70 };
+  static float a[M * K], b[K * N], bias[M], c0[M * N], c1[M * N];
+  struct newer {
+    pterun_compute_gemm_opts o;
+    uint64_t later; /* a field a future header might add */
+  } nw;
+  const size_t v1 = offsetof(pterun_compute_gemm_opts, bias) + sizeof(const float*);
+  for (size_t i = 0; i < M * K; ++i) a[i] = rnd();
+  for (size_t i = 0; i < K * N; ++i) b[i] = rnd();
+  for (size_t i = 0; i < M; ++i) bias[i] = rnd();
+  pterun_compute_gemm_opts o = {.activation = PTERUN_COMPUTE_ACT_RELU, .bias = bias};
+  job j = {NULL,
+           M,
+           N,
+           K,
+           {a, PTERUN_DTYPE_F32, K, 1},
+           {b, PTERUN_DTYPE_F32, N, 1},
+           {c0, PTERUN_DTYPE_F32, N, 1},
+           1.0,
+           0,
+           &o,
+           0};
+  g_pool = NULL;
+  g_max_threads = 0;
+  g_job = j;
+  PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
+           PTERUN_STATUS_OK);
+  PT_CHECK(g_rc == 0);
+  /* (size, later field, pack_b set, expected return): what each caller gets. */
+  const struct {
+    size_t size;
+    uint64_t later;
+    int stray, rc;
+  } cases[] = {
+      {SIZE_MAX, 0, 1, 0},   /* first-version entry: pack_b is not a field it knows */
+      {v1, 0, 1, 0},         /* an older caller's size: the same */
+      {sizeof o, 0, 0, 0},   /* this header */
+      {sizeof nw, 0, 0, 0},  /* a newer caller leaving its new field at zero */
+      {sizeof nw, 1, 0, -1}, /* ... or setting it: refused */
+      {v1 - 1, 0, 0, -1},    /* smaller than any version */
+  };
+  for (size_t t = 0; t < sizeof cases / sizeof cases[0]; ++t) {
+    memset(&nw, 0, sizeof nw);
+    nw.o = o;
+    nw.later = cases[t].later;
+    if (cases[t].stray) nw.o.pack_b = stray_pack_b;
+    memset(c1, 0xff, sizeof c1);
+    atomic_store(&g_stray_packs, 0);
+    g_job = j;
+    g_job.c.data = c1;
+    g_job.o = &nw.o;
+    g_job.opts_size = cases[t].size;
+    PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
+             PTERUN_STATUS_OK);
+    int ok = g_rc == cases[t].rc && atomic_load(&g_stray_packs) == 0;
+    if (cases[t].rc == 0) {
+      ok = ok && memcmp(c0, c1, sizeof c0) == 0;
+    } else {
+      for (size_t i = 0; i < M * N && ok; ++i) {
+        uint32_t bits;
+        memcpy(&bits, &c1[i], sizeof bits);
+        ok = bits == 0xffffffffu; /* C untouched */
+      }
+    }
+    if (!ok) {
+      fprintf(stderr, "FAILED opts_size case %zu (rc %d)\n", t, g_rc);
+      return 1;
+    }
+  }
   return 0;
 }
 
@@ -581,8 +680,8 @@ static int test_packed_b_same_bits(void) {
                                           .bias = ep ? bias : NULL};
         pterun_compute_gemm_opts packed = plain;
         packed.packed_b = pb;
-        job j = {NULL, m, n,     k, {a, PTERUN_DTYPE_F32, k, 1}, mb, {c0, PTERUN_DTYPE_F32, n, 1},
-                 1.0,  0, &plain};
+        job j = {NULL, m, n,      k, {a, PTERUN_DTYPE_F32, k, 1}, mb, {c0, PTERUN_DTYPE_F32, n, 1},
+                 1.0,  0, &plain, 0};
         g_pool = NULL;
         g_job = j;
         PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
@@ -627,6 +726,7 @@ int main(void) {
   PT_RUN(test_packed_b_same_bits);
   PT_RUN(test_threads_bit_identical);
   PT_RUN(test_pack_b);
+  PT_RUN(test_opts_size);
   free(g_arena);
   return pt_failures != 0;
 }

@@ -63,32 +63,9 @@ static inline dw_v dwn_load(const float* p, size_t s) {
  * (oh, ow) of a zero-padded plane (row stride bw, input pixel (0, 0) at
  * (pt, pl)), all KH x KW taps in (kh, kw) order. Rows past oh_end and
  * columns past ow_end are computed (the copy has room) but not stored. */
-/* Input row xs (n floats) into a stride-2 row of the copy: padded column
- * pl + i goes to the even half (row[0..]) or the odd half (row[bw / 2..]).
- * One pass: the even and the odd elements of each pair of vectors. */
-static void dwn_split_row(float* row, size_t bw, const float* xs, size_t n, size_t pl) {
-  float* de = row + (pl & 1 ? bw / 2 : 0) + pl / 2;       /* x[0], x[2], .. */
-  float* dd = row + (pl & 1 ? 0 : bw / 2) + (pl + 1) / 2; /* x[1], x[3], .. */
-  size_t j = 0;
-  for (; j + 2 * DW_LANES <= n; j += 2 * DW_LANES, de += DW_LANES, dd += DW_LANES) {
-    dw_v a = dw_ld(xs + j), b = dw_ld(xs + j + DW_LANES);
-#if DW_LANES == 8
-    /* In-lane picks, then one 64-bit lane swap each (vshufps + vpermpd):
-     * half the lane-crossing shuffles of the direct permutes. */
-    dw_v e = DWN_SHUFFLE(a, b, 0, 2, 8, 10, 4, 6, 12, 14);
-    dw_v o = DWN_SHUFFLE(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
-    dw_st(de, DWN_SHUFFLE(e, e, 0, 1, 4, 5, 2, 3, 6, 7));
-    dw_st(dd, DWN_SHUFFLE(o, o, 0, 1, 4, 5, 2, 3, 6, 7));
-#else
-    dw_st(de, DWN_SHUFFLE(a, b, DWN_EVEN));
-    dw_st(dd, DWN_SHUFFLE(a, b, DWN_ODD));
-#endif
-  }
-  for (; j < n; j += 2) {
-    *de++ = xs[j];
-    if (j + 1 < n) *dd++ = xs[j + 1];
-  }
-}
+#define SPLIT2_LANES DW_LANES
+#define SPLIT2_FN dwn_split_row
+#include "src/compute/layout/split2_tmpl.h"
 
 /* n floats from xs to dst (a row of the copy), inline: the empty asm keeps
  * GCC from turning the loop into a memcpy call per row. */

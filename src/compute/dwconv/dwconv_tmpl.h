@@ -9,19 +9,14 @@
  * registers across all taps: the output is written once (per 64 taps). */
 #include <string.h>
 
-typedef float dw_v __attribute__((vector_size(DW_LANES * 4)));
-typedef int dw_m __attribute__((vector_size(DW_LANES * 4)));
-
+#define FV_LANES DW_LANES
+#include "src/compute/layout/fvec_tmpl.h"
+typedef fv_v dw_v;
+typedef fv_m dw_m;
+#define dw_ld fv_ld
+#define dw_st fv_st
 #define DW_MAX_TAPS 64 /* taps listed at once */
 
-static inline dw_v dw_ld(const float* p) {
-  dw_v v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline void dw_st(float* p, dw_v v) {
-  memcpy(p, &v, sizeof v);
-}
 /* ATen's clamp: max(x, lo), then min(., hi), a NaN staying NaN (lo > hi
  * gives hi); two compare-and-selects (maxps/minps order). */
 static inline dw_v dw_clamp(dw_v x, dw_v lo, dw_v hi) {

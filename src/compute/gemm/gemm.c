@@ -34,6 +34,7 @@
  * float64 keeps the portable engine below (4 x 16 tile in double); integer
  * dtypes use an exact int64 triple loop. */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "pterun/kernel_util.h"
@@ -941,12 +942,27 @@ static void act_all(const pterun_compute_matrix* c, int64_t m, int64_t n, const 
   if (x->act && pterun_dtype_is_float(c->dtype)) act_tile(c, 0, 0, m, n, x->act, x->lo, x->hi);
 }
 
-void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
-                            const pterun_compute_matrix* a, const pterun_compute_matrix* b,
-                            const pterun_compute_matrix* c, double alpha, int accumulate,
-                            const pterun_compute_gemm_opts* o) {
+/* The size of the first pterun_compute_gemm_opts (up to `bias`). */
+#define PC_GEMM_OPTS_V1_SIZE (offsetof(pterun_compute_gemm_opts, bias) + sizeof(const float*))
+
+int pterun_compute_gemm_ex_sized(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
+                                 const pterun_compute_matrix* a, const pterun_compute_matrix* b,
+                                 const pterun_compute_matrix* c, double alpha, int accumulate,
+                                 const pterun_compute_gemm_opts* opts, size_t opts_size) {
+  pterun_compute_gemm_opts own;
+  const pterun_compute_gemm_opts* o = NULL;
   pc_gemm_x x;
   memset(&x, 0, sizeof x);
+  if (opts != NULL) {
+    /* The caller's opts as this build's struct: missing fields zero, unknown
+     * ones (a newer caller) must be zero. */
+    if (opts_size < PC_GEMM_OPTS_V1_SIZE) return -1;
+    for (size_t i = sizeof own; i < opts_size; ++i)
+      if (((const unsigned char*)opts)[i] != 0) return -1;
+    memset(&own, 0, sizeof own);
+    memcpy(&own, opts, opts_size < sizeof own ? opts_size : sizeof own);
+    o = &own;
+  }
   if (o != NULL) {
     x.act = o->activation == PTERUN_COMPUTE_ACT_RELU || o->activation == PTERUN_COMPUTE_ACT_CLAMP
                 ? o->activation
@@ -958,7 +974,7 @@ void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, in
     x.pack_b = o->pack_b;
     x.pack_b_ctx = o->pack_b_ctx;
   }
-  if (m == 0 || n == 0) return;
+  if (m == 0 || n == 0) return 0;
   if (k == 0) {
     /* Empty sum: C = 0 (or unchanged when accumulating). */
     int64_t i, j;
@@ -966,7 +982,7 @@ void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, in
       for (i = 0; i < m; ++i)
         for (j = 0; j < n; ++j) pterun_store_i64(c->data, c->dtype, i * c->rs + j * c->cs, 0);
     act_all(c, m, n, &x);
-    return;
+    return 0;
   }
   if (!pterun_dtype_is_float(c->dtype)) {
     gemm_int(m, n, k, a, b, c, (int64_t)alpha, accumulate);
@@ -988,6 +1004,15 @@ void pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, in
     }
     gemm_f32(ws, m, n, k, a, b, c, (float)alpha, accumulate, &x);
   }
+  return 0;
+}
+
+void(pterun_compute_gemm_ex)(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
+                             const pterun_compute_matrix* a, const pterun_compute_matrix* b,
+                             const pterun_compute_matrix* c, double alpha, int accumulate,
+                             const pterun_compute_gemm_opts* o) {
+  (void)pterun_compute_gemm_ex_sized(ws, m, n, k, a, b, c, alpha, accumulate, o,
+                                     PC_GEMM_OPTS_V1_SIZE);
 }
 
 void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
