@@ -68,6 +68,16 @@ endfunction()
 
 pterun_gemm_isa_setup(pterun_compute)
 
+# Vector math: GCC does not schedule instructions before register allocation
+# on x86 by default, so the two vectors of each unrolled step (vmath_tmpl.h)
+# would run one long polynomial chain after the other; with pressure-aware
+# scheduling they interleave (GELU ~20 % faster on AVX2, same bits).
+if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  set_property(SOURCE ${_pt_isa_dir}/vmath/vmath_avx2.c ${_pt_isa_dir}/vmath/vmath_avx512.c
+               ${_pt_isa_dir}/vmath/vmath_portable.c
+               APPEND PROPERTY COMPILE_OPTIONS "-fschedule-insns;-fsched-pressure")
+endif()
+
 # Low-bit linear microkernels (src/compute/lowbit/lowbit_<isa>.c): AVX2 rides
 # on PTERUN_GEMM_AVX2, both AVX-512 variants (BW, and VNNI's vpdpbusd) on
 # PTERUN_GEMM_AVX512VNNI (its probe covers -mavx512bw). The driver, the

@@ -145,19 +145,34 @@ VM_INLINE vm_f vm_gelu_tanh(vm_f x) {
   return (vm_splat(0.5f) * x) * (vm_splat(1.0f) + vm_tanh(a));
 }
 
+/* NaN in, the input's quieted NaN out, whatever the function: left to the
+ * arithmetic, which of two NaN operands propagates (sign, payload) depends on
+ * the operand order the compiler picks, and variants must give the same bits. */
+#define VM_APPLY(op, v) vm_sel((v) != (v), (v) + (v), vm_##op(v))
+
 #define VM_DEFINE(op)                                                                              \
   void VM_FN(op)(const float* x, float* y, size_t n) {                                             \
     size_t i = 0;                                                                                  \
+    /* Two vectors a step: independent chains for the scheduler to overlap. */                     \
+    for (; i + 2 * VM_LANES <= n; i += 2 * VM_LANES) {                                             \
+      vm_f v0, v1;                                                                                 \
+      memcpy(&v0, x + i, sizeof v0);                                                               \
+      memcpy(&v1, x + i + VM_LANES, sizeof v1);                                                    \
+      v0 = VM_APPLY(op, v0);                                                                       \
+      v1 = VM_APPLY(op, v1);                                                                       \
+      memcpy(y + i, &v0, sizeof v0);                                                               \
+      memcpy(y + i + VM_LANES, &v1, sizeof v1);                                                    \
+    }                                                                                              \
     for (; i + VM_LANES <= n; i += VM_LANES) {                                                     \
       vm_f v;                                                                                      \
       memcpy(&v, x + i, sizeof v);                                                                 \
-      v = vm_##op(v);                                                                              \
+      v = VM_APPLY(op, v);                                                                         \
       memcpy(y + i, &v, sizeof v);                                                                 \
     }                                                                                              \
     if (i < n) { /* the tail through one padded vector: the same lane math */                      \
       vm_f v = vm_splat(0.0f);                                                                     \
       memcpy(&v, x + i, (n - i) * sizeof(float));                                                  \
-      v = vm_##op(v);                                                                              \
+      v = VM_APPLY(op, v);                                                                         \
       memcpy(y + i, &v, (n - i) * sizeof(float));                                                  \
     }                                                                                              \
   }
