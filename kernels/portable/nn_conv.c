@@ -1,7 +1,9 @@
 /* aten::convolution.out: 1-D/2-D/3-D, groups (incl. depthwise), stride,
  * padding, dilation, optional bias, transposed; any dim orders.
  *
- * Floating forward convolutions run as im2col + the blocked GEMM, one
+ * Dense NCHW float32 2-D convolutions with at most 4 input channels (a
+ * network's stem) run as the compute engine's direct convolution. Other
+ * floating forward convolutions run as im2col + the blocked GEMM, one
  * (batch, group) at a time and in column chunks so the im2col buffer stays
  * small (scratch arena or a stack buffer). Transposed convolutions, integer
  * dtypes and unusual out layouts use a direct gather loop. Internally every
