@@ -216,15 +216,18 @@ int main(int argc, char** argv) {
     if (a == NULL || b == NULL || c == NULL) return 1;
     for (j = 0; j < s->m * s->k; ++j) a[j] = (float)((j * 7 + 3) % 17) * 0.125f - 1.0f;
     for (j = 0; j < s->k * s->n; ++j) b[j] = (float)((j * 5 + 1) % 13) * 0.25f - 1.5f;
-    for (u = 0; u < nuk; ++u) {
-      const pterun_compute_f32_gemm_ukernel* uk = &uks[u];
+    /* Every usable microkernel, then "default": the engine's own selection
+     * (the M = 1 kernel for one row, reading B packed for the GEMM kernel). */
+    for (u = 0; u <= nuk; ++u) {
+      const pterun_compute_f32_gemm_ukernel* uk = u < nuk ? &uks[u] : NULL;
+      const char* name = uk != NULL ? uk->name : "default";
       double ga, gs;
-      if ((uk->isa & features) != uk->isa) continue;
-      if (only != NULL && strstr(uk->name, only) == NULL) continue;
+      if (uk != NULL && (uk->isa & features) != uk->isa) continue;
+      if (only != NULL && strstr(name, only) == NULL) continue;
       ga = bench_one(uk, s, scratch, scratch_bytes, min_s, a, b, c);
       gs = no_stack ? 0.0 : bench_one(uk, s, NULL, 0, min_s, a, b, c);
-      printf("%-36s %6lld %6lld %6lld %9.1f %9.1f  %s\n", uk->name, (long long)s->m,
-             (long long)s->n, (long long)s->k, ga, gs, s->what);
+      printf("%-36s %6lld %6lld %6lld %9.1f %9.1f  %s\n", name, (long long)s->m, (long long)s->n,
+             (long long)s->k, ga, gs, s->what);
       fflush(stdout);
     }
     free(a);

@@ -61,9 +61,10 @@ pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
   return PTERUN_STATUS_OK;
 }
 
-/* Load time: packs a constant float32 mat2 [K, N] for products a @ mat2. A
- * product with one row streams mat2 in place, so a static one-row `a` keeps
- * nothing. Anything unexpected is left for execute to report. */
+/* Load time: packs a constant float32 mat2 [K, N] for products a @ mat2 (a
+ * product with one row streams the packed strips too: an RNN step reads its
+ * weight sequentially instead of 128 bytes per 4 KiB row). Anything
+ * unexpected is left for execute to report. */
 static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                   size_t want, size_t ia, size_t ib, size_t iout,
                                   pk_prepacked* into) {
@@ -72,8 +73,7 @@ static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** arg
     return PTERUN_STATUS_OK;
   const pterun_tensor *a = args[ia]->u.tensor, *b = args[ib]->u.tensor, *out = args[iout]->u.tensor;
   if (a->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || a->rank != 2 ||
-      b->rank != 2 || a->sizes[1] != b->sizes[0] || !pk_prepack_constant_f32(b) ||
-      (a->dynamism == PTERUN_SHAPE_STATIC && a->sizes[0] <= 1))
+      b->rank != 2 || a->sizes[1] != b->sizes[0] || !pk_prepack_constant_f32(b))
     return PTERUN_STATUS_OK;
   pterun_compute_matrix mb = mat_of(b, 0, 1, 0);
   return pk_prepack_to(ctx, into, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb);

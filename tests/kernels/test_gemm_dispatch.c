@@ -638,14 +638,25 @@ static int test_pack_b(void) {
 }
 
 /* B packed at load (pterun_compute_gemm_pack; the product then runs every K
- * block of a tile in one task, and packs a strided A whole, once) gives the
- * bits of the same product reading B,
+ * block of a tile in one task, and packs a strided A whole, once; M = 1 reads
+ * it with the 1-row kernel) gives the bits of the same product reading B,
  * on 1 and 2 threads, with and without bias/ReLU, over several K blocks. */
 static int test_packed_b_same_bits(void) {
   /* K = 1024 and 512 with M > 2 MR: A rows 2 KiB multiples apart, packed
    * whole into the free B block. */
-  static const int64_t shapes[][3] = {{32, 1024, 784}, {130, 200, 300}, {7, 48, 513},
-                                      {300, 70, 1030}, {32, 96, 1024},  {301, 40, 512}};
+  static const int64_t shapes[][3] = {{32, 1024, 784},
+                                      {130, 200, 300},
+                                      {7, 48, 513},
+                                      {300, 70, 1030},
+                                      {32, 96, 1024},
+                                      {301, 40, 512},
+                                      /* M = 1: the 1-row kernel reads the GEMM kernel's
+                                       * strips two at a time; N past the last strip. */
+                                      {1, 1024, 256},
+                                      {1, 1000, 300},
+                                      {1, 40, 1030},
+                                      {1, 48, 513},
+                                      {1, 8, 70}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
     const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
     float* a = malloc(sizeof(float) * (size_t)(m * k));

@@ -40,6 +40,7 @@
 #define GT_FN pc_f32_gemm_ukernel__avx2_1x32
 #define GT_MR 1
 #define GT_NRV 4
+#define GT_SW 2 /* two strips of the GEMM kernel's packed B (ukernel.h) */
 #include "src/compute/gemm/ukernel_tmpl.h"
 
 #else

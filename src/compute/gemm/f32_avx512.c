@@ -32,6 +32,7 @@
 #define GT_FN pc_f32_gemm_ukernel__avx512f_1x64
 #define GT_MR 1
 #define GT_NRV 4
+#define GT_SW 2 /* two strips of the GEMM kernel's packed B (ukernel.h) */
 #include "src/compute/gemm/ukernel_tmpl.h"
 
 #else

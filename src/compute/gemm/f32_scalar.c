@@ -91,8 +91,9 @@ void pc_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_
 }
 
 void pc_f32_gemm_ukernel__scalar_4x8_ep(size_t mr, size_t kc, const float* a, size_t a_rs,
-                                        size_t a_ks, const float* b, size_t b_ks, float* c,
-                                        size_t ldc, float alpha, int add, const float* bias,
-                                        int act, float lo, float hi) {
+                                        size_t a_ks, const float* b, size_t b_ks, size_t b_ss,
+                                        float* c, size_t ldc, float alpha, int add,
+                                        const float* bias, int act, float lo, float hi) {
+  (void)b_ss; /* one strip per tile */
   scalar_4x8(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, bias, act, lo, hi);
 }

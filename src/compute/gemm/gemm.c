@@ -311,6 +311,7 @@ typedef struct pc_f32_step {
    * B packed at load, A packed at load or by whole_a (gemm_f32). */
   const float *pa_data, *pb_data;
   int64_t pa_pad, pb_pad, pa_k0, k0;
+  int64_t pb_sw;                   /* strip width of the packed B (< uk's NR for M = 1), or 0 */
   pc_f32_kblock kb;                /* the current K block (one step per K block) */
   pterun_compute_pack_b_fn pack_b; /* the caller's B packer, or NULL */
   void* pack_b_ctx;
@@ -383,6 +384,15 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
       const int64_t jr = (int64_t)s * NR, w = min64(NR, st->ncb - jr);
       const float* bs = kb->bp + jr * kcb;
       size_t b_ks = (size_t)NR;
+      /* An M = 1 kernel reads its tile as two strips of NR / 2 (ukernel.h):
+       * side by side, or two strips of the GEMM kernel's B packed at load
+       * (the last one absent past the padded N: its columns are discarded,
+       * so the first is read twice). */
+      size_t b_ss = (size_t)NR / 2;
+      if (st->pb_sw != 0 && st->pb_sw < NR) {
+        b_ks = (size_t)st->pb_sw;
+        b_ss = jc + jr + st->pb_sw < st->pb_pad ? (size_t)(kcb * st->pb_sw) : 0;
+      }
       if (st->pack_b_in_task) f32_pack_b_task(st, s, 1); /* used right away, from cache */
       if (st->direct_b && w == NR) {
         bs = (const float*)b->data + pc * b->rs + jc + jr;
@@ -413,14 +423,17 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
           a_rs = 1;
           a_ks = (size_t)MR;
         }
-        if (st->direct_c && h == kern->mr && w == NR && kern_ep != NULL &&
-            (kb->bias != NULL || kb->act)) {
-          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
+        if (st->direct_c && h == kern->mr && w == NR && kern_ep != NULL) {
+          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss,
                   (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, kb->add,
                   kb->bias != NULL ? kb->bias + ic + ir : NULL, kb->act, st->lo, st->hi);
           continue;
         }
-        if (st->direct_c && h == kern->mr && w == NR) {
+        if (kern_ep != NULL) {
+          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, tile, (size_t)NR,
+                  st->alpha, 0, NULL, PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f);
+          store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, kb->add);
+        } else if (st->direct_c && h == kern->mr && w == NR) {
           kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
                    (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha,
                    kb->add);
@@ -597,7 +610,7 @@ static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
   st.kc = kc;
   st.k0 = x->k0;
   if (pa != NULL) st.pa_data = pa->data, st.pa_pad = pa->pad, st.pa_k0 = x->k0;
-  if (pb != NULL) st.pb_data = pb->data, st.pb_pad = pb->pad;
+  if (pb != NULL) st.pb_data = pb->data, st.pb_pad = pb->pad, st.pb_sw = pb->uk->nr;
   st.lo = x->lo;
   st.hi = x->hi;
   st.pack_b = pb == NULL ? x->pack_b : NULL;
@@ -982,7 +995,11 @@ int pterun_compute_gemm_ex_sized(pterun_compute_gemm_ws* ws, int64_t m, int64_t 
     if (o != NULL) {
       const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
       x.pa = packed_fits(o->packed_a, PTERUN_COMPUTE_OPERAND_A, uk, m, k, x.k0);
-      x.pb = packed_fits(o->packed_b, PTERUN_COMPUTE_OPERAND_B, uk, n, k, x.k0);
+      /* M = 1 streams the GEMM kernel's packed B two strips at a time
+       * (ukernel.h), with the same K blocks as its unpacked products. */
+      const pc_f32_gemm_ukernel* pb_uk =
+          uk != ws->uk && uk->nr == 2 * ws->uk->nr && uk->kc == ws->uk->kc ? ws->uk : uk;
+      x.pb = packed_fits(o->packed_b, PTERUN_COMPUTE_OPERAND_B, pb_uk, n, k, x.k0);
       if (x.pa != NULL && x.pb != NULL && x.pa->kc != x.pb->kc) x.pa = NULL;
     }
     gemm_f32(ws, m, n, k, a, b, c, (float)alpha, accumulate, &x);

@@ -22,18 +22,22 @@ typedef pterun_compute_f32_gemm_ukernel pc_f32_gemm_ukernel;
  * tile is in registers, after alpha and the add: + bias[i] on row i (bias
  * NULL: none), then the activation (PTERUN_COMPUTE_ACT_*, the exact
  * semantics of gemm.c's act_f32). Same operations, same bits as storing the
- * tile and running the epilogue over C. */
+ * tile and running the epilogue over C. An M = 1 kernel (MR == 1) reads its
+ * NR columns as two strips of NR / 2, the second at b + b_ss (NR / 2 when B
+ * is contiguous; kc x NR / 2 in the GEMM kernel's packed B, so a product with
+ * one row streams the weight packed at load); other kernels ignore b_ss. */
 typedef void (*pc_f32_gemm_ep_fn)(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
-                                  const float* b, size_t b_ks, float* c, size_t ldc, float alpha,
-                                  int add, const float* bias, int act, float lo, float hi);
+                                  const float* b, size_t b_ks, size_t b_ss, float* c, size_t ldc,
+                                  float alpha, int add, const float* bias, int act, float lo,
+                                  float hi);
 
 /* Prototypes from the manifest. */
 #define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
   void fn(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,        \
           size_t b_ks, float* c, size_t ldc, float alpha, int add);                                \
   void fn##_ep(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,   \
-               size_t b_ks, float* c, size_t ldc, float alpha, int add, const float* bias,         \
-               int act, float lo, float hi);
+               size_t b_ks, size_t b_ss, float* c, size_t ldc, float alpha, int add,               \
+               const float* bias, int act, float lo, float hi);
 #include "src/compute/gemm/f32_ukernels.inc"
 #undef PC_GEMM_UKERNEL
 

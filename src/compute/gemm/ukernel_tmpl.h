@@ -11,17 +11,26 @@
  *   GT_MUL(a, b), GT_ADD(a, b)
  *   GT_RELU(v)         aten::relu: v where v > 0 or NaN, else +0
  *   GT_CLAMP(v, l, h)  v < l ? l : v, then h < that ? h : that (NaN stays)
+ *   GT_SW              optional: B vectors per strip (default GT_NRV). A tile
+ *                      of GT_NRV / GT_SW strips reads strip s at b + s * b_ss:
+ *                      an M = 1 kernel reads two strips of the GEMM kernel's
+ *                      packed B at once (gemm.c); contiguous: b_ss = GT_SW *
+ *                      GT_VLEN.
  * Accumulators are GT_MR x GT_NRV vectors that must fit in the register file
  * together with GT_NRV B vectors and one broadcast. Every index is a
  * compile-time constant after unrolling, so the arrays live in registers. */
+#ifndef GT_SW
+#define GT_SW GT_NRV
+#endif
 #define GT_CAT_(x, y) x##y
 #define GT_CAT(x, y) GT_CAT_(x, y)
 #define GT_BODY GT_CAT(GT_FN, _body)
 static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, const float* a,
                                                           size_t a_rs, size_t a_ks, const float* b,
-                                                          size_t b_ks, float* c, size_t ldc,
-                                                          float alpha, int add, const float* bias,
-                                                          int act, float lo, float hi) {
+                                                          size_t b_ks, size_t b_ss, float* c,
+                                                          size_t ldc, float alpha, int add,
+                                                          const float* bias, int act, float lo,
+                                                          float hi) {
   const float* ar[GT_MR];
   GT_VEC acc[GT_MR][GT_NRV];
   size_t k, ko = 0;
@@ -47,7 +56,7 @@ static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, 
   do {                                                                                             \
     GT_VEC bv[GT_NRV];                                                                             \
     PC_UNROLL                                                                                      \
-    for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOADU(b + j * GT_VLEN);                                \
+    for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOADU(b + (j / GT_SW) * b_ss + (j % GT_SW) * GT_VLEN); \
     b += b_ks;                                                                                     \
     PC_UNROLL                                                                                      \
     for (i = 0; i < GT_MR; ++i) {                                                                  \
@@ -102,15 +111,16 @@ static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, 
 
 void GT_FN(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const float* b,
            size_t b_ks, float* c, size_t ldc, float alpha, int add) {
-  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, NULL, PTERUN_COMPUTE_ACT_NONE, 0.0f,
-          0.0f);
+  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, GT_SW * GT_VLEN, c, ldc, alpha, add, NULL,
+          PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f);
 }
 
 void GT_CAT(GT_FN, _ep)(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
-                        const float* b, size_t b_ks, float* c, size_t ldc, float alpha, int add,
-                        const float* bias, int act, float lo, float hi) {
-  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, bias, act, lo, hi);
+                        const float* b, size_t b_ks, size_t b_ss, float* c, size_t ldc, float alpha,
+                        int add, const float* bias, int act, float lo, float hi) {
+  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, b_ss, c, ldc, alpha, add, bias, act, lo, hi);
 }
 #undef GT_BODY
+#undef GT_SW
 #undef GT_CAT
 #undef GT_CAT_
