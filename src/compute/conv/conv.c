@@ -21,7 +21,8 @@ static const pc_cv_variant g_variants[] = {
      4},
 #endif
 #if defined(PTERUN_GEMM_AVX512)
-    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_f32_conv2d__avx512f, 16, 8},
+    {PTERUN_CPU_X86_AVX512F | PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA, "avx512f",
+     pc_f32_conv2d__avx512f, 16, 8},
 #endif
 };
 #define PC_CV_COUNT (sizeof g_variants / sizeof g_variants[0])
