@@ -30,9 +30,9 @@ typedef struct cli_bench_result {
   double program_load_ms, method_load_ms;
   size_t runtime_bytes, planned_bytes;
   uint64_t warmup, runs;
-  double duration_s;    /* --duration asked for, 0 without */
-  double timed_s;       /* the timed executes' wall time */
-  double cold_ms;       /* the first execute after the load */
+  double duration_s; /* --duration asked for, 0 without */
+  double timed_s;    /* the timed executes' wall time */
+  double cold_ms;    /* the first execute after the load */
   cli_bench_stats stats;
   double rss_before_mb, rss_peak_mb; /* -1 where unknown */
 } cli_bench_result;

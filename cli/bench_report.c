@@ -177,9 +177,10 @@ static void report_table(FILE* f, const cli_bench_result* r, int md) {
     fprintf(f, " | %.2f |\n", r->stats.runs_per_second);
     return;
   }
-  fputs("file,method,threads,warmup,runs,program_load_ms,method_load_ms,runtime_bytes,"
-        "planned_bytes,cold_ms",
-        f);
+  fputs(
+      "file,method,threads,warmup,runs,program_load_ms,method_load_ms,runtime_bytes,"
+      "planned_bytes,cold_ms",
+      f);
   for (k = 0; k < STAT_COUNT; ++k) fprintf(f, ",%s_ms", names[k]);
   fputs(",runs_per_second\n", f);
   csv_field(f, r->file);

@@ -135,7 +135,8 @@ typedef struct cli_profile_opts {
 
 #define CLI_OPTS_PROFILE(o)                                                                        \
   CLI_FLAG("profile", 0, &(o)->table, "print time per operator and per instruction"),              \
-      CLI_STR("trace", &(o)->trace, "FILE.json", "write a Chrome trace (chrome://tracing, Perfetto)"), \
+      CLI_STR("trace", &(o)->trace, "FILE.json",                                                   \
+              "write a Chrome trace (chrome://tracing, Perfetto)"),                                \
       CLI_STR("etdump", &(o)->etdump, "FILE.etdp",                                                 \
               "write an ETDump for executorch.devtools.Inspector"),                                \
       CLI_STR("debug-buffer", &(o)->debug_buffer, "FILE",                                          \

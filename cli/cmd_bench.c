@@ -71,7 +71,8 @@ int cli_cmd_bench(int argc, char** argv) {
   progress prog = {0, 0};
   const cli_optspec opts[] = {
       CLI_STRS("data", &data, "FILE.ptd", "external data file (repeatable)"),
-      CLI_STR("method", &method_name, "NAME", "method to time (default: forward, or the only method)"),
+      CLI_STR("method", &method_name, "NAME",
+              "method to time (default: forward, or the only method)"),
       CLI_U64("warmup", &warmup, "N", 0, 1e6, "untimed executes after the cold one (default 3)"),
       CLI_U64("iterations", &iterations, "N", 1, 1e8, "timed executes (default 20)"),
       CLI_F64("duration", &duration, "SECONDS", 0.001, 86400,
@@ -113,7 +114,8 @@ int cli_cmd_bench(int argc, char** argv) {
   }
   rss0_kb = cli_proc_status_kb("VmRSS"); /* the process before the model */
   if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) goto done;
-  if ((r = cli_profile_begin(&prof, duration > 0 ? 1000 : iterations, &s.profiler)) != CLI_EXIT_OK) {
+  if ((r = cli_profile_begin(&prof, duration > 0 ? 1000 : iterations, &s.profiler)) !=
+      CLI_EXIT_OK) {
     rc = r;
     goto done;
   }
@@ -134,8 +136,8 @@ int cli_cmd_bench(int argc, char** argv) {
     double elapsed_s = (cli_now_ms() - t_start) / 1e3;
     if (duration > 0 ? (it > 0 && elapsed_s >= duration) : it >= iterations) break;
     if (it == cap) { /* --duration: more room, between executes */
-      double* more = cap < (uint64_t)1 << 40 ? (double*)realloc(samples, 2 * cap * sizeof *more)
-                                             : NULL;
+      double* more =
+          cap < (uint64_t)1 << 40 ? (double*)realloc(samples, 2 * cap * sizeof *more) : NULL;
       if (more == NULL) {
         cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory for %llu samples",
                  (unsigned long long)cap * 2);

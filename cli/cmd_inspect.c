@@ -347,13 +347,13 @@ int cli_cmd_inspect(int argc, char** argv) {
   cli_json jw, *j = NULL;
   size_t m, k, npos = 0;
   const cli_optspec opts[] = {
-      CLI_STRS("data", &data, "FILE.ptd", "an external data file (repeatable); its keys are listed"),
+      CLI_STRS("data", &data, "FILE.ptd",
+               "an external data file (repeatable); its keys are listed"),
       CLI_FLAG("memory", 0, &memory,
                "the memory each method needs, by part, before any load: a\n"
                "trial load with the default options (the time of one load)"),
       CLI_FLAG("json", 0, &json, "print one JSON object instead of text"),
-      CLI_OPT_VERBOSE(&verbose),
-      CLI_OPTS_END};
+      CLI_OPT_VERBOSE(&verbose), CLI_OPTS_END};
   const cli_optspec* const groups[] = {opts, NULL};
 
   if ((r = cli_parse(argc, argv, &kHelp, groups, &model, 1, &npos)) != CLI_PARSE_OK) {

@@ -91,21 +91,21 @@ int cli_cmd_run(int argc, char** argv) {
   const cli_optspec opts[] = {
       CLI_U64("case", &bcase, "N", 0, 0, "bundled test case to run (default 0)"),
       CLI_STRS("data", &data, "FILE.ptd", "external data file (repeatable)"),
-      CLI_STR("method", &method_name, "NAME", "method to run (default: forward, or the only method)"),
+      CLI_STR("method", &method_name, "NAME",
+              "method to run (default: forward, or the only method)"),
       CLI_STRS("input", &inputs, "FILE.npy", "one per method input, in order (repeatable)"),
       /* the order of CLI_GEN_* */
-      CLI_CHOICE("inputs", &gen, "KIND", "zeros|ones|random",
-                 "generate inputs when no --input is given:\nzeros, ones or random (default random)"),
+      CLI_CHOICE(
+          "inputs", &gen, "KIND", "zeros|ones|random",
+          "generate inputs when no --input is given:\nzeros, ones or random (default random)"),
       CLI_U64("seed", &seed, "N", 0, 0, "seed for --inputs random (default 0)"),
       CLI_STR("output-dir", &outdir, "DIR",
               "write outputs as DIR/output_0.npy, output_1.npy, ...\n(DIR is created if missing)"),
       CLI_U64("iterations", &iterations, "N", 1, 0, "execute N times (default 1)"),
       CLI_OPTS_THREADS(&s),
       CLI_FLAG("json", 0, &json, "print one JSON object (docs/cli.md) instead of text"),
-      CLI_FLAG("quiet", 'q', &quiet, "print nothing but errors"),
-      CLI_OPT_VERBOSE(&verbose),
-      CLI_OPTS_PROFILE(&prof),
-      CLI_OPTS_END};
+      CLI_FLAG("quiet", 'q', &quiet, "print nothing but errors"), CLI_OPT_VERBOSE(&verbose),
+      CLI_OPTS_PROFILE(&prof), CLI_OPTS_END};
   const cli_optspec* const groups[] = {opts, NULL};
 
   memset(&s, 0, sizeof s);
@@ -123,8 +123,8 @@ int cli_cmd_run(int argc, char** argv) {
     goto done;
   }
   if (json) {
-    quiet = 1;          /* the JSON document is all of stdout, */
-    prof.out = stderr;  /* the --profile table goes to stderr */
+    quiet = 1;         /* the JSON document is all of stdout, */
+    prof.out = stderr; /* the --profile table goes to stderr */
   }
 
   /* Fail on an unusable output directory before doing any work. */
@@ -150,7 +150,8 @@ int cli_cmd_run(int argc, char** argv) {
     if (bind_bundled(&s, m, suite, bcase) != CLI_EXIT_OK) goto done;
   } else {
     if ((inputs.count > 0 ? cli_inputs_from_files(&s, method, &inputs, &in)
-                          : cli_inputs_generate(&s, method, gen < 0 ? CLI_GEN_RANDOM : (cli_gen)gen, seed, &in)) != CLI_EXIT_OK)
+                          : cli_inputs_generate(&s, method, gen < 0 ? CLI_GEN_RANDOM : (cli_gen)gen,
+                                                seed, &in)) != CLI_EXIT_OK)
       goto done;
     if (cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;
   }

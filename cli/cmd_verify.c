@@ -87,7 +87,8 @@ int cli_cmd_verify(int argc, char** argv) {
       CLI_F64("atol", &atol, "X", 0, 0, "absolute tolerance (default 1e-8, as ExecuTorch)"),
       CLI_STRS("data", &data, "FILE.ptd", "external data file (repeatable)"),
       CLI_FLAG("json", 0, &json, "print one JSON object instead of the table"),
-      CLI_OPT_VERBOSE(&verbose), CLI_OPTS_END};
+      CLI_OPT_VERBOSE(&verbose),
+      CLI_OPTS_END};
   const cli_optspec* const groups[] = {opts, NULL};
 
   memset(&s, 0, sizeof s);

@@ -39,9 +39,12 @@ typedef struct cli_optspec {
 #define CLI_FLAG(name, sh, dest, help) {name, sh, CLI_OPT_FLAG, dest, NULL, help, 0, 0, NULL}
 #define CLI_STR(name, dest, meta, help) {name, 0, CLI_OPT_STR, dest, meta, help, 0, 0, NULL}
 #define CLI_STRS(name, dest, meta, help) {name, 0, CLI_OPT_STRS, dest, meta, help, 0, 0, NULL}
-#define CLI_U64(name, dest, meta, lo, hi, help) {name, 0, CLI_OPT_U64, dest, meta, help, lo, hi, NULL}
-#define CLI_F64(name, dest, meta, lo, hi, help) {name, 0, CLI_OPT_F64, dest, meta, help, lo, hi, NULL}
-#define CLI_F32(name, dest, meta, lo, hi, help) {name, 0, CLI_OPT_F32, dest, meta, help, lo, hi, NULL}
+#define CLI_U64(name, dest, meta, lo, hi, help)                                                    \
+  {name, 0, CLI_OPT_U64, dest, meta, help, lo, hi, NULL}
+#define CLI_F64(name, dest, meta, lo, hi, help)                                                    \
+  {name, 0, CLI_OPT_F64, dest, meta, help, lo, hi, NULL}
+#define CLI_F32(name, dest, meta, lo, hi, help)                                                    \
+  {name, 0, CLI_OPT_F32, dest, meta, help, lo, hi, NULL}
 #define CLI_CHOICE(name, dest, meta, choices, help)                                                \
   {name, 0, CLI_OPT_CHOICE, dest, meta, help, 0, 0, choices}
 

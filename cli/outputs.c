@@ -161,7 +161,6 @@ void cli_value_describe(const pterun_value* v, char* buf, size_t cap) {
   }
 }
 
-
 int cli_tensor_stats_compute(const pterun_tensor* t, cli_tensor_stats* out) {
   /* Welford's running mean and variance: one pass, no overflow of a sum of
    * squares. Tensors are dense (strides a permutation of the sizes), so

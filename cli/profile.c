@@ -120,7 +120,8 @@ int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler*
 int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_profiler* p) {
   pterun_status st;
   if (p == NULL) return CLI_EXIT_OK;
-  if (o->table && cli_profile_print(o->out ? o->out : stdout, p, 20) != CLI_EXIT_OK) return CLI_EXIT_FAIL;
+  if (o->table && cli_profile_print(o->out ? o->out : stdout, p, 20) != CLI_EXIT_OK)
+    return CLI_EXIT_FAIL;
   if (o->trace != NULL) {
     if ((st = pterun_profiler_write_chrome_trace(p, o->trace)) != PTERUN_STATUS_OK)
       return cli_fail(NULL, st, "cannot write the trace %s", o->trace);
