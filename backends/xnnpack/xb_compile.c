@@ -195,7 +195,8 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
   // One GEMM workspace for the whole call: it takes its packing buffers from
   // the method's scratch once (scratch is per instruction, not per node).
   pterun_compute_gemm_ws ws;
-  pterun_compute_gemm_init(ctx, &ws, PTERUN_DTYPE_F32);
+  pterun_compute_gemm_init_ex(g->gemm_scratch > 0 ? ctx : NULL, &ws, PTERUN_DTYPE_F32, NULL,
+                              pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx));
   xb_exec x = {g, ctx, data, &ws, pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx)};
   for (uint32_t ni = 0; ni < g->nnodes; ++ni) {
     const xb_node* n = &g->nodes[ni];

@@ -4,12 +4,18 @@
 
 #define LLM_OP(name, fn)                                                                           \
   pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define LLM_OP_PREPARED(name, fn, prep)                                                            \
+  LLM_OP(name, fn)                                                                                 \
+  pterun_status prep(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 #include "kernels/llm/ops.inc"
+#undef LLM_OP_PREPARED
 #undef LLM_OP
 
 static const pterun_kernel kLlmKernels[] = {
 #define LLM_OP(op_, fn_) {.op = op_, .fn = fn_},
+#define LLM_OP_PREPARED(op_, fn_, prep_) {.op = op_, .fn = fn_, .prepare = prep_},
 #include "kernels/llm/ops.inc"
+#undef LLM_OP_PREPARED
 #undef LLM_OP
 };
 
