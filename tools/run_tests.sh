@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: C tests (release build), the same C tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer, every standard build type
-# with GCC and Clang (each one runs the C tests too), robustness (TSan,
-# valgrind, fuzzing), then the Python tests. Warnings are errors in every
+# with GCC and Clang (each one runs the C tests too, and all give the same
+# output bits), robustness (TSan, valgrind, fuzzing), then the Python tests. Warnings are errors in every
 # build here (PTERUN_WERROR=ON).
 #
 # Every stage runs even when an earlier one failed; the end prints a table
@@ -262,6 +262,13 @@ st_build_type() { # compiler build-type
   c_tests "$dir"
 }
 
+# The same output bytes from every compiler and build type, and for 1 and 3
+# threads: every fixture program, dispatched and scalar kernels (the policy:
+# docs/performance.md, "Bit-exactness").
+st_same_bits() {
+  "$PYTHON" tools/compare_builds.py build build-static build-types/* --jobs "$JOBS"
+}
+
 # ---- robustness (docs/robustness.md) ----------------------------------------------
 st_tsan() {
   configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_SANITIZE=thread
@@ -339,6 +346,7 @@ stage "build with ASan + UBSan, C tests under ASan + UBSan" st_asan
 for cfg in gcc:Release gcc:MinSizeRel clang:Debug clang:Release clang:RelWithDebInfo clang:MinSizeRel; do
   stage "build ${cfg#*:} with ${cfg%%:*} (-Werror), C tests" st_build_type "${cfg%%:*}" "${cfg#*:}"
 done
+stage "same bits from every compiler and build type (tools/compare_builds.py)" st_same_bits
 stage "threaded tests under ThreadSanitizer" st_tsan
 stage "core and robustness tests and the example under valgrind" st_valgrind
 stage "short fuzz run of every target (libFuzzer, ASan + UBSan)" st_fuzz
