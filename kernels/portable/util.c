@@ -453,6 +453,40 @@ void pk_copy_reshape(pterun_tensor* out, const pterun_tensor* in) {
   pk_copy_view(out->data, out->dtype, &dv, 0, in->data, in->dtype, &sv, 0);
 }
 
+/* ATen MemoryFormat values accepted by the layout-changing copies. The
+ * layout itself is whatever out's dim order says. */
+pterun_status pk_check_memory_format_arg(pterun_kernel_context* ctx, pterun_value** args,
+                                         size_t i) {
+  int64_t mf;
+  int has;
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, i, "memory_format", &mf, &has));
+  if (has && (mf < 0 || mf > 3))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'memory_format': unknown value %" PRId64, mf);
+  return PTERUN_STATUS_OK;
+}
+
+/* A `int[]? dim_order` argument: when given it must be a permutation that
+ * equals out's dim order (out was planned with it). */
+pterun_status pk_check_dim_order_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                     const pterun_tensor* out) {
+  const int64_t* order;
+  size_t len, k;
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, i, "dim_order", &order, &len, 1));
+  if (order == NULL) return PTERUN_STATUS_OK;
+  if (len != out->rank)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "arg 'dim_order': %zu entries for a rank-%d out", len,
+                              (int)out->rank);
+  for (k = 0; k < len; ++k)
+    if (order[k] != out->dim_order[k])
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                                "arg 'dim_order': entry %zu is %" PRId64
+                                " but out's dim order has %d",
+                                k, order[k], (int)out->dim_order[k]);
+  return PTERUN_STATUS_OK;
+}
+
 pterun_status pk_resize_to_size_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                     pterun_tensor* out) {
   const int64_t* size;
