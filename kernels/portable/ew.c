@@ -5,8 +5,7 @@
 #define PK_CHUNK 256
 
 pterun_status pk_fail_dtype(pterun_kernel_context* ctx, const char* arg, int dt, const char* why) {
-  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': dtype %s %s", arg,
-                            pterun_dtype_name(dt), why);
+  return PTERUN_FAIL_ARG(ctx, "arg '%s': dtype %s %s", arg, pterun_dtype_name(dt), why);
 }
 
 pterun_status pk_resize_broadcast(pterun_kernel_context* ctx, const pterun_tensor* a,
@@ -164,13 +163,12 @@ static void store_i64(pterun_tensor* t, int64_t off, int64_t stride, int64_t* sr
 static pterun_status check_data(pterun_kernel_context* ctx, const pterun_tensor* t,
                                 const char* name) {
   if (t->numel > 0 && t->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': tensor has no data",
-                              name);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': tensor has no data", name);
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status finish(pterun_kernel_context* ctx, const pk_ew_params* p) {
-  if (p->err) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "division by zero");
+  if (p->err) return PTERUN_FAIL_ARG(ctx, "division by zero");
   return PTERUN_STATUS_OK;
 }
 
@@ -313,9 +311,8 @@ pterun_status pk_ew_unary(pterun_kernel_context* ctx, const pk_unary_op* op,
 
 pterun_status pk_check_out_cast(pterun_kernel_context* ctx, int from, const pterun_tensor* out) {
   if (!pk_is_real_dtype(out->dtype) || !pk_can_cast(from, out->dtype))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'out': result type %s can't be cast to the output dtype %s",
-                              pterun_dtype_name(from), pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': result type %s can't be cast to the output dtype %s",
+                           pterun_dtype_name(from), pterun_dtype_name(out->dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -336,9 +333,8 @@ pterun_status pk_bin_args_tt(pterun_kernel_context* ctx, pterun_value** args, si
   PTERUN_TRY(pk_check_real(ctx, *out, "out"));
   *common = pterun_promote_types((*a)->dtype, (*b)->dtype);
   if (*common < 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "dtypes %s and %s have no common type",
-                              pterun_dtype_name((*a)->dtype), pterun_dtype_name((*b)->dtype));
+    return PTERUN_FAIL_ARG(ctx, "dtypes %s and %s have no common type",
+                           pterun_dtype_name((*a)->dtype), pterun_dtype_name((*b)->dtype));
   return pk_resize_broadcast(ctx, *a, *b, *out);
 }
 

@@ -63,9 +63,8 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
   int sp = in->rank - 2, d;
   int64_t opad[3];
   if (in->rank < 3 || in->rank > 5 || w->rank != in->rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "input rank %d / weight rank %d: expected 3, 4 or 5", (int)in->rank,
-                              (int)w->rank);
+    return PTERUN_FAIL_ARG(ctx, "input rank %d / weight rank %d: expected 3, 4 or 5", (int)in->rank,
+                           (int)w->rank);
   PTERUN_TRY(spatial_arg(ctx, args, base, "stride", sp, 1, g->stride));
   PTERUN_TRY(spatial_arg(ctx, args, base + 1, "padding", sp, 0, g->pad));
   PTERUN_TRY(spatial_arg(ctx, args, base + 2, "dilation", sp, 1, g->dil));
@@ -74,35 +73,31 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
   else
     opad[0] = opad[1] = opad[2] = 0;
   if (groups <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'groups': must be positive, got %" PRId64, groups);
+    return PTERUN_FAIL_ARG(ctx, "arg 'groups': must be positive, got %" PRId64, groups);
   g->n = in->sizes[0];
   g->cin = in->sizes[1];
   g->groups = groups;
   if (g->cin % groups != 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "input channels %" PRId64 " not divisible by groups %" PRId64, g->cin,
-                              groups);
+    return PTERUN_FAIL_ARG(ctx, "input channels %" PRId64 " not divisible by groups %" PRId64,
+                           g->cin, groups);
   g->icpg = g->cin / groups;
   if (transposed) {
     if (w->sizes[0] != g->cin)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "weight dim 0 is %" PRId64 ", expected %" PRId64, w->sizes[0],
-                                g->cin);
+      return PTERUN_FAIL_ARG(ctx, "weight dim 0 is %" PRId64 ", expected %" PRId64, w->sizes[0],
+                             g->cin);
     g->ocpg = w->sizes[1];
     g->cout = g->ocpg * groups;
   } else {
     g->cout = w->sizes[0];
     if (g->cout % groups != 0 || w->sizes[1] != g->icpg)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "weight [%" PRId64 ", %" PRId64 ", ...] does not fit %" PRId64
-                                " input channels in %" PRId64 " groups",
-                                w->sizes[0], w->sizes[1], g->cin, groups);
+      return PTERUN_FAIL_ARG(ctx,
+                             "weight [%" PRId64 ", %" PRId64 ", ...] does not fit %" PRId64
+                             " input channels in %" PRId64 " groups",
+                             w->sizes[0], w->sizes[1], g->cin, groups);
     g->ocpg = g->cout / groups;
   }
   if (bias != NULL && (bias->rank != 1 || bias->sizes[0] != g->cout))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'bias': expected shape [%" PRId64 "]", g->cout);
+    return PTERUN_FAIL_ARG(ctx, "arg 'bias': expected shape [%" PRId64 "]", g->cout);
   out_sizes[0] = g->n;
   out_sizes[1] = g->cout;
   for (d = 0; d < 3; ++d) {
@@ -112,9 +107,8 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
     g->k[d] = real ? w->sizes[2 + d - (3 - sp)] : 1;
     if (g->stride[d] <= 0 || g->dil[d] <= 0 || g->pad[d] < 0 || opad[d] < 0 ||
         (transposed && opad[d] >= g->stride[d] && opad[d] >= g->dil[d]))
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "invalid stride/padding/dilation/output_padding at spatial dim %d",
-                                d - (3 - sp));
+      return PTERUN_FAIL_ARG(
+          ctx, "invalid stride/padding/dilation/output_padding at spatial dim %d", d - (3 - sp));
     {
       /* Checked arithmetic: hostile padding/dilation must not overflow. */
       int64_t t, tp, span;
@@ -131,15 +125,14 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
         g->out[d] = ok && span >= ext ? (span - ext) / g->stride[d] + 1 : 0;
       }
       if (!ok)
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "kernel/padding/dilation/stride at spatial dim %d: empty kernel "
-                                  "or the output size overflows",
-                                  d - (3 - sp));
+        return PTERUN_FAIL_ARG(ctx,
+                               "kernel/padding/dilation/stride at spatial dim %d: empty kernel "
+                               "or the output size overflows",
+                               d - (3 - sp));
     }
     if (g->out[d] < 1)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "output size at spatial dim %d would be %" PRId64, d - (3 - sp),
-                                g->out[d]);
+      return PTERUN_FAIL_ARG(ctx, "output size at spatial dim %d would be %" PRId64, d - (3 - sp),
+                             g->out[d]);
     if (real) out_sizes[2 + d - (3 - sp)] = g->out[d];
   }
   strides5(in, g->is);
@@ -1039,21 +1032,19 @@ pterun_status pk_convolution_backward_out(pterun_kernel_context* ctx, pterun_val
   PTERUN_TRY(pterun_check_data(ctx, go, "grad_output"));
   PTERUN_TRY(conv_setup(ctx, args, 4, in, w, NULL, 0, groups, &g, sizes));
   if (go->rank != in->rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'grad_output': expected rank %d, got %d", (int)in->rank,
-                              (int)go->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'grad_output': expected rank %d, got %d", (int)in->rank,
+                           (int)go->rank);
   for (d = 0; d < in->rank; ++d)
     if (go->sizes[d] != sizes[d])
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'grad_output': size %" PRId64 " at dim %d, expected %" PRId64,
-                                go->sizes[d], (int)d, sizes[d]);
+      return PTERUN_FAIL_ARG(ctx,
+                             "arg 'grad_output': size %" PRId64 " at dim %d, expected %" PRId64,
+                             go->sizes[d], (int)d, sizes[d]);
   if (args[3] != NULL && args[3]->tag != PTERUN_VALUE_NONE) {
     const int64_t* bs;
     size_t blen;
     PTERUN_TRY(pterun_arg_int_list(ctx, args, 3, "bias_sizes", &bs, &blen, 1));
     if (blen != 1 || bs[0] != g.cout)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'bias_sizes': expected [%" PRId64 "]", g.cout);
+      return PTERUN_FAIL_ARG(ctx, "arg 'bias_sizes': expected [%" PRId64 "]", g.cout);
   }
   strides5(go, gos);
   if (mask[0]) {

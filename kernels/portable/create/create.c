@@ -11,11 +11,9 @@ static pterun_status fill_scalar(pterun_kernel_context* ctx, pterun_tensor* out,
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (s->is_float && !pterun_dtype_is_float(out->dtype) && out->dtype != PTERUN_DTYPE_BOOL &&
       (s->d != (double)s->i || isnan(s->d)))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "value %g cannot be stored in %s", s->d,
-                              pterun_dtype_name(out->dtype));
-  if (out->numel > 0 && out->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': no data");
+    return PTERUN_FAIL_ARG(ctx, "value %g cannot be stored in %s", s->d,
+                           pterun_dtype_name(out->dtype));
+  if (out->numel > 0 && out->data == NULL) return PTERUN_FAIL_ARG(ctx, "arg 'out': no data");
   pk_fill(out, s->d, s->i, s->is_float);
   return PTERUN_STATUS_OK;
 }
@@ -79,8 +77,7 @@ pterun_status pk_scalar_tensor_out(pterun_kernel_context* ctx, pterun_value** ar
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 0, NULL));
   /* A float scalar into an int out truncates here (ATen casts). */
-  if (out->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': no data");
+  if (out->data == NULL) return PTERUN_FAIL_ARG(ctx, "arg 'out': no data");
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
   pk_fill(out, v.d, v.i, v.is_float);
   return PTERUN_STATUS_OK;
@@ -96,18 +93,14 @@ static pterun_status arange(pterun_kernel_context* ctx, const pterun_scalar* sta
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (out->dtype == PTERUN_DTYPE_BOOL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "arg 'out': bool not supported");
-  if (step->d == 0.0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'step': must be nonzero");
+  if (step->d == 0.0) return PTERUN_FAIL_ARG(ctx, "arg 'step': must be nonzero");
   if ((step->d > 0 && end->d < start->d) || (step->d < 0 && end->d > start->d))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "upper bound and step sign are inconsistent");
+    return PTERUN_FAIL_ARG(ctx, "upper bound and step sign are inconsistent");
   n = ceil((end->d - start->d) / step->d);
-  if (!(n >= 0 && n < 9.0e18))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "invalid arange length");
+  if (!(n >= 0 && n < 9.0e18)) return PTERUN_FAIL_ARG(ctx, "invalid arange length");
   len = (int64_t)n;
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 1, &len));
-  if (len > 0 && out->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': no data");
+  if (len > 0 && out->data == NULL) return PTERUN_FAIL_ARG(ctx, "arg 'out': no data");
   ints = !start->is_float && !step->is_float && !pterun_dtype_is_float(out->dtype);
   for (k = 0; k < len; ++k) {
     int64_t off = k * out->strides[0];
@@ -169,9 +162,8 @@ pterun_status pk_fill_tensor_out(pterun_kernel_context* ctx, pterun_value** args
   PTERUN_TRY(pk_check_real(ctx, value, "value"));
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
   if (value->rank != 0 || value->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'value': expected a 0-dim tensor, got rank %d",
-                              (int)value->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'value': expected a 0-dim tensor, got rank %d",
+                           (int)value->rank);
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   pk_convert1(out->data, out->dtype, 0, value->data, value->dtype, 0);

@@ -75,8 +75,7 @@ pterun_status pk_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size
   PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 1, "min", &lo, &has_lo));
   PTERUN_TRY(pterun_arg_opt_scalar(ctx, args, 2, "max", &hi, &has_hi));
   if (!has_lo && !has_hi)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "at least one of 'min' or 'max' must not be None");
+    return PTERUN_FAIL_ARG(ctx, "at least one of 'min' or 'max' must not be None");
   cdt = in->dtype;
   if (has_lo) cdt = pk_promote_scalar(cdt, &lo);
   if (has_hi) cdt = pk_promote_scalar(cdt, &hi);
@@ -103,8 +102,7 @@ pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 2, "max", &hi));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "out", &out));
   if (lo == NULL && hi == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "at least one of 'min' or 'max' must not be None");
+    return PTERUN_FAIL_ARG(ctx, "at least one of 'min' or 'max' must not be None");
   PTERUN_TRY(pk_check_real(ctx, in, "self"));
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
   cdt = in->dtype;
@@ -124,8 +122,7 @@ pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
     memcpy(shape.sizes, sizes, rank * sizeof(int64_t));
   }
   if (cdt < 0 || cdt == PTERUN_DTYPE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': unsupported dtype combination for clamp");
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': unsupported dtype combination for clamp");
   PTERUN_TRY(pk_check_out_cast(ctx, cdt, out));
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", shape.rank, shape.sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
@@ -196,9 +193,8 @@ pterun_status pk_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_
   if (v->u.str.len == 4 && memcmp(v->u.str.data, "tanh", 4) == 0)
     use_tanh = 1;
   else if (!(v->u.str.len == 4 && memcmp(v->u.str.data, "none", 4) == 0))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'approximate': expected 'none' or 'tanh', got '%.*s'",
-                              (int)v->u.str.len, v->u.str.data);
+    return PTERUN_FAIL_ARG(ctx, "arg 'approximate': expected 'none' or 'tanh', got '%.*s'",
+                           (int)v->u.str.len, v->u.str.data);
   {
     pterun_tensor *in, *out;
     PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
@@ -250,14 +246,11 @@ pterun_status pk_glu_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   if (!pterun_dtype_is_float(in->dtype))
     return pk_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
   PTERUN_TRY(pk_check_out_float(ctx, out));
-  if (in->rank == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "glu does not support 0-dimensional tensors");
+  if (in->rank == 0) return PTERUN_FAIL_ARG(ctx, "glu does not support 0-dimensional tensors");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, in->rank, &dim));
   if (in->sizes[dim] % 2 != 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "halving dimension must be even, but dimension %d is size %lld",
-                              (int)dim, (long long)in->sizes[dim]);
+    return PTERUN_FAIL_ARG(ctx, "halving dimension must be even, but dimension %d is size %lld",
+                           (int)dim, (long long)in->sizes[dim]);
   half = in->sizes[dim] / 2;
   /* Two views of the halves sharing self's strides. */
   va = *in;

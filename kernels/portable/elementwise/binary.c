@@ -148,13 +148,12 @@ static pterun_status run_alpha(pterun_kernel_context* ctx, pterun_value** args, 
   else
     PTERUN_TRY(pk_bin_args_tt(ctx, args, 3, &a, &b, &out, &common));
   if (is_sub && common == PTERUN_DTYPE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "subtraction with bool tensors is not supported; use "
-                              "logical_xor");
+    return PTERUN_FAIL_ARG(ctx,
+                           "subtraction with bool tensors is not supported; use "
+                           "logical_xor");
   if (!pk_scalar_fits_category(&alpha, common))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'alpha': a %s alpha does not fit the %s computation",
-                              alpha.is_float ? "float" : "integer", pterun_dtype_name(common));
+    return PTERUN_FAIL_ARG(ctx, "arg 'alpha': a %s alpha does not fit the %s computation",
+                           alpha.is_float ? "float" : "integer", pterun_dtype_name(common));
   PTERUN_TRY(pk_check_out_cast(ctx, common, out));
   if (is_scalar) {
     pk_make_scalar_tensor(&st, &s, common);
@@ -207,9 +206,9 @@ static pterun_status arg_rounding_mode(pterun_kernel_context* ctx, pterun_value*
   else if (v->u.str.len == 5 && memcmp(v->u.str.data, "floor", 5) == 0)
     *mode = 2;
   else
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'rounding_mode': expected 'trunc', 'floor' or None, got '%.*s'",
-                              (int)v->u.str.len, v->u.str.data);
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'rounding_mode': expected 'trunc', 'floor' or None, got '%.*s'",
+                           (int)v->u.str.len, v->u.str.data);
   return PTERUN_STATUS_OK;
 }
 
@@ -290,8 +289,7 @@ pterun_status pk_pow_tensor_scalar_out(pterun_kernel_context* ctx, pterun_value*
   PTERUN_TRY(pterun_arg_scalar(ctx, args, 1, "exponent", &e));
   if (!e.is_float && !e.is_bool && e.i < 0 && args[0] && args[0]->tag == PTERUN_VALUE_TENSOR &&
       args[0]->u.tensor && !pterun_dtype_is_float(args[0]->u.tensor->dtype))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "integers to negative integer powers are not allowed");
+    return PTERUN_FAIL_ARG(ctx, "integers to negative integer powers are not allowed");
   return run_binary(ctx, args, 2, 1, e.d == 2.0 ? &op_pow2 : &op_pow, 0, &p, NULL);
 }
 

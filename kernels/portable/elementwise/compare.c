@@ -178,7 +178,7 @@ pterun_status pk_where_self_out(pterun_kernel_context* ctx, pterun_value** args,
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", shape.rank, shape.sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   if (!c->data || !a->data || !b->data || !out->data)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+    return PTERUN_FAIL_ARG(ctx, "a tensor has no data");
   ins[0] = c;
   ins[1] = a;
   ins[2] = b;
@@ -239,12 +239,10 @@ pterun_status pk_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value
   /* The result has self's shape; mask must broadcast to it. */
   PTERUN_TRY(pk_broadcast_shape(ctx, in, mask, sizes, &rank));
   if (rank != in->rank || memcmp(sizes, in->sizes, rank * sizeof(int64_t)) != 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'mask': shape does not broadcast to self's shape");
+    return PTERUN_FAIL_ARG(ctx, "arg 'mask': shape does not broadcast to self's shape");
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (out->numel == 0) return PTERUN_STATUS_OK;
-  if (!in->data || !mask->data || !out->data)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+  if (!in->data || !mask->data || !out->data) return PTERUN_FAIL_ARG(ctx, "a tensor has no data");
   ins[0] = in;
   ins[1] = mask;
   pterun_iter_init(&it, out, ins, 2);

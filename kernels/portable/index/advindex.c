@@ -62,21 +62,18 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
     a->is_mask[s] = t->dtype == PTERUN_DTYPE_BOOL || t->dtype == PTERUN_DTYPE_U8;
     PTERUN_TRY(pterun_check_data(ctx, t, "indices"));
     if (!a->is_mask[s] && t->dtype != PTERUN_DTYPE_I64 && t->dtype != PTERUN_DTYPE_I32)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'indices': tensor %zu has dtype %s", k,
-                                pterun_dtype_name(t->dtype));
+      return PTERUN_FAIL_ARG(ctx, "arg 'indices': tensor %zu has dtype %s", k,
+                             pterun_dtype_name(t->dtype));
     if (a->is_mask[s]) {
       int64_t idx[PTERUN_MAX_RANK] = {0};
       int m;
       if (d + t->rank > self->rank)
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "arg 'indices': too many indices for rank %d", (int)self->rank);
+        return PTERUN_FAIL_ARG(ctx, "arg 'indices': too many indices for rank %d", (int)self->rank);
       for (m = 0; m < t->rank; ++m) {
         if (t->sizes[m] != self->sizes[d + m])
-          return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                    "arg 'indices': mask size %" PRId64
-                                    " at dim %d, expected %" PRId64,
-                                    t->sizes[m], d + m, self->sizes[d + m]);
+          return PTERUN_FAIL_ARG(
+              ctx, "arg 'indices': mask size %" PRId64 " at dim %d, expected %" PRId64, t->sizes[m],
+              d + m, self->sizes[d + m]);
         a->dim_slot[d + m] = s;
         a->dim_comp[d + m] = m;
       }
@@ -97,8 +94,7 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
       d += t->rank;
     } else {
       if (d >= self->rank)
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "arg 'indices': too many indices for rank %d", (int)self->rank);
+        return PTERUN_FAIL_ARG(ctx, "arg 'indices': too many indices for rank %d", (int)self->rank);
       a->dim_slot[d] = s;
       a->dim_comp[d] = 0;
       if (first < 0)
@@ -110,8 +106,7 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
     }
   }
   if (a->nslots == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'indices': at least one index tensor is required");
+    return PTERUN_FAIL_ARG(ctx, "arg 'indices': at least one index tensor is required");
   /* Broadcast the index shapes (right-aligned). */
   for (s = 0; s < a->nslots; ++s) {
     const int64_t* sz;
@@ -127,14 +122,13 @@ static pterun_status adv_setup(pterun_kernel_context* ctx, const pterun_tensor* 
       if (*b == 1)
         *b = sz[i];
       else if (sz[i] != 1 && sz[i] != *b)
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "arg 'indices': shapes cannot be broadcast together");
+        return PTERUN_FAIL_ARG(ctx, "arg 'indices': shapes cannot be broadcast together");
     }
   }
   /* Result layout. */
   a->rrank = 0;
   if (self->rank - (last - first + 1) + a->brank > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "result rank too large");
+    return PTERUN_FAIL_ARG(ctx, "result rank too large");
   for (j = 0; j < self->rank; ++j) {
     int at_first = j == (adjacent ? first : 0);
     if (at_first) {
@@ -236,9 +230,7 @@ pterun_status pk_index_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   if (out->numel == 0) return PTERUN_STATUS_OK;
   do {
     int64_t bad = 0, soff = adv_self_offset(&a, r, &bad);
-    if (soff < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "index %" PRId64 " is out of range", bad);
+    if (soff < 0) return PTERUN_FAIL_ARG(ctx, "index %" PRId64 " is out of range", bad);
     memcpy(pk_ptr(out, pk_offset(out, r)), pk_ptr(self, soff), pterun_dtype_size(out->dtype));
   } while (pk_next_index(r, a.rsz, a.rrank));
   return PTERUN_STATUS_OK;
@@ -260,9 +252,7 @@ static pterun_status index_put(pterun_kernel_context* ctx, pterun_tensor* self,
   do {
     int64_t bad = 0, doff = adv_self_offset(&a, r, &bad), voff = 0;
     int d;
-    if (doff < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "index %" PRId64 " is out of range", bad);
+    if (doff < 0) return PTERUN_FAIL_ARG(ctx, "index %" PRId64 " is out of range", bad);
     for (d = 0; d < vv.rank; ++d) voff += r[d] * vv.strides[d];
     if (!accumulate) {
       memcpy(pk_ptr(out, doff), pk_ptr(values, voff), pterun_dtype_size(out->dtype));

@@ -7,9 +7,8 @@
 static pterun_status check_index_dtype(pterun_kernel_context* ctx, const pterun_tensor* t,
                                        const char* name) {
   if (t->dtype != PTERUN_DTYPE_I64 && t->dtype != PTERUN_DTYPE_I32)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': expected int64 or int32 indices, got %s", name,
-                              pterun_dtype_name(t->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': expected int64 or int32 indices, got %s", name,
+                           pterun_dtype_name(t->dtype));
   return pterun_check_data(ctx, t, name);
 }
 
@@ -22,9 +21,8 @@ static int64_t load_index(const pterun_tensor* t, int64_t off, int64_t size) {
 
 static pterun_status bad_index(pterun_kernel_context* ctx, const pterun_tensor* t, int64_t off,
                                int64_t size) {
-  return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                            "index %" PRId64 " out of range for size %" PRId64,
-                            pterun_load_i64(t->data, t->dtype, off), size);
+  return PTERUN_FAIL_ARG(ctx, "index %" PRId64 " out of range for size %" PRId64,
+                         pterun_load_i64(t->data, t->dtype, off), size);
 }
 
 /* aten::embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1,
@@ -42,8 +40,7 @@ pterun_status pk_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(check_index_dtype(ctx, ix, "indices"));
   PTERUN_TRY(pk_check_same_dtype(ctx, w, "weight", out, "out"));
   if (w->rank != 2 || ix->rank + 1 > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'weight': expected rank 2, got %d", (int)w->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight': expected rank 2, got %d", (int)w->rank);
   for (d = 0; d < ix->rank; ++d) sizes[d] = ix->sizes[d];
   sizes[ix->rank] = w->sizes[1];
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", ix->rank + 1, sizes));
@@ -79,14 +76,12 @@ pterun_status pk_index_select_out(pterun_kernel_context* ctx, pterun_value** arg
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (ix->rank > 1)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'index': expected rank <= 1, got %d", (int)ix->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'index': expected rank <= 1, got %d", (int)ix->rank);
   n = ix->numel;
   dsz = self->rank ? self->sizes[dim] : 1;
   for (d = 0; d < self->rank; ++d) sizes[d] = d == dim ? n : self->sizes[d];
   if (self->rank == 0 && n != 1)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'index': a 0-dim self takes exactly one index");
+    return PTERUN_FAIL_ARG(ctx, "arg 'index': a 0-dim self takes exactly one index");
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", self->rank, sizes));
   /* Each index copies one slab (self with dim removed). */
   pk_view_of(self, &sv);
@@ -110,15 +105,13 @@ static pterun_status check_gather_shape(pterun_kernel_context* ctx, const pterun
   int d;
   int r = self->rank ? self->rank : 1;
   if ((ix->rank ? ix->rank : 1) != r && ix->numel != 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'index': rank %d differs from self's %d", (int)ix->rank,
-                              (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'index': rank %d differs from self's %d", (int)ix->rank,
+                           (int)self->rank);
   for (d = 0; d < ix->rank && d < other->rank; ++d) {
     if (off_dim_only && d == dim) continue;
     if (ix->sizes[d] > other->sizes[d])
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'index': size %" PRId64 " at dim %d exceeds %" PRId64,
-                                ix->sizes[d], d, other->sizes[d]);
+      return PTERUN_FAIL_ARG(ctx, "arg 'index': size %" PRId64 " at dim %d exceeds %" PRId64,
+                             ix->sizes[d], d, other->sizes[d]);
   }
   return PTERUN_STATUS_OK;
 }
@@ -235,13 +228,11 @@ static pterun_status scatter_view(pterun_kernel_context* ctx, pterun_tensor* sel
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", src, "src"));
   if (src->rank != v->rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'src': rank %d, expected %d", (int)src->rank, v->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'src': rank %d, expected %d", (int)src->rank, v->rank);
   for (d = 0; d < v->rank; ++d)
     if (src->sizes[d] != v->sizes[d])
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'src': size %" PRId64 " at dim %d, expected %" PRId64,
-                                src->sizes[d], d, v->sizes[d]);
+      return PTERUN_FAIL_ARG(ctx, "arg 'src': size %" PRId64 " at dim %d, expected %" PRId64,
+                             src->sizes[d], d, v->sizes[d]);
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   pk_copy_tensor(out, self);
   if (src->numel == 0) return PTERUN_STATUS_OK;
@@ -262,12 +253,10 @@ pterun_status pk_select_scatter_out(pterun_kernel_context* ctx, pterun_value** a
   PTERUN_TRY(pterun_arg_int(ctx, args, 2, "dim", &dim));
   PTERUN_TRY(pterun_arg_int(ctx, args, 3, "index", &index));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
-  if (self->rank == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'self': rank 0");
+  if (self->rank == 0) return PTERUN_FAIL_ARG(ctx, "arg 'self': rank 0");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (index < -self->sizes[dim] || index >= self->sizes[dim])
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'index': %" PRId64 " out of range", index);
+    return PTERUN_FAIL_ARG(ctx, "arg 'index': %" PRId64 " out of range", index);
   if (index < 0) index += self->sizes[dim];
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   /* The selected slab of out, as a view of out's memory. */
@@ -295,11 +284,9 @@ pterun_status pk_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** ar
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 4, "end", &end, &he));
   PTERUN_TRY(pterun_arg_int(ctx, args, 5, "step", &step));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
-  if (self->rank == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'self': rank 0");
+  if (self->rank == 0) return PTERUN_FAIL_ARG(ctx, "arg 'self': rank 0");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
-  if (step <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'step': must be > 0");
+  if (step <= 0) return PTERUN_FAIL_ARG(ctx, "arg 'step': must be > 0");
   size = self->sizes[dim];
   start = hs ? (start < 0 ? start + size : start) : 0;
   end = he ? (end < 0 ? end + size : end) : size;
@@ -322,8 +309,7 @@ pterun_status pk_nonzero_out(pterun_kernel_context* ctx, pterun_value** args, si
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PTERUN_TRY(pk_check_real(ctx, self, "self"));
   PTERUN_TRY(pterun_check_data(ctx, self, "self"));
-  if (out->dtype != PTERUN_DTYPE_I64)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'out': expected int64");
+  if (out->dtype != PTERUN_DTYPE_I64) return PTERUN_FAIL_ARG(ctx, "arg 'out': expected int64");
   if (self->numel > 0) do {
       if (pterun_load_f64(self->data, self->dtype, pk_offset(self, idx)) != 0.0) ++count;
     } while (pk_next_index(idx, self->sizes, self->rank));
@@ -347,8 +333,8 @@ static pterun_status mask_views(pterun_kernel_context* ctx, const pterun_tensor*
                                 const pterun_tensor* mask, int64_t* sizes, size_t* rank,
                                 pk_view* sv, pk_view* mv) {
   if (mask->dtype != PTERUN_DTYPE_BOOL && mask->dtype != PTERUN_DTYPE_U8)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'mask': expected bool, got %s", pterun_dtype_name(mask->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'mask': expected bool, got %s",
+                           pterun_dtype_name(mask->dtype));
   PTERUN_TRY(pterun_check_data(ctx, mask, "mask"));
   PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(pk_broadcast_shape(ctx, self, mask, sizes, rank));
@@ -416,8 +402,7 @@ pterun_status pk_masked_scatter_out(pterun_kernel_context* ctx, pterun_value** a
   do {
     if (((const uint8_t*)mask->data)[view_off(&mv, idx)] == 0) continue;
     if (k >= src->numel)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'source': fewer elements than true mask entries");
+      return PTERUN_FAIL_ARG(ctx, "arg 'source': fewer elements than true mask entries");
     memcpy(pk_ptr(out, pk_offset(out, idx)), pk_ptr(src, pk_offset(src, sidx)),
            pterun_dtype_size(out->dtype));
     pk_next_index(sidx, src->sizes, src->rank);

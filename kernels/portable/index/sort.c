@@ -40,21 +40,18 @@ pterun_status pk_topk_values(pterun_kernel_context* ctx, pterun_value** args, si
   (void)sorted_;
   PTERUN_TRY(pk_check_real(ctx, in, "self"));
   if (in->dtype == PTERUN_DTYPE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': bool is not supported");
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': bool is not supported");
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", vals, "values"));
   if (idx->dtype != PTERUN_DTYPE_I64)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'indices': expected int64, got %s",
-                              pterun_dtype_name(idx->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'indices': expected int64, got %s",
+                           pterun_dtype_name(idx->dtype));
   PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   rank = in->rank;
   PTERUN_TRY(pk_wrap_dim(ctx, dim, rank, &dim));
   n = rank ? in->sizes[dim] : 1;
   if (k < 0 || k > n)
-    return pterun_kernel_fail(
-        ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-        "arg 'k': %" PRId64 " is out of range for a dimension of size %" PRId64, k, n);
+    return PTERUN_FAIL_ARG(
+        ctx, "arg 'k': %" PRId64 " is out of range for a dimension of size %" PRId64, k, n);
   for (d = 0; d < rank; ++d) sizes[d] = d == dim ? k : in->sizes[d];
   PTERUN_TRY(pterun_out_resize(ctx, vals, "values", (size_t)rank, sizes));
   PTERUN_TRY(pterun_out_resize(ctx, idx, "indices", (size_t)rank, sizes));
@@ -118,30 +115,25 @@ pterun_status pk_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 1, "output_size", &osz, &has_osz));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   if (rep->dtype != PTERUN_DTYPE_I32 && rep->dtype != PTERUN_DTYPE_I64)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'repeats': expected int32 or int64, got %s",
-                              pterun_dtype_name(rep->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'repeats': expected int32 or int64, got %s",
+                           pterun_dtype_name(rep->dtype));
   PTERUN_TRY(pk_check_same_dtype(ctx, rep, "repeats", out, "out"));
   if (rep->rank != 1)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'repeats': expected a 1-D tensor, got rank %d", (int)rep->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'repeats': expected a 1-D tensor, got rank %d",
+                           (int)rep->rank);
   PTERUN_TRY(pterun_check_data(ctx, rep, "repeats"));
   len = rep->numel;
   for (i = 0; i < len; ++i) {
     int64_t r = pterun_load_i64(rep->data, rep->dtype, i * rep->strides[0]);
     if (r < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'repeats': repeats[%" PRId64 "] = %" PRId64 " is negative", i,
-                                r);
-    if (r > INT64_MAX - total)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'repeats': the total overflows");
+      return PTERUN_FAIL_ARG(ctx, "arg 'repeats': repeats[%" PRId64 "] = %" PRId64 " is negative",
+                             i, r);
+    if (r > INT64_MAX - total) return PTERUN_FAIL_ARG(ctx, "arg 'repeats': the total overflows");
     total += r;
   }
   if (has_osz && osz != total)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'output_size': %" PRId64 " but the repeats sum to %" PRId64, osz,
-                              total);
+    return PTERUN_FAIL_ARG(ctx, "arg 'output_size': %" PRId64 " but the repeats sum to %" PRId64,
+                           osz, total);
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 1, &total));
   for (i = 0; i < len; ++i) {
     int64_t r = pterun_load_i64(rep->data, rep->dtype, i * rep->strides[0]);

@@ -30,9 +30,7 @@ static double pdist_pair(const pterun_tensor* ta, int64_t a, int64_t sa, const p
 }
 
 static pterun_status check_p(pterun_kernel_context* ctx, double p) {
-  if (!(p >= 0.0))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'p': must be a non-negative number, got %g", p);
+  if (!(p >= 0.0)) return PTERUN_FAIL_ARG(ctx, "arg 'p': must be a non-negative number, got %g", p);
   return PTERUN_STATUS_OK;
 }
 
@@ -59,17 +57,14 @@ pterun_status pk__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
   PTERUN_TRY(check_p(ctx, p));
   if (!has_mode) mode = 0;
   if (mode < 0 || mode > 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'compute_mode': %" PRId64 " is not 0, 1 or 2", mode);
+    return PTERUN_FAIL_ARG(ctx, "arg 'compute_mode': %" PRId64 " is not 0, 1 or 2", mode);
   r1 = x1->rank, r2 = x2->rank;
   if (r1 < 2 || r2 < 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "args 'x1'/'x2': expected rank >= 2, got %d and %d", r1, r2);
+    return PTERUN_FAIL_ARG(ctx, "args 'x1'/'x2': expected rank >= 2, got %d and %d", r1, r2);
   M = x1->sizes[r1 - 1];
   if (x2->sizes[r2 - 1] != M)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "args 'x1'/'x2': last dims differ (%" PRId64 " vs %" PRId64 ")", M,
-                              x2->sizes[r2 - 1]);
+    return PTERUN_FAIL_ARG(ctx, "args 'x1'/'x2': last dims differ (%" PRId64 " vs %" PRId64 ")", M,
+                           x2->sizes[r2 - 1]);
   P = x1->sizes[r1 - 2];
   R = x2->sizes[r2 - 2];
   rank = r1 > r2 ? r1 : r2;
@@ -79,9 +74,8 @@ pterun_status pk__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
     int d1 = d - (rank - r1), d2 = d - (rank - r2);
     int64_t s1 = d1 >= 0 ? x1->sizes[d1] : 1, s2 = d2 >= 0 ? x2->sizes[d2] : 1;
     if (s1 != s2 && s1 != 1 && s2 != 1)
-      return pterun_kernel_fail(
-          ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-          "args 'x1'/'x2': batch dims %" PRId64 " and %" PRId64 " do not broadcast", s1, s2);
+      return PTERUN_FAIL_ARG(
+          ctx, "args 'x1'/'x2': batch dims %" PRId64 " and %" PRId64 " do not broadcast", s1, s2);
     sizes[d] = s1 == 1 ? s2 : s1;
   }
   PTERUN_TRY(pterun_check_data(ctx, x1, "x1"));

@@ -108,7 +108,7 @@ static pterun_status linear(pterun_kernel_context* ctx, pterun_value** args, siz
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "the fused activation needs float32, got %s",
                               pterun_dtype_name(out->dtype));
-  if (x->rank < 1) return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "input is 0-d");
+  if (x->rank < 1) return PTERUN_FAIL_ARG(ctx, "input is 0-d");
   PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
   PTERUN_TRY(pk_check_float(ctx, x, "input"));
   PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", w, "weight"));
@@ -118,15 +118,13 @@ static pterun_status linear(pterun_kernel_context* ctx, pterun_value** args, siz
   k = x->sizes[x->rank - 1];
   n = w->sizes[0];
   if (w->sizes[1] != k)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "input has %" PRId64 " features, weight [%" PRId64 ", %" PRId64 "]",
-                              k, w->sizes[0], w->sizes[1]);
+    return PTERUN_FAIL_ARG(ctx, "input has %" PRId64 " features, weight [%" PRId64 ", %" PRId64 "]",
+                           k, w->sizes[0], w->sizes[1]);
   if (bias != NULL) {
     PTERUN_TRY(pk_check_same_dtype(ctx, x, "input", bias, "bias"));
     PTERUN_TRY(pterun_check_data(ctx, bias, "bias"));
     if (bias->rank != 1 || bias->sizes[0] != n)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "bias must be [%" PRId64 "]",
-                                n);
+      return PTERUN_FAIL_ARG(ctx, "bias must be [%" PRId64 "]", n);
   }
   if (!pterun_tensor_is_contiguous(x) || !pterun_tensor_is_contiguous(w) ||
       (bias != NULL && !pterun_tensor_is_contiguous(bias)))

@@ -45,10 +45,10 @@ pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t 
   PTERUN_TRY(pterun_check_rank(ctx, b, "mat2", 2));
   PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
   if (a->sizes[1] != b->sizes[0])
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "shapes [%" PRId64 ", %" PRId64 "] and [%" PRId64 ", %" PRId64
-                              "] cannot be multiplied",
-                              a->sizes[0], a->sizes[1], b->sizes[0], b->sizes[1]);
+    return PTERUN_FAIL_ARG(ctx,
+                           "shapes [%" PRId64 ", %" PRId64 "] and [%" PRId64 ", %" PRId64
+                           "] cannot be multiplied",
+                           a->sizes[0], a->sizes[1], b->sizes[0], b->sizes[1]);
   sizes[0] = a->sizes[0];
   sizes[1] = b->sizes[1];
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 2, sizes));
@@ -96,11 +96,11 @@ pterun_status pk_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   PTERUN_TRY(pterun_check_rank(ctx, b, "mat2", 3));
   PTERUN_TRY(check_mm_dtypes(ctx, a, b, out));
   if (a->sizes[0] != b->sizes[0] || a->sizes[2] != b->sizes[1])
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "shapes [%" PRId64 ", %" PRId64 ", %" PRId64 "] and [%" PRId64
-                              ", %" PRId64 ", %" PRId64 "] cannot be batch-multiplied",
-                              a->sizes[0], a->sizes[1], a->sizes[2], b->sizes[0], b->sizes[1],
-                              b->sizes[2]);
+    return PTERUN_FAIL_ARG(ctx,
+                           "shapes [%" PRId64 ", %" PRId64 ", %" PRId64 "] and [%" PRId64
+                           ", %" PRId64 ", %" PRId64 "] cannot be batch-multiplied",
+                           a->sizes[0], a->sizes[1], a->sizes[2], b->sizes[0], b->sizes[1],
+                           b->sizes[2]);
   sizes[0] = a->sizes[0];
   sizes[1] = a->sizes[1];
   sizes[2] = b->sizes[2];
@@ -138,17 +138,16 @@ static pterun_status addmm(pterun_kernel_context* ctx, pterun_value** args, size
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   if (!pterun_dtype_is_float(out->dtype) && (beta.is_float || alpha.is_float))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'alpha'/'beta': floating scalars need a floating dtype");
+    return PTERUN_FAIL_ARG(ctx, "arg 'alpha'/'beta': floating scalars need a floating dtype");
   if (act != NULL && out->dtype != PTERUN_DTYPE_F32)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "the fused activation needs float32, got %s",
                               pterun_dtype_name(out->dtype));
   if (a->sizes[1] != b->sizes[0])
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "mat1 [%" PRId64 ", %" PRId64 "] and mat2 [%" PRId64 ", %" PRId64
-                              "] cannot be multiplied",
-                              a->sizes[0], a->sizes[1], b->sizes[0], b->sizes[1]);
+    return PTERUN_FAIL_ARG(ctx,
+                           "mat1 [%" PRId64 ", %" PRId64 "] and mat2 [%" PRId64 ", %" PRId64
+                           "] cannot be multiplied",
+                           a->sizes[0], a->sizes[1], b->sizes[0], b->sizes[1]);
   sizes[0] = a->sizes[0];
   sizes[1] = b->sizes[1];
   k = a->sizes[1];

@@ -105,8 +105,7 @@ pterun_status pk_channel_arg(pterun_kernel_context* ctx, pterun_value** args, si
   PTERUN_TRY(pk_check_float(ctx, *t, name));
   PTERUN_TRY(pterun_check_data(ctx, *t, name));
   if ((*t)->rank != 1 || (*t)->sizes[0] != c)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': expected shape [%" PRId64 "]", name, c);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': expected shape [%" PRId64 "]", name, c);
   return PTERUN_STATUS_OK;
 }
 
@@ -129,8 +128,7 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
   PTERUN_TRY(pk_check_float(ctx, x, "input"));
   PTERUN_TRY(pterun_check_data(ctx, x, "input"));
   if (x->rank < 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'input': expected rank >= 2, got %d", (int)x->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': expected rank >= 2, got %d", (int)x->rank);
   it.n = x->sizes[0];
   it.c = x->sizes[1];
   it.sp_rank = x->rank - 2;
@@ -143,8 +141,7 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
     PTERUN_TRY(pk_channel_arg(ctx, args, (size_t)rm_ix + 1, "running_var", it.c, 1, &rv));
   }
   if (!training && (rm == NULL || rv == NULL))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "running_mean and running_var are required when not training");
+    return PTERUN_FAIL_ARG(ctx, "running_mean and running_var are required when not training");
   PTERUN_TRY(pterun_arg_tensor(ctx, args, outs_ix, "out", &out));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, outs_ix + 1, "save_mean", &smean));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, outs_ix + 2, "save_invstd", &sinv));

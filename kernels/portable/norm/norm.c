@@ -110,15 +110,13 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
     return pk_fail_dtype(ctx, "self", in->dtype, "is not a floating point dtype");
   if (h2f && !(out->dtype == PTERUN_DTYPE_F32 &&
                (in->dtype == PTERUN_DTYPE_F16 || in->dtype == PTERUN_DTYPE_BF16)))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "half_to_float needs a half/bfloat16 self and a float32 out");
+    return PTERUN_FAIL_ARG(ctx, "half_to_float needs a half/bfloat16 self and a float32 out");
   if (!h2f && out->dtype != in->dtype)
     return pk_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, in->rank, &dim));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   if (out->numel == 0) return PTERUN_STATUS_OK;
-  if (in->data == NULL || out->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+  if (in->data == NULL || out->data == NULL) return PTERUN_FAIL_ARG(ctx, "a tensor has no data");
   if (in->dtype == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_F32 && in->rank > 0 &&
       dim == in->rank - 1 && pterun_tensor_is_contiguous(in) && pterun_tensor_is_contiguous(out) &&
       (!log_mode || in->data != out->data)) {
@@ -181,11 +179,9 @@ static pterun_status check_affine(pterun_kernel_context* ctx, const pterun_tenso
   if (!pterun_dtype_is_float(t->dtype))
     return pk_fail_dtype(ctx, name, t->dtype, "is not a floating point dtype");
   if (t->numel != numel)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': expected %lld elements, got %lld", name, (long long)numel,
-                              (long long)t->numel);
-  if (numel > 0 && t->data == NULL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg '%s': no data", name);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': expected %lld elements, got %lld", name,
+                           (long long)numel, (long long)t->numel);
+  if (numel > 0 && t->data == NULL) return PTERUN_FAIL_ARG(ctx, "arg '%s': no data", name);
   return PTERUN_STATUS_OK;
 }
 
@@ -298,16 +294,15 @@ pterun_status pk_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
   if (!pterun_dtype_is_float(in->dtype))
     return pk_fail_dtype(ctx, "input", in->dtype, "is not a floating point dtype");
   if (nn == 0 || nn > in->rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'normalized_shape': %zu dims for an input of rank %d", nn,
-                              (int)in->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'normalized_shape': %zu dims for an input of rank %d", nn,
+                           (int)in->rank);
   axis = (int64_t)in->rank - (int64_t)nn;
   for (k = 0; k < nn; ++k) {
     if (in->sizes[axis + (int64_t)k] != ns[k])
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'normalized_shape': does not match the input's trailing "
-                                "dims (dim %zu: %lld vs %lld)",
-                                k, (long long)ns[k], (long long)in->sizes[axis + (int64_t)k]);
+      return PTERUN_FAIL_ARG(ctx,
+                             "arg 'normalized_shape': does not match the input's trailing "
+                             "dims (dim %zu: %lld vs %lld)",
+                             k, (long long)ns[k], (long long)in->sizes[axis + (int64_t)k]);
     N *= ns[k];
   }
   for (j = 0; j < axis; ++j) M *= in->sizes[j];
@@ -325,7 +320,7 @@ pterun_status pk_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
   PTERUN_TRY(pterun_out_resize(ctx, rstd, "rstd", in->rank, stat_sizes));
   if (in->numel == 0) return PTERUN_STATUS_OK;
   if (!in->data || !out->data || !mean->data || !rstd->data)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+    return PTERUN_FAIL_ARG(ctx, "a tensor has no data");
   fast = in->dtype == PTERUN_DTYPE_F32 && pterun_tensor_is_contiguous(in) &&
          pterun_tensor_is_contiguous(out) && (!w || w->dtype == PTERUN_DTYPE_F32) &&
          (!b || b->dtype == PTERUN_DTYPE_F32) && (!w || pterun_tensor_is_contiguous(w)) &&
@@ -361,11 +356,11 @@ pterun_status pk_native_group_norm_out(pterun_kernel_context* ctx, pterun_value*
     return pk_fail_dtype(ctx, "input", in->dtype, "is not a floating point dtype");
   if (N < 0 || C < 0 || HxW < 0 || G <= 0 || C % G != 0 || in->numel != N * C * HxW ||
       in->rank < 2 || in->sizes[0] != N || in->sizes[1] != C)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "bad group norm sizes: N=%lld C=%lld HxW=%lld group=%lld for an "
-                              "input of %lld elements",
-                              (long long)N, (long long)C, (long long)HxW, (long long)G,
-                              (long long)in->numel);
+    return PTERUN_FAIL_ARG(ctx,
+                           "bad group norm sizes: N=%lld C=%lld HxW=%lld group=%lld for an "
+                           "input of %lld elements",
+                           (long long)N, (long long)C, (long long)HxW, (long long)G,
+                           (long long)in->numel);
   PTERUN_TRY(check_affine(ctx, w, "weight", C));
   PTERUN_TRY(check_affine(ctx, b, "bias", C));
   if (out->dtype != in->dtype || !pterun_dtype_is_float(mean->dtype) ||
@@ -374,8 +369,7 @@ pterun_status pk_native_group_norm_out(pterun_kernel_context* ctx, pterun_value*
                          "(and mean/rstd) must be floating point, "
                          "out matching input");
   if (mean->rank != 2 || rstd->rank != 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "mean and rstd must have rank 2 ([N, group])");
+    return PTERUN_FAIL_ARG(ctx, "mean and rstd must have rank 2 ([N, group])");
   stat_sizes[0] = N;
   stat_sizes[1] = G;
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
@@ -383,7 +377,7 @@ pterun_status pk_native_group_norm_out(pterun_kernel_context* ctx, pterun_value*
   PTERUN_TRY(pterun_out_resize(ctx, rstd, "rstd", 2, stat_sizes));
   if (N * G == 0) return PTERUN_STATUS_OK;
   if (!mean->data || !rstd->data || (in->numel > 0 && (!in->data || !out->data)))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+    return PTERUN_FAIL_ARG(ctx, "a tensor has no data");
   cpg = C / G;
   for (n = 0; n < N; ++n) {
     for (g = 0; g < G; ++g) {

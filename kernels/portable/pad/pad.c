@@ -23,8 +23,7 @@ pterun_status pk_constant_pad_nd_out(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_TRY(pk_check_same_dtype(ctx, self, "self", out, "out"));
   PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   if (len % 2 != 0 || len / 2 > self->rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'pad': %zu values for a rank-%d tensor", len, (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'pad': %zu values for a rank-%d tensor", len, (int)self->rank);
   /* pad pairs start from the last dim; negative values crop. */
   for (d = 0; d < self->rank; ++d) {
     int k = self->rank - 1 - d;
@@ -33,9 +32,7 @@ pterun_status pk_constant_pad_nd_out(pterun_kernel_context* ctx, pterun_value** 
       hi[d] = pad[2 * k + 1];
     }
     sizes[d] = self->sizes[d] + lo[d] + hi[d];
-    if (sizes[d] < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "padding makes dim %d negative", d);
+    if (sizes[d] < 0) return PTERUN_FAIL_ARG(ctx, "padding makes dim %d negative", d);
   }
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", self->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
@@ -71,9 +68,8 @@ static pterun_status pad_map(pterun_kernel_context* ctx, pterun_value** args, si
   PTERUN_TRY(pterun_check_data(ctx, self, "self"));
   PTERUN_TRY(pk_arg_int_n(ctx, args, 1, "padding", 2 * sp, NULL, pad));
   if (self->rank != sp + 1 && self->rank != sp + 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': expected rank %d or %d, got %d", sp + 1, sp + 2,
-                              (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': expected rank %d or %d, got %d", sp + 1, sp + 2,
+                           (int)self->rank);
   first = self->rank - sp;
   for (d = 0; d < self->rank; ++d) {
     int64_t l = 0, h = 0;
@@ -83,9 +79,8 @@ static pterun_status pad_map(pterun_kernel_context* ctx, pterun_value** args, si
       h = pad[2 * k + 1];
       if (reflect ? (l < 0 || h < 0 || l >= self->sizes[d] || h >= self->sizes[d])
                   : (l < 0 || h < 0 || self->sizes[d] == 0))
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "padding (%" PRId64 ", %" PRId64 ") invalid for size %" PRId64, l,
-                                  h, self->sizes[d]);
+        return PTERUN_FAIL_ARG(ctx, "padding (%" PRId64 ", %" PRId64 ") invalid for size %" PRId64,
+                               l, h, self->sizes[d]);
     }
     lo[d] = l;
     sizes[d] = self->sizes[d] + l + h;

@@ -20,8 +20,7 @@ static int64_t plane_base(const plane* p, const pterun_tensor* t, int64_t q) {
 
 static pterun_status plane_setup(pterun_kernel_context* ctx, const pterun_tensor* in, plane* p) {
   if (in->rank != 3 && in->rank != 4)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': expected rank 3 or 4, got %d", (int)in->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': expected rank 3 or 4, got %d", (int)in->rank);
   p->batched = in->rank == 4;
   p->c = in->sizes[in->rank - 3];
   p->planes = (p->batched ? in->sizes[0] : 1) * p->c;
@@ -67,15 +66,14 @@ static pterun_status pool_params(pterun_kernel_context* ctx, pterun_value** args
   for (d = 0; d < 2; ++d)
     if (k[d] <= 0 || s[d] <= 0 || dil[d] <= 0 || pad[d] < 0 || pad[d] > k[d] / 2 ||
         k[d] > INT32_MAX || s[d] > INT32_MAX || dil[d] > INT32_MAX)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "invalid kernel %" PRId64 " / stride %" PRId64 " / padding %" PRId64
-                                " / dilation %" PRId64,
-                                k[d], s[d], pad[d], dil[d]);
+      return PTERUN_FAIL_ARG(ctx,
+                             "invalid kernel %" PRId64 " / stride %" PRId64 " / padding %" PRId64
+                             " / dilation %" PRId64,
+                             k[d], s[d], pad[d], dil[d]);
   p->oh = pool_out(p->ih, k[0], pad[0], s[0], dil[0], ceil_mode);
   p->ow = pool_out(p->iw, k[1], pad[1], s[1], dil[1], ceil_mode);
   if (p->oh <= 0 || p->ow <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "output size %" PRId64 "x%" PRId64 " is too small", p->oh, p->ow);
+    return PTERUN_FAIL_ARG(ctx, "output size %" PRId64 "x%" PRId64 " is too small", p->oh, p->ow);
   return PTERUN_STATUS_OK;
 }
 
@@ -99,8 +97,7 @@ pterun_status pk_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
   PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   if (has_div && divisor == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'divisor_override': must be nonzero");
+    return PTERUN_FAIL_ARG(ctx, "arg 'divisor_override': must be nonzero");
   PTERUN_TRY(plane_setup(ctx, in, &p));
   PTERUN_TRY(pool_params(ctx, args, 0, ceil_mode, &p, k, s, pad, dil));
   PTERUN_TRY(plane_resize(ctx, in, out, &p));
@@ -252,9 +249,8 @@ pterun_status pk_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", out, "out"));
   PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   if (idx->dtype != PTERUN_DTYPE_I64)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'indices': expected int64, got %s",
-                              pterun_dtype_name(idx->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'indices': expected int64, got %s",
+                           pterun_dtype_name(idx->dtype));
   PTERUN_TRY(plane_setup(ctx, in, &p));
   PTERUN_TRY(pool_params(ctx, args, 1, ceil_mode, &p, k, s, pad, dil));
   PTERUN_TRY(plane_resize(ctx, in, out, &p));
@@ -285,12 +281,8 @@ pterun_status pk__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
   PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   PTERUN_TRY(plane_setup(ctx, in, &p));
   PTERUN_TRY(pk_arg_int_n(ctx, args, 1, "output_size", 2, NULL, osz));
-  if (osz[0] < 0 || osz[1] < 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'output_size': negative size");
-  if (p.ih == 0 || p.iw == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': empty spatial dims");
+  if (osz[0] < 0 || osz[1] < 0) return PTERUN_FAIL_ARG(ctx, "arg 'output_size': negative size");
+  if (p.ih == 0 || p.iw == 0) return PTERUN_FAIL_ARG(ctx, "arg 'self': empty spatial dims");
   p.oh = osz[0];
   p.ow = osz[1];
   PTERUN_TRY(plane_resize(ctx, in, out, &p));
@@ -338,22 +330,19 @@ pterun_status pk_max_pool2d_with_indices_backward_grad_input(pterun_kernel_conte
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", go, "grad_output"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "self", gi, "grad_input"));
   if (idx->dtype != PTERUN_DTYPE_I64)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'indices': expected int64, got %s",
-                              pterun_dtype_name(idx->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'indices': expected int64, got %s",
+                           pterun_dtype_name(idx->dtype));
   PTERUN_TRY(plane_setup(ctx, in, &p));
   /* pool_params reads kernel_size/stride/padding/dilation at args 2..5. */
   PTERUN_TRY(pool_params(ctx, args + 1, 1, ceil_mode, &p, k, s, pad, dil));
   r = in->rank;
   if (go->rank != r || idx->rank != r)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "args 'grad_output'/'indices': expected rank %d", r);
+    return PTERUN_FAIL_ARG(ctx, "args 'grad_output'/'indices': expected rank %d", r);
   for (d = 0; d < r; ++d) {
     int64_t want = d == r - 2 ? p.oh : d == r - 1 ? p.ow : in->sizes[d];
     if (go->sizes[d] != want || idx->sizes[d] != want)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "args 'grad_output'/'indices': size at dim %d is not %" PRId64,
-                                (int)d, want);
+      return PTERUN_FAIL_ARG(ctx, "args 'grad_output'/'indices': size at dim %d is not %" PRId64,
+                             (int)d, want);
   }
   PTERUN_TRY(pterun_check_data(ctx, go, "grad_output"));
   PTERUN_TRY(pterun_check_data(ctx, idx, "indices"));
@@ -367,10 +356,9 @@ pterun_status pk_max_pool2d_with_indices_backward_grad_input(pterun_kernel_conte
             ((const int64_t*)idx->data)[xb + oh * idx->strides[r - 2] + ow * idx->strides[r - 1]];
         int64_t off;
         if (at < 0 || at >= p.ih * p.iw)
-          return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                    "arg 'indices': %" PRId64 " is outside the %" PRId64 "x%" PRId64
-                                    " input plane",
-                                    at, p.ih, p.iw);
+          return PTERUN_FAIL_ARG(
+              ctx, "arg 'indices': %" PRId64 " is outside the %" PRId64 "x%" PRId64 " input plane",
+              at, p.ih, p.iw);
         off = ib + (at / p.iw) * gi->strides[r - 2] + (at % p.iw) * gi->strides[r - 1];
         pterun_store_f64(
             gi->data, gi->dtype, off,

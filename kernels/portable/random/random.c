@@ -141,11 +141,10 @@ pterun_status pk_native_dropout_out(pterun_kernel_context* ctx, pterun_value** a
   PTERUN_TRY(pk_check_float(ctx, in, "input"));
   PTERUN_TRY(pk_check_same_dtype(ctx, in, "input", out, "out0"));
   if (mask->dtype != PTERUN_DTYPE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'out1': expected bool, got %s", pterun_dtype_name(mask->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out1': expected bool, got %s",
+                           pterun_dtype_name(mask->dtype));
   if (!(p >= 0.0 && p <= 1.0))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'p': dropout probability has to be in [0, 1], got %g", p);
+    return PTERUN_FAIL_ARG(ctx, "arg 'p': dropout probability has to be in [0, 1], got %g", p);
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(pterun_out_resize_like(ctx, mask, "mask", in));

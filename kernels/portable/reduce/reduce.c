@@ -28,9 +28,7 @@ static pterun_status red_init(pterun_kernel_context* ctx, pk_red* r, const pteru
       int64_t w;
       PTERUN_TRY(pk_wrap_dim(ctx, dims[k], in->rank, &w));
       if (in->rank == 0) continue;
-      if (mask[w])
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "arg 'dim': dim %d appears multiple times", (int)w);
+      if (mask[w]) return PTERUN_FAIL_ARG(ctx, "arg 'dim': dim %d appears multiple times", (int)w);
       mask[w] = true;
     }
   }
@@ -222,23 +220,21 @@ static pterun_status arg_opt_dtype(pterun_kernel_context* ctx, pterun_value** ar
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, i, "dtype", &v, &has));
   *dt = has ? (int)v : -1;
   if (has && (v < 0 || v >= PTERUN_DTYPE_COUNT_ || !pk_is_real_dtype((int)v)))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'dtype': %lld is not a supported dtype", (long long)v);
+    return PTERUN_FAIL_ARG(ctx, "arg 'dtype': %lld is not a supported dtype", (long long)v);
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status check_data2(pterun_kernel_context* ctx, const pterun_tensor* in,
                                  const pterun_tensor* out) {
   if ((in->numel > 0 && in->data == NULL) || (out->numel > 0 && out->data == NULL))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "a tensor has no data");
+    return PTERUN_FAIL_ARG(ctx, "a tensor has no data");
   return PTERUN_STATUS_OK;
 }
 
 static pterun_status need_nonempty(pterun_kernel_context* ctx, const pk_red* r,
                                    const pterun_tensor* out) {
   if (r->rnumel == 0 && out->numel > 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "cannot reduce over a zero-size dimension without an identity");
+    return PTERUN_FAIL_ARG(ctx, "cannot reduce over a zero-size dimension without an identity");
   return PTERUN_STATUS_OK;
 }
 
@@ -356,10 +352,10 @@ static pterun_status run_mean(pterun_kernel_context* ctx, pterun_tensor* in, con
   if (dt >= 0 && dt != out->dtype)
     return pk_fail_dtype(ctx, "out", out->dtype, "does not match the requested dtype");
   if (!pterun_dtype_is_float(out->dtype) || (dt < 0 && !pterun_dtype_is_float(in->dtype)))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "mean: could not infer output dtype; input must be floating point "
-                              "or dtype given (self %s, out %s)",
-                              pterun_dtype_name(in->dtype), pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx,
+                           "mean: could not infer output dtype; input must be floating point "
+                           "or dtype given (self %s, out %s)",
+                           pterun_dtype_name(in->dtype), pterun_dtype_name(out->dtype));
   return run_reduce(ctx, in, dims, nd, keepdim, out, RK_SUM, 1);
 }
 

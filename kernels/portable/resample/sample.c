@@ -90,17 +90,13 @@ pterun_status pk_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_TRY(pterun_check_rank(ctx, in, "input", 4));
   PTERUN_TRY(pterun_check_rank(ctx, grid, "grid", 4));
   if (mode < 0 || mode > 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'interpolation_mode': %" PRId64 " is not 0, 1 or 2", mode);
+    return PTERUN_FAIL_ARG(ctx, "arg 'interpolation_mode': %" PRId64 " is not 0, 1 or 2", mode);
   if (pad < 0 || pad > 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'padding_mode': %" PRId64 " is not 0, 1 or 2", pad);
+    return PTERUN_FAIL_ARG(ctx, "arg 'padding_mode': %" PRId64 " is not 0, 1 or 2", pad);
   if (grid->sizes[0] != in->sizes[0] || grid->sizes[3] != 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'grid': expected [%" PRId64 ", H, W, 2]", in->sizes[0]);
+    return PTERUN_FAIL_ARG(ctx, "arg 'grid': expected [%" PRId64 ", H, W, 2]", in->sizes[0]);
   if (in->sizes[2] <= 0 || in->sizes[3] <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'input': empty spatial dims");
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': empty spatial dims");
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_check_data(ctx, grid, "grid"));
   sizes[0] = in->sizes[0], sizes[1] = in->sizes[1];
@@ -214,10 +210,10 @@ pterun_status pk__upsample_bilinear2d_aa_out(pterun_kernel_context* ctx, pterun_
   PTERUN_TRY(pterun_check_rank(ctx, in, "self", 4));
   PTERUN_TRY(pterun_check_data(ctx, in, "self"));
   if (osz[0] <= 0 || osz[1] <= 0 || in->sizes[2] <= 0 || in->sizes[3] <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "input %" PRId64 "x%" PRId64 " / output_size %" PRId64 "x%" PRId64
-                              " must be non-empty",
-                              in->sizes[2], in->sizes[3], osz[0], osz[1]);
+    return PTERUN_FAIL_ARG(ctx,
+                           "input %" PRId64 "x%" PRId64 " / output_size %" PRId64 "x%" PRId64
+                           " must be non-empty",
+                           in->sizes[2], in->sizes[3], osz[0], osz[1]);
   sizes[0] = in->sizes[0], sizes[1] = in->sizes[1], sizes[2] = osz[0], sizes[3] = osz[1];
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
   sh = aa_scale(in->sizes[2], osz[0], align, has_h, sh_user);

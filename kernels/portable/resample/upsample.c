@@ -20,8 +20,7 @@ static pterun_status up_setup(pterun_kernel_context* ctx, pterun_value** args, s
   const pterun_value* sv = args[scale_ix];
   int64_t sizes[4];
   if (in->rank != 4)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'input': expected rank 4, got %d", (int)in->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': expected rank 4, got %d", (int)in->rank);
   g->n = in->sizes[0], g->c = in->sizes[1], g->ih = in->sizes[2], g->iw = in->sizes[3];
   PTERUN_TRY(pterun_arg_int_list(ctx, args, osz_ix, "output_size", &osz, &len, 1));
   g->has_scale = sv != NULL && sv->tag == PTERUN_VALUE_LIST_DOUBLE;
@@ -29,26 +28,22 @@ static pterun_status up_setup(pterun_kernel_context* ctx, pterun_value** args, s
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
                               "arg 'scale_factors': expected float[] or None");
   if ((osz != NULL) == g->has_scale)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "exactly one of output_size and scale_factors must be given");
+    return PTERUN_FAIL_ARG(ctx, "exactly one of output_size and scale_factors must be given");
   if (osz != NULL) {
     if (len != 2 || osz[0] < 0 || osz[1] < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'output_size': expected 2 non-negative sizes");
+      return PTERUN_FAIL_ARG(ctx, "arg 'output_size': expected 2 non-negative sizes");
     g->oh = osz[0], g->ow = osz[1];
   } else {
     if (sv->u.doubles.len != 2 || !(sv->u.doubles.items[0] > 0) || !(sv->u.doubles.items[1] > 0))
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'scale_factors': expected 2 positive values");
+      return PTERUN_FAIL_ARG(ctx, "arg 'scale_factors': expected 2 positive values");
     g->sh = sv->u.doubles.items[0], g->sw = sv->u.doubles.items[1];
     g->oh = (int64_t)floor((double)g->ih * g->sh);
     g->ow = (int64_t)floor((double)g->iw * g->sw);
   }
   if (g->oh <= 0 || g->ow <= 0 || g->ih <= 0 || g->iw <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "input %" PRId64 "x%" PRId64 " / output %" PRId64 "x%" PRId64
-                              " must be non-empty",
-                              g->ih, g->iw, g->oh, g->ow);
+    return PTERUN_FAIL_ARG(
+        ctx, "input %" PRId64 "x%" PRId64 " / output %" PRId64 "x%" PRId64 " must be non-empty",
+        g->ih, g->iw, g->oh, g->ow);
   sizes[0] = g->n, sizes[1] = g->c, sizes[2] = g->oh, sizes[3] = g->ow;
   return pterun_out_resize(ctx, out, "out", 4, sizes);
 }

@@ -48,8 +48,7 @@ pterun_status pk_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
-  if (n == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'tensors': empty list");
+  if (n == 0) return PTERUN_FAIL_ARG(ctx, "arg 'tensors': empty list");
   for (k = 0; k < n; ++k) {
     pterun_tensor* t = pterun_value_list_tensor(list, k);
     PTERUN_TRY(pk_check_real(ctx, t, "tensors"));
@@ -60,23 +59,20 @@ pterun_status pk_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t
     return pterun_out_resize(ctx, out, "out", 1, &zero);
   }
   if (ref->rank == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'tensors': zero-dim tensors cannot be concatenated");
+    return PTERUN_FAIL_ARG(ctx, "arg 'tensors': zero-dim tensors cannot be concatenated");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, ref->rank, &dim));
   for (d = 0; d < ref->rank; ++d) sizes[d] = d == dim ? 0 : ref->sizes[d];
   for (k = 0; k < n; ++k) {
     pterun_tensor* t = pterun_value_list_tensor(list, k);
     if (cat_skips(t)) continue;
     if (t->rank != ref->rank)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'tensors': tensor %zu has rank %d, expected %d", k,
-                                (int)t->rank, (int)ref->rank);
+      return PTERUN_FAIL_ARG(ctx, "arg 'tensors': tensor %zu has rank %d, expected %d", k,
+                             (int)t->rank, (int)ref->rank);
     for (d = 0; d < ref->rank; ++d)
       if (d != dim && t->sizes[d] != ref->sizes[d])
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "arg 'tensors': tensor %zu has size %" PRId64
-                                  " at dim %d, expected %" PRId64,
-                                  k, t->sizes[d], d, ref->sizes[d]);
+        return PTERUN_FAIL_ARG(
+            ctx, "arg 'tensors': tensor %zu has size %" PRId64 " at dim %d, expected %" PRId64, k,
+            t->sizes[d], d, ref->sizes[d]);
     sizes[dim] += t->sizes[dim];
   }
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", ref->rank, sizes));
@@ -101,23 +97,19 @@ pterun_status pk_stack_out(pterun_kernel_context* ctx, pterun_value** args, size
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
   PTERUN_TRY(pk_check_real(ctx, out, "out"));
-  if (n == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'tensors': empty list");
+  if (n == 0) return PTERUN_FAIL_ARG(ctx, "arg 'tensors': empty list");
   ref = pterun_value_list_tensor(list, 0);
-  if (ref->rank + 1 > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "rank too large");
+  if (ref->rank + 1 > PTERUN_MAX_RANK) return PTERUN_FAIL_ARG(ctx, "rank too large");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, ref->rank + 1, &dim));
   for (k = 0; k < n; ++k) {
     pterun_tensor* t = pterun_value_list_tensor(list, k);
     PTERUN_TRY(pk_check_real(ctx, t, "tensors"));
     if (t->rank != ref->rank)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'tensors': tensor %zu has rank %d, expected %d", k,
-                                (int)t->rank, (int)ref->rank);
+      return PTERUN_FAIL_ARG(ctx, "arg 'tensors': tensor %zu has rank %d, expected %d", k,
+                             (int)t->rank, (int)ref->rank);
     for (d = 0; d < ref->rank; ++d)
       if (t->sizes[d] != ref->sizes[d])
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "arg 'tensors': tensor %zu differs in shape at dim %d", k, d);
+        return PTERUN_FAIL_ARG(ctx, "arg 'tensors': tensor %zu differs in shape at dim %d", k, d);
   }
   for (d = 0; d <= ref->rank; ++d)
     sizes[d] = d < dim ? ref->sizes[d] : d == dim ? (int64_t)n : ref->sizes[d - 1];
@@ -166,9 +158,7 @@ static pterun_status split_args(pterun_kernel_context* ctx, pterun_value** args,
     if (pterun_value_list_tensor(*outs, n) == NULL)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE,
                                 "arg 'out': element %zu is not a tensor", n);
-  if ((*self)->rank == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': cannot split a rank-0 tensor");
+  if ((*self)->rank == 0) return PTERUN_FAIL_ARG(ctx, "arg 'self': cannot split a rank-0 tensor");
   return pk_wrap_dim(ctx, *dim, (*self)->rank, dim);
 }
 
@@ -185,18 +175,15 @@ pterun_status pk_split_with_sizes_copy_out(pterun_kernel_context* ctx, pterun_va
   PTERUN_TRY(split_args(ctx, args, 2, 3, &self, &dim, &outs));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "split_sizes", &lens, &n, 0));
   if (n != outs->u.tensors.len)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "%zu split sizes but %zu outputs", n, outs->u.tensors.len);
+    return PTERUN_FAIL_ARG(ctx, "%zu split sizes but %zu outputs", n, outs->u.tensors.len);
   for (k = 0; k < n; ++k) {
     if (lens[k] < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'split_sizes': negative size %" PRId64, lens[k]);
+      return PTERUN_FAIL_ARG(ctx, "arg 'split_sizes': negative size %" PRId64, lens[k]);
     total += lens[k];
   }
   if (total != self->sizes[dim])
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "split sizes sum to %" PRId64 ", dim has %" PRId64, total,
-                              self->sizes[dim]);
+    return PTERUN_FAIL_ARG(ctx, "split sizes sum to %" PRId64 ", dim has %" PRId64, total,
+                           self->sizes[dim]);
   return split_into(ctx, self, dim, outs, lens, 0, 0);
 }
 
@@ -212,13 +199,11 @@ pterun_status pk_split_copy_tensor_out(pterun_kernel_context* ctx, pterun_value*
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "split_size", &split));
   size = self->sizes[dim];
   if (split < 0 || (split == 0 && size != 0))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'split_size': invalid value %" PRId64, split);
+    return PTERUN_FAIL_ARG(ctx, "arg 'split_size': invalid value %" PRId64, split);
   want = split == 0 ? 1 : (size + split - 1) / split;
   if (want == 0) want = 1;
   if ((int64_t)outs->u.tensors.len != want)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "expected %" PRId64 " outputs, got %zu", want, outs->u.tensors.len);
+    return PTERUN_FAIL_ARG(ctx, "expected %" PRId64 " outputs, got %zu", want, outs->u.tensors.len);
   return split_into(ctx, self, dim, outs, NULL, split, 0);
 }
 
@@ -231,8 +216,7 @@ pterun_status pk_unbind_copy_int_out(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(split_args(ctx, args, 1, 2, &self, &dim, &outs));
   if ((int64_t)outs->u.tensors.len != self->sizes[dim])
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "expected %" PRId64 " outputs, got %zu", self->sizes[dim],
-                              outs->u.tensors.len);
+    return PTERUN_FAIL_ARG(ctx, "expected %" PRId64 " outputs, got %zu", self->sizes[dim],
+                           outs->u.tensors.len);
   return split_into(ctx, self, dim, outs, NULL, 1, 1);
 }

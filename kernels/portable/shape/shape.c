@@ -48,34 +48,28 @@ pterun_status pk_view_copy_out(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
-  if (len > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'size': too many dims");
+  if (len > PTERUN_MAX_RANK) return PTERUN_FAIL_ARG(ctx, "arg 'size': too many dims");
   for (k = 0; k < len; ++k) {
     if (size[k] == -1 && infer < 0) {
       infer = (int)k;
       continue;
     }
-    if (size[k] < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'size': invalid size %" PRId64, size[k]);
+    if (size[k] < 0) return PTERUN_FAIL_ARG(ctx, "arg 'size': invalid size %" PRId64, size[k]);
     sizes[k] = size[k];
     if (size[k] != 0 && known > INT64_MAX / size[k])
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'size': the element count overflows");
+      return PTERUN_FAIL_ARG(ctx, "arg 'size': the element count overflows");
     known *= size[k];
   }
   if (infer >= 0) {
     if (known == 0 || self->numel % known != 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'size': cannot infer -1 for %" PRId64 " elements",
-                                self->numel);
+      return PTERUN_FAIL_ARG(ctx, "arg 'size': cannot infer -1 for %" PRId64 " elements",
+                             self->numel);
     sizes[infer] = self->numel / known;
     known *= sizes[infer];
   }
   if (known != self->numel)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'size': %" PRId64 " elements cannot view %" PRId64, known,
-                              self->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'size': %" PRId64 " elements cannot view %" PRId64, known,
+                           self->numel);
   return emit_reshape(ctx, self, out, (int)len, sizes);
 }
 
@@ -90,15 +84,12 @@ pterun_status pk_permute_copy_out(pterun_kernel_context* ctx, pterun_value** arg
   PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "dims", &dims, &len, 0));
   if (len != self->rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'dims': %zu dims for a rank-%d tensor", len, (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'dims': %zu dims for a rank-%d tensor", len, (int)self->rank);
   v.rank = (int)len;
   for (k = 0; k < len; ++k) {
     int64_t d;
     PTERUN_TRY(pk_wrap_dim(ctx, dims[k], self->rank, &d));
-    if (seen[d]++)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'dims': dim %" PRId64 " repeats", d);
+    if (seen[d]++) return PTERUN_FAIL_ARG(ctx, "arg 'dims': dim %" PRId64 " repeats", d);
     v.sizes[k] = self->sizes[d];
     v.strides[k] = self->strides[d];
   }
@@ -137,8 +128,7 @@ pterun_status pk_t_copy_out(pterun_kernel_context* ctx, pterun_value** args, siz
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   PTERUN_TRY(self_out(ctx, args, 1, &self, &out));
   if (self->rank > 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': t() expects rank <= 2, got %d", (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': t() expects rank <= 2, got %d", (int)self->rank);
   return transpose(ctx, self, out, 0, self->rank == 2 ? 1 : 0);
 }
 
@@ -150,8 +140,7 @@ pterun_status pk_unsqueeze_copy_out(pterun_kernel_context* ctx, pterun_value** a
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
-  if (self->rank + 1 > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "rank too large");
+  if (self->rank + 1 > PTERUN_MAX_RANK) return PTERUN_FAIL_ARG(ctx, "rank too large");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank + 1, &dim));
   for (d = 0, r = 0; d <= self->rank; ++d) sizes[d] = d == dim ? 1 : self->sizes[r++];
   return emit_reshape(ctx, self, out, self->rank + 1, sizes);
@@ -210,16 +199,14 @@ pterun_status pk_expand_copy_out(pterun_kernel_context* ctx, pterun_value** args
   PTERUN_TRY(self_out(ctx, args, 3, &self, &out));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "size", &size, &len, 0));
   if (len < self->rank || len > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'size': %zu dims cannot expand a rank-%d tensor", len,
-                              (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'size': %zu dims cannot expand a rank-%d tensor", len,
+                           (int)self->rank);
   for (k = 0; k < len; ++k) {
     size_t lead = len - self->rank;
     if (size[k] == -1 && k >= lead)
       sizes[k] = self->sizes[k - lead];
     else if (size[k] < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'size': invalid size %" PRId64 " at dim %zu", size[k], k);
+      return PTERUN_FAIL_ARG(ctx, "arg 'size': invalid size %" PRId64 " at dim %zu", size[k], k);
     else
       sizes[k] = size[k];
   }
@@ -249,13 +236,9 @@ pterun_status pk_slice_copy_tensor_out(pterun_kernel_context* ctx, pterun_value*
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 2, "start", &start, &has_start));
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 3, "end", &end, &has_end));
   PTERUN_TRY(pterun_arg_int(ctx, args, 4, "step", &step));
-  if (self->rank == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': cannot slice a rank-0 tensor");
+  if (self->rank == 0) return PTERUN_FAIL_ARG(ctx, "arg 'self': cannot slice a rank-0 tensor");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
-  if (step <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'step': must be positive, got %" PRId64, step);
+  if (step <= 0) return PTERUN_FAIL_ARG(ctx, "arg 'step': must be positive, got %" PRId64, step);
   start = has_start ? clamp_bound(start, self->sizes[dim]) : 0;
   end = has_end ? clamp_bound(end, self->sizes[dim]) : self->sizes[dim];
   len = end > start ? (end - start + step - 1) / step : 0;
@@ -286,13 +269,11 @@ pterun_status pk_select_copy_int_out(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PTERUN_TRY(pterun_arg_int(ctx, args, 2, "index", &index));
   if (self->rank == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': cannot select from a rank-0 tensor");
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': cannot select from a rank-0 tensor");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (index < -self->sizes[dim] || index >= self->sizes[dim])
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'index': %" PRId64 " out of range for size %" PRId64, index,
-                              self->sizes[dim]);
+    return PTERUN_FAIL_ARG(ctx, "arg 'index': %" PRId64 " out of range for size %" PRId64, index,
+                           self->sizes[dim]);
   if (index < 0) index += self->sizes[dim];
   pk_view_of(self, &v);
   view_drop(&v, (int)dim);
@@ -309,15 +290,12 @@ pterun_status pk_narrow_copy_out(pterun_kernel_context* ctx, pterun_value** args
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "dim", &dim));
   PTERUN_TRY(pterun_arg_int(ctx, args, 2, "start", &start));
   PTERUN_TRY(pterun_arg_int(ctx, args, 3, "length", &length));
-  if (self->rank == 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': cannot narrow a rank-0 tensor");
+  if (self->rank == 0) return PTERUN_FAIL_ARG(ctx, "arg 'self': cannot narrow a rank-0 tensor");
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
   if (start < 0) start += self->sizes[dim];
   if (start < 0 || length < 0 || start > self->sizes[dim] || length > self->sizes[dim] - start)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "start %" PRId64 " + length %" PRId64 " exceeds size %" PRId64, start,
-                              length, self->sizes[dim]);
+    return PTERUN_FAIL_ARG(ctx, "start %" PRId64 " + length %" PRId64 " exceeds size %" PRId64,
+                           start, length, self->sizes[dim]);
   pk_view_of(self, &v);
   v.sizes[dim] = length;
   return emit_view(ctx, self, out, &v, length ? start * self->strides[dim] : 0);
@@ -360,32 +338,28 @@ pterun_status pk_as_strided_copy_out(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 2, "stride", &stride, &nst, 0));
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 3, "storage_offset", &off, &has_off));
   if (ns != nst || ns > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "args 'size'/'stride': lengths %zu and %zu differ", ns, nst);
+    return PTERUN_FAIL_ARG(ctx, "args 'size'/'stride': lengths %zu and %zu differ", ns, nst);
   if (!has_off) off = 0;
   maxoff = off;
   v.rank = (int)ns;
   for (k = 0; k < ns; ++k) {
     if (size[k] < 0 || stride[k] < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "negative size or stride at dim %zu", k);
+      return PTERUN_FAIL_ARG(ctx, "negative size or stride at dim %zu", k);
     v.sizes[k] = size[k];
     v.strides[k] = stride[k];
     if (size[k] == 0) maxoff = -1;
     if (maxoff >= 0) {
       /* (size-1)*stride and the running sum must not overflow (all >= 0). */
       if (stride[k] != 0 && size[k] - 1 > (INT64_MAX - maxoff) / stride[k])
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "args 'size'/'stride': the view's extent overflows at dim %zu",
-                                  k);
+        return PTERUN_FAIL_ARG(ctx, "args 'size'/'stride': the view's extent overflows at dim %zu",
+                               k);
       maxoff += (size[k] - 1) * stride[k];
     }
   }
   /* The view must stay inside self's elements. */
   if (off < 0 || (maxoff >= 0 && maxoff >= self->numel))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "view reaches element %" PRId64 " of a %" PRId64 "-element tensor",
-                              maxoff, self->numel);
+    return PTERUN_FAIL_ARG(ctx, "view reaches element %" PRId64 " of a %" PRId64 "-element tensor",
+                           maxoff, self->numel);
   return emit_view(ctx, self, out, &v, off);
 }
 
@@ -405,9 +379,7 @@ pterun_status pk_flip_out(pterun_kernel_context* ctx, pterun_value** args, size_
     int64_t d;
     PTERUN_TRY(pk_wrap_dim(ctx, dims[k], self->rank, &d));
     if (self->rank == 0) continue;
-    if (flip[d]++)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'dims': dim %" PRId64 " repeats", d);
+    if (flip[d]++) return PTERUN_FAIL_ARG(ctx, "arg 'dims': dim %" PRId64 " repeats", d);
     /* Walk the dim backwards: start at its last element, negative stride. */
     if (v.sizes[d] > 0) base += (v.sizes[d] - 1) * v.strides[d];
     v.strides[d] = -v.strides[d];
@@ -431,8 +403,7 @@ pterun_status pk_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_
     int64_t n, s, pos;
     int64_t ii[PTERUN_MAX_RANK] = {0}, oi[PTERUN_MAX_RANK] = {0};
     if (ns != 1)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'shifts': one shift needed without dims, got %zu", ns);
+      return PTERUN_FAIL_ARG(ctx, "arg 'shifts': one shift needed without dims, got %zu", ns);
     if (self->numel == 0) return PTERUN_STATUS_OK;
     s = ((shifts[0] % self->numel) + self->numel) % self->numel;
     /* out[(n + s) % numel] = self[n]: start reading at numel - s. */
@@ -447,8 +418,7 @@ pterun_status pk_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_
     return PTERUN_STATUS_OK;
   }
   if (ns != nd)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "args 'shifts'/'dims': lengths %zu and %zu differ", ns, nd);
+    return PTERUN_FAIL_ARG(ctx, "args 'shifts'/'dims': lengths %zu and %zu differ", ns, nd);
   for (k = 0; k < nd; ++k) {
     int64_t d, sz;
     PTERUN_TRY(pk_wrap_dim(ctx, dims[k], self->rank, &d));
@@ -484,14 +454,11 @@ pterun_status pk_repeat_out(pterun_kernel_context* ctx, pterun_value** args, siz
   PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "repeats", &reps, &len, 0));
   if (len < self->rank || len > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'repeats': %zu values for a rank-%d tensor", len,
-                              (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'repeats': %zu values for a rank-%d tensor", len,
+                           (int)self->rank);
   for (k = 0; k < len; ++k) {
     size_t lead = len - self->rank;
-    if (reps[k] < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'repeats': negative value %" PRId64, reps[k]);
+    if (reps[k] < 0) return PTERUN_FAIL_ARG(ctx, "arg 'repeats': negative value %" PRId64, reps[k]);
     ssz[k] = k < lead ? 1 : self->sizes[k - lead];
     sst[k] = k < lead ? 0 : self->strides[k - lead];
     sizes[k] = ssz[k] * reps[k];
@@ -525,25 +492,21 @@ static pterun_status pixel_shuffle(pterun_kernel_context* ctx, pterun_tensor* se
   int64_t c, h, w;
   pterun_tensor *big, *small;
   if (self->rank < 3 || self->rank + 2 > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': expected rank >= 3, got %d", (int)self->rank);
-  if (r <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "factor must be positive");
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': expected rank >= 3, got %d", (int)self->rank);
+  if (r <= 0) return PTERUN_FAIL_ARG(ctx, "factor must be positive");
   lead = self->rank - 3;
   for (d = 0; d < lead; ++d) sizes[d] = self->sizes[d];
   if (up) {
     if (self->sizes[lead] % (r * r) != 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "channels %" PRId64 " not divisible by %" PRId64, self->sizes[lead],
-                                r * r);
+      return PTERUN_FAIL_ARG(ctx, "channels %" PRId64 " not divisible by %" PRId64,
+                             self->sizes[lead], r * r);
     c = self->sizes[lead] / (r * r);
     h = self->sizes[lead + 1];
     w = self->sizes[lead + 2];
     sizes[lead] = c, sizes[lead + 1] = h * r, sizes[lead + 2] = w * r;
   } else {
     if (self->sizes[lead + 1] % r != 0 || self->sizes[lead + 2] % r != 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "height/width not divisible by %" PRId64, r);
+      return PTERUN_FAIL_ARG(ctx, "height/width not divisible by %" PRId64, r);
     c = self->sizes[lead];
     h = self->sizes[lead + 1] / r;
     w = self->sizes[lead + 2] / r;
@@ -610,12 +573,10 @@ pterun_status pk_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** ar
   PTERUN_TRY(pterun_arg_int(ctx, args, 2, "dim1", &d1));
   PTERUN_TRY(pterun_arg_int(ctx, args, 3, "dim2", &d2));
   if (self->rank < 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': expected rank >= 2, got %d", (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': expected rank >= 2, got %d", (int)self->rank);
   PTERUN_TRY(pk_wrap_dim(ctx, d1, self->rank, &d1));
   PTERUN_TRY(pk_wrap_dim(ctx, d2, self->rank, &d2));
-  if (d1 == d2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "dim1 and dim2 are equal");
+  if (d1 == d2) return PTERUN_FAIL_ARG(ctx, "dim1 and dim2 are equal");
   s1 = self->sizes[d1];
   s2 = self->sizes[d2];
   if (offset >= 0) {
@@ -646,14 +607,12 @@ pterun_status pk_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args
   PTERUN_TRY(pterun_arg_int(ctx, args, 2, "size", &size));
   PTERUN_TRY(pterun_arg_int(ctx, args, 3, "step", &step));
   PTERUN_TRY(pk_wrap_dim(ctx, dim, self->rank, &dim));
-  if (self->rank + 1 > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "rank too large");
+  if (self->rank + 1 > PTERUN_MAX_RANK) return PTERUN_FAIL_ARG(ctx, "rank too large");
   dsz = self->rank ? self->sizes[dim] : 1;
   dst = self->rank ? self->strides[dim] : 1;
   if (size < 0 || size > dsz || step <= 0)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "size %" PRId64 " / step %" PRId64 " invalid for dim size %" PRId64,
-                              size, step, dsz);
+    return PTERUN_FAIL_ARG(ctx, "size %" PRId64 " / step %" PRId64 " invalid for dim size %" PRId64,
+                           size, step, dsz);
   pk_view_of(self, &v);
   if (self->rank) {
     v.sizes[dim] = (dsz - size) / step + 1;
@@ -675,8 +634,7 @@ pterun_status pk_tril_out(pterun_kernel_context* ctx, pterun_value** args, size_
   PTERUN_TRY(self_out(ctx, args, 2, &self, &out));
   PTERUN_TRY(pterun_arg_int(ctx, args, 1, "diagonal", &diag));
   if (self->rank < 2)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': expected rank >= 2, got %d", (int)self->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': expected rank >= 2, got %d", (int)self->rank);
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", self));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   pk_copy_tensor(out, self);
@@ -705,8 +663,7 @@ pterun_status pk_view_as_real_copy_out(pterun_kernel_context* ctx, pterun_value*
          : self->dtype == PTERUN_DTYPE_COMPLEX32  ? PTERUN_DTYPE_F16
                                                   : -1;
   if (part < 0 || out->dtype != part || self->rank + 1 > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg 'self': need a complex tensor and a matching real out");
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': need a complex tensor and a matching real out");
   /* Each complex element is two consecutive real ones. */
   v.rank = self->rank + 1;
   for (d = 0; d < self->rank; ++d) {
