@@ -5,7 +5,13 @@
  * rewritten only when its fused operator is registered and every
  * intermediate is a tensor of the pattern's dtype that nothing else touches:
  * no other instruction reads, writes or moves it, it is not a method output,
- * no elided view shares its memory and no jump lands inside the chain.
+ * no elided view shares its memory and no jump lands inside the chain; the
+ * chain's result has the shape the fused kernel gives it (shape_kept) and
+ * shares no byte with what the fused call reads (result_disjoint), or is
+ * moved into an intermediate's bytes where it can live (redirect_host).
+ * Chains are chosen in order and a move is made when its chain is chosen,
+ * so the later ones are judged with it (docs/architecture.md lists the
+ * conditions).
  * A row may add a feed: the constant-only producers of one step argument
  * (a quantized weight's dequantize, ...), removed with the chain.
  *
