@@ -73,6 +73,9 @@ typedef struct pt_fuse_pattern {
   uint8_t shape_step;                 /* the step whose result's shape the fused kernel gives
                                          its result (the convolution, the addmm, ...): the
                                          chain's result must have it (shape_kept) */
+  bool rows_nd;                       /* ... or, a linear's kernel, the sizes of step 0's first
+                                         argument with the last one that step's (its [M, N]
+                                         rows seen through a view as [B, T, N]), contiguous */
   const char* fused;                  /* the replacing operator */
   uint8_t fused_nargs;
   pt_fuse_arg args[PT_FUSE_MAX_ARGS]; /* its arguments, each (step or PT_FUSE_MAX_STEPS + feed
@@ -398,12 +401,24 @@ static bool shape_kept(const pt_fuse_pattern* p, const pt_instr* const* step, ui
   const pterun_value* a = result_of(p, p->shape_step, step[p->shape_step]);
   const pterun_value* z = result_of(p, steps - 1, step[steps - 1]);
   if (a->tag != PTERUN_VALUE_TENSOR || z->tag != PTERUN_VALUE_TENSOR) return false;
-  for (uint32_t s = p->shape_step + 1u; s < steps; ++s)
-    if (step[s]->args[p->link[s]] != result_of(p, s - 1, step[s - 1])) return false;
   const pterun_tensor *t = a->u.tensor, *r = z->u.tensor;
-  if (t->rank != r->rank) return false;
-  for (uint32_t d = 0; d < t->rank; ++d)
-    if (t->sizes[d] != r->sizes[d] || t->dim_order[d] != r->dim_order[d]) return false;
+  bool same = t->rank == r->rank;
+  for (uint32_t s = p->shape_step + 1u; s < steps; ++s)
+    same = same && step[s]->args[p->link[s]] == result_of(p, s - 1, step[s - 1]);
+  for (uint32_t d = 0; same && d < t->rank; ++d)
+    same = t->sizes[d] == r->sizes[d] && t->dim_order[d] == r->dim_order[d];
+  if (same || !p->rows_nd) return same;
+  // A linear's kernel: [M, N], or the input's leading sizes and N, contiguous.
+  const pterun_value* xv = step[0]->args[0];
+  if (xv->tag != PTERUN_VALUE_TENSOR || t->rank != 2 || r->rank < 1) return false;
+  const pterun_tensor* x = xv->u.tensor;
+  for (uint32_t d = 0; d < r->rank; ++d)
+    if (r->dim_order[d] != d) return false;
+  if (r->sizes[r->rank - 1] != t->sizes[1]) return false;
+  if (r->rank == 2) return r->sizes[0] == t->sizes[0];
+  if (r->rank != x->rank) return false;
+  for (uint32_t d = 0; d + 1 < r->rank; ++d)
+    if (r->sizes[d] != x->sizes[d]) return false;
   return true;
 }
 
