@@ -162,11 +162,12 @@ configure() { # build dir, cmake args...
   mapfile -t g < <(pt_gen_args "$dir")
   cmake -S . -B "$dir" "${g[@]}" -DPTERUN_WERROR=ON "$@" >/dev/null
 }
-# The C tests of one build directory (extra ctest arguments after it).
+# The C tests of one build directory (extra ctest arguments after it); a
+# directory without tests (its build failed) fails too.
 c_tests() {
   local dir="$1"
   shift
-  ctest --test-dir "$dir" --output-on-failure -j "$JOBS" "$@"
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$JOBS" "$@"
 }
 # Shared between stages (each stage is a subshell): fixed paths, removed at exit.
 REL_PREFIX="$STAGE_LOGS/prefix-shared"
@@ -273,7 +274,8 @@ st_same_bits() {
 st_tsan() {
   configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_SANITIZE=thread
   cmake --build build-tsan -j "$JOBS" --target test_threads test_threadpool test_threaded_models
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -L threads --output-on-failure
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -L threads \
+    --output-on-failure --no-tests=error
 }
 
 st_valgrind() {
