@@ -94,7 +94,8 @@ fi
 # failure is recorded, not fatal. Adding a stage is one `stage` line.
 STAGE_LOGS="$(mktemp -d /tmp/pterun-stages.XXXXXX)"
 ST_NAMES=() ST_RESULTS=() ST_COUNTS=() ST_TIMES=()
-# The ctest and pytest totals a stage's log reports (summed over its runs).
+# The ctest and pytest totals a stage's log reports (summed over its runs),
+# and tools/compare_builds.py's closing line.
 stage_counts() { # log file
   awk '
     /tests passed, [0-9]+ tests? failed out of [0-9]+/ {
@@ -113,9 +114,10 @@ stage_counts() { # log file
       }
       np++
     }
+    /^[0-9]+ programs x [0-9]+ modes x [0-9]+ builds: / { cb = $0 } # tools/compare_builds.py
     END {
-      out = ""
-      if (nc) out = sprintf("ctest %d passed, %d failed", ct - cf, cf)
+      out = cb
+      if (nc) out = out (out ? "; " : "") sprintf("ctest %d passed, %d failed", ct - cf, cf)
       if (np) out = out (out ? "; " : "") sprintf("pytest %d passed, %d failed%s%s", pp, pf,
                                                    ps ? sprintf(", %d skipped", ps) : "",
                                                    pe ? sprintf(", %d errors", pe) : "")
