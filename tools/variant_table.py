@@ -56,17 +56,17 @@ def _features(expr: str) -> frozenset[str]:
 def _manifest(path: Path, macro: str) -> list[tuple[str, str]]:
     """(isa expression, function) of each row of an .inc manifest."""
     text = path.read_text()
-    rows = re.findall(macro + r"\(\s*([^,]+?)\s*,\s*(pc_\w+)", text, re.S)
+    rows = re.findall(macro + r"\(\s*([^,]+?)\s*,\s*(pc_\w+)", text, re.DOTALL)
     return [(isa, fn) for isa, fn in rows]
 
 
 def _table(path: Path, pattern: str) -> list[tuple[str, str]]:
     """(isa expression, name) of each row of a g_variants[] table in a .c file."""
     text = path.read_text()
-    m = re.search(r"g_variants\[\]\s*=\s*\{(.*?)\n\};", text, re.S)
+    m = re.search(r"g_variants\[\]\s*=\s*\{(.*?)\n\};", text, re.DOTALL)
     if m is None:
         raise SystemExit(f"variant_table.py: {path}: no g_variants[] table")
-    return re.findall(pattern, m.group(1), re.S)
+    return re.findall(pattern, m.group(1), re.DOTALL)
 
 
 def manifest_variants(root: Path) -> list[Variant]:
@@ -74,19 +74,26 @@ def manifest_variants(root: Path) -> list[Variant]:
     fams: list[tuple[str, list[tuple[str, str]]]] = [
         ("f32_gemm", _manifest(c / "gemm" / "f32_ukernels.inc", "PC_GEMM_UKERNEL")),
         ("qs8_gemm", _manifest(c / "qgemm" / "qs8_ukernels.inc", "PC_QS8_UKERNEL")),
-        ("lowbit", _manifest(c / "lowbit" / "lowbit_ukernels.inc", "PC_LOWBIT_UKERNEL")),
+        (
+            "lowbit",
+            _manifest(c / "lowbit" / "lowbit_ukernels.inc", "PC_LOWBIT_UKERNEL"),
+        ),
     ]
     vm = _table(c / "vmath" / "vmath.c", r"PC_VM_ROW\(\s*([^,]+?)\s*,\s*(\w+)\s*\)")
     fams += [("vmath", vm), ("vmath_rowops", vm)]
     dw = _table(c / "dwconv" / "dwconv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\"")
     fams += [("dwconv_nhwc", dw), ("dwconv_nchw", dw)]
-    fams.append(("conv2d", _table(c / "conv" / "conv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\"")))
+    fams.append(
+        ("conv2d", _table(c / "conv" / "conv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\""))
+    )
     out: list[Variant] = []
     for family, rows in fams:
         # Every family has its portable baseline and at least one SIMD variant:
         # fewer rows means the parse no longer matches the source.
         if len(rows) < 2 or _features(rows[0][0]):
-            raise SystemExit(f"variant_table.py: cannot read the {family} variants from src/compute")
+            raise SystemExit(
+                f"variant_table.py: cannot read the {family} variants from src/compute"
+            )
         out += [Variant(family, name, _features(isa)) for isa, name in rows]
     return out
 
@@ -97,7 +104,9 @@ def read_log(path: Path) -> list[tuple[str, str, str]]:
     rows = []
     for n, line in enumerate(path.read_text().splitlines(), 1):
         f = line.split()
-        if len(f) != 3 or not (f[2] == "exact" or re.fullmatch(r"bits=[0-9a-f]{16}", f[2])):
+        if len(f) != 3 or not (
+            f[2] == "exact" or re.fullmatch(r"bits=[0-9a-f]{16}", f[2])
+        ):
             raise SystemExit(f"variant_table.py: {path}:{n}: malformed record {line!r}")
         rows.append((f[0], f[1], f[2]))
     return rows
@@ -125,7 +134,9 @@ def build(
         for family, name, bits in read_log(path):
             v = by_key.get((family, name))
             if v is None:
-                errors.append(f"{path}: {family} {name}: no such variant in src/compute")
+                errors.append(
+                    f"{path}: {family} {name}: no such variant in src/compute"
+                )
                 continue
             if kind == "emulated" and not (v.features & emu_features):
                 kind_here = "native"  # the emulated tree runs these natively
@@ -171,14 +182,18 @@ def render(variants: list[Variant]) -> tuple[str, int]:
             )
         )
     width = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = [" | ".join(c.ljust(w) for c, w in zip(r, width)).rstrip() for r in [head, *rows]]
+    lines = [
+        " | ".join(c.ljust(w) for c, w in zip(r, width)).rstrip() for r in [head, *rows]
+    ]
     lines.insert(1, "-+-".join("-" * w for w in width))
     return "\n".join(lines), failures
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=ROOT, help="source tree (default: this one)")
+    ap.add_argument(
+        "--root", type=Path, default=ROOT, help="source tree (default: this one)"
+    )
     ap.add_argument("--native", type=Path, help="record of the native x86-64 run")
     ap.add_argument("--emulated", type=Path, help="record of the SIMDe-emulated run")
     ap.add_argument(
@@ -186,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="emulated_isa.txt of the emulated build (the ISAs it emulated)",
     )
-    ap.add_argument("--qemu", type=Path, help="record of the aarch64 run under qemu-aarch64")
+    ap.add_argument(
+        "--qemu", type=Path, help="record of the aarch64 run under qemu-aarch64"
+    )
     a = ap.parse_args(argv)
     if a.emulated is not None and a.emulated_isa is None:
         ap.error("--emulated needs --emulated-isa")

@@ -40,7 +40,8 @@ static inline void pt_variant_checked(const char* family, const char* variant, c
   const unsigned char* p = out;
   size_t i;
   for (i = 0; i < pt_variants_n_; ++i)
-    if (strcmp(pt_variants_[i].family, family) == 0 && strcmp(pt_variants_[i].variant, variant) == 0)
+    if (strcmp(pt_variants_[i].family, family) == 0 &&
+        strcmp(pt_variants_[i].variant, variant) == 0)
       break;
   if (i == pt_variants_n_) {
     if (pt_variants_n_ == PT_VARIANTS_MAX) {
