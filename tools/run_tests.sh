@@ -46,6 +46,8 @@ have qemu-system-arm || need_pkgs+=(qemu-system-arm)
 have aarch64-linux-gnu-gcc && [ -f /usr/aarch64-linux-gnu/include/stdio.h ] ||
   need_pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 have qemu-aarch64 || need_pkgs+=(qemu-user)
+# SIMDe's portable intrinsics: the AVX-512 microkernels, emulated (st_variants).
+[ -f /usr/include/simde/x86/avx512.h ] || need_pkgs+=(libsimde-dev)
 # compiler-rt: libFuzzer and clang's sanitizer runtimes (a program must link).
 fuzz_links() {
   local exe
@@ -337,11 +339,49 @@ st_release_wheel() {
 }
 
 # ---- the stages, in order -----------------------------------------------------------
+# ---- every SIMD variant executed (docs/robustness.md) -----------------------------
+# The kernel tests record each variant they executed and checked
+# (PTERUN_VARIANT_LOG, tests/harness/pt_variants.h) in three runs: this CPU
+# (build), a second tree whose AVX-512 microkernels are compiled against
+# SIMDe and reported present (build-emu: the compute library, the kernel tests
+# and the CLI for the fixture programs, nothing else), and qemu-aarch64
+# (build-aarch64, built by the stage before). tools/variant_table.py prints
+# variant | ran natively | ran emulated | not run and fails on "not run" and on
+# emulated bits that differ from the native run's.
+st_variants() {
+  local kt='test_gemm_dispatch|test_vmath|test_dwconv|test_qgemm|test_compute_lowbit|test_conv2d'
+  local logs="$PWD/build-emu/variant-logs" rc=0 evex
+  rm -rf "$logs" && mkdir -p "$logs"
+  # A failing run fails the stage, after the table (which shows what it left unrun).
+  PTERUN_VARIANT_LOG="$logs/native.log" ctest --test-dir build --output-on-failure --no-tests=error -j "$JOBS" \
+    -R "^($kt)(_scalar|_portable)?\$" || rc=1
+  configure build-emu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_EMULATE_ISA=avx512f,avx512bw,avx512vnni \
+    -DPTERUN_BUILD_EXAMPLES=OFF -DPTERUN_INSTALL=OFF
+  # shellcheck disable=SC2086
+  cmake --build build-emu -j "$JOBS" --target ${kt//|/ } pterun_cli npycmp
+  # What ran there is the emulation: no AVX-512 instruction (zmm, opmask,
+  # EVEX-only registers) in any of its libraries.
+  objdump -d build-emu/lib/*.so >"$logs/disasm.txt"
+  evex="$(grep -cE 'zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])' "$logs/disasm.txt" || true)"
+  rm -f "$logs/disasm.txt"
+  [ "$evex" = 0 ] || die "build-emu: $evex AVX-512 instructions in the emulated tree's libraries"
+  PTERUN_VARIANT_LOG="$logs/emulated.log" ctest --test-dir build-emu --output-on-failure --no-tests=error -j "$JOBS" \
+    -R "^($kt)(_scalar|_portable)?\$|^(fixture|xnnpack)\." || rc=1
+  # The aarch64 sweeps of the GEMM and vector math are scalar there (minutes under qemu).
+  PTERUN_VARIANT_LOG="$logs/qemu.log" ctest --test-dir build-aarch64 --output-on-failure --no-tests=error -j "$JOBS" \
+    --timeout 600 -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d)$' || rc=1
+  touch "$logs/native.log" "$logs/emulated.log" "$logs/qemu.log" # a run with no record: "not run"
+  "$PYTHON" tools/variant_table.py --native "$logs/native.log" --emulated "$logs/emulated.log" \
+    --emulated-isa build-emu/emulated_isa.txt --qemu "$logs/qemu.log" || rc=1
+  return "$rc"
+}
+
 stage "build (RelWithDebInfo)" st_build_main
 stage "C tests" c_tests build
 stage "bare-metal Cortex-M4 and Cortex-M55 firmware under qemu-system-arm" \
   env JOBS="$JOBS" bash tools/run_firmware.sh build "$PYTHON"
 stage "Linux aarch64: cross build, C tests under qemu-aarch64 -cpu max" st_aarch64
+stage "every SIMD variant: native, AVX-512 emulated (SIMDe), NEON under qemu-aarch64" st_variants
 stage "release checks (install tree)" st_release_install
 stage "examples built against the installed package (CMake and pkg-config)" st_examples
 stage "static build: every component as lib*.a, C tests" st_static

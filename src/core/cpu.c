@@ -118,10 +118,18 @@ typedef _Atomic uint64_t pt_cpu_word;
 static pt_cpu_word g_detected;
 static pt_cpu_word g_features;
 
+/* A test build with -DPTERUN_EMULATE_ISA=... (src/compute/isa.cmake) compiles
+ * those ISAs' microkernels against a portable emulation and reports the ISAs
+ * present whatever the CPU has, so that the dispatcher and the kernel tests
+ * run them. Never defined in a release build. */
+#ifndef PTERUN_EMULATED_FEATURES
+#define PTERUN_EMULATED_FEATURES ((uint64_t)0)
+#endif
+
 uint64_t pterun_cpu_detected_features(void) {
   uint64_t v = PT_CPU_LOAD(&g_detected);
   if (!(v & PT_CPU_VALID)) {
-    v = detect() | PT_CPU_VALID;
+    v = detect() | PTERUN_EMULATED_FEATURES | PT_CPU_VALID;
     PT_CPU_STORE(&g_detected, v);
   }
   return v & ~PT_CPU_VALID;
