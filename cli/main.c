@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
       {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
   size_t k;
   int c;
+  /* A PTERUN_ISA / PTERUN_ISA_MASK the kernels cannot use, on stderr (the
+   * commands' loggers take only errors without --verbose). */
+  pterun_cpu_report_env(NULL);
   /* '+': the options before COMMAND only; the command parses the rest */
   opterr = 0;
   while ((c = getopt_long(argc, argv, "+:hV", kLong, NULL)) != -1) {
