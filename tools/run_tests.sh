@@ -265,11 +265,11 @@ st_build_type() { # compiler build-type
   c_tests "$dir"
 }
 
-# The same output bytes from every compiler and build type, and for 1 and 3
-# threads: every fixture program, dispatched and scalar kernels (the policy:
-# docs/performance.md, "Bit-exactness").
+# The same output bytes from every compiler and build type (the ASan build
+# is GCC -O0), and for 1 and 3 threads: every fixture program, dispatched and
+# scalar kernels (the policy: docs/performance.md, "Bit-exactness").
 st_same_bits() {
-  "$PYTHON" tools/compare_builds.py build build-static build-types/* --jobs "$JOBS"
+  "$PYTHON" tools/compare_builds.py build build-static build-asan build-types/* --jobs "$JOBS"
 }
 
 # ---- robustness (docs/robustness.md) ----------------------------------------------
