@@ -98,7 +98,7 @@ ST_NAMES=() ST_RESULTS=() ST_COUNTS=() ST_TIMES=()
 # and tools/compare_builds.py's closing line.
 stage_counts() { # log file
   awk '
-    /tests passed, [0-9]+ tests? failed out of [0-9]+/ {
+    / tests passed(, [0-9]+ tests? failed)? out of [0-9]+/ {
       for (i = 1; i <= NF; ++i) if ($i == "out") ct += $(i + 2)
       for (i = 1; i <= NF; ++i) if ($i ~ /^failed$/) { cf += $(i - 2); break }
       nc++
