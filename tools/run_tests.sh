@@ -100,7 +100,7 @@ ST_NAMES=() ST_RESULTS=() ST_COUNTS=() ST_TIMES=()
 # and tools/compare_builds.py's closing line.
 stage_counts() { # log file
   awk '
-    /tests passed, [0-9]+ tests? failed out of [0-9]+/ {
+    / tests passed(, [0-9]+ tests? failed)? out of [0-9]+/ {
       for (i = 1; i <= NF; ++i) if ($i == "out") ct += $(i + 2)
       for (i = 1; i <= NF; ++i) if ($i ~ /^failed$/) { cf += $(i - 2); break }
       nc++
@@ -267,11 +267,11 @@ st_build_type() { # compiler build-type
   c_tests "$dir"
 }
 
-# The same output bytes from every compiler and build type, and for 1 and 3
-# threads: every fixture program, dispatched and scalar kernels (the policy:
-# docs/performance.md, "Bit-exactness").
+# The same output bytes from every compiler and build type (the ASan build
+# is GCC -O0), and for 1 and 3 threads: every fixture program, dispatched and
+# scalar kernels (the policy: docs/performance.md, "Bit-exactness").
 st_same_bits() {
-  "$PYTHON" tools/compare_builds.py build build-static build-types/* --jobs "$JOBS"
+  "$PYTHON" tools/compare_builds.py build build-static build-asan build-types/* --jobs "$JOBS"
 }
 
 # ---- robustness (docs/robustness.md) ----------------------------------------------
