@@ -34,6 +34,9 @@ static const command kCommands[] = {
 
 int main(int argc, char** argv) {
   size_t k;
+  /* A PTERUN_ISA / PTERUN_ISA_MASK the kernels cannot use, on stderr (the
+   * commands' loggers take only errors without --verbose). */
+  pterun_cpu_report_env(NULL);
   if (argc < 2) {
     usage(stderr);
     return CLI_EXIT_USAGE;

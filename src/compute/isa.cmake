@@ -82,24 +82,23 @@ endif()
 # on PTERUN_GEMM_AVX2, both AVX-512 variants (BW, and VNNI's vpdpbusd) on
 # PTERUN_GEMM_AVX512VNNI (its probe covers -mavx512bw). The driver, the
 # activation quantization and the microkernels' tile epilogues keep
-# torchao's float operations: no contraction into fused multiply-adds.
-set_source_files_properties(${_pt_isa_dir}/lowbit/linear.c ${_pt_isa_dir}/lowbit/act.c
-  PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+# torchao's float operations: no contraction into fused multiply-adds (as
+# everywhere: pterun_target_defaults passes -ffp-contract=off).
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
-  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 endif()
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
-    COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-ffp-contract=off")
+    COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
-    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-mfma;-ffp-contract=off")
+    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-mfma")
 endif()
 # AArch64: the NEON dot-product variant (sdot), when the compiler takes it.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   check_c_compiler_flag("-march=armv8.2-a+dotprod" PTERUN_CC_HAS_DOTPROD)
   if(PTERUN_CC_HAS_DOTPROD)
     set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_neondot.c PROPERTIES
-      COMPILE_OPTIONS "-march=armv8.2-a+dotprod;-ffp-contract=off")
+      COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
     target_compile_definitions(pterun_compute PRIVATE PTERUN_LOWBIT_NEONDOT=1)
   endif()
 endif()
