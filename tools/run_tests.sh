@@ -209,7 +209,8 @@ st_aarch64() {
 # fixture programs, nothing else), and qemu-aarch64 (build-aarch64, from the
 # aarch64 stage). tools/variant_table.py prints variant | ran natively | ran
 # emulated | not run, and fails on "not run" and on emulated bits that differ
-# from the native run's.
+# from the native run's; on an AVX-512 CPU, tools/compare_builds.py also
+# compares every fixture program's bytes between the two x86 trees.
 st_variants() {
   local kt='test_gemm_dispatch|test_vmath|test_dwconv|test_qgemm|test_compute_lowbit|test_conv2d'
   local logs="$PWD/build-emu/variant-logs" rc=0 evex
@@ -228,6 +229,16 @@ st_variants() {
   [ "$evex" = 0 ] || die "build-emu: $evex AVX-512 instructions in the emulated tree's libraries"
   PTERUN_VARIANT_LOG="$logs/emulated.log" c_tests build-emu \
     -R "^($kt)(_scalar|_portable)?\$|^(fixture|xnnpack)\." || rc=1
+  # Where this CPU has the emulated ISAs natively, every fixture program must
+  # give the native build's bytes in every mode: the emulation computes what
+  # the hardware does. Elsewhere there is no native AVX-512 to compare with.
+  local f
+  f=" $(build/bin/pterun --version | sed -n 's/^cpu features in use: //p') "
+  if [[ $f == *" avx512f "* && $f == *" avx512bw "* && $f == *" avx512vnni "* ]]; then
+    "$PYTHON" tools/compare_builds.py build build-emu --jobs "$JOBS" || rc=1
+  else
+    echo "st_variants: no native AVX-512F/BW/VNNI here: emulated programs not compared with native bits"
+  fi
   # The aarch64 sweeps of the GEMM and vector math are scalar there (minutes under qemu).
   PTERUN_VARIANT_LOG="$logs/qemu.log" c_tests build-aarch64 --timeout 600 \
     -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d)$' || rc=1
