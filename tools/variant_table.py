@@ -13,7 +13,7 @@ passed) in up to three runs:
                    emulated there),
   --qemu LOG       the aarch64 cross build under qemu-aarch64.
 
-Prints the table variant | ran natively | ran emulated | not run | bits, and
+Prints the table variant | ran natively | ran emulated | not run | bits / note, and
 exits 1 when a variant ran nowhere, when an emulated variant's bits differ
 from the native run's (families checked within a tolerance record a digest of
 their outputs), or when a record names a variant no manifest has.
