@@ -109,6 +109,13 @@ struct pterun_method {
   void** owned_planned; /* allocated by pterun, or NULL entries */
   size_t owned_planned_bytes;
 
+  /* Bytes of the files the method reads (program image + bound .ptd files)
+   * and of its planned buffers: the bounds of load-time memory sized from
+   * counts in the file (folded constants: 2 x file_bytes; the profiler's
+   * recorded outputs: planned_bytes + file_bytes per kept run). */
+  uint64_t file_bytes;
+  uint64_t planned_bytes;
+
   void** folded; /* pterun-owned results of instructions run once at load */
   uint32_t folded_count;
   size_t folded_bytes;

@@ -163,8 +163,15 @@ static void layout(loader* L, bump* b) {
 static pterun_status bind_planned(loader* L) {
   pterun_method* m = L->m;
   const pterun_method_options* o = L->o;
-  for (uint32_t k = 0; k < m->planned_count; ++k)
+  for (uint32_t k = 0; k < m->planned_count; ++k) {
     m->planned_sizes[k] = (uint64_t)pt_fb_vec_i64(&L->sizes, k + 1);
+    if (pt_add_overflow_u64(m->planned_bytes, m->planned_sizes[k], &m->planned_bytes))
+      m->planned_bytes = UINT64_MAX;
+  }
+  m->file_bytes = m->program->image.size;
+  for (size_t k = 0; o != NULL && o->data != NULL && k < o->data_count; ++k)
+    if (pt_add_overflow_u64(m->file_bytes, pt_data_file_size(o->data[k]), &m->file_bytes))
+      m->file_bytes = UINT64_MAX;
   if (o != NULL && o->planned_buffers != NULL) {
     if (o->planned_buffer_count != m->planned_count)
       return lfail(L, PTERUN_STATUS_MEMORY_PLAN,

@@ -10,6 +10,9 @@
 #include "src/core/profile_internal.h"
 #include "src/core/schema.h"
 
+/* Default recorded-output budget per kept run, in planned memory + files. */
+#define PT_PROF_OUTPUT_FACTOR 4u
+
 typedef struct pt_prof_entry {
   uint32_t chain, instr;
   const char* op_name; /* copy in names[], or NULL */
@@ -34,7 +37,8 @@ typedef struct pt_prof_out {
 
 struct pterun_profiler {
   pterun_profiler_options opt;
-  const pterun_method* method; /* attached method, or NULL */
+  pterun_allocator allocator_copy; /* opt.allocator points here, or is NULL */
+  const pterun_method* method;     /* attached method, or NULL */
   char* method_name;
 
   /* One allocation, made at attach: */
@@ -72,18 +76,22 @@ pterun_status pterun_profiler_create(const pterun_profiler_options* o, pterun_pr
   *out = NULL;
   pterun_profiler_options opt;
   PTERUN_TRY(pterun_options_read(o, &opt, sizeof opt, NULL, "pterun_profiler_options"));
-  pterun_profiler* p = pt_alloc(NULL, sizeof *p, 16);
+  pterun_profiler* p = pt_alloc(opt.allocator, sizeof *p, 16);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   p->opt = opt;
+  if (opt.allocator != NULL) { /* the caller's struct may not outlive this call */
+    p->allocator_copy = *opt.allocator;
+    p->opt.allocator = &p->allocator_copy;
+  }
   if (p->opt.max_runs == 0) p->opt.max_runs = PTERUN_PROFILER_DEFAULT_RUNS;
   *out = p;
   return PTERUN_STATUS_OK;
 }
 
 static void release(pterun_profiler* p) {
-  pt_free(NULL, p->block);
-  pt_free(NULL, p->out_buf);
-  pt_free(NULL, p->method_name);
+  pt_free(p->opt.allocator, p->block);
+  pt_free(p->opt.allocator, p->out_buf);
+  pt_free(p->opt.allocator, p->method_name);
   p->block = NULL;
   p->out_buf = NULL;
   p->method_name = NULL;
@@ -94,7 +102,8 @@ static void release(pterun_profiler* p) {
 void pterun_profiler_destroy(pterun_profiler* p) {
   if (p == NULL) return;
   release(p);
-  pt_free(NULL, p);
+  pterun_allocator a = p->allocator_copy;
+  pt_free(p->opt.allocator != NULL ? &a : NULL, p);
 }
 
 void pterun_profiler_reset(pterun_profiler* p) {
@@ -141,7 +150,7 @@ pterun_status pt_profiler_attach(pterun_profiler* p, const pterun_method* m, con
        pt_align_up(2 * (uint64_t)p->opt.max_runs * sizeof(uint64_t), 16) +
        pt_align_up(cap * sizeof(pt_prof_event), 16) +
        (p->opt.record_outputs ? pt_align_up(cap * sizeof(pt_prof_out), 16) : 0) + names + 1;
-  p->block = pt_alloc(NULL, (size_t)sz, 16);
+  p->block = pt_alloc(p->opt.allocator, (size_t)sz, 16);
   if (p->block == NULL)
     return pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate profiler storage");
   uint8_t* b = p->block;
@@ -208,16 +217,37 @@ pterun_status pt_profiler_attach(pterun_profiler* p, const pterun_method* m, con
     }
   }
   if (p->opt.record_outputs && out_bytes > 0) {
-    if (pt_mul_overflow_u64(out_bytes, p->opt.max_runs, &tmp) || tmp > SIZE_MAX / 2)
+    // Every call may name the same large planned tensor, so the sum over
+    // calls is not bounded by anything the file holds: reserve at most the
+    // budget and count the outputs past it as dropped. Default, per kept run:
+    // PT_PROF_OUTPUT_FACTOR x (planned memory + files); the fixtures' calls
+    // need up to 3.2x (a deep net rewrites its few planned bytes often).
+    uint64_t budget = p->opt.max_output_bytes;
+    if (budget == 0) {
+      uint64_t per_run =
+          pt_add_overflow_u64(m->planned_bytes, m->file_bytes, &tmp) ? UINT64_MAX : tmp;
+      budget = pt_mul_overflow_u64(per_run, PT_PROF_OUTPUT_FACTOR * (uint64_t)p->opt.max_runs, &tmp)
+                   ? UINT64_MAX
+                   : tmp;
+    }
+    if (pt_mul_overflow_u64(out_bytes, p->opt.max_runs, &tmp)) tmp = UINT64_MAX;
+    if (tmp > budget) {
+      pt_log(&m->logger, PTERUN_LOG_INFO,
+             "profiler: recorded outputs need up to %llu bytes; %llu reserved (max_output_bytes), "
+             "outputs past it are dropped",
+             (unsigned long long)tmp, (unsigned long long)budget);
+      tmp = budget;
+    }
+    if (tmp > SIZE_MAX / 2)
       return pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "profiler outputs too large");
-    p->out_buf = pt_alloc_raw(NULL, (size_t)tmp, 64);
+    p->out_buf = pt_alloc_raw(p->opt.allocator, (size_t)tmp, 64);
     if (p->out_buf == NULL)
       return pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY,
                      "cannot allocate %llu bytes for recorded outputs", (unsigned long long)tmp);
     p->out_cap = (size_t)tmp;
   }
   size_t nl = strlen(name) + 1;
-  p->method_name = pt_alloc(NULL, nl, 1);
+  p->method_name = pt_alloc(p->opt.allocator, nl, 1);
   if (p->method_name == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   memcpy(p->method_name, name, nl);
   p->method = m;
