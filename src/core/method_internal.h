@@ -111,8 +111,8 @@ struct pterun_method {
 
   /* Bytes of the files the method reads (program image + bound .ptd files)
    * and of its planned buffers: the bounds of load-time memory sized from
-   * counts in the file (folded constants: 2 x file_bytes; the profiler's
-   * recorded outputs: planned_bytes + file_bytes per kept run). */
+   * counts in the file (folded constants: 2 x file_bytes; event tracers
+   * read them through pterun_method_file_bytes). */
   uint64_t file_bytes;
   uint64_t planned_bytes;
 
@@ -133,7 +133,9 @@ struct pterun_method {
   struct pterun_threadpool* threadpool; /* pterun_method_options.threadpool (not owned) */
   size_t max_threads;
   uint64_t budget;
-  pterun_profiler* profiler; /* NULL: the interpreter takes no timings */
+  pterun_profiler* profiler;   /* as given in the options (pterun_method_profiler) */
+  pterun_event_tracer* tracer; /* NULL: the interpreter calls no hooks */
+  pterun_event_tracer hooks;   /* the tracer's hooks, read by its struct_size */
 };
 
 /* Runs layout operators whose inputs are all constant once, at load, into

@@ -5,7 +5,7 @@
 
 #include "src/core/data_internal.h"
 #include "src/core/method_internal.h"
-#include "src/core/profile_internal.h"
+#include "src/core/trace_internal.h"
 #include "src/core/registry_internal.h"
 #include "src/core/schema.h"
 
@@ -521,6 +521,11 @@ static void mark_shared_inputs(pterun_method* m) {
 static pterun_status load(loader* L) {
   pterun_method* m = L->m;
   const pterun_program* p = L->p;
+  // A pterun_profiler (libpterun_devtools) begins with its event tracer.
+  pterun_event_tracer* tracer = L->o == NULL ? NULL
+                                : L->o->event_tracer != NULL
+                                    ? L->o->event_tracer
+                                    : (pterun_event_tracer*)(void*)L->o->profiler;
   size_t index;
   // find_method logs through the program's logger; say it through the
   // method's too when the caller gave the method its own.
@@ -578,7 +583,7 @@ static pterun_status load(loader* L) {
   // A method whose profiler keeps every kernel call's output (ETDump debug
   // events) runs the program's instructions as written, so each output and
   // debug handle maps onto one of them.
-  if (L->o == NULL || (!L->o->no_fusion && !pt_profiler_records_outputs(L->o->profiler)))
+  if (L->o == NULL || (!L->o->no_fusion && !pt_trace_program_order(tracer)))
     PTERUN_TRY(pt_fuse(
         m, L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default(),
         L->o != NULL && L->o->no_kernel_prepare));
@@ -601,10 +606,8 @@ static pterun_status load(loader* L) {
   for (uint32_t k = 0; k < m->input_count; ++k)
     m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
   mark_shared_inputs(m);
-  if (L->o != NULL && L->o->profiler != NULL) {
-    PTERUN_TRY(pt_profiler_attach(L->o->profiler, m, L->name));
-    m->profiler = L->o->profiler;
-  }
+  if (tracer != NULL) PTERUN_TRY(pt_trace_attach(m, tracer, L->name));
+  m->profiler = L->o != NULL ? L->o->profiler : NULL;
   m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget
                                                        : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
   return PTERUN_STATUS_OK;
@@ -643,7 +646,7 @@ pterun_status pterun_method_load(const pterun_program* program, const char* name
 
 void pterun_method_destroy(pterun_method* m) {
   if (m == NULL) return;
-  if (m->profiler != NULL) pt_profiler_detach(m->profiler);
+  pt_trace_detach(m);
   pterun_allocator copy = m->allocator_copy;
   const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
   if (m->block != NULL && m->owned_planned != NULL)
