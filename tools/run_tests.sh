@@ -238,4 +238,9 @@ WHEEL_SITE="$("$WHEEL_WORK/venv/bin/python" -c 'import sysconfig; print(sysconfi
 "$PYTHON" -m pip install -q --no-deps --target "$WHEEL_WORK/target" "${WHEEL[0]}"
 PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
 
+step "library sizes, stripped (gcc MinSizeRel, x86-64; manifest limits)"
+# Every library's stripped size; fails while libpterun.so is over the
+# runtime's max_stripped_bytes (56 KB) in packaging/components.json.
+"$PYTHON" tools/release_check.py --sizes build-types/gcc-MinSizeRel
+
 step "all tests passed"
