@@ -384,44 +384,13 @@ st_release_wheel() {
   PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
 }
 
-# ---- the stages, in order -----------------------------------------------------------
-# ---- every SIMD variant executed (docs/robustness.md) -----------------------------
-# The kernel tests record each variant they executed and checked
-# (PTERUN_VARIANT_LOG, tests/harness/pt_variants.h) in three runs: this CPU
-# (build), a second tree whose AVX-512 microkernels are compiled against
-# SIMDe and reported present (build-emu: the compute library, the kernel tests
-# and the CLI for the fixture programs, nothing else), and qemu-aarch64
-# (build-aarch64, built by the stage before). tools/variant_table.py prints
-# variant | ran natively | ran emulated | not run and fails on "not run" and on
-# emulated bits that differ from the native run's.
-st_variants() {
-  local kt='test_gemm_dispatch|test_vmath|test_dwconv|test_qgemm|test_compute_lowbit|test_conv2d'
-  local logs="$PWD/build-emu/variant-logs" rc=0 evex
-  rm -rf "$logs" && mkdir -p "$logs"
-  # A failing run fails the stage, after the table (which shows what it left unrun).
-  PTERUN_VARIANT_LOG="$logs/native.log" ctest --test-dir build --output-on-failure --no-tests=error -j "$JOBS" \
-    -R "^($kt)(_scalar|_portable)?\$" || rc=1
-  configure build-emu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_EMULATE_ISA=avx512f,avx512bw,avx512vnni \
-    -DPTERUN_BUILD_EXAMPLES=OFF -DPTERUN_INSTALL=OFF
-  # shellcheck disable=SC2086
-  cmake --build build-emu -j "$JOBS" --target ${kt//|/ } pterun_cli npycmp
-  # What ran there is the emulation: no AVX-512 instruction (zmm, opmask,
-  # EVEX-only registers) in any of its libraries.
-  objdump -d build-emu/lib/*.so >"$logs/disasm.txt"
-  evex="$(grep -cE 'zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])' "$logs/disasm.txt" || true)"
-  rm -f "$logs/disasm.txt"
-  [ "$evex" = 0 ] || die "build-emu: $evex AVX-512 instructions in the emulated tree's libraries"
-  PTERUN_VARIANT_LOG="$logs/emulated.log" ctest --test-dir build-emu --output-on-failure --no-tests=error -j "$JOBS" \
-    -R "^($kt)(_scalar|_portable)?\$|^(fixture|xnnpack)\." || rc=1
-  # The aarch64 sweeps of the GEMM and vector math are scalar there (minutes under qemu).
-  PTERUN_VARIANT_LOG="$logs/qemu.log" ctest --test-dir build-aarch64 --output-on-failure --no-tests=error -j "$JOBS" \
-    --timeout 600 -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d)$' || rc=1
-  touch "$logs/native.log" "$logs/emulated.log" "$logs/qemu.log" # a run with no record: "not run"
-  "$PYTHON" tools/variant_table.py --native "$logs/native.log" --emulated "$logs/emulated.log" \
-    --emulated-isa build-emu/emulated_isa.txt --qemu "$logs/qemu.log" || rc=1
-  return "$rc"
+st_sizes() {
+  # Every library's stripped size; fails while libpterun.so is over the
+  # runtime's max_stripped_bytes in packaging/components.json.
+  "$PYTHON" tools/release_check.py --sizes build-types/gcc-MinSizeRel
 }
 
+# ---- the stages, in order -----------------------------------------------------------
 stage "build (RelWithDebInfo)" st_build_main
 stage "C tests" c_tests build
 stage "bare-metal Cortex-M4 and Cortex-M55 firmware under qemu-system-arm" \
@@ -437,6 +406,7 @@ for cfg in gcc:Release gcc:MinSizeRel clang:Debug clang:Release clang:RelWithDeb
   stage "build ${cfg#*:} with ${cfg%%:*} (-Werror), C tests" st_build_type "${cfg%%:*}" "${cfg#*:}"
 done
 stage "same bits from every compiler and build type (tools/compare_builds.py)" st_same_bits
+stage "library sizes, stripped (gcc MinSizeRel, x86-64; manifest limits)" st_sizes
 stage "threaded tests under ThreadSanitizer" st_tsan
 stage "core and robustness tests and the example under valgrind" st_valgrind
 stage "short fuzz run of every target (libFuzzer, ASan + UBSan)" st_fuzz
