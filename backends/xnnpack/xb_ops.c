@@ -93,17 +93,22 @@ typedef struct bcast {
   size_t sa[XB_MAX_DIMS], sb[XB_MAX_DIMS]; /* element strides, 0 when broadcast */
 } bcast;
 
+/* The output must have the operands' broadcast shape (the kit's rules). */
 static bool make_bcast(const xb_value* x, const xb_value* y, const xb_value* o, bcast* b) {
-  uint32_t r = x->rank > y->rank ? x->rank : y->rank;
-  if (o->rank != r || r > XB_MAX_DIMS) return false;
+  int64_t sx[XB_MAX_DIMS], sy[XB_MAX_DIMS], so[XB_MAX_DIMS];
+  if (x->rank > XB_MAX_DIMS || y->rank > XB_MAX_DIMS) return false;
+  for (uint32_t k = 0; k < x->rank; ++k) sx[k] = (int64_t)x->dims[k];
+  for (uint32_t k = 0; k < y->rank; ++k) sy[k] = (int64_t)y->dims[k];
+  int rb = pterun_broadcast_sizes(sx, x->rank, sy, y->rank, so, NULL);
+  if (rb < 0 || o->rank != (uint32_t)rb) return false;
+  uint32_t r = (uint32_t)rb;
   b->rank = r;
   size_t stx = 1, sty = 1;
   for (int d = (int)r - 1; d >= 0; --d) {
     int dx = d - (int)(r - x->rank), dy = d - (int)(r - y->rank);
     size_t nx = dx >= 0 ? x->dims[dx] : 1, ny = dy >= 0 ? y->dims[dy] : 1;
-    size_t no = nx == 1 ? ny : nx;
-    if ((nx != 1 && nx != no) || (ny != 1 && ny != no) || o->dims[d] != no) return false;
-    b->out[d] = no;
+    if (o->dims[d] != (size_t)so[d]) return false;
+    b->out[d] = o->dims[d];
     b->sa[d] = nx == 1 ? 0 : stx;
     b->sb[d] = ny == 1 ? 0 : sty;
     stx *= nx;

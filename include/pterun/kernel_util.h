@@ -1,8 +1,9 @@
 /* pterun: the kernel-author kit. Header-only conveniences every kernel
  * library uses instead of keeping its own copy: status propagation, the
- * argument-count check, the kernel signature, half/bfloat16 conversions with
- * one rounding and NaN policy, dtype classes and element load/store by
- * dtype. Argument access and output resizing live in libpterun
+ * argument-count check, the argument-failure macro, the kernel signature,
+ * half/bfloat16 conversions with one rounding and NaN policy, dtype classes,
+ * element load/store by dtype, broadcast shapes, the same-layout test and a
+ * broadcast iterator. Argument access and output resizing live in libpterun
  * (pterun_arg_*, pterun_out_resize in pterun/kernel.h). Nothing here is
  * exported: all functions are static inline, so a library built against one
  * pterun version keeps working against another. */
@@ -270,6 +271,69 @@ static inline void pterun_store_f32(void* data, int32_t dt, int64_t k, float v) 
     case PTERUN_DTYPE_BF16: ((uint16_t*)data)[k] = pterun_f32_to_bf16(v); break;
     default: pterun_store_f64(data, dt, k, v); break;
   }
+}
+
+/* ---- shapes ------------------------------------------------------------------- */
+
+/** The broadcast shape of sizes a[0..ra) and b[0..rb) (ATen rules: the dims
+ *  align at the last one; two sizes broadcast when they are equal or one is
+ *  1, and the result is the other one, so 1 with 0 gives 0). Writes
+ *  max(ra, rb) sizes to `out` (it may be a or b) and returns that rank; -1
+ *  when the shapes do not broadcast or the rank exceeds PTERUN_MAX_RANK,
+ *  with *bad_dim (when not NULL) set to the first failing dim counted from
+ *  the last (0 = the last dim of both). */
+static inline int pterun_broadcast_sizes(const int64_t* a, size_t ra, const int64_t* b, size_t rb,
+                                         int64_t* out, int* bad_dim) {
+  size_t r = ra > rb ? ra : rb;
+  int64_t res[PTERUN_MAX_RANK];
+  if (r > PTERUN_MAX_RANK) {
+    if (bad_dim != NULL) *bad_dim = (int)r - 1;
+    return -1;
+  }
+  for (size_t k = 0; k < r; ++k) { /* k counts from the last dim */
+    int64_t da = k < ra ? a[ra - 1 - k] : 1, db = k < rb ? b[rb - 1 - k] : 1;
+    if (da != db && da != 1 && db != 1) {
+      if (bad_dim != NULL) *bad_dim = (int)k;
+      return -1;
+    }
+    res[r - 1 - k] = da == 1 ? db : da;
+  }
+  memcpy(out, res, r * sizeof(int64_t));
+  return (int)r;
+}
+
+/** The broadcast shape of tensors a and b (named a_name and b_name in the
+ *  message) into sizes[PTERUN_MAX_RANK] and *rank; fails INVALID_ARGUMENT
+ *  naming both arguments and the sizes that clash. */
+static inline pterun_status pterun_broadcast_shape(pterun_kernel_context* ctx,
+                                                   const pterun_tensor* a, const char* a_name,
+                                                   const pterun_tensor* b, const char* b_name,
+                                                   int64_t* sizes, size_t* rank) {
+  int bad = 0, r = pterun_broadcast_sizes(a->sizes, a->rank, b->sizes, b->rank, sizes, &bad);
+  *rank = r < 0 ? 0 : (size_t)r;
+  if (r < 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "args '%s' and '%s' do not broadcast: size %lld (dim %d of rank %d) "
+                              "against %lld (dim %d of rank %d)",
+                              a_name, b_name, (long long)a->sizes[(int)a->rank - 1 - bad],
+                              (int)a->rank - 1 - bad, (int)a->rank,
+                              (long long)b->sizes[(int)b->rank - 1 - bad], (int)b->rank - 1 - bad,
+                              (int)b->rank);
+  return PTERUN_STATUS_OK;
+}
+
+/** 1 when a and b have the same sizes and every element sits at the same
+ *  memory index in both (equal strides on every dim of size > 1: dims of
+ *  size 1 never move an index, so their order does not matter), so one
+ *  linear loop over memory pairs corresponding elements; else 0. Dtypes are
+ *  not compared. */
+static inline int pterun_same_layout(const pterun_tensor* a, const pterun_tensor* b) {
+  if (a->rank != b->rank) return 0;
+  for (size_t k = 0; k < a->rank; ++k) {
+    if (a->sizes[k] != b->sizes[k]) return 0;
+    if (a->sizes[k] > 1 && a->strides[k] != b->strides[k]) return 0;
+  }
+  return 1;
 }
 
 /* ---- broadcast iteration ------------------------------------------------------

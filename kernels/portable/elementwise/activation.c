@@ -110,14 +110,14 @@ pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   if (lo) {
     PTERUN_TRY(pk_check_real(ctx, lo, "min"));
     cdt = pterun_promote_types(cdt, lo->dtype);
-    PTERUN_TRY(pk_broadcast_shape(ctx, &shape, lo, sizes, &rank));
+    PTERUN_TRY(pterun_broadcast_shape(ctx, &shape, "self", lo, "min", sizes, &rank));
     shape.rank = (uint8_t)rank;
     memcpy(shape.sizes, sizes, rank * sizeof(int64_t));
   }
   if (hi) {
     PTERUN_TRY(pk_check_real(ctx, hi, "max"));
     cdt = cdt < 0 ? cdt : pterun_promote_types(cdt, hi->dtype);
-    PTERUN_TRY(pk_broadcast_shape(ctx, &shape, hi, sizes, &rank));
+    PTERUN_TRY(pterun_broadcast_shape(ctx, &shape, "self", hi, "max", sizes, &rank));
     shape.rank = (uint8_t)rank;
     memcpy(shape.sizes, sizes, rank * sizeof(int64_t));
   }

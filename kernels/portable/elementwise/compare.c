@@ -134,10 +134,10 @@ static pterun_status where_shape(pterun_kernel_context* ctx, const pterun_tensor
   int64_t sizes[PTERUN_MAX_RANK];
   size_t rank;
   *shape = *c;
-  PTERUN_TRY(pk_broadcast_shape(ctx, shape, a, sizes, &rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, shape, "condition", a, "self", sizes, &rank));
   shape->rank = (uint8_t)rank;
   memcpy(shape->sizes, sizes, rank * sizeof(int64_t));
-  PTERUN_TRY(pk_broadcast_shape(ctx, shape, b, sizes, &rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, shape, "condition/self", b, "other", sizes, &rank));
   shape->rank = (uint8_t)rank;
   memcpy(shape->sizes, sizes, rank * sizeof(int64_t));
   return PTERUN_STATUS_OK;
@@ -237,7 +237,7 @@ pterun_status pk_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value
   if (out->dtype != in->dtype)
     return pk_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
   /* The result has self's shape; mask must broadcast to it. */
-  PTERUN_TRY(pk_broadcast_shape(ctx, in, mask, sizes, &rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, in, "self", mask, "mask", sizes, &rank));
   if (rank != in->rank || memcmp(sizes, in->sizes, rank * sizeof(int64_t)) != 0)
     return PTERUN_FAIL_ARG(ctx, "arg 'mask': shape does not broadcast to self's shape");
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));

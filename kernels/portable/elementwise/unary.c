@@ -121,8 +121,9 @@ pterun_status pk_logical_not_out(pterun_kernel_context* ctx, pterun_value** args
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   /* bool -> bool in one layout (attention masks): a byte loop. */
   if (in->dtype == PTERUN_DTYPE_BOOL && out->dtype == PTERUN_DTYPE_BOOL &&
-      pterun_out_resize_like(ctx, out, "out", in) == PTERUN_STATUS_OK && pk_same_layout(in, out) &&
-      in->data != NULL && out->data != NULL && out->nbytes >= (size_t)in->numel) {
+      pterun_out_resize_like(ctx, out, "out", in) == PTERUN_STATUS_OK &&
+      pterun_same_layout(in, out) && in->data != NULL && out->data != NULL &&
+      out->nbytes >= (size_t)in->numel) {
     const uint8_t* x = (const uint8_t*)in->data;
     uint8_t* y = (uint8_t*)out->data;
     for (int64_t k = 0; k < in->numel; ++k) y[k] = x[k] == 0;

@@ -337,7 +337,7 @@ static pterun_status mask_views(pterun_kernel_context* ctx, const pterun_tensor*
                            pterun_dtype_name(mask->dtype));
   PTERUN_TRY(pterun_check_data(ctx, mask, "mask"));
   PTERUN_TRY(pterun_check_data(ctx, self, "self"));
-  PTERUN_TRY(pk_broadcast_shape(ctx, self, mask, sizes, rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, self, "self", mask, "mask", sizes, rank));
   PTERUN_TRY(pk_bcast_view(ctx, self, "self", (int)*rank, sizes, sv));
   return pk_bcast_view(ctx, mask, "mask", (int)*rank, sizes, mv);
 }
