@@ -1,6 +1,7 @@
 /* pterun: the kernel-author kit. Header-only conveniences every kernel
  * library uses instead of keeping its own copy: status propagation, the
- * argument-count check, the argument-failure macro, the kernel signature,
+ * argument-count check, the argument-failure macro (the kernel signature,
+ * PTERUN_KERNEL, is pterun/kernel.h's),
  * half/bfloat16 conversions with one rounding and NaN policy, dtype classes,
  * element load/store by dtype, broadcast shapes, the same-layout test and a
  * broadcast iterator. Argument access and output resizing live in libpterun
@@ -44,12 +45,6 @@ extern "C" {
       return pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_PROGRAM,                              \
                                 "expected %d arguments, got %zu", (int)(n), (size_t)(nargs));      \
   } while (0)
-
-/** Starts a kernel definition with the pterun_kernel_fn signature; the
- *  parameters are named ctx, args and nargs:
- *  `static PTERUN_KERNEL(my_relu_out) { PTERUN_CHECK_NARGS(ctx, nargs, 2); ... }` */
-#define PTERUN_KERNEL(name)                                                                        \
-  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
 
 /* ---- half and bfloat16 ------------------------------------------------------
  * Conversions round to nearest, ties to even, as ATen does. NaN policy (what
