@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "pterun/bundled.h"
-#include "pterun/kernel_util.h"
+#include "pterun/half.h"
 #include "src/core/fb.h"
 #include "src/core/internal.h"
 #include "src/core/method_internal.h"
