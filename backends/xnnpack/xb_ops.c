@@ -1810,14 +1810,13 @@ pterun_status xb_reshape_node(xb_graph* g, const xb_node* n) {
   size_t d[XB_MAX_DIMS];
   if (is_binary(n->tag)) {
     const xb_value* in2 = &g->values[n->in[1]];
-    uint32_t r = out->rank;
-    for (uint32_t k = 0; k < r; ++k) {
-      int k1 = (int)k - (int)(r - in->rank), k2 = (int)k - (int)(r - in2->rank);
-      size_t a = k1 >= 0 ? in->dims[k1] : 1, b = k2 >= 0 ? in2->dims[k2] : 1;
-      if (a != b && a != 1 && b != 1) return PTERUN_STATUS_INVALID_ARGUMENT;
-      d[k] = a == 1 ? b : a;
-    }
-    return set_shape(out, r, d);
+    int64_t s1[XB_MAX_DIMS], s2[XB_MAX_DIMS], so[XB_MAX_DIMS];
+    for (uint32_t k = 0; k < in->rank; ++k) s1[k] = (int64_t)in->dims[k];
+    for (uint32_t k = 0; k < in2->rank; ++k) s2[k] = (int64_t)in2->dims[k];
+    int r = pterun_broadcast_sizes(s1, in->rank, s2, in2->rank, so, NULL);
+    if (r < 0) return PTERUN_STATUS_INVALID_ARGUMENT;
+    for (int k = 0; k < r; ++k) d[k] = (size_t)so[k];
+    return set_shape(out, (uint32_t)r, d);
   }
   if (is_unary(n->tag) || n->tag == XB_N_SOFTMAX || n->tag == XB_N_CONVERT || n->tag == XB_N_COPY)
     return set_shape(out, in->rank, in->dims);
