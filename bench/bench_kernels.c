@@ -94,7 +94,7 @@ __attribute__((target("avx2,fma"))) static double fma_peak_avx2(double min_s) {
 }
 #endif
 
-static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(run_job) {
   pterun_compute_gemm_ws ws;
   (void)args;
   (void)nargs;

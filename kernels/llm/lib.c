@@ -2,11 +2,10 @@
  * ops.inc (rows: LLM_OP("llama::op.overload", fn)). */
 #include "pterun/kernels/llm.h"
 
-#define LLM_OP(name, fn)                                                                           \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define LLM_OP(name, fn) PTERUN_KERNEL(fn);
 #define LLM_OP_PREPARED(name, fn, prep)                                                            \
-  LLM_OP(name, fn)                                                                                 \
-  pterun_status prep(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+  PTERUN_KERNEL(fn);                                                                               \
+  PTERUN_KERNEL(prep);
 #include "kernels/llm/ops.inc"
 #undef LLM_OP_PREPARED
 #undef LLM_OP

@@ -45,7 +45,7 @@ typedef struct ref_job {
 } ref_job;
 static ref_job g_ref;
 
-static pterun_status run_ref(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(run_ref) {
   const conv_case* c = g_ref.c;
   const int64_t* o = g_ref.out;
   int64_t in3[3], k3[3], s3[3], p3[3], d3[3];

@@ -938,7 +938,7 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pk_convolution_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_convolution_out) {
   PTERUN_CHECK_NARGS(ctx, nargs, 11);
   return convolution(ctx, args, 9, NULL);
 }
@@ -1011,8 +1011,7 @@ static pterun_status convolution_prepare(pterun_kernel_context* ctx, pterun_valu
   return pk_convolution_pack(ctx, args, nargs, want, iout, NULL);
 }
 
-pterun_status pk_convolution_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_convolution_prepare) {
   return convolution_prepare(ctx, args, nargs, 11, 9);
 }
 
@@ -1028,8 +1027,7 @@ PK_DEFINE_FUSED_ACTIVATIONS(pk_convolution, convolution, convolution_prepare, 11
  * Gradients of a forward (not transposed) convolution; each is a gather with
  * double accumulation: out0 = d input, out1 = d weight, out2 = d bias, each
  * only when its output_mask entry is set (the others are left untouched). */
-pterun_status pk_convolution_backward_out(pterun_kernel_context* ctx, pterun_value** args,
-                                          size_t nargs) {
+PTERUN_KERNEL(pk_convolution_backward_out) {
   pterun_tensor *go, *in, *w, *gi, *gw, *gb;
   bool transposed;
   int64_t groups, sizes[5], gos[5], d;
