@@ -157,6 +157,16 @@ PTERUN_API void* pterun_kernel_shared_state(pterun_kernel_context* ctx, const vo
  *  NULL: none (no prepare, it kept nothing, or a direct pterun_kernel_invoke). */
 PTERUN_API void* pterun_kernel_state(const pterun_kernel_context* ctx);
 
+/** 1 when the method's event tracer (pterun/event_tracer.h) listens for a
+ *  backend's own steps: only then are pterun_kernel_event_begin/_end worth
+ *  calling (they do nothing otherwise). */
+PTERUN_API int pterun_kernel_tracing(const pterun_kernel_context* ctx);
+/** Brackets one step of a delegate call (an XNNPACK node: `id` its index,
+ *  `name` static text), for the tracer's delegate_event_begin/_end. */
+PTERUN_API void pterun_kernel_event_begin(pterun_kernel_context* ctx, uint32_t id,
+                                          const char* name);
+PTERUN_API void pterun_kernel_event_end(pterun_kernel_context* ctx, uint32_t id, const char* name);
+
 /** 1 while the context is a prepare call (load time), else 0. */
 PTERUN_API int pterun_kernel_preparing(const pterun_kernel_context* ctx);
 

@@ -40,6 +40,20 @@ void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t al
   return (void*)aligned;
 }
 
+int pterun_kernel_tracing(const pterun_kernel_context* ctx) {
+  return ctx != NULL && ctx->tracer != NULL;
+}
+
+void pterun_kernel_event_begin(pterun_kernel_context* ctx, uint32_t id, const char* name) {
+  if (ctx != NULL && ctx->tracer != NULL && ctx->hooks->delegate_event_begin != NULL)
+    ctx->hooks->delegate_event_begin(ctx->tracer, id, name);
+}
+
+void pterun_kernel_event_end(pterun_kernel_context* ctx, uint32_t id, const char* name) {
+  if (ctx != NULL && ctx->tracer != NULL && ctx->hooks->delegate_event_end != NULL)
+    ctx->hooks->delegate_event_end(ctx->tracer, id, name);
+}
+
 void pterun_kernel_scratch_reserve(pterun_kernel_context* ctx, size_t nbytes) {
   if (ctx == NULL || ctx->reserved == NULL) return;
   size_t r = pt_align_up(nbytes, 64);
