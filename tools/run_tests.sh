@@ -100,7 +100,7 @@ ST_NAMES=() ST_RESULTS=() ST_COUNTS=() ST_TIMES=()
 # and tools/compare_builds.py's closing line.
 stage_counts() { # log file
   awk '
-    /tests passed, [0-9]+ tests? failed out of [0-9]+/ {
+    / tests passed(, [0-9]+ tests? failed)? out of [0-9]+/ {
       for (i = 1; i <= NF; ++i) if ($i == "out") ct += $(i + 2)
       for (i = 1; i <= NF; ++i) if ($i ~ /^failed$/) { cf += $(i - 2); break }
       nc++
@@ -201,6 +201,52 @@ st_aarch64() {
   c_tests build-aarch64 --timeout 600 \
     -E '^(test_gemm_dispatch|test_gemm_dispatch_scalar|test_vmath|test_vmath_portable)$'
 }
+# Every SIMD variant executed (docs/robustness.md): the kernel tests record
+# each variant they executed and checked (PTERUN_VARIANT_LOG,
+# tests/harness/pt_variants.h) in three runs: this CPU (build), a second tree
+# whose AVX-512 microkernels are compiled against SIMDe and reported present
+# (build-emu: the compute library, the kernel tests and the CLI for the
+# fixture programs, nothing else), and qemu-aarch64 (build-aarch64, from the
+# aarch64 stage). tools/variant_table.py prints variant | ran natively | ran
+# emulated | not run, and fails on "not run" and on emulated bits that differ
+# from the native run's; on an AVX-512 CPU, tools/compare_builds.py also
+# compares every fixture program's bytes between the two x86 trees.
+st_variants() {
+  local kt='test_gemm_dispatch|test_vmath|test_dwconv|test_qgemm|test_compute_lowbit|test_conv2d'
+  local logs="$PWD/build-emu/variant-logs" rc=0 evex
+  rm -rf "$logs" && mkdir -p "$logs"
+  # A failing run fails the stage, after the table (which shows what it left unrun).
+  PTERUN_VARIANT_LOG="$logs/native.log" c_tests build -R "^($kt)(_scalar|_portable)?\$" || rc=1
+  configure build-emu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_EMULATE_ISA=avx512f,avx512bw,avx512vnni \
+    -DPTERUN_BUILD_EXAMPLES=OFF -DPTERUN_INSTALL=OFF
+  # shellcheck disable=SC2086
+  cmake --build build-emu -j "$JOBS" --target ${kt//|/ } pterun_cli npycmp
+  # What ran there is the emulation: no AVX-512 instruction (zmm, opmask,
+  # EVEX-only registers) in any of its libraries.
+  objdump -d build-emu/lib/*.so >"$logs/disasm.txt"
+  evex="$(grep -cE 'zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])' "$logs/disasm.txt" || true)"
+  rm -f "$logs/disasm.txt"
+  [ "$evex" = 0 ] || die "build-emu: $evex AVX-512 instructions in the emulated tree's libraries"
+  PTERUN_VARIANT_LOG="$logs/emulated.log" c_tests build-emu \
+    -R "^($kt)(_scalar|_portable)?\$|^(fixture|xnnpack)\." || rc=1
+  # Where this CPU has the emulated ISAs natively, every fixture program must
+  # give the native build's bytes in every mode: the emulation computes what
+  # the hardware does. Elsewhere there is no native AVX-512 to compare with.
+  local f
+  f=" $(build/bin/pterun --version | sed -n 's/^cpu features in use: //p') "
+  if [[ $f == *" avx512f "* && $f == *" avx512bw "* && $f == *" avx512vnni "* ]]; then
+    "$PYTHON" tools/compare_builds.py build build-emu --jobs "$JOBS" || rc=1
+  else
+    echo "st_variants: no native AVX-512F/BW/VNNI here: emulated programs not compared with native bits"
+  fi
+  # The aarch64 sweeps of the GEMM and vector math are scalar there (minutes under qemu).
+  PTERUN_VARIANT_LOG="$logs/qemu.log" c_tests build-aarch64 --timeout 600 \
+    -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d)$' || rc=1
+  touch "$logs/native.log" "$logs/emulated.log" "$logs/qemu.log" # a run with no record: "not run"
+  "$PYTHON" tools/variant_table.py --native "$logs/native.log" --emulated "$logs/emulated.log" \
+    --emulated-isa build-emu/emulated_isa.txt --qemu "$logs/qemu.log" || rc=1
+  return "$rc"
+}
 
 # ---- release checks (docs/packaging.md): the install tree, the CMake package
 # on two CMake versions, pkg-config, loading, ownership. A missing tool fails.
@@ -267,11 +313,11 @@ st_build_type() { # compiler build-type
   c_tests "$dir"
 }
 
-# The same output bytes from every compiler and build type, and for 1 and 3
-# threads: every fixture program, dispatched and scalar kernels (the policy:
-# docs/performance.md, "Bit-exactness").
+# The same output bytes from every compiler and build type (the ASan build
+# is GCC -O0), and for 1 and 3 threads: every fixture program, dispatched and
+# scalar kernels (the policy: docs/performance.md, "Bit-exactness").
 st_same_bits() {
-  "$PYTHON" tools/compare_builds.py build build-static build-types/* --jobs "$JOBS"
+  "$PYTHON" tools/compare_builds.py build build-static build-asan build-types/* --jobs "$JOBS"
 }
 
 # ---- robustness (docs/robustness.md) ----------------------------------------------
@@ -338,44 +384,13 @@ st_release_wheel() {
   PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
 }
 
-# ---- the stages, in order -----------------------------------------------------------
-# ---- every SIMD variant executed (docs/robustness.md) -----------------------------
-# The kernel tests record each variant they executed and checked
-# (PTERUN_VARIANT_LOG, tests/harness/pt_variants.h) in three runs: this CPU
-# (build), a second tree whose AVX-512 microkernels are compiled against
-# SIMDe and reported present (build-emu: the compute library, the kernel tests
-# and the CLI for the fixture programs, nothing else), and qemu-aarch64
-# (build-aarch64, built by the stage before). tools/variant_table.py prints
-# variant | ran natively | ran emulated | not run and fails on "not run" and on
-# emulated bits that differ from the native run's.
-st_variants() {
-  local kt='test_gemm_dispatch|test_vmath|test_dwconv|test_qgemm|test_compute_lowbit|test_conv2d'
-  local logs="$PWD/build-emu/variant-logs" rc=0 evex
-  rm -rf "$logs" && mkdir -p "$logs"
-  # A failing run fails the stage, after the table (which shows what it left unrun).
-  PTERUN_VARIANT_LOG="$logs/native.log" ctest --test-dir build --output-on-failure --no-tests=error -j "$JOBS" \
-    -R "^($kt)(_scalar|_portable)?\$" || rc=1
-  configure build-emu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_EMULATE_ISA=avx512f,avx512bw,avx512vnni \
-    -DPTERUN_BUILD_EXAMPLES=OFF -DPTERUN_INSTALL=OFF
-  # shellcheck disable=SC2086
-  cmake --build build-emu -j "$JOBS" --target ${kt//|/ } pterun_cli npycmp
-  # What ran there is the emulation: no AVX-512 instruction (zmm, opmask,
-  # EVEX-only registers) in any of its libraries.
-  objdump -d build-emu/lib/*.so >"$logs/disasm.txt"
-  evex="$(grep -cE 'zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])' "$logs/disasm.txt" || true)"
-  rm -f "$logs/disasm.txt"
-  [ "$evex" = 0 ] || die "build-emu: $evex AVX-512 instructions in the emulated tree's libraries"
-  PTERUN_VARIANT_LOG="$logs/emulated.log" ctest --test-dir build-emu --output-on-failure --no-tests=error -j "$JOBS" \
-    -R "^($kt)(_scalar|_portable)?\$|^(fixture|xnnpack)\." || rc=1
-  # The aarch64 sweeps of the GEMM and vector math are scalar there (minutes under qemu).
-  PTERUN_VARIANT_LOG="$logs/qemu.log" ctest --test-dir build-aarch64 --output-on-failure --no-tests=error -j "$JOBS" \
-    --timeout 600 -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d)$' || rc=1
-  touch "$logs/native.log" "$logs/emulated.log" "$logs/qemu.log" # a run with no record: "not run"
-  "$PYTHON" tools/variant_table.py --native "$logs/native.log" --emulated "$logs/emulated.log" \
-    --emulated-isa build-emu/emulated_isa.txt --qemu "$logs/qemu.log" || rc=1
-  return "$rc"
+st_sizes() {
+  # Every library's stripped size; fails while libpterun.so is over the
+  # runtime's max_stripped_bytes in packaging/components.json.
+  "$PYTHON" tools/release_check.py --sizes build-types/gcc-MinSizeRel
 }
 
+# ---- the stages, in order -----------------------------------------------------------
 stage "build (RelWithDebInfo)" st_build_main
 stage "C tests" c_tests build
 stage "bare-metal Cortex-M4 and Cortex-M55 firmware under qemu-system-arm" \
@@ -391,6 +406,7 @@ for cfg in gcc:Release gcc:MinSizeRel clang:Debug clang:Release clang:RelWithDeb
   stage "build ${cfg#*:} with ${cfg%%:*} (-Werror), C tests" st_build_type "${cfg%%:*}" "${cfg#*:}"
 done
 stage "same bits from every compiler and build type (tools/compare_builds.py)" st_same_bits
+stage "library sizes, stripped (gcc MinSizeRel, x86-64; manifest limits)" st_sizes
 stage "threaded tests under ThreadSanitizer" st_tsan
 stage "core and robustness tests and the example under valgrind" st_valgrind
 stage "short fuzz run of every target (libFuzzer, ASan + UBSan)" st_fuzz

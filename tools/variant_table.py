@@ -13,7 +13,7 @@ passed) in up to three runs:
                    emulated there),
   --qemu LOG       the aarch64 cross build under qemu-aarch64.
 
-Prints the table variant | ran natively | ran emulated | not run | bits, and
+Prints the table variant | ran natively | ran emulated | not run | bits / note, and
 exits 1 when a variant ran nowhere, when an emulated variant's bits differ
 from the native run's (families checked within a tolerance record a digest of
 their outputs), or when a record names a variant no manifest has.
@@ -146,10 +146,37 @@ def build(
     return errors
 
 
-def bits_note(v: Variant) -> tuple[str, bool]:
+def _defining_source(root: Path, fn: str) -> Path | None:
+    """The src/compute file that defines microkernel `fn` (directly or as a
+    template's GT_FN / LT_FN)."""
+    pat = re.compile(
+        r"(?:^\w[\w\s\*]*\b" + fn + r"\s*\(|#define\s+[GL]T_FN\s+" + fn + r"\b)",
+        re.MULTILINE,
+    )
+    for src in sorted((root / "src" / "compute").rglob("*.c")):
+        if pat.search(src.read_text()):
+            return src
+    return None
+
+
+def native_only_reason(root: Path, v: Variant) -> str:
+    """Why `v` cannot run emulated, or "" when it can (or is the baseline)."""
+    if not v.features:
+        return ""
+    src = _defining_source(root, v.name) if v.name.startswith("pc_") else None
+    if src is not None and "__asm__" in src.read_text():
+        return "native only: inline assembly"
+    if not v.features & set(EMULATED_FEATURE.values()) and any(
+        f.startswith("X86_") for f in v.features
+    ):
+        return "native only: AVX2 is not emulated"
+    return ""
+
+
+def bits_note(v: Variant, root: Path) -> tuple[str, bool]:
     """(the bits column, whether it is a failure)."""
     if not v.emulated:
-        return ("", False)
+        return (native_only_reason(root, v), False)
     if v.emulated == {"exact"}:
         return ("exact (pinned by the test)", False)
     if not v.native:
@@ -159,8 +186,8 @@ def bits_note(v: Variant) -> tuple[str, bool]:
     return ("EMULATED BITS DIFFER from native", True)
 
 
-def render(variants: list[Variant]) -> tuple[str, int]:
-    head = ("variant", "ran natively", "ran emulated", "not run", "bits")
+def render(variants: list[Variant], root: Path = ROOT) -> tuple[str, int]:
+    head = ("variant", "ran natively", "ran emulated", "not run", "bits / note")
     rows = []
     failures = 0
     for v in variants:
@@ -170,7 +197,7 @@ def render(variants: list[Variant]) -> tuple[str, int]:
         if v.qemu:
             emu.append("qemu-aarch64")
         not_run = not v.native and not emu
-        note, bad = bits_note(v)
+        note, bad = bits_note(v, root)
         failures += int(not_run) + int(bad)
         rows.append(
             (
@@ -212,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         isas = [s for s in re.split(r"[;,\s]+", a.emulated_isa.read_text()) if s]
     variants = manifest_variants(a.root)
     errors = build(variants, a.native, a.emulated, isas, a.qemu)
-    table, failures = render(variants)
+    table, failures = render(variants, a.root)
     print(table)
     for e in errors:
         print(f"variant_table.py: {e}", file=sys.stderr)

@@ -83,8 +83,9 @@ extern "C" {
  */
 PTERUN_API uint64_t pterun_cpu_features(void);
 
-/** What this CPU and OS support, ignoring PTERUN_ISA and PTERUN_ISA_MASK (a test build with
- * -DPTERUN_EMULATE_ISA adds the ISAs it emulates: docs/performance.md). */
+/** What this CPU and OS support, ignoring PTERUN_ISA and PTERUN_ISA_MASK (a
+ * test build with -DPTERUN_EMULATE_ISA adds the ISAs it emulates:
+ * docs/performance.md). */
 PTERUN_API uint64_t pterun_cpu_detected_features(void);
 
 /**

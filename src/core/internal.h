@@ -76,9 +76,7 @@ static inline size_t pt_align_up(size_t v, size_t a) {
 
 /* Natural alignment of a dtype's elements (at most 8). */
 static inline bool pt_dtype_aligned(const void* p, int dtype) {
-  size_t a = pterun_dtype_size(dtype);
-  if (a > 8) a = 8;
-  return a == 0 || ((uintptr_t)p & (a - 1)) == 0;
+  return pterun_dtype_aligned(p, dtype) != 0;
 }
 
 /* ---- files (file.c) ---- */

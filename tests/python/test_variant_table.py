@@ -99,3 +99,19 @@ def test_unknown_or_malformed_record_fails(tmp_path: Path) -> None:
     assert _run(tool, tmp_path, recs, ["f32_gemm pc_no_such_kernel exact"]) == 1
     with pytest.raises(SystemExit):
         _run(tool, tmp_path, recs, ["f32_gemm"])
+
+
+def test_native_only_reasons() -> None:
+    tool = _tool()
+    vs = {(v.family, v.name): v for v in tool.manifest_variants(REPO_ROOT)}
+    asm = vs[("qs8_gemm", "pc_qs8_gemm_ukernel__avx2_6x8")]
+    assert tool.native_only_reason(REPO_ROOT, asm) == "native only: inline assembly"
+    avx2 = vs[("vmath", "avx2")]
+    assert (
+        tool.native_only_reason(REPO_ROOT, avx2) == "native only: AVX2 is not emulated"
+    )
+    assert tool.native_only_reason(REPO_ROOT, vs[("vmath", "avx512f")]) == ""
+    assert (
+        tool.native_only_reason(REPO_ROOT, vs[("lowbit", "pc_lowbit_dot__neondot")])
+        == ""
+    )
