@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/json.h"
+#ifdef PTERUN_HAVE_TEXTGEN
 #include "pterun/llm.h"
 
 static void generate_usage(FILE* f) {
@@ -296,3 +297,11 @@ done:
   free(g.logits);
   return rc;
 }
+#else
+int cli_cmd_generate(int argc, char** argv) {
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "pterun generate: this build has no textgen component (libpterun_textgen)\n");
+  return CLI_EXIT_FAIL;
+}
+#endif

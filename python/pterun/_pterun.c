@@ -77,7 +77,7 @@ static PyObject* py_mod_status_names(PyObject* module, PyObject* unused) {
   return d;
 }
 
-#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+#ifdef PT_HAVE_TEXTGEN
 PyObject* py_mod_llm_generate(PyObject* module, PyObject* args); /* src/llm.c */
 #endif
 
@@ -91,7 +91,7 @@ static PyMethodDef py_mod_methods[] = {
     {"component_for_op", py_mod_component_for_op, METH_O,
      "component_for_op(op) -> the pterun component whose operator namespace covers op, or None."},
     {"status_names", py_mod_status_names, METH_NOARGS, "status_names() -> {code: name}."},
-#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+#ifdef PT_HAVE_TEXTGEN
     {"llm_generate", py_mod_llm_generate, METH_VARARGS,
      "llm_generate(program, prompt, max_new_tokens, temperature, top_k, top_p, seed, "
      "ignore_eos, stop_tokens, return_logits) -> dict (see pterun.llm.generate)."},

@@ -5,7 +5,7 @@
 >>> result.tokens
 [102, 161, ...]
 
-Generation runs in libpterun_kernels_llm (``pterun/llm.h``): the prompt is
+Generation runs in libpterun_textgen (``pterun/llm.h``): the prompt is
 prefilled, then one token per step with ``input_pos``, the KV cache kept in the
 program's mutable buffers. The same C code serves the CLI
 (``pterun generate``), so C, the CLI and Python give the same tokens.
@@ -96,7 +96,7 @@ def generate(
     """
     if not hasattr(_pterun, "llm_generate"):
         raise RuntimeError(
-            "this pterun build does not include the kernels_llm component"
+            "this pterun build does not include the textgen component"
         )
     if isinstance(prompt, str):
         if tokenizer is None:

@@ -1,11 +1,11 @@
 /* pterun._pterun.llm_generate: the binding of pterun/llm.h (generation runs
- * in libpterun_kernels_llm, so Python produces the same tokens and logits as
- * C and the CLI). Compiled only when the wheel links the llm component. */
+ * in libpterun_textgen, so Python produces the same tokens and logits as
+ * C and the CLI). Compiled only when the wheel links the textgen component. */
 #include "ptext.h"
 
 #include "pt_components.h"
 
-#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+#ifdef PT_HAVE_TEXTGEN
 #include <stdlib.h>
 #include <string.h>
 
