@@ -6,5 +6,6 @@
 #define PTERUN_INCLUDE_PTERUN_TEXTGEN_H_
 
 #include "pterun/llm.h"
+#include "pterun/tokenizer.h"
 
 #endif /* PTERUN_INCLUDE_PTERUN_TEXTGEN_H_ */
