@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Writes every golden file of the kernel tests (tests/golden/*.txt) from the
-references: eager PyTorch for the math and nn kernels, ExecuTorch's own kernels
+references: eager PyTorch for the portable kernels (one file per family folder
+of kernels/portable, cases made by golden.math and golden.nn), ExecuTorch's own kernels
 (and the PyTorch/torchao reference code) for the quantized ones, ExecuTorch's
 llama:: kernels for the LLM ones.
 
 Usage: python tools/gen_goldens.py [--check] [FAMILY...]
-  FAMILY: math, nn, quantized, llm (default: all)
+  FAMILY: portable, quantized, llm (default: all)
   --check: regenerate in memory and fail if a committed file differs or is
            missing, or if tests/golden holds a file of the family (of any
            family, without FAMILY) that no generator writes.
@@ -22,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "tests" / "golden"
-FAMILIES = ("math", "nn", "quantized", "llm")
+FAMILIES = ("portable", "quantized", "llm")
 
 
 def main(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ import sys
 import pytest
 from conftest import REPO_ROOT, require_export_toolchain
 
-FAMILIES = ("math", "nn", "quantized", "llm")  # as tools/gen_goldens.py
+FAMILIES = ("portable", "quantized", "llm")  # as tools/gen_goldens.py
 TIMEOUT_S = 1800  # the quantized references export and run small programs
 
 
