@@ -286,8 +286,8 @@ int cli_cmd_generate(int argc, char** argv) {
     model = a;
   }
   if (model == NULL || (prompt_s == NULL) == (text_s == NULL)) {
-    rc = cli_usage_error("generate", model == NULL ? "no model given"
-                                                   : "give one of --prompt and --prompt-tokens");
+    rc = cli_usage_error(
+        "generate", model == NULL ? "no model given" : "give one of --prompt and --prompt-tokens");
     goto done;
   }
   if ((text_s != NULL || g.text.n_stops > 0) && tok_path == NULL) {
@@ -353,8 +353,8 @@ int cli_cmd_generate(int argc, char** argv) {
   }
   if (text_s != NULL) {
     /* BOS: --bos, else the program's, unless --no-bos. */
-    int64_t bos = bos_s != NULL ? (int64_t)strtoull(bos_s, NULL, 10)
-                                : pterun_llm_get_metadata(llm)->bos_id;
+    int64_t bos =
+        bos_s != NULL ? (int64_t)strtoull(bos_s, NULL, 10) : pterun_llm_get_metadata(llm)->bos_id;
     if (!no_bos && bos >= 0) {
       prompt[0] = bos;
       ++prompt_len;

@@ -32,7 +32,18 @@ files:
                       IDS comma-separated ("-": none); MODE skip/keep (HF
                       skip_special_tokens) or default
 
-Usage: python tools/export_tokenizers.py [--check]
+With --llm it also writes tests/fixtures/llm_text/: a tiny random-weight
+llama program exported by ExecuTorch's flow (tools/export_llama.py's recipe,
+vocabulary 384 so that every tokenizer above covers its ids, and a prompt
+whose ids are all below it; metadata
+get_bos_id 1, get_eos_ids [2]) and text_cases.txt: per tokenizer file the
+prompt text, [BOS] + the library's encoding of it, ExecuTorch's greedy tokens
+(its runtime, 24 steps, cut after the first eos) and the library's decode of
+those tokens (hex), one tab-separated line each:
+  FILE  HEX(prompt)  PROMPT_IDS  TOKENS  HEX(text)
+and prompt_text.txt (the prompt, for the CLI and example tests).
+
+Usage: python tools/export_tokenizers.py [--check] [--llm]
   --check: regenerate into a temporary directory and compare (exit 1 if a
            committed file differs).
 """
@@ -194,9 +205,12 @@ def train_hf(path: Path, kind: str, corpus: list[str]) -> Any:
         trainer = trainers.BpeTrainer(
             vocab_size=600,
             special_tokens=["<unk>", "<s>", "</s>"],
-            limit_alphabet=60,
             show_progress=False,
         )
+        # Trained on the ASCII lines only: every other character is byte
+        # fallback (a limited alphabet would pick among equally frequent
+        # characters at random, and the file would not regenerate exactly).
+        corpus = [line for line in corpus if line.isascii()]
     else:
         raise ValueError(kind)
     tok.train_from_iterator(corpus, trainer=trainer)
@@ -372,13 +386,92 @@ def generate(out: Path) -> None:
     (out / "expected.txt").write_text("\n".join(lines) + "\n", encoding="ascii")
 
 
+LLM_DIR = REPO_ROOT / "tests" / "fixtures" / "llm_text"
+LLM_VOCAB = 384
+LLM_STEPS = 24
+LLM_PROMPT = "to the"
+LLM_BOS, LLM_EOS = 1, 2
+
+
+def library_codec(path: Path) -> tuple[Any, Any]:
+    """encode(text) -> ids (no BOS) and decode(ids) -> str of the reference library."""
+    if path.suffix == ".json":
+        from tokenizers import Tokenizer
+
+        t = Tokenizer.from_file(str(path))
+        return (lambda s: t.encode(s, add_special_tokens=False).ids), t.decode
+    if path.name.startswith("tiktoken"):
+        k = tiktoken_encoding(path)
+        return (
+            lambda s: k.encode(s, bos=False, eos=False, allowed_special="all")
+        ), k.decode
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    return sp.encode, sp.decode
+
+
+def generate_llm(tok_dir: Path, out: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import export_llama as el
+    import shutil
+
+    out.mkdir(parents=True, exist_ok=True)
+    params = dict(el.SMALL, vocab_size=LLM_VOCAB)
+    with tempfile.TemporaryDirectory() as td:
+        pte, msg = el.export("text", [], params, Path(td))
+        if pte is None:
+            raise SystemExit(f"llm_text: export failed: {msg}")
+        shutil.copy(pte, out / "model.pte")
+    (out / "ops.txt").write_text("\n".join(el.forward_ops(out / "model.pte")) + "\n")
+    lines = []
+    for name in TOKENIZER_FILES:
+        encode, decode = library_codec(tok_dir / name)
+        prompt = [LLM_BOS] + [int(i) for i in encode(LLM_PROMPT)]
+        assert max(prompt) < LLM_VOCAB, (name, prompt)
+        _, toks = el.reference(out / "model.pte", LLM_STEPS, prompt)
+        if LLM_EOS in toks:
+            toks = toks[: toks.index(LLM_EOS) + 1]
+        text = decode(toks)
+        lines.append(
+            "\t".join(
+                [
+                    name,
+                    LLM_PROMPT.encode().hex(),
+                    ",".join(map(str, prompt)),
+                    ",".join(map(str, toks)),
+                    text.encode("utf-8").hex() or "-",
+                ]
+            )
+        )
+    (out / "text_cases.txt").write_text("\n".join(lines) + "\n", encoding="ascii")
+    (out / "prompt_text.txt").write_text(LLM_PROMPT + "\n", encoding="utf-8")
+
+
+TOKENIZER_FILES = [
+    "hf_bytelevel.json",
+    "hf_llama3.json",
+    "hf_metaspace.json",
+    "hf_legacy.json",
+    "tiktoken.model",
+    "spm_bpe.model",
+    "spm_unigram.model",
+]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true")
+    ap.add_argument(
+        "--llm", action="store_true", help="also write tests/fixtures/llm_text"
+    )
     args = ap.parse_args(argv)
     if not args.check:
         generate(OUT)
         print(f"wrote {OUT}")
+        if args.llm:
+            generate_llm(OUT, LLM_DIR)
+            print(f"wrote {LLM_DIR}")
         return 0
     with tempfile.TemporaryDirectory() as d:
         generate(Path(d))

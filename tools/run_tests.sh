@@ -143,6 +143,15 @@ LIB_DIR="$(PKG_CONFIG_PATH="$PC_DIR" pkg-config --variable=libdir pterun)"
 cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
   $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
 build-examples/run_program_pc examples/mlp.pte
+# Text generation from C against the package (CMake and pkg-config builds).
+build-examples/generate_text tests/fixtures/llm_text/model.pte \
+  tests/fixtures/tokenizers/spm_bpe.model "$(head -1 tests/fixtures/llm_text/prompt_text.txt)" 8
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror examples/generate_text.c -o build-examples/generate_text_pc \
+  $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable \
+    pterun-kernels-llm pterun-textgen) -Wl,-rpath,"$LIB_DIR"
+build-examples/generate_text_pc tests/fixtures/llm_text/model.pte \
+  tests/fixtures/tokenizers/hf_llama3.json "$(head -1 tests/fixtures/llm_text/prompt_text.txt)" 8
 # The README's C snippet (as tests/CMakeLists.txt extracts it), linked with
 # the README's own pkg-config line.
 README_PC="$(sed -n 's/.*(`pkg-config --cflags --libs \([a-z -]*\)`).*/\1/p' README.md)"

@@ -22,35 +22,23 @@
 static const char kGpt2Pattern[] =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
-/* ---- ByteLevel's byte <-> character table (GPT-2): printable Latin-1 bytes map
- * to themselves, the others to U+0100.. in byte order. */
+/* ---- ByteLevel's byte <-> character mapping (GPT-2): the printable Latin-1
+ * bytes ('!'..'~', 0xA1..0xAC, 0xAE..0xFF) map to themselves, the other 68 to
+ * U+0100.. in byte order: 0..0x20, then 0x7F..0xA0, then 0xAD. */
 static uint32_t byte_char(unsigned b) {
-  static uint32_t table[256];
-  static int ready; /* idempotent: racing threads write the same values */
-  if (!ready) {
-    unsigned k, n = 0;
-    for (k = 0; k < 256; ++k) {
-      int keep = (k >= '!' && k <= '~') || (k >= 0xA1 && k <= 0xAC) || (k >= 0xAE && k <= 0xFF);
-      table[k] = keep ? k : 256 + n++;
-    }
-    ready = 1;
-  }
-  return table[b];
+  if (b <= 0x20) return 256 + b;
+  if (b >= 0x7F && b <= 0xA0) return b + 162; /* 256 + 33 + (b - 0x7F) */
+  if (b == 0xAD) return 323;
+  return b;
 }
 
 /* Character -> byte, or -1. */
 static int char_byte(uint32_t cp) {
   if ((cp >= '!' && cp <= '~') || (cp >= 0xA1 && cp <= 0xAC) || (cp >= 0xAE && cp <= 0xFF))
     return (int)cp;
-  if (cp >= 256 && cp < 256 + 68) {
-    unsigned k, n = 0;
-    for (k = 0; k < 256; ++k) {
-      if (byte_char(k) >= 256) {
-        if (256 + n == cp) return (int)k;
-        ++n;
-      }
-    }
-  }
+  if (cp >= 256 && cp <= 288) return (int)(cp - 256);
+  if (cp >= 289 && cp <= 322) return (int)(cp - 162);
+  if (cp == 323) return 0xAD;
   return -1;
 }
 
@@ -107,10 +95,6 @@ static pterun_status pattern_string(hf_load* L, uint32_t node, const char** s, s
     return bad(L, "Replace without a pattern");
   }
   return PTERUN_STATUS_OK;
-}
-
-static int count_of(hf_load* L, uint32_t node) {
-  return (int)L->j.nodes[node].count;
 }
 
 static pterun_status add_norm(hf_load* L, uint32_t node, int depth) {
@@ -514,7 +498,6 @@ pterun_status tok_hf_load(pterun_tokenizer* t, const char* data, size_t size) {
     t->has_decoder = 1;
     if ((st = add_dec(&L, v, 0)) != PTERUN_STATUS_OK) goto done;
   }
-  (void)count_of;
   st = PTERUN_STATUS_OK;
 done:
   tok_json_free(&L.j);

@@ -36,8 +36,10 @@ int tok_buf_reserve(tok_buf* b, size_t extra) {
 }
 
 void tok_buf_put(tok_buf* b, const void* p, size_t n) {
-  if (n == 0 || tok_buf_reserve(b, n) != 0) return;
-  memcpy(b->p + b->n, p, n);
+  /* Reserves even for n == 0: after any put, b->p is a buffer (never NULL
+   * plus an offset). */
+  if (tok_buf_reserve(b, n) != 0) return;
+  if (n > 0) memcpy(b->p + b->n, p, n);
   b->n += n;
   b->p[b->n] = '\0';
 }
@@ -129,7 +131,12 @@ size_t tok_utf8_incomplete_tail(const unsigned char* p, size_t n) {
 }
 
 void tok_utf8_lossy(tok_buf* out, const unsigned char* p, size_t n, size_t* hold) {
-  size_t i = 0, run = 0, tail = hold != NULL ? tok_utf8_incomplete_tail(p, n) : 0;
+  size_t i = 0, run = 0, tail;
+  if (p == NULL || n == 0) {
+    if (hold != NULL) *hold = 0;
+    return;
+  }
+  tail = hold != NULL ? tok_utf8_incomplete_tail(p, n) : 0;
   n -= tail;
   if (hold != NULL) *hold = tail;
   while (i < n) {
@@ -190,7 +197,7 @@ static int grow_ids(pterun_tokenizer* t, size_t need) {
 }
 
 static int pool_add(pterun_tokenizer* t, const void* p, size_t n, uint32_t* off) {
-  if (t->pool_len + n > t->pool_cap) {
+  if (t->pool == NULL || t->pool_len + n > t->pool_cap) { /* allocated even for n == 0 */
     size_t c = t->pool_cap ? t->pool_cap : 4096;
     char* q;
     while (c < t->pool_len + n) c *= 2;
@@ -297,7 +304,7 @@ int64_t tok_map_get(const pterun_tokenizer* t, const tok_map* m, const void* p, 
   h = (size_t)hash_bytes(p, n) & m->mask;
   while (m->slots[h] != 0) {
     uint32_t id = m->slots[h] - 1;
-    if (t->len[id] == n && memcmp(t->pool + t->off[id], p, n) == 0) return id;
+    if (t->len[id] == n && (n == 0 || memcmp(t->pool + t->off[id], p, n) == 0)) return id;
     h = (h + 1) & m->mask;
   }
   return -1;

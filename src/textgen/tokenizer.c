@@ -305,7 +305,7 @@ static pterun_status stream_emit(pterun_tokenizer_stream* s, int all, const char
   st = decode_all(s->tok, s->ids, s->n, s->special, &s->text, &stable);
   if (st != PTERUN_STATUS_OK) return st;
   upto = all ? s->text.n : stable;
-  if (s->text.n < s->sent.n || memcmp(s->text.p, s->sent.p, s->sent.n) != 0) {
+  if (s->text.n < s->sent.n || (s->sent.n > 0 && memcmp(s->text.p, s->sent.p, s->sent.n) != 0)) {
     pterun_log(&s->tok->logger, PTERUN_LOG_ERROR,
                "tokenizer stream: text already handed out changed (a decoder rule pterun does not "
                "hold back for)");
