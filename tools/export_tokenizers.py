@@ -323,7 +323,7 @@ def generate(out: Path) -> None:
         name = f"hf_{kind}.json"
         tok = train_hf(out / name, kind, corpus)
         vocab = tok.get_vocab_size(with_added_tokens=True)
-        seqs = random_ids(rng, vocab, 40, 12)
+        seqs = random_ids(rng, vocab, 100, 16)
         expected[name] = {
             "format": "hf",
             "encode": [tok.encode(t, add_special_tokens=False).ids for t in texts],
@@ -341,7 +341,7 @@ def generate(out: Path) -> None:
 
     write_tiktoken(out / "tiktoken.model", out / "hf_llama3.json")
     tk = tiktoken_encoding(out / "tiktoken.model")
-    seqs = random_ids(rng, tk.n_words, 40, 12)
+    seqs = random_ids(rng, tk.n_words, 100, 16)
     expected["tiktoken.model"] = {
         "format": "tiktoken",
         "encode": [
@@ -355,7 +355,7 @@ def generate(out: Path) -> None:
     for kind in ("bpe", "unigram"):
         name = f"spm_{kind}.model"
         sp = train_spm(out / name, kind, corpus)
-        seqs = random_ids(rng, sp.get_piece_size(), 40, 12)
+        seqs = random_ids(rng, sp.get_piece_size(), 100, 16)
         expected[name] = {
             "format": "sentencepiece",
             "encode": [sp.encode(t) for t in texts],

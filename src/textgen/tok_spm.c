@@ -13,7 +13,7 @@
  *   piece becomes its bytes' <0xNN> pieces;
  *   decode: control pieces are empty, unknown ones the unk surface, byte
  *   runs their UTF-8 (an invalid byte one U+FFFD), others with U+2581 -> ' '
- *   and, while the text is empty, one leading U+2581 dropped. */
+ *   and one leading U+2581 of the first non-control piece dropped. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -563,7 +563,8 @@ static int byte_value(const pterun_tokenizer* t, int64_t id) {
 pterun_status tok_spm_decode(const pterun_tokenizer* t, const int64_t* ids, size_t n, int skip,
                              tok_buf* out, size_t* stable) {
   size_t i = 0, base = out->n;
-  (void)skip; /* control pieces decode to nothing either way */
+  int first = 1; /* before the first piece that is not a control one */
+  (void)skip;    /* control pieces decode to nothing either way */
   while (i < n) {
     int64_t id = ids[i];
     uint16_t a;
@@ -597,6 +598,7 @@ pterun_status tok_spm_decode(const pterun_tokenizer* t, const int64_t* ids, size
         }
       }
       tok_buf_free(&run);
+      first = 0;
       if (j == n && stable != NULL) return PTERUN_STATUS_OK;
       i = j;
       continue;
@@ -610,7 +612,8 @@ pterun_status tok_spm_decode(const pterun_tokenizer* t, const int64_t* ids, size
     } else {
       const char* s = t->pool + t->off[id];
       size_t len = t->len[id], k = 0;
-      if (out->n == base && t->add_dummy_prefix && len >= 3 && memcmp(s, kSpace, 3) == 0) k = 3;
+      /* The dummy prefix: one leading U+2581 of the first piece only. */
+      if (first && t->add_dummy_prefix && len >= 3 && memcmp(s, kSpace, 3) == 0) k = 3;
       while (k < len) {
         if (k + 3 <= len && memcmp(s + k, kSpace, 3) == 0) {
           tok_buf_putc(out, ' ');
@@ -620,6 +623,7 @@ pterun_status tok_spm_decode(const pterun_tokenizer* t, const int64_t* ids, size
         }
       }
     }
+    first = 0;
     ++i;
   }
   if (stable != NULL) *stable = out->n - base;
