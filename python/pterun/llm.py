@@ -212,7 +212,7 @@ def stream(
                 **kwargs,
             )
             pieces.put(done)
-        except BaseException as e:  # handed to the consumer
+        except BaseException as e:  # noqa: BLE001  (re-raised in the consumer)
             pieces.put(e)
 
     worker = threading.Thread(target=run, name="pterun-generate", daemon=True)

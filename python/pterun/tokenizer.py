@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from pterun import _pterun
@@ -112,7 +112,7 @@ class _PrefixStream:
     """Streaming over any decode(ids) -> str: the text of all ids so far,
     handed out once it stops ending in U+FFFD (a cut character)."""
 
-    def __init__(self, decode: Any) -> None:
+    def __init__(self, decode: Callable[[Sequence[int]], str]) -> None:
         self._decode = decode
         self._ids: list[int] = []
         self._sent = ""

@@ -24,10 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import pterun
 import pterun.llm
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 TOK_DIR = REPO / "tests" / "fixtures" / "tokenizers"
@@ -247,7 +246,7 @@ def test_other_tokenizer_objects() -> None:
         ("spm_bpe.model", Llama2cTokenizer(str(TOK_DIR / "spm_bpe.model"))),
     ]
     for name, obj in objs:
-        prompt_ids, tokens, text = cases[name]
+        prompt_ids, tokens, _ = cases[name]
         r = pterun.llm.generate(
             LLM_DIR / "model.pte", PROMPT, tokenizer=obj, max_new_tokens=STEPS
         )
