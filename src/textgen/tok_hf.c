@@ -97,23 +97,41 @@ static pterun_status pattern_string(hf_load* L, uint32_t node, const char** s, s
   return PTERUN_STATUS_OK;
 }
 
+/* Pipelines (normalizers, pre-tokenizers, decoders): a "Sequence" node runs
+ * each child of its `key` array through `fn`; *done says whether node was one. */
+typedef pterun_status (*hf_step_fn)(hf_load* L, uint32_t node, int depth);
+static pterun_status sequence(hf_load* L, uint32_t node, const char* key, hf_step_fn fn, int depth,
+                              int* done) {
+  uint32_t arr, c;
+  *done = 0;
+  if (depth > 4) return bad(L, "pipeline steps nested too deeply");
+  if (!tok_json_eq(&L->j, tok_json_get(&L->j, node, "type"), "Sequence")) return PTERUN_STATUS_OK;
+  *done = 1;
+  arr = tok_json_get(&L->j, node, key);
+  if (!tok_json_is(&L->j, arr, TOK_JSON_ARRAY)) return bad(L, "a Sequence without its steps");
+  for (c = L->j.nodes[arr].first; c != 0; c = L->j.nodes[c].next) PTERUN_TRY(fn(L, c, depth + 1));
+  return PTERUN_STATUS_OK;
+}
+
+/* arr (n elements of `size` bytes) grown by one zeroed element, or NULL (arr
+ * is then unchanged). */
+static void* grow_one(void* arr, size_t n, size_t size) {
+  char* p = (char*)realloc(arr, (n + 1) * size);
+  if (p != NULL) memset(p + n * size, 0, size);
+  return p;
+}
+
 static pterun_status add_norm(hf_load* L, uint32_t node, int depth) {
   pterun_tokenizer* t = L->t;
   uint32_t type = tok_json_get(&L->j, node, "type");
   tok_norm* nn;
-  if (depth > 4) return bad(L, "normalizers nested too deeply");
-  if (tok_json_eq(&L->j, type, "Sequence")) {
-    uint32_t arr = tok_json_get(&L->j, node, "normalizers"), c;
-    if (!tok_json_is(&L->j, arr, TOK_JSON_ARRAY)) return bad(L, "Sequence without normalizers");
-    for (c = L->j.nodes[arr].first; c != 0; c = L->j.nodes[c].next)
-      PTERUN_TRY(add_norm(L, c, depth + 1));
-    return PTERUN_STATUS_OK;
-  }
-  nn = (tok_norm*)realloc(t->norms, (t->n_norms + 1) * sizeof *nn);
+  int seq;
+  PTERUN_TRY(sequence(L, node, "normalizers", add_norm, depth, &seq));
+  if (seq) return PTERUN_STATUS_OK;
+  nn = (tok_norm*)grow_one(t->norms, t->n_norms, sizeof *nn);
   if (nn == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   t->norms = nn;
   nn = &t->norms[t->n_norms];
-  memset(nn, 0, sizeof *nn);
   if (tok_json_eq(&L->j, type, "Prepend")) {
     const char* s;
     size_t n;
@@ -165,19 +183,13 @@ static pterun_status add_pre(hf_load* L, uint32_t node, int depth) {
   pterun_tokenizer* t = L->t;
   uint32_t type = tok_json_get(&L->j, node, "type");
   tok_pre* p;
-  if (depth > 4) return bad(L, "pre-tokenizers nested too deeply");
-  if (tok_json_eq(&L->j, type, "Sequence")) {
-    uint32_t arr = tok_json_get(&L->j, node, "pretokenizers"), c;
-    if (!tok_json_is(&L->j, arr, TOK_JSON_ARRAY)) return bad(L, "Sequence without pretokenizers");
-    for (c = L->j.nodes[arr].first; c != 0; c = L->j.nodes[c].next)
-      PTERUN_TRY(add_pre(L, c, depth + 1));
-    return PTERUN_STATUS_OK;
-  }
-  p = (tok_pre*)realloc(t->pres, (t->n_pres + 1) * sizeof *p);
+  int seq;
+  PTERUN_TRY(sequence(L, node, "pretokenizers", add_pre, depth, &seq));
+  if (seq) return PTERUN_STATUS_OK;
+  p = (tok_pre*)grow_one(t->pres, t->n_pres, sizeof *p);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   t->pres = p;
   p = &t->pres[t->n_pres];
-  memset(p, 0, sizeof *p);
   if (tok_json_eq(&L->j, type, "Split")) {
     uint32_t pat = tok_json_get(&L->j, node, "pattern"),
              beh = tok_json_get(&L->j, node, "behavior");
@@ -252,19 +264,13 @@ static pterun_status add_dec(hf_load* L, uint32_t node, int depth) {
   pterun_tokenizer* t = L->t;
   uint32_t type = tok_json_get(&L->j, node, "type");
   tok_dec* d;
-  if (depth > 4) return bad(L, "decoders nested too deeply");
-  if (tok_json_eq(&L->j, type, "Sequence")) {
-    uint32_t arr = tok_json_get(&L->j, node, "decoders"), c;
-    if (!tok_json_is(&L->j, arr, TOK_JSON_ARRAY)) return bad(L, "Sequence without decoders");
-    for (c = L->j.nodes[arr].first; c != 0; c = L->j.nodes[c].next)
-      PTERUN_TRY(add_dec(L, c, depth + 1));
-    return PTERUN_STATUS_OK;
-  }
-  d = (tok_dec*)realloc(t->decs, (t->n_decs + 1) * sizeof *d);
+  int seq;
+  PTERUN_TRY(sequence(L, node, "decoders", add_dec, depth, &seq));
+  if (seq) return PTERUN_STATUS_OK;
+  d = (tok_dec*)grow_one(t->decs, t->n_decs, sizeof *d);
   if (d == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   t->decs = d;
   d = &t->decs[t->n_decs];
-  memset(d, 0, sizeof *d);
   if (tok_json_eq(&L->j, type, "ByteLevel")) {
     d->kind = TOK_DEC_BYTELEVEL;
   } else if (tok_json_eq(&L->j, type, "Metaspace")) {
