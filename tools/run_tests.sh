@@ -36,6 +36,8 @@ have cc && have make || need_pkgs+=(build-essential)
 have g++ || need_pkgs+=(g++)
 have readelf || need_pkgs+=(binutils)
 have pkg-config || need_pkgs+=(pkg-config)
+# libpterun_textgen's tokenizer split regexes (docs/dependencies.md).
+[ -f /usr/include/pcre2.h ] || need_pkgs+=(libpcre2-dev)
 have valgrind || need_pkgs+=(valgrind)
 have clang || need_pkgs+=(clang)
 # Cross and emulated targets: bare-metal Cortex-M (newlib, QEMU's mps2/mps3
@@ -195,8 +197,9 @@ st_aarch64() {
   # emulation; with no Arm SIMD variant yet they run the same portable code as
   # the x86-64 runs with PTERUN_ISA_MASK=0): unit, golden, CLI and the fixture
   # programs run by the aarch64 CLI (the cmake -P scripts honour the emulator).
+  # No PCRE2 for the target here: libpterun_textgen without its regex tokenizers.
   configure build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64-linux-gnu.cmake" \
-    -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF
+    -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF -DPTERUN_WITH_PCRE2=OFF
   cmake --build build-aarch64 -j "$JOBS"
   c_tests build-aarch64 --timeout 600 \
     -E '^(test_gemm_dispatch|test_gemm_dispatch_scalar|test_vmath|test_vmath_portable)$'
@@ -270,6 +273,15 @@ st_examples() {
   cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
     $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
   build-examples/run_program_pc examples/mlp.pte
+  # Text generation from C against the package (CMake and pkg-config builds).
+  build-examples/generate_text tests/fixtures/llm_text/model.pte \
+    tests/fixtures/tokenizers/spm_bpe.model "$(head -1 tests/fixtures/llm_text/prompt_text.txt)" 8
+  # shellcheck disable=SC2046
+  cc -std=c11 -Wall -Wextra -Werror examples/generate_text.c -o build-examples/generate_text_pc \
+    $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable \
+      pterun-kernels-llm pterun-textgen) -Wl,-rpath,"$LIB_DIR"
+  build-examples/generate_text_pc tests/fixtures/llm_text/model.pte \
+    tests/fixtures/tokenizers/hf_llama3.json "$(head -1 tests/fixtures/llm_text/prompt_text.txt)" 8
   # The README's C snippet (as tests/CMakeLists.txt extracts it), linked with
   # the README's own pkg-config line.
   README_PC="$(sed -n 's/.*(`pkg-config --cflags --libs \([a-z -]*\)`).*/\1/p' README.md)"
