@@ -1,4 +1,4 @@
-/* bench_kernels: GFLOP/s of the f32 GEMM engine (libpterun_compute, src/compute/gemm/gemm.c)
+/* bench_kernels: GFLOP/s of the f32 GEMM engine (libpterun_compute, src/compute/gemm/engine_f32.c)
  * for every microkernel this CPU can run, at several shapes, with the
  * packing buffers from a scratch arena ("arena") and from the kernel's stack
  * ("stack", what a method without scratch_bytes gets).
@@ -94,7 +94,7 @@ __attribute__((target("avx2,fma"))) static double fma_peak_avx2(double min_s) {
 }
 #endif
 
-static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(run_job) {
   pterun_compute_gemm_ws ws;
   (void)args;
   (void)nargs;

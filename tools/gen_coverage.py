@@ -83,9 +83,7 @@ def find_sources(reg: dict[str, tuple[str, str]]) -> dict[str, str]:
     fns = {fn for fn, _ in reg.values()}
     for src in sorted(INC_DIR.glob("*/*.c")):
         text = src.read_text()
-        for m in re.finditer(
-            r"^pterun_status\s+([A-Za-z0-9_]+)\s*\(", text, re.MULTILINE
-        ):
+        for m in re.finditer(r"^PTERUN_KERNEL\(([A-Za-z0-9_]+)\)", text, re.MULTILINE):
             if m.group(1) in fns:
                 where.setdefault(m.group(1), src.relative_to(INC_DIR).as_posix())
     for fn, section in reg.values():

@@ -1,7 +1,7 @@
 """Writes tests/kernels/data/half_torch.txt: float32 bit patterns and what
 eager PyTorch converts them to in float16 and bfloat16, one case a line
 ("f32 f16 bf16" in hex). Checked by tests/kernels/test_kernel_util.c against
-the kit's converters (include/pterun/kernel_util.h).
+the kit's converters (include/pterun/half.h).
 
 Each value is converted as a 0-dim tensor, which runs c10::Half /
 c10::BFloat16's scalar conversion (the vectorised bfloat16 cast of a longer

@@ -4,6 +4,11 @@
     python3 tools/release_check.py --prefix /tmp/pterun-install --cmake /usr/bin/cmake --cmake .venv/bin/cmake
     python3 tools/release_check.py --wheel-site VENV/lib/python3.X/site-packages --python VENV/bin/python ...
     python3 tools/release_check.py --static --prefix /tmp/pterun-static --reference-prefix /tmp/pterun-install ...
+    python3 tools/release_check.py --sizes build-types/gcc-MinSizeRel
+
+--sizes prints every component library's stripped size in a MinSizeRel x86-64
+build tree and fails when one is over its manifest limit (max_stripped_bytes:
+the runtime's 56 KB, ExecuTorch's core without operators).
 
 --static checks the install tree of a BUILD_SHARED_LIBS=OFF build: one archive
 per component and nothing else, no static initialisers, each global symbol
@@ -88,6 +93,7 @@ class Component:
     python_links: bool
     platforms: tuple[str, ...]
     description: str
+    max_stripped_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,7 @@ class Manifest:
                 python_links=bool(c["python_links"]),
                 platforms=tuple(c["platforms"]),
                 description=c["description"],
+                max_stripped_bytes=c.get("max_stripped_bytes"),
             )
             for c in raw["components"]
         )
@@ -776,6 +783,26 @@ class Checker:
                 f"{c.name}: no other shipped object defines {list(c.exports)}",
                 not intruders,
                 "; ".join(intruders[:10]),
+            )
+        # The text-generation runner and tokenizers are no kernel: no other
+        # library (the LLM kernel library included) carries their code, not
+        # even hidden (.symtab as well as .dynsym).
+        for c in self.comps:
+            if c.name != "textgen":
+                continue
+            owner = real_lib(self.layout, self.m, c, self.version)
+            carriers = sorted(
+                f"{real_lib(self.layout, self.m, o, self.version).name}: {s}"
+                for o in self.comps
+                if o is not c
+                and real_lib(self.layout, self.m, o, self.version).is_file()
+                for s in all_defined_symbols(real_lib(self.layout, self.m, o, self.version))
+                if any(fnmatch.fnmatchcase(s, pat) for pat in c.exports)
+            )
+            self.r.check(
+                f"{c.name}: no other component library carries {list(c.exports)}, exported or not",
+                owner.is_file() and not carriers,
+                "; ".join(carriers[:10]),
             )
         print(
             "\nOwnership table (exported definitions across every shipped object)\n"
@@ -1526,6 +1553,66 @@ class Checker:
         return 1 if self.r.failed else 0
 
 
+def check_sizes(build: Path, manifest: Manifest) -> int:
+    """--sizes: every component library's stripped size in a MinSizeRel x86-64
+    build tree, and each manifest limit (max_stripped_bytes) enforced."""
+    r = Report()
+    cache = build / "CMakeCache.txt"
+    btype = ""
+    if cache.is_file():
+        m = re.search(r"^CMAKE_BUILD_TYPE:\w+=(.*)$", cache.read_text(), re.MULTILINE)
+        btype = m.group(1).strip() if m else ""
+    r.check(
+        f"{build} is a MinSizeRel build tree",
+        btype == "MinSizeRel",
+        f"CMAKE_BUILD_TYPE={btype or '(no CMakeCache.txt)'}",
+    )
+    strip = shutil.which("strip")
+    if not r.check("strip (binutils) is installed", strip is not None):
+        return 1
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="pterun-sizes-") as tmp:
+        for c in manifest.for_platform("linux"):
+            lib = build / "lib" / f"lib{c.library}.so"
+            out = Path(tmp) / lib.name
+            res = run([strip, "--strip-all", "-o", out, lib]) if lib.is_file() else None
+            if res is None or res.returncode != 0:
+                r.check(
+                    f"{c.name}: {lib.name} built and stripped",
+                    False,
+                    res.stderr.strip() if res is not None else f"{lib} is missing",
+                )
+                continue
+            head = run(["readelf", "-hW", out]).stdout
+            machine = re.search(r"Machine:\s*(.*)", head)
+            arch = machine.group(1).strip() if machine else "?"
+            size = out.stat().st_size
+            limit = c.max_stripped_bytes
+            rows.append(
+                [
+                    c.name,
+                    lib.name,
+                    f"{size}",
+                    f"{size / 1024:.1f} KB",
+                    f"{limit / 1024:.0f} KB" if limit else "-",
+                ]
+            )
+            if limit is not None:
+                r.check(
+                    f"{c.name}: {lib.name} stripped <= {limit} bytes ({limit // 1024} KB, "
+                    "MinSizeRel x86-64)",
+                    "X86-64" in arch and size <= limit,
+                    f"{size} bytes ({size / 1024:.1f} KB), {arch}; over by "
+                    f"{max(0, size - limit)} bytes",
+                )
+    print(
+        "\nStripped library sizes (strip --strip-all)\n"
+        + table(["component", "library", "bytes", "size", "limit"], rows)
+    )
+    print(f"\nrelease_check --sizes: {r.passed} passed, {r.failed} failed")
+    return 1 if r.failed else 0
+
+
 def one_line(s: str) -> str:
     return " ".join(s.split())[-600:]
 
@@ -1546,6 +1633,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     where.add_argument(
         "--wheel-site", help="the site-packages directory the wheel is installed in"
+    )
+    where.add_argument(
+        "--sizes",
+        help="a MinSizeRel x86-64 build tree: print every library's stripped size and "
+        "enforce the manifest's max_stripped_bytes",
     )
     ap.add_argument("--python", help="the interpreter of --wheel-site (wheel checks)")
     ap.add_argument(
@@ -1577,6 +1669,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("release_check: only Linux artifacts are checked so far")
         print("release_check: 0 passed, 1 failed")
         return 1
+    if args.sizes:
+        return check_sizes(Path(args.sizes), Manifest.load(Path(args.manifest)))
     if args.static and not (args.prefix and args.reference_prefix):
         ap.error("--static needs --prefix and --reference-prefix")
     layout = find_layout(args)

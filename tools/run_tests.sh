@@ -36,6 +36,8 @@ have cc && have make || need_pkgs+=(build-essential)
 have g++ || need_pkgs+=(g++)
 have readelf || need_pkgs+=(binutils)
 have pkg-config || need_pkgs+=(pkg-config)
+# libpterun_textgen's tokenizer split regexes (docs/dependencies.md).
+[ -f /usr/include/pcre2.h ] || need_pkgs+=(libpcre2-dev)
 have valgrind || need_pkgs+=(valgrind)
 have clang || need_pkgs+=(clang)
 # Cross and emulated targets: bare-metal Cortex-M (newlib, QEMU's mps2/mps3
@@ -100,7 +102,7 @@ ST_NAMES=() ST_RESULTS=() ST_COUNTS=() ST_TIMES=()
 # and tools/compare_builds.py's closing line.
 stage_counts() { # log file
   awk '
-    /tests passed, [0-9]+ tests? failed out of [0-9]+/ {
+    / tests passed(, [0-9]+ tests? failed)? out of [0-9]+/ {
       for (i = 1; i <= NF; ++i) if ($i == "out") ct += $(i + 2)
       for (i = 1; i <= NF; ++i) if ($i ~ /^failed$/) { cf += $(i - 2); break }
       nc++
@@ -195,8 +197,9 @@ st_aarch64() {
   # emulation; with no Arm SIMD variant yet they run the same portable code as
   # the x86-64 runs with PTERUN_ISA_MASK=0): unit, golden, CLI and the fixture
   # programs run by the aarch64 CLI (the cmake -P scripts honour the emulator).
+  # No PCRE2 for the target here: libpterun_textgen without its regex tokenizers.
   configure build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64-linux-gnu.cmake" \
-    -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF
+    -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF -DPTERUN_WITH_PCRE2=OFF
   cmake --build build-aarch64 -j "$JOBS"
   c_tests build-aarch64 --timeout 600 \
     -E '^(test_gemm_dispatch|test_gemm_dispatch_scalar|test_vmath|test_vmath_portable)$'
@@ -281,6 +284,15 @@ st_examples() {
   cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
     $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
   build-examples/run_program_pc examples/mlp.pte
+  # Text generation from C against the package (CMake and pkg-config builds).
+  build-examples/generate_text tests/fixtures/llm_text/model.pte \
+    tests/fixtures/tokenizers/spm_bpe.model "$(head -1 tests/fixtures/llm_text/prompt_text.txt)" 8
+  # shellcheck disable=SC2046
+  cc -std=c11 -Wall -Wextra -Werror examples/generate_text.c -o build-examples/generate_text_pc \
+    $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable \
+      pterun-kernels-llm pterun-textgen) -Wl,-rpath,"$LIB_DIR"
+  build-examples/generate_text_pc tests/fixtures/llm_text/model.pte \
+    tests/fixtures/tokenizers/hf_llama3.json "$(head -1 tests/fixtures/llm_text/prompt_text.txt)" 8
   # The README's C snippet (as tests/CMakeLists.txt extracts it), linked with
   # the README's own pkg-config line.
   README_PC="$(sed -n 's/.*(`pkg-config --cflags --libs \([a-z -]*\)`).*/\1/p' README.md)"
@@ -324,11 +336,11 @@ st_build_type() { # compiler build-type
   c_tests "$dir"
 }
 
-# The same output bytes from every compiler and build type, and for 1 and 3
-# threads: every fixture program, dispatched and scalar kernels (the policy:
-# docs/performance.md, "Bit-exactness").
+# The same output bytes from every compiler and build type (the ASan build
+# is GCC -O0), and for 1 and 3 threads: every fixture program, dispatched and
+# scalar kernels (the policy: docs/performance.md, "Bit-exactness").
 st_same_bits() {
-  "$PYTHON" tools/compare_builds.py build build-static build-types/* --jobs "$JOBS"
+  "$PYTHON" tools/compare_builds.py build build-static build-asan build-types/* --jobs "$JOBS"
 }
 
 # ---- robustness (docs/robustness.md) ----------------------------------------------
@@ -395,6 +407,12 @@ st_release_wheel() {
   PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
 }
 
+st_sizes() {
+  # Every library's stripped size; fails while libpterun.so is over the
+  # runtime's max_stripped_bytes in packaging/components.json.
+  "$PYTHON" tools/release_check.py --sizes build-types/gcc-MinSizeRel
+}
+
 # ---- the stages, in order -----------------------------------------------------------
 stage "build (RelWithDebInfo)" st_build_main
 stage "C tests" c_tests build
@@ -411,6 +429,7 @@ for cfg in gcc:Release gcc:MinSizeRel clang:Debug clang:Release clang:RelWithDeb
   stage "build ${cfg#*:} with ${cfg%%:*} (-Werror), C tests" st_build_type "${cfg%%:*}" "${cfg#*:}"
 done
 stage "same bits from every compiler and build type (tools/compare_builds.py)" st_same_bits
+stage "library sizes, stripped (gcc MinSizeRel, x86-64; manifest limits)" st_sizes
 stage "threaded tests under ThreadSanitizer" st_tsan
 stage "core and robustness tests and the example under valgrind" st_valgrind
 stage "short fuzz run of every target (libFuzzer, ASan + UBSan)" st_fuzz

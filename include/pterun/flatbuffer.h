@@ -80,6 +80,46 @@ PTERUN_API int pterun_fb_get_string(const pterun_fb_table* t, unsigned slot, con
 /** Element i (< v->len) of a vector of tables. False: malformed. */
 PTERUN_API bool pterun_fb_vec_table(const pterun_fb_vec* v, uint32_t i, pterun_fb_table* out);
 
+/** Scalar fields (defined here, once, for the core and every library that
+ *  reads a FlatBuffer): check_scalar is false when the field is malformed
+ *  (absent is fine); a getter returns `def` when it is absent or malformed. */
+static inline bool pterun_fb_check_scalar(const pterun_fb_table* t, unsigned slot, size_t size) {
+  size_t pos;
+  return pterun_fb_field(t, slot, size, &pos) >= 0;
+}
+static inline uint64_t pterun_fb_scalar_bits_(const pterun_fb_table* t, unsigned slot, size_t size,
+                                              uint64_t def) {
+  size_t pos;
+  if (pterun_fb_field(t, slot, size, &pos) != 1) return def;
+  const uint8_t* p = t->b->base + pos;
+  return size == 1 ? p[0] : size == 4 ? pterun_fb_read_u32(p) : pterun_fb_read_u64(p);
+}
+static inline uint8_t pterun_fb_u8(const pterun_fb_table* t, unsigned slot, uint8_t def) {
+  return (uint8_t)pterun_fb_scalar_bits_(t, slot, 1, def);
+}
+static inline int8_t pterun_fb_i8(const pterun_fb_table* t, unsigned slot, int8_t def) {
+  return (int8_t)pterun_fb_scalar_bits_(t, slot, 1, (uint8_t)def);
+}
+static inline uint32_t pterun_fb_u32(const pterun_fb_table* t, unsigned slot, uint32_t def) {
+  return (uint32_t)pterun_fb_scalar_bits_(t, slot, 4, def);
+}
+static inline int32_t pterun_fb_i32(const pterun_fb_table* t, unsigned slot, int32_t def) {
+  return (int32_t)pterun_fb_scalar_bits_(t, slot, 4, (uint32_t)def);
+}
+static inline uint64_t pterun_fb_u64(const pterun_fb_table* t, unsigned slot, uint64_t def) {
+  return pterun_fb_scalar_bits_(t, slot, 8, def);
+}
+static inline int64_t pterun_fb_i64(const pterun_fb_table* t, unsigned slot, int64_t def) {
+  return (int64_t)pterun_fb_scalar_bits_(t, slot, 8, (uint64_t)def);
+}
+static inline double pterun_fb_f64(const pterun_fb_table* t, unsigned slot, double def) {
+  uint64_t d, u;
+  memcpy(&d, &def, sizeof d);
+  u = pterun_fb_scalar_bits_(t, slot, 8, d);
+  memcpy(&def, &u, sizeof def);
+  return def;
+}
+
 /** Pointer to element i of a scalar vector (i < v->len). */
 static inline const uint8_t* pterun_fb_vec_at(const pterun_fb_vec* v, uint32_t i) {
   return v->b->base + v->pos + (size_t)i * v->elem;

@@ -30,11 +30,19 @@ typedef struct pterun_kernel_context pterun_kernel_context;
  * the out tensor again; for several outs a tensor list). Kernels check counts
  * and kinds themselves and report problems through pterun_kernel_fail().
  * A kernel never allocates; it resizes its outputs with pterun_out_resize().
- * pterun/kernel_util.h has the kit that goes with this ABI: PTERUN_KERNEL,
- * PTERUN_TRY, PTERUN_CHECK_NARGS and the half/bfloat16 conversions.
+ * PTERUN_KERNEL (below) spells the signature; pterun/kernel_util.h has the
+ * kit that goes with this ABI: PTERUN_CHECK_NARGS, PTERUN_FAIL_ARG, the
+ * half/bfloat16 conversions, broadcasting and layout helpers.
  */
 typedef pterun_status (*pterun_kernel_fn)(pterun_kernel_context* ctx, pterun_value** args,
                                           size_t nargs);
+
+/** The one spelling of a kernel's (and a prepare's) definition or
+ *  declaration: the pterun_kernel_fn signature with the parameters named ctx,
+ *  args and nargs:
+ *  `static PTERUN_KERNEL(my_relu_out) { PTERUN_CHECK_NARGS(ctx, nargs, 2); ... }` */
+#define PTERUN_KERNEL(name)                                                                        \
+  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
 
 /**
  * Optional load-time preparation (ABI 3). When a method loads, every kernel

@@ -1,8 +1,10 @@
 /* pterun: the kernel-author kit. Header-only conveniences every kernel
- * library uses instead of keeping its own copy: status propagation, the
- * argument-count check, the kernel signature, half/bfloat16 conversions with
- * one rounding and NaN policy, dtype classes and element load/store by
- * dtype. Argument access and output resizing live in libpterun
+ * library uses instead of keeping its own copy: the argument-count check,
+ * the argument-failure macro, dtype classes and ATen type promotion, element
+ * load/store by dtype, broadcast shapes, the same-layout test and a
+ * broadcast iterator. It includes what goes with them: the kernel signature
+ * PTERUN_KERNEL (pterun/kernel.h), status propagation PTERUN_TRY
+ * (pterun/status.h) and the float16/bfloat16 conversions (pterun/half.h). Argument access and output resizing live in libpterun
  * (pterun_arg_*, pterun_out_resize in pterun/kernel.h). Nothing here is
  * exported: all functions are static inline, so a library built against one
  * pterun version keeps working against another. */
@@ -13,21 +15,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "pterun/half.h"
 #include "pterun/kernel.h"
 #include "pterun/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** Evaluates `expr` (a pterun_status) once and returns it from the calling
- *  function unless it is PTERUN_STATUS_OK:
- *  `PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));` */
-#define PTERUN_TRY(expr)                                                                           \
-  do {                                                                                             \
-    pterun_status pterun_try_s_ = (expr);                                                          \
-    if (pterun_try_s_ != PTERUN_STATUS_OK) return pterun_try_s_;                                   \
-  } while (0)
 
 /** Fails the kernel with INVALID_ARGUMENT and a printf-style message naming
  *  the argument (logged as "<operator>: <message>"):
@@ -43,83 +37,6 @@ extern "C" {
       return pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_PROGRAM,                              \
                                 "expected %d arguments, got %zu", (int)(n), (size_t)(nargs));      \
   } while (0)
-
-/** Starts a kernel definition with the pterun_kernel_fn signature; the
- *  parameters are named ctx, args and nargs:
- *  `static PTERUN_KERNEL(my_relu_out) { PTERUN_CHECK_NARGS(ctx, nargs, 2); ... }` */
-#define PTERUN_KERNEL(name)                                                                        \
-  pterun_status name(pterun_kernel_context* ctx, pterun_value** args, size_t nargs)
-
-/* ---- half and bfloat16 ------------------------------------------------------
- * Conversions round to nearest, ties to even, as ATen does. NaN policy (what
- * eager PyTorch produces on x86 with F16C and on AArch64, and what the
- * hardware converters do, so a vectorised path agrees with this one):
- *  - float -> half keeps the sign and the top 10 payload bits and sets the
- *    quiet bit: sign | 0x7E00 | payload >> 13;
- *  - float -> bfloat16 gives the canonical quiet NaN 0x7FC0 (c10::BFloat16's
- *    round_to_nearest_even);
- *  - widening to float is exact and keeps every bit (payloads included). */
-
-/** IEEE binary16 bits to float (exact). */
-static inline float pterun_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t e = (uint32_t)(h >> 10) & 0x1fu;
-  uint32_t m = (uint32_t)h & 0x3ffu;
-  uint32_t u;
-  float f;
-  if (e == 0) {
-    /* zero or subnormal: m * 2^-24 is exact in float */
-    f = (float)m * 5.9604644775390625e-08f;
-    memcpy(&u, &f, 4);
-    u |= sign;
-  } else if (e == 31) {
-    u = sign | 0x7f800000u | (m << 13); /* inf or NaN, payload kept */
-  } else {
-    u = sign | ((e + 112u) << 23) | (m << 13);
-  }
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-/** float to IEEE binary16 bits, round to nearest even (overflow gives inf). */
-static inline uint16_t pterun_f32_to_f16(float f) {
-  uint32_t u, a, sign;
-  memcpy(&u, &f, 4);
-  sign = (u >> 16) & 0x8000u;
-  a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu)); /* NaN */
-  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 rounds to inf */
-  if (a < 0x38800000u) {
-    /* half subnormal or zero: a * 2^24 is exact in float up to the rounding
-     * that the conversion to an integer does (ties to even, exact below 2^24) */
-    float af;
-    uint32_t q;
-    memcpy(&af, &a, 4);
-    af *= 16777216.0f;
-    q = (uint32_t)af;
-    af -= (float)q; /* the dropped fraction, exact */
-    if (af > 0.5f || (af == 0.5f && (q & 1u))) ++q;
-    return (uint16_t)(sign | q);
-  }
-  /* normal: rebias the exponent and round the 13 dropped bits to even */
-  return (uint16_t)(sign | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));
-}
-
-/** bfloat16 bits to float (exact). */
-static inline float pterun_bf16_to_f32(uint16_t b) {
-  uint32_t u = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-/** float to bfloat16 bits, round to nearest even; NaN gives 0x7FC0. */
-static inline uint16_t pterun_f32_to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0u;
-  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 /* ---- dtype classes ----------------------------------------------------------- */
 
@@ -270,6 +187,69 @@ static inline void pterun_store_f32(void* data, int32_t dt, int64_t k, float v) 
     case PTERUN_DTYPE_BF16: ((uint16_t*)data)[k] = pterun_f32_to_bf16(v); break;
     default: pterun_store_f64(data, dt, k, v); break;
   }
+}
+
+/* ---- shapes ------------------------------------------------------------------- */
+
+/** The broadcast shape of sizes a[0..ra) and b[0..rb) (ATen rules: the dims
+ *  align at the last one; two sizes broadcast when they are equal or one is
+ *  1, and the result is the other one, so 1 with 0 gives 0). Writes
+ *  max(ra, rb) sizes to `out` (it may be a or b) and returns that rank; -1
+ *  when the shapes do not broadcast or the rank exceeds PTERUN_MAX_RANK,
+ *  with *bad_dim (when not NULL) set to the first failing dim counted from
+ *  the last (0 = the last dim of both). */
+static inline int pterun_broadcast_sizes(const int64_t* a, size_t ra, const int64_t* b, size_t rb,
+                                         int64_t* out, int* bad_dim) {
+  size_t r = ra > rb ? ra : rb;
+  int64_t res[PTERUN_MAX_RANK];
+  if (r > PTERUN_MAX_RANK) {
+    if (bad_dim != NULL) *bad_dim = (int)r - 1;
+    return -1;
+  }
+  for (size_t k = 0; k < r; ++k) { /* k counts from the last dim */
+    int64_t da = k < ra ? a[ra - 1 - k] : 1, db = k < rb ? b[rb - 1 - k] : 1;
+    if (da != db && da != 1 && db != 1) {
+      if (bad_dim != NULL) *bad_dim = (int)k;
+      return -1;
+    }
+    res[r - 1 - k] = da == 1 ? db : da;
+  }
+  memcpy(out, res, r * sizeof(int64_t));
+  return (int)r;
+}
+
+/** The broadcast shape of tensors a and b (named a_name and b_name in the
+ *  message) into sizes[PTERUN_MAX_RANK] and *rank; fails INVALID_ARGUMENT
+ *  naming both arguments and the sizes that clash. */
+static inline pterun_status pterun_broadcast_shape(pterun_kernel_context* ctx,
+                                                   const pterun_tensor* a, const char* a_name,
+                                                   const pterun_tensor* b, const char* b_name,
+                                                   int64_t* sizes, size_t* rank) {
+  int bad = 0, r = pterun_broadcast_sizes(a->sizes, a->rank, b->sizes, b->rank, sizes, &bad);
+  *rank = r < 0 ? 0 : (size_t)r;
+  if (r < 0)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
+                              "args '%s' and '%s' do not broadcast: size %lld (dim %d of rank %d) "
+                              "against %lld (dim %d of rank %d)",
+                              a_name, b_name, (long long)a->sizes[(int)a->rank - 1 - bad],
+                              (int)a->rank - 1 - bad, (int)a->rank,
+                              (long long)b->sizes[(int)b->rank - 1 - bad], (int)b->rank - 1 - bad,
+                              (int)b->rank);
+  return PTERUN_STATUS_OK;
+}
+
+/** 1 when a and b have the same sizes and every element sits at the same
+ *  memory index in both (equal strides on every dim of size > 1: dims of
+ *  size 1 never move an index, so their order does not matter), so one
+ *  linear loop over memory pairs corresponding elements; else 0. Dtypes are
+ *  not compared. */
+static inline int pterun_same_layout(const pterun_tensor* a, const pterun_tensor* b) {
+  if (a->rank != b->rank) return 0;
+  for (size_t k = 0; k < a->rank; ++k) {
+    if (a->sizes[k] != b->sizes[k]) return 0;
+    if (a->sizes[k] > 1 && a->strides[k] != b->strides[k]) return 0;
+  }
+  return 1;
 }
 
 /* ---- broadcast iteration ------------------------------------------------------

@@ -7,10 +7,10 @@
 
 #include "pterun/allocator.h"
 #include "pterun/data.h"
+#include "pterun/event_tracer.h"
 #include "pterun/export.h"
 #include "pterun/options.h"
 #include "pterun/log.h"
-#include "pterun/profile.h"
 #include "pterun/program.h"
 #include "pterun/registry.h"
 #include "pterun/status.h"
@@ -75,8 +75,10 @@ typedef struct pterun_method_options {
    *  skipped by execute. */
   int no_constant_folding;
   /** Optional collector of per-instruction timings and events
-   *  (pterun/profile.h), attached to this method and sized here; one
-   *  profiler per method. NULL: execute reads no clock. */
+   *  (pterun/profile.h, libpterun_devtools), attached to this method and
+   *  sized here; one profiler per method. It is the method's event tracer
+   *  (pterun/event_tracer.h) unless event_tracer is set. NULL: execute reads
+   *  no clock. */
   pterun_profiler* profiler;
   /** The pool kernels may run their work on (pterun_threadpool_create; one per
    *  process is the intent, shared by every method). NULL: every kernel runs on
@@ -94,10 +96,14 @@ typedef struct pterun_method_options {
   /** 1: keep every instruction as the program has it. By default chains
    *  such as convolution -> relu run as one fused operator when a registered
    *  library provides it (docs/architecture.md, "Load-time fusion"), except
-   *  in a method whose profiler records outputs (ETDump debug events map onto
-   *  the program's instructions). For tests comparing fused and unfused
+   *  in a method whose event tracer asks for the program's order (a profiler
+   *  recording outputs: ETDump debug events map onto the program's
+   *  instructions). For tests comparing fused and unfused
    *  results. */
   int no_fusion;
+  /** Optional event tracer (pterun/event_tracer.h), attached to this method
+   *  at load; it takes the place of `profiler`. NULL: none. */
+  pterun_event_tracer* event_tracer;
 } pterun_method_options;
 
 #define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)
@@ -250,7 +256,7 @@ PTERUN_API pterun_status pterun_method_execute(pterun_method* method);
 PTERUN_API pterun_status pterun_method_output(const pterun_method* method, size_t i,
                                               const pterun_value** value_out);
 
-/** The profiler attached at load (pterun_method_options.profiler), or NULL. */
+/** The profiler given at load (pterun_method_options.profiler), or NULL. */
 PTERUN_API pterun_profiler* pterun_method_profiler(const pterun_method* method);
 
 /** Changes the instruction budget for later executes (0: the default). */

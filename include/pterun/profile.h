@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pterun/allocator.h"
 #include "pterun/export.h"
 #include "pterun/options.h"
 #include "pterun/status.h"
@@ -41,9 +42,19 @@ typedef struct pterun_profiler_options {
   uint32_t max_runs;
   /** 1: also copy each kernel call's output tensor (its last argument) of the
    *  kept executes, for ETDump debug events ("intermediate outputs"). The
-   *  bytes (outputs at their load-time capacity, times max_runs) are
-   *  allocated at method load. */
+   *  bytes (outputs at their load-time capacity, times max_runs, at most
+   *  max_output_bytes) are allocated at method load. */
   int record_outputs;
+  /** With record_outputs: the most bytes reserved for the copies, over all
+   *  kept executes; an output that does not fit is not copied (counted by
+   *  pterun_profiler_dropped). 0: max_runs x 4 x (the method's planned
+   *  memory + the sizes of the files it reads: program, .ptd): what real
+   *  programs need (up to 3.2x on the test fixtures), while a small hostile
+   *  file whose instructions all name one large planned tensor cannot make
+   *  the profiler ask for more. Set it to record more of a deep program. */
+  uint64_t max_output_bytes;
+  /** Allocator for the profiler's storage; NULL: the C allocator. */
+  const pterun_allocator* allocator;
 } pterun_profiler_options;
 
 #define PTERUN_PROFILER_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_profiler_options)

@@ -40,6 +40,16 @@ typedef enum pterun_status {
       PTERUN_STATUS_COUNT_ /* not a status; one past the largest */
 } pterun_status;
 
+/** Evaluates `expr` (a pterun_status) once and returns it from the calling
+ *  function unless it is PTERUN_STATUS_OK:
+ *  `PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));`
+ *  The runtime and every kernel library propagate statuses with it. */
+#define PTERUN_TRY(expr)                                                                           \
+  do {                                                                                             \
+    pterun_status pterun_try_s_ = (expr);                                                          \
+    if (pterun_try_s_ != PTERUN_STATUS_OK) return pterun_try_s_;                                   \
+  } while (0)
+
 /** Short human-readable description of a status ("program is malformed").
  *  Never NULL; unknown values give "unknown status". Static storage. */
 PTERUN_API const char* pterun_status_str(pterun_status status);

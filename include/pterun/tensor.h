@@ -57,6 +57,14 @@ typedef enum pterun_dtype {
 
 /** Size in bytes of one element, or 0 for a value that is not a dtype. */
 PTERUN_API size_t pterun_dtype_size(int dtype);
+/** 1 if `p` has the natural alignment of the dtype's elements (at most 8
+ *  bytes), as kernels read them in place. */
+static inline int pterun_dtype_aligned(const void* p, int dtype) {
+  size_t a = pterun_dtype_size(dtype);
+  if (a > 8) a = 8;
+  return a == 0 || ((uintptr_t)p & (a - 1)) == 0;
+}
+
 /** Name of a dtype ("float32"), or "invalid". Static storage. */
 PTERUN_API const char* pterun_dtype_name(int dtype);
 

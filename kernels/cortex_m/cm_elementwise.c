@@ -66,7 +66,7 @@ static pterun_status qdq_args(pterun_kernel_context* ctx, pterun_value** args, s
   PTERUN_TRY(cm_check_i32(ctx, "zero_point", *zp));
   PTERUN_TRY(pterun_check_data(ctx, *in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, *out, "out", *in));
-  if (!cm_same_layout(*in, *out))
+  if (!pterun_same_layout(*in, *out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
   return PTERUN_STATUS_OK;
@@ -120,8 +120,7 @@ static pterun_status binary_out(pterun_kernel_context* ctx, const pterun_tensor*
   size_t rank;
   PTERUN_TRY(pterun_check_data(ctx, a, "self"));
   PTERUN_TRY(pterun_check_data(ctx, b, "other"));
-  if (!cm_broadcast_shape(a, b, sizes, &rank))
-    return PTERUN_FAIL_ARG(ctx, "args 'self' and 'other': shapes do not broadcast");
+  PTERUN_TRY(pterun_broadcast_shape(ctx, a, "self", b, "other", sizes, &rank));
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", rank, sizes));
   {
     /* out now has the broadcast shape, so both inputs broadcast to it */
@@ -232,13 +231,13 @@ PTERUN_KERNEL(cm_quantized_div_out) {
                            pterun_dtype_name(a->dtype));
   PTERUN_TRY(pterun_check_dtype(ctx, b, "other", a->dtype));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", a->dtype));
-  if (!cm_same_layout(a, b) || !isfinite((float)scale))
+  if (!pterun_same_layout(a, b) || !isfinite((float)scale))
     return PTERUN_FAIL_ARG(ctx,
                            "args 'self'/'other': identical shapes and a finite scale are required");
   PTERUN_TRY(pterun_check_data(ctx, a, "self"));
   PTERUN_TRY(pterun_check_data(ctx, b, "other"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", a));
-  if (!cm_same_layout(a, out))
+  if (!pterun_same_layout(a, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
   qdtype_range(a->dtype, &lo, &hi);
@@ -270,7 +269,7 @@ PTERUN_KERNEL(cm_quantized_activation_out) {
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_check_data(ctx, lut, "lut"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  if (!cm_same_layout(in, out))
+  if (!pterun_same_layout(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
   for (k = 0; k < in->numel; ++k)

@@ -20,14 +20,6 @@ pterun_status cm_check_i32(pterun_kernel_context* ctx, const char* name, int64_t
   return PTERUN_STATUS_OK;
 }
 
-int cm_same_layout(const pterun_tensor* a, const pterun_tensor* b) {
-  int k;
-  if (a->rank != b->rank) return 0;
-  for (k = 0; k < a->rank; ++k)
-    if (a->sizes[k] != b->sizes[k] || a->dim_order[k] != b->dim_order[k]) return 0;
-  return 1;
-}
-
 pterun_status cm_arg_pair(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                           const char* name, int64_t out[2]) {
   const int64_t* v;
@@ -38,19 +30,6 @@ pterun_status cm_arg_pair(pterun_kernel_context* ctx, pterun_value** args, size_
   out[0] = v[0];
   out[1] = v[n - 1];
   return PTERUN_STATUS_OK;
-}
-
-int cm_broadcast_shape(const pterun_tensor* a, const pterun_tensor* b, int64_t* sizes,
-                       size_t* rank) {
-  int r = a->rank > b->rank ? a->rank : b->rank, d;
-  for (d = 0; d < r; ++d) {
-    int ja = d - (r - a->rank), jb = d - (r - b->rank);
-    int64_t sa = ja >= 0 ? a->sizes[ja] : 1, sb = jb >= 0 ? b->sizes[jb] : 1;
-    if (sa != sb && sa != 1 && sb != 1) return 0;
-    sizes[d] = sa == 1 ? sb : sa;
-  }
-  *rank = (size_t)r;
-  return 1;
 }
 
 void cm_img_view(const pterun_tensor* t, int nhwc, cm_img* v) {

@@ -65,8 +65,7 @@ pterun_status cm_check_i32(pterun_kernel_context* ctx, const char* name, int64_t
 
 /* Dtype, data and layout checks are libpterun's pterun_check_dtype /
  * pterun_check_data / pterun_check_contiguous. */
-/* Same sizes and same dim order: elementwise loops may run linearly. */
-int cm_same_layout(const pterun_tensor* a, const pterun_tensor* b);
+/* One layout for linear loops: the kit's pterun_same_layout. */
 
 /* An int[] argument of 1 or 2 items as a pair (one item is repeated). */
 pterun_status cm_arg_pair(pterun_kernel_context* ctx, pterun_value** args, size_t i,
@@ -74,9 +73,7 @@ pterun_status cm_arg_pair(pterun_kernel_context* ctx, pterun_value** args, size_
 
 /* ---- broadcasting ---------------------------------------------------------------
  * Walks over out with inputs broadcast against it use the kit's pterun_iter. */
-/* Broadcast shape of a and b into sizes/rank; 0 if they do not broadcast. */
-int cm_broadcast_shape(const pterun_tensor* a, const pterun_tensor* b, int64_t* sizes,
-                       size_t* rank);
+/* Broadcast shapes: the kit's pterun_broadcast_shape. */
 
 /* ---- 4-D images ----------------------------------------------------------------
  * A batch of images addressed by (n, c, h, w) whatever the tensor's dim order;

@@ -2,8 +2,7 @@
  * ops.inc (rows: CM_OP("cortex_m::op.out", fn)). */
 #include "pterun/kernels/cortex_m.h"
 
-#define CM_OP(name, fn)                                                                            \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define CM_OP(name, fn) PTERUN_KERNEL(fn);
 #include "kernels/cortex_m/ops.inc"
 #undef CM_OP
 

@@ -47,7 +47,7 @@ pterun_status llm_cache_write(pterun_kernel_context* ctx, const pterun_tensor* v
 
 /* llama::update_cache.out(Tensor value, Tensor(a!) cache, SymInt start_pos, *,
  *                          Tensor(b!) out) -- out is a placeholder, never written. */
-pterun_status llm_update_cache_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(llm_update_cache_out) {
   pterun_tensor *value, *cache, *out;
   int64_t start_pos;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -62,8 +62,7 @@ pterun_status llm_update_cache_out(pterun_kernel_context* ctx, pterun_value** ar
 /* llama::update_cache_with_indices.out(Tensor value, Tensor(a!) cache,
  *   SymInt start_pos, Tensor indices, *, Tensor(b!) out): cache[b, indices[b, s]]
  *   = value[b, s]; start_pos is not used. */
-pterun_status llm_update_cache_with_indices_out(pterun_kernel_context* ctx, pterun_value** args,
-                                                size_t nargs) {
+PTERUN_KERNEL(llm_update_cache_with_indices_out) {
   pterun_tensor *value, *cache, *indices, *out;
   int64_t start_pos, b, s, S, Smax;
   size_t row_bytes;
@@ -102,7 +101,7 @@ pterun_status llm_update_cache_with_indices_out(pterun_kernel_context* ctx, pter
 }
 
 /* llama::fallback.out(Tensor input, *, Tensor(a!) out): a copy. */
-pterun_status llm_fallback_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(llm_fallback_out) {
   pterun_tensor *in, *out;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
@@ -117,7 +116,7 @@ pterun_status llm_fallback_out(pterun_kernel_context* ctx, pterun_value** args, 
 
 /* preprocess::tile_crop.out(Tensor input, int tile_size, *, Tensor(a!) out):
  * [C, H, W] -> [(H/t)(W/t), C, t, t], tiles in row-major tile order. */
-pterun_status llm_tile_crop_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(llm_tile_crop_out) {
   pterun_tensor *in, *out;
   int64_t t, C, H, W, th, tw, sizes[4], c, y, tile;
   size_t es;

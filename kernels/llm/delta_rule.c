@@ -13,8 +13,7 @@
  * Per (b, h), with S = initial_state: for each t, S = diag(decay_t) S;
  * delta = beta_t (v_t - S^T k_t); S += k_t delta^T; out_t = S^T q_t for
  * every query head of the group. The state is kept in final_state_out. */
-pterun_status llm_gated_delta_rule_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(llm_gated_delta_rule_out) {
   pterun_tensor *q, *k, *v, *decay, *beta, *s0, *out, *fin;
   int64_t B, Hq, H, T, K, V, b, h, t, i, j, rep, osz[4], fsz[4];
   int per_row;

@@ -72,8 +72,7 @@ static void had_rows(void* ctx, size_t first, size_t count) {
 }
 
 /* llama::fast_hadamard_transform.out(Tensor mat, *, Tensor(a!) out) */
-pterun_status llm_fast_hadamard_transform_out(pterun_kernel_context* ctx, pterun_value** args,
-                                              size_t nargs) {
+PTERUN_KERNEL(llm_fast_hadamard_transform_out) {
   pterun_tensor *in, *out;
   int64_t n, p2, rows, r;
   int k = 0, had28;

@@ -2,8 +2,7 @@
  * ops.inc (rows: LLM_OP("llama::op.overload", fn)). */
 #include "pterun/kernels/llm.h"
 
-#define LLM_OP(name, fn)                                                                           \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define LLM_OP(name, fn) PTERUN_KERNEL(fn);
 #include "kernels/llm/ops.inc"
 #undef LLM_OP
 

@@ -270,8 +270,7 @@ static void moe_block(pterun_kernel_context* ctx, const moe_args* a, int64_t t0,
  *   Tensor packed_w13, Tensor packed_w2, int num_activated_experts,
  *   int num_experts, int hidden_dim, int dim, int group_size, int weight_nbit,
  *   str score_func, float route_scale, *, Tensor(a!) out) */
-pterun_status llm_quantized_moe_ffn_out(pterun_kernel_context* ctx, pterun_value** args,
-                                        size_t nargs) {
+PTERUN_KERNEL(llm_quantized_moe_ffn_out) {
   pterun_tensor *x, *gate, *bias, *p13, *p2, *out;
   int64_t K, E, F, D, gs, nbit, tb, t0, sizes[2];
   const char* sf;

@@ -154,7 +154,7 @@ static pterun_status read_common(pterun_kernel_context* ctx, pterun_value** args
 
 /* llama::custom_sdpa.out(q, k, v, SymInt start_pos, Tensor? attn_mask=None,
  *   float drpout_p=0.0, bool is_causal=False, float? scale=None, *, out) */
-pterun_status llm_custom_sdpa_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(llm_custom_sdpa_out) {
   sdpa_args a;
   memset(&a, 0, sizeof a);
   PTERUN_CHECK_NARGS(ctx, nargs, 10);
@@ -172,8 +172,7 @@ pterun_status llm_custom_sdpa_out(pterun_kernel_context* ctx, pterun_value** arg
 /* llama::sdpa_with_kv_cache.out(q, k, v, Tensor(a!) key_cache,
  *   Tensor(b!) value_cache, SymInt start_pos, SymInt seq_len, Tensor? attn_mask,
  *   float drpout_p, bool is_causal, float? scale, *, out) */
-pterun_status llm_sdpa_with_kv_cache_out(pterun_kernel_context* ctx, pterun_value** args,
-                                         size_t nargs) {
+PTERUN_KERNEL(llm_sdpa_with_kv_cache_out) {
   sdpa_args a;
   pterun_tensor *k, *v;
   int64_t seq_len;
@@ -205,8 +204,7 @@ pterun_status llm_sdpa_with_kv_cache_out(pterun_kernel_context* ctx, pterun_valu
  *   float drpout_p, bool is_causal, float? scale, Tensor? q_zero_points,
  *   Tensor? q_scales, Tensor? k_zero_points, Tensor? k_scales,
  *   Tensor? v_zero_points, Tensor? v_scales, bool is_seq_at_dim_2, *, out) */
-pterun_status llm_custom_quantized_sdpa_out(pterun_kernel_context* ctx, pterun_value** args,
-                                            size_t nargs) {
+PTERUN_KERNEL(llm_custom_quantized_sdpa_out) {
   sdpa_args a;
   memset(&a, 0, sizeof a);
   PTERUN_CHECK_NARGS(ctx, nargs, 17);

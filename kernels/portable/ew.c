@@ -12,7 +12,7 @@ pterun_status pk_resize_broadcast(pterun_kernel_context* ctx, const pterun_tenso
                                   const pterun_tensor* b, pterun_tensor* out) {
   int64_t sizes[PTERUN_MAX_RANK];
   size_t rank;
-  PTERUN_TRY(pk_broadcast_shape(ctx, a, b, sizes, &rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, a, "self", b, "other", sizes, &rank));
   return pterun_out_resize(ctx, out, "out", rank, sizes);
 }
 
@@ -185,7 +185,7 @@ pterun_status pk_ew_binary(pterun_kernel_context* ctx, const pk_binary_op* op,
   PTERUN_TRY(check_data(ctx, out, "out"));
   /* Same shape and dense layout (e.g. all channels-last): one flat row. */
   if (compute_dt == PTERUN_DTYPE_F32 && a->dtype == PTERUN_DTYPE_F32 &&
-      b->dtype == PTERUN_DTYPE_F32 && pk_same_layout(a, out) && pk_same_layout(b, out)) {
+      b->dtype == PTERUN_DTYPE_F32 && pterun_same_layout(a, out) && pterun_same_layout(b, out)) {
     if (op->f32 && out->dtype == PTERUN_DTYPE_F32) {
       op->f32((const float*)a->data, (const float*)b->data, (float*)out->data, out->numel, 1, 1, p);
       return finish(ctx, p);
@@ -261,7 +261,7 @@ pterun_status pk_ew_unary(pterun_kernel_context* ctx, const pk_unary_op* op,
   PTERUN_TRY(check_data(ctx, in, "self"));
   PTERUN_TRY(check_data(ctx, out, "out"));
   if (op->f32 && compute_dt == PTERUN_DTYPE_F32 && in->dtype == PTERUN_DTYPE_F32 &&
-      out->dtype == PTERUN_DTYPE_F32 && pk_same_layout(in, out)) {
+      out->dtype == PTERUN_DTYPE_F32 && pterun_same_layout(in, out)) {
     /* Same shape and dense layout (e.g. both channels-last): one flat row. */
     op->f32((const float*)in->data, (float*)out->data, out->numel, p);
     return finish(ctx, p);

@@ -6,11 +6,10 @@
  * comment naming the source file. */
 #include "pterun/kernels/portable.h"
 
-#define PK_OP(name, fn)                                                                            \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define PK_OP(name, fn) PTERUN_KERNEL(fn);
 #define PK_OP_PREPARED(name, fn, prep)                                                             \
   PK_OP(name, fn)                                                                                  \
-  pterun_status prep(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+  PTERUN_KERNEL(prep);
 #include "kernels/portable/ops.inc"
 #undef PK_OP
 #undef PK_OP_PREPARED

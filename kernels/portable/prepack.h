@@ -50,7 +50,7 @@ pterun_status pk_arg_clamp_bounds(pterun_kernel_context* ctx, pterun_value** arg
  *   impl(ctx, args, iout, const pterun_compute_gemm_opts* act) and
  *   prep(ctx, args, nargs, want, iout). */
 #define PK_DEFINE_FUSED_ACTIVATIONS(base, impl, prep, n)                                           \
-  pterun_status base##_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {   \
+  PTERUN_KERNEL(base##_relu_out) {                                                                 \
     pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_RELU};                        \
     PTERUN_CHECK_NARGS(ctx, nargs, (n));                                                           \
     return impl(ctx, args, (n) - 2, &act);                                                         \

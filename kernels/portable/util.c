@@ -19,42 +19,6 @@ pterun_status pk_wrap_dim(pterun_kernel_context* ctx, int64_t dim, int64_t rank,
 
 /* ---- shapes ---------------------------------------------------------------- */
 
-static void format_shape(char* buf, size_t cap, size_t rank, const int64_t* sizes) {
-  size_t used = 0, k;
-  int n = snprintf(buf, cap, "[");
-  used = n > 0 ? (size_t)n : 0;
-  for (k = 0; k < rank && used < cap; ++k) {
-    n = snprintf(buf + used, cap - used, k ? ", %" PRId64 : "%" PRId64, sizes[k]);
-    if (n < 0) break;
-    used += (size_t)n;
-  }
-  if (used < cap) snprintf(buf + used, cap - used, "]");
-}
-
-pterun_status pk_broadcast_shape(pterun_kernel_context* ctx, const pterun_tensor* a,
-                                 const pterun_tensor* b, int64_t* sizes_out, size_t* rank_out) {
-  size_t ra = a->rank, rb = b->rank, r = ra > rb ? ra : rb, k;
-  for (k = 0; k < r; ++k) {
-    /* k counts from the last dim */
-    int64_t da = k < ra ? a->sizes[ra - 1 - k] : 1;
-    int64_t db = k < rb ? b->sizes[rb - 1 - k] : 1;
-    int64_t d;
-    if (da == db || db == 1)
-      d = da;
-    else if (da == 1)
-      d = db;
-    else {
-      char sa[128], sb[128];
-      format_shape(sa, sizeof sa, ra, a->sizes);
-      format_shape(sb, sizeof sb, rb, b->sizes);
-      return PTERUN_FAIL_ARG(ctx, "shapes %s and %s are not broadcastable", sa, sb);
-    }
-    sizes_out[r - 1 - k] = d;
-  }
-  *rank_out = r;
-  return PTERUN_STATUS_OK;
-}
-
 int64_t pk_bcast_offset(const pterun_tensor* in, const pterun_tensor* out, int64_t n) {
   int64_t off = 0;
   int k, ko;
@@ -78,17 +42,6 @@ int64_t pk_logical_offset(const pterun_tensor* t, int64_t n) {
     off += idx * t->strides[k];
   }
   return off;
-}
-
-bool pk_same_layout(const pterun_tensor* a, const pterun_tensor* b) {
-  size_t k;
-  if (a->rank != b->rank) return false;
-  for (k = 0; k < a->rank; ++k) {
-    if (a->sizes[k] != b->sizes[k]) return false;
-    /* Size-1 dims never move the offset, so their strides don't matter. */
-    if (a->sizes[k] > 1 && a->strides[k] != b->strides[k]) return false;
-  }
-  return true;
 }
 
 /* ---- promotion with scalars, casting ---------------------------------------- */
@@ -490,8 +443,8 @@ pterun_status pk_resize_to_size_arg(pterun_kernel_context* ctx, pterun_value** a
 }
 
 int pk_try_vmath(pterun_kernel_context* ctx, int vop, const pterun_tensor* in, pterun_tensor* out) {
-  if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || !pk_same_layout(in, out) ||
-      in->nbytes != out->nbytes)
+  if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 ||
+      !pterun_same_layout(in, out) || in->nbytes != out->nbytes)
     return 0;
   return pterun_compute_f32_unary(pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx),
                                   vop, (const float*)in->data, (float*)out->data,

@@ -35,9 +35,7 @@ static inline bool pk_is_real_dtype(int dt) {
 }
 
 /* ---- shapes ---- */
-/* Broadcast shape of a and b (ATen rules). */
-pterun_status pk_broadcast_shape(pterun_kernel_context* ctx, const pterun_tensor* a,
-                                 const pterun_tensor* b, int64_t* sizes_out, size_t* rank_out);
+/* Broadcast shapes: the kit's pterun_broadcast_shape (pterun/kernel_util.h). */
 /*
  * Element offsets for iterating `out` in logical (row-major) order while
  * reading `in`, which is broadcast to out's shape: for linear logical index
@@ -48,9 +46,7 @@ pterun_status pk_broadcast_shape(pterun_kernel_context* ctx, const pterun_tensor
 int64_t pk_bcast_offset(const pterun_tensor* in, const pterun_tensor* out, int64_t n);
 int64_t pk_logical_offset(const pterun_tensor* t, int64_t n);
 
-/* Same shape and both contiguous (dim orders may differ from identity only
- * if they are equal): elementwise loops can use linear indices. */
-bool pk_same_layout(const pterun_tensor* a, const pterun_tensor* b);
+/* One layout for linear loops: the kit's pterun_same_layout. */
 
 /* out = f(in) through the compute engine's f32 vector math (`vop`, a
  * pterun_compute_unary) when both are float32 with one layout, on the

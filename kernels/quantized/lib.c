@@ -4,8 +4,7 @@
  * prepare, telling the two apart with pterun_kernel_preparing()). */
 #include "pterun/kernels/quantized.h"
 
-#define QK_OP(name, fn)                                                                            \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
+#define QK_OP(name, fn) PTERUN_KERNEL(fn);
 #define QK_OP_PREP QK_OP
 #include "kernels/quantized/ops.inc"
 #undef QK_OP

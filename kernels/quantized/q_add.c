@@ -107,7 +107,7 @@ PTERUN_KERNEL(qk_add_out) {
   for (d = 0; d < a->rank; ++d)
     if (a->sizes[d] != b->sizes[d] || a->sizes[d] != out->sizes[d])
       return PTERUN_FAIL_ARG(ctx, "arg 'b': a, b and out must have the same shape (dim %d)", d);
-  if (!qk_same_dim_order(a, b) || !qk_same_dim_order(a, out))
+  if (!pterun_same_layout(a, b) || !pterun_same_layout(a, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'b': a, b and out must share one dim order");
   PTERUN_TRY(check_u8_range(ctx, "a_quant_min", A.aqmin, A.aqmax));
@@ -215,7 +215,7 @@ PTERUN_KERNEL(qk_add_relu_out) {
   int64_t osz[PTERUN_MAX_RANK];
   float so = 0.0f;
   addx_params p;
-  int rank, d;
+  size_t rank;
   memset(&p, 0, sizeof(p));
   PTERUN_TRY(read_add_args(ctx, args, nargs, &A));
   a = A.a, b = A.b, out = A.out;
@@ -228,18 +228,8 @@ PTERUN_KERNEL(qk_add_relu_out) {
   PTERUN_TRY(addx_check_range(ctx, "b_quant_min", b->dtype, A.bqmin, A.bqmax));
   PTERUN_TRY(addx_check_range(ctx, "out_quant_min", out->dtype, A.oqmin, A.oqmax));
   PTERUN_TRY(check_add_qparams(ctx, &A, &p.sa, &p.sb, &so));
-  /* broadcast shape (ATen rules) */
-  rank = a->rank > b->rank ? (int)a->rank : (int)b->rank;
-  for (d = 0; d < rank; ++d) {
-    int da = d - (rank - (int)a->rank), db = d - (rank - (int)b->rank);
-    int64_t sa = da < 0 ? 1 : a->sizes[da], sb = db < 0 ? 1 : b->sizes[db];
-    if (sa != sb && sa != 1 && sb != 1)
-      return PTERUN_FAIL_ARG(
-          ctx, "arg 'b': shapes of a and b do not broadcast (dim %d: %" PRId64 " vs %" PRId64 ")",
-          d, sa, sb);
-    osz[d] = sa == 1 ? sb : sa;
-  }
-  PTERUN_TRY(pterun_out_resize(ctx, out, "out", (size_t)rank, osz));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, a, "a", b, "b", osz, &rank));
+  PTERUN_TRY(pterun_out_resize(ctx, out, "out", rank, osz));
   PTERUN_TRY(pterun_check_data(ctx, a, "a"));
   PTERUN_TRY(pterun_check_data(ctx, b, "b"));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));

@@ -59,7 +59,8 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
   float ta[256], tb[256], buf[256], s_a, s_b, s_out;
   int64_t lo, hi, osz[PTERUN_MAX_RANK], sa[PTERUN_MAX_RANK], sb[PTERUN_MAX_RANK];
   const pterun_tensor *a = c->a.t, *b = c->b.t;
-  int rank = a->rank > b->rank ? a->rank : b->rank, d, same;
+  size_t orank;
+  int rank, d, same;
   if ((c->alpha.is_float ? c->alpha.d : (double)c->alpha.i) != 1.0)
     return PTERUN_FAIL_ARG(ctx, "arg 'alpha': the fused add takes 1");
   PTERUN_TRY(qk_check_q8(ctx, &c->a.q, &s_a));
@@ -74,18 +75,12 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
   PTERUN_TRY(pterun_check_data(ctx, b, "other"));
   /* broadcast shape; element strides of each operand (0 where broadcast) */
   same = a->rank == b->rank && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->rank) == 0;
-  for (d = rank - 1; d >= 0; --d) {
-    const int da = d - (rank - a->rank), db = d - (rank - b->rank);
-    const int64_t na = da >= 0 ? a->sizes[da] : 1, nb = db >= 0 ? b->sizes[db] : 1;
-    if (na != nb && na != 1 && nb != 1)
-      return PTERUN_FAIL_ARG(ctx, "arg 'other': size %" PRId64 " does not broadcast with %" PRId64,
-                             nb, na);
-    osz[d] = na == 1 ? nb : na;
-  }
-  PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", (size_t)rank, osz));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, a, "self", b, "other", osz, &orank));
+  rank = (int)orank;
+  PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", orank, osz));
   PTERUN_TRY(pterun_check_data(ctx, c->out, "out"));
   if (same) {
-    if (!qk_same_dim_order(a, b) || !qk_same_dim_order(a, c->out))
+    if (!pterun_same_layout(a, b) || !pterun_same_layout(a, c->out))
       return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                                 "fused add: operands and output in different dim orders");
   } else {

@@ -92,7 +92,7 @@ static pterun_status run(pterun_kernel_context* ctx, pterun_value** args, size_t
                            pterun_dtype_name(st->in_dtype), pterun_dtype_name(st->out_dtype));
   PTERUN_TRY(pterun_check_data(ctx, c.x, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, c.out, "out", c.x));
-  if (!qk_same_dim_order(c.x, c.out))
+  if (!pterun_same_layout(c.x, c.out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
   PTERUN_TRY(pterun_check_data(ctx, c.out, "out"));

@@ -67,7 +67,7 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
   PTERUN_TRY(qk_check_zp(ctx, "zero_point", zp));
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  if (!qk_same_dim_order(in, out))
+  if (!pterun_same_layout(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
@@ -86,7 +86,7 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
   PTERUN_TRY(qk_check_zp(ctx, "zero_point", zp));
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  if (!qk_same_dim_order(in, out))
+  if (!pterun_same_layout(in, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'out': dim order differs from the input's");
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));

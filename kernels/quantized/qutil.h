@@ -16,10 +16,6 @@
  * (pterun/kernel.h, pterun/kernel_util.h). */
 /* Tensor checks beyond the kit's pterun_check_dtype / pterun_check_data /
  * pterun_check_contiguous. */
-/* Same rank and dim order. */
-static inline int qk_same_dim_order(const pterun_tensor* a, const pterun_tensor* b) {
-  return a->rank == b->rank && memcmp(a->dim_order, b->dim_order, a->rank) == 0;
-}
 /* A quantization scale: finite and > 0 in float32, with a finite reciprocal
  * both in float32 and as the double reciprocal rounded to float (the two
  * ways the kernels compute it). *out = (float)scale. */

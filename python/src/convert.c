@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pterun/kernel_util.h"
+#include "pterun/half.h"
 #include "ptext.h"
 
 /* ---- layout ------------------------------------------------------------------ */

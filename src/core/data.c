@@ -17,6 +17,10 @@ struct pterun_data {
   int has_allocator;
 };
 
+uint64_t pt_data_file_size(const pterun_data* d) {
+  return d != NULL ? d->image.size : 0;
+}
+
 static pterun_status dfail(pterun_data* d, const char* what) {
   return pt_fail(&d->logger, PTERUN_STATUS_INVALID_DATA, "data file: %s", what);
 }

@@ -14,6 +14,9 @@ typedef struct pt_data_entry {
   uint8_t dim_order[PTERUN_MAX_RANK];
 } pt_data_entry;
 
+/* The file's size in bytes (what its tensors can hold). */
+uint64_t pt_data_file_size(const pterun_data* d);
+
 /* Finds `key`; returns 1 found, 0 not found. */
 int pt_data_find(const pterun_data* d, const char* key, pt_data_entry* out);
 

@@ -40,26 +40,22 @@ int pt_fb_field(const pt_fb_table* t, unsigned slot, size_t size, size_t* pos_ou
 }
 
 bool pt_fb_check_scalar(const pt_fb_table* t, unsigned slot, size_t size) {
-  size_t pos;
-  return pt_fb_field(t, slot, size, &pos) >= 0;
+  return pterun_fb_check_scalar(t, slot, size);
 }
 
-#define PT_FB_SCALAR(name, type, size, read)                                                       \
-  type name(const pt_fb_table* t, unsigned slot, type def) {                                       \
-    size_t pos;                                                                                    \
-    if (pt_fb_field(t, slot, size, &pos) != 1) return def;                                         \
-    return (type)read(t->b->base + pos);                                                           \
+/* Out of line in the core (one copy of the code, many readers); the
+ * definitions are pterun/flatbuffer.h's. */
+#define PT_FB_SCALAR(name, type)                                                                   \
+  type pt_fb_##name(const pt_fb_table* t, unsigned slot, type def) {                               \
+    return pterun_fb_##name(t, slot, def);                                                         \
   }
-static inline uint8_t rd_u8(const uint8_t* p) {
-  return *p;
-}
-PT_FB_SCALAR(pt_fb_u8, uint8_t, 1, rd_u8)
-PT_FB_SCALAR(pt_fb_i8, int8_t, 1, rd_u8)
-PT_FB_SCALAR(pt_fb_i32, int32_t, 4, pt_rd_u32)
-PT_FB_SCALAR(pt_fb_u32, uint32_t, 4, pt_rd_u32)
-PT_FB_SCALAR(pt_fb_i64, int64_t, 8, pt_rd_u64)
-PT_FB_SCALAR(pt_fb_u64, uint64_t, 8, pt_rd_u64)
-PT_FB_SCALAR(pt_fb_f64, double, 8, pt_rd_f64)
+PT_FB_SCALAR(u8, uint8_t)
+PT_FB_SCALAR(i8, int8_t)
+PT_FB_SCALAR(i32, int32_t)
+PT_FB_SCALAR(u32, uint32_t)
+PT_FB_SCALAR(i64, int64_t)
+PT_FB_SCALAR(u64, uint64_t)
+PT_FB_SCALAR(f64, double)
 #undef PT_FB_SCALAR
 
 /* Follows the u32 offset stored at `pos` (relative to pos). */

@@ -9,6 +9,7 @@
 #endif
 
 #include "pterun/data.h"
+#include "pterun/file.h"
 #include "src/core/internal.h"
 
 // Copies and reads go to 64-byte aligned memory so that every segment keeps
@@ -108,4 +109,70 @@ void pt_file_image_close(pt_file_image* img) {
 #endif
   if (img->owned != NULL) pt_free(img->allocator, img->owned);
   memset(img, 0, sizeof *img);
+}
+
+/* ---- the exported file image (pterun/file.h) ---- */
+
+struct pterun_file_image {
+  pt_file_image img;
+  pterun_allocator allocator_copy;
+  int has_allocator;
+};
+
+static pterun_status new_image(const pterun_allocator* a, pterun_file_image** out) {
+  *out = pt_alloc(a, sizeof **out, 16);
+  if (*out == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  if (a != NULL) {
+    (*out)->allocator_copy = *a;
+    (*out)->has_allocator = 1;
+  }
+  return PTERUN_STATUS_OK;
+}
+
+static pterun_status done_image(pterun_status st, pterun_file_image** out) {
+  if (st != PTERUN_STATUS_OK) {
+    pterun_file_image_close(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+pterun_status pterun_file_image_open(const char* path, pterun_file_mode mode,
+                                     const pterun_allocator* a, const pterun_logger* logger,
+                                     pterun_file_image** out) {
+  if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  *out = NULL;
+  if (path == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  PTERUN_TRY(new_image(a, out));
+  pterun_file_image* f = *out;
+  return done_image(
+      pt_file_image_open(path, mode, f->has_allocator ? &f->allocator_copy : NULL, logger, &f->img),
+      out);
+}
+
+pterun_status pterun_file_image_copy(const void* data, size_t size, const pterun_allocator* a,
+                                     const pterun_logger* logger, pterun_file_image** out) {
+  if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  *out = NULL;
+  if (data == NULL && size > 0) return PTERUN_STATUS_INVALID_ARGUMENT;
+  PTERUN_TRY(new_image(a, out));
+  pterun_file_image* f = *out;
+  return done_image(
+      pt_file_image_copy(data, size, f->has_allocator ? &f->allocator_copy : NULL, logger, &f->img),
+      out);
+}
+
+const void* pterun_file_image_data(const pterun_file_image* f) {
+  return f != NULL ? f->img.data : NULL;
+}
+
+size_t pterun_file_image_size(const pterun_file_image* f) {
+  return f != NULL ? f->img.size : 0;
+}
+
+void pterun_file_image_close(pterun_file_image* f) {
+  if (f == NULL) return;
+  pt_file_image_close(&f->img);
+  pterun_allocator copy = f->allocator_copy;
+  pt_free(f->has_allocator ? &copy : NULL, f);
 }

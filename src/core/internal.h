@@ -10,7 +10,6 @@
 
 /* pterun public */
 #include "pterun/allocator.h"
-#include "pterun/kernel_util.h"
 #include "pterun/log.h"
 #include "pterun/options.h"
 #include "pterun/status.h"
@@ -44,8 +43,8 @@ size_t pt_escape(const char* text, size_t len, char* out, size_t cap, bool keep_
 const char* pt_esc(const char* text, char* buf, size_t cap);
 #define PT_ESC_CAP 256
 
-/* Status propagation is the kit's PTERUN_TRY (pterun/kernel_util.h): one
- * macro for the core and every kernel library. */
+/* Status propagation is PTERUN_TRY (pterun/status.h): one macro for the
+ * core and every kernel library. */
 
 /* Options structs: pterun_options_read() (pterun/options.h, options.c). */
 
@@ -77,9 +76,7 @@ static inline size_t pt_align_up(size_t v, size_t a) {
 
 /* Natural alignment of a dtype's elements (at most 8). */
 static inline bool pt_dtype_aligned(const void* p, int dtype) {
-  size_t a = pterun_dtype_size(dtype);
-  if (a > 8) a = 8;
-  return a == 0 || ((uintptr_t)p & (a - 1)) == 0;
+  return pterun_dtype_aligned(p, dtype) != 0;
 }
 
 /* ---- files (file.c) ---- */

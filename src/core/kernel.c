@@ -5,6 +5,8 @@
 #include "src/core/kernel_context.h"
 #include "src/core/method_internal.h"
 
+#define PT_STATE_FACTOR 8u
+
 pterun_status pterun_kernel_fail(pterun_kernel_context* ctx, pterun_status status, const char* fmt,
                                  ...) {
   char msg[768];
@@ -45,6 +47,22 @@ static void* pt_state_block_alloc(pterun_method* m, size_t nbytes, size_t align)
   if (align == 0 || (align & (align - 1)) != 0 || align > 4096 || nbytes == 0) return NULL;
   size_t head = pt_align_up(sizeof(pt_state_block), align < 16 ? 16 : align), total;
   if (pt_add_overflow_size(head, nbytes, &total)) return NULL;
+  // Kernels size their state from the tensors a program declares, and many
+  // instructions may name one large tensor: the method's total is capped at
+  // PT_STATE_FACTOR x (its files + planned memory) + 1 MiB. Packed weights
+  // take about the constants' size (<= 1.2x of files + planned on every
+  // fixture); per-call workspaces sized like activations fit several times.
+  uint64_t budget = m->file_bytes + m->planned_bytes;
+  budget = budget < m->file_bytes || budget > (UINT64_MAX >> 4)
+               ? UINT64_MAX
+               : PT_STATE_FACTOR * budget + ((uint64_t)1 << 20);
+  if (total > budget || m->state_bytes > budget - total) {
+    pt_log(&m->logger, PTERUN_LOG_ERROR,
+           "method: prepared kernel state would exceed %llu bytes (%u x the files and planned "
+           "memory + 1 MiB)",
+           (unsigned long long)budget, PT_STATE_FACTOR);
+    return NULL;
+  }
   pt_state_block* b = pt_alloc_raw(m->allocator, total, align < 16 ? 16 : align);
   if (b == NULL) return NULL;
   b->next = m->states;

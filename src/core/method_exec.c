@@ -5,7 +5,6 @@
 
 #include "src/core/kernel_context.h"
 #include "src/core/method_internal.h"
-#include "src/core/profile_internal.h"
 #include "src/core/schema.h"
 
 /* "2,3,4" into buf, truncated if it does not fit. */
@@ -268,6 +267,17 @@ static void move_value(pterun_method* m, const pterun_value* from, pterun_value*
   *to = *from;
 }
 
+/* A kernel call (d NULL) or delegate call between the tracer's hooks. */
+static pterun_status traced_call(pterun_method* m, const pt_instr* in, const pt_delegate* d,
+                                 pterun_kernel_context* ctx, uint32_t c, uint32_t pc) {
+  ctx->slow_path = NULL;
+  if (m->hooks.call_begin != NULL) m->hooks.call_begin(m->tracer, c, pc);
+  pterun_status st = d == NULL ? in->fn(ctx, in->args, in->b)
+                               : d->backend->execute(d->handle, ctx, in->args, in->b);
+  if (m->hooks.call_end != NULL) m->hooks.call_end(m->tracer, c, pc, st, ctx->slow_path);
+  return st;
+}
+
 pterun_status pterun_method_execute(pterun_method* m) {
   if (m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   for (uint32_t k = 0; k < m->input_count; ++k)
@@ -291,8 +301,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
                                       .scratch_size = m->scratch_size,
                                       .threadpool = m->threadpool,
                                       .max_threads = m->max_threads};
-  pterun_profiler* prof = m->profiler; /* the one profiling branch per kernel call */
-  if (prof != NULL) pt_profiler_run_begin(prof);
+  pterun_event_tracer* tr = m->tracer; /* the one tracing branch per call */
+  if (tr != NULL && m->hooks.execute_begin != NULL) m->hooks.execute_begin(tr);
   uint64_t executed = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) {
     const pt_chain* ch = &m->chains[c];
@@ -309,8 +319,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
           ctx.op_name = m->op_names[in->a];
           ctx.scratch_used = 0;
           ctx.state = in->state;
-          pterun_status st = prof == NULL ? in->fn(&ctx, in->args, in->b)
-                                          : pt_profiler_call(prof, in, &ctx, c, pc);
+          pterun_status st =
+              tr == NULL ? in->fn(&ctx, in->args, in->b) : traced_call(m, in, NULL, &ctx, c, pc);
           if (st != PTERUN_STATUS_OK) {
             char op[PT_ESC_CAP];
             return pt_fail(&m->logger, st, "instruction %u:%u (%s) failed: %s", c, pc,
@@ -323,8 +333,8 @@ pterun_status pterun_method_execute(pterun_method* m) {
           ctx.op_name = d->backend->id;
           ctx.scratch_used = 0;
           ctx.state = NULL;
-          pterun_status st = prof == NULL ? d->backend->execute(d->handle, &ctx, in->args, in->b)
-                                          : pt_profiler_delegate(prof, d, in, &ctx, c, pc);
+          pterun_status st = tr == NULL ? d->backend->execute(d->handle, &ctx, in->args, in->b)
+                                        : traced_call(m, in, d, &ctx, c, pc);
           if (st != PTERUN_STATUS_OK)
             return pt_fail(&m->logger, st, "instruction %u:%u (delegate %u, %s) failed: %s", c, pc,
                            in->a, d->backend->id, pterun_status_str(st));
@@ -354,6 +364,6 @@ pterun_status pterun_method_execute(pterun_method* m) {
   }
   for (uint32_t k = 0; k < m->input_count; ++k)
     if (m->input_shared[k]) m->input_set[k] = PT_INPUT_UNSET;
-  if (prof != NULL) pt_profiler_run_end(prof);
+  if (tr != NULL && m->hooks.execute_end != NULL) m->hooks.execute_end(tr);
   return PTERUN_STATUS_OK;
 }

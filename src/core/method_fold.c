@@ -234,7 +234,11 @@ pterun_status pt_fold_constants(pterun_method* m) {
     candidates += fold[i];
   }
   pt_instr** done = NULL; /* the folds made so far, for same_fold */
-  uint32_t ndone = 0, shared = 0;
+  uint32_t ndone = 0, shared = 0, over_budget = 0;
+  // Folds copy or convert constants (every byte from the files), an
+  // expand_copy aside: twice the files' bytes leaves room for a widening
+  // dtype conversion of all of them.
+  uint64_t budget = m->file_bytes > UINT64_MAX / 2 ? UINT64_MAX : 2 * m->file_bytes;
   if (candidates > 0) {
     m->folded = pt_alloc(m->allocator, candidates * sizeof(void*), 16);
     done = pt_alloc(m->allocator, candidates * sizeof(pt_instr*), 16);
@@ -256,6 +260,13 @@ pterun_status pt_fold_constants(pterun_method* m) {
       a->initial_data = prev;
       in->type = PT_INSTR_FOLDED;
       ++shared;
+      continue;
+    }
+    // Many folds may name one planned range (each a distinct, unshared
+    // result), so their total is not bounded by the file: past the budget,
+    // leave the rest to run at execute.
+    if (out->nbytes > budget - m->folded_bytes) {
+      ++over_budget;
       continue;
     }
     void* mem = pt_alloc_raw(m->allocator, out->nbytes, 64);
@@ -294,6 +305,11 @@ done:
   pt_free(m->allocator, f.list);
   if (st != PTERUN_STATUS_OK)
     return pt_fail(&m->logger, st, "method: cannot allocate memory for folded constants");
+  if (over_budget > 0)
+    pt_log(&m->logger, PTERUN_LOG_INFO,
+           "%u constant layout instructions not folded: their results would exceed "
+           "%llu bytes (twice the method's files)",
+           over_budget, (unsigned long long)budget);
   if (m->folded_count > 0)
     pt_log(&m->logger, PTERUN_LOG_DEBUG,
            "folded %u constant layout instructions (%zu bytes; %u more reuse an equal result)",

@@ -109,6 +109,13 @@ struct pterun_method {
   void** owned_planned; /* allocated by pterun, or NULL entries */
   size_t owned_planned_bytes;
 
+  /* Bytes of the files the method reads (program image + bound .ptd files)
+   * and of its planned buffers: the bounds of load-time memory sized from
+   * counts in the file (folded constants: 2 x file_bytes; event tracers
+   * read them through pterun_method_file_bytes). */
+  uint64_t file_bytes;
+  uint64_t planned_bytes;
+
   void** folded; /* pterun-owned results of instructions run once at load */
   uint32_t folded_count;
   size_t folded_bytes;
@@ -126,7 +133,9 @@ struct pterun_method {
   struct pterun_threadpool* threadpool; /* pterun_method_options.threadpool (not owned) */
   size_t max_threads;
   uint64_t budget;
-  pterun_profiler* profiler; /* NULL: the interpreter takes no timings */
+  pterun_profiler* profiler;   /* as given in the options (pterun_method_profiler) */
+  pterun_event_tracer* tracer; /* NULL: the interpreter calls no hooks */
+  pterun_event_tracer hooks;   /* the tracer's hooks, read by its struct_size */
 };
 
 /* Runs layout operators whose inputs are all constant once, at load, into

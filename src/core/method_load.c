@@ -5,7 +5,7 @@
 
 #include "src/core/data_internal.h"
 #include "src/core/method_internal.h"
-#include "src/core/profile_internal.h"
+#include "src/core/trace_internal.h"
 #include "src/core/registry_internal.h"
 #include "src/core/schema.h"
 
@@ -163,8 +163,15 @@ static void layout(loader* L, bump* b) {
 static pterun_status bind_planned(loader* L) {
   pterun_method* m = L->m;
   const pterun_method_options* o = L->o;
-  for (uint32_t k = 0; k < m->planned_count; ++k)
+  for (uint32_t k = 0; k < m->planned_count; ++k) {
     m->planned_sizes[k] = (uint64_t)pt_fb_vec_i64(&L->sizes, k + 1);
+    if (pt_add_overflow_u64(m->planned_bytes, m->planned_sizes[k], &m->planned_bytes))
+      m->planned_bytes = UINT64_MAX;
+  }
+  m->file_bytes = m->program->image.size;
+  for (size_t k = 0; o != NULL && o->data != NULL && k < o->data_count; ++k)
+    if (pt_add_overflow_u64(m->file_bytes, pt_data_file_size(o->data[k]), &m->file_bytes))
+      m->file_bytes = UINT64_MAX;
   if (o != NULL && o->planned_buffers != NULL) {
     if (o->planned_buffer_count != m->planned_count)
       return lfail(L, PTERUN_STATUS_MEMORY_PLAN,
@@ -514,6 +521,11 @@ static void mark_shared_inputs(pterun_method* m) {
 static pterun_status load(loader* L) {
   pterun_method* m = L->m;
   const pterun_program* p = L->p;
+  // A pterun_profiler (libpterun_devtools) begins with its event tracer.
+  pterun_event_tracer* tracer = L->o == NULL ? NULL
+                                : L->o->event_tracer != NULL
+                                    ? L->o->event_tracer
+                                    : (pterun_event_tracer*)(void*)L->o->profiler;
   size_t index;
   // find_method logs through the program's logger; say it through the
   // method's too when the caller gave the method its own.
@@ -571,7 +583,7 @@ static pterun_status load(loader* L) {
   // A method whose profiler keeps every kernel call's output (ETDump debug
   // events) runs the program's instructions as written, so each output and
   // debug handle maps onto one of them.
-  if (L->o == NULL || (!L->o->no_fusion && !pt_profiler_records_outputs(L->o->profiler)))
+  if (L->o == NULL || (!L->o->no_fusion && !pt_trace_program_order(tracer)))
     PTERUN_TRY(pt_fuse(
         m, L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default(),
         L->o != NULL && L->o->no_kernel_prepare));
@@ -594,10 +606,8 @@ static pterun_status load(loader* L) {
   for (uint32_t k = 0; k < m->input_count; ++k)
     m->input_set[k] = m->values[m->inputs[k]].tag != PTERUN_VALUE_TENSOR;
   mark_shared_inputs(m);
-  if (L->o != NULL && L->o->profiler != NULL) {
-    PTERUN_TRY(pt_profiler_attach(L->o->profiler, m, L->name));
-    m->profiler = L->o->profiler;
-  }
+  if (tracer != NULL) PTERUN_TRY(pt_trace_attach(m, tracer, L->name));
+  m->profiler = L->o != NULL ? L->o->profiler : NULL;
   m->budget = L->o != NULL && L->o->instruction_budget ? L->o->instruction_budget
                                                        : PTERUN_DEFAULT_INSTRUCTION_BUDGET;
   return PTERUN_STATUS_OK;
@@ -636,7 +646,7 @@ pterun_status pterun_method_load(const pterun_program* program, const char* name
 
 void pterun_method_destroy(pterun_method* m) {
   if (m == NULL) return;
-  if (m->profiler != NULL) pt_profiler_detach(m->profiler);
+  pt_trace_detach(m);
   pterun_allocator copy = m->allocator_copy;
   const pterun_allocator* a = m->allocator != NULL ? &copy : NULL;
   if (m->block != NULL && m->owned_planned != NULL)

@@ -83,6 +83,7 @@ pterun_status pterun_program_method_memory(const pterun_program* program, const 
   pterun_allocator counting = {&c, counting_alloc, counting_free};
   o.allocator = &counting;
   o.profiler = NULL;
+  o.event_tracer = NULL;
   // Caller planned buffers may be in use: the trial gets its own.
   void* temp[64];
   size_t ntemp = 0;

@@ -43,48 +43,48 @@ static pterun_status want_tensor(pterun_kernel_context* ctx, pterun_value* v, co
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status sym_size(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(sym_size) {
   NARGS(3);
-  pterun_status st = want_tensor(ctx, a[0], "self");
+  pterun_status st = want_tensor(ctx, args[0], "self");
   if (st) return st;
-  if (a[1]->tag != PTERUN_VALUE_INT)
+  if (args[1]->tag != PTERUN_VALUE_INT)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument 'dim' is not an Int");
-  const pterun_tensor* t = a[0]->u.tensor;
-  int64_t dim = a[1]->u.i;
+  const pterun_tensor* t = args[0]->u.tensor;
+  int64_t dim = args[1]->u.i;
   if (dim < 0) dim += t->rank;
   if (dim < 0 || dim >= t->rank)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "dim %lld out of range for rank %u", (long long)a[1]->u.i, t->rank);
-  set_int(a[2], t->sizes[dim]);
+                              "dim %lld out of range for rank %u", (long long)args[1]->u.i,
+                              t->rank);
+  set_int(args[2], t->sizes[dim]);
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status sym_numel(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(sym_numel) {
   NARGS(2);
-  pterun_status st = want_tensor(ctx, a[0], "self");
+  pterun_status st = want_tensor(ctx, args[0], "self");
   if (st) return st;
-  set_int(a[1], a[0]->u.tensor->numel);
+  set_int(args[1], args[0]->u.tensor->numel);
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status local_scalar_dense(pterun_kernel_context* ctx, pterun_value** a,
-                                        size_t nargs) {
+static PTERUN_KERNEL(local_scalar_dense) {
   NARGS(2);
-  pterun_status st = want_tensor(ctx, a[0], "self");
+  pterun_status st = want_tensor(ctx, args[0], "self");
   if (st) return st;
-  const pterun_tensor* t = a[0]->u.tensor;
+  const pterun_tensor* t = args[0]->u.tensor;
   if (t->numel < 1 || t->data == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "tensor is empty");
   const void* p = t->data;
   switch (t->dtype) {
-    case PTERUN_DTYPE_U8: set_int(a[1], *(const uint8_t*)p); break;
-    case PTERUN_DTYPE_I8: set_int(a[1], *(const int8_t*)p); break;
-    case PTERUN_DTYPE_I16: set_int(a[1], *(const int16_t*)p); break;
-    case PTERUN_DTYPE_I32: set_int(a[1], *(const int32_t*)p); break;
-    case PTERUN_DTYPE_I64: set_int(a[1], *(const int64_t*)p); break;
-    case PTERUN_DTYPE_F32: set_double(a[1], *(const float*)p); break;
-    case PTERUN_DTYPE_F64: set_double(a[1], *(const double*)p); break;
-    case PTERUN_DTYPE_BOOL: set_bool(a[1], *(const uint8_t*)p); break;
+    case PTERUN_DTYPE_U8: set_int(args[1], *(const uint8_t*)p); break;
+    case PTERUN_DTYPE_I8: set_int(args[1], *(const int8_t*)p); break;
+    case PTERUN_DTYPE_I16: set_int(args[1], *(const int16_t*)p); break;
+    case PTERUN_DTYPE_I32: set_int(args[1], *(const int32_t*)p); break;
+    case PTERUN_DTYPE_I64: set_int(args[1], *(const int64_t*)p); break;
+    case PTERUN_DTYPE_F32: set_double(args[1], *(const float*)p); break;
+    case PTERUN_DTYPE_F64: set_double(args[1], *(const double*)p); break;
+    case PTERUN_DTYPE_BOOL: set_bool(args[1], *(const uint8_t*)p); break;
     default:
       return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "dtype %s",
                                 pterun_dtype_name(t->dtype));
@@ -108,19 +108,19 @@ static pterun_status need_nums(pterun_kernel_context* ctx, pterun_value** a) {
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status sym_max(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(sym_max) {
   NARGS(3);
-  pterun_status st = need_ints(ctx, a);
+  pterun_status st = need_ints(ctx, args);
   if (st) return st;
-  set_int(a[2], a[0]->u.i > a[1]->u.i ? a[0]->u.i : a[1]->u.i);
+  set_int(args[2], args[0]->u.i > args[1]->u.i ? args[0]->u.i : args[1]->u.i);
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status sym_min(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(sym_min) {
   NARGS(3);
-  pterun_status st = need_ints(ctx, a);
+  pterun_status st = need_ints(ctx, args);
   if (st) return st;
-  set_int(a[2], a[0]->u.i < a[1]->u.i ? a[0]->u.i : a[1]->u.i);
+  set_int(args[2], args[0]->u.i < args[1]->u.i ? args[0]->u.i : args[1]->u.i);
   return PTERUN_STATUS_OK;
 }
 
@@ -140,77 +140,77 @@ static pterun_status arith(pterun_kernel_context* ctx, pterun_value** a, size_t 
   }
   return PTERUN_STATUS_OK;
 }
-static pterun_status add_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return arith(c, a, n, OP_ADD);
+static PTERUN_KERNEL(add_scalar) {
+  return arith(ctx, args, nargs, OP_ADD);
 }
-static pterun_status sub_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return arith(c, a, n, OP_SUB);
+static PTERUN_KERNEL(sub_scalar) {
+  return arith(ctx, args, nargs, OP_SUB);
 }
-static pterun_status mul_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return arith(c, a, n, OP_MUL);
+static PTERUN_KERNEL(mul_scalar) {
+  return arith(ctx, args, nargs, OP_MUL);
 }
 
-static pterun_status floordiv_scalar(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(floordiv_scalar) {
   NARGS(3);
-  pterun_status st = need_nums(ctx, a);
+  pterun_status st = need_nums(ctx, args);
   if (st) return st;
-  if (a[0]->tag == PTERUN_VALUE_INT && a[1]->tag == PTERUN_VALUE_INT) {
-    int64_t x = a[0]->u.i, y = a[1]->u.i;
+  if (args[0]->tag == PTERUN_VALUE_INT && args[1]->tag == PTERUN_VALUE_INT) {
+    int64_t x = args[0]->u.i, y = args[1]->u.i;
     if (y == 0)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer division by zero");
     if (x == INT64_MIN && y == -1)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer overflow");
     int64_t q = x / y;
     if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-    set_int(a[2], q);
+    set_int(args[2], q);
     return PTERUN_STATUS_OK;
   }
-  double x = as_double(a[0]), y = as_double(a[1]);
+  double x = as_double(args[0]), y = as_double(args[1]);
   if (y == 0) {
-    set_double(a[2], x > 0 ? INFINITY : x < 0 ? -INFINITY : NAN);
+    set_double(args[2], x > 0 ? INFINITY : x < 0 ? -INFINITY : NAN);
     return PTERUN_STATUS_OK;
   }
   double r = fmod(x, y), q = (x - r) / y;
   if (r != 0 && ((r < 0) != (y < 0))) q -= 1;
-  set_double(a[2], q);
+  set_double(args[2], q);
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status truediv_scalar(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(truediv_scalar) {
   NARGS(3);
-  pterun_status st = need_nums(ctx, a);
+  pterun_status st = need_nums(ctx, args);
   if (st) return st;
-  set_double(a[2], as_double(a[0]) / as_double(a[1]));
+  set_double(args[2], as_double(args[0]) / as_double(args[1]));
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status sym_float(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(sym_float) {
   NARGS(2);
-  if (a[0]->tag == PTERUN_VALUE_BOOL)
-    set_double(a[1], a[0]->u.b ? 1.0 : 0.0);
-  else if (is_num(a[0]))
-    set_double(a[1], as_double(a[0]));
+  if (args[0]->tag == PTERUN_VALUE_BOOL)
+    set_double(args[1], args[0]->u.b ? 1.0 : 0.0);
+  else if (is_num(args[0]))
+    set_double(args[1], as_double(args[0]));
   else
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s",
-                              pterun_value_tag_name(a[0]->tag));
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is args %s",
+                              pterun_value_tag_name(args[0]->tag));
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status sym_int(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(sym_int) {
   NARGS(2);
-  if (a[0]->tag == PTERUN_VALUE_INT)
-    set_int(a[1], a[0]->u.i);
-  else if (a[0]->tag == PTERUN_VALUE_BOOL)
-    set_int(a[1], a[0]->u.b ? 1 : 0);
-  else if (a[0]->tag == PTERUN_VALUE_DOUBLE) {
-    double d = trunc(a[0]->u.d);
+  if (args[0]->tag == PTERUN_VALUE_INT)
+    set_int(args[1], args[0]->u.i);
+  else if (args[0]->tag == PTERUN_VALUE_BOOL)
+    set_int(args[1], args[0]->u.b ? 1 : 0);
+  else if (args[0]->tag == PTERUN_VALUE_DOUBLE) {
+    double d = trunc(args[0]->u.d);
     if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18))
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int",
-                                a[0]->u.d);
-    set_int(a[1], (int64_t)d);
+                                args[0]->u.d);
+    set_int(args[1], (int64_t)d);
   } else
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s",
-                              pterun_value_tag_name(a[0]->tag));
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is args %s",
+                              pterun_value_tag_name(args[0]->tag));
   return PTERUN_STATUS_OK;
 }
 
@@ -246,75 +246,75 @@ static pterun_status compare(pterun_kernel_context* ctx, pterun_value** a, size_
   set_bool(a[2], r);
   return PTERUN_STATUS_OK;
 }
-static pterun_status eq_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return compare(c, a, n, CMP_EQ);
+static PTERUN_KERNEL(eq_scalar) {
+  return compare(ctx, args, nargs, CMP_EQ);
 }
-static pterun_status gt_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return compare(c, a, n, CMP_GT);
+static PTERUN_KERNEL(gt_scalar) {
+  return compare(ctx, args, nargs, CMP_GT);
 }
-static pterun_status lt_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return compare(c, a, n, CMP_LT);
+static PTERUN_KERNEL(lt_scalar) {
+  return compare(ctx, args, nargs, CMP_LT);
 }
-static pterun_status ge_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return compare(c, a, n, CMP_GE);
+static PTERUN_KERNEL(ge_scalar) {
+  return compare(ctx, args, nargs, CMP_GE);
 }
-static pterun_status le_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return compare(c, a, n, CMP_LE);
+static PTERUN_KERNEL(le_scalar) {
+  return compare(ctx, args, nargs, CMP_LE);
 }
 
-static pterun_status neg_scalar(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(neg_scalar) {
   NARGS(2);
-  if (a[0]->tag == PTERUN_VALUE_INT)
-    set_int(a[1], (int64_t)(0u - (uint64_t)a[0]->u.i));
-  else if (a[0]->tag == PTERUN_VALUE_DOUBLE)
-    set_double(a[1], -a[0]->u.d);
+  if (args[0]->tag == PTERUN_VALUE_INT)
+    set_int(args[1], (int64_t)(0u - (uint64_t)args[0]->u.i));
+  else if (args[0]->tag == PTERUN_VALUE_DOUBLE)
+    set_double(args[1], -args[0]->u.d);
   else
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s",
-                              pterun_value_tag_name(a[0]->tag));
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is args %s",
+                              pterun_value_tag_name(args[0]->tag));
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status sym_not(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(sym_not) {
   NARGS(2);
-  if (a[0]->tag != PTERUN_VALUE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s",
-                              pterun_value_tag_name(a[0]->tag));
-  set_bool(a[1], !a[0]->u.b);
+  if (args[0]->tag != PTERUN_VALUE_BOOL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is args %s",
+                              pterun_value_tag_name(args[0]->tag));
+  set_bool(args[1], !args[0]->u.b);
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status sym_ite(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(sym_ite) {
   NARGS(4);
-  if (a[0]->tag != PTERUN_VALUE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "condition is a %s",
-                              pterun_value_tag_name(a[0]->tag));
-  const pterun_value* pick = a[0]->u.b ? a[1] : a[2];
+  if (args[0]->tag != PTERUN_VALUE_BOOL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "condition is args %s",
+                              pterun_value_tag_name(args[0]->tag));
+  const pterun_value* pick = args[0]->u.b ? args[1] : args[2];
   if (pick->tag != PTERUN_VALUE_INT && pick->tag != PTERUN_VALUE_DOUBLE &&
       pick->tag != PTERUN_VALUE_BOOL)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "branch value is a %s",
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "branch value is args %s",
                               pterun_value_tag_name(pick->tag));
-  *a[3] = *pick;
+  *args[3] = *pick;
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status floordiv_int(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(floordiv_int) {
   NARGS(3);
-  pterun_status st = need_ints(ctx, a);
+  pterun_status st = need_ints(ctx, args);
   if (st) return st;
-  if (a[1]->u.i == 0 || (a[0]->u.i == INT64_MIN && a[1]->u.i == -1))
+  if (args[1]->u.i == 0 || (args[0]->u.i == INT64_MIN && args[1]->u.i == -1))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
                               "integer division by zero or overflow");
-  set_int(a[2], a[0]->u.i / a[1]->u.i);
+  set_int(args[2], args[0]->u.i / args[1]->u.i);
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status mod_int(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(mod_int) {
   NARGS(3);
-  pterun_status st = need_ints(ctx, a);
+  pterun_status st = need_ints(ctx, args);
   if (st) return st;
-  if (a[1]->u.i == 0)
+  if (args[1]->u.i == 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "integer modulo by zero");
-  set_int(a[2], a[1]->u.i == -1 ? 0 : a[0]->u.i % a[1]->u.i);
+  set_int(args[2], args[1]->u.i == -1 ? 0 : args[0]->u.i % args[1]->u.i);
   return PTERUN_STATUS_OK;
 }
 
@@ -335,26 +335,26 @@ static pterun_status rounding(pterun_kernel_context* ctx, pterun_value** a, size
   set_int(a[1], (int64_t)d);
   return PTERUN_STATUS_OK;
 }
-static pterun_status ceil_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return rounding(c, a, n, R_CEIL);
+static PTERUN_KERNEL(ceil_scalar) {
+  return rounding(ctx, args, nargs, R_CEIL);
 }
-static pterun_status round_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return rounding(c, a, n, R_ROUND);
+static PTERUN_KERNEL(round_scalar) {
+  return rounding(ctx, args, nargs, R_ROUND);
 }
-static pterun_status trunc_scalar(pterun_kernel_context* c, pterun_value** a, size_t n) {
-  return rounding(c, a, n, R_TRUNC);
+static PTERUN_KERNEL(trunc_scalar) {
+  return rounding(ctx, args, nargs, R_TRUNC);
 }
 
 /* Stacks per-iteration results: copy_to[index] = copy_from. */
-static pterun_status et_copy_index(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(et_copy_index) {
   NARGS(3);
-  pterun_status st = want_tensor(ctx, a[0], "copy_to");
-  if (st == PTERUN_STATUS_OK) st = want_tensor(ctx, a[1], "copy_from");
+  pterun_status st = want_tensor(ctx, args[0], "copy_to");
+  if (st == PTERUN_STATUS_OK) st = want_tensor(ctx, args[1], "copy_from");
   if (st) return st;
-  if (a[2]->tag != PTERUN_VALUE_INT)
+  if (args[2]->tag != PTERUN_VALUE_INT)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "index is not an Int");
-  pterun_tensor *to = a[0]->u.tensor, *from = a[1]->u.tensor;
-  int64_t index = a[2]->u.i;
+  pterun_tensor *to = args[0]->u.tensor, *from = args[1]->u.tensor;
+  int64_t index = args[2]->u.i;
   if (index < 0)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "negative index %lld",
                               (long long)index);
@@ -381,16 +381,16 @@ static pterun_status et_copy_index(pterun_kernel_context* ctx, pterun_value** a,
 }
 
 /* A dynamic view: out aliases self's memory with a new shape. */
-static pterun_status et_view(pterun_kernel_context* ctx, pterun_value** a, size_t nargs) {
+static PTERUN_KERNEL(et_view) {
   NARGS(3);
-  pterun_status st = want_tensor(ctx, a[0], "self");
-  if (st == PTERUN_STATUS_OK) st = want_tensor(ctx, a[2], "out");
+  pterun_status st = want_tensor(ctx, args[0], "self");
+  if (st == PTERUN_STATUS_OK) st = want_tensor(ctx, args[2], "out");
   if (st) return st;
   size_t n;
-  const int64_t* size = pterun_value_int_list(a[1], &n);
+  const int64_t* size = pterun_value_int_list(args[1], &n);
   if (size == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "size is not an int list");
-  pterun_tensor *self = a[0]->u.tensor, *out = a[2]->u.tensor;
+  pterun_tensor *self = args[0]->u.tensor, *out = args[2]->u.tensor;
   if (self->dtype != out->dtype)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "dtype of out differs");
   if (n != out->rank)
@@ -416,7 +416,7 @@ static pterun_status et_view(pterun_kernel_context* ctx, pterun_value** a, size_
   if (infer >= 0) {
     if (has_zero || known == 0)
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "cannot infer -1 with a 0 dim");
+                                "cannot infer -1 with args 0 dim");
     sizes[infer] = self->numel / known;
     known *= sizes[infer];
   }

@@ -3,7 +3,7 @@
  * registry refuses it and names both objects. */
 #include "pterun/kernel.h"
 
-static pterun_status fake_add(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(fake_add) {
   (void)args;
   (void)nargs;
   return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "test kernel");

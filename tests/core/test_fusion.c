@@ -277,7 +277,7 @@ static int fused_and_packed_match_reference(void) {
  * unfused ones byte for byte (mobilenet also has chains whose result fusion
  * had moved into an intermediate's bytes). */
 static int g_declines;
-static pterun_status decline(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(decline) {
   (void)args;
   (void)nargs;
   ++g_declines;
@@ -345,7 +345,7 @@ static int reads_from(const pterun_value* v, const pterun_tensor* r) {
   return 0;
 }
 
-static pterun_status checked_fused(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(checked_fused) {
   const char* op = pterun_kernel_op_name(ctx);
   pterun_kernel_fn fn = NULL;
   for (size_t k = 0; k < g_real_count && fn == NULL; ++k)

@@ -55,8 +55,7 @@ typedef struct packed {
   float* copy; /* second block, linked from the first */
 } packed;
 
-static pterun_status t_addmm_prepare(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+static PTERUN_KERNEL(t_addmm_prepare) {
   ++g_prepares;
   if (nargs != 7) return PTERUN_STATUS_OK;
   pterun_tensor* mat1 = args[1]->u.tensor;
@@ -126,7 +125,7 @@ static pterun_status t_addmm_prepare(pterun_kernel_context* ctx, pterun_value** 
   return PTERUN_STATUS_OK;
 }
 
-static pterun_status t_addmm(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(t_addmm) {
   ++g_executes;
   g_exec_alloc_refused +=
       pterun_kernel_state_alloc(ctx, 16, 16) == NULL && !pterun_kernel_preparing(ctx);

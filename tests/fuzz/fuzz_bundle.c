@@ -1,6 +1,7 @@
 /* Fuzz target: bundled program (.bpte) load + verify, every query, then each
  * test suite run as `pterun verify` does, with a profiler attached (outputs
- * recorded) so the profiling path sees hostile programs too. */
+ * recorded) so the profiling path sees hostile programs too; the profiler's
+ * requests must stay within what the file and its planned memory bound. */
 #include "tests/fuzz/fuzz_common.h"
 
 static void touch(const pterun_bundle_value* v) {
@@ -9,7 +10,16 @@ static void touch(const pterun_bundle_value* v) {
   (void)sink;
 }
 
-static void run_suite(const pterun_bundle* b, const pterun_program* p, size_t s, size_t cases) {
+/* The profiler's allocator: fz_alloc's cap, and the bytes it was asked for. */
+static uint64_t g_prof_requested;
+static void* prof_alloc(void* ctx, size_t size, size_t alignment) {
+  g_prof_requested += size;
+  return fz_alloc(ctx, size, alignment);
+}
+static const pterun_allocator prof_allocator = {NULL, prof_alloc, fz_free};
+
+static void run_suite(const pterun_bundle* b, const pterun_program* p, size_t s, size_t cases,
+                      size_t file_size) {
   const char* name = NULL;
   size_t mi;
   if (pterun_bundle_suite(b, s, &name, NULL) != PTERUN_STATUS_OK) abort();
@@ -18,6 +28,8 @@ static void run_suite(const pterun_bundle* b, const pterun_program* p, size_t s,
   pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
   po.max_runs = 2;
   po.record_outputs = 1;
+  po.allocator = &prof_allocator;
+  g_prof_requested = 0;
   if (pterun_profiler_create(&po, &prof) != PTERUN_STATUS_OK) abort();
   pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   mo.registry = fz_registry();
@@ -29,6 +41,18 @@ static void run_suite(const pterun_bundle* b, const pterun_program* p, size_t s,
   pterun_method* m = NULL;
   pterun_status st = pterun_method_load(p, name, &mo, &m);
   FZ_CHECK_STATUS(st);
+  // What a profiler may ask for (issue 21 defect 7b: a 7.8 KB bundle made it
+  // ask for 3.2 GB): its events, a few hundred bytes per instruction and kept
+  // run (an instruction takes >= 4 bytes of the file), and the recorded
+  // outputs' default budget, per kept run 4 x (planned memory + file).
+  uint64_t planned = 0, sz;
+  pterun_method_info info;
+  if (pterun_program_method_info(p, mi, &info) != PTERUN_STATUS_OK) abort();
+  for (size_t k = 0; k < info.planned_buffer_count; ++k)
+    if (pterun_program_planned_buffer_size(p, mi, k, &sz) == PTERUN_STATUS_OK) planned += sz;
+  if (g_prof_requested >
+      po.max_runs * (4 * (planned + file_size) + 4096 + 128 * (uint64_t)file_size))
+    FZ_FAIL("the profiler asked for more than its storage and output budget");
   for (size_t c = 0; st == PTERUN_STATUS_OK && c < cases && c < 4; ++c) {
     pterun_status r = pterun_bundle_set_inputs(b, s, c, m);
     FZ_CHECK_STATUS(r);
@@ -87,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t s = 0; st == PTERUN_STATUS_OK && s < n && s < 4; ++s) {
       size_t cases = 0;
       if (pterun_bundle_suite(b, s, NULL, &cases) != PTERUN_STATUS_OK) abort();
-      run_suite(b, p, s, cases);
+      run_suite(b, p, s, cases, size);
     }
     pterun_program_destroy(p);
     pterun_bundle_destroy(b);

@@ -56,7 +56,7 @@ static job g_job;
 static pterun_threadpool* g_pool; /* NULL: serial */
 static size_t g_max_threads;
 
-static pterun_status run_job(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(run_job) {
   pterun_compute_gemm_ws ws;
   (void)args;
   (void)nargs;

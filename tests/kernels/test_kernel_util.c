@@ -9,7 +9,9 @@
  *  - element load/store by dtype converts as C++/ATen casts do;
  *  - PTERUN_KERNEL / PTERUN_CHECK_NARGS / PTERUN_TRY, pterun_arg_scalar and
  *    pterun_out_resize fail with the documented status and a message naming
- *    the argument. */
+ *    the argument;
+ *  - pterun_broadcast_sizes / pterun_broadcast_shape follow ATen's rules and
+ *    name the clashing sizes; pterun_same_layout's contract. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -211,6 +213,78 @@ static pterun_status run_copy_shape(pterun_value** args, size_t nargs) {
   return pterun_kernel_invoke(kit_copy_shape, "test::copy_shape.out", args, nargs, &lg, NULL, 0);
 }
 
+/* A kernel that fails like the kit's broadcast helper: self with other. */
+static PTERUN_KERNEL(kit_broadcast) {
+  pterun_tensor *self, *other;
+  int64_t sizes[PTERUN_MAX_RANK];
+  size_t rank;
+  PTERUN_CHECK_NARGS(ctx, nargs, 3);
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
+  PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "other", &other));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, self, "self", other, "other", sizes, &rank));
+  return rank == 3 && sizes[0] == 2 && sizes[1] == 3 && sizes[2] == 4
+             ? PTERUN_STATUS_OK
+             : PTERUN_FAIL_ARG(ctx, "unexpected shape");
+}
+
+static int test_broadcast(void) {
+  int64_t a[3] = {2, 1, 4}, b[2] = {3, 1}, z[1] = {0}, one[2] = {1, 1}, out[PTERUN_MAX_RANK];
+  int64_t bad_b[2] = {3, 5}, big[PTERUN_MAX_RANK + 1];
+  int bad = -7;
+  PT_CHECK(pterun_broadcast_sizes(a, 3, b, 2, out, &bad) == 3);
+  PT_CHECK(out[0] == 2 && out[1] == 3 && out[2] == 4 && bad == -7);
+  PT_CHECK(pterun_broadcast_sizes(b, 2, a, 3, out, NULL) == 3); /* symmetric */
+  PT_CHECK(out[0] == 2 && out[1] == 3 && out[2] == 4);
+  PT_CHECK(pterun_broadcast_sizes(z, 1, one, 2, out, NULL) == 2); /* 1 with 0 gives 0 */
+  PT_CHECK(out[0] == 1 && out[1] == 0);
+  PT_CHECK(pterun_broadcast_sizes(a, 0, one, 0, out, NULL) == 0); /* scalars */
+  PT_CHECK(pterun_broadcast_sizes(a, 3, bad_b, 2, out, &bad) == -1);
+  PT_CHECK(bad == 0);                                         /* the last dim: 4 against 5 */
+  PT_CHECK(pterun_broadcast_sizes(a, 3, a, 3, a, NULL) == 3); /* out may alias */
+  for (int k = 0; k < PTERUN_MAX_RANK + 1; ++k) big[k] = 1;
+  PT_CHECK(pterun_broadcast_sizes(big, PTERUN_MAX_RANK + 1, b, 2, out, NULL) == -1);
+  {
+    float da[8] = {0}, db[3] = {0};
+    int64_t s214[3] = {2, 1, 4}, s31[2] = {3, 1}, s35[2] = {3, 5};
+    pterun_tensor ta = pt_tensor_make(PTERUN_DTYPE_F32, 3, s214, da, sizeof da);
+    pterun_tensor tb = pt_tensor_make(PTERUN_DTYPE_F32, 2, s31, db, sizeof db);
+    pterun_value va = pt_val_tensor(&ta), vb = pt_val_tensor(&tb);
+    pterun_value* args[3] = {&va, &vb, &vb};
+    pterun_logger lg = {keep_msg, NULL, PTERUN_LOG_DEBUG};
+    PT_CHECK_STATUS(pterun_kernel_invoke(kit_broadcast, "test::bc", args, 3, &lg, NULL, 0),
+                    PTERUN_STATUS_OK);
+    tb = pt_tensor_make(PTERUN_DTYPE_F32, 2, s35, NULL, 0);
+    last_msg[0] = '\0';
+    PT_CHECK_STATUS(pterun_kernel_invoke(kit_broadcast, "test::bc", args, 3, &lg, NULL, 0),
+                    PTERUN_STATUS_INVALID_ARGUMENT);
+    PT_CHECK(strstr(last_msg, "args 'self' and 'other' do not broadcast") != NULL);
+    PT_CHECK(strstr(last_msg, "size 4 (dim 2 of rank 3) against 5 (dim 1 of rank 2)") != NULL);
+  }
+  return 0;
+}
+
+static int test_same_layout(void) {
+  int64_t s234[3] = {2, 3, 4}, s214[3] = {2, 1, 4}, s243[3] = {2, 4, 3};
+  pterun_tensor a = pt_tensor_make(PTERUN_DTYPE_F32, 3, s234, NULL, 0);
+  pterun_tensor b = pt_tensor_make(PTERUN_DTYPE_I8, 3, s234, NULL, 0);
+  pterun_tensor c = pt_tensor_make(PTERUN_DTYPE_F32, 3, s243, NULL, 0);
+  PT_CHECK(pterun_same_layout(&a, &b));  /* dtypes are not compared */
+  PT_CHECK(!pterun_same_layout(&a, &c)); /* other sizes */
+  /* the same sizes in another dim order: other strides */
+  b.dim_order[0] = 0, b.dim_order[1] = 2, b.dim_order[2] = 1;
+  pterun_tensor_update_layout(&b);
+  PT_CHECK(!pterun_same_layout(&a, &b));
+  /* dim orders that differ only in a size-1 dim place every element alike */
+  a = pt_tensor_make(PTERUN_DTYPE_F32, 3, s214, NULL, 0);
+  b = pt_tensor_make(PTERUN_DTYPE_F32, 3, s214, NULL, 0);
+  b.dim_order[0] = 0, b.dim_order[1] = 2, b.dim_order[2] = 1;
+  pterun_tensor_update_layout(&b);
+  PT_CHECK(pterun_same_layout(&a, &b));
+  b.rank = 2;
+  PT_CHECK(!pterun_same_layout(&a, &b));
+  return 0;
+}
+
 static int test_kernel_macros(void) {
   float a[6] = {0}, o[8] = {0};
   int64_t s23[2] = {2, 3}, s4[1] = {4}, s22[2] = {2, 2};
@@ -384,6 +458,8 @@ int main(void) {
   PT_RUN(test_arg_scalar);
   PT_RUN(test_arg_scalar_kind);
   PT_RUN(test_kernel_macros);
+  PT_RUN(test_broadcast);
+  PT_RUN(test_same_layout);
   PT_RUN(test_out_resize);
   PT_RUN(test_tensor_checks);
   return pt_failures ? 1 : 0;

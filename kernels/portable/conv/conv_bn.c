@@ -218,11 +218,11 @@ static pterun_status fold_run(const fold_op* op, pterun_kernel_context* ctx, pte
                                    size_t want, size_t iout) {                                     \
     return fold_prepare(&(op), ctx, args, nargs, want, iout);                                      \
   }                                                                                                \
-  pterun_status name##_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {        \
+  PTERUN_KERNEL(name##_out) {                                                                      \
     PTERUN_CHECK_NARGS(ctx, nargs, (op).nargs);                                                    \
     return fold_run(&(op), ctx, args, (op).nargs - 2, NULL);                                       \
   }                                                                                                \
-  pterun_status name##_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {    \
+  PTERUN_KERNEL(name##_prepare) {                                                                  \
     return fold_prepare(&(op), ctx, args, nargs, (op).nargs, (op).nargs - 2);                      \
   }
 

@@ -20,7 +20,7 @@ static pterun_status convert_copy(pterun_kernel_context* ctx, pterun_tensor* sel
 }
 
 /* aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) */
-pterun_status pk_clone_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_clone_out) {
   pterun_tensor *self, *out;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
@@ -31,7 +31,7 @@ pterun_status pk_clone_out(pterun_kernel_context* ctx, pterun_value** args, size
 
 /* aten::_to_copy.out(Tensor self, *, bool non_blocking=False,
  *                    MemoryFormat? memory_format=None, Tensor(a!) out) */
-pterun_status pk__to_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk__to_copy_out) {
   pterun_tensor *self, *out;
   bool nb;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -44,8 +44,7 @@ pterun_status pk__to_copy_out(pterun_kernel_context* ctx, pterun_value** args, s
 
 /* dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,
  *                                       int[]? dim_order=None, Tensor(a!) out) */
-pterun_status pk__to_dim_order_copy_out(pterun_kernel_context* ctx, pterun_value** args,
-                                        size_t nargs) {
+PTERUN_KERNEL(pk__to_dim_order_copy_out) {
   pterun_tensor *self, *out;
   bool nb;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -58,8 +57,7 @@ pterun_status pk__to_dim_order_copy_out(pterun_kernel_context* ctx, pterun_value
 
 /* dim_order_ops::_clone_dim_order.out(Tensor self, *, bool non_blocking=False,
  *                                     int[]? dim_order=None, Tensor(a!) out) */
-pterun_status pk__clone_dim_order_out(pterun_kernel_context* ctx, pterun_value** args,
-                                      size_t nargs) {
+PTERUN_KERNEL(pk__clone_dim_order_out) {
   pterun_tensor *self, *out;
   bool nb;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -86,7 +84,7 @@ static pterun_status copy_into(pterun_kernel_context* ctx, const pterun_tensor* 
 }
 
 /* aten::copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) */
-pterun_status pk_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_copy_out) {
   pterun_tensor *self, *src, *out;
   bool nb;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -99,7 +97,7 @@ pterun_status pk_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_
 }
 
 /* aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) */
-pterun_status pk_copy_(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_copy_) {
   pterun_tensor *self, *src;
   bool nb;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -113,7 +111,7 @@ pterun_status pk_copy_(pterun_kernel_context* ctx, pterun_value** args, size_t n
 /* aten::_conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * Complex dtypes: the imaginary parts change sign (a sign-bit flip, so -0.0
  * and NaN behave as negation does). Real dtypes: a copy, as in ATen. */
-pterun_status pk__conj_physical_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk__conj_physical_out) {
   pterun_tensor *in, *out;
   int64_t n;
   size_t es, half;

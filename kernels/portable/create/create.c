@@ -19,7 +19,7 @@ static pterun_status fill_scalar(pterun_kernel_context* ctx, pterun_tensor* out,
 }
 
 /* aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) */
-pterun_status pk_full_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_full_out) {
   pterun_tensor* out;
   pterun_scalar v;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -31,7 +31,7 @@ pterun_status pk_full_out(pterun_kernel_context* ctx, pterun_value** args, size_
 
 /* aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None,
  *                     Tensor(a!) out) */
-pterun_status pk_full_like_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_full_like_out) {
   pterun_tensor *self, *out;
   pterun_scalar v;
   int64_t mf;
@@ -59,17 +59,17 @@ static pterun_status fill_const(pterun_kernel_context* ctx, pterun_value** args,
 }
 
 /* aten::zeros.out(SymInt[] size, *, Tensor(a!) out) */
-pterun_status pk_zeros_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_zeros_out) {
   return fill_const(ctx, args, nargs, 0);
 }
 
 /* aten::ones.out(SymInt[] size, *, Tensor(a!) out) */
-pterun_status pk_ones_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_ones_out) {
   return fill_const(ctx, args, nargs, 1);
 }
 
 /* aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) */
-pterun_status pk_scalar_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_scalar_tensor_out) {
   pterun_tensor* out;
   pterun_scalar v;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
@@ -113,7 +113,7 @@ static pterun_status arange(pterun_kernel_context* ctx, const pterun_scalar* sta
 }
 
 /* aten::arange.out(Scalar end, *, Tensor(a!) out) */
-pterun_status pk_arange_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_arange_out) {
   pterun_tensor* out;
   pterun_scalar start, end, step;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
@@ -127,7 +127,7 @@ pterun_status pk_arange_out(pterun_kernel_context* ctx, pterun_value** args, siz
 }
 
 /* aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) */
-pterun_status pk_arange_start_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_arange_start_out) {
   pterun_tensor* out;
   pterun_scalar start, end, step;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -139,7 +139,7 @@ pterun_status pk_arange_start_out(pterun_kernel_context* ctx, pterun_value** arg
 }
 
 /* aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) */
-pterun_status pk_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_fill_scalar_out) {
   pterun_tensor *self, *out;
   pterun_scalar v;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -152,7 +152,7 @@ pterun_status pk_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args
 }
 
 /* aten::fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) */
-pterun_status pk_fill_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_fill_tensor_out) {
   pterun_tensor *self, *value, *out;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &self));
@@ -177,7 +177,7 @@ pterun_status pk_fill_tensor_out(pterun_kernel_context* ctx, pterun_value** args
 }
 
 /* aten::empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) */
-pterun_status pk_empty_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_empty_out) {
   pterun_tensor* out;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(pk_check_memory_format_arg(ctx, args, 1));
@@ -186,8 +186,7 @@ pterun_status pk_empty_out(pterun_kernel_context* ctx, pterun_value** args, size
 }
 
 /* dim_order_ops::_empty_dim_order.out(int[] size, *, int[]? dim_order=None, Tensor(a!) out) */
-pterun_status pk__empty_dim_order_out(pterun_kernel_context* ctx, pterun_value** args,
-                                      size_t nargs) {
+PTERUN_KERNEL(pk__empty_dim_order_out) {
   pterun_tensor* out;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));

@@ -43,7 +43,7 @@ static pterun_status run_real_act(pterun_kernel_context* ctx, pterun_value** arg
 
 /* ---- relu ---- */
 PK_DEF_UNOP(op_relu, (x > 0 || x != x) ? x : (pk_T)0, x > 0 ? x : 0)
-pterun_status pk_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_relu_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   return run_real_act(ctx, args, 1, &op_relu, &p, -1);
@@ -52,7 +52,7 @@ pterun_status pk_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_
 /* ---- hardtanh / clamp with Scalar bounds ---- */
 PK_DEF_UNOP(op_clamp, CLAMP_LO_HI(x, (pk_T)p->a, (pk_T)p->b), CLAMP_LO_HI(x, p->ia, p->ib))
 
-pterun_status pk_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_hardtanh_out) {
   pk_ew_params p = {0};
   pterun_scalar lo, hi;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -65,7 +65,7 @@ pterun_status pk_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args, s
   return run_real_act(ctx, args, 3, &op_clamp, &p, -1);
 }
 
-pterun_status pk_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_clamp_out) {
   pk_ew_params p = {0};
   pterun_scalar lo, hi;
   pterun_tensor* in;
@@ -88,7 +88,7 @@ pterun_status pk_clamp_out(pterun_kernel_context* ctx, pterun_value** args, size
 
 /* clamp.Tensor_out(self, Tensor? min, Tensor? max, *, out): three-way
  * broadcast; a rare op, so one generic strided loop. */
-pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_clamp_tensor_out) {
   pterun_tensor *in, *lo, *hi, *out;
   const pterun_tensor* ins[3];
   int64_t sizes[PTERUN_MAX_RANK], n;
@@ -110,14 +110,14 @@ pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
   if (lo) {
     PTERUN_TRY(pk_check_real(ctx, lo, "min"));
     cdt = pterun_promote_types(cdt, lo->dtype);
-    PTERUN_TRY(pk_broadcast_shape(ctx, &shape, lo, sizes, &rank));
+    PTERUN_TRY(pterun_broadcast_shape(ctx, &shape, "self", lo, "min", sizes, &rank));
     shape.rank = (uint8_t)rank;
     memcpy(shape.sizes, sizes, rank * sizeof(int64_t));
   }
   if (hi) {
     PTERUN_TRY(pk_check_real(ctx, hi, "max"));
     cdt = cdt < 0 ? cdt : pterun_promote_types(cdt, hi->dtype);
-    PTERUN_TRY(pk_broadcast_shape(ctx, &shape, hi, sizes, &rank));
+    PTERUN_TRY(pterun_broadcast_shape(ctx, &shape, "self", hi, "max", sizes, &rank));
     shape.rank = (uint8_t)rank;
     memcpy(shape.sizes, sizes, rank * sizeof(int64_t));
   }
@@ -151,7 +151,7 @@ pterun_status pk_clamp_tensor_out(pterun_kernel_context* ctx, pterun_value** arg
 
 /* ---- float-only activations ---- */
 PK_DEF_UNOP_F(op_leaky_relu, x > 0 ? x : x * (pk_T)p->a)
-pterun_status pk_leaky_relu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_leaky_relu_out) {
   pk_ew_params p = {0};
   pterun_scalar slope;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -162,7 +162,7 @@ pterun_status pk_leaky_relu_out(pterun_kernel_context* ctx, pterun_value** args,
 
 /* p->a = alpha * scale, p->b = scale, p->c = input_scale */
 PK_DEF_UNOP_F(op_elu, x <= 0 ? expm1(x * (pk_T)p->c) * (pk_T)p->a : x * (pk_T)p->b)
-pterun_status pk_elu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_elu_out) {
   pk_ew_params p = {0};
   pterun_scalar alpha, scale, iscale;
   PTERUN_CHECK_NARGS(ctx, nargs, 6);
@@ -180,7 +180,7 @@ pterun_status pk_elu_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 PK_DEF_UNOP_F(op_gelu, (pk_T)0.5 * x * (1 + erf(x * (pk_T)0.70710678118654752440)))
 PK_DEF_UNOP_F(op_gelu_tanh,
               (pk_T)0.5 * x * (1 + tanh((pk_T)GELU_KBETA * (x + (pk_T)0.044715 * x * x * x))))
-pterun_status pk_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_gelu_out) {
   pk_ew_params p = {0};
   const pterun_value* v;
   int use_tanh = 0;
@@ -210,17 +210,17 @@ pterun_status pk_gelu_out(pterun_kernel_context* ctx, pterun_value** args, size_
 PK_DEF_UNOP_F(op_hardswish, x* CLAMP_LO_HI(x + 3, (pk_T)0, (pk_T)6) / 6)
 PK_DEF_UNOP_F(op_hardsigmoid, CLAMP_LO_HI(x + 3, (pk_T)0, (pk_T)6) / 6)
 PK_DEF_UNOP_F(op_silu, x / (1 + exp(-x)))
-pterun_status pk_hardswish_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_hardswish_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   return run_float_act(ctx, args, 1, &op_hardswish, &p);
 }
-pterun_status pk_hardsigmoid_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_hardsigmoid_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   return run_float_act(ctx, args, 1, &op_hardsigmoid, &p);
 }
-pterun_status pk_silu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_silu_out) {
   pk_ew_params p = {0};
   pterun_tensor *in, *out;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
@@ -235,7 +235,7 @@ pterun_status pk_silu_out(pterun_kernel_context* ctx, pterun_value** args, size_
 
 /* ---- glu(self, int dim=-1, *, out): a * sigmoid(b) of the two halves ---- */
 PK_DEF_BINOP_F(op_glu, x / (1 + exp(-y)))
-pterun_status pk_glu_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_glu_out) {
   pterun_tensor *in, *out, va, vb;
   pk_ew_params p = {0};
   int64_t dim, half;

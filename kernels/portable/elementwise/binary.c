@@ -164,28 +164,28 @@ static pterun_status run_alpha(pterun_kernel_context* ctx, pterun_value** args, 
   return pk_ew_binary(ctx, (alpha.d == 1.0 && plain) ? plain : with_alpha, a, b, out, common, &p);
 }
 
-pterun_status pk_add_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_add_out) {
   return run_alpha(ctx, args, nargs, 0, &op_add, &op_add_alpha, 0);
 }
-pterun_status pk_add_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_add_scalar_out) {
   return run_alpha(ctx, args, nargs, 1, &op_add, &op_add_alpha, 0);
 }
-pterun_status pk_sub_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_sub_out) {
   return run_alpha(ctx, args, nargs, 0, &op_sub, &op_sub_alpha, 1);
 }
-pterun_status pk_sub_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_sub_scalar_out) {
   return run_alpha(ctx, args, nargs, 1, &op_sub, &op_sub_alpha, 1);
 }
-pterun_status pk_rsub_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_rsub_scalar_out) {
   return run_alpha(ctx, args, nargs, 1, NULL, &op_rsub_alpha, 1);
 }
 
-pterun_status pk_mul_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_mul_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   return run_binary(ctx, args, 2, 0, &op_mul, 0, &p, NULL);
 }
-pterun_status pk_mul_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_mul_scalar_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   return run_binary(ctx, args, 2, 1, &op_mul, 0, &p, NULL);
@@ -223,28 +223,27 @@ static pterun_status run_div(pterun_kernel_context* ctx, pterun_value** args, si
                     NULL);
 }
 
-pterun_status pk_div_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_div_out) {
   return run_div(ctx, args, nargs, 0, 0);
 }
-pterun_status pk_div_out_mode(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_div_out_mode) {
   return run_div(ctx, args, nargs, 0, 1);
 }
-pterun_status pk_div_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_div_scalar_out) {
   return run_div(ctx, args, nargs, 1, 0);
 }
-pterun_status pk_div_scalar_mode_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_div_scalar_mode_out) {
   return run_div(ctx, args, nargs, 1, 1);
 }
 
 /* Kernels of the form op(self, other, out) with other a Tensor or a Scalar. */
 #define DEF_SIMPLE_BINARY(fn_t, fn_s, op, float_only)                                              \
-  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+  PTERUN_KERNEL(fn_t) {                                                                            \
     pk_ew_params p = {0};                                                                          \
     PTERUN_CHECK_NARGS(ctx, nargs, 4);                                                             \
     return run_binary(ctx, args, 2, 0, &op, float_only, &p, NULL);                                 \
   }                                                                                                \
-  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+  PTERUN_KERNEL(fn_s) {                                                                            \
     pk_ew_params p = {0};                                                                          \
     PTERUN_CHECK_NARGS(ctx, nargs, 4);                                                             \
     return run_binary(ctx, args, 2, 1, &op, float_only, &p, NULL);                                 \
@@ -253,36 +252,34 @@ pterun_status pk_div_scalar_mode_out(pterun_kernel_context* ctx, pterun_value** 
 DEF_SIMPLE_BINARY(pk_remainder_tensor_out, pk_remainder_scalar_out, op_remainder, 0)
 DEF_SIMPLE_BINARY(pk_fmod_tensor_out, pk_fmod_scalar_out, op_fmod, 0)
 
-pterun_status pk_floor_divide_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_floor_divide_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   return run_binary(ctx, args, 2, 0, &op_div_floor, 0, &p, NULL);
 }
-pterun_status pk_maximum_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_maximum_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   return run_binary(ctx, args, 2, 0, &op_maximum, 0, &p, NULL);
 }
-pterun_status pk_minimum_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_minimum_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   return run_binary(ctx, args, 2, 0, &op_minimum, 0, &p, NULL);
 }
-pterun_status pk_atan2_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_atan2_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   return run_binary(ctx, args, 2, 0, &op_atan2, 1, &p, NULL);
 }
 
-pterun_status pk_pow_tensor_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_pow_tensor_tensor_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
   return run_binary(ctx, args, 2, 0, &op_pow, 0, &p, NULL);
 }
 
-pterun_status pk_pow_tensor_scalar_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_pow_tensor_scalar_out) {
   pk_ew_params p = {0};
   pterun_scalar e;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -294,7 +291,7 @@ pterun_status pk_pow_tensor_scalar_out(pterun_kernel_context* ctx, pterun_value*
 }
 
 /* pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor out) */
-pterun_status pk_pow_scalar_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_pow_scalar_out) {
   pterun_tensor *e, *out;
   pterun_scalar s;
   pk_scalar_tensor st;

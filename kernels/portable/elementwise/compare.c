@@ -37,10 +37,10 @@ static pterun_status run_bool_binary(pterun_kernel_context* ctx, pterun_value** 
 }
 
 #define DEF_CMP_KERNELS(fn_t, fn_s, op)                                                            \
-  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+  PTERUN_KERNEL(fn_t) {                                                                            \
     return run_bool_binary(ctx, args, nargs, 0, &op);                                              \
   }                                                                                                \
-  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+  PTERUN_KERNEL(fn_s) {                                                                            \
     return run_bool_binary(ctx, args, nargs, 1, &op);                                              \
   }
 DEF_CMP_KERNELS(pk_eq_tensor_out, pk_eq_scalar_out, op_eq)
@@ -54,13 +54,13 @@ DEF_CMP_KERNELS(pk_ge_tensor_out, pk_ge_scalar_out, op_ge)
 PK_DEF_BINOP(op_land, (x != 0) && (y != 0), (x != 0) && (y != 0))
 PK_DEF_BINOP(op_lor, (x != 0) || (y != 0), (x != 0) || (y != 0))
 PK_DEF_BINOP(op_lxor, (x != 0) != (y != 0), (x != 0) != (y != 0))
-pterun_status pk_logical_and_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_logical_and_out) {
   return run_bool_binary(ctx, args, nargs, 0, &op_land);
 }
-pterun_status pk_logical_or_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_logical_or_out) {
   return run_bool_binary(ctx, args, nargs, 0, &op_lor);
 }
-pterun_status pk_logical_xor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_logical_xor_out) {
   return run_bool_binary(ctx, args, nargs, 0, &op_lxor);
 }
 
@@ -114,10 +114,10 @@ static pterun_status run_bitwise(pterun_kernel_context* ctx, pterun_value** args
 }
 
 #define DEF_BITWISE(fn_t, fn_s, op, is_shift)                                                      \
-  pterun_status fn_t(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+  PTERUN_KERNEL(fn_t) {                                                                            \
     return run_bitwise(ctx, args, nargs, 0, &op, is_shift);                                        \
   }                                                                                                \
-  pterun_status fn_s(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {              \
+  PTERUN_KERNEL(fn_s) {                                                                            \
     return run_bitwise(ctx, args, nargs, 1, &op, is_shift);                                        \
   }
 DEF_BITWISE(pk_bitwise_and_tensor_out, pk_bitwise_and_scalar_out, op_band, 0)
@@ -134,10 +134,10 @@ static pterun_status where_shape(pterun_kernel_context* ctx, const pterun_tensor
   int64_t sizes[PTERUN_MAX_RANK];
   size_t rank;
   *shape = *c;
-  PTERUN_TRY(pk_broadcast_shape(ctx, shape, a, sizes, &rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, shape, "condition", a, "self", sizes, &rank));
   shape->rank = (uint8_t)rank;
   memcpy(shape->sizes, sizes, rank * sizeof(int64_t));
-  PTERUN_TRY(pk_broadcast_shape(ctx, shape, b, sizes, &rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, shape, "condition/self", b, "other", sizes, &rank));
   shape->rank = (uint8_t)rank;
   memcpy(shape->sizes, sizes, rank * sizeof(int64_t));
   return PTERUN_STATUS_OK;
@@ -155,7 +155,7 @@ static void select_elem(pterun_tensor* out, int64_t oo, const pterun_tensor* src
   }
 }
 
-pterun_status pk_where_self_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_where_self_out) {
   pterun_tensor *c, *a, *b, *out, shape;
   const pterun_tensor* ins[3];
   pterun_iter it;
@@ -218,8 +218,7 @@ pterun_status pk_where_self_out(pterun_kernel_context* ctx, pterun_value** args,
 }
 
 /* ---- masked_fill.Scalar_out(self, mask, Scalar value, *, out) ---- */
-pterun_status pk_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value** args,
-                                        size_t nargs) {
+PTERUN_KERNEL(pk_masked_fill_scalar_out) {
   pterun_tensor *in, *mask, *out;
   pterun_scalar v;
   const pterun_tensor* ins[2];
@@ -237,7 +236,7 @@ pterun_status pk_masked_fill_scalar_out(pterun_kernel_context* ctx, pterun_value
   if (out->dtype != in->dtype)
     return pk_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
   /* The result has self's shape; mask must broadcast to it. */
-  PTERUN_TRY(pk_broadcast_shape(ctx, in, mask, sizes, &rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, in, "self", mask, "mask", sizes, &rank));
   if (rank != in->rank || memcmp(sizes, in->sizes, rank * sizeof(int64_t)) != 0)
     return PTERUN_FAIL_ARG(ctx, "arg 'mask': shape does not broadcast to self's shape");
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));

@@ -59,14 +59,14 @@ static pterun_status run_bool_unary(pterun_kernel_context* ctx, pterun_value** a
 /* VOP: the compute engine's vector function for float32 (-1: none). */
 #define DEF_FLOAT_UNARY_V(fn, name, FEXPR, VOP)                                                    \
   PK_DEF_UNOP_F(op_##name, FEXPR)                                                                  \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {                \
+  PTERUN_KERNEL(fn) {                                                                              \
     pk_ew_params p = {0};                                                                          \
     return run_float_unary(ctx, args, nargs, &op_##name, &p, 1, VOP);                              \
   }
 #define DEF_FLOAT_UNARY(fn, name, FEXPR) DEF_FLOAT_UNARY_V(fn, name, FEXPR, -1)
 #define DEF_SAME_UNARY(fn, name, FEXPR, IEXPR, allow_bool)                                         \
   PK_DEF_UNOP(op_##name, FEXPR, IEXPR)                                                             \
-  pterun_status fn(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {                \
+  PTERUN_KERNEL(fn) {                                                                              \
     return run_same_unary(ctx, args, nargs, &op_##name, allow_bool);                               \
   }
 
@@ -108,21 +108,22 @@ PK_DEF_UNOP(op_isnan, x != x, ((void)x, 0))
 PK_DEF_UNOP(op_isinf, isinf(x) ? 1 : 0, ((void)x, 0))
 PK_DEF_UNOP(op_logical_not, x == 0, x == 0)
 
-pterun_status pk_isnan_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_isnan_out) {
   return run_bool_unary(ctx, args, nargs, &op_isnan);
 }
-pterun_status pk_isinf_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_isinf_out) {
   return run_bool_unary(ctx, args, nargs, &op_isinf);
 }
-pterun_status pk_logical_not_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_logical_not_out) {
   pterun_tensor *in, *out;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   /* bool -> bool in one layout (attention masks): a byte loop. */
   if (in->dtype == PTERUN_DTYPE_BOOL && out->dtype == PTERUN_DTYPE_BOOL &&
-      pterun_out_resize_like(ctx, out, "out", in) == PTERUN_STATUS_OK && pk_same_layout(in, out) &&
-      in->data != NULL && out->data != NULL && out->nbytes >= (size_t)in->numel) {
+      pterun_out_resize_like(ctx, out, "out", in) == PTERUN_STATUS_OK &&
+      pterun_same_layout(in, out) && in->data != NULL && out->data != NULL &&
+      out->nbytes >= (size_t)in->numel) {
     const uint8_t* x = (const uint8_t*)in->data;
     uint8_t* y = (uint8_t*)out->data;
     for (int64_t k = 0; k < in->numel; ++k) y[k] = x[k] == 0;
@@ -136,7 +137,7 @@ PK_UN_ROW(bnot_i64, int64_t, ~x)
 PK_UN_ROW(lnot_i64, int64_t, x == 0)
 static const pk_unary_op op_bnot = {NULL, NULL, bnot_i64};
 static const pk_unary_op op_bnot_bool = {NULL, NULL, lnot_i64};
-pterun_status pk_bitwise_not_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_bitwise_not_out) {
   pterun_tensor* in;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "self", &in));
@@ -151,7 +152,7 @@ pterun_status pk_bitwise_not_out(pterun_kernel_context* ctx, pterun_value** args
 #define LOGIT_CLAMP(x)                                                                             \
   (p->mode ? ((x) < (pk_T)p->a ? (pk_T)p->a : (x) > 1 - (pk_T)p->a ? 1 - (pk_T)p->a : (x)) : (x))
 PK_DEF_UNOP_F(op_logit, log(LOGIT_CLAMP(x) / (1 - LOGIT_CLAMP(x))))
-pterun_status pk_logit_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_logit_out) {
   pk_ew_params p = {0};
   double eps;
   int has;

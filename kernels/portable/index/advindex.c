@@ -214,7 +214,7 @@ static int64_t adv_self_offset(adv_index* a, const int64_t* r, int64_t* bad) {
 }
 
 /* aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) */
-pterun_status pk_index_tensor_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_index_tensor_out) {
   pterun_tensor *self, *out;
   adv_index a;
   int64_t r[PTERUN_MAX_RANK] = {0};
@@ -277,7 +277,7 @@ static pterun_status indices_arg(pterun_kernel_context* ctx, pterun_value** args
 
 /* aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False,
  *   *, Tensor(a!) out) */
-pterun_status pk_index_put_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_index_put_out) {
   pterun_tensor *self, *values, *out;
   bool acc;
   PTERUN_CHECK_NARGS(ctx, nargs, 6);
@@ -294,7 +294,7 @@ pterun_status pk_index_put_out(pterun_kernel_context* ctx, pterun_value** args, 
 }
 
 /* aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) */
-pterun_status pk_index_put_(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_index_put_) {
   pterun_tensor *self, *values;
   bool acc;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);

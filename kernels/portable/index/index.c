@@ -27,7 +27,7 @@ static pterun_status bad_index(pterun_kernel_context* ctx, const pterun_tensor* 
 
 /* aten::embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1,
  *   bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) */
-pterun_status pk_embedding_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_embedding_out) {
   pterun_tensor *w, *ix, *out;
   int64_t sizes[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0};
   int d;
@@ -61,7 +61,7 @@ pterun_status pk_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
 }
 
 /* aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) */
-pterun_status pk_index_select_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_index_select_out) {
   pterun_tensor *self, *ix, *out;
   int64_t dim, sizes[PTERUN_MAX_RANK], k, n, dsz;
   pk_view sv, dv;
@@ -118,7 +118,7 @@ static pterun_status check_gather_shape(pterun_kernel_context* ctx, const pterun
 
 /* aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False,
  *   Tensor(a!) out) */
-pterun_status pk_gather_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_gather_out) {
   pterun_tensor *self, *ix, *out;
   int64_t dim, idx[PTERUN_MAX_RANK] = {0}, dsz;
   PTERUN_CHECK_NARGS(ctx, nargs, 6);
@@ -205,15 +205,15 @@ static pterun_status scatter(pterun_kernel_context* ctx, pterun_value** args, si
 }
 
 /* aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) */
-pterun_status pk_scatter_src_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_scatter_src_out) {
   return scatter(ctx, args, nargs, SCATTER_SRC);
 }
 /* aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) */
-pterun_status pk_scatter_value_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_scatter_value_out) {
   return scatter(ctx, args, nargs, SCATTER_VALUE);
 }
 /* aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) */
-pterun_status pk_scatter_add_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_scatter_add_out) {
   return scatter(ctx, args, nargs, SCATTER_ADD);
 }
 
@@ -242,7 +242,7 @@ static pterun_status scatter_view(pterun_kernel_context* ctx, pterun_tensor* sel
 }
 
 /* aten::select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out) */
-pterun_status pk_select_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_select_scatter_out) {
   pterun_tensor *self, *src, *out;
   int64_t dim, index;
   pk_view v;
@@ -271,7 +271,7 @@ pterun_status pk_select_scatter_out(pterun_kernel_context* ctx, pterun_value** a
 
 /* aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None,
  *   SymInt? end=None, SymInt step=1, *, Tensor(a!) out) */
-pterun_status pk_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_slice_scatter_out) {
   pterun_tensor *self, *src, *out;
   int64_t dim, start, end, step, len, size;
   int hs, he;
@@ -301,7 +301,7 @@ pterun_status pk_slice_scatter_out(pterun_kernel_context* ctx, pterun_value** ar
 }
 
 /* aten::nonzero.out(Tensor self, *, Tensor(a!) out) */
-pterun_status pk_nonzero_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_nonzero_out) {
   pterun_tensor *self, *out;
   int64_t idx[PTERUN_MAX_RANK] = {0}, count = 0, sizes[2], row = 0;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
@@ -337,7 +337,7 @@ static pterun_status mask_views(pterun_kernel_context* ctx, const pterun_tensor*
                            pterun_dtype_name(mask->dtype));
   PTERUN_TRY(pterun_check_data(ctx, mask, "mask"));
   PTERUN_TRY(pterun_check_data(ctx, self, "self"));
-  PTERUN_TRY(pk_broadcast_shape(ctx, self, mask, sizes, rank));
+  PTERUN_TRY(pterun_broadcast_shape(ctx, self, "self", mask, "mask", sizes, rank));
   PTERUN_TRY(pk_bcast_view(ctx, self, "self", (int)*rank, sizes, sv));
   return pk_bcast_view(ctx, mask, "mask", (int)*rank, sizes, mv);
 }
@@ -350,7 +350,7 @@ static int64_t view_off(const pk_view* v, const int64_t* idx) {
 }
 
 /* aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) */
-pterun_status pk_masked_select_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_masked_select_out) {
   pterun_tensor *self, *mask, *out;
   int64_t sizes[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0}, count = 0, k = 0, numel;
   size_t rank;
@@ -376,7 +376,7 @@ pterun_status pk_masked_select_out(pterun_kernel_context* ctx, pterun_value** ar
 }
 
 /* aten::masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) */
-pterun_status pk_masked_scatter_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_masked_scatter_out) {
   pterun_tensor *self, *mask, *src, *out;
   int64_t sizes[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0}, sidx[PTERUN_MAX_RANK] = {0};
   int64_t k = 0;

@@ -24,7 +24,7 @@ static int tk_before_i(int64_t a, int64_t b, int largest) {
  * The k best elements of every slice along dim are kept sorted by insertion
  * in the outputs themselves (no workspace); ties keep the lower index first.
  * The outputs are always sorted (sorted=False leaves the order unspecified). */
-pterun_status pk_topk_values(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_topk_values) {
   pterun_tensor *in, *vals, *idx;
   int64_t k, dim, sizes[PTERUN_MAX_RANK], pos[PTERUN_MAX_RANK], n, ist, vst, xst;
   bool largest, sorted_;
@@ -105,8 +105,7 @@ pterun_status pk_topk_values(pterun_kernel_context* ctx, pterun_value** args, si
 /* aten::repeat_interleave.Tensor_out(Tensor repeats, *, SymInt? output_size=None,
  *   Tensor(a!) out) -> Tensor(a!)
  * out = [0]*repeats[0] ++ [1]*repeats[1] ++ ... (dtype of repeats). */
-pterun_status pk_repeat_interleave_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
-                                              size_t nargs) {
+PTERUN_KERNEL(pk_repeat_interleave_tensor_out) {
   pterun_tensor *rep, *out;
   int64_t osz, total = 0, i, j, o = 0, len;
   int has_osz;

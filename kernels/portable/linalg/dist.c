@@ -39,7 +39,7 @@ static pterun_status check_p(pterun_kernel_context* ctx, double p) {
  * x1 [*, P, M], x2 [*, R, M] -> [*, P, R] with broadcast batch dims.
  * compute_mode: None/0 uses the matrix-product form for p = 2 when P > 25 or
  * R > 25, 1 always does, 2 never does (ATen's rule). */
-pterun_status pk__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk__cdist_forward_out) {
   pterun_tensor *x1, *x2, *out;
   double p;
   int64_t mode, sizes[PTERUN_MAX_RANK], bpos[PTERUN_MAX_RANK], P, R, M, i, j;
@@ -125,7 +125,7 @@ pterun_status pk__cdist_forward_out(pterun_kernel_context* ctx, pterun_value** a
 
 /* aten::_pdist_forward.out(Tensor self, float p=2, *, Tensor(a!) out) -> Tensor(a!)
  * self [N, M] -> [N*(N-1)/2]: distances of rows i < j in row-major pair order. */
-pterun_status pk__pdist_forward_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk__pdist_forward_out) {
   pterun_tensor *in, *out;
   double p;
   int64_t n, m, i, j, k = 0, len;

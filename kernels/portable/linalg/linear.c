@@ -171,7 +171,7 @@ static pterun_status linear(pterun_kernel_context* ctx, pterun_value** args, siz
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pk_linear_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_linear_out) {
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
   return linear(ctx, args, 3, NULL);
 }
@@ -194,7 +194,7 @@ static pterun_status linear_prepare(pterun_kernel_context* ctx, pterun_value** a
   return pk_prepack(ctx, w, PTERUN_COMPUTE_OPERAND_B, w->sizes[1], w->sizes[0], &mb);
 }
 
-pterun_status pk_linear_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_linear_prepare) {
   return linear_prepare(ctx, args, nargs, 5, 3);
 }
 

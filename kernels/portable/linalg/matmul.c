@@ -32,7 +32,7 @@ static pterun_compute_matrix mat_of(const pterun_tensor* t, int rdim, int cdim, 
 }
 
 /* aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
-pterun_status pk_mm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_mm_out) {
   pterun_tensor *a, *b, *out;
   int64_t sizes[2];
   pterun_compute_matrix ma, mb, mc;
@@ -79,12 +79,12 @@ static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** arg
   return pk_prepack_to(ctx, into, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb);
 }
 
-pterun_status pk_mm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_mm_prepare) {
   return prepare_mat2(ctx, args, nargs, 4, 0, 1, 2, NULL);
 }
 
 /* aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
-pterun_status pk_bmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_bmm_out) {
   pterun_tensor *a, *b, *out;
   int64_t sizes[3], bi;
   pterun_compute_gemm_ws ws;
@@ -189,7 +189,7 @@ static pterun_status addmm(pterun_kernel_context* ctx, pterun_value** args, size
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pk_addmm_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_addmm_out) {
   PTERUN_CHECK_NARGS(ctx, nargs, 7);
   return addmm(ctx, args, 5, NULL);
 }
@@ -207,7 +207,7 @@ pterun_status pk_addmm_pack(pterun_kernel_context* ctx, pterun_value** args, siz
 static pterun_status addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                    size_t want, size_t iout);
 
-pterun_status pk_addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_addmm_prepare) {
   return addmm_prepare(ctx, args, nargs, 7, 5);
 }
 

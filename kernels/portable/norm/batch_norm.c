@@ -188,8 +188,7 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
 /* aten::_native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias,
  *   Tensor running_mean, Tensor running_var, float momentum, float eps, *,
  *   Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) */
-pterun_status pk__native_batch_norm_legit_no_training_out(pterun_kernel_context* ctx,
-                                                          pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk__native_batch_norm_legit_no_training_out) {
   double momentum, eps;
   PTERUN_CHECK_NARGS(ctx, nargs, 11);
   PTERUN_TRY(pterun_arg_double(ctx, args, 5, "momentum", &momentum));
@@ -200,8 +199,7 @@ pterun_status pk__native_batch_norm_legit_no_training_out(pterun_kernel_context*
 /* aten::_native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias,
  *   Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum,
  *   float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) */
-pterun_status pk__native_batch_norm_legit_out(pterun_kernel_context* ctx, pterun_value** args,
-                                              size_t nargs) {
+PTERUN_KERNEL(pk__native_batch_norm_legit_out) {
   double momentum, eps;
   bool training;
   PTERUN_CHECK_NARGS(ctx, nargs, 12);
@@ -214,8 +212,7 @@ pterun_status pk__native_batch_norm_legit_out(pterun_kernel_context* ctx, pterun
 /* aten::_native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias,
  *   bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean,
  *   Tensor(c!) save_invstd) */
-pterun_status pk__native_batch_norm_legit_no_stats_out(pterun_kernel_context* ctx,
-                                                       pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk__native_batch_norm_legit_no_stats_out) {
   double momentum, eps;
   bool training;
   PTERUN_CHECK_NARGS(ctx, nargs, 10);

@@ -151,10 +151,10 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pk_softmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_softmax_out) {
   return run_softmax(ctx, args, nargs, 0);
 }
-pterun_status pk_log_softmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_log_softmax_out) {
   return run_softmax(ctx, args, nargs, 1);
 }
 
@@ -276,8 +276,7 @@ static void layer_norm_rows(void* vctx, size_t start, size_t count) {
 
 /* ---- native_layer_norm.out(input, int[] normalized_shape, Tensor? weight,
  *      Tensor? bias, float eps, *, out0, out1 (mean), out2 (rstd)) ---- */
-pterun_status pk_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_native_layer_norm_out) {
   pterun_tensor *in, *w, *b, *out, *mean, *rstd;
   const int64_t* ns;
   size_t nn, k;
@@ -337,8 +336,7 @@ pterun_status pk_native_layer_norm_out(pterun_kernel_context* ctx, pterun_value*
 
 /* ---- native_group_norm.out(input, Tensor? weight, Tensor? bias, N, C, HxW,
  *      int group, float eps, *, out0, out1 (mean [N,G]), out2 (rstd [N,G])) ---- */
-pterun_status pk_native_group_norm_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_native_group_norm_out) {
   pterun_tensor *in, *w, *b, *out, *mean, *rstd;
   int64_t N, C, HxW, G, n, g, c, k, cpg, stat_sizes[2];
   double eps;

@@ -4,8 +4,7 @@
 #include "kernels/portable/util.h"
 
 /* aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) */
-pterun_status pk_constant_pad_nd_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_constant_pad_nd_out) {
   pterun_tensor *self, *out;
   const int64_t* pad;
   size_t len;
@@ -103,27 +102,21 @@ static pterun_status pad_map(pterun_kernel_context* ctx, pterun_value** args, si
 
 /* aten::reflection_pad{1,2,3}d.out / replication_pad{1,2,3}d.out
  *   (Tensor self, SymInt[2*S] padding, *, Tensor(a!) out) */
-pterun_status pk_reflection_pad1d_out(pterun_kernel_context* ctx, pterun_value** args,
-                                      size_t nargs) {
+PTERUN_KERNEL(pk_reflection_pad1d_out) {
   return pad_map(ctx, args, nargs, 1, 1);
 }
-pterun_status pk_reflection_pad2d_out(pterun_kernel_context* ctx, pterun_value** args,
-                                      size_t nargs) {
+PTERUN_KERNEL(pk_reflection_pad2d_out) {
   return pad_map(ctx, args, nargs, 2, 1);
 }
-pterun_status pk_reflection_pad3d_out(pterun_kernel_context* ctx, pterun_value** args,
-                                      size_t nargs) {
+PTERUN_KERNEL(pk_reflection_pad3d_out) {
   return pad_map(ctx, args, nargs, 3, 1);
 }
-pterun_status pk_replication_pad1d_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_replication_pad1d_out) {
   return pad_map(ctx, args, nargs, 1, 0);
 }
-pterun_status pk_replication_pad2d_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_replication_pad2d_out) {
   return pad_map(ctx, args, nargs, 2, 0);
 }
-pterun_status pk_replication_pad3d_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_replication_pad3d_out) {
   return pad_map(ctx, args, nargs, 3, 0);
 }

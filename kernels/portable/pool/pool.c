@@ -80,7 +80,7 @@ static pterun_status pool_params(pterun_kernel_context* ctx, pterun_value** args
 /* aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
  *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *,
  *   Tensor(a!) out) */
-pterun_status pk_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_avg_pool2d_out) {
   pterun_tensor *in, *out;
   bool ceil_mode, include_pad;
   int64_t k[2], s[2], pad[2], dil[2], divisor, q, oh, ow;
@@ -234,8 +234,7 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
 /* aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[],
  *   int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out,
  *   Tensor(b!) indices) */
-pterun_status pk_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_value** args,
-                                             size_t nargs) {
+PTERUN_KERNEL(pk_max_pool2d_with_indices_out) {
   pterun_tensor *in, *out, *idx;
   bool ceil_mode;
   int64_t k[2], s[2], pad[2], dil[2];
@@ -267,8 +266,7 @@ pterun_status pk_max_pool2d_with_indices_out(pterun_kernel_context* ctx, pterun_
 }
 
 /* aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) */
-pterun_status pk__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_value** args,
-                                          size_t nargs) {
+PTERUN_KERNEL(pk__adaptive_avg_pool2d_out) {
   pterun_tensor *in, *out;
   int64_t osz[2], q, oh, ow;
   plane p = {0, 0, 0, 0, 0, 0, 0};
@@ -313,8 +311,7 @@ pterun_status pk__adaptive_avg_pool2d_out(pterun_kernel_context* ctx, pterun_val
  *   Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
  * grad_input (shaped like self) is zero except where indices point: there it
  * accumulates grad_output. */
-pterun_status pk_max_pool2d_with_indices_backward_grad_input(pterun_kernel_context* ctx,
-                                                             pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_max_pool2d_with_indices_backward_grad_input) {
   pterun_tensor *go, *in, *idx, *gi;
   bool ceil_mode;
   int64_t k[2], s[2], pad[2], dil[2], q, oh, ow, d;

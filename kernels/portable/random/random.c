@@ -108,12 +108,12 @@ static pterun_status rand_common(pterun_kernel_context* ctx, pterun_value** args
 }
 
 /* aten::rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
-pterun_status pk_rand_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_rand_out) {
   return rand_common(ctx, args, nargs, 0);
 }
 
 /* aten::randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
-pterun_status pk_randn_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_randn_out) {
   return rand_common(ctx, args, nargs, 1);
 }
 
@@ -122,7 +122,7 @@ pterun_status pk_randn_out(pterun_kernel_context* ctx, pterun_value** args, size
  * Training (train true or None) with p > 0: mask = u >= p for uniform u,
  * out = input * mask / (1 - p) (0 when p = 1). Otherwise out = input and the
  * mask is all true. */
-pterun_status pk_native_dropout_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_native_dropout_out) {
   pterun_tensor *in, *out, *mask;
   const pterun_tensor* ins[2];
   double p, scale;

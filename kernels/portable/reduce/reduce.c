@@ -327,7 +327,7 @@ static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in, c
 }
 
 /* sum.IntList_out(self, int[1]? dim, bool keepdim, *, ScalarType? dtype, out) */
-pterun_status pk_sum_intlist_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_sum_intlist_out) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
@@ -360,7 +360,7 @@ static pterun_status run_mean(pterun_kernel_context* ctx, pterun_tensor* in, con
 }
 
 /* mean.out(self, int[1]? dim, bool keepdim, *, ScalarType? dtype, out) */
-pterun_status pk_mean_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_mean_out) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
@@ -376,7 +376,7 @@ pterun_status pk_mean_out(pterun_kernel_context* ctx, pterun_value** args, size_
 }
 
 /* mean.dtype_out(self, *, ScalarType? dtype, out) */
-pterun_status pk_mean_dtype_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_mean_dtype_out) {
   pterun_tensor *in, *out;
   int dt;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -395,7 +395,7 @@ static pterun_status run_prod(pterun_kernel_context* ctx, pterun_tensor* in, con
     return pk_fail_dtype(ctx, "out", out->dtype, "is not supported by prod");
   return run_reduce(ctx, in, dims, nd, keepdim, out, RK_PROD, 0);
 }
-pterun_status pk_prod_int_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_prod_int_out) {
   pterun_tensor *in, *out;
   int64_t dim;
   bool keepdim;
@@ -408,7 +408,7 @@ pterun_status pk_prod_int_out(pterun_kernel_context* ctx, pterun_value** args, s
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   return run_prod(ctx, in, &dim, 1, keepdim, dt, out);
 }
-pterun_status pk_prod_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_prod_out) {
   pterun_tensor *in, *out;
   int dt;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -434,10 +434,10 @@ static pterun_status run_amax(pterun_kernel_context* ctx, pterun_value** args, s
     return pk_fail_dtype(ctx, "out", out->dtype, "must match self's dtype");
   return run_reduce(ctx, in, dims, nd, keepdim, out, kind, 0);
 }
-pterun_status pk_amax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_amax_out) {
   return run_amax(ctx, args, nargs, RK_MAX);
 }
-pterun_status pk_amin_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_amin_out) {
   return run_amax(ctx, args, nargs, RK_MIN);
 }
 
@@ -452,10 +452,10 @@ static pterun_status run_unary_max(pterun_kernel_context* ctx, pterun_value** ar
     return pk_fail_dtype(ctx, "out", out->dtype, "cannot hold self's dtype");
   return run_reduce(ctx, in, NULL, 0, false, out, kind, 0);
 }
-pterun_status pk_max_unary_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_max_unary_out) {
   return run_unary_max(ctx, args, nargs, RK_MAX);
 }
-pterun_status pk_min_unary_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_min_unary_out) {
   return run_unary_max(ctx, args, nargs, RK_MIN);
 }
 
@@ -480,22 +480,22 @@ static pterun_status run_anyall(pterun_kernel_context* ctx, pterun_value** args,
   PTERUN_TRY(pterun_arg_tensor(ctx, args, form == 0 ? 1 : 3, "out", &out));
   return run_reduce(ctx, in, dims, nd, keepdim, out, kind, 0);
 }
-pterun_status pk_any_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_any_all_out) {
   return run_anyall(ctx, args, nargs, RK_ANY, 0);
 }
-pterun_status pk_any_dims_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_any_dims_out) {
   return run_anyall(ctx, args, nargs, RK_ANY, 1);
 }
-pterun_status pk_any_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_any_out) {
   return run_anyall(ctx, args, nargs, RK_ANY, 2);
 }
-pterun_status pk_all_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_all_all_out) {
   return run_anyall(ctx, args, nargs, RK_ALL, 0);
 }
-pterun_status pk_all_dims_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_all_dims_out) {
   return run_anyall(ctx, args, nargs, RK_ALL, 1);
 }
-pterun_status pk_all_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_all_out) {
   return run_anyall(ctx, args, nargs, RK_ALL, 2);
 }
 
@@ -556,10 +556,10 @@ static pterun_status run_argmax(pterun_kernel_context* ctx, pterun_value** args,
   /* dim None: over the flattened tensor, i.e. every dim. */
   return run_arg(ctx, in, has ? &dim : NULL, has ? 1 : 0, keepdim, NULL, out, kind);
 }
-pterun_status pk_argmax_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_argmax_out) {
   return run_argmax(ctx, args, nargs, RK_MAX);
 }
-pterun_status pk_argmin_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_argmin_out) {
   return run_argmax(ctx, args, nargs, RK_MIN);
 }
 
@@ -577,10 +577,10 @@ static pterun_status run_dim_max(pterun_kernel_context* ctx, pterun_value** args
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "indices", &idx));
   return run_arg(ctx, in, &dim, 1, keepdim, vals, idx, kind);
 }
-pterun_status pk_max_dim_max(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_max_dim_max) {
   return run_dim_max(ctx, args, nargs, RK_MAX);
 }
-pterun_status pk_min_dim_min(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_min_dim_min) {
   return run_dim_max(ctx, args, nargs, RK_MIN);
 }
 
@@ -631,7 +631,7 @@ static pterun_status arg_correction(pterun_kernel_context* ctx, pterun_value** a
 }
 
 /* var.correction_out(self, int[1]? dim, *, Scalar? correction, bool keepdim, out) */
-pterun_status pk_var_correction_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_var_correction_out) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
@@ -647,7 +647,7 @@ pterun_status pk_var_correction_out(pterun_kernel_context* ctx, pterun_value** a
 }
 
 /* var.out(self, int[1]? dim, bool unbiased, bool keepdim, *, out) */
-pterun_status pk_var_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_var_out) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
@@ -663,8 +663,7 @@ pterun_status pk_var_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 
 /* var_mean.correction_out(self, int[1]? dim, *, Scalar? correction, bool
  * keepdim, out0 (var), out1 (mean)) */
-pterun_status pk_var_mean_correction_out(pterun_kernel_context* ctx, pterun_value** args,
-                                         size_t nargs) {
+PTERUN_KERNEL(pk_var_mean_correction_out) {
   pterun_tensor *in, *var, *mean;
   const int64_t* dims;
   size_t nd;
@@ -681,7 +680,7 @@ pterun_status pk_var_mean_correction_out(pterun_kernel_context* ctx, pterun_valu
 }
 
 /* logsumexp.out(self, int[1] dim, bool keepdim, *, out): max-shifted. */
-pterun_status pk_logsumexp_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_logsumexp_out) {
   pterun_tensor *in, *out;
   const int64_t* dims;
   size_t nd;
@@ -716,7 +715,7 @@ pterun_status pk_logsumexp_out(pterun_kernel_context* ctx, pterun_value** args, 
 }
 
 /* ---- cumsum.out(self, int dim, *, ScalarType? dtype, out) ---- */
-pterun_status pk_cumsum_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_cumsum_out) {
   pterun_tensor *in, *out;
   int64_t dim, n, len, k;
   int dt;

@@ -72,8 +72,7 @@ static void cubic_coeffs(double t, double* w) {
 
 /* aten::grid_sampler_2d.out(Tensor input, Tensor grid, int interpolation_mode,
  *   int padding_mode, bool align_corners, *, Tensor(a!) out) -> Tensor(a!) */
-pterun_status pk_grid_sampler_2d_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_grid_sampler_2d_out) {
   pterun_tensor *in, *grid, *out;
   int64_t mode, pad, sizes[4], n, c, oh, ow;
   bool align;
@@ -191,8 +190,7 @@ static void aa_range(int64_t o, int64_t in, double scale, int64_t* lo, int64_t* 
 
 /* aten::_upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners,
  *   float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!) */
-pterun_status pk__upsample_bilinear2d_aa_out(pterun_kernel_context* ctx, pterun_value** args,
-                                             size_t nargs) {
+PTERUN_KERNEL(pk__upsample_bilinear2d_aa_out) {
   pterun_tensor *in, *out;
   int64_t osz[2], sizes[4], n, c, oh, ow;
   double sh_user, sw_user, sh, sw;

@@ -64,8 +64,7 @@ static int64_t nearest_index(int64_t o, int64_t in, int64_t out, float scale) {
 
 /* aten::upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size,
  *   float[]? scale_factors, *, Tensor(a!) out) */
-pterun_status pk_upsample_nearest2d_vec_out(pterun_kernel_context* ctx, pterun_value** args,
-                                            size_t nargs) {
+PTERUN_KERNEL(pk_upsample_nearest2d_vec_out) {
   pterun_tensor *in, *out;
   up_geom g;
   int64_t n, c, oh, ow;
@@ -109,8 +108,7 @@ static void linear_coeffs(int64_t o, int64_t in, double scale, int align_corners
 
 /* aten::upsample_bilinear2d.vec_out(Tensor input, SymInt[]? output_size, bool align_corners,
  *   float[]? scale_factors, *, Tensor(a!) out) */
-pterun_status pk_upsample_bilinear2d_vec_out(pterun_kernel_context* ctx, pterun_value** args,
-                                             size_t nargs) {
+PTERUN_KERNEL(pk_upsample_bilinear2d_vec_out) {
   pterun_tensor *in, *out;
   up_geom g;
   bool align;

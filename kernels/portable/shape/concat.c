@@ -37,7 +37,7 @@ static int cat_skips(const pterun_tensor* t) {
 }
 
 /* aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) */
-pterun_status pk_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_cat_out) {
   pterun_value* list;
   pterun_tensor *out, *ref = NULL;
   size_t n, k;
@@ -86,7 +86,7 @@ pterun_status pk_cat_out(pterun_kernel_context* ctx, pterun_value** args, size_t
 }
 
 /* aten::stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) */
-pterun_status pk_stack_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_stack_out) {
   pterun_value* list;
   pterun_tensor *out, *ref;
   size_t n, k;
@@ -164,8 +164,7 @@ static pterun_status split_args(pterun_kernel_context* ctx, pterun_value** args,
 
 /* aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *,
  *                                 Tensor(a!)[] out) -> () */
-pterun_status pk_split_with_sizes_copy_out(pterun_kernel_context* ctx, pterun_value** args,
-                                           size_t nargs) {
+PTERUN_KERNEL(pk_split_with_sizes_copy_out) {
   pterun_tensor* self;
   pterun_value* outs;
   const int64_t* lens;
@@ -189,8 +188,7 @@ pterun_status pk_split_with_sizes_copy_out(pterun_kernel_context* ctx, pterun_va
 
 /* aten::split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *,
  *                             Tensor(a!)[] out) -> () */
-pterun_status pk_split_copy_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_split_copy_tensor_out) {
   pterun_tensor* self;
   pterun_value* outs;
   int64_t dim, split, size, want;
@@ -208,8 +206,7 @@ pterun_status pk_split_copy_tensor_out(pterun_kernel_context* ctx, pterun_value*
 }
 
 /* aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> () */
-pterun_status pk_unbind_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_unbind_copy_int_out) {
   pterun_tensor* self;
   pterun_value* outs;
   int64_t dim;

@@ -39,7 +39,7 @@ static pterun_status self_out(pterun_kernel_context* ctx, pterun_value** args, s
 }
 
 /* aten::view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) */
-pterun_status pk_view_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_view_copy_out) {
   pterun_tensor *self, *out;
   const int64_t* size;
   size_t len, k;
@@ -74,7 +74,7 @@ pterun_status pk_view_copy_out(pterun_kernel_context* ctx, pterun_value** args, 
 }
 
 /* aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) */
-pterun_status pk_permute_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_permute_copy_out) {
   pterun_tensor *self, *out;
   const int64_t* dims;
   size_t len, k;
@@ -111,8 +111,7 @@ static pterun_status transpose(pterun_kernel_context* ctx, pterun_tensor* self, 
 }
 
 /* aten::transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) */
-pterun_status pk_transpose_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
-                                        size_t nargs) {
+PTERUN_KERNEL(pk_transpose_copy_int_out) {
   pterun_tensor *self, *out;
   int64_t d0, d1;
   PTERUN_CHECK_NARGS(ctx, nargs, 5);
@@ -123,7 +122,7 @@ pterun_status pk_transpose_copy_int_out(pterun_kernel_context* ctx, pterun_value
 }
 
 /* aten::t_copy.out(Tensor self, *, Tensor(a!) out) */
-pterun_status pk_t_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_t_copy_out) {
   pterun_tensor *self, *out;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   PTERUN_TRY(self_out(ctx, args, 1, &self, &out));
@@ -133,7 +132,7 @@ pterun_status pk_t_copy_out(pterun_kernel_context* ctx, pterun_value** args, siz
 }
 
 /* aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) */
-pterun_status pk_unsqueeze_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_unsqueeze_copy_out) {
   pterun_tensor *self, *out;
   int64_t dim, sizes[PTERUN_MAX_RANK];
   int d, r;
@@ -157,8 +156,7 @@ static pterun_status squeeze(pterun_kernel_context* ctx, pterun_tensor* self, pt
 }
 
 /* aten::squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) */
-pterun_status pk_squeeze_copy_dim_out(pterun_kernel_context* ctx, pterun_value** args,
-                                      size_t nargs) {
+PTERUN_KERNEL(pk_squeeze_copy_dim_out) {
   pterun_tensor *self, *out;
   int64_t dim;
   int mask[PTERUN_MAX_RANK] = {0};
@@ -171,8 +169,7 @@ pterun_status pk_squeeze_copy_dim_out(pterun_kernel_context* ctx, pterun_value**
 }
 
 /* aten::squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) */
-pterun_status pk_squeeze_copy_dims_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_squeeze_copy_dims_out) {
   pterun_tensor *self, *out;
   const int64_t* dims;
   size_t len, k;
@@ -189,7 +186,7 @@ pterun_status pk_squeeze_copy_dims_out(pterun_kernel_context* ctx, pterun_value*
 }
 
 /* aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) */
-pterun_status pk_expand_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_expand_copy_out) {
   pterun_tensor *self, *out;
   const int64_t* size;
   size_t len, k;
@@ -224,8 +221,7 @@ static int64_t clamp_bound(int64_t b, int64_t size) {
 
 /* aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None,
  *                             SymInt step=1, *, Tensor(a!) out) */
-pterun_status pk_slice_copy_tensor_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_slice_copy_tensor_out) {
   pterun_tensor *self, *out;
   int64_t dim, start, end, step, len;
   int has_start, has_end;
@@ -259,8 +255,7 @@ static void view_drop(pk_view* v, int d) {
 }
 
 /* aten::select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) */
-pterun_status pk_select_copy_int_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_select_copy_int_out) {
   pterun_tensor *self, *out;
   int64_t dim, index;
   pk_view v;
@@ -281,7 +276,7 @@ pterun_status pk_select_copy_int_out(pterun_kernel_context* ctx, pterun_value** 
 }
 
 /* aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) */
-pterun_status pk_narrow_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_narrow_copy_out) {
   pterun_tensor *self, *out;
   int64_t dim, start, length;
   pk_view v;
@@ -302,7 +297,7 @@ pterun_status pk_narrow_copy_out(pterun_kernel_context* ctx, pterun_value** args
 }
 
 /* Plain copies: alias_copy, detach_copy, lift_fresh_copy (self, *, out). */
-static pterun_status plain_copy(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+static PTERUN_KERNEL(plain_copy) {
   pterun_tensor *self, *out;
   PTERUN_CHECK_NARGS(ctx, nargs, 3);
   PTERUN_TRY(self_out(ctx, args, 1, &self, &out));
@@ -311,21 +306,19 @@ static pterun_status plain_copy(pterun_kernel_context* ctx, pterun_value** args,
   return PTERUN_STATUS_OK;
 }
 
-pterun_status pk_alias_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_alias_copy_out) {
   return plain_copy(ctx, args, nargs);
 }
-pterun_status pk_detach_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_detach_copy_out) {
   return plain_copy(ctx, args, nargs);
 }
-pterun_status pk_lift_fresh_copy_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_lift_fresh_copy_out) {
   return plain_copy(ctx, args, nargs);
 }
 
 /* aten::as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride,
  *                           SymInt? storage_offset=None, *, Tensor(a!) out) */
-pterun_status pk_as_strided_copy_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_as_strided_copy_out) {
   pterun_tensor *self, *out;
   const int64_t *size, *stride;
   size_t ns, nst, k;
@@ -364,7 +357,7 @@ pterun_status pk_as_strided_copy_out(pterun_kernel_context* ctx, pterun_value** 
 }
 
 /* aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) */
-pterun_status pk_flip_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_flip_out) {
   pterun_tensor *self, *out;
   const int64_t* dims;
   size_t len, k;
@@ -388,7 +381,7 @@ pterun_status pk_flip_out(pterun_kernel_context* ctx, pterun_value** args, size_
 }
 
 /* aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) */
-pterun_status pk_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_roll_out) {
   pterun_tensor *self, *out;
   const int64_t *shifts, *dims;
   size_t ns, nd, k;
@@ -445,7 +438,7 @@ pterun_status pk_roll_out(pterun_kernel_context* ctx, pterun_value** args, size_
 }
 
 /* aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) */
-pterun_status pk_repeat_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_repeat_out) {
   pterun_tensor *self, *out;
   const int64_t* reps;
   size_t len, k;
@@ -542,7 +535,7 @@ static pterun_status pixel_shuffle(pterun_kernel_context* ctx, pterun_tensor* se
 }
 
 /* aten::pixel_shuffle.out(Tensor self, int upscale_factor, *, Tensor(a!) out) */
-pterun_status pk_pixel_shuffle_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_pixel_shuffle_out) {
   pterun_tensor *self, *out;
   int64_t r;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -552,8 +545,7 @@ pterun_status pk_pixel_shuffle_out(pterun_kernel_context* ctx, pterun_value** ar
 }
 
 /* aten::pixel_unshuffle.out(Tensor self, int downscale_factor, *, Tensor(a!) out) */
-pterun_status pk_pixel_unshuffle_out(pterun_kernel_context* ctx, pterun_value** args,
-                                     size_t nargs) {
+PTERUN_KERNEL(pk_pixel_unshuffle_out) {
   pterun_tensor *self, *out;
   int64_t r;
   PTERUN_CHECK_NARGS(ctx, nargs, 4);
@@ -563,7 +555,7 @@ pterun_status pk_pixel_unshuffle_out(pterun_kernel_context* ctx, pterun_value** 
 }
 
 /* aten::diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) */
-pterun_status pk_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_diagonal_copy_out) {
   pterun_tensor *self, *out;
   int64_t offset, d1, d2, len, base = 0, s1, s2;
   pk_view v;
@@ -597,7 +589,7 @@ pterun_status pk_diagonal_copy_out(pterun_kernel_context* ctx, pterun_value** ar
 }
 
 /* aten::unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) */
-pterun_status pk_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_unfold_copy_out) {
   pterun_tensor *self, *out;
   int64_t dim, size, step, dsz, dst;
   pk_view v;
@@ -625,7 +617,7 @@ pterun_status pk_unfold_copy_out(pterun_kernel_context* ctx, pterun_value** args
 }
 
 /* aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) */
-pterun_status pk_tril_out(pterun_kernel_context* ctx, pterun_value** args, size_t nargs) {
+PTERUN_KERNEL(pk_tril_out) {
   pterun_tensor *self, *out;
   int64_t diag, idx[PTERUN_MAX_RANK] = {0};
   int r;
@@ -648,8 +640,7 @@ pterun_status pk_tril_out(pterun_kernel_context* ctx, pterun_value** args, size_
 }
 
 /* aten::view_as_real_copy.out(Tensor self, *, Tensor(a!) out) */
-pterun_status pk_view_as_real_copy_out(pterun_kernel_context* ctx, pterun_value** args,
-                                       size_t nargs) {
+PTERUN_KERNEL(pk_view_as_real_copy_out) {
   pterun_tensor *self, *out;
   int64_t sizes[PTERUN_MAX_RANK];
   int part, d;

@@ -1,14 +1,16 @@
 /* Bundled programs (BP08): verification, the embedded program, test-case
  * inputs and ExecuTorch's output comparison rule. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pterun/bundled.h"
+#include "pterun/file.h"
+#include "pterun/flatbuffer.h"
 #include "pterun/kernel_util.h"
-#include "src/core/fb.h"
-#include "src/core/internal.h"
-#include "src/core/method_internal.h"
+#include "pterun/method.h"
+#include "src/devtools/dt_util.h"
 
 /* Vtable slots of bundled_program_schema.fbs. */
 enum {
@@ -34,10 +36,12 @@ enum { BP_TENSOR = 1, BP_INT = 2, BP_BOOL = 3, BP_DOUBLE = 4 };
 #define BP_PROGRAM_ALIGN 32
 
 struct pterun_bundle {
-  pt_file_image image;
-  pt_fb_buf fb;
-  pt_fb_table root;
-  pt_fb_vec suites;
+  pterun_file_image* file; /* owned bytes, or NULL for a borrowed buffer */
+  const uint8_t* data;
+  size_t size;
+  pterun_fb_buf fb;
+  pterun_fb_table root;
+  pterun_fb_vec suites;
   const uint8_t* program;
   size_t program_size;
   uint32_t version;
@@ -51,133 +55,133 @@ int pterun_is_bundled_program(const void* data, size_t size) {
 }
 
 static pterun_status bfail(const pterun_bundle* b, const char* where, const char* what) {
-  return pt_fail(&b->logger, PTERUN_STATUS_INVALID_PROGRAM, "bundled program: %s: %s", where, what);
+  return dt_fail(&b->logger, PTERUN_STATUS_INVALID_PROGRAM, "bundled program: %s: %s", where, what);
 }
 
 /* Reads and checks one Value table (tensor shape, dtype, dim order, data
  * extent; scalar fields). Used by the verifier and the accessors alike. */
-static pterun_status read_value(const pterun_bundle* b, const pt_fb_table* v, const char* where,
+static pterun_status read_value(const pterun_bundle* b, const pterun_fb_table* v, const char* where,
                                 pterun_bundle_value* out) {
   memset(out, 0, sizeof *out);
-  if (!pt_fb_check_scalar(v, BP_VALUE_TYPE, 1)) return bfail(b, where, "value type malformed");
-  uint8_t tag = pt_fb_u8(v, BP_VALUE_TYPE, 0);
-  pt_fb_table t;
+  if (!pterun_fb_check_scalar(v, BP_VALUE_TYPE, 1)) return bfail(b, where, "value type malformed");
+  uint8_t tag = pterun_fb_u8(v, BP_VALUE_TYPE, 0);
+  pterun_fb_table t;
   if (tag < BP_TENSOR || tag > BP_DOUBLE) return bfail(b, where, "unknown value type");
-  if (pt_fb_get_table(v, BP_VALUE_VAL, &t) != 1) return bfail(b, where, "value missing");
+  if (pterun_fb_get_table(v, BP_VALUE_VAL, &t) != 1) return bfail(b, where, "value missing");
   switch (tag) {
     case BP_INT:
-      if (!pt_fb_check_scalar(&t, BP_SCALAR_VAL, 8)) return bfail(b, where, "int malformed");
+      if (!pterun_fb_check_scalar(&t, BP_SCALAR_VAL, 8)) return bfail(b, where, "int malformed");
       out->tag = PTERUN_VALUE_INT;
-      out->i = pt_fb_i64(&t, BP_SCALAR_VAL, 0);
+      out->i = pterun_fb_i64(&t, BP_SCALAR_VAL, 0);
       return PTERUN_STATUS_OK;
     case BP_BOOL:
-      if (!pt_fb_check_scalar(&t, BP_SCALAR_VAL, 1)) return bfail(b, where, "bool malformed");
+      if (!pterun_fb_check_scalar(&t, BP_SCALAR_VAL, 1)) return bfail(b, where, "bool malformed");
       out->tag = PTERUN_VALUE_BOOL;
-      out->b = pt_fb_u8(&t, BP_SCALAR_VAL, 0) != 0;
+      out->b = pterun_fb_u8(&t, BP_SCALAR_VAL, 0) != 0;
       return PTERUN_STATUS_OK;
     case BP_DOUBLE:
-      if (!pt_fb_check_scalar(&t, BP_SCALAR_VAL, 8)) return bfail(b, where, "double malformed");
+      if (!pterun_fb_check_scalar(&t, BP_SCALAR_VAL, 8)) return bfail(b, where, "double malformed");
       out->tag = PTERUN_VALUE_DOUBLE;
-      out->d = pt_fb_f64(&t, BP_SCALAR_VAL, 0);
+      out->d = pterun_fb_f64(&t, BP_SCALAR_VAL, 0);
       return PTERUN_STATUS_OK;
     default: break;
   }
   out->tag = PTERUN_VALUE_TENSOR;
-  if (!pt_fb_check_scalar(&t, BP_TENSOR_DTYPE, 1)) return bfail(b, where, "dtype malformed");
-  out->dtype = pt_fb_i8(&t, BP_TENSOR_DTYPE, 0);
+  if (!pterun_fb_check_scalar(&t, BP_TENSOR_DTYPE, 1)) return bfail(b, where, "dtype malformed");
+  out->dtype = pterun_fb_i8(&t, BP_TENSOR_DTYPE, 0);
   size_t item = out->dtype >= 0 ? pterun_dtype_size(out->dtype) : 0;
   if (item == 0) return bfail(b, where, "invalid scalar type");
-  pt_fb_vec sizes, order, data;
-  if (pt_fb_get_vector(&t, BP_TENSOR_SIZES, 4, &sizes) != 1)
+  pterun_fb_vec sizes, order, data;
+  if (pterun_fb_get_vector(&t, BP_TENSOR_SIZES, 4, &sizes) != 1)
     return bfail(b, where, "tensor sizes missing or malformed");
   if (sizes.len > PTERUN_MAX_RANK) return bfail(b, where, "tensor rank too large");
   out->rank = sizes.len;
   uint64_t numel = 1, nbytes;
   for (uint32_t d = 0; d < sizes.len; ++d) {
-    int32_t s = pt_fb_vec_i32(&sizes, d);
+    int32_t s = (int32_t)pterun_fb_read_u32(pterun_fb_vec_at(&sizes, d));
     if (s < 0) return bfail(b, where, "negative tensor size");
     out->sizes[d] = s;
-    if (pt_mul_overflow_u64(numel, (uint64_t)s, &numel))
+    if (__builtin_mul_overflow(numel, (uint64_t)s, &numel))
       return bfail(b, where, "tensor size overflows");
   }
-  if (pt_mul_overflow_u64(numel, item, &nbytes) || nbytes > SIZE_MAX)
+  if (__builtin_mul_overflow(numel, item, &nbytes) || nbytes > SIZE_MAX)
     return bfail(b, where, "tensor size overflows");
-  int r = pt_fb_get_vector(&t, BP_TENSOR_DIM_ORDER, 1, &order);
+  int r = pterun_fb_get_vector(&t, BP_TENSOR_DIM_ORDER, 1, &order);
   if (r < 0) return bfail(b, where, "dim order malformed");
   unsigned seen = 0;
   for (uint32_t d = 0; d < out->rank; ++d) {
-    uint8_t o = r == 1 && order.len == out->rank ? pt_fb_vec_u8(&order, d) : (uint8_t)d;
+    uint8_t o = r == 1 && order.len == out->rank ? *pterun_fb_vec_at(&order, d) : (uint8_t)d;
     if (r == 1 && order.len != out->rank) return bfail(b, where, "dim order length != rank");
     if (o >= out->rank || (seen & (1u << o))) return bfail(b, where, "dim order not a permutation");
     seen |= 1u << o;
     out->dim_order[d] = o;
   }
-  r = pt_fb_get_vector(&t, BP_TENSOR_DATA, 1, &data);
+  r = pterun_fb_get_vector(&t, BP_TENSOR_DATA, 1, &data);
   if (r < 0 || (r == 0 && nbytes > 0)) return bfail(b, where, "tensor data missing or malformed");
   if (r == 1 && data.len < nbytes) return bfail(b, where, "tensor data shorter than its shape");
   // Tensor inputs are bound in place: the data must be aligned for its dtype.
-  if (nbytes > 0 && !pt_dtype_aligned(b->fb.base + data.pos, out->dtype))
+  if (nbytes > 0 && !pterun_dtype_aligned(b->fb.base + data.pos, out->dtype))
     return bfail(b, where, "tensor data misaligned for its dtype");
   out->data = r == 1 ? b->fb.base + data.pos : NULL;
   out->nbytes = (size_t)nbytes;
   return PTERUN_STATUS_OK;
 }
 
-static bool case_table(const pterun_bundle* b, size_t suite, size_t tc, pt_fb_table* out) {
-  pt_fb_table s;
-  pt_fb_vec cases;
-  if (suite >= b->suites.len || !pt_fb_vec_table(&b->suites, (uint32_t)suite, &s)) return false;
-  if (pt_fb_get_vector(&s, BP_SUITE_CASES, 4, &cases) != 1 || tc >= cases.len) return false;
-  return pt_fb_vec_table(&cases, (uint32_t)tc, out);
+static bool case_table(const pterun_bundle* b, size_t suite, size_t tc, pterun_fb_table* out) {
+  pterun_fb_table s;
+  pterun_fb_vec cases;
+  if (suite >= b->suites.len || !pterun_fb_vec_table(&b->suites, (uint32_t)suite, &s)) return false;
+  if (pterun_fb_get_vector(&s, BP_SUITE_CASES, 4, &cases) != 1 || tc >= cases.len) return false;
+  return pterun_fb_vec_table(&cases, (uint32_t)tc, out);
 }
 
 static pterun_status verify(pterun_bundle* b) {
-  const uint8_t* d = b->image.data;
-  size_t n = b->image.size;
+  const uint8_t* d = b->data;
+  size_t n = b->size;
   char where[96];
   if (n < 8 || !pterun_is_bundled_program(d, n))
-    return pt_fail(&b->logger, PTERUN_STATUS_INVALID_PROGRAM,
+    return dt_fail(&b->logger, PTERUN_STATUS_INVALID_PROGRAM,
                    "not a bundled program (no BP08 identifier)");
   b->fb.base = d;
   b->fb.size = n;
-  if (!pt_fb_root(&b->fb, &b->root)) return bfail(b, "root", "table malformed");
-  if (!pt_fb_check_scalar(&b->root, BP_ROOT_VERSION, 4)) return bfail(b, "root", "version");
-  b->version = pt_fb_u32(&b->root, BP_ROOT_VERSION, 0);
-  pt_fb_vec prog;
-  if (pt_fb_get_vector(&b->root, BP_ROOT_PROGRAM, 1, &prog) != 1 || prog.len == 0)
+  if (!pterun_fb_root(&b->fb, &b->root)) return bfail(b, "root", "table malformed");
+  if (!pterun_fb_check_scalar(&b->root, BP_ROOT_VERSION, 4)) return bfail(b, "root", "version");
+  b->version = pterun_fb_u32(&b->root, BP_ROOT_VERSION, 0);
+  pterun_fb_vec prog;
+  if (pterun_fb_get_vector(&b->root, BP_ROOT_PROGRAM, 1, &prog) != 1 || prog.len == 0)
     return bfail(b, "program", "missing or malformed");
   if ((prog.pos % BP_PROGRAM_ALIGN) != 0 || ((uintptr_t)(d + prog.pos) % 16) != 0)
     return bfail(b, "program", "not aligned to 32 bytes as the format promises");
   b->program = d + prog.pos;
   b->program_size = prog.len;
-  int r = pt_fb_get_vector(&b->root, BP_ROOT_SUITES, 4, &b->suites);
+  int r = pterun_fb_get_vector(&b->root, BP_ROOT_SUITES, 4, &b->suites);
   if (r < 0) return bfail(b, "test suites", "malformed");
   if (r == 0) memset(&b->suites, 0, sizeof b->suites);
   for (uint32_t s = 0; s < b->suites.len; ++s) {
-    pt_fb_table st;
-    pt_fb_vec cases;
+    pterun_fb_table st;
+    pterun_fb_vec cases;
     const char* name;
     uint32_t nlen;
     snprintf(where, sizeof where, "suite %u", s);
-    if (!pt_fb_vec_table(&b->suites, s, &st)) return bfail(b, where, "table malformed");
-    if (pt_fb_get_string(&st, BP_SUITE_METHOD, &name, &nlen) != 1 || strlen(name) != nlen)
+    if (!pterun_fb_vec_table(&b->suites, s, &st)) return bfail(b, where, "table malformed");
+    if (pterun_fb_get_string(&st, BP_SUITE_METHOD, &name, &nlen) != 1 || strlen(name) != nlen)
       return bfail(b, where, "method name missing or malformed");
-    r = pt_fb_get_vector(&st, BP_SUITE_CASES, 4, &cases);
+    r = pterun_fb_get_vector(&st, BP_SUITE_CASES, 4, &cases);
     if (r != 1) return bfail(b, where, "test cases missing or malformed");
     for (uint32_t c = 0; c < cases.len; ++c) {
-      pt_fb_table ct;
+      pterun_fb_table ct;
       snprintf(where, sizeof where, "suite %u case %u", s, c);
-      if (!pt_fb_vec_table(&cases, c, &ct)) return bfail(b, where, "table malformed");
+      if (!pterun_fb_vec_table(&cases, c, &ct)) return bfail(b, where, "table malformed");
       for (int io = 0; io < 2; ++io) {
-        pt_fb_vec vals;
-        r = pt_fb_get_vector(&ct, io ? BP_CASE_OUTPUTS : BP_CASE_INPUTS, 4, &vals);
+        pterun_fb_vec vals;
+        r = pterun_fb_get_vector(&ct, io ? BP_CASE_OUTPUTS : BP_CASE_INPUTS, 4, &vals);
         if (r < 0) return bfail(b, where, io ? "expected outputs malformed" : "inputs malformed");
         for (uint32_t k = 0; r == 1 && k < vals.len; ++k) {
-          pt_fb_table vt;
+          pterun_fb_table vt;
           pterun_bundle_value v;
           snprintf(where, sizeof where, "suite %u case %u %s %u", s, c,
                    io ? "expected output" : "input", k);
-          if (!pt_fb_vec_table(&vals, k, &vt)) return bfail(b, where, "table malformed");
+          if (!pterun_fb_vec_table(&vals, k, &vt)) return bfail(b, where, "table malformed");
           PTERUN_TRY(read_value(b, &vt, where, &v));
         }
       }
@@ -188,9 +192,9 @@ static pterun_status verify(pterun_bundle* b) {
 
 static pterun_bundle* new_bundle(const pterun_load_options* o) {
   const pterun_allocator* a = o->allocator;
-  pterun_bundle* b = pt_alloc(a, sizeof *b, 16);
+  pterun_bundle* b = pterun_alloc(a, sizeof *b, 16);
   if (b == NULL) return NULL;
-  b->logger = pt_logger_or(&o->logger, NULL);
+  if (o->logger.fn != NULL) b->logger = o->logger; /* else zero: the stderr logger */
   if (a != NULL) {
     b->allocator_copy = *a;
     b->has_allocator = 1;
@@ -199,6 +203,10 @@ static pterun_bundle* new_bundle(const pterun_load_options* o) {
 }
 
 static pterun_status finish(pterun_bundle* b, pterun_bundle** out) {
+  if (b->file != NULL) {
+    b->data = pterun_file_image_data(b->file);
+    b->size = pterun_file_image_size(b->file);
+  }
   pterun_status st = verify(b);
   if (st != PTERUN_STATUS_OK) {
     pterun_bundle_destroy(b);
@@ -218,21 +226,21 @@ pterun_status pterun_bundle_load_buffer(const void* data, size_t size, const pte
   pterun_bundle* b = new_bundle(&lo);
   if (b == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   if (lo.copy) {
-    pterun_status st = pt_file_image_copy(data, size, b->has_allocator ? &b->allocator_copy : NULL,
-                                          &b->logger, &b->image);
+    pterun_status st = pterun_file_image_copy(
+        data, size, b->has_allocator ? &b->allocator_copy : NULL, &b->logger, &b->file);
     if (st != PTERUN_STATUS_OK) {
       pterun_bundle_destroy(b);
       return st;
     }
   } else {
     if (((uintptr_t)data % BP_PROGRAM_ALIGN) != 0) {
-      pt_fail(&b->logger, PTERUN_STATUS_INVALID_ARGUMENT,
+      dt_fail(&b->logger, PTERUN_STATUS_INVALID_ARGUMENT,
               "a borrowed bundle must be %d-byte aligned", BP_PROGRAM_ALIGN);
       pterun_bundle_destroy(b);
       return PTERUN_STATUS_INVALID_ARGUMENT;
     }
-    b->image.data = data;
-    b->image.size = size;
+    b->data = data;
+    b->size = size;
   }
   return finish(b, out);
 }
@@ -246,8 +254,8 @@ pterun_status pterun_bundle_load_file(const char* path, pterun_file_mode mode,
   PTERUN_TRY(pterun_options_read(o, &lo, sizeof lo, NULL, "pterun_load_options"));
   pterun_bundle* b = new_bundle(&lo);
   if (b == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-  pterun_status st = pt_file_image_open(path, mode, b->has_allocator ? &b->allocator_copy : NULL,
-                                        &b->logger, &b->image);
+  pterun_status st = pterun_file_image_open(
+      path, mode, b->has_allocator ? &b->allocator_copy : NULL, &b->logger, &b->file);
   if (st != PTERUN_STATUS_OK) {
     pterun_bundle_destroy(b);
     return st;
@@ -257,9 +265,9 @@ pterun_status pterun_bundle_load_file(const char* path, pterun_file_mode mode,
 
 void pterun_bundle_destroy(pterun_bundle* b) {
   if (b == NULL) return;
-  pt_file_image_close(&b->image);
+  pterun_file_image_close(b->file);
   pterun_allocator copy = b->allocator_copy;
-  pt_free(b->has_allocator ? &copy : NULL, b);
+  pterun_free(b->has_allocator ? &copy : NULL, b);
 }
 
 pterun_status pterun_bundle_program(const pterun_bundle* b, const pterun_load_options* o,
@@ -286,15 +294,15 @@ size_t pterun_bundle_suite_count(const pterun_bundle* b) {
 
 pterun_status pterun_bundle_suite(const pterun_bundle* b, size_t suite, const char** name,
                                   size_t* cases_out) {
-  pt_fb_table s;
-  pt_fb_vec cases;
+  pterun_fb_table s;
+  pterun_fb_vec cases;
   uint32_t len;
   const char* nm;
   if (b == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
-  if (suite >= b->suites.len || !pt_fb_vec_table(&b->suites, (uint32_t)suite, &s))
+  if (suite >= b->suites.len || !pterun_fb_vec_table(&b->suites, (uint32_t)suite, &s))
     return PTERUN_STATUS_NOT_FOUND;
-  if (pt_fb_get_string(&s, BP_SUITE_METHOD, &nm, &len) != 1 ||
-      pt_fb_get_vector(&s, BP_SUITE_CASES, 4, &cases) != 1)
+  if (pterun_fb_get_string(&s, BP_SUITE_METHOD, &nm, &len) != 1 ||
+      pterun_fb_get_vector(&s, BP_SUITE_CASES, 4, &cases) != 1)
     return PTERUN_STATUS_INVALID_PROGRAM; /* verified at load: unreachable */
   if (name) *name = nm;
   if (cases_out) *cases_out = cases.len;
@@ -313,14 +321,15 @@ pterun_status pterun_bundle_find_suite(const pterun_bundle* b, const char* metho
   return PTERUN_STATUS_NOT_FOUND;
 }
 
-static uint32_t value_count(const pt_fb_table* ct, int is_output) {
-  pt_fb_vec v;
-  return pt_fb_get_vector(ct, is_output ? BP_CASE_OUTPUTS : BP_CASE_INPUTS, 4, &v) == 1 ? v.len : 0;
+static uint32_t value_count(const pterun_fb_table* ct, int is_output) {
+  pterun_fb_vec v;
+  return pterun_fb_get_vector(ct, is_output ? BP_CASE_OUTPUTS : BP_CASE_INPUTS, 4, &v) == 1 ? v.len
+                                                                                            : 0;
 }
 
 pterun_status pterun_bundle_case(const pterun_bundle* b, size_t suite, size_t tc, size_t* nin,
                                  size_t* nout) {
-  pt_fb_table ct;
+  pterun_fb_table ct;
   if (b == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (!case_table(b, suite, tc, &ct)) return PTERUN_STATUS_NOT_FOUND;
   if (nin) *nin = value_count(&ct, 0);
@@ -330,12 +339,12 @@ pterun_status pterun_bundle_case(const pterun_bundle* b, size_t suite, size_t tc
 
 pterun_status pterun_bundle_value_get(const pterun_bundle* b, size_t suite, size_t tc,
                                       int is_output, size_t k, pterun_bundle_value* out) {
-  pt_fb_table ct, vt;
-  pt_fb_vec vals;
+  pterun_fb_table ct, vt;
+  pterun_fb_vec vals;
   if (b == NULL || out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (!case_table(b, suite, tc, &ct)) return PTERUN_STATUS_NOT_FOUND;
-  if (pt_fb_get_vector(&ct, is_output ? BP_CASE_OUTPUTS : BP_CASE_INPUTS, 4, &vals) != 1 ||
-      k >= vals.len || !pt_fb_vec_table(&vals, (uint32_t)k, &vt))
+  if (pterun_fb_get_vector(&ct, is_output ? BP_CASE_OUTPUTS : BP_CASE_INPUTS, 4, &vals) != 1 ||
+      k >= vals.len || !pterun_fb_vec_table(&vals, (uint32_t)k, &vt))
     return PTERUN_STATUS_NOT_FOUND;
   return read_value(b, &vt, "value", out);
 }
@@ -346,7 +355,7 @@ pterun_status pterun_bundle_set_inputs(const pterun_bundle* b, size_t suite, siz
   if (b == NULL || m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   PTERUN_TRY(pterun_bundle_case(b, suite, tc, &nin, NULL));
   if (nin != pterun_method_input_count(m))
-    return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
+    return dt_fail(&b->logger, PTERUN_STATUS_INPUT_MISMATCH,
                    "test case %zu has %zu inputs, the method takes %zu", tc, nin,
                    pterun_method_input_count(m));
   for (size_t k = 0; k < nin; ++k) {
@@ -400,7 +409,7 @@ static bool elem_close(double e, double a, double rtol, double atol) {
 }
 
 /* Records the first failing output only. */
-static void first_fail(pterun_bundle_check* c, size_t k, const char* fmt, ...) PT_PRINTF(3, 4);
+static void first_fail(pterun_bundle_check* c, size_t k, const char* fmt, ...) DT_PRINTF(3, 4);
 static void first_fail(pterun_bundle_check* c, size_t k, const char* fmt, ...) {
   if (!c->passed) return;
   va_list ap;
@@ -465,7 +474,7 @@ pterun_status pterun_bundle_verify_outputs(const pterun_bundle* b, size_t suite,
   memset(c, 0, sizeof *c);
   PTERUN_TRY(pterun_bundle_case(b, suite, tc, NULL, &nexp));
   if (nexp == 0)
-    return pt_fail(&m->logger, PTERUN_STATUS_NOT_SUPPORTED,
+    return dt_fail(&b->logger, PTERUN_STATUS_NOT_SUPPORTED,
                    "test case %zu has no expected outputs to verify", tc);
   c->passed = 1;
   size_t nout = pterun_method_output_count(m);
@@ -481,7 +490,7 @@ pterun_status pterun_bundle_verify_outputs(const pterun_bundle* b, size_t suite,
     const pterun_value* out = NULL;
     PTERUN_TRY(pterun_bundle_value_get(b, suite, tc, 1, k, &e));
     if (e.tag != PTERUN_VALUE_TENSOR)
-      return pt_fail(&m->logger, PTERUN_STATUS_NOT_SUPPORTED,
+      return dt_fail(&b->logger, PTERUN_STATUS_NOT_SUPPORTED,
                      "expected output %zu is a %s; only tensors are verified", k,
                      pterun_value_tag_name(e.tag));
     PTERUN_TRY(pterun_method_output(m, k, &out));

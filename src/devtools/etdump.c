@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "pterun/etdump.h"
-#include "src/core/fb_build.h"
-#include "src/core/internal.h"
+#include "src/devtools/fb_build.h"
+#include "src/devtools/dt_util.h"
 
 enum { ED_VERSION = 0 };  /* ETDump.version as ExecuTorch writes it */
 #define ED_DEBUG_ALIGN 64 /* debug buffer blobs, as ExecuTorch's data sinks */
@@ -30,44 +30,44 @@ static void event_name(const char* op, char* buf, size_t cap) {
   snprintf(buf, cap, "native_call_%s", p ? p + 2 : (op ? op : "unknown"));
 }
 
-static pt_fbb_ref profile_event(pt_fbb* b, pt_fbb_ref name, int32_t chain, int32_t instr,
+static dt_fbb_ref profile_event(dt_fbb* b, dt_fbb_ref name, int32_t chain, int32_t instr,
                                 uint64_t start, uint64_t end) {
-  pt_fbb_table_start(b);
-  pt_fbb_add_u64(b, PE_START, start);
-  pt_fbb_add_u64(b, PE_END, end);
-  pt_fbb_add_ref(b, PE_NAME, name);
-  pt_fbb_add_u32(b, PE_CHAIN, (uint32_t)chain);
-  pt_fbb_add_u32(b, PE_INSTR, (uint32_t)instr);
-  pt_fbb_add_u32(b, PE_DELEGATE_INT, (uint32_t)-1);
-  pt_fbb_ref pe = pt_fbb_table_end(b);
-  pt_fbb_table_start(b);
-  pt_fbb_add_ref(b, EVENT_PROFILE, pe);
-  return pt_fbb_table_end(b);
+  dt_fbb_table_start(b);
+  dt_fbb_add_u64(b, PE_START, start);
+  dt_fbb_add_u64(b, PE_END, end);
+  dt_fbb_add_ref(b, PE_NAME, name);
+  dt_fbb_add_u32(b, PE_CHAIN, (uint32_t)chain);
+  dt_fbb_add_u32(b, PE_INSTR, (uint32_t)instr);
+  dt_fbb_add_u32(b, PE_DELEGATE_INT, (uint32_t)-1);
+  dt_fbb_ref pe = dt_fbb_table_end(b);
+  dt_fbb_table_start(b);
+  dt_fbb_add_ref(b, EVENT_PROFILE, pe);
+  return dt_fbb_table_end(b);
 }
 
-static pt_fbb_ref debug_event(pt_fbb* b, const pterun_profile_event* ev, uint32_t chain,
+static dt_fbb_ref debug_event(dt_fbb* b, const pterun_profile_event* ev, uint32_t chain,
                               uint32_t instr, uint64_t offset) {
-  pt_fbb_ref sizes = pt_fbb_vec_i64(b, ev->output_sizes, ev->output_rank);
-  pt_fbb_ref st = pt_fbb_vec_i64(b, ev->output_strides, ev->output_rank);
-  pt_fbb_table_start(b);
-  pt_fbb_add_u64(b, TS_OFFSET, offset);
-  pt_fbb_add_ref(b, TS_SIZES, sizes);
-  pt_fbb_add_ref(b, TS_STRIDES, st);
-  pt_fbb_add_u8(b, TS_SCALAR_TYPE, (uint8_t)ev->output_dtype);
-  pt_fbb_ref tensor = pt_fbb_table_end(b);
-  pt_fbb_table_start(b);
-  pt_fbb_add_ref(b, VAL_TENSOR, tensor);
-  pt_fbb_add_u8(b, VAL_TYPE, VALUE_TYPE_TENSOR);
-  pt_fbb_ref value = pt_fbb_table_end(b);
-  pt_fbb_table_start(b);
-  pt_fbb_add_u64(b, DE_CHAIN, chain);
-  pt_fbb_add_ref(b, DE_ENTRY, value);
-  pt_fbb_add_u32(b, DE_INSTR, instr);
-  pt_fbb_add_u32(b, DE_DELEGATE_INT, (uint32_t)-1);
-  pt_fbb_ref de = pt_fbb_table_end(b);
-  pt_fbb_table_start(b);
-  pt_fbb_add_ref(b, EVENT_DEBUG, de);
-  return pt_fbb_table_end(b);
+  dt_fbb_ref sizes = dt_fbb_vec_i64(b, ev->output_sizes, ev->output_rank);
+  dt_fbb_ref st = dt_fbb_vec_i64(b, ev->output_strides, ev->output_rank);
+  dt_fbb_table_start(b);
+  dt_fbb_add_u64(b, TS_OFFSET, offset);
+  dt_fbb_add_ref(b, TS_SIZES, sizes);
+  dt_fbb_add_ref(b, TS_STRIDES, st);
+  dt_fbb_add_u8(b, TS_SCALAR_TYPE, (uint8_t)ev->output_dtype);
+  dt_fbb_ref tensor = dt_fbb_table_end(b);
+  dt_fbb_table_start(b);
+  dt_fbb_add_ref(b, VAL_TENSOR, tensor);
+  dt_fbb_add_u8(b, VAL_TYPE, VALUE_TYPE_TENSOR);
+  dt_fbb_ref value = dt_fbb_table_end(b);
+  dt_fbb_table_start(b);
+  dt_fbb_add_u64(b, DE_CHAIN, chain);
+  dt_fbb_add_ref(b, DE_ENTRY, value);
+  dt_fbb_add_u32(b, DE_INSTR, instr);
+  dt_fbb_add_u32(b, DE_DELEGATE_INT, (uint32_t)-1);
+  dt_fbb_ref de = dt_fbb_table_end(b);
+  dt_fbb_table_start(b);
+  dt_fbb_add_ref(b, EVENT_DEBUG, de);
+  return dt_fbb_table_end(b);
 }
 
 /* Appends one output's bytes at the next aligned offset of the debug file. */
@@ -96,13 +96,13 @@ pterun_status pterun_etdump_write(const pterun_profiler* p, const char* path,
     if (dbg == NULL) return PTERUN_STATUS_IO_ERROR;
   }
   pterun_status st = PTERUN_STATUS_OK;
-  pt_fbb b;
-  pt_fbb_init(&b, opt.max_bytes ? opt.max_bytes : ED_DEFAULT_MAX);
+  dt_fbb b;
+  dt_fbb_init(&b, opt.max_bytes ? opt.max_bytes : ED_DEFAULT_MAX);
   // Per run at most 2 events per kernel call (profile + debug) + Method::execute.
-  pt_fbb_ref* refs = pt_alloc(NULL, (2 * nev + 1) * sizeof *refs, 16);
-  pt_fbb_ref* run_refs = pt_alloc(NULL, runs * sizeof *run_refs, 16);
+  dt_fbb_ref* refs = pterun_alloc(NULL, (2 * nev + 1) * sizeof *refs, 16);
+  dt_fbb_ref* run_refs = pterun_alloc(NULL, runs * sizeof *run_refs, 16);
   size_t ninstr = pterun_profiler_instruction_count(p);
-  pt_fbb_ref* names = pt_alloc(NULL, (ninstr + 1) * sizeof *names, 16);
+  dt_fbb_ref* names = pterun_alloc(NULL, (ninstr + 1) * sizeof *names, 16);
   if (refs == NULL || run_refs == NULL || names == NULL) {
     st = PTERUN_STATUS_OUT_OF_MEMORY;
     goto out;
@@ -116,10 +116,10 @@ pterun_status pterun_etdump_write(const pterun_profiler* p, const char* path,
       snprintf(nm, sizeof nm, "DELEGATE_CALL");
     else
       event_name(e.op_name, nm, sizeof nm);
-    names[i] = pt_fbb_string(&b, nm);
+    names[i] = dt_fbb_string(&b, nm);
   }
-  pt_fbb_ref exec_name = pt_fbb_string(&b, "Method::execute");
-  pt_fbb_ref run_name = pt_fbb_string(&b, "Execute");
+  dt_fbb_ref exec_name = dt_fbb_string(&b, "Method::execute");
+  dt_fbb_ref run_name = dt_fbb_string(&b, "Execute");
   size_t k = 0;
   for (size_t r = 0; r < runs; ++r) {
     size_t n = 0;
@@ -143,22 +143,22 @@ pterun_status pterun_etdump_write(const pterun_profiler* p, const char* path,
     }
     // ExecuTorch's Method::execute event: chain -1, instruction 0.
     refs[n++] = profile_event(&b, exec_name, -1, 0, rs, re > rs ? re : rs);
-    pt_fbb_ref events = pt_fbb_vec_ref(&b, refs, n);
-    pt_fbb_table_start(&b);
-    pt_fbb_add_ref(&b, RUN_NAME, run_name);
-    pt_fbb_add_u32(&b, RUN_BUNDLED_INPUT,
+    dt_fbb_ref events = dt_fbb_vec_ref(&b, refs, n);
+    dt_fbb_table_start(&b);
+    dt_fbb_add_ref(&b, RUN_NAME, run_name);
+    dt_fbb_add_u32(&b, RUN_BUNDLED_INPUT,
                    (uint32_t)(opt.has_bundled_input_index ? opt.bundled_input_index : -1));
-    pt_fbb_add_ref(&b, RUN_EVENTS, events);
-    run_refs[r] = pt_fbb_table_end(&b);
+    dt_fbb_add_ref(&b, RUN_EVENTS, events);
+    run_refs[r] = dt_fbb_table_end(&b);
   }
-  pt_fbb_ref run_vec = pt_fbb_vec_ref(&b, run_refs, runs);
-  pt_fbb_table_start(&b);
-  pt_fbb_add_ref(&b, ETDUMP_RUN_DATA, run_vec);
-  pt_fbb_add_u32(&b, ETDUMP_VERSION_F, ED_VERSION);
-  pt_fbb_ref root = pt_fbb_table_end(&b);
+  dt_fbb_ref run_vec = dt_fbb_vec_ref(&b, run_refs, runs);
+  dt_fbb_table_start(&b);
+  dt_fbb_add_ref(&b, ETDUMP_RUN_DATA, run_vec);
+  dt_fbb_add_u32(&b, ETDUMP_VERSION_F, ED_VERSION);
+  dt_fbb_ref root = dt_fbb_table_end(&b);
   const uint8_t* bytes;
   size_t size;
-  st = pt_fbb_finish(&b, root, "ED00", 1, &bytes, &size);
+  st = dt_fbb_finish(&b, root, "ED00", 1, &bytes, &size);
   if (st == PTERUN_STATUS_OK) {
     FILE* f = fopen(path, "wb");
     if (f == NULL || fwrite(bytes, 1, size, f) != size) st = PTERUN_STATUS_IO_ERROR;
@@ -166,9 +166,9 @@ pterun_status pterun_etdump_write(const pterun_profiler* p, const char* path,
   }
 out:
   if (dbg != NULL && fclose(dbg) != 0 && st == PTERUN_STATUS_OK) st = PTERUN_STATUS_IO_ERROR;
-  pt_free(NULL, refs);
-  pt_free(NULL, run_refs);
-  pt_free(NULL, names);
-  pt_fbb_free(&b);
+  pterun_free(NULL, refs);
+  pterun_free(NULL, run_refs);
+  pterun_free(NULL, names);
+  dt_fbb_free(&b);
   return st;
 }

@@ -1,23 +1,23 @@
 /* The bounded FlatBuffers builder (see fb_build.h). */
-#include "src/core/fb_build.h"
+#include "src/devtools/fb_build.h"
 
 #include <string.h>
 
-#include "src/core/internal.h"
+#include "src/devtools/dt_util.h"
 
-void pt_fbb_init(pt_fbb* b, size_t max_bytes) {
+void dt_fbb_init(dt_fbb* b, size_t max_bytes) {
   memset(b, 0, sizeof *b);
   b->max_bytes = max_bytes;
   b->minalign = 4;
 }
 
-void pt_fbb_free(pt_fbb* b) {
-  pt_free(NULL, b->buf);
+void dt_fbb_free(dt_fbb* b) {
+  pterun_free(NULL, b->buf);
   memset(b, 0, sizeof *b);
 }
 
 /* Room for `n` more bytes in front of the data (grows by doubling). */
-static int reserve(pt_fbb* b, size_t n) {
+static int reserve(dt_fbb* b, size_t n) {
   if (b->failed) return 0;
   if (n > b->max_bytes || b->len > b->max_bytes - n) {
     b->failed = 1;
@@ -32,25 +32,25 @@ static int reserve(pt_fbb* b, size_t n) {
     }
     cap *= 2;
   }
-  uint8_t* nb = pt_alloc_raw(NULL, cap, 16);
+  uint8_t* nb = pterun_alloc(NULL, cap, 16);
   if (nb == NULL) {
     b->failed = 1;
     return 0;
   }
   if (b->len > 0) memcpy(nb + cap - b->len, b->buf + b->cap - b->len, b->len);
-  pt_free(NULL, b->buf);
+  pterun_free(NULL, b->buf);
   b->buf = nb;
   b->cap = cap;
   return 1;
 }
 
-static void push(pt_fbb* b, const void* p, size_t n) {
+static void push(dt_fbb* b, const void* p, size_t n) {
   if (!reserve(b, n)) return;
   b->len += n;
   memcpy(b->buf + b->cap - b->len, p, n);
 }
 
-static void pad(pt_fbb* b, size_t n) {
+static void pad(dt_fbb* b, size_t n) {
   static const uint8_t zeros[16] = {0};
   while (n > 0 && !b->failed) {
     size_t k = n < sizeof zeros ? n : sizeof zeros;
@@ -60,37 +60,37 @@ static void pad(pt_fbb* b, size_t n) {
 }
 
 /* Aligns so that after `extra` more bytes the data is `align`-aligned. */
-static void prep(pt_fbb* b, size_t align, size_t extra) {
+static void prep(dt_fbb* b, size_t align, size_t extra) {
   if (align > b->minalign) b->minalign = align;
   pad(b, (size_t)(0 - (b->len + extra)) & (align - 1));
 }
 
-static void push_u16(pt_fbb* b, uint16_t v) {
+static void push_u16(dt_fbb* b, uint16_t v) {
   uint8_t le[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
   push(b, le, 2);
 }
-static void push_u32(pt_fbb* b, uint32_t v) {
+static void push_u32(dt_fbb* b, uint32_t v) {
   uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
   push(b, le, 4);
 }
-static void push_u64(pt_fbb* b, uint64_t v) {
+static void push_u64(dt_fbb* b, uint64_t v) {
   uint8_t le[8];
   for (int i = 0; i < 8; ++i) le[i] = (uint8_t)(v >> (8 * i));
   push(b, le, 8);
 }
 
 /* Current position as a reference (sizes stay far below 4 GiB: bounded). */
-static pt_fbb_ref here(const pt_fbb* b) {
-  return b->failed || b->len > UINT32_MAX ? 0 : (pt_fbb_ref)b->len;
+static dt_fbb_ref here(const dt_fbb* b) {
+  return b->failed || b->len > UINT32_MAX ? 0 : (dt_fbb_ref)b->len;
 }
 
 /* A uoffset to `ref`, written at the current position. */
-static void push_offset(pt_fbb* b, pt_fbb_ref ref) {
+static void push_offset(dt_fbb* b, dt_fbb_ref ref) {
   prep(b, 4, 0);
   push_u32(b, (uint32_t)(b->len + 4 - ref));
 }
 
-pt_fbb_ref pt_fbb_string(pt_fbb* b, const char* s) {
+dt_fbb_ref dt_fbb_string(dt_fbb* b, const char* s) {
   size_t n = s != NULL ? strlen(s) : 0;
   if (n > UINT32_MAX) b->failed = 1;
   prep(b, 4, n + 1);
@@ -100,7 +100,7 @@ pt_fbb_ref pt_fbb_string(pt_fbb* b, const char* s) {
   return here(b);
 }
 
-pt_fbb_ref pt_fbb_vec_i64(pt_fbb* b, const int64_t* v, size_t n) {
+dt_fbb_ref dt_fbb_vec_i64(dt_fbb* b, const int64_t* v, size_t n) {
   if (n > (UINT32_MAX >> 3)) b->failed = 1;
   prep(b, 4, n * 8);
   prep(b, 8, n * 8);
@@ -109,7 +109,7 @@ pt_fbb_ref pt_fbb_vec_i64(pt_fbb* b, const int64_t* v, size_t n) {
   return here(b);
 }
 
-pt_fbb_ref pt_fbb_vec_ref(pt_fbb* b, const pt_fbb_ref* v, size_t n) {
+dt_fbb_ref dt_fbb_vec_ref(dt_fbb* b, const dt_fbb_ref* v, size_t n) {
   if (n > (UINT32_MAX >> 2)) b->failed = 1;
   prep(b, 4, n * 4);
   for (size_t i = n; i-- > 0 && !b->failed;) push_offset(b, v[i]);
@@ -117,14 +117,14 @@ pt_fbb_ref pt_fbb_vec_ref(pt_fbb* b, const pt_fbb_ref* v, size_t n) {
   return here(b);
 }
 
-void pt_fbb_table_start(pt_fbb* b) {
+void dt_fbb_table_start(dt_fbb* b) {
   memset(b->field_pos, 0, sizeof b->field_pos);
   b->nfields = 0;
   b->table_start = b->len;
 }
 
-static void field(pt_fbb* b, unsigned f) {
-  if (f >= PT_FBB_MAX_FIELDS) {
+static void field(dt_fbb* b, unsigned f) {
+  if (f >= DT_FBB_MAX_FIELDS) {
     b->failed = 1;
     return;
   }
@@ -132,26 +132,26 @@ static void field(pt_fbb* b, unsigned f) {
   if (f + 1 > b->nfields) b->nfields = f + 1;
 }
 
-void pt_fbb_add_u8(pt_fbb* b, unsigned f, uint8_t v) {
+void dt_fbb_add_u8(dt_fbb* b, unsigned f, uint8_t v) {
   push(b, &v, 1);
   field(b, f);
 }
-void pt_fbb_add_u32(pt_fbb* b, unsigned f, uint32_t v) {
+void dt_fbb_add_u32(dt_fbb* b, unsigned f, uint32_t v) {
   prep(b, 4, 0);
   push_u32(b, v);
   field(b, f);
 }
-void pt_fbb_add_u64(pt_fbb* b, unsigned f, uint64_t v) {
+void dt_fbb_add_u64(dt_fbb* b, unsigned f, uint64_t v) {
   prep(b, 8, 0);
   push_u64(b, v);
   field(b, f);
 }
-void pt_fbb_add_ref(pt_fbb* b, unsigned f, pt_fbb_ref ref) {
+void dt_fbb_add_ref(dt_fbb* b, unsigned f, dt_fbb_ref ref) {
   push_offset(b, ref);
   field(b, f);
 }
 
-pt_fbb_ref pt_fbb_table_end(pt_fbb* b) {
+dt_fbb_ref dt_fbb_table_end(dt_fbb* b) {
   prep(b, 4, 0);
   push_u32(b, 0); /* soffset to the vtable, patched below */
   size_t table = b->len;
@@ -169,10 +169,10 @@ pt_fbb_ref pt_fbb_table_end(pt_fbb* b) {
   p[1] = (uint8_t)(so >> 8);
   p[2] = (uint8_t)(so >> 16);
   p[3] = (uint8_t)(so >> 24);
-  return (pt_fbb_ref)table;
+  return (dt_fbb_ref)table;
 }
 
-pterun_status pt_fbb_finish(pt_fbb* b, pt_fbb_ref root, const char ident[4], int size_prefix,
+pterun_status dt_fbb_finish(dt_fbb* b, dt_fbb_ref root, const char ident[4], int size_prefix,
                             const uint8_t** out, size_t* size_out) {
   prep(b, b->minalign, 8 + (size_prefix ? 4 : 0));
   push(b, ident, 4);

@@ -1,0 +1,56 @@
+/* Execute: one node (xb_run_node), dispatched to its family's loop
+ * (xb_run_*.c); copies, reshapes and the quantized clamp inline. */
+#include <math.h>
+#include <string.h>
+
+#include "backends/xnnpack/xb_nodes.h"
+
+pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
+  const xb_graph* g = x->g;
+  const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
+  if (is_binary(n->tag)) {
+    xb_run_binary(x, n);
+    return PTERUN_STATUS_OK;
+  }
+  switch (n->tag) {
+    case XB_N_FULLY_CONNECTED: xb_run_fc(x, n); return PTERUN_STATUS_OK;
+    case XB_N_CONV2D:
+    case XB_N_DEPTHWISE_CONV2D: xb_run_conv(x, n); return PTERUN_STATUS_OK;
+    case XB_N_CONV_TRANSPOSE2D: xb_run_deconv(x, n); return PTERUN_STATUS_OK;
+    case XB_N_AVG_POOLING2D:
+    case XB_N_MAX_POOLING2D:
+    case XB_N_GLOBAL_AVG_POOLING2D: xb_run_pool(x, n); return PTERUN_STATUS_OK;
+    case XB_N_STATIC_TRANSPOSE: xb_run_transpose(x, n); return PTERUN_STATUS_OK;
+    case XB_N_STATIC_RESHAPE:
+    case XB_N_COPY:
+      if (x->data[n->out] != x->data[n->in[0]])
+        memmove(x->data[n->out], x->data[n->in[0]], in->numel * elem_size(in));
+      return PTERUN_STATUS_OK;
+    case XB_N_STATIC_SLICE: xb_run_slice_pad(x, n, false); return PTERUN_STATUS_OK;
+    case XB_N_CONSTANT_PAD: xb_run_slice_pad(x, n, true); return PTERUN_STATUS_OK;
+    case XB_N_CONCATENATE2:
+    case XB_N_CONCATENATE3:
+    case XB_N_CONCATENATE4:
+    case XB_N_CONCATENATE5: xb_run_concat(x, n); return PTERUN_STATUS_OK;
+    case XB_N_SOFTMAX: xb_run_softmax(x, n); return PTERUN_STATUS_OK;
+    case XB_N_CONVERT: xb_run_convert(x, n); return PTERUN_STATUS_OK;
+    case XB_N_BATCH_MATRIX_MULTIPLY: xb_run_bmm(x, n); return PTERUN_STATUS_OK;
+    case XB_N_RESIZE_BILINEAR2D: xb_run_resize(x, n); return PTERUN_STATUS_OK;
+    default:
+      if (n->tag == XB_N_CLAMP && is_q8(in)) {
+        int32_t lo, hi;
+        int u = in->dtype == XB_DT_QUINT8;
+        q_range(n, out, &lo, &hi);
+        for (size_t i = 0; i < in->numel; ++i) {
+          int32_t v = q_ld(x->data[n->in[0]], i, u);
+          q_st(x->data[n->out], i, v < lo ? lo : (v > hi ? hi : v), u);
+        }
+        return PTERUN_STATUS_OK;
+      }
+      if (is_unary(n->tag)) {
+        xb_run_unary(x, n);
+        return PTERUN_STATUS_OK;
+      }
+      return PTERUN_STATUS_NOT_SUPPORTED;
+  }
+}
