@@ -22,6 +22,11 @@ files:
                       identity normalization, user-defined symbols
   spm_unigram.model   sentencepiece trainer, model_type=unigram,
                       remove_extra_whitespaces, identity normalization
+  spm_real_nfkc.model not trained here: sentencepiece's own test model
+                      (github.com/google/sentencepiece, python/test/
+                      test_model.model at 2734490, Apache-2.0; unigram, 1000
+                      pieces, nmt_nfkc precompiled charsmap), committed as
+                      is; its expected ids are written like the others
   corpus.json         the texts the tests encode (ASCII, multilingual, emoji,
                       whitespace runs, digits, special tokens)
   expected.txt        per file: each corpus text's ids from the library, and
@@ -110,6 +115,8 @@ def synthetic_corpus(seed: int = 7, lines: int = 1500) -> list[str]:
 
 
 SPECIALS_HF = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+# Texts an NFKC charsmap rewrites (full-width, compatibility characters).
+NFKC_TEXTS = ["ｈｅｌｌｏ　ｗｏｒｌｄ", "①②③ ½ ﬁ ™ … ㍿", "ﾊﾟｶﾞ ＡＢＣ ﹏ x²"]
 SPECIALS_LLAMA3 = ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>"]
 
 
@@ -313,6 +320,10 @@ def random_ids(
 
 
 def generate(out: Path) -> None:
+    import shutil
+
+    import sentencepiece as spm
+
     out.mkdir(parents=True, exist_ok=True)
     corpus = synthetic_corpus()
     texts = corpus_texts()
@@ -364,6 +375,21 @@ def generate(out: Path) -> None:
             ],
         }
 
+    # A real model shipped by sentencepiece's repository (committed, not
+    # trained): copied into `out` when regenerating elsewhere.
+    real = out / "spm_real_nfkc.model"
+    if not real.exists():
+        shutil.copy(OUT / real.name, real)
+    sp = spm.SentencePieceProcessor(model_file=str(real))
+    seqs = random_ids(rng, sp.get_piece_size(), 100, 16)
+    expected[real.name] = {
+        "format": "sentencepiece",
+        "encode": [sp.encode(t) for t in texts + NFKC_TEXTS],
+        "decode": [
+            {"ids": s, "default": sp.decode(s).encode("utf-8").hex()} for s in seqs
+        ],
+    }
+
     (out / "corpus.json").write_text(
         json.dumps(texts, ensure_ascii=False, indent=0) + "\n", encoding="utf-8"
     )
@@ -373,7 +399,7 @@ def generate(out: Path) -> None:
         return ",".join(str(i) for i in ids) or "-"
 
     for name, e in expected.items():
-        for text, ids in zip(texts, e["encode"]):
+        for text, ids in zip(texts + NFKC_TEXTS, e["encode"]):
             lines.append(
                 f"{name} encode {text.encode('utf-8').hex() or '-'} {ids_s(ids)}"
             )

@@ -8,7 +8,9 @@
  *     byte fallback;
  *   - tiktoken rank files (`base64-token rank` lines; `tiktoken`): the Llama 3
  *     split pattern and special tokens unless the options give others;
- *   - sentencepiece .model files (protobuf ModelProto; `sentencepiece`).
+ *   - sentencepiece .model files (protobuf ModelProto; `sentencepiece`): BPE
+ *     and unigram, identity or precompiled-charsmap (nmt_nfkc) normalization,
+ *     byte fallback, user-defined symbols.
  * Text is UTF-8; decoded bytes that are not valid UTF-8 are replaced with
  * U+FFFD as the reference library replaces them.
  *

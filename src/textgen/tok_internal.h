@@ -169,6 +169,10 @@ struct pterun_tokenizer {
   char unk_surface[64];
   size_t unk_surface_len;
   size_t max_piece_len;
+  uint32_t* cm_units; /* precompiled charsmap: darts-clone double array */
+  size_t cm_n;
+  char* cm_text; /* its NUL-terminated replacement strings */
+  size_t cm_text_len;
   int64_t bos_id, eos_id;
 };
 

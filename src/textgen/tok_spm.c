@@ -1,7 +1,8 @@
 /* sentencepiece .model files: a protobuf ModelProto read by a small bounded
  * wire-format reader (docs/dependencies.md says why not libprotobuf), then
  * encoded and decoded as the sentencepiece library does:
- *   normalize: identity rules only (no precompiled charsmap), leading /
+ *   normalize: the precompiled charsmap's rules (nmt_nfkc, ...; longest
+ *   match) or identity, leading /
  *   repeated / trailing spaces removed when remove_extra_whitespaces, the
  *   dummy prefix, ' ' -> U+2581; user-defined symbols pass unchanged;
  *   BPE: characters (user-defined symbols whole and frozen), the pair whose
@@ -170,6 +171,33 @@ static pterun_status read_trainer(pterun_tokenizer* t, const unsigned char* d, s
   return PTERUN_STATUS_OK;
 }
 
+/* The precompiled charsmap (nmt_nfkc and other rules): a little-endian
+ * uint32 byte size, a darts-clone double array of that size, then the
+ * NUL-terminated replacement strings its values point into. */
+static pterun_status read_charsmap(pterun_tokenizer* t, const unsigned char* d, size_t n) {
+  uint32_t size;
+  size_t k;
+  if (n <= 4) return spm_bad(t, "precompiled_charsmap is too short");
+  size = (uint32_t)d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
+  if (size == 0 || size % 4 != 0 || size > n - 4)
+    return spm_bad(t, "precompiled_charsmap's trie size is out of range");
+  free(t->cm_units);
+  free(t->cm_text);
+  t->cm_n = size / 4;
+  t->cm_units = (uint32_t*)malloc(size);
+  t->cm_text_len = n - 4 - size;
+  t->cm_text = (char*)malloc(t->cm_text_len + 1);
+  if (t->cm_units == NULL || t->cm_text == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  for (k = 0; k < t->cm_n; ++k) {
+    const unsigned char* u = d + 4 + 4 * k;
+    t->cm_units[k] =
+        (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+  }
+  if (t->cm_text_len) memcpy(t->cm_text, d + 4 + size, t->cm_text_len);
+  t->cm_text[t->cm_text_len] = '\0'; /* a last string without its NUL stops here */
+  return PTERUN_STATUS_OK;
+}
+
 static pterun_status read_normalizer(pterun_tokenizer* t, const unsigned char* d, size_t n) {
   pb r = {d, n, 0};
   while (r.i < r.n) {
@@ -184,9 +212,7 @@ static pterun_status read_normalizer(pterun_tokenizer* t, const unsigned char* d
       if (f == 4) t->remove_extra_ws = v != 0;
       if (f == 5) t->escape_ws = v != 0;
     } else if (wt == 2 && f == 2 && len > 0) {
-      return tok_fail(t, PTERUN_STATUS_NOT_SUPPORTED,
-                      "sentencepiece model: precompiled normalization rules (nmt_nfkc, ...) are "
-                      "not supported; pterun reads identity-normalized models");
+      PTERUN_TRY(read_charsmap(t, p, len));
     } else if (wt == 2 && f == 6 && len > 0) {
       return tok_fail(t, PTERUN_STATUS_NOT_SUPPORTED,
                       "sentencepiece model: normalization_rule_tsv is not supported");
@@ -317,28 +343,78 @@ static size_t char_len(const char* s, size_t n) {
 }
 
 /* sentencepiece's Normalizer with identity rules. */
+/* The longest charsmap rule at s[0..n): its length (0: none) and its
+ * replacement. The double array's walk, every unit index checked. */
+static size_t charsmap_match(const pterun_tokenizer* t, const char* s, size_t n, const char** rep,
+                             size_t* rep_len) {
+  size_t pos = 0, i, best = 0;
+  uint32_t unit;
+  if (t->cm_units == NULL) return 0;
+  unit = t->cm_units[0];
+  pos ^= (size_t)((unit >> 10) << ((unit & (1u << 9)) >> 6));
+  for (i = 0; i < n; ++i) {
+    unsigned char c = (unsigned char)s[i];
+    pos ^= c;
+    if (pos >= t->cm_n) break;
+    unit = t->cm_units[pos];
+    if ((unit & ((1u << 31) | 0xFFu)) != c) break; /* label */
+    pos ^= (size_t)((unit >> 10) << ((unit & (1u << 9)) >> 6));
+    if (pos >= t->cm_n) break;
+    if ((unit >> 8) & 1u) { /* has a leaf: a rule ends here */
+      uint32_t v = t->cm_units[pos] & ((1u << 31) - 1);
+      if (v < t->cm_text_len) {
+        best = i + 1;
+        *rep = t->cm_text + v;
+        *rep_len = strlen(t->cm_text + v);
+      }
+    }
+  }
+  return best;
+}
+
+/* sentencepiece's NormalizePrefix: a user-defined symbol, else the longest
+ * charsmap rule, else one character; the piece and the bytes consumed. */
+static size_t normalize_prefix(const pterun_tokenizer* t, const char* s, size_t n, int users,
+                               const char** piece, size_t* piece_len) {
+  size_t u = users ? user_match(t, s, n) : 0, m;
+  if (u > 0) {
+    *piece = s;
+    *piece_len = u;
+    return u;
+  }
+  if ((m = charsmap_match(t, s, n, piece, piece_len)) > 0) return m;
+  *piece = s;
+  *piece_len = char_len(s, n);
+  return *piece_len;
+}
+
 static void normalize(const pterun_tokenizer* t, const char* s, size_t n, int users, tok_buf* out) {
   size_t i = 0;
   int prev_space;
+  const char* p;
+  size_t pl;
   if (n == 0) return;
-  if (t->remove_extra_ws)
-    while (i < n && s[i] == ' ') ++i;
+  if (t->remove_extra_ws) /* leading characters that normalize to " " */
+    while (i < n) {
+      size_t c = normalize_prefix(t, s + i, n - i, users, &p, &pl);
+      if (!(pl == 1 && p[0] == ' ')) break;
+      i += c;
+    }
   if (i == n) return;
   if (t->add_dummy_prefix) tok_buf_put(out, kSpace, 3);
   prev_space = t->remove_extra_ws;
   while (i < n) {
-    size_t u = users ? user_match(t, s + i, n - i) : 0;
-    size_t len = u ? u : char_len(s + i, n - i), a = i, k;
-    i += len;
-    while (prev_space && a < i && s[a] == ' ') ++a;
-    if (a < i) {
-      for (k = a; k < i; ++k) {
-        if (s[k] == ' ')
+    size_t c = normalize_prefix(t, s + i, n - i, users, &p, &pl), a = 0, k;
+    i += c;
+    while (prev_space && a < pl && p[a] == ' ') ++a;
+    if (a < pl) {
+      for (k = a; k < pl; ++k) {
+        if (p[k] == ' ')
           tok_buf_put(out, kSpace, 3);
         else
-          tok_buf_putc(out, s[k]);
+          tok_buf_putc(out, p[k]);
       }
-      prev_space = s[i - 1] == ' ';
+      prev_space = p[pl - 1] == ' ';
     }
     if (!t->remove_extra_ws) prev_space = 0;
   }

@@ -41,6 +41,8 @@ void pterun_tokenizer_destroy(pterun_tokenizer* t) {
   free(t->len);
   free(t->attr);
   free(t->score);
+  free(t->cm_units);
+  free(t->cm_text);
   free(t);
 }
 

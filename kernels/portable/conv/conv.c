@@ -220,6 +220,7 @@ pterun_status pk_convolution_pack(pterun_kernel_context* ctx, pterun_value** arg
 
 static pterun_status convolution_prepare(pterun_kernel_context* ctx, pterun_value** args,
                                          size_t nargs, size_t want, size_t iout) {
+  pk_convolution_reserve(ctx, args, nargs, want, iout);
   return pk_convolution_pack(ctx, args, nargs, want, iout, NULL);
 }
 

@@ -325,14 +325,19 @@ void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
   size_t es = dbl ? sizeof(double) : sizeof(float);
   int64_t cap = NN_COL_SCRATCH, rows = g->icpg * g->k[0] * g->k[1] * g->k[2];
   int64_t npos = g->out[0] * g->out[1] * g->out[2], rc, pc, n, grp, r0, p0, ics;
-  /* float32 needs no column buffer: the products pack B themselves. */
-  const int packer = out->dtype == PTERUN_DTYPE_F32 && !pk_conv_pointwise_input(g, in, out, &ics);
-  void* col = packer ? local : pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
+  /* float32 needs no column buffer: the products pack B themselves; nor does
+   * a 1x1 convolution, whose input is the column matrix. */
+  const int pointwise = pk_conv_pointwise_input(g, in, out, &ics);
+  const int packer = out->dtype == PTERUN_DTYPE_F32 && !pointwise;
+  void* col = packer || pointwise ? local : pterun_kernel_scratch(ctx, (size_t)cap * es, 64);
   if (col == NULL) {
     pterun_kernel_note_slow_path(ctx, "no scratch: im2col in 16 KiB chunks");
     col = local;
     cap = NN_COL_LOCAL * (int64_t)sizeof(float) / (int64_t)es;
   }
+  /* The rows' taps, decoded once (the engine packs a strip at a time),
+   * before the GEMM's blocks take the rest (pk_convolution_reserve's order). */
+  col_tap* taps = packer ? pterun_kernel_scratch(ctx, sizeof(col_tap) * (size_t)rows, 64) : NULL;
   pterun_compute_gemm_init(ctx, &ws, out->dtype);
   /* The weight packed at load (groups == 1), and what every product gets:
    * the activation goes with the last chunk of the reduction only. */
@@ -367,7 +372,7 @@ void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
       }
     }
   }
-  if (pk_conv_pointwise_input(g, in, out, &ics)) {
+  if (pointwise) {
     /* 1x1, stride 1, no padding: the input is already the column matrix. */
     for (n = 0; n < g->n; ++n)
       for (grp = 0; grp < g->groups; ++grp) {
@@ -393,10 +398,7 @@ void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
   }
   if (packer) {
     /* The same K blocks (rc, fixed by a packed weight or equal to what the
-     * chunks below use) and per-element sums as the im2col path. The rows'
-     * taps are decoded once (the engine packs a strip at a time), in the
-     * scratch the products left. */
-    col_tap* taps = pterun_kernel_scratch(ctx, sizeof(col_tap) * (size_t)rows, 64);
+     * chunks below use) and per-element sums as the im2col path. */
     if (taps != NULL) col_taps(g, ro, 0, rows, taps);
     for (n = 0; n < g->n; ++n)
       for (grp = 0; grp < g->groups; ++grp) {
@@ -447,4 +449,33 @@ void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
           pterun_compute_gemm_ex(&ws, g->ocpg, np, nr, &a, &b, &c, 1.0, fill || r0 > 0, x);
         }
       }
+}
+
+/* Load time: the scratch pk_conv_gemm asks for (an im2col buffer, or the taps
+ * of float32's strip packer, then the GEMM's blocks for the largest product
+ * of a group), reserved for any floating forward convolution: the depthwise
+ * and small-channel paths take none, but a reservation that is too big only
+ * sizes the arena, never slows a call. */
+void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                            size_t want, size_t iout) {
+  if (nargs != want || args[0]->tag != PTERUN_VALUE_TENSOR || args[1]->tag != PTERUN_VALUE_TENSOR ||
+      args[iout]->tag != PTERUN_VALUE_TENSOR || args[6]->tag != PTERUN_VALUE_BOOL || args[6]->u.b ||
+      args[8]->tag != PTERUN_VALUE_INT || args[8]->u.i < 1)
+    return;
+  const pterun_tensor *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
+  if (!pterun_dtype_is_float(out->dtype) || w->rank < 3 || w->rank > 5 || out->rank != w->rank)
+    return;
+  int64_t rows = w->sizes[1], npos = 1, ocpg = w->sizes[0] / args[8]->u.i;
+  for (uint32_t d = 2; d < w->rank; ++d) {
+    rows *= w->sizes[d];
+    npos *= out->sizes[d];
+  }
+  if (rows <= 0 || npos <= 0 || ocpg <= 0) return;
+  if (out->dtype == PTERUN_DTYPE_F32)
+    pterun_kernel_scratch_reserve(ctx, sizeof(col_tap) * (size_t)rows);
+  else
+    pterun_kernel_scratch_reserve(
+        ctx,
+        (size_t)NN_COL_SCRATCH * (out->dtype == PTERUN_DTYPE_F64 ? sizeof(double) : sizeof(float)));
+  pterun_compute_gemm_reserve(ctx, out->dtype, ocpg, npos, rows);
 }

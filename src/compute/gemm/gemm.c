@@ -84,9 +84,24 @@ void pterun_compute_gemm_init_ex(pterun_kernel_context* ctx, pterun_compute_gemm
       if (ws->buf != NULL) ws->a_slots = extra;
     }
   }
+  if (ws->buf == NULL && !ws->dbl) {
+    /* An arena sized from the method's reservations
+     * (pterun_compute_gemm_reserve): what is left of it holds the blocks of
+     * the products this call reserved for, so they keep their full blocking
+     * (gemm_f32 shrinks blocks only when they do not fit). */
+    size_t avail = pterun_kernel_scratch_available(ctx, 64);
+    const size_t kc = (size_t)ws->uk->kc, mc = (size_t)ws->uk->mc;
+    const size_t full = (kc * PC_F32_NC_BIG + mc * kc) * sizeof(float);
+    if (avail > full) avail = full;
+    if (avail > PTERUN_COMPUTE_GEMM_LOCAL_BYTES) {
+      ws->cap = avail;
+      ws->buf = pterun_kernel_scratch(ctx, avail, 64);
+    }
+  }
   if (ws->buf == NULL) {
     /* No arena: smaller blocks in the inline buffer. */
-    pterun_kernel_note_slow_path(ctx, "no scratch: small GEMM blocks");
+    if (pterun_dtype_is_float(dtype))
+      pterun_kernel_note_slow_path(ctx, "no scratch: small GEMM blocks");
     _Static_assert(
         PTERUN_COMPUTE_GEMM_LOCAL_BYTES >= (NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) * 8,
         "local gemm buffer too small for the f64 engine");
@@ -95,6 +110,47 @@ void pterun_compute_gemm_init_ex(pterun_kernel_context* ctx, pterun_compute_gemm
     ws->kc = NN_KC_SMALL;
     ws->nc = NN_NC_SMALL;
   }
+}
+
+/* Floats the f32 engine's blocks take for an M x N x K product with `uk`
+ * (gemm_f32's starting blocks: a B block and an A block, or the whole A that
+ * several threads pack once), at most what init asks for. */
+static size_t f32_need(const pc_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64_t k,
+                       size_t threads) {
+  const int64_t kc = uk->kc, mc = min64(uk->mc, round_up(m, uk->mr));
+  const int64_t nc = min64(PC_F32_NC_BIG, round_up(n, uk->nr));
+  const int64_t full = kc * PC_F32_NC_BIG + (int64_t)uk->mc * kc;
+  int64_t need = kc * nc + mc * kc;
+  if (threads > 1 && m > 2 * uk->mr && round_up(m, uk->mr) * k > need)
+    need = round_up(m, uk->mr) * k;
+  return (size_t)(need < full ? need : full);
+}
+
+size_t pterun_compute_gemm_scratch_bytes(int32_t dtype, int64_t m, int64_t n, int64_t k,
+                                         size_t threads) {
+  if (!pterun_dtype_is_float(dtype) || m <= 0 || n <= 0 || k <= 0) return 0;
+  if (dtype == PTERUN_DTYPE_F64)
+    return (size_t)(NN_KC_BIG * NN_NC_BIG + NN_KC_BIG * NN_MR) * sizeof(double);
+  const uint64_t features = pterun_cpu_features();
+  const pc_f32_gemm_ukernel* uk = pterun_compute_f32_gemm_select(features);
+  const pc_f32_gemm_ukernel* uk1 = pterun_compute_f32_gemm_select_m1(features);
+  size_t need = f32_need(uk, m, n, k, threads);
+  /* M = 1 runs the row kernel on a buffer init sized for the main one (a
+   * dynamic M may come down to 1 at execute) */
+  if (uk1 != NULL && f32_need(uk1, 1, n, k, threads) > need) need = f32_need(uk1, 1, n, k, threads);
+  /* more than the inline buffer, or init would take that instead */
+  if (need * sizeof(float) <= PTERUN_COMPUTE_GEMM_LOCAL_BYTES)
+    need = PTERUN_COMPUTE_GEMM_LOCAL_BYTES / sizeof(float) + 16;
+  return need * sizeof(float);
+}
+
+void pterun_compute_gemm_reserve(pterun_kernel_context* ctx, int32_t dtype, int64_t m, int64_t n,
+                                 int64_t k) {
+  pterun_threadpool* pool = pterun_kernel_threadpool(ctx);
+  size_t threads = pool != NULL ? pterun_threadpool_size(pool) : 1;
+  size_t mt = pterun_kernel_max_threads(ctx);
+  if (mt != 0 && mt < threads) threads = mt;
+  pterun_kernel_scratch_reserve(ctx, pterun_compute_gemm_scratch_bytes(dtype, m, n, k, threads));
 }
 
 void pterun_compute_gemm_init(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws,
