@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes every golden file of the kernel tests (tests/golden/*.txt) from the
 references: eager PyTorch for the portable kernels (one file per family folder
-of kernels/portable, cases made by golden.math and golden.nn), ExecuTorch's own kernels
+of kernels/portable, case tables in tests/golden/cases/<family>.py), ExecuTorch's own kernels
 (and the PyTorch/torchao reference code) for the quantized ones, ExecuTorch's
 llama:: kernels for the LLM ones.
 
