@@ -166,7 +166,7 @@ int cli_cmd_generate(int argc, char** argv) {
               "tokenizer.json, tiktoken or sentencepiece .model file"),
       CLI_STR("prompt", &text_s, "TEXT", "the prompt as text (needs --tokenizer); BOS first"),
       CLI_STR("prompt-tokens", &prompt_s, "L", "comma-separated prompt token ids (no BOS added)"),
-      CLI_U64("bos", &bos_id, "N", 0, INT64_MAX,
+      CLI_U64("bos", &bos_id, "N", 0, INT32_MAX,
               "the BOS id put before --prompt (default: the program's get_bos_id)"),
       CLI_FLAG("no-bos", 0, &no_bos, "put no BOS before --prompt"),
       CLI_STRS("stop", &stops, "S", "also stop once the text contains S (repeatable, up to 16)"),

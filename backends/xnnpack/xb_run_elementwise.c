@@ -306,8 +306,9 @@ void xb_run_binary(xb_exec* x, const xb_node* n) {
   const xb_graph* g = x->g;
   const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
   const xb_value* in2 = &g->values[n->in[1]];
-  bcast b;
-  make_bcast(in, in2, out, &b);
+  bcast b = {0};
+  /* Checked at compile and at every reshape; a mismatch cannot reach here. */
+  if (!make_bcast(in, in2, out, &b)) return;
   bin_ctx c;
   memset(&c, 0, sizeof c);
   if (is_f32(in)) {

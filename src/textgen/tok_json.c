@@ -241,7 +241,7 @@ static int value(jp* p, uint32_t* out, int depth) {
       *out = node;
       return literal(p, c == 't' ? "true" : c == 'f' ? "false" : "null");
     default: {
-      double v;
+      double v = 0.0;
       if ((node = new_node(p, TOK_JSON_NUMBER)) == 0) return -1;
       if (number(p, &v) != 0) return -1;
       p->j->nodes[node].num = v;

@@ -7,6 +7,8 @@
 
 #include "src/textgen/tok_internal.h"
 
+#define TOK_BUF_SLACK 64
+
 /* ---- buffer ---------------------------------------------------------------------- */
 void tok_buf_free(tok_buf* b) {
   free(b->p);
@@ -25,11 +27,15 @@ int tok_buf_reserve(tok_buf* b, size_t extra) {
   if (want <= b->cap) return 0;
   if (want < 2 * b->cap) want = 2 * b->cap;
   if (want < 64) want = 64;
-  p = (char*)realloc(b->p, want);
+  /* TOK_BUF_SLACK zeroed bytes past cap: PCRE2's JIT reads a vector past the
+   * end of a subject, so a buffer handed to the regex must own those bytes
+   * (and memcheck must see them initialised). */
+  p = (char*)realloc(b->p, want + TOK_BUF_SLACK);
   if (p == NULL) {
     b->oom = 1;
     return -1;
   }
+  memset(p + b->n, 0, want + TOK_BUF_SLACK - b->n);
   b->p = p;
   b->cap = want;
   return 0;

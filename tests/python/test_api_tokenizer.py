@@ -28,6 +28,10 @@ import pterun
 import pterun.llm
 import pytest
 
+# The reference libraries live in the test environment ($PYTHON), not in the
+# wheel-only venv: run with the torch-marked tests.
+pytestmark = pytest.mark.torch
+
 REPO = Path(__file__).resolve().parents[2]
 TOK_DIR = REPO / "tests" / "fixtures" / "tokenizers"
 LLM_DIR = REPO / "tests" / "fixtures" / "llm_text"
