@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "cli/cli.h"
+#include "pterun/compute.h"
 
 static void run_usage(FILE* f) {
   fprintf(f,
@@ -408,6 +409,13 @@ int cli_cmd_run(int argc, char** argv) {
     if (!quiet)
       printf("expected outputs: match (max abs error %.3g, ExecuTorch's rtol 1e-5, atol 1e-8)\n",
              chk.max_abs_error);
+  }
+  if (verbose) {
+    /* Which microkernel variant of each compute family ran (the
+     * differential test's coverage, tools/difftest): one line on stderr. */
+    char variants[4096];
+    pterun_compute_variants_report(variants, sizeof variants);
+    fprintf(stderr, "pterun: debug: compute variants: %s\n", variants);
   }
   rc = CLI_EXIT_OK;
 

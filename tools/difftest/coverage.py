@@ -1,0 +1,3 @@
+"""stub"""
+def report(results):
+    return 0
