@@ -51,7 +51,6 @@ def _one(job: tuple[int | dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
             modes,
             python_modes=pmodes,
             pythonpath=opts["pythonpath"],
-            coverage=opts["coverage"],
         )
     except Exception as e:  # a generator or harness bug: report it as such
         return {"spec": spec, "crash": f"{type(e).__name__}: {e}", "secs": time.monotonic() - t0}
@@ -62,7 +61,10 @@ def _one(job: tuple[int | dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
         "programs": v.programs,
         "missing": v.missing,
         "fusions": sorted(v.fusions),
+        "fusion_names": {str(k): n for k, n in v.fusion_names.items()},
+        "fusion_total": v.fusion_total,
         "variants": sorted(v.variants),
+        "variants_available": sorted(v.variants_available),
         "xnn_nodes": sorted(v.xnn_nodes),
         "kinds": sorted(v.kinds),
         "operators": v.operators,
@@ -100,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.spec:
         jobs = [json.loads(args.spec.read_text())]
     elif args.ci:
-        jobs = [int(s) for s in CI_SEEDS_FILE.read_text().split() if s.strip() and not s.startswith("#")]
+        jobs = []
+        for line in CI_SEEDS_FILE.read_text().splitlines():
+            fields = line.split("#", 1)[0].split()
+            if fields:
+                jobs.append(int(fields[0]))
     else:
         jobs = list(range(args.seed, args.seed + args.count))
     opts = {

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +43,11 @@ class Verdict:
     programs: int = 0  # exported programs run
     operators: dict[str, list[str]] = field(default_factory=dict)  # flavour -> ops
     missing: list[str] = field(default_factory=list)
-    fusions: set[str] = field(default_factory=set)  # fusion patterns applied
+    fusions: set[int] = field(default_factory=set)  # fusion patterns applied (rows)
+    fusion_names: dict[int, str] = field(default_factory=dict)
+    fusion_total: int = 0
     variants: set[str] = field(default_factory=set)  # microkernel variants that ran
+    variants_available: set[str] = field(default_factory=set)  # built and runnable here
     xnn_nodes: set[str] = field(default_factory=set)  # XNNPACK node types executed
     kinds: set[str] = field(default_factory=set)  # grammar elements
     max_err: float = 0.0
@@ -51,6 +55,36 @@ class Verdict:
     @property
     def pterun_failures(self) -> list[Failure]:
         return [f for f in self.failures if f.kind != "export"]
+
+
+def _output_steps(gm: Any) -> list[float]:
+    """Per output of a PT2E-converted graph: the scale of the dequantize that
+    makes it (one quantization step), or 0 when a float op makes it."""
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    steps = []
+    for a in out_node.args[0]:
+        sc = 0.0
+        if getattr(a, "op", "") == "call_function" and "dequantize" in str(a.target):
+            s = a.args[1]
+            if isinstance(s, float):
+                sc = s
+            elif getattr(s, "op", "") == "get_attr":
+                t = getattr(gm, s.target)
+                sc = float(t.max()) if t.numel() else 0.0
+        steps.append(sc)
+    return steps
+
+
+def quant_reference(spec: dict[str, Any], gm: Any, x: torch.Tensor) -> compare.Reference:
+    """Eager PyTorch on the PT2E-converted model (its quantize / dequantize
+    run as float ops). Tolerance: one quantization step of the output
+    (docs/difftest.md), or the float rule when a float op makes it."""
+    with torch.no_grad():
+        outs = list(gm(x))
+    steps = _output_steps(gm)
+    ref = compare.Reference([o.numpy() for o in outs], [0.0] * len(outs), [], [], compare.REL_QUANT)
+    ref.steps = steps
+    return ref
 
 
 def reference(spec: dict[str, Any], net: torch.nn.Module, x: torch.Tensor) -> compare.Reference:
@@ -78,9 +112,31 @@ def reference(spec: dict[str, Any], net: torch.nn.Module, x: torch.Tensor) -> co
     )
 
 
-_FUSED = re.compile(r"fusion: pattern (\d+) \(([^)]*)\)")
-_VARIANT = re.compile(r'"variant": "([^"]+)"')
+_FUSED = re.compile(r"fusion: pattern (\d+) of (\d+) \((.*?)\) at")
+_UNFUSED = re.compile(r"fusion: pattern (\d+) undone")
+_VARIANTS = re.compile(r"compute variants: ([^\n]*)")
 _XNODE = re.compile(r"xnnpack: node types: ([^\n]*)")
+
+
+def parse_log(v: "Verdict", log: str) -> None:
+    """Coverage facts from one `pterun run --verbose` log."""
+    applied: Counter[int] = Counter()
+    for m in _FUSED.finditer(log):
+        applied[int(m.group(1))] += 1
+        v.fusion_names[int(m.group(1))] = m.group(3)
+        v.fusion_total = int(m.group(2))
+    for m in _UNFUSED.finditer(log):
+        applied[int(m.group(1))] -= 1
+    v.fusions.update(p for p, n in applied.items() if n > 0)
+    for m in _XNODE.finditer(log):
+        v.xnn_nodes.update(m.group(1).split())
+    for m in _VARIANTS.finditer(log):
+        for tok in m.group(1).split():
+            name, _, state = tok.rpartition(":")
+            if state == "ran":
+                v.variants.add(name)
+            if state in ("ran", "idle"):
+                v.variants_available.add(name)
 
 
 def missing_ops(cli: Path, pte: Path) -> list[str]:
@@ -118,14 +174,22 @@ def check(
     flavours: tuple[str, ...] = export.FLAVOURS,
     python_modes: list[Mode] | None = None,
     pythonpath: str | None = None,
-    coverage: bool = False,
     keep: Path | None = None,
 ) -> Verdict:
     v = Verdict(spec)
     v.kinds = {grammar.layer_kind(L) for L in grammar.walk(spec["layers"])}
     net = model.build(spec)
     x = model.make_input(spec)
-    ref = reference(spec, net, x)
+    quant = spec.get("quant", "fp32")
+    if quant != "fp32":
+        try:
+            net = export.quantize(net, x, quant, spec["seed"])
+        except Exception as ex:
+            v.failures.append(Failure("export", "quantize", "-", f"{type(ex).__name__}: {str(ex).strip()[:300]}"))
+            return v
+        ref = quant_reference(spec, net, x)
+    else:
+        ref = reference(spec, net, x)
     with tempfile.TemporaryDirectory(prefix="difftest") as tds:
         td = Path(tds) if keep is None else keep
         td.mkdir(parents=True, exist_ok=True)
@@ -133,7 +197,7 @@ def check(
         np.save(xin, x.numpy())
         for fl in flavours:
             try:
-                e = export.export(net, x, fl)
+                e = export.export(net, x, fl, dynamic_quant=quant == "q8d")
             except Exception as ex:  # the exporter's own limits are not pterun's failures
                 v.failures.append(Failure("export", fl, "-", f"{type(ex).__name__}: {str(ex).strip()[:300]}"))
                 continue
@@ -149,20 +213,10 @@ def check(
             results = []
             for j, m in enumerate(modes):
                 od = td / f"{fl}_out{j}"
-                extra: tuple[str, ...] = ()
-                trace = td / f"{fl}_trace{j}.json"
-                if coverage and m.threads == 1 and m.prepare == (j % 2 == 0) or (coverage and not m.prepare):
-                    extra = ("--verbose", "--trace", str(trace))
-                r = runner.run_cli(cli, pte, [xin], m, od, len(ref.outputs), extra)
+                r = runner.run_cli(cli, pte, [xin], m, od, len(ref.outputs), ("--quiet", "--verbose"))
                 results.append(r)
                 v.runs += 1
-                if extra:
-                    for pat in _FUSED.finditer(r.log):
-                        v.fusions.add(pat.group(2))
-                    for node in _XNODE.finditer(r.log):
-                        v.xnn_nodes.update(node.group(1).split())
-                    if trace.exists():
-                        v.variants.update(_VARIANT.findall(trace.read_text()))
+                parse_log(v, r.log)
                 if r.outputs is None:
                     v.failures.append(Failure("error", fl, m.name, r.error or "?"))
                     continue

@@ -60,7 +60,20 @@ def quantize(net: nn.Module, x: torch.Tensor, quant: str, seed: int) -> nn.Modul
     return convert_pt2e(gm)
 
 
+def _load_torch_ops() -> None:
+    """torchao's quantization ops get .out schemas from pterun's torch_ops
+    (as tools/export_xnnpack.py does for its non-delegated dynamic programs)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "python" / "pterun" / "torch_ops.py"
+    spec = importlib.util.spec_from_file_location("pterun_torch_ops", path)
+    assert spec is not None and spec.loader is not None
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
 def export(module: nn.Module, x: torch.Tensor, flavour: str, dynamic_quant: bool = False) -> Exported:
+    import executorch.exir.passes._quant_patterns_and_replacements  # noqa: F401
     import executorch.kernels.quantized  # noqa: F401  (out variants of the Q/DQ ops)
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
         XnnpackDynamicallyQuantizedPartitioner,
@@ -68,6 +81,8 @@ def export(module: nn.Module, x: torch.Tensor, flavour: str, dynamic_quant: bool
     )
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
 
+    if dynamic_quant and flavour == "plain":
+        _load_torch_ops()
     ep = torch.export.export(copy.deepcopy(module), (x,), strict=False)
     parts: list[Any] = []
     if flavour == "xnnpack":

@@ -262,6 +262,36 @@ def g_sortlike(r: random.Random, s: Shape) -> Layer | None:
     return L
 
 
+UNARY = ("abs", "neg", "sqrt", "rsqrt", "log", "exp", "sin", "cos", "square", "elu", "leaky_relu", "prelu")
+
+
+def g_unary(r: random.Random, s: Shape) -> Layer | None:
+    L: Layer = {"op": "unary", "fn": r.choice(UNARY)}
+    if L["fn"] == "leaky_relu":
+        L["slope"] = r.choice((0.01, 0.1, 0.2))
+    return L
+
+
+def g_binary(r: random.Random, s: Shape) -> Layer | None:
+    return {"op": "binary", "fn": r.choice(("sub", "div", "maximum", "minimum"))}
+
+
+def g_slice(r: random.Random, s: Shape) -> Layer | None:
+    d = r.randrange(1, len(s))
+    if s[d] < 2:
+        return None
+    length = r.randint(1, s[d] - 1)
+    return {"op": "slice", "dim": d, "start": r.randint(0, s[d] - length), "length": length}
+
+
+def g_matmul(r: random.Random, s: Shape) -> Layer | None:
+    return {"op": "matmul"} if len(s) == 3 and s[1] <= 32 else None
+
+
+def g_gap(r: random.Random, s: Shape) -> Layer | None:
+    return {"op": "gap"} if len(s) == 4 else None
+
+
 # (generator, weight): how often each layer is proposed.
 GENERATORS: list[tuple[Gen, float]] = [
     (g_linear, 4),
@@ -283,6 +313,11 @@ GENERATORS: list[tuple[Gen, float]] = [
     (g_upsample, 0.6),
     (g_pad, 0.6),
     (g_sortlike, 0.6),
+    (g_unary, 1.2),
+    (g_binary, 0.6),
+    (g_slice, 0.5),
+    (g_matmul, 0.4),
+    (g_gap, 0.5),
 ]
 
 # Shape-keeping layers a residual body may use.
@@ -354,6 +389,7 @@ def _block(r: random.Random, s: Shape) -> Layer | None:
             L["gate"] = r.choice(("sigmoid", "none"))
         if kind == "concat":
             L["dim"] = 1 if len(s) >= 3 and r.random() < 0.6 else len(s) - 1
+            L["n"] = r.choice((2, 2, 3, 4, 5))
         return L
     d = 1 if len(s) >= 3 and r.random() < 0.5 else len(s) - 1
     n = s[d]
@@ -385,6 +421,38 @@ def _fresh_widths(r: random.Random, layers: list[Layer]) -> list[Layer]:
     return out
 
 
+def _motif(r: random.Random, s: Shape) -> list[Layer] | None:
+    """A block real programs are made of (and the fusion patterns target):
+    Linear/Conv -> BatchNorm -> activation, Linear -> activation, a
+    depthwise-separable pair, a pre-norm FFN."""
+    act = r.choice(("relu", "relu", "relu6", "hardtanh", "gelu", "silu", "hardswish"))
+    a: Layer = {"op": "act", "fn": act}
+    if act == "hardtanh":
+        a["min"], a["max"] = r.choice(((-1.0, 1.0), (0.0, 6.0)))
+    lin = g_linear(r, s)
+    conv = g_conv(r, s)
+    bn = g_bn(r, s)
+    choices: list[list[Layer]] = []
+    if lin is not None:
+        choices += [[lin, a], [lin, a]]
+        if bn is not None and len(s) == 2:
+            choices += [[lin, bn, a], [lin, bn, a], [lin, bn]]
+        choices.append([{"op": "layernorm", "dims": 1, "affine": True}, lin, {"op": "act", "fn": "gelu"}])
+    if conv is not None and bn is not None:
+        choices += [[conv, bn, a], [conv, bn, a], [conv, bn], [conv, a]]
+        if len(s) == 4:
+            dw = {**conv, "groups": s[1], "out": s[1], "transposed": False}
+            dw.pop("output_padding", None)
+            dw.pop("padding_mode", None)
+            pw = {"op": "conv", "nd": 2, "out": r.choice((8, 16, 24)), "k": 1, "stride": 1, "padding": 0,
+                  "dilation": 1, "groups": 1, "bias": False}
+            choices.append([dw, {"op": "bn", "nd": 2, "affine": True}, {"op": "act", "fn": "relu6"}, pw,
+                            {"op": "bn", "nd": 2, "affine": True}])
+    if not choices:
+        return None
+    return [dict(x) for x in r.choice(choices)]
+
+
 def _input(r: random.Random) -> tuple[Shape, str]:
     kind = r.choice(("vec", "vec", "seq", "sig", "img", "img", "img", "tok"))
     n = r.choice((1, 1, 2, 3, 4, 8, 16, 33))
@@ -412,12 +480,27 @@ def generate(seed: int, max_layers: int = 12) -> Spec:
             layers.append(L)
             s = layer_out_shape(L, s)
         target = r.randint(1, max_layers)
+        if dtype == "f32" and r.random() < 0.05:
+            # floor / ceil only on the exact input: anywhere else a last-bit
+            # difference upstream moves a result by a whole step
+            layers.append({"op": "unary", "fn": r.choice(("floor", "ceil"))})
         while len(layers) < target:
             u = r.random()
-            if u < 0.15 and len(layers) + 4 <= max_layers:
-                # the same block twice: a template of 2-3 layers, instantiated again
-                tmpl = _chain(r, GENERATORS, s, r.randint(2, 3), keep=False)
-                if len(tmpl) < 2:
+            if u < 0.3 and len(layers) + 4 <= max_layers:
+                # the same block twice: a template of 2-5 layers, instantiated again
+                if r.random() < 0.7:
+                    tmpl = _motif(r, s) or []
+                    try:
+                        propagate_any(tmpl, s)
+                    except SpecError:
+                        continue
+                else:
+                    tmpl = _chain(r, GENERATORS, s, r.randint(2, 3), keep=False)
+                if len(tmpl) < 2 or len(layers) + 2 * len(tmpl) > max_layers + 2:
+                    continue
+                if r.random() < 0.3:  # sometimes just once
+                    layers += tmpl
+                    s = propagate_any(tmpl, s)
                     continue
                 second = _fresh_widths(r, tmpl)
                 try:
@@ -448,6 +531,11 @@ def generate(seed: int, max_layers: int = 12) -> Spec:
             "input": {"shape": shape, "dtype": dtype},
             "layers": layers[: max_layers + 1],
         }
+        u = r.random()
+        if dtype == "f32" and u < 0.3:
+            # PT2E int8 (XNNPACKQuantizer): static or dynamic, on a shorter chain
+            spec["quant"] = "q8s" if u < 0.18 else "q8d"
+            spec["layers"] = spec["layers"][:6]
         try:
             propagate(spec)
             _runs_eagerly(spec)
@@ -508,6 +596,10 @@ def layer_kind(L: Layer) -> str:
         return L["fn"]
     if op == "split":
         return "chunk" if L.get("chunk") else "split"
+    if op in ("unary", "binary"):
+        return L["fn"]
+    if op == "concat":
+        return f"concat{L.get('n', 2)}"
     return op
 
 
@@ -517,7 +609,8 @@ def grammar_kinds() -> list[str]:
     base += ["layernorm", "groupnorm", *ACTS, "softmax", "flatten", "reshape", "permute", "transpose"]
     base += ["max_pool", "avg_pool", "adaptive_avg_pool", "mha", "sdpa", "gru", "lstm"]
     base += ["embedding", "mean", "sum", "upsample", "pad", "sort", "argsort", "topk", "argmax"]
-    base += ["residual_add", "residual_mul", "concat", "split", "chunk"]
+    base += ["residual_add", "residual_mul", "concat2", "concat3", "concat4", "concat5", "split", "chunk"]
+    base += [*UNARY, "floor", "ceil", "sub", "div", "maximum", "minimum", "slice", "matmul", "gap"]
     return base
 
 
@@ -535,5 +628,7 @@ def describe(spec: Spec) -> str:
         return k
 
     shape = "x".join(map(str, spec["input"]["shape"]))
+    if spec.get("quant", "fp32") != "fp32":
+        shape = f"[{spec['quant']}] {shape}"
     return f"{shape}{'i' if spec['input']['dtype'] == 'i64' else ''}: " + " > ".join(one(L) for L in spec["layers"])
 

@@ -201,8 +201,10 @@ def _shape_body_block(L: Layer, s: Shape) -> Shape:
         d = L["dim"]
         _need(0 < d < len(s), "concat: a non-batch dim")
         _need(len(t) == len(s) and all(t[i] == s[i] for i in range(len(s)) if i != d), "concat: other dims")
+        n = L.get("n", 2)
+        _need(2 <= n <= 5, "concat: 2-5 tensors")
         out = list(s)
-        out[d] = s[d] + t[d]
+        out[d] = (n + 1) // 2 * s[d] + n // 2 * t[d]
         return out
     raise SpecError(f"unknown block {how}")
 
@@ -230,6 +232,29 @@ def _shape_split(L: Layer, s: Shape) -> Shape:
 
 def _shape_sdpa(L: Layer, s: Shape) -> Shape:
     _need(len(s) == 3 and s[2] % L["heads"] == 0, "sdpa: [N, T, E], heads divide E")
+    return s
+
+
+def _shape_slice(L: Layer, s: Shape) -> Shape:
+    d = L["dim"]
+    _need(0 < d < len(s), "slice: a non-batch dim")
+    _need(0 <= L["start"] and L["start"] + L["length"] <= s[d] and L["length"] >= 1, "slice: range")
+    out = list(s)
+    out[d] = L["length"]
+    return out
+
+
+def _shape_matmul(L: Layer, s: Shape) -> Shape:
+    _need(len(s) == 3, "matmul: [N, T, F]")
+    return [s[0], s[1], s[1]]
+
+
+def _shape_gap(L: Layer, s: Shape) -> Shape:
+    _need(len(s) == 4, "global average pool: rank 4")
+    return [s[0], s[1], 1, 1]
+
+
+def _shape_binary(L: Layer, s: Shape) -> Shape:
     return s
 
 
@@ -261,6 +286,11 @@ _SHAPES: dict[str, Callable[[Layer, Shape], Shape]] = {
     "residual_mul": _shape_body_block,
     "concat": _shape_body_block,
     "split": _shape_split,
+    "unary": _shape_same,
+    "binary": _shape_binary,
+    "slice": _shape_slice,
+    "matmul": _shape_matmul,
+    "gap": _shape_gap,
 }
 
 OPS = tuple(_SHAPES)
@@ -504,6 +534,86 @@ class SortLike(nn.Module):
         return x, torch.argmax(x, dim=self.dim, keepdim=self.keepdim)
 
 
+class Unary(nn.Module):
+    """Elementwise functions (each kept inside its domain)."""
+
+    def __init__(self, L: Layer, c: int) -> None:
+        super().__init__()
+        self.fn = L["fn"]
+        self.prelu = nn.PReLU(c) if self.fn == "prelu" else None
+        self.slope = float(L.get("slope", 0.1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = self.fn
+        if f == "abs":
+            return torch.abs(x)
+        if f == "neg":
+            return torch.neg(x)
+        if f == "sqrt":
+            return torch.sqrt(torch.abs(x) + 0.25)
+        if f == "rsqrt":
+            return torch.rsqrt(x * x + 0.25)
+        if f == "log":
+            return torch.log(torch.abs(x) + 0.5)
+        if f == "exp":
+            return torch.exp(torch.clamp(x, -8.0, 4.0))
+        if f == "sin":
+            return torch.sin(x)
+        if f == "cos":
+            return torch.cos(x)
+        if f == "square":
+            return torch.square(x)
+        if f == "elu":
+            return F.elu(x)
+        if f == "leaky_relu":
+            return F.leaky_relu(x, self.slope)
+        if f == "prelu":
+            assert self.prelu is not None
+            return self.prelu(x)
+        if f == "floor":
+            return torch.floor(x * 2.0)
+        if f == "ceil":
+            return torch.ceil(x * 2.0)
+        raise SpecError(f"unary {f}")
+
+
+class Binary(nn.Module):
+    """x op c, c a constant of the last dim's size."""
+
+    def __init__(self, L: Layer, n: int, g: torch.Generator) -> None:
+        super().__init__()
+        self.fn = L["fn"]
+        self.register_buffer("c", torch.randn(n, generator=g))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fn == "sub":
+            return x - self.c
+        if self.fn == "div":
+            return x / (torch.abs(self.c) + 0.5)
+        if self.fn == "maximum":
+            return torch.maximum(x, self.c)
+        return torch.minimum(x, self.c)
+
+
+class Slice(nn.Module):
+    def __init__(self, L: Layer) -> None:
+        super().__init__()
+        self.dim, self.start, self.length = L["dim"], L["start"], L["length"]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.narrow(x, self.dim, self.start, self.length)
+
+
+class MatMul(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(x, x.transpose(1, 2)) * (x.shape[-1] ** -0.5)
+
+
+class Gap(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean((2, 3), keepdim=True)
+
+
 class Seq(nn.Module):
     """A chain of layers; index outputs of sort-like layers are collected."""
 
@@ -531,6 +641,7 @@ class Block(nn.Module):
         self.how = L["op"]
         self.dim = L.get("dim", 1)
         self.gate = L.get("gate", "sigmoid")
+        self.n = L.get("n", 2)
         self.body = body
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
@@ -539,7 +650,8 @@ class Block(nn.Module):
             return x + y, side
         if self.how == "residual_mul":
             return (x * torch.sigmoid(y) if self.gate == "sigmoid" else x * y), side
-        return torch.cat([x, y], dim=self.dim), side
+        parts = [x, y, x, y, x][: self.n]
+        return torch.cat(parts, dim=self.dim), side
 
 
 class Split(nn.Module):
@@ -642,6 +754,16 @@ def _make(L: Layer, s: Shape, g: torch.Generator) -> nn.Module:
         return Pad(L)
     if op in ("sort", "argsort", "topk", "argmax"):
         return SortLike(L)
+    if op == "unary":
+        return Unary(L, s[1] if len(s) >= 2 else 1)
+    if op == "binary":
+        return Binary(L, s[-1], g)
+    if op == "slice":
+        return Slice(L)
+    if op == "matmul":
+        return MatMul()
+    if op == "gap":
+        return Gap()
     if op in ("residual_add", "residual_mul", "concat"):
         return Block(L, _make_seq(L["body"], s, g))
     if op == "split":
