@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cli/npy.h"
+#include "cli/opts.h"
 #include "pterun/pterun.h"
 #include "pterun/threadpool.h"
 
@@ -55,14 +56,10 @@ const char* cli_esc(const char* s, char* buf, size_t cap);
 /** Prints `pterun CMD: <message>` and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char* cmd, const char* fmt, ...) CLI_PRINTF(2, 3);
 
-/* ---- command-line parsing (common.c) --------------------------------------- */
+/* ---- command-line parsing (opts.c, common.c) ------------------------------ */
 
-/** Matches argv[*i] against "--name VALUE" or "--name=VALUE". Returns 1 and
- *  sets *value (advancing *i past a separate value), 0 when argv[*i] is not
- *  this option, -1 when the value is missing (a usage error was printed). */
-int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name, const char** value);
-/** 1 if argv[*i] is "-h" or "--help". */
-int cli_is_help(const char* arg);
+/** Exit status for a cli_parse result other than CLI_PARSE_OK. */
+#define CLI_PARSE_EXIT(r) ((r) == CLI_PARSE_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE)
 /** Strict decimal parse; returns 0 on success. */
 int cli_parse_u64(const char* s, uint64_t* out);
 
@@ -108,13 +105,15 @@ int cli_is_bundle_file(const char* path);
 /** Resolves --method: the given name, else "forward", else the only method. */
 int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
 
-/** --threads N (N >= 1) into s->threads, and the load switches --no-fusion /
- *  --no-prepare: 0 not one of these, 1 taken, -1 usage error. */
-int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session* s);
-#define CLI_THREADS_HELP                                                                           \
-  "  --threads N            threads per operator (default: the CPUs this process may use)\n"       \
-  "  --no-fusion            keep operator chains unfused (load-time fusion off)\n"                 \
-  "  --no-prepare           skip kernels' load-time preparation (weights unpacked)\n"
+/** The option rows every command that loads a method shares. */
+#define CLI_OPTS_THREADS(s)                                                                        \
+  CLI_U64("threads", &(s)->threads, "N", 1, 4096,                                                  \
+          "threads per operator (default: the CPUs this process may use)"),                        \
+      CLI_FLAG("no-fusion", 0, &(s)->no_fusion,                                                    \
+               "keep operator chains unfused (load-time fusion off)"),                             \
+      CLI_FLAG("no-prepare", 0, &(s)->no_prepare,                                                  \
+               "skip kernels' load-time preparation (weights unpacked)")
+#define CLI_OPT_VERBOSE(v) CLI_FLAG("verbose", 'v', v, "echo the library's log messages")
 
 /** Starts the session's thread pool from s->threads unless it is running
  *  or s->threads is 1 (then s->pool stays NULL: serial). */
@@ -131,16 +130,18 @@ typedef struct cli_profile_opts {
   const char* etdump;       /* --etdump FILE.etdp */
   const char* debug_buffer; /* --debug-buffer FILE: intermediate outputs */
   int quiet;                /* files are written without a word */
+  FILE* out;                /* the --profile table: stdout when NULL */
 } cli_profile_opts;
 
-#define CLI_PROFILE_USAGE                                                                          \
-  "  --profile              print time per operator and per instruction\n"                         \
-  "  --trace FILE.json      write a Chrome trace (chrome://tracing, Perfetto)\n"                   \
-  "  --etdump FILE.etdp     write an ETDump for executorch.devtools.Inspector\n"                   \
-  "  --debug-buffer FILE    with --etdump: also every kernel's output (debug events)\n"
+#define CLI_OPTS_PROFILE(o)                                                                        \
+  CLI_FLAG("profile", 0, &(o)->table, "print time per operator and per instruction"),              \
+      CLI_STR("trace", &(o)->trace, "FILE.json",                                                   \
+              "write a Chrome trace (chrome://tracing, Perfetto)"),                                \
+      CLI_STR("etdump", &(o)->etdump, "FILE.etdp",                                                 \
+              "write an ETDump for executorch.devtools.Inspector"),                                \
+      CLI_STR("debug-buffer", &(o)->debug_buffer, "FILE",                                          \
+              "with --etdump: also every kernel's output (debug events)")
 
-/** Consumes a profiling option at argv[*i]: 1 taken, 0 not one, -1 usage error. */
-int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o);
 /** Creates the profiler when any profiling option was given (else *out = NULL);
  *  `runs` executes are kept event by event. */
 int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler** out);
@@ -165,6 +166,28 @@ int cli_inputs_from_files(cli_session* s, size_t method, const cli_strlist* path
 /** Binds every input; the arrays must outlive the executes. */
 int cli_inputs_bind(cli_session* s, pterun_method* m, size_t method, cli_inputs* in);
 void cli_inputs_free(cli_inputs* in);
+
+/* ---- outputs (outputs.c) ----------------------------------------------------- */
+
+struct cli_json;
+/** mkdir -p: creates each missing component of `path`; 0 or -1 (errno). */
+int cli_make_dirs(const char* path);
+/** Writes output i as DIR/output_i.npy (tensors and scalars; *written says
+ *  whether it had a .npy form). */
+int cli_output_write(const char* dir, size_t i, const pterun_value* v, int* written);
+/** "float32 (2, 3) [0.5, 1, ...]" for a tensor, the value for a scalar. */
+void cli_value_describe(const pterun_value* v, char* buf, size_t cap);
+
+/** Summary of a tensor's finite elements; NaN and infinities are counted. */
+typedef struct cli_tensor_stats {
+  double min, max, mean, std; /* population std; 0 when count is 0 */
+  uint64_t count, nan_count, inf_count;
+} cli_tensor_stats;
+/** 1 and the statistics when the dtype is numeric (cli_elem_supported), else 0. */
+int cli_tensor_stats_compute(const pterun_tensor* t, cli_tensor_stats* out);
+/** One output as a JSON object (docs/cli.md: `pterun run --json`); `file`
+ *  is the .npy written or NULL. */
+void cli_output_json(struct cli_json* j, size_t index, const pterun_value* v, const char* file);
 
 /* ---- elements and layout (elem.c) ------------------------------------------- */
 

@@ -9,26 +9,11 @@
 #include "cli/json.h"
 #include "pterun/llm.h"
 
-static void generate_usage(FILE* f) {
-  fprintf(f,
-          "usage: pterun generate MODEL.pte --prompt-tokens 1,2,3 [options]\n"
-          "\n"
-          "Run the prompt through the program's forward method, then generate tokens one\n"
-          "step at a time (KV cache in the program's mutable buffers). Prints the\n"
-          "generated token ids and prefill/decode tokens per second.\n"
-          "\n"
-          "  --prompt-tokens L   comma-separated prompt token ids (required)\n"
-          "  --steps N           tokens to generate (default 32)\n"
-          "  --temperature F     0 (default): greedy; else sample softmax(logits / F)\n"
-          "  --top-k N           sample among the N most likely tokens (0: all)\n"
-          "  --top-p F           sample within the smallest set of probability F (1: all)\n"
-          "  --seed N            sampling seed (default 0)\n"
-          "  --ignore-eos        do not stop at the program's eos ids\n"
-          "  --logits FILE.npy   write the logits of every step, float32 [steps, vocab]\n"
-          "  --threads N         threads per operator (default: the CPUs this process may use)\n"
-          "  --json              machine-readable output\n"
-          "  --verbose           echo the library's log messages\n");
-}
+static const cli_command_help kHelp = {
+    "generate", "MODEL.pte --prompt-tokens 1,2,3 [options]",
+    "Run the prompt through the program's forward method, then generate tokens one\n"
+    "step at a time (KV cache in the program's mutable buffers). Prints the\n"
+    "generated token ids and prefill/decode tokens per second."};
 
 typedef struct gen_state {
   float* logits; /* steps x vocab, or NULL */
@@ -84,16 +69,6 @@ static int parse_tokens(const char* s, int64_t** out, size_t* n) {
   return 0;
 }
 
-static int parse_float(const char* s, float* out) {
-  char* end;
-  double d;
-  errno = 0;
-  d = strtod(s, &end);
-  if (end == s || *end != '\0' || errno != 0 || !isfinite(d)) return -1;
-  *out = (float)d;
-  return 0;
-}
-
 static const char* stop_name(int stop) {
   switch (stop) {
     case PTERUN_LLM_STOP_EOS: return "eos";
@@ -104,10 +79,10 @@ static const char* stop_name(int stop) {
 }
 
 int cli_cmd_generate(int argc, char** argv) {
-  const char *model = NULL, *v, *prompt_s = NULL, *logits_path = NULL;
+  const char *model = NULL, *prompt_s = NULL, *logits_path = NULL;
   uint64_t steps = 32, seed = 0, top_k = 0;
   float temperature = 0.f, top_p = 1.f;
-  int verbose = 0, json = 0, ignore_eos = 0, i, r, rc = CLI_EXIT_FAIL;
+  int verbose = 0, json = 0, ignore_eos = 0, r, rc = CLI_EXIT_FAIL;
   int64_t *prompt = NULL, *out = NULL;
   size_t prompt_len = 0, k;
   cli_session s;
@@ -117,79 +92,30 @@ int cli_cmd_generate(int argc, char** argv) {
   pterun_method_options mo = PTERUN_METHOD_OPTIONS_INIT;
   gen_state g;
   pterun_status st;
+  /* One row per option; the help text is made from this table. */
+  const cli_optspec opts[] = {
+      CLI_STR("prompt-tokens", &prompt_s, "L", "comma-separated prompt token ids (required)"),
+      CLI_U64("steps", &steps, "N", 0, 1000000, "tokens to generate (default 32)"),
+      CLI_F32("temperature", &temperature, "F", 0, 0,
+              "0 (default): greedy; else sample softmax(logits / F)"),
+      CLI_U64("top-k", &top_k, "N", 0, INT32_MAX, "sample among the N most likely tokens (0: all)"),
+      CLI_F32("top-p", &top_p, "F", 0, 0,
+              "sample within the smallest set of probability F (1: all)"),
+      CLI_U64("seed", &seed, "N", 0, 0, "sampling seed (default 0)"),
+      CLI_FLAG("ignore-eos", 0, &ignore_eos, "do not stop at the program's eos ids"),
+      CLI_STR("logits", &logits_path, "FILE.npy",
+              "write the logits of every step, float32 [steps, vocab]"),
+      CLI_OPTS_THREADS(&s),
+      CLI_FLAG("json", 0, &json, "machine-readable output"),
+      CLI_OPT_VERBOSE(&verbose),
+      CLI_OPTS_END};
+  const cli_optspec* const groups[] = {opts, NULL};
 
   memset(&s, 0, sizeof s);
   memset(&g, 0, sizeof g);
-  for (i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    if (cli_is_help(a)) {
-      generate_usage(stdout);
-      rc = CLI_EXIT_OK;
-      goto done;
-    }
-    if (strcmp(a, "--json") == 0) {
-      json = 1;
-      continue;
-    }
-    if (strcmp(a, "--verbose") == 0) {
-      verbose = 1;
-      continue;
-    }
-    if (strcmp(a, "--ignore-eos") == 0) {
-      ignore_eos = 1;
-      continue;
-    }
-    if ((r = cli_opt_threads(argc, argv, &i, "generate", &s)) != 0 ||
-        (r = cli_opt(argc, argv, &i, "generate", "--prompt-tokens", &prompt_s)) != 0 ||
-        (r = cli_opt(argc, argv, &i, "generate", "--logits", &logits_path)) != 0) {
-      if (r < 0) {
-        rc = CLI_EXIT_USAGE;
-        goto done;
-      }
-      continue;
-    }
-    {
-      uint64_t* num = NULL;
-      float* fl = NULL;
-      if ((r = cli_opt(argc, argv, &i, "generate", "--steps", &v)) != 0)
-        num = &steps;
-      else if ((r = cli_opt(argc, argv, &i, "generate", "--seed", &v)) != 0)
-        num = &seed;
-      else if ((r = cli_opt(argc, argv, &i, "generate", "--top-k", &v)) != 0)
-        num = &top_k;
-      else if ((r = cli_opt(argc, argv, &i, "generate", "--temperature", &v)) != 0)
-        fl = &temperature;
-      else if ((r = cli_opt(argc, argv, &i, "generate", "--top-p", &v)) != 0)
-        fl = &top_p;
-      if (r < 0) {
-        rc = CLI_EXIT_USAGE;
-        goto done;
-      }
-      if (num != NULL) {
-        if (cli_parse_u64(v, num) != 0 || (num == &top_k && top_k > INT32_MAX) ||
-            (num == &steps && steps > 1000000)) {
-          rc = cli_usage_error("generate", "bad number '%s'", v);
-          goto done;
-        }
-        continue;
-      }
-      if (fl != NULL) {
-        if (parse_float(v, fl) != 0 || *fl < 0.f) {
-          rc = cli_usage_error("generate", "bad value '%s'", v);
-          goto done;
-        }
-        continue;
-      }
-    }
-    if (a[0] == '-') {
-      rc = cli_usage_error("generate", "unknown option '%s'", a);
-      goto done;
-    }
-    if (model != NULL) {
-      rc = cli_usage_error("generate", "more than one model given");
-      goto done;
-    }
-    model = a;
+  if ((r = cli_parse(argc, argv, &kHelp, groups, &model, 1, NULL)) != CLI_PARSE_OK) {
+    rc = CLI_PARSE_EXIT(r);
+    goto done;
   }
   if (model == NULL || prompt_s == NULL) {
     rc = cli_usage_error("generate",
@@ -208,6 +134,8 @@ int cli_cmd_generate(int argc, char** argv) {
   if (cli_session_pool(&s) != CLI_EXIT_OK) goto done;
   mo.registry = s.registry;
   mo.threadpool = s.pool;
+  mo.no_fusion = s.no_fusion;
+  mo.no_kernel_prepare = s.no_prepare;
   if ((st = pterun_llm_open(s.program, &mo, &llm)) != PTERUN_STATUS_OK) {
     cli_fail(&s.log, st, "%s: cannot open as a language model", model);
     goto done;

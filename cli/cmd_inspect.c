@@ -4,20 +4,11 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 
-static void inspect_usage(FILE* f) {
-  fprintf(f,
-          "usage: pterun inspect MODEL.pte [--data FILE.ptd]... [--memory] [--json] [--verbose]\n"
-          "\n"
-          "Print facts about a program: file layout, constants, external data and, per\n"
-          "method, its inputs and outputs, operators (with the component that provides\n"
-          "each, or the one that would), planned buffers and delegate calls.\n"
-          "\n"
-          "  --data FILE.ptd  an external data file (repeatable); its keys are listed\n"
-          "  --memory         the memory each method needs, by part, before any load: a\n"
-          "                   trial load with the default options (the time of one load)\n"
-          "  --json           print one JSON object instead of text\n"
-          "  --verbose        echo the library's log messages\n");
-}
+static const cli_command_help kHelp = {
+    "inspect", "MODEL.pte [--data FILE.ptd]... [--memory] [--json] [--verbose]",
+    "Print facts about a program: file layout, constants, external data and, per\n"
+    "method, its inputs and outputs, operators (with the component that provides\n"
+    "each, or the one that would), planned buffers and delegate calls."};
 
 static const char* io_kind(const pterun_io_info* io) {
   return pterun_value_tag_name(io->tag);
@@ -348,40 +339,26 @@ static int inspect_method(cli_session* s, size_t m, cli_json* j, int memory) {
 }
 
 int cli_cmd_inspect(int argc, char** argv) {
-  const char *model = NULL, *v;
+  const char* model = NULL;
   cli_strlist data = {0};
-  int json = 0, verbose = 0, memory = 0, i, r, rc = CLI_EXIT_OK;
+  int json = 0, verbose = 0, memory = 0, r, rc = CLI_EXIT_OK;
   cli_session s = {0};
   pterun_program_info pi;
   cli_json jw, *j = NULL;
-  size_t m, k;
+  size_t m, k, npos = 0;
+  const cli_optspec opts[] = {
+      CLI_STRS("data", &data, "FILE.ptd",
+               "an external data file (repeatable); its keys are listed"),
+      CLI_FLAG("memory", 0, &memory,
+               "the memory each method needs, by part, before any load: a\n"
+               "trial load with the default options (the time of one load)"),
+      CLI_FLAG("json", 0, &json, "print one JSON object instead of text"),
+      CLI_OPT_VERBOSE(&verbose), CLI_OPTS_END};
+  const cli_optspec* const groups[] = {opts, NULL};
 
-  for (i = 1; i < argc; ++i) {
-    if (cli_is_help(argv[i])) {
-      inspect_usage(stdout);
-      cli_strlist_free(&data);
-      return CLI_EXIT_OK;
-    } else if ((r = cli_opt(argc, argv, &i, "inspect", "--data", &v)) != 0) {
-      if (r < 0 || cli_strlist_push(&data, v) != 0) {
-        cli_strlist_free(&data);
-        return r < 0 ? CLI_EXIT_USAGE
-                     : cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
-      }
-    } else if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if (strcmp(argv[i], "--memory") == 0) {
-      memory = 1;
-    } else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
-      verbose = 1;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      cli_strlist_free(&data);
-      return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
-    } else if (model == NULL) {
-      model = argv[i];
-    } else {
-      cli_strlist_free(&data);
-      return cli_usage_error("inspect", "unexpected argument '%s'", argv[i]);
-    }
+  if ((r = cli_parse(argc, argv, &kHelp, groups, &model, 1, &npos)) != CLI_PARSE_OK) {
+    cli_strlist_free(&data);
+    return CLI_PARSE_EXIT(r);
   }
   if (model == NULL) {
     cli_strlist_free(&data);

@@ -5,17 +5,10 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 
-static void ops_usage(FILE* f) {
-  fprintf(
-      f,
-      "usage: pterun ops [--json] [--verbose]\n"
-      "\n"
-      "List every operator overload registered by this build (the runtime's prim ops\n"
-      "and each kernel library), with the component that provides it.\n"
-      "\n"
-      "  --json      print a JSON array of {\"name\", \"overload\", \"component\", \"kernels\"}\n"
-      "  --verbose   echo the library's log messages\n");
-}
+static const cli_command_help kHelp = {
+    "ops", "[--json] [--verbose]",
+    "List every operator overload registered by this build (the runtime's prim ops\n"
+    "and each kernel library), with the component that provides it."};
 
 typedef struct op_row {
   const char* op; /* "aten::add.out" (owned by the registry) */
@@ -39,25 +32,20 @@ static int cmp_rows(const void* a, const void* b) {
 }
 
 int cli_cmd_ops(int argc, char** argv) {
-  int json = 0, verbose = 0, i, rc = CLI_EXIT_OK;
+  int json = 0, verbose = 0, pr, rc = CLI_EXIT_OK;
   cli_log log;
   pterun_registry* reg = NULL;
   pterun_status st;
   op_row* rows = NULL;
   size_t n, k, nrows = 0;
+  const cli_optspec opts[] = {
+      CLI_FLAG("json", 0, &json,
+               "print a JSON array of {\"name\", \"overload\", \"component\", \"kernels\"}"),
+      CLI_OPT_VERBOSE(&verbose), CLI_OPTS_END};
+  const cli_optspec* const groups[] = {opts, NULL};
 
-  for (i = 1; i < argc; ++i) {
-    if (cli_is_help(argv[i])) {
-      ops_usage(stdout);
-      return CLI_EXIT_OK;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
-      verbose = 1;
-    } else {
-      return cli_usage_error("ops", "unexpected argument '%s'", argv[i]);
-    }
-  }
+  if ((pr = cli_parse(argc, argv, &kHelp, groups, NULL, 0, NULL)) != CLI_PARSE_OK)
+    return CLI_PARSE_EXIT(pr);
 
   memset(&log, 0, sizeof log);
   log.verbose = verbose;

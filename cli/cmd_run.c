@@ -6,180 +6,14 @@
 #include <sys/types.h>
 
 #include "cli/cli.h"
+#include "cli/json.h"
 #include "pterun/compute.h"
 
-static void run_usage(FILE* f) {
-  fprintf(f,
-          "usage: pterun run MODEL.pte|FILE.bpte [options]\n"
-          "\n"
-          "Execute one method of a program and report its outputs. A bundled program\n"
-          "(.bpte) runs with a test case's inputs unless --input/--inputs is given,\n"
-          "and its outputs are compared with the case's expected ones.\n"
-          "\n"
-          "  --case N               bundled test case to run (default 0)\n"
-          "  --data FILE.ptd        external data file (repeatable)\n"
-          "  --method NAME          method to run (default: forward, or the only method)\n"
-          "  --input FILE.npy       one per method input, in order (repeatable)\n"
-          "  --inputs KIND          generate inputs when no --input is given:\n"
-          "                         zeros, ones or random (default random)\n"
-          "  --seed N               seed for --inputs random (default 0)\n"
-          "  --output-dir DIR       write outputs as DIR/output_0.npy, output_1.npy, ...\n"
-          "                         (DIR is created if missing)\n"
-          "  --iterations N         execute N times (default 1)\n" CLI_THREADS_HELP
-          "  --quiet                print nothing but errors\n"
-          "  --verbose              echo the library's log messages\n" CLI_PROFILE_USAGE);
-}
-
-/* mkdir -p: creates each missing component of `path`. */
-static int make_dirs(const char* path) {
-  char buf[4096];
-  size_t n = strlen(path), k;
-  if (n == 0 || n >= sizeof buf) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  memcpy(buf, path, n + 1);
-  for (k = 1; k <= n; ++k) {
-    if (buf[k] == '/' || buf[k] == '\0') {
-      char c = buf[k];
-      buf[k] = '\0';
-      if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-      buf[k] = c;
-    }
-  }
-  {
-    struct stat sb;
-    if (stat(path, &sb) != 0) return -1;
-    if (!S_ISDIR(sb.st_mode)) {
-      errno = ENOTDIR;
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* Writes one tensor as .npy in row-major order. bfloat16 (which numpy lacks)
- * is written as float32; quantized integer types as their storage integers. */
-static int write_tensor(const char* path, const pterun_tensor* t, size_t index) {
-  char err[CLI_NPY_ERR_SIZE];
-  int32_t dtype = t->dtype;
-  size_t itemsize = pterun_dtype_size(t->dtype), numel = (size_t)t->numel, k;
-  void* buf = NULL;
-  const void* data = t->data;
-  pterun_status st;
-
-  switch (t->dtype) {
-    case PTERUN_DTYPE_QINT8: dtype = PTERUN_DTYPE_I8; break;
-    case PTERUN_DTYPE_QUINT8:
-    case PTERUN_DTYPE_BITS8: dtype = PTERUN_DTYPE_U8; break;
-    case PTERUN_DTYPE_QINT32: dtype = PTERUN_DTYPE_I32; break;
-    case PTERUN_DTYPE_BITS16: dtype = PTERUN_DTYPE_U16; break;
-    default: break;
-  }
-  if (cli_npy_descr(dtype) == NULL && dtype != PTERUN_DTYPE_BF16)
-    return cli_fail(NULL, PTERUN_STATUS_NOT_SUPPORTED,
-                    "output %zu: dtype %s cannot be written as .npy", index,
-                    pterun_dtype_name(t->dtype));
-  if (numel > 0 && data == NULL)
-    return cli_fail(NULL, PTERUN_STATUS_INTERNAL, "output %zu has no data", index);
-  if (!pterun_tensor_is_contiguous(t) && numel > 1) {
-    int64_t dst_st[PTERUN_MAX_RANK];
-    buf = malloc(numel * itemsize);
-    if (buf == NULL) return cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
-    pterun_dim_order_strides((uint32_t)(t->rank), t->sizes, NULL, dst_st);
-    cli_strided_copy(buf, dst_st, t->data, t->strides, t->rank, t->sizes, itemsize);
-    data = buf;
-  }
-  if (dtype == PTERUN_DTYPE_BF16) {
-    float* f = (float*)malloc(numel ? numel * sizeof(float) : 1);
-    if (f == NULL) {
-      free(buf);
-      return cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
-    }
-    for (k = 0; k < numel; ++k) f[k] = (float)cli_elem_get(PTERUN_DTYPE_BF16, data, k);
-    free(buf);
-    buf = f;
-    data = f;
-    dtype = PTERUN_DTYPE_F32;
-    itemsize = sizeof(float);
-  }
-  st = cli_npy_write_file(path, dtype, t->rank, t->sizes, data ? data : "", numel * itemsize, err,
-                          sizeof err);
-  free(buf);
-  if (st != PTERUN_STATUS_OK) return cli_fail(NULL, st, "output %zu: %s", index, err);
-  return CLI_EXIT_OK;
-}
-
-static int write_output(const char* dir, size_t i, const pterun_value* v, int* written) {
-  char path[4096], err[CLI_NPY_ERR_SIZE];
-  pterun_status st = PTERUN_STATUS_OK;
-  int n = snprintf(path, sizeof path, "%s/output_%zu.npy", dir, i);
-  *written = 0;
-  if (n < 0 || (size_t)n >= sizeof path)
-    return cli_fail(NULL, PTERUN_STATUS_INVALID_ARGUMENT, "output path too long");
-  switch (v->tag) {
-    case PTERUN_VALUE_TENSOR:
-      if (write_tensor(path, v->u.tensor, i) != CLI_EXIT_OK) return CLI_EXIT_FAIL;
-      *written = 1;
-      return CLI_EXIT_OK;
-    /* scalars become 0-d arrays */
-    case PTERUN_VALUE_INT:
-      st = cli_npy_write_file(path, PTERUN_DTYPE_I64, 0, NULL, &v->u.i, 8, err, sizeof err);
-      break;
-    case PTERUN_VALUE_DOUBLE:
-      st = cli_npy_write_file(path, PTERUN_DTYPE_F64, 0, NULL, &v->u.d, 8, err, sizeof err);
-      break;
-    case PTERUN_VALUE_BOOL: {
-      uint8_t b = v->u.b != 0;
-      st = cli_npy_write_file(path, PTERUN_DTYPE_BOOL, 0, NULL, &b, 1, err, sizeof err);
-      break;
-    }
-    default: return CLI_EXIT_OK; /* None, strings and lists have no .npy form; summary says so */
-  }
-  if (st != PTERUN_STATUS_OK) return cli_fail(NULL, st, "output %zu: %s", i, err);
-  *written = 1;
-  return CLI_EXIT_OK;
-}
-
-/* "float32 (2, 3) [0.5, 1, ...]" for a tensor, the value for a scalar. */
-static void describe_value(const pterun_value* v, char* buf, size_t cap) {
-  size_t used = 0, k, shown;
-  char shp[256], e[64];
-  int n;
-  switch (v->tag) {
-    case PTERUN_VALUE_TENSOR: {
-      const pterun_tensor* t = v->u.tensor;
-      int64_t st[PTERUN_MAX_RANK], idx[PTERUN_MAX_RANK] = {0};
-      cli_npy_shape_str(t->rank, t->sizes, shp, sizeof shp);
-      n = snprintf(buf, cap, "%s %s", pterun_dtype_name(t->dtype), shp);
-      if (n < 0 || (size_t)n >= cap || t->data == NULL || !cli_elem_supported(t->dtype)) return;
-      used = (size_t)n;
-      memcpy(st, t->strides, sizeof st);
-      shown = t->numel < 6 ? (size_t)t->numel : 6;
-      for (k = 0; k < shown && used < cap; ++k) {
-        /* leading elements in logical (row-major) order, via the strides */
-        int64_t off = 0;
-        int d;
-        for (d = 0; d < (int)t->rank; ++d) off += idx[d] * st[d];
-        cli_elem_format(t->dtype, t->data, (size_t)off, e, sizeof e);
-        n = snprintf(buf + used, cap - used, "%s%s", k ? ", " : " [", e);
-        if (n < 0) return;
-        used += (size_t)n;
-        for (d = (int)t->rank - 1; d >= 0; --d) {
-          if (++idx[d] < t->sizes[d]) break;
-          idx[d] = 0;
-        }
-      }
-      if (used < cap && shown > 0)
-        snprintf(buf + used, cap - used, "%s]", (size_t)t->numel > shown ? ", ..." : "");
-      return;
-    }
-    case PTERUN_VALUE_INT: snprintf(buf, cap, "int %lld", (long long)v->u.i); return;
-    case PTERUN_VALUE_DOUBLE: snprintf(buf, cap, "double %g", v->u.d); return;
-    case PTERUN_VALUE_BOOL: snprintf(buf, cap, "bool %s", v->u.b ? "true" : "false"); return;
-    default: snprintf(buf, cap, "%s (not saved)", pterun_value_tag_name(v->tag)); return;
-  }
-}
+static const cli_command_help kHelp = {
+    "run", "MODEL.pte|FILE.bpte [options]",
+    "Execute one method of a program and report its outputs. A bundled program\n"
+    "(.bpte) runs with a test case's inputs unless --input/--inputs is given,\n"
+    "and its outputs are compared with the case's expected ones."};
 
 /* Binds a bundled test case's inputs. */
 static int bind_bundled(cli_session* s, pterun_method* m, size_t suite, uint64_t bcase) {
@@ -191,14 +25,61 @@ static int bind_bundled(cli_session* s, pterun_method* m, size_t suite, uint64_t
   return CLI_EXIT_OK;
 }
 
+/* The members of `pterun run --json` before the outputs (docs/cli.md). */
+static void run_json_head(cli_json* j, cli_session* s, const char* model, size_t method,
+                          const pterun_method* m, double method_ms, const cli_inputs* in,
+                          int64_t bundle_case) {
+  size_t rt = 0, pl = 0, k;
+  pterun_method_memory(m, &rt, &pl);
+  cli_json_key(j, "file");
+  cli_json_string(j, model);
+  cli_json_key(j, "method");
+  cli_json_string(j, pterun_program_method_name(s->program, method));
+  cli_json_key(j, "program_load_ms");
+  cli_json_double(j, s->program_load_ms);
+  cli_json_key(j, "method_load_ms");
+  cli_json_double(j, method_ms);
+  cli_json_key(j, "runtime_bytes");
+  cli_json_uint(j, rt);
+  cli_json_key(j, "planned_bytes");
+  cli_json_uint(j, pl);
+  cli_json_key(j, "bundled_case");
+  if (bundle_case >= 0)
+    cli_json_int(j, bundle_case);
+  else
+    cli_json_null(j);
+  cli_json_key(j, "inputs");
+  cli_json_begin_array(j);
+  for (k = 0; k < in->count; ++k) {
+    const cli_npy* a = &in->arrays[k];
+    uint32_t d;
+    cli_json_begin_object(j);
+    cli_json_key(j, "index");
+    cli_json_uint(j, k);
+    cli_json_key(j, "source");
+    cli_json_string(j, in->sources[k]);
+    cli_json_key(j, "dtype");
+    cli_json_string(j, a->data != NULL ? pterun_dtype_name(a->dtype) : NULL);
+    cli_json_key(j, "shape");
+    if (a->data != NULL) {
+      cli_json_begin_array(j);
+      for (d = 0; d < a->rank; ++d) cli_json_int(j, a->shape[d]);
+      cli_json_end_array(j);
+    } else {
+      cli_json_null(j);
+    }
+    cli_json_end_object(j);
+  }
+  cli_json_end_array(j);
+}
+
 int cli_cmd_run(int argc, char** argv) {
-  const char *model = NULL, *method_name = NULL, *outdir = NULL, *gen_name = NULL, *v;
+  const char *model = NULL, *method_name = NULL, *outdir = NULL;
   cli_strlist data = {0}, inputs = {0};
   uint64_t seed = 0, iterations = 1, it, bcase = 0;
   size_t suite = 0;
-  int use_bundle = 0;
-  int quiet = 0, verbose = 0, i, r, rc = CLI_EXIT_FAIL;
-  cli_gen gen = CLI_GEN_RANDOM;
+  int use_bundle = 0, gen = -1; /* -1: no --inputs */
+  int quiet = 0, verbose = 0, json = 0, r, rc = CLI_EXIT_FAIL;
   cli_profile_opts prof = {0};
   cli_session s;
   cli_inputs in;
@@ -206,109 +87,63 @@ int cli_cmd_run(int argc, char** argv) {
   size_t method = 0, k, nout;
   double method_ms = 0, total = 0, best = 0;
   pterun_status st;
+  cli_json jw;
+  pterun_bundle_check chk;
+  const cli_optspec opts[] = {
+      CLI_U64("case", &bcase, "N", 0, 0, "bundled test case to run (default 0)"),
+      CLI_STRS("data", &data, "FILE.ptd", "external data file (repeatable)"),
+      CLI_STR("method", &method_name, "NAME",
+              "method to run (default: forward, or the only method)"),
+      CLI_STRS("input", &inputs, "FILE.npy", "one per method input, in order (repeatable)"),
+      /* the order of CLI_GEN_* */
+      CLI_CHOICE(
+          "inputs", &gen, "KIND", "zeros|ones|random",
+          "generate inputs when no --input is given:\nzeros, ones or random (default random)"),
+      CLI_U64("seed", &seed, "N", 0, 0, "seed for --inputs random (default 0)"),
+      CLI_STR("output-dir", &outdir, "DIR",
+              "write outputs as DIR/output_0.npy, output_1.npy, ...\n(DIR is created if missing)"),
+      CLI_U64("iterations", &iterations, "N", 1, 0, "execute N times (default 1)"),
+      CLI_OPTS_THREADS(&s),
+      CLI_FLAG("json", 0, &json, "print one JSON object (docs/cli.md) instead of text"),
+      CLI_FLAG("quiet", 'q', &quiet, "print nothing but errors"), CLI_OPT_VERBOSE(&verbose),
+      CLI_OPTS_PROFILE(&prof), CLI_OPTS_END};
+  const cli_optspec* const groups[] = {opts, NULL};
 
   memset(&s, 0, sizeof s);
   memset(&in, 0, sizeof in);
-  for (i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    if (cli_is_help(a)) {
-      run_usage(stdout);
-      rc = CLI_EXIT_OK;
-      goto done;
-    }
-    if ((r = cli_profile_parse(argc, argv, &i, "run", &prof)) != 0) {
-      if (r < 0) {
-        rc = CLI_EXIT_USAGE;
-        goto done;
-      }
-    } else if ((r = cli_opt(argc, argv, &i, "run", "--data", &v)) != 0 ||
-               (r = cli_opt(argc, argv, &i, "run", "--input", &v)) != 0) {
-      if (r < 0) {
-        rc = CLI_EXIT_USAGE;
-        goto done;
-      }
-      if (cli_strlist_push(strncmp(a, "--data", 6) == 0 ? &data : &inputs, v) != 0) {
-        cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
-        goto done;
-      }
-    } else if ((r = cli_opt(argc, argv, &i, "run", "--method", &method_name)) != 0 ||
-               (r = cli_opt(argc, argv, &i, "run", "--output-dir", &outdir)) != 0 ||
-               (r = cli_opt(argc, argv, &i, "run", "--inputs", &gen_name)) != 0) {
-      if (r < 0) {
-        rc = CLI_EXIT_USAGE;
-        goto done;
-      }
-    } else if ((r = cli_opt_threads(argc, argv, &i, "run", &s)) != 0) {
-      if (r < 0) {
-        rc = CLI_EXIT_USAGE;
-        goto done;
-      }
-    } else if ((r = cli_opt(argc, argv, &i, "run", "--seed", &v)) != 0) {
-      if (r < 0 || cli_parse_u64(v, &seed) != 0) {
-        rc = r < 0 ? CLI_EXIT_USAGE : cli_usage_error("run", "--seed needs a number, got '%s'", v);
-        goto done;
-      }
-    } else if ((r = cli_opt(argc, argv, &i, "run", "--case", &v)) != 0) {
-      if (r < 0 || cli_parse_u64(v, &bcase) != 0) {
-        rc = r < 0 ? CLI_EXIT_USAGE : cli_usage_error("run", "--case needs a number, got '%s'", v);
-        goto done;
-      }
-    } else if ((r = cli_opt(argc, argv, &i, "run", "--iterations", &v)) != 0) {
-      if (r < 0 || cli_parse_u64(v, &iterations) != 0 || iterations == 0) {
-        rc = r < 0 ? CLI_EXIT_USAGE
-                   : cli_usage_error("run", "--iterations needs a positive number, got '%s'", v);
-        goto done;
-      }
-    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-      quiet = 1;
-    } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-      verbose = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      rc = cli_usage_error("run", "unknown option '%s'", a);
-      goto done;
-    } else if (model == NULL) {
-      model = a;
-    } else {
-      rc = cli_usage_error("run", "unexpected argument '%s'", a);
-      goto done;
-    }
+  if ((r = cli_parse(argc, argv, &kHelp, groups, &model, 1, NULL)) != CLI_PARSE_OK) {
+    rc = CLI_PARSE_EXIT(r);
+    goto done;
   }
   if (model == NULL) {
     rc = cli_usage_error("run", "missing MODEL.pte");
     goto done;
   }
-  if (gen_name != NULL) {
-    if (strcmp(gen_name, "zeros") == 0)
-      gen = CLI_GEN_ZEROS;
-    else if (strcmp(gen_name, "ones") == 0)
-      gen = CLI_GEN_ONES;
-    else if (strcmp(gen_name, "random") == 0)
-      gen = CLI_GEN_RANDOM;
-    else {
-      rc = cli_usage_error("run", "--inputs must be zeros, ones or random, not '%s'", gen_name);
-      goto done;
-    }
-    if (inputs.count > 0) {
-      rc = cli_usage_error("run", "--inputs and --input cannot be combined");
-      goto done;
-    }
+  if (gen >= 0 && inputs.count > 0) {
+    rc = cli_usage_error("run", "--inputs and --input cannot be combined");
+    goto done;
+  }
+  if (json) {
+    quiet = 1;         /* the JSON document is all of stdout, */
+    prof.out = stderr; /* the --profile table goes to stderr */
   }
 
   /* Fail on an unusable output directory before doing any work. */
-  if (outdir != NULL && make_dirs(outdir) != 0) {
+  if (outdir != NULL && cli_make_dirs(outdir) != 0) {
     cli_fail(NULL, PTERUN_STATUS_IO_ERROR, "cannot create output directory %s: %s", outdir,
              strerror(errno));
     goto done;
   }
   if (cli_session_open(&s, model, &data, verbose) != CLI_EXIT_OK) goto done;
   prof.quiet = quiet;
+  memset(&chk, 0, sizeof chk);
   if ((r = cli_profile_begin(&prof, iterations, &s.profiler)) != CLI_EXIT_OK) {
     rc = r;
     goto done;
   }
   if (cli_pick_method(&s, method_name, &method) != CLI_EXIT_OK) goto done;
   if (cli_load_method(&s, method, &m, &method_ms) != CLI_EXIT_OK) goto done;
-  use_bundle = s.bundle != NULL && inputs.count == 0 && gen_name == NULL &&
+  use_bundle = s.bundle != NULL && inputs.count == 0 && gen < 0 &&
                pterun_bundle_find_suite(s.bundle, pterun_program_method_name(s.program, method),
                                         &suite) == PTERUN_STATUS_OK;
   if (use_bundle) {
@@ -316,7 +151,8 @@ int cli_cmd_run(int argc, char** argv) {
     if (bind_bundled(&s, m, suite, bcase) != CLI_EXIT_OK) goto done;
   } else {
     if ((inputs.count > 0 ? cli_inputs_from_files(&s, method, &inputs, &in)
-                          : cli_inputs_generate(&s, method, gen, seed, &in)) != CLI_EXIT_OK)
+                          : cli_inputs_generate(&s, method, gen < 0 ? CLI_GEN_RANDOM : (cli_gen)gen,
+                                                seed, &in)) != CLI_EXIT_OK)
       goto done;
     if (cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;
   }
@@ -366,10 +202,26 @@ int cli_cmd_run(int argc, char** argv) {
     }
   }
   nout = pterun_method_output_count(m);
+  if (json) {
+    cli_json_init(&jw, stdout);
+    cli_json_begin_object(&jw);
+    run_json_head(&jw, &s, model, method, m, method_ms, &in, use_bundle ? (int64_t)bcase : -1);
+    cli_json_key(&jw, "iterations");
+    cli_json_uint(&jw, iterations);
+    cli_json_key(&jw, "execute_ms");
+    cli_json_begin_object(&jw);
+    cli_json_key(&jw, "mean");
+    cli_json_double(&jw, total / (double)iterations);
+    cli_json_key(&jw, "min");
+    cli_json_double(&jw, best);
+    cli_json_end_object(&jw);
+    cli_json_key(&jw, "outputs");
+    cli_json_begin_array(&jw);
+  }
   for (k = 0; k < nout; ++k) {
     const pterun_value* out = NULL;
     int written = 0;
-    char desc[512];
+    char desc[512], path[4096];
     if ((st = pterun_method_output(m, k, &out)) != PTERUN_STATUS_OK || out == NULL) {
       cli_fail(&s.log, st ? st : PTERUN_STATUS_INTERNAL, "cannot read output %zu", k);
       goto done;
@@ -378,27 +230,49 @@ int cli_cmd_run(int argc, char** argv) {
       cli_fail(NULL, PTERUN_STATUS_INTERNAL, "output %zu is an empty tensor value", k);
       goto done;
     }
-    if (outdir != NULL && write_output(outdir, k, out, &written) != CLI_EXIT_OK) goto done;
+    if (outdir != NULL && cli_output_write(outdir, k, out, &written) != CLI_EXIT_OK) goto done;
+    if (written) snprintf(path, sizeof path, "%s/output_%zu.npy", outdir, k);
+    if (json) cli_output_json(&jw, k, out, written ? path : NULL);
     if (!quiet) {
-      describe_value(out, desc, sizeof desc);
+      cli_value_describe(out, desc, sizeof desc);
       if (written)
-        printf("output %zu: %s -> %s/output_%zu.npy\n", k, desc, outdir, k);
+        printf("output %zu: %s -> %s\n", k, desc, path);
       else
         printf("output %zu: %s\n", k, desc);
     }
   }
+  if (json) cli_json_end_array(&jw);
   if (!quiet)
     printf("execute: %llu iteration%s, mean %.4f ms, min %.4f ms\n", (unsigned long long)iterations,
            iterations == 1 ? "" : "s", total / (double)iterations, best);
-  if (cli_profile_end(&prof, &s, s.profiler) != CLI_EXIT_OK) goto done;
   if (use_bundle) {
-    pterun_bundle_check chk;
     st = pterun_bundle_verify_outputs(s.bundle, suite, bcase, m, PTERUN_BUNDLE_DEFAULT_RTOL,
                                       PTERUN_BUNDLE_DEFAULT_ATOL, &chk);
     if (st != PTERUN_STATUS_OK) {
       cli_fail(&s.log, st, "cannot compare with the bundled expected outputs");
       goto done;
     }
+  }
+  if (json) {
+    char msg[256];
+    cli_json_key(&jw, "expected_outputs");
+    if (use_bundle) {
+      cli_json_begin_object(&jw);
+      cli_json_key(&jw, "passed");
+      cli_json_bool(&jw, chk.passed);
+      cli_json_key(&jw, "max_abs_error");
+      cli_json_double(&jw, chk.max_abs_error);
+      cli_json_key(&jw, "message");
+      cli_json_string(&jw, chk.passed ? NULL : cli_esc(chk.message, msg, sizeof msg));
+      cli_json_end_object(&jw);
+    } else {
+      cli_json_null(&jw);
+    }
+    cli_json_end_object(&jw);
+    cli_json_finish(&jw);
+  }
+  if (cli_profile_end(&prof, &s, s.profiler) != CLI_EXIT_OK) goto done;
+  if (use_bundle) {
     if (!chk.passed) {
       char msg[256];
       cli_esc(chk.message, msg, sizeof msg);

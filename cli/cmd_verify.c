@@ -6,30 +6,12 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 
-static void verify_usage(FILE* f) {
-  fprintf(f,
-          "usage: pterun verify FILE.bpte [options]\n"
-          "\n"
-          "Run every test case of every method of a bundled program and compare the\n"
-          "outputs with the expected ones (ExecuTorch's rule: float32/float64/float16\n"
-          "within atol + rtol * |output|, NaN equal to NaN; other dtypes exactly).\n"
-          "Exit status 1 names the first case that failed.\n"
-          "\n"
-          "  --method NAME   only this method's test suite\n"
-          "  --rtol X        relative tolerance (default 1e-5, as ExecuTorch)\n"
-          "  --atol X        absolute tolerance (default 1e-8, as ExecuTorch)\n"
-          "  --data FILE.ptd external data file (repeatable)\n"
-          "  --json          print one JSON object instead of the table\n"
-          "  --verbose       echo the library's log messages\n");
-}
-
-static int parse_tol(const char* v, double* out) {
-  char* end = NULL;
-  double d = strtod(v, &end);
-  if (end == v || *end != '\0' || !(d >= 0) || d > 1e30) return -1;
-  *out = d;
-  return 0;
-}
+static const cli_command_help kHelp = {
+    "verify", "FILE.bpte [options]",
+    "Run every test case of every method of a bundled program and compare the\n"
+    "outputs with the expected ones (ExecuTorch's rule: float32/float64/float16\n"
+    "within atol + rtol * |output|, NaN equal to NaN; other dtypes exactly).\n"
+    "Exit status 1 names the first case that failed."};
 
 typedef struct case_result {
   size_t suite, test_case;
@@ -90,54 +72,29 @@ static int run_suite(cli_session* s, size_t suite, double rtol, double atol, cas
 }
 
 int cli_cmd_verify(int argc, char** argv) {
-  const char *model = NULL, *only = NULL, *v;
+  const char *model = NULL, *only = NULL;
   cli_strlist data = {0};
   double rtol = PTERUN_BUNDLE_DEFAULT_RTOL, atol = PTERUN_BUNDLE_DEFAULT_ATOL;
-  int json = 0, verbose = 0, i, r, rc = CLI_EXIT_FAIL;
+  int json = 0, verbose = 0, r, rc = CLI_EXIT_FAIL;
   cli_session s;
   case_result* res = NULL;
   size_t nres = 0, total = 0, suites, k, failed = 0;
   const case_result* first_bad = NULL;
   char name[128];
+  const cli_optspec opts[] = {
+      CLI_STR("method", &only, "NAME", "only this method's test suite"),
+      CLI_F64("rtol", &rtol, "X", 0, 0, "relative tolerance (default 1e-5, as ExecuTorch)"),
+      CLI_F64("atol", &atol, "X", 0, 0, "absolute tolerance (default 1e-8, as ExecuTorch)"),
+      CLI_STRS("data", &data, "FILE.ptd", "external data file (repeatable)"),
+      CLI_FLAG("json", 0, &json, "print one JSON object instead of the table"),
+      CLI_OPT_VERBOSE(&verbose),
+      CLI_OPTS_END};
+  const cli_optspec* const groups[] = {opts, NULL};
 
   memset(&s, 0, sizeof s);
-  for (i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    if (cli_is_help(a)) {
-      verify_usage(stdout);
-      rc = CLI_EXIT_OK;
-      goto done;
-    }
-    if ((r = cli_opt(argc, argv, &i, "verify", "--data", &v)) != 0) {
-      if (r < 0 || cli_strlist_push(&data, v) != 0) {
-        rc = r < 0 ? CLI_EXIT_USAGE : cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
-        goto done;
-      }
-    } else if ((r = cli_opt(argc, argv, &i, "verify", "--method", &only)) != 0) {
-      if (r < 0) {
-        rc = CLI_EXIT_USAGE;
-        goto done;
-      }
-    } else if ((r = cli_opt(argc, argv, &i, "verify", "--rtol", &v)) != 0 ||
-               (r = cli_opt(argc, argv, &i, "verify", "--atol", &v)) != 0) {
-      if (r < 0 || parse_tol(v, strncmp(a, "--rtol", 6) == 0 ? &rtol : &atol) != 0) {
-        rc = r < 0 ? CLI_EXIT_USAGE
-                   : cli_usage_error("verify", "bad tolerance '%s' (a number >= 0)", v);
-        goto done;
-      }
-    } else if (strcmp(a, "--json") == 0) {
-      json = 1;
-    } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-      verbose = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      rc = cli_usage_error("verify", "unknown option '%s'", a);
-      goto done;
-    } else if (model == NULL) {
-      model = a;
-    } else {
-      rc = cli_usage_error("verify", "unexpected argument '%s'", a);
-      goto done;
-    }
+  if ((r = cli_parse(argc, argv, &kHelp, groups, &model, 1, NULL)) != CLI_PARSE_OK) {
+    rc = CLI_PARSE_EXIT(r);
+    goto done;
   }
   if (model == NULL) {
     rc = cli_usage_error("verify", "missing FILE.bpte");

@@ -87,43 +87,6 @@ int cli_usage_error(const char* cmd, const char* fmt, ...) {
 
 /* ---- arguments ----------------------------------------------------------------- */
 
-int cli_opt(int argc, char** argv, int* i, const char* cmd, const char* name, const char** value) {
-  const char* a = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') {
-    *value = a + n + 1;
-    return 1;
-  }
-  if (a[n] != '\0') return 0;
-  if (*i + 1 >= argc) {
-    cli_usage_error(cmd, "option %s needs a value", name);
-    return -1;
-  }
-  *i += 1;
-  *value = argv[*i];
-  return 1;
-}
-
-int cli_opt_threads(int argc, char** argv, int* i, const char* cmd, cli_session* s) {
-  const char* v;
-  if (strcmp(argv[*i], "--no-fusion") == 0 || strcmp(argv[*i], "--no-prepare") == 0) {
-    *(argv[*i][5] == 'f' ? &s->no_fusion : &s->no_prepare) = 1;
-    return 1;
-  }
-  int r = cli_opt(argc, argv, i, cmd, "--threads", &v);
-  if (r <= 0) return r;
-  if (cli_parse_u64(v, &s->threads) != 0 || s->threads == 0 || s->threads > 4096) {
-    cli_usage_error(cmd, "--threads needs a number from 1 to 4096, got '%s'", v);
-    return -1;
-  }
-  return 1;
-}
-
-int cli_is_help(const char* arg) {
-  return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
-
 int cli_parse_u64(const char* s, uint64_t* out) {
   uint64_t v = 0;
   if (s == NULL || *s == '\0') return -1;

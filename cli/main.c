@@ -1,4 +1,5 @@
 /* pterun: command-line front end. Dispatches to one subcommand per file. */
+#include <getopt.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -32,28 +33,40 @@ static const command kCommands[] = {
     {"ops", cli_cmd_ops},         {"verify", cli_cmd_verify}, {"generate", cli_cmd_generate},
 };
 
+static void version(void) {
+  char isa[256];
+  printf("pterun %s (library %s)\n", PTERUN_VERSION_STRING, pterun_version_string());
+  cli_print_libraries(stdout);
+  pterun_cpu_features_string(pterun_cpu_features(), isa, sizeof isa);
+  printf("cpu features in use: %s\n", isa[0] ? isa : "none (scalar kernels)");
+}
+
 int main(int argc, char** argv) {
+  static const struct option kLong[] = {
+      {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
   size_t k;
-  if (argc < 2) {
+  int c;
+  /* A PTERUN_ISA / PTERUN_ISA_MASK the kernels cannot use, on stderr (the
+   * commands' loggers take only errors without --verbose). */
+  pterun_cpu_report_env(NULL);
+  /* '+': the options before COMMAND only; the command parses the rest */
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "+:hV", kLong, NULL)) != -1) {
+    switch (c) {
+      case 'h': usage(stdout); return CLI_EXIT_OK;
+      case 'V': version(); return CLI_EXIT_OK;
+      default:
+        if (optopt != 0 && optopt != 'h' && optopt != 'V')
+          return cli_usage_error(NULL, "unknown option '-%c'", optopt);
+        return cli_usage_error(NULL, "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) {
     usage(stderr);
     return CLI_EXIT_USAGE;
   }
-  if (cli_is_help(argv[1])) {
-    usage(stdout);
-    return CLI_EXIT_OK;
-  }
-  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-    printf("pterun %s (library %s)\n", PTERUN_VERSION_STRING, pterun_version_string());
-    cli_print_libraries(stdout);
-    {
-      char isa[256];
-      pterun_cpu_features_string(pterun_cpu_features(), isa, sizeof isa);
-      printf("cpu features in use: %s\n", isa[0] ? isa : "none (scalar kernels)");
-    }
-    return CLI_EXIT_OK;
-  }
   for (k = 0; k < sizeof kCommands / sizeof kCommands[0]; ++k)
-    if (strcmp(argv[1], kCommands[k].name) == 0) return kCommands[k].fn(argc - 1, argv + 1);
-  if (argv[1][0] == '-') return cli_usage_error(NULL, "unknown option '%s'", argv[1]);
-  return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
+    if (strcmp(argv[optind], kCommands[k].name) == 0)
+      return kCommands[k].fn(argc - optind, argv + optind);
+  return cli_usage_error(NULL, "unknown command '%s'", argv[optind]);
 }

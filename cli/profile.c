@@ -100,28 +100,6 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
   return CLI_EXIT_OK;
 }
 
-int cli_profile_parse(int argc, char** argv, int* i, const char* cmd, cli_profile_opts* o) {
-  const char* v;
-  int r;
-  if (strcmp(argv[*i], "--profile") == 0) {
-    o->table = 1;
-    return 1;
-  }
-  if ((r = cli_opt(argc, argv, i, cmd, "--trace", &v)) != 0) {
-    if (r > 0) o->trace = v;
-    return r;
-  }
-  if ((r = cli_opt(argc, argv, i, cmd, "--etdump", &v)) != 0) {
-    if (r > 0) o->etdump = v;
-    return r;
-  }
-  if ((r = cli_opt(argc, argv, i, cmd, "--debug-buffer", &v)) != 0) {
-    if (r > 0) o->debug_buffer = v;
-    return r;
-  }
-  return 0;
-}
-
 int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler** out) {
   pterun_profiler_options po = PTERUN_PROFILER_OPTIONS_INIT;
   pterun_status st;
@@ -142,7 +120,8 @@ int cli_profile_begin(const cli_profile_opts* o, uint64_t runs, pterun_profiler*
 int cli_profile_end(const cli_profile_opts* o, cli_session* s, const pterun_profiler* p) {
   pterun_status st;
   if (p == NULL) return CLI_EXIT_OK;
-  if (o->table && cli_profile_print(stdout, p, 20) != CLI_EXIT_OK) return CLI_EXIT_FAIL;
+  if (o->table && cli_profile_print(o->out ? o->out : stdout, p, 20) != CLI_EXIT_OK)
+    return CLI_EXIT_FAIL;
   if (o->trace != NULL) {
     if ((st = pterun_profiler_write_chrome_trace(p, o->trace)) != PTERUN_STATUS_OK)
       return cli_fail(NULL, st, "cannot write the trace %s", o->trace);

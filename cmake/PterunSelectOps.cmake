@@ -5,7 +5,8 @@
 # comment, so tests/fixtures/*/ops.txt works too).
 #
 # How: every kernel library's table is made from rows `XX_OP("ns::op.overload",
-# fn[, prepare])` in its kernels/<lib>/*.inc; pterun_select_kernels() writes filtered
+# fn[, prepare])` in its kernels/<lib>/**/*.inc (the portable
+# library's in one folder per family); pterun_select_kernels() writes filtered
 # copies of those files under <build>/selected/ and puts that directory first
 # on the library's include path, so lib.c includes them unchanged. The library
 # is compiled with -ffunction-sections -fdata-sections: the linker's
@@ -111,10 +112,13 @@ function(pterun_select_kernels target dir)
   endif()
   pterun_selected_ops(_ops)
   set(_gen "${CMAKE_BINARY_DIR}/selected")
-  file(GLOB _incs "${_pt_select_root}/${dir}/*.inc")
+  file(GLOB_RECURSE _incs RELATIVE "${_pt_select_root}/${dir}" "${_pt_select_root}/${dir}/*.inc")
   set(_kept 0)
   set(_all 0)
-  foreach(_inc IN LISTS _incs)
+  foreach(_rel IN LISTS _incs)
+    # Normalised: the portable library's build names its ops.inc as a
+    # configure dependency too, and two spellings of one path break Ninja.
+    get_filename_component(_inc "${_pt_select_root}/${dir}/${_rel}" ABSOLUTE)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_inc}")
     # One list element per line: ';', '[' and ']' (which would split or join
     # list elements) travel as placeholders.
@@ -139,8 +143,7 @@ function(pterun_select_kernels target dir)
     string(REPLACE "<pt:semi>" ";" _out "${_out}")
     string(REPLACE "<pt:lb>" "[" _out "${_out}")
     string(REPLACE "<pt:rb>" "]" _out "${_out}")
-    get_filename_component(_name "${_inc}" NAME)
-    file(CONFIGURE OUTPUT "${_gen}/${dir}/${_name}" CONTENT "${_out}" @ONLY)
+    file(CONFIGURE OUTPUT "${_gen}/${dir}/${_rel}" CONTENT "${_out}" @ONLY)
   endforeach()
   if(_all EQUAL 0)
     message(STATUS "pterun selective build: ${target} has no one-line table rows: kept whole")

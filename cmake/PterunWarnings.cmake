@@ -16,6 +16,12 @@ function(pterun_target_defaults target)
   if(PTERUN_HAS_VECT_COST_MODEL)
     target_compile_options(${target} PRIVATE -fvect-cost-model=dynamic)
   endif()
+  # No contraction of a*b + c into a fused multiply-add anywhere: GCC's ISO
+  # mode already keeps them apart, Clang fuses within an expression by
+  # default (-ffp-contract=on), which made its -mfma variants give other bits
+  # than the portable ones. Kernels that want an FMA say so (intrinsics,
+  # fmaf); the bit-exactness policy is in docs/kernel-authors.md.
+  target_compile_options(${target} PRIVATE -ffp-contract=off)
   get_target_property(_type ${target} TYPE)
   if(_type STREQUAL "SHARED_LIBRARY" AND NOT PTERUN_SANITIZE)
     # Every undefined symbol must come from a declared dependency.

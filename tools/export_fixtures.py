@@ -338,6 +338,44 @@ class LinearBn(nn.Module):
         return self.bn2(self.fc2(torch.relu(self.bn1(self.fc1(x)))))
 
 
+class LinearBnStack(nn.Module):
+    """Two Linear -> BatchNorm1d -> ReLU blocks in a row on [1, 64] (64 -> 32
+    -> 16), the MLP autoencoder's stack: the second addmm -> batch norm ->
+    relu chain is fused next to the first (issue 21, defect 2)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.bn1 = nn.BatchNorm1d(32)
+        self.fc2 = nn.Linear(32, 16)
+        self.bn2 = nn.BatchNorm1d(16)
+        with torch.no_grad():
+            for bn in (self.bn1, self.bn2):
+                c = bn.num_features
+                assert bn.running_mean is not None and bn.running_var is not None
+                bn.running_mean.copy_(torch.randn(c) * 0.1)
+                bn.running_var.copy_(torch.rand(c) + 0.5)
+                bn.weight.copy_(torch.rand(c) + 0.5)
+                bn.bias.copy_(torch.randn(c) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.bn1(self.fc1(x)))
+        return torch.relu(self.bn2(self.fc2(x)))
+
+
+class LinearNdRelu(nn.Module):
+    """Linear(64, 128) -> ReLU on a [2, 10, 64] input: the exporter's addmm
+    on a [20, 64] view, then a [2, 10, 128] view before the relu (a
+    transformer FFN's first half; issue 21, defect 3)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ffn = nn.Sequential(nn.Linear(64, 128), nn.ReLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.ffn(x)
+
+
 def _fold_bn(m: nn.Module) -> None:
     """Folds every Conv2d-BatchNorm2d pair (eval mode) in the models above."""
     for mod in list(m.modules()):
@@ -711,6 +749,18 @@ def _build_linear_bn() -> dict[str, MethodSpec]:
     return {"forward": MethodSpec(m, (x,), (x,))}
 
 
+def _build_linear_bn_stack() -> dict[str, MethodSpec]:
+    m = LinearBnStack().eval()
+    x = _rand(1, 64)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
+def _build_linear_nd_relu() -> dict[str, MethodSpec]:
+    m = LinearNdRelu().eval()
+    x = _rand(2, 10, 64)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
 def _build_resnet() -> dict[str, MethodSpec]:
     m = ResNetish().eval()
     x = _rand(1, 3, 32, 32)
@@ -848,6 +898,20 @@ CASES: list[Case] = [
         1e-5,
         1e-6,
         "Linear -> BatchNorm1d (-> ReLU) on a batch of 4 (addmm -> batch norm)",
+    ),
+    Case(
+        "linear_bn_stack",
+        _build_linear_bn_stack,
+        1e-5,
+        1e-6,
+        "two Linear -> BatchNorm1d -> ReLU blocks in a row on [1, 64] (64 -> 32 -> 16)",
+    ),
+    Case(
+        "linear_nd_relu",
+        _build_linear_nd_relu,
+        1e-5,
+        1e-6,
+        "Linear(64, 128) -> ReLU on [2, 10, 64]: addmm on a [20, 64] view",
     ),
 ]
 

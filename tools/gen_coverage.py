@@ -4,7 +4,7 @@
 Compares ExecuTorch's portable operator list (tools/data/portable-ops.txt,
 one overload per line, aten:: unless a namespace is given) with the
 operators that libpterun_kernels_portable registers (the PK_OP rows of
-kernels/portable/ops_*.inc), and lists for each overload the source file
+kernels/portable/<family>/ops.inc), and lists for each overload the source file
 that implements it and the tests that call it (golden files under
 tests/golden and C tests under tests/kernels).
 
@@ -53,15 +53,17 @@ SECTION = re.compile(r"^/\*\s*([A-Za-z0-9_]+\.c(?:\s*,\s*[A-Za-z0-9_]+\.c)*)\s*[
 
 def read_registered() -> dict[str, tuple[str, str]]:
     """name -> (function, section) of every PK_OP row; the section is the
-    source-file comment above the row in the .inc list ("/* nn_pool.c */")."""
+    source-file comment above the row in its family's list, as a path under
+    kernels/portable ("/* pool.c */" in pool/ops.inc: "pool/pool.c")."""
     reg: dict[str, tuple[str, str]] = {}
-    for inc in sorted(INC_DIR.glob("ops_*.inc")):
-        section = inc.name
+    for inc in sorted(INC_DIR.glob("*/ops.inc")):
+        family = inc.parent.name
+        section = family + "/ops.inc"
         lines = [ln.strip() for ln in inc.read_text().splitlines()]
         for i, line in enumerate(lines):
             s = SECTION.match(line)
             if s:
-                section = s.group(1)
+                section = family + "/" + s.group(1)
             # A row clang-format wrapped continues on the next line.
             m = PK_OP.match(line) or (
                 line.startswith("PK_OP")
@@ -74,17 +76,18 @@ def read_registered() -> dict[str, tuple[str, str]]:
 
 
 def find_sources(reg: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """function -> the kernels/portable/*.c file that defines it, found by its
-    definition, else (functions made by a macro) the .inc section comment."""
+    """function -> the kernels/portable/<family>/*.c file that defines it
+    (relative to kernels/portable), found by its definition, else (functions
+    made by a macro) the .inc section comment."""
     where: dict[str, str] = {}
     fns = {fn for fn, _ in reg.values()}
-    for src in sorted(INC_DIR.glob("*.c")):
+    for src in sorted(INC_DIR.glob("*/*.c")):
         text = src.read_text()
         for m in re.finditer(
             r"^pterun_status\s+([A-Za-z0-9_]+)\s*\(", text, re.MULTILINE
         ):
             if m.group(1) in fns:
-                where.setdefault(m.group(1), src.name)
+                where.setdefault(m.group(1), src.relative_to(INC_DIR).as_posix())
     for fn, section in reg.values():
         if fn not in where and section.endswith(".c"):
             where[fn] = section

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite: C tests (release build), the same C tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer, every standard build type
-# with GCC and Clang, robustness (TSan, valgrind, fuzzing), then the Python
-# tests. Warnings are errors in every build here (PTERUN_WERROR=ON).
+# with GCC and Clang (each one runs the C tests too, and all give the same
+# output bits), robustness (TSan, valgrind, fuzzing), then the Python tests. Warnings are errors in every
+# build here (PTERUN_WERROR=ON).
+#
+# Every stage runs even when an earlier one failed; the end prints a table
+# (stage, result, test counts, time) and, alone on the last line,
+# "N passed, M failed" (stages). Exit status 0 only when every stage passed.
 #
 # Usage: bash tools/run_tests.sh
 #   PYTHON=/path/to/python  an interpreter with tools/requirements-export.txt;
@@ -41,6 +46,8 @@ have qemu-system-arm || need_pkgs+=(qemu-system-arm)
 have aarch64-linux-gnu-gcc && [ -f /usr/aarch64-linux-gnu/include/stdio.h ] ||
   need_pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 have qemu-aarch64 || need_pkgs+=(qemu-user)
+# SIMDe's portable intrinsics: the AVX-512 microkernels, emulated (st_variants).
+[ -f /usr/include/simde/x86/avx512.h ] || need_pkgs+=(libsimde-dev)
 # compiler-rt: libFuzzer and clang's sanitizer runtimes (a program must link).
 fuzz_links() {
   local exe
@@ -83,6 +90,74 @@ if [ -z "${PYTHON:-}" ]; then
   PYTHON="$VENV/bin/python"
 fi
 
+# ---- stages -------------------------------------------------------------------------
+# stage TITLE COMMAND [ARGS...]: runs COMMAND (a function below or any
+# program) in a subshell with errexit, output shown and kept in a log; a
+# failure is recorded, not fatal. Adding a stage is one `stage` line.
+STAGE_LOGS="$(mktemp -d /tmp/pterun-stages.XXXXXX)"
+ST_NAMES=() ST_RESULTS=() ST_COUNTS=() ST_TIMES=()
+# The ctest and pytest totals a stage's log reports (summed over its runs),
+# and tools/compare_builds.py's closing line.
+stage_counts() { # log file
+  awk '
+    /tests passed, [0-9]+ tests? failed out of [0-9]+/ {
+      for (i = 1; i <= NF; ++i) if ($i == "out") ct += $(i + 2)
+      for (i = 1; i <= NF; ++i) if ($i ~ /^failed$/) { cf += $(i - 2); break }
+      nc++
+    }
+    /^(=+ )?[0-9]+ (passed|failed|errors?|skipped)[ ,].* in [0-9.]+s/ {
+      line = $0; gsub(/=/, "", line)
+      n = split(line, w, /[ ,]+/)
+      for (i = 1; i < n; ++i) {
+        if (w[i + 1] == "passed") pp += w[i]
+        else if (w[i + 1] == "failed") pf += w[i]
+        else if (w[i + 1] == "skipped") ps += w[i]
+        else if (w[i + 1] ~ /^errors?$/) pe += w[i]
+      }
+      np++
+    }
+    /^[0-9]+ programs x [0-9]+ modes x [0-9]+ builds: / { cb = $0 } # tools/compare_builds.py
+    END {
+      out = cb
+      if (nc) out = out (out ? "; " : "") sprintf("ctest %d passed, %d failed", ct - cf, cf)
+      if (np) out = out (out ? "; " : "") sprintf("pytest %d passed, %d failed%s%s", pp, pf,
+                                                   ps ? sprintf(", %d skipped", ps) : "",
+                                                   pe ? sprintf(", %d errors", pe) : "")
+      print out
+    }' "$1"
+}
+stage() {
+  local title="$1" n=${#ST_NAMES[@]} t0=$SECONDS rc
+  shift
+  local log="$STAGE_LOGS/$n.log"
+  step "$title"
+  set +e
+  (
+    set -euo pipefail
+    "$@"
+  ) 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  ST_NAMES+=("$title")
+  ST_RESULTS+=("$([ "$rc" = 0 ] && echo passed || echo "FAILED ($rc)")")
+  ST_COUNTS+=("$(stage_counts "$log")")
+  ST_TIMES+=("$((SECONDS - t0))")
+  [ "$rc" = 0 ] || echo "run_tests.sh: stage '$title' failed (exit $rc); continuing" >&2
+}
+summary() {
+  local i pass=0 fail=0
+  step "summary"
+  printf '%-72s %-12s %-40s %6s\n' stage result "tests" time
+  for i in "${!ST_NAMES[@]}"; do
+    printf '%-72s %-12s %-40s %5ss\n' "${ST_NAMES[$i]}" "${ST_RESULTS[$i]}" "${ST_COUNTS[$i]}" \
+      "${ST_TIMES[$i]}"
+    if [ "${ST_RESULTS[$i]}" = passed ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+  done
+  printf 'total %ss\n' "$SECONDS"
+  echo "$pass passed, $fail failed"
+  [ "$fail" = 0 ]
+}
+
 # ---- build directories: developer builds (warnings are errors) -------------------
 . tools/build_dirs.sh
 configure() { # build dir, cmake args...
@@ -91,151 +166,236 @@ configure() { # build dir, cmake args...
   mapfile -t g < <(pt_gen_args "$dir")
   cmake -S . -B "$dir" "${g[@]}" -DPTERUN_WERROR=ON "$@" >/dev/null
 }
-
-step "build (RelWithDebInfo)"
-configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j "$JOBS"
-
-step "C tests"
-ctest --test-dir build --output-on-failure -j "$JOBS"
-
-step "bare-metal Cortex-M4 and Cortex-M55 firmware under qemu-system-arm"
-JOBS="$JOBS" bash tools/run_firmware.sh build "$PYTHON"
-
-step "Linux aarch64: cross build, C tests under qemu-aarch64 -cpu max"
-# Every ctest but the exhaustive GEMM/vector-math sweeps (minutes each under
-# emulation; with no Arm SIMD variant yet they run the same portable code as
-# the x86-64 runs with PTERUN_ISA_MASK=0): unit, golden, CLI and the fixture
-# programs run by the aarch64 CLI (the cmake -P scripts honour the emulator).
-configure build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64-linux-gnu.cmake" \
-  -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF
-cmake --build build-aarch64 -j "$JOBS"
-ctest --test-dir build-aarch64 --output-on-failure -j "$JOBS" --timeout 600 \
-  -E '^(test_gemm_dispatch|test_gemm_dispatch_scalar|test_vmath|test_vmath_portable)$'
-
-# ---- release checks (docs/packaging.md): the install tree, the CMake package
-# on two CMake versions, pkg-config, loading, ownership. A missing tool fails.
-step "release checks (install tree)"
-"$PYTHON" tools/gen_component_docs.py --check
+# The C tests of one build directory (extra ctest arguments after it); a
+# directory without tests (its build failed) fails too.
+c_tests() {
+  local dir="$1"
+  shift
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$JOBS" "$@"
+}
+# Shared between stages (each stage is a subshell): fixed paths, removed at exit.
+REL_PREFIX="$STAGE_LOGS/prefix-shared"
+STATIC_PREFIX="$STAGE_LOGS/prefix-static"
+WHEEL_WORK="$PWD/build-wheel"
+trap 'rm -rf "$STAGE_LOGS"' EXIT
 if [ -z "${PTERUN_RELEASE_CMAKES:-}" ]; then
   # Debian's cmake and the newest from PyPI (installed next to $PYTHON).
   PTERUN_RELEASE_CMAKES="/usr/bin/cmake $(dirname "$(command -v "$PYTHON")")/cmake"
 fi
 REL_ARGS=()
 for c in $PTERUN_RELEASE_CMAKES; do REL_ARGS+=(--cmake "$c"); done
-REL_PREFIX="$(mktemp -d /tmp/pterun-release-prefix.XXXXXX)"
-cmake --install build --prefix "$REL_PREFIX" >/dev/null
-"$PYTHON" tools/release_check.py --prefix "$REL_PREFIX" "${REL_ARGS[@]}"
 
-step "examples built against the installed package (CMake and pkg-config)"
-rm -rf build-examples
-mapfile -t EX_GEN < <(pt_gen_args build-examples)
-cmake -S examples -B build-examples "${EX_GEN[@]}" -DCMAKE_PREFIX_PATH="$REL_PREFIX" \
-  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null
-cmake --build build-examples
-build-examples/run_program examples/mlp.pte
-PC_DIR="$(dirname "$(find "$REL_PREFIX" -name pterun-kernels-portable.pc | head -1)")"
-LIB_DIR="$(PKG_CONFIG_PATH="$PC_DIR" pkg-config --variable=libdir pterun)"
-# shellcheck disable=SC2046
-cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
-  $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
-build-examples/run_program_pc examples/mlp.pte
-# The README's C snippet (as tests/CMakeLists.txt extracts it), linked with
-# the README's own pkg-config line.
-README_PC="$(sed -n 's/.*(`pkg-config --cflags --libs \([a-z -]*\)`).*/\1/p' README.md)"
-[ -n "$README_PC" ] || die "README.md: no pkg-config line found"
-mkdir -p build-examples/readme && cp examples/mlp.pte build-examples/readme/model.pte
-# shellcheck disable=SC2046,SC2086
-cc -std=c11 -Wall -Wextra -Werror -Ibuild/tests/readme tests/release/readme_snippet.c \
-  -o build-examples/readme/readme_snippet \
-  $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs $README_PC) -Wl,-rpath,"$LIB_DIR"
-(cd build-examples/readme && ./readme_snippet)
+st_build_main() {
+  configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  cmake --build build -j "$JOBS"
+}
+
+st_aarch64() {
+  # Every ctest but the exhaustive GEMM/vector-math sweeps (minutes each under
+  # emulation; with no Arm SIMD variant yet they run the same portable code as
+  # the x86-64 runs with PTERUN_ISA_MASK=0): unit, golden, CLI and the fixture
+  # programs run by the aarch64 CLI (the cmake -P scripts honour the emulator).
+  configure build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64-linux-gnu.cmake" \
+    -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF
+  cmake --build build-aarch64 -j "$JOBS"
+  c_tests build-aarch64 --timeout 600 \
+    -E '^(test_gemm_dispatch|test_gemm_dispatch_scalar|test_vmath|test_vmath_portable)$'
+}
+
+# ---- release checks (docs/packaging.md): the install tree, the CMake package
+# on two CMake versions, pkg-config, loading, ownership. A missing tool fails.
+st_release_install() {
+  "$PYTHON" tools/gen_component_docs.py --check
+  rm -rf "$REL_PREFIX" && mkdir -p "$REL_PREFIX"
+  cmake --install build --prefix "$REL_PREFIX" >/dev/null
+  "$PYTHON" tools/release_check.py --prefix "$REL_PREFIX" "${REL_ARGS[@]}"
+}
+
+st_examples() {
+  rm -rf build-examples
+  mapfile -t EX_GEN < <(pt_gen_args build-examples)
+  cmake -S examples -B build-examples "${EX_GEN[@]}" -DCMAKE_PREFIX_PATH="$REL_PREFIX" \
+    -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null
+  cmake --build build-examples
+  build-examples/run_program examples/mlp.pte
+  PC_DIR="$(dirname "$(find "$REL_PREFIX" -name pterun-kernels-portable.pc | head -1)")"
+  LIB_DIR="$(PKG_CONFIG_PATH="$PC_DIR" pkg-config --variable=libdir pterun)"
+  # shellcheck disable=SC2046
+  cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
+    $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
+  build-examples/run_program_pc examples/mlp.pte
+  # The README's C snippet (as tests/CMakeLists.txt extracts it), linked with
+  # the README's own pkg-config line.
+  README_PC="$(sed -n 's/.*(`pkg-config --cflags --libs \([a-z -]*\)`).*/\1/p' README.md)"
+  [ -n "$README_PC" ] || die "README.md: no pkg-config line found"
+  mkdir -p build-examples/readme && cp examples/mlp.pte build-examples/readme/model.pte
+  # shellcheck disable=SC2046,SC2086
+  cc -std=c11 -Wall -Wextra -Werror -Ibuild/tests/readme tests/release/readme_snippet.c \
+    -o build-examples/readme/readme_snippet \
+    $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs $README_PC) -Wl,-rpath,"$LIB_DIR"
+  (cd build-examples/readme && ./readme_snippet)
+}
 
 # ---- static libraries (BUILD_SHARED_LIBS=OFF; docs/packaging.md) -------------------
-step "static build: every component as lib*.a, C tests"
-configure build-static -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_SHARED_LIBS=OFF
-cmake --build build-static -j "$JOBS"
-ctest --test-dir build-static --output-on-failure -j "$JOBS"
-step "release checks (static install tree; reference: the shared install)"
-STATIC_PREFIX="$(mktemp -d /tmp/pterun-static-prefix.XXXXXX)"
-cmake --install build-static --prefix "$STATIC_PREFIX" >/dev/null
-"$PYTHON" tools/release_check.py --static --prefix "$STATIC_PREFIX" --reference-prefix "$REL_PREFIX" \
-  "${REL_ARGS[@]}"
-rm -rf "$REL_PREFIX" "$STATIC_PREFIX"
+st_static() {
+  configure build-static -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_SHARED_LIBS=OFF
+  cmake --build build-static -j "$JOBS"
+  c_tests build-static
+}
+st_release_static() {
+  rm -rf "$STATIC_PREFIX" && mkdir -p "$STATIC_PREFIX"
+  cmake --install build-static --prefix "$STATIC_PREFIX" >/dev/null
+  "$PYTHON" tools/release_check.py --static --prefix "$STATIC_PREFIX" --reference-prefix "$REL_PREFIX" \
+    "${REL_ARGS[@]}"
+}
 
-step "build with ASan + UBSan"
-configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DPTERUN_SANITIZE=address;undefined"
-cmake --build build-asan -j "$JOBS"
-
-step "C tests under ASan + UBSan"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+st_asan() {
+  configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DPTERUN_SANITIZE=address;undefined"
+  cmake --build build-asan -j "$JOBS"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 c_tests build-asan
+}
 
 # ---- every standard build type, GCC and Clang, warnings as errors -----------------
-# Libraries and CLI only (no tests, no examples). GCC RelWithDebInfo and Debug
-# are the two builds above.
-for cfg in gcc:Release gcc:MinSizeRel clang:Debug clang:Release clang:RelWithDebInfo clang:MinSizeRel; do
-  compiler="${cfg%%:*}" type="${cfg#*:}"
-  dir="build-types/$compiler-$type"
-  step "build $type with $compiler (-Werror)"
-  CC="$compiler" configure "$dir" -DCMAKE_BUILD_TYPE="$type" -DPTERUN_BUILD_TESTS=OFF \
-    -DPTERUN_BUILD_EXAMPLES=OFF -DPTERUN_INSTALL=OFF
+# Libraries, CLI and the C tests, which run: the bit-identity checks between
+# ISA variants (docs/kernel-authors.md, "Bit-exactness") hold in every one.
+# GCC RelWithDebInfo and Debug are the main and the ASan build.
+st_build_type() { # compiler build-type
+  local dir="build-types/$1-$2"
+  CC="$1" configure "$dir" -DCMAKE_BUILD_TYPE="$2" -DPTERUN_BUILD_EXAMPLES=OFF -DPTERUN_INSTALL=OFF
   cmake --build "$dir" -j "$JOBS"
-done
+  c_tests "$dir"
+}
+
+# The same output bytes from every compiler and build type, and for 1 and 3
+# threads: every fixture program, dispatched and scalar kernels (the policy:
+# docs/performance.md, "Bit-exactness").
+st_same_bits() {
+  "$PYTHON" tools/compare_builds.py build build-static build-types/* --jobs "$JOBS"
+}
 
 # ---- robustness (docs/robustness.md) ----------------------------------------------
-step "threaded tests under ThreadSanitizer"
-configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_SANITIZE=thread
-cmake --build build-tsan -j "$JOBS" --target test_threads test_threadpool test_threaded_models
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -L threads --output-on-failure
+st_tsan() {
+  configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_SANITIZE=thread
+  cmake --build build-tsan -j "$JOBS" --target test_threads test_threadpool test_threaded_models
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -L threads \
+    --output-on-failure --no-tests=error
+}
 
-step "core and robustness tests and the example under valgrind"
-VG=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1)
-for t in test_corpus test_malformed test_method test_registry test_bad_inputs test_oom test_file_change test_threads; do
-  echo "valgrind $t"
-  "${VG[@]}" "build/bin/$t" >/dev/null
+st_valgrind() {
+  local VG=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1)
+  local t exe d dirs SEEDS=(tests/fixtures tests/cli/data tests/corpus)
+  for t in test_corpus test_malformed test_method test_registry test_bad_inputs test_oom test_file_change test_threads; do
+    echo "valgrind $t"
+    "${VG[@]}" "build/bin/$t" >/dev/null
+  done
+  echo "valgrind run_program"
+  "${VG[@]}" build/bin/run_program examples/mlp.pte >/dev/null
+  # Every target the build made (a new target is replayed without editing this).
+  for exe in build/bin/fuzz_replay_*; do
+    t="${exe##*/fuzz_replay_}"
+    dirs=("${SEEDS[@]}")
+    for d in "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t"; do [ -d "$d" ] && dirs+=("$d"); done
+    echo "valgrind fuzz_replay_$t"
+    "${VG[@]}" "$exe" "${dirs[@]}" >/dev/null
+  done
+}
+
+st_fuzz() {
+  # A fixed seed and a fixed number of runs make this step reproducible: what
+  # passes here passes in CI. Longer campaigns: tools/fuzz.sh SECONDS.
+  FUZZ_FLAGS="-seed=1 -runs=${FUZZ_RUNS:-20000}" PAR="${JOBS}" bash tools/fuzz.sh 300
+}
+
+st_python() {
+  # (tests/python/test_api*.py need the installed wheel: the next stage runs them.)
+  PTERUN_CLI="$PWD/build/bin/pterun" "$PYTHON" -m pytest -q tests/python \
+    --ignore-glob='tests/python/test_api*.py'
+}
+
+st_wheel() {
+  # The wheel (pip wheel . = scikit-build-core + cmake --install), installed into
+  # a fresh venv with only pip's numpy and pytest; the torch-marked tests then
+  # run with $PYTHON (which has torch) and the same wheel installed with --target.
+  rm -rf "$WHEEL_WORK" && mkdir -p "$WHEEL_WORK/dist"
+  "$PYTHON" -m pip wheel . --no-deps -w "$WHEEL_WORK/dist"
+  # The manylinux tag installers accept (auditwheel); everything below uses that wheel.
+  local BUILT=("$WHEEL_WORK"/dist/pterun-*.whl)
+  "$PYTHON" tools/check_wheel.py "${BUILT[0]}" "$WHEEL_WORK/wheelhouse"
+  local WHEEL=("$WHEEL_WORK"/wheelhouse/pterun-*-manylinux_*.whl)
+  "$PYTHON" -m venv "$WHEEL_WORK/venv"
+  "$WHEEL_WORK/venv/bin/python" -m pip install -q "${WHEEL[0]}" pytest
+  "$WHEEL_WORK/venv/bin/python" -m pytest -q -p no:cacheprovider -m "not torch" tests/python/test_api*.py
+}
+
+st_release_wheel() {
+  local WHEEL=("$WHEEL_WORK"/wheelhouse/pterun-*-manylinux_*.whl) WHEEL_SITE
+  [ -f "${WHEEL[0]}" ] || die "no wheel in $WHEEL_WORK/wheelhouse (the wheel stage failed)"
+  WHEEL_SITE="$("$WHEEL_WORK/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  "$PYTHON" tools/release_check.py --wheel-site "$WHEEL_SITE" --python "$WHEEL_WORK/venv/bin/python" "${REL_ARGS[@]}"
+  rm -rf "$WHEEL_WORK/target"
+  "$PYTHON" -m pip install -q --no-deps --target "$WHEEL_WORK/target" "${WHEEL[0]}"
+  PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
+}
+
+# ---- the stages, in order -----------------------------------------------------------
+# ---- every SIMD variant executed (docs/robustness.md) -----------------------------
+# The kernel tests record each variant they executed and checked
+# (PTERUN_VARIANT_LOG, tests/harness/pt_variants.h) in three runs: this CPU
+# (build), a second tree whose AVX-512 microkernels are compiled against
+# SIMDe and reported present (build-emu: the compute library, the kernel tests
+# and the CLI for the fixture programs, nothing else), and qemu-aarch64
+# (build-aarch64, built by the stage before). tools/variant_table.py prints
+# variant | ran natively | ran emulated | not run and fails on "not run" and on
+# emulated bits that differ from the native run's.
+st_variants() {
+  local kt='test_gemm_dispatch|test_vmath|test_dwconv|test_qgemm|test_compute_lowbit|test_conv2d'
+  local logs="$PWD/build-emu/variant-logs" rc=0 evex
+  rm -rf "$logs" && mkdir -p "$logs"
+  # A failing run fails the stage, after the table (which shows what it left unrun).
+  PTERUN_VARIANT_LOG="$logs/native.log" ctest --test-dir build --output-on-failure --no-tests=error -j "$JOBS" \
+    -R "^($kt)(_scalar|_portable)?\$" || rc=1
+  configure build-emu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTERUN_EMULATE_ISA=avx512f,avx512bw,avx512vnni \
+    -DPTERUN_BUILD_EXAMPLES=OFF -DPTERUN_INSTALL=OFF
+  # shellcheck disable=SC2086
+  cmake --build build-emu -j "$JOBS" --target ${kt//|/ } pterun_cli npycmp
+  # What ran there is the emulation: no AVX-512 instruction (zmm, opmask,
+  # EVEX-only registers) in any of its libraries.
+  objdump -d build-emu/lib/*.so >"$logs/disasm.txt"
+  evex="$(grep -cE 'zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])' "$logs/disasm.txt" || true)"
+  rm -f "$logs/disasm.txt"
+  [ "$evex" = 0 ] || die "build-emu: $evex AVX-512 instructions in the emulated tree's libraries"
+  PTERUN_VARIANT_LOG="$logs/emulated.log" ctest --test-dir build-emu --output-on-failure --no-tests=error -j "$JOBS" \
+    -R "^($kt)(_scalar|_portable)?\$|^(fixture|xnnpack)\." || rc=1
+  # The aarch64 sweeps of the GEMM and vector math are scalar there (minutes under qemu).
+  PTERUN_VARIANT_LOG="$logs/qemu.log" ctest --test-dir build-aarch64 --output-on-failure --no-tests=error -j "$JOBS" \
+    --timeout 600 -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d)$' || rc=1
+  touch "$logs/native.log" "$logs/emulated.log" "$logs/qemu.log" # a run with no record: "not run"
+  "$PYTHON" tools/variant_table.py --native "$logs/native.log" --emulated "$logs/emulated.log" \
+    --emulated-isa build-emu/emulated_isa.txt --qemu "$logs/qemu.log" || rc=1
+  return "$rc"
+}
+
+stage "build (RelWithDebInfo)" st_build_main
+stage "C tests" c_tests build
+stage "bare-metal Cortex-M4 and Cortex-M55 firmware under qemu-system-arm" \
+  env JOBS="$JOBS" bash tools/run_firmware.sh build "$PYTHON"
+stage "Linux aarch64: cross build, C tests under qemu-aarch64 -cpu max" st_aarch64
+stage "every SIMD variant: native, AVX-512 emulated (SIMDe), NEON under qemu-aarch64" st_variants
+stage "release checks (install tree)" st_release_install
+stage "examples built against the installed package (CMake and pkg-config)" st_examples
+stage "static build: every component as lib*.a, C tests" st_static
+stage "release checks (static install tree; reference: the shared install)" st_release_static
+stage "build with ASan + UBSan, C tests under ASan + UBSan" st_asan
+for cfg in gcc:Release gcc:MinSizeRel clang:Debug clang:Release clang:RelWithDebInfo clang:MinSizeRel; do
+  stage "build ${cfg#*:} with ${cfg%%:*} (-Werror), C tests" st_build_type "${cfg%%:*}" "${cfg#*:}"
 done
-echo "valgrind run_program"
-"${VG[@]}" build/bin/run_program examples/mlp.pte >/dev/null
-SEEDS=(tests/fixtures tests/cli/data tests/corpus)
-# Every target the build made (a new target is replayed without editing this).
-for exe in build/bin/fuzz_replay_*; do
-  t="${exe##*/fuzz_replay_}"
-  dirs=("${SEEDS[@]}")
-  for d in "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t"; do [ -d "$d" ] && dirs+=("$d"); done
-  echo "valgrind fuzz_replay_$t"
-  "${VG[@]}" "$exe" "${dirs[@]}" >/dev/null
-done
+stage "same bits from every compiler and build type (tools/compare_builds.py)" st_same_bits
+stage "threaded tests under ThreadSanitizer" st_tsan
+stage "core and robustness tests and the example under valgrind" st_valgrind
+stage "short fuzz run of every target (libFuzzer, ASan + UBSan)" st_fuzz
+stage "Python tests" st_python
+stage "Python API tests against the installed wheel" st_wheel
+stage "release checks (installed wheel)" st_release_wheel
 
-step "short fuzz run of every target (libFuzzer, ASan + UBSan)"
-# A fixed seed and a fixed number of runs make this step reproducible: what
-# passes here passes in CI. Longer campaigns: tools/fuzz.sh SECONDS.
-FUZZ_FLAGS="-seed=1 -runs=${FUZZ_RUNS:-20000}" PAR="${JOBS}" bash tools/fuzz.sh 300
-
-step "Python tests"
-# (tests/python/test_api*.py need the installed wheel: the next step runs them.)
-PTERUN_CLI="$PWD/build/bin/pterun" "$PYTHON" -m pytest -q tests/python \
-  --ignore-glob='tests/python/test_api*.py'
-
-step "Python API tests against the installed wheel"
-# The wheel (pip wheel . = scikit-build-core + cmake --install), installed into
-# a fresh venv with only pip's numpy and pytest; the torch-marked tests then
-# run with $PYTHON (which has torch) and the same wheel installed with --target.
-WHEEL_WORK="$PWD/build-wheel"
-rm -rf "$WHEEL_WORK" && mkdir -p "$WHEEL_WORK/dist"
-"$PYTHON" -m pip wheel . --no-deps -w "$WHEEL_WORK/dist"
-# The manylinux tag installers accept (auditwheel); everything below uses that wheel.
-BUILT=("$WHEEL_WORK"/dist/pterun-*.whl)
-"$PYTHON" tools/check_wheel.py "${BUILT[0]}" "$WHEEL_WORK/wheelhouse"
-WHEEL=("$WHEEL_WORK"/wheelhouse/pterun-*-manylinux_*.whl)
-"$PYTHON" -m venv "$WHEEL_WORK/venv"
-"$WHEEL_WORK/venv/bin/python" -m pip install -q "${WHEEL[0]}" pytest
-"$WHEEL_WORK/venv/bin/python" -m pytest -q -p no:cacheprovider -m "not torch" tests/python/test_api*.py
-
-step "release checks (installed wheel)"
-WHEEL_SITE="$("$WHEEL_WORK/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-"$PYTHON" tools/release_check.py --wheel-site "$WHEEL_SITE" --python "$WHEEL_WORK/venv/bin/python" "${REL_ARGS[@]}"
-"$PYTHON" -m pip install -q --no-deps --target "$WHEEL_WORK/target" "${WHEEL[0]}"
-PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
-
-step "all tests passed"
+summary

@@ -45,9 +45,8 @@ static pterun_status xb_execute(void* handle, pterun_kernel_context* ctx, pterun
                                 size_t nargs) {
   xb_handle* h = handle;
   if (nargs < h->g.num_externs)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "delegate called with %zu values; the graph has %u", nargs,
-                              h->g.num_externs);
+    return PTERUN_FAIL_ARG(ctx, "delegate called with %zu values; the graph has %u", nargs,
+                           h->g.num_externs);
   return xb_run(&h->g, ctx, args, nargs);
 }
 

@@ -136,9 +136,8 @@ static int pterun_dtype_for(int dt) {
 static pterun_status bind_external(xb_graph* g, pterun_kernel_context* ctx, pterun_value** args,
                                    size_t nargs, xb_value* v, void** data, int* changed) {
   if (v->external_id >= nargs)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "delegate called with %zu values; external %u missing", nargs,
-                              v->external_id);
+    return PTERUN_FAIL_ARG(ctx, "delegate called with %zu values; external %u missing", nargs,
+                           v->external_id);
   (void)g;
   pterun_value* a = args[v->external_id];
   if (a == NULL || a->tag != PTERUN_VALUE_TENSOR)
@@ -161,9 +160,8 @@ static pterun_status bind_external(xb_graph* g, pterun_kernel_context* ctx, pter
     for (uint32_t d = 0; d < v->rank; ++d) {
       size_t s = (size_t)t->sizes[t->dim_order[d]];
       if (s > v->max_dims[d])
-        return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                  "delegate input %u dim %u is %zu; the graph allows %zu",
-                                  v->external_id, d, s, v->max_dims[d]);
+        return PTERUN_FAIL_ARG(ctx, "delegate input %u dim %u is %zu; the graph allows %zu",
+                               v->external_id, d, s, v->max_dims[d]);
       if (s != v->max_dims[d]) *changed = 1;
       v->dims[d] = s;
       numel *= s;
@@ -247,8 +245,7 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
       same &= t->sizes[t->dim_order[d]] == (int64_t)v->dims[d];
     }
     if (!same && pterun_tensor_resize(t, t->rank, sz) != PTERUN_STATUS_OK)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "cannot resize delegate output %u", v->external_id);
+      return PTERUN_FAIL_ARG(ctx, "cannot resize delegate output %u", v->external_id);
   }
   return PTERUN_STATUS_OK;
 }

@@ -5,11 +5,22 @@
  * always exists. Detection runs once per process (thread-safe) and is then a
  * single atomic load.
  *
- * Environment: PTERUN_ISA_MASK=<hex> is ANDed into the detected features when
- * they are first read (e.g. PTERUN_ISA_MASK=0 forces every scalar path;
- * PTERUN_ISA_MASK=0x3f keeps AVX2/FMA but drops AVX-512). Tests and
- * benchmarks use it to exercise every path on one machine. A malformed value
- * is ignored.
+ * Environment, read when the features are first read; both narrow the
+ * detected features (ANDed when both are set). Tests and benchmarks use them
+ * to exercise every path on one machine.
+ *   PTERUN_ISA=<name>[,<name>...]  keeps only the named features (the display
+ *     names below, any case) and those they build on (avx2 -> avx -> sse4.1;
+ *     fma, f16c -> avx; avxvnni -> avx2; avx512f -> avx2, fma, f16c;
+ *     avx512bw/dq/vl/vnni -> avx512f; avx512bf16 -> avx512bw; dotprod, fp16,
+ *     i8mm -> neon). PTERUN_ISA=none forces every scalar path;
+ *     PTERUN_ISA=avx2,fma,f16c,avxvnni drops AVX-512 only. An unknown or empty
+ *     name is left out (the others apply) and reported.
+ *   PTERUN_ISA_MASK=<hex> (optional 0x) is ANDed in: 0 forces every scalar
+ *     path; 0x81f (bits 0-4 and 11) drops AVX-512 only; 0x1f drops AVX-512 and
+ *     AVX-VNNI; 0x3f keeps AVX512F (bit 5) but drops AVX512BW/DQ/VL/VNNI/BF16
+ *     and AVX-VNNI. A malformed value is ignored and reported.
+ * "Reported": pterun_cpu_report_env() words it once per process; loading a
+ * program calls it with the program's logger.
  */
 #ifndef PTERUN_INCLUDE_PTERUN_CPU_H_
 #define PTERUN_INCLUDE_PTERUN_CPU_H_
@@ -18,6 +29,7 @@
 #include <stdint.h>
 
 #include "pterun/export.h"
+#include "pterun/log.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,13 +77,14 @@ extern "C" {
 #define PTERUN_CPU_ARM_I8MM ((uint64_t)1 << 35)
 
 /**
- * The CPU features kernels may use: what this CPU and OS support, ANDed
- * with PTERUN_ISA_MASK when that is set. Detected on the first call
+ * The CPU features kernels may use: what this CPU and OS support, narrowed
+ * by PTERUN_ISA and PTERUN_ISA_MASK when they are set. Detected on the first call
  * (from any thread), constant afterwards. 0 means "scalar code only".
  */
 PTERUN_API uint64_t pterun_cpu_features(void);
 
-/** What this CPU and OS support, ignoring PTERUN_ISA_MASK. */
+/** What this CPU and OS support, ignoring PTERUN_ISA and PTERUN_ISA_MASK (a test build with
+ * -DPTERUN_EMULATE_ISA adds the ISAs it emulates: docs/performance.md). */
 PTERUN_API uint64_t pterun_cpu_detected_features(void);
 
 /**
@@ -87,6 +100,17 @@ PTERUN_API const char* pterun_cpu_feature_name(uint64_t feature);
  * needs, excluding the NUL, like snprintf. buf may be NULL when size is 0.
  */
 PTERUN_API size_t pterun_cpu_features_string(uint64_t features, char* buf, size_t size);
+
+/**
+ * When PTERUN_ISA or PTERUN_ISA_MASK holds something that could not be used
+ * (an unknown feature name, a malformed mask), delivers one WARNING saying
+ * what, the valid names and the features in use, through `logger` (NULL or
+ * fn == NULL: stderr). Once per process: the first call with something to
+ * report and a logger that takes warnings delivers it, every later call
+ * nothing. Program loading calls it with the program's logger; the CLI at
+ * start-up (stderr). Returns 1 when this call reported, else 0.
+ */
+PTERUN_API int pterun_cpu_report_env(const pterun_logger* logger);
 
 #ifdef __cplusplus
 }

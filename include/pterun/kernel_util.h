@@ -29,6 +29,12 @@ extern "C" {
     if (pterun_try_s_ != PTERUN_STATUS_OK) return pterun_try_s_;                                   \
   } while (0)
 
+/** Fails the kernel with INVALID_ARGUMENT and a printf-style message naming
+ *  the argument (logged as "<operator>: <message>"):
+ *  `return PTERUN_FAIL_ARG(ctx, "arg 'dim': %d out of range", (int)dim);` */
+#define PTERUN_FAIL_ARG(ctx, ...)                                                                  \
+  pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
 /** Fails the kernel with INVALID_PROGRAM unless it got exactly `n` arguments
  *  (every schema argument plus the return slot). */
 #define PTERUN_CHECK_NARGS(ctx, nargs, n)                                                          \

@@ -216,6 +216,12 @@ typedef struct pterun_tensor_view {
  * (common: the plan recycles an input's bytes once it is dead) is consumed by
  * execute and must be set again before the next execute; otherwise execute
  * returns INVALID_STATE instead of computing on overwritten bytes.
+ *
+ * A refused call (any status but OK, for an index in range) unbinds input i:
+ * the memory of an earlier successful call is no longer referenced (the
+ * caller may free it), and execute returns INVALID_STATE naming the input
+ * until a later call binds it again. The same holds for
+ * pterun_method_set_input_value.
  * @retval PTERUN_STATUS_INPUT_MISMATCH dtype, rank, dim order, shape or size wrong
  */
 PTERUN_API pterun_status pterun_method_set_input(pterun_method* method, size_t i,
@@ -230,8 +236,9 @@ PTERUN_API pterun_status pterun_method_set_output_buffer(pterun_method* method, 
 
 /**
  * Runs every instruction once. Never allocates, never spawns threads.
- * @retval PTERUN_STATUS_INVALID_STATE     an input is not set, or was consumed by the
- *         previous execute (see pterun_method_set_input)
+ * @retval PTERUN_STATUS_INVALID_STATE     an input is not set, was consumed by the
+ *         previous execute, or its last set_input was refused (see
+ *         pterun_method_set_input); the log names the input
  * @retval PTERUN_STATUS_INSTRUCTION_BUDGET the budget ran out (e.g. a loop)
  * @retval other                            the failing kernel's status; the log
  *         names the instruction and the operator

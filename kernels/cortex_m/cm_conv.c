@@ -46,14 +46,14 @@ static pterun_status conv_read(pterun_kernel_context* ctx, pterun_value** args, 
     if (a->stride[i] < 1 || a->dil[i] < 1 || a->pad[i] < 0 || a->out_pad[i] < 0 ||
         a->stride[i] > INT32_MAX || a->dil[i] > INT32_MAX || a->pad[i] > INT32_MAX ||
         a->out_pad[i] > INT32_MAX)
-      return CM_FAIL(ctx, "stride/dilation must be >= 1 and padding >= 0 (and fit int32)");
+      return PTERUN_FAIL_ARG(ctx, "stride/dilation must be >= 1 and padding >= 0 (and fit int32)");
   PTERUN_TRY(pterun_check_dtype(ctx, a->in, "input", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, a->w, "weight", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, a->out, "out", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, a->mult, "requantize_multipliers", PTERUN_DTYPE_I32));
   PTERUN_TRY(pterun_check_dtype(ctx, a->shift, "requantize_shifts", PTERUN_DTYPE_I32));
   if (a->in->rank != 4 || a->w->rank != 4)
-    return CM_FAIL(ctx, "args 'input'/'weight': 4-D tensors required");
+    return PTERUN_FAIL_ARG(ctx, "args 'input'/'weight': 4-D tensors required");
   PTERUN_TRY(pterun_check_data(ctx, a->in, "input"));
   PTERUN_TRY(pterun_check_contiguous(ctx, a->w, "weight"));
   PTERUN_TRY(pterun_check_data(ctx, a->mult, "requantize_multipliers"));
@@ -87,21 +87,23 @@ static pterun_status run_conv(pterun_kernel_context* ctx, pterun_value** args, s
     cin_g = 1;
     groups = x.c;
     if (a.w->sizes[0] != 1 || x.c < 1 || cout % x.c != 0 || cout / x.c != a.depth_mult)
-      return CM_FAIL(ctx, "arg 'weight': expected [1, kh, kw, %" PRId64 " * depth_multiplier]",
-                     x.c);
+      return PTERUN_FAIL_ARG(
+          ctx, "arg 'weight': expected [1, kh, kw, %" PRId64 " * depth_multiplier]", x.c);
   } else {
     cout = a.w->sizes[0];
     cin_g = a.w->sizes[3];
     groups = cin_g > 0 ? x.c / cin_g : 0;
     if (kind == CM_TRANSPOSE && cin_g != x.c)
-      return CM_FAIL(ctx, "arg 'weight': expected %" PRId64 " input channels (groups 1)", x.c);
+      return PTERUN_FAIL_ARG(ctx, "arg 'weight': expected %" PRId64 " input channels (groups 1)",
+                             x.c);
     if (groups < 1 || x.c % cin_g != 0 || cout % groups != 0)
-      return CM_FAIL(ctx, "arg 'weight': channels do not divide into groups");
+      return PTERUN_FAIL_ARG(ctx, "arg 'weight': channels do not divide into groups");
   }
   if (a.mult->numel < cout || a.shift->numel < cout || (a.bias && a.bias->numel < cout))
-    return CM_FAIL(ctx, "requantize_multipliers/shifts/bias need %" PRId64 " entries", cout);
+    return PTERUN_FAIL_ARG(ctx, "requantize_multipliers/shifts/bias need %" PRId64 " entries",
+                           cout);
   if (kh < 1 || kw < 1 || kh > INT32_MAX || kw > INT32_MAX)
-    return CM_FAIL(ctx, "arg 'weight': empty kernel");
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight': empty kernel");
   if (kind == CM_TRANSPOSE) {
     oh = (x.h - 1) * a.stride[0] - 2 * a.pad[0] + a.dil[0] * (kh - 1) + a.out_pad[0] + 1;
     ow = (x.w - 1) * a.stride[1] - 2 * a.pad[1] + a.dil[1] * (kw - 1) + a.out_pad[1] + 1;
@@ -110,7 +112,7 @@ static pterun_status run_conv(pterun_kernel_context* ctx, pterun_value** args, s
     ow = conv_extent(x.w, kw, a.stride[1], a.pad[1], a.dil[1]);
   }
   if (oh < 1 || ow < 1 || x.h < 1 || x.w < 1)
-    return CM_FAIL(ctx, "arg 'input': the output would be empty");
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': the output would be empty");
   for (oc = 0; oc < cout; ++oc)
     PTERUN_TRY(cm_check_requant(ctx, "requantize_multipliers", ((const int32_t*)a.mult->data)[oc],
                                 ((const int32_t*)a.shift->data)[oc]));

@@ -53,15 +53,16 @@ static pterun_status qdq_args(pterun_kernel_context* ctx, pterun_value** args, s
   PTERUN_TRY(pterun_arg_int(ctx, args, 5, "dtype", dtype));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", out));
   if (!qdtype_range((int)*dtype, &lo, &hi))
-    return CM_FAIL(ctx, "arg 'dtype': %s is not a quantized dtype (int8, uint8, int16, int32)",
-                   pterun_dtype_name((int)*dtype));
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'dtype': %s is not a quantized dtype (int8, uint8, int16, int32)",
+                           pterun_dtype_name((int)*dtype));
   if (*qmin < lo || *qmax > hi || *qmin > *qmax)
-    return CM_FAIL(ctx,
-                   "arg 'quant_min'/'quant_max': [%" PRId64 ", %" PRId64
-                   "] must be ordered and inside the range of %s",
-                   *qmin, *qmax, pterun_dtype_name((int)*dtype));
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'quant_min'/'quant_max': [%" PRId64 ", %" PRId64
+                           "] must be ordered and inside the range of %s",
+                           *qmin, *qmax, pterun_dtype_name((int)*dtype));
   if (!(*scale > 0.0) || !isfinite(*scale) || !((float)*scale > 0.0f) || isinf((float)*scale))
-    return CM_FAIL(ctx, "arg 'scale': %g must be finite and > 0 in float32", *scale);
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale': %g must be finite and > 0 in float32", *scale);
   PTERUN_TRY(cm_check_i32(ctx, "zero_point", *zp));
   PTERUN_TRY(pterun_check_data(ctx, *in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, *out, "out", *in));
@@ -120,7 +121,7 @@ static pterun_status binary_out(pterun_kernel_context* ctx, const pterun_tensor*
   PTERUN_TRY(pterun_check_data(ctx, a, "self"));
   PTERUN_TRY(pterun_check_data(ctx, b, "other"));
   if (!cm_broadcast_shape(a, b, sizes, &rank))
-    return CM_FAIL(ctx, "args 'self' and 'other': shapes do not broadcast");
+    return PTERUN_FAIL_ARG(ctx, "args 'self' and 'other': shapes do not broadcast");
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", rank, sizes));
   {
     /* out now has the broadcast shape, so both inputs broadcast to it */
@@ -227,11 +228,13 @@ PTERUN_KERNEL(cm_quantized_div_out) {
   PTERUN_TRY(cm_check_i32(ctx, "other_zero_point", zpb));
   PTERUN_TRY(cm_check_i32(ctx, "output_zero_point", zpo));
   if (a->dtype != PTERUN_DTYPE_I8 && a->dtype != PTERUN_DTYPE_I16)
-    return CM_FAIL(ctx, "arg 'self': expected int8 or int16, got %s", pterun_dtype_name(a->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'self': expected int8 or int16, got %s",
+                           pterun_dtype_name(a->dtype));
   PTERUN_TRY(pterun_check_dtype(ctx, b, "other", a->dtype));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", a->dtype));
   if (!cm_same_layout(a, b) || !isfinite((float)scale))
-    return CM_FAIL(ctx, "args 'self'/'other': identical shapes and a finite scale are required");
+    return PTERUN_FAIL_ARG(ctx,
+                           "args 'self'/'other': identical shapes and a finite scale are required");
   PTERUN_TRY(pterun_check_data(ctx, a, "self"));
   PTERUN_TRY(pterun_check_data(ctx, b, "other"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", a));
@@ -263,7 +266,7 @@ PTERUN_KERNEL(cm_quantized_activation_out) {
   PTERUN_TRY(pterun_check_dtype(ctx, lut, "lut", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (lut->numel != 256)
-    return CM_FAIL(ctx, "arg 'lut': expected 256 entries, got %" PRId64, lut->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'lut': expected 256 entries, got %" PRId64, lut->numel);
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_check_data(ctx, lut, "lut"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
@@ -307,7 +310,9 @@ static pterun_status minmax(pterun_kernel_context* ctx, pterun_value** args, siz
     case PTERUN_DTYPE_I32: CM_MINMAX(int32_t) break;
     case PTERUN_DTYPE_I64: CM_MINMAX(int64_t) break;
     case PTERUN_DTYPE_F32: CM_MINMAX(float) break;
-    default: return CM_FAIL(ctx, "arg 'self': dtype %s not supported", pterun_dtype_name(a->dtype));
+    default:
+      return PTERUN_FAIL_ARG(ctx, "arg 'self': dtype %s not supported",
+                             pterun_dtype_name(a->dtype));
   }
 #undef CM_MINMAX
   return PTERUN_STATUS_OK;
@@ -340,11 +345,12 @@ PTERUN_KERNEL(cm_transpose_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 0, "input", &in));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 1, "perm", &perm, &n, 0));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 2, "out", &out));
-  if (n != in->rank) return CM_FAIL(ctx, "arg 'perm': %zu entries for rank %d", n, in->rank);
+  if (n != in->rank)
+    return PTERUN_FAIL_ARG(ctx, "arg 'perm': %zu entries for rank %d", n, in->rank);
   view = *in;
   for (d = 0; d < n; ++d) {
     if (perm[d] < 0 || perm[d] >= (int64_t)n || (seen & (1 << perm[d])))
-      return CM_FAIL(ctx, "arg 'perm': not a permutation of the input's dimensions");
+      return PTERUN_FAIL_ARG(ctx, "arg 'perm': not a permutation of the input's dimensions");
     seen |= 1 << perm[d];
     view.sizes[d] = in->sizes[perm[d]];
     view.strides[d] = in->strides[perm[d]];
@@ -387,13 +393,13 @@ PTERUN_KERNEL(cm_pad_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 4, "out", &out));
   rank = in->rank;
   if (npre != 4 || npost != 4 || rank < 1 || rank > 4)
-    return CM_FAIL(ctx, "args 'pre_pad'/'post_pad': 4 entries each and rank 1..4 required");
+    return PTERUN_FAIL_ARG(ctx, "args 'pre_pad'/'post_pad': 4 entries each and rank 1..4 required");
   cl = is_channels_last(in);
   for (d = 0; d < 4; ++d) {
     pre[d] = cl ? pre_p[kNhwcInv[d]] : pre_p[d];
     post[d] = cl ? post_p[kNhwcInv[d]] : post_p[d];
     if (pre[d] < 0 || post[d] < 0 || pre[d] > INT32_MAX || post[d] > INT32_MAX)
-      return CM_FAIL(ctx, "args 'pre_pad'/'post_pad': pads must be in [0, 2^31)");
+      return PTERUN_FAIL_ARG(ctx, "args 'pre_pad'/'post_pad': pads must be in [0, 2^31)");
   }
   off = 4 - rank;
   for (d = 0; d < rank; ++d) sizes[d] = in->sizes[d] + pre[off + d] + post[off + d];
@@ -413,7 +419,8 @@ PTERUN_KERNEL(cm_pad_out) {
       for (k = 0; k < out->numel; ++k) ((float*)out->data)[k] = (float)value;
       break;
     default:
-      return CM_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(in->dtype));
+      return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported",
+                             pterun_dtype_name(in->dtype));
   }
   /* the input's box inside out: out's strides, in's sizes, offset by pre */
   view = *out;

@@ -34,13 +34,14 @@ PTERUN_KERNEL(cm_quantized_linear_out) {
   PTERUN_TRY(cm_check_i32(ctx, "input_offset", in_off));
   PTERUN_TRY(cm_check_i32(ctx, "filter_offset", f_off));
   PTERUN_TRY(cm_check_i32(ctx, "output_offset", out_off));
-  if (nm < 1 || ns < 1) return CM_FAIL(ctx, "requantize_multipliers/shifts: one entry required");
+  if (nm < 1 || ns < 1)
+    return PTERUN_FAIL_ARG(ctx, "requantize_multipliers/shifts: one entry required");
   PTERUN_TRY(cm_check_requant(ctx, "requantize_multipliers", mults[0], shifts[0]));
   PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, w, "weights", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (in->rank < 1 || w->rank != 2 || w->sizes[1] != in->sizes[in->rank - 1])
-    return CM_FAIL(ctx, "args 'input'/'weights': [..., K] and [N, K] required");
+    return PTERUN_FAIL_ARG(ctx, "args 'input'/'weights': [..., K] and [N, K] required");
   PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_check_contiguous(ctx, w, "weights"));
   kdim = w->sizes[1];
@@ -48,13 +49,14 @@ PTERUN_KERNEL(cm_quantized_linear_out) {
   if (bias) {
     PTERUN_TRY(pterun_check_dtype(ctx, bias, "bias", PTERUN_DTYPE_I32));
     PTERUN_TRY(pterun_check_data(ctx, bias, "bias"));
-    if (bias->numel != ncol) return CM_FAIL(ctx, "arg 'bias': %" PRId64 " entries needed", ncol);
+    if (bias->numel != ncol)
+      return PTERUN_FAIL_ARG(ctx, "arg 'bias': %" PRId64 " entries needed", ncol);
   }
   if (ksum) {
     PTERUN_TRY(pterun_check_dtype(ctx, ksum, "kernel_sum", PTERUN_DTYPE_I32));
     PTERUN_TRY(pterun_check_data(ctx, ksum, "kernel_sum"));
     if (ksum->numel != ncol)
-      return CM_FAIL(ctx, "arg 'kernel_sum': %" PRId64 " entries needed", ncol);
+      return PTERUN_FAIL_ARG(ctx, "arg 'kernel_sum': %" PRId64 " entries needed", ncol);
   }
   for (i = 0; i + 1 < in->rank; ++i) sizes[i] = in->sizes[i];
   sizes[in->rank - 1] = ncol;
@@ -113,7 +115,7 @@ PTERUN_KERNEL(cm_quantized_batch_matmul_out) {
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
   if (lhs->rank != 3 || rhs->rank != 3 || lhs->sizes[0] != rhs->sizes[0] ||
       lhs->sizes[2] != rhs->sizes[2])
-    return CM_FAIL(ctx, "args 'lhs'/'rhs_transposed': [B, M, K] and [B, N, K] required");
+    return PTERUN_FAIL_ARG(ctx, "args 'lhs'/'rhs_transposed': [B, M, K] and [B, N, K] required");
   PTERUN_TRY(pterun_check_contiguous(ctx, lhs, "lhs"));
   PTERUN_TRY(pterun_check_contiguous(ctx, rhs, "rhs_transposed"));
   sizes[0] = lhs->sizes[0];
@@ -157,17 +159,19 @@ PTERUN_KERNEL(cm_softmax_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
   PTERUN_TRY(cm_check_i32(ctx, "input_zero_point", izp));
   PTERUN_TRY(cm_check_requant(ctx, "input_multiplier", mult, shift));
-  if (ozp != -128) return CM_FAIL(ctx, "arg 'output_zero_point': expected -128, got %" PRId64, ozp);
+  if (ozp != -128)
+    return PTERUN_FAIL_ARG(ctx, "arg 'output_zero_point': expected -128, got %" PRId64, ozp);
   PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
-  if (in->rank < 1) return CM_FAIL(ctx, "arg 'input': rank >= 1 required");
+  if (in->rank < 1) return PTERUN_FAIL_ARG(ctx, "arg 'input': rank >= 1 required");
   if (dim < 0) dim += in->rank;
-  if (dim < 0 || dim >= in->rank) return CM_FAIL(ctx, "arg 'dim': out of range");
+  if (dim < 0 || dim >= in->rank) return PTERUN_FAIL_ARG(ctx, "arg 'dim': out of range");
   PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   scale = (float)ldexp((double)mult, (int)shift - 31 - 26);
-  if (!(scale > 0.0f)) return CM_FAIL(ctx, "arg 'input_multiplier': non-positive input scale");
+  if (!(scale > 0.0f))
+    return PTERUN_FAIL_ARG(ctx, "arg 'input_multiplier': non-positive input scale");
   len = in->sizes[dim];
   st = in->strides[dim];
   inner = st;

@@ -22,10 +22,10 @@ static pterun_status check_window(pterun_kernel_context* ctx, const int64_t k[2]
   int i;
   for (i = 0; i < 2; ++i)
     if (k[i] < 1 || s[i] < 1 || p[i] < 0 || k[i] > INT32_MAX || s[i] > INT32_MAX || p[i] > k[i] / 2)
-      return CM_FAIL(ctx,
-                     "kernel_size/stride must be >= 1 and padding in [0, kernel_size / 2] "
-                     "(got kernel %" PRId64 ", stride %" PRId64 ", padding %" PRId64 ")",
-                     k[i], s[i], p[i]);
+      return PTERUN_FAIL_ARG(ctx,
+                             "kernel_size/stride must be >= 1 and padding in [0, kernel_size / 2] "
+                             "(got kernel %" PRId64 ", stride %" PRId64 ", padding %" PRId64 ")",
+                             k[i], s[i], p[i]);
   return PTERUN_STATUS_OK;
 }
 
@@ -54,17 +54,17 @@ static pterun_status avg_pool(pterun_kernel_context* ctx, pterun_value** args, s
   PTERUN_TRY(check_window(ctx, k, s, p));
   PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
-  if (in->rank != 4) return CM_FAIL(ctx, "arg 'input': 4-D tensor required");
+  if (in->rank != 4) return PTERUN_FAIL_ARG(ctx, "arg 'input': 4-D tensor required");
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   /* multiplier * 2^shift / 2^31, exact in double, then float32 as torch uses it */
   scale = (float)ldexp((double)mult, (int)shift - 31);
   if (!(scale > 0.0f) || isinf(scale))
-    return CM_FAIL(ctx, "arg 'multiplier': the scale must be > 0 in float32");
+    return PTERUN_FAIL_ARG(ctx, "arg 'multiplier': the scale must be > 0 in float32");
   zpf = (float)zp;
   cm_img_view(in, nhwc, &vi);
   oh = pool_extent(vi.h, k[0], s[0], p[0], 1, ceil);
   ow = pool_extent(vi.w, k[1], s[1], p[1], 1, ceil);
-  if (oh < 1 || ow < 1) return CM_FAIL(ctx, "arg 'input': the output would be empty");
+  if (oh < 1 || ow < 1) return PTERUN_FAIL_ARG(ctx, "arg 'input': the output would be empty");
   cm_img_sizes(nhwc, vi.n, vi.c, oh, ow, sizes);
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
   cm_img_view(out, nhwc, &vo);
@@ -125,19 +125,19 @@ static pterun_status max_pool(pterun_kernel_context* ctx, pterun_value** args, s
   PTERUN_TRY(pterun_arg_int(ctx, args, 8, "activation_min", &amin));
   PTERUN_TRY(pterun_arg_int(ctx, args, 9, "activation_max", &amax));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 10, "out", &out));
-  if (zpi != zpo) return CM_FAIL(ctx, "input and output zero points must match");
+  if (zpi != zpo) return PTERUN_FAIL_ARG(ctx, "input and output zero points must match");
   if (d[0] != 1 || d[1] != 1 || ceil)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "only dilation 1 without ceil_mode is supported");
   PTERUN_TRY(check_window(ctx, k, s, p));
   PTERUN_TRY(pterun_check_dtype(ctx, in, "input", PTERUN_DTYPE_I8));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_I8));
-  if (in->rank != 4) return CM_FAIL(ctx, "arg 'input': 4-D tensor required");
+  if (in->rank != 4) return PTERUN_FAIL_ARG(ctx, "arg 'input': 4-D tensor required");
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   cm_img_view(in, nhwc, &vi);
   oh = pool_extent(vi.h, k[0], s[0], p[0], 1, 0);
   ow = pool_extent(vi.w, k[1], s[1], p[1], 1, 0);
-  if (oh < 1 || ow < 1) return CM_FAIL(ctx, "arg 'input': the output would be empty");
+  if (oh < 1 || ow < 1) return PTERUN_FAIL_ARG(ctx, "arg 'input': the output would be empty");
   cm_img_sizes(nhwc, vi.n, vi.c, oh, ow, sizes);
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
   cm_img_view(out, nhwc, &vo);

@@ -7,15 +7,16 @@
 pterun_status cm_check_requant(pterun_kernel_context* ctx, const char* name, int64_t multiplier,
                                int64_t shift) {
   if (multiplier < INT32_MIN || multiplier > INT32_MAX)
-    return CM_FAIL(ctx, "arg '%s': multiplier %" PRId64 " does not fit int32", name, multiplier);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': multiplier %" PRId64 " does not fit int32", name,
+                           multiplier);
   if (shift < -31 || shift > 31)
-    return CM_FAIL(ctx, "arg '%s': shift %" PRId64 " outside [-31, 31]", name, shift);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': shift %" PRId64 " outside [-31, 31]", name, shift);
   return PTERUN_STATUS_OK;
 }
 
 pterun_status cm_check_i32(pterun_kernel_context* ctx, const char* name, int64_t v) {
   if (v < INT32_MIN || v > INT32_MAX)
-    return CM_FAIL(ctx, "arg '%s': %" PRId64 " does not fit int32", name, v);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': %" PRId64 " does not fit int32", name, v);
   return PTERUN_STATUS_OK;
 }
 
@@ -32,7 +33,8 @@ pterun_status cm_arg_pair(pterun_kernel_context* ctx, pterun_value** args, size_
   const int64_t* v;
   size_t n;
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i, name, &v, &n, 0));
-  if (n != 1 && n != 2) return CM_FAIL(ctx, "arg '%s': expected 1 or 2 values, got %zu", name, n);
+  if (n != 1 && n != 2)
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': expected 1 or 2 values, got %zu", name, n);
   out[0] = v[0];
   out[1] = v[n - 1];
   return PTERUN_STATUS_OK;

@@ -10,8 +10,6 @@
 #include "pterun/kernel.h"
 #include "pterun/kernel_util.h"
 
-#define CM_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-
 /* ---- integers as torch computes them ---------------------------------------- */
 
 /* Two's complement truncation to 32 / 8 bits (torch's .to(int32) / .to(int8)). */

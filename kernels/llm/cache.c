@@ -12,14 +12,15 @@ static pterun_status check_value_cache(pterun_kernel_context* ctx, const pterun_
   PTERUN_TRY(llm_check_tensor(ctx, cache, "cache", 4));
   if (value->sizes[0] != cache->sizes[0] || value->sizes[2] != cache->sizes[2] ||
       value->sizes[3] != cache->sizes[3])
-    return LLM_FAIL(ctx,
-                    "value [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                    "] does not fit cache [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "]",
-                    value->sizes[0], value->sizes[1], value->sizes[2], value->sizes[3],
-                    cache->sizes[0], cache->sizes[1], cache->sizes[2], cache->sizes[3]);
+    return PTERUN_FAIL_ARG(ctx,
+                           "value [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                           "] does not fit cache [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                           "]",
+                           value->sizes[0], value->sizes[1], value->sizes[2], value->sizes[3],
+                           cache->sizes[0], cache->sizes[1], cache->sizes[2], cache->sizes[3]);
   if (pterun_dtype_size(value->dtype) != pterun_dtype_size(cache->dtype))
-    return LLM_FAIL(ctx, "value (%s) and cache (%s) element sizes differ",
-                    pterun_dtype_name(value->dtype), pterun_dtype_name(cache->dtype));
+    return PTERUN_FAIL_ARG(ctx, "value (%s) and cache (%s) element sizes differ",
+                           pterun_dtype_name(value->dtype), pterun_dtype_name(cache->dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -30,10 +31,10 @@ pterun_status llm_cache_write(pterun_kernel_context* ctx, const pterun_tensor* v
   size_t row_bytes, vbatch, cbatch;
   PTERUN_TRY(check_value_cache(ctx, value, cache));
   if (start_pos < 0 || start_pos >= Smax || S > Smax - start_pos)
-    return LLM_FAIL(ctx,
-                    "start_pos %" PRId64 " + seq_len %" PRId64 " must fit the cache's %" PRId64
-                    " positions",
-                    start_pos, S, Smax);
+    return PTERUN_FAIL_ARG(ctx,
+                           "start_pos %" PRId64 " + seq_len %" PRId64
+                           " must fit the cache's %" PRId64 " positions",
+                           start_pos, S, Smax);
   row_bytes = (size_t)(value->sizes[2] * value->sizes[3]) * pterun_dtype_size(value->dtype);
   vbatch = row_bytes * (size_t)S;
   cbatch = row_bytes * (size_t)Smax;
@@ -81,17 +82,17 @@ pterun_status llm_update_cache_with_indices_out(pterun_kernel_context* ctx, pter
   S = value->sizes[1];
   Smax = cache->sizes[1];
   if (indices->sizes[0] != value->sizes[0] || indices->sizes[1] != S)
-    return LLM_FAIL(ctx, "indices must be [batch, seq_len] = [%" PRId64 ", %" PRId64 "]",
-                    value->sizes[0], S);
+    return PTERUN_FAIL_ARG(ctx, "indices must be [batch, seq_len] = [%" PRId64 ", %" PRId64 "]",
+                           value->sizes[0], S);
   row_bytes = (size_t)(value->sizes[2] * value->sizes[3]) * pterun_dtype_size(value->dtype);
   idx = (const int64_t*)indices->data;
   /* Validate every index before writing anything: a bad index leaves the
    * cache untouched. */
   for (b = 0; b < indices->numel; ++b)
     if (idx[b] < 0 || idx[b] >= Smax)
-      return LLM_FAIL(ctx,
-                      "indices[%" PRId64 "] = %" PRId64 " is outside the cache [0, %" PRId64 ")", b,
-                      idx[b], Smax);
+      return PTERUN_FAIL_ARG(
+          ctx, "indices[%" PRId64 "] = %" PRId64 " is outside the cache [0, %" PRId64 ")", b,
+          idx[b], Smax);
   if (row_bytes == 0) return PTERUN_STATUS_OK;
   for (b = 0; b < value->sizes[0]; ++b)
     for (s = 0; s < S; ++s)
@@ -130,7 +131,8 @@ pterun_status llm_tile_crop_out(pterun_kernel_context* ctx, pterun_value** args,
   H = in->sizes[1];
   W = in->sizes[2];
   if (t <= 0 || H % t != 0 || W % t != 0)
-    return LLM_FAIL(ctx, "tile_size %" PRId64 " must divide H %" PRId64 " and W %" PRId64, t, H, W);
+    return PTERUN_FAIL_ARG(ctx, "tile_size %" PRId64 " must divide H %" PRId64 " and W %" PRId64, t,
+                           H, W);
   th = H / t;
   tw = W / t;
   sizes[0] = th * tw;

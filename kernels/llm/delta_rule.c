@@ -49,12 +49,13 @@ pterun_status llm_gated_delta_rule_out(pterun_kernel_context* ctx, pterun_value*
       v->sizes[1] != H || v->sizes[2] != T || beta->sizes[0] != B || beta->sizes[1] != H ||
       beta->sizes[2] != T || s0->sizes[0] != B || s0->sizes[1] != H || s0->sizes[2] != K ||
       s0->sizes[3] != V)
-    return LLM_FAIL(ctx, "query, key, value, beta and initial_state shapes do not agree");
-  if (H <= 0 || Hq % H != 0) return LLM_FAIL(ctx, "query heads must be a multiple of kv heads");
+    return PTERUN_FAIL_ARG(ctx, "query, key, value, beta and initial_state shapes do not agree");
+  if (H <= 0 || Hq % H != 0)
+    return PTERUN_FAIL_ARG(ctx, "query heads must be a multiple of kv heads");
   per_row = decay->rank == 4;
   if (!(decay->rank == 3 || decay->rank == 4) || decay->sizes[0] != B || decay->sizes[1] != H ||
       decay->sizes[2] != T || (per_row && decay->sizes[3] != K))
-    return LLM_FAIL(ctx, "decay must be [B, H, T, K] or [B, H, T]");
+    return PTERUN_FAIL_ARG(ctx, "decay must be [B, H, T, K] or [B, H, T]");
   osz[0] = B;
   osz[1] = Hq;
   osz[2] = T;

@@ -82,8 +82,8 @@ pterun_status llm_fast_hadamard_transform_out(pterun_kernel_context* ctx, pterun
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "out", &out));
   PTERUN_TRY(llm_check_tensor(ctx, in, "mat", -1));
   if (!llm_is_attn_float(in->dtype))
-    return LLM_FAIL(ctx, "mat must be float32, float16 or bfloat16, got %s",
-                    pterun_dtype_name(in->dtype));
+    return PTERUN_FAIL_ARG(ctx, "mat must be float32, float16 or bfloat16, got %s",
+                           pterun_dtype_name(in->dtype));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", in->dtype));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(llm_check_tensor(ctx, out, "out", -1));
@@ -92,7 +92,7 @@ pterun_status llm_fast_hadamard_transform_out(pterun_kernel_context* ctx, pterun
   had28 = n % 28 == 0;
   p2 = had28 ? n / 28 : n;
   if ((p2 & (p2 - 1)) != 0 || p2 > ((int64_t)1 << 30))
-    return LLM_FAIL(ctx, "last dim %" PRId64 " must be a power of two or 28 times one", n);
+    return PTERUN_FAIL_ARG(ctx, "last dim %" PRId64 " must be a power of two or 28 times one", n);
   while (((int64_t)1 << k) < p2) ++k;
   rows = in->numel / n;
   if (in->dtype == PTERUN_DTYPE_F32) {

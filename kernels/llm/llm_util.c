@@ -7,7 +7,7 @@ pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* 
                                int rank) {
   if (rank >= 0) PTERUN_TRY(pterun_check_rank(ctx, t, name, rank));
   if (!pterun_tensor_is_contiguous(t))
-    return LLM_FAIL(ctx, "arg '%s': must be in contiguous dim order", name);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': must be in contiguous dim order", name);
   return pterun_check_data(ctx, t, name);
 }
 

@@ -12,8 +12,6 @@
 #include "pterun/kernel.h"
 #include "pterun/kernel_util.h"
 
-#define LLM_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-
 /* Rank (unless < 0), contiguous dim order, and pterun_check_data. Dtypes are
  * checked with the kit's pterun_check_dtype. */
 pterun_status llm_check_tensor(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name,

@@ -45,15 +45,15 @@ static pterun_status moe_check_packed(pterun_kernel_context* ctx, const pterun_t
   PTERUN_TRY(llm_check_tensor(ctx, t, name, 2));
   PTERUN_TRY(pterun_check_dtype(ctx, t, name, PTERUN_DTYPE_U8));
   if (t->sizes[0] != experts)
-    return LLM_FAIL(ctx, "%s must be [%" PRId64 ", packed_bytes], got %" PRId64 " rows", name,
-                    experts, t->sizes[0]);
+    return PTERUN_FAIL_ARG(ctx, "%s must be [%" PRId64 ", packed_bytes], got %" PRId64 " rows",
+                           name, experts, t->sizes[0]);
   row = t->sizes[1];
   need = MOE_HEADER + (n + MOE_NR - 1) / MOE_NR * moe_tile_bytes(nbit, k, gs);
   if (row < need)
-    return LLM_FAIL(ctx,
-                    "%s: %" PRId64 " bytes per expert, need at least %" PRId64 " for n=%" PRId64
-                    ", k=%" PRId64 ", group_size=%" PRId64 ", %d-bit",
-                    name, row, need, n, k, gs, nbit);
+    return PTERUN_FAIL_ARG(ctx,
+                           "%s: %" PRId64 " bytes per expert, need at least %" PRId64
+                           " for n=%" PRId64 ", k=%" PRId64 ", group_size=%" PRId64 ", %d-bit",
+                           name, row, need, n, k, gs, nbit);
   for (e = 0; e < experts; ++e) {
     const uint8_t* h = (const uint8_t*)t->data + e * row;
     for (w = 0; w < 16; ++w) {
@@ -61,10 +61,10 @@ static pterun_status moe_check_packed(pterun_kernel_context* ctx, const pterun_t
       memcpy(&v, h + 4 * w, 4);
       if (w == 2) expect = nbit;
       if (v != expect)
-        return LLM_FAIL(ctx,
-                        "%s: expert %" PRId64 " header word %d is %" PRId32 ", want %" PRId32
-                        " (torchao universal layout, %d-bit, no zero points, no bias)",
-                        name, e, w, v, expect, nbit);
+        return PTERUN_FAIL_ARG(ctx,
+                               "%s: expert %" PRId64 " header word %d is %" PRId32 ", want %" PRId32
+                               " (torchao universal layout, %d-bit, no zero points, no bias)",
+                               name, e, w, v, expect, nbit);
     }
   }
   return PTERUN_STATUS_OK;
@@ -298,34 +298,36 @@ pterun_status llm_quantized_moe_ffn_out(pterun_kernel_context* ctx, pterun_value
   PTERUN_TRY(llm_check_tensor(ctx, x, "x", 2));
   PTERUN_TRY(pterun_check_dtype(ctx, x, "x", PTERUN_DTYPE_F32));
   if (D <= 0 || F <= 0 || E <= 0 || E > (1 << 20) || D > (1 << 24) || F > (1 << 24))
-    return LLM_FAIL(ctx, "dim, hidden_dim and num_experts must be positive (and sane)");
+    return PTERUN_FAIL_ARG(ctx, "dim, hidden_dim and num_experts must be positive (and sane)");
   if (x->sizes[1] != D)
-    return LLM_FAIL(ctx, "x last dim (%" PRId64 ") must equal dim (%" PRId64 ")", x->sizes[1], D);
+    return PTERUN_FAIL_ARG(ctx, "x last dim (%" PRId64 ") must equal dim (%" PRId64 ")",
+                           x->sizes[1], D);
   PTERUN_TRY(llm_check_tensor(ctx, gate, "gate_weight", 2));
   PTERUN_TRY(pterun_check_dtype(ctx, gate, "gate_weight", PTERUN_DTYPE_F32));
   if (gate->sizes[0] != E || gate->sizes[1] != D)
-    return LLM_FAIL(ctx, "gate_weight must be [%" PRId64 ", %" PRId64 "]", E, D);
+    return PTERUN_FAIL_ARG(ctx, "gate_weight must be [%" PRId64 ", %" PRId64 "]", E, D);
   PTERUN_TRY(llm_check_tensor(ctx, bias, "expert_bias", -1));
   if (bias->numel > 0) {
     PTERUN_TRY(pterun_check_dtype(ctx, bias, "expert_bias", PTERUN_DTYPE_F32));
     if (bias->rank != 1 || bias->sizes[0] != E)
-      return LLM_FAIL(ctx, "expert_bias must be [%" PRId64 "] when not empty", E);
+      return PTERUN_FAIL_ARG(ctx, "expert_bias must be [%" PRId64 "] when not empty", E);
   }
   if (K <= 0 || K > E)
-    return LLM_FAIL(ctx, "num_activated_experts %" PRId64 " out of range [1, %" PRId64 "]", K, E);
+    return PTERUN_FAIL_ARG(ctx, "num_activated_experts %" PRId64 " out of range [1, %" PRId64 "]",
+                           K, E);
   a.sigmoid = sflen == 7 && memcmp(sf, "sigmoid", 7) == 0;
   if (!a.sigmoid && !(sflen == 7 && memcmp(sf, "softmax", 7) == 0))
-    return LLM_FAIL(ctx, "score_func must be \"sigmoid\" or \"softmax\"");
+    return PTERUN_FAIL_ARG(ctx, "score_func must be \"sigmoid\" or \"softmax\"");
   if (bias->numel > 0 && !a.sigmoid)
-    return LLM_FAIL(ctx, "expert_bias is only supported with score_func=\"sigmoid\"");
+    return PTERUN_FAIL_ARG(ctx, "expert_bias is only supported with score_func=\"sigmoid\"");
   if (nbit != 4 && nbit != 8)
-    return LLM_FAIL(ctx, "weight_nbit must be 4 or 8, got %" PRId64, nbit);
+    return PTERUN_FAIL_ARG(ctx, "weight_nbit must be 4 or 8, got %" PRId64, nbit);
   if (gs <= 0 || gs % 16 != 0 || gs > MOE_MAX_GROUP || D % gs != 0 || F % gs != 0)
-    return LLM_FAIL(ctx,
-                    "group_size %" PRId64
-                    " must be a multiple of 16 up to %d dividing dim (%" PRId64
-                    ") and hidden_dim (%" PRId64 ")",
-                    gs, MOE_MAX_GROUP, D, F);
+    return PTERUN_FAIL_ARG(ctx,
+                           "group_size %" PRId64
+                           " must be a multiple of 16 up to %d dividing dim (%" PRId64
+                           ") and hidden_dim (%" PRId64 ")",
+                           gs, MOE_MAX_GROUP, D, F);
   PTERUN_TRY(moe_check_packed(ctx, p13, "packed_w13", E, (int)nbit, 2 * F, D, gs));
   PTERUN_TRY(moe_check_packed(ctx, p2, "packed_w2", E, (int)nbit, D, F, gs));
   PTERUN_TRY(pterun_check_dtype(ctx, out, "out", PTERUN_DTYPE_F32));

@@ -32,14 +32,14 @@ static pterun_status quant_params(pterun_kernel_context* ctx, llm_attn_src* s,
   PTERUN_TRY(pterun_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I8));
   for (d = 0; d < 3; ++d)
     if (sc->sizes[d] != t->sizes[d] || zp->sizes[d] != t->sizes[d])
-      return LLM_FAIL(ctx, "%s: quantization parameters differ in shape at dim %d", name, d);
+      return PTERUN_FAIL_ARG(ctx, "%s: quantization parameters differ in shape at dim %d", name, d);
   s->scales = (const float*)sc->data;
   s->zps = (const int8_t*)zp->data;
   s->pB = sc->strides[0];
   s->pS = sc->strides[seq_dim];
   s->pH = sc->strides[seq_dim == 1 ? 2 : 1];
   if (zp->strides[0] != s->pB || zp->strides[seq_dim] != s->pS)
-    return LLM_FAIL(ctx, "%s: scales and zero points must share a layout", name);
+    return PTERUN_FAIL_ARG(ctx, "%s: scales and zero points must share a layout", name);
   return PTERUN_STATUS_OK;
 }
 
@@ -59,30 +59,31 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   int64_t tiles, kv_size;
   const int quant = a->q->dtype == PTERUN_DTYPE_I8;
   if (a->mask != NULL && a->causal)
-    return LLM_FAIL(ctx, "attn_mask and is_causal cannot be set at the same time");
+    return PTERUN_FAIL_ARG(ctx, "attn_mask and is_causal cannot be set at the same time");
   PTERUN_TRY(llm_check_tensor(ctx, a->q, "query", 4));
   PTERUN_TRY(llm_check_tensor(ctx, a->k, "key", 4));
   PTERUN_TRY(llm_check_tensor(ctx, a->v, "value", 4));
   if (a->q->sizes[3] != a->v->sizes[3] || a->k->sizes[3] != a->v->sizes[3])
-    return LLM_FAIL(ctx, "query, key and value must have the same head size");
+    return PTERUN_FAIL_ARG(ctx, "query, key and value must have the same head size");
   if (!(llm_is_attn_float(a->q->dtype) || quant))
-    return LLM_FAIL(ctx, "query must be float32, float16, bfloat16 or int8, got %s",
-                    pterun_dtype_name(a->q->dtype));
+    return PTERUN_FAIL_ARG(ctx, "query must be float32, float16, bfloat16 or int8, got %s",
+                           pterun_dtype_name(a->q->dtype));
   if (a->k->dtype != a->q->dtype || a->v->dtype != a->q->dtype)
-    return LLM_FAIL(ctx, "key and value must have the query's dtype");
+    return PTERUN_FAIL_ARG(ctx, "key and value must have the query's dtype");
   if (a->mask != NULL) {
     PTERUN_TRY(llm_check_tensor(ctx, a->mask, "attn_mask", 2));
     PTERUN_TRY(pterun_check_dtype(ctx, a->mask, "attn_mask", PTERUN_DTYPE_F32));
   }
   if (a->k->sizes[0] != a->q->sizes[0] || a->v->sizes[0] != a->q->sizes[0] ||
       a->k->sizes[sd] != a->v->sizes[sd] || a->k->sizes[hd] != a->v->sizes[hd])
-    return LLM_FAIL(ctx, "key and value shapes do not match the query's batch or each other");
+    return PTERUN_FAIL_ARG(ctx,
+                           "key and value shapes do not match the query's batch or each other");
   PTERUN_TRY(llm_check_tensor(ctx, a->out, "out", 4));
   PTERUN_TRY(pterun_out_resize_like(ctx, a->out, "out", a->q));
   if (a->out->dtype != (quant ? PTERUN_DTYPE_F32 : a->q->dtype))
-    return LLM_FAIL(ctx, "out must be %s, got %s",
-                    pterun_dtype_name(quant ? PTERUN_DTYPE_F32 : a->q->dtype),
-                    pterun_dtype_name(a->out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "out must be %s, got %s",
+                           pterun_dtype_name(quant ? PTERUN_DTYPE_F32 : a->q->dtype),
+                           pterun_dtype_name(a->out->dtype));
 
   memset(&job, 0, sizeof job);
   src_of(&job.q, a->q, sd);
@@ -90,7 +91,7 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   src_of(&job.v, a->v, sd);
   if (quant) {
     if (!a->qzp || !a->qs || !a->kzp || !a->ks || !a->vzp || !a->vs)
-      return LLM_FAIL(ctx, "int8 query, key and value need all six scales and zero points");
+      return PTERUN_FAIL_ARG(ctx, "int8 query, key and value need all six scales and zero points");
     PTERUN_TRY(quant_params(ctx, &job.q, a->q, a->qzp, a->qs, sd, "query"));
     PTERUN_TRY(quant_params(ctx, &job.k, a->k, a->kzp, a->ks, sd, "key"));
     PTERUN_TRY(quant_params(ctx, &job.v, a->v, a->vzp, a->vs, sd, "value"));
@@ -107,22 +108,24 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   job.D = a->q->sizes[3];
   kv_size = a->v->sizes[sd];
   if (job.Hkv <= 0 || job.Hkv > job.Hq || job.Hq % job.Hkv != 0)
-    return LLM_FAIL(ctx, "query heads (%" PRId64 ") must be a multiple of kv heads (%" PRId64 ")",
-                    job.Hq, job.Hkv);
-  if (a->start_pos < 0) return LLM_FAIL(ctx, "start_pos %" PRId64 " is negative", a->start_pos);
+    return PTERUN_FAIL_ARG(ctx,
+                           "query heads (%" PRId64 ") must be a multiple of kv heads (%" PRId64 ")",
+                           job.Hq, job.Hkv);
+  if (a->start_pos < 0)
+    return PTERUN_FAIL_ARG(ctx, "start_pos %" PRId64 " is negative", a->start_pos);
   job.start_pos = a->start_pos;
   job.causal = a->causal;
   if (a->mask != NULL) {
     /* Mask mode: every key of the cache, the mask added after scaling. */
     job.nkeys = kv_size;
     if (a->mask->sizes[0] != job.Sq || a->mask->sizes[1] != kv_size)
-      return LLM_FAIL(ctx, "attn_mask must be [%" PRId64 ", %" PRId64 "]", job.Sq, kv_size);
+      return PTERUN_FAIL_ARG(ctx, "attn_mask must be [%" PRId64 ", %" PRId64 "]", job.Sq, kv_size);
     job.mask = (const float*)a->mask->data;
     job.mask_ld = a->mask->sizes[1];
   } else {
     /* Without a mask only the keys written so far take part (causal or not). */
     if (a->start_pos > kv_size - job.Sq)
-      return LLM_FAIL(
+      return PTERUN_FAIL_ARG(
           ctx, "start_pos %" PRId64 " + seq_len %" PRId64 " exceeds the %" PRId64 " cached keys",
           a->start_pos, job.Sq, kv_size);
     job.nkeys = a->start_pos + job.Sq;
@@ -162,7 +165,7 @@ pterun_status llm_custom_sdpa_out(pterun_kernel_context* ctx, pterun_value** arg
   PTERUN_TRY(read_common(ctx, args, 4, &a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "out", &a.out));
   if (a.q->dtype == PTERUN_DTYPE_I8)
-    return LLM_FAIL(ctx, "int8 attention needs custom_quantized_sdpa's scales");
+    return PTERUN_FAIL_ARG(ctx, "int8 attention needs custom_quantized_sdpa's scales");
   return run_sdpa(ctx, &a);
 }
 
@@ -189,10 +192,10 @@ pterun_status llm_sdpa_with_kv_cache_out(pterun_kernel_context* ctx, pterun_valu
   PTERUN_TRY(llm_check_tensor(ctx, a.v, "value_cache", 4));
   if (a.start_pos < 0 || a.start_pos >= a.k->sizes[1] || a.start_pos >= a.v->sizes[1] ||
       seq_len < 0 || seq_len > a.k->sizes[1] - a.start_pos || seq_len > a.v->sizes[1] - a.start_pos)
-    return LLM_FAIL(ctx, "start_pos %" PRId64 " + seq_len %" PRId64 " must fit the caches",
-                    a.start_pos, seq_len);
+    return PTERUN_FAIL_ARG(ctx, "start_pos %" PRId64 " + seq_len %" PRId64 " must fit the caches",
+                           a.start_pos, seq_len);
   if (a.q->dtype == PTERUN_DTYPE_I8)
-    return LLM_FAIL(ctx, "int8 attention needs custom_quantized_sdpa's scales");
+    return PTERUN_FAIL_ARG(ctx, "int8 attention needs custom_quantized_sdpa's scales");
   PTERUN_TRY(llm_cache_write(ctx, k, a.k, a.start_pos));
   PTERUN_TRY(llm_cache_write(ctx, v, a.v, a.start_pos));
   return run_sdpa(ctx, &a);

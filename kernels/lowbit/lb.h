@@ -14,8 +14,6 @@
 #include "pterun/kernel.h"
 #include "pterun/kernel_util.h"
 
-#define LB_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-
 /* The packed-weights header: 16 little-endian int32 words. */
 enum { LB_HEADER_BYTES = 64, LB_MAGIC = 6712, LB_TYPE_LINEAR = 1, LB_TYPE_EMBEDDING = 2 };
 /* Universal linear layout: 8-column tiles, 16-value k-chunks, sr 2. */

@@ -31,41 +31,44 @@ pterun_status lb_embedding_out(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
   PTERUN_TRY(lb_packed_arg(ctx, pw, "packed_weight_qvals", &packed, &size));
   if (V < 1 || V > INT32_MAX || D < 1 || D > INT32_MAX)
-    return LB_FAIL(ctx,
-                   "args 'num_embeddings', 'embedding_dim': %" PRId64 ", %" PRId64
-                   " out of range [1, 2^31)",
-                   V, D);
+    return PTERUN_FAIL_ARG(ctx,
+                           "args 'num_embeddings', 'embedding_dim': %" PRId64 ", %" PRId64
+                           " out of range [1, 2^31)",
+                           V, D);
   if (size < LB_HEADER_BYTES)
-    return LB_FAIL(ctx, "arg 'packed_weight_qvals': %zu bytes, shorter than the header", size);
+    return PTERUN_FAIL_ARG(ctx, "arg 'packed_weight_qvals': %zu bytes, shorter than the header",
+                           size);
   {
     const int32_t want[6] = {LB_MAGIC, LB_TYPE_EMBEDDING, 1, nbit, 32, 128};
     for (w = 0; w < 16; ++w)
       if (rd32(packed + 4 * w) != (w < 6 ? want[w] : 0))
-        return LB_FAIL(ctx,
-                       "arg 'packed_weight_qvals': header word %d is %" PRId32
-                       ", not torchao's %d-bit embedding header",
-                       w, rd32(packed + 4 * w), nbit);
+        return PTERUN_FAIL_ARG(ctx,
+                               "arg 'packed_weight_qvals': header word %d is %" PRId32
+                               ", not torchao's %d-bit embedding header",
+                               w, rd32(packed + 4 * w), nbit);
   }
   if (sc->rank != 2 || sc->dtype != PTERUN_DTYPE_F32 || sc->sizes[0] != V)
-    return LB_FAIL(ctx, "arg 'weight_scales': must be float32 [%" PRId64 ", groups]", V);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': must be float32 [%" PRId64 ", groups]", V);
   G = sc->sizes[1];
   if (G < 1 || D % G != 0 || (D / G) % 32 != 0)
-    return LB_FAIL(ctx,
-                   "arg 'weight_scales': %" PRId64 " groups must divide embedding_dim %" PRId64
-                   " into groups of a multiple of 32",
-                   G, D);
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'weight_scales': %" PRId64
+                           " groups must divide embedding_dim %" PRId64
+                           " into groups of a multiple of 32",
+                           G, D);
   gs = D / G;
   if (zp->rank != 2 || zp->dtype != PTERUN_DTYPE_I8 || zp->sizes[0] != V || zp->sizes[1] != G)
-    return LB_FAIL(ctx, "arg 'weight_zeros': must be int8 with the shape of weight_scales");
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_zeros': must be int8 with the shape of weight_scales");
   if (!pterun_tensor_is_contiguous(sc) || !pterun_tensor_is_contiguous(zp) || sc->data == NULL ||
       zp->data == NULL)
-    return LB_FAIL(ctx, "args 'weight_scales', 'weight_zeros': must be contiguous with data");
+    return PTERUN_FAIL_ARG(ctx,
+                           "args 'weight_scales', 'weight_zeros': must be contiguous with data");
   need = LB_HEADER_BYTES + (uint64_t)V * (uint64_t)D * (uint64_t)nbit / 8u;
   if ((uint64_t)size != need)
-    return LB_FAIL(ctx,
-                   "arg 'packed_weight_qvals': %zu bytes, but %" PRId64 " rows of %" PRId64
-                   " values at %d bits need %" PRIu64,
-                   size, V, D, nbit, need);
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'packed_weight_qvals': %zu bytes, but %" PRId64 " rows of %" PRId64
+                           " values at %d bits need %" PRIu64,
+                           size, V, D, nbit, need);
   PTERUN_TRY(lb_indices_arg(ctx, idx, V));
   N = idx->numel;
   PTERUN_TRY(lb_out_2d(ctx, out, N, D));

@@ -72,10 +72,11 @@ pterun_status lb_linear_out(pterun_kernel_context* ctx, pterun_value** args, siz
   else
     PTERUN_TRY(weights_arg(ctx, args, nbit, &w));
   if (act->rank != 2 || act->dtype != PTERUN_DTYPE_F32 || act->sizes[1] != w.k)
-    return LB_FAIL(ctx, "arg 'activations': must be float32 [m, %" PRId64 "], got %s rank %d", w.k,
-                   pterun_dtype_name(act->dtype), act->rank);
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'activations': must be float32 [m, %" PRId64 "], got %s rank %d",
+                           w.k, pterun_dtype_name(act->dtype), act->rank);
   if (!pterun_tensor_is_contiguous(act) || (act->numel > 0 && act->data == NULL))
-    return LB_FAIL(ctx, "arg 'activations': must be contiguous with data");
+    return PTERUN_FAIL_ARG(ctx, "arg 'activations': must be contiguous with data");
   m = act->sizes[0];
   PTERUN_TRY(lb_out_2d(ctx, out, m, w.n));
   return pterun_compute_lowbit_linear(ctx, &w, (const float*)act->data, m, (float*)out->data);

@@ -1,5 +1,6 @@
 /* The portable kernel library's one entry point: a constant table built from
- * the operator lists, one per topic (ops_*.inc). Each list row is
+ * the operator lists, one per family folder (<family>/ops.inc, all included
+ * by ops.inc). Each list row is
  * PK_OP("ns::op.overload", fn), or PK_OP_PREPARED("ns::op.overload", fn,
  * prepare) for a kernel with a load-time prepare (kernel ABI 3), under a
  * comment naming the source file. */
@@ -10,36 +11,14 @@
 #define PK_OP_PREPARED(name, fn, prep)                                                             \
   PK_OP(name, fn)                                                                                  \
   pterun_status prep(pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
-#include "kernels/portable/ops_arith.inc"
-#include "kernels/portable/ops_compare.inc"
-#include "kernels/portable/ops_activation.inc"
-#include "kernels/portable/ops_reduce.inc"
-#include "kernels/portable/ops_norm.inc"
-#include "kernels/portable/ops_linalg.inc"
-#include "kernels/portable/ops_conv_pool.inc"
-#include "kernels/portable/ops_resample.inc"
-#include "kernels/portable/ops_shape.inc"
-#include "kernels/portable/ops_index.inc"
-#include "kernels/portable/ops_copy.inc"
-#include "kernels/portable/ops_create.inc"
+#include "kernels/portable/ops.inc"
 #undef PK_OP
 #undef PK_OP_PREPARED
 
 static const pterun_kernel kPortableKernels[] = {
 #define PK_OP(op_, fn_) {.op = op_, .fn = fn_},
 #define PK_OP_PREPARED(op_, fn_, prep_) {.op = op_, .fn = fn_, .prepare = prep_},
-#include "kernels/portable/ops_arith.inc"
-#include "kernels/portable/ops_compare.inc"
-#include "kernels/portable/ops_activation.inc"
-#include "kernels/portable/ops_reduce.inc"
-#include "kernels/portable/ops_norm.inc"
-#include "kernels/portable/ops_linalg.inc"
-#include "kernels/portable/ops_conv_pool.inc"
-#include "kernels/portable/ops_resample.inc"
-#include "kernels/portable/ops_shape.inc"
-#include "kernels/portable/ops_index.inc"
-#include "kernels/portable/ops_copy.inc"
-#include "kernels/portable/ops_create.inc"
+#include "kernels/portable/ops.inc"
 #undef PK_OP
 #undef PK_OP_PREPARED
 };

@@ -1,5 +1,5 @@
 /* The convolution and matrix kernels' entry points for the fused operators
- * built on them in other files (nn_conv_bn.c: batch norm folded into the
+ * built on them in other files (conv/conv_bn.c: batch norm folded into the
  * producer). Each `run` takes the producer's arguments with the out at
  * args[iout] and `act`, the activation applied in the epilogue (NULL: none);
  * each `pack` is its load-time weight packing into `into` (NULL: a new state)

@@ -11,9 +11,8 @@
 pterun_status pk_wrap_dim(pterun_kernel_context* ctx, int64_t dim, int64_t rank, int64_t* out) {
   int64_t r = rank > 0 ? rank : 1; /* a rank-0 tensor behaves like rank 1 for dims */
   if (dim < -r || dim >= r)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "dim %" PRId64 " out of range for a tensor of rank %" PRId64, dim,
-                              rank);
+    return PTERUN_FAIL_ARG(ctx, "dim %" PRId64 " out of range for a tensor of rank %" PRId64, dim,
+                           rank);
   *out = dim < 0 ? dim + r : dim;
   return PTERUN_STATUS_OK;
 }
@@ -48,8 +47,7 @@ pterun_status pk_broadcast_shape(pterun_kernel_context* ctx, const pterun_tensor
       char sa[128], sb[128];
       format_shape(sa, sizeof sa, ra, a->sizes);
       format_shape(sb, sizeof sb, rb, b->sizes);
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "shapes %s and %s are not broadcastable", sa, sb);
+      return PTERUN_FAIL_ARG(ctx, "shapes %s and %s are not broadcastable", sa, sb);
     }
     sizes_out[r - 1 - k] = d;
   }
@@ -325,9 +323,8 @@ void pk_fill(pterun_tensor* t, double dval, int64_t ival, int is_float) {
 
 pterun_status pk_check_real(pterun_kernel_context* ctx, const pterun_tensor* t, const char* name) {
   if (!pk_is_real_dtype(t->dtype))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': dtype %s not supported", name,
-                              pterun_dtype_name(t->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': dtype %s not supported", name,
+                           pterun_dtype_name(t->dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -342,9 +339,8 @@ pterun_status pk_check_float(pterun_kernel_context* ctx, const pterun_tensor* t,
 pterun_status pk_check_same_dtype(pterun_kernel_context* ctx, const pterun_tensor* a,
                                   const char* an, const pterun_tensor* b, const char* bn) {
   if (a->dtype != b->dtype)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s' has dtype %s but '%s' has %s", an,
-                              pterun_dtype_name(a->dtype), bn, pterun_dtype_name(b->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg '%s' has dtype %s but '%s' has %s", an,
+                           pterun_dtype_name(a->dtype), bn, pterun_dtype_name(b->dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -361,8 +357,7 @@ pterun_status pk_arg_int_n(pterun_kernel_context* ctx, pterun_value** args, size
   } else if (len == (size_t)n) {
     for (k = 0; k < n; ++k) out[k] = v[k];
   } else {
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': expected %d values, got %zu", name, n, len);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': expected %d values, got %zu", name, n, len);
   }
   return PTERUN_STATUS_OK;
 }
@@ -395,9 +390,8 @@ pterun_status pk_bcast_view(pterun_kernel_context* ctx, const pterun_tensor* t, 
                             int rank, const int64_t* sizes, pk_view* v) {
   int d;
   if (t->rank > rank)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                              "arg '%s': rank %d cannot broadcast to rank %d", name, (int)t->rank,
-                              rank);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': rank %d cannot broadcast to rank %d", name, (int)t->rank,
+                           rank);
   v->rank = rank;
   for (d = 0; d < rank; ++d) {
     int td = d - (rank - t->rank);
@@ -409,9 +403,9 @@ pterun_status pk_bcast_view(pterun_kernel_context* ctx, const pterun_tensor* t, 
     } else if (t->sizes[td] == 1) {
       v->strides[d] = 0;
     } else {
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg '%s': size %" PRId64 " of dim %d cannot broadcast to %" PRId64,
-                                name, t->sizes[td], td, sizes[d]);
+      return PTERUN_FAIL_ARG(ctx,
+                             "arg '%s': size %" PRId64 " of dim %d cannot broadcast to %" PRId64,
+                             name, t->sizes[td], td, sizes[d]);
     }
   }
   return PTERUN_STATUS_OK;
@@ -453,17 +447,45 @@ void pk_copy_reshape(pterun_tensor* out, const pterun_tensor* in) {
   pk_copy_view(out->data, out->dtype, &dv, 0, in->data, in->dtype, &sv, 0);
 }
 
+/* ATen MemoryFormat values accepted by the layout-changing copies. The
+ * layout itself is whatever out's dim order says. */
+pterun_status pk_check_memory_format_arg(pterun_kernel_context* ctx, pterun_value** args,
+                                         size_t i) {
+  int64_t mf;
+  int has;
+  PTERUN_TRY(pterun_arg_opt_int(ctx, args, i, "memory_format", &mf, &has));
+  if (has && (mf < 0 || mf > 3))
+    return PTERUN_FAIL_ARG(ctx, "arg 'memory_format': unknown value %" PRId64, mf);
+  return PTERUN_STATUS_OK;
+}
+
+/* A `int[]? dim_order` argument: when given it must be a permutation that
+ * equals out's dim order (out was planned with it). */
+pterun_status pk_check_dim_order_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                     const pterun_tensor* out) {
+  const int64_t* order;
+  size_t len, k;
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, i, "dim_order", &order, &len, 1));
+  if (order == NULL) return PTERUN_STATUS_OK;
+  if (len != out->rank)
+    return PTERUN_FAIL_ARG(ctx, "arg 'dim_order': %zu entries for a rank-%d out", len,
+                           (int)out->rank);
+  for (k = 0; k < len; ++k)
+    if (order[k] != out->dim_order[k])
+      return PTERUN_FAIL_ARG(ctx,
+                             "arg 'dim_order': entry %zu is %" PRId64 " but out's dim order has %d",
+                             k, order[k], (int)out->dim_order[k]);
+  return PTERUN_STATUS_OK;
+}
+
 pterun_status pk_resize_to_size_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                     pterun_tensor* out) {
   const int64_t* size;
   size_t len, k;
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i, "size", &size, &len, 0));
-  if (len > PTERUN_MAX_RANK)
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "arg 'size': too many dims");
+  if (len > PTERUN_MAX_RANK) return PTERUN_FAIL_ARG(ctx, "arg 'size': too many dims");
   for (k = 0; k < len; ++k)
-    if (size[k] < 0)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'size': negative size %" PRId64, size[k]);
+    if (size[k] < 0) return PTERUN_FAIL_ARG(ctx, "arg 'size': negative size %" PRId64, size[k]);
   return pterun_out_resize(ctx, out, "out", len, size);
 }
 

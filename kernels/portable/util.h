@@ -129,6 +129,16 @@ pterun_status pk_channel_arg(pterun_kernel_context* ctx, pterun_value** args, si
 pterun_status pk_arg_int_n(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                            const char* name, int n, const int64_t* dflt, int64_t* out);
 
+/* The `MemoryFormat? memory_format` argument at args[i] of the layout-changing
+ * copies and empty: absent or an ATen MemoryFormat value (0..3); the layout
+ * itself is whatever out's dim order says. */
+pterun_status pk_check_memory_format_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i);
+
+/* The `int[]? dim_order` argument at args[i]: absent, or a permutation equal
+ * to out's dim order (out was planned with it). */
+pterun_status pk_check_dim_order_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
+                                     const pterun_tensor* out);
+
 /* Resizes out to the int[] size argument at args[i] (sizes must be >= 0). */
 pterun_status pk_resize_to_size_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                     pterun_tensor* out);

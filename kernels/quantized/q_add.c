@@ -69,8 +69,8 @@ static pterun_status check_add_qparams(pterun_kernel_context* ctx, const add_arg
 static pterun_status check_u8_range(pterun_kernel_context* ctx, const char* name, int64_t lo,
                                     int64_t hi) {
   if (lo < 0 || hi > 255 || lo > hi)
-    return QK_FAIL(ctx, "arg '%s': quant range [%" PRId64 ", %" PRId64 "] must lie in [0, 255]",
-                   name, lo, hi);
+    return PTERUN_FAIL_ARG(
+        ctx, "arg '%s': quant range [%" PRId64 ", %" PRId64 "] must lie in [0, 255]", name, lo, hi);
   return PTERUN_STATUS_OK;
 }
 
@@ -97,15 +97,16 @@ PTERUN_KERNEL(qk_add_out) {
   PTERUN_TRY(read_add_args(ctx, args, nargs, &A));
   a = A.a, b = A.b, out = A.out;
   if (a->dtype != b->dtype || a->dtype != out->dtype)
-    return QK_FAIL(ctx, "arg 'b': a, b and out must have the same dtype");
+    return PTERUN_FAIL_ARG(ctx, "arg 'b': a, b and out must have the same dtype");
   if (a->dtype != PTERUN_DTYPE_U8 && a->dtype != PTERUN_DTYPE_I8 && a->dtype != PTERUN_DTYPE_I16 &&
       a->dtype != PTERUN_DTYPE_I32 && a->dtype != PTERUN_DTYPE_I64)
-    return QK_FAIL(ctx, "arg 'a': dtype %s is not an integer type", pterun_dtype_name(a->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'a': dtype %s is not an integer type",
+                           pterun_dtype_name(a->dtype));
   if (a->rank != b->rank || a->rank != out->rank)
-    return QK_FAIL(ctx, "arg 'b': a, b and out must have the same shape");
+    return PTERUN_FAIL_ARG(ctx, "arg 'b': a, b and out must have the same shape");
   for (d = 0; d < a->rank; ++d)
     if (a->sizes[d] != b->sizes[d] || a->sizes[d] != out->sizes[d])
-      return QK_FAIL(ctx, "arg 'b': a, b and out must have the same shape (dim %d)", d);
+      return PTERUN_FAIL_ARG(ctx, "arg 'b': a, b and out must have the same shape (dim %d)", d);
   if (!qk_same_dim_order(a, b) || !qk_same_dim_order(a, out))
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'b': a, b and out must share one dim order");
@@ -154,11 +155,11 @@ static pterun_status addx_check_range(pterun_kernel_context* ctx, const char* na
                                       int64_t qmin, int64_t qmax) {
   int64_t lo = 0, hi = 0;
   if (!qk_qdtype_range(dt, &lo, &hi) || qmin < lo || qmax > hi || qmin > qmax)
-    return QK_FAIL(ctx,
-                   "arg '%s': quant range [%" PRId64 ", %" PRId64
-                   "] must be ordered and lie in "
-                   "the %s range",
-                   name, qmin, qmax, pterun_dtype_name(dt));
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg '%s': quant range [%" PRId64 ", %" PRId64
+                           "] must be ordered and lie in "
+                           "the %s range",
+                           name, qmin, qmax, pterun_dtype_name(dt));
   return PTERUN_STATUS_OK;
 }
 
@@ -220,9 +221,9 @@ PTERUN_KERNEL(qk_add_relu_out) {
   a = A.a, b = A.b, out = A.out;
   PTERUN_TRY(addx_check_dtype(ctx, "a", a->dtype));
   if (b->dtype != a->dtype || out->dtype != a->dtype)
-    return QK_FAIL(ctx, "arg 'b': a, b and out must have the same dtype (%s, %s, %s)",
-                   pterun_dtype_name(a->dtype), pterun_dtype_name(b->dtype),
-                   pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'b': a, b and out must have the same dtype (%s, %s, %s)",
+                           pterun_dtype_name(a->dtype), pterun_dtype_name(b->dtype),
+                           pterun_dtype_name(out->dtype));
   PTERUN_TRY(addx_check_range(ctx, "a_quant_min", a->dtype, A.aqmin, A.aqmax));
   PTERUN_TRY(addx_check_range(ctx, "b_quant_min", b->dtype, A.bqmin, A.bqmax));
   PTERUN_TRY(addx_check_range(ctx, "out_quant_min", out->dtype, A.oqmin, A.oqmax));
@@ -233,7 +234,7 @@ PTERUN_KERNEL(qk_add_relu_out) {
     int da = d - (rank - (int)a->rank), db = d - (rank - (int)b->rank);
     int64_t sa = da < 0 ? 1 : a->sizes[da], sb = db < 0 ? 1 : b->sizes[db];
     if (sa != sb && sa != 1 && sb != 1)
-      return QK_FAIL(
+      return PTERUN_FAIL_ARG(
           ctx, "arg 'b': shapes of a and b do not broadcast (dim %d: %" PRId64 " vs %" PRId64 ")",
           d, sa, sb);
     osz[d] = sa == 1 ? sb : sa;
@@ -277,13 +278,13 @@ PTERUN_KERNEL(qk_add_scalar_out) {
   PTERUN_TRY(pterun_arg_int(ctx, args, 10, "out_quant_max", &oqmax));
   PTERUN_TRY(pterun_arg_int(ctx, args, 11, "out_dtype", &odt));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 12, "out", &out));
-  if (isnan(bv.d)) return QK_FAIL(ctx, "arg 'b': NaN");
+  if (isnan(bv.d)) return PTERUN_FAIL_ARG(ctx, "arg 'b': NaN");
   if (a->dtype != adt)
-    return QK_FAIL(ctx, "arg 'qa': dtype %s does not match a_dtype %s", pterun_dtype_name(a->dtype),
-                   pterun_dtype_name((int)adt));
+    return PTERUN_FAIL_ARG(ctx, "arg 'qa': dtype %s does not match a_dtype %s",
+                           pterun_dtype_name(a->dtype), pterun_dtype_name((int)adt));
   if (out->dtype != odt)
-    return QK_FAIL(ctx, "arg 'out': dtype %s does not match out_dtype %s",
-                   pterun_dtype_name(out->dtype), pterun_dtype_name((int)odt));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s does not match out_dtype %s",
+                           pterun_dtype_name(out->dtype), pterun_dtype_name((int)odt));
   PTERUN_TRY(addx_check_dtype(ctx, "qa", a->dtype));
   PTERUN_TRY(addx_check_dtype(ctx, "out", out->dtype));
   PTERUN_TRY(addx_check_range(ctx, "a_quant_min", a->dtype, aqmin, aqmax));

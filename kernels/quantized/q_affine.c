@@ -27,16 +27,17 @@ static pterun_status check_data(pterun_kernel_context* ctx, const pterun_tensor*
 static pterun_status group_geometry(pterun_kernel_context* ctx, const pterun_tensor* x,
                                     const pterun_tensor* sc, int64_t* gs) {
   int64_t cols;
-  if (x->rank != 2) return QK_FAIL(ctx, "arg 'input': must be 2-D, got rank %d", x->rank);
+  if (x->rank != 2) return PTERUN_FAIL_ARG(ctx, "arg 'input': must be 2-D, got rank %d", x->rank);
   cols = x->sizes[1];
-  if (*gs <= 1) return QK_FAIL(ctx, "arg 'group_size': %" PRId64 " must be > 1", *gs);
+  if (*gs <= 1) return PTERUN_FAIL_ARG(ctx, "arg 'group_size': %" PRId64 " must be > 1", *gs);
   /* PyTorch: a group larger than the row with one scale per row means per row. */
   if (*gs > cols && sc->rank >= 1 && sc->sizes[sc->rank - 1] == 1) *gs = cols;
   if (*gs <= 0 || cols % *gs != 0)
-    return QK_FAIL(ctx, "arg 'group_size': %" PRId64 " does not divide %" PRId64, *gs, cols);
+    return PTERUN_FAIL_ARG(ctx, "arg 'group_size': %" PRId64 " does not divide %" PRId64, *gs,
+                           cols);
   if (sc->numel != x->numel / *gs)
-    return QK_FAIL(ctx, "arg 'scales': expected %" PRId64 " elements, got %" PRId64, x->numel / *gs,
-                   sc->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'scales': expected %" PRId64 " elements, got %" PRId64,
+                           x->numel / *gs, sc->numel);
   return PTERUN_STATUS_OK;
 }
 
@@ -60,21 +61,22 @@ PTERUN_KERNEL(qk_quantize_per_channel_group_out) {
   S = sc->dtype;
   Z = zp->dtype;
   if (!pterun_dtype_is_float(I))
-    return QK_FAIL(ctx, "arg 'input': dtype %s is not floating", pterun_dtype_name(I));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s is not floating", pterun_dtype_name(I));
   if (!pterun_dtype_is_float(S))
-    return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", pterun_dtype_name(S));
+    return PTERUN_FAIL_ARG(ctx, "arg 'scales': dtype %s is not floating", pterun_dtype_name(S));
   if (!pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
-    return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", pterun_dtype_name(Z));
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_points': dtype %s not supported", pterun_dtype_name(Z));
   if (out->dtype != dtype || !target_range(out->dtype, &lo, &hi))
-    return QK_FAIL(ctx, "arg 'out': dtype %s must equal dtype and be a quantized integer type",
-                   pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'out': dtype %s must equal dtype and be a quantized integer type",
+                           pterun_dtype_name(out->dtype));
   if (qmin < lo || qmax > hi || qmin > qmax)
-    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", qmin, qmax,
-                   pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", qmin,
+                           qmax, pterun_dtype_name(out->dtype));
   PTERUN_TRY(group_geometry(ctx, x, sc, &gs));
   if (zp->numel != sc->numel)
-    return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64, sc->numel,
-                   zp->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64,
+                           sc->numel, zp->numel);
   PTERUN_TRY(check_data(ctx, x, "input"));
   PTERUN_TRY(check_data(ctx, sc, "scales"));
   PTERUN_TRY(check_data(ctx, zp, "zero_points"));
@@ -85,7 +87,7 @@ PTERUN_KERNEL(qk_quantize_per_channel_group_out) {
   n = x->numel;
   for (k = 0; k < n; ++k) {
     double xv = pterun_load_f64(x->data, I, k);
-    if (xv != xv) return QK_FAIL(ctx, "arg 'input': NaN at element %" PRId64, k);
+    if (xv != xv) return PTERUN_FAIL_ARG(ctx, "arg 'input': NaN at element %" PRId64, k);
   }
   for (k = 0; k < n; ++k) {
     int64_t g = k / gs;
@@ -121,21 +123,21 @@ PTERUN_KERNEL(qk_dequantize_per_channel_group_out) {
   PTERUN_TRY(pterun_arg_int(ctx, args, 7, "output_dtype", &od));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
   if (!target_range(x->dtype, &lo, &hi))
-    return QK_FAIL(ctx, "arg 'input': dtype %s is not a quantized integer type",
-                   pterun_dtype_name(x->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s is not a quantized integer type",
+                           pterun_dtype_name(x->dtype));
   S = sc->dtype;
   if (!pterun_dtype_is_float(S))
-    return QK_FAIL(ctx, "arg 'scales': dtype %s is not floating", pterun_dtype_name(S));
+    return PTERUN_FAIL_ARG(ctx, "arg 'scales': dtype %s is not floating", pterun_dtype_name(S));
   Z = zp ? zp->dtype : PTERUN_DTYPE_I32;
   if (zp && !pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
-    return QK_FAIL(ctx, "arg 'zero_points': dtype %s not supported", pterun_dtype_name(Z));
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_points': dtype %s not supported", pterun_dtype_name(Z));
   if (!pterun_dtype_is_float(out->dtype) || out->dtype != od)
-    return QK_FAIL(ctx, "arg 'out': dtype %s must equal output_dtype and be floating",
-                   pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s must equal output_dtype and be floating",
+                           pterun_dtype_name(out->dtype));
   PTERUN_TRY(group_geometry(ctx, x, sc, &gs));
   if (zp && zp->numel != sc->numel)
-    return QK_FAIL(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64, sc->numel,
-                   zp->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_points': expected %" PRId64 " elements, got %" PRId64,
+                           sc->numel, zp->numel);
   PTERUN_TRY(check_data(ctx, x, "input"));
   PTERUN_TRY(check_data(ctx, sc, "scales"));
   if (zp) PTERUN_TRY(check_data(ctx, zp, "zero_points"));
@@ -179,14 +181,16 @@ static pterun_status make_block_map(pterun_kernel_context* ctx, const pterun_ten
   int d;
   int64_t stride = 1;
   if (nbs != (size_t)x->rank)
-    return QK_FAIL(ctx, "arg 'block_size': %zu entries for an input of rank %d", nbs, x->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'block_size': %zu entries for an input of rank %d", nbs,
+                           x->rank);
   m->rank = x->rank;
   for (d = 0; d < x->rank; ++d) {
     m->sizes[d] = x->sizes[d];
     m->block[d] = bs[d];
     if (bs[d] < 1 || (x->sizes[d] > 0 && x->sizes[d] % bs[d] != 0))
-      return QK_FAIL(ctx, "arg 'block_size': %" PRId64 " does not divide dim %d of size %" PRId64,
-                     bs[d], d, x->sizes[d]);
+      return PTERUN_FAIL_ARG(
+          ctx, "arg 'block_size': %" PRId64 " does not divide dim %d of size %" PRId64, bs[d], d,
+          x->sizes[d]);
   }
   for (d = x->rank - 1; d >= 0; --d) {
     m->grid_stride[d] = stride;
@@ -234,15 +238,15 @@ static pterun_status affine_range(pterun_kernel_context* ctx, int dt, int has_mi
                                   int has_max, double dmax, int64_t* qmin, int64_t* qmax) {
   int64_t lo, hi;
   if (!target_range(dt, &lo, &hi))
-    return QK_FAIL(ctx, "arg 'dtype': %s is not a supported quantized dtype",
-                   pterun_dtype_name(dt));
+    return PTERUN_FAIL_ARG(ctx, "arg 'dtype': %s is not a supported quantized dtype",
+                           pterun_dtype_name(dt));
   *qmin = has_min ? (int64_t)dmin : lo;
   *qmax = has_max ? (int64_t)dmax : hi;
   if ((has_min && (double)*qmin != dmin) || (has_max && (double)*qmax != dmax))
-    return QK_FAIL(ctx, "arg 'quant_min': quant range must be integral");
+    return PTERUN_FAIL_ARG(ctx, "arg 'quant_min': quant range must be integral");
   if (*qmin < lo || *qmax > hi || *qmin > *qmax)
-    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", *qmin, *qmax,
-                   pterun_dtype_name(dt));
+    return PTERUN_FAIL_ARG(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", *qmin,
+                           *qmax, pterun_dtype_name(dt));
   return PTERUN_STATUS_OK;
 }
 
@@ -270,23 +274,23 @@ PTERUN_KERNEL(qk_torchao_quantize_affine_out) {
   I = x->dtype;
   S = sc->dtype;
   if (I != PTERUN_DTYPE_F32 && I != PTERUN_DTYPE_F16 && I != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(I));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(I));
   if (!pterun_dtype_is_float(S))
-    return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", pterun_dtype_name(S));
-  if (out->dtype != od) return QK_FAIL(ctx, "arg 'out': dtype must equal output_dtype");
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale': dtype %s is not floating", pterun_dtype_name(S));
+  if (out->dtype != od) return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype must equal output_dtype");
   PTERUN_TRY(affine_range(ctx, (int)od, has_min, qmin_arg.d, has_max, qmax_arg.d, &qmin, &qmax));
   PTERUN_TRY(make_block_map(ctx, x, bs, nbs, &m));
   if (sc->numel != m.nparams)
-    return QK_FAIL(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64, m.nparams,
-                   sc->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64,
+                           m.nparams, sc->numel);
   if (zp && zp->numel == 0) zp = NULL; /* torchao treats an empty zero point as None */
   if (zp) {
     Z = zp->dtype;
     if (zp->numel != m.nparams)
-      return QK_FAIL(ctx, "arg 'zero_point': expected %" PRId64 " elements, got %" PRId64,
-                     m.nparams, zp->numel);
+      return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': expected %" PRId64 " elements, got %" PRId64,
+                             m.nparams, zp->numel);
     if (!pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
-      return QK_FAIL(ctx, "arg 'zero_point': dtype %s not supported", pterun_dtype_name(Z));
+      return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': dtype %s not supported", pterun_dtype_name(Z));
     PTERUN_TRY(check_data(ctx, zp, "zero_point"));
   }
   PTERUN_TRY(check_data(ctx, x, "input"));
@@ -355,27 +359,28 @@ PTERUN_KERNEL(qk_torchao_dequantize_affine_out) {
   PTERUN_TRY(pterun_arg_int(ctx, args, 7, "output_dtype", &od));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
   if (x->dtype != idt)
-    return QK_FAIL(ctx, "arg 'input': dtype %s does not match input_dtype %s",
-                   pterun_dtype_name(x->dtype), pterun_dtype_name((int)idt));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s does not match input_dtype %s",
+                           pterun_dtype_name(x->dtype), pterun_dtype_name((int)idt));
   PTERUN_TRY(affine_range(ctx, (int)idt, has_min, qmin_arg.d, has_max, qmax_arg.d, &qmin, &qmax));
   O = out->dtype;
   if (O != od || (O != PTERUN_DTYPE_F32 && O != PTERUN_DTYPE_F16 && O != PTERUN_DTYPE_BF16))
-    return QK_FAIL(ctx, "arg 'out': dtype %s must equal output_dtype (float32/16, bfloat16)",
-                   pterun_dtype_name(O));
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'out': dtype %s must equal output_dtype (float32/16, bfloat16)",
+                           pterun_dtype_name(O));
   S = sc->dtype;
   if (!pterun_dtype_is_float(S))
-    return QK_FAIL(ctx, "arg 'scale': dtype %s is not floating", pterun_dtype_name(S));
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale': dtype %s is not floating", pterun_dtype_name(S));
   PTERUN_TRY(make_block_map(ctx, x, bs, nbs, &m));
   if (sc->numel != m.nparams)
-    return QK_FAIL(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64, m.nparams,
-                   sc->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale': expected %" PRId64 " elements, got %" PRId64,
+                           m.nparams, sc->numel);
   if (zp) {
     Z = zp->dtype;
     if (zp->numel != m.nparams)
-      return QK_FAIL(ctx, "arg 'zero_point': expected %" PRId64 " elements, got %" PRId64,
-                     m.nparams, zp->numel);
+      return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': expected %" PRId64 " elements, got %" PRId64,
+                             m.nparams, zp->numel);
     if (!pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
-      return QK_FAIL(ctx, "arg 'zero_point': dtype %s not supported", pterun_dtype_name(Z));
+      return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': dtype %s not supported", pterun_dtype_name(Z));
     PTERUN_TRY(check_data(ctx, zp, "zero_point"));
   }
   PTERUN_TRY(check_data(ctx, x, "input"));
@@ -503,7 +508,7 @@ PTERUN_KERNEL(qk_torchao_choose_qparams_affine_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 11, "zero_point_out", &zo));
   I = x->dtype;
   if (I != PTERUN_DTYPE_F32 && I != PTERUN_DTYPE_F16 && I != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(I));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(I));
   if (str_is(mt, mtlen, "SYMMETRIC"))
     mode = 0;
   else if (str_is(mt, mtlen, "SYMMETRIC_NO_CLIPPING_ERR"))
@@ -511,21 +516,21 @@ PTERUN_KERNEL(qk_torchao_choose_qparams_affine_out) {
   else if (str_is(mt, mtlen, "ASYMMETRIC"))
     mode = 2;
   else
-    return QK_FAIL(ctx, "arg 'mapping_type': '%.*s' not supported", (int)mtlen, mt);
+    return PTERUN_FAIL_ARG(ctx, "arg 'mapping_type': '%.*s' not supported", (int)mtlen, mt);
   PTERUN_TRY(affine_range(ctx, (int)tdt, has_min, qmin_arg.d, has_max, qmax_arg.d, &qmin, &qmax));
   if (!has_eps) eps = I == PTERUN_DTYPE_F16 ? 6.103515625e-05 : 1.1754943508222875e-38;
   if (!pterun_dtype_is_float(so->dtype) || (has_sdt ? so->dtype != sdt : so->dtype != I))
-    return QK_FAIL(ctx, "arg 'scale_out': dtype %s does not match scale_dtype",
-                   pterun_dtype_name(so->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale_out': dtype %s does not match scale_dtype",
+                           pterun_dtype_name(so->dtype));
   if (has_zdt && zo->dtype != zdt)
-    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s does not match zero_point_dtype",
-                   pterun_dtype_name(zo->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_point_out': dtype %s does not match zero_point_dtype",
+                           pterun_dtype_name(zo->dtype));
   if (!pterun_dtype_is_float(zo->dtype) && !pterun_dtype_is_int(zo->dtype))
-    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported",
-                   pterun_dtype_name(zo->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_point_out': dtype %s not supported",
+                           pterun_dtype_name(zo->dtype));
   PTERUN_TRY(make_block_map(ctx, x, bs, nbs, &m));
   PTERUN_TRY(check_data(ctx, x, "input"));
-  if (x->numel == 0) return QK_FAIL(ctx, "arg 'input': empty input has no range");
+  if (x->numel == 0) return PTERUN_FAIL_ARG(ctx, "arg 'input': empty input has no range");
   for (d = 0; d < x->rank && bs[d] <= 1; ++d) {
   }
   if (d == x->rank && x->numel > 1)
@@ -573,7 +578,7 @@ PTERUN_KERNEL(qk_torchao_choose_qparams_affine_out) {
       if (z < (double)qmin) z = (double)qmin;
       if (z > (double)qmax) z = (double)qmax;
     }
-    if (s != s) return QK_FAIL(ctx, "arg 'input': NaN in block %" PRId64, p);
+    if (s != s) return PTERUN_FAIL_ARG(ctx, "arg 'input': NaN in block %" PRId64, p);
     pterun_store_f64(so->data, so->dtype, p, pterun_round_to_dtype(s, I));
     if (pterun_dtype_is_float(zo->dtype))
       pterun_store_f64(zo->data, zo->dtype, p, z);
@@ -608,42 +613,45 @@ PTERUN_KERNEL(qk_linear_dequantize_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "out", &out));
   O = x->dtype;
   if (O != PTERUN_DTYPE_F32 && O != PTERUN_DTYPE_F16 && O != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(O));
-  if (x->rank < 1) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
-  if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': must be 2-D, got rank %d", w->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(O));
+  if (x->rank < 1) return PTERUN_FAIL_ARG(ctx, "arg 'input': must have at least one dimension");
+  if (w->rank != 2) return PTERUN_FAIL_ARG(ctx, "arg 'weight': must be 2-D, got rank %d", w->rank);
   if (!pterun_dtype_is_int(w->dtype))
-    return QK_FAIL(ctx, "arg 'weight': dtype %s is not an integer type",
-                   pterun_dtype_name(w->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight': dtype %s is not an integer type",
+                           pterun_dtype_name(w->dtype));
   N = w->sizes[0];
   K = w->sizes[1];
   if (x->sizes[x->rank - 1] != K)
-    return QK_FAIL(ctx, "arg 'input': last dim %" PRId64 " != weight columns %" PRId64,
-                   x->sizes[x->rank - 1], K);
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': last dim %" PRId64 " != weight columns %" PRId64,
+                           x->sizes[x->rank - 1], K);
   if (nbs != 2 || bs[0] != 1 || bs[1] < 1 || (K > 0 && K % bs[1] != 0))
-    return QK_FAIL(ctx, "arg 'block_size': must be [1, g] with g dividing %" PRId64, K);
+    return PTERUN_FAIL_ARG(ctx, "arg 'block_size': must be [1, g] with g dividing %" PRId64, K);
   g = bs[1];
   G = K > 0 ? K / g : 0;
   S = sc->dtype;
   if (!pterun_dtype_is_float(S))
-    return QK_FAIL(ctx, "arg 'weight_scale': dtype %s is not floating", pterun_dtype_name(S));
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scale': dtype %s is not floating",
+                           pterun_dtype_name(S));
   if (sc->numel != N * G)
-    return QK_FAIL(ctx, "arg 'weight_scale': expected %" PRId64 " elements, got %" PRId64, N * G,
-                   sc->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scale': expected %" PRId64 " elements, got %" PRId64,
+                           N * G, sc->numel);
   if (zp) {
     Z = zp->dtype;
     if (!pterun_dtype_is_float(Z) && !pterun_dtype_is_int(Z))
-      return QK_FAIL(ctx, "arg 'weight_zero_point': dtype %s not supported", pterun_dtype_name(Z));
+      return PTERUN_FAIL_ARG(ctx, "arg 'weight_zero_point': dtype %s not supported",
+                             pterun_dtype_name(Z));
     if (zp->numel != N * G)
-      return QK_FAIL(ctx, "arg 'weight_zero_point': expected %" PRId64 " elements, got %" PRId64,
-                     N * G, zp->numel);
+      return PTERUN_FAIL_ARG(ctx,
+                             "arg 'weight_zero_point': expected %" PRId64 " elements, got %" PRId64,
+                             N * G, zp->numel);
     PTERUN_TRY(check_data(ctx, zp, "weight_zero_point"));
   }
   if (bias) {
     if (bias->rank != 1 || bias->sizes[0] != N || bias->dtype != O)
-      return QK_FAIL(ctx, "arg 'bias': must be 1-D [%" PRId64 "] of the input dtype", N);
+      return PTERUN_FAIL_ARG(ctx, "arg 'bias': must be 1-D [%" PRId64 "] of the input dtype", N);
     PTERUN_TRY(check_data(ctx, bias, "bias"));
   }
-  if (out->dtype != O) return QK_FAIL(ctx, "arg 'out': dtype must equal the input dtype");
+  if (out->dtype != O) return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype must equal the input dtype");
   PTERUN_TRY(check_data(ctx, x, "input"));
   PTERUN_TRY(check_data(ctx, w, "weight"));
   PTERUN_TRY(check_data(ctx, sc, "weight_scale"));

@@ -63,56 +63,58 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
   if (has_dtype_arg) PTERUN_TRY(pterun_arg_opt_int(ctx, args, 6, "dtype", &dtype, &has_dtype));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, oi, "out", &out));
 
-  if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': must be 2-D, got rank %d", w->rank);
+  if (w->rank != 2) return PTERUN_FAIL_ARG(ctx, "arg 'weight': must be 2-D, got rank %d", w->rank);
   if (nbit == 8 ? (w->dtype != PTERUN_DTYPE_U8 && w->dtype != PTERUN_DTYPE_I8)
                 : w->dtype != PTERUN_DTYPE_U8)
-    return QK_FAIL(ctx, "arg 'weight': dtype %s not supported (%s)", pterun_dtype_name(w->dtype),
-                   nbit == 8 ? "uint8 or int8" : "packed uint8");
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight': dtype %s not supported (%s)",
+                           pterun_dtype_name(w->dtype),
+                           nbit == 8 ? "uint8 or int8" : "packed uint8");
   if (sc->rank != 1 && sc->rank != 2)
-    return QK_FAIL(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
   V = w->sizes[0];
   packed = w->sizes[1];
   D = packed * (8 / nbit);
   if (sc->sizes[0] != V)
-    return QK_FAIL(ctx, "arg 'weight_scales': %" PRId64 " rows, weight has %" PRId64, sc->sizes[0],
-                   V);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': %" PRId64 " rows, weight has %" PRId64,
+                           sc->sizes[0], V);
   G = sc->rank == 2 ? sc->sizes[1] : 1;
   if (G <= 0 || D % G != 0)
-    return QK_FAIL(
+    return PTERUN_FAIL_ARG(
         ctx, "arg 'weight_scales': %" PRId64 " groups do not divide embedding dim %" PRId64, G, D);
   gs = D / G;
   if (!is_embed_float(out->dtype))
-    return QK_FAIL(ctx, "arg 'out': dtype %s not supported (float32, float16, bfloat16)",
-                   pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s not supported (float32, float16, bfloat16)",
+                           pterun_dtype_name(out->dtype));
   if (!is_embed_float(sc->dtype))
-    return QK_FAIL(ctx, "arg 'weight_scales': dtype %s not supported",
-                   pterun_dtype_name(sc->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': dtype %s not supported",
+                           pterun_dtype_name(sc->dtype));
   if (!has_dtype_arg && sc->dtype != out->dtype)
-    return QK_FAIL(ctx, "arg 'weight_scales': dtype %s must equal the out dtype %s",
-                   pterun_dtype_name(sc->dtype), pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': dtype %s must equal the out dtype %s",
+                           pterun_dtype_name(sc->dtype), pterun_dtype_name(out->dtype));
   if (zp != NULL) {
     if (zp->rank != sc->rank)
-      return QK_FAIL(ctx, "arg 'weight_zero_points': rank must match weight_scales");
+      return PTERUN_FAIL_ARG(ctx, "arg 'weight_zero_points': rank must match weight_scales");
     for (d = 0; d < zp->rank; ++d)
       if (zp->sizes[d] != sc->sizes[d])
-        return QK_FAIL(ctx, "arg 'weight_zero_points': shape must match weight_scales");
+        return PTERUN_FAIL_ARG(ctx, "arg 'weight_zero_points': shape must match weight_scales");
     if (zp->dtype != out->dtype || zp->dtype != sc->dtype)
-      return QK_FAIL(ctx, "arg 'weight_zero_points': dtype %s must equal the scales and out dtype",
-                     pterun_dtype_name(zp->dtype));
+      return PTERUN_FAIL_ARG(
+          ctx, "arg 'weight_zero_points': dtype %s must equal the scales and out dtype",
+          pterun_dtype_name(zp->dtype));
     PTERUN_TRY(pterun_check_contiguous(ctx, zp, "weight_zero_points"));
   }
   if (nbit == 8 ? idx->dtype != PTERUN_DTYPE_I64
                 : (idx->dtype != PTERUN_DTYPE_I64 && idx->dtype != PTERUN_DTYPE_I32))
-    return QK_FAIL(ctx, "arg 'indices': dtype %s not supported (%s)", pterun_dtype_name(idx->dtype),
-                   nbit == 8 ? "int64" : "int64 or int32");
+    return PTERUN_FAIL_ARG(ctx, "arg 'indices': dtype %s not supported (%s)",
+                           pterun_dtype_name(idx->dtype), nbit == 8 ? "int64" : "int64 or int32");
   if (qmin > qmax)
-    return QK_FAIL(ctx,
-                   "arg 'weight_quant_min': %" PRId64 " is greater than weight_quant_max %" PRId64,
-                   qmin, qmax);
+    return PTERUN_FAIL_ARG(
+        ctx, "arg 'weight_quant_min': %" PRId64 " is greater than weight_quant_max %" PRId64, qmin,
+        qmax);
   if (has_dtype && out->dtype != dtype)
-    return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument %s",
-                   pterun_dtype_name(out->dtype), pterun_dtype_name((int)dtype));
-  if (idx->rank + 1 > PTERUN_MAX_RANK) return QK_FAIL(ctx, "arg 'indices': rank too large");
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s does not match dtype argument %s",
+                           pterun_dtype_name(out->dtype), pterun_dtype_name((int)dtype));
+  if (idx->rank + 1 > PTERUN_MAX_RANK) return PTERUN_FAIL_ARG(ctx, "arg 'indices': rank too large");
   PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
   PTERUN_TRY(pterun_check_contiguous(ctx, sc, "weight_scales"));
   PTERUN_TRY(pterun_check_contiguous(ctx, idx, "indices"));
@@ -124,10 +126,10 @@ static pterun_status embedding(pterun_kernel_context* ctx, pterun_value** args, 
   for (i = 0; i < N; ++i) {
     int64_t r = pterun_load_i64(idx->data, idx->dtype, i);
     if (r < 0 || r >= V)
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT,
-                                "arg 'indices': index %" PRId64 " at position %" PRId64
-                                " out of range [0, %" PRId64 ")",
-                                r, i, V);
+      return PTERUN_FAIL_ARG(ctx,
+                             "arg 'indices': index %" PRId64 " at position %" PRId64
+                             " out of range [0, %" PRId64 ")",
+                             r, i, V);
   }
   for (i = 0; i < N; ++i) {
     int64_t r = pterun_load_i64(idx->data, idx->dtype, i), g;
@@ -188,17 +190,19 @@ PTERUN_KERNEL(qk_mixed_mm_out) {
   PTERUN_TRY(pterun_check_rank(ctx, sc, "weight_scales", 1));
   PTERUN_TRY(pterun_check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[0])
-    return QK_FAIL(ctx, "arg 'weight': rows %" PRId64 " != input columns %" PRId64, w->sizes[0],
-                   x->sizes[1]);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight': rows %" PRId64 " != input columns %" PRId64,
+                           w->sizes[0], x->sizes[1]);
   if (sc->sizes[0] != w->sizes[0])
-    return QK_FAIL(ctx, "arg 'weight_scales': %" PRId64 " scales, weight has %" PRId64 " rows",
-                   sc->sizes[0], w->sizes[0]);
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'weight_scales': %" PRId64 " scales, weight has %" PRId64 " rows",
+                           sc->sizes[0], w->sizes[0]);
   if (x->dtype != sc->dtype || x->dtype != out->dtype)
-    return QK_FAIL(ctx, "arg 'weight_scales': input, weight_scales and out must share one dtype");
+    return PTERUN_FAIL_ARG(
+        ctx, "arg 'weight_scales': input, weight_scales and out must share one dtype");
   PTERUN_TRY(pterun_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
   if (x->dtype != PTERUN_DTYPE_F32 && x->dtype != PTERUN_DTYPE_F16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float16)",
-                   pterun_dtype_name(x->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported (float32, float16)",
+                           pterun_dtype_name(x->dtype));
   if (zp != NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'weight_zero_points': zero points are not supported");
@@ -244,33 +248,33 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
   PTERUN_TRY(pterun_check_rank(ctx, x, "input", 2));
   PTERUN_TRY(pterun_check_rank(ctx, w, "weight", 2));
   if (sc->rank != 1 && sc->rank != 2)
-    return QK_FAIL(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': must be 1-D or 2-D, got rank %d", sc->rank);
   PTERUN_TRY(pterun_check_rank(ctx, out, "out", 2));
   if (x->sizes[1] != w->sizes[1])
-    return QK_FAIL(ctx, "arg 'weight': columns %" PRId64 " != input columns %" PRId64, w->sizes[1],
-                   x->sizes[1]);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight': columns %" PRId64 " != input columns %" PRId64,
+                           w->sizes[1], x->sizes[1]);
   if (sc->sizes[0] != w->sizes[0])
-    return QK_FAIL(ctx, "arg 'weight_scales': %" PRId64 " rows, weight has %" PRId64, sc->sizes[0],
-                   w->sizes[0]);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': %" PRId64 " rows, weight has %" PRId64,
+                           sc->sizes[0], w->sizes[0]);
   if (x->dtype != sc->dtype)
-    return QK_FAIL(ctx, "arg 'weight_scales': dtype must equal the input dtype");
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': dtype must equal the input dtype");
   if (has_dtype) {
     if (out->dtype != dtype)
-      return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument",
-                     pterun_dtype_name(out->dtype));
+      return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s does not match dtype argument",
+                             pterun_dtype_name(out->dtype));
     if (dtype != PTERUN_DTYPE_F32 && dtype != PTERUN_DTYPE_F16)
-      return QK_FAIL(ctx, "arg 'dtype': must be float32 or float16");
+      return PTERUN_FAIL_ARG(ctx, "arg 'dtype': must be float32 or float16");
   }
   PTERUN_TRY(pterun_check_dtype(ctx, w, "weight", PTERUN_DTYPE_I8));
   if (x->dtype != PTERUN_DTYPE_F32 && x->dtype != PTERUN_DTYPE_F16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float16)",
-                   pterun_dtype_name(x->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported (float32, float16)",
+                           pterun_dtype_name(x->dtype));
   if (zp != NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "arg 'weight_zero_points': zero points are not supported");
   if (out->dtype != PTERUN_DTYPE_F32 && out->dtype != PTERUN_DTYPE_F16 &&
       out->dtype != PTERUN_DTYPE_F64)
-    return QK_FAIL(ctx, "arg 'out': dtype %s not supported", pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s not supported", pterun_dtype_name(out->dtype));
   PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
   PTERUN_TRY(pterun_check_contiguous(ctx, w, "weight"));
   PTERUN_TRY(pterun_check_contiguous(ctx, sc, "weight_scales"));
@@ -283,7 +287,7 @@ PTERUN_KERNEL(qk_mixed_linear_out) {
   PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   g = n;
   if (sc->rank == 2) {
-    if (sc->sizes[1] <= 0) return QK_FAIL(ctx, "arg 'weight_scales': zero groups");
+    if (sc->sizes[1] <= 0) return PTERUN_FAIL_ARG(ctx, "arg 'weight_scales': zero groups");
     g = (n + sc->sizes[1] - 1) / sc->sizes[1];
   }
   /* ExecuTorch indexes the scales with a row stride of ceil(n / g) groups

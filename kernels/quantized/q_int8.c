@@ -60,19 +60,19 @@ static pterun_status read_w_qparams(pterun_kernel_context* ctx, const qk_i8_wq* 
     const pterun_tensor* s = wq->scales;
     if (qk_i8_numel(s) != oc || (s->dtype != PTERUN_DTYPE_F32 && s->dtype != PTERUN_DTYPE_F64) ||
         s->data == NULL)
-      return QK_FAIL(ctx, "arg 'scales': want %" PRId64 " float constants", oc);
+      return PTERUN_FAIL_ARG(ctx, "arg 'scales': want %" PRId64 " float constants", oc);
     if (wq->zps != NULL &&
         (qk_i8_numel(wq->zps) != oc || wq->zps->dtype != PTERUN_DTYPE_I64 || wq->zps->data == NULL))
-      return QK_FAIL(ctx, "arg 'zero_points': want %" PRId64 " int64 constants", oc);
+      return PTERUN_FAIL_ARG(ctx, "arg 'zero_points': want %" PRId64 " int64 constants", oc);
     for (c = 0; c < oc; ++c) {
       const double sc = s->dtype == PTERUN_DTYPE_F64 ? ((const double*)s->data)[c]
                                                      : (double)((const float*)s->data)[c];
       const int64_t zp = wq->zps != NULL ? ((const int64_t*)wq->zps->data)[c] : 0;
       if (!((float)sc > 0.0f) || isinf((float)sc))
-        return QK_FAIL(ctx, "arg 'scales': channel %" PRId64 " scale %g is not finite and > 0", c,
-                       sc);
+        return PTERUN_FAIL_ARG(
+            ctx, "arg 'scales': channel %" PRId64 " scale %g is not finite and > 0", c, sc);
       if (zp < -128 || zp > 127)
-        return QK_FAIL(
+        return PTERUN_FAIL_ARG(
             ctx, "arg 'zero_points': channel %" PRId64 " zero point %" PRId64 " is outside int8", c,
             zp);
       st->w_scale[c] = (float)sc;
@@ -81,9 +81,9 @@ static pterun_status read_w_qparams(pterun_kernel_context* ctx, const qk_i8_wq* 
     }
   } else {
     if (!((float)wq->scale > 0.0f) || isinf((float)wq->scale))
-      return QK_FAIL(ctx, "arg 'scale': weight scale %g is not finite and > 0", wq->scale);
+      return PTERUN_FAIL_ARG(ctx, "arg 'scale': weight scale %g is not finite and > 0", wq->scale);
     if (wq->zp < -128 || wq->zp > 127)
-      return QK_FAIL(ctx, "arg 'zero_point': %" PRId64 " is outside int8", wq->zp);
+      return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': %" PRId64 " is outside int8", wq->zp);
     for (c = 0; c < oc; ++c) {
       st->w_scale[c] = (float)wq->scale;
       st->w_zp[c] = (int32_t)wq->zp;
@@ -117,7 +117,7 @@ static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tenso
                                             wg, buf, cap, &st->packed[g])
              : pterun_compute_qs8_pack(uk, st->npg, st->k, wg, st->w_kn ? 1 : st->k,
                                        st->w_kn ? st->npg : 1, buf, cap, &st->packed[g])) != 0)
-      return QK_FAIL(ctx, "arg 'weight': packing failed");
+      return PTERUN_FAIL_ARG(ctx, "arg 'weight': packing failed");
   }
   return PTERUN_STATUS_OK;
 }
@@ -132,12 +132,13 @@ static pterun_status static_output(pterun_kernel_context* ctx, const qk_i8_out* 
   PTERUN_TRY(qk_check_scale(ctx, "out_scale", o->scale, &s));
   PTERUN_TRY(qk_check_zp(ctx, "out_zero_point", o->zp));
   if (o->dtype != PTERUN_DTYPE_U8 && o->dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg 'dtype': %s output is not int8 or uint8",
-                   pterun_dtype_name((int)o->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'dtype': %s output is not int8 or uint8",
+                           pterun_dtype_name((int)o->dtype));
   qk_qdtype_range((int)o->dtype, &lo, &hi);
   if (o->qmin < lo || o->qmax > hi || o->qmin > o->qmax)
-    return QK_FAIL(ctx, "arg 'quant_min'/'quant_max': [%" PRId64 ", %" PRId64 "] outside %s",
-                   o->qmin, o->qmax, pterun_dtype_name((int)o->dtype));
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'quant_min'/'quant_max': [%" PRId64 ", %" PRId64 "] outside %s",
+                           o->qmin, o->qmax, pterun_dtype_name((int)o->dtype));
   st->out_dtype = (int)o->dtype;
   st->out_inv = 1.0f / s;
   st->out_zp = (int32_t)o->zp;
@@ -171,22 +172,22 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
   st->w_kn = !call->conv && call->w_kn;
   if (call->conv) {
     if (w->rank != 4 || st->groups < 1 || st->oc % st->groups != 0)
-      return QK_FAIL(ctx,
-                     "arg 'weight': want [OC, IC/groups, KH, KW] with OC a multiple of groups");
+      return PTERUN_FAIL_ARG(
+          ctx, "arg 'weight': want [OC, IC/groups, KH, KW] with OC a multiple of groups");
     st->kh = w->sizes[2];
     st->kw = w->sizes[3];
     st->k = w->sizes[1] * st->kh * st->kw;
   } else {
-    if (w->rank != 2) return QK_FAIL(ctx, "arg 'weight': want a [N, K] matrix");
+    if (w->rank != 2) return PTERUN_FAIL_ARG(ctx, "arg 'weight': want a [N, K] matrix");
     st->kh = st->kw = 0; /* not a convolution */
     st->oc = w->sizes[st->w_kn ? 1 : 0];
     st->k = w->sizes[st->w_kn ? 0 : 1];
     if (st->w_kn && call->wq.scales != NULL)
-      return QK_FAIL(ctx, "arg 'weight': per-channel scales on axis 0 of a [K, N] weight");
+      return PTERUN_FAIL_ARG(ctx, "arg 'weight': per-channel scales on axis 0 of a [K, N] weight");
   }
-  if (st->oc < 1 || st->k < 1) return QK_FAIL(ctx, "arg 'weight': empty");
+  if (st->oc < 1 || st->k < 1) return PTERUN_FAIL_ARG(ctx, "arg 'weight': empty");
   st->npg = st->oc / st->groups;
-  if (!pterun_tensor_is_contiguous(w)) return QK_FAIL(ctx, "arg 'weight': not contiguous");
+  if (!pterun_tensor_is_contiguous(w)) return PTERUN_FAIL_ARG(ctx, "arg 'weight': not contiguous");
   PTERUN_TRY(read_w_qparams(ctx, &call->wq, st->oc, st));
   if (call->x->nbytes > 0) {
     st->alias_buf = pterun_kernel_state_alloc(ctx, call->x->nbytes, 64);
@@ -205,8 +206,8 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     PTERUN_TRY(qk_check_zp(ctx, "input_zero_point", call->x_zp));
     if (call->x_zp < (call->x_dtype == PTERUN_DTYPE_U8 ? 0 : -128) ||
         call->x_zp > (call->x_dtype == PTERUN_DTYPE_U8 ? 255 : 127))
-      return QK_FAIL(ctx, "arg 'input_zero_point': %" PRId64 " is outside %s", call->x_zp,
-                     pterun_dtype_name((int)call->x_dtype));
+      return PTERUN_FAIL_ARG(ctx, "arg 'input_zero_point': %" PRId64 " is outside %s", call->x_zp,
+                             pterun_dtype_name((int)call->x_dtype));
     st->x_zp = (int32_t)call->x_zp;
     for (c = 0; c < st->oc; ++c) st->scale[c] = xs * st->w_scale[c];
     PTERUN_TRY(static_output(ctx, &call->out, st));
@@ -328,7 +329,7 @@ static pterun_status check_bias(pterun_kernel_context* ctx, const pterun_tensor*
   PTERUN_TRY(pterun_check_dtype(ctx, b, "bias", PTERUN_DTYPE_F32));
   PTERUN_TRY(pterun_check_data(ctx, b, "bias"));
   if (b->numel != oc || !pterun_tensor_is_contiguous(b))
-    return QK_FAIL(ctx, "arg 'bias': want %" PRId64 " contiguous floats", oc);
+    return PTERUN_FAIL_ARG(ctx, "arg 'bias': want %" PRId64 " contiguous floats", oc);
   return PTERUN_STATUS_OK;
 }
 
@@ -349,7 +350,7 @@ static pterun_status run_gemm(pterun_kernel_context* ctx, int64_t m, const pteru
                               const pterun_compute_matrix* c) {
   if (pterun_compute_qs8_gemm(pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx), m, a,
                               rows, rctx, a_dtype, w, ep, c) != 0)
-    return QK_FAIL(ctx, "int8 GEMM refused its arguments");
+    return PTERUN_FAIL_ARG(ctx, "int8 GEMM refused its arguments");
   return PTERUN_STATUS_OK;
 }
 
@@ -359,7 +360,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   int64_t sizes[4], b, g;
   qk_im2col ic;
   if (x->rank != 4 || x->sizes[1] != st->groups * (st->k / (st->kh * st->kw)))
-    return QK_FAIL(
+    return PTERUN_FAIL_ARG(
         ctx, "arg 'input': want [N, %" PRId64 ", H, W]",
         st->groups *
             (st->k /
@@ -370,7 +371,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
       call->dilation[1] > INT32_MAX || call->padding[0] > INT32_MAX ||
       call->padding[1] > INT32_MAX || x->sizes[2] > INT32_MAX || x->sizes[3] > INT32_MAX ||
       st->kh > INT32_MAX || st->kw > INT32_MAX)
-    return QK_FAIL(ctx, "arg 'stride'/'padding'/'dilation': out of range");
+    return PTERUN_FAIL_ARG(ctx, "arg 'stride'/'padding'/'dilation': out of range");
   PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
   PTERUN_TRY(pterun_check_data(ctx, x, "input"));
   memset(&ic, 0, sizeof ic);
@@ -436,7 +437,7 @@ static pterun_status linear_out(pterun_kernel_context* ctx, const pterun_tensor*
                                 const qk_i8_state* st, pterun_tensor* out, int64_t* m) {
   int64_t sizes[PTERUN_MAX_RANK];
   if (x->rank < 1 || x->sizes[x->rank - 1] != st->k)
-    return QK_FAIL(ctx, "arg 'input': last dimension must be %" PRId64, st->k);
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': last dimension must be %" PRId64, st->k);
   memcpy(sizes, x->sizes, sizeof(int64_t) * x->rank);
   sizes[x->rank - 1] = st->oc;
   PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
@@ -487,13 +488,13 @@ static pterun_status exec_linear_dynamic(pterun_kernel_context* ctx, const qk_i8
   PTERUN_TRY(pterun_check_data(ctx, call->x_scale_t, "scale"));
   PTERUN_TRY(pterun_check_data(ctx, call->x_zp_t, "zero_point"));
   if (call->x_scale_t->numel != 1 || call->x_zp_t->numel != 1)
-    return QK_FAIL(ctx, "arg 'scale'/'zero_point': want one element each");
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale'/'zero_point': want one element each");
   PTERUN_TRY(qk_check_scale(ctx, "scale", ((const double*)call->x_scale_t->data)[0], &s));
   zp = ((const int64_t*)call->x_zp_t->data)[0];
   if (zp < (st->x_dtype == PTERUN_DTYPE_U8 ? 0 : -128) ||
       zp > (st->x_dtype == PTERUN_DTYPE_U8 ? 255 : 127))
-    return QK_FAIL(ctx, "arg 'zero_point': %" PRId64 " is outside %s", zp,
-                   pterun_dtype_name(st->x_dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': %" PRId64 " is outside %s", zp,
+                           pterun_dtype_name(st->x_dtype));
   PTERUN_TRY(pterun_check_dtype(ctx, call->outt, "out", PTERUN_DTYPE_F32));
   PTERUN_TRY(linear_out(ctx, call->x, st, call->outt, &m));
   if (m == 0) return PTERUN_STATUS_OK;
@@ -519,11 +520,11 @@ pterun_status qk_i8_execute(pterun_kernel_context* ctx, const qk_i8_call* call) 
   PTERUN_TRY(check_state(ctx, st, call));
   PTERUN_TRY(check_bias(ctx, call->bias, st->oc));
   if (call->x->dtype != st->x_dtype)
-    return QK_FAIL(ctx, "arg 'input': dtype %s, the program says %s",
-                   pterun_dtype_name(call->x->dtype), pterun_dtype_name(st->x_dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s, the program says %s",
+                           pterun_dtype_name(call->x->dtype), pterun_dtype_name(st->x_dtype));
   if (call->dynamic) return exec_linear_dynamic(ctx, st, call);
   if (call->outt->dtype != st->out_dtype)
-    return QK_FAIL(ctx, "arg 'out': dtype %s, the program says %s",
-                   pterun_dtype_name(call->outt->dtype), pterun_dtype_name(st->out_dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s, the program says %s",
+                           pterun_dtype_name(call->outt->dtype), pterun_dtype_name(st->out_dtype));
   return call->conv ? exec_conv(ctx, st, call) : exec_linear_static(ctx, st, call);
 }

@@ -39,8 +39,8 @@ static pterun_status read_q(pterun_kernel_context* ctx, pterun_value** args, siz
   PTERUN_TRY(pterun_arg_tensor(ctx, args, i, "input", &o->t));
   PTERUN_TRY(qk_arg_q8(ctx, args, i + 1, 0, &o->q));
   if (o->t->dtype != o->q.dtype)
-    return QK_FAIL(ctx, "arg 'input': dtype %s, the program says %s",
-                   pterun_dtype_name(o->t->dtype), pterun_dtype_name((int)o->q.dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s, the program says %s",
+                           pterun_dtype_name(o->t->dtype), pterun_dtype_name((int)o->q.dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -61,13 +61,13 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
   const pterun_tensor *a = c->a.t, *b = c->b.t;
   int rank = a->rank > b->rank ? a->rank : b->rank, d, same;
   if ((c->alpha.is_float ? c->alpha.d : (double)c->alpha.i) != 1.0)
-    return QK_FAIL(ctx, "arg 'alpha': the fused add takes 1");
+    return PTERUN_FAIL_ARG(ctx, "arg 'alpha': the fused add takes 1");
   PTERUN_TRY(qk_check_q8(ctx, &c->a.q, &s_a));
   PTERUN_TRY(qk_check_q8(ctx, &c->b.q, &s_b));
   PTERUN_TRY(qk_check_q8(ctx, &c->outq, &s_out));
   if (c->out->dtype != c->outq.dtype)
-    return QK_FAIL(ctx, "arg 'out': dtype %s, the program says %s",
-                   pterun_dtype_name(c->out->dtype), pterun_dtype_name((int)c->outq.dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s, the program says %s",
+                           pterun_dtype_name(c->out->dtype), pterun_dtype_name((int)c->outq.dtype));
   qk_dequant_table(&c->a.q, s_a, ta);
   qk_dequant_table(&c->b.q, s_b, tb);
   PTERUN_TRY(pterun_check_data(ctx, a, "self"));
@@ -78,7 +78,8 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
     const int da = d - (rank - a->rank), db = d - (rank - b->rank);
     const int64_t na = da >= 0 ? a->sizes[da] : 1, nb = db >= 0 ? b->sizes[db] : 1;
     if (na != nb && na != 1 && nb != 1)
-      return QK_FAIL(ctx, "arg 'other': size %" PRId64 " does not broadcast with %" PRId64, nb, na);
+      return PTERUN_FAIL_ARG(ctx, "arg 'other': size %" PRId64 " does not broadcast with %" PRId64,
+                             nb, na);
     osz[d] = na == 1 ? nb : na;
   }
   PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", (size_t)rank, osz));

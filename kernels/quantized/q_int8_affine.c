@@ -74,9 +74,9 @@ static pterun_status read_q(pterun_kernel_context* ctx, pterun_value** args, siz
   q->has_range = 1;
   if (q->zp != NULL && q->zp->numel == 0) q->zp = NULL; /* torchao: empty = None */
   if (q->in_dtype != PTERUN_DTYPE_I8 || q->x->dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg 'input_dtype': the fused dynamic linear takes int8 codes");
+    return PTERUN_FAIL_ARG(ctx, "arg 'input_dtype': the fused dynamic linear takes int8 codes");
   if (q->out_dtype != PTERUN_DTYPE_F32)
-    return QK_FAIL(ctx, "arg 'output_dtype': the fused dynamic linear computes float32");
+    return PTERUN_FAIL_ARG(ctx, "arg 'output_dtype': the fused dynamic linear computes float32");
   return PTERUN_STATUS_OK;
 }
 
@@ -92,7 +92,7 @@ static pterun_status zp_at(pterun_kernel_context* ctx, const pterun_tensor* zp, 
   z = pterun_dtype_is_float(zp->dtype) ? pterun_load_f64(zp->data, zp->dtype, p)
                                        : (double)pterun_load_i64(zp->data, zp->dtype, p);
   if (!(z >= -32768.0 && z <= 32767.0) || z != floor(z))
-    return QK_FAIL(ctx, "arg 'zero_point': %g is not an integer in [-32768, 32767]", z);
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': %g is not an integer in [-32768, 32767]", z);
   *out = (int32_t)z;
   return PTERUN_STATUS_OK;
 }
@@ -103,13 +103,13 @@ static pterun_status check_params(pterun_kernel_context* ctx, const pterun_tenso
     PTERUN_TRY(pterun_check_dtype(ctx, scale, "scale", PTERUN_DTYPE_F32));
   PTERUN_TRY(pterun_check_data(ctx, scale, "scale"));
   if (scale->numel != count || !pterun_tensor_is_contiguous(scale))
-    return QK_FAIL(ctx, "arg 'scale': want %" PRId64 " contiguous values, got %" PRId64, count,
-                   scale->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale': want %" PRId64 " contiguous values, got %" PRId64,
+                           count, scale->numel);
   if (zp != NULL) {
     PTERUN_TRY(pterun_check_data(ctx, zp, "zero_point"));
     if (zp->numel != count || !pterun_tensor_is_contiguous(zp) ||
         !(pterun_dtype_is_int(zp->dtype) || pterun_dtype_is_float(zp->dtype)))
-      return QK_FAIL(ctx, "arg 'zero_point': want %" PRId64 " contiguous numbers", count);
+      return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': want %" PRId64 " contiguous numbers", count);
   }
   return PTERUN_STATUS_OK;
 }
@@ -130,7 +130,8 @@ static pterun_status prepare(pterun_kernel_context* ctx, const qk_aff_call* c) {
   n = w->sizes[0];
   k = w->sizes[1];
   if (c->w.nbs != 2 || c->w.bs[0] != 1 || c->w.bs[1] < 1 || k % c->w.bs[1] != 0)
-    return QK_FAIL(ctx, "arg 'block_size': want [1, group] with group dividing %" PRId64, k);
+    return PTERUN_FAIL_ARG(ctx, "arg 'block_size': want [1, group] with group dividing %" PRId64,
+                           k);
   g = c->w.bs[1];
   groups = k / g;
   PTERUN_TRY(check_params(ctx, c->w.scale, c->w.zp, n * groups, 0));
@@ -157,8 +158,8 @@ static pterun_status prepare(pterun_kernel_context* ctx, const qk_aff_call* c) {
   if (pterun_compute_lowbit_pack(nbit, n, k, g, (const int8_t*)w->data,
                                  (const float*)c->w.scale->data, zeros, NULL, buf, bytes,
                                  &st->w) != 0)
-    return QK_FAIL(ctx, "arg 'weight': a code lies outside [%" PRId64 ", %" PRId64 "]", c->w.qmin,
-                   c->w.qmax);
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight': a code lies outside [%" PRId64 ", %" PRId64 "]",
+                           c->w.qmin, c->w.qmax);
   /* activation rows: the planned codes' (data and capacity are hidden at
    * prepare: the sizes are the plan's bound) */
   st->m_cap = c->a.x->numel / k;
@@ -186,18 +187,19 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_aff_call* c) {
   if (st == NULL) return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL, "not prepared");
   const int64_t n = st->w.n, k = st->w.k;
   if (x->rank < 1 || x->sizes[x->rank - 1] != k)
-    return QK_FAIL(ctx, "arg 'input': last dimension is not the weight's K %" PRId64, k);
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': last dimension is not the weight's K %" PRId64, k);
   PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
   m = x->numel / k;
   if (m > st->m_cap)
-    return QK_FAIL(ctx, "arg 'input': %" PRId64 " rows, more than the %" PRId64 " planned", m,
-                   st->m_cap);
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': %" PRId64 " rows, more than the %" PRId64 " planned",
+                           m, st->m_cap);
   if (c->a.bs != NULL) {
     if (c->a.nbs != (size_t)x->rank)
-      return QK_FAIL(ctx, "arg 'block_size': %zu entries for rank %d", c->a.nbs, x->rank);
+      return PTERUN_FAIL_ARG(ctx, "arg 'block_size': %zu entries for rank %d", c->a.nbs, x->rank);
     for (d = 0; d < c->a.nbs; ++d)
       if (c->a.bs[d] != (d + 1 == c->a.nbs ? k : 1))
-        return QK_FAIL(ctx, "arg 'block_size': the fused dynamic linear takes per-row parameters");
+        return PTERUN_FAIL_ARG(
+            ctx, "arg 'block_size': the fused dynamic linear takes per-row parameters");
   }
   /* per token: float64 scales (choose_qparams_per_token_asymmetric's),
    * used in float32 like the torchao forms' */
@@ -209,7 +211,7 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_aff_call* c) {
   if (c->bias != NULL) {
     PTERUN_TRY(pterun_check_dtype(ctx, c->bias, "bias", PTERUN_DTYPE_F32));
     PTERUN_TRY(pterun_check_contiguous(ctx, c->bias, "bias"));
-    if (c->bias->numel != n) return QK_FAIL(ctx, "arg 'bias': want %" PRId64 " values", n);
+    if (c->bias->numel != n) return PTERUN_FAIL_ARG(ctx, "arg 'bias': want %" PRId64 " values", n);
   }
   /* out: [M, N] (mm) or the input's leading dims and N */
   PTERUN_TRY(pterun_check_dtype(ctx, c->out, "out", PTERUN_DTYPE_F32));
@@ -220,7 +222,8 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_aff_call* c) {
     memcpy(osz, x->sizes, sizeof(int64_t) * (size_t)x->rank);
     osz[x->rank - 1] = n;
   } else {
-    return QK_FAIL(ctx, "arg 'out': rank %d for an input of rank %d", c->out->rank, x->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': rank %d for an input of rank %d", c->out->rank,
+                           x->rank);
   }
   PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", (size_t)c->out->rank, osz));
   PTERUN_TRY(pterun_check_contiguous(ctx, c->out, "out"));
@@ -259,7 +262,8 @@ PTERUN_KERNEL(qk_linear_dynamic_affine_out) {
   c.w_has_range = 1;
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 16, "dims", &dims, &nd, 0));
   if (nd != 2 || !((dims[0] == 1 || dims[0] == -1) && (dims[1] == 0 || dims[1] == -2)))
-    return QK_FAIL(ctx, "arg 'dims': the fused dynamic linear takes an [N, K] weight transposed");
+    return PTERUN_FAIL_ARG(
+        ctx, "arg 'dims': the fused dynamic linear takes an [N, K] weight transposed");
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 17, "out", &c.out));
   return run(ctx, &c);
 }
@@ -273,7 +277,7 @@ PTERUN_KERNEL(qk_linear_dequantize_dynamic_out) {
   PTERUN_TRY(read_q(ctx, args, 0, "input", &c.a));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "weight", &c.w.x));
   if (c.w.x->dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg 'weight': the fused dynamic linear takes int8 codes");
+    return PTERUN_FAIL_ARG(ctx, "arg 'weight': the fused dynamic linear takes int8 codes");
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 9, "block_size", &c.w.bs, &c.w.nbs, 0));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 10, "weight_scale", &c.w.scale));
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 11, "weight_zero_point", &c.w.zp));
@@ -309,9 +313,9 @@ PTERUN_KERNEL(qk_linear_dynamic_per_token_out) {
   PTERUN_TRY(pterun_arg_int(ctx, args, 13, "group_size", &group));
   PTERUN_TRY(pterun_arg_int(ctx, args, 14, "weight_output_dtype", &c.w.out_dtype));
   if (c.a.x->dtype != PTERUN_DTYPE_I8 || c.w.x->dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg 'input'/'weight': the fused dynamic linear takes int8 codes");
+    return PTERUN_FAIL_ARG(ctx, "arg 'input'/'weight': the fused dynamic linear takes int8 codes");
   if (c.a.out_dtype != PTERUN_DTYPE_F32 || c.w.out_dtype != PTERUN_DTYPE_F32)
-    return QK_FAIL(ctx, "arg 'output_dtype': the fused dynamic linear computes float32");
+    return PTERUN_FAIL_ARG(ctx, "arg 'output_dtype': the fused dynamic linear computes float32");
   c.w.bs_group[0] = 1;
   c.w.bs_group[1] = group;
   c.w.bs = c.w.bs_group;
@@ -319,7 +323,8 @@ PTERUN_KERNEL(qk_linear_dynamic_per_token_out) {
   c.w_has_range = 1;
   PTERUN_TRY(pterun_arg_int_list(ctx, args, 15, "dims", &dims, &nd, 0));
   if (nd != 2 || !((dims[0] == 1 || dims[0] == -1) && (dims[1] == 0 || dims[1] == -2)))
-    return QK_FAIL(ctx, "arg 'dims': the fused dynamic linear takes an [N, K] weight transposed");
+    return PTERUN_FAIL_ARG(
+        ctx, "arg 'dims': the fused dynamic linear takes an [N, K] weight transposed");
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 16, "out", &c.out));
   return run(ctx, &c);
 }

@@ -87,9 +87,9 @@ static pterun_status run(pterun_kernel_context* ctx, pterun_value** args, size_t
   st = (const qk_lut_state*)pterun_kernel_state(ctx);
   if (st == NULL) return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL, "not prepared");
   if (c.x->dtype != st->in_dtype || c.out->dtype != st->out_dtype)
-    return QK_FAIL(ctx, "arg 'input'/'out': dtypes %s/%s, the program says %s/%s",
-                   pterun_dtype_name(c.x->dtype), pterun_dtype_name(c.out->dtype),
-                   pterun_dtype_name(st->in_dtype), pterun_dtype_name(st->out_dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input'/'out': dtypes %s/%s, the program says %s/%s",
+                           pterun_dtype_name(c.x->dtype), pterun_dtype_name(c.out->dtype),
+                           pterun_dtype_name(st->in_dtype), pterun_dtype_name(st->out_dtype));
   PTERUN_TRY(pterun_check_data(ctx, c.x, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, c.out, "out", c.x));
   if (!qk_same_dim_order(c.x, c.out))

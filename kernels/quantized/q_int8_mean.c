@@ -39,7 +39,7 @@ static pterun_status read_call(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(qk_arg_q8(ctx, args, 9, 1, &c->outq));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 14, "out", &c->out));
   if (has_dt && dt != PTERUN_DTYPE_F32)
-    return QK_FAIL(ctx, "arg 'dtype': the fused mean computes float32");
+    return PTERUN_FAIL_ARG(ctx, "arg 'dtype': the fused mean computes float32");
   return PTERUN_STATUS_OK;
 }
 
@@ -54,7 +54,7 @@ static pterun_status reduced_dims(pterun_kernel_context* ctx, const qk_mean_call
     for (size_t k = 0; k < c->ndims; ++k) {
       int64_t d = c->dims[k] < 0 ? c->dims[k] + rank : c->dims[k];
       if (d < 0 || d >= rank)
-        return QK_FAIL(ctx, "arg 'dim': %" PRId64 " out of range", c->dims[k]);
+        return PTERUN_FAIL_ARG(ctx, "arg 'dim': %" PRId64 " out of range", c->dims[k]);
       *mask |= 1u << d;
     }
   }
@@ -78,9 +78,10 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_mean_call* c, 
   PTERUN_TRY(qk_check_q8(ctx, &c->in, &s_in));
   PTERUN_TRY(qk_check_q8(ctx, &c->outq, &s_out));
   if (c->x->dtype != c->in.dtype || c->out->dtype != c->outq.dtype)
-    return QK_FAIL(ctx, "arg 'input'/'out': dtypes %s/%s, the program says %s/%s",
-                   pterun_dtype_name(c->x->dtype), pterun_dtype_name(c->out->dtype),
-                   pterun_dtype_name((int)c->in.dtype), pterun_dtype_name((int)c->outq.dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input'/'out': dtypes %s/%s, the program says %s/%s",
+                           pterun_dtype_name(c->x->dtype), pterun_dtype_name(c->out->dtype),
+                           pterun_dtype_name((int)c->in.dtype),
+                           pterun_dtype_name((int)c->outq.dtype));
   PTERUN_TRY(pterun_check_contiguous(ctx, c->x, "input"));
   PTERUN_TRY(reduced_dims(ctx, c, &mask, osz, &orank));
   PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", orank, osz));

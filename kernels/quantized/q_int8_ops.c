@@ -39,8 +39,8 @@ static pterun_status read_input_q(pterun_kernel_context* ctx, pterun_value** arg
   PTERUN_TRY(pterun_arg_int(ctx, args, i + 4, "input_quant_max", &qmax));
   PTERUN_TRY(pterun_arg_int(ctx, args, i + 5, "input_dtype", &c->x_dtype));
   if (c->x_dtype != PTERUN_DTYPE_U8 && c->x_dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg 'input_dtype': %s is not int8 or uint8",
-                   pterun_dtype_name((int)c->x_dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input_dtype': %s is not int8 or uint8",
+                           pterun_dtype_name((int)c->x_dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -57,7 +57,8 @@ static pterun_status read_weight_q(pterun_kernel_context* ctx, pterun_value** ar
     PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i + 2, "weight_zero_points", &zp));
     PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, "weight_axis", &axis));
     if (axis != 0 && axis != -(int64_t)w->rank)
-      return QK_FAIL(ctx, "arg 'weight_axis': %" PRId64 " (the fused kernels take axis 0)", axis);
+      return PTERUN_FAIL_ARG(ctx, "arg 'weight_axis': %" PRId64 " (the fused kernels take axis 0)",
+                             axis);
     c->wq.scales = sc;
     c->wq.zps = zp;
     *next = i + 4;
@@ -75,7 +76,7 @@ static pterun_status read_beta_alpha(pterun_kernel_context* ctx, pterun_value** 
   PTERUN_TRY(pterun_arg_scalar(ctx, args, i + 1, "alpha", &alpha));
   if ((beta.is_float ? beta.d : (double)beta.i) != 1.0 ||
       (alpha.is_float ? alpha.d : (double)alpha.i) != 1.0)
-    return QK_FAIL(ctx, "arg 'beta'/'alpha': the fused linear takes 1 and 1");
+    return PTERUN_FAIL_ARG(ctx, "arg 'beta'/'alpha': the fused linear takes 1 and 1");
   return PTERUN_STATUS_OK;
 }
 
@@ -115,11 +116,11 @@ static pterun_status read_dims(pterun_kernel_context* ctx, pterun_value** args, 
   const int64_t* d;
   size_t len;
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i, "dims", &d, &len, 0));
-  if (len != 2) return QK_FAIL(ctx, "arg 'dims': want a permutation of 2 dimensions");
+  if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'dims': want a permutation of 2 dimensions");
   const int transpose = (d[0] == 1 || d[0] == -1) && (d[1] == 0 || d[1] == -2);
   const int identity = (d[0] == 0 || d[0] == -2) && (d[1] == 1 || d[1] == -1);
   if (!transpose && !identity)
-    return QK_FAIL(ctx, "arg 'dims': want a permutation of 2 dimensions");
+    return PTERUN_FAIL_ARG(ctx, "arg 'dims': want a permutation of 2 dimensions");
   c->w_kn = identity;
   return PTERUN_STATUS_OK;
 }
@@ -132,19 +133,20 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
   int transposed;
   memset(c, 0, sizeof *c);
   c->conv = 1;
-  if (nargs < 23) return QK_FAIL(ctx, "expected at least 23 arguments, got %zu", nargs);
+  if (nargs < 23) return PTERUN_FAIL_ARG(ctx, "expected at least 23 arguments, got %zu", nargs);
   PTERUN_TRY(read_input_q(ctx, args, 0, c));
   PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
   PTERUN_CHECK_NARGS(ctx, nargs, i + 7 + (act == QK_ACT_HARDTANH ? 2 : 0) + 7);
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i, "bias", &c->bias));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 1, "stride", &c->stride, &len, 0));
-  if (len != 2) return QK_FAIL(ctx, "arg 'stride': want 2 values (conv2d)");
+  if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'stride': want 2 values (conv2d)");
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 2, "padding", &c->padding, &len, 0));
-  if (len != 2) return QK_FAIL(ctx, "arg 'padding': want 2 values (conv2d)");
+  if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'padding': want 2 values (conv2d)");
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 3, "dilation", &c->dilation, &len, 0));
-  if (len != 2) return QK_FAIL(ctx, "arg 'dilation': want 2 values (conv2d)");
+  if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'dilation': want 2 values (conv2d)");
   PTERUN_TRY(pterun_arg_bool(ctx, args, i + 4, "transposed", &transposed));
-  if (transposed) return QK_FAIL(ctx, "arg 'transposed': the fused conv2d is not transposed");
+  if (transposed)
+    return PTERUN_FAIL_ARG(ctx, "arg 'transposed': the fused conv2d is not transposed");
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 5, "output_padding", &l, &len, 0));
   PTERUN_TRY(pterun_arg_int(ctx, args, i + 6, "groups", &c->groups));
   PTERUN_TRY(read_activation(ctx, args, i + 7, act, &c->out, &i));
@@ -156,7 +158,7 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
 static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value** args,
                                         size_t nargs, int act, qk_i8_call* c, size_t* next) {
   size_t i = 0; /* set by read_weight_q (aarch64 GCC -O3 cannot tell) */
-  if (nargs < 16) return QK_FAIL(ctx, "expected at least 16 arguments, got %zu", nargs);
+  if (nargs < 16) return PTERUN_FAIL_ARG(ctx, "expected at least 16 arguments, got %zu", nargs);
   PTERUN_TRY(read_input_q(ctx, args, 0, c));
   PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
   PTERUN_CHECK_NARGS(ctx, nargs, i + 4 + (act == QK_ACT_HARDTANH ? 2 : 0) + (c->dynamic ? 2 : 7));
@@ -171,7 +173,7 @@ static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value
 static pterun_status read_mm_common(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                     int act, qk_i8_call* c, size_t* next) {
   size_t i = 0; /* set by read_weight_q */
-  if (nargs < 12) return QK_FAIL(ctx, "expected at least 12 arguments, got %zu", nargs);
+  if (nargs < 12) return PTERUN_FAIL_ARG(ctx, "expected at least 12 arguments, got %zu", nargs);
   PTERUN_TRY(read_input_q(ctx, args, 0, c));
   PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
   PTERUN_CHECK_NARGS(ctx, nargs, i + 1 + (act == QK_ACT_HARDTANH ? 2 : 0) + (c->dynamic ? 2 : 7));

@@ -15,19 +15,19 @@ static pterun_status check_quant_args(pterun_kernel_context* ctx, const pterun_t
   int64_t lo, hi;
   if (in->dtype != PTERUN_DTYPE_F32 && in->dtype != PTERUN_DTYPE_F64 &&
       in->dtype != PTERUN_DTYPE_F16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported (float32, float64, float16)",
-                   pterun_dtype_name(in->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported (float32, float64, float16)",
+                           pterun_dtype_name(in->dtype));
   if (out->dtype != dtype)
-    return QK_FAIL(ctx, "arg 'out': dtype %s does not match dtype argument %s",
-                   pterun_dtype_name(out->dtype), pterun_dtype_name((int)dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s does not match dtype argument %s",
+                           pterun_dtype_name(out->dtype), pterun_dtype_name((int)dtype));
   if (!qk_qdtype_range(out->dtype, &lo, &hi))
-    return QK_FAIL(ctx, "arg 'dtype': %s is not a supported quantized dtype",
-                   pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'dtype': %s is not a supported quantized dtype",
+                           pterun_dtype_name(out->dtype));
   if (qmin < lo || qmax > hi || qmin > qmax)
-    return QK_FAIL(ctx,
-                   "arg 'quant_min'/'quant_max': [%" PRId64 ", %" PRId64
-                   "] must be ordered and inside [%" PRId64 ", %" PRId64 "] of %s",
-                   qmin, qmax, lo, hi, pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'quant_min'/'quant_max': [%" PRId64 ", %" PRId64
+                           "] must be ordered and inside [%" PRId64 ", %" PRId64 "] of %s",
+                           qmin, qmax, lo, hi, pterun_dtype_name(out->dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -39,20 +39,20 @@ static pterun_status check_dequant_args(pterun_kernel_context* ctx, const pterun
                                         const pterun_tensor* out) {
   int64_t lo, hi;
   if (!qk_qdtype_range(in->dtype, &lo, &hi))
-    return QK_FAIL(ctx, "arg 'input': dtype %s is not a quantized integer dtype",
-                   pterun_dtype_name(in->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s is not a quantized integer dtype",
+                           pterun_dtype_name(in->dtype));
   if (in->dtype != dtype)
-    return QK_FAIL(ctx, "arg 'input': dtype %s does not match dtype argument %s",
-                   pterun_dtype_name(in->dtype), pterun_dtype_name((int)dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s does not match dtype argument %s",
+                           pterun_dtype_name(in->dtype), pterun_dtype_name((int)dtype));
   if (has_out_dtype && out->dtype != out_dtype)
-    return QK_FAIL(ctx, "arg 'out': dtype %s does not match out_dtype %s",
-                   pterun_dtype_name(out->dtype), pterun_dtype_name((int)out_dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s does not match out_dtype %s",
+                           pterun_dtype_name(out->dtype), pterun_dtype_name((int)out_dtype));
   if (!pterun_dtype_is_float(out->dtype))
-    return QK_FAIL(ctx, "arg 'out': dtype %s is not a floating type",
-                   pterun_dtype_name(out->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s is not a floating type",
+                           pterun_dtype_name(out->dtype));
   if (qmin > qmax)
-    return QK_FAIL(ctx, "arg 'quant_min': %" PRId64 " is greater than quant_max %" PRId64, qmin,
-                   qmax);
+    return PTERUN_FAIL_ARG(ctx, "arg 'quant_min': %" PRId64 " is greater than quant_max %" PRId64,
+                           qmin, qmax);
   return PTERUN_STATUS_OK;
 }
 
@@ -101,9 +101,9 @@ static pterun_status read_qparam_tensors(pterun_kernel_context* ctx, const pteru
   PTERUN_TRY(pterun_check_dtype(ctx, st, "scale", PTERUN_DTYPE_F64));
   PTERUN_TRY(pterun_check_dtype(ctx, zt, "zero_point", PTERUN_DTYPE_I64));
   if (st->numel != 1)
-    return QK_FAIL(ctx, "arg 'scale': expected one element, got %" PRId64, st->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale': expected one element, got %" PRId64, st->numel);
   if (zt->numel != 1)
-    return QK_FAIL(ctx, "arg 'zero_point': expected one element, got %" PRId64, zt->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_point': expected one element, got %" PRId64, zt->numel);
   PTERUN_TRY(pterun_check_data(ctx, st, "scale"));
   PTERUN_TRY(pterun_check_data(ctx, zt, "zero_point"));
   *scale = ((const double*)st->data)[0];
@@ -188,8 +188,8 @@ PTERUN_KERNEL(qk_dequantize_per_tensor_tensor_out) {
 static pterun_status check_param(pterun_kernel_context* ctx, const pterun_tensor* t,
                                  const char* name, int64_t count) {
   if (t->numel != count)
-    return QK_FAIL(ctx, "arg '%s': expected %" PRId64 " elements, got %" PRId64, name, count,
-                   t->numel);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': expected %" PRId64 " elements, got %" PRId64, name,
+                           count, t->numel);
   return pterun_check_data(ctx, t, name);
 }
 
@@ -231,9 +231,9 @@ PTERUN_KERNEL(qk_quantize_per_channel_out) {
   PTERUN_TRY(pterun_arg_int(ctx, args, 6, "dtype", &dtype));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 7, "out", &out));
   PTERUN_TRY(check_quant_args(ctx, in, qmin, qmax, dtype, out));
-  if (in->rank == 0) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
+  if (in->rank == 0) return PTERUN_FAIL_ARG(ctx, "arg 'input': must have at least one dimension");
   if (axis < -(int64_t)in->rank || axis >= (int64_t)in->rank)
-    return QK_FAIL(ctx, "arg 'axis': %" PRId64 " out of range for rank %d", axis, in->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'axis': %" PRId64 " out of range for rank %d", axis, in->rank);
   if (axis < 0) axis += in->rank;
   PTERUN_TRY(pterun_check_dtype(ctx, sc, "scales", PTERUN_DTYPE_F64));
   PTERUN_TRY(pterun_check_dtype(ctx, zp, "zero_points", PTERUN_DTYPE_I64));
@@ -263,10 +263,10 @@ static pterun_status dequant_channels(pterun_kernel_context* ctx, const pterun_t
     PTERUN_TRY(qk_check_scale(ctx, "scales", pterun_load_f64(scales->data, scales->dtype, c), &s));
     PTERUN_TRY(qk_check_zp(ctx, "zero_points", z));
     if (fast_path_checks && (z < qmin || z > qmax))
-      return QK_FAIL(ctx,
-                     "arg 'zero_points': %" PRId64 " outside [quant_min, quant_max] = [%" PRId64
-                     ", %" PRId64 "]",
-                     z, qmin, qmax);
+      return PTERUN_FAIL_ARG(ctx,
+                             "arg 'zero_points': %" PRId64
+                             " outside [quant_min, quant_max] = [%" PRId64 ", %" PRId64 "]",
+                             z, qmin, qmax);
   }
   for (o = 0; o < outer; ++o)
     for (c = 0; c < C; ++c) {
@@ -281,13 +281,13 @@ static pterun_status dequant_channels(pterun_kernel_context* ctx, const pterun_t
 static pterun_status check_scales_zps(pterun_kernel_context* ctx, const pterun_tensor* sc,
                                       const pterun_tensor* zp, int64_t count) {
   if (sc->dtype != PTERUN_DTYPE_F64 && sc->dtype != PTERUN_DTYPE_F32)
-    return QK_FAIL(ctx, "arg 'scales': dtype %s is not float64 or float32",
-                   pterun_dtype_name(sc->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'scales': dtype %s is not float64 or float32",
+                           pterun_dtype_name(sc->dtype));
   PTERUN_TRY(check_param(ctx, sc, "scales", count));
   if (zp != NULL) {
     if (zp->dtype != PTERUN_DTYPE_I64 && zp->dtype != PTERUN_DTYPE_I32)
-      return QK_FAIL(ctx, "arg 'zero_points': dtype %s is not int64 or int32",
-                     pterun_dtype_name(zp->dtype));
+      return PTERUN_FAIL_ARG(ctx, "arg 'zero_points': dtype %s is not int64 or int32",
+                             pterun_dtype_name(zp->dtype));
     PTERUN_TRY(check_param(ctx, zp, "zero_points", count));
   }
   return PTERUN_STATUS_OK;
@@ -310,9 +310,9 @@ PTERUN_KERNEL(qk_dequantize_per_channel_out) {
   PTERUN_TRY(pterun_arg_opt_int(ctx, args, 7, "out_dtype", &od, &has_od));
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 8, "out", &out));
   PTERUN_TRY(check_dequant_args(ctx, in, qmin, qmax, dtype, has_od, od, out));
-  if (in->rank == 0) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
+  if (in->rank == 0) return PTERUN_FAIL_ARG(ctx, "arg 'input': must have at least one dimension");
   if (axis < -(int64_t)in->rank || axis >= (int64_t)in->rank)
-    return QK_FAIL(ctx, "arg 'axis': %" PRId64 " out of range for rank %d", axis, in->rank);
+    return PTERUN_FAIL_ARG(ctx, "arg 'axis': %" PRId64 " out of range for rank %d", axis, in->rank);
   if (axis < 0) axis += in->rank;
   C = in->sizes[axis];
   PTERUN_TRY(check_scales_zps(ctx, sc, zp, C));
@@ -331,7 +331,7 @@ PTERUN_KERNEL(qk_dequantize_per_channel_out) {
 static pterun_status token_view(pterun_kernel_context* ctx, const pterun_tensor* in, int64_t* T,
                                 int64_t* L) {
   int d;
-  if (in->rank == 0) return QK_FAIL(ctx, "arg 'input': must have at least one dimension");
+  if (in->rank == 0) return PTERUN_FAIL_ARG(ctx, "arg 'input': must have at least one dimension");
   *T = 1;
   for (d = 0; d + 1 < in->rank; ++d) *T *= in->sizes[d];
   *L = in->sizes[in->rank - 1];
@@ -412,17 +412,18 @@ PTERUN_KERNEL(qk_choose_qparams_tensor_out) {
   PTERUN_TRY(pterun_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
   PTERUN_TRY(pterun_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   if (!(qmin < qmax) || qmin < INT32_MIN || qmax > INT32_MAX)
-    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must satisfy min < max", qmin,
-                   qmax);
+    return PTERUN_FAIL_ARG(
+        ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must satisfy min < max", qmin, qmax);
   if (so->numel != 1 || zo->numel != 1)
-    return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'scale_out': scale_out and zero_point_out must have one element");
   PTERUN_TRY(pterun_check_data(ctx, so, "scale_out"));
   PTERUN_TRY(pterun_check_data(ctx, zo, "zero_point_out"));
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
-  if (in->numel == 0) return QK_FAIL(ctx, "arg 'input': empty tensor has no range");
+  if (in->numel == 0) return PTERUN_FAIL_ARG(ctx, "arg 'input': empty tensor has no range");
   qk_scan_minmax((const float*)in->data, in->numel, &mn, &mx);
   if (qk_calc_qparams(mn, mx, (int32_t)qmin, (int32_t)qmax, &scale, &zp) != 0)
-    return QK_FAIL(ctx, "arg 'input': min/max not finite (NaN or Inf in the input)");
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': min/max not finite (NaN or Inf in the input)");
   ((double*)so->data)[0] = scale;
   ((int64_t*)zo->data)[0] = zp;
   return PTERUN_STATUS_OK;
@@ -457,7 +458,7 @@ PTERUN_KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
   PTERUN_TRY(pterun_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
   PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
-  if (L == 0 && T > 0) return QK_FAIL(ctx, "arg 'input': empty rows have no range");
+  if (L == 0 && T > 0) return PTERUN_FAIL_ARG(ctx, "arg 'input': empty rows have no range");
   PTERUN_TRY(resize_token_outs(ctx, in, so, zo));
   for (t = 0; t < T; ++t) {
     float mn, mx;
@@ -465,7 +466,7 @@ PTERUN_KERNEL(qk_choose_qparams_per_token_asymmetric_out) {
     int32_t zp;
     qk_scan_minmax((const float*)in->data + t * L, L, &mn, &mx);
     if (qk_calc_qparams(mn, mx, -128, 127, &scale, &zp) != 0)
-      return QK_FAIL(ctx, "arg 'input': row %" PRId64 " has a NaN or Inf", t);
+      return PTERUN_FAIL_ARG(ctx, "arg 'input': row %" PRId64 " has a NaN or Inf", t);
     ((double*)so->data)[t] = scale;
     ((int64_t*)zo->data)[t] = zp;
   }
@@ -487,19 +488,21 @@ PTERUN_KERNEL(qk_choose_qparams_per_token_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 3, "zero_point_out", &zo));
   if (in->dtype != PTERUN_DTYPE_F32 && in->dtype != PTERUN_DTYPE_F16 &&
       in->dtype != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(in->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported",
+                           pterun_dtype_name(in->dtype));
   if (dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg 'dtype': only int8 is supported, got %s",
-                   pterun_dtype_name((int)dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'dtype': only int8 is supported, got %s",
+                           pterun_dtype_name((int)dtype));
   if (!pterun_dtype_is_float(so->dtype))
-    return QK_FAIL(ctx, "arg 'scale_out': dtype %s is not floating", pterun_dtype_name(so->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'scale_out': dtype %s is not floating",
+                           pterun_dtype_name(so->dtype));
   if (zo->dtype != PTERUN_DTYPE_I64 && zo->dtype != PTERUN_DTYPE_I32 &&
       !pterun_dtype_is_float(zo->dtype))
-    return QK_FAIL(ctx, "arg 'zero_point_out': dtype %s not supported",
-                   pterun_dtype_name(zo->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'zero_point_out': dtype %s not supported",
+                           pterun_dtype_name(zo->dtype));
   PTERUN_TRY(token_view(ctx, in, &T, &L));
   PTERUN_TRY(pterun_check_contiguous(ctx, in, "input"));
-  if (L == 0 && T > 0) return QK_FAIL(ctx, "arg 'input': empty rows have no range");
+  if (L == 0 && T > 0) return PTERUN_FAIL_ARG(ctx, "arg 'input': empty rows have no range");
   PTERUN_TRY(resize_token_outs(ctx, in, so, zo));
   for (t = 0; t < T; ++t) {
     float amax = fabsf((float)pterun_load_f64(in->data, in->dtype, t * L)), s;
@@ -547,15 +550,19 @@ PTERUN_KERNEL(qk_choose_qparams_symmetric_tensor_out) {
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 6, "zero_point_out", &zo));
   if (in->dtype != PTERUN_DTYPE_F32 && in->dtype != PTERUN_DTYPE_F16 &&
       in->dtype != PTERUN_DTYPE_BF16)
-    return QK_FAIL(ctx, "arg 'input': dtype %s not supported", pterun_dtype_name(in->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'input': dtype %s not supported",
+                           pterun_dtype_name(in->dtype));
   if (!qk_qdtype_range((int)dtype, &lo, &hi))
-    return QK_FAIL(ctx, "arg 'dtype': %s is not a quantized dtype", pterun_dtype_name((int)dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'dtype': %s is not a quantized dtype",
+                           pterun_dtype_name((int)dtype));
   if (!(qmin <= 0 && 0 <= qmax && qmin < qmax))
-    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must contain 0", qmin, qmax);
+    return PTERUN_FAIL_ARG(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] must contain 0", qmin,
+                           qmax);
   PTERUN_TRY(pterun_check_dtype(ctx, so, "scale_out", PTERUN_DTYPE_F64));
   PTERUN_TRY(pterun_check_dtype(ctx, zo, "zero_point_out", PTERUN_DTYPE_I64));
   if (so->numel != 1 || zo->numel != 1)
-    return QK_FAIL(ctx, "arg 'scale_out': scale_out and zero_point_out must have one element");
+    return PTERUN_FAIL_ARG(ctx,
+                           "arg 'scale_out': scale_out and zero_point_out must have one element");
   PTERUN_TRY(pterun_check_data(ctx, so, "scale_out"));
   PTERUN_TRY(pterun_check_data(ctx, zo, "zero_point_out"));
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
@@ -581,7 +588,7 @@ PTERUN_KERNEL(qk_choose_qparams_symmetric_tensor_out) {
   s = m / (float)((double)(qmax - qmin) / 2.0);
   if (in->dtype == PTERUN_DTYPE_F16) s = qk_round_f16(s);
   if (in->dtype == PTERUN_DTYPE_BF16) s = qk_round_bf16(s);
-  if (s != s) return QK_FAIL(ctx, "arg 'input': NaN in the input");
+  if (s != s) return PTERUN_FAIL_ARG(ctx, "arg 'input': NaN in the input");
   if (s < (float)eps) s = (float)eps;
   if (dtype == PTERUN_DTYPE_U8) zp = 128;
   ((double*)so->data)[0] = (double)s;

@@ -25,14 +25,15 @@ pterun_status qk_check_scale(pterun_kernel_context* ctx, const char* name, doubl
                              float* out) {
   float s = (float)scale;
   if (!(s > 0.0f) || isinf(s) || isinf(1.0f / s) || isinf((float)(1.0 / scale)))
-    return QK_FAIL(ctx, "arg '%s': scale %g must be finite and > 0 in float32", name, scale);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': scale %g must be finite and > 0 in float32", name,
+                           scale);
   *out = s;
   return PTERUN_STATUS_OK;
 }
 
 pterun_status qk_check_zp(pterun_kernel_context* ctx, const char* name, int64_t zp) {
   if (zp < INT32_MIN || zp > INT32_MAX)
-    return QK_FAIL(ctx, "arg '%s': zero point %" PRId64 " does not fit int32", name, zp);
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': zero point %" PRId64 " does not fit int32", name, zp);
   return PTERUN_STATUS_OK;
 }
 
@@ -291,8 +292,8 @@ pterun_status qk_arg_q8(pterun_kernel_context* ctx, pterun_value** args, size_t 
   PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, n[3], &q->qmax));
   PTERUN_TRY(pterun_arg_int(ctx, args, i + 4, n[4], &q->dtype));
   if (q->dtype != PTERUN_DTYPE_U8 && q->dtype != PTERUN_DTYPE_I8)
-    return QK_FAIL(ctx, "arg '%s': the fused 8-bit operators take int8 or uint8, not %s", n[4],
-                   pterun_dtype_name((int)q->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg '%s': the fused 8-bit operators take int8 or uint8, not %s",
+                           n[4], pterun_dtype_name((int)q->dtype));
   return PTERUN_STATUS_OK;
 }
 
@@ -302,8 +303,8 @@ pterun_status qk_check_q8(pterun_kernel_context* ctx, const qk_q8* q, float* sca
   PTERUN_TRY(qk_check_zp(ctx, "zero_point", q->zp));
   if (!qk_qdtype_range((int)q->dtype, &lo, &hi) || q->qmin < lo || q->qmax > hi ||
       q->qmin > q->qmax)
-    return QK_FAIL(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s", q->qmin,
-                   q->qmax, pterun_dtype_name((int)q->dtype));
+    return PTERUN_FAIL_ARG(ctx, "arg 'quant_min': [%" PRId64 ", %" PRId64 "] invalid for %s",
+                           q->qmin, q->qmax, pterun_dtype_name((int)q->dtype));
   return PTERUN_STATUS_OK;
 }
 

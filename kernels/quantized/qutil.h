@@ -11,8 +11,6 @@
 #include "pterun/kernel.h"
 #include "pterun/kernel_util.h"
 
-#define QK_FAIL(ctx, ...) pterun_kernel_fail((ctx), PTERUN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
-
 /* ---- arguments (each fails the kernel naming the argument) ----
  * Argument accessors, output resizing and the kernel macros are the kit's
  * (pterun/kernel.h, pterun/kernel_util.h). */

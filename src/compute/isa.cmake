@@ -82,24 +82,103 @@ endif()
 # on PTERUN_GEMM_AVX2, both AVX-512 variants (BW, and VNNI's vpdpbusd) on
 # PTERUN_GEMM_AVX512VNNI (its probe covers -mavx512bw). The driver, the
 # activation quantization and the microkernels' tile epilogues keep
-# torchao's float operations: no contraction into fused multiply-adds.
-set_source_files_properties(${_pt_isa_dir}/lowbit/linear.c ${_pt_isa_dir}/lowbit/act.c
-  PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+# torchao's float operations: no contraction into fused multiply-adds (as
+# everywhere: pterun_target_defaults passes -ffp-contract=off).
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
-  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
+  set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 endif()
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
-    COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-ffp-contract=off")
+    COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
-    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-mfma;-ffp-contract=off")
+    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-mfma")
 endif()
 # AArch64: the NEON dot-product variant (sdot), when the compiler takes it.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   check_c_compiler_flag("-march=armv8.2-a+dotprod" PTERUN_CC_HAS_DOTPROD)
   if(PTERUN_CC_HAS_DOTPROD)
     set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_neondot.c PROPERTIES
-      COMPILE_OPTIONS "-march=armv8.2-a+dotprod;-ffp-contract=off")
+      COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
     target_compile_definitions(pterun_compute PRIVATE PTERUN_LOWBIT_NEONDOT=1)
   endif()
+endif()
+
+# ---- emulated ISAs (test builds only; docs/robustness.md) ----------------------
+# PTERUN_EMULATE_ISA=avx512f;avx512bw;avx512vnni (or comma separated) compiles
+# every AVX-512 microkernel source that needs one of the listed ISAs again
+# without its -mavx512* flags, against SIMDe's portable intrinsics
+# (tests/emulate/simde_isa.h, force-included), and makes
+# pterun_cpu_detected_features() report the listed ISAs (src/core/cpu.c), so
+# the dispatcher selects those variants on a CPU without AVX-512 and the kernel
+# tests execute them. AVX2 and FMA stay native: SIMDe builds the 512-bit
+# operations from them (and only native FMA fuses). Never for a release.
+set(PTERUN_EMULATE_ISA "" CACHE STRING
+  "Test builds only: ISAs (avx512f, avx512bw, avx512vnni) whose microkernels run emulated (SIMDe)")
+string(REPLACE "," ";" _pt_emu_isas "${PTERUN_EMULATE_ISA}")
+if(_pt_emu_isas)
+  if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" OR NOT CMAKE_C_COMPILER_ID STREQUAL "GNU")
+    message(FATAL_ERROR "PTERUN_EMULATE_ISA: x86-64 with GCC only")
+  endif()
+  # A library that reports ISAs the CPU may lack is for tests, never installed.
+  if(NOT DEFINED PTERUN_INSTALL OR PTERUN_INSTALL)
+    message(FATAL_ERROR "PTERUN_EMULATE_ISA is for test builds: add -DPTERUN_INSTALL=OFF")
+  endif()
+  find_path(PTERUN_SIMDE_INCLUDE_DIR simde/x86/avx512.h)
+  if(NOT PTERUN_SIMDE_INCLUDE_DIR)
+    message(FATAL_ERROR "PTERUN_EMULATE_ISA needs SIMDe's headers (Debian: libsimde-dev)")
+  endif()
+  set(_pt_emu_bits 0)
+  set(_pt_emu_bit_avx512f 5)
+  set(_pt_emu_bit_avx512bw 6)
+  set(_pt_emu_bit_avx512vnni 9)
+  foreach(_isa IN LISTS _pt_emu_isas)
+    if(NOT DEFINED _pt_emu_bit_${_isa})
+      message(FATAL_ERROR "PTERUN_EMULATE_ISA: '${_isa}' is not one of avx512f, avx512bw, avx512vnni")
+    endif()
+    math(EXPR _pt_emu_bits "${_pt_emu_bits} | (1 << ${_pt_emu_bit_${_isa}})" OUTPUT_FORMAT HEXADECIMAL)
+  endforeach()
+  if(NOT PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI" OR NOT PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
+    message(FATAL_ERROR "PTERUN_EMULATE_ISA: the AVX2 and AVX-512 microkernels must be enabled")
+  endif()
+  # Each AVX-512 source and the AVX-512 features its flags ask for.
+  set(_pt_emu_srcs
+    gemm/f32_avx512.c=avx512f vmath/vmath_avx512.c=avx512f dwconv/dwconv_avx512.c=avx512f
+    conv/conv_avx512.c=avx512f qgemm/qs8_avx512vnni.c=avx512f,avx512bw,avx512vnni
+    lowbit/lowbit_avx512bw.c=avx512f,avx512bw lowbit/lowbit_avx512vnni.c=avx512f,avx512bw,avx512vnni)
+  set(PTERUN_EMULATED_SOURCES "")
+  foreach(_entry IN LISTS _pt_emu_srcs)
+    string(REPLACE "=" ";" _entry "${_entry}")
+    list(GET _entry 0 _src)
+    list(GET _entry 1 _needs)
+    string(REPLACE "," ";" _needs "${_needs}")
+    set(_hit OFF)
+    foreach(_isa IN LISTS _needs)
+      if(_isa IN_LIST _pt_emu_isas)
+        set(_hit ON)
+      endif()
+    endforeach()
+    if(NOT _hit)
+      continue()
+    endif()
+    get_source_file_property(_opts ${_pt_isa_dir}/${_src} COMPILE_OPTIONS)
+    list(FILTER _opts EXCLUDE REGEX "^-mavx512")
+    # -Wno-psabi: 64-byte vectors passed between the file's own functions
+    # without -mavx512f (an ABI note, not a defect: one file, one ABI).
+    list(APPEND _opts -mavx2 -mfma -Wno-psabi -include "${PROJECT_SOURCE_DIR}/tests/emulate/simde_isa.h")
+    set(_defs "")
+    foreach(_isa IN LISTS _needs)
+      string(TOUPPER "${_isa}" _u)
+      list(APPEND _defs PTERUN_EMULATE_${_u}=1)
+    endforeach()
+    set_source_files_properties(${_pt_isa_dir}/${_src} PROPERTIES COMPILE_OPTIONS "${_opts}"
+                                COMPILE_DEFINITIONS "${_defs}" INCLUDE_DIRECTORIES "${PTERUN_SIMDE_INCLUDE_DIR}")
+    list(APPEND PTERUN_EMULATED_SOURCES ${_src})
+  endforeach()
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/core/cpu.c PROPERTIES
+    COMPILE_DEFINITIONS "PTERUN_EMULATED_FEATURES=((uint64_t)${_pt_emu_bits})")
+  # What tools/variant_table.py reads to tell emulated from native runs.
+  file(WRITE ${CMAKE_BINARY_DIR}/emulated_isa.txt "${_pt_emu_isas}\n")
+  message(STATUS "pterun: emulated ISAs (SIMDe) ${_pt_emu_isas}: ${PTERUN_EMULATED_SOURCES}")
+else()
+  file(REMOVE ${CMAKE_BINARY_DIR}/emulated_isa.txt)
 endif()

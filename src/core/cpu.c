@@ -5,12 +5,16 @@
  * same value and store it; there is nothing else to initialise, so no lock is
  * needed. */
 /* C standard */
+#include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strncasecmp (POSIX) */
 
 /* pterun public */
 #include "pterun/cpu.h"
+#include "pterun/log.h"
 
 /* OS */
 #if defined(__x86_64__) || defined(__i386__)
@@ -99,21 +103,121 @@ static uint64_t detect(void) {
 typedef uint64_t pt_cpu_word;
 #define PT_CPU_LOAD(p) (*(p))
 #define PT_CPU_STORE(p, v) (*(p) = (v))
+static uint64_t pt_cpu_exchange(uint64_t* p, uint64_t v) {
+  uint64_t old = *p;
+  *p = v;
+  return old;
+}
+#define PT_CPU_EXCHANGE(p, v) pt_cpu_exchange((p), (v))
 #else
 typedef _Atomic uint64_t pt_cpu_word;
 #define PT_CPU_LOAD(p) atomic_load_explicit((p), memory_order_acquire)
 #define PT_CPU_STORE(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define PT_CPU_EXCHANGE(p, v) atomic_exchange_explicit((p), (v), memory_order_acq_rel)
 #endif
 static pt_cpu_word g_detected;
 static pt_cpu_word g_features;
 
+/* A test build with -DPTERUN_EMULATE_ISA=... (src/compute/isa.cmake) compiles
+ * those ISAs' microkernels against a portable emulation and reports the ISAs
+ * present whatever the CPU has, so that the dispatcher and the kernel tests
+ * run them. Never defined in a release build. */
+#ifndef PTERUN_EMULATED_FEATURES
+#define PTERUN_EMULATED_FEATURES ((uint64_t)0)
+#endif
+
 uint64_t pterun_cpu_detected_features(void) {
   uint64_t v = PT_CPU_LOAD(&g_detected);
   if (!(v & PT_CPU_VALID)) {
-    v = detect() | PT_CPU_VALID;
+    v = detect() | PTERUN_EMULATED_FEATURES | PT_CPU_VALID;
     PT_CPU_STORE(&g_detected, v);
   }
   return v & ~PT_CPU_VALID;
+}
+
+/* ---- PTERUN_ISA and PTERUN_ISA_MASK ---------------------------------------------
+ * Both narrow the detected features (ANDed when both are set). Parsing is a
+ * pure function of the two strings, so pterun_cpu_features() (which applies
+ * them) and pterun_cpu_report_env() (which words what was wrong) need no
+ * shared buffer between threads. */
+
+/* The features a named one builds on: naming "avx2" keeps AVX2 and the AVX
+ * and SSE4.1 it needs, so PTERUN_ISA=avx2,fma selects the AVX2 kernels
+ * (their rows require AVX, AVX2 and FMA). */
+static uint64_t with_prerequisites(uint64_t f) {
+  static const struct {
+    uint64_t feature, needs;
+  } k_needs[] = {
+      {PTERUN_CPU_X86_AVX, PTERUN_CPU_X86_SSE4_1},
+      {PTERUN_CPU_X86_AVX2, PTERUN_CPU_X86_AVX},
+      {PTERUN_CPU_X86_FMA, PTERUN_CPU_X86_AVX},
+      {PTERUN_CPU_X86_F16C, PTERUN_CPU_X86_AVX},
+      {PTERUN_CPU_X86_AVXVNNI, PTERUN_CPU_X86_AVX2},
+      {PTERUN_CPU_X86_AVX512F, PTERUN_CPU_X86_AVX2 | PTERUN_CPU_X86_FMA | PTERUN_CPU_X86_F16C},
+      {PTERUN_CPU_X86_AVX512BW, PTERUN_CPU_X86_AVX512F},
+      {PTERUN_CPU_X86_AVX512DQ, PTERUN_CPU_X86_AVX512F},
+      {PTERUN_CPU_X86_AVX512VL, PTERUN_CPU_X86_AVX512F},
+      {PTERUN_CPU_X86_AVX512VNNI, PTERUN_CPU_X86_AVX512F},
+      {PTERUN_CPU_X86_AVX512BF16, PTERUN_CPU_X86_AVX512BW},
+      {PTERUN_CPU_ARM_DOTPROD, PTERUN_CPU_ARM_NEON},
+      {PTERUN_CPU_ARM_FP16, PTERUN_CPU_ARM_NEON},
+      {PTERUN_CPU_ARM_I8MM, PTERUN_CPU_ARM_NEON},
+  };
+  uint64_t prev;
+  do { /* to a fixed point: the table is short and the chains shallow */
+    size_t i;
+    prev = f;
+    for (i = 0; i < sizeof k_needs / sizeof k_needs[0]; ++i)
+      if (f & k_needs[i].feature) f |= k_needs[i].needs;
+  } while (f != prev);
+  return f;
+}
+
+/* Appends one complaint to msg (NULL: none kept), "; " between complaints. */
+static void complain(char* msg, size_t size, const char* fmt, const char* a, size_t alen) {
+  size_t used;
+  if (msg == NULL || size == 0) return;
+  used = strlen(msg);
+  if (used > 0 && used + 2 < size) memcpy(msg + used, "; ", 3), used += 2;
+  if (used + 1 < size) snprintf(msg + used, size - used, fmt, (int)alen, a);
+}
+
+static int is_space(char c) {
+  return c == ' ' || c == '\t';
+}
+
+/* PTERUN_ISA: feature names (cpu.h's display names, any case) separated by
+ * commas, or "none". Returns the features to keep; an unknown or empty name
+ * is left out and reported, the others still apply. */
+static uint64_t parse_names(const char* s, char* msg, size_t size) {
+  uint64_t keep = 0;
+  while (1) {
+    const char* end = s;
+    size_t n;
+    while (*end != '\0' && *end != ',') ++end;
+    while (s < end && is_space(*s)) ++s;
+    n = (size_t)(end - s);
+    while (n > 0 && is_space(s[n - 1])) --n;
+    if (n == 0) {
+      complain(msg, size, "PTERUN_ISA: an empty feature name%.*s (a stray comma?)", "", 0);
+    } else if (n == 4 && strncasecmp(s, "none", 4) == 0) {
+      /* nothing to add */
+    } else {
+      uint64_t bit = 0;
+      int b;
+      for (b = 0; b < 63 && bit == 0; ++b) {
+        const char* name = pterun_cpu_feature_name((uint64_t)1 << b);
+        if (name != NULL && strlen(name) == n && strncasecmp(s, name, n) == 0)
+          bit = (uint64_t)1 << b;
+      }
+      if (bit == 0)
+        complain(msg, size, "PTERUN_ISA: unknown feature '%.*s' left out", s, n < 40 ? n : 40);
+      keep |= with_prerequisites(bit);
+    }
+    if (*end == '\0') break;
+    s = end + 1;
+  }
+  return keep;
 }
 
 /* PTERUN_ISA_MASK: hex, optional 0x, nothing else; *ok = 0 when malformed. */
@@ -121,26 +225,65 @@ static uint64_t parse_mask(const char* s, int* ok) {
   char* end = NULL;
   unsigned long long v;
   *ok = 0;
-  if (s == NULL || *s == '\0') return 0;
   if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
-  if (*s == '\0' || *s == '-' || *s == '+' || *s == ' ') return 0;
+  if (*s == '\0' || *s == '-' || *s == '+' || is_space(*s)) return 0;
+  errno = 0;
   v = strtoull(s, &end, 16);
-  if (end == NULL || *end != '\0') return 0;
+  if (end == NULL || *end != '\0' || errno == ERANGE) return 0;
   *ok = 1;
   return (uint64_t)v;
+}
+
+/* The features the environment keeps (all: ~0), and what could not be used
+ * in msg (when not NULL; "" when everything parsed). Unset or empty
+ * variables keep everything. */
+static uint64_t env_keep(char* msg, size_t size) {
+  const char* isa = getenv("PTERUN_ISA");
+  const char* mask = getenv("PTERUN_ISA_MASK");
+  uint64_t keep = ~(uint64_t)0;
+  if (msg != NULL && size > 0) msg[0] = '\0';
+  if (isa != NULL && *isa != '\0') keep &= parse_names(isa, msg, size);
+  if (mask != NULL && *mask != '\0') {
+    int ok;
+    uint64_t m = parse_mask(mask, &ok);
+    if (ok)
+      keep &= m;
+    else
+      complain(msg, size, "PTERUN_ISA_MASK='%.*s' is not a hex mask (such as 0x81f): ignored", mask,
+               strlen(mask) < 40 ? strlen(mask) : 40);
+  }
+  return keep;
 }
 
 uint64_t pterun_cpu_features(void) {
   uint64_t v = PT_CPU_LOAD(&g_features);
   if (!(v & PT_CPU_VALID)) {
-    int ok;
-    uint64_t mask = parse_mask(getenv("PTERUN_ISA_MASK"), &ok);
-    v = pterun_cpu_detected_features();
-    if (ok) v &= mask;
-    v |= PT_CPU_VALID;
+    v = (pterun_cpu_detected_features() & env_keep(NULL, 0)) | PT_CPU_VALID;
     PT_CPU_STORE(&g_features, v);
   }
   return v & ~PT_CPU_VALID;
+}
+
+static pt_cpu_word g_env_reported;
+
+int pterun_cpu_report_env(const pterun_logger* logger) {
+  char msg[400], known[160], in_use[160];
+  uint64_t all = 0;
+  /* A logger that drops warnings does not use up the one report (as
+   * pt_vlog: a zero logger takes WARNING and above). */
+  pterun_log_level min = PTERUN_LOG_WARNING;
+  if (logger != NULL && (logger->fn != NULL || logger->min_level != 0)) min = logger->min_level;
+  if (min > PTERUN_LOG_WARNING) return 0;
+  env_keep(msg, sizeof msg);
+  if (msg[0] == '\0' || PT_CPU_EXCHANGE(&g_env_reported, 1) != 0) return 0;
+#define PT_CPU_ALL_(name, bit, text) all |= PTERUN_CPU_##name;
+  PTERUN_CPU_FEATURE_LIST(PT_CPU_ALL_)
+#undef PT_CPU_ALL_
+  pterun_cpu_features_string(all, known, sizeof known);
+  pterun_cpu_features_string(pterun_cpu_features(), in_use, sizeof in_use);
+  pterun_log(logger, PTERUN_LOG_WARNING, "%s (feature names: %s, none; in use: %s)", msg, known,
+             in_use);
+  return 1;
 }
 
 const char* pterun_cpu_feature_name(uint64_t feature) {

@@ -36,11 +36,35 @@ static pterun_tensor* own_tensor(pterun_method* m, uint32_t vi) {
   return v->tag == PTERUN_VALUE_TENSOR ? v->u.tensor : NULL;
 }
 
+/* After a refused set_input: no binding survives. An unplanned input drops
+ * the caller's pointer (the caller may free that memory once its call was
+ * refused); a planned one keeps its own memory but not the stale bytes'
+ * standing. Execute refuses the input until it is set again. */
+static void unbind_input(pterun_method* m, size_t i) {
+  m->input_set[i] = PT_INPUT_REFUSED;
+  pterun_tensor* t = own_tensor(m, m->inputs[i]);
+  if (t == NULL) return;
+  pterun_tensor* t0 = &m->tensors_initial[t - m->tensors];
+  if (!aux_of(m, t)->planned) {
+    t0->data = NULL;
+    t0->capacity = 0;
+  }
+  *t = *t0;
+}
+
+static pterun_status bind_input(pterun_method* m, size_t i, const pterun_tensor_view* view);
+
 pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_tensor_view* view) {
-  if (m == NULL || view == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  if (m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (i >= m->input_count)
     return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "input %zu out of range (%u inputs)",
                    i, m->input_count);
+  pterun_status st = view == NULL ? PTERUN_STATUS_INVALID_ARGUMENT : bind_input(m, i, view);
+  if (st != PTERUN_STATUS_OK) unbind_input(m, i);
+  return st;
+}
+
+static pterun_status bind_input(pterun_method* m, size_t i, const pterun_tensor_view* view) {
   pterun_tensor* t = own_tensor(m, m->inputs[i]);
   if (t == NULL)
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH, "input %zu is a %s, not a tensor", i,
@@ -110,7 +134,7 @@ pterun_status pterun_method_set_input(pterun_method* m, size_t i, const pterun_t
     t->capacity = view->nbytes;
   }
   *t0 = *t;
-  m->input_set[i] = 1;
+  m->input_set[i] = PT_INPUT_SET;
   return PTERUN_STATUS_OK;
 }
 
@@ -120,11 +144,24 @@ static bool same_double(double a, double b) {
   return fabs(a - b) <= 1e-4 + 1e-5 * fabs(b);
 }
 
+static pterun_status check_input_value(pterun_method* m, size_t i, const pterun_value* value);
+
 pterun_status pterun_method_set_input_value(pterun_method* m, size_t i, const pterun_value* value) {
-  if (m == NULL || value == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  if (m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   if (i >= m->input_count)
     return pt_fail(&m->logger, PTERUN_STATUS_INVALID_ARGUMENT, "input %zu out of range (%u inputs)",
                    i, m->input_count);
+  pterun_status st =
+      value == NULL ? PTERUN_STATUS_INVALID_ARGUMENT : check_input_value(m, i, value);
+  if (st != PTERUN_STATUS_OK) {
+    unbind_input(m, i); /* like a refused set_input */
+    return st;
+  }
+  m->input_set[i] = PT_INPUT_SET;
+  return st;
+}
+
+static pterun_status check_input_value(pterun_method* m, size_t i, const pterun_value* value) {
   const pterun_value* want = &m->values_initial[m->inputs[i]];
   if (want->tag == PTERUN_VALUE_TENSOR || value->tag != want->tag)
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
@@ -145,7 +182,6 @@ pterun_status pterun_method_set_input_value(pterun_method* m, size_t i, const pt
     return pt_fail(&m->logger, PTERUN_STATUS_INPUT_MISMATCH,
                    "input %zu: the program was compiled for a different value of this %s", i,
                    pterun_value_tag_name(want->tag));
-  m->input_set[i] = 1;
   return PTERUN_STATUS_OK;
 }
 
@@ -235,9 +271,11 @@ static void move_value(pterun_method* m, const pterun_value* from, pterun_value*
 pterun_status pterun_method_execute(pterun_method* m) {
   if (m == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
   for (uint32_t k = 0; k < m->input_count; ++k)
-    if (!m->input_set[k])
+    if (m->input_set[k] != PT_INPUT_SET)
       return pt_fail(&m->logger, PTERUN_STATUS_INVALID_STATE,
-                     m->input_shared[k]
+                     m->input_set[k] == PT_INPUT_REFUSED
+                         ? "input %u is not bound: its last set_input was refused; set it again"
+                     : m->input_shared[k]
                          ? "input %u must be set again: its memory is reused by the method"
                          : "input %u has not been set",
                      k);
@@ -315,7 +353,7 @@ pterun_status pterun_method_execute(pterun_method* m) {
     }
   }
   for (uint32_t k = 0; k < m->input_count; ++k)
-    if (m->input_shared[k]) m->input_set[k] = 0;
+    if (m->input_shared[k]) m->input_set[k] = PT_INPUT_UNSET;
   if (prof != NULL) pt_profiler_run_end(prof);
   return PTERUN_STATUS_OK;
 }

@@ -5,7 +5,13 @@
  * rewritten only when its fused operator is registered and every
  * intermediate is a tensor of the pattern's dtype that nothing else touches:
  * no other instruction reads, writes or moves it, it is not a method output,
- * no elided view shares its memory and no jump lands inside the chain.
+ * no elided view shares its memory and no jump lands inside the chain; the
+ * chain's result has the shape the fused kernel gives it (shape_kept) and
+ * shares no byte with what the fused call reads (result_disjoint), or is
+ * moved into an intermediate's bytes where it can live (redirect_host).
+ * Chains are chosen in order and a move is made when its chain is chosen,
+ * so the later ones are judged with it (docs/architecture.md lists the
+ * conditions).
  * A row may add a feed: the constant-only producers of one step argument
  * (a quantized weight's dequantize, ...), removed with the chain.
  *
@@ -65,6 +71,12 @@ typedef struct pt_fuse_pattern {
   bool any_may_alias;                 /* ... with any argument of any step */
   bool needs_prepare;                 /* the fused kernel runs only prepared (integer weights
                                          packed at load): no fusion without kernel preparation */
+  uint8_t shape_step;                 /* the step whose result's shape the fused kernel gives
+                                         its result (the convolution, the addmm, ...): the
+                                         chain's result must have it (shape_kept) */
+  bool rows_nd;                       /* ... or, a linear's kernel, the sizes of step 0's first
+                                         argument with the last one that step's (its [M, N]
+                                         rows seen through a view as [B, T, N]), contiguous */
   const char* fused;                  /* the replacing operator */
   uint8_t fused_nargs;
   pt_fuse_arg args[PT_FUSE_MAX_ARGS]; /* its arguments, each (step or PT_FUSE_MAX_STEPS + feed
@@ -104,7 +116,8 @@ static const pterun_value* result_of(const pt_fuse_pattern* p, uint32_t s, const
  * a malformed row is ignored rather than trusted). */
 static bool pattern_ok(const pt_fuse_pattern* p) {
   uint32_t steps = steps_of(p);
-  if (steps < 2 || p->fused == NULL || p->fused_nargs == 0 || p->fused_nargs > PT_FUSE_MAX_ARGS)
+  if (steps < 2 || p->fused == NULL || p->fused_nargs == 0 || p->fused_nargs > PT_FUSE_MAX_ARGS ||
+      p->shape_step >= steps)
     return false;
   for (uint32_t s = 0; s < steps; ++s)
     if (p->nargs[s] < 2 || (s > 0 && p->link[s] >= inputs_of(p, s)) ||
@@ -141,6 +154,9 @@ typedef struct fuse_facts {
                        (0: none, UINT32_MAX: several) */
   pt_instr** instr; /* per flat index */
   uint8_t* covered; /* per flat index: part of a chosen rewrite */
+  const pterun_tensor* tensors; /* m->tensors: the base of the per-tensor arrays */
+  void** home; /* per tensor: where a chosen rewrite moved it from (its result moved into
+                       an intermediate's bytes, redirect_host), else NULL */
   bool has_jumps;
 } fuse_facts;
 
@@ -202,20 +218,33 @@ static void gather_facts(const pterun_method* m, fuse_facts* f) {
   for (uint32_t k = 0; k < m->output_count; ++k) f->outputs[m->outputs[k]] = 1;
 }
 
-static bool overlaps(const pterun_tensor* a, const pterun_tensor* b) {
-  uintptr_t a0 = (uintptr_t)a->data, a1 = a0 + a->capacity;
-  uintptr_t b0 = (uintptr_t)b->data, b1 = b0 + b->capacity;
-  return a->data != NULL && b->data != NULL && a0 < b1 && b0 < a1;
+/* Do tensors a and b share bytes? A tensor a chosen rewrite moved
+ * (f->home) counts at both places: the decisions taken after the move see
+ * where it is now, and they must also hold if the move is undone (its fused
+ * kernel declines at preparation: pt_unfuse). */
+static bool overlaps(const fuse_facts* f, const pterun_tensor* a, const pterun_tensor* b) {
+  const void* at[2] = {a->data, f->home[a - f->tensors]};
+  const void* bt[2] = {b->data, f->home[b - f->tensors]};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) {
+      uintptr_t a0 = (uintptr_t)at[i], a1 = a0 + a->capacity;
+      uintptr_t b0 = (uintptr_t)bt[j], b1 = b0 + b->capacity;
+      if (at[i] != NULL && bt[j] != NULL && a0 < b1 && b0 < a1) return true;
+    }
+  return false;
 }
 
 static bool names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v);
-static bool value_overlaps(const pterun_value* v, const pterun_tensor* t);
+static bool value_overlaps(const fuse_facts* f, const pterun_value* v, const pterun_tensor* t);
 
-/* Does instruction `in` write a tensor whose bytes include all of t's? */
-static bool covers(const pt_instr* in, const pterun_tensor* t) {
+/* Does instruction `in` write a tensor whose bytes include all of t's (a
+ * moved result is not trusted to: it has two places)? */
+static bool covers(const fuse_facts* f, const pt_instr* in, const pterun_tensor* t) {
   if (in->type != PT_INSTR_KERNEL_CALL || in->b == 0) return false;
   const pterun_value* r = in->args[in->b - 1];
-  if (r->tag != PTERUN_VALUE_TENSOR || r->u.tensor->data == NULL || t->data == NULL) return false;
+  if (r->tag != PTERUN_VALUE_TENSOR || r->u.tensor->data == NULL || t->data == NULL ||
+      f->home[r->u.tensor - f->tensors] != NULL)
+    return false;
   uintptr_t r0 = (uintptr_t)r->u.tensor->data, r1 = r0 + r->u.tensor->capacity;
   uintptr_t t0 = (uintptr_t)t->data, t1 = t0 + t->capacity;
   return r0 <= t0 && t1 <= r1;
@@ -233,7 +262,7 @@ static bool view_unaffected(const pterun_method* m, const fuse_facts* f, const p
   bool covered = false;
   for (uint32_t j = end + 1; j < ch->count; ++j) {
     if (!covered && names_value(m, &ch->instrs[j], x)) return false;
-    covered = covered || covers(&ch->instrs[j], x->u.tensor);
+    covered = covered || covers(f, &ch->instrs[j], x->u.tensor);
   }
   for (uint32_t j = start; j <= end; ++j)
     if (names_value(m, &ch->instrs[j], x)) return false;
@@ -252,7 +281,8 @@ static bool elided_view_of(const pterun_method* m, const fuse_facts* f, const pt
   const uint32_t vi = (uint32_t)(v - m->values);
   return !f->written[vi] && !f->outputs[vi] && f->refs[vi] == 1 &&
          m->aux[a - m->tensors].in_arena && m->aux[b - m->tensors].in_arena && a->data != NULL &&
-         a->data == b->data && a->dtype == b->dtype && a->nbytes == b->nbytes;
+         f->home[b - m->tensors] == NULL && a->data == b->data && a->dtype == b->dtype &&
+         a->nbytes == b->nbytes;
 }
 
 /* Would rewriting the instructions at flat [pos, end] leave tensor value r's
@@ -266,7 +296,7 @@ static bool unviewed(const pterun_method* m, const fuse_facts* f, const pterun_v
   for (uint32_t v = 0; v < m->value_count; ++v) {
     const pterun_value* x = &m->values[v];
     if (x == r || x == view || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
-    if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(x->u.tensor, t) &&
+    if (m->aux[x->u.tensor - m->tensors].in_arena && overlaps(f, x->u.tensor, t) &&
         !view_unaffected(m, f, x, pos, end))
       return false;
   }
@@ -329,13 +359,13 @@ static bool private_link(const pterun_method* m, const fuse_facts* f, const pt_i
 }
 
 /* Does tensor value v (or a tensor of list v) share memory with `t`? */
-static bool value_overlaps(const pterun_value* v, const pterun_tensor* t) {
-  if (v->tag == PTERUN_VALUE_TENSOR) return v->u.tensor != t && overlaps(v->u.tensor, t);
+static bool value_overlaps(const fuse_facts* f, const pterun_value* v, const pterun_tensor* t) {
+  if (v->tag == PTERUN_VALUE_TENSOR) return v->u.tensor != t && overlaps(f, v->u.tensor, t);
   if (v->tag == PTERUN_VALUE_LIST_TENSOR || v->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
     for (size_t k = 0; k < v->u.tensors.len; ++k) {
       const pterun_value* e = v->u.tensors.items[k];
       if (e != NULL && e->tag == PTERUN_VALUE_TENSOR && e->u.tensor != t &&
-          overlaps(e->u.tensor, t))
+          overlaps(f, e->u.tensor, t))
         return true;
     }
   return false;
@@ -345,7 +375,8 @@ static bool value_overlaps(const pterun_value* v, const pterun_tensor* t) {
  * step's inputs, so the memory plan must not have given that result the
  * bytes of any input (it may, unfused: e.g. a convolution's input is dead
  * once the convolution ran, so the relu after it may write there). */
-static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* const* step, uint32_t steps) {
+static bool result_disjoint(const fuse_facts* f, const pt_fuse_pattern* p,
+                            const pt_instr* const* step, uint32_t steps) {
   const pterun_value* r = result_of(p, steps - 1, step[steps - 1]);
   if (r->tag != PTERUN_VALUE_TENSOR) return false;
   if (p->any_may_alias) return true;
@@ -355,8 +386,40 @@ static bool result_disjoint(const pt_fuse_pattern* p, const pt_instr* const* ste
       if ((s == 0 ? !p->step0_may_alias
                   : k != p->link[s]) /* an intermediate is never materialised */
           && !(fed && s == p->feed.step && k == p->feed.arg) /* nor a feed's result */
-          && value_overlaps(step[s]->args[k], r->u.tensor))
+          && value_overlaps(f, step[s]->args[k], r->u.tensor))
         return false;
+  return true;
+}
+
+/* The fused kernel gives its result the shape step p->shape_step computes
+ * (the convolution's, the addmm's, ...), while the unfused chain's result
+ * has the shape its last step gives it. They are the same when every later
+ * step reads the previous result itself, not an elided view of it (a
+ * linear on [B, T, K] is an addmm on [B * T, K] whose [B * T, N] result a
+ * view turns into [B, T, N] before the relu), and the result has that
+ * step's sizes and dim order; else the chain is left as it is. */
+static bool shape_kept(const pt_fuse_pattern* p, const pt_instr* const* step, uint32_t steps) {
+  const pterun_value* a = result_of(p, p->shape_step, step[p->shape_step]);
+  const pterun_value* z = result_of(p, steps - 1, step[steps - 1]);
+  if (a->tag != PTERUN_VALUE_TENSOR || z->tag != PTERUN_VALUE_TENSOR) return false;
+  const pterun_tensor *t = a->u.tensor, *r = z->u.tensor;
+  bool same = t->rank == r->rank;
+  for (uint32_t s = p->shape_step + 1u; s < steps; ++s)
+    same = same && step[s]->args[p->link[s]] == result_of(p, s - 1, step[s - 1]);
+  for (uint32_t d = 0; same && d < t->rank; ++d)
+    same = t->sizes[d] == r->sizes[d] && t->dim_order[d] == r->dim_order[d];
+  if (same || !p->rows_nd) return same;
+  // A linear's kernel: [M, N], or the input's leading sizes and N, contiguous.
+  const pterun_value* xv = step[0]->args[0];
+  if (xv->tag != PTERUN_VALUE_TENSOR || t->rank != 2 || r->rank < 1) return false;
+  const pterun_tensor* x = xv->u.tensor;
+  for (uint32_t d = 0; d < r->rank; ++d)
+    if (r->dim_order[d] != d) return false;
+  if (r->sizes[r->rank - 1] != t->sizes[1]) return false;
+  if (r->rank == 2) return r->sizes[0] == t->sizes[0];
+  if (r->rank != x->rank) return false;
+  for (uint32_t d = 0; d + 1 < r->rank; ++d)
+    if (r->sizes[d] != x->sizes[d]) return false;
   return true;
 }
 
@@ -375,20 +438,20 @@ static bool names_value(const pterun_method* m, const pt_instr* in, const pterun
 }
 
 /* Does instruction `in` write value v, or memory overlapping tensor t? */
-static bool writes(const pterun_method* m, const pt_instr* in, const pterun_value* v,
-                   const pterun_tensor* t) {
+static bool writes(const pterun_method* m, const fuse_facts* f, const pt_instr* in,
+                   const pterun_value* v, const pterun_tensor* t) {
   if (in->type == PT_INSTR_MOVE_CALL) {
     const pterun_value* to = &m->values[in->b];
-    return to == v || (to->tag == PTERUN_VALUE_TENSOR && t != NULL && overlaps(to->u.tensor, t));
+    return to == v || (to->tag == PTERUN_VALUE_TENSOR && t != NULL && overlaps(f, to->u.tensor, t));
   }
   if (in->type == PT_INSTR_DELEGATE_CALL) { /* any argument may be an output */
     for (uint32_t k = 0; k < in->b; ++k)
-      if (in->args[k] == v || (t != NULL && value_overlaps(in->args[k], t))) return true;
+      if (in->args[k] == v || (t != NULL && value_overlaps(f, in->args[k], t))) return true;
     return false;
   }
   if (in->type != PT_INSTR_KERNEL_CALL || in->b == 0) return false;
   const pterun_value* r = in->args[in->b - 1];
-  if (r == v || (t != NULL && value_overlaps(r, t))) return true;
+  if (r == v || (t != NULL && value_overlaps(f, r, t))) return true;
   if (r->tag == PTERUN_VALUE_LIST_TENSOR || r->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
     for (size_t j = 0; j < r->u.tensors.len; ++j)
       if (r->u.tensors.items[j] == v) return true;
@@ -405,8 +468,8 @@ static bool is_call(const pterun_method* m, const pt_instr* in, const char* op, 
  * result has Z's bytes, dtype and layout, Z one of its inputs, nothing else
  * it names in those bytes? Each output element then reads its own input
  * element first (the residual add after a folded batch norm). */
-static bool overwrites_in_place(const pterun_method* m, const pt_instr* in, const pterun_value* zv,
-                                const pterun_tensor* y) {
+static bool overwrites_in_place(const pterun_method* m, const fuse_facts* f, const pt_instr* in,
+                                const pterun_value* zv, const pterun_tensor* y) {
   static const struct {
     const char* op;
     uint8_t nargs;
@@ -430,7 +493,7 @@ static bool overwrites_in_place(const pterun_method* m, const pt_instr* in, cons
       reads_z = true;
       continue;
     }
-    if (value_overlaps(a, y)) return false;
+    if (value_overlaps(f, a, y)) return false;
   }
   return reads_z;
 }
@@ -452,13 +515,13 @@ static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_f
   // Y must not share memory with any input of the chain.
   for (uint32_t s = 0; s < steps; ++s)
     for (uint32_t k = 0; k < inputs_of(p, s); ++k)
-      if ((s == 0 || k != p->link[s]) && value_overlaps(first[s].args[k], y)) return false;
+      if ((s == 0 || k != p->link[s]) && value_overlaps(f, first[s].args[k], y)) return false;
   // No elided view over Z's old bytes or Y's reads what the chain wrote.
   for (uint32_t v = 0; v < m->value_count; ++v) {
     const pterun_value* x = &m->values[v];
     if (x == zv || x == yv || x->tag != PTERUN_VALUE_TENSOR || f->written[v]) continue;
     if (m->aux[x->u.tensor - m->tensors].in_arena &&
-        (overlaps(x->u.tensor, z) || overlaps(x->u.tensor, y)) &&
+        (overlaps(f, x->u.tensor, z) || overlaps(f, x->u.tensor, y)) &&
         !view_unaffected(m, f, x, i, i + steps - 1))
       return false;
   }
@@ -466,13 +529,13 @@ static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_f
   uint32_t end = i + steps - 1, lastuse = end;
   for (uint32_t j = 0; j < ch->count; ++j) {
     if (j == end) continue;
-    if (writes(m, &ch->instrs[j], zv, NULL)) return false;
+    if (writes(m, f, &ch->instrs[j], zv, NULL)) return false;
     if (j > end && names_value(m, &ch->instrs[j], zv)) lastuse = j;
   }
   // Y's bytes untouched while Z lives there.
   for (uint32_t j = end + 1; j <= lastuse; ++j)
-    if (writes(m, &ch->instrs[j], NULL, y) &&
-        !(j == lastuse && overwrites_in_place(m, &ch->instrs[j], zv, y)))
+    if (writes(m, f, &ch->instrs[j], NULL, y) &&
+        !(j == lastuse && overwrites_in_place(m, f, &ch->instrs[j], zv, y)))
       return false;
   return true;
 }
@@ -531,7 +594,7 @@ static bool feed_matches(const pterun_method* m, const fuse_facts* f, const pt_f
       if (x->tag != PTERUN_VALUE_TENSOR) continue;
       for (uint32_t j = from + 1; j < where[0]; ++j) {
         const pt_instr* in = f->instr[j];
-        if (writes(m, in, x, x->u.tensor) ||
+        if (writes(m, f, in, x, x->u.tensor) ||
             (in->type == PT_INSTR_FREE_CALL && &m->values[in->a] == x))
           return false;
       }
@@ -579,7 +642,8 @@ static int matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pa
       !other_outs_unread(m, f, step[steps - 1], p->out[steps - 1], where[steps - 1]))
     return 0;
   if (!feed_matches(m, f, p, base, where, skipped, nskipped, steps)) return 0;
-  if (result_disjoint(p, step, steps)) return 1;
+  if (!shape_kept(p, step, steps)) return 0;
+  if (result_disjoint(f, p, step, steps)) return 1;
   const int host = feeds == 0 ? redirect_host(m, f, p, i, steps) : -1;
   return host >= 0 ? 2 + host : 0;
 }
@@ -678,14 +742,16 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
   f.instr = pt_alloc(m->allocator, total * sizeof *f.instr, 16);
   f.covered = pt_alloc(m->allocator, total, 16);
   uint8_t* match = pt_alloc(m->allocator, total, 16); /* pattern + 1 at a chain's first step */
-  uint8_t* host = pt_alloc(m->allocator, total, 16);  /* with PT_FUSE_REDIRECT: the hosting step */
+  f.tensors = m->tensors;
+  f.home = pt_alloc(m->allocator, (m->tensor_count + 1) * sizeof *f.home, 16);
+  void** home_initial = pt_alloc(m->allocator, (m->tensor_count + 1) * sizeof *home_initial, 16);
   /* per chain start: where its steps and feed producers are (flat indices) */
   const size_t wn = PT_FUSE_MAX_STEPS + PT_FUSE_MAX_FEED;
   uint32_t* where = pt_alloc(m->allocator, (size_t)total * wn * sizeof *where, 16);
   pterun_status st = PTERUN_STATUS_OK;
   if (f.refs == NULL || f.written == NULL || f.outputs == NULL || f.jump_in == NULL ||
-      f.starts == NULL || match == NULL || host == NULL || f.writer == NULL || f.instr == NULL ||
-      f.covered == NULL || where == NULL) {
+      f.starts == NULL || match == NULL || f.home == NULL || home_initial == NULL ||
+      f.writer == NULL || f.instr == NULL || f.covered == NULL || where == NULL) {
     st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the fusion pass");
     goto done;
   }
@@ -703,7 +769,20 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
         if (how != 0) {
           const uint32_t steps = steps_of(&kPatterns[p]), feeds = feeds_of(&kPatterns[p]);
           match[flat] = (uint8_t)((p + 1) | (how >= 2 ? PT_FUSE_REDIRECT : 0));
-          host[flat] = (uint8_t)(how >= 2 ? how - 2 : 0);
+          if (how >= 2) {
+            /* The result lives in an intermediate's bytes from now on, and the
+             * chains after this one are judged with it there (and where it
+             * was: overlaps): a later fused call that reads it must not write
+             * over its new bytes. */
+            const pt_fuse_pattern* q = &kPatterns[p];
+            const uint32_t h = (uint32_t)how - 2;
+            pterun_tensor* z = result_of(q, steps - 1, f.instr[w[steps - 1]])->u.tensor;
+            const pterun_tensor* y = f.instr[w[h + 1]]->args[q->link[h + 1]]->u.tensor;
+            f.home[z - m->tensors] = z->data;
+            home_initial[z - m->tensors] = m->aux[z - m->tensors].initial_data;
+            z->data = y->data;
+            m->aux[z - m->tensors].initial_data = y->data;
+          }
           nargs += kPatterns[p].fused_nargs;
           adv = w[steps - 1] - flat + 1;
           for (uint32_t k = w[0]; k <= w[steps - 1]; ++k) f.covered[k] = 1;
@@ -742,16 +821,11 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
       u->saved = *chain;
       u->pattern = (uint32_t)(which - 1);
       log_fused(m, p, which - 1, c, i);
-      if (match[f.starts[c] + i] & PT_FUSE_REDIRECT) {
-        /* the result lives in an intermediate's bytes from now on */
-        const uint32_t h = host[f.starts[c] + i];
-        pterun_tensor* z = result_of(p, steps - 1, &chain[steps - 1])->u.tensor;
-        const pterun_tensor* y = chain[h + 1].args[p->link[h + 1]]->u.tensor;
+      if (match[f.starts[c] + i] & PT_FUSE_REDIRECT) { /* moved when chosen */
+        pterun_tensor* z = result_of(p, steps - 1, f.instr[w[steps - 1]])->u.tensor;
         u->moved = z;
-        u->moved_data = z->data;
-        u->moved_initial = m->aux[z - m->tensors].initial_data;
-        z->data = y->data;
-        m->aux[z - m->tensors].initial_data = y->data;
+        u->moved_data = f.home[z - m->tensors];
+        u->moved_initial = home_initial[z - m->tensors];
       }
       for (uint32_t k = 0; k < p->fused_nargs; ++k)
         next[k] = f.instr[w[p->args[k].step]]->args[p->args[k].arg];
@@ -772,7 +846,14 @@ done:
   pt_free(m->allocator, f.jump_in);
   pt_free(m->allocator, f.starts);
   pt_free(m->allocator, match);
-  pt_free(m->allocator, host);
+  if (st != PTERUN_STATUS_OK && f.home != NULL && home_initial != NULL) /* undo the moves */
+    for (uint32_t t = 0; t < m->tensor_count; ++t)
+      if (f.home[t] != NULL) {
+        m->tensors[t].data = f.home[t];
+        m->aux[t].initial_data = home_initial[t];
+      }
+  pt_free(m->allocator, f.home);
+  pt_free(m->allocator, home_initial);
   pt_free(m->allocator, f.writer);
   pt_free(m->allocator, f.instr);
   pt_free(m->allocator, f.covered);

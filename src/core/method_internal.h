@@ -22,6 +22,11 @@ typedef struct pt_instr {
 /* How to undo one fused chain (pt_unfuse): the fused call's original first
  * instruction, the instructions it skipped and a moved result. */
 #define PT_FUSE_UNDO_MAX 8
+
+/* pterun_method.input_set: an input's binding state. A refused set_input
+ * leaves the input REFUSED (unbound) until it is set again, so execute never
+ * reads memory bound before the refusal (which the caller may have freed). */
+enum { PT_INPUT_UNSET = 0, PT_INPUT_SET = 1, PT_INPUT_REFUSED = 2 };
 typedef struct pt_fuse_undo {
   pt_instr* first; /* NULL once undone */
   pt_instr saved;
@@ -79,7 +84,7 @@ struct pterun_method {
   uint32_t tensor_count;
 
   uint32_t* inputs;
-  uint8_t* input_set;
+  uint8_t* input_set;    /* PT_INPUT_UNSET / _SET / _REFUSED */
   uint8_t* input_shared; /* planned input whose memory other tensors reuse:
                             execute may overwrite it, so it must be set again */
   uint32_t input_count;

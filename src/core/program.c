@@ -1,6 +1,7 @@
 /* Program loading: container header, segments, constant tables. */
 #include <string.h>
 
+#include "pterun/cpu.h"
 #include "src/core/program_internal.h"
 #include "src/core/schema.h"
 
@@ -153,6 +154,9 @@ static pterun_status new_program(const pterun_load_options* o, pterun_program** 
   pterun_program* p = pt_alloc(a, sizeof *p, 16);
   if (p == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   p->logger = pt_logger_or(&o->logger, NULL);
+  // A PTERUN_ISA/PTERUN_ISA_MASK the kernels cannot use is worded once, here
+  // (the first object with a logger; the kernels that read the features have none).
+  pterun_cpu_report_env(&p->logger);
   if (a != NULL) {
     p->allocator_copy = *a;
     p->allocator = &p->allocator_copy;

@@ -1,6 +1,7 @@
 # Runs one CLI command and checks what it did. Invoked by ctest as
 #   cmake -DCMD=a|b|c [-DEXPECT_RC=N] [-DSTDOUT_RE=re] [-DSTDERR_RE=re]
 #         [-DSTDERR_ONE_LINE=1] [-DJSON_KEY=methods] [-DCLEAN_DIR=dir]
+#         [-DJSON_TYPES=ms/p95:NUMBER|outputs/0/dtype:STRING]
 #         [-DEXPECT_FILES=f1|f2] [-DCHECK_CMD=x|y] [-DCHECK_RC=N] -P run_cli.cmake
 # Arguments are '|'-separated because ';' does not survive add_test.
 cmake_minimum_required(VERSION 3.22)
@@ -46,6 +47,21 @@ if(JSON_KEY)
   if(_jerr OR _name STREQUAL "")
     message(FATAL_ERROR "'${JSON_KEY}[0].name' missing: ${_jerr}")
   endif()
+endif()
+if(JSON_TYPES)
+  # stdout is one JSON document; each path (members and array indices
+  # separated by '/') holds a value of the given type (string(JSON TYPE):
+  # NULL NUMBER STRING BOOLEAN ARRAY OBJECT)
+  string(REPLACE "|" ";" _checks "${JSON_TYPES}")
+  foreach(_c IN LISTS _checks)
+    string(REGEX MATCH "^(.*):([A-Z]+)$" _m "${_c}")
+    set(_want "${CMAKE_MATCH_2}")
+    string(REPLACE "/" ";" _path "${CMAKE_MATCH_1}")
+    string(JSON _type ERROR_VARIABLE _jerr TYPE "${_out}" ${_path})
+    if(_jerr OR NOT _type STREQUAL _want)
+      message(FATAL_ERROR "JSON '${CMAKE_MATCH_1}': ${_type}, expected ${_want} ${_jerr}")
+    endif()
+  endforeach()
 endif()
 if(EXPECT_FILES)
   string(REPLACE "|" ";" _files "${EXPECT_FILES}")

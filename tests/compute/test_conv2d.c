@@ -16,6 +16,7 @@
 #include "pterun/compute.h"
 #include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 
@@ -95,6 +96,7 @@ static int run_case(const pterun_compute_conv2d* p, int with_bias, pterun_thread
   memset(y0, 0xff, no * sizeof(float));
   PT_CHECK(pterun_compute_f32_conv2d_nchw_with(0, p, in, w, bp, y0) == 0);
   for (size_t i = 0; i < no; ++i) PT_CHECK(fabs((double)y0[i] - ref[i]) <= eps * mag[i] + 1e-30);
+  pt_variant_checked("conv2d", pterun_compute_f32_conv2d_variant(0), y0, no * sizeof(float));
   for (size_t v = 1; v < 8; ++v) {
     if (pterun_compute_f32_conv2d_variant(v) == NULL) continue;
     memset(y, 0xff, no * sizeof(float));
@@ -103,6 +105,7 @@ static int run_case(const pterun_compute_conv2d* p, int with_bias, pterun_thread
       PT_CHECK(fabs((double)y[i] - ref[i]) <= eps * mag[i] + 1e-30);
       PT_CHECK(fabs((double)y[i] - (double)y0[i]) <= 2.0 * eps * mag[i] + 1e-30);
     }
+    pt_variant_checked("conv2d", pterun_compute_f32_conv2d_variant(v), y, no * sizeof(float));
   }
   /* The pool and the calling thread: the best variant's bits. */
   PT_CHECK(pterun_compute_f32_conv2d_nchw_with(best_variant(), p, in, w, bp, y0) == 0);
@@ -230,5 +233,6 @@ int main(void) {
   PT_RUN(test_geometries);
   PT_RUN(test_activation_edges);
   PT_RUN(test_refused);
+  pt_failures += pt_variants_record(pt_failures);
   return pt_failures ? 1 : 0;
 }

@@ -15,6 +15,7 @@
 #include "pterun/compute.h"
 #include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 
@@ -98,12 +99,14 @@ static int run_case(const geo* c, pterun_threadpool* pool) {
   PT_CHECK(pterun_compute_f32_dwconv2d_with(0, &p, in, w, bp, y0) == 0);
   double tol = 1e-5 * (double)(p.kernel_h * p.kernel_w + 1);
   for (size_t i = 0; i < no; ++i) PT_CHECK(fabs((double)y0[i] - ref[i]) <= tol);
+  pt_variant_checked("dwconv_nhwc", pterun_compute_f32_dwconv2d_variant(0), y0, no * sizeof(float));
   int variants = 0;
   for (size_t v = 1; v < 8; ++v) {
     memset(y, 0xff, no * sizeof(float));
     if (pterun_compute_f32_dwconv2d_with(v, &p, in, w, bp, y) != 0) continue;
     ++variants;
     PT_CHECK(memcmp(y, y0, no * sizeof(float)) == 0);
+    pt_variant_checked("dwconv_nhwc", pterun_compute_f32_dwconv2d_variant(v), NULL, 0);
   }
   memset(y, 0xff, no * sizeof(float));
   PT_CHECK(pterun_compute_f32_dwconv2d_nhwc(pool, 0, &p, in, w, bp, y) == 0);
@@ -215,6 +218,7 @@ static int run_case_nchw(const geo* c, pterun_threadpool* pool) {
     if (pterun_compute_f32_dwconv2d_nchw_with(v, &p, in, w, bp, y) != 0) continue;
     ++variants;
     PT_CHECK(memcmp(y, ref, no * sizeof(float)) == 0);
+    pt_variant_checked("dwconv_nchw", pterun_compute_f32_dwconv2d_variant(v), NULL, 0);
   }
   PT_CHECK(variants >= 1);
   memset(y, 0xff, no * sizeof(float));
@@ -276,5 +280,6 @@ int main(void) {
   PT_RUN(test_geometries);
   PT_RUN(test_refused);
   PT_RUN(test_nchw);
+  pt_failures += pt_variants_record(pt_failures);
   return pt_failures ? 1 : 0;
 }

@@ -18,6 +18,7 @@
 #include "pterun/cpu.h"
 #include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 static uint32_t g_rng = 12345u;
@@ -198,6 +199,8 @@ static int test_driver(void) {
             }
           }
         }
+        /* recorded only if every test passes; the scalar reference's own bits */
+        pt_variant_checked("lowbit", uk[v].name, v == 0 ? got : NULL, (size_t)(m * n) * 4);
       }
       /* the load-time repacking (1-3 bits to the 4-bit layout, 5-7 to the
        * 8-bit one) gives the same bits */
@@ -383,5 +386,6 @@ int main(void) {
   PT_RUN(test_no_scratch);
   PT_RUN(test_pack_qa);
   PT_RUN(test_quant);
+  pt_failures += pt_variants_record(pt_failures);
   return pt_failures != 0;
 }

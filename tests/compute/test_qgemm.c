@@ -15,6 +15,7 @@
 #include "pterun/cpu.h"
 #include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
@@ -182,6 +183,7 @@ static int test_every_ukernel(void) {
       PT_CHECK(run_shape(&k_shapes[i], &uks[u], NULL, 0) == 0);
       PT_CHECK(run_shape(&k_shapes[i], &uks[u], NULL, 1) == 0);
     }
+    pt_variant_checked("qs8_gemm", uks[u].name, NULL, 0); /* exact reference */
     printf("     %s: %zu shapes match\n", uks[u].name, sizeof k_shapes / sizeof k_shapes[0]);
   }
   PT_CHECK(ran >= 1);
@@ -271,5 +273,6 @@ int main(void) {
   PT_RUN(test_transpose);
   PT_RUN(test_threads);
   PT_RUN(test_pack_checks);
+  pt_failures += pt_variants_record(pt_failures);
   return pt_failures ? 1 : 0;
 }

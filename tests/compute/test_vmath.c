@@ -18,6 +18,7 @@
 #include "pterun/compute.h"
 #include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 
@@ -106,6 +107,7 @@ static int test_accuracy_and_variants(void) {
     printf("%-8s max %.2f ULP (bound %.0f) at x = %.9g\n", k_names[op], worst, k_bounds[op],
            (double)worst_x);
     PT_CHECK(worst <= k_bounds[op]);
+    pt_variant_checked("vmath", pterun_compute_f32_unary_variant(0), g_y0, g_n * sizeof(float));
     for (size_t v = 1; pterun_compute_f32_unary_variant(v) != NULL || v < 3; ++v) {
       const char* name = pterun_compute_f32_unary_variant(v);
       if (name == NULL) {
@@ -114,6 +116,7 @@ static int test_accuracy_and_variants(void) {
       }
       PT_CHECK(pterun_compute_f32_unary_with(v, op, g_x, g_y, g_n) == 0);
       PT_CHECK(memcmp(g_y, g_y0, g_n * sizeof(float)) == 0);
+      pt_variant_checked("vmath", name, NULL, 0); /* the baseline's bits */
       printf("  %s: same bits as the baseline\n", name);
     }
     /* The dispatched entry, odd lengths and in place. */
@@ -236,6 +239,7 @@ static int test_rowops(void) {
         PT_CHECK(isnan(ops->max(y, n)));
       }
     }
+    pt_variant_checked("vmath_rowops", ops->name, v == 0 ? y : NULL, sizeof y);
   }
   PT_CHECK(ran >= 1);
   /* exp_sum in place, with -inf (a masked score) giving 0 */
@@ -298,5 +302,6 @@ int main(void) {
   free(g_x);
   free(g_y0);
   free(g_y);
+  pt_failures += pt_variants_record(pt_failures);
   return pt_failures ? 1 : 0;
 }

@@ -301,6 +301,99 @@ static int method_caller_buffers_and_logging(void) {
   return 0;
 }
 
+/* A refused set_input unbinds the input (issue 21 defect 7a): execute must not
+ * run on the memory of an earlier successful call, which the caller may have
+ * freed after the refusal; it refuses, naming the input, until the input is
+ * set again. A planned input (elementwise, every kind of refusal), then an
+ * unplanned one (tools/export_fuzz_regressions.py). */
+static int method_refused_input_is_unbound(void) {
+  char err[CLI_NPY_ERR_SIZE];
+  counter c = {0, {0}};
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+  lo.logger = g_silent;
+  pterun_program* p;
+  PT_CHECK_STATUS(
+      pterun_program_load_file(fixture("elementwise/model.pte"), PTERUN_FILE_MMAP, &lo, &p),
+      PTERUN_STATUS_OK);
+  pterun_method_options o = opts();
+  o.logger = (pterun_logger){count_log, &c, PTERUN_LOG_DEBUG};
+  pterun_method* m;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+  cli_npy x = {0}, y = {0};
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("elementwise/forward_input_0.npy"), &x, err, sizeof err),
+      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(
+      cli_npy_read_file(fixture("elementwise/forward_input_1.npy"), &y, err, sizeof err),
+      PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(bind_npy(m, 1, &y), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  // Each kind of refusal leaves input 1 unbound until it is set again.
+  pterun_tensor_view bad[3] = {
+      {PTERUN_DTYPE_I32, y.rank, y.shape, NULL, y.data, y.nbytes},     /* dtype */
+      {PTERUN_DTYPE_F32, y.rank, y.shape, NULL, y.data, y.nbytes - 1}, /* too small */
+      {PTERUN_DTYPE_F32, y.rank, y.shape, NULL, NULL, y.nbytes},       /* no data */
+  };
+  for (int k = 0; k < 3; ++k) {
+    PT_CHECK_STATUS(pterun_method_set_input(m, 1, &bad[k]), PTERUN_STATUS_INPUT_MISMATCH);
+    c.lines = 0;
+    PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_INVALID_STATE);
+    PT_CHECK(c.lines > 0 && strstr(c.last, "input 1") != NULL && strstr(c.last, "refused"));
+    PT_CHECK_STATUS(bind_npy(m, 1, &y), PTERUN_STATUS_OK);
+    PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  }
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, NULL), PTERUN_STATUS_INVALID_ARGUMENT);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_INVALID_STATE);
+  pterun_value scalar = {.tag = PTERUN_VALUE_INT};
+  PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_set_input_value(m, 0, &scalar), PTERUN_STATUS_INPUT_MISMATCH);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_INVALID_STATE);
+  PT_CHECK(strstr(c.last, "input 0") != NULL);
+  PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  cli_npy_free(&x);
+  cli_npy_free(&y);
+  pterun_method_destroy(m);
+  pterun_program_destroy(p);
+
+  // An unplanned input (the method reads the caller's memory), fused into
+  // addmm_relu: the fuzz harness's sequence. The buffer of the accepted call
+  // is freed after the refusal; execute must not read it (ASan would see it).
+  PT_CHECK_STATUS(pterun_program_load_file(
+                      fixture("../fuzz/regressions/execute/refused_input_unplanned_addmm_relu.pte"),
+                      PTERUN_FILE_MMAP, &lo, &p),
+                  PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
+  int64_t shape[2] = {4, 16};
+  float* first = aligned_alloc(64, 4 * 16 * sizeof(float));
+  static _Alignas(64) float second[4 * 16];
+  PT_CHECK(first != NULL);
+  for (int k = 0; k < 64; ++k) first[k] = second[k] = (float)k / 64;
+  pterun_tensor_view in = {PTERUN_DTYPE_F32, 2, shape, NULL, first, sizeof second};
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &in), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  const pterun_value* out;
+  PT_CHECK_STATUS(pterun_method_output(m, 0, &out), PTERUN_STATUS_OK);
+  float want[4 * 32];
+  memcpy(want, out->u.tensor->data, sizeof want);
+  in.data = second;
+  in.nbytes = sizeof second - 4; /* refused: too small */
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &in), PTERUN_STATUS_INPUT_MISMATCH);
+  free(first);
+  c.lines = 0;
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_INVALID_STATE);
+  PT_CHECK(c.lines > 0 && strstr(c.last, "input 0") != NULL && strstr(c.last, "refused"));
+  in.nbytes = sizeof second;
+  PT_CHECK_STATUS(pterun_method_set_input(m, 0, &in), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_execute(m), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_output(m, 0, &out), PTERUN_STATUS_OK);
+  PT_CHECK(memcmp(want, out->u.tensor->data, sizeof want) == 0);
+  pterun_method_destroy(m);
+  pterun_program_destroy(p);
+  return 0;
+}
+
 static int method_delegate_is_refused(void) {
   counter c = {0, {0}};
   pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
@@ -512,6 +605,7 @@ int main(void) {
   PT_RUN(method_external_data);
   PT_RUN(method_two_methods_and_state);
   PT_RUN(method_caller_buffers_and_logging);
+  PT_RUN(method_refused_input_is_unbound);
   PT_RUN(method_delegate_is_refused);
   PT_RUN(method_missing_quantized_component);
   PT_RUN(method_missing_cortex_m_component);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,13 @@ static inline uint64_t fz_next(uint64_t* s) {
   *s ^= *s << 17;
   return *s;
 }
+
+/* A broken contract: say which, then abort (the fuzzer's crash signal). */
+#define FZ_FAIL(what)                                                                              \
+  do {                                                                                             \
+    fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, what);                                      \
+    abort();                                                                                       \
+  } while (0)
 
 /* Every status a call may return is a known code. */
 #define FZ_CHECK_STATUS(st)                                                                        \

@@ -2,7 +2,17 @@
  * arena and a small instruction budget; inputs are generated from a seed
  * derived from the program bytes (shapes anywhere within the bounds of
  * dynamic inputs, arbitrary bytes as values); each method runs twice so
- * state carried from one execute to the next is exercised too. */
+ * state carried from one execute to the next is exercised too.
+ *
+ * Input memory stays allocated until the method is destroyed (each round has
+ * its own buffers), so the harness never frees memory a method may still
+ * have bound. A round in which an input's last set_input was refused must not
+ * execute: execute has to answer INVALID_STATE (issue 21 defect 7a: a refused
+ * call left the earlier binding in place, and execute read freed memory); the
+ * second round also refuses one call on a bound input deliberately, checks
+ * that, and binds it again. */
+#include <stdbool.h>
+
 #include "tests/fuzz/fuzz_common.h"
 
 #define FZ_MAX_INPUT_BYTES ((size_t)1 << 20)
@@ -22,9 +32,14 @@ static void run_method(const pterun_program* p, size_t mi, uint64_t* seed) {
   pterun_status st = pterun_method_load(p, name, &mo, &m);
   FZ_CHECK_STATUS(st);
   if (st != PTERUN_STATUS_OK) return;
-  void* bufs[FZ_MAX_INPUTS] = {0};
+  void* bufs[2][FZ_MAX_INPUTS] = {{0}};
+  bool refused[FZ_MAX_INPUTS] = {0};               /* the input's last set_input was refused */
+  pterun_tensor_view views[FZ_MAX_INPUTS] = {{0}}; /* this round's accepted bindings */
+  int64_t vsizes[FZ_MAX_INPUTS][PTERUN_MAX_RANK];
+  uint8_t vorder[FZ_MAX_INPUTS][PTERUN_MAX_RANK];
   size_t n_in = pterun_method_input_count(m);
   for (int round = 0; round < 2; ++round) {
+    memset(views, 0, sizeof views);
     for (size_t i = 0; i < n_in && i < FZ_MAX_INPUTS; ++i) {
       pterun_io_info io;
       if (pterun_program_method_input(p, mi, i, &io) != PTERUN_STATUS_OK) abort();
@@ -39,7 +54,9 @@ static void run_method(const pterun_program* p, size_t mi, uint64_t* seed) {
           v.u.str.data = "";
           v.u.str.len = 0;
         }
-        FZ_CHECK_STATUS(pterun_method_set_input_value(m, i, &v));
+        st = pterun_method_set_input_value(m, i, &v);
+        FZ_CHECK_STATUS(st);
+        refused[i] = st != PTERUN_STATUS_OK;
         continue;
       }
       int64_t sizes[PTERUN_MAX_RANK];
@@ -58,18 +75,41 @@ static void run_method(const pterun_program* p, size_t mi, uint64_t* seed) {
       size_t es = pterun_dtype_size(io.dtype);
       if (es == 0 || numel > FZ_MAX_INPUT_BYTES / es) continue;
       size_t nbytes = (size_t)numel * es;
-      free(bufs[i]);
-      bufs[i] = aligned_alloc(64, (nbytes + 63) & ~(size_t)63 ? (nbytes + 63) & ~(size_t)63 : 64);
-      if (bufs[i] == NULL) continue;
-      for (size_t k = 0; k < nbytes; ++k) ((uint8_t*)bufs[i])[k] = (uint8_t)fz_next(seed);
+      uint8_t* buf =
+          aligned_alloc(64, (nbytes + 63) & ~(size_t)63 ? (nbytes + 63) & ~(size_t)63 : 64);
+      bufs[round][i] = buf;
+      if (buf == NULL) continue;
+      for (size_t k = 0; k < nbytes; ++k) buf[k] = (uint8_t)fz_next(seed);
       // Bool inputs must hold 0/1 to be meaningful; keep some invalid ones.
       if (io.dtype == PTERUN_DTYPE_BOOL && (fz_next(seed) & 3))
-        for (size_t k = 0; k < nbytes; ++k) ((uint8_t*)bufs[i])[k] &= 1;
-      pterun_tensor_view v = {io.dtype, io.rank, sizes, io.dim_order, bufs[i], nbytes};
-      FZ_CHECK_STATUS(pterun_method_set_input(m, i, &v));
+        for (size_t k = 0; k < nbytes; ++k) buf[k] &= 1;
+      memcpy(vsizes[i], sizes, sizeof sizes);
+      memcpy(vorder[i], io.dim_order, sizeof vorder[i]);
+      views[i] = (pterun_tensor_view){io.dtype, io.rank, vsizes[i], vorder[i], buf, nbytes};
+      st = pterun_method_set_input(m, i, &views[i]);
+      FZ_CHECK_STATUS(st);
+      refused[i] = st != PTERUN_STATUS_OK;
+    }
+    bool any_refused = false;
+    for (size_t i = 0; i < n_in && i < FZ_MAX_INPUTS; ++i) any_refused |= refused[i];
+    // Second round, every inputs bound: refuse one call on a bound tensor
+    // input (a dtype the method does not take); execute must refuse to run
+    // until that input is bound again.
+    size_t j = n_in > 0 ? (size_t)(fz_next(seed) % n_in) : 0;
+    if (round == 1 && !any_refused && j < FZ_MAX_INPUTS && views[j].data != NULL) {
+      pterun_tensor_view bad = views[j];
+      bad.dtype = bad.dtype == PTERUN_DTYPE_F32 ? PTERUN_DTYPE_I32 : PTERUN_DTYPE_F32;
+      if (pterun_method_set_input(m, j, &bad) != PTERUN_STATUS_INPUT_MISMATCH)
+        FZ_FAIL("a set_input with the wrong dtype was accepted");
+      if (pterun_method_execute(m) != PTERUN_STATUS_INVALID_STATE)
+        FZ_FAIL("execute ran after a refused set_input (stale binding)");
+      if (pterun_method_set_input(m, j, &views[j]) != PTERUN_STATUS_OK)
+        FZ_FAIL("binding an input again with the view it accepted was refused");
     }
     st = pterun_method_execute(m);
     FZ_CHECK_STATUS(st);
+    if (any_refused && st != PTERUN_STATUS_INVALID_STATE)
+      FZ_FAIL("execute ran after a refused set_input (stale binding)");
     if (st == PTERUN_STATUS_OK) {
       for (size_t k = 0; k < pterun_method_output_count(m); ++k) {
         const pterun_value* out;
@@ -85,8 +125,9 @@ static void run_method(const pterun_program* p, size_t mi, uint64_t* seed) {
       }
     }
   }
-  pterun_method_destroy(m);
-  for (size_t i = 0; i < FZ_MAX_INPUTS; ++i) free(bufs[i]);
+  pterun_method_destroy(m); /* only now is no input memory bound */
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < FZ_MAX_INPUTS; ++i) free(bufs[round][i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -16,6 +16,7 @@
 #include "pterun/kernel.h"
 #include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 
@@ -145,6 +146,8 @@ static int check_case(const pterun_compute_f32_gemm_ukernel* uk, int64_t m, int6
         bad++;
         break;
       }
+  /* Checked within a tolerance: the emulated run must reproduce these bits. */
+  if (!bad && uk != NULL) pt_variant_checked("f32_gemm", uk->name, c, sizeof(float) * (size_t)csz);
   if (bad)
     fprintf(stderr,
             "FAILED %s m=%lld n=%lld k=%lld a_t=%d b_t=%d c_t=%d pad=%d alpha=%g acc=%d %s\n",
@@ -728,5 +731,6 @@ int main(void) {
   PT_RUN(test_pack_b);
   PT_RUN(test_opts_size);
   free(g_arena);
+  pt_failures += pt_variants_record(pt_failures);
   return pt_failures != 0;
 }

@@ -197,9 +197,13 @@ static int bad_tensor_inputs(void) {
   CASE(pterun_method_execute(m), PTERUN_STATUS_OK);
   CASE(pterun_method_output(m, 0, &out), PTERUN_STATUS_OK);
   PT_CHECK(memcmp(want, out->u.tensor->data, sizeof want) == 0);
-  // A failed set_input leaves the previous binding usable.
+  // A failed set_input unbinds the input (the caller may free the memory of
+  // the earlier binding): execute refuses until it is set again.
   b.sizes = wrong;
   CASE(pterun_method_set_input(m, 0, &b), PTERUN_STATUS_INPUT_MISMATCH);
+  CASE(pterun_method_execute(m), PTERUN_STATUS_INVALID_STATE);
+  b.sizes = good;
+  CASE(pterun_method_set_input(m, 0, &b), PTERUN_STATUS_OK);
   CASE(pterun_method_execute(m), PTERUN_STATUS_OK);
   pterun_method_destroy(m);
   pterun_program_destroy(p);

@@ -1,6 +1,7 @@
 """Golden cases of the portable math kernels; PyTorch (eager) is the reference.
 
-Each group becomes tests/golden/math_<group>.txt. A case lists the inputs, the out
+The cases go to the portable family files (golden.portable: tests/golden/
+portable_<family>.txt); the groups here only order the generation. A case lists the inputs, the out
 tensors (dtype, layout, tolerance) and the status; the expected outs come from
 calling the same out variant in PyTorch.
 """

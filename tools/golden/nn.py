@@ -1,6 +1,8 @@
 """Golden cases of the nn/shape portable kernels; PyTorch (eager) is the reference.
 
-Each family becomes tests/golden/nn_<family>.txt; every expected output below is
+The cases go to the portable family files (golden.portable: tests/golden/
+portable_<family>.txt;
+the groups here only fix the random seeds); every expected output below is
 computed by torch.
 """
 
@@ -1731,7 +1733,7 @@ def gen_extra():
     _upsample_bilinear2d_aa, _cdist_forward, _pdist_forward,
     convolution_backward, max_pool2d_with_indices_backward, native_dropout
     (its deterministic cases), rand/randn (argument errors only; values are
-    checked by test_nn_random.c), _conj_physical (real dtypes)."""
+    checked by test_random.c), _conj_physical (real dtypes)."""
     g = Golden("extra")
     A = torch.ops.aten
     # topk
@@ -2366,7 +2368,7 @@ def gen_extra():
         [],
         status=NOT_SUPPORTED,
     )
-    # rand / randn: argument errors (values: test_nn_random.c)
+    # rand / randn: argument errors (values: test_random.c)
     for op in ("rand", "randn"):
         g.case(
             op + "_int_out",
@@ -2382,7 +2384,7 @@ def gen_extra():
             [],
             status=INVALID_ARGUMENT,
         )
-    # _conj_physical on real dtypes is a copy (complex: test_nn_random.c)
+    # _conj_physical on real dtypes is a copy (complex: test_random.c)
     for dt in (torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16):
         x = rnd(2, 3, dtype=dt)
         g.out(

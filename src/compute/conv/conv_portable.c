@@ -1,5 +1,5 @@
 /* f32 direct convolution, 4-lane generic vectors and separate multiply and
- * add (ISO C: no contraction): the baseline every CPU runs. */
+ * add (-ffp-contract=off: no contraction): the baseline every CPU runs. */
 #define CV_LANES 4
 #define CV_OCB 4
 #define CV_VMAX 2

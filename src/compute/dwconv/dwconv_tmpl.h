@@ -2,7 +2,7 @@
  * by dwconv_<isa>.c after defining DW_LANES (floats per vector) and DW_FN
  * (the variant's name). GNU C generic vectors; every output element is
  * bias + sum of in * w over the valid taps in (kh, kw) order, one rounding
- * per step (ISO C mode: no contraction), so every width gives the same bits.
+ * per step (-ffp-contract=off: no contraction), so every width gives the same bits.
  *
  * Per output pixel the valid taps are listed once (pointers into the input
  * row and the filter), then each block of channels keeps its accumulators in

@@ -3,7 +3,7 @@
  * VM_FN(name) (the name of each exported-by-table function). Written with GNU C
  * generic vectors, so the same text compiles to SSE2/AVX2/AVX-512 on x86-64
  * and NEON on AArch64; only -m flags differ. No operation depends on the lane
- * or on the width, and -ffp-contract=off (ISO C mode) keeps a*b+c unfused, so
+ * or on the width, and -ffp-contract=off (every target) keeps a*b+c unfused, so
  * every width gives the same bits for the same input. */
 #include <math.h>
 #include <stdint.h>

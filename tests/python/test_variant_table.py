@@ -1,0 +1,101 @@
+"""tools/variant_table.py: reads every variant from src/compute, fails on a
+variant no run recorded, on emulated bits that differ from the native run's,
+and on a record that names no variant."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TOOL = REPO_ROOT / "tools" / "variant_table.py"
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("variant_table", TOOL)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["variant_table"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _all_records(tool: ModuleType) -> list[str]:
+    return [f"{v.family} {v.name} exact" for v in tool.manifest_variants(REPO_ROOT)]
+
+
+def test_manifests_parse() -> None:
+    tool = _tool()
+    vs = tool.manifest_variants(REPO_ROOT)
+    names = {(v.family, v.name) for v in vs}
+    assert ("f32_gemm", "pc_f32_gemm_ukernel__avx512f_12x32") in names
+    assert ("lowbit", "pc_lowbit_dot__neondot") in names
+    assert ("dwconv_nchw", "avx512f") in names
+    fams = {v.family for v in vs}
+    assert fams == {
+        "f32_gemm",
+        "qs8_gemm",
+        "lowbit",
+        "vmath",
+        "vmath_rowops",
+        "dwconv_nhwc",
+        "dwconv_nchw",
+        "conv2d",
+    }
+    avx512 = [v for v in vs if "X86_AVX512F" in v.features]
+    assert len(avx512) >= 10
+
+
+def _run(
+    tool: ModuleType, tmp_path: Path, native: list[str], emulated: list[str]
+) -> int:
+    (tmp_path / "n.log").write_text("".join(r + "\n" for r in native))
+    (tmp_path / "e.log").write_text("".join(r + "\n" for r in emulated))
+    (tmp_path / "isa.txt").write_text("avx512f;avx512bw;avx512vnni\n")
+    return int(
+        tool.main(
+            [
+                "--native",
+                str(tmp_path / "n.log"),
+                "--emulated",
+                str(tmp_path / "e.log"),
+                "--emulated-isa",
+                str(tmp_path / "isa.txt"),
+            ]
+        )
+    )
+
+
+def test_every_variant_recorded_passes(tmp_path: Path) -> None:
+    tool = _tool()
+    assert _run(tool, tmp_path, _all_records(tool), []) == 0
+
+
+def test_missing_variant_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tool = _tool()
+    recs = [r for r in _all_records(tool) if "neondot" not in r]
+    assert _run(tool, tmp_path, recs, []) == 1
+    assert "NOT RUN" in capsys.readouterr().out
+
+
+def test_emulated_bits_must_match_native(tmp_path: Path) -> None:
+    tool = _tool()
+    key = "f32_gemm pc_f32_gemm_ukernel__avx512f_12x32"
+    native = [r for r in _all_records(tool) if not r.startswith(key)]
+    native.append(f"{key} bits=0123456789abcdef")
+    assert _run(tool, tmp_path, native, [f"{key} bits=0123456789abcdef"]) == 0
+    assert _run(tool, tmp_path, native, [f"{key} bits=fedcba9876543210"]) == 1
+
+
+def test_unknown_or_malformed_record_fails(tmp_path: Path) -> None:
+    tool = _tool()
+    recs = _all_records(tool)
+    assert _run(tool, tmp_path, recs, ["f32_gemm pc_no_such_kernel exact"]) == 1
+    with pytest.raises(SystemExit):
+        _run(tool, tmp_path, recs, ["f32_gemm"])

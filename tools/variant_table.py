@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Which SIMD variant of every microkernel family ran, and how.
+
+Reads every variant from the manifests and variant tables of src/compute (the
+source of truth for "every variant"), and the records the kernel tests wrote
+(tests/harness/pt_variants.h: a line "<family> <variant> exact|bits=<hex>" per
+variant a test executed and checked, written only when the whole test program
+passed) in up to three runs:
+
+  --native LOG     the x86-64 build on this CPU,
+  --emulated LOG   the build with -DPTERUN_EMULATE_ISA (its build directory's
+                   emulated_isa.txt, --emulated-isa, lists the ISAs SIMDe
+                   emulated there),
+  --qemu LOG       the aarch64 cross build under qemu-aarch64.
+
+Prints the table variant | ran natively | ran emulated | not run | bits, and
+exits 1 when a variant ran nowhere, when an emulated variant's bits differ
+from the native run's (families checked within a tolerance record a digest of
+their outputs), or when a record names a variant no manifest has.
+
+docs/robustness.md ("Every SIMD variant executed") describes the stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# PTERUN_EMULATE_ISA names -> the PTERUN_CPU_* feature each one stands for.
+EMULATED_FEATURE = {
+    "avx512f": "X86_AVX512F",
+    "avx512bw": "X86_AVX512BW",
+    "avx512vnni": "X86_AVX512VNNI",
+}
+
+
+@dataclass
+class Variant:
+    family: str
+    name: str
+    features: frozenset[str]
+    native: set[str] = field(default_factory=set)  # bit records of native runs
+    emulated: set[str] = field(default_factory=set)
+    qemu: set[str] = field(default_factory=set)
+
+
+def _features(expr: str) -> frozenset[str]:
+    return frozenset(re.findall(r"PTERUN_CPU_(\w+)", expr))
+
+
+def _manifest(path: Path, macro: str) -> list[tuple[str, str]]:
+    """(isa expression, function) of each row of an .inc manifest."""
+    text = path.read_text()
+    rows = re.findall(macro + r"\(\s*([^,]+?)\s*,\s*(pc_\w+)", text, re.DOTALL)
+    return [(isa, fn) for isa, fn in rows]
+
+
+def _table(path: Path, pattern: str) -> list[tuple[str, str]]:
+    """(isa expression, name) of each row of a g_variants[] table in a .c file."""
+    text = path.read_text()
+    m = re.search(r"g_variants\[\]\s*=\s*\{(.*?)\n\};", text, re.DOTALL)
+    if m is None:
+        raise SystemExit(f"variant_table.py: {path}: no g_variants[] table")
+    return re.findall(pattern, m.group(1), re.DOTALL)
+
+
+def manifest_variants(root: Path) -> list[Variant]:
+    c = root / "src" / "compute"
+    fams: list[tuple[str, list[tuple[str, str]]]] = [
+        ("f32_gemm", _manifest(c / "gemm" / "f32_ukernels.inc", "PC_GEMM_UKERNEL")),
+        ("qs8_gemm", _manifest(c / "qgemm" / "qs8_ukernels.inc", "PC_QS8_UKERNEL")),
+        (
+            "lowbit",
+            _manifest(c / "lowbit" / "lowbit_ukernels.inc", "PC_LOWBIT_UKERNEL"),
+        ),
+    ]
+    vm = _table(c / "vmath" / "vmath.c", r"PC_VM_ROW\(\s*([^,]+?)\s*,\s*(\w+)\s*\)")
+    fams += [("vmath", vm), ("vmath_rowops", vm)]
+    dw = _table(c / "dwconv" / "dwconv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\"")
+    fams += [("dwconv_nhwc", dw), ("dwconv_nchw", dw)]
+    fams.append(
+        ("conv2d", _table(c / "conv" / "conv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\""))
+    )
+    out: list[Variant] = []
+    for family, rows in fams:
+        # Every family has its portable baseline and at least one SIMD variant:
+        # fewer rows means the parse no longer matches the source.
+        if len(rows) < 2 or _features(rows[0][0]):
+            raise SystemExit(
+                f"variant_table.py: cannot read the {family} variants from src/compute"
+            )
+        out += [Variant(family, name, _features(isa)) for isa, name in rows]
+    return out
+
+
+def read_log(path: Path) -> list[tuple[str, str, str]]:
+    if not path.is_file():
+        raise SystemExit(f"variant_table.py: {path}: no record (did that run happen?)")
+    rows = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        f = line.split()
+        if len(f) != 3 or not (
+            f[2] == "exact" or re.fullmatch(r"bits=[0-9a-f]{16}", f[2])
+        ):
+            raise SystemExit(f"variant_table.py: {path}:{n}: malformed record {line!r}")
+        rows.append((f[0], f[1], f[2]))
+    return rows
+
+
+def build(
+    variants: list[Variant],
+    native: Path | None,
+    emulated: Path | None,
+    emulated_isa: list[str],
+    qemu: Path | None,
+) -> list[str]:
+    """Files the records into `variants`; returns the errors found."""
+    errors: list[str] = []
+    by_key = {(v.family, v.name): v for v in variants}
+    emu_features = set()
+    for isa in emulated_isa:
+        if isa not in EMULATED_FEATURE:
+            raise SystemExit(f"variant_table.py: unknown emulated ISA {isa!r}")
+        emu_features.add(EMULATED_FEATURE[isa])
+    runs = [("native", native), ("emulated", emulated), ("qemu", qemu)]
+    for kind, path in runs:
+        if path is None:
+            continue
+        for family, name, bits in read_log(path):
+            v = by_key.get((family, name))
+            if v is None:
+                errors.append(
+                    f"{path}: {family} {name}: no such variant in src/compute"
+                )
+                continue
+            if kind == "emulated" and not (v.features & emu_features):
+                kind_here = "native"  # the emulated tree runs these natively
+            else:
+                kind_here = kind
+            getattr(v, kind_here).add(bits)
+    return errors
+
+
+def bits_note(v: Variant) -> tuple[str, bool]:
+    """(the bits column, whether it is a failure)."""
+    if not v.emulated:
+        return ("", False)
+    if v.emulated == {"exact"}:
+        return ("exact (pinned by the test)", False)
+    if not v.native:
+        return ("no native run to compare", False)
+    if v.emulated == v.native:
+        return ("emulated = native", False)
+    return ("EMULATED BITS DIFFER from native", True)
+
+
+def render(variants: list[Variant]) -> tuple[str, int]:
+    head = ("variant", "ran natively", "ran emulated", "not run", "bits")
+    rows = []
+    failures = 0
+    for v in variants:
+        emu = []
+        if v.emulated:
+            emu.append("SIMDe")
+        if v.qemu:
+            emu.append("qemu-aarch64")
+        not_run = not v.native and not emu
+        note, bad = bits_note(v)
+        failures += int(not_run) + int(bad)
+        rows.append(
+            (
+                f"{v.family} {v.name}",
+                "x86-64" if v.native else "",
+                ", ".join(emu),
+                "NOT RUN" if not_run else "",
+                note,
+            )
+        )
+    width = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = [
+        " | ".join(c.ljust(w) for c, w in zip(r, width)).rstrip() for r in [head, *rows]
+    ]
+    lines.insert(1, "-+-".join("-" * w for w in width))
+    return "\n".join(lines), failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--root", type=Path, default=ROOT, help="source tree (default: this one)"
+    )
+    ap.add_argument("--native", type=Path, help="record of the native x86-64 run")
+    ap.add_argument("--emulated", type=Path, help="record of the SIMDe-emulated run")
+    ap.add_argument(
+        "--emulated-isa",
+        type=Path,
+        help="emulated_isa.txt of the emulated build (the ISAs it emulated)",
+    )
+    ap.add_argument(
+        "--qemu", type=Path, help="record of the aarch64 run under qemu-aarch64"
+    )
+    a = ap.parse_args(argv)
+    if a.emulated is not None and a.emulated_isa is None:
+        ap.error("--emulated needs --emulated-isa")
+    isas: list[str] = []
+    if a.emulated_isa is not None:
+        isas = [s for s in re.split(r"[;,\s]+", a.emulated_isa.read_text()) if s]
+    variants = manifest_variants(a.root)
+    errors = build(variants, a.native, a.emulated, isas, a.qemu)
+    table, failures = render(variants)
+    print(table)
+    for e in errors:
+        print(f"variant_table.py: {e}", file=sys.stderr)
+    print(
+        f"\n{len(variants)} variants; {failures} failing"
+        + (f"; {len(errors)} bad records" if errors else "")
+    )
+    return 1 if failures or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
