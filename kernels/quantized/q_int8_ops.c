@@ -56,9 +56,13 @@ static pterun_status read_weight_q(pterun_kernel_context* ctx, pterun_value** ar
     PTERUN_TRY(pterun_arg_tensor(ctx, args, i + 1, "weight_scales", &sc));
     PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i + 2, "weight_zero_points", &zp));
     PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, "weight_axis", &axis));
+    /* NOT_SUPPORTED: in prepare that declines the fusion (method_prepare.c
+     * puts the chain back), e.g. a transposed convolution's weight
+     * quantized along its output channels, axis 1. */
     if (axis != 0 && axis != -(int64_t)w->rank)
-      return PTERUN_FAIL_ARG(ctx, "arg 'weight_axis': %" PRId64 " (the fused kernels take axis 0)",
-                             axis);
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                                "arg 'weight_axis': %" PRId64 " (the fused kernels take axis 0)",
+                                axis);
     c->wq.scales = sc;
     c->wq.zps = zp;
     *next = i + 4;
@@ -145,8 +149,9 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 3, "dilation", &c->dilation, &len, 0));
   if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'dilation': want 2 values (conv2d)");
   PTERUN_TRY(pterun_arg_bool(ctx, args, i + 4, "transposed", &transposed));
-  if (transposed)
-    return PTERUN_FAIL_ARG(ctx, "arg 'transposed': the fused conv2d is not transposed");
+  if (transposed) /* declines the fusion in prepare, as above */
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg 'transposed': the fused conv2d is not transposed");
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 5, "output_padding", &l, &len, 0));
   PTERUN_TRY(pterun_arg_int(ctx, args, i + 6, "groups", &c->groups));
   PTERUN_TRY(read_activation(ctx, args, i + 7, act, &c->out, &i));

@@ -44,7 +44,8 @@ def test_difftest_fixture(fixture: Path, request: pytest.FixtureRequest) -> None
         request.applymarker(pytest.mark.xfail(strict=True, reason=xfail.read_text().strip()))
     spec = json.loads((fixture / "spec.json").read_text())
     info = json.loads((fixture / "failure.json").read_text())
-    v = check.check(spec, pterun_cli_path(), _modes(info))
+    flavours = tuple(info.get("flavours", ("plain", "xnnpack")))
+    v = check.check(spec, pterun_cli_path(), _modes(info), flavours)
     fails = [f"{f.kind} {f.flavour} {f.mode}: {f.message}" for f in v.pterun_failures]
     assert v.programs >= 1, "the exporter made no program: " + "; ".join(f.message for f in v.failures)
     assert not fails, grammar.describe(spec) + "\n" + "\n".join(fails[:10])

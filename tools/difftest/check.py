@@ -23,7 +23,7 @@ from .runner import Mode
 
 @dataclass
 class Failure:
-    kind: str  # export | missing_op | error | mismatch | bitid | python
+    kind: str  # export | missing_op | unsupported | error | mismatch | bitid | python
     flavour: str
     mode: str
     message: str
@@ -115,6 +115,10 @@ def reference(spec: dict[str, Any], net: torch.nn.Module, x: torch.Tensor) -> co
 _FUSED = re.compile(r"fusion: pattern (\d+) of (\d+) \((.*?)\) at")
 _UNFUSED = re.compile(r"fusion: pattern (\d+) undone")
 _VARIANTS = re.compile(r"compute variants: ([^\n]*)")
+# A load that fails because pterun does not implement what the exporter
+# wrote (an XNNPACK node/dtype pair): reported as "unsupported", apart from
+# wrong answers and crashes.
+_UNSUPPORTED = re.compile(r"is not implemented|is implemented for .* only|not supported by this build")
 _XNODE = re.compile(r"xnnpack: node types: ([^\n]*)")
 
 
@@ -218,7 +222,8 @@ def check(
                 v.runs += 1
                 parse_log(v, r.log)
                 if r.outputs is None:
-                    v.failures.append(Failure("error", fl, m.name, r.error or "?"))
+                    kind = "unsupported" if _UNSUPPORTED.search(r.error or "") else "error"
+                    v.failures.append(Failure(kind, fl, m.name, r.error or "?"))
                     continue
                 for k, got in enumerate(r.outputs):
                     msg = compare.compare_output(ref, k, got)

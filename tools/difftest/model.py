@@ -518,16 +518,18 @@ class SortLike(nn.Module):
         self.op = L["op"]
         self.dim = L["dim"]
         self.desc = bool(L.get("descending", False))
-        self.stable = bool(L.get("stable", False))
         self.k = L.get("k", 1)
         self.keepdim = bool(L.get("keepdim", False))
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        # (no stable= argument: torch.sort(x, stable=...) is aten.sort.stable,
+        # which the exporter rejects as not core ATen; real programs call
+        # the default overload)
         if self.op == "sort":
-            v, i = torch.sort(x, dim=self.dim, descending=self.desc, stable=self.stable)
+            v, i = torch.sort(x, dim=self.dim, descending=self.desc)
             return v, i
         if self.op == "argsort":
-            return x, torch.argsort(x, dim=self.dim, descending=self.desc, stable=self.stable)
+            return x, torch.argsort(x, dim=self.dim, descending=self.desc)
         if self.op == "topk":
             v, i = torch.topk(x, self.k, dim=self.dim, largest=not self.desc, sorted=True)
             return v, i
