@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO / "tools") not in sys.path:
     sys.path.insert(0, str(REPO / "tools"))
 
-from difftest import check, coverage, fixtures, grammar, reduce, runner  # noqa: E402
+from difftest import check, ci, coverage, fixtures, grammar, reduce, runner  # noqa: E402
 
 CI_SEEDS_FILE = REPO / "tests" / "fixtures" / "difftest" / "ci_seeds.txt"
 
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             fields = line.split("#", 1)[0].split()
             if fields:
                 jobs.append(int(fields[0]))
+        jobs += ci.CI_SPECS
     else:
         jobs = list(range(args.seed, args.seed + args.count))
     opts = {
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         if fails:
             totals["failing_programs"] += 1
             failing.append(res)
-        if not args.quiet:
+        if not args.quiet or fails or res.get("crash"):
             desc = grammar.describe(res["spec"])
             state = "FAIL" if fails else ("CRASH" if res.get("crash") else "ok")
             print(
@@ -175,7 +176,15 @@ def main(argv: list[str] | None = None) -> int:
         print("difftest: operators the exporter emits that no pterun library provides: " + ", ".join(missing))
     rc = 0
     if args.ci:
-        rc |= coverage.report(results)
+        extras = ci.run_extras(args.cli)
+        for res in extras:
+            fails = res["failures"]
+            print(f"extra fixture {res['spec']['seed']}: {'FAIL' if fails else 'ok'} runs {res['runs']}")
+            for f in fails[:4]:
+                print(f"    {f['kind']} {f['mode']}: {f['message'][:240]}")
+            if fails:
+                failing.append(res)
+        rc |= coverage.report(results + extras)
     if args.reduce or args.save:
         for res in failing:
             red = reduce.reduce(res["spec"], opts)

@@ -187,7 +187,7 @@ def check(
     quant = spec.get("quant", "fp32")
     if quant != "fp32":
         try:
-            net = export.quantize(net, x, quant, spec["seed"])
+            net = export.quantize(net, x, quant, spec["seed"], per_tensor=spec.get("per_tensor", False))
         except Exception as ex:
             v.failures.append(Failure("export", "quantize", "-", f"{type(ex).__name__}: {str(ex).strip()[:300]}"))
             return v
@@ -201,7 +201,9 @@ def check(
         np.save(xin, x.numpy())
         for fl in flavours:
             try:
-                e = export.export(net, x, fl, dynamic_quant=quant == "q8d")
+                e = export.export(
+                    net, x, fl, dynamic_quant=quant == "q8d", keep_linear=spec.get("keep_linear", False)
+                )
             except Exception as ex:  # the exporter's own limits are not pterun's failures
                 v.failures.append(Failure("export", fl, "-", f"{type(ex).__name__}: {str(ex).strip()[:300]}"))
                 continue

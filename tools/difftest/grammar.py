@@ -541,6 +541,9 @@ def generate(seed: int, max_layers: int = 12) -> Spec:
             spec["layers"] = keep[:6]
             if not spec["layers"]:
                 continue
+            spec["per_tensor"] = r.random() < 0.3
+        elif dtype == "f32" and r.random() < 0.1:
+            spec["keep_linear"] = True
         try:
             propagate(spec)
             _runs_eagerly(spec)
