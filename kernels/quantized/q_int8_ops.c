@@ -163,7 +163,8 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
 static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value** args,
                                         size_t nargs, int act, qk_i8_call* c, size_t* next) {
   size_t i = 0; /* set by read_weight_q (aarch64 GCC -O3 cannot tell) */
-  if (nargs < 16) return PTERUN_FAIL_ARG(ctx, "expected at least 16 arguments, got %zu", nargs);
+  /* the fewest: dynamic, per-tensor weight (3 slots), no activation */
+  if (nargs < 15) return PTERUN_FAIL_ARG(ctx, "expected at least 15 arguments, got %zu", nargs);
   PTERUN_TRY(read_input_q(ctx, args, 0, c));
   PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
   PTERUN_CHECK_NARGS(ctx, nargs, i + 4 + (act == QK_ACT_HARDTANH ? 2 : 0) + (c->dynamic ? 2 : 7));
