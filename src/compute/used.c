@@ -25,10 +25,11 @@ size_t pterun_compute_variants_report(char* buf, size_t size) {
       const char* cut = strstr(name, "__"); /* pc_f32_gemm_ukernel__avx2_6x16 -> avx2_6x16 */
       if (cut != NULL) name = cut + 2;
       const char* state = atomic_load_explicit(&fam->seen[i], memory_order_relaxed) ? "ran"
-                          : (isa & features) == isa                                  ? "idle"
-                                                                                     : "unavailable";
-      int w = snprintf(buf != NULL && n < size ? buf + n : NULL, buf != NULL && n < size ? size - n : 0,
-                       "%s%s/%s:%s", n ? " " : "", fam->family, name, state);
+                          : (isa & features) == isa                                 ? "idle"
+                                                                                    : "unavailable";
+      int w =
+          snprintf(buf != NULL && n < size ? buf + n : NULL, buf != NULL && n < size ? size - n : 0,
+                   "%s%s/%s:%s", n ? " " : "", fam->family, name, state);
       if (w > 0) n += (size_t)w;
     }
   }

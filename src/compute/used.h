@@ -16,10 +16,10 @@
 typedef struct pc_used_family {
   const char* family;
   size_t count;
-  atomic_uchar* seen;    /* count flags */
-  const void* isa0;      /* &table[0].isa (uint64_t) */
-  const void* name0;     /* &table[0].name (const char*) */
-  size_t stride;         /* sizeof table[0] */
+  atomic_uchar* seen; /* count flags */
+  const void* isa0;   /* &table[0].isa (uint64_t) */
+  const void* name0;  /* &table[0].name (const char*) */
+  size_t stride;      /* sizeof table[0] */
 } pc_used_family;
 
 static inline void pc_used_mark(atomic_uchar* seen, size_t i) {
@@ -27,9 +27,13 @@ static inline void pc_used_mark(atomic_uchar* seen, size_t i) {
     atomic_store_explicit(&seen[i], 1, memory_order_relaxed);
 }
 
-#define PC_USED_FAMILY(var, fam, table, flags)                                                    \
-  const pc_used_family var = {(fam), sizeof(table) / sizeof((table)[0]), (flags), &(table)[0].isa, \
-                              &(table)[0].name, sizeof((table)[0])}
+#define PC_USED_FAMILY(var, fam, table, flags)                                                     \
+  const pc_used_family var = {(fam),                                                               \
+                              sizeof(table) / sizeof((table)[0]),                                  \
+                              (flags),                                                             \
+                              &(table)[0].isa,                                                     \
+                              &(table)[0].name,                                                    \
+                              sizeof((table)[0])}
 
 extern const pc_used_family pc_used_f32_gemm, pc_used_qs8_gemm, pc_used_vmath, pc_used_conv2d,
     pc_used_dwconv2d, pc_used_lowbit;

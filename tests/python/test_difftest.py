@@ -19,7 +19,7 @@ from conftest import REPO_ROOT, pterun_cli_path, require_export_toolchain
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 
-from difftest import check, fixtures, grammar, runner  # noqa: E402
+from difftest import check, fixtures, grammar, runner
 
 FIXTURES = fixtures.all_fixtures()
 
@@ -41,13 +41,17 @@ def test_difftest_fixture(fixture: Path, request: pytest.FixtureRequest) -> None
     require_export_toolchain()
     xfail = fixture / "xfail"
     if xfail.exists():
-        request.applymarker(pytest.mark.xfail(strict=True, reason=xfail.read_text().strip()))
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason=xfail.read_text().strip())
+        )
     spec = json.loads((fixture / "spec.json").read_text())
     info = json.loads((fixture / "failure.json").read_text())
     flavours = tuple(info.get("flavours", ("plain", "xnnpack")))
     v = check.check(spec, pterun_cli_path(), _modes(info), flavours)
     fails = [f"{f.kind} {f.flavour} {f.mode}: {f.message}" for f in v.pterun_failures]
-    assert v.programs >= 1, "the exporter made no program: " + "; ".join(f.message for f in v.failures)
+    assert v.programs >= 1, "the exporter made no program: " + "; ".join(
+        f.message for f in v.failures
+    )
     assert not fails, grammar.describe(spec) + "\n" + "\n".join(fails[:10])
 
 
@@ -68,4 +72,7 @@ def test_generator_makes_valid_specs() -> None:
 def test_ci_seeds_exist() -> None:
     seeds = fixtures.ROOT / "ci_seeds.txt"
     assert seeds.exists()
-    assert len([ln for ln in seeds.read_text().splitlines() if ln.split("#")[0].strip()]) >= 5
+    assert (
+        len([ln for ln in seeds.read_text().splitlines() if ln.split("#")[0].strip()])
+        >= 5
+    )

@@ -27,22 +27,34 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO / "tools") not in sys.path:
     sys.path.insert(0, str(REPO / "tools"))
 
-from difftest import check, ci, coverage, fixtures, grammar, reduce, runner  # noqa: E402
+from difftest import check, ci, coverage, fixtures, grammar, reduce, runner
 
 CI_SEEDS_FILE = REPO / "tests" / "fixtures" / "difftest" / "ci_seeds.txt"
 
 
 def _modes(args: argparse.Namespace) -> list[runner.Mode]:
     isas = tuple(args.isa.split(",")) if args.isa else tuple(runner.ISAS)
-    threads = tuple(int(t) for t in args.threads.split(",")) if args.threads else runner.THREADS
+    threads = (
+        tuple(int(t) for t in args.threads.split(","))
+        if args.threads
+        else runner.THREADS
+    )
     return runner.all_modes(isas, threads)
 
 
 def _one(job: tuple[int | dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
     seed_or_spec, opts = job
-    spec = grammar.generate(seed_or_spec) if isinstance(seed_or_spec, int) else seed_or_spec
+    spec = (
+        grammar.generate(seed_or_spec)
+        if isinstance(seed_or_spec, int)
+        else seed_or_spec
+    )
     modes = [runner.Mode(**m) for m in opts["modes"]]
-    pmodes = [runner.Mode(**m) for m in opts["python_modes"]] if opts["python_modes"] else None
+    pmodes = (
+        [runner.Mode(**m) for m in opts["python_modes"]]
+        if opts["python_modes"]
+        else None
+    )
     t0 = time.monotonic()
     try:
         v = check.check(
@@ -52,8 +64,12 @@ def _one(job: tuple[int | dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
             python_modes=pmodes,
             pythonpath=opts["pythonpath"],
         )
-    except Exception as e:  # a generator or harness bug: report it as such
-        return {"spec": spec, "crash": f"{type(e).__name__}: {e}", "secs": time.monotonic() - t0}
+    except Exception as e:  # noqa: BLE001 (a generator or harness bug: reported as such)
+        return {
+            "spec": spec,
+            "crash": f"{type(e).__name__}: {e}",
+            "secs": time.monotonic() - t0,
+        }
     return {
         "spec": spec,
         "failures": [f.as_dict() for f in v.failures],
@@ -74,18 +90,30 @@ def _one(job: tuple[int | dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.difftest", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m tools.difftest", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
     ap.add_argument("--count", type=int, default=20, help="programs to generate")
     ap.add_argument("--jobs", type=int, default=1, help="programs checked in parallel")
-    ap.add_argument("--ci", action="store_true", help="the fixed CI seed set with its coverage gate")
-    ap.add_argument("--spec", type=Path, help="check one spec file (a fixture's spec.json)")
+    ap.add_argument(
+        "--ci", action="store_true", help="the fixed CI seed set with its coverage gate"
+    )
+    ap.add_argument(
+        "--spec", type=Path, help="check one spec file (a fixture's spec.json)"
+    )
     ap.add_argument("--isa", help="comma-separated subset of " + ",".join(runner.ISAS))
     ap.add_argument("--threads", help="comma-separated thread counts (default 1,2,3)")
-    ap.add_argument("--python", action="store_true", help="also run through the Python API")
-    ap.add_argument("--pythonpath", help="PYTHONPATH for the Python API runs (an installed wheel)")
+    ap.add_argument(
+        "--python", action="store_true", help="also run through the Python API"
+    )
+    ap.add_argument(
+        "--pythonpath", help="PYTHONPATH for the Python API runs (an installed wheel)"
+    )
     ap.add_argument("--reduce", action="store_true", help="reduce failing programs")
-    ap.add_argument("--save", action="store_true", help="save reduced failures as fixtures")
+    ap.add_argument(
+        "--save", action="store_true", help="save reduced failures as fixtures"
+    )
     ap.add_argument("--cli", type=Path, default=runner.default_cli())
     ap.add_argument("--log", type=Path, help="append one JSON line per program")
     ap.add_argument("--quiet", action="store_true")
@@ -159,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
                 if k in shown:
                     continue
                 shown.add(k)
-                print(f"    {f['kind']} {f['flavour']} {f['mode']}: {f['message'][:240]}", flush=True)
+                print(
+                    f"    {f['kind']} {f['flavour']} {f['mode']}: {f['message'][:240]}",
+                    flush=True,
+                )
             if res.get("crash"):
                 print(f"    harness: {res['crash'][:300]}", flush=True)
     if pool:
@@ -169,17 +200,26 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"difftest: {totals['programs']} programs, {totals['exported']} exported, {totals['runs']} runs"
         f" (program x mode), {totals['failing_programs']} failing;"
-        + "".join(f" {k}={v}" for k, v in sorted(totals.items()) if k.startswith("fail_") or k == "harness_crash")
+        + "".join(
+            f" {k}={v}"
+            for k, v in sorted(totals.items())
+            if k.startswith("fail_") or k == "harness_crash"
+        )
     )
     missing = sorted({m for r in results for m in r.get("missing", [])})
     if missing:
-        print("difftest: operators the exporter emits that no pterun library provides: " + ", ".join(missing))
+        print(
+            "difftest: operators the exporter emits that no pterun library provides: "
+            + ", ".join(missing)
+        )
     rc = 0
     if args.ci:
         extras = ci.run_extras(args.cli)
         for res in extras:
             fails = res["failures"]
-            print(f"extra fixture {res['spec']['seed']}: {'FAIL' if fails else 'ok'} runs {res['runs']}")
+            print(
+                f"extra fixture {res['spec']['seed']}: {'FAIL' if fails else 'ok'} runs {res['runs']}"
+            )
             for f in fails[:4]:
                 print(f"    {f['kind']} {f['mode']}: {f['message'][:240]}")
             if fails:
@@ -188,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.reduce or args.save:
         for res in failing:
             red = reduce.reduce(res["spec"], opts)
-            print(f"reduced seed {res['spec']['seed']}: {grammar.describe(red.spec)}  ({red.message})")
+            print(
+                f"reduced seed {res['spec']['seed']}: {grammar.describe(red.spec)}  ({red.message})"
+            )
             if args.save:
                 d = fixtures.save(red)
                 print(f"  saved {d.relative_to(REPO)}")
@@ -197,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     if totals["harness_crash"] or unexpected:
         rc |= 1
     if failing and not unexpected:
-        print(f"difftest: {len(failing)} failing programs, all known defects (tests/fixtures/difftest/*/xfail)")
+        print(
+            f"difftest: {len(failing)} failing programs, all known defects (tests/fixtures/difftest/*/xfail)"
+        )
     return rc
 
 

@@ -32,7 +32,12 @@ class Failure:
         return (self.kind, self.flavour)
 
     def as_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "flavour": self.flavour, "mode": self.mode, "message": self.message}
+        return {
+            "kind": self.kind,
+            "flavour": self.flavour,
+            "mode": self.mode,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -75,19 +80,25 @@ def _output_steps(gm: Any) -> list[float]:
     return steps
 
 
-def quant_reference(spec: dict[str, Any], gm: Any, x: torch.Tensor) -> compare.Reference:
+def quant_reference(
+    spec: dict[str, Any], gm: Any, x: torch.Tensor
+) -> compare.Reference:
     """Eager PyTorch on the PT2E-converted model (its quantize / dequantize
     run as float ops). Tolerance: one quantization step of the output
     (docs/difftest.md), or the float rule when a float op makes it."""
     with torch.no_grad():
         outs = list(gm(x))
     steps = _output_steps(gm)
-    ref = compare.Reference([o.numpy() for o in outs], [0.0] * len(outs), [], [], compare.REL_QUANT)
+    ref = compare.Reference(
+        [o.numpy() for o in outs], [0.0] * len(outs), [], [], compare.REL_QUANT
+    )
     ref.steps = steps
     return ref
 
 
-def reference(spec: dict[str, Any], net: torch.nn.Module, x: torch.Tensor) -> compare.Reference:
+def reference(
+    spec: dict[str, Any], net: torch.nn.Module, x: torch.Tensor
+) -> compare.Reference:
     outs, seen = model.capture_index_inputs(net, x)
     net64 = copy.deepcopy(net).double()
     x64 = x.double() if x.dtype.is_floating_point else x
@@ -118,11 +129,13 @@ _VARIANTS = re.compile(r"compute variants: ([^\n]*)")
 # A load that fails because pterun does not implement what the exporter
 # wrote (an XNNPACK node/dtype pair): reported as "unsupported", apart from
 # wrong answers and crashes.
-_UNSUPPORTED = re.compile(r"is not implemented|is implemented for .* only|not supported by this build")
+_UNSUPPORTED = re.compile(
+    r"is not implemented|is implemented for .* only|not supported by this build"
+)
 _XNODE = re.compile(r"xnnpack: node types: ([^\n]*)")
 
 
-def parse_log(v: "Verdict", log: str) -> None:
+def parse_log(v: Verdict, log: str) -> None:
     """Coverage facts from one `pterun run --verbose` log."""
     applied: Counter[int] = Counter()
     for m in _FUSED.finditer(log):
@@ -144,7 +157,12 @@ def parse_log(v: "Verdict", log: str) -> None:
 
 
 def missing_ops(cli: Path, pte: Path) -> list[str]:
-    cp = subprocess.run([str(cli), "inspect", str(pte), "--json"], capture_output=True, text=True)
+    cp = subprocess.run(
+        [str(cli), "inspect", str(pte), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if cp.returncode != 0:
         return [f"inspect failed: {cp.stderr.strip()}"]
     info = json.loads(cp.stdout)
@@ -152,11 +170,15 @@ def missing_ops(cli: Path, pte: Path) -> list[str]:
     for m in info["methods"]:
         for op in m["operators"]:
             if op["provided_by"] is None:
-                out.append(f"{op['name']}.{op['overload']}" if op["overload"] else op["name"])
+                out.append(
+                    f"{op['name']}.{op['overload']}" if op["overload"] else op["name"]
+                )
     return out
 
 
-def _groups(results: Iterable[runner.RunResult]) -> dict[tuple[Any, ...], list[runner.RunResult]]:
+def _groups(
+    results: Iterable[runner.RunResult],
+) -> dict[tuple[Any, ...], list[runner.RunResult]]:
     """Runs whose outputs the docs claim are bit-identical: the same fusion,
     prepare and ISA at any thread count; and, with fusion off, prepare on and
     off."""
@@ -187,9 +209,18 @@ def check(
     quant = spec.get("quant", "fp32")
     if quant != "fp32":
         try:
-            net = export.quantize(net, x, quant, spec["seed"], per_tensor=spec.get("per_tensor", False))
-        except Exception as ex:
-            v.failures.append(Failure("export", "quantize", "-", f"{type(ex).__name__}: {str(ex).strip()[:300]}"))
+            net = export.quantize(
+                net, x, quant, spec["seed"], per_tensor=spec.get("per_tensor", False)
+            )
+        except Exception as ex:  # noqa: BLE001 (any exporter failure is recorded)
+            v.failures.append(
+                Failure(
+                    "export",
+                    "quantize",
+                    "-",
+                    f"{type(ex).__name__}: {str(ex).strip()[:300]}",
+                )
+            )
             return v
         ref = quant_reference(spec, net, x)
     else:
@@ -202,10 +233,21 @@ def check(
         for fl in flavours:
             try:
                 e = export.export(
-                    net, x, fl, dynamic_quant=quant == "q8d", keep_linear=spec.get("keep_linear", False)
+                    net,
+                    x,
+                    fl,
+                    dynamic_quant=quant == "q8d",
+                    keep_linear=spec.get("keep_linear", False),
                 )
-            except Exception as ex:  # the exporter's own limits are not pterun's failures
-                v.failures.append(Failure("export", fl, "-", f"{type(ex).__name__}: {str(ex).strip()[:300]}"))
+            except Exception as ex:  # noqa: BLE001 (the exporter's limits are not pterun's)
+                v.failures.append(
+                    Failure(
+                        "export",
+                        fl,
+                        "-",
+                        f"{type(ex).__name__}: {str(ex).strip()[:300]}",
+                    )
+                )
                 continue
             pte = td / f"{fl}.pte"
             pte.write_bytes(e.pte)
@@ -219,12 +261,16 @@ def check(
             results = []
             for j, m in enumerate(modes):
                 od = td / f"{fl}_out{j}"
-                r = runner.run_cli(cli, pte, [xin], m, od, len(ref.outputs), ("--quiet", "--verbose"))
+                r = runner.run_cli(
+                    cli, pte, [xin], m, od, len(ref.outputs), ("--quiet", "--verbose")
+                )
                 results.append(r)
                 v.runs += 1
                 parse_log(v, r.log)
                 if r.outputs is None:
-                    kind = "unsupported" if _UNSUPPORTED.search(r.error or "") else "error"
+                    kind = (
+                        "unsupported" if _UNSUPPORTED.search(r.error or "") else "error"
+                    )
                     v.failures.append(Failure(kind, fl, m.name, r.error or "?"))
                     continue
                 for k, got in enumerate(r.outputs):
@@ -239,18 +285,36 @@ def check(
                 for r in rs[1:]:
                     if not compare.bit_identical(rs[0].outputs or [], r.outputs or []):
                         v.failures.append(
-                            Failure("bitid", fl, f"{rs[0].mode.name} vs {r.mode.name}", f"{key[0]}: outputs differ")
+                            Failure(
+                                "bitid",
+                                fl,
+                                f"{rs[0].mode.name} vs {r.mode.name}",
+                                f"{key[0]}: outputs differ",
+                            )
                         )
             if python_modes:
                 by_name = {r.mode: r for r in results if r.outputs is not None}
-                for pr in runner.run_python(pte, [xin], python_modes, len(ref.outputs), pythonpath):
+                for pr in runner.run_python(
+                    pte, [xin], python_modes, len(ref.outputs), pythonpath
+                ):
                     v.runs += 1
                     if pr.outputs is None:
-                        v.failures.append(Failure("python", fl, pr.mode.name, pr.error or "?"))
+                        v.failures.append(
+                            Failure("python", fl, pr.mode.name, pr.error or "?")
+                        )
                         continue
                     twin = by_name.get(pr.mode)
-                    if twin is not None and not compare.bit_identical(twin.outputs or [], pr.outputs):
-                        v.failures.append(Failure("python", fl, pr.mode.name, "Python API outputs differ from the CLI's"))
+                    if twin is not None and not compare.bit_identical(
+                        twin.outputs or [], pr.outputs
+                    ):
+                        v.failures.append(
+                            Failure(
+                                "python",
+                                fl,
+                                pr.mode.name,
+                                "Python API outputs differ from the CLI's",
+                            )
+                        )
                     for k, got in enumerate(pr.outputs):
                         msg = compare.compare_output(ref, k, got)
                         if msg is not None:

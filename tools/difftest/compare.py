@@ -74,7 +74,11 @@ def tolerance(ref: Reference, k: int) -> float:
     tol = max(ref.rel * max(1.0, mag), COND * ref.err64[k])
     if ref.steps is not None and k < len(ref.steps):
         # one quantization step (plus float rounding of the dequantize)
-        tol = max(tol, ref.steps[k] * (1 + 1e-5)) if ref.steps[k] > 0 else max(tol, QUANT_FLOAT * max(1.0, mag))
+        tol = (
+            max(tol, ref.steps[k] * (1 + 1e-5))
+            if ref.steps[k] > 0
+            else max(tol, QUANT_FLOAT * max(1.0, mag))
+        )
     return tol
 
 
@@ -102,7 +106,9 @@ def compare_output(ref: Reference, k: int, got: np.ndarray) -> str | None:
         want = _select(L, x, r)
         have = _select(L, x, got)
         err = float(np.max(np.abs(have - want))) if want.size else 0.0
-        tol = max(ref.rel * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0), 1e-6)
+        tol = max(
+            ref.rel * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0), 1e-6
+        )
         if not err <= tol:
             n = int(np.sum(got != r))
             return f"output {k} ({L['op']} indices): {n} of {r.size} select other values, max |err| {err:.3g} > {tol:.3g}"
@@ -131,7 +137,11 @@ def compare_output(ref: Reference, k: int, got: np.ndarray) -> str | None:
 
 
 def max_error(ref: Reference, got: list[np.ndarray]) -> float:
-    if not got or got[0].shape != ref.outputs[0].shape or ref.outputs[0].dtype.kind != "f":
+    if (
+        not got
+        or got[0].shape != ref.outputs[0].shape
+        or ref.outputs[0].dtype.kind != "f"
+    ):
         return float("nan")
     d = np.abs(got[0].astype(np.float64) - ref.outputs[0].astype(np.float64))
     d = d[np.isfinite(d)]
@@ -140,5 +150,6 @@ def max_error(ref: Reference, got: list[np.ndarray]) -> float:
 
 def bit_identical(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
     return len(a) == len(b) and all(
-        x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes() for x, y in zip(a, b, strict=True)
+        x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+        for x, y in zip(a, b, strict=True)
     )

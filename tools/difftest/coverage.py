@@ -35,9 +35,11 @@ XNN_NOT_EMITTED: dict[str, str] = {}
 def pattern_rows() -> list[str]:
     """One readable name per row of method_fuse_patterns.inc, in row order."""
     text = PATTERNS.read_text()
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
     rows = []
-    for m in re.finditer(r"\{\.ops = \{([^}]*)\}(.*?)\.fused = \"([^\"]+)\"", text, flags=re.S):
+    for m in re.finditer(
+        r"\{\.ops = \{([^}]*)\}(.*?)\.fused = \"([^\"]+)\"", text, flags=re.DOTALL
+    ):
         ops = " > ".join(o.strip().strip('"') for o in m.group(1).split(","))
         rows.append(f"{ops} => {m.group(3)}")
     return rows
@@ -47,16 +49,18 @@ def xnn_node_types() -> list[str]:
     """The node types backends/xnnpack executes (a case in xb_ops.c), by
     their display names (kNodeNames, indexed by the XB_N_* enum)."""
     text = XNN_NAMES.read_text()
-    m = re.search(r"kNodeNames\[[^\]]*\]\s*=\s*\{(.*?)\};", text, flags=re.S)
+    m = re.search(r"kNodeNames\[[^\]]*\]\s*=\s*\{(.*?)\};", text, flags=re.DOTALL)
     enum = (XNN_NAMES.parent / "xb_internal.h").read_text()
-    e = re.search(r"XB_N_ADD = 1,(.*?)XB_N_COUNT", enum, flags=re.S)
+    e = re.search(r"XB_N_ADD = 1,(.*?)XB_N_COUNT", enum, flags=re.DOTALL)
     if m is None or e is None:
         return []
     names = re.findall(r'"([^"]+)"', m.group(1))
     tags = ["XB_N_ADD", *re.findall(r"(XB_N_[A-Z0-9_]+)", e.group(1))]
     ops = (XNN_NAMES.parent / "xb_ops.c").read_text()
     done = set(re.findall(r"case (XB_N_[A-Z0-9_]+)", ops))
-    return [names[i + 1] for i, t in enumerate(tags) if t in done and i + 1 < len(names)]
+    return [
+        names[i + 1] for i, t in enumerate(tags) if t in done and i + 1 < len(names)
+    ]
 
 
 def _table(title: str, rows: list[tuple[str, int]]) -> int:
@@ -84,16 +88,24 @@ def report(results: list[dict[str, Any]]) -> int:
         total = max(total, r.get("fusion_total", 0))
     names = pattern_rows()
     if total and total != len(names):
-        print(f"difftest: the log says {total} fusion patterns, {PATTERNS.name} parses as {len(names)}")
+        print(
+            f"difftest: the log says {total} fusion patterns, {PATTERNS.name} parses as {len(names)}"
+        )
         return 1
-    missed = _table("fusion patterns (row: programs that fused it)", [(f"{i:2d} {n}", fus[i]) for i, n in enumerate(names)])
+    missed = _table(
+        "fusion patterns (row: programs that fused it)",
+        [(f"{i:2d} {n}", fus[i]) for i, n in enumerate(names)],
+    )
     missed += _table(
         "microkernel variants this build dispatches on this CPU (programs that ran it)",
         [(v, var[v]) for v in sorted(avail)],
     )
     xrows = [(n, xnn[n]) for n in xnn_node_types() if n not in XNN_NOT_EMITTED]
     missed += _table("XNNPACK node types (programs that ran one)", xrows)
-    missed += _table("grammar elements (programs that used one)", [(k, kinds[k]) for k in grammar_kinds()])
+    missed += _table(
+        "grammar elements (programs that used one)",
+        [(k, kinds[k]) for k in grammar_kinds()],
+    )
     if missed:
         print(f"\ndifftest coverage: {missed} items never hit: FAIL")
         return 1

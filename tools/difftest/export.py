@@ -36,7 +36,9 @@ def _op_name(op: Any) -> str:
     return f"{op.name}.{op.overload}" if op.overload else str(op.name)
 
 
-def quantize(net: nn.Module, x: torch.Tensor, quant: str, seed: int, per_tensor: bool = False) -> nn.Module:
+def quantize(
+    net: nn.Module, x: torch.Tensor, quant: str, seed: int, per_tensor: bool = False
+) -> nn.Module:
     """PT2E int8 with XNNPACKQuantizer (per-channel weights; static: 8
     calibration batches shaped like x; dynamic: one run on x)."""
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
@@ -46,7 +48,9 @@ def quantize(net: nn.Module, x: torch.Tensor, quant: str, seed: int, per_tensor:
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     q = XNNPACKQuantizer().set_global(
-        get_symmetric_quantization_config(is_per_channel=not per_tensor, is_dynamic=quant == "q8d")
+        get_symmetric_quantization_config(
+            is_per_channel=not per_tensor, is_dynamic=quant == "q8d"
+        )
     )
     gm = torch.export.export(copy.deepcopy(net), (x,), strict=True).module()
     gm = prepare_pt2e(gm, q)
@@ -73,27 +77,41 @@ def _load_torch_ops() -> None:
 
 
 def export(
-    module: nn.Module, x: torch.Tensor, flavour: str, dynamic_quant: bool = False, keep_linear: bool = False
+    module: nn.Module,
+    x: torch.Tensor,
+    flavour: str,
+    dynamic_quant: bool = False,
+    keep_linear: bool = False,
 ) -> Exported:
-    import executorch.exir.passes._quant_patterns_and_replacements  # noqa: F401
+    import executorch.exir.passes._quant_patterns_and_replacements
     import executorch.kernels.quantized  # noqa: F401  (out variants of the Q/DQ ops)
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
         XnnpackDynamicallyQuantizedPartitioner,
         XnnpackPartitioner,
     )
-    from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.exir import (
+        EdgeCompileConfig,
+        ExecutorchBackendConfig,
+        to_edge_transform_and_lower,
+    )
 
     if dynamic_quant and flavour == "plain":
         _load_torch_ops()
     ep = torch.export.export(copy.deepcopy(module), (x,), strict=False)
     parts: list[Any] = []
     if flavour == "xnnpack":
-        parts = [XnnpackDynamicallyQuantizedPartitioner() if dynamic_quant else XnnpackPartitioner()]
+        parts = [
+            XnnpackDynamicallyQuantizedPartitioner()
+            if dynamic_quant
+            else XnnpackPartitioner()
+        ]
     cfg = None
     if keep_linear and flavour == "plain":
         # aten::linear kept whole (as the LLM export flow keeps it): the
         # program calls aten::linear.out, whose fusion rows need it
-        cfg = EdgeCompileConfig(preserve_ops=[torch.ops.aten.linear.default], _check_ir_validity=False)
+        cfg = EdgeCompileConfig(
+            preserve_ops=[torch.ops.aten.linear.default], _check_ir_validity=False
+        )
     edge = to_edge_transform_and_lower(ep, partitioner=parts, compile_config=cfg)
     prog = edge.to_executorch(ExecutorchBackendConfig())
     plan = prog.executorch_program.execution_plan[0]

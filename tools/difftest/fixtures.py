@@ -59,7 +59,11 @@ def known_failures() -> dict[int, str]:
         return out
     for line in f.read_text().splitlines():
         parts = line.split("#", 1)[0].split()
-        if len(parts) >= 3 and parts[1] == "xfail" and (ROOT / parts[2] / "xfail").exists():
+        if (
+            len(parts) >= 3
+            and parts[1] == "xfail"
+            and (ROOT / parts[2] / "xfail").exists()
+        ):
             out[int(parts[0])] = parts[2]
     return out
 

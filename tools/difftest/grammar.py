@@ -18,9 +18,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
-from typing import Any
 
-from .model import ACTS, Layer, Shape, SpecError, Spec, layer_out_shape, propagate
+from .model import ACTS, Layer, Shape, Spec, SpecError, layer_out_shape, propagate
 
 Gen = Callable[[random.Random, Shape], Layer | None]
 
@@ -36,7 +35,11 @@ def _width(r: random.Random, big: bool = False) -> int:
 def g_linear(r: random.Random, s: Shape) -> Layer | None:
     if not 2 <= len(s) <= 4:
         return None
-    return {"op": "linear", "out": _width(r, big=len(s) == 2), "bias": r.random() < 0.85}
+    return {
+        "op": "linear",
+        "out": _width(r, big=len(s) == 2),
+        "bias": r.random() < 0.85,
+    }
 
 
 def g_conv(r: random.Random, s: Shape) -> Layer | None:
@@ -44,7 +47,9 @@ def g_conv(r: random.Random, s: Shape) -> Layer | None:
         return None
     nd = len(s) - 2
     c = s[1]
-    kind = r.choice(("plain", "plain", "depthwise", "grouped", "pointwise", "transposed"))
+    kind = r.choice(
+        ("plain", "plain", "depthwise", "grouped", "pointwise", "transposed")
+    )
     k = r.choice((1, 2, 3, 3, 5)) if kind != "pointwise" else 1
     stride = r.choice((1, 1, 1, 2, 3))
     dil = r.choice((1, 1, 1, 2))
@@ -94,7 +99,11 @@ def g_bn(r: random.Random, s: Shape) -> Layer | None:
 
 
 def g_layernorm(r: random.Random, s: Shape) -> Layer | None:
-    return {"op": "layernorm", "dims": 2 if len(s) >= 3 and r.random() < 0.2 else 1, "affine": r.random() < 0.9}
+    return {
+        "op": "layernorm",
+        "dims": 2 if len(s) >= 3 and r.random() < 0.2 else 1,
+        "affine": r.random() < 0.9,
+    }
 
 
 def g_groupnorm(r: random.Random, s: Shape) -> Layer | None:
@@ -218,7 +227,12 @@ def g_rnn(r: random.Random, s: Shape) -> Layer | None:
 
 def g_reduce(r: random.Random, s: Shape) -> Layer | None:
     keep = len(s) < 3 or r.random() < 0.5
-    return {"op": "reduce", "fn": r.choice(("mean", "mean", "sum")), "dim": r.randrange(1, len(s)), "keepdim": keep}
+    return {
+        "op": "reduce",
+        "fn": r.choice(("mean", "mean", "sum")),
+        "dim": r.randrange(1, len(s)),
+        "keepdim": keep,
+    }
 
 
 def g_upsample(r: random.Random, s: Shape) -> Layer | None:
@@ -262,7 +276,20 @@ def g_sortlike(r: random.Random, s: Shape) -> Layer | None:
     return L
 
 
-UNARY = ("abs", "neg", "sqrt", "rsqrt", "log", "exp", "sin", "cos", "square", "elu", "leaky_relu", "prelu")
+UNARY = (
+    "abs",
+    "neg",
+    "sqrt",
+    "rsqrt",
+    "log",
+    "exp",
+    "sin",
+    "cos",
+    "square",
+    "elu",
+    "leaky_relu",
+    "prelu",
+)
 
 
 def g_unary(r: random.Random, s: Shape) -> Layer | None:
@@ -281,7 +308,12 @@ def g_slice(r: random.Random, s: Shape) -> Layer | None:
     if s[d] < 2:
         return None
     length = r.randint(1, s[d] - 1)
-    return {"op": "slice", "dim": d, "start": r.randint(0, s[d] - length), "length": length}
+    return {
+        "op": "slice",
+        "dim": d,
+        "start": r.randint(0, s[d] - length),
+        "length": length,
+    }
 
 
 def g_matmul(r: random.Random, s: Shape) -> Layer | None:
@@ -321,11 +353,20 @@ GENERATORS: list[tuple[Gen, float]] = [
 ]
 
 # Shape-keeping layers a residual body may use.
-KEEPING: list[tuple[Gen, float]] = [(g_act, 4), (g_bn, 2), (g_layernorm, 1), (g_groupnorm, 0.5)]
+KEEPING: list[tuple[Gen, float]] = [
+    (g_act, 4),
+    (g_bn, 2),
+    (g_layernorm, 1),
+    (g_groupnorm, 0.5),
+]
 
 
 def _keep_linear(r: random.Random, s: Shape) -> Layer | None:
-    return {"op": "linear", "out": s[-1], "bias": r.random() < 0.85} if 2 <= len(s) <= 4 else None
+    return (
+        {"op": "linear", "out": s[-1], "bias": r.random() < 0.85}
+        if 2 <= len(s) <= 4
+        else None
+    )
 
 
 def _keep_conv(r: random.Random, s: Shape) -> Layer | None:
@@ -364,7 +405,9 @@ def _pick(r: random.Random, table: list[tuple[Gen, float]], s: Shape) -> Layer |
     return None
 
 
-def _chain(r: random.Random, table: list[tuple[Gen, float]], s: Shape, n: int, keep: bool) -> list[Layer]:
+def _chain(
+    r: random.Random, table: list[tuple[Gen, float]], s: Shape, n: int, keep: bool
+) -> list[Layer]:
     out: list[Layer] = []
     for _ in range(n):
         L = _pick(r, table, s)
@@ -404,7 +447,14 @@ def _block(r: random.Random, s: Shape) -> Layer | None:
     body = _chain(r, KEEPING, a, r.randint(1, 2), keep=True)
     if not body:
         return None
-    return {"op": "split", "dim": d, "first": first, "merge": merge, "chunk": r.random() < 0.5, "body": body}
+    return {
+        "op": "split",
+        "dim": d,
+        "first": first,
+        "merge": merge,
+        "chunk": r.random() < 0.5,
+        "body": body,
+    }
 
 
 def _fresh_widths(r: random.Random, layers: list[Layer]) -> list[Layer]:
@@ -437,17 +487,39 @@ def _motif(r: random.Random, s: Shape) -> list[Layer] | None:
         choices += [[lin, a], [lin, a]]
         if bn is not None and len(s) == 2:
             choices += [[lin, bn, a], [lin, bn, a], [lin, bn]]
-        choices.append([{"op": "layernorm", "dims": 1, "affine": True}, lin, {"op": "act", "fn": "gelu"}])
+        choices.append(
+            [
+                {"op": "layernorm", "dims": 1, "affine": True},
+                lin,
+                {"op": "act", "fn": "gelu"},
+            ]
+        )
     if conv is not None and bn is not None:
         choices += [[conv, bn, a], [conv, bn, a], [conv, bn], [conv, a]]
         if len(s) == 4:
             dw = {**conv, "groups": s[1], "out": s[1], "transposed": False}
             dw.pop("output_padding", None)
             dw.pop("padding_mode", None)
-            pw = {"op": "conv", "nd": 2, "out": r.choice((8, 16, 24)), "k": 1, "stride": 1, "padding": 0,
-                  "dilation": 1, "groups": 1, "bias": False}
-            choices.append([dw, {"op": "bn", "nd": 2, "affine": True}, {"op": "act", "fn": "relu6"}, pw,
-                            {"op": "bn", "nd": 2, "affine": True}])
+            pw = {
+                "op": "conv",
+                "nd": 2,
+                "out": r.choice((8, 16, 24)),
+                "k": 1,
+                "stride": 1,
+                "padding": 0,
+                "dilation": 1,
+                "groups": 1,
+                "bias": False,
+            }
+            choices.append(
+                [
+                    dw,
+                    {"op": "bn", "nd": 2, "affine": True},
+                    {"op": "act", "fn": "relu6"},
+                    pw,
+                    {"op": "bn", "nd": 2, "affine": True},
+                ]
+            )
     if not choices:
         return None
     return [dict(x) for x in r.choice(choices)]
@@ -459,12 +531,25 @@ def _input(r: random.Random) -> tuple[Shape, str]:
     if kind == "vec":
         return [n, _width(r, big=True)], "f32"
     if kind == "seq":
-        return [min(n, 4), r.choice((1, 3, 5, 8, 10)), r.choice((4, 8, 12, 16, 32, 64))], "f32"
+        return [
+            min(n, 4),
+            r.choice((1, 3, 5, 8, 10)),
+            r.choice((4, 8, 12, 16, 32, 64)),
+        ], "f32"
     if kind == "sig":
-        return [min(n, 4), r.choice((1, 2, 3, 4, 8, 16)), r.choice((5, 8, 16, 24, 33))], "f32"
+        return [
+            min(n, 4),
+            r.choice((1, 2, 3, 4, 8, 16)),
+            r.choice((5, 8, 16, 24, 33)),
+        ], "f32"
     if kind == "img":
         hw = r.choice((3, 5, 8, 9, 12, 16, 20))
-        return [min(n, 2), r.choice((1, 3, 4, 8, 16)), hw, r.choice((hw, hw, 7, 11))], "f32"
+        return [
+            min(n, 2),
+            r.choice((1, 3, 4, 8, 16)),
+            hw,
+            r.choice((hw, hw, 7, 11)),
+        ], "f32"
     return [min(n, 4), r.choice((1, 4, 7, 12))], "i64"
 
 
@@ -476,7 +561,11 @@ def generate(seed: int, max_layers: int = 12) -> Spec:
         layers: list[Layer] = []
         s = list(shape)
         if dtype == "i64":
-            L = {"op": "embedding", "vocab": r.choice((10, 50, 300)), "dim": r.choice((8, 16, 32))}
+            L = {
+                "op": "embedding",
+                "vocab": r.choice((10, 50, 300)),
+                "dim": r.choice((8, 16, 32)),
+            }
             layers.append(L)
             s = layer_out_shape(L, s)
         target = r.randint(1, max_layers)
@@ -537,7 +626,11 @@ def generate(seed: int, max_layers: int = 12) -> Spec:
             spec["quant"] = "q8s" if u < 0.18 else "q8d"
             # (index outputs are checked against the float model's inputs:
             # not in int8 programs)
-            keep = [L for L in spec["layers"] if L["op"] not in ("sort", "argsort", "topk", "argmax")]
+            keep = [
+                L
+                for L in spec["layers"]
+                if L["op"] not in ("sort", "argsort", "topk", "argmax")
+            ]
             spec["layers"] = keep[:6]
             if not spec["layers"]:
                 continue
@@ -613,12 +706,59 @@ def layer_kind(L: Layer) -> str:
 
 def grammar_kinds() -> list[str]:
     """Every coverage key the grammar can produce."""
-    base = ["linear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "batch_norm1d", "batch_norm2d"]
-    base += ["layernorm", "groupnorm", *ACTS, "softmax", "flatten", "reshape", "permute", "transpose"]
+    base = [
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "batch_norm1d",
+        "batch_norm2d",
+    ]
+    base += [
+        "layernorm",
+        "groupnorm",
+        *ACTS,
+        "softmax",
+        "flatten",
+        "reshape",
+        "permute",
+        "transpose",
+    ]
     base += ["max_pool", "avg_pool", "adaptive_avg_pool", "mha", "sdpa", "gru", "lstm"]
-    base += ["embedding", "mean", "sum", "upsample", "pad", "sort", "argsort", "topk", "argmax"]
-    base += ["residual_add", "residual_mul", "concat2", "concat3", "concat4", "concat5", "split", "chunk"]
-    base += [*UNARY, "floor", "ceil", "sub", "div", "maximum", "minimum", "slice", "matmul", "gap"]
+    base += [
+        "embedding",
+        "mean",
+        "sum",
+        "upsample",
+        "pad",
+        "sort",
+        "argsort",
+        "topk",
+        "argmax",
+    ]
+    base += [
+        "residual_add",
+        "residual_mul",
+        "concat2",
+        "concat3",
+        "concat4",
+        "concat5",
+        "split",
+        "chunk",
+    ]
+    base += [
+        *UNARY,
+        "floor",
+        "ceil",
+        "sub",
+        "div",
+        "maximum",
+        "minimum",
+        "slice",
+        "matmul",
+        "gap",
+    ]
     return base
 
 
@@ -638,5 +778,6 @@ def describe(spec: Spec) -> str:
     shape = "x".join(map(str, spec["input"]["shape"]))
     if spec.get("quant", "fp32") != "fp32":
         shape = f"[{spec['quant']}] {shape}"
-    return f"{shape}{'i' if spec['input']['dtype'] == 'i64' else ''}: " + " > ".join(one(L) for L in spec["layers"])
-
+    return f"{shape}{'i' if spec['input']['dtype'] == 'i64' else ''}: " + " > ".join(
+        one(L) for L in spec["layers"]
+    )

@@ -67,8 +67,13 @@ def _shape_conv(L: Layer, s: Shape) -> Shape:
     out = [s[0], L["out"]]
     for n in s[2:]:
         if L.get("transposed"):
-            _need(L["output_padding"] < max(L["stride"], L["dilation"]), "convT: output_padding")
-            m = _convt_len(n, L["k"], L["stride"], L["padding"], L["output_padding"], L["dilation"])
+            _need(
+                L["output_padding"] < max(L["stride"], L["dilation"]),
+                "convT: output_padding",
+            )
+            m = _convt_len(
+                n, L["k"], L["stride"], L["padding"], L["output_padding"], L["dilation"]
+            )
         else:
             m = _conv_len(n, L["k"], L["stride"], L["padding"], L["dilation"])
         _need(m >= 1, "conv: output too small")
@@ -108,7 +113,10 @@ def _shape_reshape(L: Layer, s: Shape) -> Shape:
 
 def _shape_permute(L: Layer, s: Shape) -> Shape:
     p = L["perm"]
-    _need(sorted(p) == list(range(len(s))) and p[0] == 0, "permute: perm of the rank, batch first")
+    _need(
+        sorted(p) == list(range(len(s))) and p[0] == 0,
+        "permute: perm of the rank, batch first",
+    )
     return [s[i] for i in p]
 
 
@@ -137,7 +145,9 @@ def _shape_pool(L: Layer, s: Shape) -> Shape:
 
 
 def _shape_mha(L: Layer, s: Shape) -> Shape:
-    _need(len(s) == 3 and s[2] % L["heads"] == 0, "attention: [N, T, E], heads divide E")
+    _need(
+        len(s) == 3 and s[2] % L["heads"] == 0, "attention: [N, T, E], heads divide E"
+    )
     return s
 
 
@@ -176,7 +186,10 @@ def _shape_pad(L: Layer, s: Shape) -> Shape:
         if L["mode"] == "reflect":
             _need(max(p[2 * i], p[2 * i + 1]) < s[d], "reflect pad < size")
         out[d] = s[d] + p[2 * i] + p[2 * i + 1]
-    _need(L["mode"] == "constant" or len(p) // 2 <= len(s) - 2, "non-constant pad: batch+channel")
+    _need(
+        L["mode"] == "constant" or len(p) // 2 <= len(s) - 2,
+        "non-constant pad: batch+channel",
+    )
     return out
 
 
@@ -200,7 +213,10 @@ def _shape_body_block(L: Layer, s: Shape) -> Shape:
     if how == "concat":
         d = L["dim"]
         _need(0 < d < len(s), "concat: a non-batch dim")
-        _need(len(t) == len(s) and all(t[i] == s[i] for i in range(len(s)) if i != d), "concat: other dims")
+        _need(
+            len(t) == len(s) and all(t[i] == s[i] for i in range(len(s)) if i != d),
+            "concat: other dims",
+        )
         n = L.get("n", 2)
         _need(2 <= n <= 5, "concat: 2-5 tensors")
         out = list(s)
@@ -222,7 +238,10 @@ def _shape_split(L: Layer, s: Shape) -> Shape:
     ta = propagate_layers(L["body"], a)
     merge = L["merge"]
     if merge == "cat":
-        _need(len(ta) == len(a) and all(ta[i] == a[i] for i in range(len(a)) if i != d), "split cat")
+        _need(
+            len(ta) == len(a) and all(ta[i] == a[i] for i in range(len(a)) if i != d),
+            "split cat",
+        )
         out = list(s)
         out[d] = ta[d] + b[d]
         return out
@@ -238,7 +257,10 @@ def _shape_sdpa(L: Layer, s: Shape) -> Shape:
 def _shape_slice(L: Layer, s: Shape) -> Shape:
     d = L["dim"]
     _need(0 < d < len(s), "slice: a non-batch dim")
-    _need(0 <= L["start"] and L["start"] + L["length"] <= s[d] and L["length"] >= 1, "slice: range")
+    _need(
+        0 <= L["start"] and L["start"] + L["length"] <= s[d] and L["length"] >= 1,
+        "slice: range",
+    )
     out = list(s)
     out[d] = L["length"]
     return out
@@ -318,7 +340,10 @@ def propagate(spec: Spec) -> Shape:
     """Output shape of the main path; raises SpecError if the spec is invalid."""
     layers = spec["layers"]
     tok = spec["input"]["dtype"] == "i64"
-    _need(tok == (bool(layers) and layers[0]["op"] == "embedding"), "integer input <=> embedding first")
+    _need(
+        tok == (bool(layers) and layers[0]["op"] == "embedding"),
+        "integer input <=> embedding first",
+    )
     _need(len(spec["input"]["shape"]) >= 2, "input rank >= 2")
     return propagate_layers(layers, list(spec["input"]["shape"]))
 
@@ -368,7 +393,9 @@ class Softmax(nn.Module):
         self.log = bool(L.get("log", False))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.log_softmax(x, self.dim) if self.log else torch.softmax(x, self.dim)
+        return (
+            torch.log_softmax(x, self.dim) if self.log else torch.softmax(x, self.dim)
+        )
 
 
 class Flatten(nn.Module):
@@ -427,7 +454,9 @@ def _pool(L: Layer) -> nn.Module:
 class Mha(nn.Module):
     def __init__(self, L: Layer, e: int) -> None:
         super().__init__()
-        self.att = nn.MultiheadAttention(e, L["heads"], batch_first=True, bias=L.get("bias", True))
+        self.att = nn.MultiheadAttention(
+            e, L["heads"], batch_first=True, bias=L.get("bias", True)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.att(x, x, x, need_weights=False)[0]
@@ -489,10 +518,16 @@ class Upsample(nn.Module):
         super().__init__()
         self.scale = L["scale"]
         self.mode = L["mode"]
-        self.align = L.get("align_corners", False) if self.mode in ("bilinear", "linear") else None
+        self.align = (
+            L.get("align_corners", False)
+            if self.mode in ("bilinear", "linear")
+            else None
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.interpolate(x, scale_factor=self.scale, mode=self.mode, align_corners=self.align)
+        return F.interpolate(
+            x, scale_factor=self.scale, mode=self.mode, align_corners=self.align
+        )
 
 
 class Pad(nn.Module):
@@ -531,7 +566,9 @@ class SortLike(nn.Module):
         if self.op == "argsort":
             return x, torch.argsort(x, dim=self.dim, descending=self.desc)
         if self.op == "topk":
-            v, i = torch.topk(x, self.k, dim=self.dim, largest=not self.desc, sorted=True)
+            v, i = torch.topk(
+                x, self.k, dim=self.dim, largest=not self.desc, sorted=True
+            )
             return v, i
         return x, torch.argmax(x, dim=self.dim, keepdim=self.keepdim)
 
@@ -710,11 +747,15 @@ def _make(L: Layer, s: Shape, g: torch.Generator) -> nn.Module:
             padding_mode=L.get("padding_mode", "zeros"),
         )
     if op == "bn":
-        bn = (nn.BatchNorm1d if L["nd"] == 1 else nn.BatchNorm2d)(s[1], affine=L.get("affine", True))
+        bn = (nn.BatchNorm1d if L["nd"] == 1 else nn.BatchNorm2d)(
+            s[1], affine=L.get("affine", True)
+        )
         _randomize_bn(bn, g)
         return bn
     if op == "layernorm":
-        ln = nn.LayerNorm(s[-L.get("dims", 1) :], elementwise_affine=L.get("affine", True))
+        ln = nn.LayerNorm(
+            s[-L.get("dims", 1) :], elementwise_affine=L.get("affine", True)
+        )
         if L.get("affine", True):
             with torch.no_grad():
                 ln.weight.copy_(torch.rand(ln.weight.shape, generator=g) + 0.5)
@@ -808,7 +849,9 @@ def make_input(spec: Spec) -> torch.Tensor:
     g = torch.Generator().manual_seed(spec["seed"] + 2)
     shape = spec["input"]["shape"]
     if spec["input"]["dtype"] == "i64":
-        return torch.randint(0, spec["layers"][0]["vocab"], shape, generator=g, dtype=torch.int64)
+        return torch.randint(
+            0, spec["layers"][0]["vocab"], shape, generator=g, dtype=torch.int64
+        )
     return torch.rand(shape, generator=g) * 4 - 2
 
 
@@ -823,14 +866,20 @@ def index_layers(layers: Sequence[Layer]) -> list[Layer]:
     return out
 
 
-def capture_index_inputs(net: Net, x: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+def capture_index_inputs(
+    net: Net, x: torch.Tensor
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """Eager outputs and, per index output, the tensor its layer sorted (the
     indices are checked by what they select from it)."""
     seen: list[torch.Tensor] = []
     hooks = []
     for m in net.modules():
         if isinstance(m, SortLike):
-            hooks.append(m.register_forward_hook(lambda mod, inp, out: seen.append(inp[0].detach())))
+            hooks.append(
+                m.register_forward_hook(
+                    lambda mod, inp, out: seen.append(inp[0].detach())
+                )
+            )
     try:
         with torch.no_grad():
             outs = list(net(x))

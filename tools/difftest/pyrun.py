@@ -21,7 +21,9 @@ def main() -> int:
     status: list[str | None] = []
     for j, m in enumerate(req["modes"]):
         try:
-            method = program.load_method("forward", threads=m["threads"], no_fusion=not m["fusion"])
+            method = program.load_method(
+                "forward", threads=m["threads"], no_fusion=not m["fusion"]
+            )
             outs = method.execute(xs)
         except pterun.Error as e:
             status.append(str(e))

@@ -22,7 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-ISAS: dict[str, str | None] = {"portable": "0", "avx2": "1f", "avx512f": "3f", "native": None}
+ISAS: dict[str, str | None] = {
+    "portable": "0",
+    "avx2": "1f",
+    "avx512f": "3f",
+    "native": None,
+}
 THREADS = (1, 2, 3)
 
 
@@ -49,7 +54,9 @@ class Mode:
         return env
 
 
-def all_modes(isas: tuple[str, ...] = tuple(ISAS), threads: tuple[int, ...] = THREADS) -> list[Mode]:
+def all_modes(
+    isas: tuple[str, ...] = tuple(ISAS), threads: tuple[int, ...] = THREADS
+) -> list[Mode]:
     return [
         Mode(f, p, t, i)
         for i in isas
@@ -82,7 +89,15 @@ def run_cli(
     extra: tuple[str, ...] = (),
     timeout: float = 120,
 ) -> RunResult:
-    args = [str(cli), "run", str(pte), "--output-dir", str(out_dir), "--threads", str(mode.threads)]
+    args = [
+        str(cli),
+        "run",
+        str(pte),
+        "--output-dir",
+        str(out_dir),
+        "--threads",
+        str(mode.threads),
+    ]
     for p in inputs:
         args += ["--input", str(p)]
     if not mode.fusion:
@@ -91,13 +106,22 @@ def run_cli(
         args.append("--no-prepare")
     args += list(extra) if extra else ["--quiet"]
     try:
-        cp = subprocess.run(args, env=mode.env(), capture_output=True, text=True, timeout=timeout)
+        cp = subprocess.run(
+            args,
+            env=mode.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return RunResult(mode, None, f"timeout after {timeout} s")
     log = cp.stdout + cp.stderr
     if cp.returncode != 0:
         msg = cp.stderr.strip().splitlines()
-        return RunResult(mode, None, f"exit {cp.returncode}: {msg[-1] if msg else ''}"[:600], log)
+        return RunResult(
+            mode, None, f"exit {cp.returncode}: {msg[-1] if msg else ''}"[:600], log
+        )
     outs = []
     for k in range(n_outputs):
         p = out_dir / f"output_{k}.npy"
@@ -108,7 +132,11 @@ def run_cli(
 
 
 def run_python(
-    pte: Path, inputs: list[Path], modes: list[Mode], n_outputs: int, pythonpath: str | None
+    pte: Path,
+    inputs: list[Path],
+    modes: list[Mode],
+    n_outputs: int,
+    pythonpath: str | None,
 ) -> list[RunResult]:
     """One subprocess per ISA (the mask is read once per process); each runs
     its modes through pterun.Runtime. Prepare is the API's default (it has
@@ -119,7 +147,7 @@ def run_python(
             by_isa.setdefault(m.isa, []).append(m)
     results: list[RunResult] = []
     script = Path(__file__).with_name("pyrun.py")
-    for isa, ms in by_isa.items():
+    for ms in by_isa.values():
         with tempfile.TemporaryDirectory(prefix="dtpy") as td:
             req = {
                 "pte": str(pte),
@@ -133,6 +161,7 @@ def run_python(
             try:
                 cp = subprocess.run(
                     [sys.executable, str(script), json.dumps(req)],
+                    check=False,
                     env=env,
                     capture_output=True,
                     text=True,
