@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/json.h"
+#include "pterun/compute.h"
 
 static const cli_command_help kHelp = {
     "run", "MODEL.pte|FILE.bpte [options]",
@@ -282,6 +283,13 @@ int cli_cmd_run(int argc, char** argv) {
     if (!quiet)
       printf("expected outputs: match (max abs error %.3g, ExecuTorch's rtol 1e-5, atol 1e-8)\n",
              chk.max_abs_error);
+  }
+  if (verbose) {
+    /* Which microkernel variant of each compute family ran (the
+     * differential test's coverage, tools/difftest): one line on stderr. */
+    char variants[4096];
+    pterun_compute_variants_report(variants, sizeof variants);
+    fprintf(stderr, "pterun: debug: compute variants: %s\n", variants);
   }
   rc = CLI_EXIT_OK;
 

@@ -119,6 +119,7 @@ stage_counts() { # log file
       np++
     }
     /^[0-9]+ programs x [0-9]+ modes x [0-9]+ builds: / { cb = $0 } # tools/compare_builds.py
+    /^difftest: [0-9]+ programs, / { cb = $0 } # tools/difftest
     END {
       out = cb
       if (nc) out = out (out ? "; " : "") sprintf("ctest %d passed, %d failed", ct - cf, cf)
@@ -436,5 +437,18 @@ stage "short fuzz run of every target (libFuzzer, ASan + UBSan)" st_fuzz
 stage "Python tests" st_python
 stage "Python API tests against the installed wheel" st_wheel
 stage "release checks (installed wheel)" st_release_wheel
+
+# ---- differential testing against eager PyTorch (docs/difftest.md) -----------------
+# The CI set (tools/difftest/ci.py + tests/fixtures/difftest/ci_seeds.txt): each
+# program exported by the real exporter, non-delegated and XNNPACK-lowered, run
+# by the CLI in every mode (fusion, prepare, 1-3 threads, every ISA mask) and
+# by the installed wheel's Python API (prepared, 1 and 3 threads), compared with
+# eager PyTorch and between modes; then the coverage tables (fusion patterns,
+# microkernel variants, XNNPACK node types, grammar), failing on a gap.
+st_difftest() {
+  [ -d "$WHEEL_WORK/target/pterun" ] || die "no wheel in $WHEEL_WORK/target (the wheel stages failed)"
+  "$PYTHON" -m tools.difftest --ci --cli build/bin/pterun --pythonpath "$WHEEL_WORK/target" --quiet
+}
+stage "differential tests against eager PyTorch, with coverage (tools/difftest --ci)" st_difftest
 
 summary

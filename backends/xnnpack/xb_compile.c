@@ -1,6 +1,7 @@
 /* Compiling a parsed graph at load: every node checked and prepared (shapes,
  * packed weights), live ranges of the internal values, and one arena for
  * them laid out so that values whose lifetimes do not overlap share bytes. */
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/xnnpack/xb_internal.h"
@@ -51,6 +52,23 @@ static pterun_status plan_arena(xb_graph* g, const pterun_logger* lg) {
   return PTERUN_STATUS_OK;
 }
 
+/* One DEBUG line with the graph's node types, each once ("xnnpack: node
+ * types: fully_connected clamp"): the differential test's coverage of the
+ * node types (tools/difftest, `pterun run --verbose`). Load time only. */
+static void log_node_types(const pterun_logger* lg, const xb_graph* g) {
+  bool seen[XB_N_COUNT] = {false};
+  char line[1024];
+  size_t n = 0;
+  line[0] = '\0';
+  for (uint32_t ni = 0; ni < g->nnodes; ++ni) {
+    const unsigned t = g->nodes[ni].tag;
+    if (t >= XB_N_COUNT || seen[t] || n >= sizeof line) continue;
+    seen[t] = true;
+    n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", n ? " " : "", xb_node_name(t));
+  }
+  pterun_log(lg, PTERUN_LOG_DEBUG, "xnnpack: node types: %s", line);
+}
+
 pterun_status xb_compile(const pterun_backend_init_args* a, xb_graph* g) {
   const pterun_logger* lg = a->logger;
   for (uint32_t e = 0; e < g->num_externs; ++e)
@@ -88,6 +106,7 @@ pterun_status xb_compile(const pterun_backend_init_args* a, xb_graph* g) {
     if (g->nodes[ni].scratch_bytes > g->scratch_bytes)
       g->scratch_bytes = g->nodes[ni].scratch_bytes;
   }
+  log_node_types(lg, g);
   PTERUN_TRY(plan_arena(g, lg));
   g->arena = xb_alloc(g, g->arena_bytes);
   g->scratch = xb_alloc(g, g->scratch_bytes);

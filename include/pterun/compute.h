@@ -485,6 +485,17 @@ PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nchw_with(size_t variant,
  *  it, else NULL. */
 PTERUN_COMPUTE_API const char* pterun_compute_f32_conv2d_variant(size_t variant);
 
+/** Every microkernel variant of the dispatching families (f32_gemm,
+ *  qs8_gemm, vmath, conv2d, dwconv2d, lowbit) with what it did in this
+ *  process, space separated, as "family/name:state": `ran` (some call ran
+ *  it), `idle` (this CPU can run it; nothing did yet) or `unavailable` (the
+ *  CPU lacks its ISA; PTERUN_ISA_MASK does not matter here). Writes like
+ *  snprintf (NUL-terminated when size > 0, truncated when too small) and
+ *  returns the length the whole report needs. For tests (the differential
+ *  test's coverage, `pterun run --verbose`); the kernels record a variant
+ *  with one relaxed load per call, a store the first time. */
+PTERUN_COMPUTE_API size_t pterun_compute_variants_report(char* buf, size_t size);
+
 /** One output row of a 2 x 2, stride 2 max pool over float32 input rows r0
  *  and r1 (2 * n floats each): y[o] is the first maximum of r0[2o], r0[2o + 1],
  *  r1[2o], r1[2o + 1] in that order, a NaN winning and sticking (ATen's rule),

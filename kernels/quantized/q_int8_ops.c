@@ -56,9 +56,13 @@ static pterun_status read_weight_q(pterun_kernel_context* ctx, pterun_value** ar
     PTERUN_TRY(pterun_arg_tensor(ctx, args, i + 1, "weight_scales", &sc));
     PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i + 2, "weight_zero_points", &zp));
     PTERUN_TRY(pterun_arg_int(ctx, args, i + 3, "weight_axis", &axis));
+    /* NOT_SUPPORTED: in prepare that declines the fusion (method_prepare.c
+     * puts the chain back), e.g. a transposed convolution's weight
+     * quantized along its output channels, axis 1. */
     if (axis != 0 && axis != -(int64_t)w->rank)
-      return PTERUN_FAIL_ARG(ctx, "arg 'weight_axis': %" PRId64 " (the fused kernels take axis 0)",
-                             axis);
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                                "arg 'weight_axis': %" PRId64 " (the fused kernels take axis 0)",
+                                axis);
     c->wq.scales = sc;
     c->wq.zps = zp;
     *next = i + 4;
@@ -145,8 +149,9 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 3, "dilation", &c->dilation, &len, 0));
   if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'dilation': want 2 values (conv2d)");
   PTERUN_TRY(pterun_arg_bool(ctx, args, i + 4, "transposed", &transposed));
-  if (transposed)
-    return PTERUN_FAIL_ARG(ctx, "arg 'transposed': the fused conv2d is not transposed");
+  if (transposed) /* declines the fusion in prepare, as above */
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg 'transposed': the fused conv2d is not transposed");
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 5, "output_padding", &l, &len, 0));
   PTERUN_TRY(pterun_arg_int(ctx, args, i + 6, "groups", &c->groups));
   PTERUN_TRY(read_activation(ctx, args, i + 7, act, &c->out, &i));
@@ -158,7 +163,8 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
 static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value** args,
                                         size_t nargs, int act, qk_i8_call* c, size_t* next) {
   size_t i = 0; /* set by read_weight_q (aarch64 GCC -O3 cannot tell) */
-  if (nargs < 16) return PTERUN_FAIL_ARG(ctx, "expected at least 16 arguments, got %zu", nargs);
+  /* the fewest: dynamic, per-tensor weight (3 slots), no activation */
+  if (nargs < 15) return PTERUN_FAIL_ARG(ctx, "expected at least 15 arguments, got %zu", nargs);
   PTERUN_TRY(read_input_q(ctx, args, 0, c));
   PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
   PTERUN_CHECK_NARGS(ctx, nargs, i + 4 + (act == QK_ACT_HARDTANH ? 2 : 0) + (c->dynamic ? 2 : 7));

@@ -20,6 +20,7 @@
  * skipped like folded instructions. The fused calls' argument arrays are one
  * allocation, counted in pterun_method_memory(). Runs after constant folding
  * and before kernel preparation, so fused kernels are prepared too. */
+#include <stdio.h>
 #include <string.h>
 
 #include "src/core/method_fuse_internal.h"
@@ -88,6 +89,21 @@ static void skip(pt_fuse_undo* u, pt_instr* in) {
   in->type = PT_INSTR_FOLDED;
 }
 
+/* One DEBUG line per fused chain, naming the pattern by its row and its
+ * chain, e.g. "fusion: pattern 9 of 52 (aten::addmm.out > aten::relu.out =>
+ * pterun::addmm_relu.out) at 0:3": the differential test's coverage of the
+ * patterns (tools/difftest, `pterun run --verbose`). Load time only. */
+static void log_fused(pterun_method* m, const pt_fuse_pattern* p, size_t row, uint32_t c,
+                      uint32_t i) {
+  char chain[512];
+  size_t n = 0;
+  chain[0] = '\0';
+  for (uint32_t s = 0; s < steps_of(p) && n < sizeof chain; ++s)
+    n += (size_t)snprintf(chain + n, sizeof chain - n, "%s%s", s ? " > " : "", p->ops[s]);
+  pt_log(&m->logger, PTERUN_LOG_DEBUG, "fusion: pattern %zu of %zu (%s => %s) at %u:%u", row,
+         (size_t)PT_FUSE_PATTERNS, chain, p->fused, c, i);
+}
+
 bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t cap,
                uint32_t* nbefore) {
   uint32_t n = 0;
@@ -105,6 +121,8 @@ bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t ca
       m->aux[u->moved - m->tensors].initial_data = u->moved_initial;
     }
     u->first = NULL;
+    pt_log(&m->logger, PTERUN_LOG_DEBUG, "fusion: pattern %u undone (its kernel declined)",
+           (unsigned)u->pattern);
     *nbefore = n;
     return true;
   }
@@ -217,6 +235,8 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
       memset(u, 0, sizeof *u);
       u->first = chain;
       u->saved = *chain;
+      u->pattern = (uint32_t)(which - 1);
+      log_fused(m, p, which - 1, c, i);
       if (match[f.starts[c] + i] & PT_FUSE_REDIRECT) { /* moved when chosen */
         pterun_tensor* z = result_of(p, steps - 1, f.instr[w[steps - 1]])->u.tensor;
         u->moved = z;

@@ -35,6 +35,7 @@ typedef struct pt_fuse_undo {
   uint32_t nskipped;
   struct pterun_tensor* moved; /* the result fusion moved into an intermediate's bytes */
   void *moved_data, *moved_initial;
+  uint32_t pattern; /* its row in method_fuse_patterns.inc (the debug log names it) */
 } pt_fuse_undo;
 
 /* Header of one block of prepared kernel state (pterun_kernel_state_alloc). */

@@ -5,6 +5,7 @@
 #include "src/compute/conv/conv.h"
 
 #include "pterun/cpu.h"
+#include "src/compute/used.h"
 #include "pterun/threadpool.h"
 
 typedef struct pc_cv_variant {
@@ -68,6 +69,9 @@ static void pc_cv_task(void* ctx, size_t i, size_t j, size_t ni, size_t nj) {
   t->fn(t->p, t->in, t->w, t->bias, t->out, i, ni, j, nj);
 }
 
+static atomic_uchar g_ran[PC_CV_COUNT];
+PC_USED_FAMILY(pc_used_conv2d, "conv2d", g_variants, g_ran);
+
 /* Multiply-adds per task below which splitting costs more than it saves. */
 #define PC_CV_TASK_MIN_FMA ((size_t)1 << 15)
 
@@ -80,6 +84,7 @@ int pterun_compute_f32_conv2d_nchw(pterun_threadpool* pool, size_t max_threads,
     if ((g_variants[v].isa & features) == g_variants[v].isa) break;
   const pc_cv_variant* var = &g_variants[v];
   if (!valid(p, var)) return -1;
+  pc_used_mark(g_ran, v);
   pc_cv_layout l = {0, 0, 0, 0};
   pc_cv_layout_for(p, var->lanes, &l);
   const size_t rows = p->batch * p->out_h;

@@ -5,6 +5,7 @@
 #include "src/compute/dwconv/dwconv.h"
 
 #include "pterun/cpu.h"
+#include "src/compute/used.h"
 
 typedef struct pc_dw_variant {
   uint64_t isa;
@@ -75,12 +76,16 @@ static void pc_dw_task(void* ctx, size_t start, size_t count) {
 /* Multiply-adds per task below which splitting costs more than it saves. */
 #define PC_DW_TASK_MIN_FMA ((size_t)1 << 15)
 
+static atomic_uchar g_ran[PC_DW_COUNT];
+PC_USED_FAMILY(pc_used_dwconv2d, "dwconv2d", g_variants, g_ran);
+
 /* The widest variant this CPU runs. */
 static const pc_dw_variant* best_variant(void) {
   uint64_t features = pterun_cpu_features();
   size_t v = PC_DW_COUNT;
   while (v-- > 1)
     if ((g_variants[v].isa & features) == g_variants[v].isa) break;
+  pc_used_mark(g_ran, v);
   return &g_variants[v];
 }
 

@@ -9,6 +9,7 @@
 
 #include "pterun/kernel_util.h"
 #include "src/compute/gemm/gemm_internal.h"
+#include "src/compute/used.h"
 
 /* ---- float32 engine ---------------------------------------------------- */
 
@@ -20,6 +21,9 @@ static const pc_f32_gemm_ukernel g_ukernels[] = {
 #include "src/compute/gemm/f32_ukernels.inc"
 #undef PC_GEMM_UKERNEL
 };
+
+static atomic_uchar g_ukernels_ran[sizeof g_ukernels / sizeof g_ukernels[0]];
+PC_USED_FAMILY(pc_used_f32_gemm, "f32_gemm", g_ukernels, g_ukernels_ran);
 
 /* The epilogue variants, in the table's order. */
 static const pc_f32_gemm_ep_fn g_ukernels_ep[] = {
@@ -451,6 +455,8 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
                  const pterun_compute_matrix* c, float alpha, int accumulate, const pc_gemm_x* x) {
   const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
   const int64_t MR = uk->mr, NR = uk->nr;
+  if (uk >= g_ukernels && uk < g_ukernels + sizeof g_ukernels / sizeof g_ukernels[0])
+    pc_used_mark(g_ukernels_ran, (size_t)(uk - g_ukernels));
   const pterun_compute_packed *pa = x->pa, *pb = x->pb;
   /* A is read in place when its rows are contiguous f32, unless M is large
    * and the row stride is a multiple of 2 KiB: then the rows of an A block

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "src/compute/lowbit/ukernel.h"
+#include "src/compute/used.h"
 
 static const pterun_compute_lowbit_ukernel g_ukernels[] = {
 #define PC_LOWBIT_UKERNEL(isa, fn, tile, quant) {(isa), fn, #fn, tile, quant},
@@ -18,6 +19,9 @@ static const pterun_compute_lowbit_ukernel g_ukernels[] = {
 #undef PC_LOWBIT_UKERNEL
 };
 enum { PC_NUK = sizeof g_ukernels / sizeof g_ukernels[0] };
+
+static atomic_uchar g_ran[PC_NUK];
+PC_USED_FAMILY(pc_used_lowbit, "lowbit", g_ukernels, g_ran);
 
 const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_ukernels(size_t* count_out) {
   if (count_out != NULL) *count_out = PC_NUK;
@@ -197,6 +201,7 @@ static pterun_status linear_rows(pterun_kernel_context* ctx, const pterun_comput
   b.xs = xs;
   b.xz = xz;
   if (uk == NULL) uk = pterun_compute_lowbit_select(pterun_cpu_features());
+  if (uk >= g_ukernels && uk < g_ukernels + PC_NUK) pc_used_mark(g_ran, (size_t)(uk - g_ukernels));
   b.tile = uk->tile;
   b.quant = uk->quant;
   b.kpad = round64((size_t)w->k);

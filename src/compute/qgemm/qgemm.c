@@ -22,6 +22,7 @@
 #include "pterun/kernel_util.h"
 #include "pterun/threadpool.h"
 #include "src/compute/qgemm/ukernel.h"
+#include "src/compute/used.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -54,6 +55,9 @@ static const pc_qs8_gemm_ukernel g_qs8_ukernels[] = {
                  #fn " tile");
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
+
+static atomic_uchar g_qs8_ran[sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0]];
+PC_USED_FAMILY(pc_used_qs8_gemm, "qs8_gemm", g_qs8_ukernels, g_qs8_ran);
 
 const pc_qs8_gemm_ukernel* pterun_compute_qs8_gemm_ukernels(size_t* count_out) {
   if (count_out != NULL) *count_out = sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0];
@@ -585,6 +589,9 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   if (m == 0) return 0;
   pc_qs8_job job;
   job.uk = row_kernel(w->uk, m);
+  if (job.uk >= g_qs8_ukernels &&
+      job.uk < g_qs8_ukernels + sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0])
+    pc_used_mark(g_qs8_ran, (size_t)(job.uk - g_qs8_ukernels));
   job.w = w;
   job.ep = ep;
   job.a = a;

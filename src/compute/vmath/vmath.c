@@ -6,6 +6,7 @@
 #include "src/compute/vmath/vmath.h"
 
 #include "pterun/cpu.h"
+#include "src/compute/used.h"
 
 typedef struct pc_vm_variant {
   uint64_t isa;
@@ -36,6 +37,8 @@ static const pc_vm_variant g_variants[] = {
 #endif
 };
 #define PC_VM_COUNT (sizeof g_variants / sizeof g_variants[0])
+static atomic_uchar g_ran[PC_VM_COUNT];
+PC_USED_FAMILY(pc_used_vmath, "vmath", g_variants, g_ran);
 
 const char* pterun_compute_f32_unary_variant(size_t variant) {
   if (variant >= PC_VM_COUNT) return NULL;
@@ -49,6 +52,7 @@ static const pc_vm_variant* pc_vm_best(void) {
   size_t v = PC_VM_COUNT;
   while (v-- > 1)
     if ((g_variants[v].isa & features) == g_variants[v].isa) break;
+  pc_used_mark(g_ran, v);
   return &g_variants[v];
 }
 

@@ -198,6 +198,70 @@ def extra_index(g: Golden) -> None:
         g.outs(
             "topk_" + name, "aten::topk.values", [x, k, dim, largest, True], list(res)
         )
+    # sort (what torch.sort(x, dim, descending) exports as): stable in
+    # pterun; distinct values where ATen's order of ties is unspecified, and
+    # the ties cases with torch.sort(stable=True), which pterun matches.
+    # Its own random stream: the cases after it keep their values.
+    rng = torch.get_rng_state()
+    torch.manual_seed(2113)
+    for name, x, dim, desc in (
+        ("last", distinct(3, 7), -1, False),
+        ("desc", distinct(3, 7), 1, True),
+        ("dim0", distinct(5, 4), 0, False),
+        ("3d_mid", distinct(2, 6, 3), 1, True),
+        ("f64", distinct(4, 5, dtype=torch.float64), 1, False),
+        ("f16", distinct(4, 5, dtype=torch.float16), 1, True),
+        ("bf16", distinct(2, 8, dtype=torch.bfloat16), 1, False),
+        ("i32", torch.randperm(24, dtype=torch.int32).reshape(4, 6) - 12, 1, True),
+        ("u8", torch.randperm(20).to(torch.uint8).reshape(4, 5), 1, False),
+        ("cl", cl(distinct(2, 3, 4, 5)), 1, False),
+        ("scalar", torch.tensor(2.5), 0, False),
+        ("one", distinct(3, 1), 1, True),
+        ("long", distinct(2, 300), 1, False),
+    ):
+        res = torch.sort(x, dim=dim, descending=desc)
+        g.outs("sort_" + name, "aten::sort.values", [x, dim, desc], list(res))
+    x = torch.tensor([[1.0, float("nan"), 3.0, -float("inf"), float("inf"), -0.0, 0.0]])
+    for desc in (False, True):
+        g.outs(
+            f"sort_nan_{'desc' if desc else 'asc'}",
+            "aten::sort.values",
+            [x, 1, desc],
+            list(torch.sort(x, dim=1, descending=desc, stable=True)),
+        )
+    x = torch.tensor([[2.0, 1.0, 2.0, 1.0, 2.0, 0.5, 1.0, 2.0]])
+    for desc in (False, True):
+        g.outs(
+            f"sort_ties_{'desc' if desc else 'asc'}",
+            "aten::sort.values",
+            [x, 1, desc],
+            list(torch.sort(x, dim=1, descending=desc, stable=True)),
+        )
+    x = torch.tensor([[True, False, True, False]])
+    g.outs(
+        "sort_bool",
+        "aten::sort.values",
+        [x, 1, False],
+        list(torch.sort(x, dim=1, stable=True)),
+    )
+    x = distinct(2, 3)
+    g.case(
+        "sort_bad_indices_dtype",
+        "aten::sort.values",
+        [x, 1, False, Out(torch.float32, [2, 3]), Out(torch.int32, [2, 3]), RetList([3, 4])],
+        [],
+        status=INVALID_ARGUMENT,
+        likes={3: x},
+    )
+    g.case(
+        "sort_bad_dim",
+        "aten::sort.values",
+        [x, 2, False, Out(torch.float32, [2, 3]), Out(torch.int64, [2, 3]), RetList([3, 4])],
+        [],
+        status=INVALID_ARGUMENT,
+        likes={3: x},
+    )
+    torch.set_rng_state(rng)
     x = torch.tensor([[1.0, float("nan"), 3.0, -float("inf"), float("inf")]])
     g.outs(
         "topk_nan_largest",

@@ -1,0 +1,471 @@
+"""The CI set: generated seeds (tests/fixtures/difftest/ci_seeds.txt) plus the
+hand-written specs below, chosen so that together they hit every fusion
+pattern the grammar's programs can reach, every XNNPACK node type and every
+grammar element (coverage.py checks it and fails otherwise). Committed
+exporter fixtures cover the rows only torchao's flows reach (EXTRA_FIXTURES).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Spec = dict[str, Any]
+
+
+def _lin(out: int, bias: bool = True) -> dict[str, Any]:
+    return {"op": "linear", "out": out, "bias": bias}
+
+
+def _conv(
+    out: int,
+    k: int = 3,
+    stride: int = 1,
+    pad: int = 1,
+    groups: int = 1,
+    dil: int = 1,
+    nd: int = 2,
+) -> dict[str, Any]:
+    return {
+        "op": "conv",
+        "nd": nd,
+        "out": out,
+        "k": k,
+        "stride": stride,
+        "padding": pad,
+        "dilation": dil,
+        "groups": groups,
+        "bias": True,
+    }
+
+
+def _act(fn: str, **kw: Any) -> dict[str, Any]:
+    return {"op": "act", "fn": fn, **kw}
+
+
+def _un(fn: str) -> dict[str, Any]:
+    return {"op": "unary", "fn": fn}
+
+
+BN1 = {"op": "bn", "nd": 1, "affine": True}
+BN2 = {"op": "bn", "nd": 2, "affine": True}
+R6 = _act("hardtanh", min=0.0, max=6.0)
+
+
+def _spec(seed: int, shape: list[int], layers: list[dict[str, Any]], **kw: Any) -> Spec:
+    return {
+        "version": 1,
+        "seed": seed,
+        "input": {"shape": shape, "dtype": kw.pop("dtype", "f32")},
+        "layers": layers,
+        **kw,
+    }
+
+
+CI_SPECS: list[Spec] = [
+    # float fusion rows: conv / addmm (-> bn) (-> relu / hardtanh), MobileNet-like
+    _spec(
+        9001,
+        [1, 3, 16, 16],
+        [
+            _conv(8, stride=2),
+            BN2,
+            R6,
+            _conv(8, groups=8),
+            BN2,
+            _act("relu"),
+            _conv(16, k=1, pad=0),
+            BN2,
+            _conv(16),
+            _act("relu"),
+            _conv(8),
+            R6,
+        ],
+    ),
+    _spec(
+        9002,
+        [4, 64],
+        [
+            _lin(32),
+            BN1,
+            _act("relu"),
+            _lin(16),
+            BN1,
+            R6,
+            _lin(24),
+            BN1,
+            _lin(8),
+            _act("relu"),
+            _lin(8),
+            _act("hardtanh"),
+        ],
+    ),
+    # linear.out kept whole (LLM-style export): linear -> relu / hardtanh, on 3-D input
+    _spec(
+        9003,
+        [2, 5, 32],
+        [_lin(48), _act("relu"), _lin(16), R6, _lin(8)],
+        keep_linear=True,
+    ),
+    # int8 static, per channel: conv (-> relu / relu6), linear (-> relu / relu6), add (+relu), mean
+    _spec(
+        9004,
+        [1, 4, 10, 10],
+        [
+            _conv(8),
+            _act("relu"),
+            _conv(8),
+            R6,
+            _conv(8),
+            {"op": "residual_add", "body": [_conv(8), _act("relu")]},
+            {"op": "gap"},
+            {"op": "flatten"},
+            _lin(12),
+            _act("relu"),
+            _lin(6),
+            R6,
+        ],
+        quant="q8s",
+    ),
+    _spec(
+        9005,
+        [3, 24],
+        [
+            _lin(16),
+            {"op": "residual_add", "body": [_lin(16)]},
+            _lin(8, bias=False),
+            _act("relu"),
+            _lin(8, bias=False),
+            R6,
+            _lin(4, bias=False),
+        ],
+        quant="q8s",
+    ),
+    _spec(
+        9006,
+        [2, 6, 8],
+        [_act("relu"), {"op": "reduce", "fn": "mean", "dim": 1, "keepdim": True}, R6],
+        quant="q8s",
+    ),
+    # int8 static, per-tensor weights
+    _spec(
+        9007,
+        [3, 24],
+        [
+            _lin(16),
+            _act("relu"),
+            _lin(8),
+            R6,
+            _lin(8),
+            _lin(8, bias=False),
+            _act("relu"),
+            _lin(8, bias=False),
+            R6,
+            _lin(4, bias=False),
+        ],
+        quant="q8s",
+        per_tensor=True,
+    ),
+    # int8 dynamic linears, per channel and per tensor, with and without bias
+    _spec(
+        9008,
+        [4, 32],
+        [
+            _lin(24),
+            _act("relu"),
+            _lin(16),
+            R6,
+            _lin(16),
+            _lin(8, bias=False),
+            _act("relu"),
+            _lin(8, bias=False),
+            R6,
+            _lin(4, bias=False),
+        ],
+        quant="q8d",
+    ),
+    _spec(
+        9009,
+        [4, 32],
+        [
+            _lin(24),
+            _act("relu"),
+            _lin(16),
+            R6,
+            _lin(16),
+            _lin(8, bias=False),
+            _act("relu"),
+            _lin(8, bias=False),
+            R6,
+            _lin(4, bias=False),
+        ],
+        quant="q8d",
+        per_tensor=True,
+    ),
+    # XNNPACK node types: elementwise, slicing, concatenations, pooling, resize
+    _spec(
+        9010,
+        [1, 4, 8, 8],
+        [
+            _un("floor"),
+            _un("abs"),
+            _un("neg"),
+            _un("sqrt"),
+            _un("rsqrt"),
+            _un("log"),
+            _un("exp"),
+            _un("sin"),
+            _un("cos"),
+            _un("square"),
+            _un("elu"),
+            _un("prelu"),
+        ],
+    ),
+    _spec(
+        9011,
+        [1, 4, 8, 8],
+        [
+            _un("ceil"),
+            {"op": "unary", "fn": "leaky_relu", "slope": 0.1},
+            {"op": "binary", "fn": "sub"},
+            {"op": "binary", "fn": "div"},
+            {"op": "binary", "fn": "maximum"},
+            {"op": "binary", "fn": "minimum"},
+            {"op": "slice", "dim": 2, "start": 1, "length": 6},
+            {"op": "concat", "dim": 1, "n": 3, "body": [_act("tanh")]},
+            {"op": "concat", "dim": 1, "n": 4, "body": [_act("sigmoid")]},
+            {"op": "concat", "dim": 1, "n": 5, "body": [_act("gelu")]},
+            {"op": "concat", "dim": 1, "n": 2, "body": [_act("hardswish")]},
+            {"op": "upsample", "scale": 2, "mode": "bilinear", "align_corners": False},
+        ],
+    ),
+    _spec(
+        9012,
+        [2, 3, 12, 12],
+        [
+            {"op": "pad", "pad": [1, 1, 2, 0], "mode": "constant", "value": 0.5},
+            {
+                "op": "pool",
+                "nd": 2,
+                "kind": "max",
+                "k": 2,
+                "stride": 2,
+                "padding": 0,
+                "ceil": False,
+            },
+            {
+                "op": "pool",
+                "nd": 2,
+                "kind": "avg",
+                "k": 3,
+                "stride": 1,
+                "padding": 1,
+                "ceil": False,
+                "count_include_pad": True,
+            },
+            {
+                "op": "conv",
+                "nd": 2,
+                "out": 4,
+                "k": 2,
+                "stride": 2,
+                "padding": 0,
+                "dilation": 1,
+                "groups": 1,
+                "bias": True,
+                "transposed": True,
+                "output_padding": 0,
+            },
+            {"op": "permute", "perm": [0, 2, 3, 1]},
+            _lin(6),
+            {"op": "softmax", "dim": -1, "log": False},
+            {"op": "reshape", "to": [14, 84], "view": True},
+            {"op": "matmul"},
+        ],
+    ),
+    # sequences: attention, RNNs, embedding, norms, sort-like, reductions
+    _spec(
+        9013,
+        [2, 6],
+        [
+            {"op": "embedding", "vocab": 50, "dim": 16},
+            {"op": "layernorm", "dims": 1, "affine": True},
+            {"op": "mha", "heads": 2},
+            {"op": "sdpa", "heads": 4, "causal": True},
+            {"op": "transpose", "dims": [1, 2]},
+            {"op": "groupnorm", "groups": 4},
+        ],
+        dtype="i64",
+    ),
+    # recurrent layers unroll at export: short sequences keep the export quick
+    _spec(
+        9015,
+        [1, 3, 6],
+        [
+            {
+                "op": "rnn",
+                "cell": "gru",
+                "hidden": 8,
+                "layers": 1,
+                "bidirectional": False,
+            },
+            {
+                "op": "rnn",
+                "cell": "lstm",
+                "hidden": 4,
+                "layers": 1,
+                "bidirectional": True,
+            },
+        ],
+    ),
+    _spec(
+        9016,
+        [2, 5, 9],
+        [
+            {"op": "sort", "dim": -1, "descending": True},
+            {"op": "argsort", "dim": 1, "descending": False},
+            {"op": "topk", "dim": -1, "k": 3, "descending": False},
+            {"op": "argmax", "dim": 1, "keepdim": False},
+        ],
+    ),
+    _spec(
+        9014,
+        [2, 8, 20],
+        [
+            _conv(8, k=3, nd=1),
+            {"op": "bn", "nd": 1, "affine": True},
+            _act("silu"),
+            {
+                "op": "conv",
+                "nd": 1,
+                "out": 8,
+                "k": 3,
+                "stride": 2,
+                "padding": 0,
+                "dilation": 1,
+                "groups": 2,
+                "bias": True,
+                "transposed": True,
+                "output_padding": 1,
+            },
+            {"op": "pool", "nd": 1, "kind": "adaptive_avg", "size": 3},
+            {"op": "upsample", "scale": 2, "mode": "nearest"},
+            {
+                "op": "split",
+                "dim": 1,
+                "first": 4,
+                "merge": "add",
+                "chunk": True,
+                "body": [_act("relu")],
+            },
+            {
+                "op": "split",
+                "dim": 2,
+                "first": 2,
+                "merge": "cat",
+                "chunk": False,
+                "body": [_act("tanh")],
+            },
+            {
+                "op": "residual_mul",
+                "gate": "sigmoid",
+                "body": [_act("gelu", approximate="tanh")],
+            },
+            {"op": "reduce", "fn": "sum", "dim": 2, "keepdim": False},
+            _act("relu6"),
+        ],
+    ),
+]
+
+# Committed exporter fixtures run (fused, --verbose) for the fusion rows only
+# torchao's / ExecuTorch's LLM flows emit; compared with their committed
+# eager references at the fixture index's tolerance.
+EXTRA_FIXTURES = (
+    "quantized_8da4w",
+    "quantized_8da4w_fused",
+    "quantized_8da4w_pt",
+    "quantized_8da8w",
+    "quantized_staticops",
+    "quantized_addrelu",
+)
+
+
+def run_extras(cli: Any) -> list[dict[str, Any]]:
+    """Each EXTRA_FIXTURES program in every ISA mask, fused, one thread:
+    coverage facts, and a failure when an output leaves the fixture's
+    tolerance against its committed reference."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from . import check, runner
+
+    root = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+    rows = {}
+    for line in (root / "quantized_cases.txt").read_text().splitlines():
+        f = line.split("#", 1)[0].split()
+        if len(f) >= 8:
+            rows[f[0]] = f
+    out = []
+    for name in EXTRA_FIXTURES:
+        f = rows[name]
+        d, method, n_in, n_out, rtol, atol = (
+            root / f[1],
+            f[2],
+            int(f[3]),
+            int(f[4]),
+            float(f[5]),
+            float(f[6]),
+        )
+        ref = f[8] if len(f) == 9 else "et"
+        v = check.Verdict(
+            {"seed": name, "input": {"shape": [], "dtype": "f32"}, "layers": []}
+        )
+        inputs = [d / f"{method}_input_{k}.npy" for k in range(n_in)]
+        import tempfile
+
+        for isa in runner.ISAS:
+            m = runner.Mode(True, True, 1, isa)
+            with tempfile.TemporaryDirectory() as td:
+                r = runner.run_cli(
+                    Path(cli),
+                    d / "model.pte",
+                    inputs,
+                    m,
+                    Path(td),
+                    n_out,
+                    ("--quiet", "--verbose"),
+                )
+            v.runs += 1
+            check.parse_log(v, r.log)
+            if r.outputs is None:
+                v.failures.append(check.Failure("error", name, m.name, r.error or "?"))
+                continue
+            for k, got in enumerate(r.outputs):
+                want = np.load(d / f"{method}_{ref}_{k}.npy")
+                if got.shape != want.shape or not np.all(
+                    np.abs(got.astype(np.float64) - want)
+                    <= atol + rtol * np.abs(want.astype(np.float64))
+                ):
+                    v.failures.append(
+                        check.Failure(
+                            "mismatch",
+                            name,
+                            m.name,
+                            f"output {k} beyond rtol {rtol} atol {atol}",
+                        )
+                    )
+        out.append(
+            {
+                "spec": v.spec,
+                "failures": [x.as_dict() for x in v.failures],
+                "runs": v.runs,
+                "programs": 1,
+                "fusions": sorted(v.fusions),
+                "fusion_total": v.fusion_total,
+                "variants": sorted(v.variants),
+                "variants_available": sorted(v.variants_available),
+                "xnn_nodes": sorted(v.xnn_nodes),
+                "kinds": [],
+            }
+        )
+    return out

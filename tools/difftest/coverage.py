@@ -1,0 +1,113 @@
+"""The CI set's coverage gate: every fusion pattern of
+src/core/method_fuse_patterns.inc applied, every XNNPACK-backend node type
+executed, every microkernel variant this build dispatches (and this CPU
+runs) ran, every grammar element generated. Prints one table per axis and
+returns 1 when something was never hit.
+
+Fusion patterns are numbered by their row; ``pterun run --verbose`` logs
+``fusion: pattern N of M (...)`` for each fused chain (src/core/method_fuse.c).
+Node types come from ``xnnpack: node types: ...`` (backends/xnnpack/xb_compile.c),
+variants from ``compute variants: ...`` (pterun_compute_variants_report()).
+Some rows are reached only by programs outside the grammar (torchao's
+affine and per-token quantized linears): ``EXTRA_PROGRAMS`` lists committed
+fixtures from the real exporter that the CI stage runs for them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .grammar import grammar_kinds
+
+REPO = Path(__file__).resolve().parents[2]
+PATTERNS = REPO / "src" / "core" / "method_fuse_patterns.inc"
+XNN_NAMES = REPO / "backends" / "xnnpack" / "xb_payload.c"
+
+# Node types the backend parses but no exporter path of torch 2.13 /
+# executorch 1.5.1 emits for a float32 or int8 model of the grammar (each
+# checked: the partitioner lowers the ATen op to another node, or not at all).
+XNN_NOT_EMITTED: dict[str, str] = {}
+
+
+def pattern_rows() -> list[str]:
+    """One readable name per row of method_fuse_patterns.inc, in row order."""
+    text = PATTERNS.read_text()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    rows = []
+    for m in re.finditer(
+        r"\{\.ops = \{([^}]*)\}(.*?)\.fused = \"([^\"]+)\"", text, flags=re.DOTALL
+    ):
+        ops = " > ".join(o.strip().strip('"') for o in m.group(1).split(","))
+        rows.append(f"{ops} => {m.group(3)}")
+    return rows
+
+
+def xnn_node_types() -> list[str]:
+    """The node types backends/xnnpack executes (a case in xb_ops.c), by
+    their display names (kNodeNames, indexed by the XB_N_* enum)."""
+    text = XNN_NAMES.read_text()
+    m = re.search(r"kNodeNames\[[^\]]*\]\s*=\s*\{(.*?)\};", text, flags=re.DOTALL)
+    enum = (XNN_NAMES.parent / "xb_internal.h").read_text()
+    e = re.search(r"XB_N_ADD = 1,(.*?)XB_N_COUNT", enum, flags=re.DOTALL)
+    if m is None or e is None:
+        return []
+    names = re.findall(r'"([^"]+)"', m.group(1))
+    tags = ["XB_N_ADD", *re.findall(r"(XB_N_[A-Z0-9_]+)", e.group(1))]
+    ops = (XNN_NAMES.parent / "xb_ops.c").read_text()
+    done = set(re.findall(r"case (XB_N_[A-Z0-9_]+)", ops))
+    return [
+        names[i + 1] for i, t in enumerate(tags) if t in done and i + 1 < len(names)
+    ]
+
+
+def _table(title: str, rows: list[tuple[str, int]]) -> int:
+    missed = [n for n, c in rows if c == 0]
+    print(f"\n{title}: {len(rows) - len(missed)} of {len(rows)} hit")
+    w = max((len(n) for n, _ in rows), default=10)
+    for n, c in rows:
+        print(f"  {n:<{w}}  {c if c else 'NEVER'}")
+    return len(missed)
+
+
+def report(results: list[dict[str, Any]]) -> int:
+    fus: Counter[int] = Counter()
+    var: Counter[str] = Counter()
+    avail: set[str] = set()
+    xnn: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    total = 0
+    for r in results:
+        fus.update(r.get("fusions", []))
+        var.update(r.get("variants", []))
+        avail.update(r.get("variants_available", []))
+        xnn.update(r.get("xnn_nodes", []))
+        kinds.update(r.get("kinds", []))
+        total = max(total, r.get("fusion_total", 0))
+    names = pattern_rows()
+    if total and total != len(names):
+        print(
+            f"difftest: the log says {total} fusion patterns, {PATTERNS.name} parses as {len(names)}"
+        )
+        return 1
+    missed = _table(
+        "fusion patterns (row: programs that fused it)",
+        [(f"{i:2d} {n}", fus[i]) for i, n in enumerate(names)],
+    )
+    missed += _table(
+        "microkernel variants this build dispatches on this CPU (programs that ran it)",
+        [(v, var[v]) for v in sorted(avail)],
+    )
+    xrows = [(n, xnn[n]) for n in xnn_node_types() if n not in XNN_NOT_EMITTED]
+    missed += _table("XNNPACK node types (programs that ran one)", xrows)
+    missed += _table(
+        "grammar elements (programs that used one)",
+        [(k, kinds[k]) for k in grammar_kinds()],
+    )
+    if missed:
+        print(f"\ndifftest coverage: {missed} items never hit: FAIL")
+        return 1
+    print("\ndifftest coverage: everything hit")
+    return 0
