@@ -19,6 +19,7 @@ struct pterun_kernel_context {
   void* state;                /* the instruction's prepared state, or NULL */
   struct pterun_method* prep; /* the method being loaded: set only during prepare */
   void** prep_state;          /* where the first state block goes (prepare only) */
+  const struct pt_instr* prep_instr; /* the instruction being prepared (prepare only) */
 };
 
 #endif

@@ -30,7 +30,9 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
                                       .threadpool = m->threadpool,
                                       .max_threads = m->max_threads,
                                       .prep = m,
-                                      .prep_state = &in->state};
+                                      .prep_state = &in->state,
+                                      .prep_instr = in};
+  const uint32_t claims = m->view_claim_count;
   pterun_status st = prepare(&ctx, in->args, in->b);
   pt_instr* before[PT_FUSE_UNDO_MAX];
   uint32_t n = 0;
@@ -43,6 +45,7 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
     if (decline) s->key_bytes = 0;
   }
   char op[PT_ESC_CAP];
+  if (decline) m->view_claim_count = claims; /* the declined call's claims go with it */
   if (decline) {
     pt_log(&m->logger, PTERUN_LOG_DEBUG, "method: instruction %u:%u (%s) left unfused", c, i,
            pt_esc(ctx.op_name, op, sizeof op));

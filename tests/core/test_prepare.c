@@ -55,6 +55,16 @@ typedef struct packed {
   float* copy; /* second block, linked from the first */
 } packed;
 
+/* The weight's transpose (folded at load) may be shown as a strided view of
+ * the file's bytes (dim order [1, 0]); this prepare copies its bytes raw and
+ * execute runs the portable addmm, which reads mat2 through its strides: it
+ * may say so (pterun_kernel_packed_constant), and the view then stays. */
+static int g_claims = 1, g_views_seen;
+static void claim(pterun_kernel_context* ctx, const pterun_tensor* mat2) {
+  g_views_seen += mat2->dim_order[0] == 1 && mat2->strides[0] == 1;
+  if (g_claims) pterun_kernel_packed_constant(ctx, mat2);
+}
+
 static PTERUN_KERNEL(t_addmm_prepare) {
   ++g_prepares;
   if (nargs != 7) return PTERUN_STATUS_OK;
@@ -103,6 +113,7 @@ static PTERUN_KERNEL(t_addmm_prepare) {
     p->cols = mat2->sizes[1];
     if (!fresh) {
       ++g_found;
+      claim(ctx, mat2);
       return PTERUN_STATUS_OK;
     }
     ++g_fresh;
@@ -112,6 +123,7 @@ static PTERUN_KERNEL(t_addmm_prepare) {
       return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "test prepare refuses");
     memcpy(p->copy, mat2->data, mat2->nbytes);
     g_copied += mat2->nbytes;
+    claim(ctx, mat2);
     return PTERUN_STATUS_OK;
   }
   p->copy = pterun_kernel_state_alloc(ctx, mat2->nbytes, 64);
@@ -122,6 +134,7 @@ static PTERUN_KERNEL(t_addmm_prepare) {
   p->src = mat2->data;
   p->rows = mat2->sizes[0];
   p->cols = mat2->sizes[1];
+  claim(ctx, mat2);
   return PTERUN_STATUS_OK;
 }
 
@@ -176,6 +189,7 @@ static void reset_counts(void) {
   g_executes = g_state_seen = g_state_matches = g_exec_alloc_refused = 0;
   g_copied = 0;
   g_fresh = g_found = g_distinct = 0;
+  g_views_seen = 0;
 }
 
 /* Loads fixture `dir` with `mode`, runs it `runs` times and checks the
@@ -254,14 +268,38 @@ static int prepare_packs_a_constant(void) {
   PT_CHECK(g_hidden_ok == 2 && g_const_ok == 2 && g_bad_allocs_refused == 2);
   PT_CHECK(g_executes == 6 && g_state_seen == 6 && g_state_matches == 6);
   PT_CHECK(g_exec_alloc_refused == 6);
-  // The state is counted: both weights copied, plus headers.
+  // The state is counted: both weights copied, plus headers; and the
+  // weights' transposes stay views of the file (unprepared, they are dense
+  // folded copies of the same size instead).
   PT_CHECK_STATUS(run_mlp(reg, MODE_PACK, 1, 1, &plain_rt, &mismatch), PTERUN_STATUS_OK);
   PT_CHECK(!mismatch);
   PT_CHECK(g_prepares == 0 && g_state_seen == 0 && g_executes == 2);
-  PT_CHECK(g_packed_bytes > 0 && packed_rt >= plain_rt + g_packed_bytes);
+  PT_CHECK(g_packed_bytes > 0 && packed_rt >= plain_rt && packed_rt < plain_rt + g_packed_bytes);
   // Nothing kept: execute sees no state.
   PT_CHECK_STATUS(run_mlp(reg, MODE_NOTHING, 0, 2, &plain_rt, &mismatch), PTERUN_STATUS_OK);
   PT_CHECK(!mismatch && g_prepares == 2 && g_state_seen == 0 && g_executes == 4);
+  pterun_registry_destroy(reg);
+  return 0;
+}
+
+/* A transposed weight whose every reader packs it is not copied at load
+ * (folded constants 0; the reader saw a view of the file's bytes); one whose
+ * reader does not say so is folded into a dense copy, as before, with the
+ * same results. */
+static int prepare_views_only_when_packed(void) {
+  pterun_registry* reg = make_registry();
+  PT_CHECK(reg != NULL);
+  size_t with_view = 0, with_copy = 0;
+  int mismatch = 1;
+  g_claims = 1;
+  PT_CHECK_STATUS(run_mlp(reg, MODE_PACK, 0, 2, &with_view, &mismatch), PTERUN_STATUS_OK);
+  PT_CHECK(!mismatch && g_views_seen == 2 && g_state_matches == g_executes);
+  g_claims = 0;
+  PT_CHECK_STATUS(run_mlp(reg, MODE_PACK, 0, 2, &with_copy, &mismatch), PTERUN_STATUS_OK);
+  PT_CHECK(!mismatch && g_views_seen == 2);
+  /* The two weights' dense copies (the prepared copies are the same size). */
+  PT_CHECK(with_copy >= with_view + g_copied);
+  g_claims = 1;
   pterun_registry_destroy(reg);
   return 0;
 }
@@ -347,6 +385,7 @@ static int prepare_outside_a_method(void) {
 int main(void) {
   g_silent = pterun_logger_silent();
   PT_RUN(prepare_packs_a_constant);
+  PT_RUN(prepare_views_only_when_packed);
   PT_RUN(prepare_failures_refuse_the_load);
   PT_RUN(prepare_shares_state_by_key);
   PT_RUN(prepare_outside_a_method);

@@ -76,7 +76,12 @@ static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** arg
       b->rank != 2 || a->sizes[1] != b->sizes[0] || !pk_prepack_constant_f32(b))
     return PTERUN_STATUS_OK;
   pterun_compute_matrix mb = mat_of(b, 0, 1, 0);
-  return pk_prepack_to(ctx, into, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb);
+  PTERUN_TRY(pk_prepack_to(ctx, into, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb));
+  /* Execute reads mat2 packed, or else through its strides (mat_of): a
+   * transposed weight may stay a view of the file (no dense copy). */
+  if (pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1]) != 0)
+    pterun_kernel_packed_constant(ctx, b);
+  return PTERUN_STATUS_OK;
 }
 
 PTERUN_KERNEL(pk_mm_prepare) {
