@@ -174,11 +174,13 @@ typedef struct pt_view_fold {
   pt_instr* in;
   pterun_value* res;
   pterun_tensor dense;
+  bool released; /* its bytes were given back: it must stay a view */
 } pt_view_fold;
 
 typedef struct pt_view_claim {
   const pt_instr* in;
   const pterun_tensor* t;
+  bool packed_only; /* execute never reads t (PTERUN_KERNEL_PACKED_ONLY) */
 } pt_view_claim;
 
 static bool int_arg(const pterun_value* v, int64_t* out) {
@@ -466,43 +468,60 @@ done:
   return PTERUN_STATUS_OK;
 }
 
-void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tensor* t) {
+void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tensor* t,
+                        bool packed_only) {
   bool deferred = false;
   for (uint32_t v = 0; v < m->view_fold_count && !deferred; ++v)
     deferred = m->view_folds[v].res->u.tensor == t;
   if (!deferred || in == NULL) return;
   for (uint32_t c = 0; c < m->view_claim_count; ++c)
-    if (m->view_claims[c].in == in && m->view_claims[c].t == t) return;
+    if (m->view_claims[c].in == in && m->view_claims[c].t == t) {
+      m->view_claims[c].packed_only &= packed_only;
+      return;
+    }
   if (m->view_claim_count == m->view_claim_cap) {
-    /* Grows at load time only; a claim that finds no memory is simply not
-     * made (the view then becomes a copy, as without claims). */
+    /* Grows at load time only; no memory fails the load (prepare_one). */
     uint32_t cap = m->view_claim_cap > 0 ? 2 * m->view_claim_cap : 16;
     pt_view_claim* more = pt_alloc(m->allocator, cap * sizeof *more, 16);
-    if (more == NULL) return;
+    if (more == NULL) {
+      m->view_claim_oom = true;
+      return;
+    }
     if (m->view_claim_count > 0)
       memcpy(more, m->view_claims, m->view_claim_count * sizeof *more);
     pt_free(m->allocator, m->view_claims);
     m->view_claims = more;
     m->view_claim_cap = cap;
   }
-  m->view_claims[m->view_claim_count++] = (pt_view_claim){in, t};
+  m->view_claims[m->view_claim_count++] = (pt_view_claim){in, t, packed_only};
 }
 
-static bool claimed(const pterun_method* m, const pt_instr* in, const pterun_tensor* t) {
+static bool claimed(const pterun_method* m, const pt_instr* in, const pterun_tensor* t,
+                    bool packed_only) {
   for (uint32_t c = 0; c < m->view_claim_count; ++c)
-    if (m->view_claims[c].in == in && m->view_claims[c].t == t) return true;
+    if (m->view_claims[c].in == in && m->view_claims[c].t == t)
+      return !packed_only || m->view_claims[c].packed_only;
   return false;
 }
 
 /* Does every instruction that names the view read it as an argument of a
- * kernel call whose prepare packed it? */
-static bool all_readers_pack(const pterun_method* m, const pt_view_fold* vf) {
+ * kernel call whose prepare packed it (for good: `packed_only`)? Skipped
+ * steps of fused chains count too (an unfused chain brings them back). */
+static bool all_readers_pack(const pterun_method* m, const pt_view_fold* vf, bool packed_only) {
   const pterun_tensor* t = vf->res->u.tensor;
   for (uint32_t c = 0; c < m->chain_count; ++c)
     for (uint32_t i = 0; i < m->chains[c].count; ++i) {
       const pt_instr* in = &m->chains[c].instrs[i];
-      if (in == vf->in || !refers_to(m, in, vf->res)) continue;
-      if (in->type != PT_INSTR_KERNEL_CALL || !claimed(m, in, t)) return false;
+      if (in == vf->in) continue;
+      if (in->type == PT_INSTR_FOLDED) {
+        if (packed_only && in->args != NULL &&
+            refers_to(m, &(pt_instr){.type = PT_INSTR_KERNEL_CALL, .b = in->b, .args = in->args},
+                      vf->res))
+          return false;
+        continue;
+      }
+      if (!refers_to(m, in, vf->res)) continue;
+      if (in->type != PT_INSTR_KERNEL_CALL || !claimed(m, in, t, packed_only)) return false;
       for (uint32_t k = 0; k + 1 < in->b; ++k)
         if (in->args[k] != vf->res && refers_to_item(in->args[k], vf->res)) return false;
     }
@@ -513,7 +532,7 @@ pterun_status pt_fold_resolve_views(pterun_method* m) {
   pterun_status st = PTERUN_STATUS_OK;
   for (uint32_t v = 0; v < m->view_fold_count && st == PTERUN_STATUS_OK; ++v) {
     pt_view_fold* vf = &m->view_folds[v];
-    if (all_readers_pack(m, vf)) {
+    if (vf->released || all_readers_pack(m, vf, false)) {
       ++m->views_kept;
       continue;
     }
@@ -548,10 +567,31 @@ pterun_status pt_fold_resolve_views(pterun_method* m) {
   if (m->views_kept > 0)
     pt_log(&m->logger, PTERUN_LOG_DEBUG,
            "%u constant transposes read in place (every reader packed them)", m->views_kept);
+  if (m->released_bytes > 0)
+    pt_log(&m->logger, PTERUN_LOG_DEBUG, "gave back %zu bytes of packed constants",
+           m->released_bytes);
   pt_free(m->allocator, m->view_folds);
   pt_free(m->allocator, m->view_claims);
   m->view_folds = NULL;
   m->view_claims = NULL;
   m->view_fold_count = m->view_claim_count = m->view_claim_cap = 0;
   return st;
+}
+
+void pt_fold_release_packed(pterun_method* m, const pt_instr* in) {
+  if (!m->release_packed) return;
+  for (uint32_t c = 0; c < m->view_claim_count; ++c) {
+    if (m->view_claims[c].in != in || !m->view_claims[c].packed_only) continue;
+    for (uint32_t v = 0; v < m->view_fold_count; ++v) {
+      pt_view_fold* vf = &m->view_folds[v];
+      if (vf->released || vf->res->u.tensor != m->view_claims[c].t ||
+          !all_readers_pack(m, vf, true))
+        continue;
+      // Packed for good by every reader: nothing reads these bytes again.
+      const pterun_tensor* src = vf->in->args[0]->u.tensor;
+      size_t n = pt_program_release((pterun_program*)m->program, src->data, src->nbytes);
+      vf->released = n > 0;
+      m->released_bytes += n;
+    }
+  }
 }

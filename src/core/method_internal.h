@@ -127,6 +127,9 @@ struct pterun_method {
   struct pt_view_claim* view_claims;
   uint32_t view_claim_count, view_claim_cap;
   uint32_t views_kept; /* folds that stayed views (no copy) */
+  bool view_claim_oom; /* a claim found no memory: the load fails */
+  bool release_packed; /* pterun_method_options.release_packed_constants */
+  size_t released_bytes; /* file bytes given back (release_packed) */
 
   pt_state_block* states;  /* prepared kernel state, freed at destroy */
   pt_shared_block* shared; /* the keyed blocks among them */
@@ -153,7 +156,12 @@ pterun_status pt_fold_constants(pterun_method* m, bool defer_views);
  * not claim (pterun_kernel_packed_constant), and frees the bookkeeping. */
 pterun_status pt_fold_resolve_views(pterun_method* m);
 /* During prepare: records that instruction `in` packed tensor t (method_fold.c). */
-void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tensor* t);
+void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tensor* t,
+                        bool packed_only);
+/* During prepare, after instruction `in`'s prepare returned: with
+ * release_packed_constants, gives back the file bytes of the views every
+ * reader now packed for good (method_fold.c). */
+void pt_fold_release_packed(pterun_method* m, const pt_instr* in);
 
 /* Rewrites chains of kernel calls into fused operators registered in `reg`
  * (method_fuse.c); pt_fuse_op_slots() operator-table slots are reserved for

@@ -582,6 +582,7 @@ static pterun_status load(loader* L) {
   // Transposed weights stay views of the file until prepare shows whether
   // their readers pack them (method_fold.c); without prepare they are copied.
   const bool prepare = L->o == NULL || !L->o->no_kernel_prepare;
+  m->release_packed = L->o != NULL && L->o->release_packed_constants;
   if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m, prepare));
   // A method whose profiler keeps every kernel call's output (ETDump debug
   // events) runs the program's instructions as written, so each output and

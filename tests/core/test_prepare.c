@@ -62,7 +62,7 @@ typedef struct packed {
 static int g_claims = 1, g_views_seen;
 static void claim(pterun_kernel_context* ctx, const pterun_tensor* mat2) {
   g_views_seen += mat2->dim_order[0] == 1 && mat2->strides[0] == 1;
-  if (g_claims) pterun_kernel_packed_constant(ctx, mat2);
+  if (g_claims) pterun_kernel_packed_constant(ctx, mat2, 0);
 }
 
 static PTERUN_KERNEL(t_addmm_prepare) {
@@ -184,6 +184,8 @@ static char* fixture(const char* rel) {
   return path[k];
 }
 
+static int g_release; /* run_fixture: pterun_method_options.release_packed_constants */
+
 static void reset_counts(void) {
   g_prepares = g_hidden_ok = g_const_ok = g_bad_allocs_refused = 0;
   g_executes = g_state_seen = g_state_matches = g_exec_alloc_refused = 0;
@@ -211,6 +213,7 @@ static pterun_status run_fixture(const char* dir, pterun_registry* reg, int mode
   o.logger = g_silent;
   o.allocator = &kCounting;
   o.no_kernel_prepare = no_prepare;
+  o.release_packed_constants = g_release;
   o.no_fusion = 1;                       /* addmm -> relu would become pterun::addmm_relu */
   pterun_method* m = (pterun_method*)&o; /* must be reset to NULL on failure */
   g_mode = mode;
@@ -304,6 +307,49 @@ static int prepare_views_only_when_packed(void) {
   return 0;
 }
 
+/* release_packed_constants with the portable kernels (tests/fixtures/
+ * linear_nd_relu: a [2, 3, 64] input through a 128 x 64 Linear, whose addmm
+ * packs the transposed weight for a fixed row count): the file's bytes of the
+ * weight are given back, the results still match ExecuTorch's, and a second
+ * load from the same program, which would need them, is refused cleanly. */
+static int prepare_releases_packed_weights(void) {
+  size_t rt = 0;
+  int mismatch = 1;
+  pterun_registry* reg = NULL;
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &reg), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_add(reg, pterun_kernels_portable()), PTERUN_STATUS_OK);
+  g_release = 1;
+  PT_CHECK_STATUS(run_fixture("linear_nd_relu", reg, MODE_PACK, 0, 3, &rt, &mismatch),
+                  PTERUN_STATUS_OK);
+  PT_CHECK(!mismatch);
+  g_release = 0;
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+  lo.logger = g_silent;
+  pterun_program* p = NULL;
+  const char* file = fixture("linear_nd_relu/model.pte");
+  PT_CHECK_STATUS(pterun_program_load_file(file, PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
+  o.registry = reg;
+  o.logger = g_silent;
+  o.release_packed_constants = 1;
+  pterun_method *m1 = NULL, *m2 = NULL;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m1), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m2), PTERUN_STATUS_INVALID_STATE);
+  PT_CHECK(m2 == NULL);
+  pterun_method_destroy(m1);
+  pterun_program_destroy(p);
+  // Without the option the bytes stay: any number of loads.
+  PT_CHECK_STATUS(pterun_program_load_file(file, PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  o.release_packed_constants = 0;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m1), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m2), PTERUN_STATUS_OK);
+  pterun_method_destroy(m1);
+  pterun_method_destroy(m2);
+  pterun_program_destroy(p);
+  pterun_registry_destroy(reg);
+  return 0;
+}
+
 static int prepare_failures_refuse_the_load(void) {
   pterun_registry* reg = make_registry();
   PT_CHECK(reg != NULL);
@@ -386,6 +432,7 @@ int main(void) {
   g_silent = pterun_logger_silent();
   PT_RUN(prepare_packs_a_constant);
   PT_RUN(prepare_views_only_when_packed);
+  PT_RUN(prepare_releases_packed_weights);
   PT_RUN(prepare_failures_refuse_the_load);
   PT_RUN(prepare_shares_state_by_key);
   PT_RUN(prepare_outside_a_method);
