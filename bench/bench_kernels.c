@@ -1,4 +1,4 @@
-/* bench_kernels: GFLOP/s of the f32 GEMM engine (libpterun_compute, src/compute/gemm/gemm.c)
+/* bench_kernels: GFLOP/s of the f32 GEMM engine (libpterun_compute, src/compute/gemm/engine_f32.c)
  * for every microkernel this CPU can run, at several shapes, with the
  * packing buffers from a scratch arena ("arena") and from the kernel's stack
  * ("stack", what a method without scratch_bytes gets).

@@ -83,10 +83,13 @@ static int utf8_len(const unsigned char* s) {
   return 0;
 }
 
-static void write_string(FILE* f, const char* str) {
+/* n bytes of str; str[n] must be readable and NUL (utf8_len's look-ahead
+ * stops at it). */
+static void write_string_n(FILE* f, const char* str, size_t n) {
   const unsigned char* s = (const unsigned char*)str;
+  const unsigned char* e = s + n;
   fputc('"', f);
-  while (*s) {
+  while (s < e) {
     unsigned char c = *s;
     if (c == '"' || c == '\\') {
       fputc('\\', f);
@@ -107,17 +110,21 @@ static void write_string(FILE* f, const char* str) {
       ++s;
     } else {
       /* the NUL terminator stops utf8_len's continuation checks in time */
-      int n = utf8_len(s);
-      if (n == 0) {
+      int k = utf8_len(s);
+      if (k == 0 || k > e - s) {
         fputs("\\ufffd", f);
         ++s;
       } else {
-        fwrite(s, 1, (size_t)n, f);
-        s += n;
+        fwrite(s, 1, (size_t)k, f);
+        s += k;
       }
     }
   }
   fputc('"', f);
+}
+
+static void write_string(FILE* f, const char* str) {
+  write_string_n(f, str, strlen(str));
 }
 
 void cli_json_key(cli_json* j, const char* key) {
@@ -133,6 +140,11 @@ void cli_json_string(cli_json* j, const char* s) {
     fputs("null", j->f);
   else
     write_string(j->f, s);
+}
+
+void cli_json_string_n(cli_json* j, const char* s, size_t n) {
+  before_item(j);
+  write_string_n(j->f, s, n);
 }
 
 void cli_json_int(cli_json* j, int64_t v) {

@@ -23,6 +23,8 @@ void cli_json_end_array(cli_json* j);
 void cli_json_key(cli_json* j, const char* key);
 /* NULL writes null. Invalid UTF-8 bytes become U+FFFD. */
 void cli_json_string(cli_json* j, const char* s);
+/** n bytes (NULs written as \u0000); s[n] must be readable (a NUL). */
+void cli_json_string_n(cli_json* j, const char* s, size_t n);
 void cli_json_int(cli_json* j, int64_t v);
 void cli_json_uint(cli_json* j, uint64_t v);
 /* NaN and infinities (not JSON numbers) are written as null. */

@@ -33,6 +33,83 @@ static int instr_by_total_desc(const void* a, const void* b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* The delegate calls' own steps (XNNPACK nodes), by kind: an opaque
+ * "delegate XnnpackBackend" row broken into what it ran. */
+typedef struct node_row {
+  const char* name;
+  uint64_t calls, total_ns;
+} node_row;
+
+static int node_by_total_desc(const void* a, const void* b) {
+  uint64_t x = ((const node_row*)a)->total_ns, y = ((const node_row*)b)->total_ns;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int print_delegate_events(FILE* f, const pterun_profiler* p, uint64_t execs,
+                                 uint64_t delegate_ns, size_t top) {
+  size_t n = pterun_profiler_delegate_event_count(p), k, j, nrows = 0;
+  node_row* rows;
+  pterun_profile_delegate_event* ev;
+  uint64_t total = 0;
+  char name[96], where[48];
+  if (n == 0) return CLI_EXIT_OK;
+  rows = (node_row*)calloc(n, sizeof *rows);
+  ev = (pterun_profile_delegate_event*)calloc(n, sizeof *ev);
+  if (rows == NULL || ev == NULL) {
+    free(rows);
+    free(ev);
+    return cli_fail(NULL, PTERUN_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  for (k = 0; k < n; ++k) {
+    const pterun_profile_delegate_event* e = &ev[k];
+    if (pterun_profiler_delegate_event(p, k, &ev[k]) != PTERUN_STATUS_OK || ev[k].name == NULL)
+      ev[k].name = "";
+    for (j = 0; j < nrows && strcmp(rows[j].name, e->name) != 0; ++j) {
+    }
+    if (j == nrows) rows[nrows++].name = e->name;
+    rows[j].calls += e->calls;
+    rows[j].total_ns += e->total_ns;
+    total += e->total_ns;
+  }
+  qsort(rows, nrows, sizeof *rows, node_by_total_desc);
+  fprintf(f, "\ndelegate nodes: %zu, %.4f ms per execute (%.1f%% of the delegate calls)\n", n,
+          (double)total / 1e6 / (double)execs,
+          delegate_ns ? 100.0 * (double)total / (double)delegate_ns : 0.0);
+  fprintf(f, "%-40s %8s %12s %12s %7s\n", "node", "calls", "ms/execute", "us/call", "share");
+  for (j = 0; j < nrows; ++j) {
+    cli_esc(rows[j].name, name, sizeof name);
+    fprintf(f, "%-40s %8llu %12.4f %12.3f %6.1f%%\n", name,
+            (unsigned long long)(rows[j].calls / execs),
+            (double)rows[j].total_ns / 1e6 / (double)execs,
+            rows[j].calls ? (double)rows[j].total_ns / 1e3 / (double)rows[j].calls : 0.0,
+            total ? 100.0 * (double)rows[j].total_ns / (double)total : 0.0);
+  }
+  /* the most expensive single nodes (a partial selection: top is small) */
+  if (top > n) top = n;
+  for (k = 0; k < top; ++k) {
+    size_t best = k;
+    pterun_profile_delegate_event t;
+    for (j = k + 1; j < n; ++j)
+      if (ev[j].total_ns > ev[best].total_ns) best = j;
+    t = ev[k];
+    ev[k] = ev[best];
+    ev[best] = t;
+  }
+  fprintf(f, "\ntop %zu delegate nodes:\n%-16s %-32s %12s %10s %10s %10s\n", top,
+          "chain:instr#node", "node", "ms/execute", "min us", "mean us", "max us");
+  for (k = 0; k < top; ++k) {
+    snprintf(where, sizeof where, "%u:%u#%u", ev[k].chain, ev[k].instruction, ev[k].id);
+    cli_esc(ev[k].name, name, sizeof name);
+    fprintf(f, "%-16s %-32s %12.4f %10.3f %10.3f %10.3f\n", where, name,
+            (double)ev[k].total_ns / 1e6 / (double)execs, (double)ev[k].min_ns / 1e3,
+            ev[k].calls ? (double)ev[k].total_ns / 1e3 / (double)ev[k].calls : 0.0,
+            (double)ev[k].max_ns / 1e3);
+  }
+  free(rows);
+  free(ev);
+  return CLI_EXIT_OK;
+}
+
 int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
   size_t n = pterun_profiler_instruction_count(p), k, j, nops = 0, nk = 0;
   uint64_t execs = pterun_profiler_execute_count(p), total = 0, dropped_ev = 0, dropped_out = 0;
@@ -78,6 +155,7 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
             (double)ops[j].total_ns / 1e3 / (double)ops[j].calls,
             total ? 100.0 * (double)ops[j].total_ns / (double)total : 0.0, slow);
   }
+  const size_t top_nodes = top;
   if (top > nk) top = nk;
   fprintf(f, "\ntop %zu instructions:\n%-12s %-40s %12s %10s %10s %10s  %s\n", top, "chain:instr",
           "operator", "ms/execute", "min us", "mean us", "max us", "slow path");
@@ -90,6 +168,16 @@ int cli_profile_print(FILE* f, const pterun_profiler* p, size_t top) {
             (double)ins[k].total_ns / 1e6 / (double)execs, (double)ins[k].min_ns / 1e3,
             (double)ins[k].total_ns / 1e3 / (double)ins[k].calls, (double)ins[k].max_ns / 1e3,
             slow);
+  }
+  {
+    uint64_t delegate_ns = 0;
+    for (k = 0; k < nk; ++k)
+      if (ins[k].delegate) delegate_ns += ins[k].total_ns;
+    if (print_delegate_events(f, p, execs, delegate_ns, top_nodes) != CLI_EXIT_OK) {
+      free(ins);
+      free(ops);
+      return CLI_EXIT_FAIL;
+    }
   }
   pterun_profiler_dropped(p, &dropped_ev, &dropped_out);
   if (dropped_ev > 0)

@@ -49,6 +49,8 @@ FRAGMENT_HEADERS = [
     "pterun/pterun.h",
     "pterun/threadpool.h",
     "pterun/llm.h",
+    "pterun/tokenizer.h",
+    "pterun/textgen.h",
     "pterun/kernels/portable.h",
     "pterun/kernels/quantized.h",
     "pterun/kernels/lowbit.h",

@@ -165,8 +165,12 @@ def export(
     return pte, " ".join(opts)
 
 
-def reference(pte: Path, steps: int) -> tuple[np.ndarray, list[int]]:
-    """Prefill PROMPT then decode greedily with ExecuTorch's runtime."""
+def reference(
+    pte: Path, steps: int, prompt: list[int] | None = None
+) -> tuple[np.ndarray, list[int]]:
+    """Prefill the prompt (default PROMPT) then decode greedily with
+    ExecuTorch's runtime."""
+    prompt = PROMPT if prompt is None else prompt
     from executorch.extension.pybindings import portable_lib  # noqa: F401
 
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  (llama:: kernels)
@@ -179,11 +183,11 @@ def reference(pte: Path, steps: int) -> tuple[np.ndarray, list[int]]:
     logits_all: list[np.ndarray] = []
     tokens: list[int] = []
     if bool(prog.load_method("enable_dynamic_shape").execute([])[0]):
-        out = fwd.execute([torch.tensor([PROMPT]), torch.tensor([0])])
+        out = fwd.execute([torch.tensor([prompt]), torch.tensor([0])])
     else:  # static shapes: one token per forward
-        for i, t in enumerate(PROMPT):
+        for i, t in enumerate(prompt):
             out = fwd.execute([torch.tensor([[t]]), torch.tensor([i])])
-    pos = len(PROMPT)
+    pos = len(prompt)
     for step in range(steps):
         lg = out[0].to(torch.float32).reshape(-1).numpy().copy()
         logits_all.append(lg)

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECS="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(program method execute npy ptd xnnpack bundle)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(program method execute npy ptd xnnpack bundle tokenizer_hf tokenizer_tiktoken tokenizer_spm)
 BUILD="${BUILD:-build-fuzz}"
 PAR="${PAR:-2}"
 CC="${CC:-clang}"
@@ -31,6 +31,9 @@ seed() { # target -> seed files
     ptd) ls tests/fixtures/*/*.ptd 2>/dev/null || true ;;
     xnnpack) ls tests/fixtures/xnnpack/*/model.pte 2>/dev/null || true ;;
     bundle) ls tests/fixtures/devtools/*.bpte 2>/dev/null || true ;;
+    tokenizer_hf) ls tests/fixtures/tokenizers/*.json 2>/dev/null || true ;;
+    tokenizer_tiktoken) ls tests/fixtures/tokenizers/tiktoken.model 2>/dev/null || true ;;
+    tokenizer_spm) ls tests/fixtures/tokenizers/spm_*.model 2>/dev/null || true ;;
   esac
 }
 

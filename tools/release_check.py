@@ -784,6 +784,26 @@ class Checker:
                 not intruders,
                 "; ".join(intruders[:10]),
             )
+        # The text-generation runner and tokenizers are no kernel: no other
+        # library (the LLM kernel library included) carries their code, not
+        # even hidden (.symtab as well as .dynsym).
+        for c in self.comps:
+            if c.name != "textgen":
+                continue
+            owner = real_lib(self.layout, self.m, c, self.version)
+            carriers = sorted(
+                f"{real_lib(self.layout, self.m, o, self.version).name}: {s}"
+                for o in self.comps
+                if o is not c
+                and real_lib(self.layout, self.m, o, self.version).is_file()
+                for s in all_defined_symbols(real_lib(self.layout, self.m, o, self.version))
+                if any(fnmatch.fnmatchcase(s, pat) for pat in c.exports)
+            )
+            self.r.check(
+                f"{c.name}: no other component library carries {list(c.exports)}, exported or not",
+                owner.is_file() and not carriers,
+                "; ".join(carriers[:10]),
+            )
         print(
             "\nOwnership table (exported definitions across every shipped object)\n"
             + table(["sentinel", "component", "owner", "defined by"], rows)

@@ -36,6 +36,8 @@ have cc && have make || need_pkgs+=(build-essential)
 have g++ || need_pkgs+=(g++)
 have readelf || need_pkgs+=(binutils)
 have pkg-config || need_pkgs+=(pkg-config)
+# libpterun_textgen's tokenizer split regexes (docs/dependencies.md).
+[ -f /usr/include/pcre2.h ] || need_pkgs+=(libpcre2-dev)
 have valgrind || need_pkgs+=(valgrind)
 have clang || need_pkgs+=(clang)
 # Cross and emulated targets: bare-metal Cortex-M (newlib, QEMU's mps2/mps3
@@ -45,7 +47,7 @@ have arm-none-eabi-gcc && [ -d /usr/lib/arm-none-eabi/newlib ] ||
 have qemu-system-arm || need_pkgs+=(qemu-system-arm)
 have aarch64-linux-gnu-gcc && [ -f /usr/aarch64-linux-gnu/include/stdio.h ] ||
   need_pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
-have qemu-aarch64 || need_pkgs+=(qemu-user)
+have qemu-aarch64 && have qemu-x86_64 || need_pkgs+=(qemu-user)
 # SIMDe's portable intrinsics: the AVX-512 microkernels, emulated (st_variants).
 [ -f /usr/include/simde/x86/avx512.h ] || need_pkgs+=(libsimde-dev)
 # compiler-rt: libFuzzer and clang's sanitizer runtimes (a program must link).
@@ -195,8 +197,9 @@ st_aarch64() {
   # emulation; with no Arm SIMD variant yet they run the same portable code as
   # the x86-64 runs with PTERUN_ISA_MASK=0): unit, golden, CLI and the fixture
   # programs run by the aarch64 CLI (the cmake -P scripts honour the emulator).
+  # No PCRE2 for the target here: libpterun_textgen without its regex tokenizers.
   configure build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64-linux-gnu.cmake" \
-    -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF
+    -DCMAKE_BUILD_TYPE=Release -DPTERUN_INSTALL=OFF -DPTERUN_WITH_PCRE2=OFF
   cmake --build build-aarch64 -j "$JOBS"
   c_tests build-aarch64 --timeout 600 \
     -E '^(test_gemm_dispatch|test_gemm_dispatch_scalar|test_vmath|test_vmath_portable)$'
@@ -239,12 +242,23 @@ st_variants() {
   else
     echo "st_variants: no native AVX-512F/BW/VNNI here: emulated programs not compared with native bits"
   fi
+  # The same tree on a CPU without AVX-512 (QEMU's Haswell model: AVX2 and
+  # FMA; TCG executes no AVX-512): the case the emulation is for, whatever CPU
+  # CI has. The fast kernel tests only (vector math and GEMM sweeps: minutes).
+  local t
+  for t in test_qgemm test_compute_lowbit test_dwconv test_conv2d; do
+    echo "qemu-x86_64 -cpu Haswell build-emu/bin/$t"
+    PTERUN_VARIANT_LOG="$logs/haswell.log" qemu-x86_64 -cpu Haswell "build-emu/bin/$t" \
+      >"$logs/haswell-$t.txt" 2>&1 || { cat "$logs/haswell-$t.txt"; rc=1; }
+  done
   # The aarch64 sweeps of the GEMM and vector math are scalar there (minutes under qemu).
   PTERUN_VARIANT_LOG="$logs/qemu.log" c_tests build-aarch64 --timeout 600 \
     -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d)$' || rc=1
-  touch "$logs/native.log" "$logs/emulated.log" "$logs/qemu.log" # a run with no record: "not run"
+  # A run with no record (it failed): its variants show as "not run".
+  touch "$logs/native.log" "$logs/emulated.log" "$logs/haswell.log" "$logs/qemu.log"
   "$PYTHON" tools/variant_table.py --native "$logs/native.log" --emulated "$logs/emulated.log" \
-    --emulated-isa build-emu/emulated_isa.txt --qemu "$logs/qemu.log" || rc=1
+    --emulated-haswell "$logs/haswell.log" --emulated-isa build-emu/emulated_isa.txt \
+    --qemu "$logs/qemu.log" || rc=1
   return "$rc"
 }
 
@@ -270,6 +284,15 @@ st_examples() {
   cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
     $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
   build-examples/run_program_pc examples/mlp.pte
+  # Text generation from C against the package (CMake and pkg-config builds).
+  build-examples/generate_text tests/fixtures/llm_text/model.pte \
+    tests/fixtures/tokenizers/spm_bpe.model "$(head -1 tests/fixtures/llm_text/prompt_text.txt)" 8
+  # shellcheck disable=SC2046
+  cc -std=c11 -Wall -Wextra -Werror examples/generate_text.c -o build-examples/generate_text_pc \
+    $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable \
+      pterun-kernels-llm pterun-textgen) -Wl,-rpath,"$LIB_DIR"
+  build-examples/generate_text_pc tests/fixtures/llm_text/model.pte \
+    tests/fixtures/tokenizers/hf_llama3.json "$(head -1 tests/fixtures/llm_text/prompt_text.txt)" 8
   # The README's C snippet (as tests/CMakeLists.txt extracts it), linked with
   # the README's own pkg-config line.
   README_PC="$(sed -n 's/.*(`pkg-config --cflags --libs \([a-z -]*\)`).*/\1/p' README.md)"

@@ -8,9 +8,11 @@ variant a test executed and checked, written only when the whole test program
 passed) in up to three runs:
 
   --native LOG     the x86-64 build on this CPU,
-  --emulated LOG   the build with -DPTERUN_EMULATE_ISA (its build directory's
-                   emulated_isa.txt, --emulated-isa, lists the ISAs SIMDe
-                   emulated there),
+  --emulated LOG   the build with -DPTERUN_EMULATE_ISA on this CPU (its build
+                   directory's emulated_isa.txt, --emulated-isa, lists the
+                   ISAs SIMDe emulated there),
+  --emulated-haswell LOG  the same build under qemu-x86_64 -cpu Haswell, a CPU
+                   model without AVX-512 (only its SIMDe variants count),
   --qemu LOG       the aarch64 cross build under qemu-aarch64.
 
 Prints the table variant | ran natively | ran emulated | not run | bits / note, and
@@ -46,6 +48,7 @@ class Variant:
     features: frozenset[str]
     native: set[str] = field(default_factory=set)  # bit records of native runs
     emulated: set[str] = field(default_factory=set)
+    haswell: set[str] = field(default_factory=set)  # SIMDe on a CPU without AVX-512
     qemu: set[str] = field(default_factory=set)
 
 
@@ -118,6 +121,7 @@ def build(
     emulated: Path | None,
     emulated_isa: list[str],
     qemu: Path | None,
+    haswell: Path | None = None,
 ) -> list[str]:
     """Files the records into `variants`; returns the errors found."""
     errors: list[str] = []
@@ -127,7 +131,12 @@ def build(
         if isa not in EMULATED_FEATURE:
             raise SystemExit(f"variant_table.py: unknown emulated ISA {isa!r}")
         emu_features.add(EMULATED_FEATURE[isa])
-    runs = [("native", native), ("emulated", emulated), ("qemu", qemu)]
+    runs = [
+        ("native", native),
+        ("emulated", emulated),
+        ("haswell", haswell),
+        ("qemu", qemu),
+    ]
     for kind, path in runs:
         if path is None:
             continue
@@ -138,7 +147,9 @@ def build(
                     f"{path}: {family} {name}: no such variant in src/compute"
                 )
                 continue
-            if kind == "emulated" and not (v.features & emu_features):
+            if kind in ("emulated", "haswell") and not (v.features & emu_features):
+                if kind == "haswell":
+                    continue  # not emulated, and under QEMU: neither native nor SIMDe
                 kind_here = "native"  # the emulated tree runs these natively
             else:
                 kind_here = kind
@@ -175,13 +186,14 @@ def native_only_reason(root: Path, v: Variant) -> str:
 
 def bits_note(v: Variant, root: Path) -> tuple[str, bool]:
     """(the bits column, whether it is a failure)."""
-    if not v.emulated:
+    emulated = v.emulated | v.haswell
+    if not emulated:
         return (native_only_reason(root, v), False)
-    if v.emulated == {"exact"}:
+    if emulated == {"exact"}:
         return ("exact (pinned by the test)", False)
     if not v.native:
         return ("no native run to compare", False)
-    if v.emulated == v.native:
+    if emulated <= v.native:
         return ("emulated = native", False)
     return ("EMULATED BITS DIFFER from native", True)
 
@@ -194,6 +206,8 @@ def render(variants: list[Variant], root: Path = ROOT) -> tuple[str, int]:
         emu = []
         if v.emulated:
             emu.append("SIMDe")
+        if v.haswell:
+            emu.append("SIMDe on Haswell")
         if v.qemu:
             emu.append("qemu-aarch64")
         not_run = not v.native and not emu
@@ -222,7 +236,14 @@ def main(argv: list[str] | None = None) -> int:
         "--root", type=Path, default=ROOT, help="source tree (default: this one)"
     )
     ap.add_argument("--native", type=Path, help="record of the native x86-64 run")
-    ap.add_argument("--emulated", type=Path, help="record of the SIMDe-emulated run")
+    ap.add_argument(
+        "--emulated", type=Path, help="record of the emulated tree on this CPU"
+    )
+    ap.add_argument(
+        "--emulated-haswell",
+        type=Path,
+        help="record of the emulated tree under qemu-x86_64 -cpu Haswell (no AVX-512)",
+    )
     ap.add_argument(
         "--emulated-isa",
         type=Path,
@@ -232,13 +253,13 @@ def main(argv: list[str] | None = None) -> int:
         "--qemu", type=Path, help="record of the aarch64 run under qemu-aarch64"
     )
     a = ap.parse_args(argv)
-    if a.emulated is not None and a.emulated_isa is None:
-        ap.error("--emulated needs --emulated-isa")
+    if (a.emulated or a.emulated_haswell) and a.emulated_isa is None:
+        ap.error("--emulated and --emulated-haswell need --emulated-isa")
     isas: list[str] = []
     if a.emulated_isa is not None:
         isas = [s for s in re.split(r"[;,\s]+", a.emulated_isa.read_text()) if s]
     variants = manifest_variants(a.root)
-    errors = build(variants, a.native, a.emulated, isas, a.qemu)
+    errors = build(variants, a.native, a.emulated, isas, a.qemu, a.emulated_haswell)
     table, failures = render(variants, a.root)
     print(table)
     for e in errors:

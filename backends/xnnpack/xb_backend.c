@@ -28,6 +28,9 @@ static pterun_status xb_init(const pterun_backend_init_args* a, void** out, size
   }
   *out = h;
   *memory = sizeof *h + h->g.owned_bytes;
+  /* one GEMM workspace per call (xb_run): its largest product's blocks */
+  h->g.gemm_scratch = xb_scratch_bytes(&h->g);
+  if (a->scratch_out != NULL) *a->scratch_out = h->g.gemm_scratch;
   return PTERUN_STATUS_OK;
 }
 

@@ -193,8 +193,10 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
   // One GEMM workspace for the whole call: it takes its packing buffers from
   // the method's scratch once (scratch is per instruction, not per node).
   pterun_compute_gemm_ws ws;
-  pterun_compute_gemm_init(ctx, &ws, PTERUN_DTYPE_F32);
+  pterun_compute_gemm_init_ex(g->gemm_scratch > 0 ? ctx : NULL, &ws, PTERUN_DTYPE_F32, NULL,
+                              pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx));
   xb_exec x = {g, ctx, data, &ws, pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx)};
+  const int tracing = pterun_kernel_tracing(ctx); /* a profiler sees each node */
   for (uint32_t ni = 0; ni < g->nnodes; ++ni) {
     const xb_node* n = &g->nodes[ni];
     if (changed) {
@@ -207,10 +209,12 @@ pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** arg
             "concatenation and batch matrix multiply follow dynamic shapes here)",
             ni, xb_node_name(n->tag));
     }
+    if (tracing) pterun_kernel_event_begin(ctx, ni, xb_node_name(n->tag));
     pterun_status st = xb_run_node(&x, n);
+    if (st == PTERUN_STATUS_OK) xb_round_fp16_outputs(&x, n);
+    if (tracing) pterun_kernel_event_end(ctx, ni, xb_node_name(n->tag));
     if (st != PTERUN_STATUS_OK)
       return pterun_kernel_fail(ctx, st, "node %u (%s) failed", ni, xb_node_name(n->tag));
-    xb_round_fp16_outputs(&x, n);
   }
   // Outputs take the computed shapes (mapped back through their dim order).
   for (uint32_t e = 0; e < g->num_externs; ++e) {

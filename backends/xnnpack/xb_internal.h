@@ -168,9 +168,10 @@ typedef struct xb_graph {
   uint8_t* arena;
   size_t scratch_bytes; /* largest per-node scratch */
   uint8_t* scratch;
-  void** ptrs;        /* per value: its bytes during execute */
-  int reshaped;       /* the last execute ran at other than the exported shapes */
-  size_t owned_bytes; /* everything this graph allocated */
+  void** ptrs;         /* per value: its bytes during execute */
+  int reshaped;        /* the last execute ran at other than the exported shapes */
+  size_t owned_bytes;  /* everything this graph allocated */
+  size_t gemm_scratch; /* xb_scratch_bytes: 0 when no float GEMM runs */
   const pterun_allocator* allocator;
   /* allocations to free: packed weights, copies */
   void** owned;
@@ -195,6 +196,9 @@ pterun_status xb_compile(const pterun_backend_init_args* a, xb_graph* g);
 /* Runs the graph; externals from args. */
 pterun_status xb_run(xb_graph* g, pterun_kernel_context* ctx, pterun_value** args, size_t nargs);
 void xb_graph_free(xb_graph* g);
+/* The kernel scratch one call takes at most: its largest float product's
+ * GEMM blocks (pterun_compute_gemm_scratch_bytes), reserved at init. */
+size_t xb_scratch_bytes(const xb_graph* g);
 
 /* Node kernels: each takes resolved data pointers. */
 typedef struct xb_exec {

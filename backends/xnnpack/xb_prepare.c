@@ -479,3 +479,34 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
                    xb_node_name(n->tag));
   }
 }
+
+size_t xb_scratch_bytes(const xb_graph* g) {
+  /* the method's pool is not known at init: the default one is the largest */
+  const size_t threads = pterun_threadpool_default_threads();
+  size_t best = 0;
+  for (uint32_t i = 0; i < g->nnodes; ++i) {
+    const xb_node* n = &g->nodes[i];
+    const gemm_prep* p = n->packed;
+    int64_t m = 0, k = 0, nn = 0;
+    if (n->tag == XB_N_FULLY_CONNECTED && n->kind == KIND_F32 && p != NULL && p->K > 0) {
+      k = (int64_t)p->K;
+      nn = (int64_t)p->N;
+      m = (int64_t)(g->values[n->in[0]].max_numel / p->K);
+    } else if (n->tag == XB_N_CONV2D && n->kind == KIND_F32 && p != NULL) {
+      /* a 1x1 convolution over all pixels, or im2col blocks per group */
+      const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
+      m = (int64_t)(out->max_dims[1] * out->max_dims[2]);
+      k = (int64_t)(in->max_dims[3] > p->K ? in->max_dims[3] : p->K);
+      nn = (int64_t)out->max_dims[3];
+    } else if (n->tag == XB_N_BATCH_MATRIX_MULTIPLY) {
+      const xb_value *a = &g->values[n->in[0]], *b = &g->values[n->in[1]];
+      if (a->rank < 2 || b->rank < 1) continue;
+      m = (int64_t)a->max_dims[a->rank - 2];
+      k = (int64_t)a->max_dims[a->rank - 1];
+      nn = (int64_t)b->max_dims[b->rank - 1];
+    }
+    size_t s = pterun_compute_gemm_scratch_bytes(PTERUN_DTYPE_F32, m, nn, k, threads);
+    if (s > best) best = s;
+  }
+  return best;
+}

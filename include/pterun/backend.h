@@ -52,6 +52,11 @@ typedef struct pterun_backend_init_args {
   const pterun_allocator* allocator;   /* the method's (NULL: malloc); outlives the handle */
   const char* method_name;
   uint32_t delegate_index;
+  /** init only (NULL for memory_query): where init stores the kernel scratch
+   *  bytes its execute will ask pterun_kernel_scratch() for, at most (as a
+   *  kernel's pterun_kernel_scratch_reserve); it holds
+   *  PTERUN_DEFAULT_SCRATCH_BYTES when init leaves it. Sizes the method's arena. */
+  size_t* scratch_out;
 } pterun_backend_init_args;
 
 /**

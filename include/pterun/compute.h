@@ -103,6 +103,19 @@ PTERUN_COMPUTE_API void pterun_compute_gemm_init_ex(pterun_kernel_context* ctx,
                                                     const pterun_compute_f32_gemm_ukernel* uk,
                                                     pterun_threadpool* pool, size_t max_threads);
 
+/** The scratch a pterun_compute_gemm_init'd workspace takes for an
+ *  M x N x K product of `dtype` on `threads` threads at its full blocking (0:
+ *  none needed; the blocking, and so every bit of the result, is then the one
+ *  a default-size arena gives). pterun_compute_gemm_reserve: at load (a
+ *  kernel's prepare), pterun_kernel_scratch_reserve of it for ctx's pool.
+ *  With several products per call, reserve the largest (one workspace), and
+ *  take other scratch before pterun_compute_gemm_init: it takes what the
+ *  arena has left. */
+PTERUN_COMPUTE_API size_t pterun_compute_gemm_scratch_bytes(int32_t dtype, int64_t m, int64_t n,
+                                                            int64_t k, size_t threads);
+PTERUN_COMPUTE_API void pterun_compute_gemm_reserve(pterun_kernel_context* ctx, int32_t dtype,
+                                                    int64_t m, int64_t n, int64_t k);
+
 /**
  * C[M,N] = alpha * A[M,K] @ B[K,N]    (accumulate == 0)
  * C[M,N] += alpha * A[M,K] @ B[K,N]   (accumulate != 0)

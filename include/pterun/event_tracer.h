@@ -59,6 +59,13 @@ struct pterun_event_tracer {
   void (*call_begin)(pterun_event_tracer* self, uint32_t chain, uint32_t instruction);
   void (*call_end)(pterun_event_tracer* self, uint32_t chain, uint32_t instruction,
                    pterun_status status, const char* slow_path);
+  /** Inside a delegate call (between its call_begin and call_end): one step
+   *  of the backend's own, e.g. an XNNPACK node; `id` is its index in the
+   *  delegate, `name` static text saying what it is ("FullyConnected").
+   *  Backends raise them with pterun_kernel_event_begin/_end (pterun/kernel.h),
+   *  as ExecuTorch's delegates do with EVENT_TRACER_START/END_PROFILING_DELEGATE. */
+  void (*delegate_event_begin)(pterun_event_tracer* self, uint32_t id, const char* name);
+  void (*delegate_event_end)(pterun_event_tracer* self, uint32_t id, const char* name);
 };
 
 /* ---- what a tracer may read of a loaded method ---------------------------------- */

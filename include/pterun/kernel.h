@@ -109,6 +109,22 @@ PTERUN_API void pterun_kernel_note_slow_path(pterun_kernel_context* ctx, const c
 PTERUN_API void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t align);
 
 /**
+ * During prepare: this instruction's execute will ask pterun_kernel_scratch()
+ * for `nbytes` (64-aligned). Call once per request an execute makes; they add
+ * up. The method's arena, allocated once after the prepares, is the largest
+ * instruction's total (pterun_method_options.scratch_bytes overrides it; with
+ * no_kernel_prepare it is PTERUN_DEFAULT_SCRATCH_BYTES), so a method holds no
+ * more scratch than its biggest kernel call needs. A kernel that asks for
+ * scratch without reserving it finds what the arena happens to hold,
+ * possibly nothing. A no-op outside prepare.
+ */
+PTERUN_API void pterun_kernel_scratch_reserve(pterun_kernel_context* ctx, size_t nbytes);
+
+/** Bytes pterun_kernel_scratch(ctx, n, align) could still return during
+ *  this call (0 without an arena). */
+PTERUN_API size_t pterun_kernel_scratch_available(const pterun_kernel_context* ctx, size_t align);
+
+/**
  * During prepare only: `nbytes` of memory (aligned to `align`, a power of
  * two up to 4096) that lives as long as the method, allocated at load from
  * the method's allocator and counted in pterun_method_memory(). The first
@@ -155,6 +171,16 @@ PTERUN_API void pterun_kernel_packed_constant(pterun_kernel_context* ctx, const 
 /** The state this instruction's prepare allocated (its first block), or
  *  NULL: none (no prepare, it kept nothing, or a direct pterun_kernel_invoke). */
 PTERUN_API void* pterun_kernel_state(const pterun_kernel_context* ctx);
+
+/** 1 when the method's event tracer (pterun/event_tracer.h) listens for a
+ *  backend's own steps: only then are pterun_kernel_event_begin/_end worth
+ *  calling (they do nothing otherwise). */
+PTERUN_API int pterun_kernel_tracing(const pterun_kernel_context* ctx);
+/** Brackets one step of a delegate call (an XNNPACK node: `id` its index,
+ *  `name` static text), for the tracer's delegate_event_begin/_end. */
+PTERUN_API void pterun_kernel_event_begin(pterun_kernel_context* ctx, uint32_t id,
+                                          const char* name);
+PTERUN_API void pterun_kernel_event_end(pterun_kernel_context* ctx, uint32_t id, const char* name);
 
 /** 1 while the context is a prepare call (load time), else 0. */
 PTERUN_API int pterun_kernel_preparing(const pterun_kernel_context* ctx);

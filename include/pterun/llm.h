@@ -1,6 +1,8 @@
 /* pterun: text generation with programs exported by ExecuTorch's LLM flow
  * (examples/models/llama/export_llama and its relatives), implemented in
- * libpterun_kernels_llm.
+ * libpterun_textgen (component "textgen"). The runner links libpterun only:
+ * the program's operators (e.g. libpterun_kernels_llm's llama::*) come from
+ * the registry in the method options.
  *
  * Such a program has a `forward(tokens int64 [1, S], input_pos int64 [1])`
  * method returning the logits of the last position, its KV cache in mutable

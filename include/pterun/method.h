@@ -57,9 +57,12 @@ typedef struct pterun_method_options {
   /** Instructions one execute may run; 0: PTERUN_DEFAULT_INSTRUCTION_BUDGET. */
   uint64_t instruction_budget;
   /** Bytes of per-instruction scratch for kernels (packing buffers for
-   *  matrix products, ...), allocated once at load. 0: the default,
-   *  PTERUN_DEFAULT_SCRATCH_BYTES; PTERUN_NO_SCRATCH: none (kernels then use
-   *  slower paths that need no scratch). */
+   *  matrix products, ...), allocated once at load. 0: what the method's
+   *  kernels reserved at prepare and its delegates at init
+   *  (pterun_kernel_scratch_reserve; the largest instruction's need, none when
+   *  nothing reserved any; PTERUN_DEFAULT_SCRATCH_BYTES with no_kernel_prepare);
+   *  PTERUN_NO_SCRATCH: none (kernels then use slower paths that need no
+   *  scratch). */
   size_t scratch_bytes;
   /** NULL: the program's allocator. */
   const pterun_allocator* allocator;

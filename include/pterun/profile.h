@@ -91,6 +91,23 @@ PTERUN_API size_t pterun_profiler_instruction_count(const pterun_profiler* profi
 PTERUN_API pterun_status pterun_profiler_instruction(const pterun_profiler* profiler, size_t i,
                                                      pterun_profile_instruction* out);
 
+/** Totals for one step of a delegate call, as the backend reported it (an
+ *  XNNPACK node: pterun_kernel_event_begin/_end around each), in the order
+ *  first seen. Up to 1024 steps per delegate call are kept. */
+typedef struct pterun_profile_delegate_event {
+  uint32_t chain;
+  uint32_t instruction; /* the delegate call */
+  const char* backend;  /* its backend id, "XnnpackBackend" */
+  uint32_t id;          /* the step's index in the delegate (an XNNPACK node index) */
+  const char* name;     /* what the step is ("FullyConnected"): the backend's static text */
+  uint64_t calls;
+  uint64_t total_ns, min_ns, max_ns;
+} pterun_profile_delegate_event;
+
+PTERUN_API size_t pterun_profiler_delegate_event_count(const pterun_profiler* profiler);
+PTERUN_API pterun_status pterun_profiler_delegate_event(const pterun_profiler* profiler, size_t i,
+                                                        pterun_profile_delegate_event* out);
+
 /** One kept execute: its wall time. */
 PTERUN_API size_t pterun_profiler_run_count(const pterun_profiler* profiler);
 PTERUN_API pterun_status pterun_profiler_run(const pterun_profiler* profiler, size_t run,

@@ -121,3 +121,15 @@ PTERUN_KERNEL(llm_fast_hadamard_transform_out) {
   }
   return PTERUN_STATUS_OK;
 }
+
+/* Load time: a half-precision row longer than the stack buffer goes through
+ * scratch at execute. */
+pterun_status llm_fast_hadamard_transform_prepare(pterun_kernel_context* ctx, pterun_value** args,
+                                                  size_t nargs) {
+  if (nargs < 1 || args[0]->tag != PTERUN_VALUE_TENSOR) return PTERUN_STATUS_OK;
+  const pterun_tensor* in = args[0]->u.tensor;
+  if (in->rank >= 1 && in->dtype != PTERUN_DTYPE_F32 && in->sizes[in->rank - 1] > LLM_HAD_STACK &&
+      in->sizes[in->rank - 1] < ((int64_t)1 << 40))
+    pterun_kernel_scratch_reserve(ctx, (size_t)in->sizes[in->rank - 1] * sizeof(float));
+  return PTERUN_STATUS_OK;
+}

@@ -3,12 +3,18 @@
 #include "pterun/kernels/llm.h"
 
 #define LLM_OP(name, fn) PTERUN_KERNEL(fn);
+#define LLM_OP_PREPARED(name, fn, prep)                                                            \
+  PTERUN_KERNEL(fn);                                                                               \
+  PTERUN_KERNEL(prep);
 #include "kernels/llm/ops.inc"
+#undef LLM_OP_PREPARED
 #undef LLM_OP
 
 static const pterun_kernel kLlmKernels[] = {
 #define LLM_OP(op_, fn_) {.op = op_, .fn = fn_},
+#define LLM_OP_PREPARED(op_, fn_, prep_) {.op = op_, .fn = fn_, .prepare = prep_},
 #include "kernels/llm/ops.inc"
+#undef LLM_OP_PREPARED
 #undef LLM_OP
 };
 

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 
 #include "kernels/llm/llm_util.h"
+#include "pterun/method.h"
 #include "pterun/compute.h"
 #include "pterun/threadpool.h"
 
@@ -365,5 +366,30 @@ PTERUN_KERNEL(llm_quantized_moe_ffn_out) {
                               moe_block_floats(&a, 1) * sizeof(float), D, F, E);
   for (t0 = 0; t0 < a.T; t0 += tb)
     moe_block(ctx, &a, t0, a.T - t0 < tb ? a.T - t0 : tb, buf, (float*)out->data);
+  return PTERUN_STATUS_OK;
+}
+
+/* Load time: the scratch of the token blocks (all the load-time tokens at
+ * once, the upper bound of a dynamic count, up to the 4 MiB the blocks used
+ * to be limited to; execute halves the block until it fits). */
+pterun_status llm_quantized_moe_ffn_prepare(pterun_kernel_context* ctx, pterun_value** args,
+                                            size_t nargs) {
+  if (nargs != 15 || args[0]->tag != PTERUN_VALUE_TENSOR || args[0]->u.tensor->rank != 2)
+    return PTERUN_STATUS_OK;
+  for (int i = 5; i <= 8; ++i)
+    if (args[i]->tag != PTERUN_VALUE_INT || args[i]->u.i <= 0 || args[i]->u.i > (1 << 24))
+      return PTERUN_STATUS_OK; /* execute reports it */
+  moe_args a;
+  memset(&a, 0, sizeof a);
+  a.K = args[5]->u.i;
+  a.E = args[6]->u.i;
+  a.F = args[7]->u.i;
+  a.D = args[8]->u.i;
+  const int64_t t = args[0]->u.tensor->sizes[0];
+  const int64_t tb = t < 1 ? 1 : t < 4096 ? t : 4096;
+  size_t bytes = moe_block_floats(&a, tb) * sizeof(float);
+  const size_t one = moe_block_floats(&a, 1) * sizeof(float);
+  if (bytes > PTERUN_DEFAULT_SCRATCH_BYTES) bytes = PTERUN_DEFAULT_SCRATCH_BYTES;
+  pterun_kernel_scratch_reserve(ctx, bytes > one ? bytes : one);
   return PTERUN_STATUS_OK;
 }

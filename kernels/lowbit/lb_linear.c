@@ -43,6 +43,18 @@ pterun_status lb_linear_prepare(pterun_kernel_context* ctx, pterun_value** args,
   lb_linear_state* st;
   size_t extra;
   PTERUN_CHECK_NARGS(ctx, nargs, 7);
+  /* the quantized activation rows execute keeps in scratch (all of the
+   * load-time rows, the upper bound of a dynamic m), constant weights or not */
+  if (args[0]->tag == PTERUN_VALUE_TENSOR && args[0]->u.tensor->rank == 2 &&
+      args[2]->tag == PTERUN_VALUE_INT && args[4]->tag == PTERUN_VALUE_INT && args[2]->u.i > 0 &&
+      args[4]->u.i > 0 && args[4]->u.i < ((int64_t)1 << 31)) {
+    pterun_compute_lowbit_weights shape;
+    memset(&shape, 0, sizeof shape);
+    shape.group_size = args[2]->u.i;
+    shape.k = args[4]->u.i;
+    pterun_kernel_scratch_reserve(
+        ctx, pterun_compute_lowbit_scratch_bytes(&shape, args[0]->u.tensor->sizes[0]));
+  }
   PTERUN_TRY(pterun_arg_tensor(ctx, args, 1, "packed_weights", &pw));
   if (pw->data == NULL) return PTERUN_STATUS_OK; /* not a constant: checked per call */
   /* a malformed constant buffer fails the load, with execute's message */

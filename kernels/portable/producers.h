@@ -15,11 +15,16 @@ pterun_status pk_convolution_run(pterun_kernel_context* ctx, pterun_value** args
                                  const pterun_compute_gemm_opts* act);
 pterun_status pk_convolution_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                   size_t want, size_t iout, pk_prepacked* into);
+/* At load: the scratch its execute asks for (pterun_kernel_scratch_reserve). */
+void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                            size_t want, size_t iout);
 
 /* aten::addmm: arguments 0..4; packs args[2], a constant float32 mat2. */
 pterun_status pk_addmm_run(pterun_kernel_context* ctx, pterun_value** args, size_t iout,
                            const pterun_compute_gemm_opts* act);
 pterun_status pk_addmm_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                             size_t want, size_t iout, pk_prepacked* into);
+void pk_addmm_reserve(pterun_kernel_context* ctx, pterun_value** args, size_t nargs, size_t want,
+                      size_t iout);
 
 #endif

@@ -177,6 +177,16 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     st->kh = w->sizes[2];
     st->kw = w->sizes[3];
     st->k = w->sizes[1] * st->kh * st->kw;
+    /* execute's padded channels-last images (pad_nhwc) */
+    const pterun_tensor* x = call->x;
+    if (x->rank == 4 && call->padding != NULL && call->padding[0] >= 0 && call->padding[1] >= 0 &&
+        call->padding[0] < INT32_MAX && call->padding[1] < INT32_MAX) {
+      const double bytes = (double)(x->sizes[2] + 2 * call->padding[0]) *
+                           (double)(x->sizes[3] + 2 * call->padding[1]) * (double)x->sizes[1];
+      /* one image per batch item (each stays until the call ends) */
+      if (bytes > 0 && bytes * (double)x->sizes[0] < (double)(SIZE_MAX / 4))
+        for (int64_t b = 0; b < x->sizes[0]; ++b) pterun_kernel_scratch_reserve(ctx, (size_t)bytes);
+    }
   } else {
     if (w->rank != 2) return PTERUN_FAIL_ARG(ctx, "arg 'weight': want a [N, K] matrix");
     st->kh = st->kw = 0; /* not a convolution */

@@ -163,6 +163,8 @@ static pterun_status prepare(pterun_kernel_context* ctx, const qk_aff_call* c) {
   /* activation rows: the planned codes' (data and capacity are hidden at
    * prepare: the sizes are the plan's bound) */
   st->m_cap = c->a.x->numel / k;
+  /* the driver's quantized rows in scratch, for every row at once */
+  pterun_kernel_scratch_reserve(ctx, pterun_compute_lowbit_scratch_bytes(&st->w, st->m_cap));
   st->a_scale = pterun_kernel_state_alloc(ctx, sizeof(float) * (size_t)(st->m_cap + 1), 64);
   st->a_zero = pterun_kernel_state_alloc(ctx, sizeof(int32_t) * (size_t)(st->m_cap + 1), 64);
   if (st->a_scale == NULL || st->a_zero == NULL)

@@ -99,8 +99,10 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_mean_call* c, 
       step *= c->x->sizes[d];
     }
   }
-  double* sum = pterun_kernel_scratch(ctx, sizeof(double) * (size_t)n_out, 64);
-  if (sum == NULL && (size_t)n_out <= spare_n) sum = spare;
+  /* the prepared room first (the arena is sized from reservations) */
+  double* sum = spare != NULL && (size_t)n_out <= spare_n
+                    ? spare
+                    : pterun_kernel_scratch(ctx, sizeof(double) * (size_t)n_out, 64);
   if (sum == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
                               "fused mean: no room for %" PRId64 " sums", n_out);

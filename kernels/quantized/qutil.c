@@ -322,8 +322,9 @@ pterun_status qk_unalias(pterun_kernel_context* ctx, const void* in, size_t nbyt
   *data = in;
   if (nbytes == 0 || out_nbytes == 0 || i0 + nbytes <= o0 || o0 + out_nbytes <= i0)
     return PTERUN_STATUS_OK;
-  copy = pterun_kernel_scratch(ctx, nbytes, 64);
-  if (copy == NULL && spare != NULL && nbytes <= spare_cap) copy = spare;
+  /* the prepared spare first: it is there anyway, the scratch arena is sized
+   * from reservations (pterun_kernel_scratch_reserve) */
+  copy = spare != NULL && nbytes <= spare_cap ? spare : pterun_kernel_scratch(ctx, nbytes, 64);
   if (copy == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
                               "fused kernel: no room to copy an input of %zu bytes that shares "

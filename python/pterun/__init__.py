@@ -23,6 +23,7 @@ from pterun._ops import OperatorRegistry, component_for_op, ops
 from pterun._pterun import COMPONENTS, Error, Tensor
 from pterun._runtime import InstructionProfile, Method, Profile, Program, Runtime
 from pterun._version import VersionInfo, __version__, version_info
+from pterun.tokenizer import Tokenizer
 
 __all__ = [
     "COMPONENTS",
@@ -38,6 +39,7 @@ __all__ = [
     "Program",
     "Runtime",
     "Tensor",
+    "Tokenizer",
     "ValueInfo",
     "VerifyReport",
     "VersionInfo",

@@ -77,8 +77,17 @@ static PyObject* py_mod_status_names(PyObject* module, PyObject* unused) {
   return d;
 }
 
-#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+#ifdef PT_HAVE_TEXTGEN
 PyObject* py_mod_llm_generate(PyObject* module, PyObject* args); /* src/llm.c */
+/* src/tokenizer.c */
+PyObject* py_mod_tokenizer_load(PyObject* module, PyObject* arg);
+PyObject* py_mod_tokenizer_info(PyObject* module, PyObject* cap);
+PyObject* py_mod_tokenizer_encode(PyObject* module, PyObject* args);
+PyObject* py_mod_tokenizer_decode(PyObject* module, PyObject* args);
+PyObject* py_mod_tokenizer_token_id(PyObject* module, PyObject* args);
+PyObject* py_mod_tokenizer_stream(PyObject* module, PyObject* args);
+PyObject* py_mod_tokenizer_stream_push(PyObject* module, PyObject* args);
+PyObject* py_mod_tokenizer_stream_finish(PyObject* module, PyObject* cap);
 #endif
 
 static PyMethodDef py_mod_methods[] = {
@@ -91,10 +100,24 @@ static PyMethodDef py_mod_methods[] = {
     {"component_for_op", py_mod_component_for_op, METH_O,
      "component_for_op(op) -> the pterun component whose operator namespace covers op, or None."},
     {"status_names", py_mod_status_names, METH_NOARGS, "status_names() -> {code: name}."},
-#ifdef PTERUN_INCLUDE_PTERUN_KERNELS_LLM_H_
+#ifdef PT_HAVE_TEXTGEN
     {"llm_generate", py_mod_llm_generate, METH_VARARGS,
      "llm_generate(program, prompt, max_new_tokens, temperature, top_k, top_p, seed, "
-     "ignore_eos, stop_tokens, return_logits) -> dict (see pterun.llm.generate)."},
+     "ignore_eos, stop_tokens, return_logits, bos, on_token) -> dict (see pterun.llm.generate)."},
+    {"tokenizer_load", py_mod_tokenizer_load, METH_O, "tokenizer_load(path) -> tokenizer capsule"},
+    {"tokenizer_info", py_mod_tokenizer_info, METH_O, "tokenizer_info(tok) -> dict"},
+    {"tokenizer_encode", py_mod_tokenizer_encode, METH_VARARGS,
+     "tokenizer_encode(tok, text) -> [ids]"},
+    {"tokenizer_decode", py_mod_tokenizer_decode, METH_VARARGS,
+     "tokenizer_decode(tok, ids, special) -> str"},
+    {"tokenizer_token_id", py_mod_tokenizer_token_id, METH_VARARGS,
+     "tokenizer_token_id(tok, text) -> int"},
+    {"tokenizer_stream", py_mod_tokenizer_stream, METH_VARARGS,
+     "tokenizer_stream(tok, special) -> stream capsule"},
+    {"tokenizer_stream_push", py_mod_tokenizer_stream_push, METH_VARARGS,
+     "tokenizer_stream_push(stream, id) -> str"},
+    {"tokenizer_stream_finish", py_mod_tokenizer_stream_finish, METH_O,
+     "tokenizer_stream_finish(stream) -> str"},
 #endif
     {NULL, NULL, 0, NULL},
 };

@@ -5,25 +5,37 @@
 >>> result.tokens
 [102, 161, ...]
 
-Generation runs in libpterun_kernels_llm (``pterun/llm.h``): the prompt is
+Generation runs in libpterun_textgen (``pterun/llm.h``): the prompt is
 prefilled, then one token per step with ``input_pos``, the KV cache kept in the
 program's mutable buffers. The same C code serves the CLI
 (``pterun generate``), so C, the CLI and Python give the same tokens.
 
-Text in and out needs a tokenizer object from the ``tokenizers`` or
-``transformers`` packages (optional; never imported by pterun itself): pass it
-as ``tokenizer=`` and give ``prompt`` as a ``str``.
+Text in and out: give ``prompt`` as a ``str`` and ``tokenizer=`` a tokenizer
+file (pterun's C tokenizers: Hugging Face tokenizer.json, tiktoken,
+sentencepiece .model) or an object from ``tokenizers``, ``transformers``,
+``sentencepiece``, ``tiktoken`` or ``pytorch_tokenizers`` (optional packages,
+never imported by pterun itself). The program's BOS goes first; the text
+streams through ``on_text`` or :func:`stream`.
+
+>>> r = pterun.llm.generate("model.pte", "Once upon a time", tokenizer="tokenizer.json")
+>>> r.text
+'...'
+>>> for piece in pterun.llm.stream("model.pte", "Hi", tokenizer="tokenizer.model"):
+...     print(piece, end="", flush=True)
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pterun import _pterun
 from pterun._runtime import Program, Runtime
+from pterun.tokenizer import TextCodec, as_tokenizer
 
 
 @dataclass
@@ -34,7 +46,7 @@ class GenerationResult:
     """Generated token ids (the prompt not included)."""
     prompt_tokens: list[int]
     stop: str
-    """Why generation ended: "steps", "eos", "context" or "callback"."""
+    """Why generation ended: "steps", "eos", "context", "callback" or "stop_string"."""
     prefill_seconds: float
     decode_seconds: float
     metadata: dict[str, Any]
@@ -56,19 +68,6 @@ class GenerationResult:
         return n / self.prefill_seconds if self.prefill_seconds > 0 else 0.0
 
 
-def _encode(tokenizer: Any, text: str) -> list[int]:
-    enc = tokenizer.encode(text)
-    ids = getattr(enc, "ids", enc)  # tokenizers.Encoding or a list (transformers)
-    return [int(t) for t in ids]
-
-
-def _decode(tokenizer: Any, ids: list[int]) -> str:
-    try:
-        return str(tokenizer.decode(ids, skip_special_tokens=True))
-    except TypeError:
-        return str(tokenizer.decode(ids))
-
-
 def generate(
     model: str | os.PathLike[str] | Program,
     prompt: Sequence[int] | str,
@@ -81,31 +80,65 @@ def generate(
     stop_tokens: Sequence[int] = (),
     ignore_eos: bool = False,
     tokenizer: Any = None,
+    bos: int | bool | None = None,
+    stop: Sequence[str] = (),
+    on_text: Callable[[str], Any] | None = None,
+    on_token: Callable[[int, int], Any] | None = None,
     return_logits: bool = False,
 ) -> GenerationResult:
     """Generates up to ``max_new_tokens`` tokens after ``prompt``.
 
-    ``temperature`` 0 is greedy; otherwise tokens are sampled from
-    softmax(logits / temperature) within the ``top_k`` most likely (0: all)
-    and the ``top_p`` probability mass, with pterun's own generator seeded by
-    ``seed`` (the same seed gives the same tokens everywhere). Generation stops
-    at the program's eos ids (unless ``ignore_eos``) or ``stop_tokens``.
+    ``prompt``: token ids, or text encoded with ``tokenizer`` (a tokenizer
+    file path, a :class:`pterun.Tokenizer`, or a library object). ``bos``: the
+    id put before the prompt; by default the program's ``get_bos_id`` for a
+    text prompt (none if the program has none) and nothing for ids;
+    ``False`` for none. ``temperature`` 0 is greedy; otherwise tokens are
+    sampled from softmax(logits / temperature) within the ``top_k`` most
+    likely (0: all) and the ``top_p`` probability mass, with pterun's own
+    generator seeded by ``seed`` (the same seed gives the same tokens
+    everywhere). Generation stops at the program's eos ids (unless
+    ``ignore_eos``), ``stop_tokens``, or once the text contains one of
+    ``stop``. ``on_text(piece)`` receives the text as it becomes complete,
+    ``on_token(index, token)`` every token (return True to stop).
 
     Raises :class:`pterun.Error` when the program cannot run (for example
     ``OPERATOR_MISSING`` without the LLM kernel library).
     """
     if not hasattr(_pterun, "llm_generate"):
-        raise RuntimeError(
-            "this pterun build does not include the kernels_llm component"
-        )
+        raise RuntimeError("this pterun build does not include the textgen component")
+    codec: TextCodec | None = as_tokenizer(tokenizer) if tokenizer is not None else None
     if isinstance(prompt, str):
-        if tokenizer is None:
+        if codec is None:
             raise TypeError(
-                "a text prompt needs tokenizer= (from tokenizers or transformers)"
+                "a text prompt needs tokenizer= (a tokenizer file or a tokenizer object)"
             )
-        prompt_ids = _encode(tokenizer, prompt)
+        prompt_ids = codec.encode(prompt)
+        bos_arg = -2 if bos is None or bos is True else -1 if bos is False else int(bos)
     else:
         prompt_ids = [int(t) for t in prompt]
+        bos_arg = -1 if bos is None or bos is False else -2 if bos is True else int(bos)
+    if (stop or on_text is not None) and codec is None:
+        raise TypeError("stop= and on_text= need tokenizer=")
+    dec = codec.stream() if codec is not None else None
+    seen: list[str] = []
+    stop_hit = [False]
+    longest = max((len(s) for s in stop), default=0)
+
+    def step(index: int, token: int) -> bool:
+        halt = bool(on_token(index, token)) if on_token is not None else False
+        if dec is not None:
+            piece = dec.push(token)
+            if piece:
+                seen.append(piece)
+                if on_text is not None:
+                    on_text(piece)
+                if stop:
+                    tail = "".join(seen)[-(longest + len(piece)) :]
+                    if any(s and s in tail for s in stop):
+                        stop_hit[0] = True
+                        halt = True
+        return halt
+
     program = model if isinstance(model, Program) else Runtime.get().load_program(model)
     r = _pterun.llm_generate(
         program._native,
@@ -118,6 +151,8 @@ def generate(
         bool(ignore_eos),
         [int(t) for t in stop_tokens],
         bool(return_logits),
+        bos_arg,
+        step if (dec is not None or on_token is not None) else None,
     )
     logits = None
     if r["logits"] is not None:
@@ -130,16 +165,69 @@ def generate(
         )
     result = GenerationResult(
         tokens=list(r["tokens"]),
-        prompt_tokens=prompt_ids,
-        stop=r["stop"],
+        prompt_tokens=list(r["prompt_tokens"]),
+        stop="stop_string" if stop_hit[0] else r["stop"],
         prefill_seconds=r["prefill_seconds"],
         decode_seconds=r["decode_seconds"],
         metadata=r["metadata"],
         logits=logits,
     )
-    if tokenizer is not None:
-        result.text = _decode(tokenizer, result.tokens)
+    if codec is not None and dec is not None:
+        rest = dec.finish()
+        if rest and on_text is not None:
+            on_text(rest)
+        # The library's decode of the tokens (what was streamed, held bytes included).
+        result.text = codec.decode(result.tokens)
     return result
 
 
-__all__ = ["GenerationResult", "generate"]
+def stream(
+    model: str | os.PathLike[str] | Program,
+    prompt: Sequence[int] | str,
+    *,
+    tokenizer: Any,
+    **kwargs: Any,
+) -> Iterator[str]:
+    """:func:`generate` as an iterator of text pieces (as ExecuTorch's runner
+    streams through its callback). Generation runs on a thread; leaving the
+    loop early stops it after the current token. The last item is followed
+    by nothing: the result's text is the pieces joined."""
+    pieces: queue.Queue[Any] = queue.Queue()
+    done = object()
+    cancel = threading.Event()
+    user_on_token = kwargs.pop("on_token", None)
+
+    def on_token(index: int, token: int) -> bool:
+        halt = bool(user_on_token(index, token)) if user_on_token is not None else False
+        return halt or cancel.is_set()
+
+    def run() -> None:
+        try:
+            generate(
+                model,
+                prompt,
+                tokenizer=tokenizer,
+                on_text=pieces.put,
+                on_token=on_token,
+                **kwargs,
+            )
+            pieces.put(done)
+        except BaseException as e:  # noqa: BLE001  (re-raised in the consumer)
+            pieces.put(e)
+
+    worker = threading.Thread(target=run, name="pterun-generate", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = pieces.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        cancel.set()
+        worker.join()
+
+
+__all__ = ["GenerationResult", "generate", "stream"]

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pterun/method.h"
 #include "src/core/backend_internal.h"
 #include "src/core/data_internal.h"
 #include "src/core/schema.h"
@@ -176,7 +177,10 @@ static pterun_status do_init(void* user, const pterun_backend* be,
   pt_delegate* dl = ((init_ctx*)user)->out;
   void* h = NULL;
   size_t mem = 0;
-  pterun_status st = be->init(a, &h, &mem);
+  pterun_backend_init_args args = *a;
+  dl->scratch = PTERUN_DEFAULT_SCRATCH_BYTES; /* a backend that does not say */
+  args.scratch_out = &dl->scratch;
+  pterun_status st = be->init(&args, &h, &mem);
   if (st != PTERUN_STATUS_OK) {
     if (h != NULL) be->destroy(h, a->allocator);
     char ename[PT_ESC_CAP];

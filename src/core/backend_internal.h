@@ -10,7 +10,8 @@
 typedef struct pt_delegate {
   const pterun_backend* backend;
   void* handle;
-  size_t memory; /* bytes the backend holds for it */
+  size_t memory;  /* bytes the backend holds for it */
+  size_t scratch; /* kernel scratch its execute asks for (init's reservation) */
 } pt_delegate;
 
 /* What init needs besides the program: the method's data files, logger,

@@ -40,6 +40,34 @@ void* pterun_kernel_scratch(pterun_kernel_context* ctx, size_t nbytes, size_t al
   return (void*)aligned;
 }
 
+int pterun_kernel_tracing(const pterun_kernel_context* ctx) {
+  return ctx != NULL && ctx->tracer != NULL;
+}
+
+void pterun_kernel_event_begin(pterun_kernel_context* ctx, uint32_t id, const char* name) {
+  if (ctx != NULL && ctx->tracer != NULL && ctx->hooks->delegate_event_begin != NULL)
+    ctx->hooks->delegate_event_begin(ctx->tracer, id, name);
+}
+
+void pterun_kernel_event_end(pterun_kernel_context* ctx, uint32_t id, const char* name) {
+  if (ctx != NULL && ctx->tracer != NULL && ctx->hooks->delegate_event_end != NULL)
+    ctx->hooks->delegate_event_end(ctx->tracer, id, name);
+}
+
+void pterun_kernel_scratch_reserve(pterun_kernel_context* ctx, size_t nbytes) {
+  if (ctx == NULL || ctx->reserved == NULL) return;
+  size_t r = pt_align_up(nbytes, 64);
+  *ctx->reserved = r < nbytes || *ctx->reserved > SIZE_MAX - r ? SIZE_MAX : *ctx->reserved + r;
+}
+
+size_t pterun_kernel_scratch_available(const pterun_kernel_context* ctx, size_t align) {
+  if (ctx == NULL || ctx->scratch == NULL || align == 0 || (align & (align - 1)) != 0) return 0;
+  uintptr_t base = (uintptr_t)ctx->scratch + ctx->scratch_used;
+  uintptr_t aligned = (base + (align - 1)) & ~(uintptr_t)(align - 1);
+  size_t used = (size_t)(aligned - (uintptr_t)ctx->scratch);
+  return used >= ctx->scratch_size ? 0 : ctx->scratch_size - used;
+}
+
 /* Each block carries a header linking it into the method's list (freed by
  * pterun_method_destroy); the caller's bytes start `align` (or the header
  * size, if larger) past the allocation. */

@@ -302,6 +302,11 @@ pterun_status pterun_method_execute(pterun_method* m) {
                                       .threadpool = m->threadpool,
                                       .max_threads = m->max_threads};
   pterun_event_tracer* tr = m->tracer; /* the one tracing branch per call */
+  if (tr != NULL &&
+      (m->hooks.delegate_event_begin != NULL || m->hooks.delegate_event_end != NULL)) {
+    ctx.tracer = tr; /* backends' own steps (pterun_kernel_event_begin) */
+    ctx.hooks = &m->hooks;
+  }
   if (tr != NULL && m->hooks.execute_begin != NULL) m->hooks.execute_begin(tr);
   uint64_t executed = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) {

@@ -141,6 +141,7 @@ struct pterun_method {
 
   uint8_t* scratch;
   size_t scratch_size;
+  size_t scratch_need;                  /* load time: the largest instruction's reservation */
   struct pterun_threadpool* threadpool; /* pterun_method_options.threadpool (not owned) */
   size_t max_threads;
   uint64_t budget;
@@ -176,7 +177,8 @@ bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t ca
                uint32_t* nbefore);
 uint32_t pt_fuse_op_slots(void);
 
-/* Calls every prepare of the method's kernel calls once (method_prepare.c). */
+/* Calls every prepare of the method's kernel calls once (method_prepare.c);
+ * each instruction's scratch reservations raise m->scratch_need. */
 pterun_status pt_prepare_kernels(pterun_method* m);
 
 /* Instruction type of a folded (skipped) instruction; the verifier never

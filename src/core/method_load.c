@@ -495,7 +495,10 @@ static pterun_status build_instructions(loader* L) {
   pt_delegate_env env = {L->o != NULL ? L->o->data : NULL, L->o != NULL ? L->o->data_count : 0,
                          &m->logger, m->allocator, L->name};
   PTERUN_TRY(pt_delegates_init(L->p, reg, &L->delegates, &env, m->delegates));
-  for (uint32_t d = 0; d < m->delegate_count; ++d) m->delegate_bytes += m->delegates[d].memory;
+  for (uint32_t d = 0; d < m->delegate_count; ++d) {
+    m->delegate_bytes += m->delegates[d].memory;
+    if (m->delegates[d].scratch > m->scratch_need) m->scratch_need = m->delegates[d].scratch;
+  }
   return PTERUN_STATUS_OK;
 }
 
@@ -516,6 +519,29 @@ static void mark_shared_inputs(pterun_method* m) {
       if (a0 < b1 && b0 < a1) m->input_shared[k] = 1;
     }
   }
+}
+
+/* Kernel scratch, once the prepares and the delegates have said what their
+ * executes ask for (pterun_kernel_scratch_reserve): the largest instruction's
+ * need, or the caller's scratch_bytes. Without the prepares no kernel says:
+ * the default size then. Its own allocation, not zeroed (kernels write
+ * before reading); none when nothing reserved any. */
+static pterun_status alloc_scratch(loader* L) {
+  pterun_method* m = L->m;
+  size_t scratch = L->o != NULL ? L->o->scratch_bytes : 0;
+  if (L->o != NULL && L->o->no_kernel_prepare && m->scratch_need < PTERUN_DEFAULT_SCRATCH_BYTES)
+    m->scratch_need = PTERUN_DEFAULT_SCRATCH_BYTES;
+  if (scratch == 0) scratch = m->scratch_need;
+  if (scratch == 0 || scratch == PTERUN_NO_SCRATCH) return PTERUN_STATUS_OK;
+  m->scratch = pt_alloc_raw(m->allocator, scratch, 64);
+  if (m->scratch == NULL)
+    return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of kernel scratch",
+                 scratch);
+  m->scratch_size = scratch;
+  if (L->o == NULL || L->o->scratch_bytes == 0)
+    pt_log(&m->logger, PTERUN_LOG_DEBUG, "kernel scratch: %zu bytes (the largest reservation)",
+           scratch);
+  return PTERUN_STATUS_OK;
 }
 
 static pterun_status load(loader* L) {
@@ -557,16 +583,6 @@ static pterun_status load(loader* L) {
   m->block_size = count.used;
   bump real = {m->block, 0, false};
   layout(L, &real);
-  // Kernel scratch: its own allocation, not zeroed (kernels write before reading).
-  size_t scratch = L->o != NULL ? L->o->scratch_bytes : 0;
-  if (scratch == 0) scratch = PTERUN_DEFAULT_SCRATCH_BYTES;
-  if (scratch != PTERUN_NO_SCRATCH) {
-    m->scratch = pt_alloc_raw(m->allocator, scratch, 64);
-    if (m->scratch == NULL)
-      return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of kernel scratch",
-                   scratch);
-    m->scratch_size = scratch;
-  }
   if (L->o != NULL) {
     m->threadpool = L->o->threadpool;
     m->max_threads = L->o->max_threads;
@@ -595,6 +611,7 @@ static pterun_status load(loader* L) {
   memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
   if (prepare) PTERUN_TRY(pt_prepare_kernels(m));
   PTERUN_TRY(pt_fold_resolve_views(m));
+  PTERUN_TRY(alloc_scratch(L));
   pt_free(m->allocator, m->fuse_undo);
   m->fuse_undo = NULL;
   m->fuse_undo_count = 0;

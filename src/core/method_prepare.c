@@ -23,6 +23,7 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
   if (in->type != PT_INSTR_KERNEL_CALL) return PTERUN_STATUS_OK;
   pterun_kernel_prepare_fn prepare = m->op_prepares[in->a];
   if (prepare == NULL) return PTERUN_STATUS_OK;
+  size_t reserved = 0;
   struct pterun_kernel_context ctx = {.logger = &m->logger,
                                       .op_name = m->op_names[in->a],
                                       .scratch = m->scratch,
@@ -31,9 +32,11 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
                                       .max_threads = m->max_threads,
                                       .prep = m,
                                       .prep_state = &in->state,
+                                      .reserved = &reserved,
                                       .prep_instr = in};
   const uint32_t claims = m->view_claim_count;
   pterun_status st = prepare(&ctx, in->args, in->b);
+  if (reserved > m->scratch_need) m->scratch_need = reserved;
   if (m->view_claim_oom && st == PTERUN_STATUS_OK)
     st = pterun_kernel_fail(&ctx, PTERUN_STATUS_OUT_OF_MEMORY, "no memory to record a packed weight");
   pt_instr* before[PT_FUSE_UNDO_MAX];

@@ -20,6 +20,17 @@ typedef struct dt_prof_entry {
   const char* slow_path;
 } dt_prof_entry;
 
+/* One step of a delegate call (an XNNPACK node), by (instruction, id). */
+typedef struct dt_prof_node {
+  uint32_t entry, id;
+  const char* name; /* the backend's static text */
+  uint64_t calls, total_ns, min_ns, max_ns;
+} dt_prof_node;
+
+/* Node slots per delegate call, reserved at attach (steps past them are
+ * counted as dropped). */
+#define DT_PROF_NODES_PER_DELEGATE 1024u
+
 typedef struct dt_prof_event {
   uint32_t run, entry;
   uint64_t start_ns, end_ns;
@@ -39,7 +50,12 @@ struct pterun_profiler {
   pterun_allocator allocator_copy; /* opt.allocator points here, or is NULL */
   const pterun_method* method;     /* attached method, or NULL */
   char* method_name;
-  uint64_t call_t0; /* call_begin's clock */
+  uint64_t call_t0;    /* call_begin's clock */
+  uint32_t call_entry; /* call_begin's instruction */
+  uint64_t node_t0;    /* delegate_event_begin's clock */
+  dt_prof_node* nodes; /* own allocation at attach (delegate calls only) */
+  size_t node_cap, node_count, node_hint;
+  uint64_t dropped_nodes;
 
   /* One allocation, made at attach: */
   void* block;
@@ -69,6 +85,8 @@ static void run_end(pterun_event_tracer* self);
 static void call_begin(pterun_event_tracer* self, uint32_t chain, uint32_t pc);
 static void call_end(pterun_event_tracer* self, uint32_t chain, uint32_t pc, pterun_status st,
                      const char* slow_path);
+static void node_begin(pterun_event_tracer* self, uint32_t id, const char* name);
+static void node_end(pterun_event_tracer* self, uint32_t id, const char* name);
 
 pterun_status pterun_profiler_create(const pterun_profiler_options* o, pterun_profiler** out) {
   if (out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
@@ -85,7 +103,9 @@ pterun_status pterun_profiler_create(const pterun_profiler_options* o, pterun_pr
                             .execute_begin = run_begin,
                             .execute_end = run_end,
                             .call_begin = call_begin,
-                            .call_end = call_end};
+                            .call_end = call_end,
+                            .delegate_event_begin = node_begin,
+                            .delegate_event_end = node_end};
   p->opt = opt;
   if (opt.allocator != NULL) { /* the caller's struct may not outlive this call */
     p->allocator_copy = *opt.allocator;
@@ -100,6 +120,9 @@ static void release(pterun_profiler* p) {
   pterun_free(p->opt.allocator, p->block);
   pterun_free(p->opt.allocator, p->out_buf);
   pterun_free(p->opt.allocator, p->method_name);
+  pterun_free(p->opt.allocator, p->nodes);
+  p->nodes = NULL;
+  p->node_cap = 0;
   p->block = NULL;
   p->out_buf = NULL;
   p->method_name = NULL;
@@ -118,7 +141,8 @@ void pterun_profiler_reset(pterun_profiler* p) {
   if (p == NULL) return;
   p->executes = 0;
   p->run_count = p->event_count = p->out_used = 0;
-  p->dropped_events = p->dropped_outputs = 0;
+  p->dropped_events = p->dropped_outputs = p->dropped_nodes = 0;
+  p->node_count = p->node_hint = 0;
   p->in_run = 0;
   for (uint32_t k = 0; k < p->entry_count; ++k) {
     dt_prof_entry* e = &p->entries[k];
@@ -243,6 +267,19 @@ static pterun_status attach(pterun_event_tracer* self, const pterun_method* m, c
     }
   }
   p->chain_base[nchains] = k;
+  {
+    /* the delegate calls' own steps (pterun_kernel_event_begin) */
+    size_t ndelegate = 0;
+    for (uint32_t e = 0; e < p->entry_count; ++e) ndelegate += p->entries[e].delegate;
+    if (ndelegate > 0 && ndelegate < SIZE_MAX / DT_PROF_NODES_PER_DELEGATE / sizeof(dt_prof_node)) {
+      p->node_cap = ndelegate * DT_PROF_NODES_PER_DELEGATE;
+      p->nodes = pterun_alloc(p->opt.allocator, p->node_cap * sizeof *p->nodes, 16);
+      if (p->nodes == NULL) {
+        st = dt_fail(lg, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate profiler storage");
+        goto done;
+      }
+    }
+  }
   if (p->opt.record_outputs && out_bytes > 0) {
     // Every call may name the same large planned tensor, so the sum over
     // calls is not bounded by anything the file holds: reserve at most the
@@ -366,9 +403,52 @@ static void record(pterun_profiler* p, uint32_t chain, uint32_t pc, uint64_t t0,
 }
 
 static void call_begin(pterun_event_tracer* self, uint32_t chain, uint32_t pc) {
-  (void)chain;
-  (void)pc;
-  ((pterun_profiler*)self)->call_t0 = dt_clock_ns();
+  pterun_profiler* p = (pterun_profiler*)self;
+  p->call_entry = p->chain_base[chain] + pc;
+  p->call_t0 = dt_clock_ns();
+}
+
+static void node_begin(pterun_event_tracer* self, uint32_t id, const char* name) {
+  (void)id;
+  (void)name;
+  ((pterun_profiler*)self)->node_t0 = dt_clock_ns();
+}
+
+/* The slot of (the current delegate call, id): steps come in the same order
+ * every call, so the one after the last found is tried first. */
+static dt_prof_node* node_slot(pterun_profiler* p, uint32_t id, const char* name) {
+  size_t h = p->node_hint;
+  if (h < p->node_count && p->nodes[h].entry == p->call_entry && p->nodes[h].id == id)
+    return &p->nodes[h];
+  for (size_t k = 0; k < p->node_count; ++k)
+    if (p->nodes[k].entry == p->call_entry && p->nodes[k].id == id) {
+      p->node_hint = k;
+      return &p->nodes[k];
+    }
+  if (p->node_count == p->node_cap) return NULL;
+  dt_prof_node* n = &p->nodes[p->node_count];
+  p->node_hint = p->node_count++;
+  n->entry = p->call_entry;
+  n->id = id;
+  n->name = name;
+  n->calls = n->total_ns = n->max_ns = 0;
+  n->min_ns = UINT64_MAX;
+  return n;
+}
+
+static void node_end(pterun_event_tracer* self, uint32_t id, const char* name) {
+  pterun_profiler* p = (pterun_profiler*)self;
+  uint64_t dt = dt_clock_ns() - p->node_t0;
+  dt_prof_node* n = node_slot(p, id, name);
+  if (n == NULL) {
+    p->dropped_nodes++;
+    return;
+  }
+  p->node_hint++; /* the next step, next */
+  n->calls++;
+  n->total_ns += dt;
+  if (dt < n->min_ns) n->min_ns = dt;
+  if (dt > n->max_ns) n->max_ns = dt;
 }
 
 static void call_end(pterun_event_tracer* self, uint32_t chain, uint32_t pc, pterun_status st,
@@ -385,6 +465,28 @@ const char* pterun_profiler_method_name(const pterun_profiler* p) {
 uint64_t pterun_profiler_execute_count(const pterun_profiler* p) {
   return p != NULL ? p->executes : 0;
 }
+size_t pterun_profiler_delegate_event_count(const pterun_profiler* p) {
+  return p != NULL ? p->node_count : 0;
+}
+
+pterun_status pterun_profiler_delegate_event(const pterun_profiler* p, size_t i,
+                                             pterun_profile_delegate_event* out) {
+  if (p == NULL || out == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  if (i >= p->node_count) return PTERUN_STATUS_NOT_FOUND;
+  const dt_prof_node* n = &p->nodes[i];
+  const dt_prof_entry* e = &p->entries[n->entry];
+  out->chain = e->chain;
+  out->instruction = e->instr;
+  out->backend = e->op_name;
+  out->id = n->id;
+  out->name = n->name;
+  out->calls = n->calls;
+  out->total_ns = n->total_ns;
+  out->min_ns = n->calls ? n->min_ns : 0;
+  out->max_ns = n->max_ns;
+  return PTERUN_STATUS_OK;
+}
+
 size_t pterun_profiler_instruction_count(const pterun_profiler* p) {
   return p != NULL ? p->entry_count : 0;
 }

@@ -225,6 +225,12 @@ static pterun_status run_fixture(const char* dir, pterun_registry* reg, int mode
     return st;
   }
   pterun_method_memory(m, runtime_bytes, NULL);
+  {
+    /* without the scratch arena: sized from the prepares' reservations, the
+     * default without prepares (compared apart in test_memory_query) */
+    pterun_method_memory_info mi = PTERUN_METHOD_MEMORY_INFO_INIT;
+    if (pterun_method_memory_parts(m, &mi) == PTERUN_STATUS_OK) *runtime_bytes -= mi.scratch_bytes;
+  }
   cli_npy x = {0}, want = {0};
   *mismatch = 1;
   if (cli_npy_read_file(fixture(rel[1]), &x, err, sizeof err) == PTERUN_STATUS_OK &&

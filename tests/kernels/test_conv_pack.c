@@ -1,5 +1,5 @@
 /* float32 convolution through the GEMM with B packed straight from the image
- * (kernels/portable/conv/conv.c col_pack_b, pterun_compute_gemm_opts.pack_b),
+ * (kernels/portable/conv/im2col.c col_pack_b, pterun_compute_gemm_opts.pack_b),
  * over padding, stride, dilation, groups, odd sizes, 1-D/2-D/3-D and bias or
  * none. Each case is checked two ways:
  *  - bit for bit against the im2col path it replaces: the column matrix built
@@ -217,7 +217,7 @@ static const conv_case k_cases[] = {
 /* A dense 2-D convolution with at most 4 input channels and a short
  * reduction runs as the compute engine's direct convolution
  * (pterun_compute_f32_conv2d_nchw, its own test in
- * tests/compute/test_conv2d.c; the rule is conv/conv.c's), not the GEMM: only
+ * tests/compute/test_conv2d.c; the rule is conv/direct.c's), not the GEMM: only
  * close to im2col. Were the rule to widen, the exact checks below fail. */
 static int direct_path(const conv_case* c) {
   int pointwise = c->k[0] == 1 && c->k[1] == 1 && c->stride[0] == 1 && c->stride[1] == 1 &&

@@ -29,6 +29,10 @@ static pterun_status run(const char* dir, int prepare, pterun_threadpool* pool, 
   if (st == PTERUN_STATUS_OK) {
     *hash = rb_output_hash(m);
     pterun_method_memory(m, mem, &planned);
+    /* the prepared state only: the scratch arena is the reservations' with
+     * prepares, the default without */
+    pterun_method_memory_info mi = PTERUN_METHOD_MEMORY_INFO_INIT;
+    if (pterun_method_memory_parts(m, &mi) == PTERUN_STATUS_OK) *mem -= mi.scratch_bytes;
   }
   pterun_method_destroy(m);
   pterun_program_destroy(p);

@@ -134,9 +134,11 @@ class _WordTokenizer:
 
 def test_text_prompt_with_a_tokenizer() -> None:
     model, prompt, want, _ = _case("fp32")
+    # A text prompt gets the program's BOS (get_bos_id 1, the fixture's first id).
+    assert prompt[0] == 1
     r = pterun.llm.generate(
         model,
-        " ".join(map(str, prompt)),
+        " ".join(map(str, prompt[1:])),
         tokenizer=_WordTokenizer(),
         max_new_tokens=8,
         ignore_eos=True,
@@ -157,12 +159,12 @@ def test_huggingface_tokenizers_object() -> None:
     tok.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
     r = pterun.llm.generate(
         model,
-        " ".join(map(str, prompt)),
+        " ".join(map(str, prompt[1:])),  # the program's BOS goes first
         tokenizer=tok,
         max_new_tokens=8,
         ignore_eos=True,
     )
-    assert r.tokens == want[:8]
+    assert r.prompt_tokens == prompt and r.tokens == want[:8]
     assert r.text is not None and r.text.split() == [str(t) for t in want[:8]]
 
 

@@ -115,3 +115,19 @@ def test_native_only_reasons() -> None:
         tool.native_only_reason(REPO_ROOT, vs[("lowbit", "pc_lowbit_dot__neondot")])
         == ""
     )
+
+
+def test_haswell_run_counts_only_emulated_variants(tmp_path: Path) -> None:
+    tool = _tool()
+    vs = tool.manifest_variants(REPO_ROOT)
+    (tmp_path / "h.log").write_text(
+        "vmath avx2 exact\nvmath avx512f exact\n"  # avx2 ran under QEMU: not native
+    )
+    (tmp_path / "isa.txt").write_text("avx512f,avx512bw,avx512vnni\n")
+    errors = tool.build(
+        vs, None, None, ["avx512f", "avx512bw", "avx512vnni"], None, tmp_path / "h.log"
+    )
+    assert not errors
+    by = {(v.family, v.name): v for v in vs}
+    assert not by[("vmath", "avx2")].native and not by[("vmath", "avx2")].haswell
+    assert by[("vmath", "avx512f")].haswell == {"exact"}

@@ -38,10 +38,12 @@ typedef struct fold_op {
                        const pterun_compute_gemm_opts*);
   pterun_status (*pack)(pterun_kernel_context*, pterun_value**, size_t, size_t, size_t,
                         pk_prepacked*);
+  void (*reserve)(pterun_kernel_context*, pterun_value**, size_t, size_t, size_t);
 } fold_op;
 
-static const fold_op kConv = {1, 2, 9, 0, 16, pk_convolution_run, pk_convolution_pack};
-static const fold_op kAddmm = {2, 0, 5, 1, 12, pk_addmm_run, pk_addmm_pack};
+static const fold_op kConv = {
+    1, 2, 9, 0, 16, pk_convolution_run, pk_convolution_pack, pk_convolution_reserve};
+static const fold_op kAddmm = {2, 0, 5, 1, 12, pk_addmm_run, pk_addmm_pack, pk_addmm_reserve};
 
 typedef struct fb_state {
   pk_prepacked pack;  /* first: pk_prepacked_for() reads the state as one */
@@ -93,6 +95,9 @@ static pterun_status fold_prepare(const fold_op* op, pterun_kernel_context* ctx,
                                   pterun_value** args, size_t nargs, size_t want, size_t iout) {
   if (nargs != want || want > FB_MAX_NARGS || !pterun_kernel_preparing(ctx))
     return PTERUN_STATUS_OK;
+  /* the producer's scratch, folded or not (the arguments it reads come first,
+   * in its order) */
+  op->reserve(ctx, args, want, want, iout);
   const pterun_tensor* w = opt_tensor(args[op->w]);
   if (w == NULL || !pk_prepack_constant_f32(w) || !producer_folds(op, args, w) ||
       args[op->bn + 4]->tag != PTERUN_VALUE_DOUBLE)

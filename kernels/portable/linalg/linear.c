@@ -184,6 +184,13 @@ static pterun_status linear_prepare(pterun_kernel_context* ctx, pterun_value** a
       args[iout]->tag != PTERUN_VALUE_TENSOR)
     return PTERUN_STATUS_OK;
   const pterun_tensor *x = args[0]->u.tensor, *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
+  if (x->rank >= 1 && w->rank == 2 && w->sizes[1] > 0) {
+    /* the GEMM's blocks, unless every call (at most the load-time rows) takes
+     * the row-dot path */
+    const int64_t rows = x->numel / w->sizes[1];
+    if (x->dtype != PTERUN_DTYPE_F32 || rows > LINEAR_DOT_MAX_ROWS)
+      pterun_compute_gemm_reserve(ctx, out->dtype, rows, w->sizes[0], w->sizes[1]);
+  }
   if (x->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || x->rank < 1 ||
       w->rank != 2 || w->sizes[1] != x->sizes[x->rank - 1] || w->sizes[1] <= 0 ||
       !pk_prepack_constant_f32(w) || !pterun_tensor_is_contiguous(w))

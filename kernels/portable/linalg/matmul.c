@@ -89,8 +89,31 @@ static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** arg
   return PTERUN_STATUS_OK;
 }
 
+/* Load time: the GEMM blocks of a @ mat2 (packed or not). */
+static void reserve_mat2(pterun_kernel_context* ctx, pterun_value** args, size_t nargs, size_t want,
+                         size_t ia, size_t ib, size_t iout) {
+  if (nargs != want || args[ia]->tag != PTERUN_VALUE_TENSOR ||
+      args[ib]->tag != PTERUN_VALUE_TENSOR || args[iout]->tag != PTERUN_VALUE_TENSOR)
+    return;
+  const pterun_tensor *a = args[ia]->u.tensor, *b = args[ib]->u.tensor;
+  if (a->rank == 2 && b->rank == 2)
+    pterun_compute_gemm_reserve(ctx, args[iout]->u.tensor->dtype, a->sizes[0], b->sizes[1],
+                                a->sizes[1]);
+}
+
 PTERUN_KERNEL(pk_mm_prepare) {
+  reserve_mat2(ctx, args, nargs, 4, 0, 1, 2);
   return prepare_mat2(ctx, args, nargs, 4, 0, 1, 2, NULL);
+}
+
+/* Load time: bmm's GEMM blocks (one workspace for every batch). */
+PTERUN_KERNEL(pk_bmm_prepare) {
+  if (nargs == 4 && args[0]->tag == PTERUN_VALUE_TENSOR && args[1]->tag == PTERUN_VALUE_TENSOR &&
+      args[2]->tag == PTERUN_VALUE_TENSOR && args[0]->u.tensor->rank == 3 &&
+      args[1]->u.tensor->rank == 3)
+    pterun_compute_gemm_reserve(ctx, args[2]->u.tensor->dtype, args[0]->u.tensor->sizes[1],
+                                args[1]->u.tensor->sizes[2], args[0]->u.tensor->sizes[2]);
+  return PTERUN_STATUS_OK;
 }
 
 /* aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
@@ -223,7 +246,13 @@ PTERUN_KERNEL(pk_addmm_prepare) {
 
 static pterun_status addmm_prepare(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                    size_t want, size_t iout) {
+  reserve_mat2(ctx, args, nargs, want, 1, 2, iout);
   return prepare_mat2(ctx, args, nargs, want, 1, 2, iout, NULL);
+}
+
+void pk_addmm_reserve(pterun_kernel_context* ctx, pterun_value** args, size_t nargs, size_t want,
+                      size_t iout) {
+  reserve_mat2(ctx, args, nargs, want, 1, 2, iout);
 }
 
 /* pterun::addmm_relu.out(self, mat1, mat2, beta, alpha, *, out) and

@@ -31,787 +31,19 @@
  * buffer, so results are bit-identical for any thread count, packed operands
  * or not.
  *
- * float64 keeps the portable engine below (4 x 16 tile in double); integer
- * dtypes use an exact int64 triple loop. */
+ * float64 keeps the portable engine (4 x 16 tile in double); integer dtypes
+ * use an exact int64 triple loop.
+ *
+ * Files: engine_f32.c (the float32 engine), engine_f64.c (float64 and
+ * integers), packed.c (operands packed at load), this file (the workspace
+ * and the entry points that pick an engine); gemm_internal.h. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "pterun/kernel_util.h"
-#include "src/compute/gemm/ukernel.h"
-
-static int64_t min64(int64_t a, int64_t b) {
-  return a < b ? a : b;
-}
-
-/* ---- float32 engine ---------------------------------------------------- */
-
-/* B block width with a big arena, then with a medium one. */
-#define PC_F32_NC_BIG 2048
-#define PC_F32_NC_MID 512
-#define PC_F32_MR_MAX 16
-#define PC_F32_NR_MAX 64
-
-static const pc_f32_gemm_ukernel g_ukernels[] = {
-#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc) {(isa), fn, #fn, (mr), (nr), (kc), (mc)},
-#include "src/compute/gemm/f32_ukernels.inc"
-#undef PC_GEMM_UKERNEL
-};
-
-/* The epilogue variants, in the table's order. */
-static const pc_f32_gemm_ep_fn g_ukernels_ep[] = {
-#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc) fn##_ep,
-#include "src/compute/gemm/f32_ukernels.inc"
-#undef PC_GEMM_UKERNEL
-};
-
-/* uk's epilogue variant, or NULL for a descriptor not from the table. */
-static pc_f32_gemm_ep_fn ukernel_ep(const pc_f32_gemm_ukernel* uk) {
-  for (size_t i = 0; i < sizeof g_ukernels / sizeof g_ukernels[0]; ++i)
-    if (uk == &g_ukernels[i]) return g_ukernels_ep[i];
-  return NULL;
-}
-
-#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
-  _Static_assert((mr) <= PC_F32_MR_MAX && (nr) <= PC_F32_NR_MAX, #fn " tile");                     \
-  _Static_assert((mc) % (mr) == 0 && (kc) >= 16, #fn " blocks");
-#include "src/compute/gemm/f32_ukernels.inc"
-#undef PC_GEMM_UKERNEL
-
-/* The kernel for uk's last rows of M: the table row with uk's ISA bits and NR
- * and the most rows below uk's (at least 2), or NULL. */
-static const pc_f32_gemm_ukernel* tail_ukernel(const pc_f32_gemm_ukernel* uk) {
-  const pc_f32_gemm_ukernel* best = NULL;
-  if (ukernel_ep(uk) == NULL) return NULL;
-  for (size_t i = 0; i < sizeof g_ukernels / sizeof g_ukernels[0]; ++i) {
-    const pc_f32_gemm_ukernel* t = &g_ukernels[i];
-    if (t->isa == uk->isa && t->nr == uk->nr && t->mr >= 2 && t->mr < uk->mr &&
-        (best == NULL || t->mr > best->mr))
-      best = t;
-  }
-  return best;
-}
-
-const pc_f32_gemm_ukernel* pterun_compute_f32_gemm_ukernels(size_t* count_out) {
-  if (count_out != NULL) *count_out = sizeof g_ukernels / sizeof g_ukernels[0];
-  return g_ukernels;
-}
-
-static const pc_f32_gemm_ukernel* select_ukernel(uint64_t features, int single_row) {
-  size_t i = sizeof g_ukernels / sizeof g_ukernels[0];
-  while (i-- > 0)
-    if ((g_ukernels[i].isa & features) == g_ukernels[i].isa &&
-        (g_ukernels[i].mr == 1) == single_row)
-      return &g_ukernels[i];
-  return NULL;
-}
-
-const pc_f32_gemm_ukernel* pterun_compute_f32_gemm_select(uint64_t features) {
-  const pc_f32_gemm_ukernel* uk = select_ukernel(features, 0);
-  return uk != NULL ? uk : &g_ukernels[0];
-}
-
-const pc_f32_gemm_ukernel* pterun_compute_f32_gemm_select_m1(uint64_t features) {
-  return select_ukernel(features, 1);
-}
-
-static int64_t round_up(int64_t x, int64_t q) {
-  return (x + q - 1) / q * q;
-}
-static int64_t round_down_min(int64_t x, int64_t q) {
-  return x < q ? q : x / q * q;
-}
-
-/* Packs B[k0.., j0..] (kc x nc) into strips of nr columns: strip s holds kc
- * rows of exactly nr floats, zero padded past column nc. */
-static void pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc,
-                       int64_t j0, int64_t nc, int64_t nr) {
-  int64_t js, kk, cc;
-  for (js = 0; js < nc; js += nr, bp += kc * nr) {
-    int64_t w = min64(nr, nc - js);
-    int64_t base = k0 * b->rs + (j0 + js) * b->cs;
-    if (b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 && w == nr) {
-      const float* src = (const float*)b->data + base;
-      /* One line per row, rows KiBs apart: fetch a few rows ahead. */
-      for (kk = 0; kk < kc; ++kk) {
-        PC_PREFETCH_R(src + (kk + 8) * b->rs);
-        memcpy(bp + kk * nr, src + kk * b->rs, sizeof(float) * (size_t)nr);
-      }
-      continue;
-    }
-    if (b->dtype == PTERUN_DTYPE_F32 && b->rs == 1) {
-      const float* src = (const float*)b->data + base;
-      for (cc = 0; cc < w; ++cc)
-        for (kk = 0; kk < kc; ++kk) bp[kk * nr + cc] = src[cc * b->cs + kk];
-    } else {
-      for (kk = 0; kk < kc; ++kk)
-        for (cc = 0; cc < w; ++cc)
-          bp[kk * nr + cc] = pterun_load_f32(b->data, b->dtype, base + kk * b->rs + cc * b->cs);
-    }
-    if (w < nr)
-      for (kk = 0; kk < kc; ++kk)
-        for (cc = w; cc < nr; ++cc) bp[kk * nr + cc] = 0.0f;
-  }
-}
-
-/* Packs A[i0.., k0..] (mc x kc) into panels of mr rows: panel p holds kc
- * columns of exactly mr floats, zero padded past row mc. */
-static void pack_a_f32(float* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mc,
-                       int64_t k0, int64_t kc, int64_t mr) {
-  int64_t ip, kk, r;
-  for (ip = 0; ip < mc; ip += mr, ap += kc * mr) {
-    int64_t h = min64(mr, mc - ip);
-    int64_t base = (i0 + ip) * a->rs + k0 * a->cs;
-    if (a->dtype == PTERUN_DTYPE_F32 && a->rs == 1 && h == mr) {
-      const float* src = (const float*)a->data + base;
-      for (kk = 0; kk < kc; ++kk)
-        memcpy(ap + kk * mr, src + kk * a->cs, sizeof(float) * (size_t)mr);
-      continue;
-    }
-    if (a->dtype == PTERUN_DTYPE_F32 && a->cs == 1) {
-      const float* src = (const float*)a->data + base;
-      /* Rows far apart (a row stride of KiBs) come from L3 or memory one
-       * short stream each: fetch the next panel's rows while this one is
-       * transposed (the copy stalled on every line otherwise). */
-      for (r = 0; ip + mr < mc && r < min64(mr, mc - ip - mr); ++r)
-        for (kk = 0; kk < kc; kk += 16) PC_PREFETCH_R(src + (mr + r) * a->rs + kk);
-      for (r = 0; r < h; ++r)
-        for (kk = 0; kk < kc; ++kk) ap[kk * mr + r] = src[r * a->rs + kk];
-    } else {
-      for (kk = 0; kk < kc; ++kk)
-        for (r = 0; r < h; ++r)
-          ap[kk * mr + r] = pterun_load_f32(a->data, a->dtype, base + r * a->rs + kk * a->cs);
-    }
-    if (h < mr)
-      for (kk = 0; kk < kc; ++kk)
-        for (r = h; r < mr; ++r) ap[kk * mr + r] = 0.0f;
-  }
-}
-
-/* C[i0.., j0..] (h x w) = tile (+ C when add), any C dtype and strides. */
-static void store_tile_f32(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h,
-                           int64_t w, const float* tile, int64_t ld, int add) {
-  int64_t r, cc;
-  for (r = 0; r < h; ++r) {
-    int64_t row = (i0 + r) * c->rs + j0 * c->cs;
-    const float* t = tile + r * ld;
-    if (c->dtype == PTERUN_DTYPE_F32) {
-      float* cp = (float*)c->data + row;
-      if (add && c->cs == 1) /* unit stride apart: the loops vectorise */
-        for (cc = 0; cc < w; ++cc) cp[cc] += t[cc];
-      else if (c->cs == 1)
-        memcpy(cp, t, sizeof(float) * (size_t)w);
-      else if (add)
-        for (cc = 0; cc < w; ++cc) cp[cc * c->cs] += t[cc];
-      else
-        for (cc = 0; cc < w; ++cc) cp[cc * c->cs] = t[cc];
-      continue;
-    }
-    for (cc = 0; cc < w; ++cc) {
-      int64_t off = row + cc * c->cs;
-      pterun_store_f32(c->data, c->dtype, off,
-                       add ? pterun_load_f32(c->data, c->dtype, off) + t[cc] : t[cc]);
-    }
-  }
-}
-
-/* The fused activation on C[i0.., j0..] (h x w), with the elementwise
- * kernels' exact semantics (so fused and unfused results are identical):
- * relu maps NaN to NaN and -0 to +0; clamp is min(max(x, lo), hi) written
- * as comparisons, NaN stays NaN. */
-static inline float act_f32(int act, float v, float lo, float hi) {
-  if (act == PTERUN_COMPUTE_ACT_RELU) return (v > 0 || v != v) ? v : 0.0f;
-  float t = v < lo ? lo : v;
-  return hi < t ? hi : t;
-}
-
-void pterun_compute_f32_activate(float* x, size_t n, int activation, float lo, float hi) {
-  if (x == NULL ||
-      (activation != PTERUN_COMPUTE_ACT_RELU && activation != PTERUN_COMPUTE_ACT_CLAMP))
-    return;
-  for (size_t i = 0; i < n; ++i) x[i] = act_f32(activation, x[i], lo, hi);
-}
-
-static void act_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h, int64_t w,
-                     int act, float lo, float hi) {
-  for (int64_t r = 0; r < h; ++r) {
-    int64_t row = (i0 + r) * c->rs + j0 * c->cs;
-    if (c->dtype == PTERUN_DTYPE_F32) {
-      float* cp = (float*)c->data + row;
-      /* Unit stride with the activation fixed per loop: the loops vectorise. */
-      if (c->cs == 1 && act == PTERUN_COMPUTE_ACT_CLAMP)
-        for (int64_t cc = 0; cc < w; ++cc)
-          cp[cc] = act_f32(PTERUN_COMPUTE_ACT_CLAMP, cp[cc], lo, hi);
-      else if (c->cs == 1)
-        for (int64_t cc = 0; cc < w; ++cc)
-          cp[cc] = act_f32(PTERUN_COMPUTE_ACT_RELU, cp[cc], lo, hi);
-      else
-        for (int64_t cc = 0; cc < w; ++cc) cp[cc * c->cs] = act_f32(act, cp[cc * c->cs], lo, hi);
-      continue;
-    }
-    for (int64_t cc = 0; cc < w; ++cc) {
-      int64_t off = row + cc * c->cs;
-      double v = pterun_load_f64(c->data, c->dtype, off);
-      double t = act == PTERUN_COMPUTE_ACT_RELU ? ((v > 0 || v != v) ? v : 0.0) : v < lo ? lo : v;
-      if (act != PTERUN_COMPUTE_ACT_RELU && hi < t) t = hi;
-      pterun_store_f64(c->data, c->dtype, off, t);
-    }
-  }
-}
-
-/* C[i0 + r][j0..] += bias[i0 + r] on an h x w tile: the product's first K
- * block stored without accumulating, so each element rounds once, as adding
- * the product to a C filled with the bias does. */
-static void bias_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t h, int64_t w,
-                      const float* bias) {
-  for (int64_t r = 0; r < h; ++r) {
-    int64_t row = (i0 + r) * c->rs + j0 * c->cs;
-    const float b = bias[i0 + r];
-    if (c->dtype == PTERUN_DTYPE_F32 && c->cs == 1) {
-      float* cp = (float*)c->data + row;
-      for (int64_t cc = 0; cc < w; ++cc) cp[cc] += b;
-      continue;
-    }
-    for (int64_t cc = 0; cc < w; ++cc) {
-      int64_t off = row + cc * c->cs;
-      pterun_store_f64(c->data, c->dtype, off, pterun_load_f64(c->data, c->dtype, off) + b);
-    }
-  }
-}
-
-/* One K block of a step: where its operands are and what its tiles do. */
-typedef struct pc_f32_kblock {
-  int64_t pc, kcb;
-  int add;           /* accumulate into C (the caller's C, or earlier K blocks) */
-  int act;           /* the activation, on the last K block only */
-  const float* bias; /* the first K block only */
-  const float* pa;   /* pre-packed A panels of this K block (NULL: none) */
-  const float* bp;   /* the packed B block of this K block */
-} pc_f32_kblock;
-
-/* One (jc, pc) step of the f32 engine, shared by its tasks. Each task owns a
- * tile of C: one M block (MC rows) times a run of NR-wide B strips, so tasks
- * write disjoint C and every element sees the same operations in the same
- * order whatever the thread count (bit-identical results). */
-typedef struct pc_f32_step {
-  const pc_f32_gemm_ukernel* uk;
-  pc_f32_gemm_ep_fn uk_ep;         /* uk with the epilogue in registers, or NULL */
-  const pc_f32_gemm_ukernel* tail; /* for the last rows of M (tail_ukernel), or NULL */
-  pc_f32_gemm_ep_fn tail_ep;
-  const pterun_compute_matrix *a, *b, *c;
-  float alpha;
-  int accumulate; /* into the caller's C */
-  int direct_a, direct_b, direct_c;
-  int pack_b_in_task; /* one M block: each tile task packs the B strips it alone uses */
-  int64_t m, mc, jc, ncb, k, kc;
-  int act; /* fused activation on the final C (PTERUN_COMPUTE_ACT_*) */
-  float lo, hi;
-  const float* bias; /* per-row bias, added with the first K block, or NULL */
-  /* Packed operands (NULL: none), K x pad floats from K index pa_k0 / k0:
-   * B packed at load, A packed at load or by whole_a (gemm_f32). */
-  const float *pa_data, *pb_data;
-  int64_t pa_pad, pb_pad, pa_k0, k0;
-  int64_t pb_sw;                   /* strip width of the packed B (< uk's NR for M = 1), or 0 */
-  pc_f32_kblock kb;                /* the current K block (one step per K block) */
-  pterun_compute_pack_b_fn pack_b; /* the caller's B packer, or NULL */
-  void* pack_b_ctx;
-  float* bp;    /* packed B block; with direct_b, the packed partial strip */
-  float* slot0; /* A block of the first slot */
-  float* slots; /* further A blocks, slot_floats apart */
-  size_t slot_floats;
-  size_t nslots;              /* A blocks, >= the tasks running at once */
-  atomic_uint_least32_t busy; /* slot k taken: bit k (32-bit: lock-free on every target) */
-} pc_f32_step;
-
-static float* slot_acquire(pc_f32_step* st, size_t* k_out) {
-  for (;;) {
-    uint_least32_t busy = atomic_load_explicit(&st->busy, memory_order_relaxed);
-    size_t k = 0;
-    while (k < st->nslots && (busy >> k & 1u)) ++k;
-    if (k == st->nslots) continue; /* transient: a finishing task frees one */
-    if (atomic_compare_exchange_weak_explicit(&st->busy, &busy, busy | ((uint_least32_t)1 << k),
-                                              memory_order_acquire, memory_order_relaxed)) {
-      *k_out = k;
-      return k == 0 ? st->slot0 : st->slots + (k - 1) * st->slot_floats;
-    }
-  }
-}
-
-static void slot_release(pc_f32_step* st, size_t k) {
-  atomic_fetch_and_explicit(&st->busy, ~((uint_least32_t)1 << k), memory_order_release);
-}
-
-/* Packs strips [s0, s0 + count) of the B block. */
-static void f32_pack_b_task(void* ctx, size_t s0, size_t count) {
-  pc_f32_step* st = ctx;
-  const int64_t NR = st->uk->nr;
-  int64_t j0 = (int64_t)s0 * NR, w = min64((int64_t)count * NR, st->ncb - j0), kcb = st->kb.kcb;
-  if (st->pack_b != NULL)
-    st->pack_b(st->pack_b_ctx, st->bp + j0 * kcb, st->kb.pc, kcb, st->jc + j0, w, NR);
-  else
-    pack_b_f32(st->bp + j0 * kcb, st->b, st->kb.pc, kcb, st->jc + j0, w, NR);
-}
-
-/* Packs panels [p0, p0 + count) of the whole A (MR rows each), every K
- * block, into st->pa_data (whole_a in gemm_f32). */
-static void f32_pack_a_task(void* ctx, size_t p0, size_t count) {
-  pc_f32_step* st = ctx;
-  const int64_t MR = st->uk->mr, i0 = (int64_t)p0 * MR,
-                rows = min64((int64_t)count * MR, st->m - i0);
-  for (int64_t pc = 0; pc < st->k; pc += st->kc) {
-    const int64_t kcb = min64(st->kc, st->k - pc);
-    pack_a_f32((float*)st->pa_data + pc * st->pa_pad + i0 * kcb, st->a, i0, rows, pc, kcb, MR);
-  }
-}
-
-static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t s0, size_t ni,
-                     size_t ns) {
-  const pc_f32_gemm_ukernel* uk = st->uk;
-  const int64_t MR = uk->mr, NR = uk->nr, kcb = kb->kcb, pc = kb->pc, jc = st->jc;
-  const pterun_compute_matrix *a = st->a, *b = st->b, *c = st->c;
-  _Alignas(64) float tile[PC_F32_MR_MAX * PC_F32_NR_MAX];
-  for (size_t blk = bi; blk < bi + ni; ++blk) {
-    const int64_t ic = (int64_t)blk * st->mc, mcb = min64(st->mc, st->m - ic);
-    float* ap = NULL;
-    size_t slot = 0;
-    if (kb->pa != NULL) {
-      ap = (float*)kb->pa + ic * kcb; /* panels of this block, packed at load */
-    } else if (!st->direct_a) {
-      ap = slot_acquire(st, &slot);
-      pack_a_f32(ap, a, ic, mcb, pc, kcb, MR);
-    }
-    for (size_t s = s0; s < s0 + ns; ++s) {
-      const int64_t jr = (int64_t)s * NR, w = min64(NR, st->ncb - jr);
-      const float* bs = kb->bp + jr * kcb;
-      size_t b_ks = (size_t)NR;
-      /* An M = 1 kernel reads its tile as two strips of NR / 2 (ukernel.h):
-       * side by side, or two strips of the GEMM kernel's B packed at load
-       * (the last one absent past the padded N: its columns are discarded,
-       * so the first is read twice). */
-      size_t b_ss = (size_t)NR / 2;
-      if (st->pb_sw != 0 && st->pb_sw < NR) {
-        b_ks = (size_t)st->pb_sw;
-        b_ss = jc + jr + st->pb_sw < st->pb_pad ? (size_t)(kcb * st->pb_sw) : 0;
-      }
-      if (st->pack_b_in_task) f32_pack_b_task(st, s, 1); /* used right away, from cache */
-      if (st->direct_b && w == NR) {
-        bs = (const float*)b->data + pc * b->rs + jc + jr;
-        b_ks = (size_t)b->rs;
-      } else if (st->direct_b) {
-        bs = kb->bp; /* the partial last strip, packed (zero padded) once per step */
-      }
-      for (int64_t ir = 0, h; ir < mcb; ir += h) {
-        /* The last rows may take the shorter tail kernel: rows left <= TR
-         * (one short tile instead of a padded MR one), and with A read in
-         * place also MR < left <= 2 TR (two short tiles; M = 32 runs 32
-         * rows, not 36). Every element still sees the same FMAs in the same
-         * order, so the bits do not depend on which kernel computed it. */
-        const int64_t left = mcb - ir, TR = st->tail != NULL ? st->tail->mr : 0;
-        const int short_tile =
-            left <= TR || (st->direct_a && left > MR && left <= 2 * TR && ir % MR == 0);
-        const pc_f32_gemm_ukernel* kern = short_tile ? st->tail : uk;
-        const pc_f32_gemm_ep_fn kern_ep = short_tile ? st->tail_ep : st->uk_ep;
-        h = min64(kern->mr, left);
-        const float* as;
-        size_t a_rs, a_ks;
-        if (st->direct_a) {
-          as = (const float*)a->data + (ic + ir) * a->rs + pc;
-          a_rs = (size_t)a->rs;
-          a_ks = 1;
-        } else {
-          as = ap + (ir / MR) * kcb * MR; /* a short tile here is the last panel's rows */
-          a_rs = 1;
-          a_ks = (size_t)MR;
-        }
-        if (st->direct_c && h == kern->mr && w == NR && kern_ep != NULL) {
-          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss,
-                  (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, kb->add,
-                  kb->bias != NULL ? kb->bias + ic + ir : NULL, kb->act, st->lo, st->hi);
-          continue;
-        }
-        if (kern_ep != NULL) {
-          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, tile, (size_t)NR,
-                  st->alpha, 0, NULL, PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f);
-          store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, kb->add);
-        } else if (st->direct_c && h == kern->mr && w == NR) {
-          kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks,
-                   (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha,
-                   kb->add);
-        } else {
-          kern->fn((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, tile, (size_t)NR, st->alpha,
-                   0);
-          store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, kb->add);
-        }
-        if (kb->bias != NULL) bias_tile(c, ic + ir, jc + jr, h, w, kb->bias);
-        if (kb->act) act_tile(c, ic + ir, jc + jr, h, w, kb->act, st->lo, st->hi);
-      }
-    }
-    if (kb->pa == NULL && !st->direct_a) slot_release(st, slot);
-  }
-}
-
-/* The K block at pc of the current step. */
-static void kblock_at(const pc_f32_step* st, int64_t pc, pc_f32_kblock* kb) {
-  kb->pc = pc;
-  kb->kcb = min64(st->kc, st->k - pc);
-  kb->add = st->accumulate || pc > 0;
-  kb->act = pc + kb->kcb == st->k ? st->act : 0; /* the last K block writes final values */
-  kb->bias = pc == 0 ? st->bias : NULL;
-  kb->pa = st->pa_data != NULL ? st->pa_data + (st->pa_k0 + pc) * st->pa_pad : NULL;
-  kb->bp =
-      st->pb_data != NULL ? st->pb_data + (st->k0 + pc) * st->pb_pad + st->jc * kb->kcb : st->bp;
-}
-
-/* C tile: M block `bi`, strips [s0, s0 + ns), of the current K block. */
-static void f32_tile_task(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns) {
-  pc_f32_step* st = ctx;
-  tile_run(st, &st->kb, bi, s0, ni, ns);
-}
-
-/* The same tile over every K block in turn: B packed at load needs no packing
- * step between K blocks, so one parallel call covers the product (a quarter
- * of the synchronisation for K = 1024), and the tile's C stays in cache
- * between its K blocks. Each element sees the same K blocks in the same
- * order as with a step per K block. */
-static void f32_tile_task_all_k(void* ctx, size_t bi, size_t s0, size_t ni, size_t ns) {
-  pc_f32_step* st = ctx;
-  for (int64_t pc = 0; pc < st->k; pc += st->kc) {
-    pc_f32_kblock kb;
-    kblock_at(st, pc, &kb);
-    tile_run(st, &kb, bi, s0, ni, ns);
-  }
-}
-
-/* Multiply-adds below which a product runs on the calling thread: waking the
- * pool costs a few microseconds. */
-#define PC_F32_PARALLEL_MIN_FMA ((int64_t)1 << 17)
-
-/* A constant operand packed once (pterun_compute_gemm_pack): per K block of
- * kc (equal blocks, the last one shorter), the whole M (A) or N (B) in MR-row
- * panels / NR-column strips, laid out exactly as the products below pack
- * them, so a packed product does the same operations as an unpacked one. */
-#define PC_PACKED_MAGIC 0x7063706bu
-struct pterun_compute_packed {
-  uint32_t magic;
-  int32_t operand; /* PTERUN_COMPUTE_OPERAND_A / _B */
-  const pc_f32_gemm_ukernel* uk;
-  int64_t rows, cols; /* A: M x K; B: K x N */
-  int64_t kc;         /* K block */
-  int64_t pad;        /* A: M rounded up to MR; B: N rounded up to NR */
-  float* data;        /* K x pad floats */
-};
-#define PC_PACKED_HEAD ((sizeof(pterun_compute_packed) + 63) / 64 * 64)
-
-/* The K block of an unpacked product of depth k with microkernel uk (before
- * any shrinking to a small buffer): equal blocks of at most uk->kc. */
-static int64_t k_block(const pc_f32_gemm_ukernel* uk, int64_t k) {
-  int64_t nblk = (k + uk->kc - 1) / uk->kc;
-  return nblk > 0 ? (k + nblk - 1) / nblk : uk->kc;
-}
-
-/* Operands packed at load (pterun_compute_gemm_pack) and the fused
- * activation of one product, checked by pterun_compute_gemm_ex. */
-typedef struct pc_gemm_x {
-  const pterun_compute_packed *pa, *pb; /* NULL: not packed */
-  int64_t k0;                           /* first K index inside the packed operands */
-  int act;
-  float lo, hi;
-  const float* bias;               /* per row, or NULL */
-  pterun_compute_pack_b_fn pack_b; /* the caller's B packer (B not packed at load), or NULL */
-  void* pack_b_ctx;
-} pc_gemm_x;
-
-static void gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
-                     const pterun_compute_matrix* a, const pterun_compute_matrix* b,
-                     const pterun_compute_matrix* c, float alpha, int accumulate,
-                     const pc_gemm_x* x) {
-  const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
-  const int64_t MR = uk->mr, NR = uk->nr;
-  const pterun_compute_packed *pa = x->pa, *pb = x->pb;
-  /* A is read in place when its rows are contiguous f32, unless M is large
-   * and the row stride is a multiple of 2 KiB: then the rows of an A block
-   * fall into a few cache sets and evict each other, and packing wins --
-   * but not when N is one or two strips (each A element is used once or
-   * twice: packing costs more than the product, e.g. a 10-wide linear). */
-  const int direct_a = pa == NULL && a->dtype == PTERUN_DTYPE_F32 && a->cs == 1 && a->rs >= 0 &&
-                       (m <= 2 * MR || n <= 2 * NR || (a->rs * 4) % 2048 != 0);
-  /* B is read in place when each of its elements is used by at most two
-   * tiles (small M): packing would cost more than it saves. */
-  const int direct_b = pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 &&
-                       b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
-  const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
-  const int own_a = pa == NULL && !direct_a; /* A blocks packed here, per product */
-  const int64_t cap = (int64_t)(ws->cap / sizeof(float));
-  /* A packed operand fixes the K blocking (it was equalised over the whole K
-   * at pack time, as the lines below do for an unpacked product). */
-  const int64_t fixed_kc = pa != NULL ? pa->kc : pb != NULL ? pb->kc : 0;
-  int64_t kc = fixed_kc ? fixed_kc : uk->kc, mc = min64(uk->mc, round_up(m, MR)),
-          nc = min64(PC_F32_NC_BIG, round_up(n, NR));
-  int64_t jc, pc, nblk;
-  float* bp = (float*)ws->buf;
-
-  /* Shrink the blocks until B block + A block fit the buffer: first NC (down
-   * to a few strips), then KC (down to 128), then MC, then the rest. Only the
-   * single-thread capacity counts, so the blocking (and with it every
-   * rounding) is the same for any thread count. */
-  for (;;) {
-    int64_t need = (pb != NULL ? 0 : kc * nc) + (own_a ? mc * kc : 0);
-    if (need <= cap) break;
-    if (pb == NULL && nc > 4 * NR && nc > 128)
-      nc = round_down_min(nc / 2, NR);
-    else if (!fixed_kc && kc > 128)
-      kc /= 2;
-    else if (own_a && mc > 4 * MR)
-      mc = round_down_min(mc / 2, MR);
-    else if (pb == NULL && nc > NR)
-      nc = round_down_min(nc / 2, NR);
-    else if (!fixed_kc && kc > 16)
-      kc /= 2;
-    else if (own_a && mc > MR)
-      mc = round_down_min(mc / 2, MR);
-    else
-      break; /* unreachable: the stack buffer always fits the minimum */
-  }
-  /* Equal K blocks (e.g. 300 = 150 + 150, not 256 + 44). */
-  if (!fixed_kc) {
-    nblk = (k + kc - 1) / kc;
-    kc = (k + nblk - 1) / nblk;
-  }
-
-  /* Threads: the pool's (capped), unless the product is too small; without
-   * spare A blocks a packed A limits the tasks running at once to one. */
-  size_t threads = ws->pool != NULL ? pterun_threadpool_size(ws->pool) : 1;
-  if (ws->max_threads != 0 && ws->max_threads < threads) threads = ws->max_threads;
-  if (m * n * k < PC_F32_PARALLEL_MIN_FMA) threads = 1;
-  /* One tile (e.g. a 10-wide linear): nothing to share, the pool only adds
-   * its wake-up. */
-  if ((m + mc - 1) / mc * ((n + NR - 1) / NR) < 2) threads = 1;
-  pc_f32_step st;
-  memset(&st, 0, sizeof st);
-  st.uk = uk;
-  st.uk_ep = ukernel_ep(uk);
-  st.tail = tail_ukernel(uk);
-  st.tail_ep = st.tail != NULL ? ukernel_ep(st.tail) : NULL;
-  st.a = a;
-  st.b = b;
-  st.c = c;
-  st.alpha = alpha;
-  st.accumulate = accumulate;
-  st.direct_a = direct_a;
-  st.direct_b = direct_b;
-  st.direct_c = direct_c;
-  st.m = m;
-  st.mc = mc;
-  st.bp = bp;
-  st.slot0 = pb != NULL ? bp : bp + kc * nc;
-  st.act = x->act;
-  st.bias = x->bias;
-  st.k = k;
-  st.kc = kc;
-  st.k0 = x->k0;
-  if (pa != NULL) st.pa_data = pa->data, st.pa_pad = pa->pad, st.pa_k0 = x->k0;
-  if (pb != NULL) st.pb_data = pb->data, st.pb_pad = pb->pad, st.pb_sw = pb->uk->nr;
-  st.lo = x->lo;
-  st.hi = x->hi;
-  st.pack_b = pb == NULL ? x->pack_b : NULL;
-  st.pack_b_ctx = x->pack_b_ctx;
-  st.slots = (float*)((unsigned char*)ws->buf + ws->cap);
-  st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
-  /* B packed at load leaves the buffer's B block free: with several threads
-   * the whole A is packed there once, in parallel (every K block, the layout
-   * of an A packed at load), instead of once per task and K block. One
-   * thread packs each A block just before its K block (from L2, not L3). */
-  const int whole_a = own_a && pb != NULL && threads > 1 && round_up(m, MR) * k <= cap;
-  if (whole_a) {
-    st.pa_data = bp;
-    st.pa_pad = round_up(m, MR);
-    st.pa_k0 = 0;
-  }
-  const int slot_a = own_a && !whole_a; /* tasks pack A blocks into slots */
-  st.nslots = !slot_a ? threads : 1 + (ws->a_slots < threads - 1 ? ws->a_slots : threads - 1);
-  if (slot_a && (size_t)(mc * kc) > st.slot_floats) st.nslots = 1; /* cannot happen */
-  if (st.nslots > 32) st.nslots = 32;
-  if (st.nslots < threads) threads = st.nslots;
-  pterun_threadpool* pool = threads > 1 ? ws->pool : NULL;
-  const uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(threads);
-  const size_t mblocks = (size_t)((m + mc - 1) / mc);
-  /* With one M block every B strip belongs to one tile task: it packs the
-   * strip just before using it, which saves the pool a barrier per step and
-   * the B block a trip through memory (the same packed values). */
-  st.pack_b_in_task = pb == NULL && !direct_b && mblocks == 1;
-
-  for (jc = 0; jc < n; jc += nc) {
-    const int64_t ncb = min64(nc, n - jc);
-    const size_t strips = (size_t)((ncb + NR - 1) / NR);
-    /* Strips per task: about four tasks per thread, whole rows of strips when
-     * the M blocks alone give enough tasks (no A block is packed twice). */
-    size_t per = strips;
-    if (threads > 1 && mblocks < 4 * threads) {
-      size_t want = (4 * threads + mblocks - 1) / mblocks;
-      per = (strips + want - 1) / want;
-      if (per == 0) per = 1;
-    }
-    st.jc = jc;
-    st.ncb = ncb;
-    if (pb != NULL) {
-      if (whole_a && jc == 0) {
-        const size_t panels = (size_t)((m + MR - 1) / MR);
-        size_t ptile = threads > 1 ? (panels + 2 * threads - 1) / (2 * threads) : panels;
-        pterun_parallelize_1d_tile(pool, f32_pack_a_task, &st, panels, ptile, flags);
-      }
-      atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
-      pterun_parallelize_2d_tile(pool, f32_tile_task_all_k, &st, mblocks, strips, 1, per, flags);
-      continue;
-    }
-    for (pc = 0; pc < k; pc += kc) {
-      kblock_at(&st, pc, &st.kb);
-      atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
-      if (st.pack_b_in_task) {
-        /* packed by the tile tasks */
-      } else if (!direct_b) {
-        size_t ptile = threads > 1 ? (strips + 2 * threads - 1) / (2 * threads) : strips;
-        pterun_parallelize_1d_tile(pool, f32_pack_b_task, &st, strips, ptile, flags);
-      } else if (ncb % NR != 0) {
-        pack_b_f32(bp, b, pc, st.kb.kcb, jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
-      }
-      pterun_parallelize_2d_tile(pool, f32_tile_task, &st, mblocks, strips, 1, per, flags);
-    }
-  }
-}
-
-/* ---- float64 engine (portable) ------------------------------------------ */
-
-#define NN_MR 4 /* micro_*() is written for exactly 4 rows */
-#define NN_NR 16
-/* Blocks of the f64 engine with a scratch arena (B block 256 KiB) ... */
-#define NN_KC_BIG 256
-#define NN_NC_BIG 128
-/* ... and in the stack buffer (32 KiB). */
-#define NN_KC_SMALL 64
-#define NN_NC_SMALL 64
-
-/* Element loaders used by packing: a fast case for the native type. */
-static inline double ld_f64(const void* p, int dt, int64_t k) {
-  return dt == PTERUN_DTYPE_F64 ? ((const double*)p)[k] : pterun_load_f64(p, dt, k);
-}
-static inline void st_f64(void* p, int dt, int64_t k, double v) {
-  if (dt == PTERUN_DTYPE_F64)
-    ((double*)p)[k] = v;
-  else
-    pterun_store_f64(p, dt, k, v);
-}
-
-/* Defines gemm_<SUF>(): the blocked engine for accumulator type T. */
-#define NN_DEFINE_GEMM(SUF, T, LD, ST, NATIVE_DT)                                                  \
-  static void pack_b_##SUF(T* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc,          \
-                           int64_t j0, int64_t nc) {                                               \
-    /* Strips of NR columns; each strip is kc rows of NR values, zero padded. */                   \
-    int64_t js, kk, c;                                                                             \
-    for (js = 0; js < nc; js += NN_NR) {                                                           \
-      int64_t w = min64(NN_NR, nc - js);                                                           \
-      for (kk = 0; kk < kc; ++kk) {                                                                \
-        T* dst = bp + kk * NN_NR;                                                                  \
-        int64_t base = (k0 + kk) * b->rs + (j0 + js) * b->cs;                                      \
-        if (b->dtype == NATIVE_DT && b->cs == 1 && w == NN_NR) {                                   \
-          memcpy(dst, (const T*)b->data + base, sizeof(T) * NN_NR);                                \
-          continue;                                                                                \
-        }                                                                                          \
-        for (c = 0; c < w; ++c) dst[c] = LD(b->data, b->dtype, base + c * b->cs);                  \
-        for (; c < NN_NR; ++c) dst[c] = 0;                                                         \
-      }                                                                                            \
-      bp += kc * NN_NR;                                                                            \
-    }                                                                                              \
-  }                                                                                                \
-  static void pack_a_##SUF(T* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mr,          \
-                           int64_t k0, int64_t kc) {                                               \
-    int64_t kk, r;                                                                                 \
-    for (kk = 0; kk < kc; ++kk) {                                                                  \
-      for (r = 0; r < mr; ++r)                                                                     \
-        ap[kk * NN_MR + r] = LD(a->data, a->dtype, (i0 + r) * a->rs + (k0 + kk) * a->cs);          \
-      for (; r < NN_MR; ++r) ap[kk * NN_MR + r] = 0;                                               \
-    }                                                                                              \
-  }                                                                                                \
-  static void micro_##SUF(int64_t kc, const T* ap, const T* bp, T acc[NN_MR][NN_NR]) {             \
-    /* One accumulator row per A row and a fixed-length inner loop: the   */                       \
-    /* shape gcc's -O2 vectoriser accepts.                                */                       \
-    T c0[NN_NR] = {0}, c1[NN_NR] = {0}, c2[NN_NR] = {0}, c3[NN_NR] = {0};                          \
-    int64_t kk;                                                                                    \
-    int c;                                                                                         \
-    for (kk = 0; kk < kc; ++kk) {                                                                  \
-      const T* brow = bp + kk * NN_NR;                                                             \
-      T a0 = ap[kk * NN_MR], a1 = ap[kk * NN_MR + 1], a2 = ap[kk * NN_MR + 2],                     \
-        a3 = ap[kk * NN_MR + 3];                                                                   \
-      for (c = 0; c < NN_NR; ++c) {                                                                \
-        c0[c] += a0 * brow[c];                                                                     \
-        c1[c] += a1 * brow[c];                                                                     \
-        c2[c] += a2 * brow[c];                                                                     \
-        c3[c] += a3 * brow[c];                                                                     \
-      }                                                                                            \
-    }                                                                                              \
-    memcpy(acc[0], c0, sizeof c0);                                                                 \
-    memcpy(acc[1], c1, sizeof c1);                                                                 \
-    memcpy(acc[2], c2, sizeof c2);                                                                 \
-    memcpy(acc[3], c3, sizeof c3);                                                                 \
-  }                                                                                                \
-  static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,          \
-                         const pterun_compute_matrix* b, const pterun_compute_matrix* c, T alpha,  \
-                         int accumulate, T* bp, T* ap, int64_t kcmax, int64_t ncmax) {             \
-    int64_t j0, k0, i0, js;                                                                        \
-    T acc[NN_MR][NN_NR];                                                                           \
-    for (j0 = 0; j0 < n; j0 += ncmax) {                                                            \
-      int64_t nc = min64(ncmax, n - j0);                                                           \
-      for (k0 = 0; k0 < k; k0 += kcmax) {                                                          \
-        int64_t kc = min64(kcmax, k - k0);                                                         \
-        int add = accumulate || k0 > 0;                                                            \
-        pack_b_##SUF(bp, b, k0, kc, j0, nc);                                                       \
-        for (i0 = 0; i0 < m; i0 += NN_MR) {                                                        \
-          int64_t mr = min64(NN_MR, m - i0);                                                       \
-          pack_a_##SUF(ap, a, i0, mr, k0, kc);                                                     \
-          for (js = 0; js < nc; js += NN_NR) {                                                     \
-            int64_t w = min64(NN_NR, nc - js), r, cc;                                              \
-            micro_##SUF(kc, ap, bp + (js / NN_NR) * kc * NN_NR, acc);                              \
-            for (r = 0; r < mr; ++r) {                                                             \
-              int64_t row = (i0 + r) * c->rs + (j0 + js) * c->cs;                                  \
-              if (c->dtype == NATIVE_DT && c->cs == 1) {                                           \
-                T* cp = (T*)c->data + row;                                                         \
-                if (add)                                                                           \
-                  for (cc = 0; cc < w; ++cc) cp[cc] += alpha * acc[r][cc];                         \
-                else                                                                               \
-                  for (cc = 0; cc < w; ++cc) cp[cc] = alpha * acc[r][cc];                          \
-                continue;                                                                          \
-              }                                                                                    \
-              for (cc = 0; cc < w; ++cc) {                                                         \
-                int64_t off = row + cc * c->cs;                                                    \
-                T v = alpha * acc[r][cc];                                                          \
-                ST(c->data, c->dtype, off, add ? LD(c->data, c->dtype, off) + v : v);              \
-              }                                                                                    \
-            }                                                                                      \
-          }                                                                                        \
-        }                                                                                          \
-      }                                                                                            \
-    }                                                                                              \
-  }
-
-NN_DEFINE_GEMM(f64, double, ld_f64, st_f64, PTERUN_DTYPE_F64)
-#undef NN_DEFINE_GEMM
-
-/* Integer matmul: exact int64 accumulation, wrapped to the output dtype. */
-static void gemm_int(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,
-                     const pterun_compute_matrix* b, const pterun_compute_matrix* c, int64_t alpha,
-                     int accumulate) {
-  int64_t i, j, kk;
-  for (i = 0; i < m; ++i)
-    for (j = 0; j < n; ++j) {
-      uint64_t acc = 0; /* unsigned: wrap-around is defined */
-      int64_t off = i * c->rs + j * c->cs;
-      for (kk = 0; kk < k; ++kk)
-        acc += (uint64_t)pterun_load_i64(a->data, a->dtype, i * a->rs + kk * a->cs) *
-               (uint64_t)pterun_load_i64(b->data, b->dtype, kk * b->rs + j * b->cs);
-      acc *= (uint64_t)alpha;
-      if (accumulate) acc += (uint64_t)pterun_load_i64(c->data, c->dtype, off);
-      pterun_store_i64(c->data, c->dtype, off, (int64_t)acc);
-    }
-}
+#include "src/compute/gemm/gemm_internal.h"
 
 void pterun_compute_gemm_init_ex(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws,
                                  int32_t dtype, const pc_f32_gemm_ukernel* uk,
@@ -852,9 +84,24 @@ void pterun_compute_gemm_init_ex(pterun_kernel_context* ctx, pterun_compute_gemm
       if (ws->buf != NULL) ws->a_slots = extra;
     }
   }
+  if (ws->buf == NULL && !ws->dbl) {
+    /* An arena sized from the method's reservations
+     * (pterun_compute_gemm_reserve): what is left of it holds the blocks of
+     * the products this call reserved for, so they keep their full blocking
+     * (gemm_f32 shrinks blocks only when they do not fit). */
+    size_t avail = pterun_kernel_scratch_available(ctx, 64);
+    const size_t kc = (size_t)ws->uk->kc, mc = (size_t)ws->uk->mc;
+    const size_t full = (kc * PC_F32_NC_BIG + mc * kc) * sizeof(float);
+    if (avail > full) avail = full;
+    if (avail > PTERUN_COMPUTE_GEMM_LOCAL_BYTES) {
+      ws->cap = avail;
+      ws->buf = pterun_kernel_scratch(ctx, avail, 64);
+    }
+  }
   if (ws->buf == NULL) {
     /* No arena: smaller blocks in the inline buffer. */
-    pterun_kernel_note_slow_path(ctx, "no scratch: small GEMM blocks");
+    if (pterun_dtype_is_float(dtype))
+      pterun_kernel_note_slow_path(ctx, "no scratch: small GEMM blocks");
     _Static_assert(
         PTERUN_COMPUTE_GEMM_LOCAL_BYTES >= (NN_KC_SMALL * NN_NC_SMALL + NN_KC_SMALL * NN_MR) * 8,
         "local gemm buffer too small for the f64 engine");
@@ -865,81 +112,57 @@ void pterun_compute_gemm_init_ex(pterun_kernel_context* ctx, pterun_compute_gemm
   }
 }
 
+/* Floats the f32 engine's blocks take for an M x N x K product with `uk`
+ * (gemm_f32's starting blocks: a B block and an A block, or the whole A that
+ * several threads pack once), at most what init asks for. */
+static size_t f32_need(const pc_f32_gemm_ukernel* uk, int64_t m, int64_t n, int64_t k,
+                       size_t threads) {
+  const int64_t kc = uk->kc, mc = min64(uk->mc, round_up(m, uk->mr));
+  const int64_t nc = min64(PC_F32_NC_BIG, round_up(n, uk->nr));
+  const int64_t full = kc * PC_F32_NC_BIG + (int64_t)uk->mc * kc;
+  int64_t need = kc * nc + mc * kc;
+  if (threads > 1 && m > 2 * uk->mr && round_up(m, uk->mr) * k > need)
+    need = round_up(m, uk->mr) * k;
+  return (size_t)(need < full ? need : full);
+}
+
+size_t pterun_compute_gemm_scratch_bytes(int32_t dtype, int64_t m, int64_t n, int64_t k,
+                                         size_t threads) {
+  if (!pterun_dtype_is_float(dtype) || m <= 0 || n <= 0 || k <= 0) return 0;
+  if (dtype == PTERUN_DTYPE_F64)
+    return (size_t)(NN_KC_BIG * NN_NC_BIG + NN_KC_BIG * NN_MR) * sizeof(double);
+  const uint64_t features = pterun_cpu_features();
+  const pc_f32_gemm_ukernel* uk = pterun_compute_f32_gemm_select(features);
+  const pc_f32_gemm_ukernel* uk1 = pterun_compute_f32_gemm_select_m1(features);
+  size_t need = f32_need(uk, m, n, k, threads);
+  /* M = 1 runs the row kernel on a buffer init sized for the main one (a
+   * dynamic M may come down to 1 at execute) */
+  if (uk1 != NULL && f32_need(uk1, 1, n, k, threads) > need) need = f32_need(uk1, 1, n, k, threads);
+  /* more than the inline buffer, or init would take that instead */
+  if (need * sizeof(float) <= PTERUN_COMPUTE_GEMM_LOCAL_BYTES)
+    need = PTERUN_COMPUTE_GEMM_LOCAL_BYTES / sizeof(float) + 16;
+  return need * sizeof(float);
+}
+
+void pterun_compute_gemm_reserve(pterun_kernel_context* ctx, int32_t dtype, int64_t m, int64_t n,
+                                 int64_t k) {
+  pterun_threadpool* pool = pterun_kernel_threadpool(ctx);
+  size_t threads = pool != NULL ? pterun_threadpool_size(pool) : 1;
+  size_t mt = pterun_kernel_max_threads(ctx);
+  if (mt != 0 && mt < threads) threads = mt;
+  pterun_kernel_scratch_reserve(ctx, pterun_compute_gemm_scratch_bytes(dtype, m, n, k, threads));
+}
+
 void pterun_compute_gemm_init(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws,
                               int32_t dtype) {
   pterun_compute_gemm_init_ex(ctx, ws, dtype, NULL, pterun_kernel_threadpool(ctx),
                               pterun_kernel_max_threads(ctx));
 }
 
-/* ---- packed operands ---------------------------------------------------- */
-
-static int64_t packed_pad(const pc_f32_gemm_ukernel* uk, int operand, int64_t rows, int64_t cols) {
-  return operand == PTERUN_COMPUTE_OPERAND_A ? round_up(rows, uk->mr) : round_up(cols, uk->nr);
-}
-
-size_t pterun_compute_gemm_pack_size(int operand, int64_t rows, int64_t cols) {
-  if ((operand != PTERUN_COMPUTE_OPERAND_A && operand != PTERUN_COMPUTE_OPERAND_B) || rows <= 0 ||
-      cols <= 0 || rows > ((int64_t)1 << 40) || cols > ((int64_t)1 << 40))
-    return 0;
-  const pc_f32_gemm_ukernel* uk = pterun_compute_f32_gemm_select(pterun_cpu_features());
-  int64_t kdim = operand == PTERUN_COMPUTE_OPERAND_A ? cols : rows;
-  uint64_t floats = (uint64_t)kdim * (uint64_t)packed_pad(uk, operand, rows, cols);
-  if (floats / (uint64_t)kdim != (uint64_t)packed_pad(uk, operand, rows, cols) ||
-      floats > (SIZE_MAX - PC_PACKED_HEAD) / sizeof(float))
-    return 0;
-  return PC_PACKED_HEAD + (size_t)floats * sizeof(float);
-}
-
-const pterun_compute_packed* pterun_compute_gemm_pack(void* mem, size_t bytes, int operand,
-                                                      int64_t rows, int64_t cols,
-                                                      const pterun_compute_matrix* src) {
-  size_t need = pterun_compute_gemm_pack_size(operand, rows, cols);
-  if (need == 0 || mem == NULL || bytes < need || ((uintptr_t)mem & 63) != 0 || src == NULL ||
-      src->data == NULL ||
-      (src->dtype != PTERUN_DTYPE_F32 && src->dtype != PTERUN_DTYPE_F16 &&
-       src->dtype != PTERUN_DTYPE_BF16))
-    return NULL;
-  pterun_compute_packed* p = mem;
-  p->magic = PC_PACKED_MAGIC;
-  p->operand = operand;
-  p->uk = pterun_compute_f32_gemm_select(pterun_cpu_features());
-  p->rows = rows;
-  p->cols = cols;
-  p->pad = packed_pad(p->uk, operand, rows, cols);
-  p->data = (float*)((unsigned char*)mem + PC_PACKED_HEAD);
-  const int64_t kdim = operand == PTERUN_COMPUTE_OPERAND_A ? cols : rows;
-  p->kc = k_block(p->uk, kdim);
-  for (int64_t p0 = 0; p0 < kdim; p0 += p->kc) {
-    int64_t kcb = min64(p->kc, kdim - p0);
-    if (operand == PTERUN_COMPUTE_OPERAND_A)
-      pack_a_f32(p->data + p0 * p->pad, src, 0, rows, p0, kcb, p->uk->mr);
-    else
-      pack_b_f32(p->data + p0 * p->pad, src, p0, kcb, 0, cols, p->uk->nr);
-  }
-  return p;
-}
-
-int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m, int64_t k) {
-  if (ws == NULL || ws->dbl || k <= 0) return k > 0 ? k : 1;
-  return k_block(m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk, k);
-}
-
-/* p, when this product (K range [k0, k0 + k) of an operand with `mn` rows
- * (A) or columns (B)) can read it; else NULL (the product packs itself). */
-static const pterun_compute_packed* packed_fits(const pterun_compute_packed* p, int operand,
-                                                const pc_f32_gemm_ukernel* uk, int64_t mn,
-                                                int64_t k, int64_t k0) {
-  if (p == NULL || p->magic != PC_PACKED_MAGIC || p->operand != operand || p->uk != uk) return NULL;
-  int64_t kdim = operand == PTERUN_COMPUTE_OPERAND_A ? p->cols : p->rows;
-  int64_t other = operand == PTERUN_COMPUTE_OPERAND_A ? p->rows : p->cols;
-  if (other != mn || k0 < 0 || k0 % p->kc != 0 || k > kdim - k0) return NULL;
-  return k % p->kc == 0 || k0 + k == kdim ? p : NULL;
-}
-
 /* The fused activation on the whole of C (engines without a tile epilogue). */
 static void act_all(const pterun_compute_matrix* c, int64_t m, int64_t n, const pc_gemm_x* x) {
-  if (x->bias != NULL) bias_tile(c, 0, 0, m, n, x->bias);
-  if (x->act && pterun_dtype_is_float(c->dtype)) act_tile(c, 0, 0, m, n, x->act, x->lo, x->hi);
+  if (x->bias != NULL) pc_bias_tile(c, 0, 0, m, n, x->bias);
+  if (x->act && pterun_dtype_is_float(c->dtype)) pc_act_tile(c, 0, 0, m, n, x->act, x->lo, x->hi);
 }
 
 /* The size of the first pterun_compute_gemm_opts (up to `bias`). */
@@ -985,24 +208,24 @@ int pterun_compute_gemm_ex_sized(pterun_compute_gemm_ws* ws, int64_t m, int64_t 
     return 0;
   }
   if (!pterun_dtype_is_float(c->dtype)) {
-    gemm_int(m, n, k, a, b, c, (int64_t)alpha, accumulate);
+    pc_gemm_int(m, n, k, a, b, c, (int64_t)alpha, accumulate);
     act_all(c, m, n, &x); /* the bias */
   } else if (ws->dbl) {
     double* bp = (double*)ws->buf;
-    gemm_f64(m, n, k, a, b, c, alpha, accumulate, bp, bp + ws->kc * ws->nc, ws->kc, ws->nc);
+    pc_gemm_f64(m, n, k, a, b, c, alpha, accumulate, bp, bp + ws->kc * ws->nc, ws->kc, ws->nc);
     act_all(c, m, n, &x);
   } else {
     if (o != NULL) {
       const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
-      x.pa = packed_fits(o->packed_a, PTERUN_COMPUTE_OPERAND_A, uk, m, k, x.k0);
+      x.pa = pc_packed_fits(o->packed_a, PTERUN_COMPUTE_OPERAND_A, uk, m, k, x.k0);
       /* M = 1 streams the GEMM kernel's packed B two strips at a time
        * (ukernel.h), with the same K blocks as its unpacked products. */
       const pc_f32_gemm_ukernel* pb_uk =
           uk != ws->uk && uk->nr == 2 * ws->uk->nr && uk->kc == ws->uk->kc ? ws->uk : uk;
-      x.pb = packed_fits(o->packed_b, PTERUN_COMPUTE_OPERAND_B, pb_uk, n, k, x.k0);
+      x.pb = pc_packed_fits(o->packed_b, PTERUN_COMPUTE_OPERAND_B, pb_uk, n, k, x.k0);
       if (x.pa != NULL && x.pb != NULL && x.pa->kc != x.pb->kc) x.pa = NULL;
     }
-    gemm_f32(ws, m, n, k, a, b, c, (float)alpha, accumulate, &x);
+    pc_gemm_f32(ws, m, n, k, a, b, c, (float)alpha, accumulate, &x);
   }
   return 0;
 }

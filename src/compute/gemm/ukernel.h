@@ -1,4 +1,4 @@
-/* f32 GEMM microkernels: the interface shared by gemm.c (the driver) and the
+/* f32 GEMM microkernels: the interface shared by engine_f32.c (the driver) and the
  * per-ISA files f32_<isa>.c. Internal to libpterun_compute. The manifest
  * f32_ukernels.inc lists every variant; the tests and the benchmarks reach
  * them through pterun_compute_f32_gemm_ukernels(). */
@@ -21,7 +21,7 @@ typedef pterun_compute_f32_gemm_ukernel pc_f32_gemm_ukernel;
 /* Each microkernel also comes as fn##_ep with an epilogue applied while the
  * tile is in registers, after alpha and the add: + bias[i] on row i (bias
  * NULL: none), then the activation (PTERUN_COMPUTE_ACT_*, the exact
- * semantics of gemm.c's act_f32). Same operations, same bits as storing the
+ * semantics of engine_f32.c's act_f32). Same operations, same bits as storing the
  * tile and running the epilogue over C. An M = 1 kernel (MR == 1) reads its
  * NR columns as two strips of NR / 2, the second at b + b_ss (NR / 2 when B
  * is contiguous; kc x NR / 2 in the GEMM kernel's packed B, so a product with

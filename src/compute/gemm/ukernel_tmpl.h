@@ -14,7 +14,7 @@
  *   GT_SW              optional: B vectors per strip (default GT_NRV). A tile
  *                      of GT_NRV / GT_SW strips reads strip s at b + s * b_ss:
  *                      an M = 1 kernel reads two strips of the GEMM kernel's
- *                      packed B at once (gemm.c); contiguous: b_ss = GT_SW *
+ *                      packed B at once (engine_f32.c); contiguous: b_ss = GT_SW *
  *                      GT_VLEN.
  * Accumulators are GT_MR x GT_NRV vectors that must fit in the register file
  * together with GT_NRV B vectors and one broadcast. Every index is a

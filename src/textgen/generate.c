@@ -1,11 +1,13 @@
-/* Text generation over an LLM-flow program (pterun/llm.h). */
+/* Text generation over an LLM-flow program (pterun/llm.h), in libpterun_textgen.
+ * It runs the program's operators only through the registry the caller
+ * passes in the method options: no kernel library is linked here. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "kernels/llm/llm_util.h"
+#include "pterun/kernel_util.h"
 #include "pterun/llm.h"
 
 struct pterun_llm {
@@ -49,6 +51,11 @@ static pterun_status alloc_planned(pterun_llm* llm, size_t method) {
     llm->planned_sizes[k] = bytes;
   }
   return PTERUN_STATUS_OK;
+}
+
+/* Logits the runner reads: float32, float16, bfloat16. */
+static int is_logits_float(int dtype) {
+  return dtype == PTERUN_DTYPE_F32 || dtype == PTERUN_DTYPE_F16 || dtype == PTERUN_DTYPE_BF16;
 }
 
 static double now_seconds(void) {
@@ -118,7 +125,7 @@ pterun_status pterun_llm_open(const pterun_program* program, const pterun_method
     return PTERUN_STATUS_INPUT_MISMATCH;
   if (tok.tag != PTERUN_VALUE_TENSOR || tok.dtype != PTERUN_DTYPE_I64 || tok.rank != 2 ||
       ipos.tag != PTERUN_VALUE_TENSOR || ipos.dtype != PTERUN_DTYPE_I64 || ipos.rank != 1 ||
-      lg.tag != PTERUN_VALUE_TENSOR || !llm_is_attn_float(lg.dtype) || lg.rank < 2 ||
+      lg.tag != PTERUN_VALUE_TENSOR || !is_logits_float(lg.dtype) || lg.rank < 2 ||
       lg.sizes[lg.rank - 1] <= 0)
     return PTERUN_STATUS_INPUT_MISMATCH;
   llm = (pterun_llm*)calloc(1, sizeof *llm);
@@ -194,13 +201,16 @@ static pterun_status forward_once(pterun_llm* llm, const int64_t* tokens, size_t
   if ((st = pterun_method_output(llm->method, 0, &out)) != PTERUN_STATUS_OK) return st;
   if (out->tag != PTERUN_VALUE_TENSOR) return PTERUN_STATUS_INVALID_PROGRAM;
   t = out->u.tensor;
-  if (!llm_is_attn_float(t->dtype) || t->numel < (int64_t)V || t->numel % (int64_t)V != 0 ||
+  if (!is_logits_float(t->dtype) || t->numel < (int64_t)V || t->numel % (int64_t)V != 0 ||
       t->data == NULL || !pterun_tensor_is_contiguous(t))
     return PTERUN_STATUS_INVALID_PROGRAM;
   /* [1, V] or [1, S, V]: the last row is the last token's. */
-  llm_load_f32(llm->logits,
-               (const char*)t->data + (size_t)(t->numel - (int64_t)V) * pterun_dtype_size(t->dtype),
-               t->dtype, V);
+  {
+    const char* row =
+        (const char*)t->data + (size_t)(t->numel - (int64_t)V) * pterun_dtype_size(t->dtype);
+    size_t k;
+    for (k = 0; k < V; ++k) llm->logits[k] = pterun_load_f32(row, t->dtype, (int64_t)k);
+  }
   llm->pos += (int64_t)n;
   return PTERUN_STATUS_OK;
 }

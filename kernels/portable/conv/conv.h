@@ -1,0 +1,85 @@
+/* Internal to the convolution family of libpterun_kernels_portable: the
+ * geometry every path shares and the paths the dispatch (conv.c) picks
+ * from: depthwise (depthwise.c), im2col + GEMM (im2col.c), direct (direct.c). */
+#ifndef PTERUN_KERNELS_PORTABLE_CONV_CONV_H_
+#define PTERUN_KERNELS_PORTABLE_CONV_CONV_H_
+
+#include "kernels/portable/producers.h"
+#include "kernels/portable/prepack.h"
+#include "kernels/portable/util.h"
+
+typedef struct conv_geom {
+  int64_t n, cin, cout, groups, icpg, ocpg;
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+  int64_t is[5], ws[5], os[5]; /* strides: N,C,D,H,W / O,I,kD,kH,kW / N,C,D,H,W */
+} conv_geom;
+
+/* Copies a tensor's strides into 5 slots (batch, channel, D, H, W). */
+static inline void strides5(const pterun_tensor* t, int64_t* s) {
+  int sp = t->rank - 2, d;
+  s[0] = t->strides[0];
+  s[1] = t->strides[1];
+  for (d = 0; d < 3; ++d) s[2 + d] = d < 3 - sp ? 0 : t->strides[2 + d - (3 - sp)];
+}
+
+/* The reduction dims (ic, kd, kh, kw) of a weight group ordered by memory;
+ * 0 if they do not flatten to one stride (then the direct path is used). */
+typedef struct red_order {
+  int dim[4]; /* dim[j]: which of ic,kd,kh,kw is j-th outermost */
+  int64_t size[4];
+  int64_t cs; /* stride of the flattened reduction index in the weight */
+} red_order;
+
+/* First and one-past-last output index o with 0 <= o*s - p + k*d < in. */
+static inline void tap_range(int64_t in, int64_t out, int64_t s, int64_t p, int64_t kd, int64_t* lo,
+                             int64_t* hi) {
+  int64_t off = kd - p; /* i = o*s + off */
+  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t b = in - off <= 0 ? 0 : (in - off + s - 1) / s;
+  *lo = a;
+  *hi = b < out ? b : out;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* Dense NCHW input and output, a dense [Cout][Cin / groups][KH][KW] weight
+ * and a unit-stride bias: the layout pterun_compute_f32_dwconv2d_nchw and
+ * pterun_compute_f32_conv2d_nchw read. */
+static inline int nchw_dense(const conv_geom* g, const pterun_tensor* w,
+                             const pterun_tensor* bias) {
+  int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2], KH = g->k[1], KW = g->k[2];
+  /* A stride matters only where the dim has more than one element. */
+  return w->rank == 4 && g->k[0] == 1 && g->in[0] == 1 && (IW == 1 || g->is[4] == 1) &&
+         (IH == 1 || g->is[3] == IW) && (g->cin == 1 || g->is[1] == IH * IW) &&
+         (g->n == 1 || g->is[0] == g->cin * IH * IW) && (OW == 1 || g->os[4] == 1) &&
+         (OH == 1 || g->os[3] == OW) && (g->cout == 1 || g->os[1] == OH * OW) &&
+         (g->n == 1 || g->os[0] == g->cout * OH * OW) && (KW == 1 || g->ws[4] == 1) &&
+         (KH == 1 || g->ws[3] == KW) && (g->icpg == 1 || g->ws[1] == KH * KW) &&
+         (g->cout == 1 || g->ws[0] == g->icpg * KH * KW) &&
+         (bias == NULL || bias->strides[0] == 1 || g->cout == 1);
+}
+
+/* ---- the paths (conv.c dispatches) ---- */
+/* direct.c: the gather loop of any convolution, and the compute engine's
+ * direct kernel for few input channels (0: done, else not taken). */
+void pk_conv_direct(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
+                    const pterun_tensor* bias, pterun_tensor* out, int transposed);
+int pk_conv_small_cin_f32(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
+                          const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
+                          const pterun_compute_gemm_opts* act);
+/* depthwise.c */
+int pk_conv_depthwise_ok(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
+                         const pterun_tensor* bias, const pterun_tensor* out);
+void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
+                           const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
+                           const pterun_compute_gemm_opts* act);
+/* im2col.c: the reduction order, the layouts the GEMM path takes, and the
+ * path itself */
+int pk_conv_weight_flattens(const conv_geom* g, red_order* ro);
+int pk_conv_out_flattens(const conv_geom* g, int64_t* cs);
+int pk_conv_pointwise_input(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* out,
+                            int64_t* ics);
+void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro, int64_t ocs,
+                  const pterun_tensor* in, const pterun_tensor* w, const pterun_tensor* bias,
+                  pterun_tensor* out, const pterun_compute_gemm_opts* act);
+
+#endif /* PTERUN_KERNELS_PORTABLE_CONV_CONV_H_ */

@@ -1,0 +1,178 @@
+/* Depthwise float32 convolution: direct loops, no im2col/GEMM (NCHW: per
+ * tap, a weight times a shifted input row; NHWC: a vector over channels per
+ * tap), with the fused activation per plane or row. */
+#include <inttypes.h>
+
+#include "kernels/portable/conv/conv.h"
+
+/* Depthwise float32 2-D convolution (groups == in channels, one input
+ * channel per group), computed directly: per output row, each kernel tap
+ * adds weight * a shifted input row over the output columns it reaches.
+ * Channels-innermost layouts (NHWC) loop over channels innermost instead. */
+int pk_conv_depthwise_ok(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
+                         const pterun_tensor* bias, const pterun_tensor* out) {
+  return in->rank == 4 && g->icpg == 1 && g->groups == g->cin && in->dtype == PTERUN_DTYPE_F32 &&
+         w->dtype == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_F32 &&
+         (bias == NULL || bias->dtype == PTERUN_DTYPE_F32);
+}
+
+#define NN_DW_LOCAL 2048 /* floats of regrouped depthwise weights on the stack */
+
+/* One depthwise call, shared by its pool tasks: (batch, channel) planes for
+ * NCHW, (batch, output row) for channels-innermost. Tasks write disjoint
+ * outputs and each output sums its taps in the same order whatever the
+ * thread count. */
+typedef struct dw_job {
+  const conv_geom* g;
+  const float* x;
+  const float* wt;
+  const pterun_tensor* bias;
+  float* y;
+  int64_t wo, wh, wwd;
+  int act; /* fused activation (PTERUN_COMPUTE_ACT_*), applied while the output is in cache */
+  float lo, hi;
+} dw_job;
+
+static float dw_bias(const dw_job* j, int64_t c) {
+  return j->bias ? ((const float*)j->bias->data)[c * j->bias->strides[0]] : 0.0f;
+}
+
+/* Planes [start, start + count) of n * cout, NCHW-like strides. */
+static void dw_planes(void* ctx, size_t start, size_t count) {
+  const dw_job* j = ctx;
+  const conv_geom* g = j->g;
+  int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+  int64_t KH = g->k[1], KW = g->k[2], sh = g->stride[1], sw = g->stride[2];
+  int64_t ph = g->pad[1], pw = g->pad[2], dh = g->dil[1], dw = g->dil[2];
+  int64_t xc = g->is[1], xh = g->is[3], xw = g->is[4];
+  int64_t yc = g->os[1], yh = g->os[3], yw = g->os[4];
+  for (size_t plane = start; plane < start + count; ++plane) {
+    int64_t n = (int64_t)plane / g->cout, oc = (int64_t)plane % g->cout, oh, ow, kh, kw;
+    int64_t c = oc / g->ocpg;
+    const float* xp = j->x + n * g->is[0] + c * xc;
+    float* yp = j->y + n * g->os[0] + oc * yc;
+    float b = dw_bias(j, oc);
+    for (oh = 0; oh < OH; ++oh)
+      for (ow = 0; ow < OW; ++ow) yp[oh * yh + ow * yw] = b;
+    for (kh = 0; kh < KH; ++kh) {
+      int64_t oh0, oh1;
+      tap_range(IH, OH, sh, ph, kh * dh, &oh0, &oh1);
+      for (kw = 0; kw < KW; ++kw) {
+        int64_t ow0, ow1;
+        float wv = j->wt[oc * j->wo + kh * j->wh + kw * j->wwd];
+        tap_range(IW, OW, sw, pw, kw * dw, &ow0, &ow1);
+        for (oh = oh0; oh < oh1; ++oh) {
+          const float* xr = xp + (oh * sh - ph + kh * dh) * xh + (kw * dw - pw) * xw;
+          float* yr = yp + oh * yh;
+          if (yw == 1 && xw == 1 && sw == 1)
+            for (ow = ow0; ow < ow1; ++ow) yr[ow] += wv * xr[ow];
+          else
+            for (ow = ow0; ow < ow1; ++ow) yr[ow * yw] += wv * xr[ow * sw * xw];
+        }
+      }
+    }
+    if (j->act)
+      for (oh = 0; oh < OH; ++oh) {
+        if (yw == 1)
+          pterun_compute_f32_activate(yp + oh * yh, (size_t)OW, j->act, j->lo, j->hi);
+        else
+          for (ow = 0; ow < OW; ++ow)
+            pterun_compute_f32_activate(yp + oh * yh + ow * yw, 1, j->act, j->lo, j->hi);
+      }
+  }
+}
+
+/* Output rows [start, start + count) of n * OH, channels innermost (NHWC):
+ * a vector over channels per tap. */
+static void dw_rows(void* ctx, size_t start, size_t count) {
+  const dw_job* j = ctx;
+  const conv_geom* g = j->g;
+  int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+  int64_t KH = g->k[1], KW = g->k[2], sh = g->stride[1], sw = g->stride[2];
+  int64_t ph = g->pad[1], pw = g->pad[2], dh = g->dil[1], dw = g->dil[2];
+  int64_t xh = g->is[3], xw = g->is[4], yh = g->os[3], yw = g->os[4], C = g->cout;
+  for (size_t row = start; row < start + count; ++row) {
+    int64_t n = (int64_t)row / OH, oh = (int64_t)row % OH, ow, kh, kw, c;
+    for (ow = 0; ow < OW; ++ow) {
+      float* yp = j->y + n * g->os[0] + oh * yh + ow * yw;
+      for (c = 0; c < C; ++c) yp[c] = dw_bias(j, c);
+      for (kh = 0; kh < KH; ++kh) {
+        int64_t ih = oh * sh - ph + kh * dh;
+        if (ih < 0 || ih >= IH) continue;
+        for (kw = 0; kw < KW; ++kw) {
+          int64_t iw = ow * sw - pw + kw * dw;
+          if (iw < 0 || iw >= IW) continue;
+          const float* xp = j->x + n * g->is[0] + ih * xh + iw * xw;
+          const float* wp = j->wt + kh * j->wh + kw * j->wwd;
+          if (j->wo == 1)
+            for (c = 0; c < C; ++c) yp[c] += wp[c] * xp[c];
+          else
+            for (c = 0; c < C; ++c) yp[c] += wp[c * j->wo] * xp[c];
+        }
+      }
+      if (j->act) pterun_compute_f32_activate(yp, (size_t)C, j->act, j->lo, j->hi);
+    }
+  }
+}
+
+void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
+                           const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
+                           const pterun_compute_gemm_opts* act) {
+  dw_job j = {g,
+              (const float*)in->data,
+              (const float*)w->data,
+              bias,
+              (float*)out->data,
+              g->ws[0],
+              g->ws[3],
+              g->ws[4],
+              act != NULL ? act->activation : PTERUN_COMPUTE_ACT_NONE,
+              act != NULL ? act->lo : 0.0f,
+              act != NULL ? act->hi : 0.0f};
+  int64_t KH = g->k[1], KW = g->k[2], kh, kw;
+  int chan_inner = g->is[1] == 1 && g->os[1] == 1 && g->ocpg == 1;
+  if (nchw_dense(g, w, bias)) {
+    /* Contiguous NCHW: the compute engine's vectorised loops (same bits as
+     * dw_planes below; a clamp in registers, a ReLU after). */
+    pterun_compute_dwconv2d p = {
+        (size_t)g->n,      (size_t)g->in[1],     (size_t)g->in[2],     (size_t)g->cin,
+        (size_t)g->out[1], (size_t)g->out[2],    (size_t)g->cout,      (size_t)KH,
+        (size_t)KW,        (size_t)g->stride[1], (size_t)g->stride[2], (size_t)g->dil[1],
+        (size_t)g->dil[2], (size_t)g->pad[1],    (size_t)g->pad[2],    -INFINITY,
+        INFINITY};
+    if (j.act == PTERUN_COMPUTE_ACT_CLAMP) {
+      p.out_min = j.lo;
+      p.out_max = j.hi;
+    }
+    if (pterun_compute_f32_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
+                                         pterun_kernel_max_threads(ctx), &p, j.x, j.wt,
+                                         bias ? (const float*)bias->data : NULL, j.y) == 0) {
+      if (j.act == PTERUN_COMPUTE_ACT_RELU)
+        pterun_compute_f32_activate(j.y, (size_t)out->numel, j.act, 0.0f, 0.0f);
+      return;
+    }
+  }
+  float wl[NN_DW_LOCAL];
+  if (chan_inner && j.wo != 1 && KH * KW * g->cout <= NN_DW_LOCAL) {
+    /* Regroup the weights as [kH][kW][C] so the channel loop reads them
+     * contiguously. */
+    int64_t c;
+    for (kh = 0; kh < KH; ++kh)
+      for (kw = 0; kw < KW; ++kw)
+        for (c = 0; c < g->cout; ++c)
+          wl[(kh * KW + kw) * g->cout + c] = j.wt[c * j.wo + kh * j.wh + kw * j.wwd];
+    j.wt = wl;
+    j.wo = 1;
+    j.wh = KW * g->cout;
+    j.wwd = g->cout;
+  }
+  /* Small convolutions stay on the calling thread (waking the pool costs
+   * microseconds). */
+  int64_t work = g->n * g->cout * g->out[1] * g->out[2] * KH * KW;
+  pterun_threadpool* pool = work >= (1 << 15) ? pterun_kernel_threadpool(ctx) : NULL;
+  uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx));
+  if (!chan_inner)
+    pterun_parallelize_1d_tile(pool, dw_planes, &j, (size_t)(g->n * g->cout), 1, flags);
+  else
+    pterun_parallelize_1d_tile(pool, dw_rows, &j, (size_t)(g->n * g->out[1]), 1, flags);
+}
