@@ -487,8 +487,7 @@ void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tenso
       m->view_claim_oom = true;
       return;
     }
-    if (m->view_claim_count > 0)
-      memcpy(more, m->view_claims, m->view_claim_count * sizeof *more);
+    if (m->view_claim_count > 0) memcpy(more, m->view_claims, m->view_claim_count * sizeof *more);
     pt_free(m->allocator, m->view_claims);
     m->view_claims = more;
     m->view_claim_cap = cap;

@@ -126,9 +126,9 @@ struct pterun_method {
   uint32_t view_fold_count;
   struct pt_view_claim* view_claims;
   uint32_t view_claim_count, view_claim_cap;
-  uint32_t views_kept; /* folds that stayed views (no copy) */
-  bool view_claim_oom; /* a claim found no memory: the load fails */
-  bool release_packed; /* pterun_method_options.release_packed_constants */
+  uint32_t views_kept;   /* folds that stayed views (no copy) */
+  bool view_claim_oom;   /* a claim found no memory: the load fails */
+  bool release_packed;   /* pterun_method_options.release_packed_constants */
   size_t released_bytes; /* file bytes given back (release_packed) */
 
   pt_state_block* states;  /* prepared kernel state, freed at destroy */

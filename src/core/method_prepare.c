@@ -38,7 +38,8 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
   pterun_status st = prepare(&ctx, in->args, in->b);
   if (reserved > m->scratch_need) m->scratch_need = reserved;
   if (m->view_claim_oom && st == PTERUN_STATUS_OK)
-    st = pterun_kernel_fail(&ctx, PTERUN_STATUS_OUT_OF_MEMORY, "no memory to record a packed weight");
+    st = pterun_kernel_fail(&ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                            "no memory to record a packed weight");
   pt_instr* before[PT_FUSE_UNDO_MAX];
   uint32_t n = 0;
   const bool decline = st == PTERUN_STATUS_NOT_SUPPORTED && m->fuse_undo_count > 0 &&

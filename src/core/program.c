@@ -227,8 +227,8 @@ pterun_status pterun_program_load_file(const char* path, pterun_file_mode mode,
 
 size_t pt_program_release(pterun_program* p, const void* data, size_t n) {
   const uint8_t* b = data;
-  if (p->allocator != NULL || p->image.owned == NULL || b < p->image.data ||
-      n > p->image.size || (size_t)(b - p->image.data) > p->image.size - n)
+  if (p->allocator != NULL || p->image.owned == NULL || b < p->image.data || n > p->image.size ||
+      (size_t)(b - p->image.data) > p->image.size - n)
     return 0;
   if (p->released_count == p->released_cap) {
     size_t cap = p->released_cap > 0 ? 2 * p->released_cap : 8;

@@ -41,7 +41,7 @@ struct pterun_program {
    * later load that needs them fails instead of reading zeros. */
   struct pt_range {
     const uint8_t *begin, *end;
-  } * released;
+  }* released;
   size_t released_count, released_cap;
 };
 
