@@ -88,6 +88,8 @@ typedef struct cli_session {
   double program_load_ms;
   uint64_t threads;          /* --threads: 0 = pterun_threadpool_default_threads() */
   int no_fusion, no_prepare; /* --no-fusion, --no-prepare (pterun_method_options) */
+  int release_packed;        /* the command loads one method once: give packed weights'
+                                file bytes back (release_packed_constants) */
   pterun_threadpool* pool;   /* created by cli_load_method, destroyed by close */
   pterun_profiler* profiler; /* attached by cli_load_method when set */
   pterun_bundle* bundle;     /* the model was a bundled program (.bpte) */

@@ -120,6 +120,7 @@ int cli_cmd_bench(int argc, char** argv) {
     goto done;
   }
   if (cli_pick_method(&s, method_name, &method) != CLI_EXIT_OK) goto done;
+  s.release_packed = 1; /* one load of one method */
   if (cli_load_method(&s, method, &m, &res.method_load_ms) != CLI_EXIT_OK) goto done;
   if (cli_inputs_generate(&s, method, CLI_GEN_RANDOM, seed, &in) != CLI_EXIT_OK) goto done;
   if (cli_inputs_bind(&s, m, method, &in) != CLI_EXIT_OK) goto done;

@@ -142,6 +142,7 @@ int cli_cmd_run(int argc, char** argv) {
     goto done;
   }
   if (cli_pick_method(&s, method_name, &method) != CLI_EXIT_OK) goto done;
+  s.release_packed = 1; /* one load of one method */
   if (cli_load_method(&s, method, &m, &method_ms) != CLI_EXIT_OK) goto done;
   use_bundle = s.bundle != NULL && inputs.count == 0 && gen < 0 &&
                pterun_bundle_find_suite(s.bundle, pterun_program_method_name(s.program, method),

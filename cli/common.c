@@ -242,6 +242,7 @@ int cli_load_method(cli_session* s, size_t index, pterun_method** out, double* m
   mo.profiler = s->profiler;
   mo.no_fusion = s->no_fusion;
   mo.no_kernel_prepare = s->no_prepare;
+  mo.release_packed_constants = s->release_packed;
   cli_log_reset(&s->log);
   t0 = cli_now_ms();
   st = pterun_method_load(s->program, name, &mo, out);

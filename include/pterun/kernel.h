@@ -153,6 +153,21 @@ PTERUN_API void* pterun_kernel_shared_state(pterun_kernel_context* ctx, const vo
                                             size_t key_bytes, size_t nbytes, size_t align,
                                             int* fresh);
 
+/**
+ * During prepare only: tells the method that this instruction packed the
+ * constant tensor `t` (one of its arguments, as given) and reads `t` itself,
+ * if ever, only through its sizes and strides -- or, with `flags`
+ * PTERUN_KERNEL_PACKED_ONLY, never at all (every execute reads the packed
+ * copy). The load-time fold leaves a transposed constant (the weight in front
+ * of addmm / mm) as a strided view of the file's bytes instead of a dense
+ * copy when every instruction reading it says so; when all say
+ * PACKED_ONLY, pterun_method_options.release_packed_constants may give the
+ * bytes back (docs/architecture.md, "Weights"). Anything else: no effect.
+ */
+#define PTERUN_KERNEL_PACKED_ONLY 1u
+PTERUN_API void pterun_kernel_packed_constant(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                              unsigned flags);
+
 /** The state this instruction's prepare allocated (its first block), or
  *  NULL: none (no prepare, it kept nothing, or a direct pterun_kernel_invoke). */
 PTERUN_API void* pterun_kernel_state(const pterun_kernel_context* ctx);

@@ -107,6 +107,15 @@ typedef struct pterun_method_options {
   /** Optional event tracer (pterun/event_tracer.h), attached to this method
    *  at load; it takes the place of `profiler`. NULL: none. */
   pterun_event_tracer* event_tracer;
+  /** 1: once every reader of a constant has packed it for good (the
+   *  transposed weight of an addmm / mm whose row count is fixed), give its
+   *  bytes in the program's image back to the operating system, so the
+   *  weight is resident once (docs/architecture.md, "Weights"). Only for a
+   *  program pterun read into its own memory with the default allocator
+   *  (mmapped pages cost nothing once packing stops touching them). A later
+   *  method load from the same program that needs such a constant fails
+   *  with INVALID_STATE: for a caller that loads each method once (the CLI). */
+  int release_packed_constants;
 } pterun_method_options;
 
 #define PTERUN_METHOD_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_method_options)

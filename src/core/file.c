@@ -102,6 +102,23 @@ pterun_status pt_file_image_open(const char* path, int mode, const pterun_alloca
 #endif
 }
 
+size_t pt_file_image_drop_pages(pt_file_image* img, const uint8_t* data, size_t n) {
+#if defined(PTERUN_BARE_METAL) || !defined(MADV_DONTNEED)
+  (void)img;
+  (void)data;
+  (void)n;
+  return 0;
+#else
+  if (img->owned == NULL || img->mapping != NULL) return 0;
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return 0;
+  uintptr_t lo = ((uintptr_t)data + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+  uintptr_t hi = ((uintptr_t)data + n) / (uintptr_t)page * (uintptr_t)page;
+  if (hi <= lo || madvise((void*)lo, hi - lo, MADV_DONTNEED) != 0) return 0;
+  return (size_t)(hi - lo);
+#endif
+}
+
 void pt_file_image_close(pt_file_image* img) {
   if (img == NULL) return;
 #ifndef PTERUN_BARE_METAL

@@ -92,6 +92,10 @@ typedef struct pt_file_image {
 /* Loads a whole file (mmap or read into 64-byte aligned memory). */
 pterun_status pt_file_image_open(const char* path, int mode, const pterun_allocator* a,
                                  const pterun_logger* logger, pt_file_image* out);
+/* Gives the whole pages inside [data, data + n) of an owned image (not a
+ * mapping) back to the OS (they read as zeros afterwards); returns the bytes
+ * given back, 0 where the platform cannot. */
+size_t pt_file_image_drop_pages(pt_file_image* img, const uint8_t* data, size_t n);
 /* Copies a caller buffer into owned aligned memory. */
 pterun_status pt_file_image_copy(const void* data, size_t size, const pterun_allocator* a,
                                  const pterun_logger* logger, pt_file_image* out);

@@ -138,6 +138,12 @@ void* pterun_kernel_shared_state(pterun_kernel_context* ctx, const void* key, si
   return data;
 }
 
+void pterun_kernel_packed_constant(pterun_kernel_context* ctx, const pterun_tensor* t,
+                                   unsigned flags) {
+  if (ctx != NULL && ctx->prep != NULL && t != NULL)
+    pt_fold_claim_view(ctx->prep, ctx->prep_instr, t, (flags & PTERUN_KERNEL_PACKED_ONLY) != 0);
+}
+
 void* pterun_kernel_state(const pterun_kernel_context* ctx) {
   return ctx != NULL ? ctx->state : NULL;
 }

@@ -20,6 +20,7 @@ struct pterun_kernel_context {
   struct pterun_method* prep;         /* the method being loaded: set only during prepare */
   void** prep_state;                  /* where the first state block goes (prepare only) */
   size_t* reserved;                   /* prepare only: this instruction's scratch reservations */
+  const struct pt_instr* prep_instr;  /* the instruction being prepared (prepare only) */
   struct pterun_event_tracer* tracer; /* the method's, when it has delegate events */
   const struct pterun_event_tracer* hooks; /* its hooks (the method's copy) */
 };

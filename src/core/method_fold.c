@@ -6,7 +6,16 @@
  * and its result is a planned tensor nothing else writes or aliases, pterun
  * runs it once at load into its own memory and skips it afterwards. Folds
  * that would compute the same bytes (an unrolled RNN transposes the same
- * weight at every step) share the first one's result. */
+ * weight at every step) share the first one's result.
+ *
+ * A transpose of a float32 matrix constant (the Linear weight in front of
+ * addmm / mm) is not copied at first: its result becomes a strided view of
+ * the constant's own bytes (dim order [1, 0], a valid layout), the readers'
+ * prepares see that view, and a reader that packs it says so
+ * (pterun_kernel_packed_constant). After prepare, a view every reader
+ * packed stays a view -- the weight is then held twice (file, packed), not
+ * three times; any other is copied into a dense result as before
+ * (pt_fold_resolve_views). */
 #include <string.h>
 
 #include "src/core/kernel_context.h"
@@ -159,6 +168,131 @@ static bool can_fold(const pterun_method* m, const flat* f, uint32_t pos, const 
   return true;
 }
 
+/* One deferred transpose: the instruction, its result and the result as the
+ * program laid it out (restored when the view has to become a copy). */
+typedef struct pt_view_fold {
+  pt_instr* in;
+  pterun_value* res;
+  pterun_tensor dense;
+  bool released; /* its bytes were given back: it must stay a view */
+} pt_view_fold;
+
+typedef struct pt_view_claim {
+  const pt_instr* in;
+  const pterun_tensor* t;
+  bool packed_only; /* execute never reads t (PTERUN_KERNEL_PACKED_ONLY) */
+} pt_view_claim;
+
+static bool int_arg(const pterun_value* v, int64_t* out) {
+  if (v->tag != PTERUN_VALUE_INT) return false;
+  *out = v->u.i;
+  return true;
+}
+
+/* Is `in` a transpose of a dense float32 rank-2 constant into a static
+ * float32 [cols, rows] result (permute_copy [1, 0], transpose_copy 0 <-> 1,
+ * t_copy)? */
+static bool is_matrix_transpose(const pterun_method* m, const pt_instr* in) {
+  const char* op = m->op_names[in->a];
+  if (in->b < 3 || in->args[0]->tag != PTERUN_VALUE_TENSOR) return false;
+  if (strcmp(op, "aten::permute_copy.out") == 0) {
+    const pterun_value* d = in->args[1];
+    if (in->b != 4 || d->tag != PTERUN_VALUE_LIST_INT || d->u.ints.len != 2) return false;
+    int64_t d0, d1;
+    if (!int_arg(d->u.ints.items[0], &d0) || !int_arg(d->u.ints.items[1], &d1)) return false;
+    if ((d0 + 2) % 2 != 1 || (d1 + 2) % 2 != 0) return false;
+  } else if (strcmp(op, "aten::transpose_copy.int_out") == 0) {
+    int64_t d0, d1;
+    if (in->b != 5 || !int_arg(in->args[1], &d0) || !int_arg(in->args[2], &d1) || d0 < -2 ||
+        d0 > 1 || d1 < -2 || d1 > 1 || (d0 + 2) % 2 == (d1 + 2) % 2)
+      return false;
+  } else if (strcmp(op, "aten::t_copy.out") != 0 || in->b != 3) {
+    return false;
+  }
+  const pterun_tensor* src = in->args[0]->u.tensor;
+  const pterun_tensor* out = in->args[in->b - 1]->u.tensor;
+  return is_constant(m, src) && src->dtype == PTERUN_DTYPE_F32 && src->rank == 2 &&
+         pterun_tensor_is_contiguous(src) && src->strides[1] == 1 &&
+         src->strides[0] == src->sizes[1] && src->sizes[0] > 0 && src->sizes[1] > 0 &&
+         src->nbytes == (size_t)src->numel * sizeof(float) && out->dtype == PTERUN_DTYPE_F32 &&
+         out->rank == 2 && out->sizes[0] == src->sizes[1] && out->sizes[1] == src->sizes[0] &&
+         out->nbytes == src->nbytes;
+}
+
+static bool refers_to_item(const pterun_value* x, const pterun_value* v) {
+  if (x->tag != PTERUN_VALUE_LIST_TENSOR && x->tag != PTERUN_VALUE_LIST_OPTIONAL_TENSOR)
+    return false;
+  for (size_t j = 0; j < x->u.tensors.len; ++j)
+    if (x->u.tensors.items[j] == v) return true;
+  return false;
+}
+
+/* Does instruction `in` name value v anywhere (arguments, list items,
+ * moves, jumps)? Kernel calls' own result aside. */
+static bool refers_to(const pterun_method* m, const pt_instr* in, const pterun_value* v) {
+  uint32_t vi = index_of(m, v);
+  if (in->type == PT_INSTR_MOVE_CALL || in->type == PT_INSTR_JUMP_FALSE_CALL) return in->a == vi;
+  if (in->type != PT_INSTR_KERNEL_CALL && in->type != PT_INSTR_DELEGATE_CALL) return false;
+  for (uint32_t k = 0; k < in->b; ++k) {
+    const pterun_value* x = in->args[k];
+    if (in->type == PT_INSTR_KERNEL_CALL && k + 1 == in->b) break; /* the result */
+    if (x == v || refers_to_item(x, v)) return true;
+  }
+  return false;
+}
+
+/* Readers a view may be shown to: matrix products whose mat2 any layout
+ * suits (ATen's semantics; the portable kernels read it through its strides
+ * or packed). Anything else reads the folded result dense, as before. */
+static bool view_reader(const pterun_method* m, const pt_instr* r, const pterun_value* res) {
+  const char* op = m->op_names[r->a];
+  uint32_t at = strcmp(op, "aten::mm.out") == 0 && r->b == 4      ? 1
+                : strcmp(op, "aten::addmm.out") == 0 && r->b == 7 ? 2
+                                                                  : UINT32_MAX;
+  if (at == UINT32_MAX || m->op_prepares[r->a] == NULL) return false;
+  for (uint32_t k = 0; k + 1 < r->b; ++k)
+    if ((r->args[k] == res) != (k == at) || refers_to_item(r->args[k], res)) return false;
+  return true;
+}
+
+/* Can fold `pos` (a transpose of a matrix constant) stay a view until
+ * prepare? Its result is no method output, and every instruction naming it
+ * is a matrix product reading it as mat2 (view_reader), not itself folded. */
+static bool can_defer(const pterun_method* m, const flat* f, uint32_t pos, const uint8_t* fold) {
+  const pt_instr* in = f->list[pos];
+  if (!is_matrix_transpose(m, in)) return false;
+  const pterun_value* res = in->args[in->b - 1];
+  for (uint32_t k = 0; k < m->output_count; ++k)
+    if (&m->values[m->outputs[k]] == res) return false;
+  for (uint32_t j = 0; j < f->count; ++j) {
+    const pt_instr* r = f->list[j];
+    if (j == pos || !refers_to(m, r, res)) continue;
+    if (r->type != PT_INSTR_KERNEL_CALL || fold[j] || !view_reader(m, r, res)) return false;
+  }
+  return true;
+}
+
+/* Makes fold `in`'s result a strided view of its input's bytes. */
+static void make_view(pterun_method* m, pt_view_fold* vf, pt_instr* in) {
+  pterun_value* res = in->args[in->b - 1];
+  pterun_tensor* out = res->u.tensor;
+  const pterun_tensor* src = in->args[0]->u.tensor;
+  vf->in = in;
+  vf->res = res;
+  vf->dense = *out;
+  out->data = src->data;
+  out->capacity = src->nbytes;
+  out->dim_order[0] = 1;
+  out->dim_order[1] = 0;
+  out->strides[0] = 1;
+  out->strides[1] = src->sizes[1];
+  pt_tensor_aux* a = &m->aux[out - m->tensors];
+  a->in_arena = 0;
+  a->has_memory = 1;
+  a->initial_data = src->data;
+  in->type = PT_INSTR_FOLDED;
+}
+
 static bool same_tensor(const pterun_tensor* a, const pterun_tensor* b) {
   return a->dtype == b->dtype && a->rank == b->rank && a->nbytes == b->nbytes &&
          memcmp(a->sizes, b->sizes, a->rank * sizeof a->sizes[0]) == 0 &&
@@ -203,7 +337,7 @@ static void* same_fold(pt_instr* const* done, uint32_t ndone, const pt_instr* in
   return NULL;
 }
 
-pterun_status pt_fold_constants(pterun_method* m) {
+pterun_status pt_fold_constants(pterun_method* m, bool defer_views) {
   uint32_t total = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) total += m->chains[c].count;
   if (total == 0) return PTERUN_STATUS_OK;
@@ -235,6 +369,7 @@ pterun_status pt_fold_constants(pterun_method* m) {
   }
   pt_instr** done = NULL; /* the folds made so far, for same_fold */
   uint32_t ndone = 0, shared = 0, over_budget = 0;
+  uint64_t deferred_bytes = 0; /* views that may still become copies */
   // Folds copy or convert constants (every byte from the files), an
   // expand_copy aside: twice the files' bytes leaves room for a widening
   // dtype conversion of all of them.
@@ -243,9 +378,25 @@ pterun_status pt_fold_constants(pterun_method* m) {
     m->folded = pt_alloc(m->allocator, candidates * sizeof(void*), 16);
     done = pt_alloc(m->allocator, candidates * sizeof(pt_instr*), 16);
     if (m->folded == NULL || done == NULL) st = PTERUN_STATUS_OUT_OF_MEMORY;
+    if (defer_views && st == PTERUN_STATUS_OK) {
+      m->view_folds = pt_alloc(m->allocator, candidates * sizeof *m->view_folds, 16);
+      if (m->view_folds == NULL) st = PTERUN_STATUS_OUT_OF_MEMORY;
+    }
+  }
+  // Decide the views before any fold moves a result (can_defer reads fold[]).
+  for (uint32_t i = 0; i < f.count && st == PTERUN_STATUS_OK && defer_views; ++i) {
+    if (!fold[i] || !can_defer(m, &f, i, fold)) continue;
+    pt_instr* in = (pt_instr*)f.list[i];
+    const size_t nb = in->args[in->b - 1]->u.tensor->nbytes;
+    if (nb > budget - deferred_bytes) continue; /* it may have to become a copy */
+    deferred_bytes += nb;
+    fold[i] = 2;
   }
   for (uint32_t i = 0; i < f.count && st == PTERUN_STATUS_OK; ++i) {
-    if (!fold[i]) continue;
+    if (fold[i] == 2) make_view(m, &m->view_folds[m->view_fold_count++], (pt_instr*)f.list[i]);
+  }
+  for (uint32_t i = 0; i < f.count && st == PTERUN_STATUS_OK; ++i) {
+    if (fold[i] != 1) continue;
     pt_instr* in = (pt_instr*)f.list[i];
     pterun_tensor* out = in->args[in->b - 1]->u.tensor;
     void* prev = same_fold(done, ndone, in);
@@ -265,7 +416,7 @@ pterun_status pt_fold_constants(pterun_method* m) {
     // Many folds may name one planned range (each a distinct, unshared
     // result), so their total is not bounded by the file: past the budget,
     // leave the rest to run at execute.
-    if (out->nbytes > budget - m->folded_bytes) {
+    if (out->nbytes > budget - deferred_bytes - m->folded_bytes) {
       ++over_budget;
       continue;
     }
@@ -293,7 +444,7 @@ pterun_status pt_fold_constants(pterun_method* m) {
     a->in_arena = 0;
     a->has_memory = 1;
     a->initial_data = mem;
-    m->folded[m->folded_count++] = mem;
+    m->folded[m->folded_count++] = mem; /* room: view folds take slots only when copied */
     m->folded_bytes += out->nbytes;
     in->type = PT_INSTR_FOLDED;
     done[ndone++] = in;
@@ -315,4 +466,131 @@ done:
            "folded %u constant layout instructions (%zu bytes; %u more reuse an equal result)",
            m->folded_count, m->folded_bytes, shared);
   return PTERUN_STATUS_OK;
+}
+
+void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tensor* t,
+                        bool packed_only) {
+  bool deferred = false;
+  for (uint32_t v = 0; v < m->view_fold_count && !deferred; ++v)
+    deferred = m->view_folds[v].res->u.tensor == t;
+  if (!deferred || in == NULL) return;
+  for (uint32_t c = 0; c < m->view_claim_count; ++c)
+    if (m->view_claims[c].in == in && m->view_claims[c].t == t) {
+      m->view_claims[c].packed_only &= packed_only;
+      return;
+    }
+  if (m->view_claim_count == m->view_claim_cap) {
+    /* Grows at load time only; no memory fails the load (prepare_one). */
+    uint32_t cap = m->view_claim_cap > 0 ? 2 * m->view_claim_cap : 16;
+    pt_view_claim* more = pt_alloc(m->allocator, cap * sizeof *more, 16);
+    if (more == NULL) {
+      m->view_claim_oom = true;
+      return;
+    }
+    if (m->view_claim_count > 0) memcpy(more, m->view_claims, m->view_claim_count * sizeof *more);
+    pt_free(m->allocator, m->view_claims);
+    m->view_claims = more;
+    m->view_claim_cap = cap;
+  }
+  m->view_claims[m->view_claim_count++] = (pt_view_claim){in, t, packed_only};
+}
+
+static bool claimed(const pterun_method* m, const pt_instr* in, const pterun_tensor* t,
+                    bool packed_only) {
+  for (uint32_t c = 0; c < m->view_claim_count; ++c)
+    if (m->view_claims[c].in == in && m->view_claims[c].t == t)
+      return !packed_only || m->view_claims[c].packed_only;
+  return false;
+}
+
+/* Does every instruction that names the view read it as an argument of a
+ * kernel call whose prepare packed it (for good: `packed_only`)? Skipped
+ * steps of fused chains count too (an unfused chain brings them back). */
+static bool all_readers_pack(const pterun_method* m, const pt_view_fold* vf, bool packed_only) {
+  const pterun_tensor* t = vf->res->u.tensor;
+  for (uint32_t c = 0; c < m->chain_count; ++c)
+    for (uint32_t i = 0; i < m->chains[c].count; ++i) {
+      const pt_instr* in = &m->chains[c].instrs[i];
+      if (in == vf->in) continue;
+      if (in->type == PT_INSTR_FOLDED) {
+        if (packed_only && in->args != NULL &&
+            refers_to(m, &(pt_instr){.type = PT_INSTR_KERNEL_CALL, .b = in->b, .args = in->args},
+                      vf->res))
+          return false;
+        continue;
+      }
+      if (!refers_to(m, in, vf->res)) continue;
+      if (in->type != PT_INSTR_KERNEL_CALL || !claimed(m, in, t, packed_only)) return false;
+      for (uint32_t k = 0; k + 1 < in->b; ++k)
+        if (in->args[k] != vf->res && refers_to_item(in->args[k], vf->res)) return false;
+    }
+  return true;
+}
+
+pterun_status pt_fold_resolve_views(pterun_method* m) {
+  pterun_status st = PTERUN_STATUS_OK;
+  for (uint32_t v = 0; v < m->view_fold_count && st == PTERUN_STATUS_OK; ++v) {
+    pt_view_fold* vf = &m->view_folds[v];
+    if (vf->released || all_readers_pack(m, vf, false)) {
+      ++m->views_kept;
+      continue;
+    }
+    // Some reader reads the dense result: run the transpose into a copy.
+    pterun_tensor* out = vf->res->u.tensor;
+    void* mem = pt_alloc_raw(m->allocator, vf->dense.nbytes, 64);
+    if (mem == NULL) {
+      st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY,
+                   "method: cannot allocate memory for folded constants");
+      break;
+    }
+    *out = vf->dense;
+    out->data = mem;
+    out->capacity = out->nbytes;
+    struct pterun_kernel_context ctx = {.logger = &m->logger,
+                                        .op_name = m->op_names[vf->in->a],
+                                        .scratch = m->scratch,
+                                        .scratch_size = m->scratch_size,
+                                        .threadpool = m->threadpool,
+                                        .max_threads = m->max_threads};
+    st = vf->in->fn(&ctx, vf->in->args, vf->in->b);
+    if (st != PTERUN_STATUS_OK) { /* a checked transpose of a constant: not expected */
+      pt_free(m->allocator, mem);
+      st = pt_fail(&m->logger, st, "method: folding a constant transpose failed");
+      break;
+    }
+    m->aux[out - m->tensors].initial_data = mem;
+    m->tensors_initial[out - m->tensors] = *out;
+    m->folded[m->folded_count++] = mem;
+    m->folded_bytes += out->nbytes;
+  }
+  if (m->views_kept > 0)
+    pt_log(&m->logger, PTERUN_LOG_DEBUG,
+           "%u constant transposes read in place (every reader packed them)", m->views_kept);
+  if (m->released_bytes > 0)
+    pt_log(&m->logger, PTERUN_LOG_DEBUG, "gave back %zu bytes of packed constants",
+           m->released_bytes);
+  pt_free(m->allocator, m->view_folds);
+  pt_free(m->allocator, m->view_claims);
+  m->view_folds = NULL;
+  m->view_claims = NULL;
+  m->view_fold_count = m->view_claim_count = m->view_claim_cap = 0;
+  return st;
+}
+
+void pt_fold_release_packed(pterun_method* m, const pt_instr* in) {
+  if (!m->release_packed) return;
+  for (uint32_t c = 0; c < m->view_claim_count; ++c) {
+    if (m->view_claims[c].in != in || !m->view_claims[c].packed_only) continue;
+    for (uint32_t v = 0; v < m->view_fold_count; ++v) {
+      pt_view_fold* vf = &m->view_folds[v];
+      if (vf->released || vf->res->u.tensor != m->view_claims[c].t ||
+          !all_readers_pack(m, vf, true))
+        continue;
+      // Packed for good by every reader: nothing reads these bytes again.
+      const pterun_tensor* src = vf->in->args[0]->u.tensor;
+      size_t n = pt_program_release((pterun_program*)m->program, src->data, src->nbytes);
+      vf->released = n > 0;
+      m->released_bytes += n;
+    }
+  }
 }

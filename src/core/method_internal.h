@@ -120,6 +120,17 @@ struct pterun_method {
   void** folded; /* pterun-owned results of instructions run once at load */
   uint32_t folded_count;
   size_t folded_bytes;
+  /* Load time only (method_fold.c): transposes of constants left as strided
+   * views of the file's bytes until prepare shows whether every reader packs
+   * them, and the (instruction, tensor) pairs whose prepare said so. */
+  struct pt_view_fold* view_folds;
+  uint32_t view_fold_count;
+  struct pt_view_claim* view_claims;
+  uint32_t view_claim_count, view_claim_cap;
+  uint32_t views_kept;   /* folds that stayed views (no copy) */
+  bool view_claim_oom;   /* a claim found no memory: the load fails */
+  bool release_packed;   /* pterun_method_options.release_packed_constants */
+  size_t released_bytes; /* file bytes given back (release_packed) */
 
   pt_state_block* states;  /* prepared kernel state, freed at destroy */
   pt_shared_block* shared; /* the keyed blocks among them */
@@ -142,7 +153,17 @@ struct pterun_method {
 
 /* Runs layout operators whose inputs are all constant once, at load, into
  * owned memory, and turns those instructions into no-ops (method_fold.c). */
-pterun_status pt_fold_constants(pterun_method* m);
+pterun_status pt_fold_constants(pterun_method* m, bool defer_views);
+/* After prepare: materialises every deferred view fold that some reader did
+ * not claim (pterun_kernel_packed_constant), and frees the bookkeeping. */
+pterun_status pt_fold_resolve_views(pterun_method* m);
+/* During prepare: records that instruction `in` packed tensor t (method_fold.c). */
+void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tensor* t,
+                        bool packed_only);
+/* During prepare, after instruction `in`'s prepare returned: with
+ * release_packed_constants, gives back the file bytes of the views every
+ * reader now packed for good (method_fold.c). */
+void pt_fold_release_packed(pterun_method* m, const pt_instr* in);
 
 /* Rewrites chains of kernel calls into fused operators registered in `reg`
  * (method_fuse.c); pt_fuse_op_slots() operator-table slots are reserved for

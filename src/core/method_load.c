@@ -595,7 +595,11 @@ static pterun_status load(loader* L) {
   PTERUN_TRY(bind_planned(L));
   PTERUN_TRY(parse_values(L));
   PTERUN_TRY(build_instructions(L));
-  if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m));
+  // Transposed weights stay views of the file until prepare shows whether
+  // their readers pack them (method_fold.c); without prepare they are copied.
+  const bool prepare = L->o == NULL || !L->o->no_kernel_prepare;
+  m->release_packed = L->o != NULL && L->o->release_packed_constants;
+  if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m, prepare));
   // A method whose profiler keeps every kernel call's output (ETDump debug
   // events) runs the program's instructions as written, so each output and
   // debug handle maps onto one of them.
@@ -605,7 +609,8 @@ static pterun_status load(loader* L) {
         L->o != NULL && L->o->no_kernel_prepare));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
   memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
-  if (L->o == NULL || !L->o->no_kernel_prepare) PTERUN_TRY(pt_prepare_kernels(m));
+  if (prepare) PTERUN_TRY(pt_prepare_kernels(m));
+  PTERUN_TRY(pt_fold_resolve_views(m));
   PTERUN_TRY(alloc_scratch(L));
   pt_free(m->allocator, m->fuse_undo);
   m->fuse_undo = NULL;
@@ -672,6 +677,8 @@ void pterun_method_destroy(pterun_method* m) {
   for (uint32_t k = 0; k < m->folded_count; ++k) pt_free(a, m->folded[k]);
   pt_free(a, m->fused_args);
   pt_free(a, m->fuse_undo);
+  pt_free(a, m->view_folds);
+  pt_free(a, m->view_claims);
   for (pt_state_block* b = m->states; b != NULL;) {
     pt_state_block* next = b->next;
     pt_free(a, b);

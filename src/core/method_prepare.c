@@ -32,9 +32,14 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
                                       .max_threads = m->max_threads,
                                       .prep = m,
                                       .prep_state = &in->state,
-                                      .reserved = &reserved};
+                                      .reserved = &reserved,
+                                      .prep_instr = in};
+  const uint32_t claims = m->view_claim_count;
   pterun_status st = prepare(&ctx, in->args, in->b);
   if (reserved > m->scratch_need) m->scratch_need = reserved;
+  if (m->view_claim_oom && st == PTERUN_STATUS_OK)
+    st = pterun_kernel_fail(&ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                            "no memory to record a packed weight");
   pt_instr* before[PT_FUSE_UNDO_MAX];
   uint32_t n = 0;
   const bool decline = st == PTERUN_STATUS_NOT_SUPPORTED && m->fuse_undo_count > 0 &&
@@ -46,6 +51,7 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
     if (decline) s->key_bytes = 0;
   }
   char op[PT_ESC_CAP];
+  if (decline) m->view_claim_count = claims; /* the declined call's claims go with it */
   if (decline) {
     pt_log(&m->logger, PTERUN_LOG_DEBUG, "method: instruction %u:%u (%s) left unfused", c, i,
            pt_esc(ctx.op_name, op, sizeof op));
@@ -60,6 +66,8 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
   if (st != PTERUN_STATUS_OK)
     st = pt_fail(&m->logger, st, "method: preparing instruction %u:%u (%s) failed: %s", c, i,
                  pt_esc(ctx.op_name, op, sizeof op), pterun_status_str(st));
+  else if (m->view_claim_count > claims)
+    pt_fold_release_packed(m, in); /* right away: the next weight packs in the room */
   return st;
 }
 

@@ -225,9 +225,29 @@ pterun_status pterun_program_load_file(const char* path, pterun_file_mode mode,
   return load_common(p, program_out);
 }
 
+size_t pt_program_release(pterun_program* p, const void* data, size_t n) {
+  const uint8_t* b = data;
+  if (p->allocator != NULL || p->image.owned == NULL || b < p->image.data || n > p->image.size ||
+      (size_t)(b - p->image.data) > p->image.size - n)
+    return 0;
+  if (p->released_count == p->released_cap) {
+    size_t cap = p->released_cap > 0 ? 2 * p->released_cap : 8;
+    struct pt_range* more = pt_alloc(NULL, cap * sizeof *more, 16);
+    if (more == NULL) return 0;
+    if (p->released_count > 0) memcpy(more, p->released, p->released_count * sizeof *more);
+    pt_free(NULL, p->released);
+    p->released = more;
+    p->released_cap = cap;
+  }
+  size_t given = pt_file_image_drop_pages(&p->image, b, n);
+  if (given > 0) p->released[p->released_count++] = (struct pt_range){b, b + n};
+  return given;
+}
+
 void pterun_program_destroy(pterun_program* p) {
   if (p == NULL) return;
   pt_file_image_close(&p->image);
+  pt_free(NULL, p->released);
   // The allocator lives inside p: copy it out before freeing p with it.
   pterun_allocator copy = p->allocator_copy;
   pt_free(p->allocator != NULL ? &copy : NULL, p);
@@ -246,6 +266,12 @@ pterun_status pt_program_constant(const pterun_program* p, uint32_t idx, uint64_
                      idx, (unsigned long long)off, (unsigned long long)nbytes,
                      (unsigned long long)p->constant_size);
     *data = p->constant_data != NULL ? p->constant_data + off : NULL;
+    for (size_t r = 0; r < p->released_count && *data != NULL; ++r)
+      if (*data < p->released[r].end && p->released[r].begin < *data + nbytes)
+        return pt_fail(&p->logger, PTERUN_STATUS_INVALID_STATE,
+                       "constant %u was given back after an earlier method load packed it "
+                       "(release_packed_constants): load methods that need it first",
+                       idx);
     return PTERUN_STATUS_OK;
   }
   pt_fb_table buf;

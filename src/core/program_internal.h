@@ -36,7 +36,19 @@ struct pterun_program {
   uint64_t mutable_size;
 
   pt_fb_vec named_data; /* [NamedData], len 0 when absent */
+
+  /* Image bytes given back after packing (release_packed_constants): a
+   * later load that needs them fails instead of reading zeros. */
+  struct pt_range {
+    const uint8_t *begin, *end;
+  }* released;
+  size_t released_count, released_cap;
 };
+
+/* Gives the pages inside [data, data + n) of p's image back to the OS when
+ * the image is pterun's own read() copy with the default allocator, and
+ * records the range; returns the bytes given back (0: nothing done). */
+size_t pt_program_release(pterun_program* p, const void* data, size_t n);
 
 /* Bytes of segment i, bounds-checked against the file. */
 pterun_status pt_program_segment(const pterun_program* p, uint64_t i, const uint8_t** data,

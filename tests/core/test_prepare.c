@@ -55,6 +55,16 @@ typedef struct packed {
   float* copy; /* second block, linked from the first */
 } packed;
 
+/* The weight's transpose (folded at load) may be shown as a strided view of
+ * the file's bytes (dim order [1, 0]); this prepare copies its bytes raw and
+ * execute runs the portable addmm, which reads mat2 through its strides: it
+ * may say so (pterun_kernel_packed_constant), and the view then stays. */
+static int g_claims = 1, g_views_seen;
+static void claim(pterun_kernel_context* ctx, const pterun_tensor* mat2) {
+  g_views_seen += mat2->dim_order[0] == 1 && mat2->strides[0] == 1;
+  if (g_claims) pterun_kernel_packed_constant(ctx, mat2, 0);
+}
+
 static PTERUN_KERNEL(t_addmm_prepare) {
   ++g_prepares;
   if (nargs != 7) return PTERUN_STATUS_OK;
@@ -103,6 +113,7 @@ static PTERUN_KERNEL(t_addmm_prepare) {
     p->cols = mat2->sizes[1];
     if (!fresh) {
       ++g_found;
+      claim(ctx, mat2);
       return PTERUN_STATUS_OK;
     }
     ++g_fresh;
@@ -112,6 +123,7 @@ static PTERUN_KERNEL(t_addmm_prepare) {
       return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED, "test prepare refuses");
     memcpy(p->copy, mat2->data, mat2->nbytes);
     g_copied += mat2->nbytes;
+    claim(ctx, mat2);
     return PTERUN_STATUS_OK;
   }
   p->copy = pterun_kernel_state_alloc(ctx, mat2->nbytes, 64);
@@ -122,6 +134,7 @@ static PTERUN_KERNEL(t_addmm_prepare) {
   p->src = mat2->data;
   p->rows = mat2->sizes[0];
   p->cols = mat2->sizes[1];
+  claim(ctx, mat2);
   return PTERUN_STATUS_OK;
 }
 
@@ -171,11 +184,14 @@ static char* fixture(const char* rel) {
   return path[k];
 }
 
+static int g_release; /* run_fixture: pterun_method_options.release_packed_constants */
+
 static void reset_counts(void) {
   g_prepares = g_hidden_ok = g_const_ok = g_bad_allocs_refused = 0;
   g_executes = g_state_seen = g_state_matches = g_exec_alloc_refused = 0;
   g_copied = 0;
   g_fresh = g_found = g_distinct = 0;
+  g_views_seen = 0;
 }
 
 /* Loads fixture `dir` with `mode`, runs it `runs` times and checks the
@@ -197,6 +213,7 @@ static pterun_status run_fixture(const char* dir, pterun_registry* reg, int mode
   o.logger = g_silent;
   o.allocator = &kCounting;
   o.no_kernel_prepare = no_prepare;
+  o.release_packed_constants = g_release;
   o.no_fusion = 1;                       /* addmm -> relu would become pterun::addmm_relu */
   pterun_method* m = (pterun_method*)&o; /* must be reset to NULL on failure */
   g_mode = mode;
@@ -260,14 +277,81 @@ static int prepare_packs_a_constant(void) {
   PT_CHECK(g_hidden_ok == 2 && g_const_ok == 2 && g_bad_allocs_refused == 2);
   PT_CHECK(g_executes == 6 && g_state_seen == 6 && g_state_matches == 6);
   PT_CHECK(g_exec_alloc_refused == 6);
-  // The state is counted: both weights copied, plus headers.
+  // The state is counted: both weights copied, plus headers; and the
+  // weights' transposes stay views of the file (unprepared, they are dense
+  // folded copies of the same size instead).
   PT_CHECK_STATUS(run_mlp(reg, MODE_PACK, 1, 1, &plain_rt, &mismatch), PTERUN_STATUS_OK);
   PT_CHECK(!mismatch);
   PT_CHECK(g_prepares == 0 && g_state_seen == 0 && g_executes == 2);
-  PT_CHECK(g_packed_bytes > 0 && packed_rt >= plain_rt + g_packed_bytes);
+  PT_CHECK(g_packed_bytes > 0 && packed_rt >= plain_rt && packed_rt < plain_rt + g_packed_bytes);
   // Nothing kept: execute sees no state.
   PT_CHECK_STATUS(run_mlp(reg, MODE_NOTHING, 0, 2, &plain_rt, &mismatch), PTERUN_STATUS_OK);
   PT_CHECK(!mismatch && g_prepares == 2 && g_state_seen == 0 && g_executes == 4);
+  pterun_registry_destroy(reg);
+  return 0;
+}
+
+/* A transposed weight whose every reader packs it is not copied at load
+ * (folded constants 0; the reader saw a view of the file's bytes); one whose
+ * reader does not say so is folded into a dense copy, as before, with the
+ * same results. */
+static int prepare_views_only_when_packed(void) {
+  pterun_registry* reg = make_registry();
+  PT_CHECK(reg != NULL);
+  size_t with_view = 0, with_copy = 0;
+  int mismatch = 1;
+  g_claims = 1;
+  PT_CHECK_STATUS(run_mlp(reg, MODE_PACK, 0, 2, &with_view, &mismatch), PTERUN_STATUS_OK);
+  PT_CHECK(!mismatch && g_views_seen == 2 && g_state_matches == g_executes);
+  g_claims = 0;
+  PT_CHECK_STATUS(run_mlp(reg, MODE_PACK, 0, 2, &with_copy, &mismatch), PTERUN_STATUS_OK);
+  PT_CHECK(!mismatch && g_views_seen == 2);
+  /* The two weights' dense copies (the prepared copies are the same size). */
+  PT_CHECK(with_copy >= with_view + g_copied);
+  g_claims = 1;
+  pterun_registry_destroy(reg);
+  return 0;
+}
+
+/* release_packed_constants with the portable kernels (tests/fixtures/
+ * linear_nd_relu: a [2, 3, 64] input through a 128 x 64 Linear, whose addmm
+ * packs the transposed weight for a fixed row count): the file's bytes of the
+ * weight are given back, the results still match ExecuTorch's, and a second
+ * load from the same program, which would need them, is refused cleanly. */
+static int prepare_releases_packed_weights(void) {
+  size_t rt = 0;
+  int mismatch = 1;
+  pterun_registry* reg = NULL;
+  PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &reg), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_add(reg, pterun_kernels_portable()), PTERUN_STATUS_OK);
+  g_release = 1;
+  PT_CHECK_STATUS(run_fixture("linear_nd_relu", reg, MODE_PACK, 0, 3, &rt, &mismatch),
+                  PTERUN_STATUS_OK);
+  PT_CHECK(!mismatch);
+  g_release = 0;
+  pterun_load_options lo = PTERUN_LOAD_OPTIONS_INIT;
+  lo.logger = g_silent;
+  pterun_program* p = NULL;
+  const char* file = fixture("linear_nd_relu/model.pte");
+  PT_CHECK_STATUS(pterun_program_load_file(file, PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  pterun_method_options o = PTERUN_METHOD_OPTIONS_INIT;
+  o.registry = reg;
+  o.logger = g_silent;
+  o.release_packed_constants = 1;
+  pterun_method *m1 = NULL, *m2 = NULL;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m1), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m2), PTERUN_STATUS_INVALID_STATE);
+  PT_CHECK(m2 == NULL);
+  pterun_method_destroy(m1);
+  pterun_program_destroy(p);
+  // Without the option the bytes stay: any number of loads.
+  PT_CHECK_STATUS(pterun_program_load_file(file, PTERUN_FILE_MMAP, &lo, &p), PTERUN_STATUS_OK);
+  o.release_packed_constants = 0;
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m1), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m2), PTERUN_STATUS_OK);
+  pterun_method_destroy(m1);
+  pterun_method_destroy(m2);
+  pterun_program_destroy(p);
   pterun_registry_destroy(reg);
   return 0;
 }
@@ -353,6 +437,8 @@ static int prepare_outside_a_method(void) {
 int main(void) {
   g_silent = pterun_logger_silent();
   PT_RUN(prepare_packs_a_constant);
+  PT_RUN(prepare_views_only_when_packed);
+  PT_RUN(prepare_releases_packed_weights);
   PT_RUN(prepare_failures_refuse_the_load);
   PT_RUN(prepare_shares_state_by_key);
   PT_RUN(prepare_outside_a_method);

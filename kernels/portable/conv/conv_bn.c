@@ -151,6 +151,9 @@ static pterun_status fold_prepare(const fold_op* op, pterun_kernel_context* ctx,
   local[op->w] = &vw;
   PTERUN_TRY(op->pack(ctx, local, want, want, iout, &st->pack));
   for (int k = 0; k < 6; ++k) st->src[k] = arg_data(args, folded_arg(op, k));
+  /* Execute reads the folded copy, or else runs addmm (mat2 through its
+   * strides): a transposed weight may stay a view of the file. */
+  if (op == &kAddmm) pterun_kernel_packed_constant(ctx, w, 0);
   return PTERUN_STATUS_OK;
 }
 

@@ -76,7 +76,17 @@ static pterun_status prepare_mat2(pterun_kernel_context* ctx, pterun_value** arg
       b->rank != 2 || a->sizes[1] != b->sizes[0] || !pk_prepack_constant_f32(b))
     return PTERUN_STATUS_OK;
   pterun_compute_matrix mb = mat_of(b, 0, 1, 0);
-  return pk_prepack_to(ctx, into, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb);
+  PTERUN_TRY(pk_prepack_to(ctx, into, b, PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1], &mb));
+  /* Execute reads mat2 packed, or else through its strides (mat_of): a
+   * transposed weight may stay a view of the file (no dense copy). */
+  /* With a fixed row count above 1 every product takes the engine's GEMM
+   * microkernel, the one the weight was packed for: mat2 itself is never
+   * read again (M = 1 may take the row-vector kernel and read it). */
+  if (pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_B, b->sizes[0], b->sizes[1]) != 0)
+    pterun_kernel_packed_constant(
+        ctx, b,
+        a->dynamism == PTERUN_SHAPE_STATIC && a->sizes[0] > 1 ? PTERUN_KERNEL_PACKED_ONLY : 0);
+  return PTERUN_STATUS_OK;
 }
 
 /* Load time: the GEMM blocks of a @ mat2 (packed or not). */
