@@ -204,5 +204,6 @@ def fresh_exports(
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "torch: needs PyTorch or another test requirement (run by tools/run_tests.sh with $PYTHON)"
+        "markers",
+        "torch: needs PyTorch or another test requirement (run by tools/run_tests.sh with $PYTHON)",
     )

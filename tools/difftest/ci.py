@@ -376,6 +376,70 @@ CI_SPECS: list[Spec] = [
     ),
 ]
 
+# Rows the planner hides: when a chain's input is dead at the chain's end,
+# ExecuTorch's memory plan may put the result in the input's bytes, and a
+# fused call that would overwrite what it reads is not made (the unfused
+# chain runs). A residual keeps the input alive, so these chains fuse.
+CI_SPECS += [
+    _spec(
+        9101,
+        [4, 16],
+        [
+            {"op": "residual_add", "body": [_lin(16), BN1, R6]},
+            {"op": "residual_add", "body": [_lin(16), BN1, _act("hardtanh")]},
+        ],
+    ),
+    _spec(
+        9102,
+        [1, 8, 8, 8],
+        [
+            {"op": "residual_add", "body": [_conv(8), R6]},
+            {"op": "residual_add", "body": [_conv(8), _act("hardtanh")]},
+        ],
+    ),
+    _spec(
+        9103,
+        [2, 5, 16],
+        [
+            {"op": "residual_add", "body": [_lin(16), _act("relu")]},
+            {"op": "residual_add", "body": [_lin(16), R6]},
+        ],
+        keep_linear=True,
+    ),
+    # int8 add -> relu with the chain's operand first and second
+    _spec(
+        9104,
+        [3, 16],
+        [
+            {"op": "residual_add", "body": [_lin(16)]},
+            _act("relu"),
+            {"op": "residual_add", "swap": True, "body": [_lin(16)]},
+            _act("relu"),
+            _lin(8),
+        ],
+        quant="q8s",
+    ),
+    # XNNPACK's average pooling (the padded one above stays outside the delegate)
+    _spec(
+        9106,
+        [1, 4, 8, 8],
+        [
+            {
+                "op": "pool",
+                "nd": 2,
+                "kind": "avg",
+                "k": 2,
+                "stride": 2,
+                "padding": 0,
+                "ceil": False,
+                "count_include_pad": False,
+            }
+        ],
+    ),
+    # ten rows: the f32 GEMM's 6-row kernel and its 4-row tail kernel
+    _spec(9105, [10, 32], [_lin(24), _act("gelu"), _lin(8)]),
+]
+
 # Committed exporter fixtures run (fused, --verbose) for the fusion rows only
 # torchao's / ExecuTorch's LLM flows emit; compared with their committed
 # eager references at the fixture index's tolerance.

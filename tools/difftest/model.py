@@ -680,13 +680,14 @@ class Block(nn.Module):
         self.how = L["op"]
         self.dim = L.get("dim", 1)
         self.gate = L.get("gate", "sigmoid")
+        self.swap = bool(L.get("swap", False))  # residual_add: body(x) + x
         self.n = L.get("n", 2)
         self.body = body
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         y, side = self.body(x)
         if self.how == "residual_add":
-            return x + y, side
+            return (y + x if self.swap else x + y), side
         if self.how == "residual_mul":
             return (x * torch.sigmoid(y) if self.gate == "sigmoid" else x * y), side
         parts = [x, y, x, y, x][: self.n]

@@ -6,7 +6,8 @@ A mode is (fusion, prepare, threads, isa). ISA masks (include/pterun/cpu.h
 bits): ``portable`` = 0 (every scalar path), ``avx2`` = 0x1f (SSE4.1, AVX,
 AVX2, FMA, F16C), ``avx512f`` = 0x3f (adds AVX512F alone: the f32 AVX-512
 GEMM, vector math, convolutions, without the BW/VNNI int8 kernels),
-``native`` = no mask (everything this CPU has). A mask wider than the CPU
+``avx512bw`` = 0x1ff (AVX-512 F/BW/DQ/VL without VNNI: the variants a VNNI
+CPU never picks by itself, e.g. the low-bit BW kernels), ``native`` = no mask (everything this CPU has). A mask wider than the CPU
 changes nothing, so the set is right on any x86-64 machine.
 """
 
@@ -26,6 +27,7 @@ ISAS: dict[str, str | None] = {
     "portable": "0",
     "avx2": "1f",
     "avx512f": "3f",
+    "avx512bw": "1ff",
     "native": None,
 }
 THREADS = (1, 2, 3)

@@ -265,7 +265,9 @@ static int64_t sum_f32_runs(const pk_red* r, const pterun_tensor* in, pterun_ten
       const int64_t m = len - c < RED_CHUNK ? len - c : RED_CHUNK;
       /* Spelled out: the partial sums must stay in registers. */
       double p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0;
-      for (int64_t j = c * st; j < (c + m) * st; j += st) {
+      /* Counted by element, not by offset: a reduced run of one element
+       * may have stride 0 (a size-1 dim's stride means nothing). */
+      for (int64_t i = c, j = c * st; i < c + m; ++i, j += st) {
         p0 += (double)x[base[0] + j];
         p1 += (double)x[base[1] + j];
         p2 += (double)x[base[2] + j];

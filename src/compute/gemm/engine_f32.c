@@ -374,6 +374,7 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
         const int short_tile =
             left <= TR || (st->direct_a && left > MR && left <= 2 * TR && ir % MR == 0);
         const pc_f32_gemm_ukernel* kern = short_tile ? st->tail : uk;
+        if (short_tile) pc_used_mark(g_ukernels_ran, (size_t)(st->tail - g_ukernels));
         const pc_f32_gemm_ep_fn kern_ep = short_tile ? st->tail_ep : st->uk_ep;
         h = min64(kern->mr, left);
         const float* as;

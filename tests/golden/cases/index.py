@@ -248,7 +248,14 @@ def extra_index(g: Golden) -> None:
     g.case(
         "sort_bad_indices_dtype",
         "aten::sort.values",
-        [x, 1, False, Out(torch.float32, [2, 3]), Out(torch.int32, [2, 3]), RetList([3, 4])],
+        [
+            x,
+            1,
+            False,
+            Out(torch.float32, [2, 3]),
+            Out(torch.int32, [2, 3]),
+            RetList([3, 4]),
+        ],
         [],
         status=INVALID_ARGUMENT,
         likes={3: x},
@@ -256,7 +263,14 @@ def extra_index(g: Golden) -> None:
     g.case(
         "sort_bad_dim",
         "aten::sort.values",
-        [x, 2, False, Out(torch.float32, [2, 3]), Out(torch.int64, [2, 3]), RetList([3, 4])],
+        [
+            x,
+            2,
+            False,
+            Out(torch.float32, [2, 3]),
+            Out(torch.int64, [2, 3]),
+            RetList([3, 4]),
+        ],
         [],
         status=INVALID_ARGUMENT,
         likes={3: x},

@@ -235,4 +235,18 @@ def reduce_cases() -> list[Case]:
     C.append(
         Case("aten::cumsum.out", "cumsum dtype", [randint(-9, 9, 5), 0, 6], [Out(F32)])
     )
+    # A reduced dim of size 1 under eight or more outputs: the float32 run
+    # path once summed nothing (difftest fixture sum_size1_dim). No random draw.
+    one = torch.arange(16, dtype=torch.float32).reshape(1, 2, 8, 1) - 7.5
+    C.append(
+        Case(
+            "aten::sum.IntList_out",
+            "sum size-1 dim keep",
+            [one, [3], True, None],
+            [Out(F32)],
+        )
+    )
+    C.append(
+        Case("aten::mean.out", "mean size-1 dim", [one, [3], False, None], [Out(F32)])
+    )
     return C
