@@ -27,9 +27,18 @@
 #include "src/core/registry_internal.h"
 #include "src/core/schema.h"
 
+const pt_fuse_names pt_fuse_name_text = {
+    0,
+#define PT_FUSE_NAME(ns, op, ovl) #ns "::" #op "." #ovl,
+#include "src/core/method_fuse_names.inc"
+#undef PT_FUSE_NAME
+};
+
+#define N PT_FUSE_N
 static const pt_fuse_pattern kPatterns[] = {
 #include "src/core/method_fuse_patterns.inc"
 };
+#undef N
 #define PT_FUSE_PATTERNS (sizeof kPatterns / sizeof kPatterns[0])
 _Static_assert(PT_FUSE_PATTERNS < PT_FUSE_REDIRECT, "pattern index and redirect flag share a byte");
 
@@ -37,7 +46,7 @@ _Static_assert(PT_FUSE_PATTERNS < PT_FUSE_REDIRECT, "pattern index and redirect 
  * a malformed row is ignored rather than trusted). */
 static bool pattern_ok(const pt_fuse_pattern* p) {
   uint32_t steps = steps_of(p);
-  if (steps < 2 || p->fused == NULL || p->fused_nargs == 0 || p->fused_nargs > PT_FUSE_MAX_ARGS ||
+  if (steps < 2 || p->fused == 0 || p->fused_nargs == 0 || p->fused_nargs > PT_FUSE_MAX_ARGS ||
       p->shape_step >= steps)
     return false;
   for (uint32_t s = 0; s < steps; ++s)
@@ -68,9 +77,9 @@ uint32_t pt_fuse_op_slots(void) {
 static uint32_t op_slot(pterun_method* m, const pt_fuse_pattern* p, pterun_kernel_fn fn,
                         pterun_kernel_prepare_fn prepare) {
   for (uint32_t k = m->fuse_op_base; k < m->op_count; ++k)
-    if (strcmp(m->op_names[k], p->fused) == 0) return k;
+    if (strcmp(m->op_names[k], pt_fuse_name(p->fused)) == 0) return k;
   uint32_t k = m->op_count++;
-  m->op_names[k] = p->fused;
+  m->op_names[k] = pt_fuse_name(p->fused);
   m->op_fns[k] = fn;
   m->op_prepares[k] = prepare;
   m->op_called[k] = 1;
@@ -99,9 +108,10 @@ static void log_fused(pterun_method* m, const pt_fuse_pattern* p, size_t row, ui
   size_t n = 0;
   chain[0] = '\0';
   for (uint32_t s = 0; s < steps_of(p) && n < sizeof chain; ++s)
-    n += (size_t)snprintf(chain + n, sizeof chain - n, "%s%s", s ? " > " : "", p->ops[s]);
+    n += (size_t)snprintf(chain + n, sizeof chain - n, "%s%s", s ? " > " : "",
+                          pt_fuse_name(p->ops[s]));
   pt_log(&m->logger, PTERUN_LOG_DEBUG, "fusion: pattern %zu of %zu (%s => %s) at %u:%u", row,
-         (size_t)PT_FUSE_PATTERNS, chain, p->fused, c, i);
+         (size_t)PT_FUSE_PATTERNS, chain, pt_fuse_name(p->fused), c, i);
 }
 
 bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t cap,
@@ -139,7 +149,7 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
     fns[p] = NULL;
     preps[p] = NULL;
     if (pattern_ok(&kPatterns[p]) && !(no_prepare && kPatterns[p].needs_prepare))
-      fns[p] = pt_registry_resolve(reg, kPatterns[p].fused, &preps[p]);
+      fns[p] = pt_registry_resolve(reg, pt_fuse_name(kPatterns[p].fused), &preps[p]);
     any |= fns[p] != NULL;
   }
   uint32_t total = 0;

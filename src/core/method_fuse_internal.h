@@ -5,6 +5,9 @@
 #ifndef PTERUN_SRC_CORE_METHOD_FUSE_INTERNAL_H
 #define PTERUN_SRC_CORE_METHOD_FUSE_INTERNAL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "src/core/method_internal.h"
 #include "src/core/schema.h"
 
@@ -12,6 +15,23 @@
 #define PT_FUSE_MAX_ARGS 32
 #define PT_FUSE_MAX_FEED 2
 #define PT_FUSE_REDIRECT 0x80 /* flag in the match table: move the result (can_redirect) */
+
+/* The operator names of the patterns, one block of characters (see
+ * method_fuse_names.inc); a row holds offsets into it (PT_FUSE_N), 0 for none. */
+typedef struct pt_fuse_names {
+  char none;
+#define PT_FUSE_NAME(ns, op, ovl) char ns##_##op##_##ovl[sizeof #ns "::" #op "." #ovl];
+#include "src/core/method_fuse_names.inc"
+#undef PT_FUSE_NAME
+} pt_fuse_names;
+_Static_assert(sizeof(pt_fuse_names) <= UINT16_MAX, "name offsets are 16-bit");
+#define PT_FUSE_N(ns, op, ovl) ((uint16_t)offsetof(pt_fuse_names, ns##_##op##_##ovl))
+
+extern const pt_fuse_names pt_fuse_name_text; /* method_fuse.c */
+
+static inline const char* pt_fuse_name(uint16_t offset) {
+  return (const char*)&pt_fuse_name_text + offset;
+}
 
 typedef struct pt_fuse_arg {
   uint8_t step, arg;
@@ -28,7 +48,7 @@ typedef struct pt_fuse_arg {
  * (addmm's permute_copy does): the chain then steps over it. */
 typedef struct pt_fuse_feed {
   uint8_t step, arg;
-  const char* ops[PT_FUSE_MAX_FEED]; /* NULL after the last (ops[0] NULL: no feed) */
+  uint16_t ops[PT_FUSE_MAX_FEED]; /* names (PT_FUSE_N): 0 after the last (ops[0] 0: no feed) */
   uint8_t nargs[PT_FUSE_MAX_FEED];
   uint8_t link[PT_FUSE_MAX_FEED];
   bool live; /* the producers' inputs need not be constants: the fused call reads
@@ -38,27 +58,27 @@ typedef struct pt_fuse_feed {
 } pt_fuse_feed;
 
 typedef struct pt_fuse_pattern {
-  const char* ops[PT_FUSE_MAX_STEPS]; /* the chain; NULL after the last step */
-  uint8_t nargs[PT_FUSE_MAX_STEPS];   /* each step's argument count (return slot included) */
-  uint8_t link[PT_FUSE_MAX_STEPS];    /* step s > 0: its argument that is step s-1's result */
-  uint8_t out[PT_FUSE_MAX_STEPS];     /* step s's result: 0 = its return slot; else the index of
+  uint16_t ops[PT_FUSE_MAX_STEPS];  /* the chain (names, PT_FUSE_N); 0 after the last step */
+  uint8_t nargs[PT_FUSE_MAX_STEPS]; /* each step's argument count (return slot included) */
+  uint8_t link[PT_FUSE_MAX_STEPS];  /* step s > 0: its argument that is step s-1's result */
+  uint8_t out[PT_FUSE_MAX_STEPS];   /* step s's result: 0 = its return slot; else the index of
                                          its first out argument, of a multi-output step whose
                                          return slot lists its outs (batch norm); its other outs
                                          must be unread, and it is skipped when they are read */
-  int32_t dtype;                      /* every intermediate's dtype (-1: any) */
-  pt_fuse_feed feed;                  /* optional */
-  bool step0_may_alias;               /* the fused kernel copes with its result sharing memory
+  int32_t dtype;                    /* every intermediate's dtype (-1: any) */
+  pt_fuse_feed feed;                /* optional */
+  bool step0_may_alias;             /* the fused kernel copes with its result sharing memory
                                          with step 0's arguments (it reads or copies them first) */
-  bool any_may_alias;                 /* ... with any argument of any step */
-  bool needs_prepare;                 /* the fused kernel runs only prepared (integer weights
+  bool any_may_alias;               /* ... with any argument of any step */
+  bool needs_prepare;               /* the fused kernel runs only prepared (integer weights
                                          packed at load): no fusion without kernel preparation */
-  uint8_t shape_step;                 /* the step whose result's shape the fused kernel gives
+  uint8_t shape_step;               /* the step whose result's shape the fused kernel gives
                                          its result (the convolution, the addmm, ...): the
                                          chain's result must have it (shape_kept) */
-  bool rows_nd;                       /* ... or, a linear's kernel, the sizes of step 0's first
+  bool rows_nd;                     /* ... or, a linear's kernel, the sizes of step 0's first
                                          argument with the last one that step's (its [M, N]
                                          rows seen through a view as [B, T, N]), contiguous */
-  const char* fused;                  /* the replacing operator */
+  uint16_t fused;                   /* the replacing operator (PT_FUSE_N) */
   uint8_t fused_nargs;
   pt_fuse_arg args[PT_FUSE_MAX_ARGS]; /* its arguments, each (step or PT_FUSE_MAX_STEPS + feed
                                          producer, argument index) */
@@ -66,13 +86,13 @@ typedef struct pt_fuse_pattern {
 
 static inline uint32_t steps_of(const pt_fuse_pattern* p) {
   uint32_t n = 0;
-  while (n < PT_FUSE_MAX_STEPS && p->ops[n] != NULL) ++n;
+  while (n < PT_FUSE_MAX_STEPS && p->ops[n] != 0) ++n;
   return n;
 }
 
 static inline uint32_t feeds_of(const pt_fuse_pattern* p) {
   uint32_t n = 0;
-  while (n < PT_FUSE_MAX_FEED && p->feed.ops[n] != NULL) ++n;
+  while (n < PT_FUSE_MAX_FEED && p->feed.ops[n] != 0) ++n;
   return n;
 }
 

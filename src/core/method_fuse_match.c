@@ -23,7 +23,7 @@ static bool feed_matches(const pterun_method* m, const fuse_facts* f, const pt_f
       ++inside;
     }
     const pt_instr* prod = f->instr[at];
-    if (!pt_fuse_is_call(m, prod, p->feed.ops[j], p->feed.nargs[j]) ||
+    if (!pt_fuse_is_call(m, prod, pt_fuse_name(p->feed.ops[j]), p->feed.nargs[j]) ||
         !pt_fuse_private_link(m, f, prod, 0, reader, arg, p->dtype, at, rpos))
       return false;
     where[PT_FUSE_MAX_STEPS + j] = at;
@@ -70,12 +70,12 @@ int pt_fuse_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_p
   for (uint32_t s = 0, at = i; s < steps; ++s, ++at) {
     // A feed producer between two steps is stepped over (feed_matches checks it).
     while (s > 0 && at < ch->count && nskipped < feeds &&
-           !pt_fuse_is_call(m, &ch->instrs[at], p->ops[s], p->nargs[s])) {
+           !pt_fuse_is_call(m, &ch->instrs[at], pt_fuse_name(p->ops[s]), p->nargs[s])) {
       if (f->jump_in[base + at] || f->covered[base + at]) return 0;
       skipped[nskipped++] = base + at++;
     }
     if (at >= ch->count || f->covered[base + at] ||
-        !pt_fuse_is_call(m, &ch->instrs[at], p->ops[s], p->nargs[s]))
+        !pt_fuse_is_call(m, &ch->instrs[at], pt_fuse_name(p->ops[s]), p->nargs[s]))
       return 0;
     if (s > 0 && (f->jump_in[base + at] ||
                   !pt_fuse_private_link(m, f, step[s - 1], p->out[s - 1], &ch->instrs[at],

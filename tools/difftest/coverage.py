@@ -62,6 +62,8 @@ def pattern_rows() -> list[str]:
     """One readable name per row of method_fuse_patterns.inc, in row order."""
     text = PATTERNS.read_text()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    # N(namespace, operator, overload) names "namespace::operator.overload".
+    text = re.sub(r"\bN\((\w+), (\w+), (\w+)\)", r'"\1::\2.\3"', text)
     rows = []
     for m in re.finditer(
         r"\{\.ops = \{([^}]*)\}(.*?)\.fused = \"([^\"]+)\"", text, flags=re.DOTALL
