@@ -60,7 +60,7 @@ MODEL_NAMES = [
 ]
 # int8 models (bench/models/export_int8_models.py): PT2E-quantized programs,
 # their XNNPACK-lowered forms and ONNX Runtime QDQ models.
-INT8_MODEL_NAMES = ["qcnn", "qmlp"]
+INT8_MODEL_NAMES = ["qcnn", "qmlp", "qmbv2"]
 ENGINES = ["pterun", "et", "et_xnnpack", "ort"]
 
 

@@ -22,6 +22,9 @@ Models:
            1 x 3 x 64 x 64
     qmlp   dynamically quantized MLP (int8 activations per tensor, int8
            per-channel weights), the fp32 benchmark's mlp: 32 x 784
+    qmbv2  static int8 MobileNetV2-style CNN (the fp32 benchmark's mobilenet:
+           1x1 expand, depthwise 3x3, 1x1 project, relu6, residual adds),
+           1 x 3 x 128 x 128
 
     python bench/models/export_int8_models.py [--only NAME]...
 """
@@ -38,7 +41,7 @@ import executorch.exir.passes._quant_patterns_and_replacements
 import executorch.kernels.quantized  # noqa: F401  (out variants of the Q/DQ ops)
 import numpy as np
 import torch
-from export_models import MLP  # the fp32 benchmark's MLP (this script's directory)
+from export_models import MLP, MobileNetish  # the fp32 benchmark's (this script's directory)
 from torch import nn
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -62,6 +65,7 @@ class VggInt8(nn.Module):
 MODELS: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...], bool]] = {
     "qcnn": (VggInt8, (1, 3, 64, 64), False),
     "qmlp": (MLP, (32, 784), True),
+    "qmbv2": (MobileNetish, (1, 3, 128, 128), False),
 }
 
 

@@ -438,6 +438,28 @@ PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nchw_with(size_t variant,
 /** Name of depthwise variant `variant` (0: the 4-lane baseline) if it is built
  *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
 PTERUN_COMPUTE_API const char* pterun_compute_f32_dwconv2d_variant(size_t variant);
+
+/**
+ * int8 depthwise convolution, NCHW: input [batch][in_c][in_h][in_w] of
+ * `in_dtype` (U8 or I8), filter int8 [out_c][kernel_h][kernel_w] (PyTorch's
+ * [out_c][1][kh][kw]; output channel c reads input channel c / (out_c /
+ * in_c)), output [batch][out_c][out_h][out_w] of `out_dtype` (U8, I8 or
+ * F32); geometry from `p` (its out_min / out_max are not used). Output
+ * (b, c, y, x) is the epilogue `ep` (columns = output channels; w_zp within
+ * int8) of the exact sum over taps inside the input of
+ * (in - a_zp) * (w - w_zp[c]): the value and the bits pterun_compute_qs8_gemm
+ * gives the same convolution over zero-point-padded im2col rows, for any
+ * thread count. (batch, channel) planes split over `pool`. Returns 0, or -1
+ * for a geometry pterun_compute_f32_dwconv2d_nhwc refuses, kernel_h *
+ * kernel_w > 32768, other dtypes or a zero point out of range.
+ */
+PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const void* in, int32_t in_dtype,
+                                                        const int8_t* w,
+                                                        const pterun_compute_qs8_epilogue* ep,
+                                                        void* out, int32_t out_dtype);
+
 /** As pterun_compute_f32_dwconv2d_nhwc on one variant, serially (tests,
  *  benchmarks); -1 when the geometry or the variant is unusable. */
 PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,

@@ -30,6 +30,7 @@ typedef struct qk_i8_state {
   float* w_scale;             /* oc: (float) weight scale */
   float* scale; /* oc: static: (float)x_scale * w_scale; dynamic: filled per execute */
   pterun_compute_qs8_packed* packed; /* groups */
+  int8_t* dw_w; /* a depthwise convolution's weight [oc][kh][kw] (then no packed) */
   /* static output */
   int out_dtype;
   float out_inv;
@@ -177,10 +178,20 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     st->kh = w->sizes[2];
     st->kw = w->sizes[3];
     st->k = w->sizes[1] * st->kh * st->kw;
-    /* execute's padded channels-last images (pad_nhwc) */
+    /* A depthwise convolution (one input channel per group) runs on
+     * pterun_compute_qs8_dwconv2d_nchw, from the input as it is; the others
+     * on the GEMM from execute's padded channels-last images (pad_nhwc). */
     const pterun_tensor* x = call->x;
-    if (x->rank == 4 && call->padding != NULL && call->padding[0] >= 0 && call->padding[1] >= 0 &&
-        call->padding[0] < INT32_MAX && call->padding[1] < INT32_MAX) {
+    if (x->rank == 4 && st->groups > 1 && w->sizes[1] == 1 && x->sizes[1] == st->groups &&
+        pterun_tensor_is_contiguous(w)) {
+      st->dw_w = pterun_kernel_state_alloc(ctx, (size_t)w->numel, 64);
+      if (st->dw_w == NULL)
+        return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                  "cannot allocate the depthwise weight");
+      memcpy(st->dw_w, w->data, (size_t)w->numel);
+    } else if (x->rank == 4 && call->padding != NULL && call->padding[0] >= 0 &&
+               call->padding[1] >= 0 && call->padding[0] < INT32_MAX &&
+               call->padding[1] < INT32_MAX) {
       const double bytes = (double)(x->sizes[2] + 2 * call->padding[0]) *
                            (double)(x->sizes[3] + 2 * call->padding[1]) * (double)x->sizes[1];
       /* one image per batch item (each stays until the call ends) */
@@ -207,7 +218,7 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
                                 call->x->nbytes);
     st->alias_cap = call->x->nbytes;
   }
-  PTERUN_TRY(pack_weights(ctx, w, st));
+  if (st->dw_w == NULL) PTERUN_TRY(pack_weights(ctx, w, st));
   st->x_dtype = (int)call->x_dtype;
   if (!call->dynamic) {
     int64_t c;
@@ -418,6 +429,25 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
     ep.q_min = st->q_lo;
     ep.q_max = st->q_hi;
     if (ohw == 0) return PTERUN_STATUS_OK;
+    if (st->dw_w != NULL) {
+      pterun_compute_dwconv2d dp;
+      memset(&dp, 0, sizeof dp);
+      dp.batch = (size_t)sizes[0], dp.in_c = (size_t)x->sizes[1];
+      dp.in_h = (size_t)ic.h, dp.in_w = (size_t)ic.w;
+      dp.out_c = (size_t)st->oc, dp.out_h = (size_t)sizes[2], dp.out_w = (size_t)sizes[3];
+      dp.kernel_h = (size_t)st->kh, dp.kernel_w = (size_t)st->kw;
+      dp.stride_h = (size_t)ic.sh, dp.stride_w = (size_t)ic.sw;
+      dp.dilation_h = (size_t)ic.dh, dp.dilation_w = (size_t)ic.dw;
+      dp.pad_top = (size_t)ic.ph, dp.pad_left = (size_t)ic.pw;
+      ep.scale = st->scale;
+      ep.bias = call->bias != NULL ? (const float*)call->bias->data : NULL;
+      ep.w_zp = st->w_zp;
+      if (pterun_compute_qs8_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
+                                           pterun_kernel_max_threads(ctx), &dp, xdata, st->x_dtype,
+                                           st->dw_w, &ep, out->data, out->dtype) != 0)
+        return PTERUN_FAIL_ARG(ctx, "int8 depthwise convolution refused its arguments");
+      return PTERUN_STATUS_OK;
+    }
     for (b = 0; b < sizes[0]; ++b)
       for (g = 0; g < st->groups; ++g) {
         const int64_t c0 = g * st->npg;

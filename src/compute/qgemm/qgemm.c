@@ -21,6 +21,7 @@
 
 #include "pterun/kernel_util.h"
 #include "pterun/threadpool.h"
+#include "src/compute/qgemm/requant.h"
 #include "src/compute/qgemm/ukernel.h"
 #include "src/compute/used.h"
 
@@ -169,19 +170,6 @@ int pterun_compute_qs8_pack_conv(const pc_qs8_gemm_ukernel* uk, int64_t n, int64
 }
 
 /* ---- epilogue ------------------------------------------------------------ */
-
-/* 1.5 * 2^23: adding and subtracting it rounds a float of magnitude below
- * 2^22 to an integer, half to even (the current rounding mode), as
- * nearbyintf does, without a libm call on baseline x86-64. */
-#define PC_QS8_RNE_MAGIC 12582912.0f
-#define PC_QS8_RNE_LIMIT 4194304.0f
-
-static inline float round_half_even(float p) {
-  /* Beyond 2^22 every q range here saturates anyway; NaN passes through. */
-  p = p < -PC_QS8_RNE_LIMIT ? -PC_QS8_RNE_LIMIT : p;
-  p = p > PC_QS8_RNE_LIMIT ? PC_QS8_RNE_LIMIT : p;
-  return (p + PC_QS8_RNE_MAGIC) - PC_QS8_RNE_MAGIC;
-}
 
 typedef struct pc_qs8_job {
   const pc_qs8_gemm_ukernel* uk;
@@ -369,14 +357,6 @@ static void column_terms(const pc_qs8_job* job, int64_t j0, int64_t cols, pc_qs8
   }
 }
 
-/* The requantisation of one value (the vector path below does the same). */
-static inline int32_t requant(float y, float inv, float zpo, float qlo, float qhi) {
-  float t = zpo + round_half_even(y * inv);
-  t = t > qlo ? t : qlo; /* NaN -> q_min */
-  t = t < qhi ? t : qhi;
-  return (int32_t)t;
-}
-
 static inline void store_q(const pterun_compute_matrix* c, int64_t at, int32_t q) {
   if (c->dtype == PTERUN_DTYPE_U8)
     ((uint8_t*)c->data)[at] = (uint8_t)q;
@@ -471,7 +451,7 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
         y = y > ep->f_max ? ep->f_max : y;
         ((float*)c->data)[at] = y;
       } else {
-        store_q(c, at, requant(y, inv, zpo, qlo, qhi));
+        store_q(c, at, pc_qs8_requant(y, inv, zpo, qlo, qhi));
       }
     }
   }

@@ -1,0 +1,30 @@
+/* The int8 engine's requantisation of one value, shared by the GEMM's
+ * epilogue (qgemm.c, whose vector paths do the same) and the depthwise
+ * convolution (qdwconv.c), so both give the same bits (internal). */
+#ifndef PTERUN_SRC_COMPUTE_QGEMM_REQUANT_H_
+#define PTERUN_SRC_COMPUTE_QGEMM_REQUANT_H_
+
+#include <stdint.h>
+
+/* 1.5 * 2^23: adding and subtracting it rounds a float of magnitude below
+ * 2^22 to an integer, half to even (the current rounding mode), as
+ * nearbyintf does, without a libm call on baseline x86-64. */
+#define PC_QS8_RNE_MAGIC 12582912.0f
+#define PC_QS8_RNE_LIMIT 4194304.0f
+
+static inline float pc_qs8_round_half_even(float p) {
+  /* Beyond 2^22 every q range here saturates anyway; NaN passes through. */
+  p = p < -PC_QS8_RNE_LIMIT ? -PC_QS8_RNE_LIMIT : p;
+  p = p > PC_QS8_RNE_LIMIT ? PC_QS8_RNE_LIMIT : p;
+  return (p + PC_QS8_RNE_MAGIC) - PC_QS8_RNE_MAGIC;
+}
+
+/* The requantisation of one value (qgemm.c's vector paths do the same). */
+static inline int32_t pc_qs8_requant(float y, float inv, float zpo, float qlo, float qhi) {
+  float t = zpo + pc_qs8_round_half_even(y * inv);
+  t = t > qlo ? t : qlo; /* NaN -> q_min */
+  t = t < qhi ? t : qhi;
+  return (int32_t)t;
+}
+
+#endif
