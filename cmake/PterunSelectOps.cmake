@@ -50,12 +50,16 @@ function(pterun_selected_ops out)
   list(REMOVE_DUPLICATES _ops)
   # The load-time fusion pass (src/core/method_fuse_patterns.inc) replaces a
   # chain of selected operators by a fused one: keep that one too. A row
-  # starts at the beginning of a line with `{.ops = {...}` (names quoted or
-  # `#define NAME "op"` macros) and names its `.fused` operator; the chains'
+  # starts at the beginning of a line with `{.ops = {...}` (names written
+  # N(ns, op, overload), or macros `#define NAME N(...)`) and names its
+  # `.fused` operator; the chains'
   # feeds are not looked at (keeping a fused kernel too many is harmless).
   set(_pat "${_pt_select_root}/src/core/method_fuse_patterns.inc")
   if(_ops AND EXISTS "${_pat}")
     file(READ "${_pat}" _text)
+    # N(namespace, operator, overload) names "namespace::operator.overload".
+    string(REGEX REPLACE "([^A-Za-z0-9_])N\\(([A-Za-z0-9_]+), ([A-Za-z0-9_]+), ([A-Za-z0-9_]+)\\)"
+                         "\\1\"\\2::\\3.\\4\"" _text "${_text}")
     string(REGEX MATCHALL "#define [A-Za-z_][A-Za-z0-9_]* \"[^\"]+\"" _defs "${_text}")
     foreach(_d IN LISTS _defs)
       string(REGEX REPLACE "#define ([A-Za-z0-9_]+) \"([^\"]+)\"" "\\1;\\2" _d "${_d}")
