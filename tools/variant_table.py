@@ -89,6 +89,12 @@ def manifest_variants(root: Path) -> list[Variant]:
     fams.append(
         ("conv2d", _table(c / "conv" / "conv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\""))
     )
+    fams.append(
+        (
+            "qdwconv",
+            _table(c / "qgemm" / "qdwconv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\""),
+        )
+    )
     out: list[Variant] = []
     for family, rows in fams:
         # Every family has its portable baseline and at least one SIMD variant:

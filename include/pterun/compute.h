@@ -451,7 +451,9 @@ PTERUN_COMPUTE_API const char* pterun_compute_f32_dwconv2d_variant(size_t varian
  * gives the same convolution over zero-point-padded im2col rows, for any
  * thread count. (batch, channel) planes split over `pool`. Returns 0, or -1
  * for a geometry pterun_compute_f32_dwconv2d_nhwc refuses, kernel_h *
- * kernel_w > 32768, other dtypes or a zero point out of range.
+ * kernel_w > 32768, other dtypes or a zero point out of range. The widest
+ * variant the CPU runs (pterun_compute_qs8_dwconv2d_variant) takes every
+ * geometry whose rows fit its staging buffer, a direct loop the others.
  */
 PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads,
                                                         const pterun_compute_dwconv2d* p,
@@ -459,6 +461,15 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool,
                                                         const int8_t* w,
                                                         const pterun_compute_qs8_epilogue* ep,
                                                         void* out, int32_t out_dtype);
+/** As pterun_compute_qs8_dwconv2d_nchw on staged variant `variant`, serially
+ *  (tests, benchmarks); -1 also when the variant is unusable here or the
+ *  geometry's rows do not fit its staging buffer. */
+PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw_with(
+    size_t variant, const pterun_compute_dwconv2d* p, const void* in, int32_t in_dtype,
+    const int8_t* w, const pterun_compute_qs8_epilogue* ep, void* out, int32_t out_dtype);
+/** Name of int8 depthwise variant `variant` (0: the baseline) if it is built
+ *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
+PTERUN_COMPUTE_API const char* pterun_compute_qs8_dwconv2d_variant(size_t variant);
 
 /** As pterun_compute_f32_dwconv2d_nhwc on one variant, serially (tests,
  *  benchmarks); -1 when the geometry or the variant is unusable. */

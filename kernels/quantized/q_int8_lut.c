@@ -11,9 +11,13 @@
  * An 8-bit input has 256 values: the chain is a table, built once at load
  * by running every code through the reference steps themselves
  * (qk_dequantize_run, the float activation, qk_quantize_run), so the fused
- * result is the reference's bit for bit. */
+ * result is the reference's bit for bit. When the table is a clamp of the
+ * code itself (same dtype and quantization in and out, as PT2E gives a relu6
+ * after a convolution), execute clamps instead of looking up: the same bytes
+ * (checked against the table at load), in a loop the compiler vectorises. */
 #include <inttypes.h>
 
+#include "kernels/quantized/q_lut_clamp.h"
 #include "kernels/quantized/qutil.h"
 
 enum { QK_LUT_RELU, QK_LUT_HARDTANH };
@@ -28,6 +32,7 @@ typedef struct qk_lut_call {
 typedef struct qk_lut_state {
   int32_t in_dtype, out_dtype;
   uint8_t table[256]; /* output byte for input byte b */
+  qk_lut_clamp clamp; /* the table as a clamp, when it is one */
 } qk_lut_state;
 
 static pterun_status read_call(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
@@ -71,6 +76,8 @@ static pterun_status build_table(pterun_kernel_context* ctx, const qk_lut_call* 
                   (int32_t)c->outq.zp, c->outq.qmin, c->outq.qmax);
   st->in_dtype = (int32_t)c->in.dtype;
   st->out_dtype = (int32_t)c->outq.dtype;
+  st->clamp =
+      qk_lut_find_clamp(st->table, st->in_dtype == PTERUN_DTYPE_I8, st->in_dtype == st->out_dtype);
   return PTERUN_STATUS_OK;
 }
 
@@ -101,7 +108,11 @@ static pterun_status run(pterun_kernel_context* ctx, pterun_value** args, size_t
      * ahead of the writes in the direction that never overtakes them. */
     const uint8_t* in = (const uint8_t*)c.x->data;
     uint8_t* out = (uint8_t*)c.out->data;
-    if ((uintptr_t)out > (uintptr_t)in)
+    const int64_t n = c.x->numel;
+    if (st->clamp.is_clamp && (out == in || (uintptr_t)out >= (uintptr_t)(in + n) ||
+                               (uintptr_t)in >= (uintptr_t)(out + n))) {
+      qk_lut_run_clamp(&st->clamp, out, in, n);
+    } else if ((uintptr_t)out > (uintptr_t)in)
       for (int64_t k = c.x->numel - 1; k >= 0; --k) out[k] = st->table[in[k]];
     else
       for (int64_t k = 0; k < c.x->numel; ++k) out[k] = st->table[in[k]];

@@ -4,9 +4,11 @@
  * zero-point-padded im2col rows, which test_qgemm checks against an exact
  * reference. Same bits for every geometry (strides 1-3, dilation, padding
  * wider than the kernel, channel multipliers, rows wider than the kernel's
- * column tile), input and output dtype, weight zero points, with and
- * without a pool; argument checks. ctest runs it again with
- * PTERUN_ISA_MASK=0 (the GEMM's scalar microkernel as the reference). */
+ * column tile, rows too wide for the staged loop), input and output dtype,
+ * weight zero points, with and without a pool, and every staged variant
+ * this CPU runs; argument checks. ctest runs it again with
+ * PTERUN_ISA_MASK=0 (the GEMM's scalar microkernel as the reference, the
+ * baseline variant). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "pterun/cpu.h"
 #include "pterun/threadpool.h"
 #include "tests/harness/pt_test.h"
+#include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
@@ -130,6 +133,7 @@ static int run_case(const geo* g, int in_dt, int out_dt, int w_zps, int bias,
   PT_CHECK(pterun_compute_qs8_dwconv2d_nchw(pool, 0, &p, x, in_dt, w, &ep, got_pool, out_dt) == 0);
   for (size_t i = 0; i < out_n * esz; ++i)
     if (got[i] != want[i] || got_pool[i] != want[i]) {
+      fprintf(stderr, "(dispatched) ");
       fprintf(stderr,
               "qdwconv c=%zu m=%zu %zux%zu k=%zux%zu s=%zu,%zu p=%zu,%zu d=%zu,%zu in=%d out=%d "
               "wzp=%d: byte %zu: %u (pool %u), GEMM %u\n",
@@ -138,6 +142,18 @@ static int run_case(const geo* g, int in_dt, int out_dt, int w_zps, int bias,
       return 1;
     }
   PT_CHECK(got[out_n * esz] == 0xA5 && got_pool[out_n * esz] == 0x5A); /* nothing past the end */
+  for (size_t v = 0; v < 8; ++v) { /* every built variant (NULL past the last) */
+    const char* name = pterun_compute_qs8_dwconv2d_variant(v);
+    if (name == NULL) continue;
+    memset(got, 0xA5, out_n * esz + 1);
+    const int r = pterun_compute_qs8_dwconv2d_nchw_with(v, &p, x, in_dt, w, &ep, got, out_dt);
+    if (r != 0) { /* rows too wide for the staging buffer: the direct loop only */
+      PT_CHECK(g->w > 1000);
+      continue;
+    }
+    PT_CHECK(memcmp(got, want, out_n * esz) == 0 && got[out_n * esz] == 0xA5);
+    pt_variant_checked("qdwconv", name, NULL, 0);
+  }
   free(x), free(w), free(wzp), free(scale), free(bi), free(want), free(got), free(got_pool);
   free(pk_buf);
   return 0;
@@ -226,5 +242,6 @@ int main(void) {
   PT_RUN(test_serial);
   PT_RUN(test_threads);
   PT_RUN(test_checks);
+  pt_failures += pt_variants_record(pt_failures);
   return pt_failures ? 1 : 0;
 }

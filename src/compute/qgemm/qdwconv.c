@@ -1,37 +1,54 @@
-/* int8 depthwise convolution, NCHW (pterun_compute_qs8_dwconv2d_nchw).
+/* int8 depthwise convolution, NCHW (pterun_compute_qs8_dwconv2d_nchw):
+ * dispatch and the direct loop.
  *
  * A depthwise convolution is a GEMM per channel with one output column and
  * K = kernel_h * kernel_w: run through pterun_compute_qs8_gemm it packs
  * im2col rows and pays a GEMM's set-up per channel, which made the
  * depthwise layers of int8 MobileNets milliseconds each. Here each output
- * plane sums its taps straight from the input plane, a row of output
- * columns at a time, in exact int32; taps outside the input are skipped,
- * which is what the GEMM's zero-point padding contributes (0). The sum is
- * then finished by the GEMM's own epilogue arithmetic (requant.h), so the
- * bits are the GEMM path's for any thread count. The column loops are plain
- * C that the compiler vectorises (stride 1 contiguous). */
+ * plane sums its taps in exact int32, taps outside the input contributing
+ * nothing (what the GEMM's zero-point padding contributes), and finishes
+ * with the GEMM's own epilogue arithmetic (requant.h): the GEMM path's bits
+ * for any variant and thread count. The widest variant of the staged loop
+ * (qdwconv_tmpl.h) the CPU runs takes every geometry whose band fits its
+ * buffer; the direct loop below (bounds per tap, from the input bytes) the
+ * rest (rows of thousands of columns). */
 #include <stdint.h>
 #include <string.h>
 
 #include "pterun/compute.h"
+#include "pterun/cpu.h"
 #include "pterun/threadpool.h"
+#include "src/compute/qgemm/qdwconv.h"
 #include "src/compute/qgemm/requant.h"
-
-/* Output columns summed at a time (int32 on the stack). */
-#define PC_QDW_TILE 256
+#include "src/compute/used.h"
 /* |sum| <= taps * 255 * 255 must stay below 2^31. */
 #define PC_QDW_MAX_TAPS 32768
 /* Multiply-adds per task below which splitting costs more than it saves. */
 #define PC_QDW_TASK_MIN ((size_t)1 << 15)
 
+typedef struct pc_qdw_variant {
+  uint64_t isa;
+  const char* name;
+  pc_qdw_fn fn;
+} pc_qdw_variant;
+
+static const pc_qdw_variant g_variants[] = {
+    {0, "base", pc_qs8_dwconv__base},
+#if defined(PTERUN_GEMM_AVX2)
+    {PTERUN_CPU_X86_AVX | PTERUN_CPU_X86_AVX2, "avx2", pc_qs8_dwconv__avx2},
+#endif
+#if defined(PTERUN_GEMM_AVX512)
+    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_qs8_dwconv__avx512f},
+#endif
+};
+#define PC_QDW_COUNT (sizeof g_variants / sizeof g_variants[0])
+
+static atomic_uchar g_ran[PC_QDW_COUNT];
+PC_USED_FAMILY(pc_used_qdwconv, "qdwconv", g_variants, g_ran);
+
 typedef struct pc_qdw_job {
-  const pterun_compute_dwconv2d* p;
-  const uint8_t* in;
-  int in_signed;
-  const int8_t* w;
-  const pterun_compute_qs8_epilogue* ep;
-  void* out;
-  int32_t out_dtype;
+  pc_qdw_args a;
+  pc_qdw_fn fn; /* NULL: the direct loop */
 } pc_qdw_job;
 
 /* acc[i] += wt * (x[i * stride] - za) for i < n. */
@@ -64,8 +81,8 @@ static void column_range(int64_t off, int64_t stride, int64_t in_w, int64_t x0, 
   if (*hi < *lo) *hi = *lo;
 }
 
-/* Output plane `pl` (batch * out_c + channel). */
-static void qdw_plane(const pc_qdw_job* j, size_t pl) {
+/* The direct loop: output plane `pl` (batch * out_c + channel). */
+static void qdw_plane(const pc_qdw_args* j, size_t pl) {
   const pterun_compute_dwconv2d* p = j->p;
   const pterun_compute_qs8_epilogue* ep = j->ep;
   const size_t c = pl % p->out_c, b = pl / p->out_c, mult = p->out_c / p->in_c;
@@ -126,7 +143,64 @@ static void qdw_plane(const pc_qdw_job* j, size_t pl) {
 }
 
 static void qdw_task(void* ctx, size_t start, size_t count) {
-  for (size_t pl = start; pl < start + count; ++pl) qdw_plane((const pc_qdw_job*)ctx, pl);
+  const pc_qdw_job* j = (const pc_qdw_job*)ctx;
+  if (j->fn != NULL) {
+    j->fn(&j->a, start, count);
+    return;
+  }
+  for (size_t pl = start; pl < start + count; ++pl) qdw_plane(&j->a, pl);
+}
+
+const char* pterun_compute_qs8_dwconv2d_variant(size_t variant) {
+  if (variant >= PC_QDW_COUNT) return NULL;
+  const uint64_t isa = g_variants[variant].isa;
+  return (isa & pterun_cpu_features()) == isa ? g_variants[variant].name : NULL;
+}
+
+/* The widest variant this CPU runs. */
+static size_t best_variant(void) {
+  const uint64_t features = pterun_cpu_features();
+  size_t v = PC_QDW_COUNT;
+  while (v-- > 1)
+    if ((g_variants[v].isa & features) == g_variants[v].isa) break;
+  return v;
+}
+
+/* Arguments the loops can run: every index stays inside the tensors the
+ * caller sized from `p`, and every sum is exact in int32. */
+static int valid(const pterun_compute_dwconv2d* p, const void* in, int32_t in_dtype,
+                 const int8_t* w, const pterun_compute_qs8_epilogue* ep, const void* out,
+                 int32_t out_dtype) {
+  if (p == NULL || in == NULL || w == NULL || ep == NULL || out == NULL || ep->scale == NULL)
+    return 0;
+  if (p->in_c == 0 || p->out_c % p->in_c != 0 || p->stride_h == 0 || p->stride_w == 0 ||
+      p->dilation_h == 0 || p->dilation_w == 0 || p->kernel_h == 0 || p->kernel_w == 0 ||
+      p->kernel_w > PC_QDW_MAX_TAPS || p->kernel_h > PC_QDW_MAX_TAPS / p->kernel_w)
+    return 0;
+  if ((in_dtype != PTERUN_DTYPE_U8 && in_dtype != PTERUN_DTYPE_I8) ||
+      (out_dtype != PTERUN_DTYPE_U8 && out_dtype != PTERUN_DTYPE_I8 &&
+       out_dtype != PTERUN_DTYPE_F32))
+    return 0;
+  if (in_dtype == PTERUN_DTYPE_U8 ? ep->a_zp < 0 || ep->a_zp > 255
+                                  : ep->a_zp < -128 || ep->a_zp > 127)
+    return 0;
+  for (size_t c = 0; ep->w_zp != NULL && c < p->out_c; ++c)
+    if (ep->w_zp[c] < -128 || ep->w_zp[c] > 127) return 0;
+  return 1;
+}
+
+int pterun_compute_qs8_dwconv2d_nchw_with(size_t variant, const pterun_compute_dwconv2d* p,
+                                          const void* in, int32_t in_dtype, const int8_t* w,
+                                          const pterun_compute_qs8_epilogue* ep, void* out,
+                                          int32_t out_dtype) {
+  if (!valid(p, in, in_dtype, w, ep, out, out_dtype) ||
+      pterun_compute_qs8_dwconv2d_variant(variant) == NULL || pc_qdw_row(p) == 0)
+    return -1;
+  const pc_qdw_args a = {p, (const uint8_t*)in, in_dtype == PTERUN_DTYPE_I8, w, ep, out, out_dtype};
+  if (p->batch * p->out_c == 0 || p->out_h == 0 || p->out_w == 0) return 0;
+  pc_used_mark(g_ran, variant);
+  g_variants[variant].fn(&a, 0, p->batch * p->out_c);
+  return 0;
 }
 
 int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads,
@@ -134,24 +208,16 @@ int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads
                                      int32_t in_dtype, const int8_t* w,
                                      const pterun_compute_qs8_epilogue* ep, void* out,
                                      int32_t out_dtype) {
-  if (p == NULL || in == NULL || w == NULL || ep == NULL || out == NULL || ep->scale == NULL)
-    return -1;
-  if (p->in_c == 0 || p->out_c % p->in_c != 0 || p->stride_h == 0 || p->stride_w == 0 ||
-      p->dilation_h == 0 || p->dilation_w == 0 || p->kernel_h == 0 || p->kernel_w == 0 ||
-      p->kernel_w > PC_QDW_MAX_TAPS || p->kernel_h > PC_QDW_MAX_TAPS / p->kernel_w)
-    return -1;
-  if ((in_dtype != PTERUN_DTYPE_U8 && in_dtype != PTERUN_DTYPE_I8) ||
-      (out_dtype != PTERUN_DTYPE_U8 && out_dtype != PTERUN_DTYPE_I8 &&
-       out_dtype != PTERUN_DTYPE_F32))
-    return -1;
-  if (in_dtype == PTERUN_DTYPE_U8 ? ep->a_zp < 0 || ep->a_zp > 255
-                                  : ep->a_zp < -128 || ep->a_zp > 127)
-    return -1;
-  for (size_t c = 0; ep->w_zp != NULL && c < p->out_c; ++c)
-    if (ep->w_zp[c] < -128 || ep->w_zp[c] > 127) return -1;
+  if (!valid(p, in, in_dtype, w, ep, out, out_dtype)) return -1;
   const size_t planes = p->batch * p->out_c;
   if (planes == 0 || p->out_h == 0 || p->out_w == 0) return 0;
-  pc_qdw_job j = {p, (const uint8_t*)in, in_dtype == PTERUN_DTYPE_I8, w, ep, out, out_dtype};
+  pc_qdw_job j = {{p, (const uint8_t*)in, in_dtype == PTERUN_DTYPE_I8, w, ep, out, out_dtype},
+                  NULL};
+  if (pc_qdw_row(p) != 0) {
+    const size_t v = best_variant();
+    pc_used_mark(g_ran, v);
+    j.fn = g_variants[v].fn;
+  }
   const size_t per_plane = p->out_h * p->out_w * p->kernel_h * p->kernel_w;
   size_t tile = per_plane >= PC_QDW_TASK_MIN ? 1 : PC_QDW_TASK_MIN / (per_plane ? per_plane : 1);
   if (tile >= planes) pool = NULL;

@@ -1,0 +1,10 @@
+/* int8 depthwise convolution, AVX2 (built with -mavx2 by
+ * src/compute/isa.cmake, selected at run time only when the CPU has it). */
+#include "src/compute/qgemm/qdwconv.h"
+
+#if defined(__AVX2__)
+#define QDW_FN pc_qs8_dwconv__avx2
+#include "src/compute/qgemm/qdwconv_tmpl.h"
+#else
+typedef int pc_qdwconv_avx2_unavailable; /* not an empty translation unit */
+#endif

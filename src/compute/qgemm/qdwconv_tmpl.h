@@ -1,0 +1,160 @@
+/* The staged int8 depthwise loop, compiled once per ISA (qdwconv_<isa>.c
+ * defines QDW_FN). Per output plane, bands of output rows: the band's padded
+ * input rows are copied once as int16 (input - zero point, 0 in the
+ * padding), grouped by row modulo stride_h and each row split into its
+ * stride_w column phases. Then for every output row of the band and every
+ * tap the input it reads sits at one fixed offset from the output's index in
+ * a band-wide accumulator whose rows are as long as the staged ones, so each
+ * tap is one long contiguous multiply-add over the whole band (the columns
+ * past out_w are computed and dropped). Exact int32 sums in (ky, kx) order
+ * and requant.h's scalar epilogue: every ISA gives the same bits (the
+ * compiler vectorises the loops). */
+#include <stdint.h>
+#include <string.h>
+
+#include "src/compute/qgemm/qdwconv.h"
+#include "src/compute/qgemm/requant.h"
+
+#ifndef QDW_FN
+#error "define QDW_FN before including qdwconv_tmpl.h"
+#endif
+
+#define QDW_CAT2(a, b) a##b
+#define QDW_CAT(a, b) QDW_CAT2(a, b)
+#define QDW_TAP QDW_CAT(QDW_FN, _tap)
+#define QDW_STAGE_ROWS QDW_CAT(QDW_FN, _stage)
+#define QDW_GROUP_BASE QDW_CAT(QDW_FN, _group_base)
+#define QDW_REQ QDW_CAT(QDW_FN, _req)
+
+/* acc[i] += wt * src[i], i < n. */
+static void QDW_TAP(int32_t* restrict acc, const int16_t* restrict src, size_t n, int32_t wt) {
+  for (size_t i = 0; i < n; ++i) acc[i] += wt * (int32_t)src[i];
+}
+
+/* The first staged row of group g (rows staged: `rows`). */
+static size_t QDW_GROUP_BASE(size_t rows, size_t sh, size_t g) {
+  size_t base = 0;
+  for (size_t k = 0; k < g; ++k) base += k < rows ? (rows - k + sh - 1) / sh : 0;
+  return base;
+}
+
+/* Padded rows [r0, r0 + rows) of the plane (padded row r is input row
+ * r - pad_top) into buf: staged row k (= r - r0) goes to group k % stride_h
+ * at index k / stride_h (groups one after another), as its stride phases of
+ * row / stride_w columns (phase f holds padded columns f, f + stride_w, ...).
+ * Each row is widened in one contiguous pass (into `tmp` when it is then
+ * split into phases). */
+static void QDW_STAGE_ROWS(const pc_qdw_args* a, const uint8_t* plane, size_t r0, size_t rows,
+                           size_t row, int16_t* restrict buf, int16_t* restrict tmp) {
+  const pterun_compute_dwconv2d* p = a->p;
+  const size_t sw = p->stride_w, sh = p->stride_h, phase = row / sw, pl = p->pad_left;
+  const size_t in_w = p->in_w;
+  const int32_t za = a->ep->a_zp;
+  /* padded columns [lo, hi) hold input columns [lo - pl, hi - pl) */
+  const size_t lo = pl < row ? pl : row;
+  const size_t hi = in_w + pl < row ? in_w + pl : row;
+  for (size_t k = 0; k < rows; ++k) {
+    int16_t* d = buf + (QDW_GROUP_BASE(rows, sh, k % sh) + k / sh) * row;
+    int16_t* w = sw == 1 ? d : tmp;
+    const int64_t y = (int64_t)(r0 + k) - (int64_t)p->pad_top;
+    if (y < 0 || y >= (int64_t)p->in_h || hi <= lo) {
+      memset(d, 0, sizeof(int16_t) * row);
+      continue;
+    }
+    memset(w, 0, sizeof(int16_t) * lo);
+    memset(w + hi, 0, sizeof(int16_t) * (row - hi));
+    if (a->in_signed) {
+      const int8_t* s = (const int8_t*)(const void*)plane + (size_t)y * in_w;
+      for (size_t c = lo; c < hi; ++c) w[c] = (int16_t)((int32_t)s[c - pl] - za);
+    } else {
+      const uint8_t* s = plane + (size_t)y * in_w;
+      for (size_t c = lo; c < hi; ++c) w[c] = (int16_t)((int32_t)s[c - pl] - za);
+    }
+    if (sw == 2) {
+      for (size_t i = 0; i < phase; ++i) {
+        d[i] = tmp[2 * i];
+        d[phase + i] = tmp[2 * i + 1];
+      }
+    } else if (sw > 2) {
+      for (size_t f = 0; f < sw; ++f)
+        for (size_t i = 0; i < phase; ++i) d[f * phase + i] = tmp[i * sw + f];
+    }
+  }
+}
+
+/* v[i] = requantized (float)v[i] * sc + bi, i < n (requant.h), in place; in
+ * its own loop so that it vectorises (the narrowing store is another). */
+static void QDW_REQ(int32_t* v, size_t n, float sc, float bi, float inv, float zpo, float qlo,
+                    float qhi) {
+  for (size_t i = 0; i < n; ++i) v[i] = pc_qs8_requant((float)v[i] * sc + bi, inv, zpo, qlo, qhi);
+}
+
+void QDW_FN(const pc_qdw_args* a, size_t pl0, size_t npl) {
+  const pterun_compute_dwconv2d* p = a->p;
+  const pterun_compute_qs8_epilogue* ep = a->ep;
+  const size_t row = pc_qdw_row(p), sw = p->stride_w, sh = p->stride_h, phase = row / sw;
+  const size_t taps = p->kernel_h * p->kernel_w, mult = p->out_c / p->in_c;
+  const size_t eff_kh = p->dilation_h * (p->kernel_h - 1) + 1, ow = p->out_w;
+  /* output rows per band: its staged rows fit the buffer */
+  const size_t band = (PC_QDW_STAGE / row - eff_kh) / sh + 1;
+  const float inv = ep->out_inv_scale, zpo = (float)ep->out_zp;
+  const float qlo = (float)ep->q_min, qhi = (float)ep->q_max;
+  int16_t buf[PC_QDW_STAGE], tmp[PC_QDW_STAGE];
+  int32_t acc[PC_QDW_STAGE];
+  for (size_t pl = pl0; pl < pl0 + npl; ++pl) {
+    const size_t c = pl % p->out_c, b = pl / p->out_c;
+    const uint8_t* plane = a->in + (b * p->in_c + c / mult) * p->in_h * p->in_w;
+    const int8_t* wc = a->w + c * taps;
+    const int32_t wz = ep->w_zp != NULL ? ep->w_zp[c] : 0;
+    const float sc = ep->scale[ep->scale_per_column ? c : 0];
+    const float bi = ep->bias != NULL ? ep->bias[c] : 0.0f;
+    for (size_t oy0 = 0; oy0 < p->out_h; oy0 += band) {
+      const size_t n_rows = p->out_h - oy0 < band ? p->out_h - oy0 : band;
+      const size_t staged = (n_rows - 1) * sh + eff_kh;
+      /* output (oy0 + j, x) accumulates at acc[j * row + x] */
+      const size_t span = (n_rows - 1) * row + ow;
+      QDW_STAGE_ROWS(a, plane, oy0 * sh, staged, row, buf, tmp);
+      memset(acc, 0, sizeof(int32_t) * span);
+      for (size_t ky = 0; ky < p->kernel_h; ++ky) {
+        const size_t rr = ky * p->dilation_h;
+        const int16_t* g = buf + (QDW_GROUP_BASE(staged, sh, rr % sh) + rr / sh) * row;
+        for (size_t kx = 0; kx < p->kernel_w; ++kx) {
+          const int32_t wt = (int32_t)wc[ky * p->kernel_w + kx] - wz;
+          const size_t t = kx * p->dilation_w;
+          if (wt != 0) QDW_TAP(acc, g + (t % sw) * phase + t / sw, span, wt);
+        }
+      }
+      for (size_t j = 0; j < n_rows; ++j) {
+        const int32_t* ar = acc + j * row;
+        const size_t at = pl * p->out_h * ow + (oy0 + j) * ow;
+        if (a->out_dtype == PTERUN_DTYPE_F32) {
+          float* o = (float*)a->out + at;
+          for (size_t i = 0; i < ow; ++i) {
+            float y = (float)ar[i] * sc + bi;
+            y = y < ep->f_min ? ep->f_min : y;
+            y = y > ep->f_max ? ep->f_max : y;
+            o[i] = y;
+          }
+        } else {
+          /* requantized in place: acc's row j is not read again */
+          int32_t* q = acc + j * row;
+          QDW_REQ(q, ow, sc, bi, inv, zpo, qlo, qhi);
+          if (a->out_dtype == PTERUN_DTYPE_U8) {
+            uint8_t* o = (uint8_t*)a->out + at;
+            for (size_t i = 0; i < ow; ++i) o[i] = (uint8_t)q[i];
+          } else {
+            int8_t* o = (int8_t*)a->out + at;
+            for (size_t i = 0; i < ow; ++i) o[i] = (int8_t)q[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+#undef QDW_TAP
+#undef QDW_STAGE_ROWS
+#undef QDW_GROUP_BASE
+#undef QDW_REQ
+#undef QDW_CAT
+#undef QDW_CAT2
