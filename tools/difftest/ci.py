@@ -438,6 +438,27 @@ CI_SPECS += [
     ),
     # ten rows: the f32 GEMM's 6-row kernel and its 4-row tail kernel
     _spec(9105, [10, 32], [_lin(24), _act("gelu"), _lin(8)]),
+    # int8 static depthwise convolutions (the qdwconv family: strides 1 and
+    # 2, a channel multiplier, dilation) between 1x1 ones, relu6 after them
+    # (PT2E's separately quantized hardtanh: the clamp form of hardtanh_q8)
+    _spec(
+        9106,
+        [1, 6, 14, 13],
+        [
+            _conv(12, k=1, pad=0),
+            R6,
+            _conv(12, groups=12),
+            R6,
+            _conv(24, groups=12, stride=2),
+            _act("relu"),
+            _conv(24, k=5, pad=4, groups=24, dil=2),
+            _conv(8, k=1, pad=0),
+            {"op": "gap"},
+            {"op": "flatten"},
+            _lin(5),
+        ],
+        quant="q8s",
+    ),
 ]
 
 # Committed exporter fixtures run (fused, --verbose) for the fusion rows only
