@@ -28,8 +28,8 @@ CLI = Path(os.environ.get("PTERUN_CLI", ROOT / "build" / "bin" / "pterun"))
 PROMPT = [1, 17, 42, 99, 5, 200, 63]
 
 
-def et_decode(model: Path, steps: int, threads: int) -> tuple[float, float]:
-    """(prefill tokens/s, decode tokens/s) with ExecuTorch's runtime."""
+def et_decode(model: Path, steps: int, threads: int) -> tuple[float, float, list[int]]:
+    """(prefill tokens/s, decode tokens/s, greedy tokens) with ExecuTorch's runtime."""
     import torch
     from executorch.extension.pybindings import portable_lib
 
@@ -44,16 +44,20 @@ def et_decode(model: Path, steps: int, threads: int) -> tuple[float, float]:
     t1 = time.perf_counter()
     pos = len(PROMPT)
     tok = int(torch.argmax(out[0]))
+    toks = [tok]
     t2 = time.perf_counter()
     for _ in range(steps - 1):
         out = fwd.execute([torch.tensor([[tok]]), torch.tensor([pos])])
         tok = int(torch.argmax(out[0]))
+        toks.append(tok)
         pos += 1
     t3 = time.perf_counter()
-    return len(PROMPT) / (t1 - t0), (steps - 1) / (t3 - t2)
+    return len(PROMPT) / (t1 - t0), (steps - 1) / (t3 - t2), toks
 
 
-def pterun_decode(model: Path, steps: int, threads: int) -> tuple[float, float]:
+def pterun_decode(
+    model: Path, steps: int, threads: int
+) -> tuple[float, float, list[int]]:
     out = subprocess.run(
         [
             str(CLI),
@@ -68,7 +72,21 @@ def pterun_decode(model: Path, steps: int, threads: int) -> tuple[float, float]:
         text=True,
     )
     r = json.loads(out.stdout)
-    return r["prefill_tokens_per_second"], r["decode_tokens_per_second"]
+    return (
+        r["prefill_tokens_per_second"],
+        r["decode_tokens_per_second"],
+        list(r["tokens"]),
+    )
+
+
+def _same_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading greedy tokens two runs share (random-weight models
+    have near-flat logits: another float summation order may flip a near
+    tie, and every later token follows from it)."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
 
 
 def streamed_bytes(model: Path) -> int:
@@ -119,9 +137,9 @@ def main() -> int:
     print(
         "| program | weights | ExecuTorch decode tok/s | pterun decode tok/s | ratio"
         " | pterun weight stream GB/s (% of read bw) | ExecuTorch prefill tok/s"
-        " | pterun prefill tok/s |"
+        " | pterun prefill tok/s | same greedy tokens (leading) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for m in models:
         et = max(
             (et_decode(m, args.steps, args.threads) for _ in range(args.repeat)),
@@ -136,7 +154,7 @@ def main() -> int:
         print(
             f"| {m.parent.name} | {wb / 1e6:.1f} MB | {et[1]:.1f} | {pt[1]:.1f}"
             f" | {pt[1] / et[1]:.2f}x | {gbs:.1f} ({100 * gbs / bw:.0f} %)"
-            f" | {et[0]:.0f} | {pt[0]:.0f} |"
+            f" | {et[0]:.0f} | {pt[0]:.0f} | {_same_prefix(et[2], pt[2])} of {len(et[2])} |"
         )
         sys.stdout.flush()
     return 0

@@ -22,10 +22,14 @@ and the index tests/fixtures/llm_cases.txt (name, then the options used).
 Configurations that the flow cannot export on this machine are reported with
 the exporter's own error and listed in tests/fixtures/llm_unavailable.txt.
 
-Usage: python tools/export_llama.py [--only NAME,...] [--steps N] [--large]
+Usage: python tools/export_llama.py [--only NAME,...] [--steps N] [--large] [--stories]
   --large writes bench/llm_large/ (dim 1024, 4 layers, vocab 8192: 62 M
   parameters, 246 MB of float32 weights) for the decode benchmark instead of
   the fixtures (not committed).
+  --stories writes bench/llm_stories/: a stories15M-sized llama (dim 288,
+  6 layers, 6 heads, vocab 32000), model.pte (fp32) and model_8da4w.pte
+  (`-X -qmode 8da4w --group_size 32`, the form LLM users ship), for
+  bench/bench_llm.py (not committed).
 """
 
 from __future__ import annotations
@@ -68,6 +72,18 @@ LARGE = {
     "hidden_dim": 2816,
     "norm_eps": 1e-5,
     "rope_theta": 500000.0,
+    "use_scaled_rope": False,
+}
+
+STORIES = {
+    "dim": 288,
+    "n_layers": 6,
+    "n_heads": 6,
+    "n_kv_heads": 6,
+    "vocab_size": 32000,
+    "hidden_dim": 768,
+    "norm_eps": 1e-5,
+    "rope_theta": 10000.0,
     "use_scaled_rope": False,
 }
 
@@ -226,8 +242,25 @@ def main() -> int:
     ap.add_argument("--only", default="")
     ap.add_argument("--steps", type=int, default=STEPS)
     ap.add_argument("--large", action="store_true")
+    ap.add_argument("--stories", action="store_true")
     args = ap.parse_args()
     torch.manual_seed(SEED)
+
+    if args.stories:
+        dest = REPO_ROOT / "bench" / "llm_stories"
+        dest.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as td:
+            for name, opts in (
+                ("model", []),
+                ("model_8da4w", ["-X", "-qmode", "8da4w", "--group_size", "32"]),
+            ):
+                pte, msg = export(name, opts, STORIES, Path(td))
+                if pte is None:
+                    print(f"stories {name}: export failed: {msg}")
+                    return 1
+                shutil.copy(pte, dest / f"{name}.pte")
+                print(f"wrote {dest / name}.pte")
+        return 0
 
     if args.large:
         dest = REPO_ROOT / "bench" / "llm_large"
