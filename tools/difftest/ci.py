@@ -459,6 +459,10 @@ CI_SPECS += [
         ],
         quant="q8s",
     ),
+    # aten::linear on few rows with enough output columns that the row-dot
+    # path splits them over the pool (kernels/portable/linalg/linear.c:
+    # 64 KiB of weight per task), an uneven last task
+    _spec(9107, [2, 64], [_lin(1100), _act("relu"), _lin(8)], keep_linear=True),
 ]
 
 # Committed exporter fixtures run (fused, --verbose) for the fusion rows only

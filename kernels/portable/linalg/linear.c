@@ -63,12 +63,13 @@ static void dot4(const float* x, const float* w, int64_t k, float* s) {
     for (r = 0; r < 4; ++r) s[r] += x[r * k + i] * w[i];
 }
 
-/* y[m, n] = x[m, :] . w[n, :] for m < rows: each weight row is read from
- * memory once and used for every input row while it is in L1. */
+/* y[m, j] = x[m, :] . w[j, :] for m < rows, j0 <= j < j1 (y's rows n
+ * long): each weight row is read from memory once and used for every input
+ * row while it is in L1. */
 static void linear_rows_f32(const float* x, int64_t rows, const float* w, int64_t n, int64_t k,
-                            float* y) {
+                            int64_t j0, int64_t j1, float* y) {
   int64_t j, m;
-  for (j = 0; j < n; ++j) {
+  for (j = j0; j < j1; ++j) {
     const float* wr = w + j * k;
     for (m = 0; m + 4 <= rows; m += 4) {
       float s[4];
@@ -80,6 +81,37 @@ static void linear_rows_f32(const float* x, int64_t rows, const float* w, int64_
     }
     for (; m < rows; ++m) y[m * n + j] = dot1(x + m * k, wr, k);
   }
+}
+
+/* Weight bytes per task of the row-dot path: a decode step's linears split
+ * their output columns over the pool only when each thread streams at least
+ * this much (waking a worker costs microseconds; a 64 KiB slice takes about
+ * as long to read). Columns are independent: same bits for any split. */
+#define LINEAR_DOT_TASK_BYTES ((int64_t)64 * 1024)
+
+typedef struct linear_rows_job {
+  const float *x, *w;
+  int64_t rows, n, k;
+  float* y;
+} linear_rows_job;
+
+static void linear_rows_task(void* c, size_t start, size_t count) {
+  const linear_rows_job* j = (const linear_rows_job*)c;
+  linear_rows_f32(j->x, j->rows, j->w, j->n, j->k, (int64_t)start, (int64_t)(start + count), j->y);
+}
+
+static void linear_rows_split(pterun_kernel_context* ctx, const float* x, int64_t rows,
+                              const float* w, int64_t n, int64_t k, float* y) {
+  pterun_threadpool* pool = pterun_kernel_threadpool(ctx);
+  const int64_t row_bytes = k * (int64_t)sizeof(float);
+  const int64_t tile = row_bytes >= LINEAR_DOT_TASK_BYTES ? 1 : LINEAR_DOT_TASK_BYTES / row_bytes;
+  if (pool == NULL || pterun_threadpool_size(pool) < 2 || n < 2 * tile) {
+    linear_rows_f32(x, rows, w, n, k, 0, n, y);
+    return;
+  }
+  linear_rows_job job = {x, w, rows, n, k, y};
+  pterun_parallelize_1d_tile(pool, linear_rows_task, &job, (size_t)n, (size_t)tile,
+                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
 }
 
 /* The weight [N, K] read as the GEMM's B = weight^T: (k, n) at w[n * K + k]. */
@@ -137,7 +169,7 @@ static pterun_status linear(pterun_kernel_context* ctx, pterun_value** args, siz
   m = out->numel / n;
   if (x->dtype == PTERUN_DTYPE_F32 && m <= LINEAR_DOT_MAX_ROWS) {
     float* y = (float*)out->data;
-    linear_rows_f32((const float*)x->data, m, (const float*)w->data, n, k, y);
+    linear_rows_split(ctx, (const float*)x->data, m, (const float*)w->data, n, k, y);
     if (bias != NULL)
       for (i = 0; i < m * n; ++i) y[i] += ((const float*)bias->data)[i % n];
     if (act != NULL)
