@@ -35,6 +35,7 @@ def test_manifests_parse() -> None:
     assert ("f32_gemm", "pc_f32_gemm_ukernel__avx512f_12x32") in names
     assert ("lowbit", "pc_lowbit_dot__neondot") in names
     assert ("dwconv_nchw", "avx512f") in names
+    assert ("qdwconv", "avx2") in names
     fams = {v.family for v in vs}
     assert fams == {
         "f32_gemm",
@@ -45,6 +46,7 @@ def test_manifests_parse() -> None:
         "dwconv_nhwc",
         "dwconv_nchw",
         "conv2d",
+        "qdwconv",
     }
     avx512 = [v for v in vs if "X86_AVX512F" in v.features]
     assert len(avx512) >= 10
