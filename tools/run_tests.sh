@@ -48,6 +48,8 @@ have qemu-system-arm || need_pkgs+=(qemu-system-arm)
 have aarch64-linux-gnu-gcc && [ -f /usr/aarch64-linux-gnu/include/stdio.h ] ||
   need_pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 have qemu-aarch64 && have qemu-x86_64 || need_pkgs+=(qemu-user)
+# The aarch64 manylinux wheel is unpacked to run its CLI (st_manylinux).
+have unzip || need_pkgs+=(unzip)
 # SIMDe's portable intrinsics: the AVX-512 microkernels, emulated (st_variants).
 [ -f /usr/include/simde/x86/avx512.h ] || need_pkgs+=(libsimde-dev)
 # compiler-rt: libFuzzer and clang's sanitizer runtimes (a program must link).
@@ -383,6 +385,14 @@ st_python() {
     --ignore-glob='tests/python/test_api*.py'
 }
 
+# The Python API tests but the torch-marked ones, against a wheel installed
+# into a fresh venv with only pip's numpy and pytest.
+wheel_api_tests() { # wheel venv
+  rm -rf "$2"
+  "$PYTHON" -m venv "$2"
+  "$2/bin/python" -m pip install -q "$1" pytest
+  "$2/bin/python" -m pytest -q -p no:cacheprovider -m "not torch" tests/python/test_api*.py
+}
 st_wheel() {
   # The wheel (pip wheel . = scikit-build-core + cmake --install), installed into
   # a fresh venv with only pip's numpy and pytest; the torch-marked tests then
@@ -393,9 +403,7 @@ st_wheel() {
   local BUILT=("$WHEEL_WORK"/dist/pterun-*.whl)
   "$PYTHON" tools/check_wheel.py "${BUILT[0]}" "$WHEEL_WORK/wheelhouse"
   local WHEEL=("$WHEEL_WORK"/wheelhouse/pterun-*-manylinux_*.whl)
-  "$PYTHON" -m venv "$WHEEL_WORK/venv"
-  "$WHEEL_WORK/venv/bin/python" -m pip install -q "${WHEEL[0]}" pytest
-  "$WHEEL_WORK/venv/bin/python" -m pytest -q -p no:cacheprovider -m "not torch" tests/python/test_api*.py
+  wheel_api_tests "${WHEEL[0]}" "$WHEEL_WORK/venv"
 }
 
 st_release_wheel() {
@@ -406,6 +414,56 @@ st_release_wheel() {
   rm -rf "$WHEEL_WORK/target"
   "$PYTHON" -m pip install -q --no-deps --target "$WHEEL_WORK/target" "${WHEEL[0]}"
   PYTHONPATH="$WHEEL_WORK/target" "$PYTHON" -m pytest -q -p no:cacheprovider -m torch tests/python/test_api*.py
+}
+
+# ---- manylinux wheels (tools/build_wheels.sh; docs/packaging.md) -------------------
+# The zig-built glibc 2.17 wheels, x86-64 and aarch64 (cross-compiled). The
+# script shows auditwheel's verdict on each and tags it manylinux_2_17 (a
+# repair that must graft nothing and change no file). Then: the x86-64 wheel's
+# Python API tests in a fresh venv, as for the GCC wheel; every ELF file of the
+# aarch64 wheel is AArch64, and its CLI, under qemu-aarch64 (-cpu max: NEON,
+# dot product, ...; -cpu cortex-a53: NEON only), prints for the committed
+# programs what the x86-64 wheel's CLI prints, less times and method memory
+# (weights packed for each CPU's kernels); with the portable kernels on both
+# (PTERUN_ISA=none) the output files are the same bytes.
+ML_WORK="$PWD/build-wheel-manylinux"
+st_manylinux() {
+  rm -rf "$ML_WORK" && mkdir -p "$ML_WORK"
+  PYTHON="$PYTHON" DIST="$ML_WORK/dist" CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" \
+    bash tools/build_wheels.sh x86_64 aarch64
+  local X=("$ML_WORK"/dist/pterun-*_x86_64.whl) A=("$ML_WORK"/dist/pterun-*_aarch64.whl)
+  [[ -f ${X[0]} && -f ${A[0]} ]] || die "tools/build_wheels.sh left no wheel for each arch in $ML_WORK/dist"
+  wheel_api_tests "${X[0]}" "$ML_WORK/venv"
+  local XCLI="$ML_WORK/venv/bin/pterun" ACLI="$ML_WORK/aarch64/pterun/bin/pterun"
+  unzip -q "${A[0]}" -d "$ML_WORK/aarch64"
+  local f n=0 info
+  for f in "$ACLI" "$ML_WORK"/aarch64/pterun/*.so "$ML_WORK"/aarch64/pterun/lib/*.so; do
+    info="$(readelf -h "$f")"
+    [[ $info =~ Machine:\ +AArch64 ]] || die "${A[0]##*/}: ${f#"$ML_WORK"/aarch64/} is not AArch64"
+    n=$((n + 1))
+  done
+  echo "${A[0]##*/}: $n ELF files, all AArch64"
+  local QEMU=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+  info="$("${QEMU[@]}" -cpu max "$ACLI" --version)"
+  echo "$info"
+  [[ $info == *"cpu features in use: neon dotprod"* ]] ||
+    die "the aarch64 CLI does not use the dot-product kernels under qemu-aarch64 -cpu max"
+  # What a run prints, less what differs between machines.
+  printed() { sed -E '/ loaded in |^execute: |^method memory: /d' "$1"; }
+  local p cpu out="$ML_WORK/out"
+  for p in examples/mlp.pte tests/corpus/*.pte; do
+    rm -rf "$out" && mkdir -p "$out"
+    "$XCLI" run "$p" >"$out/x86_64.txt"
+    for cpu in max cortex-a53; do
+      "${QEMU[@]}" -cpu "$cpu" "$ACLI" run "$p" >"$out/aarch64-$cpu.txt"
+      diff <(printed "$out/x86_64.txt") <(printed "$out/aarch64-$cpu.txt") ||
+        die "$p: the aarch64 CLI (qemu -cpu $cpu) prints other outputs than the x86-64 CLI"
+    done
+    PTERUN_ISA=none "$XCLI" run "$p" -q --output-dir "$out/x86_64"
+    PTERUN_ISA=none "${QEMU[@]}" -cpu max "$ACLI" run "$p" -q --output-dir "$out/aarch64"
+    diff -r "$out/x86_64" "$out/aarch64" || die "$p: portable kernels, other output bytes on aarch64"
+    echo "$p: aarch64 (qemu -cpu max, cortex-a53) prints what x86-64 prints; portable outputs the same bytes"
+  done
 }
 
 st_sizes() {
@@ -437,6 +495,7 @@ stage "short fuzz run of every target (libFuzzer, ASan + UBSan)" st_fuzz
 stage "Python tests" st_python
 stage "Python API tests against the installed wheel" st_wheel
 stage "release checks (installed wheel)" st_release_wheel
+stage "manylinux_2_17 wheels (zig): x86-64 API tests, aarch64 CLI under qemu" st_manylinux
 
 # ---- differential testing against eager PyTorch (docs/difftest.md) -----------------
 # The CI set (tools/difftest/ci.py + tests/fixtures/difftest/ci_seeds.txt): each

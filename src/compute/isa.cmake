@@ -95,11 +95,18 @@ if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
     COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-mfma")
 endif()
 # AArch64: the NEON dot-product variant (sdot), when the compiler takes it.
+# `zig cc` (the manylinux wheels, tools/build_wheels.sh) reads -march as a CPU
+# name and rejects armv8.2-a; it takes the feature as -mcpu=generic+dotprod.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   check_c_compiler_flag("-march=armv8.2-a+dotprod" PTERUN_CC_HAS_DOTPROD)
-  if(PTERUN_CC_HAS_DOTPROD)
+  set(_pt_dotprod_flag "-march=armv8.2-a+dotprod")
+  if(NOT PTERUN_CC_HAS_DOTPROD)
+    check_c_compiler_flag("-mcpu=generic+dotprod" PTERUN_CC_HAS_DOTPROD_MCPU)
+    set(_pt_dotprod_flag "-mcpu=generic+dotprod")
+  endif()
+  if(PTERUN_CC_HAS_DOTPROD OR PTERUN_CC_HAS_DOTPROD_MCPU)
     set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_neondot.c PROPERTIES
-      COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
+      COMPILE_OPTIONS "${_pt_dotprod_flag}")
     target_compile_definitions(pterun_compute PRIVATE PTERUN_LOWBIT_NEONDOT=1)
   endif()
 endif()
