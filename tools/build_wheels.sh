@@ -19,9 +19,11 @@
 # the build interpreter's headers: the limited API (abi3), and pyconfig.h
 # describes any little-endian LP64 Linux alike.
 # Status: x86_64 and aarch64 (built on x86-64; an aarch64 build machine takes
-# the same path the other way round, untried), without PCRE2
-# (-DPTERUN_WITH_PCRE2=OFF: the regex tokenizers of libpterun_textgen are
-# refused at load) until a PCRE2 built for glibc 2.17 comes from a registry.
+# the same path the other way round, untried). PCRE2 (the regex tokenizers of
+# libpterun_textgen) is Debian's static libpcre2-8.a for the arch when
+# libpcre2-dev for it is installed (x86-64 here); without it the wheel is
+# built with -DPTERUN_WITH_PCRE2=OFF and those tokenizers are refused at load
+# (the aarch64 wheel here: no arm64 libpcre2-dev).
 # CI: the "manylinux_2_17 wheels (zig)" stage of tools/run_tests.sh (st_manylinux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,7 +57,23 @@ for arch in "${ARCHES[@]}"; do
   printf '#!/bin/sh\nexec "%s" ar "$@"\n' "$ZIG" >"$bin/ar"
   printf '#!/bin/sh\nexec "%s" ranlib "$@"\n' "$ZIG" >"$bin/ranlib"
   chmod +x "$bin/cc" "$bin/ar" "$bin/ranlib"
-  cmake_args="-DCMAKE_AR=$bin/ar -DCMAKE_RANLIB=$bin/ranlib -DPTERUN_WITH_PCRE2=OFF"
+  cmake_args="-DCMAKE_AR=$bin/ar -DCMAKE_RANLIB=$bin/ranlib"
+  # PCRE2 (the regex tokenizers): Debian's static archive for this arch,
+  # linked into libpterun_textgen. It needs only C library functions glibc
+  # 2.17 has (malloc, memcpy, __memcpy_chk, pthread_mutex_*, mmap, ...);
+  # auditwheel below checks the result. Its header is copied alone so that
+  # zig keeps its own C headers (no -I/usr/include).
+  pcre_a="/usr/lib/$arch-linux-gnu/libpcre2-8.a"
+  if [ -f "$pcre_a" ] && [ -f /usr/include/pcre2.h ]; then
+    mkdir -p "$WORK/pcre2-include-$arch"
+    cp /usr/include/pcre2.h "$WORK/pcre2-include-$arch/"
+    cmake_args+=" -DPTERUN_WITH_PCRE2=ON -DPTERUN_PCRE2_STATIC=ON"
+    cmake_args+=" -DPTERUN_PCRE2_INCLUDE_DIR=$WORK/pcre2-include-$arch"
+    cmake_args+=" -DPTERUN_PCRE2_LIBRARY=$pcre_a -DPTERUN_PCRE2_ARCHIVE=$pcre_a"
+  else
+    echo "build_wheels.sh: $arch: no $pcre_a: the wheel's regex tokenizers are refused at load"
+    cmake_args+=" -DPTERUN_WITH_PCRE2=OFF"
+  fi
   if [ "$arch" != "$HOST" ]; then
     cmake_args+=" -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=$arch"
   fi

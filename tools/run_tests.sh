@@ -464,6 +464,18 @@ st_manylinux() {
     diff -r "$out/x86_64" "$out/aarch64" || die "$p: portable kernels, other output bytes on aarch64"
     echo "$p: aarch64 (qemu -cpu max, cortex-a53) prints what x86-64 prints; portable outputs the same bytes"
   done
+  # The x86-64 wheel carries PCRE2 (Debian's static archive): its regex
+  # tokenizers give the prompt ids and greedy tokens tests/fixtures/llm_text
+  # records for every tokenizer file there (the aarch64 one has none: no
+  # arm64 libpcre2-8.a here).
+  local tk ptoks toks got
+  while IFS=$'\t' read -r tk _ ptoks toks _; do
+    got="$("$XCLI" generate tests/fixtures/llm_text/model.pte --tokenizer "tests/fixtures/tokenizers/$tk" \
+      --prompt "$(cat tests/fixtures/llm_text/prompt_text.txt)" --steps 24 --json |
+      "$PYTHON" -c 'import json, sys; r = json.load(sys.stdin); print(",".join(map(str, r["prompt_tokens"])), ",".join(map(str, r["tokens"])))')"
+    [ "$got" = "$ptoks $toks" ] || die "x86-64 wheel, $tk: got '$got', want '$ptoks $toks'"
+  done <tests/fixtures/llm_text/text_cases.txt
+  echo "x86-64 wheel: every tokenizer of tests/fixtures/llm_text gives its recorded ids"
 }
 
 st_sizes() {
