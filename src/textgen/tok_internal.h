@@ -230,7 +230,15 @@ void tok_regex_free(tok_regex* re);
 typedef int (*tok_split_fn)(void* user, size_t start, size_t end, int is_match);
 int tok_regex_split(const tok_regex* re, const char* s, size_t n, tok_split_fn fn, void* user);
 
-/* The formats (tok_hf.c, tok_tiktoken.c, tok_spm.c). */
+/* The merge table's slot of the pair (a, b) (tok_hf.c fills it,
+ * tok_hf_encode.c looks pairs up). */
+static inline size_t tok_merge_slot(const pterun_tokenizer* t, uint32_t a, uint32_t b) {
+  uint64_t h = ((uint64_t)a * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)b * 0xC2B2AE3D27D4EB4Full);
+  return (size_t)(h ^ (h >> 31)) & t->merge_mask;
+}
+
+/* The formats (tok_hf.c with tok_hf_encode.c and tok_hf_decode.c,
+ * tok_tiktoken.c, tok_spm.c). */
 pterun_status tok_hf_load(pterun_tokenizer* t, const char* data, size_t size);
 pterun_status tok_hf_encode(const pterun_tokenizer* t, const char* s, size_t n, tok_ids* out);
 /* Decoders append the text of ids[0..n) to `out`; *stable (if not NULL): the
