@@ -4,6 +4,7 @@ every mode -> verdict (failures, coverage facts)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 import subprocess
@@ -23,7 +24,7 @@ from .runner import Mode
 
 @dataclass
 class Failure:
-    kind: str  # export | missing_op | unsupported | error | mismatch | bitid | python
+    kind: str  # export missing_op unsupported error mismatch bitid python upstream
     flavour: str
     mode: str
     message: str
@@ -59,7 +60,59 @@ class Verdict:
 
     @property
     def pterun_failures(self) -> list[Failure]:
-        return [f for f in self.failures if f.kind != "export"]
+        return [f for f in self.failures if f.kind not in NOT_PTERUN]
+
+
+# Failure kinds that are not pterun's: the exporter refused the model, or the
+# program it wrote computes something else than eager PyTorch and
+# ExecuTorch's own runtime gives pterun's answer (_upstream). Reported and
+# counted, never failing.
+NOT_PTERUN = ("export", "upstream")
+
+
+def et_outputs(pte: Path, x: torch.Tensor) -> list[np.ndarray] | None:
+    """The program's outputs from ExecuTorch's runtime (None: it fails)."""
+    try:
+        from executorch.runtime import Runtime
+
+        method = Runtime.get().load_program(str(pte)).load_method("forward")
+        return [np.asarray(o.detach().numpy()) for o in method.execute([x])]
+    except Exception:  # noqa: BLE001 (ExecuTorch refusing the program decides nothing)
+        return None
+
+
+def _upstream(
+    v: Verdict,
+    fl: str,
+    pte: Path,
+    x: torch.Tensor,
+    ref: compare.Reference,
+    results: list[runner.RunResult],
+) -> None:
+    """Mismatches of flavour fl where ExecuTorch's runtime, on the same
+    program, also differs from eager and every mismatching run gives
+    ExecuTorch's outputs (within the reference's tolerance): the exported
+    program is wrong, not pterun. Those become kind "upstream"."""
+    bad = [f for f in v.failures if f.flavour == fl and f.kind == "mismatch"]
+    if not bad:
+        return
+    et = et_outputs(pte, x)
+    if et is None or len(et) != len(ref.outputs):
+        return
+    if all(compare.compare_output(ref, k, o) is None for k, o in enumerate(et)):
+        return  # ExecuTorch matches eager: the mismatch is pterun's
+    et_ref = dataclasses.replace(ref, outputs=et)
+    by_mode = {r.mode.name: r for r in results if r.outputs is not None}
+    for f in bad:
+        r = by_mode.get(f.mode)
+        if r is None or any(
+            compare.compare_output(et_ref, k, o) is not None
+            for k, o in enumerate(r.outputs)
+        ):
+            return
+    for f in bad:
+        f.kind = "upstream"
+        f.message += " (ExecuTorch's runtime gives the same outputs)"
 
 
 def _output_steps(gm: Any) -> list[float]:
@@ -281,6 +334,7 @@ def check(
                 err = compare.max_error(ref, r.outputs)
                 if np.isfinite(err):
                     v.max_err = max(v.max_err, err)
+            _upstream(v, fl, pte, x, ref, results)
             for key, rs in _groups(results).items():
                 for r in rs[1:]:
                     if not compare.bit_identical(rs[0].outputs or [], r.outputs or []):
