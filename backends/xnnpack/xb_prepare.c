@@ -258,8 +258,8 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
 static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
   bool dw = n->tag == XB_N_DEPTHWISE_CONV2D;
-  if (in->dtype == XB_DT_QDINT8)
-    return UNSUP("%s on qdint8 (dynamically quantized convolution) is not implemented",
+  if (in->dtype == XB_DT_QDINT8 && dw)
+    return UNSUP("%s on qdint8 (dynamically quantized depthwise convolution) is not implemented",
                  xb_node_name(n->tag));
   if (in->rank != 4 || out->rank != 4 || w->rank != 4 || w->loc != XB_LOC_CONST)
     return BADN("convolution needs 4-D NHWC tensors and a constant filter");
@@ -325,6 +325,28 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
     PTERUN_TRY(prep_q_weights(a, g, w, G, OCg, K, p));
     PTERUN_TRY(prep_q_static(a, g, n, OC, in, w, out, p));
     return prep_qbias(g, OC, p);
+  }
+  if (in->dtype == XB_DT_QDINT8 && in->qkind == XB_Q_DYNAMIC && is_f32(out) &&
+      ((w->dtype == XB_DT_QCINT8 && w->qkind == XB_Q_PER_CHANNEL) ||
+       (w->dtype == XB_DT_QINT8 && w->qkind == XB_Q_PER_TENSOR))) {
+    // Dynamic int8 (what XnnpackDynamicallyQuantizedPartitioner makes of a
+    // convolution): the Convert's int8 image with one scale and zero point
+    // per image, int8 filter packed as for the static form, float output.
+    if (in->loc != XB_LOC_ARENA || in->nbytes < dq_params_offset(in) + dq_rows(in) * 8)
+      return UNSUP("dynamically quantized input not produced by a Convert in this graph");
+    if (dq_rows(in) != in->dims[0])
+      return UNSUP("%s on qdint8 with %zu quantization rows for %zu images is not implemented",
+                   xb_node_name(n->tag), dq_rows(in), in->dims[0]);
+    if (w->qkind == XB_Q_PER_CHANNEL && (w->channel_dim != 0 || w->num_scales != OC))
+      return BADN("per-channel filter scales: %u on dim %d for %zu channels", w->num_scales,
+                  w->channel_dim, OC);
+    n->kind = KIND_QD8;
+    PTERUN_TRY(prep_q_weights(a, g, w, G, OCg, K, p));
+    p->mult = xb_alloc(g, OC * sizeof(float)); /* the filter's scales */
+    if (p->mult == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    for (size_t c = 0; c < OC; ++c) p->mult[c] = w_scale(w, c);
+    n->scratch_bytes = OC * sizeof(float) + 64; /* per image: input scale * filter scales */
+    return prep_bias_f32(a, g, n, OC, p);
   }
   return UNSUP("%s on %s x %s -> %s is not implemented", xb_node_name(n->tag),
                xb_dtype_name(in->dtype), xb_dtype_name(w->dtype), xb_dtype_name(out->dtype));
@@ -427,6 +449,11 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
         // Per-row parameters live after the int8 data (see dq_params_offset).
         xb_value* o = &g->values[n->out];
         if (o->loc != XB_LOC_ARENA) return UNSUP("dynamically quantized graph outputs");
+        // The output has the input's shape (as the reshape pass sets it at
+        // run time): the exporter may declare a dynamically quantized value
+        // in the layout before a transpose (NCHW dims for an NHWC image).
+        memcpy(o->dims, in->dims, sizeof o->dims);
+        memcpy(o->max_dims, in->max_dims, sizeof o->max_dims);
         o->nbytes = dq_params_offset(o) + dq_rows(o) * 8;
         return PTERUN_STATUS_OK;
       }

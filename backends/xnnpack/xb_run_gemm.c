@@ -355,6 +355,41 @@ void xb_run_conv(xb_exec* x, const xb_node* n) {
   }
   bool pointwise = G == 1 && KH == 1 && KW == 1 && n->sh == 1 && n->sw == 1 && n->pad[0] == 0 &&
                    n->pad[1] == 0 && n->pad[2] == 0 && n->pad[3] == 0 && OH == H && OW == W;
+  if (n->kind == KIND_QD8) {
+    // Dynamic int8: per image, the Convert's scale and zero point (stored
+    // after the int8 data); the GEMM's float epilogue scales each sum by
+    // input scale * filter scale, adds the bias and clamps.
+    const uint8_t* params = src + dq_params_offset(in);
+    float* sc = (float*)g->scratch; /* [OC] */
+    for (size_t b = 0; b < B; ++b) {
+      float a_scale;
+      int32_t a_zp;
+      memcpy(&a_scale, params + b * 8, 4);
+      memcpy(&a_zp, params + b * 8 + 4, 4);
+      for (size_t c = 0; c < OC; ++c) sc[c] = a_scale * p->mult[c];
+      pterun_compute_matrix A = {(void*)(src + b * H * W * IC), PTERUN_DTYPE_I8, (int64_t)IC, 1};
+      for (size_t gi = 0; gi < G; ++gi) {
+        q_im2col ic = {n, src + b * H * W * IC, H, W, IC, OW, ICg, gi, (uint8_t)(a_zp & 0xff)};
+        pterun_compute_qs8_epilogue ep = {a_zp,
+                                          p->wzp != NULL ? p->wzp + gi * OCg : NULL,
+                                          sc + gi * OCg,
+                                          1,
+                                          p->bias + gi * OCg,
+                                          n->out_min,
+                                          n->out_max,
+                                          1.0f,
+                                          0,
+                                          0,
+                                          0};
+        pterun_compute_matrix C = {(float*)(void*)dst + (b * npix * OC + gi * OCg),
+                                   PTERUN_DTYPE_F32, (int64_t)OC, 1};
+        (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)npix, &A,
+                                      pointwise ? NULL : q_im2col_rows, &ic, PTERUN_DTYPE_I8,
+                                      &p->qw[gi], &ep, &C);
+      }
+    }
+    return;
+  }
   for (size_t b = 0; b < B; ++b) {
     if (q) {
       // Static int8 on compute's int8 GEMM; it reads im2col rows on demand

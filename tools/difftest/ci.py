@@ -463,6 +463,19 @@ CI_SPECS += [
     # path splits them over the pool (kernels/portable/linalg/linear.c:
     # 64 KiB of weight per task), an uneven last task
     _spec(9107, [2, 64], [_lin(1100), _act("relu"), _lin(8)], keep_linear=True),
+    # dynamically quantized int8 convolutions (the XNNPACK backend's qd8 Conv2d:
+    # per-image scale and zero point, padded im2col, groups, a 1x1, a batch of 2)
+    _spec(
+        9108,
+        [2, 4, 11, 10],
+        [
+            _conv(8, stride=2),
+            _act("relu"),
+            _conv(8, k=1, pad=0, groups=2),
+            _conv(6, k=3, pad=2, dil=2),
+        ],
+        quant="q8d",
+    ),
 ]
 
 # Committed exporter fixtures run (fused, --verbose) for the fusion rows only
