@@ -437,6 +437,21 @@ def b_q_dyn() -> Built:
     )
 
 
+def b_q_dyn_conv() -> Built:
+    """XnnpackDynamicallyQuantizedPartitioner's Conv2d: qd8 input (one scale
+    and zero point per image), per-channel int8 filter, float output."""
+    m = nn.Sequential(nn.Conv2d(3, 4, 3)).eval()
+    x = (torch.randn(1, 3, 8, 8),)
+    return Built(
+        m,
+        _pt2e(m, x, is_per_channel=True, is_dynamic=True),
+        x,
+        0.0,
+        0.0,
+        "PT2E dynamic int8 convolution, per-channel int8 weights",
+    )
+
+
 def b_8da4w() -> Built:
     from torchao.quantization import Int8DynamicActivationIntxWeightConfig, quantize_
     from torchao.quantization.granularity import PerGroup
@@ -471,29 +486,21 @@ BUILDERS: dict[str, Callable[[], Built]] = {
     "q_cnn": b_q_cnn,
     "q_mlp": b_q_mlp,
     "q_dyn": b_q_dyn,
+    "q_dyn_conv": b_q_dyn_conv,
     "llm_8da4w": b_8da4w,
     "fp16_mlp": b_fp16_mlp,
     "fp16_cnn": b_fp16_cnn,
 }
 
 
-def _dyn_conv() -> Built:
-    m = nn.Sequential(nn.Conv2d(3, 4, 3)).eval()
-    x = (torch.randn(1, 3, 8, 8),)
-    return Built(
-        m, _pt2e(m, x, is_per_channel=True, is_dynamic=True), x, 0, 0, "qd8 conv"
-    )
-
-
 # Programs pterun must refuse at load, naming what it does not implement:
-# tests/fixtures/xnnpack_refused/<name>.pte (no references).
-REFUSED: dict[str, Callable[[], Built]] = {"dyn_conv": _dyn_conv}
+# tests/fixtures/xnnpack_refused/<name>.pte (no references). None today (the
+# dynamically quantized convolution, the last one, runs: q_dyn_conv).
+REFUSED: dict[str, Callable[[], Built]] = {}
 # What the refusal must say (tests/runtime/run_refused.cmake).
-REFUSED_MESSAGE = {
-    "dyn_conv": "Conv2d on qdint8 (dynamically quantized convolution) is not implemented"
-}
+REFUSED_MESSAGE: dict[str, str] = {}
 
-QUANTIZED = {"q_cnn", "q_mlp", "q_dyn", "llm_8da4w"}
+QUANTIZED = {"q_cnn", "q_mlp", "q_dyn", "q_dyn_conv", "llm_8da4w"}
 
 
 # ---------------------------------------------------------------------------
