@@ -143,6 +143,9 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
   PTERUN_CHECK_NARGS(ctx, nargs, i + 7 + (act == QK_ACT_HARDTANH ? 2 : 0) + 7);
   PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, i, "bias", &c->bias));
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 1, "stride", &c->stride, &len, 0));
+  if (len == 1) /* a 1-D convolution: declines the fusion in prepare (the chain runs unfused) */
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg 'stride': the fused conv2d is 2-D, this convolution 1-D");
   if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'stride': want 2 values (conv2d)");
   PTERUN_TRY(pterun_arg_int_list(ctx, args, i + 2, "padding", &c->padding, &len, 0));
   if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'padding': want 2 values (conv2d)");

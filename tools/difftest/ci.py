@@ -476,6 +476,14 @@ CI_SPECS += [
         ],
         quant="q8d",
     ),
+    # int8 static 1-D convolutions: the fused int8 conv2d declines them at load
+    # and they run unfused (campaign seed 1320 failed to load before)
+    _spec(
+        9109,
+        [2, 10, 8],
+        [_conv(4, k=5, pad=2, nd=1), _act("relu"), _conv(3, k=3, pad=1, nd=1)],
+        quant="q8s",
+    ),
 ]
 
 # Committed exporter fixtures run (fused, --verbose) for the fusion rows only
