@@ -4,10 +4,10 @@
  * padding), grouped by row modulo stride_h and each row split into its
  * stride_w column phases. Then for every output row of the band and every
  * tap the input it reads sits at one fixed offset from the output's index in
- * a band-wide accumulator whose rows are as long as the staged ones, so each
- * tap is one long contiguous multiply-add over the whole band (the columns
- * past out_w are computed and dropped). Exact int32 sums in (ky, kx) order
- * and requant.h's scalar epilogue: every ISA gives the same bits (the
+ * a band-wide accumulator whose rows are as long as the staged ones, so the
+ * taps are long contiguous multiply-adds over the whole band, nine at a time
+ * in registers (the columns past out_w are computed and dropped). Exact
+ * int32 sums and requant.h's scalar epilogue: every ISA gives the same bits (the
  * compiler vectorises the loops). */
 #include <stdint.h>
 #include <string.h>
@@ -26,9 +26,25 @@
 #define QDW_GROUP_BASE QDW_CAT(QDW_FN, _group_base)
 #define QDW_REQ QDW_CAT(QDW_FN, _req)
 
-/* acc[i] += wt * src[i], i < n. */
-static void QDW_TAP(int32_t* restrict acc, const int16_t* restrict src, size_t n, int32_t wt) {
-  for (size_t i = 0; i < n; ++i) acc[i] += wt * (int32_t)src[i];
+/* acc[i] (= or +=) sum over t < 9 of w[t] * s[t][i], i < n: up to nine taps
+ * summed in registers, so the accumulator is written once per group instead
+ * of read and written once per tap (unused slots have weight 0). */
+static void QDW_TAP(int32_t* restrict acc, const int16_t* const* s, const int32_t* w, size_t n,
+                    int add) {
+  const int16_t* restrict s0 = s[0], * restrict s1 = s[1], * restrict s2 = s[2];
+  const int16_t* restrict s3 = s[3], * restrict s4 = s[4], * restrict s5 = s[5];
+  const int16_t* restrict s6 = s[6], * restrict s7 = s[7], * restrict s8 = s[8];
+  const int32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6],
+                w7 = w[7], w8 = w[8];
+  if (add) {
+    for (size_t i = 0; i < n; ++i)
+      acc[i] += w0 * s0[i] + w1 * s1[i] + w2 * s2[i] + w3 * s3[i] + w4 * s4[i] + w5 * s5[i] +
+                w6 * s6[i] + w7 * s7[i] + w8 * s8[i];
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      acc[i] = w0 * s0[i] + w1 * s1[i] + w2 * s2[i] + w3 * s3[i] + w4 * s4[i] + w5 * s5[i] +
+               w6 * s6[i] + w7 * s7[i] + w8 * s8[i];
+  }
 }
 
 /* The first staged row of group g (rows staged: `rows`). */
@@ -114,14 +130,24 @@ void QDW_FN(const pc_qdw_args* a, size_t pl0, size_t npl) {
       /* output (oy0 + j, x) accumulates at acc[j * row + x] */
       const size_t span = (n_rows - 1) * row + ow;
       QDW_STAGE_ROWS(a, plane, oy0 * sh, staged, row, buf, tmp);
-      memset(acc, 0, sizeof(int32_t) * span);
-      for (size_t ky = 0; ky < p->kernel_h; ++ky) {
-        const size_t rr = ky * p->dilation_h;
-        const int16_t* g = buf + (QDW_GROUP_BASE(staged, sh, rr % sh) + rr / sh) * row;
-        for (size_t kx = 0; kx < p->kernel_w; ++kx) {
-          const int32_t wt = (int32_t)wc[ky * p->kernel_w + kx] - wz;
-          const size_t t = kx * p->dilation_w;
-          if (wt != 0) QDW_TAP(acc, g + (t % sw) * phase + t / sw, span, wt);
+      {
+        const int16_t* src[9];
+        int32_t wt[9];
+        size_t n = 0;
+        int add = 0;
+        for (size_t ky = 0; ky < p->kernel_h; ++ky) {
+          const size_t rr = ky * p->dilation_h;
+          const int16_t* g = buf + (QDW_GROUP_BASE(staged, sh, rr % sh) + rr / sh) * row;
+          for (size_t kx = 0; kx < p->kernel_w; ++kx) {
+            const size_t t = kx * p->dilation_w;
+            src[n] = g + (t % sw) * phase + t / sw;
+            wt[n++] = (int32_t)wc[ky * p->kernel_w + kx] - wz;
+            if (n == 9 || ky * p->kernel_w + kx + 1 == taps) {
+              for (size_t e = n; e < 9; ++e) src[e] = src[0], wt[e] = 0;
+              QDW_TAP(acc, src, wt, span, add);
+              n = 0, add = 1;
+            }
+          }
         }
       }
       for (size_t j = 0; j < n_rows; ++j) {
