@@ -23,6 +23,14 @@ function(pterun_target_defaults target)
   # fmaf); the bit-exactness policy is in docs/kernel-authors.md.
   target_compile_options(${target} PRIVATE -ffp-contract=off)
   get_target_property(_type ${target} TYPE)
+  # MinSizeRel, the build whose sizes the release check measures: no unwind
+  # tables in the C libraries (a tenth of each). C has no exceptions; the
+  # tables serve debuggers and profilers, which use the other builds. A C++
+  # exception thrown through pterun from a callback is unsupported anyway.
+  if(_type MATCHES "LIBRARY$")
+    target_compile_options(${target} PRIVATE
+      $<$<AND:$<CONFIG:MinSizeRel>,$<COMPILE_LANGUAGE:C>>:-fno-asynchronous-unwind-tables -fno-unwind-tables>)
+  endif()
   if(_type STREQUAL "SHARED_LIBRARY" AND NOT PTERUN_SANITIZE)
     # Every undefined symbol must come from a declared dependency.
     target_link_options(${target} PRIVATE -Wl,--no-undefined)
