@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pterun/optimize.h"
 #include "pterun/backends/xnnpack.h"
 #include "pterun/kernels/llm.h"
 #include "pterun/kernels/lowbit.h"
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
   }
   po.threads = (size_t)atoi(argv[2]);
   if (pterun_registry_create(NULL, NULL, &reg) != PTERUN_STATUS_OK ||
+      pterun_registry_set_optimizer(reg, pterun_optimizer_default()) != PTERUN_STATUS_OK ||
       pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK ||
       pterun_registry_add(reg, pterun_kernels_quantized()) != PTERUN_STATUS_OK ||
       pterun_registry_add(reg, pterun_kernels_lowbit()) != PTERUN_STATUS_OK ||

@@ -3,6 +3,7 @@
  * PTERUN_HAVE_* define set by CMake when the component is built. */
 #include "cli/cli.h"
 #include "pterun/kernels/portable.h"
+#include "pterun/optimize.h"
 #ifdef PTERUN_HAVE_KERNELS_QUANTIZED
 #include "pterun/kernels/quantized.h"
 #endif
@@ -55,6 +56,12 @@ pterun_status cli_registry_create(cli_log* log, pterun_registry** out) {
   *out = NULL;
   /* A private registry (not the default one) so its log goes through `log`. */
   if ((st = pterun_registry_create(NULL, &logger, out)) != PTERUN_STATUS_OK) return st;
+  /* Folding and fusion (--no-fusion and the options turn them off per method). */
+  if ((st = pterun_registry_set_optimizer(*out, pterun_optimizer_default())) != PTERUN_STATUS_OK) {
+    pterun_registry_destroy(*out);
+    *out = NULL;
+    return st;
+  }
   for (k = 0; k < N_LIBRARIES; ++k) {
     if ((st = pterun_registry_add(*out, kLibraries[k]())) != PTERUN_STATUS_OK) {
       pterun_registry_destroy(*out);

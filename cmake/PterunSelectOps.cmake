@@ -48,13 +48,13 @@ function(pterun_selected_ops out)
     endforeach()
   endforeach()
   list(REMOVE_DUPLICATES _ops)
-  # The load-time fusion pass (src/core/method_fuse_patterns.inc) replaces a
+  # The load-time fusion pass (src/optimize/method_fuse_patterns.inc) replaces a
   # chain of selected operators by a fused one: keep that one too. A row
   # starts at the beginning of a line with `{.ops = {...}` (names written
   # N(ns, op, overload), or macros `#define NAME N(...)`) and names its
   # `.fused` operator; the chains'
   # feeds are not looked at (keeping a fused kernel too many is harmless).
-  set(_pat "${_pt_select_root}/src/core/method_fuse_patterns.inc")
+  set(_pat "${_pt_select_root}/src/optimize/method_fuse_patterns.inc")
   if(_ops AND EXISTS "${_pat}")
     file(READ "${_pat}" _text)
     # N(namespace, operator, overload) names "namespace::operator.overload".

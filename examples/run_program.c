@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pterun/optimize.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/pterun.h"
 
@@ -20,8 +21,10 @@ int main(int argc, char** argv) {
   size_t n_inputs = 0, index = 0;
 
   /* A registry of our own (pterun_registry_default() is the process-wide
-   * one), holding the portable kernels. */
+   * one), holding the portable kernels and the load-time optimiser (constant
+   * folding and fusion). */
   pterun_status st = pterun_registry_create(NULL, NULL, &reg);
+  if (st == PTERUN_STATUS_OK) st = pterun_registry_set_optimizer(reg, pterun_optimizer_default());
   if (st == PTERUN_STATUS_OK) st = pterun_registry_add(reg, pterun_kernels_portable());
   if (st == PTERUN_STATUS_OK) st = pterun_program_load_file(argv[1], PTERUN_FILE_MMAP, NULL, &prog);
   /* The method's index, for the program's description of its inputs. */

@@ -41,6 +41,8 @@ def render(manifest: dict[str, Any]) -> str:
         entry = f"`{c['entry']}()`" if c.get("entry") else "—"
         if c.get("backend_entry"):
             entry = f"`{c['backend_entry']}()` (backend)"
+        if c.get("optimizer_entry"):
+            entry = f"`{c['optimizer_entry']}()` (optimiser)"
         lines.append(
             f"| `{c['name']}` | `pterun::{c['name']}` | `{c['cmake_variable']}` | `{c['pkg_config']}` "
             f"| `lib{lib}.so.{manifest['soversion']}` / `lib{lib}.so` | {entry} | `{c['header']}` | {needs} "

@@ -87,6 +87,9 @@ class Component:
     entry: str | None
     backend_entry: str | None
     header: str
+    # The load-time optimiser's getter (attached with
+    # pterun_registry_set_optimizer), or None.
+    optimizer_entry: str | None
     exports: tuple[str, ...]
     sentinels: tuple[str, ...]
     operator_prefixes: tuple[str, ...]
@@ -119,6 +122,7 @@ class Manifest:
                 entry=c.get("entry"),
                 backend_entry=c.get("backend_entry"),
                 header=c["header"],
+                optimizer_entry=c.get("optimizer_entry"),
                 exports=tuple(c["exports"]),
                 sentinels=tuple(c["sentinels"]),
                 operator_prefixes=tuple(c.get("operator_prefixes", [])),
@@ -958,7 +962,9 @@ class Checker:
             "#define PT_COMPONENTS_H_",
         ]
         lines += [
-            f'#include "{c.header}"' for c in self.comps if c.entry or c.backend_entry
+            f'#include "{c.header}"'
+            for c in self.comps
+            if c.entry or c.backend_entry or c.optimizer_entry
         ]
         lines.append(
             "#define PT_KERNEL_ENTRIES(X) "
@@ -968,6 +974,11 @@ class Checker:
             "#define PT_BACKEND_ENTRIES(X) "
             + " ".join(f"X({c.backend_entry})" for c in self.comps if c.backend_entry)
         )
+        lines += [
+            f"#define PT_OPTIMIZER_ENTRY {c.optimizer_entry}"
+            for c in self.comps
+            if c.optimizer_entry
+        ]
         lines.append("#endif")
         (gen / "pt_components.h").write_text("\n".join(lines) + "\n")
 
@@ -1163,7 +1174,11 @@ class Checker:
                 bool(libdir) and Path(libdir).resolve() == self.layout.libdir.resolve(),
                 libdir,
             )
-        pcs = [names[c.name] for c in self.comps if c.entry or c.backend_entry]
+        pcs = [
+            names[c.name]
+            for c in self.comps
+            if c.entry or c.backend_entry or c.optimizer_entry
+        ]
         # A static install links with `pkg-config --static` (Libs.private).
         static = ["--static"] if self.args.static else []
         flags = self.pkg_config(*static, "--cflags", "--libs", *pcs)

@@ -27,7 +27,7 @@ sed -e "s|@FW_PROGRAM@|$ROOT/$FIX/model.pte|" -e "s|@FW_INPUT@|$ROOT/$FIX/forwar
 cc -std=c11 -O2 -Wall -Wextra -Werror -Iinclude -DFW_ARENA_BYTES='256u*1024u' \
   firmware/cortex_m/fw_main.c firmware/cortex_m/fw_host.c "$WORK/fw_data.S" \
   -L"$BUILD/lib" -lpterun_kernels_cortex_m -lpterun_kernels_quantized -lpterun_kernels_portable \
-  -lpterun -lm -Wl,-rpath,"$(cd "$BUILD/lib" && pwd)" -o "$WORK/fw_host"
+  -lpterun_optimize -lpterun -lm -Wl,-rpath,"$(cd "$BUILD/lib" && pwd)" -o "$WORK/fw_host"
 "$WORK/fw_host" >"$WORK/host.txt"
 
 # ExecuTorch's Python reference, printed the same way.

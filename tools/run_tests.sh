@@ -285,7 +285,7 @@ st_examples() {
   LIB_DIR="$(PKG_CONFIG_PATH="$PC_DIR" pkg-config --variable=libdir pterun)"
   # shellcheck disable=SC2046
   cc -std=c11 -Wall -Wextra -Werror examples/run_program.c -o build-examples/run_program_pc \
-    $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable) -Wl,-rpath,"$LIB_DIR"
+    $(PKG_CONFIG_PATH="$PC_DIR" pkg-config --cflags --libs pterun-kernels-portable pterun-optimize) -Wl,-rpath,"$LIB_DIR"
   build-examples/run_program_pc examples/mlp.pte
   # Text generation from C against the package (CMake and pkg-config builds).
   build-examples/generate_text tests/fixtures/llm_text/model.pte \

@@ -10,6 +10,7 @@
 #include "pterun/kernels/cortex_m.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/kernels/quantized.h"
+#include "pterun/optimize.h"
 #include "pterun/pterun.h"
 
 void fw_write(const char* s, uint32_t n);
@@ -102,7 +103,8 @@ int main(void) {
   put("\n");
   st = pterun_registry_create(&kArena, &logger, &reg);
   if (st != PTERUN_STATUS_OK) return fail("registry", st);
-  if ((st = pterun_registry_add(reg, pterun_kernels_portable())) != PTERUN_STATUS_OK ||
+  if ((st = pterun_registry_set_optimizer(reg, pterun_optimizer_default())) != PTERUN_STATUS_OK ||
+      (st = pterun_registry_add(reg, pterun_kernels_portable())) != PTERUN_STATUS_OK ||
       (st = pterun_registry_add(reg, pterun_kernels_quantized())) != PTERUN_STATUS_OK ||
       (st = pterun_registry_add(reg, pterun_kernels_cortex_m())) != PTERUN_STATUS_OK)
     return fail("kernels", st);

@@ -73,9 +73,10 @@ typedef struct pterun_method_options {
    *  (without sizes pterun cannot tell, and trusts the caller). */
   const size_t* planned_buffer_sizes;
   /** 1: keep layout operators on constant weights (permute_copy of a Linear
-   *  weight, ...) in the instruction stream. By default they run once at load
-   *  into pterun-owned memory (reported by pterun_method_memory) and are
-   *  skipped by execute. */
+   *  weight, ...) in the instruction stream. By default, when the registry has
+   *  the load-time optimiser (pterun/optimize.h), they run once at load into
+   *  pterun-owned memory (reported by pterun_method_memory) and are skipped by
+   *  execute. */
   int no_constant_folding;
   /** Optional collector of per-instruction timings and events
    *  (pterun/profile.h, libpterun_devtools), attached to this method and
@@ -96,9 +97,10 @@ typedef struct pterun_method_options {
    *  packed weights, ...): every kernel runs its unprepared path. For tests
    *  comparing the prepared path with the reference one. */
   int no_kernel_prepare;
-  /** 1: keep every instruction as the program has it. By default chains
-   *  such as convolution -> relu run as one fused operator when a registered
-   *  library provides it (docs/architecture.md, "Load-time fusion"), except
+  /** 1: keep every instruction as the program has it. By default, when the
+   *  registry has the load-time optimiser (pterun/optimize.h), chains such as
+   *  convolution -> relu run as one fused operator when a registered library
+   *  provides it (docs/architecture.md, "Load-time fusion"), except
    *  in a method whose event tracer asks for the program's order (a profiler
    *  recording outputs: ETDump debug events map onto the program's
    *  instructions). For tests comparing fused and unfused
@@ -122,8 +124,9 @@ typedef struct pterun_method_options {
 
 /**
  * Loads a method: builds the value table, binds planned memory, resolves
- * every operator, runs the layout operators on constant weights once
- * (unless no_constant_folding), fuses operator chains (unless no_fusion),
+ * every operator, with the registry's optimiser runs the layout operators on
+ * constant weights once (unless no_constant_folding) and fuses operator
+ * chains (unless no_fusion),
  * runs the kernels' load-time preparation (unless no_kernel_prepare) and sets
  * up the kernels' scratch arena. All of
  * the method's memory is allocated here — its runtime structures in one

@@ -106,6 +106,25 @@ PTERUN_API const pterun_backend* pterun_registry_backend(const pterun_registry* 
  *  loaded ("backend_xnnpack"), from the component manifest; NULL if none. */
 PTERUN_API const char* pterun_component_for_backend(const char* id);
 
+/** The load-time optimiser (constant folding and fusion), libpterun_optimize:
+ *  pterun_optimizer_default() in pterun/optimize.h. Opaque. */
+typedef struct pterun_optimizer pterun_optimizer;
+
+/**
+ * Attaches the load-time optimiser to a registry: methods loaded from it then
+ * fold layout operators on constant weights and fuse operator chains into the
+ * fused kernels the registry holds (docs/architecture.md, "Load-time
+ * optimisation"), unless their options say no_constant_folding / no_fusion.
+ * Without one every instruction runs as the program wrote it. NULL detaches.
+ * @retval PTERUN_STATUS_ABI_MISMATCH     an optimiser from another pterun build
+ * @retval PTERUN_STATUS_INVALID_ARGUMENT NULL registry
+ */
+PTERUN_API pterun_status pterun_registry_set_optimizer(pterun_registry* registry,
+                                                       const pterun_optimizer* optimizer);
+
+/** The optimiser attached to the registry, or NULL. */
+PTERUN_API const pterun_optimizer* pterun_registry_optimizer(const pterun_registry* registry);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,5 @@
 /* Integer kernels for the quantized patterns the load-time fusion pass
- * replaces (src/core/method_fuse.c, docs/quantized.md "int8 execution"):
+ * replaces (src/optimize/method_fuse.c, docs/quantized.md "int8 execution"):
  * one call runs dequantize -> conv2d / linear (-> relu / hardtanh) ->
  * quantize on the original int8 data with libpterun_compute's int8 GEMM
  * (pterun_compute_qs8_gemm), weights packed once by `prepare`; the dynamic

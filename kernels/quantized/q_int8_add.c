@@ -1,6 +1,6 @@
 /* Fused quantized add (+ relu): the chains the PT2E quantizers leave around
  * a residual add, made by the load-time fusion pass
- * (src/core/method_fuse_patterns.inc):
+ * (src/optimize/method_fuse_patterns.inc):
  *
  *   pterun_quantized::add_q8.out / add_relu_q8.out: both operands' dequantize
  *   (input, scale, zero_point, quant_min, quant_max, dtype: self's, then

@@ -1,5 +1,5 @@
 /* Fused dynamic-activation linears on torchao's affine forms (8da4w / 8da8w),
- * made by the load-time fusion pass (src/core/method_fuse_patterns.inc):
+ * made by the load-time fusion pass (src/optimize/method_fuse_patterns.inc):
  *
  *   pterun_quantized::linear_dynamic_affine.out  replaces
  *     dequantize_affine(activation codes) -> mm, with the weight's

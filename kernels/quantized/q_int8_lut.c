@@ -1,7 +1,7 @@
 /* Fused dequantize -> relu / hardtanh -> quantize on 8-bit data (the
  * chains the PT2E quantizers leave around an activation they do not fuse
  * into the op before it, e.g. a relu6 after a convolution), made by the
- * load-time fusion pass (src/core/method_fuse_patterns.inc):
+ * load-time fusion pass (src/optimize/method_fuse_patterns.inc):
  *
  *   pterun_quantized::relu_q8.out / hardtanh_q8.out: dequantize_per_tensor's
  *   input, scale, zero_point, quant_min, quant_max, dtype; hardtanh's

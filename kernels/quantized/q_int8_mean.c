@@ -1,6 +1,6 @@
 /* Fused dequantize -> mean -> quantize on 8-bit data (a quantized global
  * average pool: the exporter writes adaptive_avg_pool2d(1) as mean over
- * H, W), made by the load-time fusion pass (src/core/method_fuse_patterns.inc):
+ * H, W), made by the load-time fusion pass (src/optimize/method_fuse_patterns.inc):
  *
  *   pterun_quantized::mean_q8.out: dequantize_per_tensor's input, scale,
  *   zero_point, quant_min, quant_max, dtype; mean's dim, keepdim, dtype; the

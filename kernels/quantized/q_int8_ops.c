@@ -1,5 +1,5 @@
 /* The fused int8 operators' schemas (pterun_quantized::*_q8.out, made by the
- * load-time fusion pass from the rows in src/core/method_fuse_patterns.inc):
+ * load-time fusion pass from the rows in src/optimize/method_fuse_patterns.inc):
  * each reads its arguments into a qk_i8_call and runs q_int8.c. A schema is
  * the arguments of the instructions it replaces, in order, minus the
  * intermediates (docs/quantized.md "int8 execution"):

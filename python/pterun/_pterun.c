@@ -8,6 +8,8 @@
  * their symbols. */
 #include "ptext.h"
 
+#include "pterun/optimize.h"
+
 #include "pt_components.h" /* generated: PT_KERNEL_LIBRARIES(X) */
 
 py_state* py_state_of_type(PyTypeObject* type) {
@@ -168,6 +170,12 @@ static int py_exec(PyObject* module) {
   } while (0);
   PT_KERNEL_LIBRARIES(PT_ADD_LIBRARY)
 #undef PT_ADD_LIBRARY
+  /* Folding and fusion, as the CLI (fusion=False turns fusion off per method). */
+  status = pterun_registry_set_optimizer(st->registry, pterun_optimizer_default());
+  if (status != PTERUN_STATUS_OK) {
+    py_raise(st, status, "cannot attach the load-time optimiser");
+    return -1;
+  }
 #define PT_ADD_BACKEND(entry)                                                                      \
   do {                                                                                             \
     py_log_reset();                                                                                \

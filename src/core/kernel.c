@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "src/core/kernel_context.h"
-#include "src/core/method_internal.h"
+#include "src/core/optimizer_internal.h"
 
 #define PT_STATE_FACTOR 8u
 
@@ -140,8 +140,9 @@ void* pterun_kernel_shared_state(pterun_kernel_context* ctx, const void* key, si
 
 void pterun_kernel_packed_constant(pterun_kernel_context* ctx, const pterun_tensor* t,
                                    unsigned flags) {
-  if (ctx != NULL && ctx->prep != NULL && t != NULL)
-    pt_fold_claim_view(ctx->prep, ctx->prep_instr, t, (flags & PTERUN_KERNEL_PACKED_ONLY) != 0);
+  if (ctx != NULL && ctx->prep != NULL && ctx->prep->opt != NULL && t != NULL)
+    ctx->prep->opt->claim_view(ctx->prep, ctx->prep_instr, t,
+                               (flags & PTERUN_KERNEL_PACKED_ONLY) != 0);
 }
 
 void* pterun_kernel_state(const pterun_kernel_context* ctx) {

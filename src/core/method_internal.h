@@ -1,7 +1,7 @@
 /* The method object: value table, planned memory, the instruction list with
  * resolved kernels, the constants folded at load and the kernels' scratch
- * arena. Everything is allocated by pterun_method_load (method_load.c,
- * method_fold.c); execute (method_exec.c) allocates nothing. */
+ * arena. Everything is allocated by pterun_method_load (method_load.c, and
+ * libpterun_optimize's folding); execute (method_exec.c) allocates nothing. */
 #ifndef PTERUN_SRC_CORE_METHOD_INTERNAL_H_
 #define PTERUN_SRC_CORE_METHOD_INTERNAL_H_
 
@@ -149,34 +149,9 @@ struct pterun_method {
   pterun_profiler* profiler;   /* as given in the options (pterun_method_profiler) */
   pterun_event_tracer* tracer; /* NULL: the interpreter calls no hooks */
   pterun_event_tracer hooks;   /* the tracer's hooks, read by its struct_size */
+  /* The registry's load-time optimiser (optimizer_internal.h), or NULL. */
+  const struct pterun_optimizer* opt;
 };
-
-/* Runs layout operators whose inputs are all constant once, at load, into
- * owned memory, and turns those instructions into no-ops (method_fold.c). */
-pterun_status pt_fold_constants(pterun_method* m, bool defer_views);
-/* After prepare: materialises every deferred view fold that some reader did
- * not claim (pterun_kernel_packed_constant), and frees the bookkeeping. */
-pterun_status pt_fold_resolve_views(pterun_method* m);
-/* During prepare: records that instruction `in` packed tensor t (method_fold.c). */
-void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tensor* t,
-                        bool packed_only);
-/* During prepare, after instruction `in`'s prepare returned: with
- * release_packed_constants, gives back the file bytes of the views every
- * reader now packed for good (method_fold.c). */
-void pt_fold_release_packed(pterun_method* m, const pt_instr* in);
-
-/* Rewrites chains of kernel calls into fused operators registered in `reg`
- * (method_fuse.c); pt_fuse_op_slots() operator-table slots are reserved for
- * them. Without kernel preparation (`no_prepare`) only chains whose fused
- * kernel also runs unprepared are fused. */
-pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prepare);
-/* Puts the chain whose fused call is `first` back as the program wrote it
- * (its fused kernel declined in prepare); stores in `before` (up to `cap`,
- * count in *nbefore) the restored producers that sit before `first`. False:
- * `first` is not a fused call (nothing changed). */
-bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t cap,
-               uint32_t* nbefore);
-uint32_t pt_fuse_op_slots(void);
 
 /* Calls every prepare of the method's kernel calls once (method_prepare.c);
  * each instruction's scratch reservations raise m->scratch_need. */

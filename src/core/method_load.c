@@ -6,6 +6,7 @@
 #include "src/core/data_internal.h"
 #include "src/core/method_internal.h"
 #include "src/core/trace_internal.h"
+#include "src/core/optimizer_internal.h"
 #include "src/core/registry_internal.h"
 #include "src/core/schema.h"
 
@@ -36,6 +37,8 @@ typedef struct loader {
   pterun_method* m;
   const pterun_program* p;
   const pterun_method_options* o;
+  const pterun_registry* reg;  /* where operators are looked up */
+  const pterun_optimizer* opt; /* its load-time optimiser, or NULL */
   pt_fb_table plan;
   pt_fb_vec values, inputs, outputs, chains, ops, sizes, delegates;
   const char* name;
@@ -72,7 +75,7 @@ static void layout(loader* L, bump* b) {
   m->outputs = TAKE(b, uint32_t, L->outputs.len);
   m->chains = TAKE(b, pt_chain, L->chains.len);
   // Operator slots: the program's, then room for the fused operators.
-  size_t op_slots = (size_t)L->ops.len + pt_fuse_op_slots();
+  size_t op_slots = (size_t)L->ops.len + (L->opt != NULL ? L->opt->fuse_op_slots() : 0);
   m->op_names = TAKE(b, const char*, op_slots);
   m->op_fns = TAKE(b, pterun_kernel_fn, op_slots);
   m->op_prepares = TAKE(b, pterun_kernel_prepare_fn, op_slots);
@@ -445,8 +448,7 @@ static pterun_status report_missing(loader* L, const pterun_registry* reg, uint3
 
 static pterun_status build_instructions(loader* L) {
   pterun_method* m = L->m;
-  const pterun_registry* reg =
-      L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default();
+  const pterun_registry* reg = L->reg;
   if (reg == NULL) return lfail(L, PTERUN_STATUS_OUT_OF_MEMORY, "no registry");
   // One lookup per operator of the table, not per instruction: a kernel
   // depends on the operator only (it checks dtypes itself).
@@ -544,6 +546,8 @@ static pterun_status alloc_scratch(loader* L) {
   return PTERUN_STATUS_OK;
 }
 
+const pt_core_services pt_core = {pt_registry_resolve, pt_program_release};
+
 static pterun_status load(loader* L) {
   pterun_method* m = L->m;
   const pterun_program* p = L->p;
@@ -553,6 +557,8 @@ static pterun_status load(loader* L) {
                                     ? L->o->event_tracer
                                     : (pterun_event_tracer*)(void*)L->o->profiler;
   size_t index;
+  L->reg = L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default();
+  L->opt = pterun_registry_optimizer(L->reg);
   // find_method logs through the program's logger; say it through the
   // method's too when the caller gave the method its own.
   if (pterun_program_find_method(p, L->name, &index) != PTERUN_STATUS_OK) {
@@ -599,18 +605,18 @@ static pterun_status load(loader* L) {
   // their readers pack them (method_fold.c); without prepare they are copied.
   const bool prepare = L->o == NULL || !L->o->no_kernel_prepare;
   m->release_packed = L->o != NULL && L->o->release_packed_constants;
-  if (L->o == NULL || !L->o->no_constant_folding) PTERUN_TRY(pt_fold_constants(m, prepare));
+  m->opt = L->opt;
+  if (m->opt != NULL && (L->o == NULL || !L->o->no_constant_folding))
+    PTERUN_TRY(m->opt->fold(m, &pt_core, prepare));
   // A method whose profiler keeps every kernel call's output (ETDump debug
   // events) runs the program's instructions as written, so each output and
   // debug handle maps onto one of them.
-  if (L->o == NULL || (!L->o->no_fusion && !pt_trace_program_order(tracer)))
-    PTERUN_TRY(pt_fuse(
-        m, L->o != NULL && L->o->registry != NULL ? L->o->registry : pterun_registry_default(),
-        L->o != NULL && L->o->no_kernel_prepare));
+  if (m->opt != NULL && (L->o == NULL || (!L->o->no_fusion && !pt_trace_program_order(tracer))))
+    PTERUN_TRY(m->opt->fuse(m, &pt_core, L->reg, L->o != NULL && L->o->no_kernel_prepare));
   memcpy(m->values_initial, m->values, m->value_count * sizeof *m->values);
   memcpy(m->tensors_initial, m->tensors, m->tensor_count * sizeof *m->tensors);
   if (prepare) PTERUN_TRY(pt_prepare_kernels(m));
-  PTERUN_TRY(pt_fold_resolve_views(m));
+  if (m->opt != NULL) PTERUN_TRY(m->opt->resolve_views(m));
   PTERUN_TRY(alloc_scratch(L));
   pt_free(m->allocator, m->fuse_undo);
   m->fuse_undo = NULL;

@@ -11,6 +11,7 @@
 
 #include "src/core/kernel_context.h"
 #include "src/core/method_internal.h"
+#include "src/core/optimizer_internal.h"
 #include "src/core/schema.h"
 
 /* One instruction's prepare. A fused kernel that cannot take its chain (a
@@ -43,7 +44,8 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
   pt_instr* before[PT_FUSE_UNDO_MAX];
   uint32_t n = 0;
   const bool decline = st == PTERUN_STATUS_NOT_SUPPORTED && m->fuse_undo_count > 0 &&
-                       in->a >= m->fuse_op_base && pt_unfuse(m, in, before, PT_FUSE_UNDO_MAX, &n);
+                       in->a >= m->fuse_op_base &&
+                       m->opt->unfuse(m, in, before, PT_FUSE_UNDO_MAX, &n);
   /* Shared blocks this prepare made become visible only if it succeeded; a
    * declined one's are never found (an empty key matches nothing). */
   for (pt_shared_block* s = m->shared; s != NULL && !s->published; s = s->next) {
@@ -66,8 +68,8 @@ static pterun_status prepare_one(pterun_method* m, uint32_t c, uint32_t i, pt_in
   if (st != PTERUN_STATUS_OK)
     st = pt_fail(&m->logger, st, "method: preparing instruction %u:%u (%s) failed: %s", c, i,
                  pt_esc(ctx.op_name, op, sizeof op), pterun_status_str(st));
-  else if (m->view_claim_count > claims)
-    pt_fold_release_packed(m, in); /* right away: the next weight packs in the room */
+  else if (m->view_claim_count > claims) /* right away: the next weight packs in the room */
+    m->opt->release_packed(m, &pt_core, in);
   return st;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "src/core/internal.h"
+#include "src/core/optimizer_internal.h"
 #include "src/core/platform.h"
 #include "src/core/registry_internal.h"
 
@@ -24,6 +25,7 @@ struct pterun_registry {
   pterun_logger logger;
   pterun_allocator allocator_copy;
   const pterun_allocator* allocator; /* &allocator_copy or NULL (malloc) */
+  const pterun_optimizer* optimizer; /* NULL: methods are not optimised */
 };
 
 /* Grows an array to hold `need` items of `elem` bytes (doubling from
@@ -246,6 +248,26 @@ pterun_status pterun_registry_add_backend(pterun_registry* r, const pterun_backe
   pterun_status st = add_backend_locked(r, b);
   pt_mutex_unlock(&r->mu);
   return st;
+}
+
+pterun_status pterun_registry_set_optimizer(pterun_registry* r, const pterun_optimizer* o) {
+  if (r == NULL) return PTERUN_STATUS_INVALID_ARGUMENT;
+  if (o != NULL && o->abi != PT_OPTIMIZER_ABI)
+    return pt_fail(&r->logger, PTERUN_STATUS_ABI_MISMATCH,
+                   "registry: the optimiser comes from another pterun build (abi %u, want %u)",
+                   (unsigned)o->abi, (unsigned)PT_OPTIMIZER_ABI);
+  pt_mutex_lock(&r->mu);
+  r->optimizer = o;
+  pt_mutex_unlock(&r->mu);
+  return PTERUN_STATUS_OK;
+}
+
+const pterun_optimizer* pterun_registry_optimizer(const pterun_registry* r) {
+  if (r == NULL) return NULL;
+  pt_mutex_lock(&r->mu);
+  const pterun_optimizer* o = r->optimizer;
+  pt_mutex_unlock(&r->mu);
+  return o;
 }
 
 const pterun_backend* pterun_registry_backend(const pterun_registry* r, const char* id) {

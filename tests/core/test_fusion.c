@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cli/npy.h"
+#include "pterun/optimize.h"
 #include "pterun/kernel_util.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/pterun.h"
@@ -296,6 +297,8 @@ static int declined_fusion_runs_unfused(void) {
   pterun_kernel_library lib = {PTERUN_KERNEL_ABI_VERSION, "declining", pk->count, table};
   pterun_registry* declining = NULL;
   PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &declining), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_set_optimizer(declining, pterun_optimizer_default()),
+                  PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(declining, &lib), PTERUN_STATUS_OK);
   static const char* const cases[] = {"mlp", "mobilenet", "resnet", "mobilenet_bn"};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
@@ -378,6 +381,8 @@ static int fused_calls_never_write_what_they_read(void) {
   pterun_kernel_library lib = {PTERUN_KERNEL_ABI_VERSION, "checking", pk->count, table};
   pterun_registry* checking = NULL;
   PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &checking), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_set_optimizer(checking, pterun_optimizer_default()),
+                  PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(checking, &lib), PTERUN_STATUS_OK);
   static const char* const cases[] = {
       "mlp",           "cnn",       "mobilenet",       "resnet",        "mobilenet_bn",
@@ -411,6 +416,8 @@ static int fused_calls_never_write_what_they_read(void) {
 int main(void) {
   g_silent = pterun_logger_silent();
   PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &g_reg), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_set_optimizer(g_reg, pterun_optimizer_default()),
+                  PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(g_reg, pterun_kernels_portable()), PTERUN_STATUS_OK);
   PT_RUN(fused_and_packed_match_reference);
   PT_RUN(declined_fusion_runs_unfused);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pterun/optimize.h"
 #include "pterun/backends/xnnpack.h"
 #include "pterun/kernels/lowbit.h"
 #include "pterun/kernels/portable.h"
@@ -171,6 +172,8 @@ static int struct_size_and_refusals(void) {
 int main(void) {
   g_silent = pterun_logger_silent();
   PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &g_reg), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_set_optimizer(g_reg, pterun_optimizer_default()),
+                  PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(g_reg, pterun_kernels_portable()), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(g_reg, pterun_kernels_quantized()), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(g_reg, pterun_kernels_lowbit()), PTERUN_STATUS_OK);

@@ -6,11 +6,13 @@
 #include <string.h>
 
 #include "cli/npy.h"
+#include "pterun/optimize.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/pterun.h"
 #include "tests/harness/pt_test.h"
 
 static pterun_registry* g_reg;
+static pterun_registry* g_bare; /* g_reg's kernels, no optimiser */
 static pterun_logger g_silent;
 
 static char* fixture(const char* rel) {
@@ -567,11 +569,15 @@ static int method_constant_folding(void) {
     snprintf(rel, sizeof rel, "%s/forward_input_0.npy", cases[c]);
     cli_npy x = {0};
     PT_CHECK_STATUS(cli_npy_read_file(fixture(rel), &x, err, sizeof err), PTERUN_STATUS_OK);
-    void* out_bytes[2] = {NULL, NULL};
-    size_t out_n[2] = {0, 0}, rt[2] = {0, 0};
-    for (int fold = 0; fold < 2; ++fold) {
+    /* 0: no folding, 1: folding (the default), 2: nothing folded or fused,
+     * 3: a registry without the optimiser, which must run exactly as 2. */
+    void* out_bytes[4] = {NULL, NULL, NULL, NULL};
+    size_t out_n[4] = {0, 0, 0, 0}, rt[4] = {0, 0, 0, 0};
+    for (int fold = 0; fold < 4; ++fold) {
       pterun_method_options o = opts();
-      o.no_constant_folding = !fold;
+      o.no_constant_folding = fold != 1;
+      o.no_fusion = fold == 2;
+      if (fold == 3) o.registry = g_bare;
       pterun_method* m;
       PT_CHECK_STATUS(pterun_method_load(p, "forward", &o, &m), PTERUN_STATUS_OK);
       PT_CHECK_STATUS(bind_npy(m, 0, &x), PTERUN_STATUS_OK);
@@ -585,10 +591,11 @@ static int method_constant_folding(void) {
       pterun_method_destroy(m);
     }
     PT_CHECK(out_n[0] == out_n[1] && memcmp(out_bytes[0], out_bytes[1], out_n[0]) == 0);
+    PT_CHECK(out_n[2] == out_n[3] && memcmp(out_bytes[2], out_bytes[3], out_n[2]) == 0);
+    PT_CHECK(rt[3] <= rt[2]); /* no folded bytes, no room for fused operators */
     if (c < 2 && !(rt[1] > rt[0])) fprintf(stderr, "%s: %zu vs %zu\n", cases[c], rt[0], rt[1]);
     if (c < 2) PT_CHECK(rt[1] > rt[0]); /* mlp and gpt transpose Linear weights */
-    free(out_bytes[0]);
-    free(out_bytes[1]);
+    for (int k = 0; k < 4; ++k) free(out_bytes[k]);
     cli_npy_free(&x);
     pterun_program_destroy(p);
   }
@@ -599,7 +606,17 @@ int main(void) {
   int pt_failures = 0;
   g_silent = pterun_logger_silent();
   if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_set_optimizer(g_reg, pterun_optimizer_default()) != PTERUN_STATUS_OK)
+    return 1;
   if (pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
+  /* The same kernels without the optimiser: methods run as written. */
+  if (pterun_registry_create(NULL, &g_silent, &g_bare) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_add(g_bare, pterun_kernels_portable()) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_optimizer(g_bare) != NULL ||
+      pterun_registry_optimizer(g_reg) != pterun_optimizer_default() ||
+      pterun_registry_set_optimizer(NULL, pterun_optimizer_default()) !=
+          PTERUN_STATUS_INVALID_ARGUMENT)
+    return 1;
   PT_RUN(method_buffer_loads);
   PT_RUN(method_dynamic_bounds);
   PT_RUN(method_external_data);
@@ -612,6 +629,7 @@ int main(void) {
   PT_RUN(method_constant_folding);
   PT_RUN(method_options_struct_size);
   PT_RUN(method_missing_list_is_cut_at_whole_lines);
+  pterun_registry_destroy(g_bare);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
 }

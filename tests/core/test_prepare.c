@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/npy.h"
+#include "pterun/optimize.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/pterun.h"
 #include "tests/harness/pt_test.h"
@@ -169,6 +170,7 @@ static pterun_registry* make_registry(void) {
   g_lib = (pterun_kernel_library){PTERUN_KERNEL_ABI_VERSION, "test_prepare", pk->count, g_table};
   pterun_registry* r = NULL;
   if (pterun_registry_create(NULL, &g_silent, &r) != PTERUN_STATUS_OK) return NULL;
+  if (pterun_registry_set_optimizer(r, pterun_optimizer_default()) != PTERUN_STATUS_OK) return NULL;
   if (pterun_registry_add(r, &g_lib) != PTERUN_STATUS_OK || g_addmm == NULL) {
     pterun_registry_destroy(r);
     return NULL;
@@ -323,6 +325,7 @@ static int prepare_releases_packed_weights(void) {
   int mismatch = 1;
   pterun_registry* reg = NULL;
   PT_CHECK_STATUS(pterun_registry_create(NULL, &g_silent, &reg), PTERUN_STATUS_OK);
+  PT_CHECK_STATUS(pterun_registry_set_optimizer(reg, pterun_optimizer_default()), PTERUN_STATUS_OK);
   PT_CHECK_STATUS(pterun_registry_add(reg, pterun_kernels_portable()), PTERUN_STATUS_OK);
   g_release = 1;
   PT_CHECK_STATUS(run_fixture("linear_nd_relu", reg, MODE_PACK, 0, 3, &rt, &mismatch),

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pterun/optimize.h"
 #include "pterun/kernels/llm.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/kernels/quantized.h"
@@ -49,7 +50,7 @@ static inline pterun_load_options fz_load_options(void) {
   return o;
 }
 
-/* One registry with the prim ops, the portable, the LLM and the quantized
+/* One registry with the load-time optimiser, the prim ops, the portable, the LLM and the quantized
  * kernels (the last with the int8 fusion's operators, which a hostile program
  * may also name directly), and, for the xnnpack target, the XNNPACK backend,
  * for the process. */
@@ -58,6 +59,8 @@ static inline const pterun_registry* fz_registry(void) {
   if (reg == NULL) {
     pterun_logger silent = pterun_logger_silent();
     if (pterun_registry_create(NULL, &silent, &reg) != PTERUN_STATUS_OK) abort();
+    /* Folding and fusion run on hostile programs too. */
+    if (pterun_registry_set_optimizer(reg, pterun_optimizer_default()) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_portable()) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_llm()) != PTERUN_STATUS_OK) abort();
     if (pterun_registry_add(reg, pterun_kernels_quantized()) != PTERUN_STATUS_OK) abort();

@@ -1,4 +1,4 @@
-/* The int8 fusion (src/core/method_fuse_patterns.inc, kernels/quantized/q_int8*.c)
+/* The int8 fusion (src/optimize/method_fuse_patterns.inc, kernels/quantized/q_int8*.c)
  * on exporter-made programs: each fixture runs with fusion off (the
  * reference path, ExecuTorch's kernels) and on; the fused run must use the
  * fused operators it is expected to (seen by the profiler) and its outputs
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/npy.h"
+#include "pterun/optimize.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/kernels/quantized.h"
 #include "pterun/profile.h"
@@ -198,6 +199,7 @@ int main(void) {
   g_silent = pterun_logger_silent();
   if (getenv("PTERUN_TEST_LOG") != NULL) memset(&g_silent, 0, sizeof g_silent); /* stderr */
   if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK ||
+      pterun_registry_set_optimizer(g_reg, pterun_optimizer_default()) != PTERUN_STATUS_OK ||
       pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK ||
       pterun_registry_add(g_reg, pterun_kernels_quantized()) != PTERUN_STATUS_OK)
     return 1;

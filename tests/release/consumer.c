@@ -6,7 +6,8 @@
  * "pt_components.h" is generated from packaging/components.json by the check:
  * it includes each kernel component's header and defines
  * PT_KERNEL_ENTRIES(X) as X(<entry function>) for each, and
- * PT_BACKEND_ENTRIES(X) likewise for the delegate backends.
+ * PT_BACKEND_ENTRIES(X) likewise for the delegate backends, and
+ * PT_OPTIMIZER_ENTRY as the load-time optimiser's getter.
  * Usage: consumer MODEL.pte [METHOD]   Exit: 0 ok, 1 a pterun status, 2 usage. */
 #include <stdio.h>
 
@@ -25,6 +26,9 @@ int main(int argc, char** argv) {
   if (st == PTERUN_STATUS_OK) st = pterun_registry_add(reg, entry());
   PT_KERNEL_ENTRIES(PT_ADD_)
 #undef PT_ADD_
+#ifdef PT_OPTIMIZER_ENTRY
+  if (st == PTERUN_STATUS_OK) st = pterun_registry_set_optimizer(reg, PT_OPTIMIZER_ENTRY());
+#endif
 #ifdef PT_BACKEND_ENTRIES
 #define PT_ADD_BACKEND_(entry)                                                                     \
   if (st == PTERUN_STATUS_OK) st = pterun_registry_add_backend(reg, entry());

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/npy.h"
+#include "pterun/optimize.h"
 #include "pterun/kernels/portable.h"
 #include "pterun/pterun.h"
 #include "tests/harness/pt_test.h"
@@ -18,6 +19,8 @@ static pterun_logger g_silent;
 static inline int rb_init(void) {
   g_silent = pterun_logger_silent();
   if (pterun_registry_create(NULL, &g_silent, &g_reg) != PTERUN_STATUS_OK) return 1;
+  if (pterun_registry_set_optimizer(g_reg, pterun_optimizer_default()) != PTERUN_STATUS_OK)
+    return 1;
   return pterun_registry_add(g_reg, pterun_kernels_portable()) != PTERUN_STATUS_OK;
 }
 

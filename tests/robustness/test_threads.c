@@ -126,11 +126,14 @@ static int threads_private_programs(void) {
 }
 
 /* The default registry is created on first use; several threads race to
- * create it and to add the same library (idempotent), then load methods. */
+ * create it, to attach the optimiser and to add the same library
+ * (idempotent), then load methods. */
 static void* default_registry_worker(void* arg) {
   int* failures = arg;
   pterun_registry* r = pterun_registry_default();
-  if (r == NULL || pterun_registry_add(r, pterun_kernels_portable()) != PTERUN_STATUS_OK)
+  if (r == NULL ||
+      pterun_registry_set_optimizer(r, pterun_optimizer_default()) != PTERUN_STATUS_OK ||
+      pterun_registry_add(r, pterun_kernels_portable()) != PTERUN_STATUS_OK)
     ++*failures;
   else if (pterun_registry_provider(r, "aten::add.out") == NULL || pterun_registry_count(r) == 0)
     ++*failures;

@@ -1,11 +1,11 @@
 """The CI set's coverage gate: every fusion pattern of
-src/core/method_fuse_patterns.inc applied, every XNNPACK-backend node type
+src/optimize/method_fuse_patterns.inc applied, every XNNPACK-backend node type
 executed, every microkernel variant this build dispatches (and this CPU
 runs) ran, every grammar element generated. Prints one table per axis and
 returns 1 when something was never hit.
 
 Fusion patterns are numbered by their row; ``pterun run --verbose`` logs
-``fusion: pattern N of M (...)`` for each fused chain (src/core/method_fuse.c).
+``fusion: pattern N of M (...)`` for each fused chain (src/optimize/method_fuse.c).
 Node types come from ``xnnpack: node types: ...`` (backends/xnnpack/xb_compile.c),
 variants from ``compute variants: ...`` (pterun_compute_variants_report()).
 Some rows are reached only by programs outside the grammar (torchao's
@@ -23,7 +23,7 @@ from typing import Any
 from .grammar import grammar_kinds
 
 REPO = Path(__file__).resolve().parents[2]
-PATTERNS = REPO / "src" / "core" / "method_fuse_patterns.inc"
+PATTERNS = REPO / "src" / "optimize" / "method_fuse_patterns.inc"
 XNN_NAMES = REPO / "backends" / "xnnpack" / "xb_payload.c"
 
 # Node types the backend parses but no exporter path of torch 2.13 /

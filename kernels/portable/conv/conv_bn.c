@@ -1,7 +1,7 @@
 /* A convolution or addmm, then an inference batch norm
  * (_native_batch_norm_legit_no_training) of its result, then the activation,
  * as one call; made by the load-time fusion pass
- * (src/core/method_fuse_patterns.inc):
+ * (src/optimize/method_fuse_patterns.inc):
  *   pterun::convolution_bn(_relu|_hardtanh).out(<convolution's 9 arguments>,
  *     weight?, bias?, running_mean, running_var, eps, (min_val, max_val,) out)
  *   pterun::addmm_bn(_relu|_hardtanh).out(<addmm's 5 arguments>, <the same>)

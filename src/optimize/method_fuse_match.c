@@ -1,6 +1,6 @@
 /* The fusion pass's matcher: does a pattern row (its steps and feed) match
  * the instructions at a place, judged by method_fuse_alias.c. */
-#include "src/core/method_fuse_internal.h"
+#include "src/optimize/method_fuse_internal.h"
 
 /* Pattern p's feed, walking back from the step that reads it; `skipped`
  * lists the instructions (flat) the chain stepped over, which must all be

@@ -23,20 +23,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "src/core/method_fuse_internal.h"
-#include "src/core/registry_internal.h"
+#include "src/optimize/method_fuse_internal.h"
+#include "src/optimize/opt_internal.h"
 #include "src/core/schema.h"
 
 const pt_fuse_names pt_fuse_name_text = {
     0,
 #define PT_FUSE_NAME(ns, op, ovl) #ns "::" #op "." #ovl,
-#include "src/core/method_fuse_names.inc"
+#include "src/optimize/method_fuse_names.inc"
 #undef PT_FUSE_NAME
 };
 
 #define N PT_FUSE_N
 static const pt_fuse_pattern kPatterns[] = {
-#include "src/core/method_fuse_patterns.inc"
+#include "src/optimize/method_fuse_patterns.inc"
 };
 #undef N
 #define PT_FUSE_PATTERNS (sizeof kPatterns / sizeof kPatterns[0])
@@ -110,8 +110,8 @@ static void log_fused(pterun_method* m, const pt_fuse_pattern* p, size_t row, ui
   for (uint32_t s = 0; s < steps_of(p) && n < sizeof chain; ++s)
     n += (size_t)snprintf(chain + n, sizeof chain - n, "%s%s", s ? " > " : "",
                           pt_fuse_name(p->ops[s]));
-  pt_log(&m->logger, PTERUN_LOG_DEBUG, "fusion: pattern %zu of %zu (%s => %s) at %u:%u", row,
-         (size_t)PT_FUSE_PATTERNS, chain, pt_fuse_name(p->fused), c, i);
+  pterun_log(&m->logger, PTERUN_LOG_DEBUG, "fusion: pattern %zu of %zu (%s => %s) at %u:%u", row,
+             (size_t)PT_FUSE_PATTERNS, chain, pt_fuse_name(p->fused), c, i);
 }
 
 bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t cap,
@@ -131,15 +131,16 @@ bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t ca
       m->aux[u->moved - m->tensors].initial_data = u->moved_initial;
     }
     u->first = NULL;
-    pt_log(&m->logger, PTERUN_LOG_DEBUG, "fusion: pattern %u undone (its kernel declined)",
-           (unsigned)u->pattern);
+    pterun_log(&m->logger, PTERUN_LOG_DEBUG, "fusion: pattern %u undone (its kernel declined)",
+               (unsigned)u->pattern);
     *nbefore = n;
     return true;
   }
   return false;
 }
 
-pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prepare) {
+pterun_status pt_fuse(pterun_method* m, const pt_core_services* core, const pterun_registry* reg,
+                      bool no_prepare) {
   // Which fused operators this registry has (a pattern without one is off).
   pterun_kernel_fn fns[PT_FUSE_PATTERNS];
   pterun_kernel_prepare_fn preps[PT_FUSE_PATTERNS];
@@ -149,7 +150,7 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
     fns[p] = NULL;
     preps[p] = NULL;
     if (pattern_ok(&kPatterns[p]) && !(no_prepare && kPatterns[p].needs_prepare))
-      fns[p] = pt_registry_resolve(reg, pt_fuse_name(kPatterns[p].fused), &preps[p]);
+      fns[p] = core->resolve(reg, pt_fuse_name(kPatterns[p].fused), &preps[p]);
     any |= fns[p] != NULL;
   }
   uint32_t total = 0;
@@ -159,26 +160,27 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
   fuse_facts f;
   f.has_jumps = false;
   size_t nv = m->value_count;
-  f.refs = pt_alloc(m->allocator, nv * sizeof *f.refs + 1, 16);
-  f.written = pt_alloc(m->allocator, nv + 1, 16);
-  f.outputs = pt_alloc(m->allocator, nv + 1, 16);
-  f.jump_in = pt_alloc(m->allocator, total, 16);
-  f.starts = pt_alloc(m->allocator, (m->chain_count + 1) * sizeof *f.starts, 16);
-  f.writer = pt_alloc(m->allocator, (nv + 1) * sizeof *f.writer, 16);
-  f.instr = pt_alloc(m->allocator, total * sizeof *f.instr, 16);
-  f.covered = pt_alloc(m->allocator, total, 16);
-  uint8_t* match = pt_alloc(m->allocator, total, 16); /* pattern + 1 at a chain's first step */
+  f.refs = pterun_alloc(m->allocator, nv * sizeof *f.refs + 1, 16);
+  f.written = pterun_alloc(m->allocator, nv + 1, 16);
+  f.outputs = pterun_alloc(m->allocator, nv + 1, 16);
+  f.jump_in = pterun_alloc(m->allocator, total, 16);
+  f.starts = pterun_alloc(m->allocator, (m->chain_count + 1) * sizeof *f.starts, 16);
+  f.writer = pterun_alloc(m->allocator, (nv + 1) * sizeof *f.writer, 16);
+  f.instr = pterun_alloc(m->allocator, total * sizeof *f.instr, 16);
+  f.covered = pterun_alloc(m->allocator, total, 16);
+  uint8_t* match = pterun_alloc(m->allocator, total, 16); /* pattern + 1 at a chain's first step */
   f.tensors = m->tensors;
-  f.home = pt_alloc(m->allocator, (m->tensor_count + 1) * sizeof *f.home, 16);
-  void** home_initial = pt_alloc(m->allocator, (m->tensor_count + 1) * sizeof *home_initial, 16);
+  f.home = pterun_alloc(m->allocator, (m->tensor_count + 1) * sizeof *f.home, 16);
+  void** home_initial =
+      pterun_alloc(m->allocator, (m->tensor_count + 1) * sizeof *home_initial, 16);
   /* per chain start: where its steps and feed producers are (flat indices) */
   const size_t wn = PT_FUSE_MAX_STEPS + PT_FUSE_MAX_FEED;
-  uint32_t* where = pt_alloc(m->allocator, (size_t)total * wn * sizeof *where, 16);
+  uint32_t* where = pterun_alloc(m->allocator, (size_t)total * wn * sizeof *where, 16);
   pterun_status st = PTERUN_STATUS_OK;
   if (f.refs == NULL || f.written == NULL || f.outputs == NULL || f.jump_in == NULL ||
       f.starts == NULL || match == NULL || f.home == NULL || home_initial == NULL ||
       f.writer == NULL || f.instr == NULL || f.covered == NULL || where == NULL) {
-    st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the fusion pass");
+    st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the fusion pass");
     goto done;
   }
   pt_fuse_gather_facts(m, &f);
@@ -220,15 +222,15 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
       i += adv;
     }
   if (fused == 0) goto done;
-  m->fused_args = pt_alloc(m->allocator, nargs * sizeof(pterun_value*), 16);
+  m->fused_args = pterun_alloc(m->allocator, nargs * sizeof(pterun_value*), 16);
   if (m->fused_args == NULL) {
-    st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for fused calls");
+    st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for fused calls");
     goto done;
   }
   m->fused_bytes = nargs * sizeof(pterun_value*);
-  m->fuse_undo = pt_alloc(m->allocator, fused * sizeof *m->fuse_undo, 16);
+  m->fuse_undo = pterun_alloc(m->allocator, fused * sizeof *m->fuse_undo, 16);
   if (m->fuse_undo == NULL) {
-    st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for fused calls");
+    st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for fused calls");
     goto done;
   }
   m->fuse_undo_count = 0;
@@ -264,25 +266,25 @@ pterun_status pt_fuse(pterun_method* m, const pterun_registry* reg, bool no_prep
       for (uint32_t j = 0; j < feeds; ++j) skip(u, f.instr[w[PT_FUSE_MAX_STEPS + j]]);
       next += p->fused_nargs;
     }
-  pt_log(&m->logger, PTERUN_LOG_DEBUG, "fused %u instruction chains", fused);
+  pterun_log(&m->logger, PTERUN_LOG_DEBUG, "fused %u instruction chains", fused);
 done:
-  pt_free(m->allocator, f.refs);
-  pt_free(m->allocator, f.written);
-  pt_free(m->allocator, f.outputs);
-  pt_free(m->allocator, f.jump_in);
-  pt_free(m->allocator, f.starts);
-  pt_free(m->allocator, match);
+  pterun_free(m->allocator, f.refs);
+  pterun_free(m->allocator, f.written);
+  pterun_free(m->allocator, f.outputs);
+  pterun_free(m->allocator, f.jump_in);
+  pterun_free(m->allocator, f.starts);
+  pterun_free(m->allocator, match);
   if (st != PTERUN_STATUS_OK && f.home != NULL && home_initial != NULL) /* undo the moves */
     for (uint32_t t = 0; t < m->tensor_count; ++t)
       if (f.home[t] != NULL) {
         m->tensors[t].data = f.home[t];
         m->aux[t].initial_data = home_initial[t];
       }
-  pt_free(m->allocator, f.home);
-  pt_free(m->allocator, home_initial);
-  pt_free(m->allocator, f.writer);
-  pt_free(m->allocator, f.instr);
-  pt_free(m->allocator, f.covered);
-  pt_free(m->allocator, where);
+  pterun_free(m->allocator, f.home);
+  pterun_free(m->allocator, home_initial);
+  pterun_free(m->allocator, f.writer);
+  pterun_free(m->allocator, f.instr);
+  pterun_free(m->allocator, f.covered);
+  pterun_free(m->allocator, where);
   return st;
 }

@@ -4,7 +4,7 @@
  * reads, or movable into an intermediate's bytes (method_fuse.c says why). */
 #include <string.h>
 
-#include "src/core/method_fuse_internal.h"
+#include "src/optimize/method_fuse_internal.h"
 
 static void bump16(uint16_t* c) {
   if (*c < UINT16_MAX) ++*c;

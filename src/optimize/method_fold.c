@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "src/core/kernel_context.h"
-#include "src/core/method_internal.h"
+#include "src/optimize/opt_internal.h"
 #include "src/core/schema.h"
 
 /* Operators that only move or convert bytes: safe to run early. */
@@ -337,12 +337,12 @@ static void* same_fold(pt_instr* const* done, uint32_t ndone, const pt_instr* in
   return NULL;
 }
 
-pterun_status pt_fold_constants(pterun_method* m, bool defer_views) {
+pterun_status pt_fold_constants(pterun_method* m, const pt_core_services* core, bool defer_views) {
   uint32_t total = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) total += m->chains[c].count;
   if (total == 0) return PTERUN_STATUS_OK;
-  uint16_t* writes = pt_alloc(m->allocator, (size_t)m->value_count * sizeof *writes + 1, 16);
-  flat f = {pt_alloc(m->allocator, total * sizeof(pt_instr*), 16), 0, false};
+  uint16_t* writes = pterun_alloc(m->allocator, (size_t)m->value_count * sizeof *writes + 1, 16);
+  flat f = {pterun_alloc(m->allocator, total * sizeof(pt_instr*), 16), 0, false};
   pterun_status st = PTERUN_STATUS_OK;
   if (writes == NULL || f.list == NULL) {
     st = PTERUN_STATUS_OUT_OF_MEMORY;
@@ -355,7 +355,7 @@ pterun_status pt_fold_constants(pterun_method* m, bool defer_views) {
     }
   count_writes(m, writes);
   // Decide first (folding moves results, which would change the analysis).
-  uint8_t* fold = pt_alloc(m->allocator, f.count, 16);
+  uint8_t* fold = pterun_alloc(m->allocator, f.count, 16);
   if (fold == NULL) {
     st = PTERUN_STATUS_OUT_OF_MEMORY;
     goto done;
@@ -375,11 +375,11 @@ pterun_status pt_fold_constants(pterun_method* m, bool defer_views) {
   // dtype conversion of all of them.
   uint64_t budget = m->file_bytes > UINT64_MAX / 2 ? UINT64_MAX : 2 * m->file_bytes;
   if (candidates > 0) {
-    m->folded = pt_alloc(m->allocator, candidates * sizeof(void*), 16);
-    done = pt_alloc(m->allocator, candidates * sizeof(pt_instr*), 16);
+    m->folded = pterun_alloc(m->allocator, candidates * sizeof(void*), 16);
+    done = pterun_alloc(m->allocator, candidates * sizeof(pt_instr*), 16);
     if (m->folded == NULL || done == NULL) st = PTERUN_STATUS_OUT_OF_MEMORY;
     if (defer_views && st == PTERUN_STATUS_OK) {
-      m->view_folds = pt_alloc(m->allocator, candidates * sizeof *m->view_folds, 16);
+      m->view_folds = pterun_alloc(m->allocator, candidates * sizeof *m->view_folds, 16);
       if (m->view_folds == NULL) st = PTERUN_STATUS_OUT_OF_MEMORY;
     }
   }
@@ -420,7 +420,7 @@ pterun_status pt_fold_constants(pterun_method* m, bool defer_views) {
       ++over_budget;
       continue;
     }
-    void* mem = pt_alloc_raw(m->allocator, out->nbytes, 64);
+    void* mem = pterun_alloc(m->allocator, out->nbytes, 64);
     if (mem == NULL) {
       st = PTERUN_STATUS_OUT_OF_MEMORY;
       break;
@@ -437,7 +437,7 @@ pterun_status pt_fold_constants(pterun_method* m, bool defer_views) {
     if (in->fn(&ctx, in->args, in->b) != PTERUN_STATUS_OK) {
       // Leave it to run (and fail, with its message) at execute time.
       *out = saved;
-      pt_free(m->allocator, mem);
+      pterun_free(m->allocator, mem);
       continue;
     }
     pt_tensor_aux* a = &m->aux[out - m->tensors];
@@ -449,22 +449,22 @@ pterun_status pt_fold_constants(pterun_method* m, bool defer_views) {
     in->type = PT_INSTR_FOLDED;
     done[ndone++] = in;
   }
-  pt_free(m->allocator, done);
-  pt_free(m->allocator, fold);
+  pterun_free(m->allocator, done);
+  pterun_free(m->allocator, fold);
 done:
-  pt_free(m->allocator, writes);
-  pt_free(m->allocator, f.list);
+  pterun_free(m->allocator, writes);
+  pterun_free(m->allocator, f.list);
   if (st != PTERUN_STATUS_OK)
-    return pt_fail(&m->logger, st, "method: cannot allocate memory for folded constants");
+    return opt_fail(&m->logger, st, "method: cannot allocate memory for folded constants");
   if (over_budget > 0)
-    pt_log(&m->logger, PTERUN_LOG_INFO,
-           "%u constant layout instructions not folded: their results would exceed "
-           "%llu bytes (twice the method's files)",
-           over_budget, (unsigned long long)budget);
+    pterun_log(&m->logger, PTERUN_LOG_INFO,
+               "%u constant layout instructions not folded: their results would exceed "
+               "%llu bytes (twice the method's files)",
+               over_budget, (unsigned long long)budget);
   if (m->folded_count > 0)
-    pt_log(&m->logger, PTERUN_LOG_DEBUG,
-           "folded %u constant layout instructions (%zu bytes; %u more reuse an equal result)",
-           m->folded_count, m->folded_bytes, shared);
+    pterun_log(&m->logger, PTERUN_LOG_DEBUG,
+               "folded %u constant layout instructions (%zu bytes; %u more reuse an equal result)",
+               m->folded_count, m->folded_bytes, shared);
   return PTERUN_STATUS_OK;
 }
 
@@ -482,13 +482,13 @@ void pt_fold_claim_view(pterun_method* m, const pt_instr* in, const pterun_tenso
   if (m->view_claim_count == m->view_claim_cap) {
     /* Grows at load time only; no memory fails the load (prepare_one). */
     uint32_t cap = m->view_claim_cap > 0 ? 2 * m->view_claim_cap : 16;
-    pt_view_claim* more = pt_alloc(m->allocator, cap * sizeof *more, 16);
+    pt_view_claim* more = pterun_alloc(m->allocator, cap * sizeof *more, 16);
     if (more == NULL) {
       m->view_claim_oom = true;
       return;
     }
     if (m->view_claim_count > 0) memcpy(more, m->view_claims, m->view_claim_count * sizeof *more);
-    pt_free(m->allocator, m->view_claims);
+    pterun_free(m->allocator, m->view_claims);
     m->view_claims = more;
     m->view_claim_cap = cap;
   }
@@ -537,10 +537,10 @@ pterun_status pt_fold_resolve_views(pterun_method* m) {
     }
     // Some reader reads the dense result: run the transpose into a copy.
     pterun_tensor* out = vf->res->u.tensor;
-    void* mem = pt_alloc_raw(m->allocator, vf->dense.nbytes, 64);
+    void* mem = pterun_alloc(m->allocator, vf->dense.nbytes, 64);
     if (mem == NULL) {
-      st = pt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY,
-                   "method: cannot allocate memory for folded constants");
+      st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY,
+                    "method: cannot allocate memory for folded constants");
       break;
     }
     *out = vf->dense;
@@ -554,8 +554,8 @@ pterun_status pt_fold_resolve_views(pterun_method* m) {
                                         .max_threads = m->max_threads};
     st = vf->in->fn(&ctx, vf->in->args, vf->in->b);
     if (st != PTERUN_STATUS_OK) { /* a checked transpose of a constant: not expected */
-      pt_free(m->allocator, mem);
-      st = pt_fail(&m->logger, st, "method: folding a constant transpose failed");
+      pterun_free(m->allocator, mem);
+      st = opt_fail(&m->logger, st, "method: folding a constant transpose failed");
       break;
     }
     m->aux[out - m->tensors].initial_data = mem;
@@ -564,20 +564,20 @@ pterun_status pt_fold_resolve_views(pterun_method* m) {
     m->folded_bytes += out->nbytes;
   }
   if (m->views_kept > 0)
-    pt_log(&m->logger, PTERUN_LOG_DEBUG,
-           "%u constant transposes read in place (every reader packed them)", m->views_kept);
+    pterun_log(&m->logger, PTERUN_LOG_DEBUG,
+               "%u constant transposes read in place (every reader packed them)", m->views_kept);
   if (m->released_bytes > 0)
-    pt_log(&m->logger, PTERUN_LOG_DEBUG, "gave back %zu bytes of packed constants",
-           m->released_bytes);
-  pt_free(m->allocator, m->view_folds);
-  pt_free(m->allocator, m->view_claims);
+    pterun_log(&m->logger, PTERUN_LOG_DEBUG, "gave back %zu bytes of packed constants",
+               m->released_bytes);
+  pterun_free(m->allocator, m->view_folds);
+  pterun_free(m->allocator, m->view_claims);
   m->view_folds = NULL;
   m->view_claims = NULL;
   m->view_fold_count = m->view_claim_count = m->view_claim_cap = 0;
   return st;
 }
 
-void pt_fold_release_packed(pterun_method* m, const pt_instr* in) {
+void pt_fold_release_packed(pterun_method* m, const pt_core_services* core, const pt_instr* in) {
   if (!m->release_packed) return;
   for (uint32_t c = 0; c < m->view_claim_count; ++c) {
     if (m->view_claims[c].in != in || !m->view_claims[c].packed_only) continue;
@@ -588,7 +588,7 @@ void pt_fold_release_packed(pterun_method* m, const pt_instr* in) {
         continue;
       // Packed for good by every reader: nothing reads these bytes again.
       const pterun_tensor* src = vf->in->args[0]->u.tensor;
-      size_t n = pt_program_release((pterun_program*)m->program, src->data, src->nbytes);
+      size_t n = core->program_release((pterun_program*)m->program, src->data, src->nbytes);
       vf->released = n > 0;
       m->released_bytes += n;
     }

@@ -21,7 +21,7 @@
 typedef struct pt_fuse_names {
   char none;
 #define PT_FUSE_NAME(ns, op, ovl) char ns##_##op##_##ovl[sizeof #ns "::" #op "." #ovl];
-#include "src/core/method_fuse_names.inc"
+#include "src/optimize/method_fuse_names.inc"
 #undef PT_FUSE_NAME
 } pt_fuse_names;
 _Static_assert(sizeof(pt_fuse_names) <= UINT16_MAX, "name offsets are 16-bit");
