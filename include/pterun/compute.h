@@ -5,7 +5,8 @@
  * docs/performance.md describes the engine. Symbols: pterun_compute_*. This
  * header has the entry points other libraries call; the microkernel
  * descriptors (opaque here) and the per-variant test entry points are
- * internal to the source tree (src/compute/internal.h). */
+ * internal to the source tree (src/compute/internal.h). Option structs grow
+ * by struct_size, as in the rest of the API (pterun/options.h). */
 #ifndef PTERUN_INCLUDE_PTERUN_COMPUTE_H_
 #define PTERUN_INCLUDE_PTERUN_COMPUTE_H_
 
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "pterun/kernel.h"
+#include "pterun/options.h"
 #include "pterun/threadpool.h"
 
 #if defined(__GNUC__)
@@ -251,8 +253,11 @@ PTERUN_COMPUTE_API int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm
 typedef void (*pterun_compute_pack_b_fn)(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0,
                                          int64_t nc, int64_t nr);
 
-/** Extras of one product (all zero: a plain pterun_compute_gemm). */
+/** Extras of one product (every field at its default, PTERUN_COMPUTE_GEMM_OPTS_INIT:
+ *  a plain pterun_compute_gemm). The struct only grows at its end: a caller
+ *  sets struct_size to the sizeof it was compiled with (pterun/options.h). */
 typedef struct pterun_compute_gemm_opts {
+  size_t struct_size;                    /* sizeof(pterun_compute_gemm_opts) as compiled */
   const pterun_compute_packed* packed_a; /* A packed at load, or NULL */
   const pterun_compute_packed* packed_b; /* B packed at load, or NULL */
   int64_t k0;                            /* this product is K [k0, k0 + k) of the packed operands */
@@ -264,8 +269,7 @@ typedef struct pterun_compute_gemm_opts {
    * first (a convolution's bias), with the same bits as filling C with the
    * bias and accumulating (for a float32 C; other dtypes round C between). */
   const float* bias;
-  /* B's packer, or NULL (appended last; zero-initialised opts keep the
-   * earlier behaviour). Used by the f32 engine (a float C other than float64)
+  /* B's packer, or NULL. Used by the f32 engine (a float C other than float64)
    * when B is not packed at load (packed_b wins): it then never reads `b`
    * (which may be NULL), packs every B block with pack_b(pack_b_ctx, ...)
    * and blocks K as it would for a B matrix, so a product of depth k uses
@@ -274,6 +278,11 @@ typedef struct pterun_compute_gemm_opts {
   pterun_compute_pack_b_fn pack_b;
   void* pack_b_ctx;
 } pterun_compute_gemm_opts;
+
+/** pterun_compute_gemm_opts with every field at its default and struct_size set:
+ *    pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
+ *    o.activation = PTERUN_COMPUTE_ACT_RELU; */
+#define PTERUN_COMPUTE_GEMM_OPTS_INIT PTERUN_OPTIONS_INIT(pterun_compute_gemm_opts)
 
 /** x[i] = activation(x[i]) for i < n, the epilogue's semantics, for fused
  *  operators whose fast path is not a product (depthwise convolution, ...). */
@@ -285,27 +294,16 @@ PTERUN_COMPUTE_API void pterun_compute_f32_activate(float* x, size_t n, int acti
  *  block, so it costs no extra pass over C. With accumulate, C's previous
  *  contents (a bias) are part of what is activated.
  *
- *  pterun_compute_gemm_opts only ever grows at its end, and a caller passes
- *  the size it was compiled with (the pterun_compute_gemm_ex macro does):
- *  fields past a smaller size read as zero, and a larger one is accepted when
- *  every field this build does not know is zero. Returns 0, or -1 (C left
- *  untouched) for a size below the first version's or a nonzero unknown
- *  field. */
-PTERUN_COMPUTE_API int pterun_compute_gemm_ex_sized(
-    pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,
-    const pterun_compute_matrix* b, const pterun_compute_matrix* c, double alpha, int accumulate,
-    const pterun_compute_gemm_opts* o, size_t opts_size);
-/** The entry point of libraries built before pterun_compute_gemm_ex_sized:
- *  `o` has the first version's fields (up to `bias`). New code calls the
- *  macro below. */
-PTERUN_COMPUTE_API void(pterun_compute_gemm_ex)(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
-                                                int64_t k, const pterun_compute_matrix* a,
-                                                const pterun_compute_matrix* b,
-                                                const pterun_compute_matrix* c, double alpha,
-                                                int accumulate, const pterun_compute_gemm_opts* o);
-#define pterun_compute_gemm_ex(ws, m, n, k, a, b, c, alpha, accumulate, o)                         \
-  pterun_compute_gemm_ex_sized((ws), (m), (n), (k), (a), (b), (c), (alpha), (accumulate), (o),     \
-                               sizeof(pterun_compute_gemm_opts))
+ *  `o` is read by its struct_size (pterun/options.h): fields past a smaller
+ *  size take their defaults, and a larger one is accepted when every field
+ *  this build does not know is zero. Returns 0, or -1 (C left untouched)
+ *  for a struct_size below sizeof(size_t) (opts not initialised with
+ *  PTERUN_COMPUTE_GEMM_OPTS_INIT) or a nonzero unknown field. */
+PTERUN_COMPUTE_API int pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
+                                              int64_t k, const pterun_compute_matrix* a,
+                                              const pterun_compute_matrix* b,
+                                              const pterun_compute_matrix* c, double alpha,
+                                              int accumulate, const pterun_compute_gemm_opts* o);
 
 /* ---- f32 vector math ----------------------------------------------------------
  * Element-wise functions on contiguous float arrays, vectorised for the widest
