@@ -18,6 +18,7 @@
 #include "pterun/compute.h"
 #include "pterun/cpu.h"
 #include "pterun/kernel.h"
+#include "src/compute/internal.h"
 
 typedef struct shape {
   int64_t m, n, k;
@@ -99,7 +100,8 @@ static PTERUN_KERNEL(run_job) {
   (void)args;
   (void)nargs;
   pterun_compute_gemm_init_ex(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk, g_pool, 0);
-  pterun_compute_gemm_opts o = {.packed_b = g_pb};
+  pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
+  o.packed_b = g_pb;
   pterun_compute_gemm_ex(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c, 1.0, 0, &o);
   return PTERUN_STATUS_OK;
 }

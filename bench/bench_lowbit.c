@@ -15,6 +15,7 @@
 #include "pterun/compute.h"
 #include "pterun/cpu.h"
 #include "pterun/threadpool.h"
+#include "src/compute/internal.h"
 
 static double now(void) {
   struct timespec ts;

@@ -26,6 +26,7 @@
 #include "pterun/compute.h"
 #include "pterun/cpu.h"
 #include "pterun/threadpool.h"
+#include "src/compute/internal.h"
 
 typedef struct shape {
   int64_t m, n, k;

@@ -22,8 +22,11 @@ static void fgemm(const xb_exec* x, size_t M, size_t K, size_t N, const float* A
   pterun_compute_matrix a = {(void*)A, PTERUN_DTYPE_F32, (int64_t)lda, 1};
   pterun_compute_matrix b = {(void*)B, PTERUN_DTYPE_F32, (int64_t)ldb, 1};
   pterun_compute_matrix c = {C, PTERUN_DTYPE_F32, (int64_t)ldc, 1};
-  pterun_compute_gemm_opts o = {
-      .packed_b = pk, .activation = PTERUN_COMPUTE_ACT_NONE, .lo = lo, .hi = hi};
+  pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
+  o.packed_b = pk;
+  o.activation = PTERUN_COMPUTE_ACT_NONE;
+  o.lo = lo;
+  o.hi = hi;
   if (lo > -INFINITY || hi < INFINITY) o.activation = PTERUN_COMPUTE_ACT_CLAMP;
   pterun_compute_gemm_ex(x->ws, (int64_t)M, (int64_t)N, (int64_t)K, &a, &b, &c, 1.0, bias != NULL,
                          &o);

@@ -1,8 +1,12 @@
 /* pterun: the compute engine (library libpterun_compute): the fast numeric
  * building blocks every pterun kernel library uses, so none carries a private
- * copy. Today: the blocked matrix product with run-time selected SIMD
- * microkernels (scalar, AVX2+FMA, AVX-512), split over the method's thread
- * pool. docs/performance.md describes the engine. Symbols: pterun_compute_*. */
+ * copy: matrix products (f32, int8, low-bit), vector math, convolutions, with
+ * run-time selected SIMD microkernels, split over the method's thread pool.
+ * docs/performance.md describes the engine. Symbols: pterun_compute_*. This
+ * header has the entry points other libraries call; the microkernel
+ * descriptors (opaque here) and the per-variant test entry points are
+ * internal to the source tree (src/compute/internal.h). Option structs grow
+ * by struct_size, as in the rest of the API (pterun/options.h). */
 #ifndef PTERUN_INCLUDE_PTERUN_COMPUTE_H_
 #define PTERUN_INCLUDE_PTERUN_COMPUTE_H_
 
@@ -10,6 +14,7 @@
 #include <stdint.h>
 
 #include "pterun/kernel.h"
+#include "pterun/options.h"
 #include "pterun/threadpool.h"
 
 #if defined(__GNUC__)
@@ -30,39 +35,11 @@ typedef struct pterun_compute_matrix {
   int64_t rs, cs;
 } pterun_compute_matrix;
 
-/**
- * An f32 GEMM microkernel: one MR x NR tile,
- *   C[i][j] = alpha * sum_k A(i, k) * B[k][j]  (+ C[i][j] if add)
- * for i < MR, j < NR, k < kc, where A(i, k) = a[min(i, mr - 1) * a_rs + k * a_ks]
- * (rows past mr repeat row mr - 1, so nothing past A's last row is read; the
- * caller discards those rows of C), B[k][j] = b[k * b_ks + j] (a packed strip
- * with b_ks = NR, or NR columns of a row-major B in place), C[i][j] =
- * c[i * ldc + j], all MR x NR written. 1 <= mr <= MR, kc >= 1, no alignment.
- */
-typedef void (*pterun_compute_f32_gemm_fn)(size_t mr, size_t kc, const float* a, size_t a_rs,
-                                           size_t a_ks, const float* b, size_t b_ks, float* c,
-                                           size_t ldc, float alpha, int add);
-
-typedef struct pterun_compute_f32_gemm_ukernel {
-  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
-  pterun_compute_f32_gemm_fn fn;
-  const char* name;
-  int mr, nr; /* tile */
-  int kc, mc; /* preferred K block (B micro-panel in L1) and M block (A block in L2) */
-} pterun_compute_f32_gemm_ukernel;
-
-/** Every microkernel compiled into this build, scalar first, in priority
- *  order (tests and benchmarks run each). */
-PTERUN_COMPUTE_API const pterun_compute_f32_gemm_ukernel* pterun_compute_f32_gemm_ukernels(
-    size_t* count_out);
-/** The last variant with MR > 1 whose ISA bits are all in `features`
- *  (pterun_cpu_features() in production, which PTERUN_ISA_MASK narrows);
- *  never NULL (the scalar one fits every CPU). */
-PTERUN_COMPUTE_API const pterun_compute_f32_gemm_ukernel* pterun_compute_f32_gemm_select(
-    uint64_t features);
-/** The same among the MR == 1 (row vector) variants; NULL when none fits. */
-PTERUN_COMPUTE_API const pterun_compute_f32_gemm_ukernel* pterun_compute_f32_gemm_select_m1(
-    uint64_t features);
+/** An f32 GEMM microkernel (opaque here: its descriptor and the table of
+ *  every variant are internal to libpterun_compute, src/compute/internal.h).
+ *  A workspace records the ones it uses; pterun_compute_gemm_init_ex takes
+ *  one, NULL being the default selection. */
+typedef struct pterun_compute_f32_gemm_ukernel pterun_compute_f32_gemm_ukernel;
 
 #if defined(__cplusplus)
 #define PTERUN_COMPUTE_ALIGN64 alignas(64)
@@ -144,33 +121,11 @@ PTERUN_COMPUTE_API void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t 
  * overflow), N >= 1. */
 #define PTERUN_COMPUTE_QS8_MAX_K 65536
 
-/**
- * An int8 GEMM microkernel: one MR x NR tile of int32 sums over kq groups of 4:
- *   C[i][j] (+)= sum_{q < kq, t < 4} A[q][i][t] * B[q][j][t]
- * A: a packed panel, kq x MR x 4 elements of uint8 (a_bytes 1) or of int16
- * holding the uint8 value (a_bytes 2); B: a packed strip, kq x NR x 4 int8
- * (b_bytes 1) or int16 (b_bytes 2); C[i][j] = c[i * ldc + j], all MR x NR
- * written (added to when `add`). kq >= 1; no alignment required.
- */
-typedef void (*pterun_compute_qs8_gemm_fn)(size_t kq, const void* a, const void* b, int32_t* c,
-                                           size_t ldc, int add);
-
-typedef struct pterun_compute_qs8_gemm_ukernel {
-  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
-  pterun_compute_qs8_gemm_fn fn;
-  const char* name;
-  int mr, nr;           /* tile */
-  int a_bytes, b_bytes; /* packed element sizes (1: u8 / s8, 2: int16) */
-} pterun_compute_qs8_gemm_ukernel;
-
-/** Every int8 microkernel compiled into this build, scalar (the reference)
- *  first, in priority order (tests and benchmarks run each). */
-PTERUN_COMPUTE_API const pterun_compute_qs8_gemm_ukernel* pterun_compute_qs8_gemm_ukernels(
-    size_t* count_out);
-/** The last variant whose ISA bits are all in `features` (pterun_cpu_features()
- *  in production, narrowed by PTERUN_ISA_MASK); never NULL. */
-PTERUN_COMPUTE_API const pterun_compute_qs8_gemm_ukernel* pterun_compute_qs8_gemm_select(
-    uint64_t features);
+/** An int8 GEMM microkernel (opaque here, as the f32 one): the packing
+ *  functions take one, NULL being the selection for this CPU
+ *  (pterun_cpu_features(), narrowed by PTERUN_ISA_MASK), and a packed
+ *  weight records the one it was packed for. */
+typedef struct pterun_compute_qs8_gemm_ukernel pterun_compute_qs8_gemm_ukernel;
 
 /** Weights packed for one microkernel (pterun_compute_qs8_pack). The buffer
  *  holds the column sums and the strips; this header points into it. */
@@ -183,7 +138,7 @@ typedef struct pterun_compute_qs8_packed {
 
 /** Bytes pterun_compute_qs8_pack needs for an N x K weight (64-byte aligned
  *  buffer); 0 when N or K is out of range or the size overflows. uk NULL:
- *  pterun_compute_qs8_gemm_select(pterun_cpu_features()). */
+ *  the microkernel for this CPU (as in every packing function). */
 PTERUN_COMPUTE_API size_t pterun_compute_qs8_pack_size(const pterun_compute_qs8_gemm_ukernel* uk,
                                                        int64_t n, int64_t k);
 /** Packs W (int8, element (n, k) at w[n * w_rs + k * w_cs]) into `buf`
@@ -298,8 +253,11 @@ PTERUN_COMPUTE_API int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm
 typedef void (*pterun_compute_pack_b_fn)(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0,
                                          int64_t nc, int64_t nr);
 
-/** Extras of one product (all zero: a plain pterun_compute_gemm). */
+/** Extras of one product (every field at its default, PTERUN_COMPUTE_GEMM_OPTS_INIT:
+ *  a plain pterun_compute_gemm). The struct only grows at its end: a caller
+ *  sets struct_size to the sizeof it was compiled with (pterun/options.h). */
 typedef struct pterun_compute_gemm_opts {
+  size_t struct_size;                    /* sizeof(pterun_compute_gemm_opts) as compiled */
   const pterun_compute_packed* packed_a; /* A packed at load, or NULL */
   const pterun_compute_packed* packed_b; /* B packed at load, or NULL */
   int64_t k0;                            /* this product is K [k0, k0 + k) of the packed operands */
@@ -311,8 +269,7 @@ typedef struct pterun_compute_gemm_opts {
    * first (a convolution's bias), with the same bits as filling C with the
    * bias and accumulating (for a float32 C; other dtypes round C between). */
   const float* bias;
-  /* B's packer, or NULL (appended last; zero-initialised opts keep the
-   * earlier behaviour). Used by the f32 engine (a float C other than float64)
+  /* B's packer, or NULL. Used by the f32 engine (a float C other than float64)
    * when B is not packed at load (packed_b wins): it then never reads `b`
    * (which may be NULL), packs every B block with pack_b(pack_b_ctx, ...)
    * and blocks K as it would for a B matrix, so a product of depth k uses
@@ -321,6 +278,11 @@ typedef struct pterun_compute_gemm_opts {
   pterun_compute_pack_b_fn pack_b;
   void* pack_b_ctx;
 } pterun_compute_gemm_opts;
+
+/** pterun_compute_gemm_opts with every field at its default and struct_size set:
+ *    pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
+ *    o.activation = PTERUN_COMPUTE_ACT_RELU; */
+#define PTERUN_COMPUTE_GEMM_OPTS_INIT PTERUN_OPTIONS_INIT(pterun_compute_gemm_opts)
 
 /** x[i] = activation(x[i]) for i < n, the epilogue's semantics, for fused
  *  operators whose fast path is not a product (depthwise convolution, ...). */
@@ -332,27 +294,16 @@ PTERUN_COMPUTE_API void pterun_compute_f32_activate(float* x, size_t n, int acti
  *  block, so it costs no extra pass over C. With accumulate, C's previous
  *  contents (a bias) are part of what is activated.
  *
- *  pterun_compute_gemm_opts only ever grows at its end, and a caller passes
- *  the size it was compiled with (the pterun_compute_gemm_ex macro does):
- *  fields past a smaller size read as zero, and a larger one is accepted when
- *  every field this build does not know is zero. Returns 0, or -1 (C left
- *  untouched) for a size below the first version's or a nonzero unknown
- *  field. */
-PTERUN_COMPUTE_API int pterun_compute_gemm_ex_sized(
-    pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a,
-    const pterun_compute_matrix* b, const pterun_compute_matrix* c, double alpha, int accumulate,
-    const pterun_compute_gemm_opts* o, size_t opts_size);
-/** The entry point of libraries built before pterun_compute_gemm_ex_sized:
- *  `o` has the first version's fields (up to `bias`). New code calls the
- *  macro below. */
-PTERUN_COMPUTE_API void(pterun_compute_gemm_ex)(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
-                                                int64_t k, const pterun_compute_matrix* a,
-                                                const pterun_compute_matrix* b,
-                                                const pterun_compute_matrix* c, double alpha,
-                                                int accumulate, const pterun_compute_gemm_opts* o);
-#define pterun_compute_gemm_ex(ws, m, n, k, a, b, c, alpha, accumulate, o)                         \
-  pterun_compute_gemm_ex_sized((ws), (m), (n), (k), (a), (b), (c), (alpha), (accumulate), (o),     \
-                               sizeof(pterun_compute_gemm_opts))
+ *  `o` is read by its struct_size (pterun/options.h): fields past a smaller
+ *  size take their defaults, and a larger one is accepted when every field
+ *  this build does not know is zero. Returns 0, or -1 (C left untouched)
+ *  for a struct_size below sizeof(size_t) (opts not initialised with
+ *  PTERUN_COMPUTE_GEMM_OPTS_INIT) or a nonzero unknown field. */
+PTERUN_COMPUTE_API int pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n,
+                                              int64_t k, const pterun_compute_matrix* a,
+                                              const pterun_compute_matrix* b,
+                                              const pterun_compute_matrix* c, double alpha,
+                                              int accumulate, const pterun_compute_gemm_opts* o);
 
 /* ---- f32 vector math ----------------------------------------------------------
  * Element-wise functions on contiguous float arrays, vectorised for the widest
@@ -389,13 +340,6 @@ typedef enum pterun_compute_unary {
  *  for an unknown op. */
 PTERUN_COMPUTE_API int pterun_compute_f32_unary(pterun_threadpool* pool, size_t max_threads, int op,
                                                 const float* x, float* y, size_t n);
-/** Name of vector math variant `variant` (0: the 4-lane baseline) if it is
- *  built and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
-PTERUN_COMPUTE_API const char* pterun_compute_f32_unary_variant(size_t variant);
-/** As pterun_compute_f32_unary on one variant, serially (tests, benchmarks);
- *  -1 when the op or the variant is unavailable. */
-PTERUN_COMPUTE_API int pterun_compute_f32_unary_with(size_t variant, int op, const float* x,
-                                                     float* y, size_t n);
 
 /* ---- f32 depthwise convolution ------------------------------------------------
  * NHWC input [batch][in_h][in_w][in_c], filter [kernel_h][kernel_w][out_c],
@@ -430,14 +374,6 @@ PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nchw(pterun_threadpool* pool,
                                                         const pterun_compute_dwconv2d* p,
                                                         const float* in, const float* w,
                                                         const float* bias, float* out);
-/** As pterun_compute_f32_dwconv2d_nchw on one variant, serially. */
-PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_nchw_with(size_t variant,
-                                                             const pterun_compute_dwconv2d* p,
-                                                             const float* in, const float* w,
-                                                             const float* bias, float* out);
-/** Name of depthwise variant `variant` (0: the 4-lane baseline) if it is built
- *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
-PTERUN_COMPUTE_API const char* pterun_compute_f32_dwconv2d_variant(size_t variant);
 
 /**
  * int8 depthwise convolution, NCHW: input [batch][in_c][in_h][in_w] of
@@ -452,8 +388,8 @@ PTERUN_COMPUTE_API const char* pterun_compute_f32_dwconv2d_variant(size_t varian
  * thread count. (batch, channel) planes split over `pool`. Returns 0, or -1
  * for a geometry pterun_compute_f32_dwconv2d_nhwc refuses, kernel_h *
  * kernel_w > 32768, other dtypes or a zero point out of range. The widest
- * variant the CPU runs (pterun_compute_qs8_dwconv2d_variant) takes every
- * geometry whose rows fit its staging buffer, a direct loop the others.
+ * variant the CPU runs takes every geometry whose rows fit its staging
+ * buffer, a direct loop the others.
  */
 PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads,
                                                         const pterun_compute_dwconv2d* p,
@@ -461,22 +397,6 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool,
                                                         const int8_t* w,
                                                         const pterun_compute_qs8_epilogue* ep,
                                                         void* out, int32_t out_dtype);
-/** As pterun_compute_qs8_dwconv2d_nchw on staged variant `variant`, serially
- *  (tests, benchmarks); -1 also when the variant is unusable here or the
- *  geometry's rows do not fit its staging buffer. */
-PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw_with(
-    size_t variant, const pterun_compute_dwconv2d* p, const void* in, int32_t in_dtype,
-    const int8_t* w, const pterun_compute_qs8_epilogue* ep, void* out, int32_t out_dtype);
-/** Name of int8 depthwise variant `variant` (0: the baseline) if it is built
- *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
-PTERUN_COMPUTE_API const char* pterun_compute_qs8_dwconv2d_variant(size_t variant);
-
-/** As pterun_compute_f32_dwconv2d_nhwc on one variant, serially (tests,
- *  benchmarks); -1 when the geometry or the variant is unusable. */
-PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,
-                                                        const pterun_compute_dwconv2d* p,
-                                                        const float* in, const float* w,
-                                                        const float* bias, float* out);
 
 /* ---- f32 direct convolution, few input channels -----------------------------
  * A dense (groups = 1) NCHW convolution whose reduction is short (in_c *
@@ -507,16 +427,6 @@ PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nchw(pterun_threadpool* pool, s
                                                       const pterun_compute_conv2d* p,
                                                       const float* in, const float* w,
                                                       const float* bias, float* out);
-/** As pterun_compute_f32_conv2d_nchw on one variant, serially (tests,
- *  benchmarks); -1 also when the variant is unusable. */
-PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nchw_with(size_t variant,
-                                                           const pterun_compute_conv2d* p,
-                                                           const float* in, const float* w,
-                                                           const float* bias, float* out);
-/** Name of conv2d variant `variant` (0: the portable 4-lane one, no fused
- *  multiply-add) if it is built and this CPU (with PTERUN_ISA_MASK) can run
- *  it, else NULL. */
-PTERUN_COMPUTE_API const char* pterun_compute_f32_conv2d_variant(size_t variant);
 
 /** Every microkernel variant of the dispatching families (f32_gemm,
  *  qs8_gemm, vmath, conv2d, dwconv2d, lowbit) with what it did in this
@@ -566,10 +476,6 @@ typedef struct pterun_compute_f32_rowops {
 
 /** The widest variant pterun_cpu_features() (PTERUN_ISA_MASK) allows; never NULL. */
 PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_select(void);
-/** Variant `variant` (0: the 4-lane baseline; numbering as
- *  pterun_compute_f32_unary_variant) if built and runnable here, else NULL. */
-PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_variant(
-    size_t variant);
 
 /* ---- low-bit linear (torchao's universal packed-weights layout) -------------
  * The engine behind libpterun_kernels_lowbit's torchao::_linear_8bit_act_{n}bit
@@ -578,53 +484,9 @@ PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_va
  * float32 accumulation in k order, columns split over the thread pool.
  * Results do not depend on the microkernel or on the thread count. */
 
-/** The integer part of one group of one 8-column tile: dot[c] = sum over
- *  `chunks` 16-value k-chunks (packed at w, 16 * nbit bytes each) of
- *  qa[j] * code[c][j]. Exact: every variant gives the same numbers. */
-typedef void (*pterun_compute_lowbit_dot_fn)(int nbit, const uint8_t* w, const int8_t* qa,
-                                             int64_t chunks, int64_t dot[8]);
-
-struct pterun_compute_lowbit_weights;
-
-/** One activation row quantized to int8 (k values; per weight group, the
- *  sum of its values), with its scale and zero point. */
-typedef struct pterun_compute_lowbit_qrow {
-  const int8_t* qa;
-  const int64_t* asum;
-  float scale;
-  int32_t zero;
-} pterun_compute_lowbit_qrow;
-
-/** One 8-column tile (at `tile`) against one quantized row: out[c] = the
- *  float32 sum, in k order, of (weight scale * row scale) * (the group's
- *  exact integer dot corrected by both zero points), plus the bias last
- *  (docs/lowbit.md). The same bits from every variant. */
-typedef void (*pterun_compute_lowbit_tile_fn)(const struct pterun_compute_lowbit_weights* w,
-                                              const uint8_t* tile,
-                                              const pterun_compute_lowbit_qrow* row, float out[8]);
-
-/** Dynamic activation quantization of one row of k floats (docs/lowbit.md):
- *  its scale and zero point, the int8 codes at qa, and at asum the sum of
- *  each group of gs codes (gs a multiple of 16 dividing k). The same bits
- *  from every variant. */
-typedef void (*pterun_compute_lowbit_quant_fn)(const float* x, int64_t k, int64_t gs, int8_t* qa,
-                                               int64_t* asum, float* scale, int32_t* zero);
-
-typedef struct pterun_compute_lowbit_ukernel {
-  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
-  pterun_compute_lowbit_dot_fn fn;
-  const char* name;
-  pterun_compute_lowbit_tile_fn tile;   /* the whole tile: fn plus the epilogue */
-  pterun_compute_lowbit_quant_fn quant; /* the activation rows */
-} pterun_compute_lowbit_ukernel;
-
-/** Every low-bit microkernel compiled into this build, portable first, in
- *  priority order (tests and benchmarks run each). */
-PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_ukernels(
-    size_t* count_out);
-/** The last variant whose ISA bits are all in `features` (never NULL). */
-PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_select(
-    uint64_t features);
+/** A low-bit microkernel (opaque here, as the f32 one): the _ex entry
+ *  points take one, NULL being the default selection. */
+typedef struct pterun_compute_lowbit_ukernel pterun_compute_lowbit_ukernel;
 
 /** Unpacks `count` (32, 64 or 128) nbit values (1 <= nbit <= 8) from torchao's
  *  chunk layout at `src` (count * nbit / 8 bytes) into signed codes

@@ -51,7 +51,8 @@ pterun_status pk_arg_clamp_bounds(pterun_kernel_context* ctx, pterun_value** arg
  *   prep(ctx, args, nargs, want, iout). */
 #define PK_DEFINE_FUSED_ACTIVATIONS(base, impl, prep, n)                                           \
   PTERUN_KERNEL(base##_relu_out) {                                                                 \
-    pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_RELU};                        \
+    pterun_compute_gemm_opts act = PTERUN_COMPUTE_GEMM_OPTS_INIT;                                  \
+    act.activation = PTERUN_COMPUTE_ACT_RELU;                                                      \
     PTERUN_CHECK_NARGS(ctx, nargs, (n));                                                           \
     return impl(ctx, args, (n) - 2, &act);                                                         \
   }                                                                                                \
@@ -61,7 +62,8 @@ pterun_status pk_arg_clamp_bounds(pterun_kernel_context* ctx, pterun_value** arg
   }                                                                                                \
   pterun_status base##_hardtanh_out(pterun_kernel_context* ctx, pterun_value** args,               \
                                     size_t nargs) {                                                \
-    pterun_compute_gemm_opts act = {.activation = PTERUN_COMPUTE_ACT_CLAMP};                       \
+    pterun_compute_gemm_opts act = PTERUN_COMPUTE_GEMM_OPTS_INIT;                                  \
+    act.activation = PTERUN_COMPUTE_ACT_CLAMP;                                                     \
     PTERUN_CHECK_NARGS(ctx, nargs, (n) + 2);                                                       \
     PTERUN_TRY(pk_arg_clamp_bounds(ctx, args, (n) - 2, &act.lo, &act.hi));                         \
     return impl(ctx, args, (n), &act);                                                             \

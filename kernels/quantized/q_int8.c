@@ -15,7 +15,6 @@
 
 #include "kernels/quantized/qint8.h"
 #include "pterun/compute.h"
-#include "pterun/cpu.h"
 
 /* ---- prepared state ------------------------------------------------------- */
 
@@ -98,14 +97,13 @@ static pterun_status read_w_qparams(pterun_kernel_context* ctx, const qk_i8_wq* 
 /* Packs the constant int8 weight [OC, K] (K = IC/groups * KH * KW) per group. */
 static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tensor* w,
                                   qk_i8_state* st) {
-  const pterun_compute_qs8_gemm_ukernel* uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
   int64_t g;
   st->packed =
       pterun_kernel_state_alloc(ctx, sizeof(pterun_compute_qs8_packed) * (size_t)st->groups, 64);
   if (st->packed == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate packed weights");
   for (g = 0; g < st->groups; ++g) {
-    const size_t cap = pterun_compute_qs8_pack_size(uk, st->npg, st->k);
+    const size_t cap = pterun_compute_qs8_pack_size(NULL, st->npg, st->k);
     void* buf = cap != 0 ? pterun_kernel_state_alloc(ctx, cap, 64) : NULL;
     if (cap == 0) return PTERUN_STATUS_NOT_SUPPORTED; /* K past the int8 engine: decline */
     if (buf == NULL)
@@ -114,9 +112,9 @@ static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tenso
     const int8_t* wg = (const int8_t*)w->data + g * st->npg * st->k;
     /* A convolution's K runs (ky, kx, c): rows come from a channels-last copy. */
     if ((st->kh > 0
-             ? pterun_compute_qs8_pack_conv(uk, st->npg, st->k / (st->kh * st->kw), st->kh, st->kw,
-                                            wg, buf, cap, &st->packed[g])
-             : pterun_compute_qs8_pack(uk, st->npg, st->k, wg, st->w_kn ? 1 : st->k,
+             ? pterun_compute_qs8_pack_conv(NULL, st->npg, st->k / (st->kh * st->kw), st->kh,
+                                            st->kw, wg, buf, cap, &st->packed[g])
+             : pterun_compute_qs8_pack(NULL, st->npg, st->k, wg, st->w_kn ? 1 : st->k,
                                        st->w_kn ? st->npg : 1, buf, cap, &st->packed[g])) != 0)
       return PTERUN_FAIL_ARG(ctx, "arg 'weight': packing failed");
   }

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pterun/compute.h"
 #include "pterun/cpu.h"
+#include "src/compute/internal.h"
 #include "src/compute/used.h"
 
 static const pc_used_family* const kFamilies[] = {

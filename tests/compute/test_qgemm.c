@@ -14,6 +14,7 @@
 #include "pterun/compute.h"
 #include "pterun/cpu.h"
 #include "pterun/threadpool.h"
+#include "src/compute/internal.h"
 #include "tests/harness/pt_test.h"
 #include "tests/harness/pt_variants.h"
 

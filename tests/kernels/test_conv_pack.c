@@ -88,7 +88,7 @@ static PTERUN_KERNEL(run_ref) {
         pterun_compute_matrix b = {col + r0 * npos, PTERUN_DTYPE_F32, npos, 1};
         pterun_compute_matrix y = {g_ref.y + (n * c->cout + g * ocpg) * npos, PTERUN_DTYPE_F32,
                                    npos, 1};
-        pterun_compute_gemm_opts opts = {0};
+        pterun_compute_gemm_opts opts = PTERUN_COMPUTE_GEMM_OPTS_INIT;
         opts.bias = r0 == 0 && g_ref.b != NULL ? g_ref.b + g * ocpg : NULL;
         pterun_compute_gemm_ex(&ws, ocpg, npos, nr, &a, &b, &y, 1.0, r0 > 0, &opts);
       }

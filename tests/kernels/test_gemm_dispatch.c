@@ -15,6 +15,7 @@
 #include "pterun/cpu.h"
 #include "pterun/kernel.h"
 #include "pterun/threadpool.h"
+#include "src/compute/internal.h"
 #include "tests/harness/pt_test.h"
 #include "tests/harness/pt_variants.h"
 
@@ -47,9 +48,7 @@ typedef struct job {
   pterun_compute_matrix a, b, c;
   double alpha;
   int accumulate;
-  const pterun_compute_gemm_opts* o; /* non-NULL: pterun_compute_gemm_ex */
-  size_t opts_size; /* nonzero: pterun_compute_gemm_ex_sized with this size; SIZE_MAX: the
-                       first version's entry point */
+  const pterun_compute_gemm_opts* o; /* extras, or NULL */
 } job;
 static int g_rc; /* what the last product returned */
 static job g_job;
@@ -61,18 +60,8 @@ static PTERUN_KERNEL(run_job) {
   (void)args;
   (void)nargs;
   pterun_compute_gemm_init_ex(ctx, &ws, PTERUN_DTYPE_F32, g_job.uk, g_pool, g_max_threads);
-  if (g_job.opts_size == SIZE_MAX) {
-    (pterun_compute_gemm_ex)(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c,
-                             g_job.alpha, g_job.accumulate, g_job.o);
-    g_rc = 0;
-  } else if (g_job.opts_size != 0) {
-    g_rc =
-        pterun_compute_gemm_ex_sized(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c,
-                                     g_job.alpha, g_job.accumulate, g_job.o, g_job.opts_size);
-  } else {
-    g_rc = pterun_compute_gemm_ex(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c,
-                                  g_job.alpha, g_job.accumulate, g_job.o);
-  }
+  g_rc = pterun_compute_gemm_ex(&ws, g_job.m, g_job.n, g_job.k, &g_job.a, &g_job.b, &g_job.c,
+                                g_job.alpha, g_job.accumulate, g_job.o);
   return PTERUN_STATUS_OK;
 }
 
@@ -351,10 +340,11 @@ static int epilogue_case(const pterun_compute_f32_gemm_ukernel* uk, int64_t m, i
   bias[0] = -0.0f;                                 /* ... and a -0 bias: -0 sums */
   if (m > 2) a[2 * k] = NAN;                       /* row 2: NaN */
   const float lo = -0.25f, hi = 0.3f;
-  pterun_compute_gemm_opts o = {.activation = act, .lo = lo, .hi = hi, .bias = bias};
+  pterun_compute_gemm_opts o = {
+      .struct_size = sizeof o, .activation = act, .lo = lo, .hi = hi, .bias = bias};
   pterun_compute_matrix ma = {a, PTERUN_DTYPE_F32, k, 1}, mb = {b, PTERUN_DTYPE_F32, n, 1};
   pterun_compute_matrix mc = {c1, PTERUN_DTYPE_F32, n, 1};
-  job j = {uk, m, n, k, ma, mb, mc, 1.0, 0, &o, 0};
+  job j = {uk, m, n, k, ma, mb, mc, 1.0, 0, &o};
   g_job = j;
   PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
            PTERUN_STATUS_OK);
@@ -425,7 +415,8 @@ static int test_short_tiles(void) {
     for (int64_t i = 0; i < m_full * lda; ++i) a[i] = rnd();
     for (int64_t i = 0; i < k * n; ++i) b[i] = rnd();
     for (int64_t i = 0; i < m_full; ++i) bias[i] = rnd();
-    pterun_compute_gemm_opts o = {.activation = ep ? PTERUN_COMPUTE_ACT_RELU : 0,
+    pterun_compute_gemm_opts o = {.struct_size = sizeof o,
+                                  .activation = ep ? PTERUN_COMPUTE_ACT_RELU : 0,
                                   .bias = ep ? bias : NULL};
     job j = {NULL,
              m,
@@ -436,8 +427,7 @@ static int test_short_tiles(void) {
              {c1, PTERUN_DTYPE_F32, n, 1},
              1.0,
              0,
-             &o,
-             0};
+             &o};
     g_job = j;
     PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
              PTERUN_STATUS_OK);
@@ -495,7 +485,8 @@ static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, si
   pb.b = b;
   pb.n = n;
   atomic_init(&pb.calls, 0);
-  pterun_compute_gemm_opts plain = {.activation = act, .lo = -0.5f, .hi = 0.5f, .bias = bias};
+  pterun_compute_gemm_opts plain = {
+      .struct_size = sizeof plain, .activation = act, .lo = -0.5f, .hi = 0.5f, .bias = bias};
   pterun_compute_gemm_opts packer = plain;
   packer.pack_b = plain_pack_b;
   packer.pack_b_ctx = &pb;
@@ -508,8 +499,7 @@ static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, si
            {c0, PTERUN_DTYPE_F32, n, 1},
            1.0,
            0,
-           &plain,
-           0};
+           &plain};
   g_job = j;
   g_pool = NULL;
   g_max_threads = 0;
@@ -543,10 +533,11 @@ static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, si
   return 0;
 }
 
-/* pterun_compute_gemm_opts grows at its end; callers built against another
- * header pass their size. Older (smaller) opts read the missing fields as
- * zero, newer ones are accepted only when the fields this build does not know
- * are zero, and the first version's entry point ignores later fields. */
+/* pterun_compute_gemm_opts grows at its end and is read by its struct_size
+ * (pterun/options.h): an older (smaller) caller's missing fields take their
+ * defaults and bytes past its struct_size are never read; a newer caller is
+ * accepted only when the fields this build does not know are zero; a
+ * struct_size of 0 (opts not initialised) is refused. */
 static atomic_int g_stray_packs;
 static void stray_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
                          int64_t nr) {
@@ -554,18 +545,21 @@ static void stray_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t 
   atomic_fetch_add_explicit(&g_stray_packs, 1, memory_order_relaxed);
 }
 
-static int test_opts_size(void) {
+static int test_opts_struct_size(void) {
   enum { M = 13, N = 40, K = 70 };
   static float a[M * K], b[K * N], bias[M], c0[M * N], c1[M * N];
   struct newer {
     pterun_compute_gemm_opts o;
     uint64_t later; /* a field a future header might add */
   } nw;
-  const size_t v1 = offsetof(pterun_compute_gemm_opts, bias) + sizeof(const float*);
+  /* A caller built before pack_b was added. */
+  const size_t older = offsetof(pterun_compute_gemm_opts, pack_b);
   for (size_t i = 0; i < M * K; ++i) a[i] = rnd();
   for (size_t i = 0; i < K * N; ++i) b[i] = rnd();
   for (size_t i = 0; i < M; ++i) bias[i] = rnd();
-  pterun_compute_gemm_opts o = {.activation = PTERUN_COMPUTE_ACT_RELU, .bias = bias};
+  pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
+  o.activation = PTERUN_COMPUTE_ACT_RELU;
+  o.bias = bias;
   job j = {NULL,
            M,
            N,
@@ -575,30 +569,29 @@ static int test_opts_size(void) {
            {c0, PTERUN_DTYPE_F32, N, 1},
            1.0,
            0,
-           &o,
-           0};
+           &o};
   g_pool = NULL;
   g_max_threads = 0;
   g_job = j;
   PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
            PTERUN_STATUS_OK);
   PT_CHECK(g_rc == 0);
-  /* (size, later field, pack_b set, expected return): what each caller gets. */
+  /* (struct_size, later field, pack_b set, expected return): what each caller gets. */
   const struct {
     size_t size;
     uint64_t later;
     int stray, rc;
   } cases[] = {
-      {SIZE_MAX, 0, 1, 0},   /* first-version entry: pack_b is not a field it knows */
-      {v1, 0, 1, 0},         /* an older caller's size: the same */
+      {older, 0, 1, 0},      /* an older caller: pack_b is past its struct_size, unread */
       {sizeof o, 0, 0, 0},   /* this header */
       {sizeof nw, 0, 0, 0},  /* a newer caller leaving its new field at zero */
       {sizeof nw, 1, 0, -1}, /* ... or setting it: refused */
-      {v1 - 1, 0, 0, -1},    /* smaller than any version */
+      {0, 0, 0, -1},         /* not initialised (no PTERUN_COMPUTE_GEMM_OPTS_INIT) */
   };
   for (size_t t = 0; t < sizeof cases / sizeof cases[0]; ++t) {
     memset(&nw, 0, sizeof nw);
     nw.o = o;
+    nw.o.struct_size = cases[t].size;
     nw.later = cases[t].later;
     if (cases[t].stray) nw.o.pack_b = stray_pack_b;
     memset(c1, 0xff, sizeof c1);
@@ -606,7 +599,6 @@ static int test_opts_size(void) {
     g_job = j;
     g_job.c.data = c1;
     g_job.o = &nw.o;
-    g_job.opts_size = cases[t].size;
     PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
              PTERUN_STATUS_OK);
     int ok = g_rc == cases[t].rc && atomic_load(&g_stray_packs) == 0;
@@ -620,7 +612,7 @@ static int test_opts_size(void) {
       }
     }
     if (!ok) {
-      fprintf(stderr, "FAILED opts_size case %zu (rc %d)\n", t, g_rc);
+      fprintf(stderr, "FAILED opts struct_size case %zu (rc %d)\n", t, g_rc);
       return 1;
     }
   }
@@ -679,12 +671,13 @@ static int test_packed_b_same_bits(void) {
     PT_CHECK(pb != NULL);
     for (int ep = 0; ep < 2; ++ep)
       for (size_t threads = 1; threads <= 2; ++threads) {
-        pterun_compute_gemm_opts plain = {.activation = ep ? PTERUN_COMPUTE_ACT_RELU : 0,
+        pterun_compute_gemm_opts plain = {.struct_size = sizeof plain,
+                                          .activation = ep ? PTERUN_COMPUTE_ACT_RELU : 0,
                                           .bias = ep ? bias : NULL};
         pterun_compute_gemm_opts packed = plain;
         packed.packed_b = pb;
-        job j = {NULL, m, n,      k, {a, PTERUN_DTYPE_F32, k, 1}, mb, {c0, PTERUN_DTYPE_F32, n, 1},
-                 1.0,  0, &plain, 0};
+        job j = {NULL, m, n,     k, {a, PTERUN_DTYPE_F32, k, 1}, mb, {c0, PTERUN_DTYPE_F32, n, 1},
+                 1.0,  0, &plain};
         g_pool = NULL;
         g_job = j;
         PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, g_arena, g_arena_bytes) ==
@@ -729,7 +722,7 @@ int main(void) {
   PT_RUN(test_packed_b_same_bits);
   PT_RUN(test_threads_bit_identical);
   PT_RUN(test_pack_b);
-  PT_RUN(test_opts_size);
+  PT_RUN(test_opts_struct_size);
   free(g_arena);
   pt_failures += pt_variants_record(pt_failures);
   return pt_failures != 0;

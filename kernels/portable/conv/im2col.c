@@ -341,7 +341,8 @@ void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
   pterun_compute_gemm_init(ctx, &ws, out->dtype);
   /* The weight packed at load (groups == 1), and what every product gets:
    * the activation goes with the last chunk of the reduction only. */
-  pterun_compute_gemm_opts mid = {0}, last = {0};
+  pterun_compute_gemm_opts mid = PTERUN_COMPUTE_GEMM_OPTS_INIT,
+                           last = PTERUN_COMPUTE_GEMM_OPTS_INIT;
   if (g->groups == 1) mid.packed_a = pk_prepacked_for(ctx, w, g->ocpg, rows);
   if (act != NULL) last = *act;
   last.packed_a = mid.packed_a;

@@ -179,7 +179,7 @@ static pterun_status linear(pterun_kernel_context* ctx, pterun_value** args, siz
   {
     pterun_compute_gemm_ws ws;
     pterun_compute_matrix ma, mb = weight_t(w, k), mc;
-    pterun_compute_gemm_opts o = {0};
+    pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
     int accumulate = 0;
     if (act != NULL) o = *act;
     o.packed_b = pk_prepacked_for(ctx, w, k, n);

@@ -55,7 +55,8 @@ PTERUN_KERNEL(pk_mm_out) {
   ma = mat_of(a, 0, 1, 0);
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
-  pterun_compute_gemm_opts o = {.packed_b = pk_prepacked_for(ctx, b, b->sizes[0], b->sizes[1])};
+  pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
+  o.packed_b = pk_prepacked_for(ctx, b, b->sizes[0], b->sizes[1]);
   pterun_compute_gemm_init(ctx, &ws, out->dtype);
   pterun_compute_gemm_ex(&ws, sizes[0], sizes[1], a->sizes[1], &ma, &mb, &mc, 1.0, 0, &o);
   return PTERUN_STATUS_OK;
@@ -212,7 +213,7 @@ static pterun_status addmm(pterun_kernel_context* ctx, pterun_value** args, size
   ma = mat_of(a, 0, 1, 0);
   mb = mat_of(b, 0, 1, 0);
   mc = mat_of(out, 0, 1, 0);
-  pterun_compute_gemm_opts o = {0};
+  pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
   if (act != NULL) o = *act;
   o.packed_b = pk_prepacked_for(ctx, b, b->sizes[0], b->sizes[1]);
   pterun_compute_gemm_init(ctx, &ws, out->dtype);

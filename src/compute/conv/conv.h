@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "pterun/compute.h"
+#include "src/compute/internal.h"
 
 /* Floats of a variant's input-band buffer (on its stack), and the size a band
  * aims for (so it stays in a 32 KiB L1 next to the weights). */

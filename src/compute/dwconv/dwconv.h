@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "pterun/compute.h"
+#include "src/compute/internal.h"
 
 typedef void (*pc_dw_fn)(const pterun_compute_dwconv2d* p, const float* in, const float* w,
                          const float* bias, float* out, size_t row0, size_t nrows);

@@ -165,25 +165,18 @@ static void act_all(const pterun_compute_matrix* c, int64_t m, int64_t n, const 
   if (x->act && pterun_dtype_is_float(c->dtype)) pc_act_tile(c, 0, 0, m, n, x->act, x->lo, x->hi);
 }
 
-/* The size of the first pterun_compute_gemm_opts (up to `bias`). */
-#define PC_GEMM_OPTS_V1_SIZE (offsetof(pterun_compute_gemm_opts, bias) + sizeof(const float*))
-
-int pterun_compute_gemm_ex_sized(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
-                                 const pterun_compute_matrix* a, const pterun_compute_matrix* b,
-                                 const pterun_compute_matrix* c, double alpha, int accumulate,
-                                 const pterun_compute_gemm_opts* opts, size_t opts_size) {
+int pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
+                           const pterun_compute_matrix* a, const pterun_compute_matrix* b,
+                           const pterun_compute_matrix* c, double alpha, int accumulate,
+                           const pterun_compute_gemm_opts* opts) {
   pterun_compute_gemm_opts own;
   const pterun_compute_gemm_opts* o = NULL;
   pc_gemm_x x;
   memset(&x, 0, sizeof x);
   if (opts != NULL) {
-    /* The caller's opts as this build's struct: missing fields zero, unknown
-     * ones (a newer caller) must be zero. */
-    if (opts_size < PC_GEMM_OPTS_V1_SIZE) return -1;
-    for (size_t i = sizeof own; i < opts_size; ++i)
-      if (((const unsigned char*)opts)[i] != 0) return -1;
-    memset(&own, 0, sizeof own);
-    memcpy(&own, opts, opts_size < sizeof own ? opts_size : sizeof own);
+    /* The caller's opts as this build's struct, read by struct_size: missing
+     * fields zero, unknown ones (a newer caller) must be zero. */
+    if (pterun_options_copy(opts, &own, sizeof own) != 0) return -1;
     o = &own;
   }
   if (o != NULL) {
@@ -230,16 +223,8 @@ int pterun_compute_gemm_ex_sized(pterun_compute_gemm_ws* ws, int64_t m, int64_t 
   return 0;
 }
 
-void(pterun_compute_gemm_ex)(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
-                             const pterun_compute_matrix* a, const pterun_compute_matrix* b,
-                             const pterun_compute_matrix* c, double alpha, int accumulate,
-                             const pterun_compute_gemm_opts* o) {
-  (void)pterun_compute_gemm_ex_sized(ws, m, n, k, a, b, c, alpha, accumulate, o,
-                                     PC_GEMM_OPTS_V1_SIZE);
-}
-
 void pterun_compute_gemm(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
                          const pterun_compute_matrix* a, const pterun_compute_matrix* b,
                          const pterun_compute_matrix* c, double alpha, int accumulate) {
-  pterun_compute_gemm_ex(ws, m, n, k, a, b, c, alpha, accumulate, NULL);
+  (void)pterun_compute_gemm_ex(ws, m, n, k, a, b, c, alpha, accumulate, NULL);
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pterun/compute.h"
+#include "src/compute/internal.h"
 #include "src/compute/gemm/ukernel.h"
 
 static inline int64_t min64(int64_t a, int64_t b) {

@@ -10,12 +10,14 @@
 #include <stdint.h>
 
 /* pterun public */
-#include "pterun/compute.h"
 #include "pterun/cpu.h"
+/* libpterun_compute internal */
+#include "src/compute/internal.h"
 
-/* The microkernel contract and descriptor are public (pterun/compute.h:
- * pterun_compute_f32_gemm_fn, pterun_compute_f32_gemm_ukernel); the variants
- * themselves are internal (pc_ prefix), reached through the table. */
+/* The microkernel contract and descriptor are libpterun_compute's internal
+ * interface (src/compute/internal.h: pterun_compute_f32_gemm_fn,
+ * pterun_compute_f32_gemm_ukernel; opaque in pterun/compute.h); the variants
+ * themselves are pc_-prefixed, reached through the table. */
 typedef pterun_compute_f32_gemm_ukernel pc_f32_gemm_ukernel;
 
 /* Each microkernel also comes as fn##_ep with an epilogue applied while the

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pterun/compute.h"
 #include "pterun/cpu.h"
+#include "src/compute/internal.h"
 
 /* Prototypes from the manifest. */
 #define PC_LOWBIT_UKERNEL(isa, fn, tile, quant)                                                    \

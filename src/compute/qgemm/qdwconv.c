@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "pterun/compute.h"
 #include "pterun/cpu.h"
 #include "pterun/threadpool.h"
+#include "src/compute/internal.h"
 #include "src/compute/qgemm/qdwconv.h"
 #include "src/compute/qgemm/requant.h"
 #include "src/compute/used.h"

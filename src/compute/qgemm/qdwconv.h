@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pterun/compute.h"
+#include "src/compute/internal.h"
 
 /* int16 elements of a variant's staging buffer (on its stack: 8 KiB): a
  * band of padded input rows, each split into its stride phases. */

@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 /* pterun public */
-#include "pterun/compute.h"
 #include "pterun/cpu.h"
+/* libpterun_compute internal */
+#include "src/compute/internal.h"
 
 typedef pterun_compute_qs8_gemm_ukernel pc_qs8_gemm_ukernel;
 

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "pterun/compute.h"
+#include "src/compute/internal.h"
 
 typedef void (*pc_vm_fn)(const float* x, float* y, size_t n);
 
