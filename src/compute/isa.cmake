@@ -55,7 +55,8 @@ function(pterun_gemm_isa_setup target)
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512")
     set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx512.c ${_pt_isa_dir}/vmath/vmath_avx512.c
                                 ${_pt_isa_dir}/dwconv/dwconv_avx512.c ${_pt_isa_dir}/conv/conv_avx512.c
-                                ${_pt_isa_dir}/qgemm/qdwconv_avx512.c PROPERTIES
+                                ${_pt_isa_dir}/qgemm/qdwconv_avx512.c ${_pt_isa_dir}/qgemm/qs8_epi_avx512.c
+                                PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX512_FLAGS}")
   endif()
   if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
@@ -152,7 +153,7 @@ if(_pt_emu_isas)
   set(_pt_emu_srcs
     gemm/f32_avx512.c=avx512f vmath/vmath_avx512.c=avx512f dwconv/dwconv_avx512.c=avx512f
     conv/conv_avx512.c=avx512f qgemm/qs8_avx512vnni.c=avx512f,avx512bw,avx512vnni
-    qgemm/qdwconv_avx512.c=avx512f
+    qgemm/qdwconv_avx512.c=avx512f qgemm/qs8_epi_avx512.c=avx512f
     lowbit/lowbit_avx512bw.c=avx512f,avx512bw lowbit/lowbit_avx512vnni.c=avx512f,avx512bw,avx512vnni)
   set(PTERUN_EMULATED_SOURCES "")
   foreach(_entry IN LISTS _pt_emu_srcs)

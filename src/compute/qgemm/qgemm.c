@@ -182,7 +182,7 @@ typedef struct pc_qs8_job {
   int64_t m;
   int a_signed;
   int32_t a_zp; /* shifted to the uint8 domain */
-  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_rows_avx2 */
+  int epi_avx2; /* the epilogue's int32 path runs pc_qs8_epilogue_rows_avx2 (1) or _avx512 (2) */
 } pc_qs8_job;
 
 /* Rows [i0, i0 + rows) x [k0, k0 + kc) of a strided A, as raw bytes. */
@@ -384,8 +384,13 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
     er.inv = inv, er.zpo = zpo, er.qlo = qlo, er.qhi = qhi, er.f_min = ep->f_min;
     er.f_max = ep->f_max, er.rne_limit = PC_QS8_RNE_LIMIT, er.rne_magic = PC_QS8_RNE_MAGIC;
     er.f32 = f32, er.u8 = c->dtype == PTERUN_DTYPE_U8;
-    j_avx2 = pc_qs8_epilogue_rows_avx2(acc, PC_QS8_TN, rows, &er, cols,
-                                       (uint8_t*)c->data + (ci * c->rs + cj) * esz, c->rs * esz);
+    uint8_t* d = (uint8_t*)c->data + (ci * c->rs + cj) * esz;
+#if defined(PC_QS8_HAVE_EPI_AVX512)
+    if (job->epi_avx2 == 2)
+      j_avx2 = pc_qs8_epilogue_rows_avx512(acc, PC_QS8_TN, rows, &er, cols, d, c->rs * esz);
+    else
+#endif
+      j_avx2 = pc_qs8_epilogue_rows_avx2(acc, PC_QS8_TN, rows, &er, cols, d, c->rs * esz);
   }
 #endif
   for (r = 0; r < rows; ++r) {
@@ -584,6 +589,9 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   job.epi_avx2 = 0;
 #if defined(PC_QS8_HAVE_EPI_AVX2)
   job.epi_avx2 = (pterun_cpu_features() & PTERUN_CPU_X86_AVX2) != 0;
+#endif
+#if defined(PC_QS8_HAVE_EPI_AVX512)
+  if (job.epi_avx2 && (pterun_cpu_features() & PTERUN_CPU_X86_AVX512F) != 0) job.epi_avx2 = 2;
 #endif
 
   const size_t nr = (size_t)w->uk->nr, mr = (size_t)job.uk->mr;

@@ -36,6 +36,13 @@ typedef struct pc_qs8_epi_row {
 int64_t pc_qs8_epilogue_rows_avx2(const int32_t* acc, int64_t acc_rs, int64_t rows,
                                   const pc_qs8_epi_row* e, int64_t cols, void* dst, int64_t dst_rs);
 #endif
+#if defined(PC_QS8_HAVE_EPI_AVX2) && defined(PTERUN_GEMM_AVX512)
+/* The same, 16 columns at a time (qs8_epi_avx512.c; needs AVX-512F). */
+#define PC_QS8_HAVE_EPI_AVX512 1
+int64_t pc_qs8_epilogue_rows_avx512(const int32_t* acc, int64_t acc_rs, int64_t rows,
+                                    const pc_qs8_epi_row* e, int64_t cols, void* dst,
+                                    int64_t dst_rs);
+#endif
 
 /* K elements per group: every layout packs K in groups of 4 (one VNNI dot). */
 #define PC_QS8_KR 4
