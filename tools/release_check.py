@@ -596,7 +596,11 @@ class Checker:
         pcdir = next(
             iter(sorted(ref.glob("lib*/pkgconfig"))), ref / "lib" / "pkgconfig"
         )
-        pcs = [c.pkg_config for c in self.comps if c.entry or c.backend_entry]
+        pcs = [
+            c.pkg_config
+            for c in self.comps
+            if c.entry or c.backend_entry or c.optimizer_entry
+        ]
         env = clean_env(
             {"PKG_CONFIG_PATH": str(pcdir), "PKG_CONFIG_LIBDIR": str(pcdir)}
         )

@@ -1,6 +1,7 @@
 /* Loads every shipped library with dlopen() in the order given (nothing is
  * linked: the runtime is whichever library defines pterun_registry_create),
- * calls each kernel library's entry function, adds the tables to a fresh
+ * calls each kernel library's entry function, attaches the load-time
+ * optimiser when libpterun_optimize is among them, adds the tables to a fresh
  * registry twice (the second pass must change nothing), checks that every
  * (operator, key) pair is registered once and that each library's kernels are
  * all there, then runs a program. Everything printed on stdout is independent
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
   const pterun_kernel_library* tables[PT_MAX_LIBS];
   int n_tables = 0;
   void* runtime = NULL;
+  void* optimizer = NULL; /* pterun_optimizer_default, where libpterun_optimize is loaded */
   for (int i = 0; i < n_libs; ++i) {
     char path[4096];
     snprintf(path, sizeof path, "%s", argv[a + 2 + i]);
@@ -100,6 +102,7 @@ int main(int argc, char** argv) {
       }
       runtime = h;
     }
+    if (optimizer == NULL) optimizer = dlsym(h, "pterun_optimizer_default");
     if (entry != NULL) {
       pt_entry_fn fn;
       void* sym = dlsym(h, entry);
@@ -143,6 +146,19 @@ int main(int argc, char** argv) {
 
   pterun_registry* reg = NULL;
   if (p_pterun_registry_create(NULL, NULL, &reg) != PTERUN_STATUS_OK) return 2;
+  /* Folding and fusion, as every other consumer of the package runs it. */
+  if (optimizer != NULL) {
+    const pterun_optimizer* (*get)(void);
+    pterun_status (*set)(pterun_registry*, const pterun_optimizer*);
+    void* sym = dlsym(runtime, "pterun_registry_set_optimizer");
+    if (sym == NULL) return 2;
+    memcpy(&get, &optimizer, sizeof get);
+    memcpy(&set, &sym, sizeof set);
+    if (set(reg, get()) != PTERUN_STATUS_OK) {
+      printf("FAIL: the runtime refuses the shipped optimiser\n");
+      failed = 1;
+    }
+  }
   size_t prim = p_pterun_registry_count(reg);
   size_t expected = prim;
   for (int pass = 0; pass < 2; ++pass) {
