@@ -31,6 +31,50 @@
 #undef _mm512_madd_epi16
 #define _mm512_madd_epi16(a, b) simde_mm512_madd_epi16((a), (b))
 
+/* Conversions SIMDe 0.7.4 (Debian 12) lacks: lane loops with the
+ * instructions' semantics under the default rounding mode. Newer SIMDe
+ * defines the aliases, and then its own versions are used. */
+#include <stdint.h>
+#include <string.h>
+#if !defined(_mm512_cvtepi32_ps)
+static inline simde__m512 pt_emu_mm512_cvtepi32_ps(simde__m512i a) {
+  int32_t v[16];
+  float r[16];
+  simde__m512 out;
+  memcpy(v, &a, sizeof v);
+  for (int i = 0; i < 16; ++i) r[i] = (float)v[i]; /* round to nearest even, like vcvtdq2ps */
+  memcpy(&out, r, sizeof out);
+  return out;
+}
+#define _mm512_cvtepi32_ps(a) pt_emu_mm512_cvtepi32_ps(a)
+#endif
+#if !defined(_mm512_cvttps_epi32)
+static inline simde__m512i pt_emu_mm512_cvttps_epi32(simde__m512 a) {
+  float v[16];
+  int32_t r[16];
+  simde__m512i out;
+  memcpy(v, &a, sizeof v);
+  /* Truncation; NaN and out-of-range lanes give INT32_MIN, as vcvttps2dq does. */
+  for (int i = 0; i < 16; ++i)
+    r[i] = (v[i] >= -2147483648.0f && v[i] < 2147483648.0f) ? (int32_t)v[i] : INT32_MIN;
+  memcpy(&out, r, sizeof out);
+  return out;
+}
+#define _mm512_cvttps_epi32(a) pt_emu_mm512_cvttps_epi32(a)
+#endif
+#if !defined(_mm512_cvtepi32_epi8)
+static inline simde__m128i pt_emu_mm512_cvtepi32_epi8(simde__m512i a) {
+  int32_t v[16];
+  uint8_t r[16];
+  simde__m128i out;
+  memcpy(v, &a, sizeof v);
+  for (int i = 0; i < 16; ++i) r[i] = (uint8_t)((uint32_t)v[i] & 0xffu); /* vpmovdb truncates */
+  memcpy(&out, r, sizeof out);
+  return out;
+}
+#define _mm512_cvtepi32_epi8(a) pt_emu_mm512_cvtepi32_epi8(a)
+#endif
+
 /* What the emulation provides, for the sources' feature tests. */
 #if defined(PTERUN_EMULATE_AVX512F)
 #define __AVX512F__ 1
