@@ -8,9 +8,12 @@
  * taps are long contiguous multiply-adds over the whole band, nine at a time
  * in registers (the columns past out_w are computed and dropped). Exact
  * int32 sums and requant.h's scalar epilogue: every ISA gives the same bits (the
- * compiler vectorises the loops). */
+ * compiler vectorises the loops; the AVX2 tap sum pairs taps by hand). */
 #include <stdint.h>
 #include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "src/compute/qgemm/qdwconv.h"
 #include "src/compute/qgemm/requant.h"
@@ -29,6 +32,58 @@
 /* acc[i] (= or +=) sum over t < 9 of w[t] * s[t][i], i < n: up to nine taps
  * summed in registers, so the accumulator is written once per group instead
  * of read and written once per tap (unused slots have weight 0). */
+#if defined(__AVX2__)
+/* Staged inputs and weights both lie in [-255, 255] (int8 minus an int8 zero
+ * point, or uint8 minus a uint8 one), so a pair of taps is one vpmaddwd of
+ * interleaved int16 lanes: w[t] * s[t][i] + w[t+1] * s[t+1][i], exact in
+ * int32. Half the multiplies of widening each tap to int32, and no widening. */
+static inline __m256i QDW_CAT(QDW_FN, _pair)(uint32_t lo, uint32_t hi) {
+  return _mm256_set1_epi32((int32_t)((lo & 0xffffu) | (hi << 16)));
+}
+static void QDW_TAP(int32_t* restrict acc, const int16_t* const* s, const int32_t* w, size_t n,
+                    int add) {
+  const __m256i w01 = QDW_CAT(QDW_FN, _pair)((uint32_t)w[0], (uint32_t)w[1]);
+  const __m256i w23 = QDW_CAT(QDW_FN, _pair)((uint32_t)w[2], (uint32_t)w[3]);
+  const __m256i w45 = QDW_CAT(QDW_FN, _pair)((uint32_t)w[4], (uint32_t)w[5]);
+  const __m256i w67 = QDW_CAT(QDW_FN, _pair)((uint32_t)w[6], (uint32_t)w[7]);
+  const __m256i w8 = QDW_CAT(QDW_FN, _pair)((uint32_t)w[8], 0);
+  const __m256i zero = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+#define QDW_LD(k) _mm256_loadu_si256((const __m256i*)(const void*)(s[k] + i))
+    /* lanes 0-3 and 8-11 in lo, 4-7 and 12-15 in hi (vpunpck works per 128-bit half) */
+    __m256i a = QDW_LD(0), b = QDW_LD(1);
+    __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w01);
+    __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w01);
+    a = QDW_LD(2), b = QDW_LD(3);
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w23));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w23));
+    a = QDW_LD(4), b = QDW_LD(5);
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w45));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w45));
+    a = QDW_LD(6), b = QDW_LD(7);
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w67));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w67));
+    a = QDW_LD(8);
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, zero), w8));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, zero), w8));
+#undef QDW_LD
+    __m256i r0 = _mm256_permute2x128_si256(lo, hi, 0x20); /* lanes 0-7 */
+    __m256i r1 = _mm256_permute2x128_si256(lo, hi, 0x31); /* lanes 8-15 */
+    if (add) {
+      r0 = _mm256_add_epi32(r0, _mm256_loadu_si256((const __m256i*)(const void*)(acc + i)));
+      r1 = _mm256_add_epi32(r1, _mm256_loadu_si256((const __m256i*)(const void*)(acc + i + 8)));
+    }
+    _mm256_storeu_si256((__m256i*)(void*)(acc + i), r0);
+    _mm256_storeu_si256((__m256i*)(void*)(acc + i + 8), r1);
+  }
+  for (; i < n; ++i) {
+    int32_t v = 0;
+    for (int t = 0; t < 9; ++t) v += w[t] * s[t][i];
+    acc[i] = add ? acc[i] + v : v;
+  }
+}
+#else
 static void QDW_TAP(int32_t* restrict acc, const int16_t* const* s, const int32_t* w, size_t n,
                     int add) {
   const int16_t* restrict s0 = s[0], * restrict s1 = s[1], * restrict s2 = s[2];
@@ -46,6 +101,7 @@ static void QDW_TAP(int32_t* restrict acc, const int16_t* const* s, const int32_
                w6 * s6[i] + w7 * s7[i] + w8 * s8[i];
   }
 }
+#endif
 
 /* The first staged row of group g (rows staged: `rows`). */
 static size_t QDW_GROUP_BASE(size_t rows, size_t sh, size_t g) {
@@ -98,11 +154,40 @@ static void QDW_STAGE_ROWS(const pc_qdw_args* a, const uint8_t* plane, size_t r0
   }
 }
 
-/* v[i] = requantized (float)v[i] * sc + bi, i < n (requant.h), in place; in
- * its own loop so that it vectorises (the narrowing store is another). */
-static void QDW_REQ(int32_t* v, size_t n, float sc, float bi, float inv, float zpo, float qlo,
-                    float qhi) {
-  for (size_t i = 0; i < n; ++i) v[i] = pc_qs8_requant((float)v[i] * sc + bi, inv, zpo, qlo, qhi);
+/* o[i] = requantized (float)v[i] * sc + bi, i < n (requant.h), narrowed to
+ * uint8 or int8: requant.h's operations in its order, 8 lanes at a time where
+ * the CPU has AVX2 (as the GEMM's AVX2 epilogue does them), so every variant
+ * gives the same bits. */
+static void QDW_REQ(const int32_t* v, size_t n, float sc, float bi, float inv, float zpo,
+                    float qlo, float qhi, int u8, void* out) {
+  size_t i = 0;
+#if defined(__AVX2__)
+  const __m256 vsc = _mm256_set1_ps(sc), vbi = _mm256_set1_ps(bi), vinv = _mm256_set1_ps(inv);
+  const __m256 vzp = _mm256_set1_ps(zpo), vlo = _mm256_set1_ps(qlo), vhi = _mm256_set1_ps(qhi);
+  const __m256 lim = _mm256_set1_ps(PC_QS8_RNE_LIMIT), nlim = _mm256_set1_ps(-PC_QS8_RNE_LIMIT);
+  const __m256 magic = _mm256_set1_ps(PC_QS8_RNE_MAGIC);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 y = _mm256_add_ps(
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i*)(const void*)(v + i))),
+                      vsc),
+        vbi);
+    /* max/min with the bound first: a NaN passes through as in requant.h */
+    const __m256 p = _mm256_min_ps(lim, _mm256_max_ps(nlim, _mm256_mul_ps(y, vinv)));
+    __m256 t = _mm256_add_ps(vzp, _mm256_sub_ps(_mm256_add_ps(p, magic), magic));
+    t = _mm256_min_ps(_mm256_max_ps(t, vlo), vhi); /* NaN -> q_min */
+    const __m256i q = _mm256_cvttps_epi32(t);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64((__m128i*)(void*)((uint8_t*)out + i),
+                     u8 ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w));
+  }
+#endif
+  for (; i < n; ++i) {
+    const int32_t q = pc_qs8_requant((float)v[i] * sc + bi, inv, zpo, qlo, qhi);
+    if (u8)
+      ((uint8_t*)out)[i] = (uint8_t)q;
+    else
+      ((int8_t*)out)[i] = (int8_t)q;
+  }
 }
 
 void QDW_FN(const pc_qdw_args* a, size_t pl0, size_t npl) {
@@ -162,16 +247,8 @@ void QDW_FN(const pc_qdw_args* a, size_t pl0, size_t npl) {
             o[i] = y;
           }
         } else {
-          /* requantized in place: acc's row j is not read again */
-          int32_t* q = acc + j * row;
-          QDW_REQ(q, ow, sc, bi, inv, zpo, qlo, qhi);
-          if (a->out_dtype == PTERUN_DTYPE_U8) {
-            uint8_t* o = (uint8_t*)a->out + at;
-            for (size_t i = 0; i < ow; ++i) o[i] = (uint8_t)q[i];
-          } else {
-            int8_t* o = (int8_t*)a->out + at;
-            for (size_t i = 0; i < ow; ++i) o[i] = (int8_t)q[i];
-          }
+          QDW_REQ(ar, ow, sc, bi, inv, zpo, qlo, qhi, a->out_dtype == PTERUN_DTYPE_U8,
+                  (uint8_t*)a->out + at);
         }
       }
     }
