@@ -43,14 +43,15 @@ from torch import nn
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 
-import export_fixtures as ef
+import fixture_models as fm
+import fixturekit as fk
 
 DEFAULT_OUT = REPO_ROOT / "tests" / "fixtures" / "xnnpack"
 SEED = 20261201
 
 
 # ---------------------------------------------------------------------------
-# models not already in export_fixtures
+# models not already in fixture_models
 
 
 class TinyVit(nn.Module):
@@ -260,17 +261,17 @@ def _pt2e(m: nn.Module, inputs: tuple[torch.Tensor, ...], **cfg: Any) -> nn.Modu
 
 
 def b_mlp() -> Built:
-    m = ef.Mlp().eval()
+    m = fm.Mlp().eval()
     return Built(m, m, (torch.randn(3, 16),), 1e-5, 1e-6, "Linear-ReLU-Linear-softmax")
 
 
 def b_mobilenet() -> Built:
-    m = ef.MobileNetish().eval()
+    m = fm.MobileNetish().eval()
     return Built(m, m, (torch.randn(1, 3, 32, 32),), 1e-5, 1e-5, "MobileNetV2-style")
 
 
 def b_resnet() -> Built:
-    m = ef.ResNetish().eval()
+    m = fm.ResNetish().eval()
     return Built(m, m, (torch.randn(1, 3, 32, 32),), 1e-5, 1e-5, "ResNet-style")
 
 
@@ -312,7 +313,7 @@ class Fp16Cnn(nn.Module):
 
 
 def b_fp16_mlp() -> Built:
-    m = ef.Mlp().half().eval()
+    m = fm.Mlp().half().eval()
     return Built(m, m, (torch.randn(3, 16).half(),), 2e-3, 1e-5, "fp16 MLP")
 
 
@@ -324,7 +325,7 @@ def b_fp16_cnn() -> Built:
 
 
 def b_lstm() -> Built:
-    m = ef.LstmModel().eval()
+    m = fm.LstmModel().eval()
     return Built(m, m, (torch.randn(1, 6, 8),), 1e-5, 1e-6, "LSTM")
 
 
@@ -406,7 +407,7 @@ def b_dyn_cnn() -> Built:
 
 
 def b_external() -> Built:
-    m = ef.Mlp().eval()
+    m = fm.Mlp().eval()
     return Built(
         m, m, (torch.randn(3, 16),), 1e-5, 1e-6, "weights in a .ptd", external=True
     )
@@ -517,10 +518,13 @@ def export(b: Built, lowered: bool) -> tuple[bytes, dict[str, bytes]]:
 
     if not lowered and b.partitioner == "dynamic":
         # torchao's quantization ops get .out schemas from pterun's torch_ops
-        # (as in tools/export_quantized_models.py): pterun runs them.
-        from export_quantized_models import _load_torch_ops
+        # (as in tools/export_quantized_models.py, whose imports these are):
+        # pterun runs them.
+        from executorch.exir.passes import (  # noqa: F401  (registers the patterns)
+            _quant_patterns_and_replacements,
+        )
 
-        _load_torch_ops()
+        fk.load_torch_ops()
 
     module = copy.deepcopy(b.graph)
     ep = torch.export.export(module, b.inputs, dynamic_shapes=b.dynamic, strict=False)
@@ -553,7 +557,7 @@ def describe_payloads(pte: bytes) -> str:
     )
     from executorch.exir._serialize._flatbuffer import _flatc_decompile  # noqa: F401
 
-    program = ef._parse_program(pte)
+    program = fk.parse_program(pte)
     from executorch.exir._serialize._program import _get_extended_header
 
     eh = _get_extended_header(pte)
@@ -625,41 +629,33 @@ def _graph_summary(fb: bytes) -> str:
 def run_et(
     pte: Path, data: list[Path], inputs: tuple[torch.Tensor, ...]
 ) -> list[np.ndarray]:
-    return [ef._to_numpy(t) for t in ef.run_executorch(pte, data, "forward", inputs)]
+    return [fk.to_numpy(t) for t in fk.run_executorch(pte, data, "forward", inputs)]
 
 
 def write_case(name: str, out: Path) -> None:
-    torch.manual_seed(SEED + sum(map(ord, name)))
+    fk.seed_case(SEED, name)
     b = BUILDERS[name]()
-    d = out / name
-    d.mkdir(parents=True, exist_ok=True)
-    for f in d.glob("*"):
-        f.unlink()
+    d = fk.case_dir(out, name, stale=None)
     pte, data = export(b, lowered=True)
     if b"XnnpackBackend" not in pte:
         raise RuntimeError(f"{name}: nothing was delegated to XNNPACK")
-    (d / "model.pte").write_bytes(pte)
-    for fname, blob in data.items():
-        (d / fname).write_bytes(blob)
+    model, data_paths = fk.write_program(d, pte, data)
     plain, pdata = export(b, lowered=False)
     if pdata:
         raise RuntimeError(f"{name}: the plain export has external data")
-    (d / "plain.pte").write_bytes(plain)
-    for k, t in enumerate(b.inputs):
-        np.save(d / f"forward_input_{k}.npy", ef._to_numpy(t))
-    et = run_et(d / "model.pte", [d / f for f in data], b.inputs)
-    with torch.no_grad():
-        eager = [ef._to_numpy(t) for t in ef._flatten_outputs(b.graph(*b.inputs))]
+    fk.write_program(d, plain, name="plain.pte")
+    fk.save_arrays(d, "forward", "input", b.inputs)
+    et = run_et(model, data_paths, b.inputs)
+    eager = [fk.to_numpy(t) for t in fk.run_eager(b.graph, b.inputs, fresh_copy=False)]
     try:
         pl = run_et(d / "plain.pte", [], b.inputs)
     except RuntimeError:
         # ExecuTorch has no kernels for torchao's quantization ops: the plain
         # program's reference is then eager PyTorch.
         pl = eager
-    for k, a in enumerate(et):
-        np.save(d / f"forward_et_{k}.npy", a)
-        np.save(d / f"forward_plain_{k}.npy", pl[k])
-        np.save(d / f"forward_eager_{k}.npy", eager[k])
+    fk.save_arrays(d, "forward", "et", et)
+    fk.save_arrays(d, "forward", "plain", pl[: len(et)])
+    fk.save_arrays(d, "forward", "eager", eager[: len(et)])
     (d / "graphs.txt").write_text(describe_payloads(pte))
     diff = max(float(np.max(np.abs(x - y))) for x, y in zip(et, pl, strict=True))
     print(f"{name}: {len(pte)} B, et vs plain max |diff| {diff:.3g}")
@@ -667,7 +663,7 @@ def write_case(name: str, out: Path) -> None:
 
 def index_row(name: str, out: Path) -> str:
     """The index line of a written case, from its files and builder."""
-    torch.manual_seed(SEED + sum(map(ord, name)))
+    fk.seed_case(SEED, name)
     b = BUILDERS[name]()
     d = out / name
     et = [np.load(p) for p in sorted(d.glob("forward_et_*.npy"))]
@@ -676,11 +672,18 @@ def index_row(name: str, out: Path) -> str:
     # Quantized cases: one output quantization step of the reference is the
     # tolerance (the output of a dequantize is a multiple of its scale).
     atol = max(_step(a) for a in et) if name in QUANTIZED else b.atol
-    files = ",".join(data) if data else "-"
     kind = "quant" if name in QUANTIZED else "float"
-    return (
-        f"{name} xnnpack/{name} forward {n_in} {len(et)} {b.rtol:g} {atol:.6g} "
-        f"{files} {kind}  # {b.note}"
+    return fk.index_row(
+        name,
+        f"xnnpack/{name}",
+        "forward",
+        n_in,
+        len(et),
+        b.rtol,
+        atol,
+        data,
+        kind,
+        note=b.note,
     )
 
 
@@ -737,9 +740,9 @@ def write_llm_prefill(d: Path) -> None:
     """The prefill call as a fixture row (ctest runs it with the CLI):
     inputs tokens and position, reference the first logits."""
     toks, logits = np.load(d / "et_tokens.npy"), np.load(d / "et_logits.npy")
-    np.save(d / "forward_input_0.npy", toks[None, : len(toks) - len(logits)])
-    np.save(d / "forward_input_1.npy", np.array([0], dtype=np.int64))
-    np.save(d / "forward_et_0.npy", logits[0][None, :])
+    prompt = toks[None, : len(toks) - len(logits)]
+    fk.save_arrays(d, "forward", "input", [prompt, np.array([0], dtype=np.int64)])
+    fk.save_arrays(d, "forward", "et", [logits[0][None, :]])
 
 
 def export_llm(out: Path) -> None:
@@ -807,7 +810,7 @@ def main() -> int:
     )
     p.add_argument("--llm", action="store_true", help="only the export_llama fixture")
     a = p.parse_args()
-    torch.set_num_threads(1)
+    fk.single_thread()
     if a.llm:
         export_llm(a.out)
         return 0
@@ -835,7 +838,7 @@ def main() -> int:
         "#   kind quant: atol is one quantization step of the output (for float\n"
         "#   outputs of dynamically quantized GEMMs: 1% of the output range).\n"
     )
-    (a.out.parent / "xnnpack_cases.txt").write_text(header + "\n".join(rows) + "\n")
+    fk.write_index(a.out.parent / "xnnpack_cases.txt", header, rows)
     return 0
 
 
