@@ -121,7 +121,7 @@ def describe_program(program: Any, pte: bytes) -> str:
 
 def describe_ptd(fname: str, blob: bytes) -> str:
     """Readable dump of a .ptd (FlatTensor) file."""
-    from executorch.extension.flat_tensor.serialize.serialize import (
+    from executorch.extension.flat_tensor.serialize.serialize import (  # type: ignore[import-untyped]
         FlatTensorHeader,
         _deserialize_to_flat_tensor,
     )

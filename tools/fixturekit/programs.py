@@ -43,7 +43,7 @@ def ops_table(operators: Mapping[str, list[str]]) -> str:
 
 def parse_program(pte: bytes) -> Any:
     """Parse the flatbuffer part of a .pte exactly as serialized."""
-    from executorch.exir._serialize._program import (
+    from executorch.exir._serialize._program import (  # type: ignore[import-untyped]
         _flatbuffer_to_program,
         _get_extended_header,
     )

@@ -20,7 +20,7 @@ def run_executorch(
     inputs: Sequence[torch.Tensor],
 ) -> list[torch.Tensor]:
     """Run one method once, in a freshly loaded program, in ExecuTorch's runtime."""
-    from executorch.runtime import Runtime
+    from executorch.runtime import Runtime  # type: ignore[import-untyped]
 
     if len(data_paths) > 1:
         raise ValueError("ExecuTorch's Python runtime accepts a single data file")
