@@ -44,7 +44,6 @@ from typing import Any
 warnings.filterwarnings("ignore")
 logging.disable(logging.WARNING)
 
-import numpy as np
 import torch
 from executorch.backends.cortex_m.edge_compile_config import (
     cortex_m_edge_compile_config,
@@ -66,6 +65,9 @@ importlib.import_module("executorch.backends.cortex_m.ops.operators")
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
+sys.path.insert(0, str(ROOT / "tools"))
+import fixturekit as fk
+
 CM = torch.ops.cortex_m
 
 Inputs = tuple[torch.Tensor, ...]
@@ -497,49 +499,41 @@ def _ops_methods() -> dict[str, Case]:
 # ---- writing --------------------------------------------------------------------------
 
 
-def _flatten(out: Any) -> list[torch.Tensor]:
-    leaves, _ = torch.utils._pytree.tree_flatten(out)
-    return [t for t in leaves if isinstance(t, torch.Tensor)]
-
-
-def _logical(t: torch.Tensor) -> np.ndarray:
-    return np.ascontiguousarray(t.contiguous().numpy())
-
-
 def _write(
     name: str, edge: Any, refs: dict[str, Any], cases: dict[str, Case]
 ) -> list[str]:
     prog = edge.to_executorch()
-    out_dir = FIXTURES / name
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for old in out_dir.glob("*.npy"):
-        old.unlink()
-    (out_dir / "model.pte").write_bytes(bytes(prog.buffer))
-    lines = []
+    out_dir = fk.case_dir(FIXTURES, name)
+    fk.write_program(out_dir, bytes(prog.buffer))
+    operators = fk.method_operators(prog)
+    (out_dir / "ops.txt").write_text(fk.ops_table(operators))
     rows = []
-    for plan in prog.executorch_program.execution_plan:
-        for k, op in enumerate(plan.operators):
-            lines.append(
-                f"{plan.name} {k} {op.name}.{op.overload}"
-                if op.overload
-                else f"{plan.name} {k} {op.name}"
-            )
-    (out_dir / "ops.txt").write_text(
-        "# method index operator\n"
-        "# operator = Operator.name + '.' + Operator.overload, or only\n"
-        "# Operator.name when the overload is empty (the runtime lookup name).\n"
-        + "".join(line + "\n" for line in lines)
-    )
     for method, (_, inputs) in cases.items():
-        with torch.no_grad():
-            outs = _flatten(refs[method](*[t.clone() for t in inputs]))
-        for k, t in enumerate(inputs):
-            np.save(out_dir / f"{method}_input_{k}.npy", _logical(t))
-        for k, t in enumerate(outs):
-            np.save(out_dir / f"{method}_pyref_{k}.npy", _logical(t))
-        row = name if method == "forward" else f"{name}.{method}"
-        rows.append(f"{row} {name} {method} {len(inputs)} {len(outs)} 0 0 - pyref")
-    ops = sorted({line.split()[2] for line in lines if "cortex_m::" in line})
+        outs = fk.run_eager(
+            refs[method], inputs, fresh_copy=False, flatten=fk.tensor_leaves
+        )
+        fk.save_arrays(out_dir, method, "input", inputs)
+        fk.save_arrays(out_dir, method, "pyref", outs)
+        rows.append(
+            fk.index_row(
+                fk.row_name(name, method),
+                name,
+                method,
+                len(inputs),
+                len(outs),
+                0,
+                0,
+                ref="pyref",
+            )
+        )
+    ops = sorted(
+        {
+            o
+            for method_ops in operators.values()
+            for o in method_ops
+            if "cortex_m::" in o
+        }
+    )
     print(f"{name}: {len(cases)} methods, {len(ops)} cortex_m operators: {ops}")
     return rows
 
@@ -603,20 +597,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
     args = ap.parse_args()
-    index = FIXTURES / "cortex_m_cases.txt"
     fresh = {
         name: fn()
         for name, fn in PROGRAMS.items()
         if not args.only or name in args.only.split(",")
     }
-    rows: dict[str, list[str]] = {}
-    if index.exists():  # keep the rows of the programs not exported now
-        for line in index.read_text().splitlines():
-            if line and not line.startswith("#"):
-                rows.setdefault(line.split()[1], []).append(line)
-    rows.update(fresh)
-    lines = [HEADER.rstrip("\n")] + [r for n in PROGRAMS for r in rows.get(n, [])]
-    index.write_text("\n".join(lines) + "\n")
+    # keep the rows of the programs not exported now
+    fk.update_index(
+        FIXTURES / "cortex_m_cases.txt", HEADER, fresh, list(PROGRAMS), key_column=1
+    )
     return 0
 
 

@@ -31,13 +31,15 @@ import copy
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import nn
 from torch.export import export
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+import fixturekit as fk
+
 DEFAULT_OUT = REPO_ROOT / "tests" / "fixtures" / "devtools"
 SEED = 20261201
 
@@ -74,10 +76,6 @@ class Cnn(nn.Module):
         y = torch.relu(self.conv2(y)) + y
         y = torch.mean(y, dim=(2, 3))
         return torch.softmax(self.fc(y), dim=-1)
-
-
-def _op_name(op: Any) -> str:
-    return f"{op.name}.{op.overload}" if op.overload else op.name
 
 
 def export_multi(out: Path) -> None:
@@ -160,17 +158,15 @@ def export_cnn(out: Path) -> None:
     edge = to_edge_transform_and_lower(ep)
     edge_copy = copy.deepcopy(edge)
     et_program = edge.to_executorch()
-    (out / "cnn.pte").write_bytes(bytes(et_program.buffer))
+    fk.write_program(out, bytes(et_program.buffer), name="cnn.pte")
     # Stack traces name this machine's files (the script, site-packages): a
     # fixture must not carry them, and the Inspector does not read them.
     for method in edge_copy.methods:
         for node in edge_copy.exported_program(method).graph.nodes:
             node.meta.pop("stack_trace", None)
     generate_etrecord(str(out / "cnn.etrecord"), edge_copy, et_program)
-    plan = et_program.executorch_program.execution_plan[0]
-    (out / "cnn_ops.txt").write_text(
-        "".join(_op_name(op) + "\n" for op in plan.operators)
-    )
+    ops = next(iter(fk.method_operators(et_program).values()))  # the one method
+    (out / "cnn_ops.txt").write_text("".join(op + "\n" for op in ops))
 
 
 def write_fuzz_corpus(fixtures: Path, corpus: Path) -> None:

@@ -48,6 +48,9 @@ import torch
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+import fixturekit as fk
+
 SEED = 20261201
 PROMPT = [1, 17, 42, 99, 5, 200, 63]
 STEPS = 40
@@ -231,7 +234,7 @@ def forward_ops(pte: Path) -> list[str]:
         if plan.name != "forward":
             continue
         for op in plan.operators:
-            n = op.name + (f".{op.overload}" if op.overload else "")
+            n = fk.op_name(op)
             if n not in names:
                 names.append(n)
     return names

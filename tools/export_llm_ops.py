@@ -23,7 +23,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +31,9 @@ INDEX = FIXTURES / "llm_op_cases.txt"
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_lowbit import LB, program_ops  # pterun.lowbit, loaded from the tree
+import fixturekit as fk
+
+LB = fk.load_lowbit()  # pterun.lowbit, loaded from the tree
 
 
 def quantize(
@@ -112,34 +113,30 @@ CASES = {"moe": moe_case}
 def export_one(name: str) -> str:
     from executorch.exir import EdgeCompileConfig, to_edge
     from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401
-    from executorch.runtime import Runtime
 
     module, inputs, rtol, atol = CASES[name]()
-    with torch.no_grad():
-        eager = module(*[t.clone() for t in inputs])
+    eager = fk.run_eager(module, inputs, fresh_copy=False, flatten=fk.tensor_leaves)
     ep = torch.export.export(module, inputs, strict=True)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     prog = edge.to_executorch()
-    ops = program_ops(prog)
-    out_dir = FIXTURES / f"llm_op_{name}"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for old in out_dir.glob("*.npy"):
-        old.unlink()
-    (out_dir / "model.pte").write_bytes(bytes(prog.buffer))
-    (out_dir / "ops.txt").write_text("".join(o + "\n" for o in ops))
-    method = Runtime.get().load_program(bytes(prog.buffer)).load_method("forward")
-    et = method.execute([t.clone() for t in inputs])
-    for k, t in enumerate(inputs):
-        np.save(out_dir / f"forward_input_{k}.npy", np.ascontiguousarray(t.numpy()))
+    ops = fk.operator_set(prog)
+    out_dir = fk.case_dir(FIXTURES, f"llm_op_{name}")
+    pte, _ = fk.write_program(out_dir, bytes(prog.buffer))
+    (out_dir / "ops.txt").write_text("".join(o + "\n" for o in ops))  # names only
+    et = fk.run_executorch(pte, [], "forward", inputs)
+    fk.save_arrays(out_dir, "forward", "input", inputs)
+    fk.save_arrays(out_dir, "forward", "eager", eager)
+    fk.save_arrays(out_dir, "forward", "et", et)
     worst = 0.0
-    for k, (a, b) in enumerate(zip(eager, et)):
-        np.save(out_dir / f"forward_eager_{k}.npy", np.ascontiguousarray(a.numpy()))
-        np.save(out_dir / f"forward_et_{k}.npy", np.ascontiguousarray(b.numpy()))
+    for a, b in zip(eager, et, strict=False):
         worst = max(worst, float((a - b).abs().max()))
     print(f"{name}: ops {ops}; max |eager - et| {worst:.3g}")
     if worst > atol:
         raise RuntimeError(f"{name}: eager and ExecuTorch differ by {worst}")
-    return f"{name} llm_op_{name} forward {len(inputs)} {len(eager)} {rtol:g} {atol:g} - et"
+    dirname = f"llm_op_{name}"
+    return fk.index_row(
+        name, dirname, "forward", len(inputs), len(eager), rtol, atol, ref="et"
+    )
 
 
 HEADER = """\
@@ -153,15 +150,13 @@ def main() -> int:
     ap.add_argument("--only", default="")
     args = ap.parse_args()
     torch.manual_seed(0)
-    rows: dict[str, str] = {}
-    if INDEX.exists():
-        for line in INDEX.read_text().splitlines():
-            if line and not line.startswith("#"):
-                rows[line.split()[0]] = line
-    for name in CASES:
-        if not args.only or name in args.only.split(","):
-            rows[name] = export_one(name)
-    INDEX.write_text(HEADER + "".join(rows[k] + "\n" for k in CASES if k in rows))
+    fresh = {
+        name: [export_one(name)]
+        for name in CASES
+        if not args.only or name in args.only.split(",")
+    }
+    # rows of the cases not exported now are kept
+    fk.update_index(INDEX, HEADER, fresh, list(CASES))
     return 0
 
 

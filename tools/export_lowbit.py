@@ -35,30 +35,19 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import sys
 from pathlib import Path
 
-import numpy as np
 import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 INDEX = FIXTURES / "lowbit_cases.txt"
 
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+import fixturekit as fk
 
-def load_lowbit():
-    path = REPO_ROOT / "python" / "pterun" / "lowbit.py"
-    spec = importlib.util.spec_from_file_location("pterun_lowbit", path)
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["pterun_lowbit"] = mod
-    spec.loader.exec_module(mod)
-    mod.register()
-    return mod
-
-
-LB = load_lowbit()
+LB = fk.load_lowbit()
 LINEAR_COMBOS = [(gs, hz, hb) for gs in (16, 32, 64) for hz in (0, 1) for hb in (0, 1)]
 
 
@@ -217,39 +206,19 @@ CASES.update({f"wide_{n}bit": (lambda n=n: wide_case(n)) for n in (3, 4, 8)})
 CASES.update({f"tfm_{b}bit": (lambda b=b: tfm_case(b)) for b in (2, 3, 4, 8)})
 
 
-def program_ops(prog) -> list[str]:
-    """The sorted operator names of every execution plan of a lowered program."""
-    return sorted(
-        {
-            f"{op.name}.{op.overload}" if op.overload else op.name
-            for plan in prog.executorch_program.execution_plan
-            for op in plan.operators
-        }
-    )
-
-
 def export_one(name: str) -> tuple[str, int, int, float, float]:
     from executorch.exir import EdgeCompileConfig, to_edge
 
     module, inputs, rtol, atol = CASES[name]()
-    with torch.no_grad():
-        eager = module(*[t.clone() for t in inputs])
-    eager = eager if isinstance(eager, list) else [eager]
+    eager = fk.run_eager(module, inputs, fresh_copy=False, flatten=fk.tensor_leaves)
     ep = torch.export.export(copy.deepcopy(module), inputs, strict=False)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     prog = edge.to_executorch()
-    ops = program_ops(prog)
-    out_dir = FIXTURES / "lowbit" / name
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for old in out_dir.glob("*.npy"):
-        old.unlink()
-    (out_dir / "model.pte").write_bytes(bytes(prog.buffer))
-    for k, t in enumerate(inputs):
-        np.save(out_dir / f"forward_input_{k}.npy", np.ascontiguousarray(t.numpy()))
-    for k, t in enumerate(eager):
-        np.save(
-            out_dir / f"forward_eager_{k}.npy", np.ascontiguousarray(t.detach().numpy())
-        )
+    ops = fk.operator_set(prog)
+    out_dir = fk.case_dir(FIXTURES / "lowbit", name)
+    fk.write_program(out_dir, bytes(prog.buffer))
+    fk.save_arrays(out_dir, "forward", "input", inputs)
+    fk.save_arrays(out_dir, "forward", "eager", eager)
     print(f"{name}: {len(eager)} outputs, ops {[o for o in ops if 'torchao' in o]}")
     if not any("torchao::_" in o for o in ops):
         raise RuntimeError(f"{name}: no low-bit operator in the program: {ops}")
@@ -271,15 +240,15 @@ def main() -> int:
     ap.add_argument("--only", default="")
     args = ap.parse_args()
     names = [n for n in CASES if not args.only or n in args.only.split(",")]
-    rows: dict[str, str] = {}
-    if INDEX.exists():
-        for line in INDEX.read_text().splitlines():
-            if line and not line.startswith("#"):
-                rows[line.split()[0]] = line
+    fresh: dict[str, list[str]] = {}
     for name in names:
         n, nin, nout, rtol, atol = export_one(name)
-        rows[n] = f"{n} lowbit/{n} forward {nin} {nout} {rtol:g} {atol:g} - eager"
-    INDEX.write_text(HEADER + "".join(rows[k] + "\n" for k in CASES if k in rows))
+        row = fk.index_row(
+            n, f"lowbit/{n}", "forward", nin, nout, rtol, atol, ref="eager"
+        )
+        fresh[n] = [row]
+    # rows of the cases not exported now are kept
+    fk.update_index(INDEX, HEADER, fresh, list(CASES))
     return 0
 
 

@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import itertools
 import logging
 import sys
@@ -87,7 +86,6 @@ from pathlib import Path
 warnings.filterwarnings("ignore")
 logging.disable(logging.WARNING)
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -98,14 +96,8 @@ SEED = 20240611
 import executorch.exir.passes._quant_patterns_and_replacements
 import executorch.kernels.quantized  # noqa: F401  (ExecuTorch runtime kernels)
 
-
-def _load_torch_ops():
-    path = REPO_ROOT / "python" / "pterun" / "torch_ops.py"
-    spec = importlib.util.spec_from_file_location("pterun_torch_ops", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+import fixturekit as fk
 
 # ---------------------------------------------------------------------------
 # models
@@ -488,7 +480,7 @@ def _torchao_dynamic(m: nn.Module, weight_dtype: torch.dtype, granularity) -> No
 def build_8da4w():
     from torchao.quantization.granularity import PerGroup
 
-    _load_torch_ops()
+    fk.load_torch_ops()
     torch.manual_seed(SEED + 3)
     m = TinyTransformer().eval()
     idx = torch.randint(0, 64, (1, 10))
@@ -509,7 +501,7 @@ def build_8da4w():
 def build_8da8w():
     from torchao.quantization.granularity import PerAxis
 
-    _load_torch_ops()
+    fk.load_torch_ops()
     torch.manual_seed(SEED + 9)
     m = TinyTransformer().eval()
     idx = torch.randint(0, 64, (1, 10))
@@ -519,7 +511,7 @@ def build_8da8w():
 
 
 def build_8da4w_pt():
-    _load_torch_ops()  # dequantize_per_channel_group.out
+    fk.load_torch_ops()  # dequantize_per_channel_group.out
     torch.manual_seed(SEED + 11)
     m = PerToken8da4w().eval()
     x = torch.randn(2, 3, 32)
@@ -547,7 +539,7 @@ def build_addrelu():
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     from torchao.quantization.pt2e.quantizer import QuantizationSpec
 
-    _load_torch_ops()  # add_relu.out (QuantFusionPass defines no out variant)
+    fk.load_torch_ops()  # add_relu.out (QuantFusionPass defines no out variant)
     torch.manual_seed(SEED + 4)
     # QuantFusionPass only matches uint8 per-tensor dq/q around add.
     act = QuantizationSpec(
@@ -593,59 +585,36 @@ QUANT_FUSION = {
 }  # to_executorch with do_quant_fusion_and_const_prop
 
 
-def _flatten(out):
-    leaves, _ = torch.utils._pytree.tree_flatten(out)
-    return [t for t in leaves if isinstance(t, torch.Tensor)]
-
-
 def export_one(name: str):
     from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge
 
     module, inputs, ref, rtol, atol, note = CASES[name]()
-    with torch.no_grad():
-        eager = _flatten(module(*[t.clone() for t in inputs]))
+    eager = fk.run_eager(module, inputs, fresh_copy=False, flatten=fk.tensor_leaves)
     ep = torch.export.export(copy.deepcopy(module), inputs, strict=False)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     if name in FUSED:
-        edge = edge.transform([_load_torch_ops().fuse_dequantize_linear])
+        edge = edge.transform([fk.load_torch_ops().fuse_dequantize_linear])
     prog = edge.to_executorch(
         ExecutorchBackendConfig(do_quant_fusion_and_const_prop=name in QUANT_FUSION)
     )
-    out_dir = FIXTURES / name
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for old in out_dir.glob("*.npy"):
-        old.unlink()
-    pte = out_dir / "model.pte"
-    pte.write_bytes(bytes(prog.buffer))
-    ops = [
-        f"{op.name}.{op.overload}" if op.overload else op.name
-        for plan in prog.executorch_program.execution_plan
-        for op in plan.operators
-    ]
-    (out_dir / "ops.txt").write_text(
-        "# method index operator\n"
-        "# operator = Operator.name + '.' + Operator.overload, or only\n"
-        "# Operator.name when the overload is empty (the runtime lookup name).\n"
-        + "".join(f"forward {k} {o}\n" for k, o in enumerate(ops))
-    )
-    for k, t in enumerate(inputs):
-        np.save(out_dir / f"forward_input_{k}.npy", np.ascontiguousarray(t.numpy()))
-    for k, t in enumerate(eager):
-        np.save(out_dir / f"forward_eager_{k}.npy", np.ascontiguousarray(t.numpy()))
+    out_dir = fk.case_dir(FIXTURES, name)
+    pte, _ = fk.write_program(out_dir, bytes(prog.buffer))
+    operators = fk.method_operators(prog)  # one method: forward
+    ops = [o for method_ops in operators.values() for o in method_ops]
+    (out_dir / "ops.txt").write_text(fk.ops_table(operators))
+    fk.save_arrays(out_dir, "forward", "input", inputs)
+    fk.save_arrays(out_dir, "forward", "eager", eager)
     et_err = None
     if ref == "et":
-        from executorch.runtime import Runtime
-
-        method = Runtime.get().load_program(str(pte)).load_method("forward")
-        et = _flatten(list(method.execute([t.clone() for t in inputs])))
-        for k, t in enumerate(et):
-            np.save(out_dir / f"forward_et_{k}.npy", np.ascontiguousarray(t.numpy()))
+        et = fk.run_executorch(pte, [], "forward", inputs)
+        fk.save_arrays(out_dir, "forward", "et", et)
         et_err = max(
-            float((a.double() - b.double()).abs().max()) for a, b in zip(et, eager)
+            float((a.double() - b.double()).abs().max())
+            for a, b in zip(et, eager, strict=False)
         )
     print(
         f"{name}: {len(ops)} ops, quantized ops: "
-        f"{sorted(set(o for o in ops if 'quantized' in o or 'torchao' in o))}, "
+        f"{sorted({o for o in ops if 'quantized' in o or 'torchao' in o})}, "
         f"ET vs eager max |diff| = {et_err}"
     )
     if name in QUANT_FUSION:
@@ -683,17 +652,14 @@ def main() -> int:
     ap.add_argument("--only", default="")
     args = ap.parse_args()
     names = [n for n in CASES if not args.only or n in args.only.split(",")]
-    rows = {}
-    index = FIXTURES / "quantized_cases.txt"
-    if index.exists():
-        for line in index.read_text().splitlines():
-            if line and not line.startswith("#"):
-                rows[line.split()[0]] = line
+    fresh: dict[str, list[str]] = {}
     for n in names:
-        name, nin, nout, rtol, atol, ref, note, _ = export_one(n)
-        rows[name] = f"{name} {name} forward {nin} {nout} {rtol:g} {atol:g} - {ref}"
-    lines = [HEADER.rstrip("\n")] + [rows[n] for n in CASES if n in rows]
-    index.write_text("\n".join(lines) + "\n")
+        name, nin, nout, rtol, atol, ref, _note, _ = export_one(n)
+        fresh[name] = [
+            fk.index_row(name, name, "forward", nin, nout, rtol, atol, ref=ref)
+        ]
+    # rows of the cases not exported now are kept
+    fk.update_index(FIXTURES / "quantized_cases.txt", HEADER, fresh, list(CASES))
     return 0
 
 

@@ -43,187 +43,24 @@ from torch import nn
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 
-import export_fixtures as ef
+import fixture_models as fm
+import fixturekit as fk
+from xnnpack_models import (
+    DynCnn,
+    DynMlp,
+    Fp16Cnn,
+    GruModel,
+    Llm8da4w,
+    ManyOps,
+    Mbv3ish,
+    QCnn,
+    QMlp,
+    TinyVit,
+    TwoParts,
+)
 
 DEFAULT_OUT = REPO_ROOT / "tests" / "fixtures" / "xnnpack"
 SEED = 20261201
-
-
-# ---------------------------------------------------------------------------
-# models not already in export_fixtures
-
-
-class TinyVit(nn.Module):
-    """Patch conv 4x4/4 - class token - 1 pre-norm encoder block - head."""
-
-    def __init__(self, dim: int = 16, heads: int = 2) -> None:
-        super().__init__()
-        self.patch = nn.Conv2d(3, dim, 4, stride=4)
-        self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.1)
-        self.pos = nn.Parameter(torch.randn(1, 17, dim) * 0.1)
-        self.n1 = nn.LayerNorm(dim)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-        self.n2 = nn.LayerNorm(dim)
-        self.up = nn.Linear(dim, 2 * dim)
-        self.down = nn.Linear(2 * dim, dim)
-        self.head = nn.Linear(dim, 10)
-        self.heads = heads
-        self.dim = dim
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b = x.shape[0]
-        x = self.patch(x).flatten(2).transpose(1, 2)  # [B, 16, dim]
-        x = torch.cat([self.cls.expand(b, -1, -1), x], dim=1) + self.pos
-        h = self.n1(x)
-        q, k, v = self.qkv(h).chunk(3, dim=-1)
-        hd = self.dim // self.heads
-
-        def split(t: torch.Tensor) -> torch.Tensor:
-            return t.reshape(b, 17, self.heads, hd).permute(0, 2, 1, 3)
-
-        q, k, v = split(q), split(k), split(v)
-        att = torch.softmax((q @ k.transpose(-2, -1)) * (hd**-0.5), dim=-1)
-        y = (att @ v).permute(0, 2, 1, 3).reshape(b, 17, self.dim)
-        x = x + self.proj(y)
-        x = x + self.down(nn.functional.gelu(self.up(self.n2(x))))
-        return self.head(x[:, 0])
-
-
-class GruModel(nn.Module):
-    """One-layer GRU over [1, 5, 8] and a Linear on every step."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gru = nn.GRU(8, 12, batch_first=True)
-        self.fc = nn.Linear(12, 4)
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        y, h = self.gru(x)
-        return self.fc(y), h
-
-
-class Mbv3ish(nn.Module):
-    """Hardswish, sigmoid gating (squeeze-excite), depthwise conv, avg pool,
-    concat, sub/div, clamp: the MobileNetV3-style node types."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
-        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
-        self.se1 = nn.Conv2d(8, 4, 1)
-        self.se2 = nn.Conv2d(4, 8, 1)
-        self.pw = nn.Conv2d(16, 12, 1)
-        self.pool = nn.AvgPool2d(2)
-        self.fc = nn.Linear(12, 6)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = nn.functional.hardswish(self.stem(x))
-        y = self.dw(x)
-        s = x.mean(dim=(2, 3), keepdim=True)
-        s = torch.sigmoid(self.se2(torch.relu(self.se1(s))))
-        y = y * s
-        z = torch.cat([x, (y - 0.5) / 2.0], dim=1)
-        z = torch.clamp(self.pw(z), -1.0, 3.0)
-        z = self.pool(z).mean(dim=(2, 3))
-        return torch.tanh(self.fc(z))
-
-
-class ManyOps(nn.Module):
-    """The remaining fp32 node types: transposed conv, bilinear resize, pad,
-    PReLU, LeakyReLU, ELU, max/min, floor/ceil, abs/neg, sqrt/rsqrt/log/exp,
-    square, sin/cos, slice, max pool with padding."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.up = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)
-        self.prelu = nn.PReLU(6)
-        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.prelu(self.up(x))  # [1, 6, 16, 16]
-        y = nn.functional.interpolate(
-            y, size=(20, 20), mode="bilinear", align_corners=False
-        )
-        y = nn.functional.pad(y, (1, 2, 0, 1), value=0.5)
-        y = self.pool(y)
-        a = nn.functional.leaky_relu(y, 0.1) + nn.functional.elu(y)
-        b = torch.maximum(a, y) - torch.minimum(a, -y)
-        c = torch.floor(b) * 0.25 + torch.ceil(-b) * 0.5 + torch.abs(b) - torch.neg(y)
-        d = torch.sqrt(torch.abs(c) + 1.0) + torch.rsqrt(torch.abs(c) + 1.0)
-        e = torch.log(torch.abs(d) + 1.0) + torch.exp(-torch.abs(d))
-        f = e.pow(2) + torch.sin(e) * torch.cos(e)
-        return f[:, 1:5, 2:9, :]
-
-
-class TwoParts(nn.Module):
-    """Linear - cumsum (not lowered) - Linear: two XNNPACK partitions with a
-    portable kernel between them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(8, 16)
-        self.b = nn.Linear(16, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = torch.relu(self.a(x))
-        y = torch.cumsum(y, dim=-1)
-        return self.b(y)
-
-
-class QMlp(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1 = nn.Linear(16, 32)
-        self.fc2 = nn.Linear(32, 8)
-
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        h = torch.relu(self.fc1(x))
-        return self.fc2(h) + y
-
-
-class QCnn(nn.Module):
-    """Conv-ReLU, depthwise conv, residual add, max pool, GAP, Linear."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
-        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
-        self.c2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
-        self.pool = nn.MaxPool2d(2)
-        self.fc = nn.Linear(16, 10)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = torch.relu(self.c1(x))
-        x = x + torch.relu(self.dw(x))
-        x = torch.relu(self.c2(x))
-        x = self.pool(x)
-        x = torch.mean(x, dim=(2, 3), keepdim=True).flatten(1)
-        return self.fc(x)
-
-
-class Llm8da4w(nn.Module):
-    """Tiny decoder block without embedding (dims multiple of 32 for 4-bit groups)."""
-
-    def __init__(self, dim: int = 64, hidden: int = 128) -> None:
-        super().__init__()
-        self.q = nn.Linear(dim, dim, bias=False)
-        self.k = nn.Linear(dim, dim, bias=False)
-        self.v = nn.Linear(dim, dim, bias=False)
-        self.o = nn.Linear(dim, dim, bias=False)
-        self.up = nn.Linear(dim, hidden, bias=False)
-        self.gate = nn.Linear(dim, hidden, bias=False)
-        self.down = nn.Linear(hidden, dim, bias=False)
-        self.head = nn.Linear(dim, 96, bias=False)
-        self.dim = dim
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5)
-        att = torch.softmax(self.q(h) @ self.k(h).transpose(-2, -1) / 8.0, dim=-1)
-        x = x + self.o(att @ self.v(h))
-        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5)
-        x = x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
-        return self.head(x)
 
 
 # ---------------------------------------------------------------------------
@@ -260,17 +97,17 @@ def _pt2e(m: nn.Module, inputs: tuple[torch.Tensor, ...], **cfg: Any) -> nn.Modu
 
 
 def b_mlp() -> Built:
-    m = ef.Mlp().eval()
+    m = fm.Mlp().eval()
     return Built(m, m, (torch.randn(3, 16),), 1e-5, 1e-6, "Linear-ReLU-Linear-softmax")
 
 
 def b_mobilenet() -> Built:
-    m = ef.MobileNetish().eval()
+    m = fm.MobileNetish().eval()
     return Built(m, m, (torch.randn(1, 3, 32, 32),), 1e-5, 1e-5, "MobileNetV2-style")
 
 
 def b_resnet() -> Built:
-    m = ef.ResNetish().eval()
+    m = fm.ResNetish().eval()
     return Built(m, m, (torch.randn(1, 3, 32, 32),), 1e-5, 1e-5, "ResNet-style")
 
 
@@ -293,26 +130,8 @@ def b_many_ops() -> Built:
     )
 
 
-class Fp16Cnn(nn.Module):
-    """A small fp16 CNN: conv, depthwise conv, pooling, add, hardtanh, linear."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
-        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
-        self.pw = nn.Conv2d(8, 8, 1)
-        self.pool = nn.MaxPool2d(2)
-        self.fc = nn.Linear(8, 5)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = torch.relu(self.stem(x))
-        x = x + nn.functional.hardtanh(self.pw(self.dw(x)), 0.0, 6.0)
-        x = self.pool(x).mean(dim=(2, 3))
-        return self.fc(x)
-
-
 def b_fp16_mlp() -> Built:
-    m = ef.Mlp().half().eval()
+    m = fm.Mlp().half().eval()
     return Built(m, m, (torch.randn(3, 16).half(),), 2e-3, 1e-5, "fp16 MLP")
 
 
@@ -324,7 +143,7 @@ def b_fp16_cnn() -> Built:
 
 
 def b_lstm() -> Built:
-    m = ef.LstmModel().eval()
+    m = fm.LstmModel().eval()
     return Built(m, m, (torch.randn(1, 6, 8),), 1e-5, 1e-6, "LSTM")
 
 
@@ -336,21 +155,6 @@ def b_gru() -> Built:
 def b_two_parts() -> Built:
     m = TwoParts().eval()
     return Built(m, m, (torch.randn(2, 8),), 1e-5, 1e-6, "two partitions around cumsum")
-
-
-class DynMlp(nn.Module):
-    """Linear - GELU - Linear + x (residual) - softmax over [batch, 16] with a
-    dynamic batch (up to 8): the delegate runs at other than its exported
-    shapes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Linear(16, 32)
-        self.b = nn.Linear(32, 16)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.b(nn.functional.gelu(self.a(x))) + x
-        return torch.softmax(y.reshape(-1, 4, 4).transpose(1, 2), dim=-1)
 
 
 def b_dyn_mlp() -> Built:
@@ -367,25 +171,6 @@ def b_dyn_mlp() -> Built:
         "dynamic batch (max 8, run at 3)",
         dynamic=dyn,
     )
-
-
-class DynCnn(nn.Module):
-    """Conv-ReLU - max pool - constant pad - depthwise conv - 1x1 conv - average
-    pool over an NCHW image whose height and width are dynamic (exported up
-    to 32 x 32, run at 12 x 20): convolution, pooling and pad follow the
-    call's shapes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
-        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
-        self.pw = nn.Conv2d(8, 16, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = nn.functional.max_pool2d(torch.relu(self.c1(x)), 2)
-        y = nn.functional.pad(y, (1, 1, 1, 1), value=0.5)
-        y = self.pw(torch.relu(self.dw(y)))
-        return nn.functional.avg_pool2d(y, 2)
 
 
 def b_dyn_cnn() -> Built:
@@ -406,7 +191,7 @@ def b_dyn_cnn() -> Built:
 
 
 def b_external() -> Built:
-    m = ef.Mlp().eval()
+    m = fm.Mlp().eval()
     return Built(
         m, m, (torch.randn(3, 16),), 1e-5, 1e-6, "weights in a .ptd", external=True
     )
@@ -517,10 +302,13 @@ def export(b: Built, lowered: bool) -> tuple[bytes, dict[str, bytes]]:
 
     if not lowered and b.partitioner == "dynamic":
         # torchao's quantization ops get .out schemas from pterun's torch_ops
-        # (as in tools/export_quantized_models.py): pterun runs them.
-        from export_quantized_models import _load_torch_ops
+        # (as in tools/export_quantized_models.py, whose imports these are):
+        # pterun runs them.
+        from executorch.exir.passes import (  # noqa: F401  (registers the patterns)
+            _quant_patterns_and_replacements,
+        )
 
-        _load_torch_ops()
+        fk.load_torch_ops()
 
     module = copy.deepcopy(b.graph)
     ep = torch.export.export(module, b.inputs, dynamic_shapes=b.dynamic, strict=False)
@@ -553,7 +341,7 @@ def describe_payloads(pte: bytes) -> str:
     )
     from executorch.exir._serialize._flatbuffer import _flatc_decompile  # noqa: F401
 
-    program = ef._parse_program(pte)
+    program = fk.parse_program(pte)
     from executorch.exir._serialize._program import _get_extended_header
 
     eh = _get_extended_header(pte)
@@ -625,41 +413,33 @@ def _graph_summary(fb: bytes) -> str:
 def run_et(
     pte: Path, data: list[Path], inputs: tuple[torch.Tensor, ...]
 ) -> list[np.ndarray]:
-    return [ef._to_numpy(t) for t in ef.run_executorch(pte, data, "forward", inputs)]
+    return [fk.to_numpy(t) for t in fk.run_executorch(pte, data, "forward", inputs)]
 
 
 def write_case(name: str, out: Path) -> None:
-    torch.manual_seed(SEED + sum(map(ord, name)))
+    fk.seed_case(SEED, name)
     b = BUILDERS[name]()
-    d = out / name
-    d.mkdir(parents=True, exist_ok=True)
-    for f in d.glob("*"):
-        f.unlink()
+    d = fk.case_dir(out, name, stale=None)
     pte, data = export(b, lowered=True)
     if b"XnnpackBackend" not in pte:
         raise RuntimeError(f"{name}: nothing was delegated to XNNPACK")
-    (d / "model.pte").write_bytes(pte)
-    for fname, blob in data.items():
-        (d / fname).write_bytes(blob)
+    model, data_paths = fk.write_program(d, pte, data)
     plain, pdata = export(b, lowered=False)
     if pdata:
         raise RuntimeError(f"{name}: the plain export has external data")
-    (d / "plain.pte").write_bytes(plain)
-    for k, t in enumerate(b.inputs):
-        np.save(d / f"forward_input_{k}.npy", ef._to_numpy(t))
-    et = run_et(d / "model.pte", [d / f for f in data], b.inputs)
-    with torch.no_grad():
-        eager = [ef._to_numpy(t) for t in ef._flatten_outputs(b.graph(*b.inputs))]
+    fk.write_program(d, plain, name="plain.pte")
+    fk.save_arrays(d, "forward", "input", b.inputs)
+    et = run_et(model, data_paths, b.inputs)
+    eager = [fk.to_numpy(t) for t in fk.run_eager(b.graph, b.inputs, fresh_copy=False)]
     try:
         pl = run_et(d / "plain.pte", [], b.inputs)
     except RuntimeError:
         # ExecuTorch has no kernels for torchao's quantization ops: the plain
         # program's reference is then eager PyTorch.
         pl = eager
-    for k, a in enumerate(et):
-        np.save(d / f"forward_et_{k}.npy", a)
-        np.save(d / f"forward_plain_{k}.npy", pl[k])
-        np.save(d / f"forward_eager_{k}.npy", eager[k])
+    fk.save_arrays(d, "forward", "et", et)
+    fk.save_arrays(d, "forward", "plain", pl[: len(et)])
+    fk.save_arrays(d, "forward", "eager", eager[: len(et)])
     (d / "graphs.txt").write_text(describe_payloads(pte))
     diff = max(float(np.max(np.abs(x - y))) for x, y in zip(et, pl, strict=True))
     print(f"{name}: {len(pte)} B, et vs plain max |diff| {diff:.3g}")
@@ -667,7 +447,7 @@ def write_case(name: str, out: Path) -> None:
 
 def index_row(name: str, out: Path) -> str:
     """The index line of a written case, from its files and builder."""
-    torch.manual_seed(SEED + sum(map(ord, name)))
+    fk.seed_case(SEED, name)
     b = BUILDERS[name]()
     d = out / name
     et = [np.load(p) for p in sorted(d.glob("forward_et_*.npy"))]
@@ -676,11 +456,18 @@ def index_row(name: str, out: Path) -> str:
     # Quantized cases: one output quantization step of the reference is the
     # tolerance (the output of a dequantize is a multiple of its scale).
     atol = max(_step(a) for a in et) if name in QUANTIZED else b.atol
-    files = ",".join(data) if data else "-"
     kind = "quant" if name in QUANTIZED else "float"
-    return (
-        f"{name} xnnpack/{name} forward {n_in} {len(et)} {b.rtol:g} {atol:.6g} "
-        f"{files} {kind}  # {b.note}"
+    return fk.index_row(
+        name,
+        f"xnnpack/{name}",
+        "forward",
+        n_in,
+        len(et),
+        b.rtol,
+        atol,
+        data,
+        kind,
+        note=b.note,
     )
 
 
@@ -737,9 +524,9 @@ def write_llm_prefill(d: Path) -> None:
     """The prefill call as a fixture row (ctest runs it with the CLI):
     inputs tokens and position, reference the first logits."""
     toks, logits = np.load(d / "et_tokens.npy"), np.load(d / "et_logits.npy")
-    np.save(d / "forward_input_0.npy", toks[None, : len(toks) - len(logits)])
-    np.save(d / "forward_input_1.npy", np.array([0], dtype=np.int64))
-    np.save(d / "forward_et_0.npy", logits[0][None, :])
+    prompt = toks[None, : len(toks) - len(logits)]
+    fk.save_arrays(d, "forward", "input", [prompt, np.array([0], dtype=np.int64)])
+    fk.save_arrays(d, "forward", "et", [logits[0][None, :]])
 
 
 def export_llm(out: Path) -> None:
@@ -807,7 +594,7 @@ def main() -> int:
     )
     p.add_argument("--llm", action="store_true", help="only the export_llama fixture")
     a = p.parse_args()
-    torch.set_num_threads(1)
+    fk.single_thread()
     if a.llm:
         export_llm(a.out)
         return 0
@@ -835,7 +622,7 @@ def main() -> int:
         "#   kind quant: atol is one quantization step of the output (for float\n"
         "#   outputs of dynamically quantized GEMMs: 1% of the output range).\n"
     )
-    (a.out.parent / "xnnpack_cases.txt").write_text(header + "\n".join(rows) + "\n")
+    fk.write_index(a.out.parent / "xnnpack_cases.txt", header, rows)
     return 0
 
 
