@@ -333,8 +333,14 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
   p->K = K;
   p->N = OCg;
   enum { TILE = 64 };
-  if (is_f32(in) && is_f32(w) && is_f32(out)) {
+  // A depthwise convolution on fp32 with a quantized output: what the 1.5.1
+  // partitioner makes of a BatchNorm whose result PT2E quantizes (the
+  // quantize folded into the output value). XNNPACK refuses it; here it is
+  // the fp32 convolution (into scratch) followed by that quantize.
+  const bool q_out = dw && is_f32(in) && is_f32(w) && is_q8(out);
+  if (is_f32(in) && is_f32(w) && (is_f32(out) || q_out)) {
     n->kind = KIND_F32;
+    if (q_out) n->scratch_bytes = out->max_numel * sizeof(float) + 64;
     p->w = xb_alloc(g, (dw ? KK * OC : G * K * OCg) * sizeof(float));
     if (p->w == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
     const float* src = (const float*)w->constant;
@@ -504,8 +510,13 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
       return PTERUN_STATUS_OK;
     }
     case XB_N_STATIC_RESHAPE:
-      if (!same_quant(in, out) || elem_size(in) == 0 || in->numel != out->numel)
-        return BADN("reshape changes the type or the element count");
+      if (in->numel != out->numel || elem_size(in) == 0)
+        return BADN("reshape changes the element count");
+      // The same partitioner output reshapes that quantized value into an
+      // fp32 one (the layout change after the batch norm's convolution):
+      // the reshape then also converts, as a Convert would.
+      if (!same_quant(in, out) && !(is_q8(in) && is_f32(out)) && !(is_f32(in) && is_q8(out)))
+        return BADN("reshape changes the type");
       return PTERUN_STATUS_OK;
     case XB_N_STATIC_SLICE:
       if (!same_quant(in, out) || elem_size(in) == 0 || n->num_dims != in->rank ||

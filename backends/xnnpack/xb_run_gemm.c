@@ -442,9 +442,19 @@ void xb_run_conv(xb_exec* x, const xb_node* n) {
     pterun_compute_dwconv2d geo = {B,     H,         W,         IC,         OH,        OW,
                                    OC,    KH,        KW,        n->sh,      n->sw,     n->dh,
                                    n->dw, n->pad[0], n->pad[3], n->out_min, n->out_max};
+    // A quantized output (prep_conv): the fp32 result in scratch, then
+    // quantized as a Convert does.
+    const bool q_out = is_q8(out);
+    float* fo = q_out ? (float*)g->scratch : (float*)dst;
     // prep_conv checked the geometry, so the call cannot refuse it.
     (void)pterun_compute_f32_dwconv2d_nhwc(x->pool, x->max_threads, &geo, (const float*)src, p->w,
-                                           p->bias, (float*)dst);
+                                           p->bias, fo);
+    if (q_out) {
+      const int u = out->dtype == XB_DT_QUINT8;
+      const float inv = 1.0f / out->scale;
+      for (size_t i = 0; i < out->numel; ++i)
+        q_st(dst, i, requant(fo[i] * inv, out->zero_point, q_min(out), q_max(out)), u);
+    }
     return;
   }
   if (dw) {

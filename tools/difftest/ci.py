@@ -545,6 +545,25 @@ CI_SPECS += [
         ],
         quant="q8d",
     ),
+    # a BatchNorm1d whose result PT2E quantizes but whose input it does not
+    # (after a split): the partitioner's DepthwiseConv2d on fp32 with a qint8
+    # output and a reshape of that qint8 value into an fp32 one (campaign
+    # seed 1437; ExecuTorch's runtime refuses the program)
+    _spec(
+        9113,
+        [3, 4, 16],
+        [
+            {
+                "op": "split",
+                "dim": 1,
+                "first": 2,
+                "merge": "add",
+                "chunk": False,
+                "body": [BN1],
+            }
+        ],
+        quant="q8s",
+    ),
 ]
 
 # Committed exporter fixtures run (fused, --verbose) for the fusion rows only
