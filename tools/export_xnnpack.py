@@ -237,6 +237,43 @@ def b_q_dyn_conv() -> Built:
     )
 
 
+def b_q_deconv() -> Built:
+    """The static int8 ConvTranspose2d (qs8, per-channel int8 filter): stride 2
+    with padding and output padding, a fused ReLU, a kernel equal to the
+    stride, a batch of 2."""
+    m = nn.Sequential(
+        nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1),
+        nn.ReLU(),
+        nn.ConvTranspose2d(6, 3, 2, stride=2),
+    ).eval()
+    x = (torch.randn(2, 4, 5, 6),)
+    return Built(
+        m,
+        _pt2e(m, x, is_per_channel=True),
+        x,
+        0.0,
+        0.0,
+        "PT2E static int8 transposed convolutions, per-channel int8 weights",
+    )
+
+
+def b_q_dyn_deconv() -> Built:
+    """The dynamically quantized ConvTranspose2d (qd8 input, one scale and
+    zero point per image), per-channel int8 filter, float output."""
+    m = nn.Sequential(
+        nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)
+    ).eval()
+    x = (torch.randn(2, 3, 6, 5),)
+    return Built(
+        m,
+        _pt2e(m, x, is_per_channel=True, is_dynamic=True),
+        x,
+        0.0,
+        0.0,
+        "PT2E dynamic int8 transposed convolution, per-channel int8 weights",
+    )
+
+
 def b_8da4w() -> Built:
     from torchao.quantization import Int8DynamicActivationIntxWeightConfig, quantize_
     from torchao.quantization.granularity import PerGroup
@@ -272,6 +309,8 @@ BUILDERS: dict[str, Callable[[], Built]] = {
     "q_mlp": b_q_mlp,
     "q_dyn": b_q_dyn,
     "q_dyn_conv": b_q_dyn_conv,
+    "q_deconv": b_q_deconv,
+    "q_dyn_deconv": b_q_dyn_deconv,
     "llm_8da4w": b_8da4w,
     "fp16_mlp": b_fp16_mlp,
     "fp16_cnn": b_fp16_cnn,
@@ -285,7 +324,15 @@ REFUSED: dict[str, Callable[[], Built]] = {}
 # What the refusal must say (tests/runtime/run_refused.cmake).
 REFUSED_MESSAGE: dict[str, str] = {}
 
-QUANTIZED = {"q_cnn", "q_mlp", "q_dyn", "q_dyn_conv", "llm_8da4w"}
+QUANTIZED = {
+    "q_cnn",
+    "q_mlp",
+    "q_dyn",
+    "q_dyn_conv",
+    "q_deconv",
+    "q_dyn_deconv",
+    "llm_8da4w",
+}
 
 
 # ---------------------------------------------------------------------------

@@ -255,6 +255,56 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
                xb_dtype_name(w->dtype), xb_dtype_name(out->dtype));
 }
 
+/* An int8 filter the int8 GEMM takes: QCINT8 per channel or QINT8 per
+ * tensor. */
+static bool is_q8_filter(const xb_value* w) {
+  return (w->dtype == XB_DT_QCINT8 && w->qkind == XB_Q_PER_CHANNEL) ||
+         (w->dtype == XB_DT_QINT8 && w->qkind == XB_Q_PER_TENSOR);
+}
+
+/* The int8 forms of a (non-depthwise) Conv2d or a ConvTranspose2d, whose
+ * filters are both [G * OCg][KH][KW][ICg]: the int8 GEMM over K = KH * KW *
+ * ICg (im2col rows of the input), weights packed per group. Static (qint8 or
+ * quint8 in and out) or dynamic (qdint8 in, fp32 out). Per-channel scales
+ * are on dim 0, one per output channel. */
+static pterun_status prep_conv_q8(const pterun_backend_init_args* a, xb_graph* g, xb_node* n,
+                                  size_t G, size_t OCg, size_t K, gemm_prep* p) {
+  const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
+  const size_t OC = G * OCg;
+  const bool qs = is_q8(in) && is_q8(out) && is_q8_filter(w);
+  const bool qd =
+      in->dtype == XB_DT_QDINT8 && in->qkind == XB_Q_DYNAMIC && is_f32(out) && is_q8_filter(w);
+  if (!qs && !qd)
+    return UNSUP("%s on %s x %s -> %s is not implemented", xb_node_name(n->tag),
+                 xb_dtype_name(in->dtype), xb_dtype_name(w->dtype), xb_dtype_name(out->dtype));
+  if (w->qkind == XB_Q_PER_CHANNEL && (w->channel_dim != 0 || w->num_scales != OC))
+    return BADN("%s: per-channel filter scales: %u on dim %d for %zu channels",
+                xb_node_name(n->tag), w->num_scales, w->channel_dim, OC);
+  if (qs) {
+    n->kind = KIND_QS8;
+    PTERUN_TRY(prep_q_weights(a, g, w, G, OCg, K, p));
+    PTERUN_TRY(prep_q_static(a, g, n, OC, in, w, out, p));
+    return prep_qbias(g, OC, p);
+  }
+  {
+    // Dynamic int8 (what XnnpackDynamicallyQuantizedPartitioner makes of a
+    // convolution): the Convert's int8 image with one scale and zero point
+    // per image, int8 filter packed as for the static form, float output.
+    if (in->loc != XB_LOC_ARENA || in->nbytes < dq_params_offset(in) + dq_rows(in) * 8)
+      return UNSUP("dynamically quantized input not produced by a Convert in this graph");
+    if (dq_rows(in) != in->dims[0])
+      return UNSUP("%s on qdint8 with %zu quantization rows for %zu images is not implemented",
+                   xb_node_name(n->tag), dq_rows(in), in->dims[0]);
+    n->kind = KIND_QD8;
+    PTERUN_TRY(prep_q_weights(a, g, w, G, OCg, K, p));
+    p->mult = xb_alloc(g, OC * sizeof(float)); /* the filter's scales */
+    if (p->mult == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    for (size_t c = 0; c < OC; ++c) p->mult[c] = w_scale(w, c);
+    n->scratch_bytes = OC * sizeof(float) + 64; /* per image: input scale * filter scales */
+    return prep_bias_f32(a, g, n, OC, p);
+  }
+}
+
 static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
   bool dw = n->tag == XB_N_DEPTHWISE_CONV2D;
@@ -283,8 +333,14 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
   p->K = K;
   p->N = OCg;
   enum { TILE = 64 };
-  if (is_f32(in) && is_f32(w) && is_f32(out)) {
+  // A depthwise convolution on fp32 with a quantized output: what the 1.5.1
+  // partitioner makes of a BatchNorm whose result PT2E quantizes (the
+  // quantize folded into the output value). XNNPACK refuses it; here it is
+  // the fp32 convolution (into scratch) followed by that quantize.
+  const bool q_out = dw && is_f32(in) && is_f32(w) && is_q8(out);
+  if (is_f32(in) && is_f32(w) && (is_f32(out) || q_out)) {
     n->kind = KIND_F32;
+    if (q_out) n->scratch_bytes = out->max_numel * sizeof(float) + 64;
     p->w = xb_alloc(g, (dw ? KK * OC : G * K * OCg) * sizeof(float));
     if (p->w == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
     const float* src = (const float*)w->constant;
@@ -306,59 +362,29 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
     }
     return prep_bias_f32(a, g, n, OC, p);
   }
-  if (is_q8(in) && is_q8(out) &&
-      ((w->dtype == XB_DT_QCINT8 && w->qkind == XB_Q_PER_CHANNEL) ||
-       (w->dtype == XB_DT_QINT8 && w->qkind == XB_Q_PER_TENSOR))) {
+  if (dw && is_q8(in) && is_q8(out) && is_q8_filter(w)) {
     n->kind = KIND_QS8;
-    if (w->qkind == XB_Q_PER_CHANNEL && w->channel_dim != (dw ? 3 : 0))
+    if (w->qkind == XB_Q_PER_CHANNEL && w->channel_dim != 3)
       return BADN("per-channel filter scales on dim %d", w->channel_dim);
-    if (dw) {
-      // Depthwise: filter [KH][KW][OC] with the zero point taken out (int16:
-      // int8 minus a zero point does not fit int8).
-      p->wdq = xb_alloc(g, KK * OC * sizeof(int16_t));
-      if (p->wdq == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-      int wz = w->qkind == XB_Q_PER_TENSOR ? w->zero_point : 0;
-      const int8_t* src = (const int8_t*)w->constant;
-      for (size_t i = 0; i < KK * OC; ++i) p->wdq[i] = (int16_t)(src[i] - wz);
-      return prep_q_static(a, g, n, OC, in, w, out, p);
-    }
-    PTERUN_TRY(prep_q_weights(a, g, w, G, OCg, K, p));
-    PTERUN_TRY(prep_q_static(a, g, n, OC, in, w, out, p));
-    return prep_qbias(g, OC, p);
+    // Depthwise: filter [KH][KW][OC] with the zero point taken out (int16:
+    // int8 minus a zero point does not fit int8).
+    p->wdq = xb_alloc(g, KK * OC * sizeof(int16_t));
+    if (p->wdq == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+    int wz = w->qkind == XB_Q_PER_TENSOR ? w->zero_point : 0;
+    const int8_t* src = (const int8_t*)w->constant;
+    for (size_t i = 0; i < KK * OC; ++i) p->wdq[i] = (int16_t)(src[i] - wz);
+    return prep_q_static(a, g, n, OC, in, w, out, p);
   }
-  if (in->dtype == XB_DT_QDINT8 && in->qkind == XB_Q_DYNAMIC && is_f32(out) &&
-      ((w->dtype == XB_DT_QCINT8 && w->qkind == XB_Q_PER_CHANNEL) ||
-       (w->dtype == XB_DT_QINT8 && w->qkind == XB_Q_PER_TENSOR))) {
-    // Dynamic int8 (what XnnpackDynamicallyQuantizedPartitioner makes of a
-    // convolution): the Convert's int8 image with one scale and zero point
-    // per image, int8 filter packed as for the static form, float output.
-    if (in->loc != XB_LOC_ARENA || in->nbytes < dq_params_offset(in) + dq_rows(in) * 8)
-      return UNSUP("dynamically quantized input not produced by a Convert in this graph");
-    if (dq_rows(in) != in->dims[0])
-      return UNSUP("%s on qdint8 with %zu quantization rows for %zu images is not implemented",
-                   xb_node_name(n->tag), dq_rows(in), in->dims[0]);
-    if (w->qkind == XB_Q_PER_CHANNEL && (w->channel_dim != 0 || w->num_scales != OC))
-      return BADN("per-channel filter scales: %u on dim %d for %zu channels", w->num_scales,
-                  w->channel_dim, OC);
-    n->kind = KIND_QD8;
-    PTERUN_TRY(prep_q_weights(a, g, w, G, OCg, K, p));
-    p->mult = xb_alloc(g, OC * sizeof(float)); /* the filter's scales */
-    if (p->mult == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-    for (size_t c = 0; c < OC; ++c) p->mult[c] = w_scale(w, c);
-    n->scratch_bytes = OC * sizeof(float) + 64; /* per image: input scale * filter scales */
-    return prep_bias_f32(a, g, n, OC, p);
-  }
-  return UNSUP("%s on %s x %s -> %s is not implemented", xb_node_name(n->tag),
-               xb_dtype_name(in->dtype), xb_dtype_name(w->dtype), xb_dtype_name(out->dtype));
+  return prep_conv_q8(a, g, n, G, OCg, K, p);
 }
 
-/* Transposed convolution (fp32): filter [OC, KH, KW, ICg] packed to
+/* Transposed convolution. fp32: filter [OC, KH, KW, ICg] packed to
  * [G][KH][KW][ICg][OCg]; the output is accumulated by scattering each input
- * pixel. */
+ * pixel. int8 (static qs8 and dynamic qd8): the filter packed as a Conv2d's
+ * for the int8 GEMM, which reads for each output pixel the input pixels its
+ * taps reach (xb_run_deconv's rows; the others read the zero point). */
 static pterun_status prep_deconv(const pterun_backend_init_args* a, xb_graph* g, xb_node* n) {
   const xb_value *in = &g->values[n->in[0]], *w = &g->values[n->in[1]], *out = &g->values[n->out];
-  if (!is_f32(in) || !is_f32(w) || !is_f32(out))
-    return UNSUP("ConvTranspose2d is implemented for fp32 only");
   if (in->rank != 4 || out->rank != 4 || w->rank != 4 || w->loc != XB_LOC_CONST)
     return BADN("transposed convolution needs 4-D NHWC tensors and a constant filter");
   size_t G = n->groups, ICg = n->group_in, OCg = n->group_out;
@@ -381,6 +407,9 @@ static pterun_status prep_deconv(const pterun_backend_init_args* a, xb_graph* g,
   memset(p, 0, sizeof *p);
   n->packed = p;
   size_t KK = (size_t)n->kh * n->kw;
+  p->K = KK * ICg;
+  p->N = OCg;
+  if (!is_f32(in) || !is_f32(w) || !is_f32(out)) return prep_conv_q8(a, g, n, G, OCg, p->K, p);
   p->w = xb_alloc(g, G * KK * ICg * OCg * sizeof(float));
   if (p->w == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   const float* src = (const float*)w->constant;
@@ -481,8 +510,13 @@ pterun_status xb_prepare_node(const pterun_backend_init_args* a, xb_graph* g, xb
       return PTERUN_STATUS_OK;
     }
     case XB_N_STATIC_RESHAPE:
-      if (!same_quant(in, out) || elem_size(in) == 0 || in->numel != out->numel)
-        return BADN("reshape changes the type or the element count");
+      if (in->numel != out->numel || elem_size(in) == 0)
+        return BADN("reshape changes the element count");
+      // The same partitioner output reshapes that quantized value into an
+      // fp32 one (the layout change after the batch norm's convolution):
+      // the reshape then also converts, as a Convert would.
+      if (!same_quant(in, out) && !(is_q8(in) && is_f32(out)) && !(is_f32(in) && is_q8(out)))
+        return BADN("reshape changes the type");
       return PTERUN_STATUS_OK;
     case XB_N_STATIC_SLICE:
       if (!same_quant(in, out) || elem_size(in) == 0 || n->num_dims != in->rank ||

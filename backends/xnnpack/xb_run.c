@@ -23,6 +23,10 @@ pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
     case XB_N_STATIC_TRANSPOSE: xb_run_transpose(x, n); return PTERUN_STATUS_OK;
     case XB_N_STATIC_RESHAPE:
     case XB_N_COPY:
+      if (in->dtype != out->dtype) { /* a reshape between fp32 and int8 (xb_prepare.c) */
+        xb_run_convert(x, n);
+        return PTERUN_STATUS_OK;
+      }
       if (x->data[n->out] != x->data[n->in[0]])
         memmove(x->data[n->out], x->data[n->in[0]], in->numel * elem_size(in));
       return PTERUN_STATUS_OK;

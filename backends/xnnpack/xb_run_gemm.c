@@ -330,6 +330,102 @@ static void run_dwconv_q8(const xb_exec* x, const xb_node* n, size_t B, size_t H
                              PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
 }
 
+/* The int8 forms of a Conv2d or ConvTranspose2d on compute's int8 GEMM, per
+ * image and group: A's rows from `rows` (im2col of the input on demand), or
+ * for a 1x1 convolution (rows NULL) the input itself. Static: sums
+ * requantized in the GEMM's epilogue. Dynamic: per image, the Convert's
+ * scale and zero point (stored after the int8 data); the float epilogue
+ * scales each sum by input scale * filter scale, adds the bias and clamps. */
+static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn rows) {
+  const xb_graph* g = x->g;
+  const gemm_prep* p = n->packed;
+  const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
+  size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], IC = in->dims[3];
+  size_t OW = out->dims[2], OC = out->dims[3], npix = out->dims[1] * OW;
+  size_t G = n->groups, ICg = n->group_in, OCg = n->group_out;
+  const bool dyn = n->kind == KIND_QD8;
+  const int ui = in->dtype == XB_DT_QUINT8, uo = out->dtype == XB_DT_QUINT8;
+  const int32_t a_type = dyn || !ui ? PTERUN_DTYPE_I8 : PTERUN_DTYPE_U8;
+  const int32_t c_type = dyn ? PTERUN_DTYPE_F32 : uo ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8;
+  const size_t c_size = dyn ? sizeof(float) : 1;
+  const uint8_t* src = x->data[n->in[0]];
+  uint8_t* dst = x->data[n->out];
+  const uint8_t* params = dyn ? src + dq_params_offset(in) : NULL;
+  float* sc = (float*)g->scratch; /* dynamic: [OC] */
+  for (size_t b = 0; b < B; ++b) {
+    float a_scale = 0.0f;
+    int32_t a_zp = in->zero_point;
+    if (dyn) {
+      memcpy(&a_scale, params + b * 8, 4);
+      memcpy(&a_zp, params + b * 8 + 4, 4);
+      for (size_t c = 0; c < OC; ++c) sc[c] = a_scale * p->mult[c];
+    }
+    const uint8_t* img = src + b * H * W * IC;
+    pterun_compute_matrix A = {(void*)img, a_type, (int64_t)IC, 1};
+    for (size_t gi = 0; gi < G; ++gi) {
+      q_im2col ic = {n, img, H, W, IC, OW, ICg, gi, (uint8_t)(a_zp & 0xff)};
+      pterun_compute_qs8_epilogue ep;
+      if (dyn) {
+        pterun_compute_qs8_epilogue e = {a_zp,
+                                         p->wzp != NULL ? p->wzp + gi * OCg : NULL,
+                                         sc + gi * OCg,
+                                         1,
+                                         p->bias + gi * OCg,
+                                         n->out_min,
+                                         n->out_max,
+                                         1.0f,
+                                         0,
+                                         0,
+                                         0};
+        ep = e;
+      } else {
+        qs8_static_epilogue(n, in, out, p, gi * OCg, &ep);
+      }
+      pterun_compute_matrix C = {dst + (b * npix * OC + gi * OCg) * c_size, c_type, (int64_t)OC, 1};
+      (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)npix, &A, rows, &ic, a_type,
+                                    &p->qw[gi], &ep, &C);
+    }
+  }
+}
+
+/* im2col rows of an int8 transposed convolution: row i is output pixel i,
+ * column k tap (kh, kw) = (k / ICg / KW, k / ICg % KW), channel k % ICg of
+ * group gi. The tap reads input pixel ((oh + pad_top - kh * dh) / sh,
+ * (ow + pad_left - kw * dw) / sw) when both divide exactly and it lies
+ * inside the input, else the zero point (a zero). */
+static void q_deconv_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc,
+                          uint8_t* dst) {
+  const q_im2col* c = ctx;
+  const xb_node* n = c->n;
+  const size_t end = (size_t)(k0 + kc);
+  for (int64_t r = 0; r < rows; ++r) {
+    size_t pix = (size_t)(i0 + r), oh = pix / c->OW, ow = pix % c->OW;
+    size_t k = (size_t)k0, tap = k / c->ICg, ch = k % c->ICg;
+    size_t kh = tap / n->kw, kw = tap % n->kw;
+    uint8_t* d = dst + r * kc;
+    while (k < end) {
+      size_t len = c->ICg - ch;
+      if (len > end - k) len = end - k;
+      ptrdiff_t th = (ptrdiff_t)(oh + n->pad[0]) - (ptrdiff_t)(kh * n->dh);
+      ptrdiff_t tw = (ptrdiff_t)(ow + n->pad[3]) - (ptrdiff_t)(kw * n->dw);
+      if (th < 0 || tw < 0 || (size_t)th % n->sh != 0 || (size_t)tw % n->sw != 0 ||
+          (size_t)th / n->sh >= c->H || (size_t)tw / n->sw >= c->W) {
+        memset(d, c->zp, len);
+      } else {
+        size_t ih = (size_t)th / n->sh, iw = (size_t)tw / n->sw;
+        memcpy(d, c->src + (ih * c->W + iw) * c->IC + c->gi * c->ICg + ch, len);
+      }
+      d += len;
+      k += len;
+      ch = 0;
+      if (++kw == n->kw) {
+        kw = 0;
+        ++kh;
+      }
+    }
+  }
+}
+
 void xb_run_conv(xb_exec* x, const xb_node* n) {
   const xb_graph* g = x->g;
   const gemm_prep* p = n->packed;
@@ -340,16 +436,25 @@ void xb_run_conv(xb_exec* x, const xb_node* n) {
   size_t K = p->K, npix = OH * OW;
   bool dw = n->tag == XB_N_DEPTHWISE_CONV2D;
   bool q = n->kind == KIND_QS8;
-  int ui = in->dtype == XB_DT_QUINT8, uo = out->dtype == XB_DT_QUINT8;
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
   if (dw && !q) {
     pterun_compute_dwconv2d geo = {B,     H,         W,         IC,         OH,        OW,
                                    OC,    KH,        KW,        n->sh,      n->sw,     n->dh,
                                    n->dw, n->pad[0], n->pad[3], n->out_min, n->out_max};
+    // A quantized output (prep_conv): the fp32 result in scratch, then
+    // quantized as a Convert does.
+    const bool q_out = is_q8(out);
+    float* fo = q_out ? (float*)g->scratch : (float*)dst;
     // prep_conv checked the geometry, so the call cannot refuse it.
     (void)pterun_compute_f32_dwconv2d_nhwc(x->pool, x->max_threads, &geo, (const float*)src, p->w,
-                                           p->bias, (float*)dst);
+                                           p->bias, fo);
+    if (q_out) {
+      const int u = out->dtype == XB_DT_QUINT8;
+      const float inv = 1.0f / out->scale;
+      for (size_t i = 0; i < out->numel; ++i)
+        q_st(dst, i, requant(fo[i] * inv, out->zero_point, q_min(out), q_max(out)), u);
+    }
     return;
   }
   if (dw) {
@@ -358,59 +463,11 @@ void xb_run_conv(xb_exec* x, const xb_node* n) {
   }
   bool pointwise = G == 1 && KH == 1 && KW == 1 && n->sh == 1 && n->sw == 1 && n->pad[0] == 0 &&
                    n->pad[1] == 0 && n->pad[2] == 0 && n->pad[3] == 0 && OH == H && OW == W;
-  if (n->kind == KIND_QD8) {
-    // Dynamic int8: per image, the Convert's scale and zero point (stored
-    // after the int8 data); the GEMM's float epilogue scales each sum by
-    // input scale * filter scale, adds the bias and clamps.
-    const uint8_t* params = src + dq_params_offset(in);
-    float* sc = (float*)g->scratch; /* [OC] */
-    for (size_t b = 0; b < B; ++b) {
-      float a_scale;
-      int32_t a_zp;
-      memcpy(&a_scale, params + b * 8, 4);
-      memcpy(&a_zp, params + b * 8 + 4, 4);
-      for (size_t c = 0; c < OC; ++c) sc[c] = a_scale * p->mult[c];
-      pterun_compute_matrix A = {(void*)(src + b * H * W * IC), PTERUN_DTYPE_I8, (int64_t)IC, 1};
-      for (size_t gi = 0; gi < G; ++gi) {
-        q_im2col ic = {n, src + b * H * W * IC, H, W, IC, OW, ICg, gi, (uint8_t)(a_zp & 0xff)};
-        pterun_compute_qs8_epilogue ep = {a_zp,
-                                          p->wzp != NULL ? p->wzp + gi * OCg : NULL,
-                                          sc + gi * OCg,
-                                          1,
-                                          p->bias + gi * OCg,
-                                          n->out_min,
-                                          n->out_max,
-                                          1.0f,
-                                          0,
-                                          0,
-                                          0};
-        pterun_compute_matrix C = {(float*)(void*)dst + (b * npix * OC + gi * OCg),
-                                   PTERUN_DTYPE_F32, (int64_t)OC, 1};
-        (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)npix, &A,
-                                      pointwise ? NULL : q_im2col_rows, &ic, PTERUN_DTYPE_I8,
-                                      &p->qw[gi], &ep, &C);
-      }
-    }
+  if (n->kind != KIND_F32) {
+    run_conv_q8(x, n, pointwise ? NULL : q_im2col_rows);
     return;
   }
   for (size_t b = 0; b < B; ++b) {
-    if (q) {
-      // Static int8 on compute's int8 GEMM; it reads im2col rows on demand
-      // (or, for a 1x1 convolution, the input itself).
-      pterun_compute_matrix A = {(void*)(src + b * H * W * IC),
-                                 ui ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8, (int64_t)IC, 1};
-      for (size_t gi = 0; gi < G; ++gi) {
-        q_im2col ic = {n, src + b * H * W * IC, H, W, IC, OW, ICg, gi, (uint8_t)in->zero_point};
-        pterun_compute_qs8_epilogue ep;
-        qs8_static_epilogue(n, in, out, p, gi * OCg, &ep);
-        pterun_compute_matrix C = {dst + (b * npix * OC + gi * OCg),
-                                   uo ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8, (int64_t)OC, 1};
-        (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)npix, &A,
-                                      pointwise ? NULL : q_im2col_rows, &ic, A.dtype, &p->qw[gi],
-                                      &ep, &C);
-      }
-      continue;
-    }
     if (pointwise) {
       // 1x1 convolution: the NHWC input already is the [pixels][IC] matrix.
       fgemm(x, npix, IC, OC, (const float*)src + b * npix * IC, IC, p->w, OC,
@@ -438,6 +495,14 @@ void xb_run_deconv(xb_exec* x, const xb_node* n) {
   size_t B = in->dims[0], H = in->dims[1], W = in->dims[2], IC = in->dims[3];
   size_t OH = out->dims[1], OW = out->dims[2], OC = out->dims[3];
   size_t G = n->groups, ICg = n->group_in, OCg = n->group_out, KH = n->kh, KW = n->kw;
+  if (n->kind != KIND_F32) {
+    // A 1x1, stride-1 transposed convolution without padding is a 1x1
+    // convolution: the input is the GEMM's A.
+    bool pointwise = G == 1 && KH == 1 && KW == 1 && n->sh == 1 && n->sw == 1 && n->pad[0] == 0 &&
+                     n->pad[1] == 0 && n->pad[2] == 0 && n->pad[3] == 0 && OH == H && OW == W;
+    run_conv_q8(x, n, pointwise ? NULL : q_deconv_rows);
+    return;
+  }
   const float* src = x->data[n->in[0]];
   float* dst = x->data[n->out];
   for (size_t i = 0; i < B * OH * OW; ++i) memcpy(dst + i * OC, p->bias, OC * sizeof(float));

@@ -38,6 +38,22 @@ def _conv(
     }
 
 
+def _convt(
+    out: int,
+    k: int = 3,
+    stride: int = 1,
+    pad: int = 1,
+    out_pad: int = 0,
+    groups: int = 1,
+    dil: int = 1,
+) -> dict[str, Any]:
+    return {
+        **_conv(out, k, stride, pad, groups, dil),
+        "transposed": True,
+        "output_padding": out_pad,
+    }
+
+
 def _act(fn: str, **kw: Any) -> dict[str, Any]:
     return {"op": "act", "fn": fn, **kw}
 
@@ -482,6 +498,70 @@ CI_SPECS += [
         9109,
         [2, 10, 8],
         [_conv(4, k=5, pad=2, nd=1), _act("relu"), _conv(3, k=3, pad=1, nd=1)],
+        quant="q8s",
+    ),
+    # int8 static transposed convolutions, per-channel weights (the XNNPACK
+    # backend's qs8 ConvTranspose2d: int8 GEMM over the taps each output
+    # pixel reaches): strides 1, 2 and 3, padding, output padding, fused
+    # relus, a 1x1, dilation, a batch of 2
+    _spec(
+        9110,
+        [2, 4, 7, 6],
+        [
+            _convt(8),
+            _act("relu"),
+            _convt(6, k=4, stride=3, pad=2, out_pad=2, dil=2),
+            _convt(5, k=1, pad=0),
+            _convt(4, stride=2, out_pad=1),
+            _act("relu"),
+        ],
+        quant="q8s",
+    ),
+    # the same per tensor, where XNNPACK also takes groups (per-channel
+    # weights with groups stay outside the delegate)
+    _spec(
+        9111,
+        [2, 4, 6, 5],
+        [
+            _convt(8, stride=2, out_pad=1, groups=2),
+            _act("relu"),
+            _convt(8, k=2, stride=2, pad=0, groups=4),
+            _convt(6, k=1, pad=0),
+            _convt(3, k=3, stride=1, pad=0),
+        ],
+        quant="q8s",
+        per_tensor=True,
+    ),
+    # dynamically quantized transposed convolutions (qd8: per-image scale and
+    # zero point), groups, a batch of 2
+    _spec(
+        9112,
+        [2, 4, 6, 5],
+        [
+            _convt(8, stride=2, out_pad=1),
+            _act("relu"),
+            _convt(6, k=2, stride=2, pad=0, groups=2),
+            _convt(4, k=3, pad=0),
+        ],
+        quant="q8d",
+    ),
+    # a BatchNorm1d whose result PT2E quantizes but whose input it does not
+    # (after a split): the partitioner's DepthwiseConv2d on fp32 with a qint8
+    # output and a reshape of that qint8 value into an fp32 one (campaign
+    # seed 1437; ExecuTorch's runtime refuses the program)
+    _spec(
+        9113,
+        [3, 4, 16],
+        [
+            {
+                "op": "split",
+                "dim": 1,
+                "first": 2,
+                "merge": "add",
+                "chunk": False,
+                "body": [BN1],
+            }
+        ],
         quant="q8s",
     ),
 ]
