@@ -71,6 +71,9 @@ cmake -S firmware/cortex_m -B "$WORK/select" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake
   -DPTERUN_FW_INPUT="$ROOT/$FIX/forward_input_0.npy" -DPTERUN_SELECT_OPS="$ROOT/$FIX/model.pte" >/dev/null
 cmake --build "$WORK/select" -j "${JOBS:-2}" >/dev/null
 arm-none-eabi-size "$WORK/cortex-m4/pterun_fw.elf" "$WORK/select/pterun_fw.elf"
+# What each library (the core among them) puts in the full and the selective
+# image (docs/cortex_m.md, "Footprint").
+"$PYTHON" tools/map_sizes.py "$WORK/cortex-m4/pterun_fw.map" "$WORK/select/pterun_fw.map"
 timeout 300 qemu-system-arm -M mps2-an386 -nographic -monitor none -serial none \
   -semihosting-config enable=on,target=native -kernel "$WORK/select/pterun_fw.elf" >"$WORK/select.txt"
 diff <(grep -v '^arena peak' "$WORK/host.txt") <(grep -v '^arena peak' "$WORK/select.txt") ||
