@@ -458,7 +458,7 @@ CI_SPECS += [
     # 2, a channel multiplier, dilation) between 1x1 ones, relu6 after them
     # (PT2E's separately quantized hardtanh: the clamp form of hardtanh_q8)
     _spec(
-        9106,
+        9114,
         [1, 6, 14, 13],
         [
             _conv(12, k=1, pad=0),
