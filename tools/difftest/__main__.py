@@ -34,6 +34,15 @@ CI_SEEDS_FILE = REPO / "tests" / "fixtures" / "difftest" / "ci_seeds.txt"
 
 def _modes(args: argparse.Namespace) -> list[runner.Mode]:
     isas = tuple(args.isa.split(",")) if args.isa else tuple(runner.ISAS)
+    if args.distinct_isas:
+        groups = runner.distinct_isas(args.cli, isas)
+        for first, names in groups.items():
+            if len(names) > 1 and not args.quiet:
+                print(
+                    f"difftest: {', '.join(names)} dispatch alike on this CPU: "
+                    f"run as {first}"
+                )
+        isas = tuple(groups)
     threads = (
         tuple(int(t) for t in args.threads.split(","))
         if args.threads
@@ -103,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         "--spec", type=Path, help="check one spec file (a fixture's spec.json)"
     )
     ap.add_argument("--isa", help="comma-separated subset of " + ",".join(runner.ISAS))
+    ap.add_argument(
+        "--distinct-isas",
+        action="store_true",
+        help="run each ISA mask once per feature set it leaves on this CPU "
+        "(campaigns: masks wider than the CPU repeat a mode)",
+    )
     ap.add_argument("--threads", help="comma-separated thread counts (default 1,2,3)")
     ap.add_argument(
         "--python", action="store_true", help="also run through the Python API"

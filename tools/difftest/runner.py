@@ -56,6 +56,36 @@ class Mode:
         return env
 
 
+def features_in_use(cli: Path, isa: str) -> str:
+    """The CLI's "cpu features in use" line under this ISA's mask: what the
+    dispatcher will pick from (a mask wider than the CPU changes nothing)."""
+    cp = subprocess.run(
+        [str(cli), "--version"],
+        env=Mode(True, True, 1, isa).env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    for line in cp.stdout.splitlines():
+        if line.startswith("cpu features in use:"):
+            return line.split(":", 1)[1].strip()
+    raise RuntimeError(f"{cli} --version names no cpu features")
+
+
+def distinct_isas(cli: Path, isas: tuple[str, ...]) -> dict[str, list[str]]:
+    """ISA names grouped by the feature set they leave on this CPU, keyed by
+    the first of each group: on an AVX2-only machine avx512f, avx512bw and
+    native dispatch exactly as avx2 does, so a campaign runs them once."""
+    seen: dict[str, str] = {}
+    groups: dict[str, list[str]] = {}
+    for isa in isas:
+        feats = features_in_use(cli, isa)
+        first = seen.setdefault(feats, isa)
+        groups.setdefault(first, []).append(isa)
+    return groups
+
+
 def all_modes(
     isas: tuple[str, ...] = tuple(ISAS), threads: tuple[int, ...] = THREADS
 ) -> list[Mode]:
