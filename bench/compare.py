@@ -57,6 +57,10 @@ MODEL_NAMES = [
     "gru",
     "lstm",
     "attention",
+    "kws",
+    "resnet8",
+    "mobilenetv1_025",
+    "mobilenetv1",
 ]
 # int8 models (bench/models/export_int8_models.py): PT2E-quantized programs,
 # their XNNPACK-lowered forms and ONNX Runtime QDQ models.

@@ -246,6 +246,105 @@ class Attention(nn.Module):
         return x + self.mlp(self.n2(x))
 
 
+class DSCNN(nn.Module):
+    """Keyword spotting, depthwise-separable (the DS-CNN of "Hello Edge",
+    MLPerf Tiny's KWS model): a 10x4 stride-2 stem over a 49x10 MFCC map,
+    four depthwise 3x3 + pointwise 64->64 pairs, average pool, 12 classes."""
+
+    def __init__(self, width: int = 64) -> None:
+        super().__init__()
+        layers: list[nn.Module] = [
+            nn.Conv2d(1, width, (10, 4), 2, (5, 1), bias=False),
+            nn.BatchNorm2d(width),
+            nn.ReLU(),
+        ]
+        for _ in range(4):
+            layers += [
+                nn.Conv2d(width, width, 3, 1, 1, groups=width, bias=False),
+                nn.BatchNorm2d(width),
+                nn.ReLU(),
+                nn.Conv2d(width, width, 1, bias=False),
+                nn.BatchNorm2d(width),
+                nn.ReLU(),
+            ]
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(width, 12)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.features(x)
+        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+
+class ResNet8(nn.Module):
+    """CIFAR ResNet-8 (MLPerf Tiny's image classifier): a 16-channel 3x3
+    stem, one basic block per stage at 16, 32 and 64 channels, 10 classes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU()
+        )
+        self.layers = nn.Sequential(
+            BasicBlock(16, 16, 1), BasicBlock(16, 32, 2), BasicBlock(32, 64, 2)
+        )
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.layers(self.stem(x))
+        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+
+class MobileNetV1(nn.Module):
+    """MobileNetV1 (Howard et al. 2017) at a width multiplier: a 3x3 stride-2
+    stem, 13 depthwise 3x3 + pointwise pairs, average pool, a linear head."""
+
+    CFG: tuple[tuple[int, int], ...] = (
+        (64, 1),
+        (128, 2),
+        (128, 1),
+        (256, 2),
+        (256, 1),
+        (512, 2),
+        (512, 1),
+        (512, 1),
+        (512, 1),
+        (512, 1),
+        (512, 1),
+        (1024, 2),
+        (1024, 1),
+    )
+
+    def __init__(self, alpha: float, classes: int) -> None:
+        super().__init__()
+
+        def ch(c: int) -> int:
+            return max(8, int(c * alpha))
+
+        cin = ch(32)
+        layers: list[nn.Module] = [
+            nn.Conv2d(3, cin, 3, 2, 1, bias=False),
+            nn.BatchNorm2d(cin),
+            nn.ReLU(),
+        ]
+        for c, s in self.CFG:
+            cout = ch(c)
+            layers += [
+                nn.Conv2d(cin, cin, 3, s, 1, groups=cin, bias=False),
+                nn.BatchNorm2d(cin),
+                nn.ReLU(),
+                nn.Conv2d(cin, cout, 1, bias=False),
+                nn.BatchNorm2d(cout),
+                nn.ReLU(),
+            ]
+            cin = cout
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(cin, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.features(x)
+        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+
 MODELS: dict[
     str, tuple[Callable[[], nn.Module], Callable[[], tuple[torch.Tensor, ...]]]
 ] = {
@@ -257,6 +356,17 @@ MODELS: dict[
     "gru": (GRUNet, lambda: (torch.randn(1, 32, 64),)),
     "lstm": (LSTMNet, lambda: (torch.randn(1, 32, 64),)),
     "attention": (Attention, lambda: (torch.randn(1, 128, 256),)),
+    "kws": (DSCNN, lambda: (torch.randn(1, 1, 49, 10),)),
+    "resnet8": (ResNet8, lambda: (torch.randn(1, 3, 32, 32),)),
+    # width 0.25 at 96x96: the visual-wake-words configuration (MLPerf Tiny)
+    "mobilenetv1_025": (
+        lambda: MobileNetV1(0.25, 2),
+        lambda: (torch.randn(1, 3, 96, 96),),
+    ),
+    "mobilenetv1": (
+        lambda: MobileNetV1(1.0, 1000),
+        lambda: (torch.randn(1, 3, 224, 224),),
+    ),
 }
 
 
