@@ -265,6 +265,8 @@ static int test_nchw(void) {
       {1, 27, 45, 2, 1, 3, 3, 1, 1, 1, 0, 0, 3},   /* stride 3 down, 1 across */
       {1, 12, 33, 3, 1, 1, 1, 1, 1, 0, 1, 1, 0},   /* 1 x 1 */
       {1, 11, 5, 4, 1, 3, 3, 1, 1, 1, 1, 0, 0},    /* one partial vector: 8 x 1 */
+      {1, 25, 5, 64, 1, 3, 3, 1, 1, 1, 1, 1, 0},   /* keyword spotting: rows stored whole */
+      {1, 9, 2, 3, 1, 3, 3, 1, 1, 1, 0, 0, 0},     /* a whole row's store spans later rows */
       {1, 9, 21, 2, 1, 3, 3, 2, 1, 1, 1, 2, 0},    /* clamp bounds crossed */
       {1, 121, 100, 2, 1, 3, 3, 3, 1, 1, 1, 0, 0}, /* stride 3, too big to copy: in place */
       {1, 115, 113, 3, 1, 3, 3, 1, 1, 1, 0, 1, 0}, /* 112-ish planes: bands of rows */

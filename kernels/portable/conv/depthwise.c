@@ -11,6 +11,10 @@
  * Channels-innermost layouts (NHWC) loop over channels innermost instead. */
 int pk_conv_depthwise_ok(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
                          const pterun_tensor* bias, const pterun_tensor* out) {
+  /* One input channel and one group is a dense convolution (a stem over a
+   * spectrogram): depthwise planes would re-read that channel per output
+   * channel, the dense paths read it once. */
+  if (g->groups == 1 && g->cout > 1) return 0;
   return in->rank == 4 && g->icpg == 1 && g->groups == g->cin && in->dtype == PTERUN_DTYPE_F32 &&
          w->dtype == PTERUN_DTYPE_F32 && out->dtype == PTERUN_DTYPE_F32 &&
          (bias == NULL || bias->dtype == PTERUN_DTYPE_F32);

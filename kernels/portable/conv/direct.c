@@ -62,6 +62,12 @@ void pk_conv_direct(const conv_geom* g, const pterun_tensor* in, const pterun_te
  * downsample with 32 or 64 channels (K = 32, 64) on a small image lost
  * 1.3-2.6x (ResNet). */
 #define NN_CONV_DIRECT_MAX_CIN 4
+/* Output columns below which it does not: its vectors run along an output
+ * row, so a narrow one leaves lanes idle and little to overlap. A keyword-
+ * spotting stem (1 channel, 10x4, 5 output columns) took 47 us direct and
+ * 18 us on the GEMM over all its pixels; 3-channel stems with 32-64 columns
+ * keep gaining 1.1-3x direct (bench resnet8, mobilenet, mobilenetv1_025). */
+#define NN_CONV_DIRECT_MIN_OUT_W 16
 
 /* A dense float32 2-D convolution with few input channels and a short
  * reduction (Cin * KH * KW <= 64) runs as the compute engine's direct
@@ -70,9 +76,9 @@ int pk_conv_small_cin_f32(pterun_kernel_context* ctx, const conv_geom* g, const 
                           const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
                           const pterun_compute_gemm_opts* act) {
   int64_t KH = g->k[1], KW = g->k[2];
-  if (g->groups != 1 || g->icpg > NN_CONV_DIRECT_MAX_CIN || out->dtype != PTERUN_DTYPE_F32 ||
-      in->rank != 4 || g->icpg * KH * KW > PTERUN_COMPUTE_CONV2D_MAX_TAPS ||
-      !nchw_dense(g, w, bias))
+  if (g->groups != 1 || g->icpg > NN_CONV_DIRECT_MAX_CIN || g->out[2] < NN_CONV_DIRECT_MIN_OUT_W ||
+      out->dtype != PTERUN_DTYPE_F32 || in->rank != 4 ||
+      g->icpg * KH * KW > PTERUN_COMPUTE_CONV2D_MAX_TAPS || !nchw_dense(g, w, bias))
     return -1;
   pterun_compute_conv2d p = {(size_t)g->n,
                              (size_t)g->cin,

@@ -147,17 +147,26 @@ DWN_TILE(4, 1)
 #undef DWN_TILE
 
 /* Stores the rows and columns of an R x V tile (row-major vectors at t)
- * that fall inside the output (rows before oh_end, columns before OW). */
+ * that fall inside the output (rows before oh_end, columns before OW). When
+ * the tile spans whole rows (one tile across), a row's last vector is
+ * stored whole if that stays inside the plane: what it writes past the row
+ * lands on later rows, which are stored after it (tiles run in row order,
+ * one plane per task), so narrow planes (a few columns) store whole vectors
+ * but at their very end. */
 static void dwn_store_part(const dw_v* t, size_t R, size_t V, float* y, size_t OW, size_t oh,
                            size_t oh_end, size_t ow) {
+  const size_t end = ow == 0 && V * DW_LANES >= OW ? oh_end * OW : 0;
   for (size_t r = 0; r < R && oh + r < oh_end; ++r)
     for (size_t v = 0; v < V; ++v) {
-      size_t c0 = ow + v * DW_LANES;
+      size_t c0 = ow + v * DW_LANES, at = (oh + r) * OW + c0;
       if (c0 >= OW) break;
+      if (at + DW_LANES <= end) {
+        dw_st(y + at, t[r * V + v]);
+        continue;
+      }
       float part[DW_LANES];
       dw_st(part, t[r * V + v]);
-      memcpy(y + (oh + r) * OW + c0, part,
-             (OW - c0 < DW_LANES ? OW - c0 : DW_LANES) * sizeof(float));
+      for (size_t l = 0; l < DW_LANES && c0 + l < OW; ++l) y[at + l] = part[l];
     }
 }
 
