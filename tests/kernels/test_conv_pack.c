@@ -212,6 +212,15 @@ static const conv_case k_cases[] = {
     {2, 1, 4, 8, 1, {9, 100}, {3, 3}, {1, 3}, {1, 1}, {1, 1}, 1},   /* stride 3, wide rows */
     {1, 2, 4, 6, 2, {41}, {5}, {2}, {2}, {2}, 1},                   /* 1-D */
     {3, 1, 3, 4, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}, 1}, /* 3-D */
+    /* One input channel, one group: a dense convolution, not depthwise
+     * planes with a multiplier (a keyword-spotting stem; 5 output columns:
+     * the GEMM, not the direct kernel). */
+    {2, 1, 1, 64, 1, {49, 10}, {10, 4}, {2, 2}, {5, 1}, {1, 1}, 1},
+    /* Depthwise, fewer than 16 output columns: through NHWC copies in scratch
+     * (the NCHW loops without it). */
+    {2, 1, 64, 64, 64, {25, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {2, 2, 16, 16, 16, {7, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
+    {2, 1, 8, 8, 8, {3, 3}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, 1},
 };
 
 /* A dense 2-D convolution with at most 4 input channels and a short
@@ -222,8 +231,17 @@ static const conv_case k_cases[] = {
 static int direct_path(const conv_case* c) {
   int pointwise = c->k[0] == 1 && c->k[1] == 1 && c->stride[0] == 1 && c->stride[1] == 1 &&
                   c->pad[0] == 0 && c->pad[1] == 0;
-  return c->sp == 2 && c->groups == 1 && !pointwise && c->cin <= 4 &&
+  int64_t out_w =
+      c->sp == 2 ? (c->in[1] + 2 * c->pad[1] - c->dil[1] * (c->k[1] - 1) - 1) / c->stride[1] + 1
+                 : 0;
+  return c->sp == 2 && c->groups == 1 && !pointwise && c->cin <= 4 && out_w >= 16 &&
          c->cin * c->k[0] * c->k[1] <= PTERUN_COMPUTE_CONV2D_MAX_TAPS;
+}
+
+/* Depthwise (a group per input channel): its own loops, only close to
+ * im2col (taps in another order). */
+static int depthwise(const conv_case* c) {
+  return c->groups == c->cin && c->groups > 1;
 }
 
 /* The same convolution as 3-D with a leading depth of 1: the GEMM path. */
@@ -247,8 +265,10 @@ static int test_cases(void) {
   void* arena = aligned_alloc(64, arena_bytes);
   PT_CHECK(arena != NULL);
   for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; ++i) {
-    const int direct = direct_path(&k_cases[i]);
-    PT_CHECK(check_case(&k_cases[i], arena, arena_bytes, !direct) == 0);
+    const int direct = direct_path(&k_cases[i]), dw = depthwise(&k_cases[i]);
+    PT_CHECK(check_case(&k_cases[i], arena, arena_bytes, !direct && !dw) == 0);
+    /* No room for scratch: the depthwise NCHW loops instead of NHWC copies. */
+    if (dw) PT_CHECK(check_case(&k_cases[i], arena, 256, 0) == 0);
     /* A small arena: smaller GEMM blocks (K blocks too), so only close. */
     PT_CHECK(check_case(&k_cases[i], arena, (size_t)96 << 10, 0) == 0);
     if (direct) {

@@ -69,6 +69,8 @@ int pk_conv_small_cin_f32(pterun_kernel_context* ctx, const conv_geom* g, const 
 /* depthwise.c */
 int pk_conv_depthwise_ok(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* w,
                          const pterun_tensor* bias, const pterun_tensor* out);
+size_t pk_conv_depthwise_nhwc_floats(int64_t n, int64_t c, int64_t ih, int64_t iw, int64_t oh,
+                                     int64_t ow, int64_t kh, int64_t kw);
 void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
                            const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
                            const pterun_compute_gemm_opts* act);

@@ -119,6 +119,59 @@ static void dw_rows(void* ctx, size_t start, size_t count) {
   }
 }
 
+/* A dense NCHW depthwise convolution (multiplier 1) with fewer output
+ * columns than this and at least NN_DW_NHWC_MIN_C channels runs in NHWC
+ * through scratch: the NCHW loops vectorise along an output row, so narrow
+ * planes (a MobileNet's late layers: 3-12 columns) leave lanes idle and pay
+ * a plane's set-up for a few outputs, where NHWC vectorises over channels.
+ * Both sum bias, then the taps in (kh, kw) order, one rounding per step. */
+#define NN_DW_NHWC_MAX_OUT_W 16
+#define NN_DW_NHWC_MIN_C 8
+
+/* Floats of scratch the NHWC route needs (input, output, filter), 0 when it
+ * is not taken. */
+size_t pk_conv_depthwise_nhwc_floats(int64_t n, int64_t c, int64_t ih, int64_t iw, int64_t oh,
+                                     int64_t ow, int64_t kh, int64_t kw) {
+  if (ow >= NN_DW_NHWC_MAX_OUT_W || c < NN_DW_NHWC_MIN_C || n < 1 || ih < 1 || iw < 1 || oh < 1 ||
+      ow < 1 || kh < 1 || kw < 1)
+    return 0;
+  /* The tensors exist, so these products are in range. */
+  return (size_t)(n * c * (ih * iw + oh * ow) + kh * kw * c);
+}
+
+/* dst[j][i] = src[i][j] for a rows x cols src. (8 x 8 blocks were slower
+ * here: the planes are small enough for cache either way.) */
+static void dw_transpose(const float* src, size_t rows, size_t cols, float* dst) {
+  for (size_t j = 0; j < cols; ++j) {
+    const float* s = src + j;
+    float* d = dst + j * rows;
+    for (size_t i = 0; i < rows; ++i) d[i] = s[i * cols];
+  }
+}
+
+/* The NHWC route (0: done, else not taken: no scratch, or a geometry the
+ * NHWC kernel refuses). Planes are transposed on the calling thread; the
+ * convolution's rows run over the pool. */
+static int dw_via_nhwc(pterun_kernel_context* ctx, const conv_geom* g,
+                       const pterun_compute_dwconv2d* p, const float* x, const float* wt,
+                       const float* bias, float* y) {
+  size_t nf = g->ocpg == 1 ? pk_conv_depthwise_nhwc_floats(g->n, g->cout, g->in[1], g->in[2],
+                                                           g->out[1], g->out[2], g->k[1], g->k[2])
+                           : 0;
+  float* xs = nf != 0 ? pterun_kernel_scratch(ctx, nf * sizeof(float), 64) : NULL;
+  if (xs == NULL) return -1;
+  const size_t N = p->batch, C = p->out_c, HWi = p->in_h * p->in_w, HWo = p->out_h * p->out_w;
+  const size_t T = p->kernel_h * p->kernel_w;
+  float *ys = xs + N * C * HWi, *ws = ys + N * C * HWo;
+  for (size_t b = 0; b < N; ++b) dw_transpose(x + b * C * HWi, C, HWi, xs + b * C * HWi);
+  dw_transpose(wt, C, T, ws);
+  if (pterun_compute_f32_dwconv2d_nhwc(pterun_kernel_threadpool(ctx),
+                                       pterun_kernel_max_threads(ctx), p, xs, ws, bias, ys) != 0)
+    return -1;
+  for (size_t b = 0; b < N; ++b) dw_transpose(ys + b * C * HWo, HWo, C, y + b * C * HWo);
+  return 0;
+}
+
 void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
                            const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
                            const pterun_compute_gemm_opts* act) {
@@ -148,9 +201,11 @@ void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const
       p.out_min = j.lo;
       p.out_max = j.hi;
     }
-    if (pterun_compute_f32_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
-                                         pterun_kernel_max_threads(ctx), &p, j.x, j.wt,
-                                         bias ? (const float*)bias->data : NULL, j.y) == 0) {
+    const float* bf = bias ? (const float*)bias->data : NULL;
+    if (dw_via_nhwc(ctx, g, &p, j.x, j.wt, bf, j.y) == 0 ||
+        pterun_compute_f32_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
+                                         pterun_kernel_max_threads(ctx), &p, j.x, j.wt, bf,
+                                         j.y) == 0) {
       if (j.act == PTERUN_COMPUTE_ACT_RELU)
         pterun_compute_f32_activate(j.y, (size_t)out->numel, j.act, 0.0f, 0.0f);
       return;

@@ -454,8 +454,9 @@ void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
 
 /* Load time: the scratch pk_conv_gemm asks for (an im2col buffer, or the taps
  * of float32's strip packer, then the GEMM's blocks for the largest product
- * of a group), reserved for any floating forward convolution: the depthwise
- * and small-channel paths take none, but a reservation that is too big only
+ * of a group), reserved for any floating forward convolution, and a narrow
+ * float32 depthwise one's NHWC copies: the other depthwise and the
+ * small-channel paths take none, but a reservation that is too big only
  * sizes the arena, never slows a call. */
 void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                             size_t want, size_t iout) {
@@ -472,6 +473,13 @@ void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, siz
     npos *= out->sizes[d];
   }
   if (rows <= 0 || npos <= 0 || ocpg <= 0) return;
+  const pterun_tensor* in = args[0]->u.tensor;
+  if (out->dtype == PTERUN_DTYPE_F32 && w->rank == 4 && in->rank == 4 && w->sizes[1] == 1 &&
+      ocpg == 1 && args[8]->u.i == in->sizes[1])
+    pterun_kernel_scratch_reserve(
+        ctx, sizeof(float) * pk_conv_depthwise_nhwc_floats(
+                                 in->sizes[0], in->sizes[1], in->sizes[2], in->sizes[3],
+                                 out->sizes[2], out->sizes[3], w->sizes[2], w->sizes[3]));
   if (out->dtype == PTERUN_DTYPE_F32)
     pterun_kernel_scratch_reserve(ctx, sizeof(col_tap) * (size_t)rows);
   else
