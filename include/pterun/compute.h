@@ -203,6 +203,10 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t m
  *  regions must not overlap. */
 PTERUN_COMPUTE_API void pterun_compute_u8_transpose(int64_t rows, int64_t cols, const uint8_t* src,
                                                     int64_t src_rs, uint8_t* dst, int64_t dst_rs);
+/** The same for float32 (layout changes of float32 tensors): 4 x 4 blocks in
+ *  SSE on x86-64 (scalar under PTERUN_ISA_MASK=0). */
+PTERUN_COMPUTE_API void pterun_compute_f32_transpose(int64_t rows, int64_t cols, const float* src,
+                                                     int64_t src_rs, float* dst, int64_t dst_rs);
 
 /* ---- operands packed at load, fused activation -------------------------------
  * A constant operand (a Linear/addmm weight, a convolution's weight) can be

@@ -139,16 +139,6 @@ size_t pk_conv_depthwise_nhwc_floats(int64_t n, int64_t c, int64_t ih, int64_t i
   return (size_t)(n * c * (ih * iw + oh * ow) + kh * kw * c);
 }
 
-/* dst[j][i] = src[i][j] for a rows x cols src. (8 x 8 blocks were slower
- * here: the planes are small enough for cache either way.) */
-static void dw_transpose(const float* src, size_t rows, size_t cols, float* dst) {
-  for (size_t j = 0; j < cols; ++j) {
-    const float* s = src + j;
-    float* d = dst + j * rows;
-    for (size_t i = 0; i < rows; ++i) d[i] = s[i * cols];
-  }
-}
-
 /* The NHWC route (0: done, else not taken: no scratch, or a geometry the
  * NHWC kernel refuses). Planes are transposed on the calling thread; the
  * convolution's rows run over the pool. */
@@ -163,12 +153,16 @@ static int dw_via_nhwc(pterun_kernel_context* ctx, const conv_geom* g,
   const size_t N = p->batch, C = p->out_c, HWi = p->in_h * p->in_w, HWo = p->out_h * p->out_w;
   const size_t T = p->kernel_h * p->kernel_w;
   float *ys = xs + N * C * HWi, *ws = ys + N * C * HWo;
-  for (size_t b = 0; b < N; ++b) dw_transpose(x + b * C * HWi, C, HWi, xs + b * C * HWi);
-  dw_transpose(wt, C, T, ws);
+  for (size_t b = 0; b < N; ++b)
+    pterun_compute_f32_transpose((int64_t)C, (int64_t)HWi, x + b * C * HWi, (int64_t)HWi,
+                                 xs + b * C * HWi, (int64_t)C);
+  pterun_compute_f32_transpose((int64_t)C, (int64_t)T, wt, (int64_t)T, ws, (int64_t)C);
   if (pterun_compute_f32_dwconv2d_nhwc(pterun_kernel_threadpool(ctx),
                                        pterun_kernel_max_threads(ctx), p, xs, ws, bias, ys) != 0)
     return -1;
-  for (size_t b = 0; b < N; ++b) dw_transpose(ys + b * C * HWo, HWo, C, y + b * C * HWo);
+  for (size_t b = 0; b < N; ++b)
+    pterun_compute_f32_transpose((int64_t)HWo, (int64_t)C, ys + b * C * HWo, (int64_t)C,
+                                 y + b * C * HWo, (int64_t)HWo);
   return 0;
 }
 
