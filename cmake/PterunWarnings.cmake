@@ -12,10 +12,21 @@ check_linker_flag(C "LINKER:-Bsymbolic-functions" PTERUN_HAS_BSYMBOLIC_FUNCTIONS
 # padding between each: less mapped-executable surface, kept in every other
 # build), and relative relocations packed as DT_RELR (glibc 2.36's loader; an
 # older one refuses the library by its GLIBC_ABI_DT_RELR version need instead
-# of misloading it; the check fails where the toolchain or libc lacks it). The
-# wheels are Release builds: neither applies to them.
+# of misloading it). ld adds that need whatever the libc, so the target's
+# glibc headers must say 2.36 or later too (not musl: it has no version
+# macro). The wheels are Release builds: neither applies to them.
+include(CheckCSourceCompiles)
 check_linker_flag(C "LINKER:-z,noseparate-code" PTERUN_HAS_NOSEPARATE_CODE)
-check_linker_flag(C "LINKER:-z,pack-relative-relocs" PTERUN_HAS_PACK_RELATIVE_RELOCS)
+check_linker_flag(C "LINKER:-z,pack-relative-relocs" PTERUN_HAS_PACK_RELATIVE_RELOCS_LD)
+check_c_source_compiles("#include <stdlib.h>
+#if !defined(__GLIBC__) || __GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 36)
+#error no DT_RELR in this libc's loader
+#endif
+int main(void) { return 0; }" PTERUN_LIBC_HAS_DT_RELR)
+set(PTERUN_HAS_PACK_RELATIVE_RELOCS OFF)
+if(PTERUN_HAS_PACK_RELATIVE_RELOCS_LD AND PTERUN_LIBC_HAS_DT_RELR)
+  set(PTERUN_HAS_PACK_RELATIVE_RELOCS ON)
+endif()
 set(PTERUN_MINSIZE_LINK_OPTIONS "")
 if(PTERUN_HAS_NOSEPARATE_CODE)
   list(APPEND PTERUN_MINSIZE_LINK_OPTIONS "LINKER:-z,noseparate-code")
