@@ -1,6 +1,39 @@
 # Warning flags, link hygiene and code generation shared by every pterun target.
 include(CheckCCompilerFlag)
+include(CheckLinkerFlag)
 check_c_compiler_flag(-fvect-cost-model=dynamic PTERUN_HAS_VECT_COST_MODEL)
+# Shared libraries: calls between a library's own exported functions bind
+# inside it (no PLT slot, relocation or symbol lookup each): pterun's exports
+# are an API, not hooks to interpose.
+check_linker_flag(C "LINKER:-Bsymbolic-functions" PTERUN_HAS_BSYMBOLIC_FUNCTIONS)
+# MinSizeRel, the size build (tools/release_check.py --sizes): one executable
+# segment for headers, code and read-only data instead of three page-aligned
+# ones (-z separate-code, binutils' x86-64 default, costs up to a page of
+# padding between each: less mapped-executable surface, kept in every other
+# build), and relative relocations packed as DT_RELR (glibc 2.36's loader; an
+# older one refuses the library by its GLIBC_ABI_DT_RELR version need instead
+# of misloading it). ld adds that need whatever the libc, so the target's
+# glibc headers must say 2.36 or later too (not musl: it has no version
+# macro). The wheels are Release builds: neither applies to them.
+include(CheckCSourceCompiles)
+check_linker_flag(C "LINKER:-z,noseparate-code" PTERUN_HAS_NOSEPARATE_CODE)
+check_linker_flag(C "LINKER:-z,pack-relative-relocs" PTERUN_HAS_PACK_RELATIVE_RELOCS_LD)
+check_c_source_compiles("#include <stdlib.h>
+#if !defined(__GLIBC__) || __GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 36)
+#error no DT_RELR in this libc's loader
+#endif
+int main(void) { return 0; }" PTERUN_LIBC_HAS_DT_RELR)
+set(PTERUN_HAS_PACK_RELATIVE_RELOCS OFF)
+if(PTERUN_HAS_PACK_RELATIVE_RELOCS_LD AND PTERUN_LIBC_HAS_DT_RELR)
+  set(PTERUN_HAS_PACK_RELATIVE_RELOCS ON)
+endif()
+set(PTERUN_MINSIZE_LINK_OPTIONS "")
+if(PTERUN_HAS_NOSEPARATE_CODE)
+  list(APPEND PTERUN_MINSIZE_LINK_OPTIONS "LINKER:-z,noseparate-code")
+endif()
+if(PTERUN_HAS_PACK_RELATIVE_RELOCS)
+  list(APPEND PTERUN_MINSIZE_LINK_OPTIONS "LINKER:-z,pack-relative-relocs")
+endif()
 
 function(pterun_target_defaults target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Wstrict-prototypes
@@ -30,6 +63,14 @@ function(pterun_target_defaults target)
   if(_type MATCHES "LIBRARY$")
     target_compile_options(${target} PRIVATE
       $<$<AND:$<CONFIG:MinSizeRel>,$<COMPILE_LANGUAGE:C>>:-fno-asynchronous-unwind-tables -fno-unwind-tables>)
+  endif()
+  if(_type STREQUAL "SHARED_LIBRARY")
+    if(PTERUN_HAS_BSYMBOLIC_FUNCTIONS)
+      target_link_options(${target} PRIVATE "LINKER:-Bsymbolic-functions")
+    endif()
+    foreach(_o IN LISTS PTERUN_MINSIZE_LINK_OPTIONS)
+      target_link_options(${target} PRIVATE "$<$<CONFIG:MinSizeRel>:${_o}>")
+    endforeach()
   endif()
   if(_type STREQUAL "SHARED_LIBRARY" AND NOT PTERUN_SANITIZE)
     # Every undefined symbol must come from a declared dependency.

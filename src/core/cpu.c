@@ -15,6 +15,7 @@
 /* pterun public */
 #include "pterun/cpu.h"
 #include "pterun/log.h"
+#include "src/core/internal.h"
 
 /* OS */
 #if defined(__x86_64__) || defined(__i386__)
@@ -287,10 +288,15 @@ int pterun_cpu_report_env(const pterun_logger* logger) {
 }
 
 const char* pterun_cpu_feature_name(uint64_t feature) {
-#define PT_CPU_NAME_(name, bit, text)                                                              \
-  if (feature == PTERUN_CPU_##name) return text;
-  PTERUN_CPU_FEATURE_LIST(PT_CPU_NAME_)
-#undef PT_CPU_NAME_
+  /* Entry i of the packed names is the feature of bit kBits[i]. */
+#define PT_CPU_BIT_(name, bit, text) bit,
+#define PT_CPU_TEXT_(name, bit, text) text "\0"
+  static const unsigned char kBits[] = {PTERUN_CPU_FEATURE_LIST(PT_CPU_BIT_)};
+  for (unsigned i = 0; i < sizeof kBits; ++i)
+    if (feature == (uint64_t)1 << kBits[i])
+      return pt_name_in(PTERUN_CPU_FEATURE_LIST(PT_CPU_TEXT_), i);
+#undef PT_CPU_BIT_
+#undef PT_CPU_TEXT_
   return NULL;
 }
 

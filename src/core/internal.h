@@ -22,8 +22,9 @@
 #endif
 
 /* ---- logging (log.c) ---- */
-void pt_log(const pterun_logger* logger, pterun_log_level level, const char* fmt, ...)
-    PT_PRINTF(3, 4);
+/* pterun_log itself (one varargs entry, not two): calls from inside the
+ * library bind to it directly (-Bsymbolic-functions). */
+#define pt_log pterun_log
 void pt_vlog(const pterun_logger* logger, pterun_log_level level, const char* fmt, va_list ap);
 /* Logs at ERROR level and returns status, for `return pt_fail(...)`. */
 pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const char* fmt, ...)
@@ -42,6 +43,12 @@ size_t pt_escape(const char* text, size_t len, char* out, size_t cap, bool keep_
  * character); returns buf, for "%s" arguments quoting names from a file. */
 const char* pt_esc(const char* text, char* buf, size_t cap);
 #define PT_ESC_CAP 256
+/* Entry `index` of a list of names packed into one literal, each ended by
+ * "\0" ("ok\0" "internal error\0"; the literal's own NUL ends the list), or
+ * NULL past its end. For the dense enums' names (statuses, dtypes, value
+ * tags): a walk over a few dozen bytes instead of a switch of loads and
+ * jumps. Names must not be empty. */
+const char* pt_name_in(const char* names, unsigned index);
 
 /* Status propagation is PTERUN_TRY (pterun/status.h): one macro for the
  * core and every kernel library. */

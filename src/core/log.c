@@ -15,14 +15,12 @@ pterun_logger pterun_logger_silent(void) {
   return l;
 }
 
+_Static_assert(PTERUN_LOG_DEBUG == 0 && PTERUN_LOG_INFO == 1 && PTERUN_LOG_WARNING == 2 &&
+                   PTERUN_LOG_ERROR == 3,
+               "pterun_log_level_str's list follows pterun_log_level");
 const char* pterun_log_level_str(pterun_log_level level) {
-  switch (level) {
-    case PTERUN_LOG_DEBUG: return "debug";
-    case PTERUN_LOG_INFO: return "info";
-    case PTERUN_LOG_WARNING: return "warning";
-    case PTERUN_LOG_ERROR: return "error";
-    default: return "silent";
-  }
+  const char* s = pt_name_in("debug\0info\0warning\0error\0", (unsigned)level);
+  return s != NULL ? s : "silent";
 }
 
 pterun_logger pt_logger_or(const pterun_logger* logger, const pterun_logger* fallback) {
@@ -48,13 +46,6 @@ void pt_vlog(const pterun_logger* logger, pterun_log_level level, const char* fm
   } else {
     fprintf(stderr, "pterun %s: %s\n", pterun_log_level_str(level), buf);
   }
-}
-
-void pt_log(const pterun_logger* logger, pterun_log_level level, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  pt_vlog(logger, level, fmt, ap);
-  va_end(ap);
 }
 
 pterun_status pt_fail(const pterun_logger* logger, pterun_status status, const char* fmt, ...) {

@@ -28,6 +28,13 @@ static void set_bool(pterun_value* v, int x) {
   v->u.b = x != 0;
 }
 
+/* Whether d, rounded to an integer any way, is an Int: [-2^63, 2^63), not NaN.
+ * (Every double outside (-2^52, 2^52) is already an integer, so rounding
+ * never carries one across a bound.) */
+static int fits_int(double d) {
+  return d >= -9.2233720368547758e18 && d < 9.2233720368547758e18;
+}
+
 static int is_num(const pterun_value* v) {
   return v->tag == PTERUN_VALUE_INT || v->tag == PTERUN_VALUE_DOUBLE;
 }
@@ -203,47 +210,35 @@ static PTERUN_KERNEL(sym_int) {
   else if (args[0]->tag == PTERUN_VALUE_BOOL)
     set_int(args[1], args[0]->u.b ? 1 : 0);
   else if (args[0]->tag == PTERUN_VALUE_DOUBLE) {
-    double d = trunc(args[0]->u.d);
-    if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18))
-      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int",
-                                args[0]->u.d);
-    set_int(args[1], (int64_t)d);
+    double d = args[0]->u.d;
+    if (!fits_int(d))
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int", d);
+    set_int(args[1], (int64_t)d); /* toward zero: trunc */
   } else
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is args %s",
                               pterun_value_tag_name(args[0]->tag));
   return PTERUN_STATUS_OK;
 }
 
-enum { CMP_EQ, CMP_GT, CMP_LT, CMP_GE, CMP_LE };
+/* Each comparison is the set of outcomes it accepts (bit 0 less, 1 equal,
+ * 2 greater; unordered, a NaN, is bit 3, which none accepts). */
+enum { CMP_EQ = 2, CMP_GT = 4, CMP_LT = 1, CMP_GE = 6, CMP_LE = 3 };
 static pterun_status compare(pterun_kernel_context* ctx, pterun_value** a, size_t nargs, int op) {
   NARGS(3);
-  int r;
-  if (a[0]->tag == PTERUN_VALUE_BOOL && a[1]->tag == PTERUN_VALUE_BOOL) {
-    int x = a[0]->u.b != 0, y = a[1]->u.b != 0;
-    r = op == CMP_EQ   ? x == y
-        : op == CMP_GT ? x > y
-        : op == CMP_LT ? x < y
-        : op == CMP_GE ? x >= y
-                       : x <= y;
-  } else if (a[0]->tag == PTERUN_VALUE_INT && a[1]->tag == PTERUN_VALUE_INT) {
-    int64_t x = a[0]->u.i, y = a[1]->u.i;
-    r = op == CMP_EQ   ? x == y
-        : op == CMP_GT ? x > y
-        : op == CMP_LT ? x < y
-        : op == CMP_GE ? x >= y
-                       : x <= y;
+  int outcome;
+  if ((a[0]->tag == PTERUN_VALUE_BOOL && a[1]->tag == PTERUN_VALUE_BOOL) ||
+      (a[0]->tag == PTERUN_VALUE_INT && a[1]->tag == PTERUN_VALUE_INT)) {
+    int64_t x = a[0]->tag == PTERUN_VALUE_BOOL ? a[0]->u.b != 0 : a[0]->u.i;
+    int64_t y = a[1]->tag == PTERUN_VALUE_BOOL ? a[1]->u.b != 0 : a[1]->u.i;
+    outcome = (x > y) - (x < y) + 1;
   } else if (is_num(a[0]) && is_num(a[1])) {
     double x = as_double(a[0]), y = as_double(a[1]);
-    r = op == CMP_EQ   ? x == y
-        : op == CMP_GT ? x > y
-        : op == CMP_LT ? x < y
-        : op == CMP_GE ? x >= y
-                       : x <= y;
+    outcome = x < y ? 0 : x == y ? 1 : x > y ? 2 : 3;
   } else {
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "cannot compare %s with %s",
                               pterun_value_tag_name(a[0]->tag), pterun_value_tag_name(a[1]->tag));
   }
-  set_bool(a[2], r);
+  set_bool(a[2], op >> outcome & 1);
   return PTERUN_STATUS_OK;
 }
 static PTERUN_KERNEL(eq_scalar) {
@@ -326,13 +321,15 @@ static pterun_status rounding(pterun_kernel_context* ctx, pterun_value** a, size
     return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_TYPE, "argument is a %s, not a Double",
                               pterun_value_tag_name(a[0]->tag));
   double d = a[0]->u.d;
-  d = mode == R_CEIL    ? ceil(d)
-      : mode == R_TRUNC ? trunc(d)
-                        : nearbyint(d); /* default FE mode: half to even */
-  if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int",
-                              a[0]->u.d);
-  set_int(a[1], (int64_t)d);
+  if (!fits_int(d))
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INVALID_ARGUMENT, "%g does not fit an Int", d);
+  /* t = trunc(d); d - t is exact (|d| < 2^52, or d is an integer and it is 0). */
+  int64_t t = (int64_t)d;
+  double frac = d - (double)t;
+  if (mode == R_CEIL && frac > 0) ++t;
+  if (mode == R_ROUND && (frac > 0.5 || (frac == 0.5 && (t & 1)))) ++t; /* half to even */
+  if (mode == R_ROUND && (frac < -0.5 || (frac == -0.5 && (t & 1)))) --t;
+  set_int(a[1], t);
   return PTERUN_STATUS_OK;
 }
 static PTERUN_KERNEL(ceil_scalar) {

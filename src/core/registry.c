@@ -280,41 +280,39 @@ const pterun_backend* pterun_registry_backend(const pterun_registry* r, const ch
   return found;
 }
 
+/* The manifest's key -> component tables, each packed into one literal of
+ * "key\0component\0" pairs (no pointer table to relocate): the component
+ * of the first key equal to s (prefix: the first key s starts with). */
+static const char* component_in(const char* pairs, const char* s, int prefix) {
+  while (*pairs != '\0') {
+    size_t n = strlen(pairs);
+    const char* component = pairs + n + 1;
+    if (prefix ? strncmp(s, pairs, n) == 0 : strcmp(s, pairs) == 0) return component;
+    pairs = component + strlen(component) + 1;
+  }
+  return NULL;
+}
+
 /* Which pterun component ships a delegate backend, by its id: generated from
  * the component manifest ("backend_ids"). */
-static const struct {
-  const char* id;
-  const char* component;
-} kComponentByBackend[] = {
-#define PT_COMPONENT_BACKEND(id, component) {id, component},
-#include "pterun_component_backends.inc"
-#undef PT_COMPONENT_BACKEND
-    {NULL, NULL}};
-
 const char* pterun_component_for_backend(const char* id) {
-  if (id == NULL) return NULL;
-  for (size_t i = 0; kComponentByBackend[i].id != NULL; ++i)
-    if (strcmp(id, kComponentByBackend[i].id) == 0) return kComponentByBackend[i].component;
-  return NULL;
+#define PT_COMPONENT_BACKEND(id, component) id "\0" component "\0"
+  static const char kPairs[] =
+#include "pterun_component_backends.inc"
+      "";
+#undef PT_COMPONENT_BACKEND
+  return id != NULL ? component_in(kPairs, id, 0) : NULL;
 }
 
 /* Which pterun component ships kernels for an operator namespace, longest
  * prefix first: generated from the component manifest. */
-static const struct {
-  const char* prefix;
-  const char* component;
-} kComponentByPrefix[] = {
-#define PT_COMPONENT_PREFIX(prefix, component) {prefix, component},
-#include "pterun_component_prefixes.inc"
-#undef PT_COMPONENT_PREFIX
-};
-
 const char* pterun_component_for_op(const char* op) {
-  if (op == NULL) return NULL;
-  for (size_t i = 0; i < sizeof kComponentByPrefix / sizeof kComponentByPrefix[0]; ++i)
-    if (strncmp(op, kComponentByPrefix[i].prefix, strlen(kComponentByPrefix[i].prefix)) == 0)
-      return kComponentByPrefix[i].component;
-  return NULL;
+#define PT_COMPONENT_PREFIX(prefix, component) prefix "\0" component "\0"
+  static const char kPairs[] =
+#include "pterun_component_prefixes.inc"
+      "";
+#undef PT_COMPONENT_PREFIX
+  return op != NULL ? component_in(kPairs, op, 1) : NULL;
 }
 
 const char* pterun_registry_missing_component(const pterun_registry* r, const char* op) {

@@ -15,31 +15,32 @@ size_t pterun_dtype_size(int dtype) {
   }
 }
 
+/* Entry i of the packed list is dtype i: every value is its position. */
+enum {
+#define PT_POS_(name, value, text, size) PT_DTYPE_POS_##name,
+  PTERUN_DTYPE_LIST(PT_POS_)
+#undef PT_POS_
+};
+#define PT_DENSE_(name, value, text, size) _Static_assert(PT_DTYPE_POS_##name == (value), #name);
+PTERUN_DTYPE_LIST(PT_DENSE_)
+#undef PT_DENSE_
+
 const char* pterun_dtype_name(int dtype) {
-  switch (dtype) {
-#define PT_CASE_(name, value, text, size)                                                          \
-  case value: return text;
-    PTERUN_DTYPE_LIST(PT_CASE_)
-#undef PT_CASE_
-    default: return "invalid";
-  }
+#define PT_TEXT_(name, value, text, size) text "\0"
+  const char* s = pt_name_in(PTERUN_DTYPE_LIST(PT_TEXT_), (unsigned)dtype);
+#undef PT_TEXT_
+  return s != NULL ? s : "invalid";
 }
 
+/* Entry i is tag i (value.h); 10 is no tag. */
+_Static_assert(PTERUN_VALUE_NONE == 0 && PTERUN_VALUE_LIST_TENSOR == 9 &&
+                   PTERUN_VALUE_LIST_OPTIONAL_TENSOR == 11,
+               "pterun_value_tag_name's list follows pterun_value_tag");
 const char* pterun_value_tag_name(int tag) {
-  switch (tag) {
-    case PTERUN_VALUE_NONE: return "None";
-    case PTERUN_VALUE_TENSOR: return "Tensor";
-    case PTERUN_VALUE_STRING: return "String";
-    case PTERUN_VALUE_DOUBLE: return "Double";
-    case PTERUN_VALUE_INT: return "Int";
-    case PTERUN_VALUE_BOOL: return "Bool";
-    case PTERUN_VALUE_LIST_BOOL: return "BoolList";
-    case PTERUN_VALUE_LIST_DOUBLE: return "DoubleList";
-    case PTERUN_VALUE_LIST_INT: return "IntList";
-    case PTERUN_VALUE_LIST_TENSOR: return "TensorList";
-    case PTERUN_VALUE_LIST_OPTIONAL_TENSOR: return "OptionalTensorList";
-    default: return "Unknown";
-  }
+  const char* s = pt_name_in("None\0Tensor\0String\0Double\0Int\0Bool\0BoolList\0DoubleList\0"
+                             "IntList\0TensorList\0Unknown\0OptionalTensorList\0",
+                             (unsigned)tag);
+  return s != NULL ? s : "Unknown";
 }
 
 int pterun_tensor_is_contiguous(const pterun_tensor* t) {

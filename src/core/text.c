@@ -24,6 +24,12 @@ static size_t printable_seq(const unsigned char* s, size_t n) {
   return len;
 }
 
+const char* pt_name_in(const char* names, unsigned index) {
+  for (; *names != '\0'; names += strlen(names) + 1)
+    if (index-- == 0) return names;
+  return NULL;
+}
+
 size_t pt_escape(const char* text, size_t len, char* out, size_t cap, bool keep_newlines) {
   static const char hex[] = "0123456789abcdef";
   const unsigned char* s = (const unsigned char*)text;

@@ -122,6 +122,75 @@ static int prim_compare_and_unary(void) {
   return 0;
 }
 
+/* The rounding ops (computed without libm) against libm's ceil, nearbyint
+ * (the default rounding mode: half to even) and trunc, and the comparisons
+ * against C's, over halves, near-halves, signs, zeros, the Int bounds, the
+ * exact-integer range's edge and NaN. */
+static int prim_rounding_and_compare_match_c(void) {
+  static const double base[] = {0.0,    0.5,    1.0,    1.5,     2.5,       3.5,
+                                0.25,   0.75,   2.0,    7.49999, 1e15 + 0.5, 4503599627370495.5,
+                                4503599627370496.0, 9007199254740993.0, 9.2233720368547748e18,
+                                9.2233720368547758e18, 1e300};
+  static const char* const rounding[] = {"executorch_prim::ceil.Scalar",
+                                         "executorch_prim::round.Scalar",
+                                         "executorch_prim::trunc.Scalar",
+                                         "executorch_prim::sym_int.Scalar"};
+  double vals[2 * (sizeof base / sizeof base[0]) + 3];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof base / sizeof base[0]; ++i) {
+    vals[n++] = base[i];
+    vals[n++] = -base[i];
+  }
+  vals[n++] = nextafter(0.5, 0.0);
+  vals[n++] = -9.2233720368547758e18 - 4096.0;
+  vals[n++] = NAN;
+  for (size_t i = 0; i < n; ++i) {
+    double d = vals[i];
+    for (size_t r = 0; r < 4; ++r) {
+      double want = r == 0 ? ceil(d) : r == 1 ? nearbyint(d) : trunc(d);
+      int fits = want >= -9.2233720368547758e18 && want < 9.2233720368547758e18;
+      pterun_value o;
+      pterun_status st = call(rounding[r], pt_val_double(d), NULL, &o);
+      PT_CHECK_STATUS(st, fits ? PTERUN_STATUS_OK : PTERUN_STATUS_INVALID_ARGUMENT);
+      if (fits) PT_CHECK(o.tag == PTERUN_VALUE_INT && o.u.i == (int64_t)want);
+    }
+    for (size_t j = 0; j < n; ++j) {
+      static const char* const ops[] = {"executorch_prim::eq.Scalar", "executorch_prim::gt.Scalar",
+                                        "executorch_prim::lt.Scalar", "executorch_prim::ge.Scalar",
+                                        "executorch_prim::le.Scalar"};
+      double e = vals[j];
+      int want[5] = {d == e, d > e, d < e, d >= e, d <= e};
+      pterun_value b = pt_val_double(e), o;
+      for (size_t k = 0; k < 5; ++k) {
+        PT_CHECK_STATUS(call(ops[k], pt_val_double(d), &b, &o), PTERUN_STATUS_OK);
+        PT_CHECK(o.tag == PTERUN_VALUE_BOOL && o.u.b == want[k]);
+      }
+    }
+  }
+  /* Int and Bool pairs compare exactly, as C does. */
+  static const int64_t ints[] = {INT64_MIN, -2, -1, 0, 1, 2, INT64_MAX};
+  for (size_t i = 0; i < 7; ++i)
+    for (size_t j = 0; j < 7; ++j) {
+      int64_t x = ints[i], y = ints[j];
+      int want[5] = {x == y, x > y, x < y, x >= y, x <= y};
+      const char* ops[] = {"executorch_prim::eq.Scalar", "executorch_prim::gt.Scalar",
+                           "executorch_prim::lt.Scalar", "executorch_prim::ge.Scalar",
+                           "executorch_prim::le.Scalar"};
+      pterun_value b = pt_val_int(y), o;
+      for (size_t k = 0; k < 5; ++k) {
+        PT_CHECK_STATUS(call(ops[k], pt_val_int(x), &b, &o), PTERUN_STATUS_OK);
+        PT_CHECK(o.u.b == want[k]);
+        if (i < 2 || j < 2) continue;
+        pterun_value bb = pt_val_bool(y != 0);
+        int xb = x != 0, yb = y != 0;
+        int wantb[5] = {xb == yb, xb > yb, xb < yb, xb >= yb, xb <= yb};
+        PT_CHECK_STATUS(call(ops[k], pt_val_bool(xb), &bb, &o), PTERUN_STATUS_OK);
+        PT_CHECK(o.u.b == wantb[k]);
+      }
+    }
+  return 0;
+}
+
 static int prim_tensor_ops(void) {
   float data[6] = {1, 2, 3, 4, 5, 6};
   pterun_tensor t;
@@ -191,6 +260,7 @@ int main(void) {
   PT_RUN(prim_int_arithmetic);
   PT_RUN(prim_double_and_mixed);
   PT_RUN(prim_compare_and_unary);
+  PT_RUN(prim_rounding_and_compare_match_c);
   PT_RUN(prim_tensor_ops);
   pterun_registry_destroy(g_reg);
   return pt_failures ? 1 : 0;
