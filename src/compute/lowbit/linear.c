@@ -157,10 +157,28 @@ static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
   memcpy(b->y + r * (size_t)p->n + tile * 8, res, (size_t)ncols * sizeof(float));
 }
 
-/* Tiles outer, rows inner: a tile's weights are read once per block of rows. */
+/* Tiles outer, rows inner: a tile's weights are read once per block of rows.
+ * One row (decode): the row's description is made once and whole tiles are
+ * written straight into y (no staging copy per tile); the same tile calls
+ * either way, so the same bits. */
 static void tiles_task(void* c, size_t i, size_t j, size_t ni, size_t nj) {
   const pc_lowbit_block* b = (const pc_lowbit_block*)c;
   size_t t, r;
+  if (ni == 1) {
+    const pterun_compute_lowbit_weights* p = b->w;
+    const pterun_compute_lowbit_tile_fn tile = b->tile;
+    const size_t full = (size_t)(p->n / 8), end = j + nj < full ? j + nj : full;
+    const uint8_t* wt = p->tiles + (uint64_t)j * p->tile_bytes;
+    float* y = b->y + i * (size_t)p->n;
+    pterun_compute_lowbit_qrow row;
+    row.qa = b->qa + i * b->kpad;
+    row.asum = b->asum + i * (size_t)(p->k / p->group_size);
+    row.scale = b->scale[i];
+    row.zero = b->zero[i];
+    for (t = j; t < end; ++t, wt += p->tile_bytes) tile(p, wt, &row, y + t * 8);
+    for (; t < j + nj; ++t) tile_row(b, i, (int64_t)t); /* the last, partial tile */
+    return;
+  }
   for (t = j; t < j + nj; ++t)
     for (r = i; r < i + ni; ++r) tile_row(b, r, (int64_t)t);
 }
