@@ -204,6 +204,18 @@ static int test_driver(void) {
             }
           }
         }
+        /* one row at a time (decode's shape: the driver's one-row task) */
+        for (i = 0; i < m; ++i) {
+          memset(got, 0xa5, (size_t)n * 4);
+          PT_CHECK_STATUS(
+              pterun_compute_lowbit_linear_ex(NULL, &w, x + i * k, 1, got, &uk[v], pools[2], 0),
+              PTERUN_STATUS_OK);
+          if (memcmp(got, want + i * n, (size_t)n * 4) != 0) {
+            fprintf(stderr, "%s nbit %d combo %d row %d alone differs\n", uk[v].name, nbit, combo,
+                    (int)i);
+            bad = 1;
+          }
+        }
         /* recorded only if every test passes; the scalar reference's own bits */
         pt_variant_checked("lowbit", uk[v].name, v == 0 ? got : NULL, (size_t)(m * n) * 4);
       }
