@@ -336,11 +336,14 @@ static inline __attribute__((always_inline)) const uint8_t* LT_NAME(_groups4_bod
       acc_hi = LT_ADD32(acc_hi, LT_MADD(p_hi, ones));
 #endif
     }
-    /* the stored nibbles are code + 8: dot = sum(u * a) - 8 * sum(a) */
-    if (!LT_NAME(_epilogue)(p, w,
-                            _mm256_sub_epi32(LT_COLS32(acc_lo, acc_hi),
-                                             _mm256_set1_epi32((int32_t)(8 * row->asum[g]))),
-                            row->asum[g], row->zero, has_zeros, e))
+    /* the stored nibbles are code + 8: dot = sum(u * a) - 8 * sum(a); the
+     * low 32 bits of 8 * sum(a) are those of (int32_t)sum(a) << 3, which
+     * is one broadcast load and a shift (the same wrapped value) */
+    if (!LT_NAME(_epilogue)(
+            p, w,
+            _mm256_sub_epi32(LT_COLS32(acc_lo, acc_hi),
+                             _mm256_slli_epi32(_mm256_set1_epi32((int32_t)row->asum[g]), 3)),
+            row->asum[g], row->zero, has_zeros, e))
       return NULL;
     w += 64 + (has_zeros ? 32 : 0);
   }
