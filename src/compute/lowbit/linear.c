@@ -255,7 +255,6 @@ static pterun_status linear_rows(pterun_kernel_context* ctx, const pterun_comput
    * distribution evens out a shared machine); at least 4 tiles each. */
   tile_j = tiles / (threads * 4);
   if (tile_j < 4) tile_j = 4;
-  tile_j += tile_j & 1; /* even: the one-row tasks run their tiles in pairs */
   for (done = 0; done < (size_t)m; done += rows) {
     size_t nr = (size_t)m - done < rows ? (size_t)m - done : rows;
     if (xq != NULL) {
