@@ -161,6 +161,15 @@ typedef void (*pterun_compute_lowbit_tile_fn)(const struct pterun_compute_lowbit
                                               const uint8_t* tile,
                                               const pterun_compute_lowbit_qrow* row, float out[8]);
 
+/** `n` whole consecutive tiles (at `tiles`, w->tile_bytes apart) against one
+ *  row, out[8 * i + c] for tile i: each exactly the tile function's result
+ *  (decode's one-row product; SIMD variants share the activation loads
+ *  between neighbouring tiles). */
+typedef void (*pterun_compute_lowbit_tiles_fn)(const struct pterun_compute_lowbit_weights* w,
+                                               const uint8_t* tiles,
+                                               const pterun_compute_lowbit_qrow* row, float* out,
+                                               size_t n);
+
 /** Dynamic activation quantization of one row of k floats (docs/lowbit.md):
  *  its scale and zero point, the int8 codes at qa, and at asum the sum of
  *  each group of gs codes (gs a multiple of 16 dividing k). The same bits
@@ -174,6 +183,7 @@ struct pterun_compute_lowbit_ukernel {
   const char* name;
   pterun_compute_lowbit_tile_fn tile;   /* the whole tile: fn plus the epilogue */
   pterun_compute_lowbit_quant_fn quant; /* the activation rows */
+  pterun_compute_lowbit_tiles_fn tiles; /* whole tiles for one row (`tile`'s bits) */
 };
 
 /** Every low-bit microkernel compiled into this build, portable first, in

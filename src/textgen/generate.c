@@ -209,7 +209,10 @@ static pterun_status forward_once(pterun_llm* llm, const int64_t* tokens, size_t
     const char* row =
         (const char*)t->data + (size_t)(t->numel - (int64_t)V) * pterun_dtype_size(t->dtype);
     size_t k;
-    for (k = 0; k < V; ++k) llm->logits[k] = pterun_load_f32(row, t->dtype, (int64_t)k);
+    if (t->dtype == PTERUN_DTYPE_F32) /* the usual case: a copy, not a load per element */
+      memcpy(llm->logits, row, V * sizeof(float));
+    else
+      for (k = 0; k < V; ++k) llm->logits[k] = pterun_load_f32(row, t->dtype, (int64_t)k);
   }
   llm->pos += (int64_t)n;
   return PTERUN_STATUS_OK;

@@ -161,10 +161,14 @@ static int test_driver(void) {
     PT_CHECK_STATUS(pterun_threadpool_create(&o, &pools[pi]), PTERUN_STATUS_OK);
   }
   for (nbit = 1; nbit <= 8; ++nbit)
-    for (combo = 0; combo < 4; ++combo) {
-      const int64_t n = 100 + nbit, k = 512, m = 5, gs = combo & 1 ? 64 : 32;
+    for (combo = 0; combo < 12; ++combo) {
+      /* groups of 32, 64 and 128, each with and without zero points and
+       * bias: the tiles' specialised group loops (dot_tmpl.h) and the
+       * general one */
+      static const int64_t gsizes[3] = {32, 64, 128};
+      const int64_t n = 100 + nbit, k = 512, m = 5, gs = gsizes[combo / 4];
       pterun_compute_lowbit_weights w;
-      uint8_t* buf = make_weights(&w, nbit, n, k, gs, combo & 1, combo >> 1);
+      uint8_t* buf = make_weights(&w, nbit, n, k, gs, combo & 1, (combo >> 1) & 1);
       float *x = malloc((size_t)(m * k) * 4), *want = malloc((size_t)(m * n) * 4),
             *got = malloc((size_t)(m * n) * 4);
       int64_t i;
@@ -198,6 +202,18 @@ static int test_driver(void) {
                       combo, pi, cap);
               bad = 1;
             }
+          }
+        }
+        /* one row at a time (decode's shape: the driver's one-row task) */
+        for (i = 0; i < m; ++i) {
+          memset(got, 0xa5, (size_t)n * 4);
+          PT_CHECK_STATUS(
+              pterun_compute_lowbit_linear_ex(NULL, &w, x + i * k, 1, got, &uk[v], pools[2], 0),
+              PTERUN_STATUS_OK);
+          if (memcmp(got, want + i * n, (size_t)n * 4) != 0) {
+            fprintf(stderr, "%s nbit %d combo %d row %d alone differs\n", uk[v].name, nbit, combo,
+                    (int)i);
+            bad = 1;
           }
         }
         /* recorded only if every test passes; the scalar reference's own bits */

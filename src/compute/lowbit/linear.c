@@ -14,7 +14,7 @@
 #include "src/compute/used.h"
 
 static const pterun_compute_lowbit_ukernel g_ukernels[] = {
-#define PC_LOWBIT_UKERNEL(isa, fn, tile, quant) {(isa), fn, #fn, tile, quant},
+#define PC_LOWBIT_UKERNEL(isa, fn, tile, quant) {(isa), fn, #fn, tile, quant, tile##_many},
 #include "src/compute/lowbit/lowbit_ukernels.inc"
 #undef PC_LOWBIT_UKERNEL
 };
@@ -52,6 +52,7 @@ static int32_t rdi(const uint8_t* p) {
 typedef struct pc_lowbit_block {
   const pterun_compute_lowbit_weights* w;
   pterun_compute_lowbit_tile_fn tile;
+  pterun_compute_lowbit_tiles_fn tiles;
   pterun_compute_lowbit_quant_fn quant;
   const float* x; /* first row of the block */
   /* or, already quantized (pterun_compute_lowbit_linear_qa_ex): codes, scales, zero points */
@@ -142,6 +143,13 @@ void pc_lowbit_tile_generic(pterun_compute_lowbit_dot_fn dot,
   memcpy(out, res, sizeof res);
 }
 
+void pc_lowbit_tiles_each(pterun_compute_lowbit_tile_fn tile, const pterun_compute_lowbit_weights* w,
+                          const uint8_t* t, const pterun_compute_lowbit_qrow* row, float* out,
+                          size_t n) {
+  size_t i;
+  for (i = 0; i < n; ++i) tile(w, t + i * w->tile_bytes, row, out + 8 * i);
+}
+
 /* One 8-column tile for one quantized activation row. */
 static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
   const pterun_compute_lowbit_weights* p = b->w;
@@ -157,10 +165,27 @@ static void tile_row(const pc_lowbit_block* b, size_t r, int64_t tile) {
   memcpy(b->y + r * (size_t)p->n + tile * 8, res, (size_t)ncols * sizeof(float));
 }
 
-/* Tiles outer, rows inner: a tile's weights are read once per block of rows. */
+/* Tiles outer, rows inner: a tile's weights are read once per block of rows.
+ * One row (decode): the row's description is made once and whole tiles are
+ * written straight into y (no staging copy per tile); the same tile calls
+ * either way, so the same bits. */
 static void tiles_task(void* c, size_t i, size_t j, size_t ni, size_t nj) {
   const pc_lowbit_block* b = (const pc_lowbit_block*)c;
   size_t t, r;
+  if (ni == 1) {
+    const pterun_compute_lowbit_weights* p = b->w;
+    const size_t full = (size_t)(p->n / 8), end = j + nj < full ? j + nj : full;
+    pterun_compute_lowbit_qrow row;
+    row.qa = b->qa + i * b->kpad;
+    row.asum = b->asum + i * (size_t)(p->k / p->group_size);
+    row.scale = b->scale[i];
+    row.zero = b->zero[i];
+    if (end > j)
+      b->tiles(p, p->tiles + (uint64_t)j * p->tile_bytes, &row, b->y + i * (size_t)p->n + j * 8,
+               end - j);
+    for (t = end > j ? end : j; t < j + nj; ++t) tile_row(b, i, (int64_t)t); /* partial tile */
+    return;
+  }
   for (t = j; t < j + nj; ++t)
     for (r = i; r < i + ni; ++r) tile_row(b, r, (int64_t)t);
 }
@@ -203,6 +228,7 @@ static pterun_status linear_rows(pterun_kernel_context* ctx, const pterun_comput
   if (uk == NULL) uk = pterun_compute_lowbit_select(pterun_cpu_features());
   if (uk >= g_ukernels && uk < g_ukernels + PC_NUK) pc_used_mark(g_ran, (size_t)(uk - g_ukernels));
   b.tile = uk->tile;
+  b.tiles = uk->tiles;
   b.quant = uk->quant;
   b.kpad = round64((size_t)w->k);
   if (buf != NULL) {

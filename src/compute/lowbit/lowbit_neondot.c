@@ -207,6 +207,11 @@ void pc_lowbit_quant__neondot(const float* x, int64_t k, int64_t gs, int8_t* qa,
   }
 }
 
+void pc_lowbit_tile__neondot_many(const pterun_compute_lowbit_weights* w, const uint8_t* t,
+                                  const pterun_compute_lowbit_qrow* row, float* out, size_t n) {
+  pc_lowbit_tiles_each(pc_lowbit_tile__neondot, w, t, row, out, n);
+}
+
 #else
 typedef int pc_lowbit_neondot_unavailable; /* not an empty translation unit */
 #endif

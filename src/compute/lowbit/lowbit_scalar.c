@@ -23,3 +23,8 @@ void pc_lowbit_tile__scalar(const pterun_compute_lowbit_weights* w, const uint8_
                             const pterun_compute_lowbit_qrow* row, float out[8]) {
   pc_lowbit_tile_generic(pc_lowbit_dot__scalar, w, t, row, out);
 }
+
+void pc_lowbit_tile__scalar_many(const pterun_compute_lowbit_weights* w, const uint8_t* t,
+                                 const pterun_compute_lowbit_qrow* row, float* out, size_t n) {
+  pc_lowbit_tiles_each(pc_lowbit_tile__scalar, w, t, row, out, n);
+}
