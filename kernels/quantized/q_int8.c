@@ -463,6 +463,14 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         cm.dtype = out->dtype;
         cm.rs = 1;
         cm.cs = ohw;
+        if (ic.pad != NULL && st->groups == 1 && ic.kh == 1 && ic.kw == 1 && ic.sh == 1 &&
+            ic.sw == 1 && ic.ph == 0 && ic.pw == 0) {
+          /* 1x1, stride 1, no padding: the channels-last copy is the GEMM's A
+           * itself ([H*W][C] rows, what im2col would copy), read in place. */
+          pterun_compute_matrix am = {(void*)(uintptr_t)ic.pad, st->x_dtype, ic.c_all, 1};
+          PTERUN_TRY(run_gemm(ctx, ohw, &am, NULL, NULL, st->x_dtype, &st->packed[g], &ep, &cm));
+          continue;
+        }
         PTERUN_TRY(
             run_gemm(ctx, ohw, NULL, im2col_rows, &ic, st->x_dtype, &st->packed[g], &ep, &cm));
       }
