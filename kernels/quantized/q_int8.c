@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "kernels/quantized/q_lut_clamp.h"
 #include "kernels/quantized/qint8.h"
 #include "pterun/compute.h"
 
@@ -34,6 +35,9 @@ typedef struct qk_i8_state {
   int out_dtype;
   float out_inv;
   int32_t out_zp, q_lo, q_hi;
+  /* conv2d_q8_hardtanh_q8 whose hardtanh chain is no clamp of the code: its
+   * table, applied to the output in place (a clamp narrows q_lo / q_hi) */
+  uint8_t* lut;
   /* Room for a copy of the input when the memory plan gave the output the
    * input's bytes and the scratch arena cannot hold one (it may be absent). */
   void* alias_buf;
@@ -156,6 +160,31 @@ static pterun_status static_output(pterun_kernel_context* ctx, const qk_i8_out* 
   return PTERUN_STATUS_OK;
 }
 
+/* The hardtanh_q8 chain after the output quantization: clamp(clamp(v, a, b),
+ * c, d) is one clamp, to the intersection, or to the nearer end of [c, d]
+ * when the ranges do not meet; any other table is kept for execute. */
+static pterun_status chain_lut(pterun_kernel_context* ctx, const qk_i8_call* call,
+                               qk_i8_state* st) {
+  uint8_t table[256];
+  if (call->lut_out.dtype != call->out.dtype) /* in place needs one dtype: run unfused */
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "the hardtanh changes the dtype: not fused with the convolution");
+  PTERUN_TRY(qk_lut_hardtanh_table(ctx, &call->lut_in, call->lut_lo, call->lut_hi,
+                                   &call->lut_out, table));
+  const qk_lut_clamp c = qk_lut_find_clamp(table, call->out.dtype == PTERUN_DTYPE_I8, 1);
+  if (c.is_clamp) {
+    const int32_t a = st->q_lo, b = st->q_hi;
+    st->q_lo = b < c.lo ? c.lo : a > c.hi ? c.hi : a > c.lo ? a : c.lo;
+    st->q_hi = b < c.lo ? c.lo : a > c.hi ? c.hi : b < c.hi ? b : c.hi;
+    return PTERUN_STATUS_OK;
+  }
+  st->lut = pterun_kernel_state_alloc(ctx, 256, 64);
+  if (st->lut == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate the table");
+  memcpy(st->lut, table, 256);
+  return PTERUN_STATUS_OK;
+}
+
 pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) {
   const pterun_tensor* w = call->wq.w;
   qk_i8_state* st;
@@ -230,6 +259,7 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     st->x_zp = (int32_t)call->x_zp;
     for (c = 0; c < st->oc; ++c) st->scale[c] = xs * st->w_scale[c];
     PTERUN_TRY(static_output(ctx, &call->out, st));
+    if (call->lut) PTERUN_TRY(chain_lut(ctx, call, st));
   }
   return PTERUN_STATUS_OK;
 }
@@ -572,5 +602,11 @@ pterun_status qk_i8_execute(pterun_kernel_context* ctx, const qk_i8_call* call) 
   if (call->outt->dtype != st->out_dtype)
     return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s, the program says %s",
                            pterun_dtype_name(call->outt->dtype), pterun_dtype_name(st->out_dtype));
-  return call->conv ? exec_conv(ctx, st, call) : exec_linear_static(ctx, st, call);
+  if (!call->conv) return exec_linear_static(ctx, st, call);
+  PTERUN_TRY(exec_conv(ctx, st, call));
+  if (st->lut != NULL) { /* byte for byte, in place */
+    uint8_t* o = (uint8_t*)call->outt->data;
+    for (int64_t k = 0; k < call->outt->numel; ++k) o[k] = st->lut[o[k]];
+  }
+  return PTERUN_STATUS_OK;
 }
