@@ -443,8 +443,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   ic.zp = (uint8_t)st->x_zp;
   ic.k = st->k;
-  const void* xdata;
-  PTERUN_TRY(unalias_input(ctx, st, x, out, &xdata));
+  const void* xdata = x->data;
   {
     const int64_t ohw = sizes[2] * sizes[3], chw = x->sizes[1] * ic.h * ic.w;
     const size_t esz = pterun_dtype_size(out->dtype);
@@ -457,6 +456,15 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
     ep.q_min = st->q_lo;
     ep.q_max = st->q_hi;
     if (ohw == 0) return PTERUN_STATUS_OK;
+    /* One image through the GEMM: its padded channels-last copy is made
+     * before any output is written and the rows come from it alone, so an
+     * input sharing the output's bytes needs no copy of its own. */
+    const uint8_t* pad0 = NULL;
+    if (st->dw_w == NULL && sizes[0] == 1) {
+      ic.x = (const uint8_t*)xdata;
+      pad0 = pad_nhwc(ctx, &ic);
+    }
+    if (pad0 == NULL) PTERUN_TRY(unalias_input(ctx, st, x, out, &xdata));
     if (st->dw_w != NULL) {
       pterun_compute_dwconv2d dp;
       memset(&dp, 0, sizeof dp);
@@ -482,7 +490,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         pterun_compute_matrix cm;
         if (g == 0) {
           ic.x = (const uint8_t*)xdata + b * chw;
-          ic.pad = pad_nhwc(ctx, &ic); /* scratch: released after this call */
+          ic.pad = pad0 != NULL ? pad0 : pad_nhwc(ctx, &ic); /* scratch: released after the call */
           if (ic.pad == NULL) pterun_kernel_note_slow_path(ctx, "no scratch for the padded image");
         }
         ic.c0 = g * ic.cpg;
