@@ -160,9 +160,9 @@ static pterun_status static_output(pterun_kernel_context* ctx, const qk_i8_out* 
   return PTERUN_STATUS_OK;
 }
 
-/* The hardtanh_q8 chain after the output quantization: clamp(clamp(v, a, b),
- * c, d) is one clamp, to the intersection, or to the nearer end of [c, d]
- * when the ranges do not meet; any other table is kept for execute. */
+/* The hardtanh_q8 chain after the output quantization: a clamp of the code
+ * narrows the requantised range (qk_lut_clamp_after); any other table is
+ * kept for execute. */
 static pterun_status chain_lut(pterun_kernel_context* ctx, const qk_i8_call* call,
                                qk_i8_state* st) {
   uint8_t table[256];
@@ -173,9 +173,7 @@ static pterun_status chain_lut(pterun_kernel_context* ctx, const qk_i8_call* cal
                                    &call->lut_out, table));
   const qk_lut_clamp c = qk_lut_find_clamp(table, call->out.dtype == PTERUN_DTYPE_I8, 1);
   if (c.is_clamp) {
-    const int32_t a = st->q_lo, b = st->q_hi;
-    st->q_lo = b < c.lo ? c.lo : a > c.hi ? c.hi : a > c.lo ? a : c.lo;
-    st->q_hi = b < c.lo ? c.lo : a > c.hi ? c.hi : b < c.hi ? b : c.hi;
+    qk_lut_clamp_after(&st->q_lo, &st->q_hi, &c);
     return PTERUN_STATUS_OK;
   }
   st->lut = pterun_kernel_state_alloc(ctx, 256, 64);
