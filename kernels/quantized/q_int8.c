@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "kernels/quantized/q_lut_clamp.h"
 #include "kernels/quantized/qint8.h"
 #include "pterun/compute.h"
 
@@ -34,6 +35,9 @@ typedef struct qk_i8_state {
   int out_dtype;
   float out_inv;
   int32_t out_zp, q_lo, q_hi;
+  /* conv2d_q8_hardtanh_q8 whose hardtanh chain is no clamp of the code: its
+   * table, applied to the output in place (a clamp narrows q_lo / q_hi) */
+  uint8_t* lut;
   /* Room for a copy of the input when the memory plan gave the output the
    * input's bytes and the scratch arena cannot hold one (it may be absent). */
   void* alias_buf;
@@ -156,6 +160,29 @@ static pterun_status static_output(pterun_kernel_context* ctx, const qk_i8_out* 
   return PTERUN_STATUS_OK;
 }
 
+/* The hardtanh_q8 chain after the output quantization: a clamp of the code
+ * narrows the requantised range (qk_lut_clamp_after); any other table is
+ * kept for execute. */
+static pterun_status chain_lut(pterun_kernel_context* ctx, const qk_i8_call* call,
+                               qk_i8_state* st) {
+  uint8_t table[256];
+  if (call->lut_out.dtype != call->out.dtype) /* in place needs one dtype: run unfused */
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "the hardtanh changes the dtype: not fused with the convolution");
+  PTERUN_TRY(qk_lut_hardtanh_table(ctx, &call->lut_in, call->lut_lo, call->lut_hi,
+                                   &call->lut_out, table));
+  const qk_lut_clamp c = qk_lut_find_clamp(table, call->out.dtype == PTERUN_DTYPE_I8, 1);
+  if (c.is_clamp) {
+    qk_lut_clamp_after(&st->q_lo, &st->q_hi, &c);
+    return PTERUN_STATUS_OK;
+  }
+  st->lut = pterun_kernel_state_alloc(ctx, 256, 64);
+  if (st->lut == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate the table");
+  memcpy(st->lut, table, 256);
+  return PTERUN_STATUS_OK;
+}
+
 pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) {
   const pterun_tensor* w = call->wq.w;
   qk_i8_state* st;
@@ -230,6 +257,7 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     st->x_zp = (int32_t)call->x_zp;
     for (c = 0; c < st->oc; ++c) st->scale[c] = xs * st->w_scale[c];
     PTERUN_TRY(static_output(ctx, &call->out, st));
+    if (call->lut) PTERUN_TRY(chain_lut(ctx, call, st));
   }
   return PTERUN_STATUS_OK;
 }
@@ -413,8 +441,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   ic.zp = (uint8_t)st->x_zp;
   ic.k = st->k;
-  const void* xdata;
-  PTERUN_TRY(unalias_input(ctx, st, x, out, &xdata));
+  const void* xdata = x->data;
   {
     const int64_t ohw = sizes[2] * sizes[3], chw = x->sizes[1] * ic.h * ic.w;
     const size_t esz = pterun_dtype_size(out->dtype);
@@ -427,6 +454,15 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
     ep.q_min = st->q_lo;
     ep.q_max = st->q_hi;
     if (ohw == 0) return PTERUN_STATUS_OK;
+    /* One image through the GEMM: its padded channels-last copy is made
+     * before any output is written and the rows come from it alone, so an
+     * input sharing the output's bytes needs no copy of its own. */
+    const uint8_t* pad0 = NULL;
+    if (st->dw_w == NULL && sizes[0] == 1) {
+      ic.x = (const uint8_t*)xdata;
+      pad0 = pad_nhwc(ctx, &ic);
+    }
+    if (pad0 == NULL) PTERUN_TRY(unalias_input(ctx, st, x, out, &xdata));
     if (st->dw_w != NULL) {
       pterun_compute_dwconv2d dp;
       memset(&dp, 0, sizeof dp);
@@ -452,7 +488,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         pterun_compute_matrix cm;
         if (g == 0) {
           ic.x = (const uint8_t*)xdata + b * chw;
-          ic.pad = pad_nhwc(ctx, &ic); /* scratch: released after this call */
+          ic.pad = pad0 != NULL ? pad0 : pad_nhwc(ctx, &ic); /* scratch: released after the call */
           if (ic.pad == NULL) pterun_kernel_note_slow_path(ctx, "no scratch for the padded image");
         }
         ic.c0 = g * ic.cpg;
@@ -463,6 +499,14 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         cm.dtype = out->dtype;
         cm.rs = 1;
         cm.cs = ohw;
+        if (ic.pad != NULL && st->groups == 1 && ic.kh == 1 && ic.kw == 1 && ic.sh == 1 &&
+            ic.sw == 1 && ic.ph == 0 && ic.pw == 0) {
+          /* 1x1, stride 1, no padding: the channels-last copy is the GEMM's A
+           * itself ([H*W][C] rows, what im2col would copy), read in place. */
+          pterun_compute_matrix am = {(void*)(uintptr_t)ic.pad, st->x_dtype, ic.c_all, 1};
+          PTERUN_TRY(run_gemm(ctx, ohw, &am, NULL, NULL, st->x_dtype, &st->packed[g], &ep, &cm));
+          continue;
+        }
         PTERUN_TRY(
             run_gemm(ctx, ohw, NULL, im2col_rows, &ic, st->x_dtype, &st->packed[g], &ep, &cm));
       }
@@ -564,5 +608,11 @@ pterun_status qk_i8_execute(pterun_kernel_context* ctx, const qk_i8_call* call) 
   if (call->outt->dtype != st->out_dtype)
     return PTERUN_FAIL_ARG(ctx, "arg 'out': dtype %s, the program says %s",
                            pterun_dtype_name(call->outt->dtype), pterun_dtype_name(st->out_dtype));
-  return call->conv ? exec_conv(ctx, st, call) : exec_linear_static(ctx, st, call);
+  if (!call->conv) return exec_linear_static(ctx, st, call);
+  PTERUN_TRY(exec_conv(ctx, st, call));
+  if (st->lut != NULL) { /* byte for byte, in place */
+    uint8_t* o = (uint8_t*)call->outt->data;
+    for (int64_t k = 0; k < call->outt->numel; ++k) o[k] = st->lut[o[k]];
+  }
+  return PTERUN_STATUS_OK;
 }

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 
 #include "kernels/quantized/q_lut_clamp.h"
+#include "kernels/quantized/qint8.h"
 #include "kernels/quantized/qutil.h"
 
 enum { QK_LUT_RELU, QK_LUT_HARDTANH };
@@ -55,25 +56,36 @@ static pterun_status read_call(pterun_kernel_context* ctx, pterun_value** args, 
   return pterun_arg_tensor(ctx, args, i + 5, "out", &c->out);
 }
 
-/* The reference chain on every 8-bit code. */
-static pterun_status build_table(pterun_kernel_context* ctx, const qk_lut_call* c,
-                                 qk_lut_state* st) {
+/* The reference chain on every 8-bit code (relu: act, else hardtanh). */
+static pterun_status chain_table(pterun_kernel_context* ctx, const qk_q8* in, int act, float lo,
+                                 float hi, const qk_q8* outq, uint8_t table[256]) {
   float s_in, s_out, x[256];
-  PTERUN_TRY(qk_check_q8(ctx, &c->in, &s_in));
-  PTERUN_TRY(qk_check_q8(ctx, &c->outq, &s_out));
-  qk_dequant_table(&c->in, s_in, x);
+  PTERUN_TRY(qk_check_q8(ctx, in, &s_in));
+  PTERUN_TRY(qk_check_q8(ctx, outq, &s_out));
+  qk_dequant_table(in, s_in, x);
   for (int b = 0; b < 256; ++b) {
     float v = x[b];
-    if (c->act == QK_LUT_RELU) {
+    if (act == QK_LUT_RELU) {
       v = v > 0 ? v : 0.0f; /* finite: (q - zp) * s */
     } else {
-      const float m = v < c->lo ? c->lo : v;
-      v = c->hi < m ? c->hi : m;
+      const float m = v < lo ? lo : v;
+      v = hi < m ? hi : m;
     }
     x[b] = v;
   }
-  qk_quantize_run(x, PTERUN_DTYPE_F32, st->table, (int)c->outq.dtype, 0, 256, 1.0f / s_out,
-                  (int32_t)c->outq.zp, c->outq.qmin, c->outq.qmax);
+  qk_quantize_run(x, PTERUN_DTYPE_F32, table, (int)outq->dtype, 0, 256, 1.0f / s_out,
+                  (int32_t)outq->zp, outq->qmin, outq->qmax);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status qk_lut_hardtanh_table(pterun_kernel_context* ctx, const qk_q8* in, float lo,
+                                    float hi, const qk_q8* out, uint8_t table[256]) {
+  return chain_table(ctx, in, QK_LUT_HARDTANH, lo, hi, out, table);
+}
+
+static pterun_status build_table(pterun_kernel_context* ctx, const qk_lut_call* c,
+                                 qk_lut_state* st) {
+  PTERUN_TRY(chain_table(ctx, &c->in, c->act, c->lo, c->hi, &c->outq, st->table));
   st->in_dtype = (int32_t)c->in.dtype;
   st->out_dtype = (int32_t)c->outq.dtype;
   st->clamp =

@@ -161,6 +161,58 @@ static pterun_status read_conv(pterun_kernel_context* ctx, pterun_value** args, 
   return read_output_q(ctx, args, i, c);
 }
 
+/* conv2d_q8_hardtanh_q8 (32 arguments): 6 input + 4 weight + bias, stride,
+ * padding, dilation, transposed, groups + the first quantize's scale,
+ * zero_point, quant_min, quant_max, dtype + the dequantize's scale,
+ * zero_point + hardtanh's min_val, max_val + 7 output. */
+static pterun_status read_conv_lut(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                   int act, qk_i8_call* c) {
+  size_t i = 0, len; /* set by read_weight_q */
+  int transposed;
+  pterun_scalar lo, hi;
+  (void)act;
+  memset(c, 0, sizeof *c);
+  c->conv = 1;
+  c->lut = 1;
+  PTERUN_CHECK_NARGS(ctx, nargs, 32);
+  PTERUN_TRY(read_input_q(ctx, args, 0, c));
+  PTERUN_TRY(read_weight_q(ctx, args, nargs, 6, c, &i));
+  if (i != 10) return PTERUN_FAIL_ARG(ctx, "arg 'weight': want per-channel q-params");
+  PTERUN_TRY(pterun_arg_opt_tensor(ctx, args, 10, "bias", &c->bias));
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 11, "stride", &c->stride, &len, 0));
+  if (len == 1)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg 'stride': the fused conv2d is 2-D, this convolution 1-D");
+  if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'stride': want 2 values (conv2d)");
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 12, "padding", &c->padding, &len, 0));
+  if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'padding': want 2 values (conv2d)");
+  PTERUN_TRY(pterun_arg_int_list(ctx, args, 13, "dilation", &c->dilation, &len, 0));
+  if (len != 2) return PTERUN_FAIL_ARG(ctx, "arg 'dilation': want 2 values (conv2d)");
+  PTERUN_TRY(pterun_arg_bool(ctx, args, 14, "transposed", &transposed));
+  if (transposed)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
+                              "arg 'transposed': the fused conv2d is not transposed");
+  PTERUN_TRY(pterun_arg_int(ctx, args, 15, "groups", &c->groups));
+  PTERUN_TRY(pterun_arg_double(ctx, args, 16, "output_scale", &c->out.scale));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 17, "output_zero_point", &c->out.zp));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 18, "output_quant_min", &c->out.qmin));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 19, "output_quant_max", &c->out.qmax));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 20, "output_dtype", &c->out.dtype));
+  /* the dequantize reads the first quantize's codes: their dtype and range */
+  PTERUN_TRY(pterun_arg_double(ctx, args, 21, "input_scale", &c->lut_in.scale));
+  PTERUN_TRY(pterun_arg_int(ctx, args, 22, "input_zero_point", &c->lut_in.zp));
+  c->lut_in.qmin = c->out.qmin;
+  c->lut_in.qmax = c->out.qmax;
+  c->lut_in.dtype = c->out.dtype;
+  /* as hardtanh_q8 reads them (q_int8_lut.c) */
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 23, "min_val", &lo));
+  PTERUN_TRY(pterun_arg_scalar(ctx, args, 24, "max_val", &hi));
+  c->lut_lo = (float)lo.d;
+  c->lut_hi = (float)hi.d;
+  PTERUN_TRY(qk_arg_q8(ctx, args, 25, 1, &c->lut_out));
+  return pterun_arg_tensor(ctx, args, 30, "out", &c->outt);
+}
+
 /* linear: 6 input + 4 (or 3) weight + dims + bias, beta, alpha (+ 2 hardtanh)
  * + static: 7 output / dynamic: out and the return slot. */
 static pterun_status read_linear_common(pterun_kernel_context* ctx, pterun_value** args,
@@ -232,6 +284,7 @@ static pterun_status run(pterun_kernel_context* ctx, pterun_value** args, size_t
 QK_I8_OP(qk_conv2d_q8_out, read_conv, QK_ACT_NONE)
 QK_I8_OP(qk_conv2d_relu_q8_out, read_conv, QK_ACT_RELU)
 QK_I8_OP(qk_conv2d_hardtanh_q8_out, read_conv, QK_ACT_HARDTANH)
+QK_I8_OP(qk_conv2d_q8_hardtanh_q8_out, read_conv_lut, QK_ACT_NONE)
 QK_I8_OP(qk_linear_q8_out, read_linear, QK_ACT_NONE)
 QK_I8_OP(qk_linear_relu_q8_out, read_linear, QK_ACT_RELU)
 QK_I8_OP(qk_linear_hardtanh_q8_out, read_linear, QK_ACT_HARDTANH)

@@ -32,6 +32,15 @@ static inline qk_lut_clamp qk_lut_find_clamp(const uint8_t table[256], int is_si
   return c;
 }
 
+/* [*lo, *hi] (lo <= hi) narrowed to clamp to [lo, hi] and then to the clamp
+ * c: clamp(clamp(v, a, b), c.lo, c.hi) is one clamp, to the intersection,
+ * or to the nearer end of c's range when the two do not meet. */
+static inline void qk_lut_clamp_after(int32_t* lo, int32_t* hi, const qk_lut_clamp* c) {
+  const int32_t a = *lo, b = *hi;
+  *lo = b < c->lo ? c->lo : a > c->hi ? c->hi : a > c->lo ? a : c->lo;
+  *hi = b < c->lo ? c->lo : a > c->hi ? c->hi : b < c->hi ? b : c->hi;
+}
+
 /* out[k] = the table's byte for in[k], k < n, for a table found a clamp
  * (out == in, or not overlapping). */
 static inline void qk_lut_run_clamp(const qk_lut_clamp* c, uint8_t* out, const uint8_t* in,

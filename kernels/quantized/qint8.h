@@ -38,7 +38,17 @@ typedef struct qk_i8_call {
   int64_t groups;
   qk_i8_out out; /* static: output quantization; both: activation range */
   pterun_tensor* outt;
+  /* conv2d_q8_hardtanh_q8: the hardtanh_q8 chain (dequantize, hardtanh,
+   * quantize) after the output quantization `out` */
+  int lut;
+  qk_q8 lut_in, lut_out;
+  float lut_lo, lut_hi;
 } qk_i8_call;
+
+/* The dequantize -> hardtanh(lo, hi) -> quantize chain on every 8-bit code
+ * (q_int8_lut.c: what hardtanh_q8 runs, so the same bytes). */
+pterun_status qk_lut_hardtanh_table(pterun_kernel_context* ctx, const qk_q8* in, float lo,
+                                    float hi, const qk_q8* out, uint8_t table[256]);
 
 /* Load time: packs the weight and precomputes scales into the kernel state.
  * OK without state when the weight is not a constant int8 tensor. */

@@ -190,6 +190,9 @@ bool pt_fuse_private_link(const pterun_method* m, const fuse_facts* f, const pt_
       f->outputs[ri])
     return false;
   if (dtype >= 0 && r->u.tensor->dtype != dtype) return false;
+  if (dtype == PT_FUSE_DTYPE_F32_OR_Q8 && r->u.tensor->dtype != PTERUN_DTYPE_F32 &&
+      r->u.tensor->dtype != PTERUN_DTYPE_I8 && r->u.tensor->dtype != PTERUN_DTYPE_U8)
+    return false;
   for (uint32_t k = 0; k < prev->b; ++k) {
     if (prev->args[k] != r) continue;
     if (k < first_out) return false; /* prev reads it too */

@@ -11,9 +11,12 @@
 #include "src/core/method_internal.h"
 #include "src/core/schema.h"
 
-#define PT_FUSE_MAX_STEPS 4
+#define PT_FUSE_MAX_STEPS 6 /* the int8 conv -> Q/DQ -> hardtanh chain */
 #define PT_FUSE_MAX_ARGS 32
 #define PT_FUSE_MAX_FEED 2
+/* pattern dtype: intermediates are float32 or 8-bit codes (a chain through a
+ * quantize/dequantize pair) */
+#define PT_FUSE_DTYPE_F32_OR_Q8 (-2)
 #define PT_FUSE_REDIRECT 0x80 /* flag in the match table: move the result (can_redirect) */
 
 /* The operator names of the patterns, one block of characters (see
@@ -65,7 +68,8 @@ typedef struct pt_fuse_pattern {
                                          its first out argument, of a multi-output step whose
                                          return slot lists its outs (batch norm); its other outs
                                          must be unread, and it is skipped when they are read */
-  int32_t dtype;                    /* every intermediate's dtype (-1: any) */
+  int32_t dtype;                    /* every intermediate's dtype (-1: any, or
+                                         PT_FUSE_DTYPE_F32_OR_Q8) */
   pt_fuse_feed feed;                /* optional */
   bool step0_may_alias;             /* the fused kernel copes with its result sharing memory
                                          with step 0's arguments (it reads or copies them first) */

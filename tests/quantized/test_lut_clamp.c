@@ -2,7 +2,8 @@
  * as one and gives the table's bytes exactly, for every code, uint8 and
  * int8, every lo/hi pair (also the identity and a constant), in place and
  * out of place; tables that are not a clamp (a scaled relu, one code off, a
- * dtype change) are not taken for one. */
+ * dtype change) are not taken for one; a clamp after a clamp narrows to one
+ * range that gives the same codes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -75,8 +76,34 @@ static int test_not_a_clamp(void) {
   return 0;
 }
 
+/* qk_lut_clamp_after (conv2d_q8_hardtanh_q8's epilogue range): clamping to
+ * the narrowed range equals the two clamps, for every value, over a grid of
+ * both ranges (overlapping, nested, disjoint on either side, single codes). */
+static int test_clamp_after(void) {
+  for (int32_t a = -8; a <= 8; a += 2)
+    for (int32_t b = a; b <= 8; b += 3)
+      for (int32_t c = -9; c <= 9; c += 3)
+        for (int32_t d = c; d <= 9; d += 2) {
+          const qk_lut_clamp k = {1, 1, c, d};
+          int32_t lo = a, hi = b;
+          qk_lut_clamp_after(&lo, &hi, &k);
+          PT_CHECK(lo <= hi);
+          for (int32_t v = -12; v <= 12; ++v) {
+            const int32_t x = v < a ? a : v > b ? b : v, two = x < c ? c : x > d ? d : x;
+            const int32_t one = v < lo ? lo : v > hi ? hi : v;
+            if (one != two) {
+              fprintf(stderr, "v %d: [%d, %d] then [%d, %d] gives %d, [%d, %d] gives %d\n", v, a,
+                      b, c, d, two, lo, hi, one);
+              return 1;
+            }
+          }
+        }
+  return 0;
+}
+
 int main(void) {
   PT_RUN(test_every_clamp);
   PT_RUN(test_not_a_clamp);
+  PT_RUN(test_clamp_after);
   return pt_failures ? 1 : 0;
 }

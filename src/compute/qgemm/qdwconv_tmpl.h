@@ -8,7 +8,9 @@
  * taps are long contiguous multiply-adds over the whole band, nine at a time
  * in registers (the columns past out_w are computed and dropped). Exact
  * int32 sums and requant.h's scalar epilogue: every ISA gives the same bits (the
- * compiler vectorises the loops; the AVX2 tap sum pairs taps by hand). */
+ * compiler vectorises the loops; with AVX2 the tap sum pairs taps by hand, the
+ * staging widens 16 or 8 columns per step and the tap loop's last partial
+ * block runs whole into dropped lanes). */
 #include <stdint.h>
 #include <string.h>
 #if defined(__AVX2__)
@@ -28,6 +30,11 @@
 #define QDW_STAGE_ROWS QDW_CAT(QDW_FN, _stage)
 #define QDW_GROUP_BASE QDW_CAT(QDW_FN, _group_base)
 #define QDW_REQ QDW_CAT(QDW_FN, _req)
+#define QDW_ZERO QDW_CAT(QDW_FN, _zero)
+#define QDW_WIDEN QDW_CAT(QDW_FN, _widen)
+/* Past the staged rows (and past a band's accumulator), zeros the AVX2 tap
+ * loop's last, partial block of 16 reads (into lanes it then drops). */
+#define QDW_SLACK 16
 
 /* acc[i] (= or +=) sum over t < 9 of w[t] * s[t][i], i < n: up to nine taps
  * summed in registers, so the accumulator is written once per group instead
@@ -49,39 +56,41 @@ static void QDW_TAP(int32_t* restrict acc, const int16_t* const* s, const int32_
   const __m256i w8 = QDW_CAT(QDW_FN, _pair)((uint32_t)w[8], 0);
   const __m256i zero = _mm256_setzero_si256();
   size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
 #define QDW_LD(k) _mm256_loadu_si256((const __m256i*)(const void*)(s[k] + i))
-    /* lanes 0-3 and 8-11 in lo, 4-7 and 12-15 in hi (vpunpck works per 128-bit half) */
-    __m256i a = QDW_LD(0), b = QDW_LD(1);
-    __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w01);
-    __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w01);
-    a = QDW_LD(2), b = QDW_LD(3);
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w23));
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w23));
-    a = QDW_LD(4), b = QDW_LD(5);
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w45));
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w45));
-    a = QDW_LD(6), b = QDW_LD(7);
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w67));
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w67));
-    a = QDW_LD(8);
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, zero), w8));
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, zero), w8));
+  /* lanes 0-3 and 8-11 in lo, 4-7 and 12-15 in hi (vpunpck works per 128-bit half) */
+#define QDW_BLOCK16(i)                                                                           \
+  do {                                                                                           \
+    __m256i a = QDW_LD(0), b = QDW_LD(1);                                                        \
+    __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w01);                            \
+    __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w01);                            \
+    a = QDW_LD(2), b = QDW_LD(3);                                                                \
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w23));              \
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w23));              \
+    a = QDW_LD(4), b = QDW_LD(5);                                                                \
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w45));              \
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w45));              \
+    a = QDW_LD(6), b = QDW_LD(7);                                                                \
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w67));              \
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w67));              \
+    a = QDW_LD(8);                                                                               \
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, zero), w8));            \
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, zero), w8));            \
+    __m256i r0 = _mm256_permute2x128_si256(lo, hi, 0x20); /* lanes 0-7 */                        \
+    __m256i r1 = _mm256_permute2x128_si256(lo, hi, 0x31); /* lanes 8-15 */                       \
+    if (add) {                                                                                   \
+      r0 = _mm256_add_epi32(r0, _mm256_loadu_si256((const __m256i*)(const void*)(acc + (i))));   \
+      r1 = _mm256_add_epi32(r1, _mm256_loadu_si256((const __m256i*)(const void*)(acc + (i) + 8)));\
+    }                                                                                            \
+    _mm256_storeu_si256((__m256i*)(void*)(acc + (i)), r0);                                       \
+    _mm256_storeu_si256((__m256i*)(void*)(acc + (i) + 8), r1);                                   \
+  } while (0)
+  for (; i + 16 <= n; i += 16) QDW_BLOCK16(i);
+  /* The last partial block runs whole: its extra lanes read staged values or
+   * the zeroed QDW_SLACK past them, and land in accumulator lanes no output
+   * reads (the buffers have the slack). */
+  if (i < n) QDW_BLOCK16(i);
+#undef QDW_BLOCK16
 #undef QDW_LD
-    __m256i r0 = _mm256_permute2x128_si256(lo, hi, 0x20); /* lanes 0-7 */
-    __m256i r1 = _mm256_permute2x128_si256(lo, hi, 0x31); /* lanes 8-15 */
-    if (add) {
-      r0 = _mm256_add_epi32(r0, _mm256_loadu_si256((const __m256i*)(const void*)(acc + i)));
-      r1 = _mm256_add_epi32(r1, _mm256_loadu_si256((const __m256i*)(const void*)(acc + i + 8)));
-    }
-    _mm256_storeu_si256((__m256i*)(void*)(acc + i), r0);
-    _mm256_storeu_si256((__m256i*)(void*)(acc + i + 8), r1);
-  }
-  for (; i < n; ++i) {
-    int32_t v = 0;
-    for (int t = 0; t < 9; ++t) v += w[t] * s[t][i];
-    acc[i] = add ? acc[i] + v : v;
-  }
 }
 #else
 static void QDW_TAP(int32_t* restrict acc, const int16_t* const* s, const int32_t* w, size_t n,
@@ -102,6 +111,62 @@ static void QDW_TAP(int32_t* restrict acc, const int16_t* const* s, const int32_
   }
 }
 #endif
+
+/* n int16 zeros: a row's padding columns, usually 0-2, stored without the
+ * library call a memset (or a loop GCC turns into one) costs. */
+static inline void QDW_ZERO(int16_t* d, size_t n) {
+  if (n > 4) {
+    memset(d, 0, sizeof(int16_t) * n);
+    return;
+  }
+  if (n > 0) d[0] = 0;
+  if (n > 1) d[1] = 0;
+  if (n > 2) d[2] = 0;
+  if (n > 3) d[3] = 0;
+}
+
+/* w[c] = s[c] - za, c < n (s int8 when in_signed, else uint8): the same
+ * int16 values as the plain loop; with AVX2, 16 (or 8) columns per step and
+ * the last step overlapping the one before (rows are short: 8 to 64 columns
+ * in a MobileNet, where the compiler's loop ran mostly its scalar tail). */
+static inline void QDW_WIDEN(int16_t* restrict w, const uint8_t* s, size_t n, int32_t za,
+                             int in_signed) {
+  size_t c = 0;
+#if defined(__AVX2__)
+  if (n >= 8) {
+    const __m256i z16 = _mm256_set1_epi16((int16_t)za);
+    const __m128i z8 = _mm_set1_epi16((int16_t)za);
+#define QDW_W16(at)                                                                              \
+  do {                                                                                           \
+    const __m128i x = _mm_loadu_si128((const __m128i*)(const void*)(s + (at)));                  \
+    const __m256i v = in_signed ? _mm256_cvtepi8_epi16(x) : _mm256_cvtepu8_epi16(x);             \
+    _mm256_storeu_si256((__m256i*)(void*)(w + (at)), _mm256_sub_epi16(v, z16));                  \
+  } while (0)
+#define QDW_W8(at)                                                                               \
+  do {                                                                                           \
+    const __m128i x = _mm_loadl_epi64((const __m128i*)(const void*)(s + (at)));                  \
+    const __m128i v = in_signed ? _mm_cvtepi8_epi16(x) : _mm_cvtepu8_epi16(x);                   \
+    _mm_storeu_si128((__m128i*)(void*)(w + (at)), _mm_sub_epi16(v, z8));                         \
+  } while (0)
+    if (n >= 16) {
+      for (; c + 16 <= n; c += 16) QDW_W16(c);
+      if (c < n) QDW_W16(n - 16);
+    } else {
+      QDW_W8(0);
+      if (n > 8) QDW_W8(n - 8);
+    }
+#undef QDW_W16
+#undef QDW_W8
+    return;
+  }
+#endif
+  if (in_signed) {
+    const int8_t* si = (const int8_t*)(const void*)s;
+    for (; c < n; ++c) w[c] = (int16_t)((int32_t)si[c] - za);
+  } else {
+    for (; c < n; ++c) w[c] = (int16_t)((int32_t)s[c] - za);
+  }
+}
 
 /* The first staged row of group g (rows staged: `rows`). */
 static size_t QDW_GROUP_BASE(size_t rows, size_t sh, size_t g) {
@@ -133,15 +198,9 @@ static void QDW_STAGE_ROWS(const pc_qdw_args* a, const uint8_t* plane, size_t r0
       memset(d, 0, sizeof(int16_t) * row);
       continue;
     }
-    memset(w, 0, sizeof(int16_t) * lo);
-    memset(w + hi, 0, sizeof(int16_t) * (row - hi));
-    if (a->in_signed) {
-      const int8_t* s = (const int8_t*)(const void*)plane + (size_t)y * in_w;
-      for (size_t c = lo; c < hi; ++c) w[c] = (int16_t)((int32_t)s[c - pl] - za);
-    } else {
-      const uint8_t* s = plane + (size_t)y * in_w;
-      for (size_t c = lo; c < hi; ++c) w[c] = (int16_t)((int32_t)s[c - pl] - za);
-    }
+    QDW_ZERO(w, lo);
+    QDW_ZERO(w + hi, row - hi);
+    QDW_WIDEN(w + lo, plane + (size_t)y * in_w + (lo - pl), hi - lo, za, a->in_signed);
     if (sw == 2) {
       for (size_t i = 0; i < phase; ++i) {
         d[i] = tmp[2 * i];
@@ -200,8 +259,8 @@ void QDW_FN(const pc_qdw_args* a, size_t pl0, size_t npl) {
   const size_t band = (PC_QDW_STAGE / row - eff_kh) / sh + 1;
   const float inv = ep->out_inv_scale, zpo = (float)ep->out_zp;
   const float qlo = (float)ep->q_min, qhi = (float)ep->q_max;
-  int16_t buf[PC_QDW_STAGE], tmp[PC_QDW_STAGE];
-  int32_t acc[PC_QDW_STAGE];
+  int16_t buf[PC_QDW_STAGE + QDW_SLACK], tmp[PC_QDW_STAGE];
+  int32_t acc[PC_QDW_STAGE + QDW_SLACK];
   for (size_t pl = pl0; pl < pl0 + npl; ++pl) {
     const size_t c = pl % p->out_c, b = pl / p->out_c;
     const uint8_t* plane = a->in + (b * p->in_c + c / mult) * p->in_h * p->in_w;
@@ -215,6 +274,7 @@ void QDW_FN(const pc_qdw_args* a, size_t pl0, size_t npl) {
       /* output (oy0 + j, x) accumulates at acc[j * row + x] */
       const size_t span = (n_rows - 1) * row + ow;
       QDW_STAGE_ROWS(a, plane, oy0 * sh, staged, row, buf, tmp);
+      memset(buf + staged * row, 0, sizeof(int16_t) * QDW_SLACK);
       {
         const int16_t* src[9];
         int32_t wt[9];
@@ -259,5 +319,8 @@ void QDW_FN(const pc_qdw_args* a, size_t pl0, size_t npl) {
 #undef QDW_STAGE_ROWS
 #undef QDW_GROUP_BASE
 #undef QDW_REQ
+#undef QDW_ZERO
+#undef QDW_WIDEN
+#undef QDW_SLACK
 #undef QDW_CAT
 #undef QDW_CAT2
