@@ -454,6 +454,25 @@ CI_SPECS += [
     ),
     # ten rows: the f32 GEMM's 6-row kernel and its 4-row tail kernel
     _spec(9105, [10, 32], [_lin(24), _act("gelu"), _lin(8)]),
+    # the direct small-channel convolution (pterun_compute_f32_conv2d_nchw):
+    # at most 4 input channels and at least 16 output columns, with its fused
+    # activations and a stride-2 one
+    _spec(9115, [1, 3, 20, 24], [_conv(8), BN2, R6, _conv(4, stride=2), _act("relu")]),
+    # a 1-channel stem (the GEMM, not depthwise planes), then depthwise
+    # convolutions on planes narrower than 16 columns: the NHWC route
+    # through scratch (kernels/portable/conv/depthwise.c), strides 1 and 2
+    _spec(
+        9116,
+        [1, 1, 25, 10],
+        [
+            _conv(16, k=4, stride=2),
+            _act("relu"),
+            _conv(16, groups=16),
+            BN2,
+            _act("relu"),
+            _conv(16, groups=16, stride=2),
+        ],
+    ),
     # int8 static depthwise convolutions (the qdwconv family: strides 1 and
     # 2, a channel multiplier, dilation) between 1x1 ones, relu6 after them
     # (PT2E's separately quantized hardtanh: the clamp form of hardtanh_q8)
