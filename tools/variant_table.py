@@ -95,6 +95,12 @@ def manifest_variants(root: Path) -> list[Variant]:
             _table(c / "qgemm" / "qdwconv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\""),
         )
     )
+    fams.append(
+        (
+            "minmax",
+            _table(c / "minmax" / "minmax.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\""),
+        )
+    )
     out: list[Variant] = []
     for family, rows in fams:
         # Every family has its portable baseline and at least one SIMD variant:

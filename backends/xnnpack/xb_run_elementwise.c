@@ -273,34 +273,9 @@ void xb_run_convert(xb_exec* x, const xb_node* n) {
     uint8_t* params = (uint8_t*)dst + dq_params_offset(out);
     for (size_t r = 0; r < rows; ++r) {
       const float* s = (const float*)src + r * C;
+      // The range from 0 (XNNPACK widens it to include 0); NaN never enters.
       float mn = 0.0f, mx = 0.0f;
-      size_t c0 = 0;
-#if defined(__SSE2__)
-      // 4 lanes (the x86-64 baseline; this runs once per FullyConnected
-      // input at decode). minps(v, m) is `v < m ? v : m`, the scalar
-      // comparison: NaN never enters, and the minimum and maximum of
-      // non-NaN values (no -0: both start at +0 and move strictly) do not
-      // depend on the order, so the lanes give the scalar loop's values.
-      {
-        __m128 vmn = _mm_setzero_ps(), vmx = _mm_setzero_ps();
-        float l[4], h[4];
-        for (; c0 + 4 <= C; c0 += 4) {
-          const __m128 v = _mm_loadu_ps(s + c0);
-          vmn = _mm_min_ps(v, vmn);
-          vmx = _mm_max_ps(v, vmx);
-        }
-        _mm_storeu_ps(l, vmn);
-        _mm_storeu_ps(h, vmx);
-        for (int i = 0; i < 4; ++i) {
-          mn = l[i] < mn ? l[i] : mn;
-          mx = h[i] > mx ? h[i] : mx;
-        }
-      }
-#endif
-      for (size_t c = c0; c < C; ++c) {
-        mn = s[c] < mn ? s[c] : mn;
-        mx = s[c] > mx ? s[c] : mx;
-      }
+      pterun_compute_f32_minmax(s, C, &mn, &mx);
       const float qmin = -128.0f, qmax = 127.0f;
       float scale = mn == mx ? 1.0f : (qmax - qmin) / (mx - mn);
       float min_s = mn * scale, max_s = mx * scale;
@@ -334,8 +309,8 @@ void xb_run_convert(xb_exec* x, const xb_node* n) {
             t = _mm_min_ps(_mm_max_ps(t, vqmin), vqmax);
             q[j] = _mm_cvttps_epi32(t);
           }
-          _mm_storeu_si128((__m128i*)(void*)(d + c1),
-                           _mm_packs_epi16(_mm_packs_epi32(q[0], q[1]), _mm_packs_epi32(q[2], q[3])));
+          _mm_storeu_si128((__m128i*)(void*)(d + c1), _mm_packs_epi16(_mm_packs_epi32(q[0], q[1]),
+                                                                      _mm_packs_epi32(q[2], q[3])));
         }
       }
 #endif

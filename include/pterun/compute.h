@@ -433,7 +433,7 @@ PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nchw(pterun_threadpool* pool, s
                                                       const float* bias, float* out);
 
 /** Every microkernel variant of the dispatching families (f32_gemm,
- *  qs8_gemm, vmath, conv2d, dwconv2d, lowbit) with what it did in this
+ *  qs8_gemm, vmath, conv2d, dwconv2d, lowbit, qdwconv, minmax) with what it did in this
  *  process, space separated, as "family/name:state": `ran` (some call ran
  *  it), `idle` (this CPU can run it; nothing did yet) or `unavailable` (the
  *  CPU lacks its ISA; PTERUN_ISA_MASK does not matter here). Writes like
@@ -450,6 +450,18 @@ PTERUN_COMPUTE_API size_t pterun_compute_variants_report(char* buf, size_t size)
 PTERUN_COMPUTE_API void pterun_compute_f32_maxpool2x2_row(const float* r0, const float* r1,
                                                           size_t n, float* y, int64_t* idx,
                                                           int64_t i0, int64_t iw);
+
+/** The range of n float32 values (no alignment; n may be 0), widening the
+ *  range the caller starts from: for each x[i] in turn, *min = x[i] when
+ *  x[i] < *min and *max = x[i] when x[i] > *max. So a NaN element never
+ *  enters, a NaN start stays, and the caller chooses the start: 0 and 0 for a
+ *  range that includes zero (int8 dynamic quantization), or x[0] and x[0]
+ *  with the scan on x + 1 (ExecuTorch's choose_qparams: a NaN first element
+ *  wins). A zero result is +0 (which of two equal zeros a scan meets first
+ *  depends on its order). The widest variant the CPU has (AVX-512F, AVX2,
+ *  portable: PTERUN_ISA_MASK=0), every one with the portable one's bits;
+ *  serial. */
+PTERUN_COMPUTE_API void pterun_compute_f32_minmax(const float* x, size_t n, float* min, float* max);
 
 /* ---- f32 row primitives ---------------------------------------------------------
  * The inner loops of attention-like kernels (a dot product per key, a scaled

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "pterun/compute.h"
 #include "pterun/cpu.h"
 
 #if defined(__SSE2__)
@@ -12,7 +13,7 @@
 
 /* The SSE2 loops below (SSE2 is the x86-64 baseline) run only when the SSE4.1
  * bit is set, so PTERUN_ISA_MASK=0 runs the scalar reference they are tested
- * against. */
+ * against. (The range scan is libpterun_compute's, which dispatches itself.) */
 static inline int qk_simd_allowed(void) {
   return (pterun_cpu_features() & PTERUN_CPU_X86_SSE4_1) != 0;
 }
@@ -246,37 +247,9 @@ int qk_calc_qparams(float mn, float mx, int32_t qmin, int32_t qmax, double* scal
 }
 
 void qk_scan_minmax(const float* x, int64_t n, float* mn, float* mx) {
-  float lo = x[0], hi = x[0];
-  int64_t k = 1;
-#if defined(__SSE2__)
-  /* minps(x, lo) is "x < lo ? x : lo" and maxps(x, hi) "x > hi ? x : hi"
-   * lane by lane, the scalar updates below: a NaN element never replaces, a
-   * NaN x[0] stays. Lanes may keep a different one of two equal values than
-   * the scalar order (only -0.0 and +0.0 differ, which qk_calc_qparams
-   * treats alike). */
-  if (n >= 9 && qk_simd_allowed()) {
-    __m128 vlo = _mm_set1_ps(lo), vhi = vlo;
-    float l4[4], h4[4];
-    int j;
-    for (; k + 4 <= n; k += 4) {
-      const __m128 v = _mm_loadu_ps(x + k);
-      vlo = _mm_min_ps(v, vlo);
-      vhi = _mm_max_ps(v, vhi);
-    }
-    _mm_storeu_ps(l4, vlo);
-    _mm_storeu_ps(h4, vhi);
-    for (j = 0; j < 4; ++j) {
-      if (l4[j] < lo) lo = l4[j];
-      if (hi < h4[j]) hi = h4[j];
-    }
-  }
-#endif
-  for (; k < n; ++k) {
-    if (x[k] < lo) lo = x[k];
-    if (hi < x[k]) hi = x[k];
-  }
-  *mn = lo;
-  *mx = hi;
+  /* Starting from x[0]: a NaN there stays, a later NaN is skipped. */
+  *mn = *mx = x[0];
+  pterun_compute_f32_minmax(x + 1, (size_t)(n - 1), mn, mx);
 }
 
 pterun_status qk_arg_q8(pterun_kernel_context* ctx, pterun_value** args, size_t i, int output,

@@ -66,7 +66,8 @@ void qk_dequantize_run(const void* in, int in_dt, void* out, int out_dt, int64_t
 int qk_calc_qparams(float mn, float mx, int32_t qmin, int32_t qmax, double* scale, int32_t* zp);
 
 /* min and max of n >= 1 floats, ExecuTorch's scan (the first element wins
- * when it is NaN; a later NaN is skipped). */
+ * when it is NaN; a later NaN is skipped; a zero bound is +0, which
+ * qk_calc_qparams treats as -0): pterun_compute_f32_minmax from x[0]. */
 void qk_scan_minmax(const float* x, int64_t n, float* mn, float* mx);
 
 /* ---- the fused 8-bit operators (q_int8_*.c) ---- */

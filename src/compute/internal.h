@@ -137,6 +137,15 @@ PTERUN_COMPUTE_API const char* pterun_compute_f32_conv2d_variant(size_t variant)
 PTERUN_COMPUTE_API const pterun_compute_f32_rowops* pterun_compute_f32_rowops_variant(
     size_t variant);
 
+/* ---- f32 range scan variants ---------------------------------------------- */
+/** Name of range scan variant `variant` (0: portable) if it is built and this
+ *  CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
+PTERUN_COMPUTE_API const char* pterun_compute_f32_minmax_variant(size_t variant);
+/** As pterun_compute_f32_minmax on one variant (tests, benchmarks); -1 (and
+ *  *min, *max untouched) when the variant is unavailable. */
+PTERUN_COMPUTE_API int pterun_compute_f32_minmax_with(size_t variant, const float* x, size_t n,
+                                                      float* min, float* max);
+
 /* ---- low-bit linear microkernels ------------------------------------------ */
 /** The integer part of one group of one 8-column tile: dot[c] = sum over
  *  `chunks` 16-value k-chunks (packed at w, 16 * nbit bytes each) of

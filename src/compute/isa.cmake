@@ -49,6 +49,7 @@ function(pterun_gemm_isa_setup target)
     set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx2.c ${_pt_isa_dir}/vmath/vmath_avx2.c
                                 ${_pt_isa_dir}/qgemm/qs8_avx2.c ${_pt_isa_dir}/dwconv/dwconv_avx2.c
                                 ${_pt_isa_dir}/conv/conv_avx2.c ${_pt_isa_dir}/qgemm/qdwconv_avx2.c
+                                ${_pt_isa_dir}/minmax/minmax_avx2.c
                                 PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX2_FLAGS}")
   endif()
@@ -56,6 +57,7 @@ function(pterun_gemm_isa_setup target)
     set_source_files_properties(${_pt_isa_dir}/gemm/f32_avx512.c ${_pt_isa_dir}/vmath/vmath_avx512.c
                                 ${_pt_isa_dir}/dwconv/dwconv_avx512.c ${_pt_isa_dir}/conv/conv_avx512.c
                                 ${_pt_isa_dir}/qgemm/qdwconv_avx512.c ${_pt_isa_dir}/qgemm/qs8_epi_avx512.c
+                                ${_pt_isa_dir}/minmax/minmax_avx512.c
                                 PROPERTIES
       COMPILE_OPTIONS "${PTERUN_GEMM_AVX512_FLAGS}")
   endif()
@@ -153,7 +155,7 @@ if(_pt_emu_isas)
   set(_pt_emu_srcs
     gemm/f32_avx512.c=avx512f vmath/vmath_avx512.c=avx512f dwconv/dwconv_avx512.c=avx512f
     conv/conv_avx512.c=avx512f qgemm/qs8_avx512vnni.c=avx512f,avx512bw,avx512vnni
-    qgemm/qdwconv_avx512.c=avx512f qgemm/qs8_epi_avx512.c=avx512f
+    qgemm/qdwconv_avx512.c=avx512f qgemm/qs8_epi_avx512.c=avx512f minmax/minmax_avx512.c=avx512f
     lowbit/lowbit_avx512bw.c=avx512f,avx512bw lowbit/lowbit_avx512vnni.c=avx512f,avx512bw,avx512vnni)
   set(PTERUN_EMULATED_SOURCES "")
   foreach(_entry IN LISTS _pt_emu_srcs)

@@ -36,6 +36,7 @@ def test_manifests_parse() -> None:
     assert ("lowbit", "pc_lowbit_dot__neondot") in names
     assert ("dwconv_nchw", "avx512f") in names
     assert ("qdwconv", "avx2") in names
+    assert ("minmax", "avx512f") in names
     fams = {v.family for v in vs}
     assert fams == {
         "f32_gemm",
@@ -47,6 +48,7 @@ def test_manifests_parse() -> None:
         "dwconv_nchw",
         "conv2d",
         "qdwconv",
+        "minmax",
     }
     avx512 = [v for v in vs if "X86_AVX512F" in v.features]
     assert len(avx512) >= 10
