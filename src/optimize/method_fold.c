@@ -577,6 +577,68 @@ pterun_status pt_fold_resolve_views(pterun_method* m) {
   return st;
 }
 
+/* The view fold whose result is x, else NULL. */
+static const pt_view_fold* view_fold_of(const pterun_method* m, const pterun_value* x) {
+  for (uint32_t v = 0; v < m->view_fold_count; ++v)
+    if (m->view_folds[v].res == x) return &m->view_folds[v];
+  return NULL;
+}
+
+/* A skipped step of a fused chain that declining the fused call at prepare
+ * would bring back (pt_unfuse)? */
+static bool may_come_back(const pterun_method* m, const pt_instr* in) {
+  for (uint32_t k = 0; k < m->fuse_undo_count; ++k) {
+    const pt_fuse_undo* u = &m->fuse_undo[k];
+    for (uint32_t j = 0; u->first != NULL && j < u->nskipped; ++j)
+      if (u->skipped[j] == in) return true;
+  }
+  return false;
+}
+
+/* Is a view (vf) settled: given back already, or packed for good by every reader? */
+static bool view_settled(const pterun_method* m, const pt_view_fold* vf) {
+  return vf->released || all_readers_pack(m, vf, true);
+}
+
+/* May the file bytes [b0, b1) go back? Only if nothing reads them again. Not
+ * just the one view's readers: the exporter stores equal constants once, so
+ * the blocks of a cloned layer stack (nn.TransformerEncoder) or a tied
+ * embedding name the same bytes through other values -- another view not yet
+ * settled, a transpose left to run at execute (over the fold budget), a
+ * kernel reading the constant itself (embedding), a method output. */
+static bool bytes_unread(const pterun_method* m, const uint8_t* b0, const uint8_t* b1) {
+  for (uint32_t v = 0; v < m->value_count; ++v) {
+    const pterun_value* x = &m->values[v];
+    if (x->tag != PTERUN_VALUE_TENSOR || x->u.tensor == NULL) continue;
+    const uint8_t* t0 = x->u.tensor->data;
+    if (t0 == NULL || !(t0 < b1 && b0 < t0 + x->u.tensor->nbytes)) continue;
+    const pt_view_fold* xf = view_fold_of(m, x);
+    if (xf != NULL) { /* its readers: all_readers_pack */
+      if (!view_settled(m, xf)) return false;
+      continue;
+    }
+    for (uint32_t k = 0; k < m->output_count; ++k)
+      if (m->outputs[k] == v) return false;
+    for (uint32_t c = 0; c < m->chain_count; ++c)
+      for (uint32_t i = 0; i < m->chains[c].count; ++i) {
+        const pt_instr* r = &m->chains[c].instrs[i];
+        if (r->type != PT_INSTR_FOLDED) {
+          if (refers_to(m, r, x)) return false;
+          continue;
+        }
+        // Folded at load (a view's transpose, a copy that already ran) or a
+        // fused chain's skipped step, which reads x again if it comes back.
+        if (r->args == NULL ||
+            !refers_to(m, &(pt_instr){.type = PT_INSTR_KERNEL_CALL, .b = r->b, .args = r->args}, x))
+          continue;
+        if (may_come_back(m, r)) return false;
+        for (uint32_t w = 0; w < m->view_fold_count; ++w)
+          if (m->view_folds[w].in == r && !view_settled(m, &m->view_folds[w])) return false;
+      }
+  }
+  return true;
+}
+
 void pt_fold_release_packed(pterun_method* m, const pt_core_services* core, const pt_instr* in) {
   if (!m->release_packed) return;
   for (uint32_t c = 0; c < m->view_claim_count; ++c) {
@@ -586,8 +648,10 @@ void pt_fold_release_packed(pterun_method* m, const pt_core_services* core, cons
       if (vf->released || vf->res->u.tensor != m->view_claims[c].t ||
           !all_readers_pack(m, vf, true))
         continue;
-      // Packed for good by every reader: nothing reads these bytes again.
+      // Packed for good by every reader, and no other value reads the bytes.
       const pterun_tensor* src = vf->in->args[0]->u.tensor;
+      const uint8_t* b0 = src->data;
+      if (!bytes_unread(m, b0, b0 + src->nbytes)) continue;
       size_t n = core->program_release((pterun_program*)m->program, src->data, src->nbytes);
       vf->released = n > 0;
       m->released_bytes += n;

@@ -473,6 +473,31 @@ CI_SPECS += [
             _conv(16, groups=16, stride=2),
         ],
     ),
+    # shared weights (spec "share": equal constants, stored once by the
+    # exporter): a tied embedding / head (the embedding reads the bytes the
+    # head's transpose packs), and one Linear five times, whose transposes
+    # outrun the fold budget (twice the file) and run at execute. The file
+    # bytes under a packed transpose must not go back while another value
+    # reads them (the CLI gives packed bytes back): bench/vit was wrong
+    _spec(
+        9117,
+        [1, 8],
+        [
+            {"op": "embedding", "vocab": 300, "dim": 32},
+            _lin(32),
+            _act("relu"),
+            _lin(32),
+            _lin(300, bias=False),
+        ],
+        dtype="i64",
+        share=True,
+    ),
+    _spec(
+        9118,
+        [2, 64],
+        [_lin(64), _act("relu"), _lin(64), _act("relu"), _lin(64), _lin(64), _lin(64)],
+        share=True,
+    ),
     # int8 static depthwise convolutions (the qdwconv family: strides 1 and
     # 2, a channel multiplier, dilation) between 1x1 ones, relu6 after them
     # (PT2E's separately quantized hardtanh: the clamp form of hardtanh_q8)

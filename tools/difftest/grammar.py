@@ -6,7 +6,9 @@ random input (vectors [N, F], sequences [N, T, F], signals [N, C, L], images
 [N, C, H, W], token ids [N, T]); blocks with a body make it a DAG (residual
 add / mul, concat with a branch, split -> body -> merge), and a block
 template is sometimes instantiated twice in a row with fresh widths (the
-"same block repeated" case: Linear -> BatchNorm1d -> ReLU twice).
+"same block repeated" case: Linear -> BatchNorm1d -> ReLU twice). A third of
+the specs share weights ("share": parameters of equal shape get equal
+values, which the exporter stores once; token models get a tied head).
 
 Each generator below proposes one layer for the current shape; the spec is
 checked by model.propagate, and a proposal whose preconditions fail is
@@ -620,6 +622,17 @@ def generate(seed: int, max_layers: int = 12) -> Spec:
             "input": {"shape": shape, "dtype": dtype},
             "layers": layers[: max_layers + 1],
         }
+        # Shared weights from a second stream, so that the specs of earlier
+        # seeds stay what they were (model.share_weights); token models get a
+        # tied head (a Linear back to the vocabulary) when the shape allows.
+        rs = random.Random(seed * 7919 + 17)
+        if rs.random() < 0.3:
+            spec["share"] = True
+            first = spec["layers"][0]
+            if dtype == "i64" and s[-1] == first["dim"] and len(s) == 3:
+                spec["layers"].append(
+                    {"op": "linear", "out": first["vocab"], "bias": False}
+                )
         u = r.random()
         if dtype == "f32" and u < 0.3:
             # PT2E int8 (XNNPACKQuantizer): static or dynamic, on a shorter chain

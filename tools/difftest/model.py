@@ -842,7 +842,24 @@ def build(spec: Spec) -> Net:
     torch.manual_seed(spec["seed"])
     g = torch.Generator().manual_seed(spec["seed"] + 1)
     net = Net(_make_seq(spec["layers"], list(spec["input"]["shape"]), g))
+    if spec.get("share"):
+        share_weights(net)
     return net.eval()
+
+
+def share_weights(net: nn.Module) -> None:
+    """Every parameter takes the values of the first one of its shape (a
+    repeated block's second instance, a Linear head of an embedding's shape):
+    equal constants, which the exporter stores once, so several values of the
+    program name the same bytes (cloned layer stacks, tied embeddings)."""
+    first: dict[tuple[int, ...], torch.Tensor] = {}
+    with torch.no_grad():
+        for p in net.parameters():
+            key = tuple(p.shape)
+            if key in first:
+                p.copy_(first[key])
+            else:
+                first[key] = p.detach().clone()
 
 
 def make_input(spec: Spec) -> torch.Tensor:
