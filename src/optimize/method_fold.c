@@ -175,6 +175,7 @@ typedef struct pt_view_fold {
   pterun_value* res;
   pterun_tensor dense;
   bool released; /* its bytes were given back: it must stay a view */
+  void* copy;    /* the dense copy it became (pt_fold_resolve_views), else NULL */
 } pt_view_fold;
 
 typedef struct pt_view_claim {
@@ -321,20 +322,33 @@ static bool same_arg(const pterun_value* x, const pterun_value* y) {
   }
 }
 
+/* Do folds p and in compute the same bytes? */
+static bool same_instr(const pt_instr* p, const pt_instr* in) {
+  if (p->a != in->a || p->b != in->b ||
+      !same_tensor(p->args[p->b - 1]->u.tensor, in->args[in->b - 1]->u.tensor))
+    return false;
+  for (uint32_t k = 0; k + 1 < in->b; ++k) /* the out argument aside */
+    if (!(in->args[k] == in->args[in->b - 1] ? p->args[k] == p->args[p->b - 1]
+                                             : same_arg(p->args[k], in->args[k])))
+      return false;
+  return true;
+}
+
 /* An earlier fold that computed what `in` would (an unrolled RNN transposes
  * the same weight at every step): its result memory, else NULL. */
 static void* same_fold(pt_instr* const* done, uint32_t ndone, const pt_instr* in) {
-  const pterun_tensor* out = in->args[in->b - 1]->u.tensor;
-  for (uint32_t d = 0; d < ndone; ++d) {
-    const pt_instr* p = done[d];
-    if (p->a != in->a || p->b != in->b || !same_tensor(p->args[p->b - 1]->u.tensor, out)) continue;
-    bool same = true;
-    for (uint32_t k = 0; k + 1 < in->b && same; ++k) /* the out argument aside */
-      same = in->args[k] == in->args[in->b - 1] ? p->args[k] == p->args[p->b - 1]
-                                                : same_arg(p->args[k], in->args[k]);
-    if (same) return p->args[p->b - 1]->u.tensor->data;
-  }
+  for (uint32_t d = 0; d < ndone; ++d)
+    if (same_instr(done[d], in)) return done[d]->args[done[d]->b - 1]->u.tensor->data;
   return NULL;
+}
+
+/* Is an earlier fold of f (before pos) deferred as a view of what fold pos
+ * computes? Then pos costs the budget nothing more: if the views have to
+ * become copies they share one (pt_fold_resolve_views). */
+static bool same_view(const flat* f, uint32_t pos, const uint8_t* fold) {
+  for (uint32_t j = 0; j < pos; ++j)
+    if (fold[j] == 2 && same_instr(f->list[j], f->list[pos])) return true;
+  return false;
 }
 
 pterun_status pt_fold_constants(pterun_method* m, const pt_core_services* core, bool defer_views) {
@@ -388,8 +402,10 @@ pterun_status pt_fold_constants(pterun_method* m, const pt_core_services* core, 
     if (!fold[i] || !can_defer(m, &f, i, fold)) continue;
     pt_instr* in = (pt_instr*)f.list[i];
     const size_t nb = in->args[in->b - 1]->u.tensor->nbytes;
-    if (nb > budget - deferred_bytes) continue; /* it may have to become a copy */
-    deferred_bytes += nb;
+    if (!same_view(&f, i, fold)) {
+      if (nb > budget - deferred_bytes) continue; /* it may have to become a copy */
+      deferred_bytes += nb;
+    }
     fold[i] = 2;
   }
   for (uint32_t i = 0; i < f.count && st == PTERUN_STATUS_OK; ++i) {
@@ -535,9 +551,23 @@ pterun_status pt_fold_resolve_views(pterun_method* m) {
       ++m->views_kept;
       continue;
     }
-    // Some reader reads the dense result: run the transpose into a copy.
+    // Some reader reads the dense result: run the transpose into a copy, or
+    // share an equal view's copy.
     pterun_tensor* out = vf->res->u.tensor;
-    void* mem = pterun_alloc(m->allocator, vf->dense.nbytes, 64);
+    void* mem = NULL;
+    for (uint32_t w = 0; w < v && mem == NULL; ++w)
+      if (m->view_folds[w].copy != NULL && same_instr(m->view_folds[w].in, vf->in))
+        mem = m->view_folds[w].copy;
+    if (mem != NULL) {
+      *out = vf->dense;
+      out->data = mem;
+      out->capacity = out->nbytes;
+      m->aux[out - m->tensors].initial_data = mem;
+      m->tensors_initial[out - m->tensors] = *out;
+      vf->copy = mem;
+      continue;
+    }
+    mem = pterun_alloc(m->allocator, vf->dense.nbytes, 64);
     if (mem == NULL) {
       st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY,
                     "method: cannot allocate memory for folded constants");
@@ -560,6 +590,7 @@ pterun_status pt_fold_resolve_views(pterun_method* m) {
     }
     m->aux[out - m->tensors].initial_data = mem;
     m->tensors_initial[out - m->tensors] = *out;
+    vf->copy = mem;
     m->folded[m->folded_count++] = mem;
     m->folded_bytes += out->nbytes;
   }
