@@ -239,22 +239,28 @@ static void layer_norm_rows(void* vctx, size_t start, size_t count) {
     double mu, rs;
     if (fast) {
       /* float32 rows: the row primitives' fixed-order sums (mean, then the
-       * squared deviations, centred into out), then scale and shift. */
+       * squared deviations, centred into out), then scale and shift. The
+       * mean of the deviations (c) corrects the rounded mean (the corrected
+       * two-pass algorithm): a constant row then centres to exactly 0, as
+       * ATen's Welford moments do, where sum / N alone left an ulp that
+       * 1 / sqrt(eps) turned into ~1e-3 (difftest seed 1643). */
       const float* x = (const float*)in->data + row * N;
       float* o = (float*)out->data + row * N;
       const float* W = w ? (const float*)w->data : NULL;
       const float* B = b ? (const float*)b->data : NULL;
       const float fm = jb->ro->sum(x, (size_t)N) / (float)N;
-      const float var = jb->ro->dev_sq_sum(o, x, fm, (size_t)N) / (float)N;
+      const float ss = jb->ro->dev_sq_sum(o, x, fm, (size_t)N) / (float)N;
+      const float c = jb->ro->sum(o, (size_t)N) / (float)N;
+      const float var = ss - c * c > 0.0f ? ss - c * c : 0.0f;
       float fr;
-      mu = fm;
+      mu = (double)fm + (double)c;
       rs = 1.0 / sqrt((double)var + eps);
       fr = (float)rs;
       if (W && B)
-        for (j = 0; j < N; ++j) o[j] = o[j] * fr * W[j] + B[j];
+        for (j = 0; j < N; ++j) o[j] = (o[j] - c) * fr * W[j] + B[j];
       else
         for (j = 0; j < N; ++j) {
-          float v = o[j] * fr;
+          float v = (o[j] - c) * fr;
           if (W) v *= W[j];
           if (B) v += B[j];
           o[j] = v;
