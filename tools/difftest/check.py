@@ -348,6 +348,13 @@ def check(
                         )
             if python_modes:
                 by_name = {r.mode: r for r in results if r.outputs is not None}
+                # A mode whose CLI run was classified upstream: the same
+                # outputs through the Python API are the program's fault too.
+                upstream_modes = {
+                    f.mode
+                    for f in v.failures
+                    if f.flavour == fl and f.kind == "upstream"
+                }
                 for pr in runner.run_python(
                     pte, [xin], python_modes, len(ref.outputs), pythonpath
                 ):
@@ -358,9 +365,10 @@ def check(
                         )
                         continue
                     twin = by_name.get(pr.mode)
-                    if twin is not None and not compare.bit_identical(
+                    same = twin is not None and compare.bit_identical(
                         twin.outputs or [], pr.outputs
-                    ):
+                    )
+                    if twin is not None and not same:
                         v.failures.append(
                             Failure(
                                 "python",
@@ -372,6 +380,19 @@ def check(
                     for k, got in enumerate(pr.outputs):
                         msg = compare.compare_output(ref, k, got)
                         if msg is not None:
-                            v.failures.append(Failure("python", fl, pr.mode.name, msg))
+                            if same and pr.mode.name in upstream_modes:
+                                v.failures.append(
+                                    Failure(
+                                        "upstream",
+                                        fl,
+                                        pr.mode.name,
+                                        msg + " (Python API; the CLI's outputs, "
+                                        "which are ExecuTorch's)",
+                                    )
+                                )
+                            else:
+                                v.failures.append(
+                                    Failure("python", fl, pr.mode.name, msg)
+                                )
                             break
     return v
