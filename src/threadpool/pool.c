@@ -24,6 +24,11 @@
 #include "src/threadpool/tp_internal.h"
 
 #define TP_DEFAULT_SPIN_US 100u
+/* Work each thread of a split call must get (PTERUN_PARALLEL_WORK_NS):
+ * below it the wake-up and the cache lines moved between cores cost more
+ * than the split saves (measured: docs/performance.md, "Thread
+ * thresholds"). */
+#define TP_DEFAULT_MIN_WORK_NS 10000u
 #define TP_GEN_SHIFT 16
 #define TP_JOIN_GEN_SHIFT 32
 #define TP_CLOSED ((uint64_t)1 << 31)
@@ -50,6 +55,7 @@ struct pterun_threadpool {
   size_t nworkers;
   pthread_t* threads;
   uint32_t spin_us;
+  uint32_t min_work_ns;
   pthread_mutex_t call_mu; /* one task at a time (callers from several threads queue) */
   pthread_mutex_t mu;      /* sleeping and waking */
   pthread_cond_t cv;
@@ -165,6 +171,17 @@ size_t pterun_threadpool_default_threads(void) {
   return n;
 }
 
+/* PTERUN_THREADPOOL_MIN_WORK_NS (read at creation, never on the execute
+ * path): a decimal number of nanoseconds, else the default. */
+static uint32_t tp_env_min_work_ns(void) {
+  const char* e = getenv("PTERUN_THREADPOOL_MIN_WORK_NS");
+  if (e == NULL || *e == '\0') return TP_DEFAULT_MIN_WORK_NS;
+  char* end = NULL;
+  unsigned long v = strtoul(e, &end, 10);
+  if (*end != '\0' || v == 0 || v > UINT32_MAX) return TP_DEFAULT_MIN_WORK_NS;
+  return (uint32_t)v;
+}
+
 static void tp_stop_workers(pterun_threadpool* p, size_t started) {
   pthread_mutex_lock(&p->mu);
   atomic_store(&p->stop, 1);
@@ -185,6 +202,7 @@ pterun_status pterun_threadpool_create(const pterun_threadpool_options* options,
   pterun_threadpool* p = calloc(1, sizeof *p);
   if (!p) return PTERUN_STATUS_OUT_OF_MEMORY;
   p->spin_us = o.spin_us ? o.spin_us : TP_DEFAULT_SPIN_US;
+  p->min_work_ns = o.min_work_ns ? o.min_work_ns : tp_env_min_work_ns();
   if (o.external) {
     p->external = 1;
     p->ext = *o.external;
@@ -246,6 +264,21 @@ size_t pterun_threadpool_size(const pterun_threadpool* pool) {
   return pool ? pool->size : 1;
 }
 
+size_t pterun_threadpool_threads_for(const pterun_threadpool* pool, uint32_t flags) {
+  if (pool == NULL || tp_inside) return 1;
+  size_t threads = pool->size;
+  size_t cap = flags & PTERUN_PARALLEL_THREADS_MASK;
+  if (cap != 0 && cap < threads) threads = cap;
+  uint32_t work = (flags & PTERUN_PARALLEL_WORK_MASK) >> 16;
+  if (work != 0 && threads > 1) {
+    /* Each thread gets at least min_work_ns of the estimate (its lower
+     * bound: the 64 ns step below it). */
+    uint64_t pays = (uint64_t)(work - 1u) * 64u / pool->min_work_ns;
+    if (pays < threads) threads = pays > 1 ? (size_t)pays : 1;
+  }
+  return threads;
+}
+
 static void tp_external_worker(void* arg, size_t w) {
   (void)w;
   tp_drain(arg);
@@ -254,11 +287,9 @@ static void tp_external_worker(void* arg, size_t w) {
 /* Runs every tile of `job` (fields other than `next` filled in). */
 static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
   if (job->tiles == 0) return;
-  size_t threads = p ? p->size : 1;
-  size_t cap = flags & PTERUN_PARALLEL_THREADS_MASK;
-  if (cap != 0 && cap < threads) threads = cap;
+  size_t threads = pterun_threadpool_threads_for(p, flags);
   if (threads > job->tiles) threads = job->tiles;
-  if (threads <= 1 || tp_inside) {
+  if (threads <= 1) {
     for (size_t t = 0; t < job->tiles; ++t) job->run(job, t);
     return;
   }
