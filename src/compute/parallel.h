@@ -17,8 +17,9 @@
 
 /* Picoseconds per unit of work, one thread (Zen 4, AVX-512 variants). */
 #define PC_PS_F32_GEMM_FMA 30u     /* f32 GEMM: multiply-adds, packing included */
-#define PC_PS_F32_CONV_FMA 60u     /* direct small-channel convolution: multiply-adds */
-#define PC_PS_F32_DW_FMA 140u      /* f32 depthwise convolution (NCHW, NHWC): taps */
+#define PC_PS_F32_CONV_FMA 35u     /* direct small-channel convolution: multiply-adds */
+#define PC_PS_F32_DW_NCHW_TAP 120u /* f32 depthwise convolution, NCHW: taps */
+#define PC_PS_F32_DW_NHWC_TAP 70u  /* f32 depthwise convolution, NHWC: taps */
 #define PC_PS_QS8_GEMM_MAC 10u     /* int8 GEMM: multiply-adds */
 #define PC_PS_QS8_DW_MAC 200u      /* int8 depthwise convolution: taps */
 #define PC_PS_F32_VMATH_ELEM 1000u /* vector math: elements (exp, tanh, ...) */

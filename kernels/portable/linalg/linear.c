@@ -90,8 +90,8 @@ static void linear_rows_f32(const float* x, int64_t rows, const float* w, int64_
 #define LINEAR_DOT_TASK_BYTES ((int64_t)64 * 1024)
 /* One thread's cost, for the pool's split rule (docs/performance.md, "Thread
  * thresholds"): picoseconds per weight (streamed once) and per multiply-add. */
-#define LINEAR_DOT_PS_WEIGHT 150
-#define LINEAR_DOT_PS_FMA 40
+#define LINEAR_DOT_PS_WEIGHT 100
+#define LINEAR_DOT_PS_FMA 30
 
 typedef struct linear_rows_job {
   const float *x, *w;

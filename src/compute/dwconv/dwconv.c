@@ -94,9 +94,8 @@ static const pc_dw_variant* best_variant(void) {
 /* Runs `rows` tasks of `per_row` multiply-adds each, in tiles big enough to
  * amortise the atomic counter, on as many threads as the work pays for. */
 static void run_split(pterun_threadpool* pool, size_t max_threads, pc_dw_job* j, size_t rows,
-                      size_t per_row) {
-  const uint32_t flags =
-      pc_parallel_flags(max_threads, (double)rows * (double)per_row, PC_PS_F32_DW_FMA);
+                      size_t per_row, uint32_t ps) {
+  const uint32_t flags = pc_parallel_flags(max_threads, (double)rows * (double)per_row, ps);
   const size_t threads = pterun_threadpool_threads_for(pool, flags);
   size_t tile = per_row >= PC_DW_TASK_MIN_FMA ? 1 : PC_DW_TASK_MIN_FMA / (per_row ? per_row : 1);
   /* At least two tiles per thread, so a thread is not left idle by a tile
@@ -115,7 +114,7 @@ int pterun_compute_f32_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads
   if (!valid_nchw(p)) return -1;
   pc_dw_job j = {best_variant()->fn_nchw, p, in, w, bias, out};
   run_split(pool, max_threads, &j, p->batch * p->out_c,
-            p->out_h * p->out_w * p->kernel_h * p->kernel_w);
+            p->out_h * p->out_w * p->kernel_h * p->kernel_w, PC_PS_F32_DW_NCHW_TAP);
   return 0;
 }
 
@@ -125,6 +124,6 @@ int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads
   if (!valid(p)) return -1;
   pc_dw_job j = {best_variant()->fn, p, in, w, bias, out};
   run_split(pool, max_threads, &j, p->batch * p->out_h,
-            p->out_w * p->out_c * p->kernel_h * p->kernel_w);
+            p->out_w * p->out_c * p->kernel_h * p->kernel_w, PC_PS_F32_DW_NHWC_TAP);
   return 0;
 }
