@@ -75,9 +75,11 @@ typedef struct pterun_threadpool_options {
    *  thread must get before a call is split: a call estimated below twice
    *  this runs on the caller's thread alone, because waking a worker and
    *  moving the data between the cores' caches costs more than the split
-   *  saves. 0: the environment's PTERUN_THREADPOOL_MIN_WORK_NS when set (1
-   *  splits every call, as tests of thread-count independence want), else
-   *  the default (docs/performance.md, "Thread thresholds"). */
+   *  saves. 0: the environment's PTERUN_THREADPOOL_MIN_WORK_NS when set, else
+   *  the default (docs/performance.md, "Thread thresholds"). 1 splits every
+   *  call, as tests of thread-count independence want: no threshold, and no
+   *  backoff (otherwise, after a few split calls in which no worker ran a
+   *  tile, the pool runs calls serially for a while). */
   uint32_t min_work_ns;
 } pterun_threadpool_options;
 

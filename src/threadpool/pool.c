@@ -29,6 +29,13 @@
  * than the split saves (measured: docs/performance.md, "Thread
  * thresholds"). */
 #define TP_DEFAULT_MIN_WORK_NS 10000u
+/* Split calls in a row without a worker's tile before the pool runs calls
+ * serially for a while: first 64 calls, doubling up to 4096 while the next
+ * split after it fails too (an oversubscribed machine, docs/performance.md
+ * "Thread thresholds"). */
+#define TP_MISSES 4u
+#define TP_BACKOFF_MIN 64u
+#define TP_BACKOFF_MAX 4096u
 #define TP_GEN_SHIFT 16
 #define TP_JOIN_GEN_SHIFT 32
 #define TP_CLOSED ((uint64_t)1 << 31)
@@ -63,6 +70,13 @@ struct pterun_threadpool {
   atomic_uint_fast64_t join; /* generation << 32 | TP_CLOSED | workers running tiles */
   atomic_int sleepers;
   atomic_int stop;
+  /* Split calls in a row in which no worker ran a tile, and how many calls
+   * to run serially before trying again (see tp_run). Written by the caller
+   * holding call_mu, read by callers before it (relaxed: a stale value only
+   * makes one call split or not). */
+  atomic_uint misses;
+  atomic_uint backoff_left;
+  unsigned backoff;
   tp_job job;
 };
 
@@ -89,15 +103,19 @@ static uint64_t tp_now_us(void) {
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static void tp_drain(tp_job* job) {
+/* Runs tiles until none is left; returns how many this thread ran. */
+static size_t tp_drain(tp_job* job) {
   int was_inside = tp_inside;
+  size_t ran = 0;
   tp_inside = 1;
   for (;;) {
     size_t t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
     if (t >= job->tiles) break;
     job->run(job, t);
+    ++ran;
   }
   tp_inside = was_inside;
+  return ran;
 }
 
 /* Waits until the published word differs from `seen`; returns it. */
@@ -112,6 +130,10 @@ static uint64_t tp_wait_word(pterun_threadpool* p, uint64_t seen) {
       uint64_t now = tp_now_us();
       if (start == 0) start = now;
       if (now - start >= p->spin_us) break;
+      /* A worker that shares its CPU with the caller (an oversubscribed
+       * machine) would spin away the caller's time slice: let it run. With
+       * the CPU to itself this returns at once. */
+      sched_yield();
     }
   }
   pthread_mutex_lock(&p->mu);
@@ -293,6 +315,16 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
     for (size_t t = 0; t < job->tiles; ++t) job->run(job, t);
     return;
   }
+  /* The workers ran no tile in the last few split calls: they are not getting
+   * a CPU (another process holds it, or they share the caller's), so a split
+   * only adds a wake-up and a spinning thread. Run serially for a while, then
+   * try a split again (backoff doubling while it keeps failing). */
+  if (p->min_work_ns > 1 && atomic_load_explicit(&p->backoff_left, memory_order_relaxed) != 0) {
+    unsigned left = atomic_load_explicit(&p->backoff_left, memory_order_relaxed);
+    if (left != 0) atomic_store_explicit(&p->backoff_left, left - 1, memory_order_relaxed);
+    for (size_t t = 0; t < job->tiles; ++t) job->run(job, t);
+    return;
+  }
   if (p->external) {
     atomic_init(&job->next, 0);
     p->ext.run(p->ext.impl, tp_external_worker, job, threads);
@@ -324,15 +356,28 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
   }
-  tp_drain(&p->job);
+  size_t mine = tp_drain(&p->job);
+  if (p->min_work_ns <= 1) {
+    /* "split every call" (tests of thread-count independence): no backoff */
+  } else if (mine < job->tiles) {
+    atomic_store_explicit(&p->misses, 0, memory_order_relaxed);
+    p->backoff = 0;
+  } else if (atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed) + 1 >= TP_MISSES) {
+    p->backoff =
+        p->backoff ? (p->backoff < TP_BACKOFF_MAX ? 2 * p->backoff : p->backoff) : TP_BACKOFF_MIN;
+    atomic_store_explicit(&p->misses, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->backoff_left, p->backoff, memory_order_relaxed);
+  }
   /* Every tile is taken; wait only for those being run by joined workers. */
   atomic_fetch_or_explicit(&p->join, TP_CLOSED, memory_order_acq_rel);
   for (unsigned spins = 0;
        (atomic_load_explicit(&p->join, memory_order_acquire) & TP_ACTIVE_MASK) != 0; ++spins) {
-    if (spins < 4096)
+    /* A worker may be descheduled on a busy machine, possibly on this CPU:
+     * after a few microseconds of spinning (256 pauses), yield to it. */
+    if (spins < 256)
       tp_relax();
     else
-      sched_yield(); /* a worker may be descheduled on a busy machine */
+      sched_yield();
   }
   pthread_mutex_unlock(&p->call_mu);
 }
