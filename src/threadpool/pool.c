@@ -319,7 +319,12 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
    * a CPU (another process holds it, or they share the caller's), so a split
    * only adds a wake-up and a spinning thread. Run serially for a while, then
    * try a split again (backoff doubling while it keeps failing). */
-  if (p->min_work_ns > 1 && atomic_load_explicit(&p->backoff_left, memory_order_relaxed) != 0) {
+  /* Calls of 64 min_work_ns and more (a decode's logits layer) split anyway
+   * and leave the count alone: one wake-up is nothing beside them. */
+  uint32_t work = (flags & PTERUN_PARALLEL_WORK_MASK) >> 16;
+  const int huge = work != 0 && (uint64_t)(work - 1u) * 64u >= (uint64_t)p->min_work_ns * 64u;
+  if (p->min_work_ns > 1 && !huge &&
+      atomic_load_explicit(&p->backoff_left, memory_order_relaxed) != 0) {
     unsigned left = atomic_load_explicit(&p->backoff_left, memory_order_relaxed);
     if (left != 0) atomic_store_explicit(&p->backoff_left, left - 1, memory_order_relaxed);
     for (size_t t = 0; t < job->tiles; ++t) job->run(job, t);
@@ -357,7 +362,7 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
     pthread_mutex_unlock(&p->mu);
   }
   size_t mine = tp_drain(&p->job);
-  if (p->min_work_ns <= 1) {
+  if (p->min_work_ns <= 1 || huge) {
     /* "split every call" (tests of thread-count independence): no backoff */
   } else if (mine < job->tiles) {
     atomic_store_explicit(&p->misses, 0, memory_order_relaxed);
