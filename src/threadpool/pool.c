@@ -30,9 +30,9 @@
  * thresholds"). */
 #define TP_DEFAULT_MIN_WORK_NS 10000u
 /* Split calls in a row without a worker's tile before the pool runs calls
- * serially for a while: first 64 calls, doubling up to 4096 while the next
- * split after it fails too (an oversubscribed machine, docs/performance.md
- * "Thread thresholds"). */
+ * serially for a while: first 64 calls, doubling up to 4096 each time it
+ * happens again before a worker has run a tile (an oversubscribed machine,
+ * docs/performance.md "Thread thresholds"). */
 #define TP_MISSES 4u
 #define TP_BACKOFF_MIN 64u
 #define TP_BACKOFF_MAX 4096u
@@ -318,9 +318,9 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
   /* The workers ran no tile in the last few split calls: they are not getting
    * a CPU (another process holds it, or they share the caller's), so a split
    * only adds a wake-up and a spinning thread. Run serially for a while, then
-   * try a split again (backoff doubling while it keeps failing). */
-  /* Calls of 64 min_work_ns and more (a decode's logits layer) split anyway
-   * and leave the count alone: one wake-up is nothing beside them. */
+   * try a split again. Calls of 64 min_work_ns and more (a decode's logits
+   * layer) split anyway and leave the count alone: one wake-up is nothing
+   * beside them. */
   uint32_t work = (flags & PTERUN_PARALLEL_WORK_MASK) >> 16;
   const int huge = work != 0 && (uint64_t)(work - 1u) * 64u >= (uint64_t)p->min_work_ns * 64u;
   if (p->min_work_ns > 1 && !huge &&
