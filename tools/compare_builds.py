@@ -73,6 +73,8 @@ def load_rows() -> list[Row]:
 def digest(cli: Path, row: Row, isa: str, threads: int) -> str:
     """SHA-256 of the output .npy files, or 'error: ...'."""
     env = dict(os.environ, PTERUN_ISA=isa, PTERUN_ISA_MASK="")
+    if threads > 1:  # every call split, however small (the pool's threshold off)
+        env["PTERUN_THREADPOOL_MIN_WORK_NS"] = "1"
     with tempfile.TemporaryDirectory(prefix="pterun-cmp-") as tmp:
         cmd = [str(cli), "run", *row.args(), "--threads", str(threads), "--quiet"]
         cmd += ["--output-dir", tmp]

@@ -119,6 +119,12 @@ static inline bool make_bcast(const xb_value* x, const xb_value* y, const xb_val
 
 /* Elements per task of a parallel element-wise loop. */
 #define XB_PAR_MIN ((size_t)16384)
+/* The flags of a parallel loop over `elems` elements at `ps` picoseconds an
+ * element on one thread: the pool splits it only when that pays
+ * (docs/performance.md, "Thread thresholds"). */
+static inline uint32_t xb_par_flags(size_t max_threads, double elems, double ps) {
+  return PTERUN_PARALLEL_MAX_THREADS(max_threads) | PTERUN_PARALLEL_WORK_NS(elems * ps / 1000.0);
+}
 
 static inline bool is_unary(unsigned tag) {
   switch (tag) {

@@ -134,7 +134,7 @@ static void walk(const xb_exec* x, bcast* b, run_fn fn, void* ctx) {
     tile = inner >= XB_PAR_MIN ? 1 : XB_PAR_MIN / (inner ? inner : 1);
   }
   pterun_parallelize_1d_tile(units > tile ? x->pool : NULL, walk_task, &j, units, tile,
-                             PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
+                             xb_par_flags(x->max_threads, (double)rows * (double)inner, 250.0));
 }
 
 typedef struct bin_ctx {
@@ -419,6 +419,6 @@ void xb_run_unary(xb_exec* x, const xb_node* n) {
   }
   size_t units = numel / XB_PAR_MIN;
   pterun_parallelize_1d_tile(units > 1 ? x->pool : NULL, un_task, &j, units, 1,
-                             PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
+                             xb_par_flags(x->max_threads, (double)numel, j.vec ? 100.0 : 250.0));
   un_task_tail(&j, numel);
 }

@@ -327,7 +327,7 @@ static void run_dwconv_q8(const xb_exec* x, const xb_node* n, size_t B, size_t H
   size_t pixels = B * OH * OW, per = OC * n->kh * n->kw;
   size_t tile = per >= XB_PAR_MIN ? 1 : XB_PAR_MIN / (per ? per : 1);
   pterun_parallelize_1d_tile(pixels > tile ? x->pool : NULL, dwq_task, &j, pixels, tile,
-                             PTERUN_PARALLEL_MAX_THREADS(x->max_threads));
+                             xb_par_flags(x->max_threads, (double)pixels * (double)per, 500.0));
 }
 
 /* The int8 forms of a Conv2d or ConvTranspose2d on compute's int8 GEMM, per

@@ -71,6 +71,16 @@ typedef struct pterun_threadpool_options {
    *  (spinning keeps back-to-back small operators fast; sleeping frees the
    *  core). 0: the default (100 us). */
   uint32_t spin_us;
+  /** Nanoseconds of work (a call's PTERUN_PARALLEL_WORK_NS estimate) each
+   *  thread must get before a call is split: a call estimated below twice
+   *  this runs on the caller's thread alone, because waking a worker and
+   *  moving the data between the cores' caches costs more than the split
+   *  saves. 0: the environment's PTERUN_THREADPOOL_MIN_WORK_NS when set, else
+   *  the default (docs/performance.md, "Thread thresholds"). 1 splits every
+   *  call, as tests of thread-count independence want: no threshold, and no
+   *  backoff (otherwise, after a few split calls in which no worker ran a
+   *  tile, the pool runs calls serially for a while). */
+  uint32_t min_work_ns;
 } pterun_threadpool_options;
 
 #define PTERUN_THREADPOOL_OPTIONS_INIT PTERUN_OPTIONS_INIT(pterun_threadpool_options)
@@ -95,12 +105,27 @@ pterun_threadpool_create(const pterun_threadpool_options* options, pterun_thread
 PTERUN_THREADPOOL_API void pterun_threadpool_destroy(pterun_threadpool* pool);
 /** Threads a task can use, including the caller's. NULL: 1. */
 PTERUN_THREADPOOL_API size_t pterun_threadpool_size(const pterun_threadpool* pool);
+/** Threads a parallel call with these flags runs on at most (the caller's
+ *  included): the pool's size, lowered to the flags' cap and to what their
+ *  work estimate pays for; 1 for a NULL pool or inside a task. For kernels
+ *  that size their tiles or buffers for the threads that will run. */
+PTERUN_THREADPOOL_API size_t pterun_threadpool_threads_for(const pterun_threadpool* pool,
+                                                           uint32_t flags);
 
 /* ---- flags of a parallel call ---------------------------------------------- */
 /** At most n threads (including the caller's) for this call; 0: no cap. */
 #define PTERUN_PARALLEL_MAX_THREADS(n) ((uint32_t)((n) > 0xffffu ? 0xffffu : (n)) & 0xffffu)
 /** Mask of the thread cap in `flags`. */
 #define PTERUN_PARALLEL_THREADS_MASK 0xffffu
+/** The call's work, estimated in nanoseconds on one thread (0: no estimate,
+ *  split as far as the tiles and the cap allow). The pool gives every thread
+ *  it uses at least pterun_threadpool_options.min_work_ns of it. Stored in
+ *  64 ns steps in the upper 16 bits; 4 ms and more saturate. */
+#define PTERUN_PARALLEL_WORK_NS(ns)                                                                \
+  ((uint32_t)((uint64_t)(ns) >= (uint64_t)0xfffeu * 64u ? 0xffffu : (uint64_t)(ns) / 64u + 1u)     \
+   << 16)
+/** Mask of the work estimate in `flags`. */
+#define PTERUN_PARALLEL_WORK_MASK 0xffff0000u
 
 typedef void (*pterun_task_1d_fn)(void* ctx, size_t i);
 typedef void (*pterun_task_1d_tile_fn)(void* ctx, size_t start, size_t count);

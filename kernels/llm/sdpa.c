@@ -134,9 +134,15 @@ static pterun_status run_sdpa(pterun_kernel_context* ctx, const sdpa_args* a) {
   job.ops = pterun_compute_f32_rowops_select();
   if (a->out->numel == 0) return PTERUN_STATUS_OK;
   PTERUN_TRY(llm_attn_plan(ctx, &job, &tiles));
-  /* Tiles write disjoint output rows: the method's pool splits them. */
+  /* Tiles write disjoint output rows: the method's pool splits them, when
+   * the products (scores and values: 2 multiply-adds per query, key and
+   * lane, ~1.1 ns each on one thread, measured) pay for it; decode at a short
+   * position does not. */
+  const double fma =
+      2.0 * (double)job.B * (double)job.Hq * (double)job.Sq * (double)job.nkeys * (double)job.D;
   pterun_parallelize_1d_tile(pterun_kernel_threadpool(ctx), llm_attn_tiles, &job, (size_t)tiles, 1,
-                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
+                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)) |
+                                 PTERUN_PARALLEL_WORK_NS(fma * 1.1));
   return PTERUN_STATUS_OK;
 }
 

@@ -24,6 +24,18 @@
 #include "src/threadpool/tp_internal.h"
 
 #define TP_DEFAULT_SPIN_US 100u
+/* Work each thread of a split call must get (PTERUN_PARALLEL_WORK_NS):
+ * below it the wake-up and the cache lines moved between cores cost more
+ * than the split saves (measured: docs/performance.md, "Thread
+ * thresholds"). */
+#define TP_DEFAULT_MIN_WORK_NS 10000u
+/* Split calls in a row without a worker's tile before the pool runs calls
+ * serially for a while: first 64 calls, doubling up to 4096 each time it
+ * happens again before a worker has run a tile (an oversubscribed machine,
+ * docs/performance.md "Thread thresholds"). */
+#define TP_MISSES 4u
+#define TP_BACKOFF_MIN 64u
+#define TP_BACKOFF_MAX 4096u
 #define TP_GEN_SHIFT 16
 #define TP_JOIN_GEN_SHIFT 32
 #define TP_CLOSED ((uint64_t)1 << 31)
@@ -50,6 +62,7 @@ struct pterun_threadpool {
   size_t nworkers;
   pthread_t* threads;
   uint32_t spin_us;
+  uint32_t min_work_ns;
   pthread_mutex_t call_mu; /* one task at a time (callers from several threads queue) */
   pthread_mutex_t mu;      /* sleeping and waking */
   pthread_cond_t cv;
@@ -57,6 +70,13 @@ struct pterun_threadpool {
   atomic_uint_fast64_t join; /* generation << 32 | TP_CLOSED | workers running tiles */
   atomic_int sleepers;
   atomic_int stop;
+  /* Split calls in a row in which no worker ran a tile, and how many calls
+   * to run serially before trying again (see tp_run). Written by the caller
+   * holding call_mu, read by callers before it (relaxed: a stale value only
+   * makes one call split or not). */
+  atomic_uint misses;
+  atomic_uint backoff_left;
+  unsigned backoff;
   tp_job job;
 };
 
@@ -83,15 +103,19 @@ static uint64_t tp_now_us(void) {
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static void tp_drain(tp_job* job) {
+/* Runs tiles until none is left; returns how many this thread ran. */
+static size_t tp_drain(tp_job* job) {
   int was_inside = tp_inside;
+  size_t ran = 0;
   tp_inside = 1;
   for (;;) {
     size_t t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
     if (t >= job->tiles) break;
     job->run(job, t);
+    ++ran;
   }
   tp_inside = was_inside;
+  return ran;
 }
 
 /* Waits until the published word differs from `seen`; returns it. */
@@ -106,6 +130,10 @@ static uint64_t tp_wait_word(pterun_threadpool* p, uint64_t seen) {
       uint64_t now = tp_now_us();
       if (start == 0) start = now;
       if (now - start >= p->spin_us) break;
+      /* A worker that shares its CPU with the caller (an oversubscribed
+       * machine) would spin away the caller's time slice: let it run. With
+       * the CPU to itself this returns at once. */
+      sched_yield();
     }
   }
   pthread_mutex_lock(&p->mu);
@@ -165,6 +193,17 @@ size_t pterun_threadpool_default_threads(void) {
   return n;
 }
 
+/* PTERUN_THREADPOOL_MIN_WORK_NS (read at creation, never on the execute
+ * path): a decimal number of nanoseconds, else the default. */
+static uint32_t tp_env_min_work_ns(void) {
+  const char* e = getenv("PTERUN_THREADPOOL_MIN_WORK_NS");
+  if (e == NULL || *e == '\0') return TP_DEFAULT_MIN_WORK_NS;
+  char* end = NULL;
+  unsigned long v = strtoul(e, &end, 10);
+  if (*end != '\0' || v == 0 || v > UINT32_MAX) return TP_DEFAULT_MIN_WORK_NS;
+  return (uint32_t)v;
+}
+
 static void tp_stop_workers(pterun_threadpool* p, size_t started) {
   pthread_mutex_lock(&p->mu);
   atomic_store(&p->stop, 1);
@@ -185,6 +224,7 @@ pterun_status pterun_threadpool_create(const pterun_threadpool_options* options,
   pterun_threadpool* p = calloc(1, sizeof *p);
   if (!p) return PTERUN_STATUS_OUT_OF_MEMORY;
   p->spin_us = o.spin_us ? o.spin_us : TP_DEFAULT_SPIN_US;
+  p->min_work_ns = o.min_work_ns ? o.min_work_ns : tp_env_min_work_ns();
   if (o.external) {
     p->external = 1;
     p->ext = *o.external;
@@ -246,6 +286,21 @@ size_t pterun_threadpool_size(const pterun_threadpool* pool) {
   return pool ? pool->size : 1;
 }
 
+size_t pterun_threadpool_threads_for(const pterun_threadpool* pool, uint32_t flags) {
+  if (pool == NULL || tp_inside) return 1;
+  size_t threads = pool->size;
+  size_t cap = flags & PTERUN_PARALLEL_THREADS_MASK;
+  if (cap != 0 && cap < threads) threads = cap;
+  uint32_t work = (flags & PTERUN_PARALLEL_WORK_MASK) >> 16;
+  if (work != 0 && threads > 1) {
+    /* Each thread gets at least min_work_ns of the estimate (its lower
+     * bound: the 64 ns step below it). */
+    uint64_t pays = (uint64_t)(work - 1u) * 64u / pool->min_work_ns;
+    if (pays < threads) threads = pays > 1 ? (size_t)pays : 1;
+  }
+  return threads;
+}
+
 static void tp_external_worker(void* arg, size_t w) {
   (void)w;
   tp_drain(arg);
@@ -254,11 +309,24 @@ static void tp_external_worker(void* arg, size_t w) {
 /* Runs every tile of `job` (fields other than `next` filled in). */
 static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
   if (job->tiles == 0) return;
-  size_t threads = p ? p->size : 1;
-  size_t cap = flags & PTERUN_PARALLEL_THREADS_MASK;
-  if (cap != 0 && cap < threads) threads = cap;
+  size_t threads = pterun_threadpool_threads_for(p, flags);
   if (threads > job->tiles) threads = job->tiles;
-  if (threads <= 1 || tp_inside) {
+  if (threads <= 1) {
+    for (size_t t = 0; t < job->tiles; ++t) job->run(job, t);
+    return;
+  }
+  /* The workers ran no tile in the last few split calls: they are not getting
+   * a CPU (another process holds it, or they share the caller's), so a split
+   * only adds a wake-up and a spinning thread. Run serially for a while, then
+   * try a split again. Calls of 64 min_work_ns and more (a decode's logits
+   * layer) split anyway and leave the count alone: one wake-up is nothing
+   * beside them. */
+  uint32_t work = (flags & PTERUN_PARALLEL_WORK_MASK) >> 16;
+  const int huge = work != 0 && (uint64_t)(work - 1u) * 64u >= (uint64_t)p->min_work_ns * 64u;
+  if (p->min_work_ns > 1 && !huge &&
+      atomic_load_explicit(&p->backoff_left, memory_order_relaxed) != 0) {
+    unsigned left = atomic_load_explicit(&p->backoff_left, memory_order_relaxed);
+    if (left != 0) atomic_store_explicit(&p->backoff_left, left - 1, memory_order_relaxed);
     for (size_t t = 0; t < job->tiles; ++t) job->run(job, t);
     return;
   }
@@ -293,15 +361,28 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
   }
-  tp_drain(&p->job);
+  size_t mine = tp_drain(&p->job);
+  if (p->min_work_ns <= 1 || huge) {
+    /* "split every call" (tests of thread-count independence): no backoff */
+  } else if (mine < job->tiles) {
+    atomic_store_explicit(&p->misses, 0, memory_order_relaxed);
+    p->backoff = 0;
+  } else if (atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed) + 1 >= TP_MISSES) {
+    p->backoff =
+        p->backoff ? (p->backoff < TP_BACKOFF_MAX ? 2 * p->backoff : p->backoff) : TP_BACKOFF_MIN;
+    atomic_store_explicit(&p->misses, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->backoff_left, p->backoff, memory_order_relaxed);
+  }
   /* Every tile is taken; wait only for those being run by joined workers. */
   atomic_fetch_or_explicit(&p->join, TP_CLOSED, memory_order_acq_rel);
   for (unsigned spins = 0;
        (atomic_load_explicit(&p->join, memory_order_acquire) & TP_ACTIVE_MASK) != 0; ++spins) {
-    if (spins < 4096)
+    /* A worker may be descheduled on a busy machine, possibly on this CPU:
+     * after a few microseconds of spinning (256 pauses), yield to it. */
+    if (spins < 256)
       tp_relax();
     else
-      sched_yield(); /* a worker may be descheduled on a busy machine */
+      sched_yield();
   }
   pthread_mutex_unlock(&p->call_mu);
 }

@@ -34,6 +34,12 @@ size_t pterun_threadpool_size(const pterun_threadpool* pool) {
   return 1;
 }
 
+size_t pterun_threadpool_threads_for(const pterun_threadpool* pool, uint32_t flags) {
+  (void)pool;
+  (void)flags;
+  return 1;
+}
+
 void pterun_parallelize_1d(pterun_threadpool* pool, pterun_task_1d_fn fn, void* ctx, size_t range,
                            uint32_t flags) {
   (void)pool;

@@ -132,6 +132,7 @@ static int test_geometries(void) {
   static const size_t sizes[] = {1, 2, 5, 9, 17, 31, 40, 67};
   pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 3;
+  o.min_work_ns = 1; /* split every call: these compare thread counts */
   pterun_threadpool* pool = NULL;
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
   size_t ran = 0;

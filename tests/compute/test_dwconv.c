@@ -131,6 +131,7 @@ static int run_cases(const geo* cases, size_t n, int (*fn)(const geo*, pterun_th
                      const char* what) {
   pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 3;
+  o.min_work_ns = 1; /* split every call: these compare thread counts */
   pterun_threadpool* pool = NULL;
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
   int bad = 0;

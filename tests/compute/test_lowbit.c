@@ -158,6 +158,7 @@ static int test_driver(void) {
   for (pi = 1; pi < 3; ++pi) {
     pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
     o.threads = pi + 1;
+    o.min_work_ns = 1; /* split every call: these compare thread counts */
     PT_CHECK_STATUS(pterun_threadpool_create(&o, &pools[pi]), PTERUN_STATUS_OK);
   }
   for (nbit = 1; nbit <= 8; ++nbit)
@@ -276,6 +277,7 @@ static int test_pack_qa(void) {
   const pterun_compute_lowbit_ukernel* uk = pterun_compute_lowbit_ukernels(&nuk);
   int combo, bad = 0;
   o.threads = 3;
+  o.min_work_ns = 1;
   PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
   for (combo = 0; combo < 8; ++combo) {
     const int nbit = combo & 1 ? 8 : 4, has_zp = (combo >> 1) & 1, has_bias = combo >> 2;

@@ -233,6 +233,7 @@ static int test_threads(void) {
   pterun_threadpool* pool = NULL;
   int r;
   o.threads = 3;
+  o.min_work_ns = 1; /* split every call: these compare thread counts */
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
   r = test_against_gemm(pool);
   pterun_threadpool_destroy(pool);

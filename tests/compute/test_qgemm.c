@@ -200,6 +200,7 @@ static int test_threads(void) {
   pterun_threadpool* pool = NULL;
   size_t i;
   o.threads = 3;
+  o.min_work_ns = 1; /* split every call: these compare thread counts */
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
   for (i = 0; i < sizeof k_shapes / sizeof k_shapes[0]; ++i)
     if (run_shape(&k_shapes[i], pterun_compute_qs8_gemm_select(pterun_cpu_features()), pool, 0)) {

@@ -152,6 +152,7 @@ static int test_specials(void) {
 static int test_threads_same_bits(void) {
   pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
   o.threads = 3;
+  o.min_work_ns = 1; /* split every call: these compare thread counts */
   pterun_threadpool* pool = NULL;
   PT_CHECK(pterun_threadpool_create(&o, &pool) == PTERUN_STATUS_OK);
   int bad = 0;

@@ -183,8 +183,10 @@ static int fused_and_packed_match_reference(void) {
   pterun_threadpool *pool = NULL, *pool3 = NULL;
   pterun_threadpool_options tpo = PTERUN_THREADPOOL_OPTIONS_INIT;
   tpo.threads = 2;
+  tpo.min_work_ns = 1; /* split every call: these compare thread counts */
   PT_CHECK_STATUS(pterun_threadpool_create(&tpo, &pool), PTERUN_STATUS_OK);
   tpo.threads = 3;
+  tpo.min_work_ns = 1;
   PT_CHECK_STATUS(pterun_threadpool_create(&tpo, &pool3), PTERUN_STATUS_OK);
   size_t mlp_fused_args = 0, mobilenet_fused_args = 0, mlp_packed = 0, nd_fused_args = 1;
   size_t bn_fused_args[6] = {0};

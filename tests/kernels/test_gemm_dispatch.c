@@ -273,6 +273,7 @@ static int same_bits_threaded(const pterun_compute_f32_gemm_ukernel* uk, int64_t
   for (size_t threads = 2; threads <= 4 && !bad; ++threads) {
     pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
     o.threads = threads;
+    o.min_work_ns = 1; /* split every call: these compare thread counts */
     PT_CHECK(pterun_threadpool_create(&o, &g_pool) == PTERUN_STATUS_OK);
     for (size_t cap = 0; cap <= 2 && !bad; cap += 2) {
       g_max_threads = cap;
@@ -508,6 +509,7 @@ static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, si
   for (size_t threads = 1; threads <= 3; ++threads) {
     pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
     o.threads = threads;
+    o.min_work_ns = 1;
     PT_CHECK(pterun_threadpool_create(&o, &g_pool) == PTERUN_STATUS_OK);
     memset(c1, 0xff, sizeof(float) * csz);
     g_job.b.data = NULL; /* never read with a packer */
@@ -685,6 +687,7 @@ static int test_packed_b_same_bits(void) {
         if (threads > 1) {
           pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
           o.threads = threads;
+          o.min_work_ns = 1;
           PT_CHECK(pterun_threadpool_create(&o, &g_pool) == PTERUN_STATUS_OK);
         }
         g_job.c.data = c1;

@@ -208,6 +208,7 @@ int main(int argc, char** argv) {
     if (strcmp(argv[a], "--threads") == 0) {
       pterun_threadpool_options to = PTERUN_THREADPOOL_OPTIONS_INIT;
       to.threads = (size_t)strtoul(argv[a + 1], NULL, 10);
+      to.min_work_ns = 1; /* split every call: these compare thread counts */
       if (to.threads < 2 || pterun_threadpool_create(&to, &g_pool) != PTERUN_STATUS_OK) {
         fprintf(stderr, "--threads: cannot make a pool of %s threads\n", argv[a + 1]);
         return 2;

@@ -49,6 +49,7 @@ static int test_paths(void) {
   for (t = 1; t <= 3; ++t) {
     pterun_threadpool_options po = PTERUN_THREADPOOL_OPTIONS_INIT;
     po.threads = t;
+    po.min_work_ns = 1; /* split every call: these compare thread counts */
     PT_CHECK_STATUS(pterun_threadpool_create(&po, &pools[t]), PTERUN_STATUS_OK);
   }
   for (i = 0; i < sizeof names / sizeof names[0]; ++i) {

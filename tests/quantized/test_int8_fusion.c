@@ -163,6 +163,7 @@ static int test_fixtures(void) {
   pterun_threadpool_options tpo = PTERUN_THREADPOOL_OPTIONS_INIT;
   pterun_threadpool* pool = NULL;
   tpo.threads = 3;
+  tpo.min_work_ns = 1; /* split every call: these compare thread counts */
   PT_CHECK_STATUS(pterun_threadpool_create(&tpo, &pool), PTERUN_STATUS_OK);
   for (size_t f = 0; f < sizeof k_fixtures / sizeof k_fixtures[0]; ++f) {
     const fixture* fx = &k_fixtures[f];

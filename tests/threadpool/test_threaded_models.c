@@ -74,6 +74,7 @@ static int test_bit_identical(void) {
   for (size_t threads = 1; threads <= 4; ++threads) {
     pterun_threadpool_options po = PTERUN_THREADPOOL_OPTIONS_INIT;
     po.threads = threads;
+    po.min_work_ns = 1; /* split every call: these compare thread counts */
     pterun_threadpool* pool = NULL;
     PT_CHECK_STATUS(pterun_threadpool_create(&po, &pool), PTERUN_STATUS_OK);
     int bad = 0;
@@ -113,6 +114,7 @@ static void* job_main(void* arg) {
 static int test_shared_pool_concurrent(void) {
   pterun_threadpool_options po = PTERUN_THREADPOOL_OPTIONS_INIT;
   po.threads = 3;
+  po.min_work_ns = 1;
   pterun_threadpool* pool = NULL;
   PT_CHECK_STATUS(pterun_threadpool_create(&po, &pool), PTERUN_STATUS_OK);
   job jobs[2] = {{pool, "mobilenet", 0, 0, PTERUN_STATUS_OK},

@@ -204,6 +204,51 @@ static int test_caller_and_workers_share(void) {
   return 0;
 }
 
+/* The work rule: a call whose estimate gives a thread less than min_work_ns
+ * runs on the caller alone; one with enough work is shared; no estimate
+ * splits as before. The environment sets the threshold only when the option
+ * does not. */
+static int test_work_threshold(void) {
+  PT_CHECK(PTERUN_PARALLEL_WORK_NS(0) == (1u << 16));
+  PT_CHECK(PTERUN_PARALLEL_WORK_NS(640) == (11u << 16));
+  PT_CHECK(PTERUN_PARALLEL_WORK_NS(UINT64_MAX) == PTERUN_PARALLEL_WORK_MASK);
+  PT_CHECK((PTERUN_PARALLEL_WORK_NS(1000000) & PTERUN_PARALLEL_THREADS_MASK) == 0);
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+  o.threads = 3;
+  o.min_work_ns = 10000;
+  pterun_threadpool* pool = NULL;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  int ok = pterun_threadpool_threads_for(pool, 0) == 3 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(19000)) == 1 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(20100)) == 2 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(UINT64_MAX)) == 3 &&
+           pterun_threadpool_threads_for(
+               pool, PTERUN_PARALLEL_WORK_NS(UINT64_MAX) | PTERUN_PARALLEL_MAX_THREADS(2)) == 2 &&
+           pterun_threadpool_threads_for(NULL, PTERUN_PARALLEL_WORK_NS(UINT64_MAX)) == 1;
+  reset(&g_c, 40, 1, 1, 1);
+  pterun_parallelize_1d_tile(pool, slow_tile, &g_c, 40, 1, PTERUN_PARALLEL_WORK_NS(15000));
+  ok = ok && all_once(&g_c, 40) && atomic_load(&g_c.off_caller) == 0;
+  reset(&g_c, 40, 1, 1, 1);
+  pterun_parallelize_1d_tile(pool, slow_tile, &g_c, 40, 1, PTERUN_PARALLEL_WORK_NS(80000000));
+  ok = ok && all_once(&g_c, 40) && atomic_load(&g_c.off_caller) > 0;
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(ok);
+  /* option 0: the environment's value (1 splits everything) */
+  PT_CHECK(setenv("PTERUN_THREADPOOL_MIN_WORK_NS", "1", 1) == 0);
+  o.min_work_ns = 0;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  ok = pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(200)) == 3;
+  pterun_threadpool_destroy(pool);
+  /* the option wins over the environment */
+  o.min_work_ns = 1000000;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  ok = ok && pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(1500000)) == 1;
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(unsetenv("PTERUN_THREADPOOL_MIN_WORK_NS") == 0);
+  PT_CHECK(ok);
+  return 0;
+}
+
 /* A task that starts a task on the same pool: the inner one runs serially on
  * the thread that started it (no deadlock), every index once. */
 typedef struct nested {
@@ -495,6 +540,7 @@ int main(void) {
   PT_RUN(test_null_pool_is_serial);
   PT_RUN(test_every_index_once);
   PT_RUN(test_caller_and_workers_share);
+  PT_RUN(test_work_threshold);
   PT_RUN(test_nested);
   PT_RUN(test_concurrent_callers);
   PT_RUN(test_external_pool);

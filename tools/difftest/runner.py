@@ -53,6 +53,10 @@ class Mode:
         mask = ISAS[self.isa]
         if mask is not None:
             env["PTERUN_ISA_MASK"] = mask
+        if self.threads > 1:
+            # every call split, however small: these programs are tiny, and
+            # the thread comparison needs the splits (the pool's threshold off)
+            env["PTERUN_THREADPOOL_MIN_WORK_NS"] = "1"
         return env
 
 

@@ -223,7 +223,9 @@ void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const
    * microseconds). */
   int64_t work = g->n * g->cout * g->out[1] * g->out[2] * KH * KW;
   pterun_threadpool* pool = work >= (1 << 15) ? pterun_kernel_threadpool(ctx) : NULL;
-  uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx));
+  /* ~0.7 ns a tap on one thread (scalar loops; the pool's split rule) */
+  uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)) |
+                   PTERUN_PARALLEL_WORK_NS(work * 7 / 10);
   if (!chan_inner)
     pterun_parallelize_1d_tile(pool, dw_planes, &j, (size_t)(g->n * g->cout), 1, flags);
   else

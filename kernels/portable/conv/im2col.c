@@ -427,9 +427,11 @@ void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
           im2col_job ij = {g, ro, in, col, n, grp, p0, np, r0, dbl};
           /* Rows over the pool when the copy is big enough to pay for it. */
           size_t rtile = np >= 8192 ? 1 : (size_t)(8192 / np);
+          /* ~0.5 ns an element on one thread (the pool's split rule) */
           pterun_parallelize_1d_tile(nr * np >= 32768 ? pterun_kernel_threadpool(ctx) : NULL,
                                      im2col_rows, &ij, (size_t)nr, rtile,
-                                     PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
+                                     PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)) |
+                                         PTERUN_PARALLEL_WORK_NS(nr * np / 2));
           a.data = (char*)w->data +
                    (size_t)(grp * g->ocpg * g->ws[0] + r0 * ro->cs) * pterun_dtype_size(w->dtype);
           a.dtype = w->dtype;

@@ -88,6 +88,10 @@ static void linear_rows_f32(const float* x, int64_t rows, const float* w, int64_
  * this much (waking a worker costs microseconds; a 64 KiB slice takes about
  * as long to read). Columns are independent: same bits for any split. */
 #define LINEAR_DOT_TASK_BYTES ((int64_t)64 * 1024)
+/* One thread's cost, for the pool's split rule (docs/performance.md, "Thread
+ * thresholds"): picoseconds per weight (streamed once) and per multiply-add. */
+#define LINEAR_DOT_PS_WEIGHT 100
+#define LINEAR_DOT_PS_FMA 30
 
 typedef struct linear_rows_job {
   const float *x, *w;
@@ -110,8 +114,11 @@ static void linear_rows_split(pterun_kernel_context* ctx, const float* x, int64_
     return;
   }
   linear_rows_job job = {x, w, rows, n, k, y};
+  const double ps =
+      (double)n * (double)k * (LINEAR_DOT_PS_WEIGHT + LINEAR_DOT_PS_FMA * (double)rows);
   pterun_parallelize_1d_tile(pool, linear_rows_task, &job, (size_t)n, (size_t)tile,
-                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
+                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)) |
+                                 PTERUN_PARALLEL_WORK_NS(ps / 1000.0));
 }
 
 /* The weight [N, K] read as the GEMM's B = weight^T: (k, n) at w[n * K + k]. */

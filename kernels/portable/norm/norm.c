@@ -10,8 +10,18 @@
 #define PK_NORM_PARALLEL_MIN ((int64_t)1 << 14)
 #define PK_NORM_TILE_ELEMS ((int64_t)4096)
 
+/* One thread's cost per element, in picoseconds, for the pool's split rule
+ * (docs/performance.md, "Thread thresholds"). */
+#define PK_SOFTMAX_PS 600
+#define PK_LAYER_NORM_PS 400
+
 static pterun_threadpool* norm_pool(pterun_kernel_context* ctx, int64_t numel) {
   return numel >= PK_NORM_PARALLEL_MIN ? pterun_kernel_threadpool(ctx) : NULL;
+}
+
+static uint32_t norm_flags(pterun_kernel_context* ctx, int64_t numel, int ps) {
+  return PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)) |
+         PTERUN_PARALLEL_WORK_NS((double)numel * ps / 1000.0);
 }
 
 static size_t norm_tile(int64_t row_len) {
@@ -124,7 +134,7 @@ static pterun_status run_softmax(pterun_kernel_context* ctx, pterun_value** args
                         pterun_compute_f32_rowops_select()};
     pterun_parallelize_1d_tile(norm_pool(ctx, out->numel), softmax_rows, &j,
                                (size_t)(out->numel / in->sizes[dim]), norm_tile(in->sizes[dim]),
-                               PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
+                               norm_flags(ctx, out->numel, PK_SOFTMAX_PS));
     return PTERUN_STATUS_OK;
   }
   outer_in = *in;
@@ -334,8 +344,7 @@ PTERUN_KERNEL(pk_native_layer_norm_out) {
     pk_layer_norm_job job = {in,   w, b,   out,  mean,
                              rstd, N, eps, fast, pterun_compute_f32_rowops_select()};
     pterun_parallelize_1d_tile(norm_pool(ctx, in->numel), layer_norm_rows, &job, (size_t)M,
-                               norm_tile(N),
-                               PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
+                               norm_tile(N), norm_flags(ctx, in->numel, PK_LAYER_NORM_PS));
   }
   return PTERUN_STATUS_OK;
 }

@@ -259,9 +259,11 @@ PTERUN_KERNEL(pk_max_pool2d_with_indices_out) {
   /* Planes over the pool when there is enough work (each plane is
    * independent: the same bytes for any split). */
   int64_t work = p.planes * p.oh * p.ow * k[0] * k[1];
+  /* ~0.3 ns a tap on one thread (the pool's split rule) */
   pterun_parallelize_1d_tile(work >= 65536 ? pterun_kernel_threadpool(ctx) : NULL, maxpool_planes,
                              &job, (size_t)p.planes, 1,
-                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)));
+                             PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)) |
+                                 PTERUN_PARALLEL_WORK_NS(work * 3 / 10));
   return PTERUN_STATUS_OK;
 }
 

@@ -5,6 +5,7 @@
 #include "src/compute/conv/conv.h"
 
 #include "pterun/cpu.h"
+#include "src/compute/parallel.h"
 #include "src/compute/used.h"
 #include "pterun/threadpool.h"
 
@@ -99,9 +100,9 @@ int pterun_compute_f32_conv2d_nchw(pterun_threadpool* pool, size_t max_threads,
   size_t tj = p->out_c;
   if ((rows + ti - 1) / ti < 4 && p->out_c > var->ocb)
     tj = ((p->out_c + 1) / 2 + var->ocb - 1) / var->ocb * var->ocb;
-  if (rows * per_row < 2 * PC_CV_TASK_MIN_FMA) pool = NULL;
   pc_cv_job j = {var->fn, p, in, w, bias, out};
-  pterun_parallelize_2d_tile(pool, pc_cv_task, &j, rows, p->out_c, ti, tj,
-                             PTERUN_PARALLEL_MAX_THREADS(max_threads));
+  pterun_parallelize_2d_tile(
+      pool, pc_cv_task, &j, rows, p->out_c, ti, tj,
+      pc_parallel_flags(max_threads, (double)rows * (double)per_row, PC_PS_F32_CONV_FMA));
   return 0;
 }

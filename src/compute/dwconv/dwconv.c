@@ -5,6 +5,7 @@
 #include "src/compute/dwconv/dwconv.h"
 
 #include "pterun/cpu.h"
+#include "src/compute/parallel.h"
 #include "src/compute/used.h"
 
 typedef struct pc_dw_variant {
@@ -73,7 +74,8 @@ static void pc_dw_task(void* ctx, size_t start, size_t count) {
   j->fn(j->p, j->in, j->w, j->bias, j->out, start, count);
 }
 
-/* Multiply-adds per task below which splitting costs more than it saves. */
+/* Multiply-adds per tile: tiles are fewer and larger where that still leaves
+ * every thread several (whether to split at all is the pool's rule). */
 #define PC_DW_TASK_MIN_FMA ((size_t)1 << 15)
 
 static atomic_uchar g_ran[PC_DW_COUNT];
@@ -90,13 +92,20 @@ static const pc_dw_variant* best_variant(void) {
 }
 
 /* Runs `rows` tasks of `per_row` multiply-adds each, in tiles big enough to
- * pay for a wake-up. */
+ * amortise the atomic counter, on as many threads as the work pays for. */
 static void run_split(pterun_threadpool* pool, size_t max_threads, pc_dw_job* j, size_t rows,
-                      size_t per_row) {
+                      size_t per_row, uint32_t ps) {
+  const uint32_t flags = pc_parallel_flags(max_threads, (double)rows * (double)per_row, ps);
+  const size_t threads = pterun_threadpool_threads_for(pool, flags);
   size_t tile = per_row >= PC_DW_TASK_MIN_FMA ? 1 : PC_DW_TASK_MIN_FMA / (per_row ? per_row : 1);
-  if (tile >= rows) pool = NULL;
-  pterun_parallelize_1d_tile(pool, pc_dw_task, j, rows, tile,
-                             PTERUN_PARALLEL_MAX_THREADS(max_threads));
+  /* At least two tiles per thread, so a thread is not left idle by a tile
+   * count that does not divide (3 tiles on 2 threads: 2/3 of the time). */
+  if (threads > 1 && tile > 1 && rows / tile < 2 * threads) {
+    tile = rows / (2 * threads);
+    if (tile == 0) tile = 1;
+  }
+  if (threads <= 1 || tile >= rows) pool = NULL;
+  pterun_parallelize_1d_tile(pool, pc_dw_task, j, rows, tile, flags);
 }
 
 int pterun_compute_f32_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads,
@@ -105,7 +114,7 @@ int pterun_compute_f32_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads
   if (!valid_nchw(p)) return -1;
   pc_dw_job j = {best_variant()->fn_nchw, p, in, w, bias, out};
   run_split(pool, max_threads, &j, p->batch * p->out_c,
-            p->out_h * p->out_w * p->kernel_h * p->kernel_w);
+            p->out_h * p->out_w * p->kernel_h * p->kernel_w, PC_PS_F32_DW_NCHW_TAP);
   return 0;
 }
 
@@ -115,6 +124,6 @@ int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads
   if (!valid(p)) return -1;
   pc_dw_job j = {best_variant()->fn, p, in, w, bias, out};
   run_split(pool, max_threads, &j, p->batch * p->out_h,
-            p->out_w * p->out_c * p->kernel_h * p->kernel_w);
+            p->out_w * p->out_c * p->kernel_h * p->kernel_w, PC_PS_F32_DW_NHWC_TAP);
   return 0;
 }

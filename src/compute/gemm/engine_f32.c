@@ -9,6 +9,7 @@
 
 #include "pterun/kernel_util.h"
 #include "src/compute/gemm/gemm_internal.h"
+#include "src/compute/parallel.h"
 #include "src/compute/used.h"
 
 /* ---- float32 engine ---------------------------------------------------- */
@@ -452,10 +453,6 @@ static void f32_tile_task_all_k(void* ctx, size_t bi, size_t s0, size_t ni, size
   }
 }
 
-/* Multiply-adds below which a product runs on the calling thread: waking the
- * pool costs a few microseconds. */
-#define PC_F32_PARALLEL_MIN_FMA ((int64_t)1 << 17)
-
 void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
                  const pterun_compute_matrix* a, const pterun_compute_matrix* b,
                  const pterun_compute_matrix* c, float alpha, int accumulate, const pc_gemm_x* x) {
@@ -514,11 +511,15 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
     kc = (k + nblk - 1) / nblk;
   }
 
-  /* Threads: the pool's (capped), unless the product is too small; without
-   * spare A blocks a packed A limits the tasks running at once to one. */
-  size_t threads = ws->pool != NULL ? pterun_threadpool_size(ws->pool) : 1;
-  if (ws->max_threads != 0 && ws->max_threads < threads) threads = ws->max_threads;
-  if (m * n * k < PC_F32_PARALLEL_MIN_FMA) threads = 1;
+  /* Threads: the pool's (capped), as many as the work pays for; without
+   * spare A blocks a packed A limits the tasks running at once to one. The
+   * pool's split rule is per parallel call, and a product makes one per N
+   * block and, B unpacked, per K block (each a wake-up and a barrier), so
+   * the estimate is one such call's share of the multiply-adds. */
+  const int64_t calls = ((n + nc - 1) / nc) * (pb != NULL ? 1 : (k + kc - 1) / kc);
+  const uint32_t work_flags = pc_parallel_flags(
+      ws->max_threads, (double)m * (double)n * (double)k / (double)calls, PC_PS_F32_GEMM_FMA);
+  size_t threads = pterun_threadpool_threads_for(ws->pool, work_flags);
   /* One tile (e.g. a 10-wide linear): nothing to share, the pool only adds
    * its wake-up. */
   if ((m + mc - 1) / mc * ((n + NR - 1) / NR) < 2) threads = 1;
@@ -569,7 +570,8 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
   if (st.nslots > 32) st.nslots = 32;
   if (st.nslots < threads) threads = st.nslots;
   pterun_threadpool* pool = threads > 1 ? ws->pool : NULL;
-  const uint32_t flags = PTERUN_PARALLEL_MAX_THREADS(threads);
+  const uint32_t flags =
+      PTERUN_PARALLEL_MAX_THREADS(threads) | (work_flags & PTERUN_PARALLEL_WORK_MASK);
   const size_t mblocks = (size_t)((m + mc - 1) / mc);
   /* With one M block every B strip belongs to one tile task: it packs the
    * strip just before using it, which saves the pool a barrier per step and

@@ -20,6 +20,7 @@
 #include "src/compute/internal.h"
 #include "src/compute/qgemm/qdwconv.h"
 #include "src/compute/qgemm/requant.h"
+#include "src/compute/parallel.h"
 #include "src/compute/used.h"
 /* |sum| <= taps * 255 * 255 must stay below 2^31. */
 #define PC_QDW_MAX_TAPS 32768
@@ -221,7 +222,8 @@ int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads
   const size_t per_plane = p->out_h * p->out_w * p->kernel_h * p->kernel_w;
   size_t tile = per_plane >= PC_QDW_TASK_MIN ? 1 : PC_QDW_TASK_MIN / (per_plane ? per_plane : 1);
   if (tile >= planes) pool = NULL;
-  pterun_parallelize_1d_tile(pool, qdw_task, &j, planes, tile,
-                             PTERUN_PARALLEL_MAX_THREADS(max_threads));
+  pterun_parallelize_1d_tile(
+      pool, qdw_task, &j, planes, tile,
+      pc_parallel_flags(max_threads, (double)planes * (double)per_plane, PC_PS_QS8_DW_MAC));
   return 0;
 }

@@ -23,6 +23,7 @@
 #include "pterun/threadpool.h"
 #include "src/compute/qgemm/requant.h"
 #include "src/compute/qgemm/ukernel.h"
+#include "src/compute/parallel.h"
 #include "src/compute/used.h"
 
 #if defined(__SSE2__)
@@ -602,8 +603,9 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   if (tile_j > PC_QS8_TN / nr) tile_j = PC_QS8_TN / nr;
   if (tile_j > strips) tile_j = strips;
   if (tile_j == 0) tile_j = 1;
-  size_t threads = pool != NULL ? pterun_threadpool_size(pool) : 1;
-  if (max_threads != 0 && max_threads < threads) threads = max_threads;
+  size_t threads = pterun_threadpool_threads_for(
+      pool,
+      pc_parallel_flags(max_threads, (double)m * (double)w->n * (double)w->k, PC_PS_QS8_GEMM_MAC));
   if ((double)m * (double)w->n * (double)w->k < PC_QS8_PARALLEL_MIN) threads = 1;
   size_t tile_i = panels;
   if (threads > 1) {

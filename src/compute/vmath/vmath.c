@@ -6,6 +6,7 @@
 #include "src/compute/vmath/vmath.h"
 
 #include "pterun/cpu.h"
+#include "src/compute/parallel.h"
 #include "src/compute/used.h"
 
 typedef struct pc_vm_variant {
@@ -95,6 +96,6 @@ int pterun_compute_f32_unary(pterun_threadpool* pool, size_t max_threads, int op
   size_t chunks = (n + PC_VM_CHUNK - 1) / PC_VM_CHUNK;
   if (chunks < 2) pool = NULL;
   pterun_parallelize_1d_tile(pool, pc_vm_task, &j, chunks, 1,
-                             PTERUN_PARALLEL_MAX_THREADS(max_threads));
+                             pc_parallel_flags(max_threads, (double)n, PC_PS_F32_VMATH_ELEM));
   return 0;
 }
