@@ -169,8 +169,8 @@ static pterun_status chain_lut(pterun_kernel_context* ctx, const qk_i8_call* cal
   if (call->lut_out.dtype != call->out.dtype) /* in place needs one dtype: run unfused */
     return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
                               "the hardtanh changes the dtype: not fused with the convolution");
-  PTERUN_TRY(qk_lut_hardtanh_table(ctx, &call->lut_in, call->lut_lo, call->lut_hi,
-                                   &call->lut_out, table));
+  PTERUN_TRY(
+      qk_lut_hardtanh_table(ctx, &call->lut_in, call->lut_lo, call->lut_hi, &call->lut_out, table));
   const qk_lut_clamp c = qk_lut_find_clamp(table, call->out.dtype == PTERUN_DTYPE_I8, 1);
   if (c.is_clamp) {
     qk_lut_clamp_after(&st->q_lo, &st->q_hi, &c);

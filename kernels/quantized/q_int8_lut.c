@@ -78,8 +78,8 @@ static pterun_status chain_table(pterun_kernel_context* ctx, const qk_q8* in, in
   return PTERUN_STATUS_OK;
 }
 
-pterun_status qk_lut_hardtanh_table(pterun_kernel_context* ctx, const qk_q8* in, float lo,
-                                    float hi, const qk_q8* out, uint8_t table[256]) {
+pterun_status qk_lut_hardtanh_table(pterun_kernel_context* ctx, const qk_q8* in, float lo, float hi,
+                                    const qk_q8* out, uint8_t table[256]) {
   return chain_table(ctx, in, QK_LUT_HARDTANH, lo, hi, out, table);
 }
 

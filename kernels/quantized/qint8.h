@@ -47,8 +47,8 @@ typedef struct qk_i8_call {
 
 /* The dequantize -> hardtanh(lo, hi) -> quantize chain on every 8-bit code
  * (q_int8_lut.c: what hardtanh_q8 runs, so the same bytes). */
-pterun_status qk_lut_hardtanh_table(pterun_kernel_context* ctx, const qk_q8* in, float lo,
-                                    float hi, const qk_q8* out, uint8_t table[256]);
+pterun_status qk_lut_hardtanh_table(pterun_kernel_context* ctx, const qk_q8* in, float lo, float hi,
+                                    const qk_q8* out, uint8_t table[256]);
 
 /* Load time: packs the weight and precomputes scales into the kernel state.
  * OK without state when the weight is not a constant int8 tensor. */

@@ -127,14 +127,26 @@ static int prim_compare_and_unary(void) {
  * against C's, over halves, near-halves, signs, zeros, the Int bounds, the
  * exact-integer range's edge and NaN. */
 static int prim_rounding_and_compare_match_c(void) {
-  static const double base[] = {0.0,    0.5,    1.0,    1.5,     2.5,       3.5,
-                                0.25,   0.75,   2.0,    7.49999, 1e15 + 0.5, 4503599627370495.5,
-                                4503599627370496.0, 9007199254740993.0, 9.2233720368547748e18,
-                                9.2233720368547758e18, 1e300};
-  static const char* const rounding[] = {"executorch_prim::ceil.Scalar",
-                                         "executorch_prim::round.Scalar",
-                                         "executorch_prim::trunc.Scalar",
-                                         "executorch_prim::sym_int.Scalar"};
+  static const double base[] = {0.0,
+                                0.5,
+                                1.0,
+                                1.5,
+                                2.5,
+                                3.5,
+                                0.25,
+                                0.75,
+                                2.0,
+                                7.49999,
+                                1e15 + 0.5,
+                                4503599627370495.5,
+                                4503599627370496.0,
+                                9007199254740993.0,
+                                9.2233720368547748e18,
+                                9.2233720368547758e18,
+                                1e300};
+  static const char* const rounding[] = {
+      "executorch_prim::ceil.Scalar", "executorch_prim::round.Scalar",
+      "executorch_prim::trunc.Scalar", "executorch_prim::sym_int.Scalar"};
   double vals[2 * (sizeof base / sizeof base[0]) + 3];
   size_t n = 0;
   for (size_t i = 0; i < sizeof base / sizeof base[0]; ++i) {

@@ -92,8 +92,8 @@ static int test_clamp_after(void) {
             const int32_t x = v < a ? a : v > b ? b : v, two = x < c ? c : x > d ? d : x;
             const int32_t one = v < lo ? lo : v > hi ? hi : v;
             if (one != two) {
-              fprintf(stderr, "v %d: [%d, %d] then [%d, %d] gives %d, [%d, %d] gives %d\n", v, a,
-                      b, c, d, two, lo, hi, one);
+              fprintf(stderr, "v %d: [%d, %d] then [%d, %d] gives %d, [%d, %d] gives %d\n", v, a, b,
+                      c, d, two, lo, hi, one);
               return 1;
             }
           }

@@ -358,8 +358,7 @@ static const uint8_t* LT_NAME(_groups4)(const pterun_compute_lowbit_weights* p, 
   if (chunks == 2 && !p->has_zeros) return LT_NAME(_groups4_body)(p, w, row, e, p->k / 32, 2, 0);
   if (chunks == 2) return LT_NAME(_groups4_body)(p, w, row, e, p->k / 32, 2, 1);
   if (chunks == 4 && !p->has_zeros) return LT_NAME(_groups4_body)(p, w, row, e, p->k / 64, 4, 0);
-  if (chunks == 8 && !p->has_zeros)
-    return LT_NAME(_groups4_body)(p, w, row, e, p->k / 128, 8, 0);
+  if (chunks == 8 && !p->has_zeros) return LT_NAME(_groups4_body)(p, w, row, e, p->k / 128, 8, 0);
   return LT_NAME(_groups4_body)(p, w, row, e, p->k / p->group_size, chunks, p->has_zeros);
 }
 

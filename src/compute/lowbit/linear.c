@@ -143,9 +143,9 @@ void pc_lowbit_tile_generic(pterun_compute_lowbit_dot_fn dot,
   memcpy(out, res, sizeof res);
 }
 
-void pc_lowbit_tiles_each(pterun_compute_lowbit_tile_fn tile, const pterun_compute_lowbit_weights* w,
-                          const uint8_t* t, const pterun_compute_lowbit_qrow* row, float* out,
-                          size_t n) {
+void pc_lowbit_tiles_each(pterun_compute_lowbit_tile_fn tile,
+                          const pterun_compute_lowbit_weights* w, const uint8_t* t,
+                          const pterun_compute_lowbit_qrow* row, float* out, size_t n) {
   size_t i;
   for (i = 0; i < n; ++i) tile(w, t + i * w->tile_bytes, row, out + 8 * i);
 }

@@ -33,9 +33,9 @@ void pc_lowbit_tile_generic(pterun_compute_lowbit_dot_fn dot,
 /* `n` tiles through `tile` one after another: the multi-tile entry point
  * (manifest name: the tile function's, suffixed _many) of the variants
  * without a shared-load form. */
-void pc_lowbit_tiles_each(pterun_compute_lowbit_tile_fn tile, const pterun_compute_lowbit_weights* w,
-                          const uint8_t* t, const pterun_compute_lowbit_qrow* row, float* out,
-                          size_t n);
+void pc_lowbit_tiles_each(pterun_compute_lowbit_tile_fn tile,
+                          const pterun_compute_lowbit_weights* w, const uint8_t* t,
+                          const pterun_compute_lowbit_qrow* row, float* out, size_t n);
 
 /* The stored (biased, unsigned) values of `count` (32, 64 or 128) nbit
  * values in torchao's chunk layout; for nbit 8 the bytes as they are. */

@@ -58,31 +58,31 @@ static void QDW_TAP(int32_t* restrict acc, const int16_t* const* s, const int32_
   size_t i = 0;
 #define QDW_LD(k) _mm256_loadu_si256((const __m256i*)(const void*)(s[k] + i))
   /* lanes 0-3 and 8-11 in lo, 4-7 and 12-15 in hi (vpunpck works per 128-bit half) */
-#define QDW_BLOCK16(i)                                                                           \
-  do {                                                                                           \
-    __m256i a = QDW_LD(0), b = QDW_LD(1);                                                        \
-    __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w01);                            \
-    __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w01);                            \
-    a = QDW_LD(2), b = QDW_LD(3);                                                                \
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w23));              \
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w23));              \
-    a = QDW_LD(4), b = QDW_LD(5);                                                                \
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w45));              \
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w45));              \
-    a = QDW_LD(6), b = QDW_LD(7);                                                                \
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w67));              \
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w67));              \
-    a = QDW_LD(8);                                                                               \
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, zero), w8));            \
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, zero), w8));            \
-    __m256i r0 = _mm256_permute2x128_si256(lo, hi, 0x20); /* lanes 0-7 */                        \
-    __m256i r1 = _mm256_permute2x128_si256(lo, hi, 0x31); /* lanes 8-15 */                       \
-    if (add) {                                                                                   \
-      r0 = _mm256_add_epi32(r0, _mm256_loadu_si256((const __m256i*)(const void*)(acc + (i))));   \
-      r1 = _mm256_add_epi32(r1, _mm256_loadu_si256((const __m256i*)(const void*)(acc + (i) + 8)));\
-    }                                                                                            \
-    _mm256_storeu_si256((__m256i*)(void*)(acc + (i)), r0);                                       \
-    _mm256_storeu_si256((__m256i*)(void*)(acc + (i) + 8), r1);                                   \
+#define QDW_BLOCK16(i)                                                                             \
+  do {                                                                                             \
+    __m256i a = QDW_LD(0), b = QDW_LD(1);                                                          \
+    __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w01);                              \
+    __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w01);                              \
+    a = QDW_LD(2), b = QDW_LD(3);                                                                  \
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w23));                \
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w23));                \
+    a = QDW_LD(4), b = QDW_LD(5);                                                                  \
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w45));                \
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w45));                \
+    a = QDW_LD(6), b = QDW_LD(7);                                                                  \
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w67));                \
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w67));                \
+    a = QDW_LD(8);                                                                                 \
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, zero), w8));              \
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, zero), w8));              \
+    __m256i r0 = _mm256_permute2x128_si256(lo, hi, 0x20); /* lanes 0-7 */                          \
+    __m256i r1 = _mm256_permute2x128_si256(lo, hi, 0x31); /* lanes 8-15 */                         \
+    if (add) {                                                                                     \
+      r0 = _mm256_add_epi32(r0, _mm256_loadu_si256((const __m256i*)(const void*)(acc + (i))));     \
+      r1 = _mm256_add_epi32(r1, _mm256_loadu_si256((const __m256i*)(const void*)(acc + (i) + 8))); \
+    }                                                                                              \
+    _mm256_storeu_si256((__m256i*)(void*)(acc + (i)), r0);                                         \
+    _mm256_storeu_si256((__m256i*)(void*)(acc + (i) + 8), r1);                                     \
   } while (0)
   for (; i + 16 <= n; i += 16) QDW_BLOCK16(i);
   /* The last partial block runs whole: its extra lanes read staged values or
@@ -136,17 +136,17 @@ static inline void QDW_WIDEN(int16_t* restrict w, const uint8_t* s, size_t n, in
   if (n >= 8) {
     const __m256i z16 = _mm256_set1_epi16((int16_t)za);
     const __m128i z8 = _mm_set1_epi16((int16_t)za);
-#define QDW_W16(at)                                                                              \
-  do {                                                                                           \
-    const __m128i x = _mm_loadu_si128((const __m128i*)(const void*)(s + (at)));                  \
-    const __m256i v = in_signed ? _mm256_cvtepi8_epi16(x) : _mm256_cvtepu8_epi16(x);             \
-    _mm256_storeu_si256((__m256i*)(void*)(w + (at)), _mm256_sub_epi16(v, z16));                  \
+#define QDW_W16(at)                                                                                \
+  do {                                                                                             \
+    const __m128i x = _mm_loadu_si128((const __m128i*)(const void*)(s + (at)));                    \
+    const __m256i v = in_signed ? _mm256_cvtepi8_epi16(x) : _mm256_cvtepu8_epi16(x);               \
+    _mm256_storeu_si256((__m256i*)(void*)(w + (at)), _mm256_sub_epi16(v, z16));                    \
   } while (0)
-#define QDW_W8(at)                                                                               \
-  do {                                                                                           \
-    const __m128i x = _mm_loadl_epi64((const __m128i*)(const void*)(s + (at)));                  \
-    const __m128i v = in_signed ? _mm_cvtepi8_epi16(x) : _mm_cvtepu8_epi16(x);                   \
-    _mm_storeu_si128((__m128i*)(void*)(w + (at)), _mm_sub_epi16(v, z8));                         \
+#define QDW_W8(at)                                                                                 \
+  do {                                                                                             \
+    const __m128i x = _mm_loadl_epi64((const __m128i*)(const void*)(s + (at)));                    \
+    const __m128i v = in_signed ? _mm_cvtepi8_epi16(x) : _mm_cvtepu8_epi16(x);                     \
+    _mm_storeu_si128((__m128i*)(void*)(w + (at)), _mm_sub_epi16(v, z8));                           \
   } while (0)
     if (n >= 16) {
       for (; c + 16 <= n; c += 16) QDW_W16(c);
@@ -217,8 +217,8 @@ static void QDW_STAGE_ROWS(const pc_qdw_args* a, const uint8_t* plane, size_t r0
  * uint8 or int8: requant.h's operations in its order, 8 lanes at a time where
  * the CPU has AVX2 (as the GEMM's AVX2 epilogue does them), so every variant
  * gives the same bits. */
-static void QDW_REQ(const int32_t* v, size_t n, float sc, float bi, float inv, float zpo,
-                    float qlo, float qhi, int u8, void* out) {
+static void QDW_REQ(const int32_t* v, size_t n, float sc, float bi, float inv, float zpo, float qlo,
+                    float qhi, int u8, void* out) {
   size_t i = 0;
 #if defined(__AVX2__)
   const __m256 vsc = _mm256_set1_ps(sc), vbi = _mm256_set1_ps(bi), vinv = _mm256_set1_ps(inv);
