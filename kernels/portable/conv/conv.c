@@ -234,7 +234,9 @@ static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value**
    * source's bytes, which other readers pack unscaled). */
   size_t bytes = pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_A, w->sizes[0], rows);
   void* mem = bytes != 0 ? pterun_kernel_state_alloc(ctx, bytes, 64) : NULL;
-  if (mem == NULL) return PTERUN_STATUS_OK; /* the caller keeps a dense copy */
+  if (mem == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate %zu bytes for the packed weight", bytes);
   into->packed = pterun_compute_gemm_pack_a_scaled(mem, bytes, w->sizes[0], rows, &a, row_scale);
   into->src = into->packed != NULL ? w->data : NULL;
   into->rows = w->sizes[0];

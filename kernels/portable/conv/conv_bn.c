@@ -136,11 +136,13 @@ static pterun_status fold_prepare(const fold_op* op, pterun_kernel_context* ctx,
    * packed copy's identity only, pk_prepacked.packed_only). */
   if (op == &kConv) {
     double* scale = pterun_kernel_state_alloc(ctx, (size_t)C * sizeof(double), 64);
-    if (scale != NULL) {
-      for (int64_t c = 0; c < C; ++c)
-        scale[c] = channel(gamma, c, 1.0) * (1.0 / sqrt(channel(var, c, 1.0) + eps));
-      PTERUN_TRY(pk_convolution_pack_scaled(ctx, args, want, want, iout, &st->pack, scale));
-    }
+    if (scale == NULL)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                "cannot allocate %zu bytes for the folded scale",
+                                (size_t)C * sizeof(double));
+    for (int64_t c = 0; c < C; ++c)
+      scale[c] = channel(gamma, c, 1.0) * (1.0 / sqrt(channel(var, c, 1.0) + eps));
+    PTERUN_TRY(pk_convolution_pack_scaled(ctx, args, want, want, iout, &st->pack, scale));
     if (st->pack.packed != NULL) {
       st->w = *w;
       for (int k = 0; k < 6; ++k) st->src[k] = arg_data(args, folded_arg(op, k));
