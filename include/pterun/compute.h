@@ -232,6 +232,13 @@ PTERUN_COMPUTE_API size_t pterun_compute_gemm_pack_size(int operand, int64_t row
 PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_gemm_pack(
     void* mem, size_t bytes, int operand, int64_t rows, int64_t cols,
     const pterun_compute_matrix* src);
+/** pterun_compute_gemm_pack of an f32 A operand (rows x cols) whose row i is
+ *  scaled on the way: element (i, j) packs as (float)((double)src(i, j) *
+ *  row_scale[i]), the bytes packing a dense copy scaled so would give (a
+ *  batch norm folded into a convolution's weight, with no folded copy). */
+PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_gemm_pack_a_scaled(
+    void* mem, size_t bytes, int64_t rows, int64_t cols, const pterun_compute_matrix* src,
+    const double* row_scale);
 /** The K block the f32 engine uses for a product of depth k with M = m and
  *  the default buffers; products over a packed operand's K range must start
  *  at a multiple of it (a convolution chunks its reduction by it). */

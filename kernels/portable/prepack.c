@@ -52,6 +52,7 @@ pterun_status pk_prepack_to(pterun_kernel_context* ctx, pk_prepacked* st, const 
   st->src = st->packed != NULL ? t->data : NULL;
   st->rows = rows;
   st->cols = cols;
+  st->packed_only = 0;
   return PTERUN_STATUS_OK;
 }
 

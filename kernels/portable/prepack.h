@@ -16,6 +16,10 @@ typedef struct pk_prepacked {
   const void* src; /* the constant tensor's data it was packed from */
   int64_t rows, cols;
   const pterun_compute_packed* packed;
+  /* 1: src is only the weight's identity -- execute must read the packed
+   * copy, no path may read src (pterun::convolution_bn packed the folded
+   * weight straight from the unfolded one, conv_bn.c) */
+  int packed_only;
 } pk_prepacked;
 
 /* In a prepare: whether `t` is a constant float32 tensor (planned and caller

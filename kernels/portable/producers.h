@@ -15,6 +15,12 @@ pterun_status pk_convolution_run(pterun_kernel_context* ctx, pterun_value** args
                                  const pterun_compute_gemm_opts* act);
 pterun_status pk_convolution_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                                   size_t want, size_t iout, pk_prepacked* into);
+/* Packs args[1] with output channel c scaled by row_scale[c] into `into`
+ * (packed_only set), only when every execute of the call reads the packed
+ * copy and never the weight; else into->packed stays NULL. */
+pterun_status pk_convolution_pack_scaled(pterun_kernel_context* ctx, pterun_value** args,
+                                         size_t nargs, size_t want, size_t iout, pk_prepacked* into,
+                                         const double* row_scale);
 /* At load: the scratch its execute asks for (pterun_kernel_scratch_reserve). */
 void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
                             size_t want, size_t iout);

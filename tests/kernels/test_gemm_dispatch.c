@@ -634,6 +634,52 @@ static int test_pack_b(void) {
   return 0;
 }
 
+/* pterun_compute_gemm_pack_a_scaled gives the bytes of packing a copy of A
+ * whose row i was scaled as (float)((double)a * scale[i]) (a batch norm
+ * folded into a convolution weight, kernels/portable/conv/conv_bn.c): rows
+ * not a multiple of MR, several K blocks, a strided A. */
+static int test_pack_a_scaled(void) {
+  static const int64_t shapes[][2] = {{32, 27}, {33, 300}, {7, 1030}, {130, 576}, {1, 40}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    for (int strided = 0; strided < 2; ++strided) {
+      const int64_t m = shapes[s][0], k = shapes[s][1];
+      float* a = malloc(sizeof(float) * (size_t)(m * k));
+      float* folded = malloc(sizeof(float) * (size_t)(m * k));
+      double* scale = malloc(sizeof(double) * (size_t)m);
+      size_t bytes = pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_A, m, k);
+      size_t round = (bytes + 63) / 64 * 64;
+      void* m0 = aligned_alloc(64, round);
+      void* m1 = aligned_alloc(64, round);
+      PT_CHECK(a && folded && scale && bytes > 0 && m0 && m1);
+      memset(m0, 0, round);
+      memset(m1, 0, round);
+      for (int64_t i = 0; i < m * k; ++i) a[i] = rnd();
+      for (int64_t i = 0; i < m; ++i) scale[i] = (double)rnd() * 3.0 + 1.0 / 3.0;
+      /* row-major, or column-major (rs 1, cs m) */
+      const int64_t rs = strided ? 1 : k, cs = strided ? m : 1;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < k; ++j)
+          folded[i * rs + j * cs] = (float)((double)a[i * rs + j * cs] * scale[i]);
+      pterun_compute_matrix ma = {a, PTERUN_DTYPE_F32, rs, cs};
+      pterun_compute_matrix mf = {folded, PTERUN_DTYPE_F32, rs, cs};
+      const pterun_compute_packed* p0 =
+          pterun_compute_gemm_pack(m0, bytes, PTERUN_COMPUTE_OPERAND_A, m, k, &mf);
+      const pterun_compute_packed* p1 =
+          pterun_compute_gemm_pack_a_scaled(m1, bytes, m, k, &ma, scale);
+      PT_CHECK(p0 != NULL && p1 != NULL);
+      /* the floats after the 64-byte header (which holds a data pointer) */
+      PT_CHECK(memcmp((const char*)m0 + 64, (const char*)m1 + 64, bytes - 64) == 0);
+      PT_CHECK(pterun_compute_gemm_pack_a_scaled(m1, bytes, m, k, &ma, NULL) == NULL);
+      free(a);
+      free(folded);
+      free(scale);
+      free(m0);
+      free(m1);
+    }
+  }
+  return 0;
+}
+
 /* B packed at load (pterun_compute_gemm_pack; the product then runs every K
  * block of a tile in one task, and packs a strided A whole, once; M = 1 reads
  * it with the 1-row kernel) gives the bits of the same product reading B,
@@ -723,6 +769,7 @@ int main(void) {
   PT_RUN(test_epilogue);
   PT_RUN(test_short_tiles);
   PT_RUN(test_packed_b_same_bits);
+  PT_RUN(test_pack_a_scaled);
   PT_RUN(test_threads_bit_identical);
   PT_RUN(test_pack_b);
   PT_RUN(test_opts_struct_size);

@@ -162,6 +162,18 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", in->rank, sizes));
   if (out->numel == 0) return PTERUN_STATUS_OK;
   strides5(out, g.os);
+  /* A weight held only packed (pk_convolution_pack_scaled): its prepare made
+   * sure the GEMM path with the packed A runs; any other path would read the
+   * unfolded weight, so refuse instead of computing a wrong result. */
+  const pk_prepacked* ps = pterun_kernel_state(ctx);
+  if (ps != NULL && ps->packed_only && ps->src == w->data) {
+    int64_t rows = g.icpg * g.k[0] * g.k[1] * g.k[2];
+    if (transposed || g.groups != 1 || g.ocpg < 2 || g.icpg <= NN_CONV_PACKED_ONLY_MIN_CIN - 1 ||
+        out->dtype != PTERUN_DTYPE_F32 || !pk_conv_weight_flattens(&g, &ro) ||
+        !pk_conv_out_flattens(&g, &ocs) || pk_prepacked_for(ctx, w, g.ocpg, rows) == NULL)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL,
+                                "a weight held only packed reached a path that reads it dense");
+  }
   if (!transposed && pk_conv_depthwise_ok(&g, in, w, bias, out)) {
     pk_conv_depthwise_f32(ctx, &g, in, w, bias, out, act);
   } else if (!transposed && !pk_conv_pointwise_input(&g, in, out, &ics) &&
@@ -194,8 +206,9 @@ pterun_status pk_convolution_run(pterun_kernel_context* ctx, pterun_value** args
  * GEMM path with one group (the weight is the product's A, cout x
  * icpg*kD*kH*kW in the weight's own reduction order). Geometry errors are
  * left for execute to report. */
-pterun_status pk_convolution_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
-                                  size_t want, size_t iout, pk_prepacked* into) {
+static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                      size_t want, size_t iout, pk_prepacked* into,
+                                      const double* row_scale) {
   if (nargs != want || args[0]->tag != PTERUN_VALUE_TENSOR || args[1]->tag != PTERUN_VALUE_TENSOR ||
       args[iout]->tag != PTERUN_VALUE_TENSOR || args[6]->tag != PTERUN_VALUE_BOOL || args[6]->u.b ||
       args[8]->tag != PTERUN_VALUE_INT || args[8]->u.i != 1)
@@ -215,7 +228,62 @@ pterun_status pk_convolution_pack(pterun_kernel_context* ctx, pterun_value** arg
   if (!pk_conv_weight_flattens(&g, &ro)) return PTERUN_STATUS_OK;
   int64_t rows = g.icpg * g.k[0] * g.k[1] * g.k[2];
   pterun_compute_matrix a = {w->data, w->dtype, g.ws[0], ro.cs};
-  return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_A, w->sizes[0], rows, &a);
+  if (row_scale == NULL)
+    return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_A, w->sizes[0], rows, &a);
+  /* Scaled: this instruction's own block (a shared one is keyed by the
+   * source's bytes, which other readers pack unscaled). */
+  size_t bytes = pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_A, w->sizes[0], rows);
+  void* mem = bytes != 0 ? pterun_kernel_state_alloc(ctx, bytes, 64) : NULL;
+  if (mem == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate %zu bytes for the packed weight", bytes);
+  into->packed = pterun_compute_gemm_pack_a_scaled(mem, bytes, w->sizes[0], rows, &a, row_scale);
+  into->src = into->packed != NULL ? w->data : NULL;
+  into->rows = w->sizes[0];
+  into->cols = rows;
+  into->packed_only = into->packed != NULL;
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pk_convolution_pack(pterun_kernel_context* ctx, pterun_value** args, size_t nargs,
+                                  size_t want, size_t iout, pk_prepacked* into) {
+  return convolution_pack(ctx, args, nargs, want, iout, into, NULL);
+}
+
+/* Whether every execute of this convolution call (its arguments at prepare)
+ * takes the GEMM path with a packed weight -- groups 1, forward, float32,
+ * more than NN_CONV_PACKED_ONLY_MIN_CIN - 1 input channels (fewer may run
+ * the direct kernel), more than one output channel (M = 1 may take the row
+ * kernel, which the packed A does not fit) and an output whose spatial dims
+ * are consecutive and in order in its dim order (so they flatten at any
+ * size) -- if its weight packs. */
+static int packed_path_always(pterun_value** args, size_t nargs, size_t want, size_t iout) {
+  if (nargs != want || args[0]->tag != PTERUN_VALUE_TENSOR || args[1]->tag != PTERUN_VALUE_TENSOR ||
+      args[iout]->tag != PTERUN_VALUE_TENSOR || args[6]->tag != PTERUN_VALUE_BOOL || args[6]->u.b ||
+      args[8]->tag != PTERUN_VALUE_INT || args[8]->u.i != 1)
+    return 0;
+  const pterun_tensor *in = args[0]->u.tensor, *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
+  if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || w->rank < 3 ||
+      w->rank > 5 || in->rank != w->rank || out->rank != w->rank || w->sizes[0] < 2 ||
+      w->sizes[1] < NN_CONV_PACKED_ONLY_MIN_CIN)
+    return 0;
+  int first = -1;
+  for (int j = 0; j < out->rank; ++j)
+    if (out->dim_order[j] == 2) first = j;
+  if (first < 0 || first + out->rank - 2 > out->rank) return 0;
+  for (int d = 2; d < out->rank; ++d)
+    if (out->dim_order[first + d - 2] != d) return 0;
+  return 1;
+}
+
+pterun_status pk_convolution_pack_scaled(pterun_kernel_context* ctx, pterun_value** args,
+                                         size_t nargs, size_t want, size_t iout, pk_prepacked* into,
+                                         const double* row_scale) {
+  into->packed = NULL;
+  into->src = NULL;
+  into->packed_only = 0;
+  if (!packed_path_always(args, nargs, want, iout)) return PTERUN_STATUS_OK;
+  return convolution_pack(ctx, args, nargs, want, iout, into, row_scale);
 }
 
 static pterun_status convolution_prepare(pterun_kernel_context* ctx, pterun_value** args,

@@ -58,6 +58,10 @@ static inline int nchw_dense(const conv_geom* g, const pterun_tensor* w,
          (bias == NULL || bias->strides[0] == 1 || g->cout == 1);
 }
 
+/* Input channels from which a groups-1 convolution never runs the direct
+ * kernel (direct.c: NN_CONV_DIRECT_MAX_CIN + 1). */
+#define NN_CONV_PACKED_ONLY_MIN_CIN 5
+
 /* ---- the paths (conv.c dispatches) ---- */
 /* direct.c: the gather loop of any convolution, and the compute engine's
  * direct kernel for few input channels (0: done, else not taken). */

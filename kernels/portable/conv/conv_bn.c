@@ -108,17 +108,51 @@ static pterun_status fold_prepare(const fold_op* op, pterun_kernel_context* ctx,
       !const_channels(args[op->bn + 2], C, 0) || !const_channels(args[op->bn + 3], C, 0))
     return PTERUN_STATUS_OK;
   fb_state* st = pterun_kernel_state_alloc(ctx, sizeof *st, _Alignof(fb_state));
-  float* fw = st != NULL ? pterun_kernel_state_alloc(ctx, w->nbytes, 64) : NULL;
-  float* fb = fw != NULL ? pterun_kernel_state_alloc(ctx, (size_t)C * sizeof(float), 64) : NULL;
+  float* fb = st != NULL ? pterun_kernel_state_alloc(ctx, (size_t)C * sizeof(float), 64) : NULL;
   if (fb == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
-                              "cannot allocate %zu bytes for the folded weight",
-                              w->nbytes + (size_t)C * sizeof(float));
+                              "cannot allocate %zu bytes for the folded bias",
+                              (size_t)C * sizeof(float));
   memset(st, 0, sizeof *st);
   const pterun_tensor *bias = opt_tensor(args[op->b]), *gamma = opt_tensor(args[op->bn]),
                       *beta = opt_tensor(args[op->bn + 1]), *mean = opt_tensor(args[op->bn + 2]),
                       *var = opt_tensor(args[op->bn + 3]);
   const double eps = args[op->bn + 4]->u.d;
+  for (int64_t c = 0; c < C; ++c)
+    fb[c] = (float)((channel(bias, c, 0.0) - channel(mean, c, 0.0)) *
+                        (channel(gamma, c, 1.0) * (1.0 / sqrt(channel(var, c, 1.0) + eps))) +
+                    channel(beta, c, 0.0));
+  st->b.data = fb;
+  st->b.dtype = PTERUN_DTYPE_F32;
+  st->b.rank = 1;
+  st->b.sizes[0] = st->b.max_sizes[0] = C;
+  st->b.strides[0] = 1;
+  st->b.numel = C;
+  st->b.nbytes = st->b.capacity = (size_t)C * sizeof(float);
+  /* A convolution whose every execute reads the packed weight: pack it
+   * straight from the file's weight, scaling each output channel on the way
+   * (the same floats as packing the folded copy), and keep no folded copy --
+   * the weight is held once (st->w keeps the file weight's pointer as the
+   * packed copy's identity only, pk_prepacked.packed_only). */
+  if (op == &kConv) {
+    double* scale = pterun_kernel_state_alloc(ctx, (size_t)C * sizeof(double), 64);
+    if (scale == NULL)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                "cannot allocate %zu bytes for the folded scale",
+                                (size_t)C * sizeof(double));
+    for (int64_t c = 0; c < C; ++c)
+      scale[c] = channel(gamma, c, 1.0) * (1.0 / sqrt(channel(var, c, 1.0) + eps));
+    PTERUN_TRY(pk_convolution_pack_scaled(ctx, args, want, want, iout, &st->pack, scale));
+    if (st->pack.packed != NULL) {
+      st->w = *w;
+      for (int k = 0; k < 6; ++k) st->src[k] = arg_data(args, folded_arg(op, k));
+      return PTERUN_STATUS_OK;
+    }
+  }
+  float* fw = pterun_kernel_state_alloc(ctx, w->nbytes, 64);
+  if (fw == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate %zu bytes for the folded weight", w->nbytes);
   const float* src = w->data;
   const int64_t per = w->numel / C; /* elements of one output channel */
   for (int64_t c = 0; c < C; ++c) {
@@ -132,18 +166,10 @@ static pterun_status fold_prepare(const fold_op* op, pterun_kernel_context* ctx,
       }
       fw[off] = (float)((double)src[off] * s);
     }
-    fb[c] = (float)((channel(bias, c, 0.0) - channel(mean, c, 0.0)) * s + channel(beta, c, 0.0));
   }
   st->w = *w;
   st->w.data = fw;
   st->w.capacity = w->nbytes;
-  st->b.data = fb;
-  st->b.dtype = PTERUN_DTYPE_F32;
-  st->b.rank = 1;
-  st->b.sizes[0] = st->b.max_sizes[0] = C;
-  st->b.strides[0] = 1;
-  st->b.numel = C;
-  st->b.nbytes = st->b.capacity = (size_t)C * sizeof(float);
   // The folded weight is this producer's weight from now on: pack it.
   pterun_value vw = {.tag = PTERUN_VALUE_TENSOR, .u.tensor = &st->w};
   pterun_value* local[FB_MAX_NARGS];
@@ -205,6 +231,9 @@ static pterun_status fold_run(const fold_op* op, pterun_kernel_context* ctx, pte
   const fb_state* st = pterun_kernel_state(ctx);
   int folded = st != NULL && st->w.data != NULL && iout < FB_MAX_NARGS;
   for (int k = 0; k < 6 && folded; ++k) folded = arg_data(args, folded_arg(op, k)) == st->src[k];
+  if (!folded && st != NULL && st->pack.packed_only) /* the producer would read the packed copy */
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL,
+                              "the folded tensors changed since prepare");
   if (!folded) return run_then_bn(op, ctx, args, iout, act);
   pterun_value vw = {.tag = PTERUN_VALUE_TENSOR, .u.tensor = (pterun_tensor*)&st->w};
   pterun_value vb = {.tag = PTERUN_VALUE_TENSOR, .u.tensor = (pterun_tensor*)&st->b};

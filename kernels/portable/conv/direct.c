@@ -62,6 +62,8 @@ void pk_conv_direct(const conv_geom* g, const pterun_tensor* in, const pterun_te
  * downsample with 32 or 64 channels (K = 32, 64) on a small image lost
  * 1.3-2.6x (ResNet). */
 #define NN_CONV_DIRECT_MAX_CIN 4
+_Static_assert(NN_CONV_PACKED_ONLY_MIN_CIN == NN_CONV_DIRECT_MAX_CIN + 1,
+               "conv.h: the packed-only convolutions must never run direct");
 /* Output columns below which it does not: its vectors run along an output
  * row, so a narrow one leaves lanes idle and little to overlap. A keyword-
  * spotting stem (1 channel, 10x4, 5 output columns) took 47 us direct and

@@ -57,6 +57,31 @@ const pterun_compute_packed* pterun_compute_gemm_pack(void* mem, size_t bytes, i
   return p;
 }
 
+const pterun_compute_packed* pterun_compute_gemm_pack_a_scaled(void* mem, size_t bytes,
+                                                               int64_t rows, int64_t cols,
+                                                               const pterun_compute_matrix* src,
+                                                               const double* row_scale) {
+  if (row_scale == NULL || src == NULL || src->dtype != PTERUN_DTYPE_F32) return NULL;
+  const pterun_compute_packed* p =
+      pterun_compute_gemm_pack(mem, bytes, PTERUN_COMPUTE_OPERAND_A, rows, cols, src);
+  if (p == NULL) return NULL;
+  /* The layout pc_pack_a_f32 wrote: per K block, panels of mr rows, each kcb
+   * columns of mr floats (padding rows stay zero). */
+  const int64_t mr = p->uk->mr;
+  for (int64_t p0 = 0; p0 < cols; p0 += p->kc) {
+    const int64_t kcb = min64(p->kc, cols - p0);
+    float* blk = p->data + p0 * p->pad;
+    for (int64_t ip = 0; ip < rows; ip += mr) {
+      float* panel = blk + ip * kcb;
+      const int64_t h = min64(mr, rows - ip);
+      for (int64_t kk = 0; kk < kcb; ++kk)
+        for (int64_t r = 0; r < h; ++r)
+          panel[kk * mr + r] = (float)((double)panel[kk * mr + r] * row_scale[ip + r]);
+    }
+  }
+  return p;
+}
+
 int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m, int64_t k) {
   if (ws == NULL || ws->dbl || k <= 0) return k > 0 ? k : 1;
   return k_block(m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk, k);
