@@ -3,8 +3,12 @@ giving the same bytes as a single-threaded run."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -82,18 +86,52 @@ def test_other_threads_run_python_meanwhile() -> None:
     assert ticks[0] > 0
 
 
+# Run in a child process: the binding starts one pool for the process, at the
+# first method that wants threads (maybe an earlier test's), and the pool reads
+# PTERUN_THREADPOOL_MIN_WORK_NS when it starts.
+_IDENTICAL_BYTES_CHILD = """
+import hashlib, sys
+import numpy as np
+import pterun
+program = pterun.Runtime.get().load_program(sys.argv[1])
+x = np.load(sys.argv[2])
+for t in (1, None, 2, 3):
+    out = program.load_method("forward", threads=t).execute([x])[0].tobytes()
+    print(hashlib.sha256(out).hexdigest())
+"""
+
+
 def test_threads_option_gives_identical_bytes() -> None:
     """load_method(threads=...) caps the pool's threads per kernel; every value
-    gives the same bytes (kernels never split a reduction by thread count)."""
-    program = pterun.Runtime.get().load_program(
-        FIXTURES_DIR / "mobilenet" / "model.pte"
+    gives the same bytes (kernels never split a reduction by thread count).
+    PTERUN_THREADPOOL_MIN_WORK_NS=1 makes the pool split every call, as the C
+    tests do: at the default threshold this model's small calls would run on
+    one thread whatever the cap."""
+    env = dict(os.environ)
+    env["PTERUN_THREADPOOL_MIN_WORK_NS"] = "1"
+    # the child imports the same pterun as this process
+    site = str(Path(pterun.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [site] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
-    x = np.load(FIXTURES_DIR / "mobilenet" / "forward_input_0.npy")
-    outs = [
-        program.load_method("forward", threads=t).execute([x])[0].tobytes()
-        for t in (1, None, 2, 3)
-    ]
-    assert all(o == outs[0] for o in outs)
+    model = FIXTURES_DIR / "mobilenet"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _IDENTICAL_BYTES_CHILD,
+            str(model / "model.pte"),
+            str(model / "forward_input_0.npy"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    digests = r.stdout.split()
+    assert len(digests) == 4 and all(d == digests[0] for d in digests), digests
 
 
 def test_threads_option_rejects_negative() -> None:

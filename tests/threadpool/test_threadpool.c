@@ -3,16 +3,21 @@
  * run on the caller's thread; a task started inside a task runs serially;
  * callers from several threads share one pool; a host pool adapted through
  * the function table runs the same tasks; the default size respects the
- * affinity mask and the cgroup quota (fake cgroup trees). Built and run under
+ * affinity mask and the cgroup quota (fake cgroup trees); the split rule
+ * (work estimate against min_work_ns, its environment variable) and the
+ * oversubscription backoff, observed without timing. Built and run under
  * ThreadSanitizer in CI (ctest label "threads"). */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pterun/threadpool.h"
@@ -535,12 +540,305 @@ static int test_options_struct_size(void) {
   return 0;
 }
 
+/* ---- the split decision and the backoff (docs/performance.md, "Thread
+ * thresholds") -------------------------------------------------------------------
+ *
+ * Deterministic, no timing: whether the pool split a call is read inside the
+ * task on the caller's thread, where pterun_threadpool_threads_for says 1 when
+ * the call was split (the caller runs its tiles inside the pool, which a nested
+ * call could not use) and the pool's size when it ran the call serially. A
+ * worker is kept from running tiles by parking it in a signal handler; its
+ * pool spins without ever sleeping (spin_us at its maximum), so the parked
+ * worker never holds the pool's mutex. */
+
+#define SPLIT_MISSES 4u   /* split calls without a worker's tile before a backoff */
+#define BACKOFF_MIN 64u   /* serial calls of the first backoff */
+#define BACKOFF_MAX 4096u /* and of the longest */
+
+typedef struct probe {
+  pterun_threadpool* pool;
+  pthread_t caller;
+  atomic_int on_caller, off_caller;
+  atomic_size_t seen_inside; /* threads_for(pool, 0) on the caller's thread */
+  pthread_t worker;          /* the last thread other than the caller that ran a tile */
+  pthread_mutex_t mu;
+  int wait_for_worker; /* the caller's first tile waits until a worker ran one */
+  int timed_out;
+} probe;
+
+static probe g_p = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void probe_tile(void* ctx, size_t start, size_t count) {
+  probe* p = ctx;
+  (void)start;
+  (void)count;
+  if (!pthread_equal(pthread_self(), p->caller)) {
+    pthread_mutex_lock(&p->mu);
+    p->worker = pthread_self();
+    pthread_mutex_unlock(&p->mu);
+    atomic_fetch_add(&p->off_caller, 1);
+    return;
+  }
+  atomic_store(&p->seen_inside, pterun_threadpool_threads_for(p->pool, 0));
+  if (p->wait_for_worker && atomic_fetch_add(&p->on_caller, 1) == 0) {
+    /* Liveness guard only (a pool that did not split would never let a worker
+     * in): 20 s of 1 ms naps, then the test fails instead of hanging. */
+    for (int k = 0; k < 20000 && atomic_load(&p->off_caller) == 0; ++k) {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&p->off_caller) == 0) p->timed_out = 1;
+    return;
+  }
+  if (!p->wait_for_worker) atomic_fetch_add(&p->on_caller, 1);
+}
+
+enum { RAN_SERIAL = 0, RAN_SPLIT = 1, RAN_BAD = 2 };
+
+/* One call of 8 tiles; how the pool ran it. */
+static int probe_call(pterun_threadpool* pool, uint32_t flags, int wait_for_worker) {
+  g_p.pool = pool;
+  g_p.caller = pthread_self();
+  atomic_store(&g_p.on_caller, 0);
+  atomic_store(&g_p.off_caller, 0);
+  atomic_store(&g_p.seen_inside, 0);
+  g_p.wait_for_worker = wait_for_worker;
+  g_p.timed_out = 0;
+  pterun_parallelize_1d_tile(pool, probe_tile, &g_p, 8, 1, flags);
+  if (g_p.timed_out || atomic_load(&g_p.on_caller) + atomic_load(&g_p.off_caller) != 8)
+    return RAN_BAD;
+  /* A tile off the caller's thread, or the caller inside the pool: split (the
+   * worker may have taken every tile before the caller took one). */
+  size_t inside = atomic_load(&g_p.seen_inside);
+  if (atomic_load(&g_p.off_caller) > 0 || inside == 1) return RAN_SPLIT;
+  if (inside == pterun_threadpool_size(pool) && atomic_load(&g_p.off_caller) == 0)
+    return RAN_SERIAL;
+  return RAN_BAD;
+}
+
+/* Parking: the handler holds its thread until released. */
+static atomic_int g_parked, g_release;
+
+static void park_handler(int sig) {
+  (void)sig;
+  int saved = errno;
+  atomic_store(&g_parked, 1);
+  while (!atomic_load(&g_release)) {
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+  }
+  atomic_store(&g_parked, 0);
+  errno = saved;
+}
+
+static int park(pthread_t t) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = park_handler;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGUSR1, &sa, NULL) != 0) return -1;
+  atomic_store(&g_release, 0);
+  if (pthread_kill(t, SIGUSR1) != 0) return -1;
+  while (!atomic_load(&g_parked)) sched_yield();
+  return 0;
+}
+
+static void unpark(void) {
+  atomic_store(&g_release, 1);
+  while (atomic_load(&g_parked)) sched_yield();
+}
+
+/* A 2-thread pool whose worker never sleeps, and that worker's thread (it ran
+ * a tile of a first, split call). */
+static pterun_threadpool* spinning_pool(uint32_t min_work_ns, pthread_t* worker) {
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+  o.threads = 2;
+  o.spin_us = UINT32_MAX;
+  o.min_work_ns = min_work_ns;
+  pterun_threadpool* pool = NULL;
+  if (pterun_threadpool_create(&o, &pool) != PTERUN_STATUS_OK) return NULL;
+  if (probe_call(pool, PTERUN_PARALLEL_WORK_NS(100000), 1) != RAN_SPLIT) {
+    pterun_threadpool_destroy(pool);
+    return NULL;
+  }
+  *worker = g_p.worker;
+  return pool;
+}
+
+/* The estimate's rule at and around the thresholds (64 ns steps: an estimate
+ * counts as the lower end of its step), and min_work_ns 1. */
+static int test_threads_for_thresholds(void) {
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+  o.threads = 3;
+  o.min_work_ns = 10000;
+  pterun_threadpool* pool = NULL;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  int ok = pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(0)) == 1 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(10000)) == 1 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(19968)) == 1 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(20031)) == 1 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(20032)) == 2 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(29952)) == 2 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(30016)) == 3 &&
+           pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(1000000)) == 3 &&
+           pterun_threadpool_threads_for(
+               pool, PTERUN_PARALLEL_WORK_NS(30016) | PTERUN_PARALLEL_MAX_THREADS(1)) == 1;
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(ok);
+  o.min_work_ns = 1; /* every estimate of a step and more splits all the way */
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  ok = pterun_threadpool_threads_for(pool, 0) == 3 &&
+       pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(64)) == 3 &&
+       pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(20000)) == 3 &&
+       pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(UINT64_MAX)) == 3 &&
+       pterun_threadpool_threads_for(
+           pool, PTERUN_PARALLEL_WORK_NS(64) | PTERUN_PARALLEL_MAX_THREADS(2)) == 2;
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(ok);
+  return 0;
+}
+
+/* PTERUN_THREADPOOL_MIN_WORK_NS, read when a pool is created with option 0:
+ * a decimal number of nanoseconds; anything else (0, malformed, too large,
+ * empty) is the default 10 us. */
+static int min_work_of_env(const char* value, uint32_t want) {
+  if (value)
+    setenv("PTERUN_THREADPOOL_MIN_WORK_NS", value, 1);
+  else
+    unsetenv("PTERUN_THREADPOOL_MIN_WORK_NS");
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+  o.threads = 2;
+  pterun_threadpool* pool = NULL;
+  if (pterun_threadpool_create(&o, &pool) != PTERUN_STATUS_OK) return 0;
+  /* 2 threads exactly when the estimate's step starts at 2 * min_work_ns or above */
+  uint64_t two = 2u * (uint64_t)want;
+  uint64_t at = (two + 63u) / 64u * 64u; /* first step at or above */
+  int ok =
+      pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(at)) == 2 &&
+      (at < 64u || pterun_threadpool_threads_for(pool, PTERUN_PARALLEL_WORK_NS(at - 64u)) == 1);
+  pterun_threadpool_destroy(pool);
+  unsetenv("PTERUN_THREADPOOL_MIN_WORK_NS");
+  if (!ok) fprintf(stderr, "PTERUN_THREADPOOL_MIN_WORK_NS=%s: not %u ns\n", value, (unsigned)want);
+  return ok;
+}
+
+static int test_min_work_env(void) {
+  PT_CHECK(min_work_of_env(NULL, 10000));
+  PT_CHECK(min_work_of_env("25000", 25000));
+  PT_CHECK(min_work_of_env("1", 1));
+  PT_CHECK(min_work_of_env("0", 10000));
+  PT_CHECK(min_work_of_env("", 10000));
+  PT_CHECK(min_work_of_env("12abc", 10000));
+  PT_CHECK(min_work_of_env(" 5x", 10000));
+  PT_CHECK(min_work_of_env("-5", 10000));
+  PT_CHECK(min_work_of_env("99999999999", 10000));
+  return 0;
+}
+
+/* Tiny work runs on the caller's thread without a split; large work on a
+ * fresh pool is split, and a worker runs some of it (the caller's first tile
+ * waits for that). */
+static int test_tiny_serial_large_split(void) {
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+  o.threads = 2;
+  o.min_work_ns = 10000;
+  pterun_threadpool* pool = NULL;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  int ok = 1;
+  for (int k = 0; k < 50; ++k)
+    ok = ok && probe_call(pool, PTERUN_PARALLEL_WORK_NS(5000), 0) == RAN_SERIAL;
+  ok = ok && probe_call(pool, PTERUN_PARALLEL_WORK_NS(100000), 1) == RAN_SPLIT &&
+       atomic_load(&g_p.off_caller) > 0;
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(ok);
+  return 0;
+}
+
+/* The backoff. With the worker parked, split calls get no worker's tile: after
+ * SPLIT_MISSES of them the pool runs BACKOFF_MIN calls serially, then tries
+ * splits again, doubling the serial stretch each time up to BACKOFF_MAX (so a
+ * split is always tried again after at most BACKOFF_MAX calls); a split in
+ * which a worker ran a tile resets it. Huge calls (64 min_work_ns and more)
+ * always split and neither count nor use up a backoff. */
+static int expect_run(pterun_threadpool* pool, uint32_t flags, int how, unsigned n) {
+  for (unsigned k = 0; k < n; ++k) {
+    int got = probe_call(pool, flags, 0);
+    if (got != how) {
+      fprintf(stderr, "call %u of %u %s: ran %s\n", k + 1, n,
+              how == RAN_SPLIT ? "to split" : "serial",
+              got == RAN_SPLIT    ? "split"
+              : got == RAN_SERIAL ? "serially"
+                                  : "wrongly");
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int test_backoff(void) {
+  const uint32_t mid = PTERUN_PARALLEL_WORK_NS(100000);   /* 2 threads, not huge */
+  const uint32_t huge = PTERUN_PARALLEL_WORK_NS(640064);  /* 64 min_work_ns */
+  const uint32_t below = PTERUN_PARALLEL_WORK_NS(639936); /* just under: not huge */
+  pthread_t worker;
+  pterun_threadpool* pool = spinning_pool(10000, &worker);
+  PT_CHECK(pool != NULL);
+  PT_CHECK(park(worker) == 0);
+  int ok = 1;
+  /* Huge calls with no worker's tile: all split, none counted. */
+  ok = ok && expect_run(pool, huge, RAN_SPLIT, 3 * SPLIT_MISSES);
+  ok = ok && expect_run(pool, mid, RAN_SPLIT, SPLIT_MISSES - 1);
+  ok = ok && expect_run(pool, below, RAN_SPLIT, 1);
+  /* Backed off: huge calls still split and leave the stretch as it was. */
+  ok = ok && expect_run(pool, mid, RAN_SERIAL, BACKOFF_MIN / 2);
+  ok = ok && expect_run(pool, huge, RAN_SPLIT, 10);
+  ok = ok && expect_run(pool, mid, RAN_SERIAL, BACKOFF_MIN / 2);
+  /* Then splits again; each failed round doubles the stretch, up to the cap. */
+  unsigned stretch = BACKOFF_MIN;
+  for (int round = 0; ok && round < 8; ++round) {
+    ok = ok && expect_run(pool, mid, RAN_SPLIT, SPLIT_MISSES);
+    stretch = stretch < BACKOFF_MAX ? 2 * stretch : BACKOFF_MAX;
+    ok = ok && expect_run(pool, mid, RAN_SERIAL, stretch);
+  }
+  PT_CHECK(ok && stretch == BACKOFF_MAX);
+  /* A split a worker takes part in resets the backoff to its start. */
+  unpark();
+  ok = probe_call(pool, mid, 1) == RAN_SPLIT && atomic_load(&g_p.off_caller) > 0;
+  ok = ok && park(worker) == 0;
+  ok = ok && expect_run(pool, mid, RAN_SPLIT, SPLIT_MISSES) &&
+       expect_run(pool, mid, RAN_SERIAL, BACKOFF_MIN) && expect_run(pool, mid, RAN_SPLIT, 1);
+  unpark();
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(ok);
+  return 0;
+}
+
+/* min_work_ns 1: every call splits, however many find no worker. */
+static int test_min_work_1_never_backs_off(void) {
+  pthread_t worker;
+  pterun_threadpool* pool = spinning_pool(1, &worker);
+  PT_CHECK(pool != NULL);
+  PT_CHECK(park(worker) == 0);
+  int ok = expect_run(pool, PTERUN_PARALLEL_WORK_NS(100000), RAN_SPLIT, 2 * BACKOFF_MIN) &&
+           expect_run(pool, PTERUN_PARALLEL_WORK_NS(64), RAN_SPLIT, 2 * BACKOFF_MIN) &&
+           expect_run(pool, 0, RAN_SPLIT, 2 * BACKOFF_MIN);
+  unpark();
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(ok);
+  return 0;
+}
+
 int main(void) {
   PT_RUN(test_options_struct_size);
   PT_RUN(test_null_pool_is_serial);
   PT_RUN(test_every_index_once);
   PT_RUN(test_caller_and_workers_share);
   PT_RUN(test_work_threshold);
+  PT_RUN(test_threads_for_thresholds);
+  PT_RUN(test_min_work_env);
+  PT_RUN(test_tiny_serial_large_split);
+  PT_RUN(test_backoff);
+  PT_RUN(test_min_work_1_never_backs_off);
   PT_RUN(test_nested);
   PT_RUN(test_concurrent_callers);
   PT_RUN(test_external_pool);
