@@ -27,16 +27,25 @@ static float w_scale(const xb_value* w, size_t oc) {
   return w->scale;
 }
 
-/* Bias (float) of output channel oc, or 0. */
+/* Bias (float) of output channel oc, or 0. A one-element bias holds for
+ * every channel: the exporter's batch-norm fold writes one when a
+ * BatchNorm over a single channel follows a Linear on the last dimension
+ * (its shift broadcasts over the Linear's outputs, as in eager PyTorch). */
 static pterun_status prep_bias_f32(const pterun_backend_init_args* a, xb_graph* g, const xb_node* n,
                                    size_t OC, gemm_prep* p) {
   p->bias = xb_alloc(g, OC * sizeof(float));
   if (p->bias == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   if (n->nin < 3) return PTERUN_STATUS_OK;
   const xb_value* b = &g->values[n->in[2]];
-  if (b->loc != XB_LOC_CONST || !is_f32(b) || b->numel != OC)
-    return BADN("bias must be a constant fp32 vector of %zu", OC);
-  memcpy(p->bias, b->constant, OC * sizeof(float));
+  if (b->loc != XB_LOC_CONST || !is_f32(b) || (b->numel != OC && b->numel != 1))
+    return BADN("bias must be a constant fp32 vector of %zu (or of 1)", OC);
+  if (b->numel == OC) {
+    memcpy(p->bias, b->constant, OC * sizeof(float));
+  } else {
+    float v;
+    memcpy(&v, b->constant, sizeof v);
+    for (size_t c = 0; c < OC; ++c) p->bias[c] = v;
+  }
   return PTERUN_STATUS_OK;
 }
 
