@@ -150,6 +150,8 @@ static int test_geometries(void) {
       {1, 9, 9, 8, 1, 5, 5, 1, 2, 4, 0, 0, 0},    /* dilation, wide padding, no bias */
       {1, 7, 7, 3, 4, 3, 3, 1, 1, 1, 1, 1, 0},    /* channel multiplier 4 */
       {1, 10, 10, 17, 1, 9, 9, 1, 1, 4, 1, 0, 0}, /* 81 taps: past the tap list */
+      {1, 10, 10, 70, 1, 9, 9, 1, 1, 4, 1, 1, 0}, /* the same through 4-vector blocks, clamped */
+      {1, 25, 5, 64, 1, 3, 3, 1, 1, 1, 0, 0, 0},  /* a keyword-spotting block, no bias */
       {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},    /* one element */
       {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* big enough to split over the pool */
       {1, 6, 6, 19, 1, 3, 3, 1, 1, 1, 1, 2, 0},   /* clamp bounds crossed */

@@ -36,9 +36,15 @@ static size_t DW_TAPS(const pterun_compute_dwconv2d* p, const float* in, const f
                       size_t oh, size_t ow, size_t* t, const float** ip, const float** wp) {
   const size_t taps = p->kernel_h * p->kernel_w;
   size_t nt = 0;
+  /* (kh, kw) stepped along with *t: one division per list, not one per tap
+   * (a division a tap cost more than the 3x3 filter's arithmetic). */
+  size_t kh = *t / p->kernel_w, kw = *t % p->kernel_w;
   for (; *t < taps && nt < DW_MAX_TAPS; ++*t) {
-    size_t kh = *t / p->kernel_w, kw = *t % p->kernel_w;
     size_t ih = oh * p->stride_h + kh * p->dilation_h, iw = ow * p->stride_w + kw * p->dilation_w;
+    if (++kw == p->kernel_w) {
+      kw = 0;
+      ++kh;
+    }
     if (ih < p->pad_top || ih - p->pad_top >= p->in_h || iw < p->pad_left ||
         iw - p->pad_left >= p->in_w)
       continue;
@@ -70,6 +76,26 @@ void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, co
         const int last = t >= taps;
         size_t c = 0;
         if (dm == 1) {
+          /* Four independent sums in flight: one sum's adds wait on each
+           * other (no contraction), so fewer would leave the adder idle. */
+          for (; c + 4 * DW_LANES <= C; c += 4 * DW_LANES) {
+            const float* bc = first ? bias : o; /* NULL: start from zero */
+            dw_v a0 = bc != NULL ? dw_ld(bc + c) : zero;
+            dw_v a1 = bc != NULL ? dw_ld(bc + c + DW_LANES) : zero;
+            dw_v a2 = bc != NULL ? dw_ld(bc + c + 2 * DW_LANES) : zero;
+            dw_v a3 = bc != NULL ? dw_ld(bc + c + 3 * DW_LANES) : zero;
+            for (size_t k = 0; k < nt; ++k) {
+              const float *x = ip[k] + c, *f = wp[k] + c;
+              a0 = a0 + dw_ld(x) * dw_ld(f);
+              a1 = a1 + dw_ld(x + DW_LANES) * dw_ld(f + DW_LANES);
+              a2 = a2 + dw_ld(x + 2 * DW_LANES) * dw_ld(f + 2 * DW_LANES);
+              a3 = a3 + dw_ld(x + 3 * DW_LANES) * dw_ld(f + 3 * DW_LANES);
+            }
+            dw_st(o + c, last ? dw_clamp(a0, vlo, vhi) : a0);
+            dw_st(o + c + DW_LANES, last ? dw_clamp(a1, vlo, vhi) : a1);
+            dw_st(o + c + 2 * DW_LANES, last ? dw_clamp(a2, vlo, vhi) : a2);
+            dw_st(o + c + 3 * DW_LANES, last ? dw_clamp(a3, vlo, vhi) : a3);
+          }
           for (; c + 2 * DW_LANES <= C; c += 2 * DW_LANES) {
             dw_v a0 = first ? (bias != NULL ? dw_ld(bias + c) : zero) : dw_ld(o + c);
             dw_v a1 = first ? (bias != NULL ? dw_ld(bias + c + DW_LANES) : zero)
