@@ -217,6 +217,74 @@ def run_pterun(exe: str, model: str, threads: int, min_time: float) -> dict[str,
     }
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), or the machine type."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return os.uname().machine
+
+
+def pterun_features(exe: str) -> str:
+    """`pterun --version`'s "cpu features in use" (what dispatch chooses from)."""
+    out = subprocess.run(
+        [exe, "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    m = re.search(r"cpu features in use: (.*)", out)
+    return m.group(1).strip() if m else "?"
+
+
+PROFILE_ROW_RE = re.compile(
+    r"^(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)%\s*(.*)$"
+)
+
+
+def pterun_hot(exe: str, model: str, top: int = 3) -> dict[str, Any]:
+    """One thread: the operators taking most of the time (`pterun bench
+    --profile`: name, share, slow-path note) and the microkernel variants
+    that ran (`pterun run --verbose`: the compute families' report)."""
+    d = MODELS_DIR / model
+    ins: list[str] = []
+    for p in sorted(d.glob("input_*.npy")):
+        ins += ["--input", str(p)]
+    prof = subprocess.run(
+        [exe, "bench", str(d / "model.pte"), "--threads", "1", "--iterations", "50"]
+        + ["--profile"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    ops: list[tuple[str, float, str]] = []
+    in_table = False
+    for line in prof.splitlines():
+        if line.startswith("operator "):
+            in_table = True
+            continue
+        if in_table:
+            m = PROFILE_ROW_RE.match(line.strip())
+            if not m:
+                break
+            ops.append((m.group(1), float(m.group(5)), m.group(6).strip()))
+    ops.sort(key=lambda o: -o[1])
+    run = subprocess.run(
+        [exe, "run", str(d / "model.pte"), "--threads", "1", "--quiet", "--verbose"]
+        + ins,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
+    m = re.search(r"compute variants: (.*)", run)
+    ran = [
+        v[: -len(":ran")]
+        for v in (m.group(1).split() if m else [])
+        if v.endswith(":ran")
+    ]
+    return {"ops": ops[:top], "variants": ran}
+
+
 # ---- driver ---------------------------------------------------------------------------
 
 
@@ -412,7 +480,9 @@ def main() -> int:
         f"# pterun vs ExecuTorch vs ONNX Runtime ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
         "",
         (
-            f"`python bench/compare.py` on {os.uname().machine}, {cpus()} CPUs usable; "
+            f"`python bench/compare.py` on {cpu_model()} ({os.uname().machine}), "
+            f"{cpus()} CPUs usable; pterun's CPU features in use: "
+            f"{pterun_features(args.pterun) if 'pterun' in engines else '-'}; "
             "median latency in ms (lower is better); "
             "ratio = pterun / other (below 1: pterun faster)."
         ),
@@ -483,6 +553,25 @@ def main() -> int:
         ),
         "",
     ]
+    if "pterun" in engines:
+        md += [
+            "## pterun's hot operators and the microkernel variants that ran (1 thread)",
+            "",
+            "| model | top operators (share of kernel time; slow path) | variants that ran |",
+            "|---|---|---|",
+        ]
+        for m in models:
+            try:
+                h = pterun_hot(args.pterun, m)
+            except (subprocess.CalledProcessError, OSError) as ex:
+                md.append(f"| {m} | (profile failed: {ex}) | |")
+                continue
+            ops = "; ".join(
+                f"`{n}` {share:.0f}%" + (f" ({note})" if note else "")
+                for n, share, note in h["ops"]
+            )
+            md.append(f"| {m} | {ops} | {' '.join(h['variants']) or '(none)'} |")
+        md.append("")
     md += [
         "## Thread scaling (1 thread / all CPUs, median ratio)",
         "",
