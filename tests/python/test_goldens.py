@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from conftest import REPO_ROOT, require_export_toolchain
@@ -57,3 +58,43 @@ def test_no_stray_golden_files() -> None:
     assert names, "tests/golden has no golden files"
     stray = [n for n in names if not n.startswith(tuple(f + "_" for f in FAMILIES))]
     assert not stray, stray
+
+
+def _gen_goldens() -> Any:
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    import gen_goldens
+
+    return gen_goldens
+
+
+CLOSE = "expect 2 close rtol=0.0001 atol=0.0001 float32 [3] : 1.0 -0.5 nan"
+BITS = "expect 2 bits float32 [3] : 1.0 -0.5 nan"
+
+
+@pytest.mark.parametrize(
+    ("committed", "fresh", "ok"),
+    [
+        (CLOSE, CLOSE, True),
+        # within a quarter of atol + rtol * |value| (1e-4 + 1e-4): kept
+        (CLOSE, CLOSE.replace("1.0 ", "1.00004 "), True),
+        # beyond it: out of date
+        (CLOSE, CLOSE.replace("1.0 ", "1.0001 "), False),
+        # a NaN only matches a NaN
+        (CLOSE, CLOSE.replace("nan", "0.0"), False),
+        # the tolerance itself, the shape, "bits" values and inputs match exactly
+        (CLOSE, CLOSE.replace("rtol=0.0001", "rtol=0.001"), False),
+        (CLOSE, CLOSE.replace("[3]", "[1,3]"), False),
+        (BITS, BITS.replace("1.0 ", "1.0000001 "), False),
+        (
+            "arg 0 tensor float32 [1] : 1.0",
+            "arg 0 tensor float32 [1] : 1.0000001",
+            False,
+        ),
+        (CLOSE + "\nend", CLOSE, False),
+    ],
+)
+def test_close_references_compare_within_a_share_of_their_tolerance(
+    committed: str, fresh: str, ok: bool
+) -> None:
+    got, _ = _gen_goldens()._close_enough(committed, fresh)
+    assert got is ok
