@@ -228,23 +228,23 @@ static float u_apply(unsigned tag, float x, float p) {
   }
 }
 
+/* Softmax over the last dimension on compute's row operations (vectorised
+ * max, e^(x - max) with its sum, scaling; the same bits on every ISA), as
+ * XNNPACK computes it: one float sum and a multiply by its reciprocal. */
 void xb_run_softmax(xb_exec* x, const xb_node* n) {
   const xb_value* in = &x->g->values[n->in[0]];
   size_t C = in->dims[in->rank - 1], rows = C ? in->numel / C : 0;
   const float* src = x->data[n->in[0]];
   float* dst = x->data[n->out];
+  const pterun_compute_f32_rowops* ops = pterun_compute_f32_rowops_select();
+  const int clamp = n->out_min > -INFINITY || n->out_max < INFINITY;
   for (size_t r = 0; r < rows; ++r) {
     const float* s = src + r * C;
     float* d = dst + r * C;
-    float mx = -INFINITY;
-    for (size_t c = 0; c < C; ++c) mx = s[c] > mx ? s[c] : mx;
-    float sum = 0.0f;
-    for (size_t c = 0; c < C; ++c) {
-      d[c] = expf(s[c] - mx);
-      sum += d[c];
-    }
-    float inv = 1.0f / sum;
-    for (size_t c = 0; c < C; ++c) d[c] = clampf(d[c] * inv, n->out_min, n->out_max);
+    float inv = 1.0f / ops->exp_sum(d, s, ops->max(s, C), C);
+    ops->scale(d, inv, C);
+    if (clamp)
+      for (size_t c = 0; c < C; ++c) d[c] = clampf(d[c], n->out_min, n->out_max);
   }
 }
 
