@@ -200,7 +200,6 @@ typedef struct col_piece {
 static inline void copy_f32(float* restrict dst, const float* restrict src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
 }
-
 /* dst[0, nr) = src[0, nr), fixed sizes for the microkernels' widths (the
  * compiler turns each into a few vector moves). */
 static inline void copy_strip(float* dst, const float* src, int64_t nr) {
@@ -213,13 +212,17 @@ static inline void copy_strip(float* dst, const float* src, int64_t nr) {
   }
 }
 
-/* dst[0, nr) = 0 (fixed sizes, as copy_strip). */
+/* dst[0, nr) = 0 (fixed sizes, as copy_strip). Copied from zeros rather
+ * than memset: GCC expands a 128- or 256-byte memset into `rep stos`, whose
+ * start-up cost was a fifth of the packing time of a CIFAR ResNet's border
+ * rows; a fixed-size copy becomes plain vector moves. */
+static const float kZeros[64];
 static inline void zero_strip(float* dst, int64_t nr) {
   switch (nr) {
-    case 8: memset(dst, 0, 8 * sizeof(float)); break;
-    case 16: memset(dst, 0, 16 * sizeof(float)); break;
-    case 32: memset(dst, 0, 32 * sizeof(float)); break;
-    case 64: memset(dst, 0, 64 * sizeof(float)); break;
+    case 8: memcpy(dst, kZeros, 8 * sizeof(float)); break;
+    case 16: memcpy(dst, kZeros, 16 * sizeof(float)); break;
+    case 32: memcpy(dst, kZeros, 32 * sizeof(float)); break;
+    case 64: memcpy(dst, kZeros, 64 * sizeof(float)); break;
     default:
       for (int64_t i = 0; i < nr; ++i) dst[i] = 0.0f;
   }
