@@ -393,7 +393,9 @@ static int test_epilogue(void) {
 }
 
 /* The last rows of M may run on a shorter kernel (avx2_4x16 after
- * avx2_6x16: M = 32 is 6+6+6+6+4+4 rows); each C element still gets the
+ * avx2_6x16: M = 32 is 6+6+6+6+4+4 rows; avx512f_4x32 after avx512f_12x32:
+ * M = 32 is 12+12+4+4, M = 31 12+12+4+3, from a packed A panel's middle
+ * rows when A is packed); each C element still gets the
  * same FMAs in the same order, so rows of an M that ends in short tiles are
  * bit for bit those of a larger M that ends in full tiles, with A read in
  * place or packed (row stride 512), with and without bias and ReLU. */

@@ -377,8 +377,12 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
          * rows, not 36). Every element still sees the same FMAs in the same
          * order, so the bits do not depend on which kernel computed it. */
         const int64_t left = mcb - ir, TR = st->tail != NULL ? st->tail->mr : 0;
+        /* ... and the last rows of a block below MR in as many short tiles
+         * as take fewer rows than one MR tile (AVX-512's 12-row kernel:
+         * M = 16 runs 12 + 4 rows, not 24; M = 8 runs 4 + 4, not 12). */
         const int short_tile =
-            left <= TR || (st->direct_a && left > MR && left <= 2 * TR && ir % MR == 0);
+            left <= TR || (st->direct_a && left > MR && left <= 2 * TR && ir % MR == 0) ||
+            (TR > 0 && left < MR && (left + TR - 1) / TR * TR < MR);
         const pc_f32_gemm_ukernel* kern = short_tile ? st->tail : uk;
         if (short_tile) pc_used_mark(g_ukernels_ran, (size_t)(st->tail - g_ukernels));
         const pc_f32_gemm_ep_fn kern_ep = short_tile ? st->tail_ep : st->uk_ep;
@@ -390,7 +394,8 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
           a_rs = (size_t)a->rs;
           a_ks = 1;
         } else {
-          as = ap + (ir / MR) * kcb * MR; /* a short tile here is the last panel's rows */
+          /* a short tile here reads the last panel's rows from row ir % MR */
+          as = ap + (ir / MR) * kcb * MR + ir % MR;
           a_rs = 1;
           a_ks = (size_t)MR;
         }

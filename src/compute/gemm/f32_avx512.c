@@ -25,6 +25,14 @@
 #define GT_CLAMP(v, l, h) _mm512_min_ps((h), _mm512_max_ps((l), (v)))
 #include "src/compute/gemm/ukernel_tmpl.h"
 
+/* 4 x 32 for the last rows of M (M = 16: 12 + 4 rows instead of 24): 8
+ * accumulators, enough independent FMAs for both pipes. */
+#undef GT_FN
+#undef GT_MR
+#define GT_FN pc_f32_gemm_ukernel__avx512f_4x32
+#define GT_MR 4
+#include "src/compute/gemm/ukernel_tmpl.h"
+
 /* 1 x 64 for M == 1: four independent accumulators hide the FMA latency. */
 #undef GT_FN
 #undef GT_MR
