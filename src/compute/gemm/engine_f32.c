@@ -405,6 +405,22 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
                   kb->bias != NULL ? kb->bias + ic + ir : NULL, kb->act, st->lo, st->hi);
           continue;
         }
+        if (kern_ep != NULL && !kb->add && c->dtype == PTERUN_DTYPE_F32) {
+          /* A partial tile that overwrites float C: the bias and activation
+           * in the kernel's epilogue, on the tile (the same float operations
+           * as the passes below, without two more passes over C). Its rows
+           * past h read bias rows too: those repeat the last valid one. */
+          const float* tb = kb->bias != NULL ? kb->bias + ic + ir : NULL;
+          float bpad[PC_F32_MR_MAX];
+          if (tb != NULL && h < kern->mr) {
+            for (int64_t r = 0; r < kern->mr; ++r) bpad[r] = tb[r < h ? r : h - 1];
+            tb = bpad;
+          }
+          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, tile, (size_t)NR,
+                  st->alpha, 0, tb, kb->act, st->lo, st->hi);
+          store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, 0);
+          continue;
+        }
         if (kern_ep != NULL) {
           kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, tile, (size_t)NR,
                   st->alpha, 0, NULL, PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f);
