@@ -196,8 +196,21 @@ typedef struct col_piece {
 
 #define NN_PACK_ROWS 64 /* reduction rows decoded at once */
 
-/* dst[0, n) = src[0, n): a loop the compiler vectorises (no call per run). */
+/* dst[0, n) = src[0, n) without a library call: runs are at most a strip
+ * wide, and the memcpy a plain loop turned into cost a tenth of a CIFAR
+ * ResNet's time in calls. 4-float moves, the last one overlapping the one
+ * before instead of a scalar tail. */
 static inline void copy_f32(float* restrict dst, const float* restrict src, int64_t n) {
+  if (n >= 4) {
+    for (int64_t i = 0; i + 4 < n; i += 4) {
+      memcpy(dst + i, src + i, 4 * sizeof(float));
+#if defined(__GNUC__)
+      __asm__("" ::: "memory"); /* keeps GCC and Clang from making it a memcpy call again */
+#endif
+    }
+    memcpy(dst + n - 4, src + n - 4, 4 * sizeof(float));
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
 }
 /* dst[0, nr) = src[0, nr), fixed sizes for the microkernels' widths (the
