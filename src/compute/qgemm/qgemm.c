@@ -268,6 +268,41 @@ static void pack_panel_i16_pairs(int64_t mr, const uint8_t* raw, int64_t raw_rs,
       row_sum[pr + 1] += _mm_cvtsi128_si32(sb) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(sb, sb));
   }
 }
+
+/* The uint8 panel of an MR that is a multiple of 4, four rows at a time:
+ * 4 groups of each row, then each group's four rows stored as one 16-byte
+ * run (a 4-byte transpose). The VNNI kernel's panels; the byte loop it
+ * replaces was a fifth of an int8 MobileNet's time. */
+static void pack_panel_u8_quads(int64_t mr, const uint8_t* raw, int64_t raw_rs, int64_t rows,
+                                int64_t kc, uint8_t flip, uint8_t* panel, int32_t* row_sum) {
+  const int64_t kqb = (kc + PC_QS8_KR - 1) / PC_QS8_KR;
+  const size_t step = (size_t)mr * PC_QS8_KR;
+  const __m128i vflip = _mm_set1_epi8((char)flip), zero = _mm_setzero_si128();
+  for (int64_t pr = 0; pr < mr; pr += 4) {
+    __m128i s[4] = {zero, zero, zero, zero};
+    uint8_t* d0 = panel + pr * PC_QS8_KR;
+    for (int64_t q = 0; q < kqb; q += 4) {
+      __m128i r[4];
+      for (int i = 0; i < 4; ++i) {
+        r[i] = load_groups(raw, raw_rs, pr + i, rows, q, kc, vflip, flip);
+        s[i] = _mm_add_epi64(s[i], _mm_sad_epu8(r[i], zero));
+      }
+      const __m128i t0 = _mm_unpacklo_epi32(r[0], r[1]), t1 = _mm_unpacklo_epi32(r[2], r[3]);
+      const __m128i t2 = _mm_unpackhi_epi32(r[0], r[1]), t3 = _mm_unpackhi_epi32(r[2], r[3]);
+      uint8_t* d = d0 + (size_t)q * step;
+      _mm_storeu_si128((__m128i*)(void*)d, _mm_unpacklo_epi64(t0, t1));
+      if (q + 1 < kqb) _mm_storeu_si128((__m128i*)(void*)(d + step), _mm_unpackhi_epi64(t0, t1));
+      if (q + 2 < kqb)
+        _mm_storeu_si128((__m128i*)(void*)(d + 2 * step), _mm_unpacklo_epi64(t2, t3));
+      if (q + 3 < kqb)
+        _mm_storeu_si128((__m128i*)(void*)(d + 3 * step), _mm_unpackhi_epi64(t2, t3));
+    }
+    for (int i = 0; i < 4; ++i)
+      if (pr + i < rows)
+        row_sum[pr + i] +=
+            _mm_cvtsi128_si32(s[i]) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(s[i], s[i]));
+  }
+}
 #endif
 
 static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_t raw_rs,
@@ -279,6 +314,10 @@ static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_
 #if defined(__SSE2__)
   if (uk->a_bytes == 2 && mr % 2 == 0) {
     pack_panel_i16_pairs(mr, raw, raw_rs, rows, kc, flip, (int16_t*)panel, row_sum);
+    return;
+  }
+  if (uk->a_bytes == 1 && mr % 4 == 0) {
+    pack_panel_u8_quads(mr, raw, raw_rs, rows, kc, flip, (uint8_t*)panel, row_sum);
     return;
   }
 #endif
