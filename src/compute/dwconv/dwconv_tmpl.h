@@ -62,17 +62,43 @@ void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, co
   const dw_v zero = {0};
   const float* ip[DW_MAX_TAPS];
   const float* wp[DW_MAX_TAPS];
+  /* Pixels whose whole window lies inside the input (most of them) take
+   * every tap in order at fixed offsets from the window's corner, with the
+   * filter rows listed once per call: no per-tap bounds checks. */
+  const float* wall[DW_MAX_TAPS];
+  size_t off[DW_MAX_TAPS];
+  const int fast = taps <= DW_MAX_TAPS;
+  const size_t span_h = (p->kernel_h - 1) * p->dilation_h, span_w = (p->kernel_w - 1) * p->dilation_w;
+  for (size_t t = 0; fast && t < taps; ++t) {
+    off[t] = ((t / p->kernel_w) * p->dilation_h * p->in_w + (t % p->kernel_w) * p->dilation_w) *
+             p->in_c;
+    wall[t] = w + t * C;
+  }
   for (size_t r = row0; r < row0 + nrows; ++r) {
     const size_t b = r / p->out_h, oh = r % p->out_h;
+    const size_t ih = oh * p->stride_h; /* the window's first row, padded coordinates */
+    const int rows_in = ih >= p->pad_top && ih - p->pad_top + span_h < p->in_h;
     for (size_t ow = 0; ow < p->out_w; ++ow) {
       float* o = out + (r * p->out_w + ow) * C;
+      const size_t iw = ow * p->stride_w;
+      const int inside = fast && rows_in && iw >= p->pad_left && iw - p->pad_left + span_w < p->in_w;
       /* Taps in lists of DW_MAX_TAPS (one list for every usual filter): the
        * first starts from the bias, later ones from the partial sums in o,
        * the last clamps. */
       size_t t = 0;
       int first = 1;
       do {
-        const size_t nt = DW_TAPS(p, in, w, b, oh, ow, &t, ip, wp);
+        size_t nt;
+        const float* const* wq = wp;
+        if (inside) {
+          const float* corner =
+              in + ((b * p->in_h + ih - p->pad_top) * p->in_w + iw - p->pad_left) * p->in_c;
+          for (size_t k = 0; k < taps; ++k) ip[k] = corner + off[k];
+          nt = t = taps;
+          wq = wall;
+        } else {
+          nt = DW_TAPS(p, in, w, b, oh, ow, &t, ip, wp);
+        }
         const int last = t >= taps;
         size_t c = 0;
         if (dm == 1) {
@@ -85,7 +111,7 @@ void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, co
             dw_v a2 = bc != NULL ? dw_ld(bc + c + 2 * DW_LANES) : zero;
             dw_v a3 = bc != NULL ? dw_ld(bc + c + 3 * DW_LANES) : zero;
             for (size_t k = 0; k < nt; ++k) {
-              const float *x = ip[k] + c, *f = wp[k] + c;
+              const float *x = ip[k] + c, *f = wq[k] + c;
               a0 = a0 + dw_ld(x) * dw_ld(f);
               a1 = a1 + dw_ld(x + DW_LANES) * dw_ld(f + DW_LANES);
               a2 = a2 + dw_ld(x + 2 * DW_LANES) * dw_ld(f + 2 * DW_LANES);
@@ -101,15 +127,15 @@ void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, co
             dw_v a1 = first ? (bias != NULL ? dw_ld(bias + c + DW_LANES) : zero)
                             : dw_ld(o + c + DW_LANES);
             for (size_t k = 0; k < nt; ++k) {
-              a0 = a0 + dw_ld(ip[k] + c) * dw_ld(wp[k] + c);
-              a1 = a1 + dw_ld(ip[k] + c + DW_LANES) * dw_ld(wp[k] + c + DW_LANES);
+              a0 = a0 + dw_ld(ip[k] + c) * dw_ld(wq[k] + c);
+              a1 = a1 + dw_ld(ip[k] + c + DW_LANES) * dw_ld(wq[k] + c + DW_LANES);
             }
             dw_st(o + c, last ? dw_clamp(a0, vlo, vhi) : a0);
             dw_st(o + c + DW_LANES, last ? dw_clamp(a1, vlo, vhi) : a1);
           }
           for (; c + DW_LANES <= C; c += DW_LANES) {
             dw_v a0 = first ? (bias != NULL ? dw_ld(bias + c) : zero) : dw_ld(o + c);
-            for (size_t k = 0; k < nt; ++k) a0 = a0 + dw_ld(ip[k] + c) * dw_ld(wp[k] + c);
+            for (size_t k = 0; k < nt; ++k) a0 = a0 + dw_ld(ip[k] + c) * dw_ld(wq[k] + c);
             dw_st(o + c, last ? dw_clamp(a0, vlo, vhi) : a0);
           }
         }
@@ -117,7 +143,7 @@ void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, co
          * channel c read input channel c / dm. */
         for (; c < C; ++c) {
           float a = first ? (bias != NULL ? bias[c] : 0.0f) : o[c];
-          for (size_t k = 0; k < nt; ++k) a = a + ip[k][c / dm] * wp[k][c];
+          for (size_t k = 0; k < nt; ++k) a = a + ip[k][c / dm] * wq[k][c];
           o[c] = last ? dw_clamp1(a, lo, hi) : a;
         }
         first = 0;
