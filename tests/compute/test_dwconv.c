@@ -286,7 +286,8 @@ static int test_nchw(void) {
  * a plain loop: whole 4 x 4 blocks, edges, strides wider than the matrix;
  * floats outside the destination untouched. */
 static int test_transpose_f32(void) {
-  static const int64_t dims[][2] = {{1, 1}, {3, 64}, {4, 4}, {17, 33}, {64, 25}, {125, 64}, {9, 2}};
+  static const int64_t dims[][2] = {{1, 1},   {3, 64},   {4, 4}, {17, 33},
+                                    {64, 25}, {125, 64}, {9, 2}, {64, 125}};
   for (size_t t = 0; t < sizeof dims / sizeof dims[0]; ++t) {
     const int64_t rows = dims[t][0], cols = dims[t][1], srs = cols + 5, drs = rows + 3;
     float* src = rnd_buf((size_t)(rows * srs));

@@ -68,10 +68,11 @@ void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, co
   const float* wall[DW_MAX_TAPS];
   size_t off[DW_MAX_TAPS];
   const int fast = taps <= DW_MAX_TAPS;
-  const size_t span_h = (p->kernel_h - 1) * p->dilation_h, span_w = (p->kernel_w - 1) * p->dilation_w;
+  const size_t span_h = (p->kernel_h - 1) * p->dilation_h,
+               span_w = (p->kernel_w - 1) * p->dilation_w;
   for (size_t t = 0; fast && t < taps; ++t) {
-    off[t] = ((t / p->kernel_w) * p->dilation_h * p->in_w + (t % p->kernel_w) * p->dilation_w) *
-             p->in_c;
+    off[t] =
+        ((t / p->kernel_w) * p->dilation_h * p->in_w + (t % p->kernel_w) * p->dilation_w) * p->in_c;
     wall[t] = w + t * C;
   }
   for (size_t r = row0; r < row0 + nrows; ++r) {
@@ -81,7 +82,8 @@ void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, co
     for (size_t ow = 0; ow < p->out_w; ++ow) {
       float* o = out + (r * p->out_w + ow) * C;
       const size_t iw = ow * p->stride_w;
-      const int inside = fast && rows_in && iw >= p->pad_left && iw - p->pad_left + span_w < p->in_w;
+      const int inside =
+          fast && rows_in && iw >= p->pad_left && iw - p->pad_left + span_w < p->in_w;
       /* Taps in lists of DW_MAX_TAPS (one list for every usual filter): the
        * first starts from the bias, later ones from the partial sums in o,
        * the last clamps. */

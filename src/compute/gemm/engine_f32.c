@@ -380,9 +380,9 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
         /* ... and the last rows of a block below MR in as many short tiles
          * as take fewer rows than one MR tile (AVX-512's 12-row kernel:
          * M = 16 runs 12 + 4 rows, not 24; M = 8 runs 4 + 4, not 12). */
-        const int short_tile =
-            left <= TR || (st->direct_a && left > MR && left <= 2 * TR && ir % MR == 0) ||
-            (TR > 0 && left < MR && (left + TR - 1) / TR * TR < MR);
+        const int short_tile = left <= TR ||
+                               (st->direct_a && left > MR && left <= 2 * TR && ir % MR == 0) ||
+                               (TR > 0 && left < MR && (left + TR - 1) / TR * TR < MR);
         const pc_f32_gemm_ukernel* kern = short_tile ? st->tail : uk;
         if (short_tile) pc_used_mark(g_ukernels_ran, (size_t)(st->tail - g_ukernels));
         const pc_f32_gemm_ep_fn kern_ep = short_tile ? st->tail_ep : st->uk_ep;
