@@ -9,6 +9,7 @@
 #endif
 
 #include "backends/xnnpack/xb_nodes.h"
+#include "pterun/cpu.h"
 
 typedef float (*f2_fn)(float, float);
 static float f_add(float x, float y) {
@@ -295,7 +296,9 @@ void xb_run_convert(xb_exec* x, const xb_node* n) {
       // The same operations 16 at a time: max(tlo, min(thi, t)) is the
       // clamp below (NaN stays NaN), max(q, qmin) then min(., qmax) the
       // final one (NaN -> qmin); the packs saturate nothing (|q| <= 128).
-      {
+      // The SSE4.1 bit stands for "SIMD allowed": PTERUN_ISA_MASK=0 runs
+      // the scalar loop alone.
+      if ((pterun_cpu_features() & PTERUN_CPU_X86_SSE4_1) != 0) {
         const __m128 vm = _mm_set1_ps(mult), vlo = _mm_set1_ps(tlo), vhi = _mm_set1_ps(thi);
         const __m128 magic = _mm_set1_ps(12582912.0f), vz = _mm_set1_ps(zf);
         const __m128 vqmin = _mm_set1_ps(qmin), vqmax = _mm_set1_ps(qmax);

@@ -312,11 +312,14 @@ static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_
   const size_t step = (size_t)mr * PC_QS8_KR; /* elements from one group to the next */
   int64_t q, i, t;
 #if defined(__SSE2__)
-  if (uk->a_bytes == 2 && mr % 2 == 0) {
+  /* The SSE4.1 bit stands for "SIMD allowed" (PTERUN_ISA_MASK=0: the byte
+   * loops below, which give the same panels). */
+  const int simd = (pterun_cpu_features() & PTERUN_CPU_X86_SSE4_1) != 0;
+  if (simd && uk->a_bytes == 2 && mr % 2 == 0) {
     pack_panel_i16_pairs(mr, raw, raw_rs, rows, kc, flip, (int16_t*)panel, row_sum);
     return;
   }
-  if (uk->a_bytes == 1 && mr % 4 == 0) {
+  if (simd && uk->a_bytes == 1 && mr % 4 == 0) {
     pack_panel_u8_quads(mr, raw, raw_rs, rows, kc, flip, (uint8_t*)panel, row_sum);
     return;
   }
@@ -332,7 +335,7 @@ static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_
       }
       q = 0;
 #if defined(__SSE2__)
-      {
+      if (simd) {
         /* 4 groups at a time: flip, widen to int16, 8 bytes per group. The
          * last, partial step reads a copy padded with bytes that flip to 0
          * and stores only the groups that exist. */
