@@ -63,22 +63,46 @@ class Verdict:
         return [f for f in self.failures if f.kind not in NOT_PTERUN]
 
 
-# Failure kinds that are not pterun's: the exporter refused the model, or the
+# Failure kinds that are not pterun's: the exporter refused the model, the
 # program it wrote computes something else than eager PyTorch and
-# ExecuTorch's own runtime gives pterun's answer (_upstream). Reported and
-# counted, never failing.
-NOT_PTERUN = ("export", "upstream")
+# ExecuTorch's own runtime gives pterun's answer (_upstream), or pterun
+# refused the program with an error and ExecuTorch's runtime refuses it too
+# (_refused_by_both). Reported and counted, never failing.
+NOT_PTERUN = ("export", "upstream", "refused")
 
 
-def et_outputs(pte: Path, x: torch.Tensor) -> list[np.ndarray] | None:
-    """The program's outputs from ExecuTorch's runtime (None: it fails)."""
+def et_run(pte: Path, x: torch.Tensor) -> tuple[list[np.ndarray] | None, str]:
+    """The program's outputs from ExecuTorch's runtime, or None and what it
+    said when it refuses to load or run the program."""
     try:
         from executorch.runtime import Runtime
 
         method = Runtime.get().load_program(str(pte)).load_method("forward")
-        return [np.asarray(o.detach().numpy()) for o in method.execute([x])]
-    except Exception:  # noqa: BLE001 (ExecuTorch refusing the program decides nothing)
-        return None
+        return [np.asarray(o.detach().numpy()) for o in method.execute([x])], ""
+    except Exception as ex:  # noqa: BLE001 (any refusal is an answer here)
+        return None, f"{type(ex).__name__}: {str(ex).strip()[:200]}"
+
+
+def et_outputs(pte: Path, x: torch.Tensor) -> list[np.ndarray] | None:
+    """The program's outputs from ExecuTorch's runtime (None: it fails)."""
+    return et_run(pte, x)[0]
+
+
+def _refused_by_both(v: Verdict, fl: str, pte: Path, x: torch.Tensor) -> None:
+    """Errors of flavour fl (pterun refused to load or run the program, with a
+    status and a message, in some mode) where ExecuTorch's runtime refuses
+    the same program too: the exported program is invalid for both, and a
+    clean refusal is the right answer. Those become kind "refused", with
+    ExecuTorch's words appended. A program ExecuTorch runs keeps its errors."""
+    bad = [f for f in v.failures if f.flavour == fl and f.kind == "error"]
+    if not bad:
+        return
+    outs, why = et_run(pte, x)
+    if outs is not None:
+        return
+    for f in bad:
+        f.kind = "refused"
+        f.message += f" (ExecuTorch's runtime refuses it too: {why})"
 
 
 def _upstream(
@@ -335,6 +359,7 @@ def check(
                 if np.isfinite(err):
                     v.max_err = max(v.max_err, err)
             _upstream(v, fl, pte, x, ref, results)
+            _refused_by_both(v, fl, pte, x)
             for key, rs in _groups(results).items():
                 for r in rs[1:]:
                     if not compare.bit_identical(rs[0].outputs or [], r.outputs or []):
@@ -355,13 +380,20 @@ def check(
                     for f in v.failures
                     if f.flavour == fl and f.kind == "upstream"
                 }
+                # ... and one the CLI refused along with ExecuTorch's runtime.
+                refused_modes = {
+                    f.mode
+                    for f in v.failures
+                    if f.flavour == fl and f.kind == "refused"
+                }
                 for pr in runner.run_python(
                     pte, [xin], python_modes, len(ref.outputs), pythonpath
                 ):
                     v.runs += 1
                     if pr.outputs is None:
+                        kind = "refused" if pr.mode.name in refused_modes else "python"
                         v.failures.append(
-                            Failure("python", fl, pr.mode.name, pr.error or "?")
+                            Failure(kind, fl, pr.mode.name, pr.error or "?")
                         )
                         continue
                     twin = by_name.get(pr.mode)
