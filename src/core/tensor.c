@@ -37,9 +37,10 @@ _Static_assert(PTERUN_VALUE_NONE == 0 && PTERUN_VALUE_LIST_TENSOR == 9 &&
                    PTERUN_VALUE_LIST_OPTIONAL_TENSOR == 11,
                "pterun_value_tag_name's list follows pterun_value_tag");
 const char* pterun_value_tag_name(int tag) {
-  const char* s = pt_name_in("None\0Tensor\0String\0Double\0Int\0Bool\0BoolList\0DoubleList\0"
-                             "IntList\0TensorList\0Unknown\0OptionalTensorList\0",
-                             (unsigned)tag);
+  const char* s = pt_name_in(
+      "None\0Tensor\0String\0Double\0Int\0Bool\0BoolList\0DoubleList\0"
+      "IntList\0TensorList\0Unknown\0OptionalTensorList\0",
+      (unsigned)tag);
   return s != NULL ? s : "Unknown";
 }
 
