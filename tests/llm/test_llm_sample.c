@@ -49,11 +49,11 @@ static int test_greedy(void) {
     for (int pattern = 0; pattern < 9; ++pattern) {
       for (size_t i = 0; i < n; ++i) x[i] = rnd();
       switch (pattern) {
-        case 1: x[0] = 100.0f; break;                     /* first */
-        case 2: x[n - 1] = 100.0f; break;                 /* last (the tail) */
-        case 3: x[n / 2] = x[n - 1] = 100.0f; break;      /* a tie: the first */
-        case 4: x[0] = NAN; break;                        /* NaN first */
-        case 5:                                           /* NaNs everywhere but one */
+        case 1: x[0] = 100.0f; break;                /* first */
+        case 2: x[n - 1] = 100.0f; break;            /* last (the tail) */
+        case 3: x[n / 2] = x[n - 1] = 100.0f; break; /* a tie: the first */
+        case 4: x[0] = NAN; break;                   /* NaN first */
+        case 5:                                      /* NaNs everywhere but one */
           for (size_t i = 0; i < n; ++i) x[i] = NAN;
           x[n - 1] = -INFINITY;
           break;

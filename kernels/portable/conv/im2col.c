@@ -354,8 +354,8 @@ static void col_pack_b(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0
 
 /* The flat grid of a geometry (spatial dims as in conv_geom). */
 typedef struct flat_geom {
-  int64_t hq, wq;          /* phase plane; the extended grid is OH x wq */
-  int64_t nph, npw;        /* phases used per dim */
+  int64_t hq, wq;   /* phase plane; the extended grid is OH x wq */
+  int64_t nph, npw; /* phases used per dim */
   int8_t mh[NN_FLAT_MAX_STRIDE], mw[NN_FLAT_MAX_STRIDE]; /* phase -> its plane, -1: unused */
 } flat_geom;
 
@@ -396,7 +396,9 @@ static int flat_geometry(int64_t id, const int64_t stride[3], const int64_t k[3]
 /* Floats of one channel's phase planes, and of the scratch the flat path
  * takes for one (batch, group) product: the planes with their slack, then
  * the extended output. */
-static int64_t flat_channel(const flat_geom* fg) { return fg->nph * fg->npw * fg->hq * fg->wq; }
+static int64_t flat_channel(const flat_geom* fg) {
+  return fg->nph * fg->npw * fg->hq * fg->wq;
+}
 static size_t flat_floats(int64_t icpg, int64_t ocpg, const flat_geom* fg, int64_t oh) {
   /* Plane dims below 2^21 (flat_geometry): only the channel counts can
    * overflow; SIZE_MAX then, which no arena holds. */
@@ -476,11 +478,12 @@ static void flat_pad_task(void* ctx, size_t start, size_t count) {
         if (fg->mh[ph] < 0 || fg->mw[pw] < 0) continue;
         if (pairs) {
           if (pw == 1) continue; /* written with phase 0 */
-          flat_pad_pairs(j, s, ph, j->xp + (int64_t)c * flat_channel(fg) + fg->mh[ph] * 2 * hq * wq);
+          flat_pad_pairs(j, s, ph,
+                         j->xp + (int64_t)c * flat_channel(fg) + fg->mh[ph] * 2 * hq * wq);
           continue;
         }
-        float* d = j->xp + (int64_t)c * flat_channel(fg) +
-                   (fg->mh[ph] * fg->npw + fg->mw[pw]) * hq * wq;
+        float* d =
+            j->xp + (int64_t)c * flat_channel(fg) + (fg->mh[ph] * fg->npw + fg->mw[pw]) * hq * wq;
         /* Plane column x reads input column x * sw + pw - pad: inside for
          * x in [lo, hi). */
         const int64_t off = pw - g->pad[2];
@@ -568,24 +571,21 @@ static int flat_begin(pterun_kernel_context* ctx, const conv_geom* g, const red_
  * group) the phase split, the GEMM into the extended output, the real
  * columns to out. */
 static void flat_run(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws, const conv_geom* g,
-                     const red_order* ro, int64_t ocs, const flat_plan* fl,
-                     const pterun_tensor* in, const pterun_tensor* w, const float* bias_f,
-                     pterun_tensor* out, pterun_compute_gemm_opts* last) {
+                     const red_order* ro, int64_t ocs, const flat_plan* fl, const pterun_tensor* in,
+                     const pterun_tensor* w, const float* bias_f, pterun_tensor* out,
+                     pterun_compute_gemm_opts* last) {
   const int64_t rows = g->icpg * g->k[1] * g->k[2], image = g->icpg * flat_channel(&fl->fg);
   pterun_threadpool* pool = pterun_kernel_threadpool(ctx);
   const uint32_t maxt = PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx));
   for (int64_t n = 0; n < g->n; ++n)
     for (int64_t grp = 0; grp < g->groups; ++grp) {
-      flat_job job = {g,
-                      &fl->fg,
-                      (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1],
-                      fl->xp,
-                      fl->cext,
-                      (float*)out->data + n * g->os[0] + grp * g->ocpg * g->os[1],
-                      ocs};
+      flat_job job = {
+          g,      &fl->fg,  (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1],
+          fl->xp, fl->cext, (float*)out->data + n * g->os[0] + grp * g->ocpg * g->os[1],
+          ocs};
       /* ~1 ns an element copied (the pool's split rule) */
-      pterun_parallelize_1d_tile(image >= 32768 ? pool : NULL, flat_pad_task, &job,
-                                 (size_t)g->icpg, 1, maxt | PTERUN_PARALLEL_WORK_NS(image));
+      pterun_parallelize_1d_tile(image >= 32768 ? pool : NULL, flat_pad_task, &job, (size_t)g->icpg,
+                                 1, maxt | PTERUN_PARALLEL_WORK_NS(image));
       flat_packer fp = {fl->xp, fl->off};
       pterun_compute_matrix a = {(float*)w->data + grp * g->ocpg * g->ws[0], w->dtype, g->ws[0],
                                  ro->cs};
@@ -639,9 +639,8 @@ void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
   flat_plan fl;
   memset(&fl, 0, sizeof fl);
   const int flat = packer && !fill && flat_begin(ctx, g, ro, &fl);
-  col_tap* taps = packer && !flat
-                      ? pterun_kernel_scratch(ctx, sizeof(col_tap) * (size_t)rows, 64)
-                      : NULL;
+  col_tap* taps =
+      packer && !flat ? pterun_kernel_scratch(ctx, sizeof(col_tap) * (size_t)rows, 64) : NULL;
   pterun_compute_gemm_init(ctx, &ws, out->dtype);
   /* The weight packed at load (groups == 1), and what every product gets:
    * the activation goes with the last chunk of the reduction only. */
@@ -817,7 +816,8 @@ void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, siz
           flat_geometry(id, stride, k, dil, o, &fg) &&
           flat_floats(w->sizes[1], ocpg, &fg, o[1]) < SIZE_MAX / sizeof(float)) {
         pterun_kernel_scratch_reserve(ctx, sizeof(int64_t) * (size_t)rows);
-        pterun_kernel_scratch_reserve(ctx, sizeof(float) * flat_floats(w->sizes[1], ocpg, &fg, o[1]));
+        pterun_kernel_scratch_reserve(ctx,
+                                      sizeof(float) * flat_floats(w->sizes[1], ocpg, &fg, o[1]));
         gemm_n = o[1] * fg.wq;
       }
     }
