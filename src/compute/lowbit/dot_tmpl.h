@@ -492,7 +492,13 @@ static inline __attribute__((always_inline)) int LT_NAME(_pair4_body)(
     wb += step;
   }
   /* the bound LT_TILE checks: every sum and zero point + 2^14 <= 2^15 */
-  if (_mm512_cmpgt_epu32_mask(top, _mm512_add_epi32(lim, lim)) != 0) return 0;
+  {
+    /* (the two halves folded: AVX2's test, which SIMDe also provides) */
+    const __m256i lim2 = _mm256_set1_epi32(2 * LT_LIM),
+                  t8 = _mm256_max_epu32(_mm512_castsi512_si256(top),
+                                        _mm512_extracti64x4_epi64(top, 1));
+    if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_max_epu32(t8, lim2), lim2)) != -1) return 0;
+  }
   if (p->has_bias) res = _mm512_add_ps(res, _mm512_castsi512_ps(LT_PAIR_LOAD(0)));
 #undef LT_PAIR_LOAD
   _mm512_storeu_ps(out, res);
