@@ -155,6 +155,14 @@ static int test_geometries(void) {
       {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},    /* one element */
       {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* big enough to split over the pool */
       {1, 6, 6, 19, 1, 3, 3, 1, 1, 1, 1, 2, 0},   /* clamp bounds crossed */
+      /* Multipliers of a vector or more (broadcast input, vectors over the
+       * outputs): a 1-channel stem as XNNPACK lowers it (dm 64, 10 x 4,
+       * stride 2; the window leaves the input), 81 taps (past the tap list),
+       * a multiplier off every width, clamped. */
+      {1, 49, 10, 1, 64, 4, 4, 2, 1, 1, 1, 0, 0},
+      {1, 12, 11, 2, 32, 9, 9, 1, 1, 4, 1, 1, 0},
+      {2, 9, 8, 3, 21, 3, 3, 1, 1, 1, 0, 2, 0},
+      {1, 8, 7, 2, 16, 3, 3, 2, 1, 1, 1, 1, 0},
   };
   PT_CHECK(run_cases(cases, sizeof cases / sizeof cases[0], run_case, "nhwc") == 0);
   return 0;

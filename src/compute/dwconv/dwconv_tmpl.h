@@ -141,6 +141,33 @@ void DW_FN(const pterun_compute_dwconv2d* p, const float* in, const float* w, co
             dw_st(o + c, last ? dw_clamp(a0, vlo, vhi) : a0);
           }
         }
+        if (dm >= DW_LANES) {
+          /* A multiplier: the dm outputs of input channel ci read its one
+           * value per tap (a broadcast) against dm filter columns, vectors
+           * over the outputs (a 1-channel stem that XNNPACK lowers as a
+           * depthwise convolution: dm = 64). Each output's operations are
+           * the scalar loop's below: the same bits. */
+          for (size_t ci = 0; ci < p->in_c; ++ci) {
+            const size_t end = (ci + 1) * dm;
+            for (c = ci * dm; c + 2 * DW_LANES <= end; c += 2 * DW_LANES) {
+              dw_v a0 = first ? (bias != NULL ? dw_ld(bias + c) : zero) : dw_ld(o + c);
+              dw_v a1 = first ? (bias != NULL ? dw_ld(bias + c + DW_LANES) : zero)
+                              : dw_ld(o + c + DW_LANES);
+              for (size_t k = 0; k < nt; ++k) {
+                const dw_v xv = zero + ip[k][ci];
+                a0 = a0 + xv * dw_ld(wq[k] + c);
+                a1 = a1 + xv * dw_ld(wq[k] + c + DW_LANES);
+              }
+              dw_st(o + c, last ? dw_clamp(a0, vlo, vhi) : a0);
+              dw_st(o + c + DW_LANES, last ? dw_clamp(a1, vlo, vhi) : a1);
+            }
+            for (; c < end; ++c) {
+              float a = first ? (bias != NULL ? bias[c] : 0.0f) : o[c];
+              for (size_t k = 0; k < nt; ++k) a = a + ip[k][ci] * wq[k][c];
+              o[c] = last ? dw_clamp1(a, lo, hi) : a;
+            }
+          }
+        }
         /* The last channels, and every channel when a multiplier > 1 makes
          * channel c read input channel c / dm. */
         for (; c < C; ++c) {
