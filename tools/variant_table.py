@@ -89,12 +89,8 @@ def manifest_variants(root: Path) -> list[Variant]:
     fams.append(
         ("conv2d", _table(c / "conv" / "conv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\""))
     )
-    fams.append(
-        (
-            "qdwconv",
-            _table(c / "qgemm" / "qdwconv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\""),
-        )
-    )
+    qdw = _table(c / "qgemm" / "qdwconv.c", r"\{\s*([^{}\"]+?)\s*,\s*\"(\w+)\"")
+    fams += [("qdwconv", qdw), ("qdwconv_nhwc", qdw)]
     fams.append(
         (
             "minmax",

@@ -5,6 +5,35 @@
 
 #include "backends/xnnpack/xb_nodes.h"
 
+/* A quantized clamp (input and output share their quantization): the
+ * codes clamped to the range's codes, a loop per type that the compiler
+ * vectorises (a per-element type switch ran a MobileNet's 18 ReLU6 nodes at
+ * ~1 ns an element). */
+static void clamp_q8(xb_exec* x, const xb_node* n, const xb_value* in, const xb_value* out) {
+  int32_t lo, hi;
+  q_range(n, out, &lo, &hi);
+  const size_t count = in->numel;
+  if (in->dtype == XB_DT_QUINT8) {
+    const uint8_t* s = x->data[n->in[0]];
+    uint8_t* d = x->data[n->out];
+    const uint8_t l = (uint8_t)(lo < 0 ? 0 : lo > 255 ? 255 : lo);
+    const uint8_t h = (uint8_t)(hi < 0 ? 0 : hi > 255 ? 255 : hi);
+    for (size_t i = 0; i < count; ++i) {
+      const uint8_t v = s[i] < l ? l : s[i];
+      d[i] = v > h ? h : v;
+    }
+  } else {
+    const int8_t* s = x->data[n->in[0]];
+    int8_t* d = x->data[n->out];
+    const int8_t l = (int8_t)(lo < -128 ? -128 : lo > 127 ? 127 : lo);
+    const int8_t h = (int8_t)(hi < -128 ? -128 : hi > 127 ? 127 : hi);
+    for (size_t i = 0; i < count; ++i) {
+      const int8_t v = s[i] < l ? l : s[i];
+      d[i] = v > h ? h : v;
+    }
+  }
+}
+
 pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
   const xb_graph* g = x->g;
   const xb_value *in = &g->values[n->in[0]], *out = &g->values[n->out];
@@ -42,13 +71,7 @@ pterun_status xb_run_node(xb_exec* x, const xb_node* n) {
     case XB_N_RESIZE_BILINEAR2D: xb_run_resize(x, n); return PTERUN_STATUS_OK;
     default:
       if (n->tag == XB_N_CLAMP && is_q8(in)) {
-        int32_t lo, hi;
-        int u = in->dtype == XB_DT_QUINT8;
-        q_range(n, out, &lo, &hi);
-        for (size_t i = 0; i < in->numel; ++i) {
-          int32_t v = q_ld(x->data[n->in[0]], i, u);
-          q_st(x->data[n->out], i, v < lo ? lo : (v > hi ? hi : v), u);
-        }
+        clamp_q8(x, n, in, out);
         return PTERUN_STATUS_OK;
       }
       if (is_unary(n->tag)) {

@@ -323,7 +323,23 @@ static void dwq_task(void* c_, size_t start, size_t count) {
 static void run_dwconv_q8(const xb_exec* x, const xb_node* n, size_t B, size_t H, size_t W,
                           size_t IC, size_t OH, size_t OW, size_t OC) {
   dwq_job j = {x, n, H, W, IC, OH, OW, OC, 0, 0};
-  q_range(n, &x->g->values[n->out], &j.lo, &j.hi);
+  const xb_value *in = &x->g->values[n->in[0]], *out = &x->g->values[n->out];
+  const gemm_prep* p = n->packed;
+  q_range(n, out, &j.lo, &j.hi);
+  /* compute's NHWC loop: requant((float)acc * mult) as its epilogue with
+   * scale = mult, no float bias, 1 / output scale 1 and [lo, hi] as the
+   * code range (the same codes, dwq_task's arithmetic); dwq_task for what
+   * it refuses (filters over 64 taps). */
+  pterun_compute_dwconv2d geo = {B,     H,         W,         IC,        OH,      OW,
+                                 OC,    n->kh,     n->kw,     n->sh,     n->sw,   n->dh,
+                                 n->dw, n->pad[0], n->pad[3], -INFINITY, INFINITY};
+  pterun_compute_qs8_epilogue ep = {in->zero_point, NULL, p->mult,         1,    NULL, 0.0f,
+                                    0.0f,           1.0f, out->zero_point, j.lo, j.hi};
+  const int32_t in_dt = in->dtype == XB_DT_QUINT8 ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8;
+  const int32_t out_dt = out->dtype == XB_DT_QUINT8 ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8;
+  if (pterun_compute_qs8_dwconv2d_nhwc(x->pool, x->max_threads, &geo, x->data[n->in[0]], in_dt,
+                                       p->wdq, p->ibias, &ep, x->data[n->out], out_dt) == 0)
+    return;
   size_t pixels = B * OH * OW, per = OC * n->kh * n->kw;
   size_t tile = per >= XB_PAR_MIN ? 1 : XB_PAR_MIN / (per ? per : 1);
   pterun_parallelize_1d_tile(pixels > tile ? x->pool : NULL, dwq_task, &j, pixels, tile,

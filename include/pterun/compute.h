@@ -409,6 +409,26 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool,
                                                         const pterun_compute_qs8_epilogue* ep,
                                                         void* out, int32_t out_dtype);
 
+/**
+ * int8 depthwise convolution, NHWC (XNNPACK's layout and arithmetic): input
+ * [batch][in_h][in_w][in_c] of `in_dtype` (U8 or I8), filter int16
+ * [kernel_h * kernel_w][out_c] holding weight - weight zero point (|w| <= 255;
+ * ep->w_zp must be NULL), optional int32 bias [out_c] (NULL: 0), output
+ * [batch][out_h][out_w][out_c] of `out_dtype` (U8, I8 or F32); output channel
+ * c reads input channel c / (out_c / in_c). Output (b, y, x, c) is the
+ * epilogue `ep` (columns = output channels) of bias[c] + the sum over the taps
+ * inside the input of (in - a_zp) * w, in int32 (wrapping): the same value
+ * and bits for every variant and thread count. Output rows split over `pool`.
+ * Returns 0, or -1 for a geometry pterun_compute_f32_dwconv2d_nhwc refuses,
+ * kernel_h * kernel_w > 64, other dtypes or a zero point out of range.
+ */
+PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                                        const pterun_compute_dwconv2d* p,
+                                                        const void* in, int32_t in_dtype,
+                                                        const int16_t* w, const int32_t* bias,
+                                                        const pterun_compute_qs8_epilogue* ep,
+                                                        void* out, int32_t out_dtype);
+
 /* ---- f32 direct convolution, few input channels -----------------------------
  * A dense (groups = 1) NCHW convolution whose reduction is short (in_c *
  * kernel_h * kernel_w <= PTERUN_COMPUTE_CONV2D_MAX_TAPS, e.g. a network's

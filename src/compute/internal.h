@@ -115,6 +115,14 @@ PTERUN_COMPUTE_API int pterun_compute_f32_dwconv2d_with(size_t variant,
 PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nchw_with(
     size_t variant, const pterun_compute_dwconv2d* p, const void* in, int32_t in_dtype,
     const int8_t* w, const pterun_compute_qs8_epilogue* ep, void* out, int32_t out_dtype);
+/** As pterun_compute_qs8_dwconv2d_nhwc on variant `variant`, serially
+ *  (tests, benchmarks); -1 also when the variant is unusable here. */
+PTERUN_COMPUTE_API int pterun_compute_qs8_dwconv2d_nhwc_with(size_t variant,
+                                                             const pterun_compute_dwconv2d* p,
+                                                             const void* in, int32_t in_dtype,
+                                                             const int16_t* w, const int32_t* bias,
+                                                             const pterun_compute_qs8_epilogue* ep,
+                                                             void* out, int32_t out_dtype);
 /** Name of int8 depthwise variant `variant` (0: the baseline) if it is built
  *  and this CPU (with PTERUN_ISA_MASK) can run it, else NULL. */
 PTERUN_COMPUTE_API const char* pterun_compute_qs8_dwconv2d_variant(size_t variant);

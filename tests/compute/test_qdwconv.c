@@ -8,7 +8,9 @@
  * weight zero points, with and without a pool, and every staged variant
  * this CPU runs; argument checks. ctest runs it again with
  * PTERUN_ISA_MASK=0 (the GEMM's scalar microkernel as the reference, the
- * baseline variant). */
+ * baseline variant). pterun_compute_qs8_dwconv2d_nhwc on the same cases in
+ * NHWC gives the same bytes in every variant, and with an int32 bias (its
+ * XNNPACK form) a scalar reference's. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +59,104 @@ static void im2col(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc, 
                             ? r->x[iy * (int64_t)g->w + ix]
                             : r->zp;
     }
+}
+
+/* The requantisation pterun_compute_qs8_dwconv2d_nhwc documents (the int8
+ * engine's: round half to even below 2^22, NaN to q_min), for the int32 bias
+ * check below. */
+static int32_t ref_requant(float y, const pterun_compute_qs8_epilogue* ep) {
+  float p = y * ep->out_inv_scale;
+  p = p < -4194304.0f ? -4194304.0f : p > 4194304.0f ? 4194304.0f : p;
+  float t = (float)ep->out_zp + ((p + 12582912.0f) - 12582912.0f);
+  t = t > (float)ep->q_min ? t : (float)ep->q_min;
+  t = t < (float)ep->q_max ? t : (float)ep->q_max;
+  return (int32_t)t;
+}
+
+/* The same case through pterun_compute_qs8_dwconv2d_nhwc: input and the
+ * GEMM's result in NHWC, weights as int16 [tap][channel] minus their zero
+ * points, dispatched (serially and on `pool`) and every variant, the bytes of
+ * the NCHW reference; then with an int32 bias against a scalar sum. */
+static int run_nhwc(const geo* g, int in_dt, int out_dt, const uint8_t* x, const int8_t* w,
+                    const int32_t* wzp, int w_zps, const pterun_compute_qs8_epilogue* ep0,
+                    const pterun_compute_dwconv2d* p, const unsigned char* want_nchw,
+                    pterun_threadpool* pool) {
+  const size_t oc = p->out_c, taps = g->kh * g->kw, hw = g->h * g->w, ohw = p->out_h * p->out_w;
+  const size_t in_n = g->batch * g->c * hw, out_n = g->batch * oc * ohw;
+  const size_t esz = out_dt == PTERUN_DTYPE_F32 ? 4 : 1;
+  if (taps > 64) return 0; /* beyond the NHWC loop's filter */
+  uint8_t* xn = malloc(in_n + 1);
+  int16_t* wn = malloc(sizeof(int16_t) * (taps * oc + 1));
+  int32_t* ib = malloc(sizeof(int32_t) * (oc + 1));
+  unsigned char* want = malloc(out_n * esz + 1);
+  unsigned char* got = malloc(out_n * esz + 1);
+  PT_CHECK(xn && wn && ib && want && got);
+  for (size_t b = 0; b < g->batch; ++b)
+    for (size_t c = 0; c < g->c; ++c)
+      for (size_t i = 0; i < hw; ++i) xn[(b * hw + i) * g->c + c] = x[(b * g->c + c) * hw + i];
+  for (size_t c = 0; c < oc; ++c)
+    for (size_t t = 0; t < taps; ++t)
+      wn[t * oc + c] = (int16_t)((int32_t)w[c * taps + t] - (w_zps ? wzp[c] : 0));
+  for (size_t b = 0; b < g->batch; ++b)
+    for (size_t c = 0; c < oc; ++c)
+      for (size_t i = 0; i < ohw; ++i)
+        memcpy(want + ((b * ohw + i) * oc + c) * esz, want_nchw + ((b * oc + c) * ohw + i) * esz,
+               esz);
+  pterun_compute_qs8_epilogue ep = *ep0;
+  ep.w_zp = NULL;
+  memset(got, 0xA5, out_n * esz + 1);
+  PT_CHECK(pterun_compute_qs8_dwconv2d_nhwc(NULL, 0, p, xn, in_dt, wn, NULL, &ep, got, out_dt) ==
+           0);
+  PT_CHECK(memcmp(got, want, out_n * esz) == 0 && got[out_n * esz] == 0xA5);
+  memset(got, 0xA5, out_n * esz + 1);
+  PT_CHECK(pterun_compute_qs8_dwconv2d_nhwc(pool, 0, p, xn, in_dt, wn, NULL, &ep, got, out_dt) ==
+           0);
+  PT_CHECK(memcmp(got, want, out_n * esz) == 0 && got[out_n * esz] == 0xA5);
+  for (size_t v = 0; v < 8; ++v) {
+    const char* name = pterun_compute_qs8_dwconv2d_variant(v);
+    if (name == NULL) continue;
+    memset(got, 0xA5, out_n * esz + 1);
+    PT_CHECK(pterun_compute_qs8_dwconv2d_nhwc_with(v, p, xn, in_dt, wn, NULL, &ep, got, out_dt) ==
+             0);
+    if (memcmp(got, want, out_n * esz) != 0) {
+      fprintf(stderr, "qdwconv_nhwc %s: c=%zu m=%zu %zux%zu k=%zux%zu differs\n", name, g->c,
+              g->mult, g->h, g->w, g->kh, g->kw);
+      return 1;
+    }
+    pt_variant_checked("qdwconv_nhwc", name, NULL, 0);
+  }
+  /* int32 bias (XNNPACK's form), a quantized output: a scalar reference */
+  if (out_dt != PTERUN_DTYPE_F32) {
+    for (size_t c = 0; c < oc; ++c) ib[c] = (int32_t)(rnd() % 200001) - 100000;
+    ep.bias = NULL;
+    for (size_t b = 0; b < g->batch; ++b)
+      for (size_t oy = 0; oy < p->out_h; ++oy)
+        for (size_t ox = 0; ox < p->out_w; ++ox)
+          for (size_t c = 0; c < oc; ++c) {
+            int32_t acc = ib[c];
+            for (size_t t = 0; t < taps; ++t) {
+              const int64_t iy = (int64_t)(oy * g->sh + (t / g->kw) * g->dh) - (int64_t)g->ph;
+              const int64_t ix = (int64_t)(ox * g->sw + (t % g->kw) * g->dw) - (int64_t)g->pw;
+              if (iy < 0 || iy >= (int64_t)g->h || ix < 0 || ix >= (int64_t)g->w) continue;
+              const uint8_t raw =
+                  xn[((b * g->h + (size_t)iy) * g->w + (size_t)ix) * g->c + c / g->mult];
+              const int32_t v = in_dt == PTERUN_DTYPE_I8 ? (int32_t)(int8_t)raw : (int32_t)raw;
+              acc += (v - ep.a_zp) * wn[t * oc + c];
+            }
+            const int32_t q = ref_requant((float)acc * ep.scale[c], &ep);
+            want[((b * p->out_h + oy) * p->out_w + ox) * oc + c] = (unsigned char)(q & 0xff);
+          }
+    for (size_t v = 0; v < 8; ++v) {
+      const char* name = pterun_compute_qs8_dwconv2d_variant(v);
+      if (name == NULL) continue;
+      memset(got, 0xA5, out_n + 1);
+      PT_CHECK(pterun_compute_qs8_dwconv2d_nhwc_with(v, p, xn, in_dt, wn, ib, &ep, got, out_dt) ==
+               0);
+      PT_CHECK(memcmp(got, want, out_n) == 0 && got[out_n] == 0xA5);
+    }
+  }
+  free(xn), free(wn), free(ib), free(want), free(got);
+  return 0;
 }
 
 /* One geometry, dtypes and zero points: the depthwise call (serially and on
@@ -155,6 +255,7 @@ static int run_case(const geo* g, int in_dt, int out_dt, int w_zps, int bias,
     PT_CHECK(memcmp(got, want, out_n * esz) == 0 && got[out_n * esz] == 0xA5);
     pt_variant_checked("qdwconv", name, NULL, 0);
   }
+  PT_CHECK(run_nhwc(g, in_dt, out_dt, x, w, wzp, w_zps, &ep, &p, want, pool) == 0);
   free(x), free(w), free(wzp), free(scale), free(bi), free(want), free(got), free(got_pool);
   free(pk_buf);
   return 0;
@@ -172,6 +273,12 @@ static const geo k_geos[] = {
     {1, 16, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1},   /* 1x1 image */
     {1, 6, 1, 49, 10, 10, 4, 2, 2, 4, 1, 1, 1}, /* keyword-spotting-like */
     {1, 32, 1, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1}, /* enough work to split */
+    /* channels in runs of 16 and a tail (the NHWC loop's vectors), a run
+     * past its 256-channel chunk, a multiplier of 16, 25 taps */
+    {1, 37, 1, 7, 6, 3, 3, 2, 1, 1, 1, 1, 1},
+    {1, 300, 1, 3, 4, 3, 3, 1, 1, 1, 1, 1, 1},
+    {1, 2, 16, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1},
+    {2, 48, 1, 9, 9, 5, 5, 2, 2, 2, 2, 1, 1},
 };
 
 static int test_against_gemm(pterun_threadpool* pool) {

@@ -30,16 +30,18 @@
 typedef struct pc_qdw_variant {
   uint64_t isa;
   const char* name;
-  pc_qdw_fn fn;
+  pc_qdw_fn fn;    /* NCHW */
+  pc_qdwn_fn nhwc; /* NHWC */
 } pc_qdw_variant;
 
 static const pc_qdw_variant g_variants[] = {
-    {0, "base", pc_qs8_dwconv__base},
+    {0, "base", pc_qs8_dwconv__base, pc_qs8_dwconv_nhwc__base},
 #if defined(PTERUN_GEMM_AVX2)
-    {PTERUN_CPU_X86_AVX | PTERUN_CPU_X86_AVX2, "avx2", pc_qs8_dwconv__avx2},
+    {PTERUN_CPU_X86_AVX | PTERUN_CPU_X86_AVX2, "avx2", pc_qs8_dwconv__avx2,
+     pc_qs8_dwconv_nhwc__avx2},
 #endif
 #if defined(PTERUN_GEMM_AVX512)
-    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_qs8_dwconv__avx512f},
+    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_qs8_dwconv__avx512f, pc_qs8_dwconv_nhwc__avx512f},
 #endif
 };
 #define PC_QDW_COUNT (sizeof g_variants / sizeof g_variants[0])
@@ -225,5 +227,66 @@ int pterun_compute_qs8_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads
   pterun_parallelize_1d_tile(
       pool, qdw_task, &j, planes, tile,
       pc_parallel_flags(max_threads, (double)planes * (double)per_plane, PC_PS_QS8_DW_MAC));
+  return 0;
+}
+
+/* ---- NHWC ---------------------------------------------------------------- */
+
+typedef struct pc_qdwn_job {
+  pc_qdwn_args a;
+  pc_qdwn_fn fn;
+} pc_qdwn_job;
+
+static void qdwn_task(void* ctx, size_t start, size_t count) {
+  const pc_qdwn_job* j = (const pc_qdwn_job*)ctx;
+  j->fn(&j->a, start, count);
+}
+
+/* As valid() for the NHWC loop: its filter holds at most PC_QDWN_MAX_TAPS
+ * taps, the weight zero points are in w already (w_zp NULL). */
+static int valid_nhwc(const pterun_compute_dwconv2d* p, const void* in, int32_t in_dtype,
+                      const int16_t* w, const pterun_compute_qs8_epilogue* ep, const void* out,
+                      int32_t out_dtype) {
+  if (w == NULL || ep == NULL || ep->w_zp != NULL) return 0;
+  /* valid() reads w only for NULL */
+  if (!valid(p, in, in_dtype, (const int8_t*)(const void*)w, ep, out, out_dtype)) return 0;
+  return p->kernel_h * p->kernel_w <= PC_QDWN_MAX_TAPS;
+}
+
+int pterun_compute_qs8_dwconv2d_nhwc_with(size_t variant, const pterun_compute_dwconv2d* p,
+                                          const void* in, int32_t in_dtype, const int16_t* w,
+                                          const int32_t* bias,
+                                          const pterun_compute_qs8_epilogue* ep, void* out,
+                                          int32_t out_dtype) {
+  if (!valid_nhwc(p, in, in_dtype, w, ep, out, out_dtype) ||
+      pterun_compute_qs8_dwconv2d_variant(variant) == NULL)
+    return -1;
+  const pc_qdwn_args a = {p,   (const uint8_t*)in, in_dtype == PTERUN_DTYPE_I8, w, bias, ep,
+                          out, out_dtype};
+  if (p->batch * p->out_h == 0 || p->out_w == 0 || p->out_c == 0) return 0;
+  pc_used_mark(g_ran, variant);
+  g_variants[variant].nhwc(&a, 0, p->batch * p->out_h);
+  return 0;
+}
+
+int pterun_compute_qs8_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                     const pterun_compute_dwconv2d* p, const void* in,
+                                     int32_t in_dtype, const int16_t* w, const int32_t* bias,
+                                     const pterun_compute_qs8_epilogue* ep, void* out,
+                                     int32_t out_dtype) {
+  if (!valid_nhwc(p, in, in_dtype, w, ep, out, out_dtype)) return -1;
+  const size_t rows = p->batch * p->out_h;
+  if (rows == 0 || p->out_w == 0 || p->out_c == 0) return 0;
+  const size_t v = best_variant();
+  pc_used_mark(g_ran, v);
+  pc_qdwn_job j = {
+      {p, (const uint8_t*)in, in_dtype == PTERUN_DTYPE_I8, w, bias, ep, out, out_dtype},
+      g_variants[v].nhwc};
+  const size_t per_row = p->out_w * p->out_c * p->kernel_h * p->kernel_w;
+  size_t tile = per_row >= PC_QDW_TASK_MIN ? 1 : PC_QDW_TASK_MIN / (per_row ? per_row : 1);
+  if (tile >= rows) pool = NULL;
+  pterun_parallelize_1d_tile(
+      pool, qdwn_task, &j, rows, tile,
+      pc_parallel_flags(max_threads, (double)rows * (double)per_row, PC_PS_QS8_DW_MAC));
   return 0;
 }

@@ -1,6 +1,6 @@
-/* int8 NCHW depthwise convolution of libpterun_compute: the per-ISA
- * variants of the band loop (internal; qdwconv.c dispatches, the loop is
- * qdwconv_tmpl.h). */
+/* int8 depthwise convolution of libpterun_compute: the per-ISA variants of
+ * the NCHW band loop (qdwconv_tmpl.h) and the NHWC pixel loop
+ * (qdwconv_nhwc_tmpl.h) (internal; qdwconv.c dispatches). */
 #ifndef PTERUN_SRC_COMPUTE_QGEMM_QDWCONV_H_
 #define PTERUN_SRC_COMPUTE_QGEMM_QDWCONV_H_
 
@@ -44,8 +44,29 @@ static inline size_t pc_qdw_row(const pterun_compute_dwconv2d* p) {
 /* Output planes [pl0, pl0 + npl) (plane = batch * out_c + channel) of a
  * stageable geometry. */
 typedef void (*pc_qdw_fn)(const pc_qdw_args* a, size_t pl0, size_t npl);
+
+/* NHWC (qdwconv_nhwc_tmpl.h): taps summed at once per pixel (a filter up to
+ * this many taps; pterun_compute_qs8_dwconv2d_nhwc refuses larger ones), a
+ * pixel's channels in runs of PC_QDWN_CHUNK. */
+#define PC_QDWN_MAX_TAPS 64
+#define PC_QDWN_CHUNK 256
+typedef struct pc_qdwn_args {
+  const pterun_compute_dwconv2d* p;
+  const uint8_t* in; /* raw bytes of in_signed ? int8 : uint8 */
+  int in_signed;
+  const int16_t* w;    /* [kernel_h * kernel_w][out_c] */
+  const int32_t* bias; /* [out_c] or NULL */
+  const pterun_compute_qs8_epilogue* ep;
+  void* out;
+  int32_t out_dtype;
+} pc_qdwn_args;
+/* Output rows [row0, row0 + nrows) of batch * out_h. */
+typedef void (*pc_qdwn_fn)(const pc_qdwn_args* a, size_t row0, size_t nrows);
 void pc_qs8_dwconv__base(const pc_qdw_args* a, size_t pl0, size_t npl);
 void pc_qs8_dwconv__avx2(const pc_qdw_args* a, size_t pl0, size_t npl);
 void pc_qs8_dwconv__avx512f(const pc_qdw_args* a, size_t pl0, size_t npl);
+void pc_qs8_dwconv_nhwc__base(const pc_qdwn_args* a, size_t row0, size_t nrows);
+void pc_qs8_dwconv_nhwc__avx2(const pc_qdwn_args* a, size_t row0, size_t nrows);
+void pc_qs8_dwconv_nhwc__avx512f(const pc_qdwn_args* a, size_t row0, size_t nrows);
 
 #endif

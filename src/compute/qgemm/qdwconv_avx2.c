@@ -5,6 +5,8 @@
 #if defined(__AVX2__)
 #define QDW_FN pc_qs8_dwconv__avx2
 #include "src/compute/qgemm/qdwconv_tmpl.h"
+#define QDWN_FN pc_qs8_dwconv_nhwc__avx2
+#include "src/compute/qgemm/qdwconv_nhwc_tmpl.h"
 #else
 typedef int pc_qdwconv_avx2_unavailable; /* not an empty translation unit */
 #endif

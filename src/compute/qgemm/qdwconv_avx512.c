@@ -5,6 +5,8 @@
 #if defined(__AVX512F__)
 #define QDW_FN pc_qs8_dwconv__avx512f
 #include "src/compute/qgemm/qdwconv_tmpl.h"
+#define QDWN_FN pc_qs8_dwconv_nhwc__avx512f
+#include "src/compute/qgemm/qdwconv_nhwc_tmpl.h"
 #else
 typedef int pc_qdwconv_avx512_unavailable; /* not an empty translation unit */
 #endif
