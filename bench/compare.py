@@ -14,6 +14,9 @@ bench/models/out/ lacks it) and for 1 thread and all CPUs this process may use:
               single-threaded whatever T is);
 * et_xnnpack  ExecuTorch on model_xnnpack.pte (XnnpackPartitioner), its pool
               pinned with ``_unsafe_reset_threadpool(T)``;
+* pterun_xnnpack  ``pterun bench model_xnnpack.pte`` (pterun's XNNPACK
+              backend on the same lowered file: the comparison a user shipping
+              lowered programs makes, reported as pterun_xnnpack / et_xnnpack);
 * ort         ONNX Runtime on model.onnx, ``intra_op_num_threads = T``.
 
 Each measurement runs in its own process: the Python engines call their
@@ -65,7 +68,10 @@ MODEL_NAMES = [
 # int8 models (bench/models/export_int8_models.py): PT2E-quantized programs,
 # their XNNPACK-lowered forms and ONNX Runtime QDQ models.
 INT8_MODEL_NAMES = ["qcnn", "qmlp", "qmbv2"]
-ENGINES = ["pterun", "et", "et_xnnpack", "ort"]
+ENGINES = ["pterun", "et", "et_xnnpack", "ort", "pterun_xnnpack"]
+# pterun's own rows: ratios are pterun / each other engine, and
+# pterun_xnnpack / et_xnnpack.
+PTERUN_ENGINES = ("pterun", "pterun_xnnpack")
 
 
 def cpus() -> int:
@@ -165,7 +171,9 @@ LOAD_RE = re.compile(r"loaded in ([0-9.]+) ms")
 RSS_RE = re.compile(r"growth ([0-9.]+) MB")
 
 
-def run_pterun(exe: str, model: str, threads: int, min_time: float) -> dict[str, Any]:
+def run_pterun(
+    exe: str, model: str, threads: int, min_time: float, pte: str = "model.pte"
+) -> dict[str, Any]:
     import numpy as np
 
     d = MODELS_DIR / model
@@ -174,7 +182,7 @@ def run_pterun(exe: str, model: str, threads: int, min_time: float) -> dict[str,
         cmd = [
             exe,
             "run",
-            str(d / "model.pte"),
+            str(d / pte),
             "--threads",
             str(threads),
             "--quiet",
@@ -189,7 +197,7 @@ def run_pterun(exe: str, model: str, threads: int, min_time: float) -> dict[str,
 
     # Calibrate the iteration count to about min_time, then time.
     def bench_cmd(warmup: int, iterations: int) -> list[str]:
-        return [exe, "bench", str(d / "model.pte"), "--threads", str(threads)] + [
+        return [exe, "bench", str(d / pte), "--threads", str(threads)] + [
             "--warmup",
             str(warmup),
             "--iterations",
@@ -291,7 +299,7 @@ def pterun_hot(exe: str, model: str, top: int = 3) -> dict[str, Any]:
 def measure(
     args: argparse.Namespace, engine: str, model: str, threads: int
 ) -> dict[str, Any]:
-    if engine == "pterun":
+    if engine in PTERUN_ENGINES:
         # A fresh interpreter so RUSAGE_CHILDREN only sees this CLI run.
         cmd = [
             sys.executable,
@@ -303,6 +311,8 @@ def measure(
             args.pterun,
             "--min-time",
             str(args.min_time),
+            "--pterun-file",
+            "model_xnnpack.pte" if engine == "pterun_xnnpack" else "model.pte",
         ]
     else:
         cmd = [
@@ -416,6 +426,7 @@ def main() -> int:
     ap.add_argument(
         "--pterun-worker", nargs=2, metavar=("MODEL", "THREADS"), help=argparse.SUPPRESS
     )
+    ap.add_argument("--pterun-file", default="model.pte", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         print(
@@ -434,6 +445,7 @@ def main() -> int:
                     args.pterun_worker[0],
                     int(args.pterun_worker[1]),
                     args.min_time,
+                    args.pterun_file,
                 )
             )
         )
@@ -484,11 +496,15 @@ def main() -> int:
             f"{cpus()} CPUs usable; pterun's CPU features in use: "
             f"{pterun_features(args.pterun) if 'pterun' in engines else '-'}; "
             "median latency in ms (lower is better); "
-            "ratio = pterun / other (below 1: pterun faster)."
+            "ratio = pterun / other, and pterun_xnnpack / et_xnnpack: pterun's XNNPACK "
+            "backend on the same lowered file (below 1: pterun faster)."
         ),
         "",
     ]
-    others = [e for e in engines if e != "pterun"]
+    # Ratio columns: (numerator engine, denominator engine).
+    pairs = [("pterun", e) for e in engines if e not in PTERUN_ENGINES]
+    if "pterun_xnnpack" in engines and "et_xnnpack" in engines:
+        pairs.append(("pterun_xnnpack", "et_xnnpack"))
     for t in thread_counts:
         md += [
             f"## {t} thread{'s' if t > 1 else ''}",
@@ -496,25 +512,25 @@ def main() -> int:
             "| model | "
             + " | ".join(engines)
             + " | "
-            + " | ".join(f"pterun/{e}" for e in others)
+            + " | ".join(f"{a}/{b}" for a, b in pairs)
             + " |",
-            "|---|" + "---|" * (len(engines) + len(others)),
+            "|---|" + "---|" * (len(engines) + len(pairs)),
         ]
-        ratios: dict[str, list[float]] = {e: [] for e in others}
+        ratios: dict[tuple[str, str], list[float]] = {pr: [] for pr in pairs}
         for m in models:
             med = {e: res[(m, e, t)].get("median_ms") for e in engines}
             row = [m] + [fmt(med[e]) for e in engines]
-            for e in others:
-                r = med["pterun"] / med[e] if med.get("pterun") and med.get(e) else None
+            for a, b in pairs:
+                r = med[a] / med[b] if med.get(a) and med.get(b) else None
                 if r:
-                    ratios[e].append(r)
+                    ratios[(a, b)].append(r)
                 row.append(fmt(r, 2))
             md.append("| " + " | ".join(row) + " |")
         md.append(
             "| **geomean** | "
             + " | ".join("" for _ in engines)
             + " | "
-            + " | ".join(f"**{fmt(geomean(ratios[e]), 2)}**" for e in others)
+            + " | ".join(f"**{fmt(geomean(ratios[pr]), 2)}**" for pr in pairs)
             + " |"
         )
         md.append("")
