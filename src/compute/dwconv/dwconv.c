@@ -1,7 +1,8 @@
 /* Dispatch of the f32 depthwise convolutions
  * (pterun_compute_f32_dwconv2d_nhwc / _nchw): the widest variant the CPU
- * (narrowed by PTERUN_ISA_MASK) runs, output rows (NHWC) or planes (NCHW)
- * split over the pool. */
+ * (narrowed by PTERUN_ISA_MASK) runs -- NHWC: the one whose vectors cover
+ * the channels best -- output rows (NHWC) or planes (NCHW) split over the
+ * pool. Every variant gives the same bits, so the choice is speed alone. */
 #include "src/compute/dwconv/dwconv.h"
 
 #include "pterun/cpu.h"
@@ -13,16 +14,17 @@ typedef struct pc_dw_variant {
   const char* name;
   pc_dw_fn fn;      /* NHWC */
   pc_dw_fn fn_nchw; /* NCHW */
+  size_t lanes;     /* floats per vector */
 } pc_dw_variant;
 
 static const pc_dw_variant g_variants[] = {
-    {0, "v4", pc_f32_dwconv__v4, pc_f32_dwconv_nchw__v4},
+    {0, "v4", pc_f32_dwconv__v4, pc_f32_dwconv_nchw__v4, 4},
 #if defined(PTERUN_GEMM_AVX2)
     {PTERUN_CPU_X86_AVX | PTERUN_CPU_X86_AVX2, "avx2", pc_f32_dwconv__avx2,
-     pc_f32_dwconv_nchw__avx2},
+     pc_f32_dwconv_nchw__avx2, 8},
 #endif
 #if defined(PTERUN_GEMM_AVX512)
-    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_f32_dwconv__avx512f, pc_f32_dwconv_nchw__avx512f},
+    {PTERUN_CPU_X86_AVX512F, "avx512f", pc_f32_dwconv__avx512f, pc_f32_dwconv_nchw__avx512f, 16},
 #endif
 };
 #define PC_DW_COUNT (sizeof g_variants / sizeof g_variants[0])
@@ -118,11 +120,28 @@ int pterun_compute_f32_dwconv2d_nchw(pterun_threadpool* pool, size_t max_threads
   return 0;
 }
 
+/* NHWC vectorises over channels (over a channel's outputs with a
+ * multiplier): the runnable variant with the fewest vector steps plus
+ * scalar leftovers for that count, the wider on a tie (8 channels: AVX2's
+ * one vector, not AVX-512's eight scalar ones). */
+static const pc_dw_variant* nhwc_variant(const pterun_compute_dwconv2d* p) {
+  const uint64_t features = pterun_cpu_features();
+  const size_t dm = p->out_c / p->in_c, n = dm == 1 ? p->out_c : dm;
+  size_t best = 0, cost = SIZE_MAX;
+  for (size_t v = 0; v < PC_DW_COUNT; ++v) {
+    if ((g_variants[v].isa & features) != g_variants[v].isa) continue;
+    const size_t c = n / g_variants[v].lanes + n % g_variants[v].lanes;
+    if (c <= cost) best = v, cost = c;
+  }
+  pc_used_mark(g_ran, best);
+  return &g_variants[best];
+}
+
 int pterun_compute_f32_dwconv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
                                      const pterun_compute_dwconv2d* p, const float* in,
                                      const float* w, const float* bias, float* out) {
   if (!valid(p)) return -1;
-  pc_dw_job j = {best_variant()->fn, p, in, w, bias, out};
+  pc_dw_job j = {nhwc_variant(p)->fn, p, in, w, bias, out};
   run_split(pool, max_threads, &j, p->batch * p->out_h,
             p->out_w * p->out_c * p->kernel_h * p->kernel_w, PC_PS_F32_DW_NHWC_TAP);
   return 0;
