@@ -74,12 +74,14 @@ static inline void q_range(const xb_node* n, const xb_value* o, int32_t* lo, int
 }
 static inline int32_t requant(float x, int32_t zp, int32_t lo, int32_t hi) {
   float lo_f = (float)(lo - zp), hi_f = (float)(hi - zp);
-  x = x < lo_f ? lo_f : (x > hi_f ? hi_f : x);
+  // NaN is mapped to lo. One select after another: GCC if-converts these
+  // and vectorises loops over requant (not a nested ?: in one expression).
+  x = x == x ? x : lo_f;
+  x = x < lo_f ? lo_f : x;
+  x = x > hi_f ? hi_f : x;
   // Round half to even without a libm call: |x| <= 510 here, far below
   // 2^22, where adding and subtracting 1.5 * 2^23 rounds in the current
-  // (nearest-even) mode. NaN compares false and is mapped to lo (a select,
-  // not a branch: loops over requant vectorise).
-  x = x == x ? x : lo_f;
+  // (nearest-even) mode.
   return (int32_t)((x + 12582912.0f) - 12582912.0f) + zp;
 }
 static inline float clampf(float x, float lo, float hi) {
