@@ -289,15 +289,26 @@ void xb_run_convert(xb_exec* x, const xb_node* n) {
     // fp32 <-> fp16: a copy; the fp16 side is rounded after the node.
     if (dst != src) memmove(dst, src, in->numel * sizeof(float));
   } else if (is_f32(in) && is_q8(out)) {
-    int u = out->dtype == XB_DT_QUINT8;
-    float inv = 1.0f / out->scale;
-    for (size_t i = 0; i < in->numel; ++i)
-      q_st(dst, i, requant(((const float*)src)[i] * inv, out->zero_point, q_min(out), q_max(out)),
-           u);
+    /* one loop per type (they vectorise; the element type tested per value
+     * did not) */
+    const float inv = 1.0f / out->scale, *s = src;
+    const int32_t zo = out->zero_point, lo = q_min(out), hi = q_max(out);
+    if (out->dtype == XB_DT_QUINT8)
+      for (size_t i = 0; i < in->numel; ++i)
+        ((uint8_t*)dst)[i] = (uint8_t)requant(s[i] * inv, zo, lo, hi);
+    else
+      for (size_t i = 0; i < in->numel; ++i)
+        ((int8_t*)dst)[i] = (int8_t)requant(s[i] * inv, zo, lo, hi);
   } else if (is_q8(in)) {
-    int u = in->dtype == XB_DT_QUINT8;
-    for (size_t i = 0; i < in->numel; ++i)
-      ((float*)dst)[i] = (float)(q_ld(src, i, u) - in->zero_point) * in->scale;
+    const int32_t zi = in->zero_point;
+    const float sc = in->scale;
+    float* d = dst;
+    if (in->dtype == XB_DT_QUINT8)
+      for (size_t i = 0; i < in->numel; ++i)
+        d[i] = (float)((int32_t)((const uint8_t*)src)[i] - zi) * sc;
+    else
+      for (size_t i = 0; i < in->numel; ++i)
+        d[i] = (float)((int32_t)((const int8_t*)src)[i] - zi) * sc;
   } else {
     // f32 -> qdint8: one (scale, zero point) per row, XNNPACK's rule: the
     // range widened to include 0, zero point from the end with the smaller
