@@ -474,10 +474,42 @@ static void f32_tile_task_all_k(void* ctx, size_t bi, size_t s0, size_t ni, size
   }
 }
 
+/* uk's sibling for narrow products: the same ISA bits, MR and K block and
+ * half the NR (avx512f_12x16 for avx512f_12x32), or NULL. */
+static const pc_f32_gemm_ukernel* narrow_ukernel(const pc_f32_gemm_ukernel* uk) {
+  for (size_t i = 0; i < sizeof g_ukernels / sizeof g_ukernels[0]; ++i) {
+    const pc_f32_gemm_ukernel* t = &g_ukernels[i];
+    if (t->isa == uk->isa && t->mr == uk->mr && t->kc == uk->kc && 2 * t->nr == uk->nr) return t;
+  }
+  return NULL;
+}
+
+const pc_f32_gemm_ukernel* pc_f32_ukernel_for(const pterun_compute_gemm_ws* ws, int64_t m,
+                                              int64_t n) {
+  if (m == 1 && ws->uk_m1 != NULL) return ws->uk_m1;
+  /* A workspace on the selected kernels (uk_m1 set; a caller's own kernel
+   * runs as given): products of at most half its NR columns take the
+   * narrow sibling, which does none of the discarded columns' work. */
+  if (ws->uk_m1 != NULL && n <= ws->uk->nr / 2) {
+    const pc_f32_gemm_ukernel* t = narrow_ukernel(ws->uk);
+    if (t != NULL) return t;
+  }
+  return ws->uk;
+}
+
+const pc_f32_gemm_ukernel* pc_f32_pack_ukernel(int operand, int64_t cols) {
+  const pc_f32_gemm_ukernel* uk = pterun_compute_f32_gemm_select(pterun_cpu_features());
+  if (operand == PTERUN_COMPUTE_OPERAND_B && cols <= uk->nr / 2) {
+    const pc_f32_gemm_ukernel* t = narrow_ukernel(uk);
+    if (t != NULL) return t;
+  }
+  return uk;
+}
+
 void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t k,
                  const pterun_compute_matrix* a, const pterun_compute_matrix* b,
                  const pterun_compute_matrix* c, float alpha, int accumulate, const pc_gemm_x* x) {
-  const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
+  const pc_f32_gemm_ukernel* uk = pc_f32_ukernel_for(ws, m, n);
   const int64_t MR = uk->mr, NR = uk->nr;
   if (uk >= g_ukernels && uk < g_ukernels + sizeof g_ukernels / sizeof g_ukernels[0])
     pc_used_mark(g_ukernels_ran, (size_t)(uk - g_ukernels));

@@ -33,6 +33,19 @@
 #define GT_MR 4
 #include "src/compute/gemm/ukernel_tmpl.h"
 
+/* 12 x 16 for products of at most 16 columns (a layer of 16 channels, a
+ * small head): one vector per row instead of a 32-wide tile half of which
+ * is discarded (the edge path's staging copy and separate activation
+ * included). The 12 x 32 kernel's K blocks and per-element operations: the
+ * same bits. */
+#undef GT_FN
+#undef GT_MR
+#undef GT_NRV
+#define GT_FN pc_f32_gemm_ukernel__avx512f_12x16
+#define GT_MR 12
+#define GT_NRV 1
+#include "src/compute/gemm/ukernel_tmpl.h"
+
 /* 1 x 64 for M == 1: four independent accumulators hide the FMA latency. */
 #undef GT_FN
 #undef GT_MR

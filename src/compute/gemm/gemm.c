@@ -209,7 +209,7 @@ int pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
     act_all(c, m, n, &x);
   } else {
     if (o != NULL) {
-      const pc_f32_gemm_ukernel* uk = m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk;
+      const pc_f32_gemm_ukernel* uk = pc_f32_ukernel_for(ws, m, n);
       x.pa = pc_packed_fits(o->packed_a, PTERUN_COMPUTE_OPERAND_A, uk, m, k, x.k0);
       /* M = 1 streams the GEMM kernel's packed B two strips at a time
        * (ukernel.h), with the same K blocks as its unpacked products. */

@@ -87,6 +87,13 @@ void pc_gemm_int(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a
                  const pterun_compute_matrix* b, const pterun_compute_matrix* c, int64_t alpha,
                  int accumulate);
 /* packed.c */
+/* The kernel a product of m x n runs on this workspace (the M = 1 kernel,
+ * the narrow sibling for n up to half the NR, else ws->uk), and the one an
+ * operand packed at load is laid out for (B of at most half the NR columns:
+ * the narrow sibling's strips). */
+const pc_f32_gemm_ukernel* pc_f32_ukernel_for(const pterun_compute_gemm_ws* ws, int64_t m,
+                                              int64_t n);
+const pc_f32_gemm_ukernel* pc_f32_pack_ukernel(int operand, int64_t cols);
 const pterun_compute_packed* pc_packed_fits(const pterun_compute_packed* p, int operand,
                                             const pc_f32_gemm_ukernel* uk, int64_t mn, int64_t k,
                                             int64_t k0);

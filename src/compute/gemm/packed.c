@@ -19,7 +19,7 @@ size_t pterun_compute_gemm_pack_size(int operand, int64_t rows, int64_t cols) {
   if ((operand != PTERUN_COMPUTE_OPERAND_A && operand != PTERUN_COMPUTE_OPERAND_B) || rows <= 0 ||
       cols <= 0 || rows > ((int64_t)1 << 40) || cols > ((int64_t)1 << 40))
     return 0;
-  const pc_f32_gemm_ukernel* uk = pterun_compute_f32_gemm_select(pterun_cpu_features());
+  const pc_f32_gemm_ukernel* uk = pc_f32_pack_ukernel(operand, cols);
   int64_t kdim = operand == PTERUN_COMPUTE_OPERAND_A ? cols : rows;
   uint64_t floats = (uint64_t)kdim * (uint64_t)packed_pad(uk, operand, rows, cols);
   if (floats / (uint64_t)kdim != (uint64_t)packed_pad(uk, operand, rows, cols) ||
@@ -40,7 +40,7 @@ const pterun_compute_packed* pterun_compute_gemm_pack(void* mem, size_t bytes, i
   pterun_compute_packed* p = mem;
   p->magic = PC_PACKED_MAGIC;
   p->operand = operand;
-  p->uk = pterun_compute_f32_gemm_select(pterun_cpu_features());
+  p->uk = pc_f32_pack_ukernel(operand, cols);
   p->rows = rows;
   p->cols = cols;
   p->pad = packed_pad(p->uk, operand, rows, cols);
@@ -92,7 +92,12 @@ int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m,
 const pterun_compute_packed* pc_packed_fits(const pterun_compute_packed* p, int operand,
                                             const pc_f32_gemm_ukernel* uk, int64_t mn, int64_t k,
                                             int64_t k0) {
-  if (p == NULL || p->magic != PC_PACKED_MAGIC || p->operand != operand || p->uk != uk) return NULL;
+  /* The layout depends on the panel height (A) or strip width (B) and the K
+   * block alone, so any kernel with those reads it (12x16 and 12x32 share
+   * their A panels). */
+  if (p == NULL || p->magic != PC_PACKED_MAGIC || p->operand != operand || p->uk->kc != uk->kc ||
+      (operand == PTERUN_COMPUTE_OPERAND_A ? p->uk->mr != uk->mr : p->uk->nr != uk->nr))
+    return NULL;
   int64_t kdim = operand == PTERUN_COMPUTE_OPERAND_A ? p->cols : p->rows;
   int64_t other = operand == PTERUN_COMPUTE_OPERAND_A ? p->rows : p->cols;
   if (other != mn || k0 < 0 || k0 % p->kc != 0 || k > kdim - k0) return NULL;
