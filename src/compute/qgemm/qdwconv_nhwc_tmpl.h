@@ -73,7 +73,12 @@ static inline __attribute__((always_inline)) void QDWN_SUMS(int32_t* restrict ac
 #undef QDWN_W
 #endif
   /* (unsigned arithmetic: the int32 sums wrap, as the vector adds do) */
-  for (size_t i = c; i < n; ++i) acc[i] = bias != NULL ? bias[i] : 0;
+  /* (no load under a condition in a loop the compiler vectorises: a masked
+   * load of an absent bias faults under emulators such as qemu) */
+  if (bias != NULL)
+    for (size_t i = c; i < n; ++i) acc[i] = bias[i];
+  else
+    for (size_t i = c; i < n; ++i) acc[i] = 0;
   for (size_t k = 0; k < nt; ++k) {
     const int16_t* wk = w[k];
     if (in_signed) {
@@ -89,20 +94,31 @@ static inline __attribute__((always_inline)) void QDWN_SUMS(int32_t* restrict ac
 }
 
 /* o[c] = requantized (float)acc[c] * scale[c] + bias[c] (requant.h), or the
- * clamped float for an F32 output, c < n. */
+ * clamped float for an F32 output, c < n. y is computed first by one of four
+ * loops, so no load depends on a condition inside a loop (see QDWN_SUMS). */
 static inline __attribute__((always_inline)) void QDWN_REQ(const int32_t* acc, size_t n,
                                                            const pterun_compute_qs8_epilogue* ep,
                                                            size_t c0, void* out,
                                                            int32_t out_dtype) {
-  const float* sc = ep->scale + (ep->scale_per_column ? c0 : 0);
+  const int per_col = ep->scale_per_column;
+  const float* sc = ep->scale + (per_col ? c0 : 0);
   const float* bi = ep->bias != NULL ? ep->bias + c0 : NULL;
+  float y[PC_QDWN_CHUNK];
   size_t i = 0;
+  if (per_col && bi != NULL)
+    for (i = 0; i < n; ++i) y[i] = (float)acc[i] * sc[i] + bi[i];
+  else if (per_col)
+    for (i = 0; i < n; ++i) y[i] = (float)acc[i] * sc[i] + 0.0f;
+  else if (bi != NULL)
+    for (i = 0; i < n; ++i) y[i] = (float)acc[i] * sc[0] + bi[i];
+  else
+    for (i = 0; i < n; ++i) y[i] = (float)acc[i] * sc[0] + 0.0f;
+  i = 0;
   if (out_dtype == PTERUN_DTYPE_F32) {
     float* o = (float*)out;
     for (; i < n; ++i) {
-      float y = (float)acc[i] * sc[ep->scale_per_column ? i : 0] + (bi != NULL ? bi[i] : 0.0f);
-      y = y < ep->f_min ? ep->f_min : y;
-      o[i] = y > ep->f_max ? ep->f_max : y;
+      const float v = y[i] < ep->f_min ? ep->f_min : y[i];
+      o[i] = v > ep->f_max ? ep->f_max : v;
     }
     return;
   }
@@ -110,20 +126,15 @@ static inline __attribute__((always_inline)) void QDWN_REQ(const int32_t* acc, s
   const float qlo = (float)ep->q_min, qhi = (float)ep->q_max;
   const int u8 = out_dtype == PTERUN_DTYPE_U8;
 #if defined(__AVX2__)
-  if (ep->scale_per_column) {
+  {
     const __m256 vinv = _mm256_set1_ps(inv), vzp = _mm256_set1_ps(zpo);
     const __m256 vlo = _mm256_set1_ps(qlo), vhi = _mm256_set1_ps(qhi);
     const __m256 lim = _mm256_set1_ps(PC_QS8_RNE_LIMIT), nlim = _mm256_set1_ps(-PC_QS8_RNE_LIMIT);
     const __m256 magic = _mm256_set1_ps(PC_QS8_RNE_MAGIC);
     for (; i + 8 <= n; i += 8) {
-      const __m256 b = bi != NULL ? _mm256_loadu_ps(bi + i) : _mm256_setzero_ps();
-      const __m256 y = _mm256_add_ps(
-          _mm256_mul_ps(
-              _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i*)(const void*)(acc + i))),
-              _mm256_loadu_ps(sc + i)),
-          b);
       /* requant.h's order: the bound first in max/min, so NaN passes */
-      const __m256 p = _mm256_min_ps(lim, _mm256_max_ps(nlim, _mm256_mul_ps(y, vinv)));
+      const __m256 p =
+          _mm256_min_ps(lim, _mm256_max_ps(nlim, _mm256_mul_ps(_mm256_loadu_ps(y + i), vinv)));
       __m256 t = _mm256_add_ps(vzp, _mm256_sub_ps(_mm256_add_ps(p, magic), magic));
       t = _mm256_min_ps(_mm256_max_ps(t, vlo), vhi); /* NaN -> q_min */
       const __m256i q = _mm256_cvttps_epi32(t);
@@ -134,8 +145,7 @@ static inline __attribute__((always_inline)) void QDWN_REQ(const int32_t* acc, s
   }
 #endif
   for (; i < n; ++i) {
-    const float y = (float)acc[i] * sc[ep->scale_per_column ? i : 0] + (bi != NULL ? bi[i] : 0.0f);
-    const int32_t q = pc_qs8_requant(y, inv, zpo, qlo, qhi);
+    const int32_t q = pc_qs8_requant(y[i], inv, zpo, qlo, qhi);
     if (u8)
       ((uint8_t*)out)[i] = (uint8_t)q;
     else
@@ -149,7 +159,8 @@ static inline __attribute__((always_inline)) void QDWN_REQ(const int32_t* acc, s
  * registers, sixteen output bytes a step. Returns the channels done. */
 static inline __attribute__((always_inline)) size_t QDWN_CAT(QDWN_FN, _fast16)(
     const uint8_t* const* x, const int16_t* const* w, size_t nt, const int32_t* bias, size_t C,
-    int32_t za, int in_signed, const pterun_compute_qs8_epilogue* ep, int u8, uint8_t* o) {
+    int32_t za, int in_signed, const pterun_compute_qs8_epilogue* ep, int has_fbias, int u8,
+    uint8_t* o) {
   const __m256i z16 = _mm256_set1_epi16((int16_t)za), zero = _mm256_setzero_si256();
   const __m256 vinv = _mm256_set1_ps(ep->out_inv_scale), vzp = _mm256_set1_ps((float)ep->out_zp);
   const __m256 vlo = _mm256_set1_ps((float)ep->q_min), vhi = _mm256_set1_ps((float)ep->q_max);
@@ -171,15 +182,14 @@ static inline __attribute__((always_inline)) size_t QDWN_CAT(QDWN_FN, _fast16)(
               _mm256_sub_ps(                                                                       \
                   _mm256_add_ps(                                                                   \
                       _mm256_min_ps(                                                               \
-                          lim,                                                                     \
-                          _mm256_max_ps(                                                           \
-                              nlim, _mm256_mul_ps(                                                 \
-                                        _mm256_add_ps(                                             \
-                                            _mm256_mul_ps(_mm256_cvtepi32_ps(r),                   \
-                                                          _mm256_loadu_ps(ep->scale + (at))),      \
-                                            ep->bias != NULL ? _mm256_loadu_ps(ep->bias + (at))    \
-                                                             : _mm256_setzero_ps()),               \
-                                        vinv))),                                                   \
+                          lim, _mm256_max_ps(                                                      \
+                                   nlim, _mm256_mul_ps(                                            \
+                                             _mm256_add_ps(                                        \
+                                                 _mm256_mul_ps(_mm256_cvtepi32_ps(r),              \
+                                                               _mm256_loadu_ps(ep->scale + (at))), \
+                                                 has_fbias ? _mm256_loadu_ps(ep->bias + (at))      \
+                                                           : _mm256_setzero_ps()),                 \
+                                             vinv))),                                              \
                       magic),                                                                      \
                   magic)),                                                                         \
           vlo),                                                                                    \
@@ -234,8 +244,11 @@ static inline __attribute__((always_inline)) void QDWN_CAT(QDWN_FN, _pixel)(cons
   size_t c0 = 0;
 #if defined(__AVX2__)
   if (dm == 1 && a->out_dtype != PTERUN_DTYPE_F32 && a->ep->scale_per_column)
-    c0 = QDWN_CAT(QDWN_FN, _fast16)(x, w, nt, a->bias, C, za, in_signed, a->ep,
-                                    a->out_dtype == PTERUN_DTYPE_U8, o);
+    c0 = a->ep->bias != NULL
+             ? QDWN_CAT(QDWN_FN, _fast16)(x, w, nt, a->bias, C, za, in_signed, a->ep, 1,
+                                          a->out_dtype == PTERUN_DTYPE_U8, o)
+             : QDWN_CAT(QDWN_FN, _fast16)(x, w, nt, a->bias, C, za, in_signed, a->ep, 0,
+                                          a->out_dtype == PTERUN_DTYPE_U8, o);
 #endif
   for (; c0 < C; c0 += PC_QDWN_CHUNK) {
     const size_t n = C - c0 < PC_QDWN_CHUNK ? C - c0 : PC_QDWN_CHUNK;
@@ -248,7 +261,8 @@ static inline __attribute__((always_inline)) void QDWN_CAT(QDWN_FN, _pixel)(cons
       /* a multiplier: output channel c reads input channel c / dm */
       for (size_t i = 0; i < n; ++i) {
         const size_t c = c0 + i;
-        uint32_t s = a->bias != NULL ? (uint32_t)a->bias[c] : 0u;
+        uint32_t s = 0u;
+        if (a->bias != NULL) s = (uint32_t)a->bias[c];
         for (size_t k = 0; k < nt; ++k) {
           const int32_t v = in_signed ? (int32_t)((const int8_t*)(const void*)x[k])[c / dm]
                                       : (int32_t)x[k][c / dm];
