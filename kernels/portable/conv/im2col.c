@@ -545,11 +545,26 @@ static int flat_begin(pterun_kernel_context* ctx, const conv_geom* g, const red_
   const int64_t rows = g->icpg * g->k[1] * g->k[2], plane = fg->hq * fg->wq;
   const int64_t image = g->icpg * flat_channel(fg);
   fl->next = g->out[1] * fg->wq;
-  fl->off = pterun_kernel_scratch(ctx, sizeof(int64_t) * (size_t)rows, 64);
-  fl->xp = fl->off != NULL
-               ? pterun_kernel_scratch(
-                     ctx, sizeof(float) * flat_floats(g->icpg, g->ocpg, fg, g->out[1]), 64)
-               : NULL;
+  /* Only when the arena also keeps the product's full GEMM blocks after the
+   * planes: smaller blocks would split K differently and change the bits
+   * (the packer path, which takes a few bytes, gives the flat path's). The
+   * method's reservation makes room (pk_convolution_reserve); the default
+   * arena of an unprepared method may not. */
+  const size_t off_bytes = sizeof(int64_t) * (size_t)rows;
+  const size_t flat_bytes = sizeof(float) * flat_floats(g->icpg, g->ocpg, fg, g->out[1]);
+  pterun_threadpool* pool = pterun_kernel_threadpool(ctx);
+  size_t threads = pool != NULL ? pterun_threadpool_size(pool) : 1;
+  const size_t mt = pterun_kernel_max_threads(ctx);
+  if (mt != 0 && mt < threads) threads = mt;
+  const size_t gemm_bytes =
+      pterun_compute_gemm_scratch_bytes(PTERUN_DTYPE_F32, g->ocpg, fl->next, rows, threads);
+  const size_t avail = pterun_kernel_scratch_available(ctx, 64);
+  if (flat_bytes > avail || off_bytes > avail - flat_bytes ||
+      gemm_bytes > avail - flat_bytes - off_bytes ||
+      avail - flat_bytes - off_bytes - gemm_bytes < 256)
+    return 0;
+  fl->off = pterun_kernel_scratch(ctx, off_bytes, 64);
+  fl->xp = fl->off != NULL ? pterun_kernel_scratch(ctx, flat_bytes, 64) : NULL;
   if (fl->xp == NULL) return 0;
   fl->cext = fl->xp + ((image + fg->wq + NN_FLAT_SLACK + 15) & ~(int64_t)15);
   const int64_t sh = g->stride[1], sw = g->stride[2];
