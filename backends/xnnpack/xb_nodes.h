@@ -173,6 +173,8 @@ typedef struct gemm_prep {
   size_t groups_k;                   /* dynamic group-wise: number of K groups */
   size_t gsize;                      /* dynamic group size (K when per channel) */
   size_t tile;                       /* output pixels per im2col block of a convolution */
+  size_t pad_floats; /* f32 convolution: its padded NHWC image in scratch after the im2col
+                      * block (im2col then copies rows with no bounds), or 0 */
   /* int8 products on compute's int8 GEMM: weights packed at load, one per
    * group (convolution groups; dynamic: K groups) */
   pterun_compute_qs8_packed* qw;

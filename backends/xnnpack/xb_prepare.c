@@ -367,6 +367,15 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
       tile = tile < TILE ? TILE : tile;
       p->tile = tile < npix ? tile : (npix ? npix : 1);
       n->scratch_bytes = p->tile * K * sizeof(float) + 64;
+      // The zero-padded image (at the largest input), so that im2col copies
+      // every tap's row with no bounds checks; none past 16 Mi floats.
+      const size_t hp = in->max_dims[1] + n->pad[0] + n->pad[2];
+      const size_t wp = in->max_dims[2] + n->pad[3] + n->pad[1];
+      const size_t lim = (size_t)1 << 24;
+      if (hp <= lim && wp <= lim && IC <= lim && hp * wp <= lim / (IC ? IC : 1)) {
+        p->pad_floats = hp * wp * IC;
+        n->scratch_bytes += p->pad_floats * sizeof(float) + 64;
+      }
       PTERUN_TRY(pack_f32(g, G, K, OCg, p));
     }
     return prep_bias_f32(a, g, n, OC, p);

@@ -265,6 +265,48 @@ static void im2col_f32(const xb_node* n, const float* src, size_t b, size_t H, s
   }
 }
 
+/* One image zero-padded: rows [pad_top, pad_top + H) and columns
+ * [pad_left, pad_left + W) hold the input, the rest zeros. */
+static void pad_image(const xb_node* n, const float* img, size_t H, size_t W, size_t IC, size_t hp,
+                      size_t wp, float* dst) {
+  const size_t row = wp * IC, left = n->pad[3] * IC, right = (wp - W - n->pad[3]) * IC;
+  memset(dst, 0, row * n->pad[0] * sizeof(float));
+  for (size_t y = 0; y < H; ++y) {
+    float* d = dst + (y + n->pad[0]) * row;
+    memset(d, 0, left * sizeof(float));
+    memcpy(d + left, img + y * W * IC, W * IC * sizeof(float));
+    memset(d + left + W * IC, 0, right * sizeof(float));
+  }
+  memset(dst + (H + n->pad[0]) * row, 0, row * (hp - H - n->pad[0]) * sizeof(float));
+}
+
+/* im2col_f32's rows from the padded image: every tap inside it, so each
+ * filter row is one copy (a run of KW * IC floats when the group is the
+ * whole input and dilation_w is 1, else one per tap). */
+static void im2col_padded(const xb_node* n, const float* pad, size_t wp, size_t IC, size_t OW,
+                          size_t gi, size_t ICg, size_t p0, size_t T, size_t K, float* A) {
+  const size_t KH = n->kh, KW = n->kw;
+  const bool runs = ICg == IC && n->dw == 1;
+  size_t oh = p0 / OW, ow = p0 % OW;
+  for (size_t t = 0; t < T; ++t) {
+    float* d = A + t * K;
+    for (size_t kh = 0; kh < KH; ++kh) {
+      const float* s = pad + ((oh * n->sh + kh * n->dh) * wp + ow * n->sw) * IC + gi * ICg;
+      if (runs) {
+        memcpy(d, s, KW * IC * sizeof(float));
+        d += KW * IC;
+      } else {
+        for (size_t kw = 0; kw < KW; ++kw, d += ICg)
+          memcpy(d, s + kw * n->dw * IC, ICg * sizeof(float));
+      }
+    }
+    if (++ow == OW) {
+      ow = 0;
+      ++oh;
+    }
+  }
+}
+
 /* Static int8 depthwise convolution: int32 accumulators per output pixel,
  * then requantization (pixels split over the pool). */
 typedef struct dwq_job {
@@ -491,12 +533,22 @@ void xb_run_conv(xb_exec* x, const xb_node* n) {
             n->out_max);
       continue;
     }
+    // The padded image after the im2col block, when prepare sized it.
+    float* const Af = (float*)g->scratch;
+    float* padded = NULL;
+    const size_t hp = H + n->pad[0] + n->pad[2], wp = W + n->pad[3] + n->pad[1];
+    if (p->pad_floats != 0 && hp * wp * IC <= p->pad_floats) {
+      padded = Af + ((p->tile * K + 15) & ~(size_t)15);
+      pad_image(n, (const float*)src + b * H * W * IC, H, W, IC, hp, wp, padded);
+    }
     for (size_t p0 = 0; p0 < npix; p0 += p->tile) {
       size_t T = npix - p0 < p->tile ? npix - p0 : p->tile;
       for (size_t gi = 0; gi < G; ++gi) {
         // im2col of T output pixels for group gi: [T][KH*KW*ICg]
-        float* Af = (float*)g->scratch;
-        im2col_f32(n, (const float*)src, b, H, W, IC, OW, gi, ICg, p0, T, K, Af);
+        if (padded != NULL)
+          im2col_padded(n, padded, wp, IC, OW, gi, ICg, p0, T, K, Af);
+        else
+          im2col_f32(n, (const float*)src, b, H, W, IC, OW, gi, ICg, p0, T, K, Af);
         size_t ob = (b * npix + p0) * OC + gi * OCg;
         fgemm(x, T, K, OCg, Af, K, p->w + gi * K * OCg, OCg, p->fpk ? p->fpk[gi] : NULL,
               p->bias + gi * OCg, (float*)dst + ob, OC, n->out_min, n->out_max);
