@@ -36,6 +36,8 @@ def test_manifests_parse() -> None:
     assert ("lowbit", "pc_lowbit_dot__neondot") in names
     assert ("dwconv_nchw", "avx512f") in names
     assert ("qdwconv", "avx2") in names
+    assert ("qdwconv_nhwc", "avx512f") in names
+    assert ("f32_gemm", "pc_f32_gemm_ukernel__avx512f_12x16") in names
     assert ("minmax", "avx512f") in names
     fams = {v.family for v in vs}
     assert fams == {
@@ -48,6 +50,7 @@ def test_manifests_parse() -> None:
         "dwconv_nchw",
         "conv2d",
         "qdwconv",
+        "qdwconv_nhwc",
         "minmax",
     }
     avx512 = [v for v in vs if "X86_AVX512F" in v.features]
