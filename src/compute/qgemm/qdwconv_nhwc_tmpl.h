@@ -25,6 +25,53 @@
 #define QDWN_REQ QDWN_CAT(QDWN_FN, _req)
 #define QDWN_SUMS QDWN_CAT(QDWN_FN, _sums)
 
+#if defined(__AVX2__)
+#define QDWN_SUM16 QDWN_CAT(QDWN_FN, _sum16)
+/* Channels [c, c + 16) of one pixel: bias + sum over the nt taps of
+ * (x[k][c] - za) * w[k][c] in int32, channels c..c+7 in *r0, c+8..c+15 in
+ * *r1. Two taps per vpmaddwd: the input minus its zero point and the weight
+ * both fit int16, so a pair of products is exact in int32. */
+static inline __attribute__((always_inline)) void QDWN_SUM16(const uint8_t* const* x,
+                                                             const int16_t* const* w, size_t nt,
+                                                             const int32_t* bias, size_t c,
+                                                             int32_t za, int in_signed, __m256i* r0,
+                                                             __m256i* r1) {
+  const __m256i z16 = _mm256_set1_epi16((int16_t)za), zero = _mm256_setzero_si256();
+#define QDWN_X(k)                                                                                  \
+  _mm256_sub_epi16(                                                                                \
+      in_signed ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(const void*)(x[k] + c)))   \
+                : _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i*)(const void*)(x[k] + c))),  \
+      z16)
+#define QDWN_W(k) _mm256_loadu_si256((const __m256i*)(const void*)(w[k] + c))
+  /* lo: channels 0-3 and 8-11, hi: 4-7 and 12-15 (vpunpck works per
+   * 128-bit half); put back in order below */
+  __m256i lo = zero, hi = zero;
+  size_t k = 0;
+  for (; k + 2 <= nt; k += 2) {
+    const __m256i a = QDWN_X(k), b = QDWN_X(k + 1), wa = QDWN_W(k), wb = QDWN_W(k + 1);
+    lo = _mm256_add_epi32(
+        lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), _mm256_unpacklo_epi16(wa, wb)));
+    hi = _mm256_add_epi32(
+        hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), _mm256_unpackhi_epi16(wa, wb)));
+  }
+  if (k < nt) {
+    const __m256i a = QDWN_X(k), wa = QDWN_W(k);
+    lo = _mm256_add_epi32(
+        lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, zero), _mm256_unpacklo_epi16(wa, zero)));
+    hi = _mm256_add_epi32(
+        hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, zero), _mm256_unpackhi_epi16(wa, zero)));
+  }
+#undef QDWN_X
+#undef QDWN_W
+  *r0 = _mm256_permute2x128_si256(lo, hi, 0x20); /* channels 0-7 */
+  *r1 = _mm256_permute2x128_si256(lo, hi, 0x31); /* channels 8-15 */
+  if (bias != NULL) {
+    *r0 = _mm256_add_epi32(*r0, _mm256_loadu_si256((const __m256i*)(const void*)(bias + c)));
+    *r1 = _mm256_add_epi32(*r1, _mm256_loadu_si256((const __m256i*)(const void*)(bias + c + 8)));
+  }
+}
+#endif
+
 /* acc[c] = bias[c] + sum over the nt taps of (x[k][c] - za) * w[k][c], for
  * c < n (channels of one pixel, input channel = output channel). */
 static inline __attribute__((always_inline)) void QDWN_SUMS(int32_t* restrict acc,
@@ -34,43 +81,12 @@ static inline __attribute__((always_inline)) void QDWN_SUMS(int32_t* restrict ac
                                                             int32_t za, int in_signed) {
   size_t c = 0;
 #if defined(__AVX2__)
-  const __m256i z16 = _mm256_set1_epi16((int16_t)za);
-#define QDWN_X(k)                                                                                  \
-  _mm256_sub_epi16(                                                                                \
-      in_signed ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(const void*)(x[k] + c)))   \
-                : _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i*)(const void*)(x[k] + c))),  \
-      z16)
-#define QDWN_W(k) _mm256_loadu_si256((const __m256i*)(const void*)(w[k] + c))
   for (; c + 16 <= n; c += 16) {
-    /* lo: channels 0-3 and 8-11, hi: 4-7 and 12-15 (vpunpck works per
-     * 128-bit half); put back in order before the store */
-    __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
-    size_t k = 0;
-    for (; k + 2 <= nt; k += 2) {
-      const __m256i a = QDWN_X(k), b = QDWN_X(k + 1), wa = QDWN_W(k), wb = QDWN_W(k + 1);
-      lo = _mm256_add_epi32(
-          lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), _mm256_unpacklo_epi16(wa, wb)));
-      hi = _mm256_add_epi32(
-          hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), _mm256_unpackhi_epi16(wa, wb)));
-    }
-    if (k < nt) {
-      const __m256i a = QDWN_X(k), wa = QDWN_W(k), zero = _mm256_setzero_si256();
-      lo = _mm256_add_epi32(
-          lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, zero), _mm256_unpacklo_epi16(wa, zero)));
-      hi = _mm256_add_epi32(
-          hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, zero), _mm256_unpackhi_epi16(wa, zero)));
-    }
-    __m256i r0 = _mm256_permute2x128_si256(lo, hi, 0x20); /* channels 0-7 */
-    __m256i r1 = _mm256_permute2x128_si256(lo, hi, 0x31); /* channels 8-15 */
-    if (bias != NULL) {
-      r0 = _mm256_add_epi32(r0, _mm256_loadu_si256((const __m256i*)(const void*)(bias + c)));
-      r1 = _mm256_add_epi32(r1, _mm256_loadu_si256((const __m256i*)(const void*)(bias + c + 8)));
-    }
+    __m256i r0, r1;
+    QDWN_SUM16(x, w, nt, bias, c, za, in_signed, &r0, &r1);
     _mm256_storeu_si256((__m256i*)(void*)(acc + c), r0);
     _mm256_storeu_si256((__m256i*)(void*)(acc + c + 8), r1);
   }
-#undef QDWN_X
-#undef QDWN_W
 #endif
   /* (unsigned arithmetic: the int32 sums wrap, as the vector adds do) */
   /* (no load under a condition in a loop the compiler vectorises: a masked
@@ -161,18 +177,11 @@ static inline __attribute__((always_inline)) size_t QDWN_CAT(QDWN_FN, _fast16)(
     const uint8_t* const* x, const int16_t* const* w, size_t nt, const int32_t* bias, size_t C,
     int32_t za, int in_signed, const pterun_compute_qs8_epilogue* ep, int has_fbias, int u8,
     uint8_t* o) {
-  const __m256i z16 = _mm256_set1_epi16((int16_t)za), zero = _mm256_setzero_si256();
   const __m256 vinv = _mm256_set1_ps(ep->out_inv_scale), vzp = _mm256_set1_ps((float)ep->out_zp);
   const __m256 vlo = _mm256_set1_ps((float)ep->q_min), vhi = _mm256_set1_ps((float)ep->q_max);
   const __m256 lim = _mm256_set1_ps(PC_QS8_RNE_LIMIT), nlim = _mm256_set1_ps(-PC_QS8_RNE_LIMIT);
   const __m256 magic = _mm256_set1_ps(PC_QS8_RNE_MAGIC);
   size_t c = 0;
-#define QDWN_XF(k)                                                                                 \
-  _mm256_sub_epi16(                                                                                \
-      in_signed ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(const void*)(x[k] + c)))   \
-                : _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i*)(const void*)(x[k] + c))),  \
-      z16)
-#define QDWN_WF(k) _mm256_loadu_si256((const __m256i*)(const void*)(w[k] + c))
   /* requant.h's operations on 8 channels' sums, as QDWN_REQ */
 #define QDWN_Q8(r, at)                                                                             \
   _mm256_cvttps_epi32(_mm256_min_ps(                                                               \
@@ -195,28 +204,8 @@ static inline __attribute__((always_inline)) size_t QDWN_CAT(QDWN_FN, _fast16)(
           vlo),                                                                                    \
       vhi))
   for (; c + 16 <= C; c += 16) {
-    __m256i lo = zero, hi = zero;
-    size_t k = 0;
-    for (; k + 2 <= nt; k += 2) {
-      const __m256i xa = QDWN_XF(k), xb = QDWN_XF(k + 1), wa = QDWN_WF(k), wb = QDWN_WF(k + 1);
-      lo = _mm256_add_epi32(
-          lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, xb), _mm256_unpacklo_epi16(wa, wb)));
-      hi = _mm256_add_epi32(
-          hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), _mm256_unpackhi_epi16(wa, wb)));
-    }
-    if (k < nt) {
-      const __m256i xa = QDWN_XF(k), wa = QDWN_WF(k);
-      lo = _mm256_add_epi32(
-          lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, zero), _mm256_unpacklo_epi16(wa, zero)));
-      hi = _mm256_add_epi32(
-          hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, zero), _mm256_unpackhi_epi16(wa, zero)));
-    }
-    __m256i r0 = _mm256_permute2x128_si256(lo, hi, 0x20); /* channels 0-7 */
-    __m256i r1 = _mm256_permute2x128_si256(lo, hi, 0x31); /* channels 8-15 */
-    if (bias != NULL) {
-      r0 = _mm256_add_epi32(r0, _mm256_loadu_si256((const __m256i*)(const void*)(bias + c)));
-      r1 = _mm256_add_epi32(r1, _mm256_loadu_si256((const __m256i*)(const void*)(bias + c + 8)));
-    }
+    __m256i r0, r1;
+    QDWN_SUM16(x, w, nt, bias, c, za, in_signed, &r0, &r1);
     /* codes within [q_min, q_max], inside the type: the packs saturate nothing */
     const __m256i h =
         _mm256_permute4x64_epi64(_mm256_packs_epi32(QDWN_Q8(r0, c), QDWN_Q8(r1, c + 8)), 0xD8);
@@ -224,8 +213,6 @@ static inline __attribute__((always_inline)) size_t QDWN_CAT(QDWN_FN, _fast16)(
     _mm_storeu_si128((__m128i*)(void*)(o + c),
                      u8 ? _mm_packus_epi16(l16, h16) : _mm_packs_epi16(l16, h16));
   }
-#undef QDWN_XF
-#undef QDWN_WF
 #undef QDWN_Q8
   return c;
 }
@@ -336,5 +323,6 @@ void QDWN_FN(const pc_qdwn_args* a, size_t row0, size_t nrows) {
 
 #undef QDWN_REQ
 #undef QDWN_SUMS
+#undef QDWN_SUM16
 #undef QDWN_CAT
 #undef QDWN_CAT2
