@@ -1,6 +1,7 @@
 /* Internal to the convolution family of libpterun_kernels_portable: the
  * geometry every path shares and the paths the dispatch (conv.c) picks
- * from: depthwise (depthwise.c), im2col + GEMM (im2col.c), direct (direct.c). */
+ * from: depthwise (depthwise.c), im2col + GEMM (im2col.c, and its flat grid:
+ * flat_grid.c), direct (direct.c). */
 #ifndef PTERUN_KERNELS_PORTABLE_CONV_CONV_H_
 #define PTERUN_KERNELS_PORTABLE_CONV_CONV_H_
 
@@ -80,6 +81,41 @@ void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const
                            const pterun_compute_gemm_opts* act);
 /* im2col.c: the reduction order, the layouts the GEMM path takes, and the
  * path itself */
+/* The reduction index r (in the weight's memory order) as (ic, kd, kh, kw). */
+void pk_red_decode(const red_order* ro, int64_t r, int64_t idx[4]);
+/* flat_grid.c: float32 convolutions as one GEMM over the image's stride-phase
+ * planes (unit steps along the output row whatever the stride) */
+#define NN_FLAT_MAX_STRIDE 4
+/* The flat grid of a geometry (spatial dims as in conv_geom). */
+typedef struct pk_flat_geom {
+  int64_t hq, wq;   /* phase plane; the extended grid is OH x wq */
+  int64_t nph, npw; /* phases used per dim */
+  int8_t mh[NN_FLAT_MAX_STRIDE], mw[NN_FLAT_MAX_STRIDE]; /* phase -> its plane, -1: unused */
+} pk_flat_geom;
+
+/* A flat path's buffers, from the scratch arena. */
+typedef struct pk_flat_plan {
+  pk_flat_geom fg;
+  int64_t next;     /* columns of the extended grid: OH x wq */
+  int64_t* off;     /* reduction row r reads xp[off[r] + column] */
+  float *xp, *cext; /* phase planes (+ slack); extended output */
+} pk_flat_plan;
+
+/* Whether a geometry takes the flat grid (and its planes in *fg). */
+int pk_flat_geometry(int64_t id, const int64_t stride[3], const int64_t k[3], const int64_t dil[3],
+                     const int64_t out[3], pk_flat_geom* fg);
+/* Floats of the scratch one (batch, group) product takes (SIZE_MAX /
+ * sizeof(float) when it cannot be held). */
+size_t pk_flat_floats(int64_t icpg, int64_t ocpg, const pk_flat_geom* fg, int64_t oh);
+/* Takes the scratch and fills the row offsets; 0 when the geometry does not
+ * take the flat path or the arena cannot hold it with the GEMM's blocks. */
+int pk_flat_begin(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro,
+                  pk_flat_plan* fl);
+/* The products of the convolution on the flat grid, into out. */
+void pk_flat_run(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws, const conv_geom* g,
+                 const red_order* ro, int64_t ocs, const pk_flat_plan* fl, const pterun_tensor* in,
+                 const pterun_tensor* w, const float* bias_f, pterun_tensor* out,
+                 pterun_compute_gemm_opts* last);
 int pk_conv_weight_flattens(const conv_geom* g, red_order* ro);
 int pk_conv_out_flattens(const conv_geom* g, int64_t* cs);
 int pk_conv_pointwise_input(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* out,
