@@ -279,6 +279,12 @@ static const geo k_geos[] = {
     {1, 300, 1, 3, 4, 3, 3, 1, 1, 1, 1, 1, 1},
     {1, 2, 16, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1},
     {2, 48, 1, 9, 9, 5, 5, 2, 2, 2, 2, 1, 1},
+    /* stride-2 rows of 16 phase columns and more (the staging's vector
+     * deinterleave, with a tail), padded and not; rows of 16 outputs and
+     * more (the 16-lane requantisation, with a tail) */
+    {1, 4, 1, 9, 70, 3, 3, 2, 2, 1, 1, 1, 1},
+    {1, 3, 2, 7, 97, 3, 3, 2, 2, 0, 0, 1, 1},
+    {1, 5, 1, 6, 64, 5, 5, 2, 2, 2, 2, 1, 1},
 };
 
 static int test_against_gemm(pterun_threadpool* pool) {

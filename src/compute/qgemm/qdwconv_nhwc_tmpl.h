@@ -141,6 +141,15 @@ static inline __attribute__((always_inline)) void QDWN_REQ(const int32_t* acc, s
   const float inv = ep->out_inv_scale, zpo = (float)ep->out_zp;
   const float qlo = (float)ep->q_min, qhi = (float)ep->q_max;
   const int u8 = out_dtype == PTERUN_DTYPE_U8;
+#if defined(__AVX512F__)
+  {
+    const __m512 vinv = _mm512_set1_ps(inv), vzp = _mm512_set1_ps(zpo);
+    const __m512 vlo = _mm512_set1_ps(qlo), vhi = _mm512_set1_ps(qhi);
+    for (; i + 16 <= n; i += 16)
+      _mm_storeu_si128((__m128i*)(void*)((uint8_t*)out + i),
+                       pc_qs8_requant16(_mm512_loadu_ps(y + i), vinv, vzp, vlo, vhi));
+  }
+#endif
 #if defined(__AVX2__)
   {
     const __m256 vinv = _mm256_set1_ps(inv), vzp = _mm256_set1_ps(zpo);

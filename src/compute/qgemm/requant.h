@@ -27,4 +27,20 @@ static inline int32_t pc_qs8_requant(float y, float inv, float zpo, float qlo, f
   return (int32_t)t;
 }
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+/* pc_qs8_requant on 16 lanes of y: the same operations in the same order (the
+ * bound first in max/min, so a NaN passes to the clamp, which makes it
+ * q_min), so the same bits; narrowed to 16 codes by truncation, which keeps
+ * every code: each lies in [q_min, q_max], inside int8 or uint8. */
+static inline __m128i pc_qs8_requant16(__m512 y, __m512 inv, __m512 zpo, __m512 qlo, __m512 qhi) {
+  const __m512 lim = _mm512_set1_ps(PC_QS8_RNE_LIMIT), nlim = _mm512_set1_ps(-PC_QS8_RNE_LIMIT);
+  const __m512 magic = _mm512_set1_ps(PC_QS8_RNE_MAGIC);
+  const __m512 p = _mm512_min_ps(lim, _mm512_max_ps(nlim, _mm512_mul_ps(y, inv)));
+  __m512 t = _mm512_add_ps(zpo, _mm512_sub_ps(_mm512_add_ps(p, magic), magic));
+  t = _mm512_min_ps(_mm512_max_ps(t, qlo), qhi);
+  return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t));
+}
+#endif
+
 #endif
