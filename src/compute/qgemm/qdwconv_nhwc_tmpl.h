@@ -154,15 +154,8 @@ static inline __attribute__((always_inline)) void QDWN_REQ(const int32_t* acc, s
   {
     const __m256 vinv = _mm256_set1_ps(inv), vzp = _mm256_set1_ps(zpo);
     const __m256 vlo = _mm256_set1_ps(qlo), vhi = _mm256_set1_ps(qhi);
-    const __m256 lim = _mm256_set1_ps(PC_QS8_RNE_LIMIT), nlim = _mm256_set1_ps(-PC_QS8_RNE_LIMIT);
-    const __m256 magic = _mm256_set1_ps(PC_QS8_RNE_MAGIC);
     for (; i + 8 <= n; i += 8) {
-      /* requant.h's order: the bound first in max/min, so NaN passes */
-      const __m256 p =
-          _mm256_min_ps(lim, _mm256_max_ps(nlim, _mm256_mul_ps(_mm256_loadu_ps(y + i), vinv)));
-      __m256 t = _mm256_add_ps(vzp, _mm256_sub_ps(_mm256_add_ps(p, magic), magic));
-      t = _mm256_min_ps(_mm256_max_ps(t, vlo), vhi); /* NaN -> q_min */
-      const __m256i q = _mm256_cvttps_epi32(t);
+      const __m256i q = pc_qs8_requant8(_mm256_loadu_ps(y + i), vinv, vzp, vlo, vhi);
       const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
       _mm_storel_epi64((__m128i*)(void*)((uint8_t*)out + i),
                        u8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h));
@@ -188,30 +181,13 @@ static inline __attribute__((always_inline)) size_t QDWN_CAT(QDWN_FN, _fast16)(
     uint8_t* o) {
   const __m256 vinv = _mm256_set1_ps(ep->out_inv_scale), vzp = _mm256_set1_ps((float)ep->out_zp);
   const __m256 vlo = _mm256_set1_ps((float)ep->q_min), vhi = _mm256_set1_ps((float)ep->q_max);
-  const __m256 lim = _mm256_set1_ps(PC_QS8_RNE_LIMIT), nlim = _mm256_set1_ps(-PC_QS8_RNE_LIMIT);
-  const __m256 magic = _mm256_set1_ps(PC_QS8_RNE_MAGIC);
   size_t c = 0;
   /* requant.h's operations on 8 channels' sums, as QDWN_REQ */
 #define QDWN_Q8(r, at)                                                                             \
-  _mm256_cvttps_epi32(_mm256_min_ps(                                                               \
-      _mm256_max_ps(                                                                               \
-          _mm256_add_ps(                                                                           \
-              vzp,                                                                                 \
-              _mm256_sub_ps(                                                                       \
-                  _mm256_add_ps(                                                                   \
-                      _mm256_min_ps(                                                               \
-                          lim, _mm256_max_ps(                                                      \
-                                   nlim, _mm256_mul_ps(                                            \
-                                             _mm256_add_ps(                                        \
-                                                 _mm256_mul_ps(_mm256_cvtepi32_ps(r),              \
-                                                               _mm256_loadu_ps(ep->scale + (at))), \
-                                                 has_fbias ? _mm256_loadu_ps(ep->bias + (at))      \
-                                                           : _mm256_setzero_ps()),                 \
-                                             vinv))),                                              \
-                      magic),                                                                      \
-                  magic)),                                                                         \
-          vlo),                                                                                    \
-      vhi))
+  pc_qs8_requant8(                                                                                 \
+      _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(r), _mm256_loadu_ps(ep->scale + (at))),       \
+                    has_fbias ? _mm256_loadu_ps(ep->bias + (at)) : _mm256_setzero_ps()),           \
+      vinv, vzp, vlo, vhi)
   for (; c + 16 <= C; c += 16) {
     __m256i r0, r1;
     QDWN_SUM16(x, w, nt, bias, c, za, in_signed, &r0, &r1);
@@ -227,19 +203,97 @@ static inline __attribute__((always_inline)) size_t QDWN_CAT(QDWN_FN, _fast16)(
 }
 #endif
 
-/* One output pixel's channels from its taps. */
-static inline __attribute__((always_inline)) void QDWN_CAT(QDWN_FN, _pixel)(const pc_qdwn_args* a,
-                                                                            const uint8_t* const* x,
-                                                                            const int16_t* const* w,
-                                                                            size_t nt, uint8_t* o,
-                                                                            int in_signed) {
+#if defined(__AVX2__)
+#define QDWN_BLOCK QDWN_CAT(QDWN_FN, _block)
+/* Channels [0, C & ~15) of npix consecutive output pixels whose windows lie
+ * inside the input (multiplier 1, quantized output, per-channel scales):
+ * per block of 16 channels the filter's tap pairs are interleaved once
+ * (vpmaddwd operands) and the block's scales and biases loaded once, then
+ * every pixel of the run takes them from there. The same sums (order-free
+ * int32) and QDWN_REQ's float operations per channel: the same bits as the
+ * pixel loop. Pixel i's window starts at corner + i * step. */
+static inline __attribute__((always_inline)) void QDWN_BLOCK(const pc_qdwn_args* a,
+                                                             const uint8_t* corner, size_t step,
+                                                             size_t npix, const size_t* off,
+                                                             size_t taps, uint8_t* o,
+                                                             int in_signed) {
+  const pterun_compute_qs8_epilogue* ep = a->ep;
+  const size_t C = a->p->out_c;
+  const int u8 = a->out_dtype == PTERUN_DTYPE_U8;
+  const __m256i z16 = _mm256_set1_epi16((int16_t)ep->a_zp), zero = _mm256_setzero_si256();
+  const __m256 vinv = _mm256_set1_ps(ep->out_inv_scale), vzp = _mm256_set1_ps((float)ep->out_zp);
+  const __m256 vlo = _mm256_set1_ps((float)ep->q_min), vhi = _mm256_set1_ps((float)ep->q_max);
+  const size_t pairs = taps / 2, odd = taps % 2;
+  __m256i wl[PC_QDWN_MAX_TAPS / 2 + 1], wh[PC_QDWN_MAX_TAPS / 2 + 1];
+#define QDWN_X(ptr)                                                                                \
+  _mm256_sub_epi16(in_signed ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(ptr)))        \
+                             : _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i*)(ptr))),       \
+                   z16)
+  /* requant.h's operations on 8 channels' sums, as QDWN_REQ */
+#define QDWN_Q8(r, sc, bi)                                                                         \
+  pc_qs8_requant8(_mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(r), sc), bi), vinv, vzp, vlo, vhi)
+  for (size_t c = 0; c + 16 <= C; c += 16) {
+    for (size_t q = 0; q < pairs; ++q) {
+      const __m256i wa = _mm256_loadu_si256((const __m256i*)(const void*)(a->w + 2 * q * C + c));
+      const __m256i wb =
+          _mm256_loadu_si256((const __m256i*)(const void*)(a->w + (2 * q + 1) * C + c));
+      wl[q] = _mm256_unpacklo_epi16(wa, wb);
+      wh[q] = _mm256_unpackhi_epi16(wa, wb);
+    }
+    if (odd) {
+      const __m256i wa =
+          _mm256_loadu_si256((const __m256i*)(const void*)(a->w + (taps - 1) * C + c));
+      wl[pairs] = _mm256_unpacklo_epi16(wa, zero);
+      wh[pairs] = _mm256_unpackhi_epi16(wa, zero);
+    }
+    const __m256 s0 = _mm256_loadu_ps(ep->scale + c), s1 = _mm256_loadu_ps(ep->scale + c + 8);
+    __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
+    if (ep->bias != NULL)
+      b0 = _mm256_loadu_ps(ep->bias + c), b1 = _mm256_loadu_ps(ep->bias + c + 8);
+    __m256i i0 = zero, i1 = zero;
+    if (a->bias != NULL)
+      i0 = _mm256_loadu_si256((const __m256i*)(const void*)(a->bias + c)),
+      i1 = _mm256_loadu_si256((const __m256i*)(const void*)(a->bias + c + 8));
+    for (size_t i = 0; i < npix; ++i) {
+      const uint8_t* xc = corner + i * step + c;
+      /* lo: channels 0-3 and 8-11, hi: 4-7 and 12-15 (as QDWN_SUM16) */
+      __m256i lo = zero, hi = zero;
+      for (size_t q = 0; q < pairs; ++q) {
+        const __m256i xa = QDWN_X(xc + off[2 * q]), xb = QDWN_X(xc + off[2 * q + 1]);
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, xb), wl[q]));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), wh[q]));
+      }
+      if (odd) {
+        const __m256i xa = QDWN_X(xc + off[taps - 1]);
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, zero), wl[pairs]));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, zero), wh[pairs]));
+      }
+      const __m256i r0 = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), i0);
+      const __m256i r1 = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x31), i1);
+      /* codes within [q_min, q_max], inside the type: the packs saturate nothing */
+      const __m256i h = _mm256_permute4x64_epi64(
+          _mm256_packs_epi32(QDWN_Q8(r0, s0, b0), QDWN_Q8(r1, s1, b1)), 0xD8);
+      const __m128i l16 = _mm256_castsi256_si128(h), h16 = _mm256_extracti128_si256(h, 1);
+      _mm_storeu_si128((__m128i*)(void*)(o + i * C + c),
+                       u8 ? _mm_packus_epi16(l16, h16) : _mm_packs_epi16(l16, h16));
+    }
+  }
+#undef QDWN_X
+#undef QDWN_Q8
+}
+#endif
+
+/* One output pixel's channels from its taps, from channel c0 on (0, or where
+ * QDWN_BLOCK left off). */
+static inline __attribute__((always_inline)) void QDWN_CAT(QDWN_FN, _pixel)(
+    const pc_qdwn_args* a, const uint8_t* const* x, const int16_t* const* w, size_t nt, uint8_t* o,
+    int in_signed, size_t c0) {
   const size_t C = a->p->out_c, dm = C / a->p->in_c;
   const size_t es = a->out_dtype == PTERUN_DTYPE_F32 ? sizeof(float) : 1;
   const int32_t za = a->ep->a_zp;
   int32_t acc[PC_QDWN_CHUNK];
-  size_t c0 = 0;
 #if defined(__AVX2__)
-  if (dm == 1 && a->out_dtype != PTERUN_DTYPE_F32 && a->ep->scale_per_column)
+  if (c0 == 0 && dm == 1 && a->out_dtype != PTERUN_DTYPE_F32 && a->ep->scale_per_column)
     c0 = a->ep->bias != NULL
              ? QDWN_CAT(QDWN_FN, _fast16)(x, w, nt, a->bias, C, za, in_signed, a->ep, 1,
                                           a->out_dtype == PTERUN_DTYPE_U8, o)
@@ -291,18 +345,43 @@ static inline __attribute__((always_inline)) void QDWN_CAT(QDWN_FN, _rows)(const
     off[t] = ((t / p->kernel_w) * p->dilation_h * p->in_w + (t % p->kernel_w) * p->dilation_w) * IC;
     wall[t] = a->w + t * C;
   }
+  /* The output columns whose windows lie inside the input's width: [ow_in0, ow_in1). */
+  size_t ow_in0 = p->out_w, ow_in1 = p->out_w;
+  for (size_t ow = 0; ow < p->out_w; ++ow) {
+    const size_t iw0 = ow * p->stride_w;
+    const int in = iw0 >= p->pad_left && iw0 - p->pad_left + span_w < p->in_w;
+    if (in && ow_in0 == p->out_w) ow_in0 = ow;
+    if (!in && ow_in0 != p->out_w) {
+      ow_in1 = ow;
+      break;
+    }
+  }
+  size_t cb = 0; /* channels QDWN_BLOCK does on an inside run */
+#if defined(__AVX2__)
+  if (C == IC && a->out_dtype != PTERUN_DTYPE_F32 && a->ep->scale_per_column) cb = C & ~(size_t)15;
+#endif
   for (size_t r = row0; r < row0 + nrows; ++r) {
     const size_t b = r / p->out_h, oh = r % p->out_h, ih0 = oh * p->stride_h;
     const int rows_in = ih0 >= p->pad_top && ih0 - p->pad_top + span_h < p->in_h;
     uint8_t* orow = (uint8_t*)a->out + (b * p->out_h + oh) * p->out_w * C * es;
+#if defined(__AVX2__)
+    if (rows_in && cb > 0 && ow_in1 > ow_in0)
+      QDWN_BLOCK(a,
+                 a->in + ((b * p->in_h + ih0 - p->pad_top) * p->in_w + ow_in0 * p->stride_w -
+                          p->pad_left) *
+                             IC,
+                 p->stride_w * IC, ow_in1 - ow_in0, off, taps, orow + ow_in0 * C, in_signed);
+#endif
     for (size_t ow = 0; ow < p->out_w; ++ow) {
       const size_t iw0 = ow * p->stride_w;
       uint8_t* o = orow + ow * C * es;
-      if (rows_in && iw0 >= p->pad_left && iw0 - p->pad_left + span_w < p->in_w) {
+      if (rows_in && ow >= ow_in0 && ow < ow_in1) {
+        const size_t c0 = cb; /* the block's channels are done */
+        if (c0 == C) continue;
         const uint8_t* corner =
             a->in + ((b * p->in_h + ih0 - p->pad_top) * p->in_w + iw0 - p->pad_left) * IC;
         for (size_t t = 0; t < taps; ++t) x[t] = corner + off[t];
-        QDWN_CAT(QDWN_FN, _pixel)(a, x, wall, taps, o, in_signed);
+        QDWN_CAT(QDWN_FN, _pixel)(a, x, wall, taps, o, in_signed, c0);
         continue;
       }
       /* the taps inside the input: the padding adds nothing (a zero-point
@@ -318,7 +397,7 @@ static inline __attribute__((always_inline)) void QDWN_CAT(QDWN_FN, _rows)(const
           w[nt++] = a->w + (kh * p->kernel_w + kw) * C;
         }
       }
-      QDWN_CAT(QDWN_FN, _pixel)(a, x, w, nt, o, in_signed);
+      QDWN_CAT(QDWN_FN, _pixel)(a, x, w, nt, o, in_signed, 0);
     }
   }
 }
@@ -333,5 +412,6 @@ void QDWN_FN(const pc_qdwn_args* a, size_t row0, size_t nrows) {
 #undef QDWN_REQ
 #undef QDWN_SUMS
 #undef QDWN_SUM16
+#undef QDWN_BLOCK
 #undef QDWN_CAT
 #undef QDWN_CAT2

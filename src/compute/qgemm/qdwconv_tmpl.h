@@ -251,18 +251,12 @@ static void QDW_REQ(const int32_t* v, size_t n, float sc, float bi, float inv, f
 #if defined(__AVX2__)
   const __m256 vsc = _mm256_set1_ps(sc), vbi = _mm256_set1_ps(bi), vinv = _mm256_set1_ps(inv);
   const __m256 vzp = _mm256_set1_ps(zpo), vlo = _mm256_set1_ps(qlo), vhi = _mm256_set1_ps(qhi);
-  const __m256 lim = _mm256_set1_ps(PC_QS8_RNE_LIMIT), nlim = _mm256_set1_ps(-PC_QS8_RNE_LIMIT);
-  const __m256 magic = _mm256_set1_ps(PC_QS8_RNE_MAGIC);
   for (; i + 8 <= n; i += 8) {
     const __m256 y = _mm256_add_ps(
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i*)(const void*)(v + i))),
                       vsc),
         vbi);
-    /* max/min with the bound first: a NaN passes through as in requant.h */
-    const __m256 p = _mm256_min_ps(lim, _mm256_max_ps(nlim, _mm256_mul_ps(y, vinv)));
-    __m256 t = _mm256_add_ps(vzp, _mm256_sub_ps(_mm256_add_ps(p, magic), magic));
-    t = _mm256_min_ps(_mm256_max_ps(t, vlo), vhi); /* NaN -> q_min */
-    const __m256i q = _mm256_cvttps_epi32(t);
+    const __m256i q = pc_qs8_requant8(y, vinv, vzp, vlo, vhi);
     const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
     _mm_storel_epi64((__m128i*)(void*)((uint8_t*)out + i),
                      u8 ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w));

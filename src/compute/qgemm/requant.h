@@ -27,8 +27,22 @@ static inline int32_t pc_qs8_requant(float y, float inv, float zpo, float qlo, f
   return (int32_t)t;
 }
 
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
 #include <immintrin.h>
+/* pc_qs8_requant on 8 lanes of y: the same operations in the same order (the
+ * bound first in max/min, so a NaN passes to the clamp, which makes it
+ * q_min), so the same bits; the codes as int32. */
+static inline __m256i pc_qs8_requant8(__m256 y, __m256 inv, __m256 zpo, __m256 qlo, __m256 qhi) {
+  const __m256 lim = _mm256_set1_ps(PC_QS8_RNE_LIMIT), nlim = _mm256_set1_ps(-PC_QS8_RNE_LIMIT);
+  const __m256 magic = _mm256_set1_ps(PC_QS8_RNE_MAGIC);
+  const __m256 p = _mm256_min_ps(lim, _mm256_max_ps(nlim, _mm256_mul_ps(y, inv)));
+  __m256 t = _mm256_add_ps(zpo, _mm256_sub_ps(_mm256_add_ps(p, magic), magic));
+  t = _mm256_min_ps(_mm256_max_ps(t, qlo), qhi);
+  return _mm256_cvttps_epi32(t);
+}
+#endif
+
+#if defined(__AVX512F__)
 /* pc_qs8_requant on 16 lanes of y: the same operations in the same order (the
  * bound first in max/min, so a NaN passes to the clamp, which makes it
  * q_min), so the same bits; narrowed to 16 codes by truncation, which keeps
