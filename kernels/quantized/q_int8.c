@@ -203,7 +203,8 @@ static pterun_status dw_prepare_nhwc(pterun_kernel_context* ctx, const qk_i8_cal
                                      qk_i8_state* st) {
   const pterun_tensor* x = call->x;
   const int64_t taps = st->kh * st->kw;
-  if (call->out.dtype != PTERUN_DTYPE_U8 && call->out.dtype != PTERUN_DTYPE_I8) return 0;
+  if (call->out.dtype != PTERUN_DTYPE_U8 && call->out.dtype != PTERUN_DTYPE_I8)
+    return PTERUN_STATUS_OK;
   if (taps < 1 || taps > 64 || call->stride == NULL || call->padding == NULL ||
       call->dilation == NULL || call->stride[0] < 1 || call->stride[1] < 1 ||
       call->dilation[0] < 1 || call->dilation[1] < 1 || call->padding[0] < 0 ||
