@@ -323,13 +323,22 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
   if (in->rank != 4 || out->rank != 4 || w->rank != 4 || w->loc != XB_LOC_CONST)
     return BADN("convolution needs 4-D NHWC tensors and a constant filter");
   size_t G = n->groups, ICg = n->group_in, OCg = n->group_out, IC = in->dims[3], OC = out->dims[3];
-  size_t OH, OW;
+  size_t OH = 0, OW = 0;
   if (G == 0 || ICg == 0 || OCg == 0 || IC != G * ICg || OC != G * OCg ||
       in->dims[0] != out->dims[0] ||
       !conv_out(in->dims[1], n->pad[0], n->pad[2], n->kh, n->sh, n->dh, &OH) ||
       !conv_out(in->dims[2], n->pad[3], n->pad[1], n->kw, n->sw, n->dw, &OW) ||
       OH != out->dims[1] || OW != out->dims[2])
-    return BADN("convolution geometry does not match its tensors");
+    // The dims say which tensor disagrees: ExecuTorch 1.5.1 writes a
+    // dynamically quantized convolution fed by a FullyConnected with its
+    // input in NCHW dims (docs/difftest.md, seed 7243).
+    return BADN(
+        "convolution geometry does not match its tensors: input NHWC %zux%zux%zux%zu, "
+        "%ux%u filter, stride %ux%u, dilation %ux%u, padding %u,%u,%u,%u (top, right, "
+        "bottom, left), %u groups of %zu -> %zu channels; output NHWC %zux%zux%zux%zu",
+        in->dims[0], in->dims[1], in->dims[2], in->dims[3], n->kh, n->kw, n->sh, n->sw, n->dh,
+        n->dw, n->pad[0], n->pad[1], n->pad[2], n->pad[3], n->groups, ICg, OCg, out->dims[0],
+        out->dims[1], out->dims[2], out->dims[3]);
   if (dw ? (ICg != 1 || w->dims[0] != 1 || w->dims[1] != n->kh || w->dims[2] != n->kw ||
             w->dims[3] != OC)
          : (w->dims[0] != OC || w->dims[1] != n->kh || w->dims[2] != n->kw || w->dims[3] != ICg))

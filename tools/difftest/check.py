@@ -67,7 +67,7 @@ class Verdict:
 # program it wrote computes something else than eager PyTorch and
 # ExecuTorch's own runtime gives pterun's answer (_upstream), or pterun
 # refused the program with an error and ExecuTorch's runtime refuses it too
-# (_refused_by_both). Reported and counted, never failing.
+# or runs it wrong (_refused_by_both). Reported and counted, never failing.
 NOT_PTERUN = ("export", "upstream", "refused")
 
 
@@ -88,21 +88,42 @@ def et_outputs(pte: Path, x: torch.Tensor) -> list[np.ndarray] | None:
     return et_run(pte, x)[0]
 
 
-def _refused_by_both(v: Verdict, fl: str, pte: Path, x: torch.Tensor) -> None:
+def _refused_by_both(
+    v: Verdict, fl: str, pte: Path, x: torch.Tensor, ref: compare.Reference
+) -> None:
     """Errors of flavour fl (pterun refused to load or run the program, with a
     status and a message, in some mode) where ExecuTorch's runtime refuses
-    the same program too: the exported program is invalid for both, and a
-    clean refusal is the right answer. Those become kind "refused", with
-    ExecuTorch's words appended. A program ExecuTorch runs keeps its errors."""
+    the same program too, or runs it and differs from eager PyTorch: the
+    exported program is invalid (or computes something else), and a clean
+    refusal is the right answer. Those become kind "refused", with
+    ExecuTorch's words or its mismatch appended. A program ExecuTorch runs
+    right keeps its errors."""
     bad = [f for f in v.failures if f.flavour == fl and f.kind == "error"]
     if not bad:
         return
     outs, why = et_run(pte, x)
-    if outs is not None:
-        return
+    if outs is None:
+        note = f"ExecuTorch's runtime refuses it too: {why}"
+    elif len(outs) != len(ref.outputs):
+        note = (
+            f"ExecuTorch's runtime gives {len(outs)} outputs"
+            f" where eager PyTorch gives {len(ref.outputs)}"
+        )
+    else:
+        wrong = [
+            (k, msg)
+            for k, o in enumerate(outs)
+            if (msg := compare.compare_output(ref, k, o)) is not None
+        ]
+        if not wrong:
+            return  # ExecuTorch runs it right: the refusal is pterun's
+        note = (
+            "ExecuTorch's runtime runs it and differs from eager PyTorch:"
+            f" output {wrong[0][0]}: {wrong[0][1]}"
+        )
     for f in bad:
         f.kind = "refused"
-        f.message += f" (ExecuTorch's runtime refuses it too: {why})"
+        f.message += f" ({note})"
 
 
 def _upstream(
@@ -359,7 +380,7 @@ def check(
                 if np.isfinite(err):
                     v.max_err = max(v.max_err, err)
             _upstream(v, fl, pte, x, ref, results)
-            _refused_by_both(v, fl, pte, x)
+            _refused_by_both(v, fl, pte, x, ref)
             for key, rs in _groups(results).items():
                 for r in rs[1:]:
                     if not compare.bit_identical(rs[0].outputs or [], r.outputs or []):
