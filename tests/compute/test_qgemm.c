@@ -248,11 +248,14 @@ static int test_pack_checks(void) {
   return 0;
 }
 
-/* The byte transpose against a plain loop: whole 16 x 16 blocks, edge blocks
- * (through a padded copy), strides wider than the matrix; bytes outside the destination untouched. */
+/* The byte transpose against a plain loop: whole blocks, edge blocks
+ * (through a padded copy), strides wider than the matrix, both loop orders
+ * (the destination's stride wider than the source's, and not); bytes
+ * outside the destination untouched. */
 static int test_transpose(void) {
   static const int64_t dims[][2] = {{1, 1},  {3, 64},  {16, 16},  {17, 33},  {48, 40},
-                                    {64, 3}, {5, 100}, {144, 49}, {49, 144}, {15, 15}};
+                                    {64, 3}, {5, 100}, {144, 49}, {49, 144}, {15, 15},
+                                    {16, 8}, {8, 16},  {33, 9},   {9, 33},   {64, 32}};
   size_t t;
   for (t = 0; t < sizeof dims / sizeof dims[0]; ++t) {
     const int64_t rows = dims[t][0], cols = dims[t][1], srs = cols + 5, drs = rows + 3;
