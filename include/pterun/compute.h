@@ -246,8 +246,9 @@ PTERUN_COMPUTE_API int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm
                                                        int64_t k);
 
 /** Activations fused into a product's epilogue, with the portable kernels'
- *  exact semantics: RELU is aten::relu (NaN stays NaN, -0 becomes +0), CLAMP
- *  is aten::hardtanh / clamp with float bounds (x < lo ? lo : x, then > hi). */
+ *  exact semantics: RELU is aten::relu, x < 0 ? +0 : x (NaN and -0 stay: the
+ *  same bits as CLAMP to [0, inf]), CLAMP is aten::hardtanh / clamp with
+ *  float bounds (x < lo ? lo : x, then > hi). */
 #define PTERUN_COMPUTE_ACT_NONE 0
 #define PTERUN_COMPUTE_ACT_RELU 1
 #define PTERUN_COMPUTE_ACT_CLAMP 2

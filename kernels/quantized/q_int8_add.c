@@ -134,7 +134,7 @@ static pterun_status execute(pterun_kernel_context* ctx, qk_add_call* c) {
             idx[d] = 0;
           }
         }
-        buf[k] = c->relu ? (v > 0 || v != v ? v : 0.0f) : v;
+        buf[k] = c->relu && v < 0 ? 0.0f : v;
       }
       /* (the offset applies to both sides: the 8-bit output's bytes at k0) */
       qk_quantize_run(buf, PTERUN_DTYPE_F32, (uint8_t*)c->out->data + k0, (int)c->outq.dtype, 0,

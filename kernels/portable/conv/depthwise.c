@@ -184,7 +184,8 @@ void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const
   int chan_inner = g->is[1] == 1 && g->os[1] == 1 && g->ocpg == 1;
   if (nchw_dense(g, w, bias)) {
     /* Contiguous NCHW: the compute engine's vectorised loops (same bits as
-     * dw_planes below; a clamp in registers, a ReLU after). */
+     * dw_planes below), the activation as their clamp in registers: ReLU is
+     * the clamp to [0, inf] bit for bit (NaN and -0 stay, compute.h). */
     pterun_compute_dwconv2d p = {
         (size_t)g->n,      (size_t)g->in[1],     (size_t)g->in[2],     (size_t)g->cin,
         (size_t)g->out[1], (size_t)g->out[2],    (size_t)g->cout,      (size_t)KH,
@@ -194,16 +195,15 @@ void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const
     if (j.act == PTERUN_COMPUTE_ACT_CLAMP) {
       p.out_min = j.lo;
       p.out_max = j.hi;
+    } else if (j.act == PTERUN_COMPUTE_ACT_RELU) {
+      p.out_min = 0.0f;
     }
     const float* bf = bias ? (const float*)bias->data : NULL;
     if (dw_via_nhwc(ctx, g, &p, j.x, j.wt, bf, j.y) == 0 ||
         pterun_compute_f32_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
                                          pterun_kernel_max_threads(ctx), &p, j.x, j.wt, bf,
-                                         j.y) == 0) {
-      if (j.act == PTERUN_COMPUTE_ACT_RELU)
-        pterun_compute_f32_activate(j.y, (size_t)out->numel, j.act, 0.0f, 0.0f);
+                                         j.y) == 0)
       return;
-    }
   }
   float wl[NN_DW_LOCAL];
   if (chan_inner && j.wo != 1 && KH * KW * g->cout <= NN_DW_LOCAL) {

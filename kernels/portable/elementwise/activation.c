@@ -42,7 +42,9 @@ static pterun_status run_real_act(pterun_kernel_context* ctx, pterun_value** arg
 }
 
 /* ---- relu ---- */
-PK_DEF_UNOP(op_relu, (x > 0 || x != x) ? x : (pk_T)0, x > 0 ? x : 0)
+/* x < 0 ? 0 : x: NaN and -0 stay, as aten::relu and ExecuTorch's relu (and
+ * as the compute engine's fused ReLU, so fusing keeps the bits). */
+PK_DEF_UNOP(op_relu, x < 0 ? (pk_T)0 : x, x < 0 ? 0 : x)
 PTERUN_KERNEL(pk_relu_out) {
   pk_ew_params p = {0};
   PTERUN_CHECK_NARGS(ctx, nargs, 3);

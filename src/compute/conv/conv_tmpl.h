@@ -27,10 +27,10 @@ static inline fv_v cv_splat(float f) {
 static inline fv_v cv_sel(fv_m m, fv_v a, fv_v b) { /* m ? a : b */
   return (fv_v)(((fv_m)a & m) | ((fv_m)b & ~m));
 }
-/* PTERUN_COMPUTE_ACT_*: ReLU is x <= 0 ? +0 : x (NaN stays); clamp is
+/* PTERUN_COMPUTE_ACT_*: ReLU is x < 0 ? +0 : x (NaN and -0 stay); clamp is
  * x < lo ? lo : x, then hi < x ? hi : x. */
 static inline fv_v cv_act(fv_v x, int act, fv_v lo, fv_v hi) {
-  if (act == PTERUN_COMPUTE_ACT_RELU) return cv_sel(x <= cv_splat(0.0f), cv_splat(0.0f), x);
+  if (act == PTERUN_COMPUTE_ACT_RELU) return cv_sel(x < cv_splat(0.0f), cv_splat(0.0f), x);
   if (act == PTERUN_COMPUTE_ACT_CLAMP) {
     x = cv_sel(x < lo, lo, x);
     return cv_sel(hi < x, hi, x);

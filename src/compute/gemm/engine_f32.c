@@ -182,10 +182,11 @@ static void store_tile_f32(const pterun_compute_matrix* c, int64_t i0, int64_t j
 
 /* The fused activation on C[i0.., j0..] (h x w), with the elementwise
  * kernels' exact semantics (so fused and unfused results are identical):
- * relu maps NaN to NaN and -0 to +0; clamp is min(max(x, lo), hi) written
- * as comparisons, NaN stays NaN. */
+ * relu is v < 0 ? +0 : v (NaN and -0 stay, as aten::relu and ExecuTorch's
+ * relu: so it is also the clamp to [0, inf], which fused kernels use); clamp
+ * is min(max(x, lo), hi) written as comparisons, NaN stays NaN. */
 static inline float act_f32(int act, float v, float lo, float hi) {
-  if (act == PTERUN_COMPUTE_ACT_RELU) return (v > 0 || v != v) ? v : 0.0f;
+  if (act == PTERUN_COMPUTE_ACT_RELU) return v < 0 ? 0.0f : v;
   float t = v < lo ? lo : v;
   return hi < t ? hi : t;
 }
@@ -222,7 +223,7 @@ void pc_act_tile(const pterun_compute_matrix* c, int64_t i0, int64_t j0, int64_t
     for (int64_t cc = 0; cc < w; ++cc) {
       int64_t off = row + cc * c->cs;
       double v = pterun_load_f64(c->data, c->dtype, off);
-      double t = act == PTERUN_COMPUTE_ACT_RELU ? ((v > 0 || v != v) ? v : 0.0) : v < lo ? lo : v;
+      double t = act == PTERUN_COMPUTE_ACT_RELU ? (v < 0 ? 0.0 : v) : v < lo ? lo : v;
       if (act != PTERUN_COMPUTE_ACT_RELU && hi < t) t = hi;
       pterun_store_f64(c->data, c->dtype, off, t);
     }

@@ -20,7 +20,8 @@
 #define GT_MUL(x, y) _mm256_mul_ps((x), (y))
 #define GT_ADD(x, y) _mm256_add_ps((x), (y))
 /* NLE_UQ: v > 0 or unordered (NaN); -0 fails and the and gives +0. */
-#define GT_RELU(v) _mm256_and_ps(_mm256_cmp_ps((v), _mm256_setzero_ps(), _CMP_NLE_UQ), (v))
+/* max_ps(0, v): v unless v < 0 (v when NaN, and -0 stays -0, as aten::relu). */
+#define GT_RELU(v) _mm256_max_ps(_mm256_setzero_ps(), (v))
 /* max_ps(l, v) is l > v ? l : v (v when either is NaN), min_ps(h, t) is h < t ? h : t. */
 #define GT_CLAMP(v, l, h) _mm256_min_ps((h), _mm256_max_ps((l), (v)))
 #include "src/compute/gemm/ukernel_tmpl.h"

@@ -20,8 +20,8 @@
 #define GT_FMA(x, y, z) _mm512_fmadd_ps((x), (y), (z))
 #define GT_MUL(x, y) _mm512_mul_ps((x), (y))
 #define GT_ADD(x, y) _mm512_add_ps((x), (y))
-#define GT_RELU(v)                                                                                 \
-  _mm512_maskz_mov_ps(_mm512_cmp_ps_mask((v), _mm512_setzero_ps(), _CMP_NLE_UQ), (v))
+/* max_ps(0, v): v unless v < 0 (v when NaN, and -0 stays -0, as aten::relu). */
+#define GT_RELU(v) _mm512_max_ps(_mm512_setzero_ps(), (v))
 #define GT_CLAMP(v, l, h) _mm512_min_ps((h), _mm512_max_ps((l), (v)))
 #include "src/compute/gemm/ukernel_tmpl.h"
 

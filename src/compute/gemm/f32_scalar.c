@@ -28,8 +28,8 @@ typedef int v4i __attribute__((vector_size(16)));
 /* The epilogue on one vector, act_f32's semantics lane by lane. */
 static v4f epilogue4(v4f v, int act, float lo, float hi) {
   if (act == PTERUN_COMPUTE_ACT_RELU) {
-    v4i keep = (v > (v4f){0}) | (v != v); /* -0 and negatives become +0 */
-    return (v4f)((v4i)v & keep);
+    v4i neg = v < (v4f){0}; /* negatives become +0; -0 and NaN stay */
+    return (v4f)((v4i)v & ~neg);
   }
   if (act == PTERUN_COMPUTE_ACT_CLAMP) {
     v4f vl = {lo, lo, lo, lo}, vh = {hi, hi, hi, hi};

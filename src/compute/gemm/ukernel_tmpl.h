@@ -9,7 +9,7 @@
  *   GT_BCAST(p)        *p in every lane
  *   GT_FMA(a, b, c)    a * b + c (fused)
  *   GT_MUL(a, b), GT_ADD(a, b)
- *   GT_RELU(v)         aten::relu: v where v > 0 or NaN, else +0
+ *   GT_RELU(v)         aten::relu: v < 0 ? +0 : v (NaN and -0 stay)
  *   GT_CLAMP(v, l, h)  v < l ? l : v, then h < that ? h : that (NaN stays)
  *   GT_SW              optional: B vectors per strip (default GT_NRV). A tile
  *                      of GT_NRV / GT_SW strips reads strip s at b + s * b_ss:
