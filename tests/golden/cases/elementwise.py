@@ -489,7 +489,8 @@ def unary_cases() -> list[Case]:
 def activation_cases() -> list[Case]:
     C = []
     x = torch.cat([EDGE, randn(8) * 3])
-    C.append(Case("aten::relu.out", "relu f32", [x], [Out(F32)]))
+    # exact: the sign of a zero counts (aten::relu keeps -0)
+    C.append(Case("aten::relu.out", "relu f32", [x], [Out(F32, exact=True)]))
     C.append(Case("aten::relu.out", "relu int", [randint(-5, 5, 6)], [Out(I32)]))
     C.append(
         Case("aten::relu.out", "relu cl", [Lay(randn(2, 3, 2, 2), CL)], [Out(F32, CL)])
