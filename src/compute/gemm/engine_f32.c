@@ -16,6 +16,7 @@
 
 #define PC_F32_MR_MAX 16
 #define PC_F32_NR_MAX 64
+#define PC_F32_DIRECT_B_FLOATS (64.0 * 1024) /* 256 KiB */
 
 static const pc_f32_gemm_ukernel g_ukernels[] = {
 #define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc) {(isa), fn, #fn, (mr), (nr), (kc), (mc)},
@@ -101,6 +102,15 @@ void pc_pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_
       for (kk = 0; kk < kc; ++kk) {
         PC_PREFETCH_R(src + (kk + 8) * b->rs);
         memcpy(bp + kk * nr, src + kk * b->rs, sizeof(float) * (size_t)nr);
+      }
+      continue;
+    }
+    if (b->dtype == PTERUN_DTYPE_F32 && b->cs == 1) {
+      /* The partial last strip of rows: copied, then zero padded. */
+      const float* src = (const float*)b->data + base;
+      for (kk = 0; kk < kc; ++kk) {
+        memcpy(bp + kk * nr, src + kk * b->rs, sizeof(float) * (size_t)w);
+        memset(bp + kk * nr + w, 0, sizeof(float) * (size_t)(nr - w));
       }
       continue;
     }
@@ -523,9 +533,13 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
   const int direct_a = pa == NULL && a->dtype == PTERUN_DTYPE_F32 && a->cs == 1 && a->rs >= 0 &&
                        (m <= 2 * MR || n <= 2 * NR || (a->rs * 4) % 2048 != 0);
   /* B is read in place when each of its elements is used by at most two
-   * tiles (small M): packing would cost more than it saves. */
+   * tiles (small M): packing would cost more than it saves; or when all of
+   * B fits in L2 (a small layer's image, e.g. a 1x1 convolution over a few
+   * hundred pixels): its strips stay cached across the M tiles, and packing
+   * them (a copy per execute) costs more than the unaligned loads. */
   const int direct_b = pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 &&
-                       b->cs == 1 && b->rs >= 0 && m <= 2 * MR;
+                       b->cs == 1 && b->rs >= 0 &&
+                       (m <= 2 * MR || (double)k * (double)b->rs <= PC_F32_DIRECT_B_FLOATS);
   const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
   const int own_a = pa == NULL && !direct_a; /* A blocks packed here, per product */
   const int64_t cap = (int64_t)(ws->cap / sizeof(float));
