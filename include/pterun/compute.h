@@ -289,6 +289,14 @@ typedef struct pterun_compute_gemm_opts {
    * other engines (integer, float64) read `b` and ignore the packer. */
   pterun_compute_pack_b_fn pack_b;
   void* pack_b_ctx;
+  /* B's rows where they are, or NULL: row r of this product's B (r < k) is
+   * the n contiguous floats at b_row_base + b_row_offsets[r] (a convolution's
+   * image: each reduction row is one run of it). The f32 engine then reads
+   * B in place, copying only a last partial strip, with the K blocks and the
+   * bits of the packer path; packed_b wins over it, and it over pack_b. The
+   * other engines ignore it (they read `b`). */
+  const float* b_row_base;
+  const int64_t* b_row_offsets;
 } pterun_compute_gemm_opts;
 
 /** pterun_compute_gemm_opts with every field at its default and struct_size set:

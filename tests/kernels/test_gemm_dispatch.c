@@ -493,6 +493,21 @@ static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, si
   pterun_compute_gemm_opts packer = plain;
   packer.pack_b = plain_pack_b;
   packer.pack_b_ctx = &pb;
+  /* B's rows in place (b_row_offsets): the rows scattered over a larger
+   * buffer in reverse order, 3 floats apart, each followed by NaN guards the
+   * engine must never read into C. */
+  const int64_t ld = n + 3;
+  float* scattered = malloc(sizeof(float) * (size_t)(k * ld));
+  int64_t* offs = malloc(sizeof(int64_t) * (size_t)k);
+  PT_CHECK(scattered && offs);
+  for (int64_t i = 0; i < k * ld; ++i) scattered[i] = NAN;
+  for (int64_t r = 0; r < k; ++r) {
+    offs[r] = (k - 1 - r) * ld;
+    memcpy(scattered + offs[r], b + r * n, sizeof(float) * (size_t)n);
+  }
+  pterun_compute_gemm_opts in_place = plain;
+  in_place.b_row_base = scattered;
+  in_place.b_row_offsets = offs;
   job j = {NULL,
            m,
            n,
@@ -520,15 +535,26 @@ static int pack_b_case(int64_t m, int64_t n, int64_t k, int act, void* arena, si
     atomic_store(&pb.calls, 0);
     PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, arena, arena_bytes) ==
              PTERUN_STATUS_OK);
-    pterun_threadpool_destroy(g_pool);
-    g_pool = NULL;
     if (atomic_load(&pb.calls) == 0 || memcmp(c0, c1, sizeof(float) * csz) != 0) {
       fprintf(stderr, "FAILED pack_b m=%lld n=%lld k=%lld act=%d %s threads=%zu calls=%d\n",
               (long long)m, (long long)n, (long long)k, act, arena ? "arena" : "stack", threads,
               atomic_load(&pb.calls));
       return 1;
     }
+    memset(c1, 0xff, sizeof(float) * csz);
+    g_job.o = &in_place;
+    PT_CHECK(pterun_kernel_invoke(run_job, "gemm", NULL, 0, NULL, arena, arena_bytes) ==
+             PTERUN_STATUS_OK);
+    pterun_threadpool_destroy(g_pool);
+    g_pool = NULL;
+    if (memcmp(c0, c1, sizeof(float) * csz) != 0) {
+      fprintf(stderr, "FAILED b_row_offsets m=%lld n=%lld k=%lld act=%d %s threads=%zu\n",
+              (long long)m, (long long)n, (long long)k, act, arena ? "arena" : "stack", threads);
+      return 1;
+    }
   }
+  free(scattered);
+  free(offs);
   free(a);
   free(b);
   free(bias);

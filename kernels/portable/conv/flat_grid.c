@@ -268,6 +268,10 @@ void pk_flat_run(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws, const c
       last->bias = bias_f != NULL ? bias_f + grp * g->ocpg : NULL;
       last->pack_b = flat_pack_b;
       last->pack_b_ctx = &fp;
+      /* Each reduction row is one run of the planes: the f32 engine reads
+       * them in place (flat_pack_b's copies, without the copy). */
+      last->b_row_base = fl->xp;
+      last->b_row_offsets = fl->off;
       pterun_compute_gemm_ex(ws, g->ocpg, fl->next, rows, &a, NULL, &c, 1.0, 0, last);
       const int64_t moved = g->ocpg * fl->next;
       pterun_parallelize_1d_tile(moved >= 32768 ? pool : NULL, flat_store_task, &job,

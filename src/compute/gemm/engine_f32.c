@@ -129,6 +129,16 @@ void pc_pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_
   }
 }
 
+/* Packs columns [j0, j0 + nc) (nc <= nr) of B rows k0.. (kc of them; row r
+ * at base + rows[r]) into one strip of nr columns, zero padded. */
+static void pack_b_rows_f32(float* bp, const float* base, const int64_t* rows, int64_t k0,
+                            int64_t kc, int64_t j0, int64_t nc, int64_t nr) {
+  for (int64_t kk = 0; kk < kc; ++kk) {
+    memcpy(bp + kk * nr, base + rows[k0 + kk] + j0, sizeof(float) * (size_t)nc);
+    memset(bp + kk * nr + nc, 0, sizeof(float) * (size_t)(nr - nc));
+  }
+}
+
 /* Packs A[i0.., k0..] (mc x kc) into panels of mr rows: panel p holds kc
  * columns of exactly mr floats, zero padded past row mc. */
 void pc_pack_a_f32(float* ap, const pterun_compute_matrix* a, int64_t i0, int64_t mc, int64_t k0,
@@ -296,6 +306,8 @@ typedef struct pc_f32_step {
   pc_f32_kblock kb;                /* the current K block (one step per K block) */
   pterun_compute_pack_b_fn pack_b; /* the caller's B packer, or NULL */
   void* pack_b_ctx;
+  const float* b_row_base; /* with direct_b: B's rows in place (pc_gemm_x), or NULL */
+  const int64_t* b_rows;
   float* bp;    /* packed B block; with direct_b, the packed partial strip */
   float* slot0; /* A block of the first slot */
   float* slots; /* further A blocks, slot_floats apart */
@@ -375,7 +387,11 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
         b_ss = jc + jr + st->pb_sw < st->pb_pad ? (size_t)(kcb * st->pb_sw) : 0;
       }
       if (st->pack_b_in_task) f32_pack_b_task(st, s, 1); /* used right away, from cache */
-      if (st->direct_b && w == NR) {
+      const int64_t* rows = NULL;
+      if (st->direct_b && w == NR && st->b_rows != NULL) {
+        bs = st->b_row_base + jc + jr;
+        rows = st->b_rows + pc;
+      } else if (st->direct_b && w == NR) {
         bs = (const float*)b->data + pc * b->rs + jc + jr;
         b_ks = (size_t)b->rs;
       } else if (st->direct_b) {
@@ -411,7 +427,7 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
           a_ks = (size_t)MR;
         }
         if (st->direct_c && h == kern->mr && w == NR && kern_ep != NULL) {
-          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss,
+          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, rows,
                   (float*)c->data + (ic + ir) * c->rs + jc + jr, (size_t)c->rs, st->alpha, kb->add,
                   kb->bias != NULL ? kb->bias + ic + ir : NULL, kb->act, st->lo, st->hi);
           continue;
@@ -427,13 +443,13 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
             for (int64_t r = 0; r < kern->mr; ++r) bpad[r] = tb[r < h ? r : h - 1];
             tb = bpad;
           }
-          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, tile, (size_t)NR,
+          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, rows, tile, (size_t)NR,
                   st->alpha, 0, tb, kb->act, st->lo, st->hi);
           store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, 0);
           continue;
         }
         if (kern_ep != NULL) {
-          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, tile, (size_t)NR,
+          kern_ep((size_t)h, (size_t)kcb, as, a_rs, a_ks, bs, b_ks, b_ss, rows, tile, (size_t)NR,
                   st->alpha, 0, NULL, PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f);
           store_tile_f32(c, ic + ir, jc + jr, h, w, tile, NR, kb->add);
         } else if (st->direct_c && h == kern->mr && w == NR) {
@@ -537,9 +553,14 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
    * B fits in L2 (a small layer's image, e.g. a 1x1 convolution over a few
    * hundred pixels): its strips stay cached across the M tiles, and packing
    * them (a copy per execute) costs more than the unaligned loads. */
-  const int direct_b = pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 &&
-                       b->cs == 1 && b->rs >= 0 &&
-                       (m <= 2 * MR || (double)k * (double)b->rs <= PC_F32_DIRECT_B_FLOATS);
+  /* B's rows given in place (a convolution's image) are read there by
+   * every tile: the kernels with an epilogue variant take row pointers. */
+  const pc_f32_gemm_ukernel* tail = tail_ukernel(uk);
+  const int rows_b = pb == NULL && x->b_rows != NULL && ukernel_ep(uk) != NULL &&
+                     (tail == NULL || ukernel_ep(tail) != NULL);
+  const int direct_b =
+      rows_b || (pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 &&
+                 b->rs >= 0 && (m <= 2 * MR || (double)k * (double)b->rs <= PC_F32_DIRECT_B_FLOATS));
   const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
   const int own_a = pa == NULL && !direct_a; /* A blocks packed here, per product */
   const int64_t cap = (int64_t)(ws->cap / sizeof(float));
@@ -595,7 +616,7 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
   memset(&st, 0, sizeof st);
   st.uk = uk;
   st.uk_ep = ukernel_ep(uk);
-  st.tail = tail_ukernel(uk);
+  st.tail = tail;
   st.tail_ep = st.tail != NULL ? ukernel_ep(st.tail) : NULL;
   st.a = a;
   st.b = b;
@@ -620,6 +641,7 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
   st.hi = x->hi;
   st.pack_b = pb == NULL ? x->pack_b : NULL;
   st.pack_b_ctx = x->pack_b_ctx;
+  if (rows_b) st.b_row_base = x->b_row_base, st.b_rows = x->b_rows;
   st.slots = (float*)((unsigned char*)ws->buf + ws->cap);
   st.slot_floats = (size_t)uk->mc * (size_t)uk->kc;
   /* B packed at load leaves the buffer's B block free: with several threads
@@ -677,6 +699,9 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
       } else if (!direct_b) {
         size_t ptile = threads > 1 ? (strips + 2 * threads - 1) / (2 * threads) : strips;
         pterun_parallelize_1d_tile(pool, f32_pack_b_task, &st, strips, ptile, flags);
+      } else if (ncb % NR != 0 && rows_b) {
+        pack_b_rows_f32(bp, x->b_row_base, x->b_rows, pc, st.kb.kcb,
+                        jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
       } else if (ncb % NR != 0) {
         pc_pack_b_f32(bp, b, pc, st.kb.kcb, jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
       }

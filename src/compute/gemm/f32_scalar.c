@@ -43,7 +43,8 @@ static v4f epilogue4(v4f v, int act, float lo, float hi) {
 
 static inline __attribute__((always_inline)) void scalar_4x8(
     size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const float* b, size_t b_ks,
-    float* c, size_t ldc, float alpha, int add, const float* bias, int act, float lo, float hi) {
+    const int64_t* b_rows, float* c, size_t ldc, float alpha, int add, const float* bias, int act,
+    float lo, float hi) {
   v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
   const float* a0 = a;
   const float* a1 = mr > 1 ? a0 + a_rs : a0;
@@ -53,7 +54,8 @@ static inline __attribute__((always_inline)) void scalar_4x8(
   size_t k, ko = 0;
   int i;
   for (k = 0; k < kc; ++k, ko += a_ks, b += b_ks) {
-    v4f b0 = load4(b), b1 = load4(b + 4);
+    const float* bq = b_rows != NULL ? b + b_rows[k] : b; /* b_ks is 0 then */
+    v4f b0 = load4(bq), b1 = load4(bq + 4);
     v4f x0 = {a0[ko], a0[ko], a0[ko], a0[ko]};
     v4f x1 = {a1[ko], a1[ko], a1[ko], a1[ko]};
     v4f x2 = {a2[ko], a2[ko], a2[ko], a2[ko]};
@@ -86,14 +88,15 @@ static inline __attribute__((always_inline)) void scalar_4x8(
 void pc_f32_gemm_ukernel__scalar_4x8(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
                                      const float* b, size_t b_ks, float* c, size_t ldc, float alpha,
                                      int add) {
-  scalar_4x8(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, NULL, PTERUN_COMPUTE_ACT_NONE,
-             0.0f, 0.0f);
+  scalar_4x8(mr, kc, a, a_rs, a_ks, b, b_ks, NULL, c, ldc, alpha, add, NULL,
+             PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f);
 }
 
 void pc_f32_gemm_ukernel__scalar_4x8_ep(size_t mr, size_t kc, const float* a, size_t a_rs,
                                         size_t a_ks, const float* b, size_t b_ks, size_t b_ss,
-                                        float* c, size_t ldc, float alpha, int add,
-                                        const float* bias, int act, float lo, float hi) {
+                                        const int64_t* b_rows, float* c, size_t ldc, float alpha,
+                                        int add, const float* bias, int act, float lo, float hi) {
   (void)b_ss; /* one strip per tile */
-  scalar_4x8(mr, kc, a, a_rs, a_ks, b, b_ks, c, ldc, alpha, add, bias, act, lo, hi);
+  scalar_4x8(mr, kc, a, a_rs, a_ks, b, b_rows != NULL ? 0 : b_ks, b_rows, c, ldc, alpha, add, bias,
+             act, lo, hi);
 }

@@ -189,6 +189,10 @@ int pterun_compute_gemm_ex(pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int
     x.k0 = o->k0;
     x.pack_b = o->pack_b;
     x.pack_b_ctx = o->pack_b_ctx;
+    if (o->b_row_base != NULL && o->b_row_offsets != NULL) {
+      x.b_row_base = o->b_row_base;
+      x.b_rows = o->b_row_offsets;
+    }
   }
   if (m == 0 || n == 0) return 0;
   if (k == 0) {

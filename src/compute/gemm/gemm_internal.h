@@ -56,6 +56,8 @@ typedef struct pc_gemm_x {
   const float* bias;               /* per row, or NULL */
   pterun_compute_pack_b_fn pack_b; /* the caller's B packer (B not packed at load), or NULL */
   void* pack_b_ctx;
+  const float* b_row_base; /* B's rows in place (pterun_compute_gemm_opts), or NULL */
+  const int64_t* b_rows;
 } pc_gemm_x;
 
 #define NN_MR 4 /* micro_*() is written for exactly 4 rows */

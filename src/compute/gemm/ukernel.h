@@ -27,19 +27,21 @@ typedef pterun_compute_f32_gemm_ukernel pc_f32_gemm_ukernel;
  * tile and running the epilogue over C. An M = 1 kernel (MR == 1) reads its
  * NR columns as two strips of NR / 2, the second at b + b_ss (NR / 2 when B
  * is contiguous; kc x NR / 2 in the GEMM kernel's packed B, so a product with
- * one row streams the weight packed at load); other kernels ignore b_ss. */
+ * one row streams the weight packed at load); other kernels ignore b_ss.
+ * b_rows NULL: B row k at b + k * b_ks; else at b + b_rows[k] (b_ks unused):
+ * rows read in place wherever they are (a convolution's image). */
 typedef void (*pc_f32_gemm_ep_fn)(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
-                                  const float* b, size_t b_ks, size_t b_ss, float* c, size_t ldc,
-                                  float alpha, int add, const float* bias, int act, float lo,
-                                  float hi);
+                                  const float* b, size_t b_ks, size_t b_ss, const int64_t* b_rows,
+                                  float* c, size_t ldc, float alpha, int add, const float* bias,
+                                  int act, float lo, float hi);
 
 /* Prototypes from the manifest. */
 #define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
   void fn(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,        \
           size_t b_ks, float* c, size_t ldc, float alpha, int add);                                \
   void fn##_ep(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,   \
-               size_t b_ks, size_t b_ss, float* c, size_t ldc, float alpha, int add,               \
-               const float* bias, int act, float lo, float hi);
+               size_t b_ks, size_t b_ss, const int64_t* b_rows, float* c, size_t ldc, float alpha, \
+               int add, const float* bias, int act, float lo, float hi);
 #include "src/compute/gemm/f32_ukernels.inc"
 #undef PC_GEMM_UKERNEL
 

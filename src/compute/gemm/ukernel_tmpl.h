@@ -27,7 +27,8 @@
 #define GT_BODY GT_CAT(GT_FN, _body)
 static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, const float* a,
                                                           size_t a_rs, size_t a_ks, const float* b,
-                                                          size_t b_ks, size_t b_ss, float* c,
+                                                          size_t b_ks, size_t b_ss,
+                                                          const int64_t* b_rows, float* c,
                                                           size_t ldc, float alpha, int add,
                                                           const float* bias, int act, float lo,
                                                           float hi) {
@@ -52,12 +53,13 @@ static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, 
    * layouts get their own loop so the addresses are one pointer (or one
    * index) plus constants: six pointer bumps per step cost front-end slots
    * the FMAs need. Same operations in the same order in every loop. */
-#define GT_KSTEP(A_AT)                                                                             \
+#define GT_KSTEP(A_AT, B_ROW)                                                                      \
   do {                                                                                             \
     GT_VEC bv[GT_NRV];                                                                             \
+    const float* bq = (B_ROW);                                                                     \
     PC_UNROLL                                                                                      \
-    for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOADU(b + (j / GT_SW) * b_ss + (j % GT_SW) * GT_VLEN); \
-    b += b_ks;                                                                                     \
+    for (j = 0; j < GT_NRV; ++j)                                                                   \
+      bv[j] = GT_LOADU(bq + (j / GT_SW) * b_ss + (j % GT_SW) * GT_VLEN);                           \
     PC_UNROLL                                                                                      \
     for (i = 0; i < GT_MR; ++i) {                                                                  \
       GT_VEC av = GT_BCAST(A_AT(i));                                                               \
@@ -65,21 +67,31 @@ static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, 
       for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_FMA(av, bv[j], acc[i][j]);                       \
     }                                                                                              \
   } while (0)
-  if (a_rs == 1 && mr == GT_MR) {
-    /* A packed in panels (of this kernel's MR rows, or more). */
+  /* B rows b_ks apart, or (b_rows) row k at b + b_rows[k]: a convolution's
+   * image read in place, no packing. A loop per case: a test in the loop
+   * would cost issue slots at every step. */
 #define GT_A_PANEL(i) (a + (i))
-    for (k = 0; k < kc; ++k, a += a_ks) GT_KSTEP(GT_A_PANEL);
-#undef GT_A_PANEL
+#define GT_A_ROWS(i) (ar[i] + k)
+#define GT_A_ANY(i) (ar[i] + ko)
+  if (b_rows != NULL) {
+    if (a_rs == 1 && mr == GT_MR)
+      for (k = 0; k < kc; ++k, a += a_ks) GT_KSTEP(GT_A_PANEL, b + b_rows[k]);
+    else if (a_ks == 1)
+      for (k = 0; k < kc; ++k) GT_KSTEP(GT_A_ROWS, b + b_rows[k]);
+    else
+      for (k = 0; k < kc; ++k, ko += a_ks) GT_KSTEP(GT_A_ANY, b + b_rows[k]);
+  } else if (a_rs == 1 && mr == GT_MR) {
+    /* A packed in panels (of this kernel's MR rows, or more). */
+    for (k = 0; k < kc; ++k, a += a_ks, b += b_ks) GT_KSTEP(GT_A_PANEL, b);
   } else if (a_ks == 1) {
     /* A rows read in place. */
-#define GT_A_ROWS(i) (ar[i] + k)
-    for (k = 0; k < kc; ++k) GT_KSTEP(GT_A_ROWS);
-#undef GT_A_ROWS
+    for (k = 0; k < kc; ++k, b += b_ks) GT_KSTEP(GT_A_ROWS, b);
   } else {
-#define GT_A_ANY(i) (ar[i] + ko)
-    for (k = 0; k < kc; ++k, ko += a_ks) GT_KSTEP(GT_A_ANY);
-#undef GT_A_ANY
+    for (k = 0; k < kc; ++k, ko += a_ks, b += b_ks) GT_KSTEP(GT_A_ANY, b);
   }
+#undef GT_A_PANEL
+#undef GT_A_ROWS
+#undef GT_A_ANY
 #undef GT_KSTEP
   {
     GT_VEC va = GT_BCAST(&alpha);
@@ -111,14 +123,15 @@ static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, 
 
 void GT_FN(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const float* b,
            size_t b_ks, float* c, size_t ldc, float alpha, int add) {
-  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, GT_SW * GT_VLEN, c, ldc, alpha, add, NULL,
+  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, GT_SW * GT_VLEN, NULL, c, ldc, alpha, add, NULL,
           PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f);
 }
 
 void GT_CAT(GT_FN, _ep)(size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks,
-                        const float* b, size_t b_ks, size_t b_ss, float* c, size_t ldc, float alpha,
-                        int add, const float* bias, int act, float lo, float hi) {
-  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, b_ss, c, ldc, alpha, add, bias, act, lo, hi);
+                        const float* b, size_t b_ks, size_t b_ss, const int64_t* b_rows, float* c,
+                        size_t ldc, float alpha, int add, const float* bias, int act, float lo,
+                        float hi) {
+  GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, b_ss, b_rows, c, ldc, alpha, add, bias, act, lo, hi);
 }
 #undef GT_BODY
 #undef GT_SW
