@@ -238,6 +238,14 @@ static const conv_case k_cases[] = {
     {2, 1, 8, 16, 1, {16, 16}, {3, 3}, {1, 1}, {5, 5}, {1, 1}, 1},
     {1, 1, 8, 16, 1, {200}, {3}, {2}, {1}, {1}, 1},
     {2, 1, 5, 8, 1, {27, 48}, {3, 5}, {5, 5}, {1, 1}, {1, 1}, 1},
+    /* One output row on the flat grid (only its real columns, written
+     * straight into out): 1-D at unit stride, dilated with "same" padding (a
+     * WaveNet layer), K over one block, groups and batch 2 unpadded, and a
+     * 2-D convolution whose output has one row. */
+    {1, 1, 16, 24, 1, {300}, {3}, {1}, {4}, {4}, 1},
+    {1, 1, 64, 32, 1, {100}, {5}, {1}, {2}, {1}, 1},
+    {1, 2, 6, 9, 3, {50}, {5}, {1}, {0}, {1}, 0},
+    {2, 1, 4, 8, 1, {3, 40}, {3, 3}, {1, 1}, {0, 1}, {1, 1}, 1},
 };
 
 /* A dense 2-D convolution with at most 4 input channels and a short

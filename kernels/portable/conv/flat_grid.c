@@ -28,14 +28,22 @@
 
 /* Whether a forward float32 convolution takes the flat path: 1-D or 2-D,
  * strides up to NN_FLAT_MAX_STRIDE, at most NN_FLAT_EXTRA of extra strips,
- * and not a 1-D convolution with unit stride (its strips are one run of the
- * row already) nor a 1x1 kernel (each input element is read once: the phase
- * pass would only add work). */
+ * and not a 1x1 kernel (each input element is read once: the phase pass
+ * would only add work). One output row (a 1-D convolution) computes only
+ * its real columns, straight into out where its rows are dense: the GEMM
+ * reads each reduction row in place from the padded copy, a copy of the
+ * input instead of packing kernel-width times as many strips. */
+/* Columns of the product: the extended grid's OH x wq, or for one output
+ * row its OW real ones (the row never wraps into the next). */
+static int64_t pk_flat_columns(const int64_t out[3], const pk_flat_geom* fg) {
+  return out[1] == 1 ? out[2] : out[1] * fg->wq;
+}
+
 int pk_flat_geometry(int64_t id, const int64_t stride[3], const int64_t k[3], const int64_t dil[3],
                      const int64_t out[3], pk_flat_geom* fg) {
   const int64_t sh = stride[1], sw = stride[2];
   if (k[0] != 1 || id != 1 || out[0] != 1 || sh > NN_FLAT_MAX_STRIDE || sw > NN_FLAT_MAX_STRIDE ||
-      (out[1] == 1 && sh == 1 && sw == 1) || (k[1] == 1 && k[2] == 1))
+      (k[1] == 1 && k[2] == 1))
     return 0;
   if (k[1] > INT32_MAX || k[2] > INT32_MAX || dil[1] > INT32_MAX || dil[2] > INT32_MAX) return 0;
   /* Hostile dilations: the planes must stay far from int64 overflow (the
@@ -46,7 +54,7 @@ int pk_flat_geometry(int64_t id, const int64_t stride[3], const int64_t k[3], co
   fg->hq = out[1] + (k[1] - 1) * dil[1] / sh;
   fg->wq = out[2] + (k[2] - 1) * dil[2] / sw;
   /* Columns the product computes, in strips of the widest microkernel: */
-  const int64_t cols_flat = (out[1] * fg->wq + NN_FLAT_NR - 1) / NN_FLAT_NR,
+  const int64_t cols_flat = (pk_flat_columns(out, fg) + NN_FLAT_NR - 1) / NN_FLAT_NR,
                 cols_real = (out[1] * out[2] + NN_FLAT_NR - 1) / NN_FLAT_NR;
   if (cols_flat * NN_FLAT_EXTRA_DEN > cols_real * (NN_FLAT_EXTRA_DEN + NN_FLAT_EXTRA_NUM)) return 0;
   for (int q = 0; q < NN_FLAT_MAX_STRIDE; ++q) fg->mh[q] = fg->mw[q] = -1;
@@ -101,6 +109,7 @@ typedef struct flat_job {
   float* cext;
   float* out; /* batch n, first output channel of the group */
   int64_t ocs;
+  int64_t next; /* the product's columns: cext's channel stride */
 } flat_job;
 
 /* Stride-2 phase rows (ph, 0) and (ph, 1) of one channel, an even left
@@ -185,7 +194,7 @@ static void flat_store_task(void* ctx, size_t start, size_t count) {
   const conv_geom* g = j->g;
   const int64_t OH = g->out[1], OW = g->out[2], wq = j->fg->wq, ocs = j->ocs;
   for (size_t c = start; c < start + count; ++c) {
-    const float* s = j->cext + (int64_t)c * OH * wq;
+    const float* s = j->cext + (int64_t)c * j->next;
     float* d = j->out + (int64_t)c * g->os[1];
     for (int64_t r = 0; r < OH; ++r)
       if (ocs == 1)
@@ -203,7 +212,7 @@ int pk_flat_begin(pterun_kernel_context* ctx, const conv_geom* g, const red_orde
   if (!pk_flat_geometry(g->in[0], g->stride, g->k, g->dil, g->out, &fl->fg)) return 0;
   const int64_t rows = g->icpg * g->k[1] * g->k[2], plane = fg->hq * fg->wq;
   const int64_t image = g->icpg * flat_channel(fg);
-  fl->next = g->out[1] * fg->wq;
+  fl->next = pk_flat_columns(g->out, fg);
   /* Only when the arena also keeps the product's full GEMM blocks after the
    * planes: smaller blocks would split K differently and change the bits
    * (the packer path, which takes a few bytes, gives the flat path's). The
@@ -256,14 +265,17 @@ void pk_flat_run(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws, const c
       flat_job job = {
           g,      &fl->fg,  (const float*)in->data + n * g->is[0] + grp * g->icpg * g->is[1],
           fl->xp, fl->cext, (float*)out->data + n * g->os[0] + grp * g->ocpg * g->os[1],
-          ocs};
+          ocs,    fl->next};
       /* ~1 ns an element copied (the pool's split rule) */
       pterun_parallelize_1d_tile(image >= 32768 ? pool : NULL, flat_pad_task, &job, (size_t)g->icpg,
                                  1, maxt | PTERUN_PARALLEL_WORK_NS(image));
       flat_packer fp = {fl->xp, fl->off};
       pterun_compute_matrix a = {(float*)w->data + grp * g->ocpg * g->ws[0], w->dtype, g->ws[0],
                                  ro->cs};
-      pterun_compute_matrix c = {fl->cext, PTERUN_DTYPE_F32, fl->next, 1};
+      /* One dense output row: the product writes out itself. */
+      const int direct = g->out[1] == 1 && ocs == 1;
+      pterun_compute_matrix c = {direct ? job.out : fl->cext, PTERUN_DTYPE_F32,
+                                 direct ? g->os[1] : fl->next, 1};
       last->k0 = 0;
       last->bias = bias_f != NULL ? bias_f + grp * g->ocpg : NULL;
       last->pack_b = flat_pack_b;
@@ -273,6 +285,7 @@ void pk_flat_run(pterun_kernel_context* ctx, pterun_compute_gemm_ws* ws, const c
       last->b_row_base = fl->xp;
       last->b_row_offsets = fl->off;
       pterun_compute_gemm_ex(ws, g->ocpg, fl->next, rows, &a, NULL, &c, 1.0, 0, last);
+      if (direct) continue;
       const int64_t moved = g->ocpg * fl->next;
       pterun_parallelize_1d_tile(moved >= 32768 ? pool : NULL, flat_store_task, &job,
                                  (size_t)g->ocpg, 1, maxt | PTERUN_PARALLEL_WORK_NS(moved));
