@@ -559,8 +559,9 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
   const int rows_b = pb == NULL && x->b_rows != NULL && ukernel_ep(uk) != NULL &&
                      (tail == NULL || ukernel_ep(tail) != NULL);
   const int direct_b =
-      rows_b || (pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 &&
-                 b->rs >= 0 && (m <= 2 * MR || (double)k * (double)b->rs <= PC_F32_DIRECT_B_FLOATS));
+      rows_b ||
+      (pb == NULL && x->pack_b == NULL && b->dtype == PTERUN_DTYPE_F32 && b->cs == 1 &&
+       b->rs >= 0 && (m <= 2 * MR || (double)k * (double)b->rs <= PC_F32_DIRECT_B_FLOATS));
   const int direct_c = c->dtype == PTERUN_DTYPE_F32 && c->cs == 1 && c->rs >= 0;
   const int own_a = pa == NULL && !direct_a; /* A blocks packed here, per product */
   const int64_t cap = (int64_t)(ws->cap / sizeof(float));

@@ -25,13 +25,10 @@
 #define GT_CAT_(x, y) x##y
 #define GT_CAT(x, y) GT_CAT_(x, y)
 #define GT_BODY GT_CAT(GT_FN, _body)
-static inline __attribute__((always_inline)) void GT_BODY(size_t mr, size_t kc, const float* a,
-                                                          size_t a_rs, size_t a_ks, const float* b,
-                                                          size_t b_ks, size_t b_ss,
-                                                          const int64_t* b_rows, float* c,
-                                                          size_t ldc, float alpha, int add,
-                                                          const float* bias, int act, float lo,
-                                                          float hi) {
+static inline __attribute__((always_inline)) void GT_BODY(
+    size_t mr, size_t kc, const float* a, size_t a_rs, size_t a_ks, const float* b, size_t b_ks,
+    size_t b_ss, const int64_t* b_rows, float* c, size_t ldc, float alpha, int add,
+    const float* bias, int act, float lo, float hi) {
   const float* ar[GT_MR];
   GT_VEC acc[GT_MR][GT_NRV];
   size_t k, ko = 0;
