@@ -222,13 +222,23 @@ static void fetch_matrix_rows(const pterun_compute_matrix* a, int64_t i0, int64_
  * shifted row sums. */
 #if defined(__SSE2__)
 /* 16 bytes of row r from group q on (a copy padded with bytes that flip to 0
- * past kc; zeros for a row past the panel's rows), flipped. */
+ * past kc; zeros for a row past the panel's rows), flipped. With `slack` the
+ * 16 bytes at any row's group are readable (the task's own buffer): the
+ * bytes past kc are masked to 0 in registers, not copied through memory (a
+ * variable-length copy and a failed store forward per row were a third of
+ * an int8 stem convolution with K = 27). */
 static inline __m128i load_groups(const uint8_t* raw, int64_t raw_rs, int64_t r, int64_t rows,
-                                  int64_t q, int64_t kc, __m128i vflip, uint8_t flip) {
+                                  int64_t q, int64_t kc, __m128i vflip, uint8_t flip, int slack) {
   if (r >= rows) return _mm_setzero_si128();
   const uint8_t* src = raw + r * raw_rs + q * PC_QS8_KR;
   if ((q + 4) * PC_QS8_KR <= kc)
     return _mm_xor_si128(_mm_loadu_si128((const __m128i*)(const void*)src), vflip);
+  if (slack) {
+    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m128i keep = _mm_cmplt_epi8(lane, _mm_set1_epi8((char)(kc - q * PC_QS8_KR)));
+    return _mm_and_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i*)(const void*)src), vflip),
+                         keep);
+  }
   uint8_t tail[16];
   memset(tail, flip, sizeof tail);
   memcpy(tail, src, (size_t)(kc - q * PC_QS8_KR));
@@ -239,7 +249,8 @@ static inline __m128i load_groups(const uint8_t* raw, int64_t raw_rs, int64_t r,
  * widened, then each group's pair of rows stored as one 16-byte run (the
  * panel keeps a group's rows next to each other). */
 static void pack_panel_i16_pairs(int64_t mr, const uint8_t* raw, int64_t raw_rs, int64_t rows,
-                                 int64_t kc, uint8_t flip, int16_t* panel, int32_t* row_sum) {
+                                 int64_t kc, uint8_t flip, int slack, int16_t* panel,
+                                 int32_t* row_sum) {
   const int64_t kqb = (kc + PC_QS8_KR - 1) / PC_QS8_KR;
   const size_t step = (size_t)mr * PC_QS8_KR;
   const __m128i vflip = _mm_set1_epi8((char)flip), zero = _mm_setzero_si128();
@@ -248,8 +259,8 @@ static void pack_panel_i16_pairs(int64_t mr, const uint8_t* raw, int64_t raw_rs,
     __m128i sa = zero, sb = zero;
     int16_t* d0 = panel + pr * PC_QS8_KR;
     for (q = 0; q < kqb; q += 4) {
-      const __m128i a = load_groups(raw, raw_rs, pr, rows, q, kc, vflip, flip);
-      const __m128i b = load_groups(raw, raw_rs, pr + 1, rows, q, kc, vflip, flip);
+      const __m128i a = load_groups(raw, raw_rs, pr, rows, q, kc, vflip, flip, slack);
+      const __m128i b = load_groups(raw, raw_rs, pr + 1, rows, q, kc, vflip, flip, slack);
       const __m128i alo = _mm_unpacklo_epi8(a, zero), ahi = _mm_unpackhi_epi8(a, zero);
       const __m128i blo = _mm_unpacklo_epi8(b, zero), bhi = _mm_unpackhi_epi8(b, zero);
       int16_t* d = d0 + (size_t)q * step;
@@ -274,7 +285,8 @@ static void pack_panel_i16_pairs(int64_t mr, const uint8_t* raw, int64_t raw_rs,
  * run (a 4-byte transpose). The VNNI kernel's panels; the byte loop it
  * replaces was a fifth of an int8 MobileNet's time. */
 static void pack_panel_u8_quads(int64_t mr, const uint8_t* raw, int64_t raw_rs, int64_t rows,
-                                int64_t kc, uint8_t flip, uint8_t* panel, int32_t* row_sum) {
+                                int64_t kc, uint8_t flip, int slack, uint8_t* panel,
+                                int32_t* row_sum) {
   const int64_t kqb = (kc + PC_QS8_KR - 1) / PC_QS8_KR;
   const size_t step = (size_t)mr * PC_QS8_KR;
   const __m128i vflip = _mm_set1_epi8((char)flip), zero = _mm_setzero_si128();
@@ -284,7 +296,7 @@ static void pack_panel_u8_quads(int64_t mr, const uint8_t* raw, int64_t raw_rs, 
     for (int64_t q = 0; q < kqb; q += 4) {
       __m128i r[4];
       for (int i = 0; i < 4; ++i) {
-        r[i] = load_groups(raw, raw_rs, pr + i, rows, q, kc, vflip, flip);
+        r[i] = load_groups(raw, raw_rs, pr + i, rows, q, kc, vflip, flip, slack);
         s[i] = _mm_add_epi64(s[i], _mm_sad_epu8(r[i], zero));
       }
       const __m128i t0 = _mm_unpacklo_epi32(r[0], r[1]), t1 = _mm_unpacklo_epi32(r[2], r[3]);
@@ -305,22 +317,25 @@ static void pack_panel_u8_quads(int64_t mr, const uint8_t* raw, int64_t raw_rs, 
 }
 #endif
 
+/* slack: 16 bytes are readable at every group of every row (load_groups). */
 static void pack_panel(const pc_qs8_gemm_ukernel* uk, const uint8_t* raw, int64_t raw_rs,
-                       int64_t rows, int64_t kc, uint8_t flip, void* panel, int32_t* row_sum) {
+                       int64_t rows, int64_t kc, uint8_t flip, int slack, void* panel,
+                       int32_t* row_sum) {
   const int64_t mr = uk->mr, kqb = (kc + PC_QS8_KR - 1) / PC_QS8_KR;
   const int64_t kfull = kc / PC_QS8_KR * PC_QS8_KR;
   const size_t step = (size_t)mr * PC_QS8_KR; /* elements from one group to the next */
   int64_t q, i, t;
+  (void)slack; /* without SSE2: byte loops */
 #if defined(__SSE2__)
   /* The SSE4.1 bit stands for "SIMD allowed" (PTERUN_ISA_MASK=0: the byte
    * loops below, which give the same panels). */
   const int simd = (pterun_cpu_features() & PTERUN_CPU_X86_SSE4_1) != 0;
   if (simd && uk->a_bytes == 2 && mr % 2 == 0) {
-    pack_panel_i16_pairs(mr, raw, raw_rs, rows, kc, flip, (int16_t*)panel, row_sum);
+    pack_panel_i16_pairs(mr, raw, raw_rs, rows, kc, flip, slack, (int16_t*)panel, row_sum);
     return;
   }
   if (simd && uk->a_bytes == 1 && mr % 4 == 0) {
-    pack_panel_u8_quads(mr, raw, raw_rs, rows, kc, flip, (uint8_t*)panel, row_sum);
+    pack_panel_u8_quads(mr, raw, raw_rs, rows, kc, flip, slack, (uint8_t*)panel, row_sum);
     return;
   }
 #endif
@@ -523,7 +538,8 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   const int64_t mr = uk->mr, nr = uk->nr, k = w->k;
   const size_t strip_bytes = (size_t)w->kq * (size_t)nr * PC_QS8_KR * (size_t)uk->b_bytes;
   const uint8_t flip = job->a_signed ? 0x80 : 0;
-  _Alignas(64) uint8_t raw[PC_QS8_MR_MAX * PC_QS8_KB];
+  /* + 16: the slack load_groups reads past the last row's kc bytes */
+  _Alignas(64) uint8_t raw[PC_QS8_MR_MAX * PC_QS8_KB + 16];
   _Alignas(64) int16_t panel[PC_QS8_MR_MAX * PC_QS8_KB];
   _Alignas(64) int32_t acc[PC_QS8_MR_MAX * PC_QS8_TN];
   int32_t row_sum[PC_QS8_MR_MAX];
@@ -553,13 +569,13 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
       const size_t kqb = (size_t)((kc + PC_QS8_KR - 1) / PC_QS8_KR);
       if (job->a_rows != NULL) {
         job->a_rows(job->a_ctx, i0, rows, k0, kc, raw);
-        pack_panel(uk, raw, kc, rows, kc, flip, panel, row_sum);
+        pack_panel(uk, raw, kc, rows, kc, flip, 1, panel, row_sum);
       } else if (job->a->cs == 1) { /* rows read in place */
         pack_panel(uk, (const uint8_t*)job->a->data + i0 * job->a->rs + k0, job->a->rs, rows, kc,
-                   flip, panel, row_sum);
+                   flip, 0, panel, row_sum);
       } else {
         fetch_matrix_rows(job->a, i0, rows, k0, kc, raw);
-        pack_panel(uk, raw, kc, rows, kc, flip, panel, row_sum);
+        pack_panel(uk, raw, kc, rows, kc, flip, 1, panel, row_sum);
       }
       for (s = 0; s < nsj; ++s) {
         const unsigned char* b =
