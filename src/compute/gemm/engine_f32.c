@@ -303,6 +303,7 @@ typedef struct pc_f32_step {
   const float *pa_data, *pb_data;
   int64_t pa_pad, pb_pad, pa_k0, k0;
   int64_t pb_sw;                   /* strip width of the packed B (< uk's NR for M = 1), or 0 */
+  int bp_all_k;                    /* bp holds the partial strip of every K block, [K][NR] */
   pc_f32_kblock kb;                /* the current K block (one step per K block) */
   pterun_compute_pack_b_fn pack_b; /* the caller's B packer, or NULL */
   void* pack_b_ctx;
@@ -477,8 +478,9 @@ static void kblock_at(const pc_f32_step* st, int64_t pc, pc_f32_kblock* kb) {
   kb->act = pc + kb->kcb == st->k ? st->act : 0; /* the last K block writes final values */
   kb->bias = pc == 0 ? st->bias : NULL;
   kb->pa = st->pa_data != NULL ? st->pa_data + (st->pa_k0 + pc) * st->pa_pad : NULL;
-  kb->bp =
-      st->pb_data != NULL ? st->pb_data + (st->k0 + pc) * st->pb_pad + st->jc * kb->kcb : st->bp;
+  kb->bp = st->pb_data != NULL ? st->pb_data + (st->k0 + pc) * st->pb_pad + st->jc * kb->kcb
+           : st->bp_all_k     ? st->bp + pc * st->uk->nr
+                              : st->bp;
 }
 
 /* C tile: M block `bi`, strips [s0, s0 + ns), of the current K block. */
@@ -606,7 +608,12 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
    * pool's split rule is per parallel call, and a product makes one per N
    * block and, B unpacked, per K block (each a wake-up and a barrier), so
    * the estimate is one such call's share of the multiply-adds. */
-  const int64_t calls = ((n + nc - 1) / nc) * (pb != NULL ? 1 : (k + kc - 1) / kc);
+  /* B read in place needs no packing between K blocks either: one call per N
+   * block runs every K block of a tile (f32_tile_task_all_k), the partial
+   * last strip of every K block packed first, [K][NR] at the buffer's start
+   * (it must fit before the A slots). */
+  const int direct_all_k = pb == NULL && direct_b && k * NR <= kc * nc;
+  const int64_t calls = ((n + nc - 1) / nc) * (pb != NULL || direct_all_k ? 1 : (k + kc - 1) / kc);
   const uint32_t work_flags = pc_parallel_flags(
       ws->max_threads, (double)m * (double)n * (double)k / (double)calls, PC_PS_F32_GEMM_FMA);
   size_t threads = pterun_threadpool_threads_for(ws->pool, work_flags);
@@ -682,6 +689,19 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
     }
     st.jc = jc;
     st.ncb = ncb;
+    if (direct_all_k) {
+      st.bp_all_k = 1;
+      for (pc = 0; ncb % NR != 0 && pc < k; pc += kc) {
+        const int64_t kcb = min64(kc, k - pc), j0 = jc + (int64_t)(strips - 1) * NR;
+        if (rows_b)
+          pack_b_rows_f32(bp + pc * NR, x->b_row_base, x->b_rows, pc, kcb, j0, ncb % NR, NR);
+        else
+          pc_pack_b_f32(bp + pc * NR, b, pc, kcb, j0, ncb % NR, NR);
+      }
+      atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
+      pterun_parallelize_2d_tile(pool, f32_tile_task_all_k, &st, mblocks, strips, 1, per, flags);
+      continue;
+    }
     if (pb != NULL) {
       if (whole_a && jc == 0) {
         const size_t panels = (size_t)((m + MR - 1) / MR);
