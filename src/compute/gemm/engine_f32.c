@@ -335,15 +335,28 @@ static void slot_release(pc_f32_step* st, size_t k) {
   atomic_fetch_and_explicit(&st->busy, ~((uint_least32_t)1 << k), memory_order_release);
 }
 
-/* Packs strips [s0, s0 + count) of the B block. */
+/* Rows per strip in the B block buffer: the K block's, or with strips packed
+ * by their tile tasks the largest K block's (tasks then run different K
+ * blocks at once: every strip keeps its own bytes). */
+static int64_t strip_rows(const pc_f32_step* st, const pc_f32_kblock* kb) {
+  return st->pack_b_in_task ? st->kc : kb->kcb;
+}
+
+/* Packs strips [s0, s0 + count) of K block kb's B block. */
+static void pack_b_strips(const pc_f32_step* st, const pc_f32_kblock* kb, size_t s0,
+                          size_t count) {
+  const int64_t NR = st->uk->nr;
+  int64_t j0 = (int64_t)s0 * NR, w = min64((int64_t)count * NR, st->ncb - j0), kcb = kb->kcb;
+  float* dst = st->bp + j0 * strip_rows(st, kb);
+  if (st->pack_b != NULL)
+    st->pack_b(st->pack_b_ctx, dst, kb->pc, kcb, st->jc + j0, w, NR);
+  else
+    pc_pack_b_f32(dst, st->b, kb->pc, kcb, st->jc + j0, w, NR);
+}
+
 static void f32_pack_b_task(void* ctx, size_t s0, size_t count) {
   pc_f32_step* st = ctx;
-  const int64_t NR = st->uk->nr;
-  int64_t j0 = (int64_t)s0 * NR, w = min64((int64_t)count * NR, st->ncb - j0), kcb = st->kb.kcb;
-  if (st->pack_b != NULL)
-    st->pack_b(st->pack_b_ctx, st->bp + j0 * kcb, st->kb.pc, kcb, st->jc + j0, w, NR);
-  else
-    pc_pack_b_f32(st->bp + j0 * kcb, st->b, st->kb.pc, kcb, st->jc + j0, w, NR);
+  pack_b_strips(st, &st->kb, s0, count);
 }
 
 /* Packs panels [p0, p0 + count) of the whole A (MR rows each), every K
@@ -376,7 +389,7 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
     }
     for (size_t s = s0; s < s0 + ns; ++s) {
       const int64_t jr = (int64_t)s * NR, w = min64(NR, st->ncb - jr);
-      const float* bs = kb->bp + jr * kcb;
+      const float* bs = kb->bp + jr * strip_rows(st, kb);
       size_t b_ks = (size_t)NR;
       /* An M = 1 kernel reads its tile as two strips of NR / 2 (ukernel.h):
        * side by side, or two strips of the GEMM kernel's B packed at load
@@ -387,7 +400,7 @@ static void tile_run(pc_f32_step* st, const pc_f32_kblock* kb, size_t bi, size_t
         b_ks = (size_t)st->pb_sw;
         b_ss = jc + jr + st->pb_sw < st->pb_pad ? (size_t)(kcb * st->pb_sw) : 0;
       }
-      if (st->pack_b_in_task) f32_pack_b_task(st, s, 1); /* used right away, from cache */
+      if (st->pack_b_in_task) pack_b_strips(st, kb, s, 1); /* used right away, from cache */
       const int64_t* rows = NULL;
       if (st->direct_b && w == NR && st->b_rows != NULL) {
         bs = st->b_row_base + jc + jr;
@@ -613,13 +626,24 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
    * last strip of every K block packed first, [K][NR] at the buffer's start
    * (it must fit before the A slots). */
   const int direct_all_k = pb == NULL && direct_b && k * NR <= kc * nc;
-  const int64_t calls = ((n + nc - 1) / nc) * (pb != NULL || direct_all_k ? 1 : (k + kc - 1) / kc);
+  /* With one M block every B strip belongs to one tile task: it packs the
+   * strip just before using it, which saves the pool a barrier per step and
+   * the B block a trip through memory (the same packed values); and so on
+   * several threads all K blocks run in one call too (a fifth of the
+   * barriers at K = 576, and work per call enough to split a small layer).
+   * One thread keeps a step per K block: A's block stays in cache across
+   * the strips. */
+  const size_t mblocks = (size_t)((m + mc - 1) / mc);
+  const int pack_in_task = pb == NULL && !direct_b && mblocks == 1;
+  const int64_t calls = ((n + nc - 1) / nc) *
+                        (pb != NULL || direct_all_k || pack_in_task ? 1 : (k + kc - 1) / kc);
   const uint32_t work_flags = pc_parallel_flags(
       ws->max_threads, (double)m * (double)n * (double)k / (double)calls, PC_PS_F32_GEMM_FMA);
   size_t threads = pterun_threadpool_threads_for(ws->pool, work_flags);
   /* One tile (e.g. a 10-wide linear): nothing to share, the pool only adds
    * its wake-up. */
   if ((m + mc - 1) / mc * ((n + NR - 1) / NR) < 2) threads = 1;
+  const int all_k = direct_all_k || (pack_in_task && threads > 1);
   pc_f32_step st;
   memset(&st, 0, sizeof st);
   st.uk = uk;
@@ -670,11 +694,7 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
   pterun_threadpool* pool = threads > 1 ? ws->pool : NULL;
   const uint32_t flags =
       PTERUN_PARALLEL_MAX_THREADS(threads) | (work_flags & PTERUN_PARALLEL_WORK_MASK);
-  const size_t mblocks = (size_t)((m + mc - 1) / mc);
-  /* With one M block every B strip belongs to one tile task: it packs the
-   * strip just before using it, which saves the pool a barrier per step and
-   * the B block a trip through memory (the same packed values). */
-  st.pack_b_in_task = pb == NULL && !direct_b && mblocks == 1;
+  st.pack_b_in_task = pack_in_task;
 
   for (jc = 0; jc < n; jc += nc) {
     const int64_t ncb = min64(nc, n - jc);
@@ -689,9 +709,9 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
     }
     st.jc = jc;
     st.ncb = ncb;
-    if (direct_all_k) {
-      st.bp_all_k = 1;
-      for (pc = 0; ncb % NR != 0 && pc < k; pc += kc) {
+    if (all_k) {
+      st.bp_all_k = direct_all_k;
+      for (pc = 0; direct_all_k && ncb % NR != 0 && pc < k; pc += kc) {
         const int64_t kcb = min64(kc, k - pc), j0 = jc + (int64_t)(strips - 1) * NR;
         if (rows_b)
           pack_b_rows_f32(bp + pc * NR, x->b_row_base, x->b_rows, pc, kcb, j0, ncb % NR, NR);
