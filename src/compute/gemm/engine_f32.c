@@ -343,8 +343,7 @@ static int64_t strip_rows(const pc_f32_step* st, const pc_f32_kblock* kb) {
 }
 
 /* Packs strips [s0, s0 + count) of K block kb's B block. */
-static void pack_b_strips(const pc_f32_step* st, const pc_f32_kblock* kb, size_t s0,
-                          size_t count) {
+static void pack_b_strips(const pc_f32_step* st, const pc_f32_kblock* kb, size_t s0, size_t count) {
   const int64_t NR = st->uk->nr;
   int64_t j0 = (int64_t)s0 * NR, w = min64((int64_t)count * NR, st->ncb - j0), kcb = kb->kcb;
   float* dst = st->bp + j0 * strip_rows(st, kb);
@@ -492,8 +491,8 @@ static void kblock_at(const pc_f32_step* st, int64_t pc, pc_f32_kblock* kb) {
   kb->bias = pc == 0 ? st->bias : NULL;
   kb->pa = st->pa_data != NULL ? st->pa_data + (st->pa_k0 + pc) * st->pa_pad : NULL;
   kb->bp = st->pb_data != NULL ? st->pb_data + (st->k0 + pc) * st->pb_pad + st->jc * kb->kcb
-           : st->bp_all_k     ? st->bp + pc * st->uk->nr
-                              : st->bp;
+           : st->bp_all_k      ? st->bp + pc * st->uk->nr
+                               : st->bp;
 }
 
 /* C tile: M block `bi`, strips [s0, s0 + ns), of the current K block. */
@@ -635,8 +634,8 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
    * the strips. */
   const size_t mblocks = (size_t)((m + mc - 1) / mc);
   const int pack_in_task = pb == NULL && !direct_b && mblocks == 1;
-  const int64_t calls = ((n + nc - 1) / nc) *
-                        (pb != NULL || direct_all_k || pack_in_task ? 1 : (k + kc - 1) / kc);
+  const int64_t calls =
+      ((n + nc - 1) / nc) * (pb != NULL || direct_all_k || pack_in_task ? 1 : (k + kc - 1) / kc);
   const uint32_t work_flags = pc_parallel_flags(
       ws->max_threads, (double)m * (double)n * (double)k / (double)calls, PC_PS_F32_GEMM_FMA);
   size_t threads = pterun_threadpool_threads_for(ws->pool, work_flags);
