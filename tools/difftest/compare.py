@@ -38,6 +38,7 @@ REL_QUANT = 1e-4
 QUANT_FLOAT = 2e-2  # int8 program whose output a float op makes: 2 % of the magnitude
 REL_TRANSCENDENTAL = 2e-4
 COND = 16.0
+F32_EPS = float(np.finfo(np.float32).eps)
 TRANSCENDENTAL = {
     "gelu",
     "silu",
@@ -73,9 +74,13 @@ def tolerance(ref: Reference, k: int) -> float:
         mag = 0.0
     tol = max(ref.rel * max(1.0, mag), COND * ref.err64[k])
     if ref.steps is not None and k < len(ref.steps):
-        # one quantization step (plus float rounding of the dequantize)
+        # one quantization step, plus the float32 rounding of the two
+        # dequantized values compared ((q - zp) * scale on each side: up to an
+        # ulp of the output's magnitude each, which at q = 230 is 1.5e-5 of a
+        # step; seed 5810 of session 16's campaign differed by exactly one
+        # step and measured 1.0000153 steps)
         tol = (
-            max(tol, ref.steps[k] * (1 + 1e-5))
+            max(tol, ref.steps[k] * (1 + 1e-5) + 4 * F32_EPS * mag)
             if ref.steps[k] > 0
             else max(tol, QUANT_FLOAT * max(1.0, mag))
         )
