@@ -26,6 +26,12 @@
 #define NN_FLAT_SLACK 64                   /* floats past the last plane: the widest strip */
 #define NN_FLAT_MAX_DIM (INT64_C(1) << 20) /* per plane dim */
 
+/* Columns of the product: the extended grid's OH x wq, or for one output
+ * row its OW real ones (the row never wraps into the next). */
+static int64_t pk_flat_columns(const int64_t out[3], const pk_flat_geom* fg) {
+  return out[1] == 1 ? out[2] : out[1] * fg->wq;
+}
+
 /* Whether a forward float32 convolution takes the flat path: 1-D or 2-D,
  * strides up to NN_FLAT_MAX_STRIDE, at most NN_FLAT_EXTRA of extra strips,
  * and not a 1x1 kernel (each input element is read once: the phase pass
@@ -33,12 +39,6 @@
  * its real columns, straight into out where its rows are dense: the GEMM
  * reads each reduction row in place from the padded copy, a copy of the
  * input instead of packing kernel-width times as many strips. */
-/* Columns of the product: the extended grid's OH x wq, or for one output
- * row its OW real ones (the row never wraps into the next). */
-static int64_t pk_flat_columns(const int64_t out[3], const pk_flat_geom* fg) {
-  return out[1] == 1 ? out[2] : out[1] * fg->wq;
-}
-
 int pk_flat_geometry(int64_t id, const int64_t stride[3], const int64_t k[3], const int64_t dil[3],
                      const int64_t out[3], pk_flat_geom* fg) {
   const int64_t sh = stride[1], sw = stride[2];

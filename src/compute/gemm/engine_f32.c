@@ -88,6 +88,12 @@ static int64_t round_down_min(int64_t x, int64_t q) {
   return x < q ? q : x / q * q;
 }
 
+/* dst[0, w) = src[0, w), dst[w, nr) = 0: one row of a partial strip. */
+static inline void copy_pad_row(float* dst, const float* src, int64_t w, int64_t nr) {
+  memcpy(dst, src, sizeof(float) * (size_t)w);
+  memset(dst + w, 0, sizeof(float) * (size_t)(nr - w));
+}
+
 /* Packs B[k0.., j0..] (kc x nc) into strips of nr columns: strip s holds kc
  * rows of exactly nr floats, zero padded past column nc. */
 void pc_pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_t kc, int64_t j0,
@@ -105,13 +111,9 @@ void pc_pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_
       }
       continue;
     }
-    if (b->dtype == PTERUN_DTYPE_F32 && b->cs == 1) {
-      /* The partial last strip of rows: copied, then zero padded. */
+    if (b->dtype == PTERUN_DTYPE_F32 && b->cs == 1) { /* the partial last strip of rows */
       const float* src = (const float*)b->data + base;
-      for (kk = 0; kk < kc; ++kk) {
-        memcpy(bp + kk * nr, src + kk * b->rs, sizeof(float) * (size_t)w);
-        memset(bp + kk * nr + w, 0, sizeof(float) * (size_t)(nr - w));
-      }
+      for (kk = 0; kk < kc; ++kk) copy_pad_row(bp + kk * nr, src + kk * b->rs, w, nr);
       continue;
     }
     if (b->dtype == PTERUN_DTYPE_F32 && b->rs == 1) {
@@ -126,16 +128,6 @@ void pc_pack_b_f32(float* bp, const pterun_compute_matrix* b, int64_t k0, int64_
     if (w < nr)
       for (kk = 0; kk < kc; ++kk)
         for (cc = w; cc < nr; ++cc) bp[kk * nr + cc] = 0.0f;
-  }
-}
-
-/* Packs columns [j0, j0 + nc) (nc <= nr) of B rows k0.. (kc of them; row r
- * at base + rows[r]) into one strip of nr columns, zero padded. */
-static void pack_b_rows_f32(float* bp, const float* base, const int64_t* rows, int64_t k0,
-                            int64_t kc, int64_t j0, int64_t nc, int64_t nr) {
-  for (int64_t kk = 0; kk < kc; ++kk) {
-    memcpy(bp + kk * nr, base + rows[k0 + kk] + j0, sizeof(float) * (size_t)nc);
-    memset(bp + kk * nr + nc, 0, sizeof(float) * (size_t)(nr - nc));
   }
 }
 
@@ -316,6 +308,19 @@ typedef struct pc_f32_step {
   size_t nslots;              /* A blocks, >= the tasks running at once */
   atomic_uint_least32_t busy; /* slot k taken: bit k (32-bit: lock-free on every target) */
 } pc_f32_step;
+
+/* The partial last strip (columns [j0, j0 + w), w < nr) of B rows [k0, k0 +
+ * kc), zero padded, for a product that reads the full strips of B in place:
+ * from B's rows by offset (st->b_rows) or from the matrix st->b. */
+static void pack_last_strip(float* bp, const pc_f32_step* st, int64_t k0, int64_t kc, int64_t j0,
+                            int64_t w, int64_t nr) {
+  if (st->b_rows == NULL) {
+    pc_pack_b_f32(bp, st->b, k0, kc, j0, w, nr);
+    return;
+  }
+  for (int64_t kk = 0; kk < kc; ++kk)
+    copy_pad_row(bp + kk * nr, st->b_row_base + st->b_rows[k0 + kk] + j0, w, nr);
+}
 
 static float* slot_acquire(pc_f32_step* st, size_t* k_out) {
   for (;;) {
@@ -694,6 +699,7 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
   const uint32_t flags =
       PTERUN_PARALLEL_MAX_THREADS(threads) | (work_flags & PTERUN_PARALLEL_WORK_MASK);
   st.pack_b_in_task = pack_in_task;
+  st.bp_all_k = direct_all_k;
 
   for (jc = 0; jc < n; jc += nc) {
     const int64_t ncb = min64(nc, n - jc);
@@ -709,14 +715,9 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
     st.jc = jc;
     st.ncb = ncb;
     if (all_k) {
-      st.bp_all_k = direct_all_k;
-      for (pc = 0; direct_all_k && ncb % NR != 0 && pc < k; pc += kc) {
-        const int64_t kcb = min64(kc, k - pc), j0 = jc + (int64_t)(strips - 1) * NR;
-        if (rows_b)
-          pack_b_rows_f32(bp + pc * NR, x->b_row_base, x->b_rows, pc, kcb, j0, ncb % NR, NR);
-        else
-          pc_pack_b_f32(bp + pc * NR, b, pc, kcb, j0, ncb % NR, NR);
-      }
+      for (pc = 0; direct_all_k && ncb % NR != 0 && pc < k; pc += kc)
+        pack_last_strip(bp + pc * NR, &st, pc, min64(kc, k - pc), jc + (int64_t)(strips - 1) * NR,
+                        ncb % NR, NR);
       atomic_store_explicit(&st.busy, 0, memory_order_relaxed);
       pterun_parallelize_2d_tile(pool, f32_tile_task_all_k, &st, mblocks, strips, 1, per, flags);
       continue;
@@ -739,11 +740,8 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
       } else if (!direct_b) {
         size_t ptile = threads > 1 ? (strips + 2 * threads - 1) / (2 * threads) : strips;
         pterun_parallelize_1d_tile(pool, f32_pack_b_task, &st, strips, ptile, flags);
-      } else if (ncb % NR != 0 && rows_b) {
-        pack_b_rows_f32(bp, x->b_row_base, x->b_rows, pc, st.kb.kcb,
-                        jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
       } else if (ncb % NR != 0) {
-        pc_pack_b_f32(bp, b, pc, st.kb.kcb, jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
+        pack_last_strip(bp, &st, pc, st.kb.kcb, jc + (int64_t)(strips - 1) * NR, ncb % NR, NR);
       }
       pterun_parallelize_2d_tile(pool, f32_tile_task, &st, mblocks, strips, 1, per, flags);
     }
