@@ -139,8 +139,8 @@ bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t ca
   return false;
 }
 
-pterun_status pt_fuse(pterun_method* m, const pt_core_services* core, const pterun_registry* reg,
-                      bool no_prepare) {
+static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
+                                 const pterun_registry* reg, bool no_prepare) {
   // Which fused operators this registry has (a pattern without one is off).
   pterun_kernel_fn fns[PT_FUSE_PATTERNS];
   pterun_kernel_prepare_fn preps[PT_FUSE_PATTERNS];
@@ -287,4 +287,11 @@ done:
   pterun_free(m->allocator, f.covered);
   pterun_free(m->allocator, where);
   return st;
+}
+
+/* Fusion, then the layout choice on the fused method (method_layout.c). */
+pterun_status pt_fuse(pterun_method* m, const pt_core_services* core, const pterun_registry* reg,
+                      bool no_prepare) {
+  pterun_status st = fuse_chains(m, core, reg, no_prepare);
+  return st == PTERUN_STATUS_OK ? pt_layout_channels_last(m) : st;
 }

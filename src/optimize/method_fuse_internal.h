@@ -150,4 +150,7 @@ bool pt_fuse_writes(const pterun_method* m, const fuse_facts* f, const pt_instr*
 int pt_fuse_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
                     uint32_t c, uint32_t i, uint32_t* where);
 
+/* method_layout.c: channels-last intermediates, after the rewrite. */
+pterun_status pt_layout_channels_last(pterun_method* m);
+
 #endif

@@ -55,6 +55,7 @@ class Verdict:
     variants: set[str] = field(default_factory=set)  # microkernel variants that ran
     variants_available: set[str] = field(default_factory=set)  # built and runnable here
     xnn_nodes: set[str] = field(default_factory=set)  # XNNPACK node types executed
+    layouts: set[str] = field(default_factory=set)  # load-time layout choices made
     kinds: set[str] = field(default_factory=set)  # grammar elements
     max_err: float = 0.0
 
@@ -239,6 +240,7 @@ _UNSUPPORTED = re.compile(
     r"is not implemented|is implemented for .* only|not supported by this build"
 )
 _XNODE = re.compile(r"xnnpack: node types: ([^\n]*)")
+_LAYOUT = re.compile(r"layout: \d+ tensors channels-last")
 
 
 def parse_log(v: Verdict, log: str) -> None:
@@ -253,6 +255,8 @@ def parse_log(v: Verdict, log: str) -> None:
     v.fusions.update(p for p, n in applied.items() if n > 0)
     for m in _XNODE.finditer(log):
         v.xnn_nodes.update(m.group(1).split())
+    if _LAYOUT.search(log):
+        v.layouts.add("channels-last")
     for m in _VARIANTS.finditer(log):
         for tok in m.group(1).split():
             name, _, state = tok.rpartition(":")

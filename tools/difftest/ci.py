@@ -473,6 +473,62 @@ CI_SPECS += [
             _conv(16, groups=16, stride=2),
         ],
     ),
+    # a depthwise-separable chain on narrow planes: the layout pass
+    # (src/optimize/method_layout.c) makes its intermediates channels-last:
+    # depthwise convolutions NCHW -> NHWC, NHWC -> NHWC, the 1x1 ones as one
+    # GEMM over the pixels (batch norms folded, one without a bias), and a
+    # mean reading NHWC
+    _spec(
+        9119,
+        [2, 3, 18, 10],
+        [
+            _conv(16, stride=2),
+            _act("relu"),
+            _conv(16, groups=16),
+            BN2,
+            R6,
+            _conv(24, k=1, pad=0),
+            BN2,
+            _act("relu"),
+            _conv(24, groups=24),
+            BN2,
+            _act("relu"),
+            {**_conv(32, k=1, pad=0), "bias": False},
+            BN2,
+            {"op": "reduce", "fn": "mean", "dim": 3, "keepdim": False},
+        ],
+    ),
+    # inverted residual blocks on narrow planes: the layout pass joins the
+    # residual add, the unfused activation and the 1x1 convolutions' inputs
+    # and outputs into one channels-last group (two flat adds over NHWC)
+    _spec(
+        9120,
+        [1, 3, 9, 7],
+        [
+            _conv(8),
+            _conv(8, groups=8),
+            BN2,
+            {
+                "op": "residual_add",
+                "body": [
+                    _conv(16, k=1, pad=0),
+                    BN2,
+                    R6,
+                    _conv(16, groups=16),
+                    BN2,
+                    R6,
+                    {**_conv(8, k=1, pad=0), "bias": False},
+                    BN2,
+                ],
+            },
+            _act("relu"),
+            {
+                "op": "residual_add",
+                "body": [_conv(8, groups=8), BN2, _conv(8, k=1, pad=0)],
+            },
+            _conv(8, groups=8, stride=2),
+        ],
+    ),
     # shared weights (spec "share": equal constants, stored once by the
     # exporter): a tied embedding / head (the embedding reads the bytes the
     # head's transpose packs), and one Linear five times, whose transposes
@@ -701,6 +757,7 @@ def run_extras(cli: Any) -> list[dict[str, Any]]:
                 "variants": sorted(v.variants),
                 "variants_available": sorted(v.variants_available),
                 "xnn_nodes": sorted(v.xnn_nodes),
+                "layouts": sorted(v.layouts),
                 "kinds": [],
             }
         )

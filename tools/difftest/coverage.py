@@ -7,7 +7,8 @@ returns 1 when something was never hit.
 Fusion patterns are numbered by their row; ``pterun run --verbose`` logs
 ``fusion: pattern N of M (...)`` for each fused chain (src/optimize/method_fuse.c).
 Node types come from ``xnnpack: node types: ...`` (backends/xnnpack/xb_compile.c),
-variants from ``compute variants: ...`` (pterun_compute_variants_report()).
+variants from ``compute variants: ...`` (pterun_compute_variants_report()),
+layouts from ``layout: N tensors channels-last`` (src/optimize/method_layout.c).
 Some rows are reached only by programs outside the grammar (torchao's
 affine and per-token quantized linears): ``EXTRA_PROGRAMS`` lists committed
 fixtures from the real exporter that the CI stage runs for them.
@@ -59,6 +60,11 @@ NOT_REACHED: dict[int, tuple[str, str]] = {
 }
 
 
+# The layout pass's choices (src/optimize/method_layout.c logs "layout: N
+# tensors channels-last").
+LAYOUTS = ("channels-last",)
+
+
 def pattern_rows() -> list[str]:
     """One readable name per row of method_fuse_patterns.inc, in row order."""
     text = PATTERNS.read_text()
@@ -107,6 +113,7 @@ def report(results: list[dict[str, Any]]) -> int:
     avail: set[str] = set()
     xnn: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
+    layouts: Counter[str] = Counter()
     total = 0
     for r in results:
         fus.update(r.get("fusions", []))
@@ -114,6 +121,7 @@ def report(results: list[dict[str, Any]]) -> int:
         avail.update(r.get("variants_available", []))
         xnn.update(r.get("xnn_nodes", []))
         kinds.update(r.get("kinds", []))
+        layouts.update(r.get("layouts", []))
         total = max(total, r.get("fusion_total", 0))
     names = pattern_rows()
     if total and total != len(names):
@@ -149,6 +157,10 @@ def report(results: list[dict[str, Any]]) -> int:
         )
         missed += 1 if xnn[n] else 0
     missed += _table("XNNPACK node types (programs that ran one)", xrows)
+    missed += _table(
+        "load-time layouts (programs whose method chose one)",
+        [(k, layouts[k]) for k in LAYOUTS],
+    )
     missed += _table(
         "grammar elements (programs that used one)",
         [(k, kinds[k]) for k in grammar_kinds()],

@@ -174,7 +174,10 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL,
                                 "a weight held only packed reached a path that reads it dense");
   }
-  if (!transposed && pk_conv_depthwise_ok(&g, in, w, bias, out)) {
+  if (!transposed && (bias == NULL || bias->dtype == PTERUN_DTYPE_F32) &&
+      pk_conv_pointwise_cl_ok(in, w, out, g.groups, g.stride, 3, g.pad, 3)) {
+    pk_conv_pointwise_cl(ctx, &g, in, w, bias, out, act);
+  } else if (!transposed && pk_conv_depthwise_ok(&g, in, w, bias, out)) {
     pk_conv_depthwise_f32(ctx, &g, in, w, bias, out, act);
   } else if (!transposed && !pk_conv_pointwise_input(&g, in, out, &ics) &&
              pk_conv_small_cin_f32(ctx, &g, in, w, bias, out, act) == 0) {
@@ -202,6 +205,17 @@ pterun_status pk_convolution_run(pterun_kernel_context* ctx, pterun_value** args
   return convolution(ctx, args, iout, act);
 }
 
+/* Load time: whether a forward one-group convolution call (its arguments)
+ * takes the channels-last 1x1 path at every execute (the layouts are fixed at
+ * load). */
+static int pointwise_cl_call(pterun_value** args, const pterun_tensor* in, const pterun_tensor* w,
+                             const pterun_tensor* out) {
+  size_t ns = 0, np = 0;
+  const int64_t* st = pterun_value_int_list(args[3], &ns);
+  const int64_t* pd = pterun_value_int_list(args[4], &np);
+  return st != NULL && pd != NULL && pk_conv_pointwise_cl_ok(in, w, out, 1, st, ns, pd, np);
+}
+
 /* Load time: packs a constant float32 weight of a convolution that takes the
  * GEMM path with one group (the weight is the product's A, cout x
  * icpg*kD*kH*kW in the weight's own reduction order). Geometry errors are
@@ -214,6 +228,13 @@ static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value**
       args[8]->tag != PTERUN_VALUE_INT || args[8]->u.i != 1)
     return PTERUN_STATUS_OK;
   const pterun_tensor *in = args[0]->u.tensor, *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
+  if (pointwise_cl_call(args, in, w, out)) {
+    /* the product's B, W^T: Cin x Cout (a scaled pack is A-only: the caller
+     * folds a copy instead, packed_path_always) */
+    if (row_scale != NULL || !pk_prepack_constant_f32(w)) return PTERUN_STATUS_OK;
+    pterun_compute_matrix b = {w->data, w->dtype, w->strides[1], w->strides[0]};
+    return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_B, w->sizes[1], w->sizes[0], &b);
+  }
   int sp = w->rank - 2, d;
   if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || in->rank != w->rank ||
       sp < 1 || sp > 3 || !pk_prepack_constant_f32(w) || w->sizes[1] != in->sizes[1] ||
@@ -267,6 +288,7 @@ static int packed_path_always(pterun_value** args, size_t nargs, size_t want, si
       w->rank > 5 || in->rank != w->rank || out->rank != w->rank || w->sizes[0] < 2 ||
       w->sizes[1] < NN_CONV_PACKED_ONLY_MIN_CIN)
     return 0;
+  if (pointwise_cl_call(args, in, w, out)) return 0; /* reads W^T as B */
   int first = -1;
   for (int j = 0; j < out->rank; ++j)
     if (out->dim_order[j] == 2) first = j;

@@ -59,6 +59,32 @@ static inline int nchw_dense(const conv_geom* g, const pterun_tensor* w,
          (bias == NULL || bias->strides[0] == 1 || g->cout == 1);
 }
 
+/* A 4-D tensor in dim order 0,2,3,1 (NHWC: the load-time layout pass,
+ * src/optimize/method_layout.c, gives depthwise-separable chains this). */
+static inline int pk_channels_last4(const pterun_tensor* t) {
+  return t->rank == 4 && t->dim_order[0] == 0 && t->dim_order[1] == 2 && t->dim_order[2] == 3 &&
+         t->dim_order[3] == 1;
+}
+
+/* A float32 1x1 unit-stride unpadded convolution with one group whose input
+ * and output are both channels-last: one GEMM over all pixels,
+ * out[P][Cout] = in[P][Cin] x W^T (pk_conv_pointwise_cl). */
+static inline int pk_conv_pointwise_cl_ok(const pterun_tensor* in, const pterun_tensor* w,
+                                          const pterun_tensor* out, int64_t groups,
+                                          const int64_t* stride, size_t nstride, const int64_t* pad,
+                                          size_t npad) {
+  if (groups != 1 || in->dtype != PTERUN_DTYPE_F32 || w->dtype != PTERUN_DTYPE_F32 ||
+      out->dtype != PTERUN_DTYPE_F32 || w->rank != 4 || w->sizes[2] != 1 || w->sizes[3] != 1 ||
+      !pk_channels_last4(in) || !pk_channels_last4(out) || nstride == 0 || npad == 0 ||
+      in->sizes[1] != w->sizes[1] || out->sizes[1] != w->sizes[0])
+    return 0;
+  for (size_t k = 0; k < nstride; ++k)
+    if (stride[k] != 1) return 0;
+  for (size_t k = 0; k < npad; ++k)
+    if (pad[k] != 0) return 0;
+  return 1;
+}
+
 /* Input channels from which a groups-1 convolution never runs the direct
  * kernel (direct.c: NN_CONV_DIRECT_MAX_CIN + 1). */
 #define NN_CONV_PACKED_ONLY_MIN_CIN 5
@@ -76,6 +102,10 @@ int pk_conv_depthwise_ok(const conv_geom* g, const pterun_tensor* in, const pter
                          const pterun_tensor* bias, const pterun_tensor* out);
 size_t pk_conv_depthwise_nhwc_floats(int64_t n, int64_t c, int64_t ih, int64_t iw, int64_t oh,
                                      int64_t ow, int64_t kh, int64_t kw);
+/* Floats of scratch a depthwise convolution with a channels-last side takes
+ * (the filter as [KH][KW][C], and a copy of each NCHW side). */
+size_t pk_conv_depthwise_cl_floats(int in_cl, int out_cl, int64_t n, int64_t c, int64_t ih,
+                                   int64_t iw, int64_t oh, int64_t ow, int64_t kh, int64_t kw);
 void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
                            const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
                            const pterun_compute_gemm_opts* act);
@@ -120,6 +150,11 @@ int pk_conv_weight_flattens(const conv_geom* g, red_order* ro);
 int pk_conv_out_flattens(const conv_geom* g, int64_t* cs);
 int pk_conv_pointwise_input(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* out,
                             int64_t* ics);
+/* The channels-last 1x1 convolution (pk_conv_pointwise_cl_ok), the weight
+ * read as B = W^T (packed at load: pk_convolution_pack). */
+void pk_conv_pointwise_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
+                          const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
+                          const pterun_compute_gemm_opts* act);
 void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro, int64_t ocs,
                   const pterun_tensor* in, const pterun_tensor* w, const pterun_tensor* bias,
                   pterun_tensor* out, const pterun_compute_gemm_opts* act);

@@ -166,6 +166,44 @@ static int dw_via_nhwc(pterun_kernel_context* ctx, const conv_geom* g,
   return 0;
 }
 
+size_t pk_conv_depthwise_cl_floats(int in_cl, int out_cl, int64_t n, int64_t c, int64_t ih,
+                                   int64_t iw, int64_t oh, int64_t ow, int64_t kh, int64_t kw) {
+  if (n < 1 || c < 1 || ih < 1 || iw < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1) return 0;
+  /* The tensors exist, so these products are in range. */
+  return (size_t)((in_cl ? 0 : n * c * ih * iw) + (out_cl ? 0 : n * c * oh * ow) + kh * kw * c);
+}
+
+/* A depthwise convolution (multiplier 1) with a channels-last input or
+ * output (the layout pass's chains): the NHWC loop reads and writes those
+ * in place; an NCHW side goes through a copy in scratch. 0: done, else not
+ * taken (no scratch, or a geometry the NHWC loop refuses). */
+static int dw_channels_last(pterun_kernel_context* ctx, const conv_geom* g,
+                            const pterun_compute_dwconv2d* p, int in_cl, int out_cl, const float* x,
+                            const float* wt, const float* bias, float* y) {
+  size_t nf = pk_conv_depthwise_cl_floats(in_cl, out_cl, g->n, g->cout, g->in[1], g->in[2],
+                                          g->out[1], g->out[2], g->k[1], g->k[2]);
+  float* ws = nf != 0 ? pterun_kernel_scratch(ctx, nf * sizeof(float), 64) : NULL;
+  if (ws == NULL) return -1;
+  const size_t N = p->batch, C = p->out_c, HWi = p->in_h * p->in_w, HWo = p->out_h * p->out_w;
+  const size_t T = p->kernel_h * p->kernel_w;
+  float* xs = ws + T * C;
+  float* ys = xs + (in_cl ? 0 : N * C * HWi);
+  pterun_compute_f32_transpose((int64_t)C, (int64_t)T, wt, (int64_t)T, ws, (int64_t)C);
+  if (!in_cl)
+    for (size_t b = 0; b < N; ++b)
+      pterun_compute_f32_transpose((int64_t)C, (int64_t)HWi, x + b * C * HWi, (int64_t)HWi,
+                                   xs + b * C * HWi, (int64_t)C);
+  if (pterun_compute_f32_dwconv2d_nhwc(pterun_kernel_threadpool(ctx),
+                                       pterun_kernel_max_threads(ctx), p, in_cl ? x : xs, ws, bias,
+                                       out_cl ? y : ys) != 0)
+    return -1;
+  if (!out_cl)
+    for (size_t b = 0; b < N; ++b)
+      pterun_compute_f32_transpose((int64_t)HWo, (int64_t)C, ys + b * C * HWo, (int64_t)C,
+                                   y + b * C * HWo, (int64_t)HWo);
+  return 0;
+}
+
 void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
                            const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
                            const pterun_compute_gemm_opts* act) {
@@ -182,7 +220,14 @@ void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const
               act != NULL ? act->hi : 0.0f};
   int64_t KH = g->k[1], KW = g->k[2], kh, kw;
   int chan_inner = g->is[1] == 1 && g->os[1] == 1 && g->ocpg == 1;
-  if (nchw_dense(g, w, bias)) {
+  const int in_cl = pk_channels_last4(in), out_cl = pk_channels_last4(out);
+  /* Strides follow sizes and dim order: a contiguous or channels-last
+   * tensor is dense in that layout. */
+  const int layouts_ok = (in_cl || pterun_tensor_is_contiguous(in)) &&
+                         (out_cl || pterun_tensor_is_contiguous(out)) &&
+                         pterun_tensor_is_contiguous(w) && w->rank == 4 && g->ocpg == 1 &&
+                         (bias == NULL || bias->strides[0] == 1 || g->cout == 1);
+  if ((in_cl || out_cl || nchw_dense(g, w, bias)) && (!(in_cl || out_cl) || layouts_ok)) {
     /* Contiguous NCHW: the compute engine's vectorised loops (same bits as
      * dw_planes below), the activation as their clamp in registers: ReLU is
      * the clamp to [0, inf] bit for bit (NaN and -0 stay, compute.h). */
@@ -199,10 +244,12 @@ void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const
       p.out_min = 0.0f;
     }
     const float* bf = bias ? (const float*)bias->data : NULL;
-    if (dw_via_nhwc(ctx, g, &p, j.x, j.wt, bf, j.y) == 0 ||
-        pterun_compute_f32_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
-                                         pterun_kernel_max_threads(ctx), &p, j.x, j.wt, bf,
-                                         j.y) == 0)
+    if (in_cl || out_cl) {
+      if (dw_channels_last(ctx, g, &p, in_cl, out_cl, j.x, j.wt, bf, j.y) == 0) return;
+    } else if (dw_via_nhwc(ctx, g, &p, j.x, j.wt, bf, j.y) == 0 ||
+               pterun_compute_f32_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
+                                                pterun_kernel_max_threads(ctx), &p, j.x, j.wt, bf,
+                                                j.y) == 0)
       return;
   }
   float wl[NN_DW_LOCAL];

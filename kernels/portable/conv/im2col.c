@@ -482,12 +482,20 @@ void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, siz
   }
   if (rows <= 0 || npos <= 0 || ocpg <= 0) return;
   const pterun_tensor* in = args[0]->u.tensor;
+  const int in_cl = pk_channels_last4(in), out_cl = pk_channels_last4(out);
   if (out->dtype == PTERUN_DTYPE_F32 && w->rank == 4 && in->rank == 4 && w->sizes[1] == 1 &&
       ocpg == 1 && args[8]->u.i == in->sizes[1])
     pterun_kernel_scratch_reserve(
-        ctx, sizeof(float) * pk_conv_depthwise_nhwc_floats(
-                                 in->sizes[0], in->sizes[1], in->sizes[2], in->sizes[3],
-                                 out->sizes[2], out->sizes[3], w->sizes[2], w->sizes[3]));
+        ctx, sizeof(float) *
+                 (in_cl || out_cl
+                      ? pk_conv_depthwise_cl_floats(in_cl, out_cl, in->sizes[0], in->sizes[1],
+                                                    in->sizes[2], in->sizes[3], out->sizes[2],
+                                                    out->sizes[3], w->sizes[2], w->sizes[3])
+                      : pk_conv_depthwise_nhwc_floats(in->sizes[0], in->sizes[1], in->sizes[2],
+                                                      in->sizes[3], out->sizes[2], out->sizes[3],
+                                                      w->sizes[2], w->sizes[3])));
+  if (in_cl && out_cl && args[8]->u.i == 1 && w->rank == 4) /* maybe the channels-last 1x1 GEMM */
+    pterun_compute_gemm_reserve(ctx, out->dtype, npos * out->sizes[0], w->sizes[0], rows);
   int64_t gemm_n = npos;
   if (out->dtype == PTERUN_DTYPE_F32) {
     pterun_kernel_scratch_reserve(ctx, sizeof(col_tap) * (size_t)rows);

@@ -1,0 +1,36 @@
+/* A 1x1 unit-stride unpadded float32 convolution whose input and output are
+ * channels-last (the layout pass's depthwise-separable chains): the pixels
+ * are the rows of both, so the convolution is one product over all of them,
+ * out[P][Cout] = in[P][Cin] x W^T, with W^T packed at load as the product's
+ * B -- a linear layer's shape (no image packing, no strided output). */
+#include <string.h>
+
+#include "kernels/portable/conv/conv.h"
+
+void pk_conv_pointwise_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
+                          const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
+                          const pterun_compute_gemm_opts* act) {
+  const int64_t P = g->n * g->out[1] * g->out[2], cin = g->cin, cout = g->cout;
+  float* y = out->data;
+  /* The bias fills each output row first (one bias per column of this
+   * product, where the GEMM's own bias is one per row); the product then
+   * accumulates onto it: bias + sum in K order, as the NCHW path sums. */
+  int accumulate = 0;
+  if (bias != NULL) {
+    const float* bf = bias->data; /* float32: the dispatch checked */
+    for (int64_t c = 0; c < cout; ++c) y[c] = bf[c * bias->strides[0]];
+    for (int64_t p = 1; p < P; ++p) memcpy(y + p * cout, y, (size_t)cout * sizeof(float));
+    accumulate = 1;
+  }
+  pterun_compute_gemm_ws ws;
+  pterun_compute_matrix a = {in->data, PTERUN_DTYPE_F32, cin, 1};
+  pterun_compute_matrix b = {w->data, w->dtype, g->ws[1], g->ws[0]};
+  pterun_compute_matrix c = {y, PTERUN_DTYPE_F32, cout, 1};
+  pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
+  if (act != NULL) o = *act;
+  o.packed_a = NULL;
+  o.bias = NULL;
+  o.packed_b = pk_prepacked_for(ctx, w, cin, cout);
+  pterun_compute_gemm_init(ctx, &ws, PTERUN_DTYPE_F32);
+  pterun_compute_gemm_ex(&ws, P, cout, cin, &a, &b, &c, 1.0, accumulate, &o);
+}

@@ -1,0 +1,287 @@
+/* Load-time layout choice: float32 4-D intermediates of depthwise-separable
+ * convolution chains become channels-last (dim order 0,2,3,1), so the
+ * depthwise convolution runs its NHWC loop without transposing its input and
+ * output and a 1x1 convolution is one GEMM over all pixels (rows of
+ * channels). Only the dim order changes: sizes, bytes and the memory plan
+ * stay, and the kernels read and write any dim order (the tensors' strides
+ * say where each element is), so a wrong choice costs speed, never a result.
+ *
+ * A tensor may change when one convolution-family call writes it, every
+ * reader is a convolution (input) or a mean, nothing else names it (no list,
+ * move, delegate, method input or output) and no elided view reads its bytes.
+ * A 1x1 unit-stride unpadded convolution keeps its input and output in one
+ * layout (its GEMM needs both as rows), so tensors joined that way change
+ * together, and only where a depthwise convolution reads or writes one of
+ * them (elsewhere NCHW is as fast). Runs at the end of the fusion pass (off
+ * with it), before kernel preparation, which sees the layouts it chose. */
+#include <string.h>
+
+#include "src/optimize/method_fuse_internal.h"
+#include "src/optimize/opt_internal.h"
+
+enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD };
+/* Output columns below which a depthwise convolution's NCHW path runs NHWC
+ * (kernels/portable/conv/depthwise.c: NN_DW_NHWC_MAX_OUT_W). */
+#define LAYOUT_NARROW_W 16
+
+/* The float32 convolution-family operators (input at 0, weight at 1, the
+ * geometry at 3..8) and the mean, by name. */
+static int op_kind(const char* name) {
+  static const char* const kConv[] = {
+      "aten::convolution.out",           "pterun::convolution_relu.out",
+      "pterun::convolution_hardtanh.out", "pterun::convolution_bn.out",
+      "pterun::convolution_bn_relu.out", "pterun::convolution_bn_hardtanh.out"};
+  for (size_t k = 0; k < sizeof kConv / sizeof kConv[0]; ++k)
+    if (strcmp(name, kConv[k]) == 0) return LK_CONV;
+  if (strcmp(name, "aten::relu.out") == 0 || strcmp(name, "aten::hardtanh.out") == 0)
+    return LK_UNARY;
+  if (strcmp(name, "aten::add.out") == 0) return LK_ADD;
+  return strcmp(name, "aten::mean.out") == 0 ? LK_MEAN : LK_NONE;
+}
+
+/* Element-wise calls (relu, hardtanh, add without broadcasting) keep one
+ * layout for their operands and result: their kernels then run one flat loop
+ * over memory (pterun_same_layout). The tensor inputs: 1 or 2, else 0 (a
+ * broadcast or a non-tensor operand: not one this pass joins). */
+static uint32_t elementwise_inputs(const pt_instr* in, int kind) {
+  const uint32_t n = kind == LK_ADD ? 2 : 1;
+  if (in->b < n + 2) return 0;
+  const pterun_tensor* out = in->args[in->b - 1]->tag == PTERUN_VALUE_TENSOR
+                                 ? in->args[in->b - 1]->u.tensor
+                                 : NULL;
+  if (out == NULL || out->rank != 4) return 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const pterun_value* v = in->args[k];
+    if (v == NULL || v->tag != PTERUN_VALUE_TENSOR || v->u.tensor->rank != 4 ||
+        v->u.tensor->dtype != out->dtype)
+      return 0;
+    for (int d = 0; d < 4; ++d)
+      if (v->u.tensor->sizes[d] != out->sizes[d]) return 0;
+  }
+  return n;
+}
+
+static const pterun_tensor* tensor_of(const pterun_value* v) {
+  return v != NULL && v->tag == PTERUN_VALUE_TENSOR ? v->u.tensor : NULL;
+}
+
+/* All entries of an int list equal `want` (one entry stands for every dim). */
+static bool ints_all(const pterun_value* v, int64_t want) {
+  if (v == NULL || v->tag != PTERUN_VALUE_LIST_INT) return false;
+  size_t n;
+  const int64_t* x = pterun_value_int_list((pterun_value*)v, &n);
+  if (x == NULL || n == 0) return false;
+  for (size_t k = 0; k < n; ++k)
+    if (x[k] != want) return false;
+  return true;
+}
+
+/* What a 2-D float32 convolution call is: 'd' depthwise (one input channel per
+ * group), 'p' 1x1 unit-stride unpadded with one group, 'o' other, 0 not one
+ * this pass touches (transposed, not 2-D, not float32, ...). */
+static char conv_shape(const pt_instr* in) {
+  if (in->b < 11) return 0;
+  const pterun_tensor *x = tensor_of(in->args[0]), *w = tensor_of(in->args[1]);
+  const pterun_value *tr = in->args[6], *gr = in->args[8];
+  if (x == NULL || w == NULL || x->rank != 4 || w->rank != 4 || x->dtype != PTERUN_DTYPE_F32 ||
+      w->dtype != PTERUN_DTYPE_F32 || tr == NULL || tr->tag != PTERUN_VALUE_BOOL || tr->u.b ||
+      gr == NULL || gr->tag != PTERUN_VALUE_INT || gr->u.i < 1)
+    return 0;
+  if (w->sizes[1] == 1 && gr->u.i == x->sizes[1] && w->sizes[0] == x->sizes[1]) return 'd';
+  if (gr->u.i == 1 && w->sizes[2] == 1 && w->sizes[3] == 1 && ints_all(in->args[3], 1) &&
+      ints_all(in->args[4], 0))
+    return 'p';
+  return 'o';
+}
+
+static uint32_t find(uint32_t* parent, uint32_t v) {
+  while (parent[v] != v) {
+    parent[v] = parent[parent[v]];
+    v = parent[v];
+  }
+  return v;
+}
+
+/* Flat index span [first, last] of the instructions naming each value (a
+ * tensor list's items included); first > last for none. */
+static void ref_spans(const pterun_method* m, const fuse_facts* f, uint32_t total, uint32_t* first,
+                      uint32_t* last) {
+  for (uint32_t v = 0; v < m->value_count; ++v) {
+    first[v] = UINT32_MAX;
+    last[v] = 0;
+  }
+  for (uint32_t k = 0; k < total; ++k) {
+    const pt_instr* in = f->instr[k];
+    if (in->type != PT_INSTR_KERNEL_CALL && in->type != PT_INSTR_DELEGATE_CALL) continue;
+    for (uint32_t a = 0; a < in->b; ++a) {
+      const pterun_value* v = in->args[a];
+      const size_t n = v->tag == PTERUN_VALUE_LIST_TENSOR ||
+                               v->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR
+                           ? v->u.tensors.len
+                           : 0;
+      for (size_t e = 0; e <= n; ++e) {
+        const pterun_value* x = e == 0 ? v : v->u.tensors.items[e - 1];
+        if (x == NULL) continue;
+        const uint32_t i = (uint32_t)(x - m->values);
+        if (k < first[i]) first[i] = k;
+        if (k > last[i]) last[i] = k;
+      }
+    }
+  }
+}
+
+/* Is t (value v) possibly read through an elided view: a planned tensor
+ * nothing writes that shares t's bytes and is named while t lives
+ * (instructions [from, to])? Bytes the plan reuses at other times are not. */
+static bool viewed(const pterun_method* m, const fuse_facts* f, const uint32_t* first,
+                   const uint32_t* last, const pterun_tensor* t, uint32_t from, uint32_t to) {
+  uintptr_t t0 = (uintptr_t)t->data, t1 = t0 + t->capacity;
+  for (uint32_t v = 0; v < m->value_count; ++v) {
+    const pterun_tensor* x = tensor_of(&m->values[v]);
+    if (x == NULL || x == t || x->data == NULL || f->written[v] || f->refs[v] == 0) continue;
+    uintptr_t x0 = (uintptr_t)x->data, x1 = x0 + x->capacity;
+    if (x0 < t1 && t0 < x1 && first[v] <= to && last[v] >= from) return true;
+  }
+  return false;
+}
+
+/* The pass on facts gathered after fusion (f->instr covers `total`
+ * instructions). */
+static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t total) {
+  const size_t nv = m->value_count;
+  uint16_t* uses = pterun_alloc(m->allocator, nv * sizeof *uses + 1, 16);
+  uint32_t* parent = pterun_alloc(m->allocator, nv * sizeof *parent + 1, 16);
+  uint8_t* flags = pterun_alloc(m->allocator, nv + 1, 16); /* LF_* per value, then per group */
+  uint32_t* first = pterun_alloc(m->allocator, 2 * nv * sizeof *first + 1, 16);
+  uint32_t* last = first != NULL ? first + nv : NULL;
+  if (uses == NULL || parent == NULL || flags == NULL || first == NULL) {
+    pterun_free(m->allocator, first);
+    pterun_free(m->allocator, uses);
+    pterun_free(m->allocator, parent);
+    pterun_free(m->allocator, flags);
+    return opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the layout pass");
+  }
+  enum { LF_BAD = 1, LF_DW = 2, LF_GROUP_BAD = 4, LF_GROUP_DW = 8, LF_WIDE_DW = 16 };
+  memset(uses, 0, nv * sizeof *uses);
+  memset(flags, 0, nv);
+  for (uint32_t v = 0; v < nv; ++v) parent[v] = v;
+  ref_spans(m, f, total, first, last);
+  /* The convolutions' and means' tensor slots. */
+  for (uint32_t k = 0; k < total; ++k) {
+    const pt_instr* in = f->instr[k];
+    if (in->type != PT_INSTR_KERNEL_CALL || in->b < 2) continue;
+    const int kind = op_kind(m->op_names[in->a]);
+    const char shape = kind == LK_CONV ? conv_shape(in) : 0;
+    const pterun_value* out = in->args[in->b - 1];
+    if (kind == LK_NONE || (kind == LK_CONV && shape == 0) || in->args[in->b - 2] != out ||
+        in->args[0] == NULL)
+      continue;
+    const uint32_t xi = (uint32_t)(in->args[0] - m->values), oi = (uint32_t)(out - m->values);
+    if (xi >= nv || oi >= nv) continue;
+    if (kind == LK_UNARY || kind == LK_ADD) {
+      const uint32_t n = elementwise_inputs(in, kind);
+      if (n == 0) continue;
+      uses[oi] += 2;
+      for (uint32_t a = 0; a < n; ++a) {
+        const uint32_t ai = (uint32_t)(in->args[a] - m->values);
+        ++uses[ai];
+        parent[find(parent, ai)] = find(parent, oi);
+      }
+      continue;
+    }
+    ++uses[xi];
+    if (kind == LK_CONV) {
+      uses[oi] += 2; /* the out argument and the return slot */
+      if (shape == 'd') {
+        /* Narrow planes: the NCHW path would run NHWC between two transposes
+         * anyway, each channels-last side saves one. Wide planes have a fast
+         * NCHW loop: a channels-last side would cost a transpose there. */
+        const pterun_tensor* y = out->u.tensor;
+        const uint8_t mark = y->sizes[3] < LAYOUT_NARROW_W && y->sizes[1] >= 8 ? LF_DW : LF_WIDE_DW;
+        flags[xi] |= mark;
+        flags[oi] |= mark;
+      }
+      if (shape == 'p') parent[find(parent, xi)] = find(parent, oi);
+      if (shape == 'o') flags[xi] |= LF_BAD; /* its paths gain nothing from NHWC yet */
+    } else {
+      flags[oi] |= LF_BAD; /* a mean's result keeps its layout */
+    }
+  }
+  /* Which values may change: a float32 4-D contiguous planned tensor named
+   * only in those slots, written by one of those convolutions. */
+  for (uint32_t v = 0; v < nv; ++v) {
+    const pterun_tensor* t = tensor_of(&m->values[v]);
+    const uint32_t w = f->writer[v];
+    bool bad = t == NULL || t->rank != 4 || t->dtype != PTERUN_DTYPE_F32 ||
+               !pterun_tensor_is_contiguous(t) || f->outputs[v] || uses[v] != f->refs[v] ||
+               w == 0 || w == UINT32_MAX || w > total || t->data == NULL ||
+               !m->aux[t - m->tensors].in_arena;
+    if (!bad) {
+      const pt_instr* wi = f->instr[w - 1];
+      const int wk = op_kind(m->op_names[wi->a]);
+      const char shape = wk == LK_CONV                    ? conv_shape(wi)
+                         : wk == LK_UNARY || wk == LK_ADD ? (elementwise_inputs(wi, wk) ? 'e' : 0)
+                                                          : 0;
+      bad = (shape != 'd' && shape != 'p' && shape != 'e') || wi->args[wi->b - 1] != &m->values[v] ||
+            viewed(m, f, first, last, t, w - 1, last[v]);
+    }
+    if (bad) flags[v] |= LF_BAD;
+  }
+  /* A group changes whole, and only with a depthwise convolution in it. */
+  for (uint32_t v = 0; v < nv; ++v) {
+    const uint32_t r = find(parent, v);
+    if (flags[v] & LF_BAD) flags[r] |= LF_GROUP_BAD;
+    if (flags[v] & LF_DW) flags[r] |= LF_GROUP_DW;
+    if (flags[v] & LF_WIDE_DW) flags[r] |= LF_GROUP_BAD;
+  }
+  uint32_t changed = 0;
+  static const uint8_t kNhwc[4] = {0, 2, 3, 1};
+  for (uint32_t v = 0; v < nv; ++v) {
+    const uint8_t g = flags[find(parent, v)];
+    if ((flags[v] & LF_BAD) || (g & LF_GROUP_BAD) || !(g & LF_GROUP_DW)) continue;
+    pterun_tensor* t = m->values[v].u.tensor;
+    memcpy(t->dim_order, kNhwc, sizeof kNhwc);
+    (void)pterun_tensor_update_layout(t); /* sizes and numel are unchanged: cannot fail */
+    ++changed;
+  }
+  if (changed > 0)
+    pterun_log(&m->logger, PTERUN_LOG_DEBUG, "layout: %u tensors channels-last", changed);
+  pterun_free(m->allocator, uses);
+  pterun_free(m->allocator, parent);
+  pterun_free(m->allocator, flags);
+  pterun_free(m->allocator, first);
+  return PTERUN_STATUS_OK;
+}
+
+pterun_status pt_layout_channels_last(pterun_method* m) {
+  uint32_t total = 0;
+  for (uint32_t c = 0; c < m->chain_count; ++c) total += m->chains[c].count;
+  if (total == 0) return PTERUN_STATUS_OK;
+  fuse_facts f;
+  memset(&f, 0, sizeof f);
+  const size_t nv = m->value_count;
+  f.refs = pterun_alloc(m->allocator, nv * sizeof *f.refs + 1, 16);
+  f.written = pterun_alloc(m->allocator, nv + 1, 16);
+  f.outputs = pterun_alloc(m->allocator, nv + 1, 16);
+  f.jump_in = pterun_alloc(m->allocator, total, 16);
+  f.starts = pterun_alloc(m->allocator, (m->chain_count + 1) * sizeof *f.starts, 16);
+  f.writer = pterun_alloc(m->allocator, (nv + 1) * sizeof *f.writer, 16);
+  f.instr = pterun_alloc(m->allocator, total * sizeof *f.instr, 16);
+  pterun_status st = PTERUN_STATUS_OK;
+  if (f.refs == NULL || f.written == NULL || f.outputs == NULL || f.jump_in == NULL ||
+      f.starts == NULL || f.writer == NULL || f.instr == NULL)
+    st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the layout pass");
+  if (st == PTERUN_STATUS_OK) {
+    f.tensors = m->tensors;
+    pt_fuse_gather_facts(m, &f);
+    if (!f.has_jumps) st = choose(m, &f, total);
+  }
+  pterun_free(m->allocator, f.refs);
+  pterun_free(m->allocator, f.written);
+  pterun_free(m->allocator, f.outputs);
+  pterun_free(m->allocator, f.jump_in);
+  pterun_free(m->allocator, f.starts);
+  pterun_free(m->allocator, f.writer);
+  pterun_free(m->allocator, f.instr);
+  return st;
+}
