@@ -19,7 +19,13 @@ void pk_conv_pointwise_cl(pterun_kernel_context* ctx, const conv_geom* g, const 
   if (bias != NULL) {
     const float* bf = bias->data; /* float32: the dispatch checked */
     for (int64_t c = 0; c < cout; ++c) y[c] = bf[c * bias->strides[0]];
-    for (int64_t p = 1; p < P; ++p) memcpy(y + p * cout, y, (size_t)cout * sizeof(float));
+    /* the rows filled so far copied after themselves: log2(P) copies, not
+     * one call per row of a few hundred bytes */
+    for (int64_t done = 1; done < P;) {
+      const int64_t n = done < P - done ? done : P - done;
+      memcpy(y + done * cout, y, (size_t)(n * cout) * sizeof(float));
+      done += n;
+    }
     accumulate = 1;
   }
   pterun_compute_gemm_ws ws;

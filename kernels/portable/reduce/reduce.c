@@ -286,6 +286,42 @@ static int64_t sum_f32_runs(const pk_red* r, const pterun_tensor* in, pterun_ten
   return n;
 }
 
+/* Sums (means) over H and W of a channels-last float32 image (the layout
+ * pass's chains end in a global mean): per image, a block of channels at a
+ * time, every channel's partial sums run along the pixels in order, so each
+ * output has acc_f64's arithmetic (double partial sums per chunk of
+ * RED_CHUNK pixels, added to the total) while the loads stay contiguous.
+ * 0: not this case (nothing written), else 1. */
+#define PK_CL_BLOCK 64
+static int sum_f32_channels_last(const pk_red* r, const pterun_tensor* in, pterun_tensor* out,
+                                 int divide) {
+  const int64_t N = in->sizes[0], C = in->sizes[1], HW = in->sizes[2] * in->sizes[3];
+  if (in->rank != 4 || in->dtype != PTERUN_DTYPE_F32 || in->dim_order[1] != 2 ||
+      in->dim_order[2] != 3 || in->dim_order[3] != 1 || r->rrows != 1 || HW < 2 ||
+      r->rinner != HW || r->rstride != C || out->numel != N * C || C < 1 ||
+      (out->rank != 2 && out->rank != 4) || out->sizes[0] != N || out->sizes[1] != C)
+    return 0;
+  const float* x = (const float*)in->data;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c0 = 0; c0 < C; c0 += PK_CL_BLOCK) {
+      const int64_t nc = C - c0 < PK_CL_BLOCK ? C - c0 : PK_CL_BLOCK;
+      double total[PK_CL_BLOCK] = {0}, part[PK_CL_BLOCK];
+      for (int64_t p0 = 0; p0 < HW; p0 += RED_CHUNK) {
+        const int64_t m = HW - p0 < RED_CHUNK ? HW - p0 : RED_CHUNK;
+        for (int64_t c = 0; c < nc; ++c) part[c] = 0;
+        for (int64_t p = p0; p < p0 + m; ++p) {
+          const float* row = x + (n * HW + p) * C + c0;
+          for (int64_t c = 0; c < nc; ++c) part[c] += (double)row[c];
+        }
+        for (int64_t c = 0; c < nc; ++c) total[c] += part[c];
+      }
+      for (int64_t c = 0; c < nc; ++c)
+        put_f(out, n * out->strides[0] + (c0 + c) * out->strides[1],
+              divide ? total[c] / (double)r->rnumel : total[c]);
+    }
+  return 1;
+}
+
 /*
  * Generic "reduce self over dims into out" runner for the value reductions.
  * mode: RK_SUM (sum), RK_PROD, RK_MAX/RK_MIN (amax/amin), RK_ANY/RK_ALL;
@@ -312,6 +348,8 @@ static pterun_status run_reduce(pterun_kernel_context* ctx, pterun_tensor* in, c
   kvp = &r.kv;
   pterun_iter_init(&it, out, &kvp, 1);
   n = 0;
+  if (kind == RK_SUM && as_float && sum_f32_channels_last(&r, in, out, divide))
+    return PTERUN_STATUS_OK;
   if (kind == RK_SUM && as_float && in->dtype == PTERUN_DTYPE_F32 && r.rrows == 1)
     n = sum_f32_runs(&r, in, out, &it, divide);
   for (; n < out->numel; ++n, pterun_iter_next(&it)) {
