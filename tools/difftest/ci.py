@@ -495,7 +495,7 @@ CI_SPECS += [
             _act("relu"),
             {**_conv(32, k=1, pad=0), "bias": False},
             BN2,
-            {"op": "reduce", "fn": "mean", "dim": 3, "keepdim": False},
+            {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": False},
         ],
     ),
     # inverted residual blocks on narrow planes: the layout pass joins the

@@ -162,12 +162,14 @@ def _shape_embedding(L: Layer, s: Shape) -> Shape:
 
 
 def _shape_reduce(L: Layer, s: Shape) -> Shape:
-    d = L["dim"]
-    _need(0 < d < len(s), "reduce: a non-batch dim")
+    # "dim": one dim, or a list of them (a global mean over H and W)
+    dims = sorted(L["dim"]) if isinstance(L["dim"], list) else [L["dim"]]
+    _need(all(0 < d < len(s) for d in dims), "reduce: non-batch dims")
+    _need(len(set(dims)) == len(dims), "reduce: distinct dims")
     if L["keepdim"]:
-        return s[:d] + [1] + s[d + 1 :]
-    _need(len(s) >= 3, "reduce without keepdim: rank >= 3")
-    return s[:d] + s[d + 1 :]
+        return [1 if i in dims else n for i, n in enumerate(s)]
+    _need(len(s) - len(dims) >= 2, "reduce without keepdim: rank >= 2 left")
+    return [n for i, n in enumerate(s) if i not in dims]
 
 
 def _shape_upsample(L: Layer, s: Shape) -> Shape:
@@ -504,7 +506,7 @@ class Reduce(nn.Module):
     def __init__(self, L: Layer) -> None:
         super().__init__()
         self.fn = L["fn"]
-        self.dim = L["dim"]
+        self.dim = tuple(L["dim"]) if isinstance(L["dim"], list) else L["dim"]
         self.keepdim = L["keepdim"]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
