@@ -495,6 +495,7 @@ CI_SPECS += [
             _act("relu"),
             {**_conv(32, k=1, pad=0), "bias": False},
             BN2,
+            R6,
             {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": False},
         ],
     ),
