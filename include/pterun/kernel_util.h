@@ -238,6 +238,14 @@ static inline pterun_status pterun_broadcast_shape(pterun_kernel_context* ctx,
   return PTERUN_STATUS_OK;
 }
 
+/** 1 when t is 4-D in dim order 0,2,3,1 (NHWC, "channels-last": the load-time
+ *  layout pass gives convolution chains this), else 0. Strides follow sizes
+ *  and dim order, so such a tensor is dense in that layout. */
+static inline int pterun_is_channels_last4(const pterun_tensor* t) {
+  return t->rank == 4 && t->dim_order[0] == 0 && t->dim_order[1] == 2 && t->dim_order[2] == 3 &&
+         t->dim_order[3] == 1;
+}
+
 /** 1 when a and b have the same sizes and every element sits at the same
  *  memory index in both (equal strides on every dim of size > 1: dims of
  *  size 1 never move an index, so their order does not matter), so one

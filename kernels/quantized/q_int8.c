@@ -217,7 +217,8 @@ static pterun_status dw_prepare_nhwc(pterun_kernel_context* ctx, const qk_i8_cal
   const int64_t hp = x->sizes[2] + 2 * call->padding[0], wp = x->sizes[3] + 2 * call->padding[1];
   if (hp < eh || wp < ew) return PTERUN_STATUS_OK;
   const int64_t oh = (hp - eh) / call->stride[0] + 1, ow = (wp - ew) / call->stride[1] + 1;
-  if (!dw_nhwc_pays(call->stride[0], call->stride[1], oh, ow)) return PTERUN_STATUS_OK;
+  const int cl = pterun_is_channels_last4(x) || pterun_is_channels_last4(call->outt);
+  if (!cl && !dw_nhwc_pays(call->stride[0], call->stride[1], oh, ow)) return PTERUN_STATUS_OK;
   const double in_b = (double)x->sizes[1] * (double)x->sizes[2] * (double)x->sizes[3];
   const double out_b = (double)st->oc * (double)oh * (double)ow;
   if (in_b + out_b > (double)(SIZE_MAX / 4)) return PTERUN_STATUS_OK;
@@ -241,32 +242,41 @@ static pterun_status dw_prepare_nhwc(pterun_kernel_context* ctx, const qk_i8_cal
  * it does not run (no weights for it, another geometry than load time's, or
  * no scratch): then the NCHW loop does. */
 static int dw_run_nhwc(pterun_kernel_context* ctx, const qk_i8_state* st,
-                       const pterun_compute_dwconv2d* dp, const uint8_t* x,
+                       const pterun_compute_dwconv2d* dp, const uint8_t* x, int x_cl,
                        pterun_compute_qs8_epilogue* ep, pterun_tensor* out) {
+  const int out_cl = pterun_is_channels_last4(out);
   if (st->dw_w16 == NULL || (out->dtype != PTERUN_DTYPE_U8 && out->dtype != PTERUN_DTYPE_I8) ||
-      !dw_nhwc_pays((int64_t)dp->stride_h, (int64_t)dp->stride_w, (int64_t)dp->out_h,
-                    (int64_t)dp->out_w))
+      (!x_cl && !out_cl &&
+       !dw_nhwc_pays((int64_t)dp->stride_h, (int64_t)dp->stride_w, (int64_t)dp->out_h,
+                     (int64_t)dp->out_w)))
     return 0;
+  /* A channels-last side is read or written in place; an NCHW one goes
+   * through scratch. */
   const size_t hw = dp->in_h * dp->in_w, ohw = dp->out_h * dp->out_w;
-  uint8_t* xs = pterun_kernel_scratch(ctx, dp->in_c * hw, 64);
-  uint8_t* ys = xs != NULL ? pterun_kernel_scratch(ctx, dp->out_c * ohw, 64) : NULL;
-  if (ys == NULL) return 0;
+  uint8_t* xs = x_cl ? NULL : pterun_kernel_scratch(ctx, dp->in_c * hw, 64);
+  uint8_t* ys = out_cl ? NULL : pterun_kernel_scratch(ctx, dp->out_c * ohw, 64);
+  if ((!x_cl && xs == NULL) || (!out_cl && ys == NULL)) return 0;
   pterun_compute_dwconv2d one = *dp;
   one.batch = 1;
   const int32_t* w_zp = ep->w_zp;
   ep->w_zp = NULL; /* folded into dw_w16 */
   for (size_t b = 0; b < dp->batch; ++b) {
     uint8_t* o = (uint8_t*)out->data + b * dp->out_c * ohw;
-    pterun_compute_u8_transpose((int64_t)dp->in_c, (int64_t)hw, x + b * dp->in_c * hw, (int64_t)hw,
-                                xs, (int64_t)dp->in_c);
-    if (pterun_compute_qs8_dwconv2d_nhwc(pterun_kernel_threadpool(ctx),
-                                         pterun_kernel_max_threads(ctx), &one, xs, st->x_dtype,
-                                         st->dw_w16, NULL, ep, ys, out->dtype) != 0) {
+    const uint8_t* xb = x + b * dp->in_c * hw;
+    if (!x_cl)
+      pterun_compute_u8_transpose((int64_t)dp->in_c, (int64_t)hw, xb, (int64_t)hw, xs,
+                                  (int64_t)dp->in_c);
+    if (pterun_compute_qs8_dwconv2d_nhwc(
+            pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx), &one, x_cl ? xb : xs,
+            st->x_dtype, st->dw_w16, NULL, ep, out_cl ? o : ys, out->dtype) != 0) {
       ep->w_zp = w_zp;
-      return b == 0 ? 0 : -1; /* refused before any output: the NCHW loop decides */
+      /* refused before any output: the NCHW loop decides (it reads and
+       * writes NCHW only) */
+      return b == 0 && !x_cl && !out_cl ? 0 : -1;
     }
-    pterun_compute_u8_transpose((int64_t)ohw, (int64_t)dp->out_c, ys, (int64_t)dp->out_c, o,
-                                (int64_t)ohw);
+    if (!out_cl)
+      pterun_compute_u8_transpose((int64_t)ohw, (int64_t)dp->out_c, ys, (int64_t)dp->out_c, o,
+                                  (int64_t)ohw);
   }
   ep->w_zp = w_zp;
   return 1;
@@ -362,7 +372,8 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
  * with dilation or groups); else straight from the NCHW input with bounds
  * checks. */
 typedef struct qk_im2col {
-  const uint8_t* x;       /* NCHW input of this batch */
+  const uint8_t* x;       /* input of this batch: NCHW, or NHWC with x_cl */
+  int x_cl;               /* the input is channels-last (the layout pass) */
   const uint8_t* pad;     /* or NULL: padded NHWC copy, [h + 2 ph][w + 2 pw][c_all] */
   int64_t c_all, c0, cpg; /* all channels, the group's first, channels per group */
   int64_t h, w, ow, kh, kw, sh, sw, ph, pw, dh, dw;
@@ -375,7 +386,8 @@ static uint8_t im2col_at(const qk_im2col* g, int64_t oh, int64_t ow, int64_t k) 
   const int64_t tap = k / g->cpg, c = g->c0 + k % g->cpg;
   const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh, ix = ow * g->sw + (tap % g->kw) * g->dw;
   const int64_t y = iy - g->ph, x = ix - g->pw;
-  return y >= 0 && y < g->h && x >= 0 && x < g->w ? g->x[(c * g->h + y) * g->w + x] : g->zp;
+  if (y < 0 || y >= g->h || x < 0 || x >= g->w) return g->zp;
+  return g->x_cl ? g->x[(y * g->w + x) * g->c_all + c] : g->x[(c * g->h + y) * g->w + x];
 }
 
 /* memcpy for the short runs of small convolutions (3 channels x 3 taps: 9
@@ -446,8 +458,11 @@ static const uint8_t* pad_nhwc(pterun_kernel_context* ctx, const qk_im2col* g) {
     uint8_t* dst = p + (size_t)(y + g->ph) * row;
     memset(dst, g->zp, side);
     memset(dst + row - side, g->zp, side);
-    /* [c][x] of input row y -> [x][c] */
-    pterun_compute_u8_transpose(g->c_all, g->w, g->x + y * g->w, g->h * g->w, dst + side, g->c_all);
+    if (g->x_cl) /* already [x][c] */
+      memcpy(dst + side, g->x + y * g->w * g->c_all, (size_t)(g->w * g->c_all));
+    else /* [c][x] of input row y -> [x][c] */
+      pterun_compute_u8_transpose(g->c_all, g->w, g->x + y * g->w, g->h * g->w, dst + side,
+                                  g->c_all);
   }
   return p;
 }
@@ -511,9 +526,12 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
       call->padding[1] > INT32_MAX || x->sizes[2] > INT32_MAX || x->sizes[3] > INT32_MAX ||
       st->kh > INT32_MAX || st->kw > INT32_MAX)
     return PTERUN_FAIL_ARG(ctx, "arg 'stride'/'padding'/'dilation': out of range");
-  PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
+  /* NCHW, or channels-last where the layout pass chose it */
+  const int x_cl = pterun_is_channels_last4(x);
+  if (!x_cl) PTERUN_TRY(pterun_check_contiguous(ctx, x, "input"));
   PTERUN_TRY(pterun_check_data(ctx, x, "input"));
   memset(&ic, 0, sizeof ic);
+  ic.x_cl = x_cl;
   ic.h = x->sizes[2], ic.w = x->sizes[3];
   ic.c_all = x->sizes[1];
   ic.cpg = x->sizes[1] / st->groups;
@@ -529,7 +547,8 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
     ic.ow = ow;
   }
   PTERUN_TRY(pterun_out_resize(ctx, out, "out", 4, sizes));
-  PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
+  const int out_cl = pterun_is_channels_last4(out);
+  if (!out_cl) PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   ic.zp = (uint8_t)st->x_zp;
   ic.k = st->k;
@@ -550,7 +569,11 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
      * before any output is written and the rows come from it alone, so an
      * input sharing the output's bytes needs no copy of its own. */
     const uint8_t* pad0 = NULL;
-    if (st->dw_w == NULL && sizes[0] == 1) {
+    /* 1x1, stride 1, no padding on a channels-last input: the input is the
+     * GEMM's A itself ([H*W][C] rows), no copy */
+    const int direct_a = x_cl && st->dw_w == NULL && st->groups == 1 && ic.kh == 1 && ic.kw == 1 &&
+                         ic.sh == 1 && ic.sw == 1 && ic.ph == 0 && ic.pw == 0;
+    if (st->dw_w == NULL && sizes[0] == 1 && !direct_a) {
       ic.x = (const uint8_t*)xdata;
       pad0 = pad_nhwc(ctx, &ic);
     }
@@ -568,9 +591,13 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
       ep.scale = st->scale;
       ep.bias = call->bias != NULL ? (const float*)call->bias->data : NULL;
       ep.w_zp = st->w_zp;
-      const int nhwc = dw_run_nhwc(ctx, st, &dp, (const uint8_t*)xdata, &ep, out);
+      const int nhwc = dw_run_nhwc(ctx, st, &dp, (const uint8_t*)xdata, x_cl, &ep, out);
       if (nhwc < 0) return PTERUN_FAIL_ARG(ctx, "int8 depthwise convolution refused its arguments");
       if (nhwc > 0) return PTERUN_STATUS_OK;
+      if (x_cl || out_cl) /* the NCHW loop reads and writes NCHW only */
+        return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                  "int8 depthwise convolution: no scratch or weights for its "
+                                  "channels-last route");
       if (pterun_compute_qs8_dwconv2d_nchw(pterun_kernel_threadpool(ctx),
                                            pterun_kernel_max_threads(ctx), &dp, xdata, st->x_dtype,
                                            st->dw_w, &ep, out->data, out->dtype) != 0)
@@ -581,7 +608,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
       for (g = 0; g < st->groups; ++g) {
         const int64_t c0 = g * st->npg;
         pterun_compute_matrix cm;
-        if (g == 0) {
+        if (g == 0 && !direct_a) {
           ic.x = (const uint8_t*)xdata + b * chw;
           ic.pad = pad0 != NULL ? pad0 : pad_nhwc(ctx, &ic); /* scratch: released after the call */
           if (ic.pad == NULL) pterun_kernel_note_slow_path(ctx, "no scratch for the padded image");
@@ -590,10 +617,22 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         ep.scale = st->scale + c0;
         ep.bias = call->bias != NULL ? (const float*)call->bias->data + c0 : NULL;
         ep.w_zp = st->w_zp != NULL ? st->w_zp + c0 : NULL;
-        cm.data = (unsigned char*)out->data + (size_t)((b * st->oc + c0) * ohw) * esz;
         cm.dtype = out->dtype;
-        cm.rs = 1;
-        cm.cs = ohw;
+        if (out_cl) { /* pixel rows of all channels: [ohw][oc] */
+          cm.data = (unsigned char*)out->data + (size_t)(b * st->oc * ohw + c0) * esz;
+          cm.rs = st->oc;
+          cm.cs = 1;
+        } else { /* the GEMM's rows are pixels: NCHW takes them as columns */
+          cm.data = (unsigned char*)out->data + (size_t)((b * st->oc + c0) * ohw) * esz;
+          cm.rs = 1;
+          cm.cs = ohw;
+        }
+        if (direct_a) {
+          pterun_compute_matrix am = {(void*)((const uint8_t*)xdata + b * chw), st->x_dtype,
+                                      ic.c_all, 1};
+          PTERUN_TRY(run_gemm(ctx, ohw, &am, NULL, NULL, st->x_dtype, &st->packed[g], &ep, &cm));
+          continue;
+        }
         if (ic.pad != NULL && st->groups == 1 && ic.kh == 1 && ic.kw == 1 && ic.sh == 1 &&
             ic.sw == 1 && ic.ph == 0 && ic.pw == 0) {
           /* 1x1, stride 1, no padding: the channels-last copy is the GEMM's A

@@ -82,7 +82,8 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_mean_call* c, 
                            pterun_dtype_name(c->x->dtype), pterun_dtype_name(c->out->dtype),
                            pterun_dtype_name((int)c->in.dtype),
                            pterun_dtype_name((int)c->outq.dtype));
-  PTERUN_TRY(pterun_check_contiguous(ctx, c->x, "input"));
+  /* any dim order: strides follow sizes and dim order, so the codes are
+   * walked in memory order below (channels-last after the layout pass) */
   PTERUN_TRY(reduced_dims(ctx, c, &mask, osz, &orank));
   PTERUN_TRY(pterun_out_resize(ctx, c->out, "out", orank, osz));
   PTERUN_TRY(pterun_check_contiguous(ctx, c->out, "out"));
@@ -113,7 +114,8 @@ static pterun_status execute(pterun_kernel_context* ctx, const qk_mean_call* c, 
     int64_t o = 0;
     for (int64_t k = 0; k < n_in; ++k) {
       sum[o] += (double)table[q[k]];
-      for (int d = rank - 1; d >= 0; --d) { /* next input index */
+      for (int j = rank - 1; j >= 0; --j) { /* next input index, in memory order */
+        const int d = c->x->dim_order[j];
         o += ostride[d];
         if (++idx[d] < c->x->sizes[d]) break;
         o -= ostride[d] * c->x->sizes[d];

@@ -67,13 +67,23 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
   PTERUN_TRY(qk_check_zp(ctx, "zero_point", zp));
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  if (!pterun_same_layout(in, out))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "arg 'out': dim order differs from the input's");
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
-  if (in->numel > 0)
+  if (in->numel == 0) return PTERUN_STATUS_OK;
+  if (pterun_same_layout(in, out)) {
     qk_quantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, 1.0f / s, (int32_t)zp,
                     qmin, qmax);
+    return PTERUN_STATUS_OK;
+  }
+  /* Layouts differ (a channels-last code tensor of a fused int8 chain its
+   * kernel declined: the load-time layout pass): element by element. */
+  const pterun_tensor* ins[1] = {in};
+  pterun_iter it;
+  const size_t isz = pterun_dtype_size(in->dtype), osz = pterun_dtype_size(out->dtype);
+  pterun_iter_init(&it, out, ins, 1);
+  for (int64_t n = 0; n < out->numel; ++n, pterun_iter_next(&it))
+    qk_quantize_run((const char*)in->data + (size_t)it.off[1] * isz, in->dtype,
+                    (char*)out->data + (size_t)it.off[0] * osz, out->dtype, 0, 1, 1.0f / s,
+                    (int32_t)zp, qmin, qmax);
   return PTERUN_STATUS_OK;
 }
 
@@ -86,12 +96,21 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
   PTERUN_TRY(qk_check_zp(ctx, "zero_point", zp));
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
-  if (!pterun_same_layout(in, out))
-    return pterun_kernel_fail(ctx, PTERUN_STATUS_NOT_SUPPORTED,
-                              "arg 'out': dim order differs from the input's");
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
-  if (in->numel > 0)
+  if (in->numel == 0) return PTERUN_STATUS_OK;
+  if (pterun_same_layout(in, out)) {
     qk_dequantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, (int32_t)zp, s, 0);
+    return PTERUN_STATUS_OK;
+  }
+  /* Layouts differ (as in quant_tensor): element by element. */
+  const pterun_tensor* ins[1] = {in};
+  pterun_iter it;
+  const size_t isz = pterun_dtype_size(in->dtype), osz = pterun_dtype_size(out->dtype);
+  pterun_iter_init(&it, out, ins, 1);
+  for (int64_t n = 0; n < out->numel; ++n, pterun_iter_next(&it))
+    qk_dequantize_run((const char*)in->data + (size_t)it.off[1] * isz, in->dtype,
+                      (char*)out->data + (size_t)it.off[0] * osz, out->dtype, 0, 1, (int32_t)zp, s,
+                      0);
   return PTERUN_STATUS_OK;
 }
 

@@ -19,7 +19,7 @@
 #include "src/optimize/method_fuse_internal.h"
 #include "src/optimize/opt_internal.h"
 
-enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD };
+enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD, LK_QCONV, LK_QMEAN, LK_QADD };
 /* Output columns below which a depthwise convolution's NCHW path runs NHWC
  * (kernels/portable/conv/depthwise.c: NN_DW_NHWC_MAX_OUT_W). */
 #define LAYOUT_NARROW_W 16
@@ -27,15 +27,28 @@ enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD };
 /* The float32 convolution-family operators (input at 0, weight at 1, the
  * geometry at 3..8) and the mean, by name. */
 static int op_kind(const char* name) {
-  static const char* const kConv[] = {
-      "aten::convolution.out",           "pterun::convolution_relu.out",
-      "pterun::convolution_hardtanh.out", "pterun::convolution_bn.out",
-      "pterun::convolution_bn_relu.out", "pterun::convolution_bn_hardtanh.out"};
+  static const char* const kConv[] = {"aten::convolution.out",
+                                      "pterun::convolution_relu.out",
+                                      "pterun::convolution_hardtanh.out",
+                                      "pterun::convolution_bn.out",
+                                      "pterun::convolution_bn_relu.out",
+                                      "pterun::convolution_bn_hardtanh.out"};
   for (size_t k = 0; k < sizeof kConv / sizeof kConv[0]; ++k)
     if (strcmp(name, kConv[k]) == 0) return LK_CONV;
   if (strcmp(name, "aten::relu.out") == 0 || strcmp(name, "aten::hardtanh.out") == 0)
     return LK_UNARY;
   if (strcmp(name, "aten::add.out") == 0) return LK_ADD;
+  /* The fused int8 operators (kernels/quantized/q_int8_ops.c): their
+   * kernels read and write channels-last codes in place. */
+  static const char* const kQConv[] = {
+      "pterun_quantized::conv2d_q8.out", "pterun_quantized::conv2d_relu_q8.out",
+      "pterun_quantized::conv2d_hardtanh_q8.out", "pterun_quantized::conv2d_q8_hardtanh_q8.out"};
+  for (size_t k = 0; k < sizeof kQConv / sizeof kQConv[0]; ++k)
+    if (strcmp(name, kQConv[k]) == 0) return LK_QCONV;
+  if (strcmp(name, "pterun_quantized::add_q8.out") == 0 ||
+      strcmp(name, "pterun_quantized::add_relu_q8.out") == 0)
+    return LK_QADD;
+  if (strcmp(name, "pterun_quantized::mean_q8.out") == 0) return LK_QMEAN;
   return strcmp(name, "aten::mean.out") == 0 ? LK_MEAN : LK_NONE;
 }
 
@@ -46,9 +59,8 @@ static int op_kind(const char* name) {
 static uint32_t elementwise_inputs(const pt_instr* in, int kind) {
   const uint32_t n = kind == LK_ADD ? 2 : 1;
   if (in->b < n + 2) return 0;
-  const pterun_tensor* out = in->args[in->b - 1]->tag == PTERUN_VALUE_TENSOR
-                                 ? in->args[in->b - 1]->u.tensor
-                                 : NULL;
+  const pterun_tensor* out =
+      in->args[in->b - 1]->tag == PTERUN_VALUE_TENSOR ? in->args[in->b - 1]->u.tensor : NULL;
   if (out == NULL || out->rank != 4) return 0;
   for (uint32_t k = 0; k < n; ++k) {
     const pterun_value* v = in->args[k];
@@ -94,6 +106,30 @@ static char conv_shape(const pt_instr* in) {
   return 'o';
 }
 
+/* A fused int8 2-D convolution this pass may give channels-last codes:
+ * 8-bit 4-D input, an int8 [OC, IC/groups, KH, KW] weight (args[6]) of at
+ * most 64 taps (what the channels-last depthwise loop takes). */
+static bool qconv_ok(const pt_instr* in) {
+  if (in->b < 23) return false;
+  const pterun_tensor *x = tensor_of(in->args[0]), *w = tensor_of(in->args[6]);
+  return x != NULL && w != NULL && x->rank == 4 && w->rank == 4 &&
+         (x->dtype == PTERUN_DTYPE_I8 || x->dtype == PTERUN_DTYPE_U8) &&
+         w->dtype == PTERUN_DTYPE_I8 && w->sizes[2] * w->sizes[3] <= 64;
+}
+
+/* The operands of a fused int8 add (args[0] and args[6]) when both have the
+ * result's 4-D shape (no broadcast), else false. */
+static bool qadd_ok(const pt_instr* in) {
+  if (in->b != 20) return false;
+  const pterun_tensor *a = tensor_of(in->args[0]), *b = tensor_of(in->args[6]),
+                      *o = tensor_of(in->args[19]);
+  if (a == NULL || b == NULL || o == NULL || o->rank != 4 || a->rank != 4 || b->rank != 4)
+    return false;
+  for (int d = 0; d < 4; ++d)
+    if (a->sizes[d] != o->sizes[d] || b->sizes[d] != o->sizes[d]) return false;
+  return true;
+}
+
 static uint32_t find(uint32_t* parent, uint32_t v) {
   while (parent[v] != v) {
     parent[v] = parent[parent[v]];
@@ -115,10 +151,10 @@ static void ref_spans(const pterun_method* m, const fuse_facts* f, uint32_t tota
     if (in->type != PT_INSTR_KERNEL_CALL && in->type != PT_INSTR_DELEGATE_CALL) continue;
     for (uint32_t a = 0; a < in->b; ++a) {
       const pterun_value* v = in->args[a];
-      const size_t n = v->tag == PTERUN_VALUE_LIST_TENSOR ||
-                               v->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR
-                           ? v->u.tensors.len
-                           : 0;
+      const size_t n =
+          v->tag == PTERUN_VALUE_LIST_TENSOR || v->tag == PTERUN_VALUE_LIST_OPTIONAL_TENSOR
+              ? v->u.tensors.len
+              : 0;
       for (size_t e = 0; e <= n; ++e) {
         const pterun_value* x = e == 0 ? v : v->u.tensors.items[e - 1];
         if (x == NULL) continue;
@@ -159,9 +195,18 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     pterun_free(m->allocator, uses);
     pterun_free(m->allocator, parent);
     pterun_free(m->allocator, flags);
-    return opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the layout pass");
+    return opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY,
+                    "method: no memory for the layout pass");
   }
-  enum { LF_BAD = 1, LF_DW = 2, LF_GROUP_BAD = 4, LF_GROUP_DW = 8, LF_WIDE_DW = 16 };
+  enum {
+    LF_BAD = 1,
+    LF_DW = 2,
+    LF_GROUP_BAD = 4,
+    LF_GROUP_DW = 8,
+    LF_WIDE_DW = 16,
+    LF_Q = 32, /* named by a fused int8 convolution: its copies and transposes go */
+    LF_GROUP_Q = 64
+  };
   memset(uses, 0, nv * sizeof *uses);
   memset(flags, 0, nv);
   for (uint32_t v = 0; v < nv; ++v) parent[v] = v;
@@ -178,6 +223,26 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
       continue;
     const uint32_t xi = (uint32_t)(in->args[0] - m->values), oi = (uint32_t)(out - m->values);
     if (xi >= nv || oi >= nv) continue;
+    if (kind == LK_QCONV || kind == LK_QADD || kind == LK_QMEAN) {
+      if (kind == LK_QCONV && qconv_ok(in)) {
+        ++uses[xi];
+        uses[oi] += 2;
+        flags[xi] |= LF_Q;
+        flags[oi] |= LF_Q;
+      } else if (kind == LK_QADD && qadd_ok(in)) {
+        const uint32_t ai = (uint32_t)(in->args[0] - m->values),
+                       bi = (uint32_t)(in->args[6] - m->values);
+        ++uses[ai];
+        ++uses[bi];
+        uses[oi] += 2;
+        parent[find(parent, ai)] = find(parent, oi);
+        parent[find(parent, bi)] = find(parent, oi);
+      } else if (kind == LK_QMEAN) {
+        ++uses[xi];
+        flags[oi] |= LF_BAD;
+      }
+      continue;
+    }
     if (kind == LK_UNARY || kind == LK_ADD) {
       const uint32_t n = elementwise_inputs(in, kind);
       if (n == 0) continue;
@@ -212,18 +277,23 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
   for (uint32_t v = 0; v < nv; ++v) {
     const pterun_tensor* t = tensor_of(&m->values[v]);
     const uint32_t w = f->writer[v];
-    bool bad = t == NULL || t->rank != 4 || t->dtype != PTERUN_DTYPE_F32 ||
+    const bool q8 = t != NULL && (t->dtype == PTERUN_DTYPE_I8 || t->dtype == PTERUN_DTYPE_U8);
+    bool bad = t == NULL || t->rank != 4 || (t->dtype != PTERUN_DTYPE_F32 && !q8) ||
                !pterun_tensor_is_contiguous(t) || f->outputs[v] || uses[v] != f->refs[v] ||
                w == 0 || w == UINT32_MAX || w > total || t->data == NULL ||
                !m->aux[t - m->tensors].in_arena;
     if (!bad) {
       const pt_instr* wi = f->instr[w - 1];
       const int wk = op_kind(m->op_names[wi->a]);
-      const char shape = wk == LK_CONV                    ? conv_shape(wi)
-                         : wk == LK_UNARY || wk == LK_ADD ? (elementwise_inputs(wi, wk) ? 'e' : 0)
-                                                          : 0;
-      bad = (shape != 'd' && shape != 'p' && shape != 'e') || wi->args[wi->b - 1] != &m->values[v] ||
-            viewed(m, f, first, last, t, w - 1, last[v]);
+      char shape = 0;
+      if (q8)
+        shape = (wk == LK_QCONV && qconv_ok(wi)) || (wk == LK_QADD && qadd_ok(wi)) ? 'e' : 0;
+      else if (wk == LK_CONV)
+        shape = conv_shape(wi);
+      else if (wk == LK_UNARY || wk == LK_ADD)
+        shape = elementwise_inputs(wi, wk) ? 'e' : 0;
+      bad = (shape != 'd' && shape != 'p' && shape != 'e') ||
+            wi->args[wi->b - 1] != &m->values[v] || viewed(m, f, first, last, t, w - 1, last[v]);
     }
     if (bad) flags[v] |= LF_BAD;
   }
@@ -233,12 +303,13 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     if (flags[v] & LF_BAD) flags[r] |= LF_GROUP_BAD;
     if (flags[v] & LF_DW) flags[r] |= LF_GROUP_DW;
     if (flags[v] & LF_WIDE_DW) flags[r] |= LF_GROUP_BAD;
+    if (flags[v] & LF_Q) flags[r] |= LF_GROUP_Q;
   }
   uint32_t changed = 0;
   static const uint8_t kNhwc[4] = {0, 2, 3, 1};
   for (uint32_t v = 0; v < nv; ++v) {
     const uint8_t g = flags[find(parent, v)];
-    if ((flags[v] & LF_BAD) || (g & LF_GROUP_BAD) || !(g & LF_GROUP_DW)) continue;
+    if ((flags[v] & LF_BAD) || (g & LF_GROUP_BAD) || !(g & (LF_GROUP_DW | LF_GROUP_Q))) continue;
     pterun_tensor* t = m->values[v].u.tensor;
     memcpy(t->dim_order, kNhwc, sizeof kNhwc);
     (void)pterun_tensor_update_layout(t); /* sizes and numel are unchanged: cannot fail */

@@ -59,13 +59,6 @@ static inline int nchw_dense(const conv_geom* g, const pterun_tensor* w,
          (bias == NULL || bias->strides[0] == 1 || g->cout == 1);
 }
 
-/* A 4-D tensor in dim order 0,2,3,1 (NHWC: the load-time layout pass,
- * src/optimize/method_layout.c, gives depthwise-separable chains this). */
-static inline int pk_channels_last4(const pterun_tensor* t) {
-  return t->rank == 4 && t->dim_order[0] == 0 && t->dim_order[1] == 2 && t->dim_order[2] == 3 &&
-         t->dim_order[3] == 1;
-}
-
 /* A float32 1x1 unit-stride unpadded convolution with one group whose input
  * and output are both channels-last: one GEMM over all pixels,
  * out[P][Cout] = in[P][Cin] x W^T (pk_conv_pointwise_cl). */
@@ -75,8 +68,8 @@ static inline int pk_conv_pointwise_cl_ok(const pterun_tensor* in, const pterun_
                                           size_t npad) {
   if (groups != 1 || in->dtype != PTERUN_DTYPE_F32 || w->dtype != PTERUN_DTYPE_F32 ||
       out->dtype != PTERUN_DTYPE_F32 || w->rank != 4 || w->sizes[2] != 1 || w->sizes[3] != 1 ||
-      !pk_channels_last4(in) || !pk_channels_last4(out) || nstride == 0 || npad == 0 ||
-      in->sizes[1] != w->sizes[1] || out->sizes[1] != w->sizes[0])
+      !pterun_is_channels_last4(in) || !pterun_is_channels_last4(out) || nstride == 0 ||
+      npad == 0 || in->sizes[1] != w->sizes[1] || out->sizes[1] != w->sizes[0])
     return 0;
   for (size_t k = 0; k < nstride; ++k)
     if (stride[k] != 1) return 0;

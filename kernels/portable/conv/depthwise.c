@@ -220,7 +220,7 @@ void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const
               act != NULL ? act->hi : 0.0f};
   int64_t KH = g->k[1], KW = g->k[2], kh, kw;
   int chan_inner = g->is[1] == 1 && g->os[1] == 1 && g->ocpg == 1;
-  const int in_cl = pk_channels_last4(in), out_cl = pk_channels_last4(out);
+  const int in_cl = pterun_is_channels_last4(in), out_cl = pterun_is_channels_last4(out);
   /* Strides follow sizes and dim order: a contiguous or channels-last
    * tensor is dense in that layout. */
   const int layouts_ok = (in_cl || pterun_tensor_is_contiguous(in)) &&

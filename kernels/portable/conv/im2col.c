@@ -482,7 +482,7 @@ void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, siz
   }
   if (rows <= 0 || npos <= 0 || ocpg <= 0) return;
   const pterun_tensor* in = args[0]->u.tensor;
-  const int in_cl = pk_channels_last4(in), out_cl = pk_channels_last4(out);
+  const int in_cl = pterun_is_channels_last4(in), out_cl = pterun_is_channels_last4(out);
   if (out->dtype == PTERUN_DTYPE_F32 && w->rank == 4 && in->rank == 4 && w->sizes[1] == 1 &&
       ocpg == 1 && args[8]->u.i == in->sizes[1])
     pterun_kernel_scratch_reserve(
