@@ -1,19 +1,23 @@
-/* Load-time layout choice: float32 4-D intermediates of depthwise-separable
- * convolution chains become channels-last (dim order 0,2,3,1), so the
- * depthwise convolution runs its NHWC loop without transposing its input and
- * output and a 1x1 convolution is one GEMM over all pixels (rows of
- * channels). Only the dim order changes: sizes, bytes and the memory plan
+/* Load-time layout choice: some 4-D intermediates of convolution chains
+ * become channels-last (dim order 0,2,3,1). Float32 depthwise-separable
+ * chains on narrow planes: the depthwise convolution runs its NHWC loop
+ * without transposing its input and output, a 1x1 convolution is one GEMM
+ * over all pixels (rows of channels). Fused int8 convolutions: their GEMM
+ * works on padded NHWC rows, so channels-last codes remove a transpose on
+ * each side. Only the dim order changes: sizes, bytes and the memory plan
  * stay, and the kernels read and write any dim order (the tensors' strides
  * say where each element is), so a wrong choice costs speed, never a result.
  *
- * A tensor may change when one convolution-family call writes it, every
- * reader is a convolution (input) or a mean, nothing else names it (no list,
- * move, delegate, method input or output) and no elided view reads its bytes.
- * A 1x1 unit-stride unpadded convolution keeps its input and output in one
- * layout (its GEMM needs both as rows), so tensors joined that way change
- * together, and only where a depthwise convolution reads or writes one of
- * them (elsewhere NCHW is as fast). Runs at the end of the fusion pass (off
- * with it), before kernel preparation, which sees the layouts it chose. */
+ * A tensor may change when one call the pass knows writes it, every call
+ * naming it is one it knows (convolutions, relu/hardtanh/add without
+ * broadcasting, means; their fused int8 forms), nothing else names it (no
+ * list, move, delegate, method input or output) and no elided view reads its
+ * bytes while it lives. A 1x1 unit-stride unpadded float32 convolution keeps
+ * its input and output in one layout (its GEMM needs both as rows), so do
+ * the element-wise calls: tensors joined that way change together, and only
+ * where it pays (docs/architecture.md, "Channels-last chains"). Runs at the
+ * end of the fusion pass (off with it), before kernel preparation, which
+ * sees the layouts it chose. */
 #include <string.h>
 
 #include "src/optimize/method_fuse_internal.h"
