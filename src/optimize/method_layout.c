@@ -107,6 +107,9 @@ static char conv_shape(const pt_instr* in) {
   if (gr->u.i == 1 && w->sizes[2] == 1 && w->sizes[3] == 1 && ints_all(in->args[3], 1) &&
       ints_all(in->args[4], 0))
     return 'p';
+  /* a stem (one group, few input channels): writes channels-last rows
+   * through window rows and a GEMM (kernels/portable/conv/stem_cl.c) */
+  if (gr->u.i == 1 && w->sizes[1] <= 4) return 's';
   return 'o';
 }
 
@@ -271,7 +274,7 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
         flags[oi] |= mark;
       }
       if (shape == 'p') parent[find(parent, xi)] = find(parent, oi);
-      if (shape == 'o') flags[xi] |= LF_BAD; /* its paths gain nothing from NHWC yet */
+      if (shape == 'o' || shape == 's') flags[xi] |= LF_BAD; /* they read NCHW best */
     } else {
       flags[oi] |= LF_BAD; /* a mean's result keeps its layout */
     }
@@ -296,7 +299,7 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
         shape = conv_shape(wi);
       else if (wk == LK_UNARY || wk == LK_ADD)
         shape = elementwise_inputs(wi, wk) ? 'e' : 0;
-      bad = (shape != 'd' && shape != 'p' && shape != 'e') ||
+      bad = (shape != 'd' && shape != 'p' && shape != 'e' && shape != 's') ||
             wi->args[wi->b - 1] != &m->values[v] || viewed(m, f, first, last, t, w - 1, last[v]);
     }
     if (bad) flags[v] |= LF_BAD;

@@ -474,7 +474,8 @@ CI_SPECS += [
         ],
     ),
     # a depthwise-separable chain on narrow planes: the layout pass
-    # (src/optimize/method_layout.c) makes its intermediates channels-last:
+    # (src/optimize/method_layout.c) makes its intermediates channels-last
+    # (a batch of 2; the 3-channel stem writes its output by window rows):
     # depthwise convolutions NCHW -> NHWC, NHWC -> NHWC, the 1x1 ones as one
     # GEMM over the pixels (batch norms folded, one without a bias), and a
     # mean reading NHWC
@@ -501,12 +502,13 @@ CI_SPECS += [
     ),
     # inverted residual blocks on narrow planes: the layout pass joins the
     # residual add, the unfused activation and the 1x1 convolutions' inputs
-    # and outputs into one channels-last group (two flat adds over NHWC)
+    # and outputs into one channels-last group (two flat adds over NHWC);
+    # a dilated 3-channel stem writes its channels-last output by window rows
     _spec(
         9120,
         [1, 3, 9, 7],
         [
-            _conv(8),
+            _conv(8, pad=2, dil=2),
             _conv(8, groups=8),
             BN2,
             {

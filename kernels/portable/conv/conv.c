@@ -177,6 +177,10 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
   if (!transposed && (bias == NULL || bias->dtype == PTERUN_DTYPE_F32) &&
       pk_conv_pointwise_cl_ok(in, w, out, g.groups, g.stride, 3, g.pad, 3)) {
     pk_conv_pointwise_cl(ctx, &g, in, w, bias, out, act);
+  } else if (!transposed && (bias == NULL || bias->dtype == PTERUN_DTYPE_F32) &&
+             pk_conv_stem_cl_ok(in, w, out, g.groups) &&
+             pk_conv_stem_cl(ctx, &g, in, w, bias, out, act) == 0) {
+    /* done */
   } else if (!transposed && pk_conv_depthwise_ok(&g, in, w, bias, out)) {
     pk_conv_depthwise_f32(ctx, &g, in, w, bias, out, act);
   } else if (!transposed && !pk_conv_pointwise_input(&g, in, out, &ics) &&
@@ -235,6 +239,12 @@ static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value**
     pterun_compute_matrix b = {w->data, w->dtype, w->strides[1], w->strides[0]};
     return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_B, w->sizes[1], w->sizes[0], &b);
   }
+  if (pk_conv_stem_cl_ok(in, w, out, 1)) { /* B = W^T: K x Cout, as above */
+    if (row_scale != NULL || !pk_prepack_constant_f32(w)) return PTERUN_STATUS_OK;
+    const int64_t k = w->sizes[1] * w->sizes[2] * w->sizes[3];
+    pterun_compute_matrix b = {w->data, w->dtype, 1, w->strides[0]};
+    return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_B, k, w->sizes[0], &b);
+  }
   int sp = w->rank - 2, d;
   if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || in->rank != w->rank ||
       sp < 1 || sp > 3 || !pk_prepack_constant_f32(w) || w->sizes[1] != in->sizes[1] ||
@@ -288,7 +298,8 @@ static int packed_path_always(pterun_value** args, size_t nargs, size_t want, si
       w->rank > 5 || in->rank != w->rank || out->rank != w->rank || w->sizes[0] < 2 ||
       w->sizes[1] < NN_CONV_PACKED_ONLY_MIN_CIN)
     return 0;
-  if (pointwise_cl_call(args, in, w, out)) return 0; /* reads W^T as B */
+  if (pointwise_cl_call(args, in, w, out) || pk_conv_stem_cl_ok(in, w, out, 1))
+    return 0; /* reads W^T as B */
   int first = -1;
   for (int j = 0; j < out->rank; ++j)
     if (out->dim_order[j] == 2) first = j;

@@ -78,6 +78,20 @@ static inline int pk_conv_pointwise_cl_ok(const pterun_tensor* in, const pterun_
   return 1;
 }
 
+/* A float32 2-D stem convolution (one group, at most this many input
+ * channels, a contiguous weight) from a contiguous NCHW input into a
+ * channels-last output: window rows and one GEMM per chunk of pixels
+ * (pk_conv_stem_cl). */
+#define NN_CONV_STEM_CL_MAX_CIN 4
+static inline int pk_conv_stem_cl_ok(const pterun_tensor* in, const pterun_tensor* w,
+                                     const pterun_tensor* out, int64_t groups) {
+  return groups == 1 && in->dtype == PTERUN_DTYPE_F32 && w->dtype == PTERUN_DTYPE_F32 &&
+         out->dtype == PTERUN_DTYPE_F32 && in->rank == 4 && w->rank == 4 &&
+         w->sizes[1] <= NN_CONV_STEM_CL_MAX_CIN && in->sizes[1] == w->sizes[1] &&
+         out->sizes[1] == w->sizes[0] && pterun_tensor_is_contiguous(in) &&
+         pterun_tensor_is_contiguous(w) && pterun_is_channels_last4(out);
+}
+
 /* Input channels from which a groups-1 convolution never runs the direct
  * kernel (direct.c: NN_CONV_DIRECT_MAX_CIN + 1). */
 #define NN_CONV_PACKED_ONLY_MIN_CIN 5
@@ -148,6 +162,13 @@ int pk_conv_pointwise_input(const conv_geom* g, const pterun_tensor* in, const p
 void pk_conv_pointwise_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
                           const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
                           const pterun_compute_gemm_opts* act);
+/* stem_cl.c: the output rows of one chunk (their window rows held in
+ * scratch), and the stem itself (0: done; -1: no scratch, nothing written). */
+int64_t pk_conv_stem_cl_rows(int64_t k, int64_t ow, int64_t oh);
+size_t pk_conv_stem_cl_pad_floats(int64_t cin, int64_t ih, int64_t iw, int64_t ph, int64_t pw);
+int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
+                    const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
+                    const pterun_compute_gemm_opts* act);
 void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro, int64_t ocs,
                   const pterun_tensor* in, const pterun_tensor* w, const pterun_tensor* bias,
                   pterun_tensor* out, const pterun_compute_gemm_opts* act);

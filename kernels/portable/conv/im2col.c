@@ -496,6 +496,16 @@ void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, siz
                                                       w->sizes[2], w->sizes[3])));
   if (in_cl && out_cl && args[8]->u.i == 1 && w->rank == 4) /* maybe the channels-last 1x1 GEMM */
     pterun_compute_gemm_reserve(ctx, out->dtype, npos * out->sizes[0], w->sizes[0], rows);
+  int64_t pad3[3];
+  if (args[8]->u.i == 1 && pk_conv_stem_cl_ok(in, w, out, 1) && spatial3(args[4], 2, 0, pad3) &&
+      pad3[1] >= 0 && pad3[2] >= 0) { /* the padded image, window rows, then the GEMM */
+    const int64_t chunk = pk_conv_stem_cl_rows(rows, out->sizes[3], out->sizes[2]) * out->sizes[3];
+    pterun_kernel_scratch_reserve(
+        ctx, sizeof(float) * pk_conv_stem_cl_pad_floats(in->sizes[1], in->sizes[2], in->sizes[3],
+                                                        pad3[1], pad3[2]));
+    pterun_kernel_scratch_reserve(ctx, sizeof(float) * (size_t)(chunk * rows));
+    pterun_compute_gemm_reserve(ctx, out->dtype, chunk, w->sizes[0], rows);
+  }
   int64_t gemm_n = npos;
   if (out->dtype == PTERUN_DTYPE_F32) {
     pterun_kernel_scratch_reserve(ctx, sizeof(col_tap) * (size_t)rows);
