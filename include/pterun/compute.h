@@ -239,6 +239,13 @@ PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_gemm_pack(
 PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_gemm_pack_a_scaled(
     void* mem, size_t bytes, int64_t rows, int64_t cols, const pterun_compute_matrix* src,
     const double* row_scale);
+/** pterun_compute_gemm_pack of an f32 B operand (rows x cols) whose column j
+ *  is scaled on the way: element (i, j) packs as (float)((double)src(i, j) *
+ *  col_scale[j]) (a batch norm folded into a channels-last convolution's
+ *  W^T, with no folded copy). */
+PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_gemm_pack_b_scaled(
+    void* mem, size_t bytes, int64_t rows, int64_t cols, const pterun_compute_matrix* src,
+    const double* col_scale);
 /** The K block the f32 engine uses for a product of depth k with M = m and
  *  the default buffers; products over a packed operand's K range must start
  *  at a multiple of it (a convolution chunks its reduction by it). */

@@ -53,6 +53,7 @@ pterun_status pk_prepack_to(pterun_kernel_context* ctx, pk_prepacked* st, const 
   st->rows = rows;
   st->cols = cols;
   st->packed_only = 0;
+  st->col_scale = NULL;
   return PTERUN_STATUS_OK;
 }
 

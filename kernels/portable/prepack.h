@@ -20,6 +20,10 @@ typedef struct pk_prepacked {
    * copy, no path may read src (pterun::convolution_bn packed the folded
    * weight straight from the unfolded one, conv_bn.c) */
   int packed_only;
+  /* with packed_only, a packed B (a channels-last 1x1 convolution's W^T):
+   * its column scales, for a product the packed copy does not fit
+   * (pk_pack_b_scaled repacks from src) */
+  const double* col_scale;
 } pk_prepacked;
 
 /* In a prepare: whether `t` is a constant float32 tensor (planned and caller

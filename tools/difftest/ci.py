@@ -532,6 +532,29 @@ CI_SPECS += [
             _conv(8, groups=8, stride=2),
         ],
     ),
+    # channels-last 1x1 convolutions with folded batch norms on 2x2 and 1x1
+    # planes: W^T is held only packed and scaled; one pixel (M = 1) takes
+    # another microkernel, which repacks it from the unfolded weight
+    # (kernels/portable/conv/pointwise_cl.c: pk_pack_b_scaled)
+    _spec(
+        9121,
+        [1, 8, 4, 4],
+        [
+            _conv(8, groups=8, stride=2),
+            BN2,
+            _act("relu"),
+            _conv(16, k=1, pad=0),
+            BN2,
+            _act("relu"),
+            _conv(16, groups=16, stride=2),
+            BN2,
+            R6,
+            _conv(24, k=1, pad=0),
+            BN2,
+            _act("relu"),
+            {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": True},
+        ],
+    ),
     # shared weights (spec "share": equal constants, stored once by the
     # exporter): a tied embedding / head (the embedding reads the bytes the
     # head's transpose packs), and one Linear five times, whose transposes

@@ -166,7 +166,9 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
    * sure the GEMM path with the packed A runs; any other path would read the
    * unfolded weight, so refuse instead of computing a wrong result. */
   const pk_prepacked* ps = pterun_kernel_state(ctx);
-  if (ps != NULL && ps->packed_only && ps->src == w->data) {
+  const int pw_cl = !transposed && (bias == NULL || bias->dtype == PTERUN_DTYPE_F32) &&
+                    pk_conv_pointwise_cl_ok(in, w, out, g.groups, g.stride, 3, g.pad, 3);
+  if (ps != NULL && ps->packed_only && ps->src == w->data && !pw_cl) { /* pw_cl: its own B */
     int64_t rows = g.icpg * g.k[0] * g.k[1] * g.k[2];
     if (transposed || g.groups != 1 || g.ocpg < 2 || g.icpg <= NN_CONV_PACKED_ONLY_MIN_CIN - 1 ||
         out->dtype != PTERUN_DTYPE_F32 || !pk_conv_weight_flattens(&g, &ro) ||
@@ -174,8 +176,7 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL,
                                 "a weight held only packed reached a path that reads it dense");
   }
-  if (!transposed && (bias == NULL || bias->dtype == PTERUN_DTYPE_F32) &&
-      pk_conv_pointwise_cl_ok(in, w, out, g.groups, g.stride, 3, g.pad, 3)) {
+  if (pw_cl) {
     pk_conv_pointwise_cl(ctx, &g, in, w, bias, out, act);
   } else if (!transposed && (bias == NULL || bias->dtype == PTERUN_DTYPE_F32) &&
              pk_conv_stem_cl_ok(in, w, out, g.groups) &&
@@ -233,11 +234,26 @@ static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value**
     return PTERUN_STATUS_OK;
   const pterun_tensor *in = args[0]->u.tensor, *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
   if (pointwise_cl_call(args, in, w, out)) {
-    /* the product's B, W^T: Cin x Cout (a scaled pack is A-only: the caller
-     * folds a copy instead, packed_path_always) */
-    if (row_scale != NULL || !pk_prepack_constant_f32(w)) return PTERUN_STATUS_OK;
+    /* the product's B, W^T: Cin x Cout; scaled (a folded batch norm), this
+     * instruction's own block and the only copy (pk_conv_pointwise_cl) */
+    if (!pk_prepack_constant_f32(w)) return PTERUN_STATUS_OK;
     pterun_compute_matrix b = {w->data, w->dtype, w->strides[1], w->strides[0]};
-    return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_B, w->sizes[1], w->sizes[0], &b);
+    if (row_scale == NULL)
+      return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_B, w->sizes[1], w->sizes[0], &b);
+    size_t bytes =
+        pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_B, w->sizes[1], w->sizes[0]);
+    void* mem = bytes != 0 ? pterun_kernel_state_alloc(ctx, bytes, 64) : NULL;
+    if (mem == NULL)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                                "cannot allocate %zu bytes for the packed weight", bytes);
+    into->packed =
+        pterun_compute_gemm_pack_b_scaled(mem, bytes, w->sizes[1], w->sizes[0], &b, row_scale);
+    into->src = into->packed != NULL ? w->data : NULL;
+    into->rows = w->sizes[1];
+    into->cols = w->sizes[0];
+    into->packed_only = into->packed != NULL;
+    into->col_scale = row_scale;
+    return PTERUN_STATUS_OK;
   }
   if (pk_conv_stem_cl_ok(in, w, out, 1)) { /* B = W^T: K x Cout, as above */
     if (row_scale != NULL || !pk_prepack_constant_f32(w)) return PTERUN_STATUS_OK;
@@ -294,12 +310,14 @@ static int packed_path_always(pterun_value** args, size_t nargs, size_t want, si
       args[8]->tag != PTERUN_VALUE_INT || args[8]->u.i != 1)
     return 0;
   const pterun_tensor *in = args[0]->u.tensor, *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
+  /* a channels-last 1x1 convolution: its path always runs (the layouts are
+   * fixed at load) and reads W^T packed as B, or repacks it scaled */
+  if (pointwise_cl_call(args, in, w, out)) return 1;
+  if (pk_conv_stem_cl_ok(in, w, out, 1)) return 0; /* may fall back: keeps a folded copy */
   if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || w->rank < 3 ||
       w->rank > 5 || in->rank != w->rank || out->rank != w->rank || w->sizes[0] < 2 ||
       w->sizes[1] < NN_CONV_PACKED_ONLY_MIN_CIN)
     return 0;
-  if (pointwise_cl_call(args, in, w, out) || pk_conv_stem_cl_ok(in, w, out, 1))
-    return 0; /* reads W^T as B */
   int first = -1;
   for (int j = 0; j < out->rank; ++j)
     if (out->dim_order[j] == 2) first = j;
@@ -315,6 +333,7 @@ pterun_status pk_convolution_pack_scaled(pterun_kernel_context* ctx, pterun_valu
   into->packed = NULL;
   into->src = NULL;
   into->packed_only = 0;
+  into->col_scale = NULL;
   if (!packed_path_always(args, nargs, want, iout)) return PTERUN_STATUS_OK;
   return convolution_pack(ctx, args, nargs, want, iout, into, row_scale);
 }

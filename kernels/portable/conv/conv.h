@@ -157,6 +157,17 @@ int pk_conv_weight_flattens(const conv_geom* g, red_order* ro);
 int pk_conv_out_flattens(const conv_geom* g, int64_t* cs);
 int pk_conv_pointwise_input(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* out,
                             int64_t* ics);
+/* A B operand W^T (rows k, columns j at w[k * rs + j * cs]) whose column j
+ * is scaled by scale[j]: pk_pack_b_scaled packs it as
+ * pterun_compute_gemm_pack_b_scaled does (a pterun_compute_pack_b_fn). */
+typedef struct pk_scaled_b {
+  const float* w;
+  int64_t rs, cs;
+  const double* scale;
+} pk_scaled_b;
+void pk_pack_b_scaled(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                      int64_t nr);
+
 /* The channels-last 1x1 convolution (pk_conv_pointwise_cl_ok), the weight
  * read as B = W^T (packed at load: pk_convolution_pack). */
 void pk_conv_pointwise_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,

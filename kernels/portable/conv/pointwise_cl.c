@@ -7,6 +7,21 @@
 
 #include "kernels/portable/conv/conv.h"
 
+void pk_pack_b_scaled(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                      int64_t nr) {
+  const pk_scaled_b* sb = ctx;
+  for (int64_t js = 0; js < nc; js += nr, dst += kc * nr) {
+    const int64_t w = nc - js < nr ? nc - js : nr;
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      float* row = dst + kk * nr;
+      const float* src = sb->w + (k0 + kk) * sb->rs + (j0 + js) * sb->cs;
+      for (int64_t c = 0; c < w; ++c)
+        row[c] = (float)((double)src[c * sb->cs] * sb->scale[j0 + js + c]);
+      for (int64_t c = w; c < nr; ++c) row[c] = 0.0f;
+    }
+  }
+}
+
 void pk_conv_pointwise_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
                           const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
                           const pterun_compute_gemm_opts* act) {
@@ -37,6 +52,15 @@ void pk_conv_pointwise_cl(pterun_kernel_context* ctx, const conv_geom* g, const 
   o.packed_a = NULL;
   o.bias = NULL;
   o.packed_b = pk_prepacked_for(ctx, w, cin, cout);
+  /* W^T held only packed and scaled (a folded batch norm, pk_prepacked
+   * .packed_only): a product the packed copy does not fit repacks it from
+   * the unfolded weight, scaled the same way */
+  const pk_prepacked* ps = pterun_kernel_state(ctx);
+  pk_scaled_b sb = {w->data, g->ws[1], g->ws[0], ps != NULL ? ps->col_scale : NULL};
+  if (ps != NULL && ps->packed_only && ps->src == w->data) {
+    o.pack_b = pk_pack_b_scaled;
+    o.pack_b_ctx = &sb;
+  }
   pterun_compute_gemm_init(ctx, &ws, PTERUN_DTYPE_F32);
   pterun_compute_gemm_ex(&ws, P, cout, cin, &a, &b, &c, 1.0, accumulate, &o);
 }

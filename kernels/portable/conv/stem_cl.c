@@ -82,9 +82,11 @@ int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun
   /* the padded image and the window rows first: the product's workspace
    * takes what is left */
   float* pad = pterun_kernel_scratch(
-      ctx, sizeof(float) * pk_conv_stem_cl_pad_floats(g->cin, g->in[1], g->in[2], g->pad[1], g->pad[2]),
+      ctx,
+      sizeof(float) * pk_conv_stem_cl_pad_floats(g->cin, g->in[1], g->in[2], g->pad[1], g->pad[2]),
       64);
-  float* a = pad != NULL ? pterun_kernel_scratch(ctx, (size_t)(rows * K) * sizeof(float), 64) : NULL;
+  float* a =
+      pad != NULL ? pterun_kernel_scratch(ctx, (size_t)(rows * K) * sizeof(float), 64) : NULL;
   if (a == NULL) return -1;
   pterun_compute_gemm_ws ws;
   pterun_compute_gemm_init(ctx, &ws, PTERUN_DTYPE_F32);

@@ -82,6 +82,31 @@ const pterun_compute_packed* pterun_compute_gemm_pack_a_scaled(void* mem, size_t
   return p;
 }
 
+const pterun_compute_packed* pterun_compute_gemm_pack_b_scaled(void* mem, size_t bytes,
+                                                               int64_t rows, int64_t cols,
+                                                               const pterun_compute_matrix* src,
+                                                               const double* col_scale) {
+  if (col_scale == NULL || src == NULL || src->dtype != PTERUN_DTYPE_F32) return NULL;
+  const pterun_compute_packed* p =
+      pterun_compute_gemm_pack(mem, bytes, PTERUN_COMPUTE_OPERAND_B, rows, cols, src);
+  if (p == NULL) return NULL;
+  /* The layout pc_pack_b_f32 wrote: per K block, strips of nr columns, each
+   * kcb rows of nr floats (padding columns stay zero). */
+  const int64_t nr = p->uk->nr;
+  for (int64_t p0 = 0; p0 < rows; p0 += p->kc) {
+    const int64_t kcb = min64(p->kc, rows - p0);
+    float* blk = p->data + p0 * p->pad;
+    for (int64_t jp = 0; jp < cols; jp += nr) {
+      float* strip = blk + jp * kcb;
+      const int64_t w = min64(nr, cols - jp);
+      for (int64_t kk = 0; kk < kcb; ++kk)
+        for (int64_t c = 0; c < w; ++c)
+          strip[kk * nr + c] = (float)((double)strip[kk * nr + c] * col_scale[jp + c]);
+    }
+  }
+  return p;
+}
+
 int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m, int64_t k) {
   if (ws == NULL || ws->dbl || k <= 0) return k > 0 ? k : 1;
   return k_block(m == 1 && ws->uk_m1 != NULL ? ws->uk_m1 : ws->uk, k);
