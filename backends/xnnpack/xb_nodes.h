@@ -175,6 +175,8 @@ typedef struct gemm_prep {
   size_t tile;                       /* output pixels per im2col block of a convolution */
   size_t pad_floats; /* f32 convolution: its padded NHWC image in scratch after the im2col
                       * block (im2col then copies rows with no bounds), or 0 */
+  bool dense_dw;     /* f32 depthwise over one input channel (a stem: multiplier = OC):
+                      * run as the dense convolution it is (im2col + GEMM) */
   /* int8 products on compute's int8 GEMM: weights packed at load, one per
    * group (convolution groups; dynamic: K groups) */
   pterun_compute_qs8_packed* qw;

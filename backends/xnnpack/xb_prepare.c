@@ -362,11 +362,16 @@ static pterun_status prep_conv(const pterun_backend_init_args* a, xb_graph* g, x
     p->w = xb_alloc(g, (dw ? KK * OC : G * K * OCg) * sizeof(float));
     if (p->w == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
     const float* src = (const float*)w->constant;
-    if (dw) {
-      memcpy(p->w, src, KK * OC * sizeof(float)); /* [KH][KW][OC] as stored */
-    } else {
+    // A depthwise convolution over one input channel (XNNPACK's form of a
+    // 1-channel stem: multiplier OC) is a dense one with K = KH*KW, whose
+    // [K][OC] filter is the depthwise [KH][KW][OC] as stored: the im2col GEMM
+    // (the per-tap broadcast loop of the depthwise kernel does a fraction of
+    // the GEMM's rate there).
+    p->dense_dw = dw && !q_out && IC == 1 && G == 1;
+    if (dw) memcpy(p->w, src, KK * OC * sizeof(float)); /* [KH][KW][OC] as stored */
+    if (!dw || p->dense_dw) {
       // [OC][KH][KW][ICg] -> per group [KH*KW*ICg][OCg]
-      for (size_t gi = 0; gi < G; ++gi)
+      for (size_t gi = 0; gi < G && !dw; ++gi)
         for (size_t o = 0; o < OCg; ++o)
           for (size_t k = 0; k < K; ++k)
             p->w[gi * K * OCg + k * OCg + o] = src[(gi * OCg + o) * K + k];

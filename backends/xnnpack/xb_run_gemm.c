@@ -496,7 +496,7 @@ void xb_run_conv(xb_exec* x, const xb_node* n) {
   bool q = n->kind == KIND_QS8;
   const uint8_t* src = x->data[n->in[0]];
   uint8_t* dst = x->data[n->out];
-  if (dw && !q) {
+  if (dw && !q && !p->dense_dw) {
     pterun_compute_dwconv2d geo = {B,     H,         W,         IC,         OH,        OW,
                                    OC,    KH,        KW,        n->sh,      n->sw,     n->dh,
                                    n->dw, n->pad[0], n->pad[3], n->out_min, n->out_max};
@@ -515,7 +515,7 @@ void xb_run_conv(xb_exec* x, const xb_node* n) {
     }
     return;
   }
-  if (dw) {
+  if (dw && q) {
     run_dwconv_q8(x, n, B, H, W, IC, OH, OW, OC);
     return;
   }

@@ -39,8 +39,8 @@ static int one(int64_t m, int64_t cin, int64_t cout) {
       wf[j * cin + i] = (float)((double)w[j * cin + i] * scale[j]);
     }
   pterun_compute_matrix am = {a, PTERUN_DTYPE_F32, cin, 1};
-  pterun_compute_matrix bw = {w, PTERUN_DTYPE_F32, 1, cin};   /* W^T, unfolded */
-  pterun_compute_matrix bf = {wf, PTERUN_DTYPE_F32, 1, cin};  /* W^T, folded */
+  pterun_compute_matrix bw = {w, PTERUN_DTYPE_F32, 1, cin};  /* W^T, unfolded */
+  pterun_compute_matrix bf = {wf, PTERUN_DTYPE_F32, 1, cin}; /* W^T, folded */
   pterun_compute_gemm_ws ws;
   size_t bytes = pterun_compute_gemm_pack_size(PTERUN_COMPUTE_OPERAND_B, cin, cout);
   void* mem = NULL;
