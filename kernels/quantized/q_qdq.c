@@ -58,6 +58,42 @@ static pterun_status check_dequant_args(pterun_kernel_context* ctx, const pterun
 
 /* ---- per tensor ----------------------------------------------------------- */
 
+/* One per-tensor step: quantize (x / s rounded, + zp, clamped) or dequantize
+ * ((q - zp) * s), qk_quantize_run's and qk_dequantize_run's arithmetic. */
+typedef struct qdq_step {
+  int quant;
+  float s; /* quantize: 1 / scale; dequantize: scale */
+  int32_t zp;
+  int64_t qmin, qmax;
+} qdq_step;
+
+static void qdq_run(const qdq_step* st, const void* in, int in_dt, void* out, int out_dt,
+                    int64_t n) {
+  if (st->quant)
+    qk_quantize_run(in, in_dt, out, out_dt, 0, n, st->s, st->zp, st->qmin, st->qmax);
+  else
+    qk_dequantize_run(in, in_dt, out, out_dt, 0, n, st->zp, st->s, 0);
+}
+
+/* The step over every element: one run when in and out share a layout,
+ * else element by element in out's logical order (a channels-last code
+ * tensor of a fused int8 chain whose kernel declined: the load-time layout
+ * pass, src/optimize/method_layout.c). */
+static void qdq_any_layout(const qdq_step* st, const pterun_tensor* in, pterun_tensor* out) {
+  if (in->numel == 0) return;
+  if (pterun_same_layout(in, out)) {
+    qdq_run(st, in->data, in->dtype, out->data, out->dtype, in->numel);
+    return;
+  }
+  const pterun_tensor* ins[1] = {in};
+  pterun_iter it;
+  const size_t isz = pterun_dtype_size(in->dtype), osz = pterun_dtype_size(out->dtype);
+  pterun_iter_init(&it, out, ins, 1);
+  for (int64_t n = 0; n < out->numel; ++n, pterun_iter_next(&it))
+    qdq_run(st, (const char*)in->data + (size_t)it.off[1] * isz, in->dtype,
+            (char*)out->data + (size_t)it.off[0] * osz, out->dtype, 1);
+}
+
 static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in, double scale,
                                   int64_t zp, int64_t qmin, int64_t qmax, int64_t dtype,
                                   pterun_tensor* out) {
@@ -68,22 +104,8 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
-  if (in->numel == 0) return PTERUN_STATUS_OK;
-  if (pterun_same_layout(in, out)) {
-    qk_quantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, 1.0f / s, (int32_t)zp,
-                    qmin, qmax);
-    return PTERUN_STATUS_OK;
-  }
-  /* Layouts differ (a channels-last code tensor of a fused int8 chain its
-   * kernel declined: the load-time layout pass): element by element. */
-  const pterun_tensor* ins[1] = {in};
-  pterun_iter it;
-  const size_t isz = pterun_dtype_size(in->dtype), osz = pterun_dtype_size(out->dtype);
-  pterun_iter_init(&it, out, ins, 1);
-  for (int64_t n = 0; n < out->numel; ++n, pterun_iter_next(&it))
-    qk_quantize_run((const char*)in->data + (size_t)it.off[1] * isz, in->dtype,
-                    (char*)out->data + (size_t)it.off[0] * osz, out->dtype, 0, 1, 1.0f / s,
-                    (int32_t)zp, qmin, qmax);
+  const qdq_step st = {1, 1.0f / s, (int32_t)zp, qmin, qmax};
+  qdq_any_layout(&st, in, out);
   return PTERUN_STATUS_OK;
 }
 
@@ -97,20 +119,8 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
   PTERUN_TRY(pterun_check_data(ctx, in, "input"));
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
-  if (in->numel == 0) return PTERUN_STATUS_OK;
-  if (pterun_same_layout(in, out)) {
-    qk_dequantize_run(in->data, in->dtype, out->data, out->dtype, 0, in->numel, (int32_t)zp, s, 0);
-    return PTERUN_STATUS_OK;
-  }
-  /* Layouts differ (as in quant_tensor): element by element. */
-  const pterun_tensor* ins[1] = {in};
-  pterun_iter it;
-  const size_t isz = pterun_dtype_size(in->dtype), osz = pterun_dtype_size(out->dtype);
-  pterun_iter_init(&it, out, ins, 1);
-  for (int64_t n = 0; n < out->numel; ++n, pterun_iter_next(&it))
-    qk_dequantize_run((const char*)in->data + (size_t)it.off[1] * isz, in->dtype,
-                      (char*)out->data + (size_t)it.off[0] * osz, out->dtype, 0, 1, (int32_t)zp, s,
-                      0);
+  const qdq_step st = {0, s, (int32_t)zp, qmin, qmax};
+  qdq_any_layout(&st, in, out);
   return PTERUN_STATUS_OK;
 }
 

@@ -158,15 +158,7 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
   if (!any || total < 2) return PTERUN_STATUS_OK;
 
   fuse_facts f;
-  f.has_jumps = false;
-  size_t nv = m->value_count;
-  f.refs = pterun_alloc(m->allocator, nv * sizeof *f.refs + 1, 16);
-  f.written = pterun_alloc(m->allocator, nv + 1, 16);
-  f.outputs = pterun_alloc(m->allocator, nv + 1, 16);
-  f.jump_in = pterun_alloc(m->allocator, total, 16);
-  f.starts = pterun_alloc(m->allocator, (m->chain_count + 1) * sizeof *f.starts, 16);
-  f.writer = pterun_alloc(m->allocator, (nv + 1) * sizeof *f.writer, 16);
-  f.instr = pterun_alloc(m->allocator, total * sizeof *f.instr, 16);
+  const bool facts = pt_fuse_facts_alloc(m, &f, total);
   f.covered = pterun_alloc(m->allocator, total, 16);
   uint8_t* match = pterun_alloc(m->allocator, total, 16); /* pattern + 1 at a chain's first step */
   f.tensors = m->tensors;
@@ -177,9 +169,8 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
   const size_t wn = PT_FUSE_MAX_STEPS + PT_FUSE_MAX_FEED;
   uint32_t* where = pterun_alloc(m->allocator, (size_t)total * wn * sizeof *where, 16);
   pterun_status st = PTERUN_STATUS_OK;
-  if (f.refs == NULL || f.written == NULL || f.outputs == NULL || f.jump_in == NULL ||
-      f.starts == NULL || match == NULL || f.home == NULL || home_initial == NULL ||
-      f.writer == NULL || f.instr == NULL || f.covered == NULL || where == NULL) {
+  if (!facts || match == NULL || f.home == NULL || home_initial == NULL || f.covered == NULL ||
+      where == NULL) {
     st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the fusion pass");
     goto done;
   }
@@ -268,11 +259,7 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
     }
   pterun_log(&m->logger, PTERUN_LOG_DEBUG, "fused %u instruction chains", fused);
 done:
-  pterun_free(m->allocator, f.refs);
-  pterun_free(m->allocator, f.written);
-  pterun_free(m->allocator, f.outputs);
-  pterun_free(m->allocator, f.jump_in);
-  pterun_free(m->allocator, f.starts);
+  pt_fuse_facts_free(m, &f);
   pterun_free(m->allocator, match);
   if (st != PTERUN_STATUS_OK && f.home != NULL && home_initial != NULL) /* undo the moves */
     for (uint32_t t = 0; t < m->tensor_count; ++t)
@@ -282,8 +269,6 @@ done:
       }
   pterun_free(m->allocator, f.home);
   pterun_free(m->allocator, home_initial);
-  pterun_free(m->allocator, f.writer);
-  pterun_free(m->allocator, f.instr);
   pterun_free(m->allocator, f.covered);
   pterun_free(m->allocator, where);
   return st;

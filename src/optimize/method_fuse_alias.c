@@ -24,6 +24,31 @@ static void mark_written(const pterun_method* m, fuse_facts* f, const pterun_val
       if (v->u.tensors.items[k] != NULL) f->written[v->u.tensors.items[k] - m->values] = 1;
 }
 
+bool pt_fuse_facts_alloc(const pterun_method* m, fuse_facts* f, uint32_t total) {
+  const size_t nv = m->value_count;
+  memset(f, 0, sizeof *f);
+  f->refs = pterun_alloc(m->allocator, nv * sizeof *f->refs + 1, 16);
+  f->written = pterun_alloc(m->allocator, nv + 1, 16);
+  f->outputs = pterun_alloc(m->allocator, nv + 1, 16);
+  f->jump_in = pterun_alloc(m->allocator, total + 1, 16);
+  f->starts = pterun_alloc(m->allocator, (m->chain_count + 1) * sizeof *f->starts, 16);
+  f->writer = pterun_alloc(m->allocator, (nv + 1) * sizeof *f->writer, 16);
+  f->instr = pterun_alloc(m->allocator, (total + 1) * sizeof *f->instr, 16);
+  f->tensors = m->tensors;
+  return f->refs != NULL && f->written != NULL && f->outputs != NULL && f->jump_in != NULL &&
+         f->starts != NULL && f->writer != NULL && f->instr != NULL;
+}
+
+void pt_fuse_facts_free(const pterun_method* m, fuse_facts* f) {
+  pterun_free(m->allocator, f->refs);
+  pterun_free(m->allocator, f->written);
+  pterun_free(m->allocator, f->outputs);
+  pterun_free(m->allocator, f->jump_in);
+  pterun_free(m->allocator, f->starts);
+  pterun_free(m->allocator, f->writer);
+  pterun_free(m->allocator, f->instr);
+}
+
 void pt_fuse_gather_facts(const pterun_method* m, fuse_facts* f) {
   uint32_t flat = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) {

@@ -130,6 +130,11 @@ typedef struct fuse_facts {
 } fuse_facts;
 
 /* method_fuse_alias.c */
+/* The per-value and per-instruction arrays (zeroed) of `total` instructions;
+ * false when one could not be allocated (free them all the same). The
+ * rewrite's own fields (covered, home) are the caller's. */
+bool pt_fuse_facts_alloc(const pterun_method* m, fuse_facts* f, uint32_t total);
+void pt_fuse_facts_free(const pterun_method* m, fuse_facts* f);
 void pt_fuse_gather_facts(const pterun_method* m, fuse_facts* f);
 bool pt_fuse_is_call(const pterun_method* m, const pt_instr* in, const char* op, uint8_t nargs);
 bool pt_fuse_private_link(const pterun_method* m, const fuse_facts* f, const pt_instr* prev,

@@ -336,30 +336,13 @@ pterun_status pt_layout_channels_last(pterun_method* m) {
   for (uint32_t c = 0; c < m->chain_count; ++c) total += m->chains[c].count;
   if (total == 0) return PTERUN_STATUS_OK;
   fuse_facts f;
-  memset(&f, 0, sizeof f);
-  const size_t nv = m->value_count;
-  f.refs = pterun_alloc(m->allocator, nv * sizeof *f.refs + 1, 16);
-  f.written = pterun_alloc(m->allocator, nv + 1, 16);
-  f.outputs = pterun_alloc(m->allocator, nv + 1, 16);
-  f.jump_in = pterun_alloc(m->allocator, total, 16);
-  f.starts = pterun_alloc(m->allocator, (m->chain_count + 1) * sizeof *f.starts, 16);
-  f.writer = pterun_alloc(m->allocator, (nv + 1) * sizeof *f.writer, 16);
-  f.instr = pterun_alloc(m->allocator, total * sizeof *f.instr, 16);
   pterun_status st = PTERUN_STATUS_OK;
-  if (f.refs == NULL || f.written == NULL || f.outputs == NULL || f.jump_in == NULL ||
-      f.starts == NULL || f.writer == NULL || f.instr == NULL)
+  if (!pt_fuse_facts_alloc(m, &f, total)) {
     st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for the layout pass");
-  if (st == PTERUN_STATUS_OK) {
-    f.tensors = m->tensors;
+  } else {
     pt_fuse_gather_facts(m, &f);
     if (!f.has_jumps) st = choose(m, &f, total);
   }
-  pterun_free(m->allocator, f.refs);
-  pterun_free(m->allocator, f.written);
-  pterun_free(m->allocator, f.outputs);
-  pterun_free(m->allocator, f.jump_in);
-  pterun_free(m->allocator, f.starts);
-  pterun_free(m->allocator, f.writer);
-  pterun_free(m->allocator, f.instr);
+  pt_fuse_facts_free(m, &f);
   return st;
 }

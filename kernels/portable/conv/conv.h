@@ -157,6 +157,13 @@ int pk_conv_weight_flattens(const conv_geom* g, red_order* ro);
 int pk_conv_out_flattens(const conv_geom* g, int64_t* cs);
 int pk_conv_pointwise_input(const conv_geom* g, const pterun_tensor* in, const pterun_tensor* out,
                             int64_t* ics);
+/* The channels-last products' bias (pointwise_cl.c): one per column of C,
+ * where the GEMM's own bias is one per row, so the rows x cols C (dense
+ * rows) is filled with it first and the product accumulates onto it: bias +
+ * the sum in K order, as the NCHW path sums. Returns 1 (accumulate) when
+ * there is a bias (float32, any stride), else 0. */
+int pk_fill_bias_rows(float* y, int64_t rows, int64_t cols, const pterun_tensor* bias);
+
 /* A B operand W^T (rows k, columns j at w[k * rs + j * cs]) whose column j
  * is scaled by scale[j]: pk_pack_b_scaled packs it as
  * pterun_compute_gemm_pack_b_scaled does (a pterun_compute_pack_b_fn). */

@@ -7,6 +7,20 @@
 
 #include "kernels/portable/conv/conv.h"
 
+int pk_fill_bias_rows(float* y, int64_t rows, int64_t cols, const pterun_tensor* bias) {
+  if (bias == NULL || rows < 1) return 0;
+  const float* bf = bias->data; /* float32: the callers' dispatch checked */
+  for (int64_t c = 0; c < cols; ++c) y[c] = bf[c * bias->strides[0]];
+  /* the rows filled so far copied after themselves: log2(rows) copies, not
+   * one call per row of a few hundred bytes */
+  for (int64_t done = 1; done < rows;) {
+    const int64_t n = done < rows - done ? done : rows - done;
+    memcpy(y + done * cols, y, (size_t)(n * cols) * sizeof(float));
+    done += n;
+  }
+  return 1;
+}
+
 void pk_pack_b_scaled(void* ctx, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
                       int64_t nr) {
   const pk_scaled_b* sb = ctx;
@@ -27,22 +41,7 @@ void pk_conv_pointwise_cl(pterun_kernel_context* ctx, const conv_geom* g, const 
                           const pterun_compute_gemm_opts* act) {
   const int64_t P = g->n * g->out[1] * g->out[2], cin = g->cin, cout = g->cout;
   float* y = out->data;
-  /* The bias fills each output row first (one bias per column of this
-   * product, where the GEMM's own bias is one per row); the product then
-   * accumulates onto it: bias + sum in K order, as the NCHW path sums. */
-  int accumulate = 0;
-  if (bias != NULL) {
-    const float* bf = bias->data; /* float32: the dispatch checked */
-    for (int64_t c = 0; c < cout; ++c) y[c] = bf[c * bias->strides[0]];
-    /* the rows filled so far copied after themselves: log2(P) copies, not
-     * one call per row of a few hundred bytes */
-    for (int64_t done = 1; done < P;) {
-      const int64_t n = done < P - done ? done : P - done;
-      memcpy(y + done * cout, y, (size_t)(n * cout) * sizeof(float));
-      done += n;
-    }
-    accumulate = 1;
-  }
+  const int accumulate = pk_fill_bias_rows(y, P, cout, bias);
   pterun_compute_gemm_ws ws;
   pterun_compute_matrix a = {in->data, PTERUN_DTYPE_F32, cin, 1};
   pterun_compute_matrix b = {w->data, w->dtype, g->ws[1], g->ws[0]};

@@ -104,19 +104,8 @@ int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun
     for (int64_t p0 = 0; p0 < P; p0 += rows) {
       const int64_t np = P - p0 < rows ? P - p0 : rows;
       float* c0 = y + (n * P + p0) * cout;
-      /* the bias fills the rows, the product accumulates onto it (as the
-       * 1x1 channels-last path) */
-      int accumulate = 0;
-      if (bias != NULL) {
-        const float* bf = bias->data; /* float32: the dispatch checked */
-        for (int64_t c = 0; c < cout; ++c) c0[c] = bf[c * bias->strides[0]];
-        for (int64_t done = 1; done < np;) {
-          const int64_t m = done < np - done ? done : np - done;
-          memcpy(c0 + done * cout, c0, (size_t)(m * cout) * sizeof(float));
-          done += m;
-        }
-        accumulate = 1;
-      }
+      /* the bias fills the rows, the product accumulates onto it */
+      const int accumulate = pk_fill_bias_rows(c0, np, cout, bias);
       window_rows(g, pad, p0 / g->out[2], np / g->out[2], a);
       const pterun_compute_matrix am = {a, PTERUN_DTYPE_F32, K, 1};
       const pterun_compute_matrix cm = {c0, PTERUN_DTYPE_F32, cout, 1};

@@ -57,54 +57,45 @@ const pterun_compute_packed* pterun_compute_gemm_pack(void* mem, size_t bytes, i
   return p;
 }
 
+/* Packs src as `operand` and scales each of its M rows (A) or N columns (B)
+ * on the way: element packs as (float)((double)src * scale[that index]).
+ * Both layouts are, per K block, panels of w = mr rows (A) or strips of
+ * w = nr columns (B), each kcb lines of w floats (padding stays zero), so
+ * one walk serves both. */
+static const pterun_compute_packed* pack_scaled(void* mem, size_t bytes, int operand, int64_t rows,
+                                                int64_t cols, const pterun_compute_matrix* src,
+                                                const double* scale) {
+  if (scale == NULL || src == NULL || src->dtype != PTERUN_DTYPE_F32) return NULL;
+  const pterun_compute_packed* p = pterun_compute_gemm_pack(mem, bytes, operand, rows, cols, src);
+  if (p == NULL) return NULL;
+  const int a = operand == PTERUN_COMPUTE_OPERAND_A;
+  const int64_t w = a ? p->uk->mr : p->uk->nr, kdim = a ? cols : rows, span = a ? rows : cols;
+  for (int64_t p0 = 0; p0 < kdim; p0 += p->kc) {
+    const int64_t kcb = min64(p->kc, kdim - p0);
+    float* blk = p->data + p0 * p->pad;
+    for (int64_t i = 0; i < span; i += w) {
+      float* panel = blk + i * kcb;
+      const int64_t h = min64(w, span - i);
+      for (int64_t kk = 0; kk < kcb; ++kk)
+        for (int64_t r = 0; r < h; ++r)
+          panel[kk * w + r] = (float)((double)panel[kk * w + r] * scale[i + r]);
+    }
+  }
+  return p;
+}
+
 const pterun_compute_packed* pterun_compute_gemm_pack_a_scaled(void* mem, size_t bytes,
                                                                int64_t rows, int64_t cols,
                                                                const pterun_compute_matrix* src,
                                                                const double* row_scale) {
-  if (row_scale == NULL || src == NULL || src->dtype != PTERUN_DTYPE_F32) return NULL;
-  const pterun_compute_packed* p =
-      pterun_compute_gemm_pack(mem, bytes, PTERUN_COMPUTE_OPERAND_A, rows, cols, src);
-  if (p == NULL) return NULL;
-  /* The layout pc_pack_a_f32 wrote: per K block, panels of mr rows, each kcb
-   * columns of mr floats (padding rows stay zero). */
-  const int64_t mr = p->uk->mr;
-  for (int64_t p0 = 0; p0 < cols; p0 += p->kc) {
-    const int64_t kcb = min64(p->kc, cols - p0);
-    float* blk = p->data + p0 * p->pad;
-    for (int64_t ip = 0; ip < rows; ip += mr) {
-      float* panel = blk + ip * kcb;
-      const int64_t h = min64(mr, rows - ip);
-      for (int64_t kk = 0; kk < kcb; ++kk)
-        for (int64_t r = 0; r < h; ++r)
-          panel[kk * mr + r] = (float)((double)panel[kk * mr + r] * row_scale[ip + r]);
-    }
-  }
-  return p;
+  return pack_scaled(mem, bytes, PTERUN_COMPUTE_OPERAND_A, rows, cols, src, row_scale);
 }
 
 const pterun_compute_packed* pterun_compute_gemm_pack_b_scaled(void* mem, size_t bytes,
                                                                int64_t rows, int64_t cols,
                                                                const pterun_compute_matrix* src,
                                                                const double* col_scale) {
-  if (col_scale == NULL || src == NULL || src->dtype != PTERUN_DTYPE_F32) return NULL;
-  const pterun_compute_packed* p =
-      pterun_compute_gemm_pack(mem, bytes, PTERUN_COMPUTE_OPERAND_B, rows, cols, src);
-  if (p == NULL) return NULL;
-  /* The layout pc_pack_b_f32 wrote: per K block, strips of nr columns, each
-   * kcb rows of nr floats (padding columns stay zero). */
-  const int64_t nr = p->uk->nr;
-  for (int64_t p0 = 0; p0 < rows; p0 += p->kc) {
-    const int64_t kcb = min64(p->kc, rows - p0);
-    float* blk = p->data + p0 * p->pad;
-    for (int64_t jp = 0; jp < cols; jp += nr) {
-      float* strip = blk + jp * kcb;
-      const int64_t w = min64(nr, cols - jp);
-      for (int64_t kk = 0; kk < kcb; ++kk)
-        for (int64_t c = 0; c < w; ++c)
-          strip[kk * nr + c] = (float)((double)strip[kk * nr + c] * col_scale[jp + c]);
-    }
-  }
-  return p;
+  return pack_scaled(mem, bytes, PTERUN_COMPUTE_OPERAND_B, rows, cols, src, col_scale);
 }
 
 int64_t pterun_compute_gemm_k_block(const pterun_compute_gemm_ws* ws, int64_t m, int64_t k) {
