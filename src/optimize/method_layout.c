@@ -192,7 +192,9 @@ static bool viewed(const pterun_method* m, const fuse_facts* f, const uint32_t* 
  * instructions). */
 static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t total) {
   const size_t nv = m->value_count;
-  uint16_t* uses = pterun_alloc(m->allocator, nv * sizeof *uses + 1, 16);
+  /* slots per value in the calls below; 32 bits: the facts' 16-bit counts
+   * saturate, and a saturated count is never trusted */
+  uint32_t* uses = pterun_alloc(m->allocator, nv * sizeof *uses + 1, 16);
   uint32_t* parent = pterun_alloc(m->allocator, nv * sizeof *parent + 1, 16);
   uint8_t* flags = pterun_alloc(m->allocator, nv + 1, 16); /* LF_* per value, then per group */
   uint32_t* first = pterun_alloc(m->allocator, 2 * nv * sizeof *first + 1, 16);
@@ -286,8 +288,8 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     const uint32_t w = f->writer[v];
     const bool q8 = t != NULL && (t->dtype == PTERUN_DTYPE_I8 || t->dtype == PTERUN_DTYPE_U8);
     bool bad = t == NULL || t->rank != 4 || (t->dtype != PTERUN_DTYPE_F32 && !q8) ||
-               !pterun_tensor_is_contiguous(t) || f->outputs[v] || uses[v] != f->refs[v] ||
-               w == 0 || w == UINT32_MAX || w > total || t->data == NULL ||
+               !pterun_tensor_is_contiguous(t) || f->outputs[v] || f->refs[v] == UINT16_MAX ||
+               uses[v] != f->refs[v] || w == 0 || w == UINT32_MAX || w > total || t->data == NULL ||
                !m->aux[t - m->tensors].in_arena;
     if (!bad) {
       const pt_instr* wi = f->instr[w - 1];
