@@ -135,35 +135,7 @@ size_t pk_conv_depthwise_nhwc_floats(int64_t n, int64_t c, int64_t ih, int64_t i
   if (ow >= NN_DW_NHWC_MAX_OUT_W || c < NN_DW_NHWC_MIN_C || n < 1 || ih < 1 || iw < 1 || oh < 1 ||
       ow < 1 || kh < 1 || kw < 1)
     return 0;
-  /* The tensors exist, so these products are in range. */
-  return (size_t)(n * c * (ih * iw + oh * ow) + kh * kw * c);
-}
-
-/* The NHWC route (0: done, else not taken: no scratch, or a geometry the
- * NHWC kernel refuses). Planes are transposed on the calling thread; the
- * convolution's rows run over the pool. */
-static int dw_via_nhwc(pterun_kernel_context* ctx, const conv_geom* g,
-                       const pterun_compute_dwconv2d* p, const float* x, const float* wt,
-                       const float* bias, float* y) {
-  size_t nf = g->ocpg == 1 ? pk_conv_depthwise_nhwc_floats(g->n, g->cout, g->in[1], g->in[2],
-                                                           g->out[1], g->out[2], g->k[1], g->k[2])
-                           : 0;
-  float* xs = nf != 0 ? pterun_kernel_scratch(ctx, nf * sizeof(float), 64) : NULL;
-  if (xs == NULL) return -1;
-  const size_t N = p->batch, C = p->out_c, HWi = p->in_h * p->in_w, HWo = p->out_h * p->out_w;
-  const size_t T = p->kernel_h * p->kernel_w;
-  float *ys = xs + N * C * HWi, *ws = ys + N * C * HWo;
-  for (size_t b = 0; b < N; ++b)
-    pterun_compute_f32_transpose((int64_t)C, (int64_t)HWi, x + b * C * HWi, (int64_t)HWi,
-                                 xs + b * C * HWi, (int64_t)C);
-  pterun_compute_f32_transpose((int64_t)C, (int64_t)T, wt, (int64_t)T, ws, (int64_t)C);
-  if (pterun_compute_f32_dwconv2d_nhwc(pterun_kernel_threadpool(ctx),
-                                       pterun_kernel_max_threads(ctx), p, xs, ws, bias, ys) != 0)
-    return -1;
-  for (size_t b = 0; b < N; ++b)
-    pterun_compute_f32_transpose((int64_t)HWo, (int64_t)C, ys + b * C * HWo, (int64_t)C,
-                                 y + b * C * HWo, (int64_t)HWo);
-  return 0;
+  return pk_conv_depthwise_cl_floats(0, 0, n, c, ih, iw, oh, ow, kh, kw);
 }
 
 size_t pk_conv_depthwise_cl_floats(int in_cl, int out_cl, int64_t n, int64_t c, int64_t ih,
@@ -202,6 +174,19 @@ static int dw_channels_last(pterun_kernel_context* ctx, const conv_geom* g,
       pterun_compute_f32_transpose((int64_t)HWo, (int64_t)C, ys + b * C * HWo, (int64_t)C,
                                    y + b * C * HWo, (int64_t)HWo);
   return 0;
+}
+
+/* The NHWC route of a dense NCHW depthwise convolution on narrow planes
+ * (pk_conv_depthwise_nhwc_floats): both sides through scratch (0: done, else
+ * not taken). Planes are transposed on the calling thread; the convolution's
+ * rows run over the pool. */
+static int dw_via_nhwc(pterun_kernel_context* ctx, const conv_geom* g,
+                       const pterun_compute_dwconv2d* p, const float* x, const float* wt,
+                       const float* bias, float* y) {
+  if (g->ocpg != 1 || pk_conv_depthwise_nhwc_floats(g->n, g->cout, g->in[1], g->in[2], g->out[1],
+                                                    g->out[2], g->k[1], g->k[2]) == 0)
+    return -1;
+  return dw_channels_last(ctx, g, p, 0, 0, x, wt, bias, y);
 }
 
 void pk_conv_depthwise_f32(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
