@@ -76,6 +76,8 @@ def manifest_variants(root: Path) -> list[Variant]:
     c = root / "src" / "compute"
     fams: list[tuple[str, list[tuple[str, str]]]] = [
         ("f32_gemm", _manifest(c / "gemm" / "f32_ukernels.inc", "PC_GEMM_UKERNEL")),
+        # the same microkernels' indirect-GEMM entry (igemm_f32.c)
+        ("f32_igemm", _manifest(c / "gemm" / "f32_ukernels.inc", "PC_GEMM_UKERNEL")),
         ("qs8_gemm", _manifest(c / "qgemm" / "qs8_ukernels.inc", "PC_QS8_UKERNEL")),
         (
             "lowbit",

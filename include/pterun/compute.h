@@ -475,8 +475,41 @@ PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nchw(pterun_threadpool* pool, s
                                                       const float* in, const float* w,
                                                       const float* bias, float* out);
 
+/* ---- f32 convolution, channels-last, as an indirect GEMM ---------------------
+ * A dense (groups = 1) convolution with NHWC input [batch][in_h][in_w][in_c]
+ * and output [batch][out_h][out_w][out_c], both dense; the filter
+ * ([out_c][in_c][kernel_h][kernel_w] at any strides) packed once by
+ * pterun_compute_f32_conv2d_nhwc_pack, optionally with a per-output-channel
+ * scale (a folded batch norm: each weight rounded once from double). Every
+ * output is the f32 GEMM's: the products over (kh, kw, ci) in that order from
+ * zero (fused on AVX2 / AVX-512, an FMA family), + bias, then the activation
+ * (PTERUN_COMPUTE_ACT_* semantics); taps in the padding read zeros. The input
+ * is read in place (no image copy), the output written in place. */
+
+/** Bytes pterun_compute_f32_conv2d_nhwc_pack needs for `p` (0: a geometry
+ *  this path does not run: a zero or huge size, more than 64 taps or
+ *  4096 input channels, another activation). */
+PTERUN_COMPUTE_API size_t pterun_compute_f32_conv2d_nhwc_pack_size(const pterun_compute_conv2d* p);
+/** Packs the filter `w` (strides in elements) into `mem` (64-byte aligned,
+ *  `bytes` from pterun_compute_f32_conv2d_nhwc_pack_size) for the
+ *  microkernel this CPU runs; oc_scale: NULL or out_c factors. Returns the
+ *  packed filter (inside mem), or NULL. */
+PTERUN_COMPUTE_API const pterun_compute_packed* pterun_compute_f32_conv2d_nhwc_pack(
+    void* mem, size_t bytes, const pterun_compute_conv2d* p, const float* w,
+    const int64_t w_strides[4], const double* oc_scale);
+/** Runs the convolution with a filter packed for the same geometry (bias
+ *  [out_c] or NULL), tiles of output pixels split over `pool` (NULL: the
+ *  calling thread; max_threads 0: no cap); same bits for any thread count.
+ *  Returns 0, or -1 (nothing written) for a geometry it does not run or a
+ *  filter packed for another geometry or microkernel. */
+PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                                      const pterun_compute_conv2d* p,
+                                                      const float* in,
+                                                      const pterun_compute_packed* w,
+                                                      const float* bias, float* out);
+
 /** Every microkernel variant of the dispatching families (f32_gemm,
- *  qs8_gemm, vmath, conv2d, dwconv2d, lowbit, qdwconv, minmax) with what it did in this
+ *  qs8_gemm, vmath, conv2d, dwconv2d, lowbit, qdwconv, minmax, f32_igemm) with what it did in this
  *  process, space separated, as "family/name:state": `ran` (some call ran
  *  it), `idle` (this CPU can run it; nothing did yet) or `unavailable` (the
  *  CPU lacks its ISA; PTERUN_ISA_MASK does not matter here). Writes like

@@ -138,6 +138,16 @@ PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nchw_with(size_t variant,
  *  multiply-add) if it is built and this CPU (with PTERUN_ISA_MASK) can run
  *  it, else NULL. */
 PTERUN_COMPUTE_API const char* pterun_compute_f32_conv2d_variant(size_t variant);
+/** pterun_compute_f32_conv2d_nhwc on the GEMM microkernel of row `variant`
+ *  of pterun_compute_f32_gemm_ukernels() (its _ig entry), the filter packed
+ *  for it on the heap, on the calling thread; -1 when this CPU cannot run
+ *  it or the geometry is refused (tests). */
+PTERUN_COMPUTE_API int pterun_compute_f32_conv2d_nhwc_with(
+    size_t variant, const pterun_compute_conv2d* p, const float* in, const float* w,
+    const int64_t w_strides[4], const double* oc_scale, const float* bias, float* out);
+/** The name of that variant (the GEMM microkernel's), or NULL when this CPU
+ *  cannot run it or there is no such row. */
+PTERUN_COMPUTE_API const char* pterun_compute_f32_conv2d_nhwc_variant(size_t variant);
 
 /* ---- f32 row primitive variants ------------------------------------------- */
 /** Variant `variant` (0: the 4-lane baseline; numbering as

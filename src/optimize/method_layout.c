@@ -23,10 +23,16 @@
 #include "src/optimize/method_fuse_internal.h"
 #include "src/optimize/opt_internal.h"
 
-enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD, LK_QCONV, LK_QMEAN, LK_QADD };
+enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD, LK_QCONV, LK_QMEAN, LK_QADD, LK_BN };
 /* Output columns below which a depthwise convolution's NCHW path runs NHWC
  * (kernels/portable/conv/depthwise.c: NN_DW_NHWC_MAX_OUT_W). */
 #define LAYOUT_NARROW_W 16
+/* Output channels from which a one-group convolution runs channels-last
+ * (fewer leave most of a vector tile empty: the NCHW GEMM runs such a layer
+ * with the pixels across the vectors), and from which such a layer makes a
+ * group worth changing. */
+#define LAYOUT_KXK_MIN_COUT 8
+#define LAYOUT_KXK_PAYS_COUT 16
 
 /* The float32 convolution-family operators (input at 0, weight at 1, the
  * geometry at 3..8) and the mean, by name. */
@@ -42,6 +48,9 @@ static int op_kind(const char* name) {
   if (strcmp(name, "aten::relu.out") == 0 || strcmp(name, "aten::hardtanh.out") == 0)
     return LK_UNARY;
   if (strcmp(name, "aten::add.out") == 0) return LK_ADD;
+  /* an inference batch norm the fusion pass left (its result could not
+   * take the convolution's bytes): per-channel, any layout */
+  if (strcmp(name, "aten::_native_batch_norm_legit_no_training.out") == 0) return LK_BN;
   /* The fused int8 operators (kernels/quantized/q_int8_ops.c): their
    * kernels read and write channels-last codes in place. */
   static const char* const kQConv[] = {
@@ -81,6 +90,23 @@ static const pterun_tensor* tensor_of(const pterun_value* v) {
   return v != NULL && v->tag == PTERUN_VALUE_TENSOR ? v->u.tensor : NULL;
 }
 
+/* An inference batch norm (input 0, out0 at 7, the list of its three outs
+ * at 10) between two 4-D float32 tensors of one shape: it joins them like an
+ * element-wise call. */
+static bool bn_ok(const pt_instr* in) {
+  if (in->b != 11) return false;
+  const pterun_tensor *x = tensor_of(in->args[0]), *y = tensor_of(in->args[7]);
+  const pterun_value* l = in->args[10];
+  if (x == NULL || y == NULL || x->rank != 4 || y->rank != 4 || x->dtype != PTERUN_DTYPE_F32 ||
+      y->dtype != PTERUN_DTYPE_F32 || l == NULL || l->tag != PTERUN_VALUE_LIST_TENSOR ||
+      l->u.tensors.len != 3 || l->u.tensors.items[0] != in->args[7] ||
+      l->u.tensors.items[1] == in->args[7] || l->u.tensors.items[2] == in->args[7])
+    return false;
+  for (int d = 0; d < 4; ++d)
+    if (x->sizes[d] != y->sizes[d]) return false;
+  return true;
+}
+
 /* All entries of an int list equal `want` (one entry stands for every dim). */
 static bool ints_all(const pterun_value* v, int64_t want) {
   if (v == NULL || v->tag != PTERUN_VALUE_LIST_INT) return false;
@@ -110,6 +136,12 @@ static char conv_shape(const pt_instr* in) {
   /* a stem (one group, few input channels): writes channels-last rows
    * through window rows and a GEMM (kernels/portable/conv/stem_cl.c) */
   if (gr->u.i == 1 && w->sizes[1] <= 4) return 's';
+  /* any other one-group convolution with enough output channels to fill a
+   * vector tile: the indirect GEMM over channels-last rows
+   * (kernels/portable/conv/kxk_cl.c; its limits: 64 taps, 4096 channels) */
+  if (gr->u.i == 1 && w->sizes[0] >= LAYOUT_KXK_MIN_COUT && w->sizes[1] <= 4096 &&
+      w->sizes[2] * w->sizes[3] <= 64)
+    return 'k';
   return 'o';
 }
 
@@ -196,9 +228,13 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
    * saturate, and a saturated count is never trusted */
   uint32_t* uses = pterun_alloc(m->allocator, nv * sizeof *uses + 1, 16);
   uint32_t* parent = pterun_alloc(m->allocator, nv * sizeof *parent + 1, 16);
-  uint8_t* flags = pterun_alloc(m->allocator, nv + 1, 16); /* LF_* per value, then per group */
-  uint32_t* first = pterun_alloc(m->allocator, 2 * nv * sizeof *first + 1, 16);
+  uint16_t* flags = /* LF_* per value, then per group */
+      pterun_alloc(m->allocator, (nv + 1) * sizeof *flags, 16);
+  uint32_t* first = pterun_alloc(m->allocator, 3 * nv * sizeof *first + 1, 16);
   uint32_t* last = first != NULL ? first + nv : NULL;
+  /* the batch norm writing each value (flat index + 1; 0: none): its out0
+   * is not the call's last argument, where the facts look */
+  uint32_t* bn_writer = first != NULL ? first + 2 * nv : NULL;
   if (uses == NULL || parent == NULL || flags == NULL || first == NULL) {
     pterun_free(m->allocator, first);
     pterun_free(m->allocator, uses);
@@ -214,10 +250,13 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     LF_GROUP_DW = 8,
     LF_WIDE_DW = 16,
     LF_Q = 32, /* named by a fused int8 convolution: its copies and transposes go */
-    LF_GROUP_Q = 64
+    LF_GROUP_Q = 64,
+    LF_KXK = 128, /* written by a convolution the indirect GEMM runs well */
+    LF_GROUP_KXK = 256
   };
   memset(uses, 0, nv * sizeof *uses);
-  memset(flags, 0, nv);
+  memset(flags, 0, nv * sizeof *flags);
+  memset(bn_writer, 0, nv * sizeof *bn_writer);
   for (uint32_t v = 0; v < nv; ++v) parent[v] = v;
   ref_spans(m, f, total, first, last);
   /* The convolutions' and means' tensor slots. */
@@ -226,6 +265,17 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     if (in->type != PT_INSTR_KERNEL_CALL || in->b < 2) continue;
     const int kind = op_kind(m->op_names[in->a]);
     const char shape = kind == LK_CONV ? conv_shape(in) : 0;
+    if (kind == LK_BN) {
+      if (bn_ok(in)) {
+        const uint32_t xi = (uint32_t)(in->args[0] - m->values),
+                       yi = (uint32_t)(in->args[7] - m->values);
+        ++uses[xi];
+        uses[yi] += 2; /* out0 and the first item of the returned list */
+        parent[find(parent, xi)] = find(parent, yi);
+        bn_writer[yi] = bn_writer[yi] == 0 ? k + 1 : UINT32_MAX; /* two writers: never */
+      }
+      continue;
+    }
     const pterun_value* out = in->args[in->b - 1];
     if (kind == LK_NONE || (kind == LK_CONV && shape == 0) || in->args[in->b - 2] != out ||
         in->args[0] == NULL)
@@ -275,7 +325,8 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
         flags[xi] |= mark;
         flags[oi] |= mark;
       }
-      if (shape == 'p') parent[find(parent, xi)] = find(parent, oi);
+      if (shape == 'p' || shape == 'k') parent[find(parent, xi)] = find(parent, oi);
+      if (shape == 'k' && out->u.tensor->sizes[1] >= LAYOUT_KXK_PAYS_COUT) flags[oi] |= LF_KXK;
       if (shape == 'o' || shape == 's') flags[xi] |= LF_BAD; /* they read NCHW best */
     } else {
       flags[oi] |= LF_BAD; /* a mean's result keeps its layout */
@@ -285,7 +336,7 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
    * only in those slots, written by one of those convolutions. */
   for (uint32_t v = 0; v < nv; ++v) {
     const pterun_tensor* t = tensor_of(&m->values[v]);
-    const uint32_t w = f->writer[v];
+    const uint32_t w = bn_writer[v] != 0 && f->writer[v] == 0 ? bn_writer[v] : f->writer[v];
     const bool q8 = t != NULL && (t->dtype == PTERUN_DTYPE_I8 || t->dtype == PTERUN_DTYPE_U8);
     bool bad = t == NULL || t->rank != 4 || (t->dtype != PTERUN_DTYPE_F32 && !q8) ||
                !pterun_tensor_is_contiguous(t) || f->outputs[v] || f->refs[v] == UINT16_MAX ||
@@ -301,8 +352,12 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
         shape = conv_shape(wi);
       else if (wk == LK_UNARY || wk == LK_ADD)
         shape = elementwise_inputs(wi, wk) ? 'e' : 0;
-      bad = (shape != 'd' && shape != 'p' && shape != 'e' && shape != 's') ||
-            wi->args[wi->b - 1] != &m->values[v] || viewed(m, f, first, last, t, w - 1, last[v]);
+      else if (wk == LK_BN)
+        shape = bn_ok(wi) ? 'b' : 0;
+      const pterun_value* res = wi->args[shape == 'b' ? 7 : wi->b - 1];
+      bad = (shape != 'd' && shape != 'p' && shape != 'e' && shape != 's' && shape != 'k' &&
+             shape != 'b') ||
+            res != &m->values[v] || viewed(m, f, first, last, t, w - 1, last[v]);
     }
     if (bad) flags[v] |= LF_BAD;
   }
@@ -313,12 +368,15 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     if (flags[v] & LF_DW) flags[r] |= LF_GROUP_DW;
     if (flags[v] & LF_WIDE_DW) flags[r] |= LF_GROUP_BAD;
     if (flags[v] & LF_Q) flags[r] |= LF_GROUP_Q;
+    if (flags[v] & LF_KXK) flags[r] |= LF_GROUP_KXK;
   }
   uint32_t changed = 0;
   static const uint8_t kNhwc[4] = {0, 2, 3, 1};
   for (uint32_t v = 0; v < nv; ++v) {
-    const uint8_t g = flags[find(parent, v)];
-    if ((flags[v] & LF_BAD) || (g & LF_GROUP_BAD) || !(g & (LF_GROUP_DW | LF_GROUP_Q))) continue;
+    const uint16_t g = flags[find(parent, v)];
+    if ((flags[v] & LF_BAD) || (g & LF_GROUP_BAD) ||
+        !(g & (LF_GROUP_DW | LF_GROUP_Q | LF_GROUP_KXK)))
+      continue;
     pterun_tensor* t = m->values[v].u.tensor;
     memcpy(t->dim_order, kNhwc, sizeof kNhwc);
     (void)pterun_tensor_update_layout(t); /* sizes and numel are unchanged: cannot fail */

@@ -168,7 +168,16 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
   const pk_prepacked* ps = pterun_kernel_state(ctx);
   const int pw_cl = !transposed && (bias == NULL || bias->dtype == PTERUN_DTYPE_F32) &&
                     pk_conv_pointwise_cl_ok(in, w, out, g.groups, g.stride, 3, g.pad, 3);
-  if (ps != NULL && ps->packed_only && ps->src == w->data && !pw_cl) { /* pw_cl: its own B */
+  const int packed_only = ps != NULL && ps->packed_only && ps->src == w->data;
+  /* channels-last in and out: the indirect GEMM on its own packed filter */
+  int done = 0;
+  if (!transposed && !pw_cl && pk_conv_kxk_cl_ok(in, w, out, g.groups)) {
+    done = pk_conv_kxk_cl(ctx, &g, in, w, bias, out, act) == 0;
+    if (!done && packed_only)
+      return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL,
+                                "a weight held only packed reached a path that reads it dense");
+  }
+  if (!done && packed_only && !pw_cl) { /* pw_cl: its own B */
     int64_t rows = g.icpg * g.k[0] * g.k[1] * g.k[2];
     if (transposed || g.groups != 1 || g.ocpg < 2 || g.icpg <= NN_CONV_PACKED_ONLY_MIN_CIN - 1 ||
         out->dtype != PTERUN_DTYPE_F32 || !pk_conv_weight_flattens(&g, &ro) ||
@@ -176,7 +185,9 @@ static pterun_status convolution(pterun_kernel_context* ctx, pterun_value** args
       return pterun_kernel_fail(ctx, PTERUN_STATUS_INTERNAL,
                                 "a weight held only packed reached a path that reads it dense");
   }
-  if (pw_cl) {
+  if (done) {
+    /* the indirect GEMM ran */
+  } else if (pw_cl) {
     pk_conv_pointwise_cl(ctx, &g, in, w, bias, out, act);
   } else if (!transposed && (bias == NULL || bias->dtype == PTERUN_DTYPE_F32) &&
              pk_conv_stem_cl_ok(in, w, out, g.groups) &&
@@ -221,6 +232,14 @@ static int pointwise_cl_call(pterun_value** args, const pterun_tensor* in, const
   return st != NULL && pd != NULL && pk_conv_pointwise_cl_ok(in, w, out, 1, st, ns, pd, np);
 }
 
+/* Load time: whether a forward one-group convolution call takes the
+ * channels-last indirect GEMM at every execute (its layouts are fixed at
+ * load; pk_conv_kxk_cl falls back only when nothing was packed). */
+static int kxk_cl_call(pterun_value** args, const pterun_tensor* in, const pterun_tensor* w,
+                       const pterun_tensor* out) {
+  return !pointwise_cl_call(args, in, w, out) && pk_conv_kxk_cl_ok(in, w, out, 1);
+}
+
 /* Load time: packs a constant float32 weight of a convolution that takes the
  * GEMM path with one group (the weight is the product's A, cout x
  * icpg*kD*kH*kW in the weight's own reduction order). Geometry errors are
@@ -255,8 +274,13 @@ static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value**
     into->col_scale = row_scale;
     return PTERUN_STATUS_OK;
   }
-  if (pk_conv_stem_cl_ok(in, w, out, 1)) { /* B = W^T: K x Cout, as above */
+  if (kxk_cl_call(args, in, w, out)) /* the indirect GEMM's B, scaled or not */
+    return pk_conv_kxk_cl_pack(ctx, w, into, row_scale);
+  if (pk_conv_stem_cl_ok(in, w, out, 1)) {
     if (row_scale != NULL || !pk_prepack_constant_f32(w)) return PTERUN_STATUS_OK;
+    /* the indirect GEMM's filter (stem_cl.c) */
+    if (w->sizes[1] >= NN_CONV_STEM_IG_MIN_CIN) return pk_conv_kxk_cl_pack(ctx, w, into, NULL);
+    /* one channel: window rows and B = W^T, K x Cout, as above */
     const int64_t k = w->sizes[1] * w->sizes[2] * w->sizes[3];
     pterun_compute_matrix b = {w->data, w->dtype, 1, w->strides[0]};
     return pk_prepack_to(ctx, into, w, PTERUN_COMPUTE_OPERAND_B, k, w->sizes[0], &b);
@@ -312,7 +336,7 @@ static int packed_path_always(pterun_value** args, size_t nargs, size_t want, si
   const pterun_tensor *in = args[0]->u.tensor, *w = args[1]->u.tensor, *out = args[iout]->u.tensor;
   /* a channels-last 1x1 convolution: its path always runs (the layouts are
    * fixed at load) and reads W^T packed as B, or repacks it scaled */
-  if (pointwise_cl_call(args, in, w, out)) return 1;
+  if (pointwise_cl_call(args, in, w, out) || kxk_cl_call(args, in, w, out)) return 1;
   if (pk_conv_stem_cl_ok(in, w, out, 1)) return 0; /* may fall back: keeps a folded copy */
   if (in->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || w->rank < 3 ||
       w->rank > 5 || in->rank != w->rank || out->rank != w->rank || w->sizes[0] < 2 ||

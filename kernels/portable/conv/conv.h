@@ -83,6 +83,10 @@ static inline int pk_conv_pointwise_cl_ok(const pterun_tensor* in, const pterun_
  * channels-last output: window rows and one GEMM per chunk of pixels
  * (pk_conv_stem_cl). */
 #define NN_CONV_STEM_CL_MAX_CIN 4
+/* Input channels from which a stem runs on the indirect GEMM over a
+ * channels-last copy of its image (with one channel a tap is a single
+ * multiply-add per row pointer: window rows and a GEMM are faster). */
+#define NN_CONV_STEM_IG_MIN_CIN 2
 static inline int pk_conv_stem_cl_ok(const pterun_tensor* in, const pterun_tensor* w,
                                      const pterun_tensor* out, int64_t groups) {
   return groups == 1 && in->dtype == PTERUN_DTYPE_F32 && w->dtype == PTERUN_DTYPE_F32 &&
@@ -90,6 +94,17 @@ static inline int pk_conv_stem_cl_ok(const pterun_tensor* in, const pterun_tenso
          w->sizes[1] <= NN_CONV_STEM_CL_MAX_CIN && in->sizes[1] == w->sizes[1] &&
          out->sizes[1] == w->sizes[0] && pterun_tensor_is_contiguous(in) &&
          pterun_tensor_is_contiguous(w) && pterun_is_channels_last4(out);
+}
+
+/* A float32 2-D convolution (one group) whose input and output are both
+ * channels-last, other than the unit-stride unpadded 1x1 (pointwise_cl):
+ * the indirect GEMM (pk_conv_kxk_cl). */
+static inline int pk_conv_kxk_cl_ok(const pterun_tensor* in, const pterun_tensor* w,
+                                    const pterun_tensor* out, int64_t groups) {
+  return groups == 1 && in->dtype == PTERUN_DTYPE_F32 && w->dtype == PTERUN_DTYPE_F32 &&
+         out->dtype == PTERUN_DTYPE_F32 && in->rank == 4 && w->rank == 4 && out->rank == 4 &&
+         in->sizes[1] == w->sizes[1] && out->sizes[1] == w->sizes[0] &&
+         pterun_is_channels_last4(in) && pterun_is_channels_last4(out);
 }
 
 /* Input channels from which a groups-1 convolution never runs the direct
@@ -187,6 +202,17 @@ size_t pk_conv_stem_cl_pad_floats(int64_t cin, int64_t ih, int64_t iw, int64_t p
 int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
                     const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
                     const pterun_compute_gemm_opts* act);
+/* kxk_cl.c: the channels-last convolution on the filter packed at load (0:
+ * done; -1: no packed filter or a geometry it refuses, nothing written), and
+ * that pack (a folded batch norm's scale or NULL) into the instruction's
+ * state. */
+void pk_conv2d_desc(const conv_geom* g, const pterun_compute_gemm_opts* act,
+                    pterun_compute_conv2d* p);
+int pk_conv_kxk_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
+                   const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
+                   const pterun_compute_gemm_opts* act);
+pterun_status pk_conv_kxk_cl_pack(pterun_kernel_context* ctx, const pterun_tensor* w,
+                                  pk_prepacked* into, const double* oc_scale);
 void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro, int64_t ocs,
                   const pterun_tensor* in, const pterun_tensor* w, const pterun_tensor* bias,
                   pterun_tensor* out, const pterun_compute_gemm_opts* act);

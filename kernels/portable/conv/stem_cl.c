@@ -88,6 +88,30 @@ int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun
   float* a =
       pad != NULL ? pterun_kernel_scratch(ctx, (size_t)(rows * K) * sizeof(float), 64) : NULL;
   if (a == NULL) return -1;
+  const float* x = in->data;
+  float* y = out->data;
+  /* The filter packed for the indirect GEMM (kxk_cl.c): each image copied
+   * as channels-last rows (a few channels: a small copy into the padded
+   * image's buffer), which the GEMM then reads in place. */
+  const pterun_compute_packed* ig = pk_prepacked_for(ctx, w, K, cout);
+  if (ig != NULL && (bias == NULL || bias->strides[0] == 1)) {
+    pterun_compute_conv2d p;
+    pk_conv2d_desc(g, act, &p);
+    p.batch = 1;
+    const int64_t IH = g->in[1], IW = g->in[2];
+    int ran = 1;
+    for (int64_t n = 0; n < g->n && ran; ++n) {
+      for (int64_t c = 0; c < g->cin; ++c)
+        for (int64_t yy = 0; yy < IH; ++yy)
+          for (int64_t xx = 0; xx < IW; ++xx)
+            pad[(yy * IW + xx) * g->cin + c] =
+                x[n * g->is[0] + c * g->is[1] + yy * g->is[3] + xx * g->is[4]];
+      ran = pterun_compute_f32_conv2d_nhwc(pterun_kernel_threadpool(ctx),
+                                           pterun_kernel_max_threads(ctx), &p, pad, ig,
+                                           bias != NULL ? bias->data : NULL, y + n * P * cout) == 0;
+    }
+    if (ran) return 0; /* else a filter packed for the GEMM below: nothing written yet */
+  }
   pterun_compute_gemm_ws ws;
   pterun_compute_gemm_init(ctx, &ws, PTERUN_DTYPE_F32);
   pterun_compute_gemm_opts o = PTERUN_COMPUTE_GEMM_OPTS_INIT;
@@ -97,8 +121,6 @@ int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun
   o.packed_b = pk_prepacked_for(ctx, w, K, cout);
   /* W^T: K x Cout, the weight's [Cout][Cin][KH][KW] read with rows of unit step */
   const pterun_compute_matrix b = {w->data, w->dtype, 1, g->ws[0]};
-  const float* x = in->data;
-  float* y = out->data;
   for (int64_t n = 0; n < g->n; ++n) {
     pad_image(g, x, n, pad);
     for (int64_t p0 = 0; p0 < P; p0 += rows) {

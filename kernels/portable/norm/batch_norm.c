@@ -118,6 +118,20 @@ static double chan(const pterun_tensor* t, int64_t c, double dflt) {
  * stats (-1 if absent). training: use batch statistics (and update the
  * running ones when present). outs_ix: first of the three outs.
  */
+/* Channels at most for the channels-last path's per-channel factors. */
+#define BN_CL_MAX_C 1024
+
+/* x and out: float32, 4-D, dense channels-last, of one shape. */
+static int bn_channels_last(const pterun_tensor* x, const pterun_tensor* out, int64_t c) {
+  if (x->dtype != PTERUN_DTYPE_F32 || out->dtype != PTERUN_DTYPE_F32 || x->rank != 4 ||
+      out->rank != 4 || c < 1 || c > BN_CL_MAX_C || !pterun_is_channels_last4(x) ||
+      !pterun_is_channels_last4(out))
+    return 0;
+  for (int d = 0; d < 4; ++d)
+    if (x->sizes[d] != out->sizes[d]) return 0;
+  return 1;
+}
+
 static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args, int rm_ix,
                                 int training, double momentum, double eps, size_t outs_ix) {
   pterun_tensor *x, *w, *b, *rm = NULL, *rv = NULL, *out, *smean, *sinv;
@@ -156,6 +170,21 @@ static pterun_status batch_norm(pterun_kernel_context* ctx, pterun_value** args,
     /* ATen returns empty statistics in inference mode. */
     PTERUN_TRY(pterun_out_resize(ctx, smean, "save_mean", 1, &zero));
     PTERUN_TRY(pterun_out_resize(ctx, sinv, "save_invstd", 1, &zero));
+  }
+  if (!training && x->numel > 0 && bn_channels_last(x, out, it.c)) {
+    /* Channels-last float32 (the layout pass's chains): pixel rows of C
+     * channels, each element the same float multiply-add as below. */
+    float fs[BN_CL_MAX_C], fb[BN_CL_MAX_C];
+    for (c = 0; c < it.c; ++c) {
+      const double scale = chan(w, c, 1.0) * (1.0 / sqrt(chan(rv, c, 1.0) + eps));
+      fs[c] = (float)scale;
+      fb[c] = (float)(chan(b, c, 0.0) - chan(rm, c, 0.0) * scale);
+    }
+    const float* xp = x->data;
+    float* op = out->data;
+    for (int64_t e = 0; e < x->numel; e += it.c)
+      for (c = 0; c < it.c; ++c) op[e + c] = xp[e + c] * fs[c] + fb[c];
+    return PTERUN_STATUS_OK;
   }
   for (c = 0; c < it.c; ++c) {
     double mean, var, invstd, scale;

@@ -100,3 +100,40 @@ void pc_f32_gemm_ukernel__scalar_4x8_ep(size_t mr, size_t kc, const float* a, si
   scalar_4x8(mr, kc, a, a_rs, a_ks, b, b_rows != NULL ? 0 : b_ks, b_rows, c, ldc, alpha, add, bias,
              act, lo, hi);
 }
+
+/* The indirect-GEMM entry (ukernel.h): the same 4 x 8 tile, its rows' K
+ * elements at ind[t * MR + i] + channel. */
+void pc_f32_gemm_ukernel__scalar_4x8_ig(size_t mr, size_t nc, size_t ntaps, size_t cin,
+                                        const float* const* ind, const float* b, float* c,
+                                        size_t ldc, const float* bias, int act, float lo,
+                                        float hi) {
+  v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
+  for (size_t t = 0; t < ntaps; ++t, ind += MR) {
+    const float *a0 = ind[0], *a1 = ind[1], *a2 = ind[2], *a3 = ind[3];
+    for (size_t k = 0; k < cin; ++k, b += NR) {
+      v4f b0 = load4(b), b1 = load4(b + 4);
+      v4f x0 = {a0[k], a0[k], a0[k], a0[k]};
+      v4f x1 = {a1[k], a1[k], a1[k], a1[k]};
+      v4f x2 = {a2[k], a2[k], a2[k], a2[k]};
+      v4f x3 = {a3[k], a3[k], a3[k], a3[k]};
+      c00 += x0 * b0, c01 += x0 * b1;
+      c10 += x1 * b0, c11 += x1 * b1;
+      c20 += x2 * b0, c21 += x2 * b1;
+      c30 += x3 * b0, c31 += x3 * b1;
+    }
+  }
+  v4f acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+  for (size_t i = 0; i < mr && i < MR; ++i) {
+    float edge[NR];
+    float* cr = c + i * ldc;
+    float* d = nc == NR ? cr : edge;
+    v4f v0 = acc[i][0], v1 = acc[i][1];
+    if (bias != NULL) {
+      v0 = v0 + load4(bias);
+      v1 = v1 + load4(bias + 4);
+    }
+    store4(d, epilogue4(v0, act, lo, hi));
+    store4(d + 4, epilogue4(v1, act, lo, hi));
+    if (d == edge) memcpy(cr, edge, nc * sizeof(float));
+  }
+}

@@ -8,6 +8,7 @@
 /* C standard */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* pterun public */
 #include "pterun/cpu.h"
@@ -35,13 +36,25 @@ typedef void (*pc_f32_gemm_ep_fn)(size_t mr, size_t kc, const float* a, size_t a
                                   float* c, size_t ldc, float alpha, int add, const float* bias,
                                   int act, float lo, float hi);
 
+/* Each microkernel also comes as fn##_ig, the indirect-GEMM entry of a
+ * channels-last convolution (igemm_f32.c; the template's comment has the
+ * contract): ind holds ntaps x MR row pointers, b one filter strip packed
+ * at load (ntaps x cin rows of NR floats), bias NR floats or NULL; stores
+ * rows < mr and columns < nc only. */
+typedef void (*pc_f32_igemm_fn)(size_t mr, size_t nc, size_t ntaps, size_t cin,
+                                const float* const* ind, const float* b, float* c, size_t ldc,
+                                const float* bias, int act, float lo, float hi);
+
 /* Prototypes from the manifest. */
 #define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
   void fn(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,        \
           size_t b_ks, float* c, size_t ldc, float alpha, int add);                                \
   void fn##_ep(size_t mr_, size_t kc_, const float* a, size_t a_rs, size_t a_ks, const float* b,   \
                size_t b_ks, size_t b_ss, const int64_t* b_rows, float* c, size_t ldc, float alpha, \
-               int add, const float* bias, int act, float lo, float hi);
+               int add, const float* bias, int act, float lo, float hi);                           \
+  void fn##_ig(size_t mr_, size_t nc, size_t ntaps, size_t cin, const float* const* ind,           \
+               const float* b, float* c, size_t ldc, const float* bias, int act, float lo,         \
+               float hi);
 #include "src/compute/gemm/f32_ukernels.inc"
 #undef PC_GEMM_UKERNEL
 

@@ -130,6 +130,64 @@ void GT_CAT(GT_FN, _ep)(size_t mr, size_t kc, const float* a, size_t a_rs, size_
                         float hi) {
   GT_BODY(mr, kc, a, a_rs, a_ks, b, b_ks, b_ss, b_rows, c, ldc, alpha, add, bias, act, lo, hi);
 }
+
+/* The indirect-GEMM entry (ukernel.h, pc_f32_igemm_fn): a channels-last
+ * convolution's tile of mr output pixels x nc output channels, K = ntaps x
+ * cin in (tap, channel) order. Row i's channels of tap t start at
+ * ind[t * GT_MR + i] (an input pixel, or a zero row for a tap in the
+ * padding); b is the filter strip packed at load, K rows of NR floats. Each
+ * output: the K products fused in order from zero, then + bias[j], then the
+ * activation; only rows < mr and columns < nc are stored. */
+void GT_CAT(GT_FN, _ig)(size_t mr, size_t nc, size_t ntaps, size_t cin, const float* const* ind,
+                        const float* b, float* c, size_t ldc, const float* bias, int act, float lo,
+                        float hi) {
+  GT_VEC acc[GT_MR][GT_NRV];
+  const float* ar[GT_MR];
+  size_t t, k;
+  int i, j;
+  PC_UNROLL
+  for (i = 0; i < GT_MR; ++i) {
+    PC_UNROLL
+    for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
+  }
+  for (t = 0; t < ntaps; ++t, ind += GT_MR) {
+    PC_UNROLL
+    for (i = 0; i < GT_MR; ++i) ar[i] = ind[i];
+    for (k = 0; k < cin; ++k, b += GT_NRV * GT_VLEN) {
+      GT_VEC bv[GT_NRV];
+      PC_UNROLL
+      for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOADU(b + j * GT_VLEN);
+      PC_UNROLL
+      for (i = 0; i < GT_MR; ++i) {
+        GT_VEC av = GT_BCAST(ar[i] + k);
+        PC_UNROLL
+        for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_FMA(av, bv[j], acc[i][j]);
+      }
+    }
+  }
+  {
+    const size_t NR = (size_t)GT_NRV * GT_VLEN;
+    float edge[GT_NRV * GT_VLEN];
+    GT_VEC vlo = GT_BCAST(&lo), vhi = GT_BCAST(&hi);
+    PC_UNROLL
+    for (i = 0; i < GT_MR; ++i) {
+      if ((size_t)i >= mr) break;
+      float* cr = c + (size_t)i * ldc;
+      float* dst = nc == NR ? cr : edge;
+      PC_UNROLL
+      for (j = 0; j < GT_NRV; ++j) {
+        GT_VEC v = acc[i][j];
+        if (bias != NULL) v = GT_ADD(v, GT_LOADU(bias + j * GT_VLEN));
+        if (act == PTERUN_COMPUTE_ACT_RELU)
+          v = GT_RELU(v);
+        else if (act == PTERUN_COMPUTE_ACT_CLAMP)
+          v = GT_CLAMP(v, vlo, vhi);
+        GT_STOREU(dst + j * GT_VLEN, v);
+      }
+      if (dst == edge) memcpy(cr, edge, nc * sizeof(float));
+    }
+  }
+}
 #undef GT_BODY
 #undef GT_SW
 #undef GT_CAT

@@ -1,0 +1,77 @@
+/* A dense (one group) float32 2-D convolution whose input and output are
+ * channels-last, other than the unit 1x1 (pointwise_cl.c): the compute
+ * library's indirect GEMM (pterun_compute_f32_conv2d_nhwc), which reads each
+ * tap's input channels where they lie and writes the output rows in place --
+ * no image packing, no padded copy, no output reorder. The filter is packed
+ * at load as the GEMM's B (pk_conv_kxk_cl_pack: K = kh x kw x Cin in tap
+ * order; a folded batch norm's scale applied on the way). */
+#include <string.h>
+
+#include "kernels/portable/conv/conv.h"
+
+/* The compute library's description of g (spatial dims 1 and 2: a 2-D
+ * convolution is the 3-D one with a unit depth). */
+void pk_conv2d_desc(const conv_geom* g, const pterun_compute_gemm_opts* act,
+                    pterun_compute_conv2d* p) {
+  memset(p, 0, sizeof *p);
+  p->batch = (size_t)g->n;
+  p->in_c = (size_t)g->cin;
+  p->in_h = (size_t)g->in[1];
+  p->in_w = (size_t)g->in[2];
+  p->out_c = (size_t)g->cout;
+  p->out_h = (size_t)g->out[1];
+  p->out_w = (size_t)g->out[2];
+  p->kernel_h = (size_t)g->k[1];
+  p->kernel_w = (size_t)g->k[2];
+  p->stride_h = (size_t)g->stride[1];
+  p->stride_w = (size_t)g->stride[2];
+  p->dilation_h = (size_t)g->dil[1];
+  p->dilation_w = (size_t)g->dil[2];
+  p->pad_top = (size_t)g->pad[1];
+  p->pad_left = (size_t)g->pad[2];
+  p->activation = act != NULL ? act->activation : PTERUN_COMPUTE_ACT_NONE;
+  p->lo = act != NULL ? act->lo : 0.0f;
+  p->hi = act != NULL ? act->hi : 0.0f;
+}
+
+int pk_conv_kxk_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
+                   const pterun_tensor* w, const pterun_tensor* bias, pterun_tensor* out,
+                   const pterun_compute_gemm_opts* act) {
+  const int64_t k = g->cin * g->k[1] * g->k[2];
+  const pterun_compute_packed* pw = pk_prepacked_for(ctx, w, k, g->cout);
+  if (pw == NULL || g->n < 1 || g->in[0] != 1 || g->k[0] != 1 ||
+      (bias != NULL && (bias->dtype != PTERUN_DTYPE_F32 || bias->strides[0] != 1)))
+    return -1;
+  pterun_compute_conv2d p;
+  pk_conv2d_desc(g, act, &p);
+  return pterun_compute_f32_conv2d_nhwc(pterun_kernel_threadpool(ctx),
+                                        pterun_kernel_max_threads(ctx), &p, in->data, pw,
+                                        bias != NULL ? bias->data : NULL, out->data);
+}
+
+/* into: the fused batch norm's record, or NULL (a plain convolution: the
+ * record is allocated here as the instruction's state). */
+pterun_status pk_conv_kxk_cl_pack(pterun_kernel_context* ctx, const pterun_tensor* w,
+                                  pk_prepacked* into, const double* oc_scale) {
+  if (!pk_prepack_constant_f32(w) || w->rank != 4) return PTERUN_STATUS_OK;
+  /* the pack depends on the channels and the filter only: any input size */
+  pterun_compute_conv2d p = {1, (size_t)w->sizes[1], 1, 1, (size_t)w->sizes[0], 1, 1,
+                             (size_t)w->sizes[2], (size_t)w->sizes[3], 1, 1, 1, 1, 0, 0,
+                             PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f};
+  const size_t bytes = pterun_compute_f32_conv2d_nhwc_pack_size(&p);
+  if (bytes == 0 || !pterun_kernel_preparing(ctx)) return PTERUN_STATUS_OK; /* another path */
+  /* a plain convolution's state is this record (pk_prepacked_for reads it) */
+  if (into == NULL) into = pterun_kernel_state_alloc(ctx, sizeof *into, _Alignof(pk_prepacked));
+  void* mem = into != NULL ? pterun_kernel_state_alloc(ctx, bytes, 64) : NULL;
+  if (mem == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate %zu bytes for the packed weight", bytes);
+  const int64_t ws[4] = {w->strides[0], w->strides[1], w->strides[2], w->strides[3]};
+  into->packed = pterun_compute_f32_conv2d_nhwc_pack(mem, bytes, &p, w->data, ws, oc_scale);
+  into->src = into->packed != NULL ? w->data : NULL;
+  into->rows = w->sizes[1] * w->sizes[2] * w->sizes[3];
+  into->cols = w->sizes[0];
+  into->packed_only = into->packed != NULL && oc_scale != NULL;
+  into->col_scale = NULL;
+  return PTERUN_STATUS_OK;
+}

@@ -1,0 +1,249 @@
+/* Channels-last float32 convolution as an indirect GEMM
+ * (pterun_compute_f32_conv2d_nhwc): out[P][Cout] = A[P][K] x W[K][Cout] with
+ * K = kernel_h x kernel_w x in_c in (tap, channel) order, where A's row for
+ * an output pixel is never built: the GEMM microkernels' _ig entry reads
+ * each tap's in_c channels straight from the input pixel they come from
+ * (or from a zero row for a tap in the padding), through a small table of
+ * row pointers built per tile of MR pixels. No image copy, no padding pass,
+ * the output written in place; the filter is packed once, at load, as the
+ * GEMM's B strips (the whole K per strip: one pass, no K blocks). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pterun/cpu.h"
+#include "src/compute/gemm/gemm_internal.h"
+#include "src/compute/parallel.h"
+#include "src/compute/used.h"
+
+#define PC_IG_MAGIC 0x70636967u /* "pcig" */
+#define PC_IG_OPERAND 2         /* pterun_compute_packed.operand of a packed filter */
+/* Limits keeping the per-tile pointer table on the stack and every index
+ * product in range; larger convolutions take other paths (-1). */
+#define PC_IG_MAX_TAPS 64
+#define PC_IG_MAX_CIN 4096
+#define PC_IG_MAX_DIM ((size_t)1 << 24)
+#define PC_IG_MR_MAX 16 /* the manifest's widest tile (engine_f32.c asserts it) */
+#define PC_IG_NR_MAX 64
+
+typedef struct pc_ig_row {
+  uint64_t isa;
+  const char* name;
+  pc_f32_igemm_fn fn;
+  int mr, nr;
+} pc_ig_row;
+
+/* The _ig entries in the GEMM manifest's order (pterun_compute_f32_gemm_ukernels). */
+static const pc_ig_row g_ig[] = {
+#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc) {(isa), #fn, fn##_ig, (mr), (nr)},
+#include "src/compute/gemm/f32_ukernels.inc"
+#undef PC_GEMM_UKERNEL
+};
+#define PC_IG_COUNT (sizeof g_ig / sizeof g_ig[0])
+
+static atomic_uchar g_ig_ran[PC_IG_COUNT];
+PC_USED_FAMILY(pc_used_f32_igemm, "f32_igemm", g_ig, g_ig_ran);
+
+/* Read for the padding taps, never written (.bss: no file size). */
+static float g_zero_row[PC_IG_MAX_CIN];
+
+static size_t taps_of(const pterun_compute_conv2d* p) {
+  return p->kernel_h * p->kernel_w;
+}
+
+/* Geometry this path runs: sizes that make sense and stay in range. */
+static int valid(const pterun_compute_conv2d* p) {
+  const size_t dims[] = {p->batch,    p->in_c,     p->in_h,     p->in_w,       p->out_c,
+                         p->out_h,    p->out_w,    p->kernel_h, p->kernel_w,   p->stride_h,
+                         p->stride_w, p->dilation_h, p->dilation_w};
+  for (size_t i = 0; i < sizeof dims / sizeof dims[0]; ++i)
+    if (dims[i] == 0 || dims[i] > PC_IG_MAX_DIM) return 0;
+  if (p->pad_top > PC_IG_MAX_DIM || p->pad_left > PC_IG_MAX_DIM) return 0;
+  return p->kernel_h <= PC_IG_MAX_TAPS && p->kernel_w <= PC_IG_MAX_TAPS &&
+         taps_of(p) <= PC_IG_MAX_TAPS && p->in_c <= PC_IG_MAX_CIN &&
+         (p->activation == PTERUN_COMPUTE_ACT_NONE || p->activation == PTERUN_COMPUTE_ACT_RELU ||
+          p->activation == PTERUN_COMPUTE_ACT_CLAMP);
+}
+
+/* The table row of a GEMM microkernel descriptor, or PC_IG_COUNT. */
+static size_t row_of(const pc_f32_gemm_ukernel* uk) {
+  size_t n = 0;
+  const pc_f32_gemm_ukernel* all = pterun_compute_f32_gemm_ukernels(&n);
+  for (size_t i = 0; i < n && i < PC_IG_COUNT; ++i)
+    if (uk == &all[i]) return i;
+  return PC_IG_COUNT;
+}
+
+static size_t pack_size_for(const pterun_compute_conv2d* p, const pc_f32_gemm_ukernel* uk) {
+  const size_t k = taps_of(p) * p->in_c, nr = (size_t)uk->nr;
+  const size_t pad = (p->out_c + nr - 1) / nr * nr;
+  return PC_PACKED_HEAD + k * pad * sizeof(float);
+}
+
+size_t pterun_compute_f32_conv2d_nhwc_pack_size(const pterun_compute_conv2d* p) {
+  if (p == NULL || !valid(p)) return 0;
+  return pack_size_for(p, pc_f32_pack_ukernel(PTERUN_COMPUTE_OPERAND_B, (int64_t)p->out_c));
+}
+
+/* The filter as uk's B strips: strip s holds K rows of NR floats, row
+ * (tap, ci) = W[s * NR + j][ci][kh][kw] (times oc_scale), zeros past out_c. */
+static const pterun_compute_packed* pack_with(void* mem, const pc_f32_gemm_ukernel* uk,
+                                              const pterun_compute_conv2d* p, const float* w,
+                                              const int64_t ws[4], const double* oc_scale) {
+  const size_t nr = (size_t)uk->nr, cin = p->in_c, kw = p->kernel_w;
+  const size_t k = taps_of(p) * cin, pad = (p->out_c + nr - 1) / nr * nr;
+  pterun_compute_packed* h = mem;
+  memset(h, 0, sizeof *h);
+  h->magic = PC_IG_MAGIC;
+  h->operand = PC_IG_OPERAND;
+  h->uk = uk;
+  h->rows = (int64_t)k;
+  h->cols = (int64_t)p->out_c;
+  h->kc = (int64_t)k;
+  h->pad = (int64_t)pad;
+  h->data = (float*)((unsigned char*)mem + PC_PACKED_HEAD);
+  for (size_t s = 0; s < pad / nr; ++s)
+    for (size_t r = 0; r < k; ++r) {
+      const size_t t = r / cin, ci = r % cin;
+      float* d = h->data + (s * k + r) * nr;
+      for (size_t j = 0; j < nr; ++j) {
+        const size_t oc = s * nr + j;
+        if (oc >= p->out_c) {
+          d[j] = 0.0f;
+          continue;
+        }
+        const float v = w[(int64_t)oc * ws[0] + (int64_t)ci * ws[1] + (int64_t)(t / kw) * ws[2] +
+                          (int64_t)(t % kw) * ws[3]];
+        d[j] = oc_scale != NULL ? (float)((double)v * oc_scale[oc]) : v;
+      }
+    }
+  return h;
+}
+
+const pterun_compute_packed* pterun_compute_f32_conv2d_nhwc_pack(
+    void* mem, size_t bytes, const pterun_compute_conv2d* p, const float* w,
+    const int64_t w_strides[4], const double* oc_scale) {
+  const size_t need = pterun_compute_f32_conv2d_nhwc_pack_size(p);
+  if (need == 0 || mem == NULL || bytes < need || w == NULL || w_strides == NULL ||
+      ((uintptr_t)mem & 63) != 0)
+    return NULL;
+  return pack_with(mem, pc_f32_pack_ukernel(PTERUN_COMPUTE_OPERAND_B, (int64_t)p->out_c), p, w,
+                   w_strides, oc_scale);
+}
+
+typedef struct pc_ig_job {
+  const pterun_compute_conv2d* p;
+  pc_f32_igemm_fn fn;
+  size_t mr, nr;
+  const float* in;
+  const pterun_compute_packed* w;
+  const float* bias;
+  float* out;
+} pc_ig_job;
+
+/* Output pixels [start, start + count) of batch x out_h x out_w, in tiles of
+ * MR: the tile's row pointers per tap, then every strip of NR channels. */
+static void pc_ig_task(void* ctx, size_t start, size_t count) {
+  const pc_ig_job* j = ctx;
+  const pterun_compute_conv2d* p = j->p;
+  const size_t MR = j->mr, NR = j->nr, T = taps_of(p), cin = p->in_c, cout = p->out_c;
+  const size_t per_img = p->out_h * p->out_w, k = T * cin;
+  const float* ind[PC_IG_MAX_TAPS * PC_IG_MR_MAX];
+  float bias_tail[PC_IG_NR_MAX];
+  const size_t strips = (cout + NR - 1) / NR, tail = cout - (strips - 1) * NR;
+  if (j->bias != NULL && tail < NR) {
+    memcpy(bias_tail, j->bias + (strips - 1) * NR, tail * sizeof(float));
+    memset(bias_tail + tail, 0, (NR - tail) * sizeof(float));
+  }
+  /* the first pixel's coordinates, then stepped along without divisions */
+  size_t n = start / per_img, oy = (start % per_img) / p->out_w, ox = start % p->out_w;
+  const size_t KH = p->kernel_h, KW = p->kernel_w;
+  for (size_t p0 = start; p0 < start + count; p0 += MR) {
+    const size_t mr = start + count - p0 < MR ? start + count - p0 : MR;
+    for (size_t i = 0; i < mr; ++i) {
+      const float* img = j->in + n * p->in_h * p->in_w * cin;
+      /* unsigned wrap makes a row or column above / left of the image huge,
+       * so one comparison per side rejects both edges */
+      size_t y = oy * p->stride_h - p->pad_top;
+      const float** slot = ind + i;
+      for (size_t kh = 0; kh < KH; ++kh, y += p->dilation_h) {
+        size_t x = ox * p->stride_w - p->pad_left;
+        const int row_in = y < p->in_h;
+        const float* row = row_in ? img + y * p->in_w * cin : img;
+        for (size_t kw = 0; kw < KW; ++kw, x += p->dilation_w, slot += MR)
+          *slot = row_in && x < p->in_w ? row + x * cin : g_zero_row;
+      }
+      if (++ox == p->out_w) {
+        ox = 0;
+        if (++oy == p->out_h) {
+          oy = 0;
+          ++n;
+        }
+      }
+    }
+    /* rows past mr repeat the last pixel's pointers: read, never stored */
+    for (size_t i = mr; i < MR; ++i)
+      for (size_t t = 0; t < T; ++t) ind[t * MR + i] = ind[t * MR + mr - 1];
+    float* c = j->out + p0 * cout;
+    for (size_t s = 0; s < strips; ++s) {
+      const size_t nc = s + 1 < strips ? NR : tail;
+      const float* b = j->bias == NULL ? NULL : nc < NR ? bias_tail : j->bias + s * NR;
+      j->fn(mr, nc, T, cin, ind, j->w->data + s * k * NR, c + s * NR, cout, b, p->activation,
+            p->lo, p->hi);
+    }
+  }
+}
+
+int pterun_compute_f32_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                   const pterun_compute_conv2d* p, const float* in,
+                                   const pterun_compute_packed* w, const float* bias, float* out) {
+  if (p == NULL || in == NULL || w == NULL || out == NULL || !valid(p) || w->magic != PC_IG_MAGIC ||
+      w->operand != PC_IG_OPERAND || w->rows != (int64_t)(taps_of(p) * p->in_c) ||
+      w->cols != (int64_t)p->out_c)
+    return -1;
+  const size_t row = row_of(w->uk);
+  if (row >= PC_IG_COUNT || (g_ig[row].isa & pterun_cpu_features()) != g_ig[row].isa ||
+      g_ig[row].mr > PC_IG_MR_MAX || g_ig[row].nr > PC_IG_NR_MAX ||
+      w->pad % g_ig[row].nr != 0)
+    return -1;
+  pc_used_mark(g_ig_ran, row);
+  const size_t MR = (size_t)g_ig[row].mr;
+  pc_ig_job j = {p, g_ig[row].fn, MR, (size_t)g_ig[row].nr, in, w, bias, out};
+  const size_t pixels = p->batch * p->out_h * p->out_w;
+  /* Tiles of a few MR-pixel blocks (load balance over the pool); the split
+   * never changes an output's operations, so any thread count gives the
+   * same bits. */
+  size_t tile = MR * 4;
+  if (pixels / tile < 8) tile = MR;
+  const double fma = (double)pixels * (double)p->out_c * (double)(taps_of(p) * p->in_c);
+  pterun_parallelize_1d_tile(pool, pc_ig_task, &j, pixels, tile,
+                             pc_parallel_flags(max_threads, fma, PC_PS_F32_GEMM_FMA));
+  return 0;
+}
+
+int pterun_compute_f32_conv2d_nhwc_with(size_t variant, const pterun_compute_conv2d* p,
+                                        const float* in, const float* w,
+                                        const int64_t w_strides[4], const double* oc_scale,
+                                        const float* bias, float* out) {
+  size_t n = 0;
+  const pc_f32_gemm_ukernel* all = pterun_compute_f32_gemm_ukernels(&n);
+  if (variant >= n || variant >= PC_IG_COUNT || p == NULL || !valid(p) ||
+      (all[variant].isa & pterun_cpu_features()) != all[variant].isa)
+    return -1;
+  /* a test entry: the packed filter on the heap, the calling thread */
+  void* mem = aligned_alloc(64, (pack_size_for(p, &all[variant]) + 63) / 64 * 64);
+  if (mem == NULL) return -1;
+  const pterun_compute_packed* pw = pack_with(mem, &all[variant], p, w, w_strides, oc_scale);
+  pc_used_mark(g_ig_ran, variant);
+  pc_ig_job j = {p, g_ig[variant].fn, (size_t)g_ig[variant].mr, (size_t)g_ig[variant].nr,
+                 in, pw, bias, out};
+  pc_ig_task(&j, 0, p->batch * p->out_h * p->out_w);
+  free(mem);
+  return 0;
+}
+
+const char* pterun_compute_f32_conv2d_nhwc_variant(size_t variant) {
+  size_t n = 0;
+  const pc_f32_gemm_ukernel* all = pterun_compute_f32_gemm_ukernels(&n);
+  if (variant >= n || variant >= PC_IG_COUNT) return NULL;
+  return (all[variant].isa & pterun_cpu_features()) == all[variant].isa ? g_ig[variant].name : NULL;
+}
