@@ -82,8 +82,8 @@ static int run_case(const pterun_compute_conv2d* p, int with_bias, int scaled,
   const size_t taps = p->in_c * p->kernel_h * p->kernel_w;
   const size_t ni = p->batch * p->in_c * p->in_h * p->in_w, nw = p->out_c * taps;
   const size_t no = p->batch * p->out_c * p->out_h * p->out_w;
-  const int64_t ws[4] = {(int64_t)taps, (int64_t)(p->kernel_h * p->kernel_w),
-                         (int64_t)p->kernel_w, 1};
+  const int64_t ws[4] = {(int64_t)taps, (int64_t)(p->kernel_h * p->kernel_w), (int64_t)p->kernel_w,
+                         1};
   float *in = rnd_buf(ni), *w = rnd_buf(nw), *ws_w = malloc(nw * sizeof(float));
   float *bias = rnd_buf(p->out_c), *y0 = malloc(no * sizeof(float));
   float *y = malloc(no * sizeof(float)), *y2 = malloc(no * sizeof(float));
@@ -92,8 +92,7 @@ static int run_case(const pterun_compute_conv2d* p, int with_bias, int scaled,
   PT_CHECK(in && w && ws_w && bias && y0 && y && y2 && ref && mag && scale);
   for (size_t oc = 0; oc < p->out_c; ++oc) scale[oc] = 0.5 + (double)(rnd_u() % 1000) / 700.0;
   /* the weight the scaled pack must equal: each element rounded once */
-  for (size_t i = 0; i < nw; ++i)
-    ws_w[i] = scaled ? (float)((double)w[i] * scale[i / taps]) : w[i];
+  for (size_t i = 0; i < nw; ++i) ws_w[i] = scaled ? (float)((double)w[i] * scale[i / taps]) : w[i];
   const float* bp = with_bias ? bias : NULL;
   const double* sp = scaled ? scale : NULL;
   reference(p, in, ws_w, bp, ref, mag);
@@ -177,14 +176,14 @@ static int test_geometries(pterun_threadpool* pool) {
     ++cases;
   }
   /* one bigger layer: many tiles per thread, the batch crossing a tile */
-  pterun_compute_conv2d big = {2, 16, 17, 19, 40, 17, 19, 3, 3, 1, 1, 1, 1, 1, 1,
-                               PTERUN_COMPUTE_ACT_RELU, 0.0f, 0.0f};
+  pterun_compute_conv2d big = {
+      2, 16, 17, 19, 40, 17, 19, 3, 3, 1, 1, 1, 1, 1, 1, PTERUN_COMPUTE_ACT_RELU, 0.0f, 0.0f};
   return run_case(&big, 1, 1, pool);
 }
 
 static int test_refused(void) {
-  pterun_compute_conv2d p = {1, 4, 9, 9, 8, 1, 1, 9, 9, 1, 1, 1, 1, 0, 0,
-                             PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f};
+  pterun_compute_conv2d p = {
+      1, 4, 9, 9, 8, 1, 1, 9, 9, 1, 1, 1, 1, 0, 0, PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f};
   /* 81 taps: more than the pointer table holds */
   PT_CHECK(pterun_compute_f32_conv2d_nhwc_pack_size(&p) == 0);
   PT_CHECK(pterun_compute_f32_conv2d_nhwc_variant(0) != NULL);
@@ -203,7 +202,8 @@ static int test_refused(void) {
   PT_CHECK(bytes != 0);
   void* mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
   PT_CHECK(mem != NULL);
-  const pterun_compute_packed* pw = pterun_compute_f32_conv2d_nhwc_pack(mem, bytes, &p, buf, ws, NULL);
+  const pterun_compute_packed* pw =
+      pterun_compute_f32_conv2d_nhwc_pack(mem, bytes, &p, buf, ws, NULL);
   PT_CHECK(pw != NULL);
   /* a filter packed for another geometry, and a buffer too small */
   p.in_c = 5;

@@ -55,9 +55,24 @@ pterun_status pk_conv_kxk_cl_pack(pterun_kernel_context* ctx, const pterun_tenso
                                   pk_prepacked* into, const double* oc_scale) {
   if (!pk_prepack_constant_f32(w) || w->rank != 4) return PTERUN_STATUS_OK;
   /* the pack depends on the channels and the filter only: any input size */
-  pterun_compute_conv2d p = {1, (size_t)w->sizes[1], 1, 1, (size_t)w->sizes[0], 1, 1,
-                             (size_t)w->sizes[2], (size_t)w->sizes[3], 1, 1, 1, 1, 0, 0,
-                             PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f};
+  pterun_compute_conv2d p = {1,
+                             (size_t)w->sizes[1],
+                             1,
+                             1,
+                             (size_t)w->sizes[0],
+                             1,
+                             1,
+                             (size_t)w->sizes[2],
+                             (size_t)w->sizes[3],
+                             1,
+                             1,
+                             1,
+                             1,
+                             0,
+                             0,
+                             PTERUN_COMPUTE_ACT_NONE,
+                             0.0f,
+                             0.0f};
   const size_t bytes = pterun_compute_f32_conv2d_nhwc_pack_size(&p);
   if (bytes == 0 || !pterun_kernel_preparing(ctx)) return PTERUN_STATUS_OK; /* another path */
   /* a plain convolution's state is this record (pk_prepacked_for reads it) */

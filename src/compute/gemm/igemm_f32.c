@@ -32,9 +32,16 @@ typedef struct pc_ig_row {
   int mr, nr;
 } pc_ig_row;
 
-/* The _ig entries in the GEMM manifest's order (pterun_compute_f32_gemm_ukernels). */
+/* The _ig entries in the GEMM manifest's order (pterun_compute_f32_gemm_ukernels).
+ * The dispatch packs the filter for the selected kernel's strips and runs
+ * that kernel, or its tail sibling (same ISA and NR, fewer rows) on a last
+ * tile that fits it; it never picks an M = 1 row, so those carry an ISA mask
+ * no CPU has (the variants report lists them unavailable; the kernel test
+ * runs every row through pterun_compute_f32_conv2d_nhwc_with). */
+#define PC_IG_NEVER UINT64_MAX
 static const pc_ig_row g_ig[] = {
-#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc) {(isa), #fn, fn##_ig, (mr), (nr)},
+#define PC_GEMM_UKERNEL(isa, fn, mr, nr, kc, mc)                                                   \
+  {(mr) > 1 ? (uint64_t)(isa) : PC_IG_NEVER, #fn, fn##_ig, (mr), (nr)},
 #include "src/compute/gemm/f32_ukernels.inc"
 #undef PC_GEMM_UKERNEL
 };
@@ -52,8 +59,8 @@ static size_t taps_of(const pterun_compute_conv2d* p) {
 
 /* Geometry this path runs: sizes that make sense and stay in range. */
 static int valid(const pterun_compute_conv2d* p) {
-  const size_t dims[] = {p->batch,    p->in_c,     p->in_h,     p->in_w,       p->out_c,
-                         p->out_h,    p->out_w,    p->kernel_h, p->kernel_w,   p->stride_h,
+  const size_t dims[] = {p->batch,    p->in_c,       p->in_h,      p->in_w,     p->out_c,
+                         p->out_h,    p->out_w,      p->kernel_h,  p->kernel_w, p->stride_h,
                          p->stride_w, p->dilation_h, p->dilation_w};
   for (size_t i = 0; i < sizeof dims / sizeof dims[0]; ++i)
     if (dims[i] == 0 || dims[i] > PC_IG_MAX_DIM) return 0;
@@ -119,9 +126,11 @@ static const pterun_compute_packed* pack_with(void* mem, const pc_f32_gemm_ukern
   return h;
 }
 
-const pterun_compute_packed* pterun_compute_f32_conv2d_nhwc_pack(
-    void* mem, size_t bytes, const pterun_compute_conv2d* p, const float* w,
-    const int64_t w_strides[4], const double* oc_scale) {
+const pterun_compute_packed* pterun_compute_f32_conv2d_nhwc_pack(void* mem, size_t bytes,
+                                                                 const pterun_compute_conv2d* p,
+                                                                 const float* w,
+                                                                 const int64_t w_strides[4],
+                                                                 const double* oc_scale) {
   const size_t need = pterun_compute_f32_conv2d_nhwc_pack_size(p);
   if (need == 0 || mem == NULL || bytes < need || w == NULL || w_strides == NULL ||
       ((uintptr_t)mem & 63) != 0)
@@ -132,8 +141,8 @@ const pterun_compute_packed* pterun_compute_f32_conv2d_nhwc_pack(
 
 typedef struct pc_ig_job {
   const pterun_compute_conv2d* p;
-  pc_f32_igemm_fn fn;
-  size_t mr, nr;
+  pc_f32_igemm_fn fn, tail_fn; /* tail_fn: for a last tile of at most tail_mr rows, or NULL */
+  size_t mr, nr, tail_mr;
   const float* in;
   const pterun_compute_packed* w;
   const float* bias;
@@ -184,11 +193,20 @@ static void pc_ig_task(void* ctx, size_t start, size_t count) {
     for (size_t i = mr; i < MR; ++i)
       for (size_t t = 0; t < T; ++t) ind[t * MR + i] = ind[t * MR + mr - 1];
     float* c = j->out + p0 * cout;
+    /* a short last tile on the tail sibling: its MR-row pointer table is the
+     * first rows of each tap's block, so the table is rebuilt at its stride */
+    pc_f32_igemm_fn fn = j->fn;
+    if (mr < MR && j->tail_fn != NULL && mr <= j->tail_mr) {
+      for (size_t t = 0; t < T; ++t)
+        for (size_t i = 0; i < j->tail_mr; ++i)
+          ind[t * j->tail_mr + i] = ind[t * MR + (i < mr ? i : mr - 1)];
+      fn = j->tail_fn;
+    }
     for (size_t s = 0; s < strips; ++s) {
       const size_t nc = s + 1 < strips ? NR : tail;
       const float* b = j->bias == NULL ? NULL : nc < NR ? bias_tail : j->bias + s * NR;
-      j->fn(mr, nc, T, cin, ind, j->w->data + s * k * NR, c + s * NR, cout, b, p->activation,
-            p->lo, p->hi);
+      fn(mr, nc, T, cin, ind, j->w->data + s * k * NR, c + s * NR, cout, b, p->activation, p->lo,
+         p->hi);
     }
   }
 }
@@ -202,13 +220,30 @@ int pterun_compute_f32_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
     return -1;
   const size_t row = row_of(w->uk);
   if (row >= PC_IG_COUNT || (g_ig[row].isa & pterun_cpu_features()) != g_ig[row].isa ||
-      g_ig[row].mr > PC_IG_MR_MAX || g_ig[row].nr > PC_IG_NR_MAX ||
-      w->pad % g_ig[row].nr != 0)
+      g_ig[row].mr > PC_IG_MR_MAX || g_ig[row].nr > PC_IG_NR_MAX || w->pad % g_ig[row].nr != 0)
     return -1;
   pc_used_mark(g_ig_ran, row);
   const size_t MR = (size_t)g_ig[row].mr;
-  pc_ig_job j = {p, g_ig[row].fn, MR, (size_t)g_ig[row].nr, in, w, bias, out};
+  /* the tail sibling: same ISA and NR, the most rows below MR (at least 2) */
+  size_t tail = PC_IG_COUNT;
+  for (size_t i = 0; i < PC_IG_COUNT; ++i)
+    if (g_ig[i].isa == g_ig[row].isa && g_ig[i].nr == g_ig[row].nr && g_ig[i].mr >= 2 &&
+        g_ig[i].mr < g_ig[row].mr && (tail == PC_IG_COUNT || g_ig[i].mr > g_ig[tail].mr))
+      tail = i;
   const size_t pixels = p->batch * p->out_h * p->out_w;
+  const size_t last = pixels % MR;
+  const int use_tail = tail < PC_IG_COUNT && last != 0 && last <= (size_t)g_ig[tail].mr;
+  if (use_tail) pc_used_mark(g_ig_ran, tail);
+  pc_ig_job j = {p,
+                 g_ig[row].fn,
+                 use_tail ? g_ig[tail].fn : NULL,
+                 MR,
+                 (size_t)g_ig[row].nr,
+                 use_tail ? (size_t)g_ig[tail].mr : 0,
+                 in,
+                 w,
+                 bias,
+                 out};
   /* Tiles of a few MR-pixel blocks (load balance over the pool); the split
    * never changes an output's operations, so any thread count gives the
    * same bits. */
@@ -221,9 +256,8 @@ int pterun_compute_f32_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
 }
 
 int pterun_compute_f32_conv2d_nhwc_with(size_t variant, const pterun_compute_conv2d* p,
-                                        const float* in, const float* w,
-                                        const int64_t w_strides[4], const double* oc_scale,
-                                        const float* bias, float* out) {
+                                        const float* in, const float* w, const int64_t w_strides[4],
+                                        const double* oc_scale, const float* bias, float* out) {
   size_t n = 0;
   const pc_f32_gemm_ukernel* all = pterun_compute_f32_gemm_ukernels(&n);
   if (variant >= n || variant >= PC_IG_COUNT || p == NULL || !valid(p) ||
@@ -234,8 +268,16 @@ int pterun_compute_f32_conv2d_nhwc_with(size_t variant, const pterun_compute_con
   if (mem == NULL) return -1;
   const pterun_compute_packed* pw = pack_with(mem, &all[variant], p, w, w_strides, oc_scale);
   pc_used_mark(g_ig_ran, variant);
-  pc_ig_job j = {p, g_ig[variant].fn, (size_t)g_ig[variant].mr, (size_t)g_ig[variant].nr,
-                 in, pw, bias, out};
+  pc_ig_job j = {p,
+                 g_ig[variant].fn,
+                 NULL,
+                 (size_t)g_ig[variant].mr,
+                 (size_t)g_ig[variant].nr,
+                 0,
+                 in,
+                 pw,
+                 bias,
+                 out};
   pc_ig_task(&j, 0, p->batch * p->out_h * p->out_w);
   free(mem);
   return 0;
