@@ -23,7 +23,7 @@
 #include "src/optimize/method_fuse_internal.h"
 #include "src/optimize/opt_internal.h"
 
-enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD, LK_QCONV, LK_QMEAN, LK_QADD, LK_BN };
+enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD, LK_QCONV, LK_QMEAN, LK_QADD, LK_BN, LK_MAXPOOL };
 /* Output columns below which a depthwise convolution's NCHW path runs NHWC
  * (kernels/portable/conv/depthwise.c: NN_DW_NHWC_MAX_OUT_W). */
 #define LAYOUT_NARROW_W 16
@@ -51,6 +51,8 @@ static int op_kind(const char* name) {
   /* an inference batch norm the fusion pass left (its result could not
    * take the convolution's bytes): per-channel, any layout */
   if (strcmp(name, "aten::_native_batch_norm_legit_no_training.out") == 0) return LK_BN;
+  /* max pooling: per channel, any layout (its indices keep theirs) */
+  if (strcmp(name, "aten::max_pool2d_with_indices.out") == 0) return LK_MAXPOOL;
   /* The fused int8 operators (kernels/quantized/q_int8_ops.c): their
    * kernels read and write channels-last codes in place. */
   static const char* const kQConv[] = {
@@ -90,21 +92,29 @@ static const pterun_tensor* tensor_of(const pterun_value* v) {
   return v != NULL && v->tag == PTERUN_VALUE_TENSOR ? v->u.tensor : NULL;
 }
 
-/* An inference batch norm (input 0, out0 at 7, the list of its three outs
- * at 10) between two 4-D float32 tensors of one shape: it joins them like an
- * element-wise call. */
-static bool bn_ok(const pt_instr* in) {
-  if (in->b != 11) return false;
-  const pterun_tensor *x = tensor_of(in->args[0]), *y = tensor_of(in->args[7]);
-  const pterun_value* l = in->args[10];
+/* A call whose result is not its last argument but the first of several
+ * outs returned as a list: an inference batch norm (input 0, out0 at 7, the
+ * list of its three outs at 10) between two float32 4-D tensors of one
+ * shape, or a 2-D max pooling (input 0, out at 6, indices at 7, the list at
+ * 8) between two float32 4-D tensors. The result's argument index, or 0
+ * for another call. Such a call joins its input and result like an
+ * element-wise one. */
+static uint32_t listed_result(const pt_instr* in, int kind) {
+  const uint32_t nargs = kind == LK_BN ? 11 : kind == LK_MAXPOOL ? 9 : 0;
+  const uint32_t at = kind == LK_BN ? 7 : 6;
+  if (nargs == 0 || in->b != nargs) return 0;
+  const pterun_tensor *x = tensor_of(in->args[0]), *y = tensor_of(in->args[at]);
+  const pterun_value* l = in->args[nargs - 1];
   if (x == NULL || y == NULL || x->rank != 4 || y->rank != 4 || x->dtype != PTERUN_DTYPE_F32 ||
       y->dtype != PTERUN_DTYPE_F32 || l == NULL || l->tag != PTERUN_VALUE_LIST_TENSOR ||
-      l->u.tensors.len != 3 || l->u.tensors.items[0] != in->args[7] ||
-      l->u.tensors.items[1] == in->args[7] || l->u.tensors.items[2] == in->args[7])
-    return false;
+      l->u.tensors.len < 2 || l->u.tensors.items[0] != in->args[at])
+    return 0;
+  for (size_t e = 1; e < l->u.tensors.len; ++e)
+    if (l->u.tensors.items[e] == in->args[at]) return 0;
   for (int d = 0; d < 4; ++d)
-    if (x->sizes[d] != y->sizes[d]) return false;
-  return true;
+    if (kind == LK_BN ? x->sizes[d] != y->sizes[d] : d < 2 && x->sizes[d] != y->sizes[d])
+      return 0;
+  return at;
 }
 
 /* All entries of an int list equal `want` (one entry stands for every dim). */
@@ -232,9 +242,9 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
       pterun_alloc(m->allocator, (nv + 1) * sizeof *flags, 16);
   uint32_t* first = pterun_alloc(m->allocator, 3 * nv * sizeof *first + 1, 16);
   uint32_t* last = first != NULL ? first + nv : NULL;
-  /* the batch norm writing each value (flat index + 1; 0: none): its out0
-   * is not the call's last argument, where the facts look */
-  uint32_t* bn_writer = first != NULL ? first + 2 * nv : NULL;
+  /* the listed_result call writing each value (flat index + 1; 0: none):
+   * its result is not the call's last argument, where the facts look */
+  uint32_t* list_writer = first != NULL ? first + 2 * nv : NULL;
   if (uses == NULL || parent == NULL || flags == NULL || first == NULL) {
     pterun_free(m->allocator, first);
     pterun_free(m->allocator, uses);
@@ -256,7 +266,7 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
   };
   memset(uses, 0, nv * sizeof *uses);
   memset(flags, 0, nv * sizeof *flags);
-  memset(bn_writer, 0, nv * sizeof *bn_writer);
+  memset(list_writer, 0, nv * sizeof *list_writer);
   for (uint32_t v = 0; v < nv; ++v) parent[v] = v;
   ref_spans(m, f, total, first, last);
   /* The convolutions' and means' tensor slots. */
@@ -265,14 +275,15 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     if (in->type != PT_INSTR_KERNEL_CALL || in->b < 2) continue;
     const int kind = op_kind(m->op_names[in->a]);
     const char shape = kind == LK_CONV ? conv_shape(in) : 0;
-    if (kind == LK_BN) {
-      if (bn_ok(in)) {
+    if (kind == LK_BN || kind == LK_MAXPOOL) {
+      const uint32_t at = listed_result(in, kind);
+      if (at != 0) {
         const uint32_t xi = (uint32_t)(in->args[0] - m->values),
-                       yi = (uint32_t)(in->args[7] - m->values);
+                       yi = (uint32_t)(in->args[at] - m->values);
         ++uses[xi];
-        uses[yi] += 2; /* out0 and the first item of the returned list */
+        uses[yi] += 2; /* the out and the first item of the returned list */
         parent[find(parent, xi)] = find(parent, yi);
-        bn_writer[yi] = bn_writer[yi] == 0 ? k + 1 : UINT32_MAX; /* two writers: never */
+        list_writer[yi] = list_writer[yi] == 0 ? k + 1 : UINT32_MAX; /* two writers: never */
       }
       continue;
     }
@@ -336,7 +347,7 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
    * only in those slots, written by one of those convolutions. */
   for (uint32_t v = 0; v < nv; ++v) {
     const pterun_tensor* t = tensor_of(&m->values[v]);
-    const uint32_t w = bn_writer[v] != 0 && f->writer[v] == 0 ? bn_writer[v] : f->writer[v];
+    const uint32_t w = list_writer[v] != 0 && f->writer[v] == 0 ? list_writer[v] : f->writer[v];
     const bool q8 = t != NULL && (t->dtype == PTERUN_DTYPE_I8 || t->dtype == PTERUN_DTYPE_U8);
     bool bad = t == NULL || t->rank != 4 || (t->dtype != PTERUN_DTYPE_F32 && !q8) ||
                !pterun_tensor_is_contiguous(t) || f->outputs[v] || f->refs[v] == UINT16_MAX ||
@@ -352,9 +363,12 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
         shape = conv_shape(wi);
       else if (wk == LK_UNARY || wk == LK_ADD)
         shape = elementwise_inputs(wi, wk) ? 'e' : 0;
-      else if (wk == LK_BN)
-        shape = bn_ok(wi) ? 'b' : 0;
-      const pterun_value* res = wi->args[shape == 'b' ? 7 : wi->b - 1];
+      uint32_t res_at = wi->b - 1;
+      if (!q8 && (wk == LK_BN || wk == LK_MAXPOOL)) {
+        res_at = listed_result(wi, wk);
+        shape = res_at != 0 ? 'b' : 0;
+      }
+      const pterun_value* res = wi->args[res_at];
       bad = (shape != 'd' && shape != 'p' && shape != 'e' && shape != 's' && shape != 'k' &&
              shape != 'b') ||
             res != &m->values[v] || viewed(m, f, first, last, t, w - 1, last[v]);

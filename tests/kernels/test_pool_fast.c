@@ -3,7 +3,9 @@
  * values in float64: the same maxima (the first of equal values in (kh, kw)
  * order, -0 and +0 kept apart by which came first, NaN winning and sticking)
  * and the same int64 indices, over widths across the block size, odd input
- * sizes and a batch of planes. */
+ * sizes and a batch of planes. The channels-last loop (input and output
+ * channels-last, as the layout pass makes them; indices NCHW, staged or
+ * written in place) against the NCHW one: the same bits and indices. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,8 +36,16 @@ static float sample(void) {
   return (float)((int)(rnd_u() % 9) - 4);
 }
 
+static int run_pool_cl(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx,
+                       const int64_t* ys, int channels_last);
+
 static int run_pool(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx,
                     const int64_t* ys) {
+  return run_pool_cl(dtype, x, xs, y, idx, ys, 0);
+}
+
+static int run_pool_cl(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx,
+                       const int64_t* ys, int channels_last) {
   pterun_kernel_fn fn =
       pt_find_kernel(pterun_kernels_portable(), "aten::max_pool2d_with_indices.out");
   PT_CHECK(fn != NULL);
@@ -47,6 +57,13 @@ static int run_pool(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx
   pterun_tensor tx = pt_tensor_make(dtype, 4, xs, x, xn * es);
   pterun_tensor ty = pt_tensor_make(dtype, 4, ys, y, yn * es);
   pterun_tensor ti = pt_tensor_make(PTERUN_DTYPE_I64, 4, ys, idx, yn * 8);
+  if (channels_last) {
+    static const uint8_t nhwc[4] = {0, 2, 3, 1};
+    memcpy(tx.dim_order, nhwc, 4);
+    memcpy(ty.dim_order, nhwc, 4);
+    PT_CHECK(pterun_tensor_update_layout(&tx) == PTERUN_STATUS_OK);
+    PT_CHECK(pterun_tensor_update_layout(&ty) == PTERUN_STATUS_OK);
+  }
   static const int64_t two[2] = {2, 2}, zero[2] = {0, 0}, one[2] = {1, 1};
   pt_int_list l[4];
   pterun_value v[9] = {pt_val_tensor(&tx),
@@ -104,7 +121,53 @@ static int test_quad(void) {
   return 0;
 }
 
+/* Channels-last input and output against NCHW: the same maxima (bits) and
+ * indices; channels across the loop's block of 64, a batch of 2. */
+static int check_cl(int64_t n, int64_t c, int64_t ih, int64_t iw) {
+  const int64_t oh = ih / 2, ow = iw / 2, xs[4] = {n, c, ih, iw}, ys[4] = {n, c, oh, ow};
+  const size_t xn = (size_t)(n * c * ih * iw), yn = (size_t)(n * c * oh * ow);
+  float *x = malloc(xn * 4), *xc = malloc(xn * 4), *y = malloc(yn * 4), *yc = malloc(yn * 4);
+  int64_t *i0 = malloc(yn * 8), *i1 = malloc(yn * 8);
+  PT_CHECK(x && xc && y && yc && i0 && i1);
+  for (size_t i = 0; i < xn; ++i) x[i] = sample();
+  /* the same values channels-last: xc[b][h][w][ch] = x[b][ch][h][w] */
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t h = 0; h < ih; ++h)
+        for (int64_t w = 0; w < iw; ++w)
+          xc[((b * ih + h) * iw + w) * c + ch] = x[((b * c + ch) * ih + h) * iw + w];
+  PT_CHECK(run_pool_cl(PTERUN_DTYPE_F32, x, xs, y, i0, ys, 0) == 0);
+  PT_CHECK(run_pool_cl(PTERUN_DTYPE_F32, xc, xs, yc, i1, ys, 1) == 0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t h = 0; h < oh; ++h)
+        for (int64_t w = 0; w < ow; ++w) {
+          const size_t a = (size_t)(((b * c + ch) * oh + h) * ow + w);
+          const size_t l = (size_t)(((b * oh + h) * ow + w) * c + ch);
+          PT_CHECK(memcmp(&y[a], &yc[l], 4) == 0);
+          PT_CHECK(i0[a] == i1[a]);
+        }
+  free(x);
+  free(xc);
+  free(y);
+  free(yc);
+  free(i0);
+  free(i1);
+  return 0;
+}
+
+static int test_channels_last(void) {
+  static const int64_t chans[] = {1, 3, 16, 64, 70, 130};
+  for (size_t k = 0; k < sizeof chans / sizeof chans[0]; ++k) {
+    PT_CHECK(check_cl(2, chans[k], 6, 8) == 0);
+    PT_CHECK(check_cl(1, chans[k], 5, 9) == 0); /* odd sizes: the last row and column unused */
+  }
+  PT_CHECK(check_cl(1, 130, 4, 40) == 0); /* 130 x 20 indices: more than one row's stage */
+  return 0;
+}
+
 int main(void) {
   PT_RUN(test_quad);
+  PT_RUN(test_channels_last);
   return pt_failures != 0;
 }

@@ -555,6 +555,40 @@ CI_SPECS += [
             {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": True},
         ],
     ),
+    # a ResNet-like chain: one-group convolutions run channels-last on the
+    # indirect GEMM (kernels/portable/conv/kxk_cl.c, the layout pass's "k"
+    # shape): the 3-channel stem over a channels-last copy of its image, a
+    # 2x2 max pool over channels-last rows (its indices keep NCHW), 3x3
+    # layers of 16 channels (the 12x16 tile) in a residual block, a stride-2
+    # layer of 40 (12x32 strips, 8 columns stored in the last; 2 x 25 pixels:
+    # the last tile on the tail sibling), a dilated one, a residual of 24,
+    # batch norms folded, a mean reading NHWC
+    _spec(
+        9122,
+        [2, 3, 20, 20],
+        [
+            _conv(16),
+            BN2,
+            _act("relu"),
+            {
+                "op": "pool",
+                "nd": 2,
+                "kind": "max",
+                "k": 2,
+                "stride": 2,
+                "padding": 0,
+                "ceil": False,
+            },
+            {"op": "residual_add", "body": [_conv(16), BN2, _act("relu"), _conv(16), BN2]},
+            _act("relu"),
+            _conv(40, stride=2),
+            BN2,
+            R6,
+            _conv(24, pad=2, dil=2),
+            {"op": "residual_add", "body": [_conv(24), BN2, _act("relu")]},
+            {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": False},
+        ],
+    ),
     # shared weights (spec "share": equal constants, stored once by the
     # exporter): a tied embedding / head (the embedding reads the bytes the
     # head's transpose packs), and one Linear five times, whose transposes

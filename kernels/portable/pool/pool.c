@@ -231,6 +231,71 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
   }
 }
 
+/* Output rows [start, start + count) of batch x out_h of a float32 2x2
+ * stride-2 pool (the quad case above) whose input and output are
+ * channels-last: each output pixel's four taps are rows of C contiguous
+ * channels. The same taps, order and NaN rule as the quad loop. */
+#define MAXPOOL_CL_ROW 2048  /* int64 indices staged per output row */
+#define MAXPOOL_CL_BLOCK 64 /* channels per compare-and-select pass */
+static void maxpool_rows_cl(void* ctx, size_t start, size_t count) {
+  const maxpool_job* j = ctx;
+  const plane* pp = j->p;
+  const pterun_tensor *in = j->in, *out = j->out, *idx = j->idx;
+  const int64_t C = pp->c;
+  const float* x = in->data;
+  float* y = out->data;
+  int64_t* xo = idx->data;
+  /* The indices keep their layout (NCHW: a channel's row is contiguous):
+   * a row's indices are gathered here, then written a channel row at a
+   * time, not one element per channel row (4 KiB apart: the stores alias). */
+  int64_t rowbuf[MAXPOOL_CL_ROW];
+  const int staged = C * pp->ow <= MAXPOOL_CL_ROW && idx->strides[3] == 1;
+  for (int64_t r = (int64_t)start; r < (int64_t)(start + count); ++r) {
+    const int64_t n = r / pp->oh, oh = r % pp->oh;
+    const float* r0 = x + n * in->strides[0] + 2 * oh * in->strides[2];
+    const float* r1 = r0 + in->strides[2];
+    const int64_t i0 = 2 * oh * pp->iw, i1 = i0 + pp->iw;
+    for (int64_t ow = 0; ow < pp->ow; ++ow) {
+      const float *a = r0 + 2 * ow * C, *b = r1 + 2 * ow * C;
+      float* yo = y + n * out->strides[0] + oh * out->strides[2] + ow * out->strides[3];
+      int64_t* io = xo + n * idx->strides[0] + oh * idx->strides[2] + ow * idx->strides[3];
+      /* per channel block: the running maximum and which tap holds it,
+       * compare-and-select without branches (data-dependent branches
+       * mispredict half the time) */
+      for (int64_t c0 = 0; c0 < C; c0 += MAXPOOL_CL_BLOCK) {
+        const int64_t nb = C - c0 < MAXPOOL_CL_BLOCK ? C - c0 : MAXPOOL_CL_BLOCK;
+        float m[MAXPOOL_CL_BLOCK];
+        int32_t tap[MAXPOOL_CL_BLOCK];
+        const float* const src[3] = {a + C + c0, b + c0, b + C + c0};
+        for (int64_t c = 0; c < nb; ++c) {
+          m[c] = a[c0 + c];
+          tap[c] = 0;
+        }
+        for (int t = 0; t < 3; ++t)
+          for (int64_t c = 0; c < nb; ++c) {
+            const float v = src[t][c];
+            /* NaN wins and sticks, as in ATen */
+            const int take = (v > m[c]) | ((v != v) & (m[c] == m[c]));
+            m[c] = take ? v : m[c];
+            tap[c] = take ? t + 1 : tap[c];
+          }
+        const int64_t at[4] = {i0 + 2 * ow, i0 + 2 * ow + 1, i1 + 2 * ow, i1 + 2 * ow + 1};
+        for (int64_t c = 0; c < nb; ++c) {
+          yo[c0 + c] = m[c];
+          if (staged)
+            rowbuf[(c0 + c) * pp->ow + ow] = at[tap[c]];
+          else
+            io[(c0 + c) * idx->strides[1]] = at[tap[c]];
+        }
+      }
+    }
+    if (staged)
+      for (int64_t c = 0; c < C; ++c)
+        memcpy(xo + n * idx->strides[0] + c * idx->strides[1] + oh * idx->strides[2],
+               rowbuf + c * pp->ow, (size_t)pp->ow * sizeof(int64_t));
+  }
+}
+
 /* aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[],
  *   int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out,
  *   Tensor(b!) indices) */
@@ -256,6 +321,14 @@ PTERUN_KERNEL(pk_max_pool2d_with_indices_out) {
   PTERUN_TRY(plane_resize(ctx, in, idx, &p));
   maxpool_job job = {
       &p, in, out, idx, {k[0], k[1]}, {s[0], s[1]}, {pad[0], pad[1]}, {dil[0], dil[1]}};
+  if (in->dtype == PTERUN_DTYPE_F32 && in->rank == 4 && k[0] == 2 && k[1] == 2 && s[0] == 2 &&
+      s[1] == 2 && pad[0] == 0 && pad[1] == 0 && dil[0] == 1 && dil[1] == 1 && 2 * p.oh <= p.ih &&
+      2 * p.ow <= p.iw && pterun_is_channels_last4(in) && out->strides[1] == 1 &&
+      out->strides[3] == p.c) {
+    /* channels-last (the layout pass's chains): rows of channels */
+    pterun_parallelize_1d_tile(NULL, maxpool_rows_cl, &job, (size_t)(in->sizes[0] * p.oh), 1, 0);
+    return PTERUN_STATUS_OK;
+  }
   /* Planes over the pool when there is enough work (each plane is
    * independent: the same bytes for any split). */
   int64_t work = p.planes * p.oh * p.ow * k[0] * k[1];
