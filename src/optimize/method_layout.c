@@ -23,7 +23,18 @@
 #include "src/optimize/method_fuse_internal.h"
 #include "src/optimize/opt_internal.h"
 
-enum { LK_NONE, LK_CONV, LK_MEAN, LK_UNARY, LK_ADD, LK_QCONV, LK_QMEAN, LK_QADD, LK_BN, LK_MAXPOOL };
+enum {
+  LK_NONE,
+  LK_CONV,
+  LK_MEAN,
+  LK_UNARY,
+  LK_ADD,
+  LK_QCONV,
+  LK_QMEAN,
+  LK_QADD,
+  LK_BN,
+  LK_MAXPOOL
+};
 /* Output columns below which a depthwise convolution's NCHW path runs NHWC
  * (kernels/portable/conv/depthwise.c: NN_DW_NHWC_MAX_OUT_W). */
 #define LAYOUT_NARROW_W 16
@@ -112,8 +123,7 @@ static uint32_t listed_result(const pt_instr* in, int kind) {
   for (size_t e = 1; e < l->u.tensors.len; ++e)
     if (l->u.tensors.items[e] == in->args[at]) return 0;
   for (int d = 0; d < 4; ++d)
-    if (kind == LK_BN ? x->sizes[d] != y->sizes[d] : d < 2 && x->sizes[d] != y->sizes[d])
-      return 0;
+    if (kind == LK_BN ? x->sizes[d] != y->sizes[d] : d < 2 && x->sizes[d] != y->sizes[d]) return 0;
   return at;
 }
 

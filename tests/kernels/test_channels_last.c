@@ -25,8 +25,8 @@ static float rnd(void) {
 
 static int run_bn(float* x, float* y, const int64_t* sizes, int channels_last, float* gamma,
                   float* beta, float* mean, float* var) {
-  pterun_kernel_fn fn = pt_find_kernel(pterun_kernels_portable(),
-                                       "aten::_native_batch_norm_legit_no_training.out");
+  pterun_kernel_fn fn =
+      pt_find_kernel(pterun_kernels_portable(), "aten::_native_batch_norm_legit_no_training.out");
   PT_CHECK(fn != NULL);
   const size_t n = (size_t)(sizes[0] * sizes[1] * sizes[2] * sizes[3]);
   const int64_t c[1] = {sizes[1]}, zero[1] = {0};
@@ -46,10 +46,10 @@ static int run_bn(float* x, float* y, const int64_t* sizes, int channels_last, f
   pterun_tensor tv = pt_tensor_make(PTERUN_DTYPE_F32, 1, c, var, (size_t)c[0] * 4);
   pterun_tensor t1 = pt_tensor_make(PTERUN_DTYPE_F32, 1, zero, empty, 4);
   pterun_tensor t2 = pt_tensor_make(PTERUN_DTYPE_F32, 1, zero, empty, 4);
-  pterun_value v[11] = {pt_val_tensor(&tx), pt_val_tensor(&tw),  pt_val_tensor(&tb),
-                        pt_val_tensor(&tm), pt_val_tensor(&tv),  pt_val_double(0.1),
+  pterun_value v[11] = {pt_val_tensor(&tx),  pt_val_tensor(&tw), pt_val_tensor(&tb),
+                        pt_val_tensor(&tm),  pt_val_tensor(&tv), pt_val_double(0.1),
                         pt_val_double(1e-5), pt_val_tensor(&ty), pt_val_tensor(&t1),
-                        pt_val_tensor(&t2), pt_val_none()};
+                        pt_val_tensor(&t2),  pt_val_none()};
   pterun_value* args[11];
   for (int i = 0; i < 11; ++i) args[i] = &v[i];
   PT_CHECK_STATUS(pterun_kernel_invoke(fn, "aten::_native_batch_norm_legit_no_training.out", args,
@@ -74,7 +74,8 @@ static int check_bn(int64_t n, int64_t c, int64_t h, int64_t w) {
   for (size_t i = 0; i < e; ++i) x[i] = 4.0f * rnd();
   for (int64_t bb = 0; bb < n; ++bb)
     for (int64_t k = 0; k < c; ++k)
-      for (int64_t p = 0; p < h * w; ++p) xc[(bb * h * w + p) * c + k] = x[(bb * c + k) * h * w + p];
+      for (int64_t p = 0; p < h * w; ++p)
+        xc[(bb * h * w + p) * c + k] = x[(bb * c + k) * h * w + p];
   PT_CHECK(run_bn(x, y, sizes, 0, g, b, m, v) == 0);
   PT_CHECK(run_bn(xc, yc, sizes, 1, g, b, m, v) == 0);
   for (int64_t bb = 0; bb < n; ++bb)

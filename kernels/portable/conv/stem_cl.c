@@ -91,20 +91,24 @@ int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun
   const float* x = in->data;
   float* y = out->data;
   /* The filter packed for the indirect GEMM (kxk_cl.c): each image copied
-   * as channels-last rows (a few channels: a small copy into the padded
-   * image's buffer), which the GEMM then reads in place. */
+   * as channels-last rows with its left and right padding as zero columns
+   * (a few channels: a small copy into the padded image's buffer), which
+   * the GEMM then reads in place, a window row's taps as one run. */
   const pterun_compute_packed* ig = pk_prepacked_for(ctx, w, K, cout);
   if (ig != NULL && (bias == NULL || bias->strides[0] == 1)) {
     pterun_compute_conv2d p;
     pk_conv2d_desc(g, act, &p);
+    const int64_t IH = g->in[1], IW = g->in[2], pw = g->pad[2], Wp = IW + 2 * pw;
     p.batch = 1;
-    const int64_t IH = g->in[1], IW = g->in[2];
+    p.in_w = (size_t)Wp;
+    p.pad_left = 0;
     int ran = 1;
     for (int64_t n = 0; n < g->n && ran; ++n) {
+      memset(pad, 0, sizeof(float) * (size_t)(IH * Wp * g->cin));
       for (int64_t c = 0; c < g->cin; ++c)
         for (int64_t yy = 0; yy < IH; ++yy)
           for (int64_t xx = 0; xx < IW; ++xx)
-            pad[(yy * IW + xx) * g->cin + c] =
+            pad[(yy * Wp + xx + pw) * g->cin + c] =
                 x[n * g->is[0] + c * g->is[1] + yy * g->is[3] + xx * g->is[4]];
       ran = pterun_compute_f32_conv2d_nhwc(pterun_kernel_threadpool(ctx),
                                            pterun_kernel_max_threads(ctx), &p, pad, ig,

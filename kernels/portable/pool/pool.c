@@ -235,7 +235,7 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
  * stride-2 pool (the quad case above) whose input and output are
  * channels-last: each output pixel's four taps are rows of C contiguous
  * channels. The same taps, order and NaN rule as the quad loop. */
-#define MAXPOOL_CL_ROW 2048  /* int64 indices staged per output row */
+#define MAXPOOL_CL_ROW 2048 /* int64 indices staged per output row */
 #define MAXPOOL_CL_BLOCK 64 /* channels per compare-and-select pass */
 static void maxpool_rows_cl(void* ctx, size_t start, size_t count) {
   const maxpool_job* j = ctx;

@@ -151,11 +151,24 @@ typedef struct pc_ig_job {
 
 /* Output pixels [start, start + count) of batch x out_h x out_w, in tiles of
  * MR: the tile's row pointers per tap, then every strip of NR channels. */
+/* Whether every window lies inside the input horizontally with unit
+ * dilation across: a window row's kernel_w taps are then kernel_w x in_c
+ * contiguous floats, read as one tap (the same K elements in the same
+ * order: the same bits, a third of the row pointers for a 3-wide filter). */
+static int rows_merge(const pterun_compute_conv2d* p) {
+  return p->dilation_w == 1 && p->pad_left == 0 &&
+         (p->out_w - 1) * p->stride_w + p->kernel_w <= p->in_w &&
+         p->kernel_w * p->in_c <= PC_IG_MAX_CIN;
+}
+
 static void pc_ig_task(void* ctx, size_t start, size_t count) {
   const pc_ig_job* j = ctx;
   const pterun_compute_conv2d* p = j->p;
-  const size_t MR = j->mr, NR = j->nr, T = taps_of(p), cin = p->in_c, cout = p->out_c;
-  const size_t per_img = p->out_h * p->out_w, k = T * cin;
+  const int merge = rows_merge(p);
+  /* taps and channels per tap as the microkernel sees them */
+  const size_t MR = j->mr, NR = j->nr, cout = p->out_c, cin = p->in_c;
+  const size_t T = merge ? p->kernel_h : taps_of(p), tc = merge ? p->kernel_w * cin : cin;
+  const size_t per_img = p->out_h * p->out_w, k = taps_of(p) * cin;
   const float* ind[PC_IG_MAX_TAPS * PC_IG_MR_MAX];
   float bias_tail[PC_IG_NR_MAX];
   const size_t strips = (cout + NR - 1) / NR, tail = cout - (strips - 1) * NR;
@@ -165,7 +178,7 @@ static void pc_ig_task(void* ctx, size_t start, size_t count) {
   }
   /* the first pixel's coordinates, then stepped along without divisions */
   size_t n = start / per_img, oy = (start % per_img) / p->out_w, ox = start % p->out_w;
-  const size_t KH = p->kernel_h, KW = p->kernel_w;
+  const size_t KH = p->kernel_h, KW = merge ? 1 : p->kernel_w;
   for (size_t p0 = start; p0 < start + count; p0 += MR) {
     const size_t mr = start + count - p0 < MR ? start + count - p0 : MR;
     for (size_t i = 0; i < mr; ++i) {
@@ -205,7 +218,7 @@ static void pc_ig_task(void* ctx, size_t start, size_t count) {
     for (size_t s = 0; s < strips; ++s) {
       const size_t nc = s + 1 < strips ? NR : tail;
       const float* b = j->bias == NULL ? NULL : nc < NR ? bias_tail : j->bias + s * NR;
-      fn(mr, nc, T, cin, ind, j->w->data + s * k * NR, c + s * NR, cout, b, p->activation, p->lo,
+      fn(mr, nc, T, tc, ind, j->w->data + s * k * NR, c + s * NR, cout, b, p->activation, p->lo,
          p->hi);
     }
   }
