@@ -145,7 +145,8 @@ static pterun_status load_case(const char* name, pterun_program** p, cli_npy* x)
   return st;
 }
 
-/* Folded batch norm: every element within BN_FOLD_TOL * max|ref|. */
+/* Folded batch norm (or another summation order): every element within
+ * BN_FOLD_TOL * max|ref|. */
 static int within_fold_tolerance(const char* name, const char* how, const run_result* got,
                                  const run_result* ref) {
   if (got->n != ref->n || !ref->all_f32 || !got->all_f32) return 0;
@@ -159,8 +160,8 @@ static int within_fold_tolerance(const char* name, const char* how, const run_re
     differ += memcmp(&g[k], &r[k], sizeof(float)) != 0;
   }
   fprintf(stderr,
-          "%s, %s: batch norm folded: %zu of %zu elements differ, max |error| %.3g (%.3g of max "
-          "|ref| %.3g)\n",
+          "%s, %s: %zu of %zu elements differ from the unfused run, max |error| %.3g (%.3g of "
+          "max |ref| %.3g)\n",
           name, how, differ, n, err, peak > 0 ? err / peak : 0.0, peak);
   return err <= BN_FOLD_TOL * peak;
 }
@@ -198,22 +199,35 @@ static int fused_and_packed_match_reference(void) {
     PT_CHECK_STATUS(run_once(p, &x, 1, 1, NULL, &ref), PTERUN_STATUS_OK);
     PT_CHECK(ref.bytes != NULL && ref.n > 0);
     size_t rt[4] = {0, 0, 0, 0};
+    run_result one[4]; /* each mode's 1-thread run */
     // Fusion and preparation on/off on one thread, then each on 2 and 3 threads.
     for (int combo = 0; combo < 12; ++combo) {
       int no_fusion = combo & 1, no_prepare = (combo >> 1) & 1;
       pterun_threadpool* tp = combo >= 8 ? pool3 : combo >= 4 ? pool : NULL;
       const char* how = combo >= 8 ? "3 threads" : combo >= 4 ? "2 threads" : "1 thread";
       PT_CHECK_STATUS(run_once(p, &x, no_fusion, no_prepare, tp, &got), PTERUN_STATUS_OK);
-      const int folded = bn_case(cases[c]) && !no_fusion && !no_prepare;
-      if (folded ? !within_fold_tolerance(cases[c], how, &got, &ref)
-                 : got.n != ref.n || memcmp(got.bytes, ref.bytes, ref.n) != 0) {
+      // Folded batch norms round differently; with fusion on, the layout
+      // pass's channels-last convolutions of the convolution fixtures (the
+      // indirect GEMM, a stem's window rows) sum in another order: within
+      // the tolerance then. Any thread count gives its mode's 1-thread bytes.
+      const int tolerant = !no_fusion && (bn_case(cases[c]) || strcmp(cases[c], "mobilenet") == 0);
+      if (combo >= 4
+              ? got.n != one[combo & 3].n || memcmp(got.bytes, one[combo & 3].bytes, got.n) != 0
+          : tolerant ? !(got.n == ref.n && memcmp(got.bytes, ref.bytes, ref.n) == 0) &&
+                           !within_fold_tolerance(cases[c], how, &got, &ref)
+                     : got.n != ref.n || memcmp(got.bytes, ref.bytes, ref.n) != 0) {
         fprintf(stderr, "%s: fusion %s, prepare %s, %s: output differs from the reference\n",
                 cases[c], no_fusion ? "off" : "on", no_prepare ? "off" : "on", how);
         return 1;
       }
-      if (combo < 4) rt[combo] = got.runtime_bytes;
-      free(got.bytes);
+      if (combo < 4) {
+        rt[combo] = got.runtime_bytes;
+        one[combo] = got;
+      } else {
+        free(got.bytes);
+      }
     }
+    for (int k = 0; k < 4; ++k) free(one[k].bytes);
     // Bytes of fused calls' argument arrays (fusion on - off, prepared or
     // not); where batch norms fold, the prepared state also holds the folded
     // weights and biases.
@@ -277,8 +291,11 @@ static int fused_and_packed_match_reference(void) {
 
 /* A fused kernel whose prepare declines leaves its chain as the program wrote
  * it: every fused pterun:: operator here declines, and the outputs are the
- * unfused ones byte for byte (mobilenet also has chains whose result fusion
- * had moved into an intermediate's bytes). */
+ * unfused ones (mobilenet also has chains whose result fusion had moved into
+ * an intermediate's bytes): byte for byte, except where the layout pass's
+ * channels-last choice (made at the end of fusion) stays and a restored
+ * convolution runs the indirect GEMM, which sums its taps in another order
+ * (within the GEMM's tolerance, as a folded batch norm). */
 static int g_declines;
 static PTERUN_KERNEL(decline) {
   (void)args;
@@ -316,7 +333,9 @@ static int declined_fusion_runs_unfused(void) {
     g_reg = keep;
     PT_CHECK_STATUS(st, PTERUN_STATUS_OK);
     PT_CHECK(g_declines > 0);
-    PT_CHECK(got.n == ref.n && memcmp(got.bytes, ref.bytes, ref.n) == 0);
+    PT_CHECK(got.n == ref.n);
+    PT_CHECK(memcmp(got.bytes, ref.bytes, ref.n) == 0 ||
+             within_fold_tolerance(cases[c], "declined, channels-last kept", &got, &ref));
     free(ref.bytes);
     free(got.bytes);
     cli_npy_free(&x);
