@@ -187,12 +187,23 @@ static void pc_ig_task(void* ctx, size_t start, size_t count) {
        * so one comparison per side rejects both edges */
       size_t y = oy * p->stride_h - p->pad_top;
       const float** slot = ind + i;
-      for (size_t kh = 0; kh < KH; ++kh, y += p->dilation_h) {
-        size_t x = ox * p->stride_w - p->pad_left;
-        const int row_in = y < p->in_h;
-        const float* row = row_in ? img + y * p->in_w * cin : img;
-        for (size_t kw = 0; kw < KW; ++kw, x += p->dilation_w, slot += MR)
-          *slot = row_in && x < p->in_w ? row + x * cin : g_zero_row;
+      const size_t x0 = ox * p->stride_w - p->pad_left;
+      if (y < p->in_h && y + (KH - 1) * p->dilation_h < p->in_h && x0 < p->in_w &&
+          x0 + (KW - 1) * p->dilation_w < p->in_w) {
+        /* the whole window inside the image (most pixels): no checks */
+        const size_t dx = p->dilation_w * cin;
+        for (size_t kh = 0; kh < KH; ++kh, y += p->dilation_h) {
+          const float* q = img + (y * p->in_w + x0) * cin;
+          for (size_t kw = 0; kw < KW; ++kw, q += dx, slot += MR) *slot = q;
+        }
+      } else {
+        for (size_t kh = 0; kh < KH; ++kh, y += p->dilation_h) {
+          size_t x = ox * p->stride_w - p->pad_left;
+          const int row_in = y < p->in_h;
+          const float* row = row_in ? img + y * p->in_w * cin : img;
+          for (size_t kw = 0; kw < KW; ++kw, x += p->dilation_w, slot += MR)
+            *slot = row_in && x < p->in_w ? row + x * cin : g_zero_row;
+        }
       }
       if (++ox == p->out_w) {
         ox = 0;
