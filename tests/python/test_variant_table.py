@@ -38,10 +38,12 @@ def test_manifests_parse() -> None:
     assert ("qdwconv", "avx2") in names
     assert ("qdwconv_nhwc", "avx512f") in names
     assert ("f32_gemm", "pc_f32_gemm_ukernel__avx512f_12x16") in names
+    assert ("f32_igemm", "pc_f32_gemm_ukernel__avx512f_12x32") in names
     assert ("minmax", "avx512f") in names
     fams = {v.family for v in vs}
     assert fams == {
         "f32_gemm",
+        "f32_igemm",
         "qs8_gemm",
         "lowbit",
         "vmath",
