@@ -16,25 +16,13 @@
 #include "pterun/compute.h"
 #include "pterun/threadpool.h"
 #include "src/compute/internal.h"
+#include "tests/harness/pt_rand.h"
 #include "tests/harness/pt_test.h"
 #include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 
-static uint32_t g_seed = 4242u;
-static uint32_t rnd_u(void) {
-  g_seed = g_seed * 1664525u + 1013904223u;
-  return g_seed >> 8;
-}
-static float rnd(void) {
-  return (float)rnd_u() / 8388608.0f - 1.0f;
-}
-
-static float* rnd_buf(size_t n) {
-  float* b = malloc((n ? n : 1) * sizeof(float));
-  for (size_t i = 0; b != NULL && i < n; ++i) b[i] = rnd();
-  return b;
-}
+static pt_rand g_rand = {4242u};
 
 /* In double, the same activation; *mag: sum of |terms| per output (the
  * rounding bound's scale). */
@@ -85,7 +73,8 @@ static int run_case(const pterun_compute_conv2d* p, int with_bias, pterun_thread
   const size_t taps = p->in_c * p->kernel_h * p->kernel_w;
   const size_t ni = p->batch * p->in_c * p->in_h * p->in_w, nw = p->out_c * taps;
   const size_t no = p->batch * p->out_c * p->out_h * p->out_w;
-  float *in = rnd_buf(ni), *w = rnd_buf(nw), *bias = rnd_buf(p->out_c);
+  float *in = pt_rand_buf(&g_rand, ni), *w = pt_rand_buf(&g_rand, nw),
+        *bias = pt_rand_buf(&g_rand, p->out_c);
   float *y0 = malloc(no * sizeof(float)), *y = malloc(no * sizeof(float));
   double *ref = malloc(no * sizeof(double)), *mag = malloc(no * sizeof(double));
   PT_CHECK(in && w && bias && y0 && y && ref && mag);
@@ -142,18 +131,18 @@ static int test_geometries(void) {
       for (size_t rep = 0; rep < 12; ++rep) {
         pterun_compute_conv2d p;
         memset(&p, 0, sizeof p);
-        p.batch = 1 + rnd_u() % 2;
+        p.batch = 1 + pt_rand_u24(&g_rand) % 2;
         p.in_c = ic;
         p.kernel_h = kernels[k][0];
         p.kernel_w = kernels[k][1];
-        p.in_h = sizes[rnd_u() % 8];
-        p.in_w = sizes[rnd_u() % 8];
-        p.out_c = couts[rnd_u() % 6];
-        p.stride_h = 1 + rnd_u() % 3;
+        p.in_h = sizes[pt_rand_u24(&g_rand) % 8];
+        p.in_w = sizes[pt_rand_u24(&g_rand) % 8];
+        p.out_c = couts[pt_rand_u24(&g_rand) % 6];
+        p.stride_h = 1 + pt_rand_u24(&g_rand) % 3;
         p.stride_w = 1 + (rep % 3); /* every stride across for every filter */
-        p.dilation_h = 1 + (rnd_u() % 4 == 0);
-        p.dilation_w = 1 + (rnd_u() % 4 == 0);
-        p.pad_top = rnd_u() % 4;
+        p.dilation_h = 1 + (pt_rand_u24(&g_rand) % 4 == 0);
+        p.dilation_w = 1 + (pt_rand_u24(&g_rand) % 4 == 0);
+        p.pad_top = pt_rand_u24(&g_rand) % 4;
         p.pad_left = rep % 4;
         p.activation = (int)(rep % 3);
         p.lo = -0.5f;
@@ -161,7 +150,7 @@ static int test_geometries(void) {
         p.out_h = out_size(p.in_h, p.pad_top, p.kernel_h, p.stride_h, p.dilation_h);
         p.out_w = out_size(p.in_w, p.pad_left, p.kernel_w, p.stride_w, p.dilation_w);
         if (p.out_h == 0 || p.out_w == 0) continue;
-        if (run_case(&p, (int)(rnd_u() % 4 != 0), pool) != 0) {
+        if (run_case(&p, (int)(pt_rand_u24(&g_rand) % 4 != 0), pool) != 0) {
           fprintf(stderr,
                   "case: b%zu ic%zu %zux%zu oc%zu k%zux%zu s%zu,%zu d%zu,%zu p%zu,%zu act%d\n",
                   p.batch, p.in_c, p.in_h, p.in_w, p.out_c, p.kernel_h, p.kernel_w, p.stride_h,

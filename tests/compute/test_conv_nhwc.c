@@ -17,26 +17,16 @@
 #include "pterun/compute.h"
 #include "pterun/threadpool.h"
 #include "src/compute/internal.h"
+#include "tests/harness/pt_rand.h"
 #include "tests/harness/pt_test.h"
 #include "tests/harness/pt_variants.h"
 
 static int pt_failures;
 
-static uint32_t g_seed = 777u;
-static uint32_t rnd_u(void) {
-  g_seed = g_seed * 1664525u + 1013904223u;
-  return g_seed >> 8;
-}
+static pt_rand g_rand = {777u};
+
 static size_t pick(size_t n) {
-  return (size_t)(rnd_u() % (uint32_t)n);
-}
-static float rnd(void) {
-  return (float)rnd_u() / 8388608.0f - 1.0f;
-}
-static float* rnd_buf(size_t n) {
-  float* b = malloc((n ? n : 1) * sizeof(float));
-  for (size_t i = 0; b != NULL && i < n; ++i) b[i] = rnd();
-  return b;
+  return (size_t)(pt_rand_u24(&g_rand) % (uint32_t)n);
 }
 
 /* NHWC in and out, OIHW dense weight (already scaled), in double; *mag: the
@@ -84,13 +74,15 @@ static int run_case(const pterun_compute_conv2d* p, int with_bias, int scaled,
   const size_t no = p->batch * p->out_c * p->out_h * p->out_w;
   const int64_t ws[4] = {(int64_t)taps, (int64_t)(p->kernel_h * p->kernel_w), (int64_t)p->kernel_w,
                          1};
-  float *in = rnd_buf(ni), *w = rnd_buf(nw), *ws_w = malloc(nw * sizeof(float));
-  float *bias = rnd_buf(p->out_c), *y0 = malloc(no * sizeof(float));
+  float *in = pt_rand_buf(&g_rand, ni), *w = pt_rand_buf(&g_rand, nw),
+        *ws_w = malloc(nw * sizeof(float));
+  float *bias = pt_rand_buf(&g_rand, p->out_c), *y0 = malloc(no * sizeof(float));
   float *y = malloc(no * sizeof(float)), *y2 = malloc(no * sizeof(float));
   double *ref = malloc(no * sizeof(double)), *mag = malloc(no * sizeof(double));
   double* scale = malloc(p->out_c * sizeof(double));
   PT_CHECK(in && w && ws_w && bias && y0 && y && y2 && ref && mag && scale);
-  for (size_t oc = 0; oc < p->out_c; ++oc) scale[oc] = 0.5 + (double)(rnd_u() % 1000) / 700.0;
+  for (size_t oc = 0; oc < p->out_c; ++oc)
+    scale[oc] = 0.5 + (double)(pt_rand_u24(&g_rand) % 1000) / 700.0;
   /* the weight the scaled pack must equal: each element rounded once */
   for (size_t i = 0; i < nw; ++i) ws_w[i] = scaled ? (float)((double)w[i] * scale[i / taps]) : w[i];
   const float* bp = with_bias ? bias : NULL;

@@ -33,6 +33,13 @@ static inline pterun_tensor pt_tensor_make(int dtype, int rank, const int64_t* s
   return t;
 }
 
+/* t (rank 4) channels-last: dim order 0,2,3,1 and the strides that follow. */
+static inline int pt_tensor_channels_last(pterun_tensor* t) {
+  static const uint8_t nhwc[4] = {0, 2, 3, 1};
+  memcpy(t->dim_order, nhwc, sizeof nhwc);
+  return pterun_tensor_update_layout(t) == PTERUN_STATUS_OK;
+}
+
 static inline pterun_value pt_val_tensor(pterun_tensor* t) {
   pterun_value v;
   memset(&v, 0, sizeof(v));

@@ -32,13 +32,7 @@ static int run_bn(float* x, float* y, const int64_t* sizes, int channels_last, f
   const int64_t c[1] = {sizes[1]}, zero[1] = {0};
   pterun_tensor tx = pt_tensor_make(PTERUN_DTYPE_F32, 4, sizes, x, n * 4);
   pterun_tensor ty = pt_tensor_make(PTERUN_DTYPE_F32, 4, sizes, y, n * 4);
-  if (channels_last) {
-    static const uint8_t nhwc[4] = {0, 2, 3, 1};
-    memcpy(tx.dim_order, nhwc, 4);
-    memcpy(ty.dim_order, nhwc, 4);
-    PT_CHECK(pterun_tensor_update_layout(&tx) == PTERUN_STATUS_OK);
-    PT_CHECK(pterun_tensor_update_layout(&ty) == PTERUN_STATUS_OK);
-  }
+  if (channels_last) PT_CHECK(pt_tensor_channels_last(&tx) && pt_tensor_channels_last(&ty));
   float empty[1];
   pterun_tensor tw = pt_tensor_make(PTERUN_DTYPE_F32, 1, c, gamma, (size_t)c[0] * 4);
   pterun_tensor tb = pt_tensor_make(PTERUN_DTYPE_F32, 1, c, beta, (size_t)c[0] * 4);

@@ -57,13 +57,7 @@ static int run_pool_cl(int dtype, void* x, const int64_t* xs, void* y, int64_t* 
   pterun_tensor tx = pt_tensor_make(dtype, 4, xs, x, xn * es);
   pterun_tensor ty = pt_tensor_make(dtype, 4, ys, y, yn * es);
   pterun_tensor ti = pt_tensor_make(PTERUN_DTYPE_I64, 4, ys, idx, yn * 8);
-  if (channels_last) {
-    static const uint8_t nhwc[4] = {0, 2, 3, 1};
-    memcpy(tx.dim_order, nhwc, 4);
-    memcpy(ty.dim_order, nhwc, 4);
-    PT_CHECK(pterun_tensor_update_layout(&tx) == PTERUN_STATUS_OK);
-    PT_CHECK(pterun_tensor_update_layout(&ty) == PTERUN_STATUS_OK);
-  }
+  if (channels_last) PT_CHECK(pt_tensor_channels_last(&tx) && pt_tensor_channels_last(&ty));
   static const int64_t two[2] = {2, 2}, zero[2] = {0, 0}, one[2] = {1, 1};
   pt_int_list l[4];
   pterun_value v[9] = {pt_val_tensor(&tx),

@@ -65,6 +65,15 @@ def _un(fn: str) -> dict[str, Any]:
 BN1 = {"op": "bn", "nd": 1, "affine": True}
 BN2 = {"op": "bn", "nd": 2, "affine": True}
 R6 = _act("hardtanh", min=0.0, max=6.0)
+MAXPOOL2 = {
+    "op": "pool",
+    "nd": 2,
+    "kind": "max",
+    "k": 2,
+    "stride": 2,
+    "padding": 0,
+    "ceil": False,
+}
 
 
 def _spec(seed: int, shape: list[int], layers: list[dict[str, Any]], **kw: Any) -> Spec:
@@ -259,15 +268,7 @@ CI_SPECS: list[Spec] = [
         [2, 3, 12, 12],
         [
             {"op": "pad", "pad": [1, 1, 2, 0], "mode": "constant", "value": 0.5},
-            {
-                "op": "pool",
-                "nd": 2,
-                "kind": "max",
-                "k": 2,
-                "stride": 2,
-                "padding": 0,
-                "ceil": False,
-            },
+            MAXPOOL2,
             {
                 "op": "pool",
                 "nd": 2,
@@ -570,16 +571,11 @@ CI_SPECS += [
             _conv(16),
             BN2,
             _act("relu"),
+            MAXPOOL2,
             {
-                "op": "pool",
-                "nd": 2,
-                "kind": "max",
-                "k": 2,
-                "stride": 2,
-                "padding": 0,
-                "ceil": False,
+                "op": "residual_add",
+                "body": [_conv(16), BN2, _act("relu"), _conv(16), BN2],
             },
-            {"op": "residual_add", "body": [_conv(16), BN2, _act("relu"), _conv(16), BN2]},
             _act("relu"),
             _conv(40, stride=2),
             BN2,
