@@ -82,24 +82,8 @@ int pk_conv_small_cin_f32(pterun_kernel_context* ctx, const conv_geom* g, const 
       out->dtype != PTERUN_DTYPE_F32 || in->rank != 4 ||
       g->icpg * KH * KW > PTERUN_COMPUTE_CONV2D_MAX_TAPS || !nchw_dense(g, w, bias))
     return -1;
-  pterun_compute_conv2d p = {(size_t)g->n,
-                             (size_t)g->cin,
-                             (size_t)g->in[1],
-                             (size_t)g->in[2],
-                             (size_t)g->cout,
-                             (size_t)g->out[1],
-                             (size_t)g->out[2],
-                             (size_t)KH,
-                             (size_t)KW,
-                             (size_t)g->stride[1],
-                             (size_t)g->stride[2],
-                             (size_t)g->dil[1],
-                             (size_t)g->dil[2],
-                             (size_t)g->pad[1],
-                             (size_t)g->pad[2],
-                             act != NULL ? act->activation : PTERUN_COMPUTE_ACT_NONE,
-                             act != NULL ? act->lo : 0.0f,
-                             act != NULL ? act->hi : 0.0f};
+  pterun_compute_conv2d p;
+  pk_conv2d_desc(g, act, &p);
   return pterun_compute_f32_conv2d_nchw(
       pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx), &p, (const float*)in->data,
       (const float*)w->data, bias != NULL ? (const float*)bias->data : NULL, (float*)out->data);

@@ -326,7 +326,7 @@ PTERUN_KERNEL(pk_max_pool2d_with_indices_out) {
       2 * p.ow <= p.iw && pterun_is_channels_last4(in) && out->strides[1] == 1 &&
       out->strides[3] == p.c) {
     /* channels-last (the layout pass's chains): rows of channels */
-    pterun_parallelize_1d_tile(NULL, maxpool_rows_cl, &job, (size_t)(in->sizes[0] * p.oh), 1, 0);
+    maxpool_rows_cl(&job, 0, (size_t)(in->sizes[0] * p.oh));
     return PTERUN_STATUS_OK;
   }
   /* Planes over the pool when there is enough work (each plane is

@@ -49,7 +49,7 @@ static pc_f32_gemm_ep_fn ukernel_ep(const pc_f32_gemm_ukernel* uk) {
 
 /* The kernel for uk's last rows of M: the table row with uk's ISA bits and NR
  * and the most rows below uk's (at least 2), or NULL. */
-static const pc_f32_gemm_ukernel* tail_ukernel(const pc_f32_gemm_ukernel* uk) {
+const pc_f32_gemm_ukernel* pc_f32_tail_ukernel(const pc_f32_gemm_ukernel* uk) {
   const pc_f32_gemm_ukernel* best = NULL;
   if (ukernel_ep(uk) == NULL) return NULL;
   for (size_t i = 0; i < sizeof g_ukernels / sizeof g_ukernels[0]; ++i) {
@@ -574,7 +574,7 @@ void pc_gemm_f32(const pterun_compute_gemm_ws* ws, int64_t m, int64_t n, int64_t
    * them (a copy per execute) costs more than the unaligned loads. */
   /* B's rows given in place (a convolution's image) are read there by
    * every tile: the kernels with an epilogue variant take row pointers. */
-  const pc_f32_gemm_ukernel* tail = tail_ukernel(uk);
+  const pc_f32_gemm_ukernel* tail = pc_f32_tail_ukernel(uk);
   const int rows_b = pb == NULL && x->b_rows != NULL && ukernel_ep(uk) != NULL &&
                      (tail == NULL || ukernel_ep(tail) != NULL);
   const int direct_b =

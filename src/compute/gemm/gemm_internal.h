@@ -96,6 +96,10 @@ void pc_gemm_int(int64_t m, int64_t n, int64_t k, const pterun_compute_matrix* a
 const pc_f32_gemm_ukernel* pc_f32_ukernel_for(const pterun_compute_gemm_ws* ws, int64_t m,
                                               int64_t n);
 const pc_f32_gemm_ukernel* pc_f32_pack_ukernel(int operand, int64_t cols);
+/* The kernel for uk's last rows of M: the table row with uk's ISA bits and
+ * NR and the most rows below uk's (at least 2), or NULL (engine_f32.c; the
+ * indirect GEMM's short last tile too). */
+const pc_f32_gemm_ukernel* pc_f32_tail_ukernel(const pc_f32_gemm_ukernel* uk);
 const pterun_compute_packed* pc_packed_fits(const pterun_compute_packed* p, int operand,
                                             const pc_f32_gemm_ukernel* uk, int64_t mn, int64_t k,
                                             int64_t k0);

@@ -248,12 +248,9 @@ int pterun_compute_f32_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
     return -1;
   pc_used_mark(g_ig_ran, row);
   const size_t MR = (size_t)g_ig[row].mr;
-  /* the tail sibling: same ISA and NR, the most rows below MR (at least 2) */
-  size_t tail = PC_IG_COUNT;
-  for (size_t i = 0; i < PC_IG_COUNT; ++i)
-    if (g_ig[i].isa == g_ig[row].isa && g_ig[i].nr == g_ig[row].nr && g_ig[i].mr >= 2 &&
-        g_ig[i].mr < g_ig[row].mr && (tail == PC_IG_COUNT || g_ig[i].mr > g_ig[tail].mr))
-      tail = i;
+  /* the tail sibling (the GEMM engine's rule: same ISA and NR, fewer rows) */
+  const pc_f32_gemm_ukernel* tk = pc_f32_tail_ukernel(w->uk);
+  const size_t tail = tk != NULL ? row_of(tk) : PC_IG_COUNT;
   const size_t pixels = p->batch * p->out_h * p->out_w;
   const size_t last = pixels % MR;
   const int use_tail = tail < PC_IG_COUNT && last != 0 && last <= (size_t)g_ig[tail].mr;
