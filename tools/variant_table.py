@@ -63,6 +63,17 @@ def _manifest(path: Path, macro: str) -> list[tuple[str, str]]:
     return [(isa, fn) for isa, fn in rows]
 
 
+def _qs8_indirect(path: Path) -> list[tuple[str, str]]:
+    """(isa expression, function) of the int8 manifest rows whose last column
+    (the indirect entry) is 1."""
+    rows = re.findall(
+        r"PC_QS8_UKERNEL\(\s*([^,]+?)\s*,\s*(pc_\w+)\s*,[^()]*?,\s*([01])\s*\)",
+        path.read_text(),
+        re.DOTALL,
+    )
+    return [(isa, fn) for isa, fn, ig in rows if ig == "1"]
+
+
 def _table(path: Path, pattern: str) -> list[tuple[str, str]]:
     """(isa expression, name) of each row of a g_variants[] table in a .c file."""
     text = path.read_text()
@@ -79,6 +90,8 @@ def manifest_variants(root: Path) -> list[Variant]:
         # the same microkernels' indirect-GEMM entry (igemm_f32.c)
         ("f32_igemm", _manifest(c / "gemm" / "f32_ukernels.inc", "PC_GEMM_UKERNEL")),
         ("qs8_gemm", _manifest(c / "qgemm" / "qs8_ukernels.inc", "PC_QS8_UKERNEL")),
+        # the int8 kernels with an indirect entry (last column 1; igemm_qs8.c)
+        ("qs8_igemm", _qs8_indirect(c / "qgemm" / "qs8_ukernels.inc")),
         (
             "lowbit",
             _manifest(c / "lowbit" / "lowbit_ukernels.inc", "PC_LOWBIT_UKERNEL"),

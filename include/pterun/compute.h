@@ -197,6 +197,35 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t m
                                                const pterun_compute_qs8_epilogue* ep,
                                                const pterun_compute_matrix* c);
 
+/** An int8 convolution's input for pterun_compute_qs8_conv2d_nhwc: the image
+ *  already padded (its border holds the zero point), channels-last, uint8
+ *  (int8 data shifted: x ^ 0x80, the epilogue's a_zp + 128). */
+typedef struct pterun_compute_qs8_conv2d_nhwc_args {
+  const uint8_t* image; /* [h][w][c] */
+  int64_t h, w, c;      /* the padded image's sizes */
+  int64_t c0, group_c;  /* the channels read: [c0, c0 + group_c) */
+  int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
+  int64_t out_h, out_w; /* every window inside the image */
+} pterun_compute_qs8_conv2d_nhwc_args;
+
+/**
+ * The convolution as pterun_compute_qs8_gemm over its im2col rows (K in
+ * (kernel row, kernel column, channel) order, the weight packed by
+ * pterun_compute_qs8_pack_conv), without building them: each microkernel
+ * reads an output pixel's window where it lies in `g->image`. C row m is
+ * output pixel (m / out_w, m % out_w). Same values and bits as the GEMM, for
+ * any thread count. Returns 0, or -1 (nothing written) when it does not take
+ * the call: ep->w_zp not NULL, a kernel tap's channels (or, with one group
+ * and dilation_w 1, a kernel row's) not whole groups of 4 bytes, more than
+ * 256 such runs, a window outside the image, or w->k not kernel_h x kernel_w
+ * x group_c; the caller then runs the GEMM.
+ */
+PTERUN_COMPUTE_API int pterun_compute_qs8_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
+                                                      const pterun_compute_qs8_conv2d_nhwc_args* g,
+                                                      const pterun_compute_qs8_packed* w,
+                                                      const pterun_compute_qs8_epilogue* ep,
+                                                      const pterun_compute_matrix* c);
+
 /** Byte matrix transpose: dst[j * dst_rs + i] = src[i * src_rs + j] for
  *  i < rows, j < cols (layout changes of int8 tensors, e.g. NCHW <-> NHWC).
  *  16 x 16 blocks in SSE2 on x86-64 (scalar under PTERUN_ISA_MASK=0). The

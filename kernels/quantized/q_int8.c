@@ -378,7 +378,8 @@ typedef struct qk_im2col {
   int64_t c_all, c0, cpg; /* all channels, the group's first, channels per group */
   int64_t h, w, ow, kh, kw, sh, sw, ph, pw, dh, dw;
   int64_t k;  /* K of the GEMM: kh * kw * cpg */
-  uint8_t zp; /* the input zero point: a padded float 0 */
+  uint8_t zp;   /* the input zero point: a padded float 0 */
+  uint8_t flip; /* pad_nhwc's copy: 0x80 for an int8 image (stored as uint8), else 0 */
 } qk_im2col;
 
 /* One element of the row of output pixel (oh, ow): k = tap * cpg + c. */
@@ -443,26 +444,43 @@ static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t
   }
 }
 
+/* XORs n bytes with 0x80: int8 values to the uint8 domain (x + 128). */
+static void flip_bytes(uint8_t* p, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    memcpy(&v, p + i, 8);
+    v ^= UINT64_C(0x8080808080808080);
+    memcpy(p + i, &v, 8);
+  }
+  for (; i < n; ++i) p[i] ^= 0x80;
+}
+
 /* The padded channels-last copy of the batch image at g->x (NULL when the
- * scratch arena is short: the rows then come from the NCHW input). */
+ * scratch arena is short: the rows then come from the NCHW input). An int8
+ * image is stored shifted to uint8 (g->flip 0x80: the GEMM then reads it as
+ * uint8 with the zero point + 128, and the indirect GEMM can read it in
+ * place). */
 static const uint8_t* pad_nhwc(pterun_kernel_context* ctx, const qk_im2col* g) {
   const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw;
   if ((double)hp * (double)wp * (double)g->c_all > (double)(SIZE_MAX / 2)) return NULL;
   uint8_t* p = pterun_kernel_scratch(ctx, (size_t)(hp * wp * g->c_all), 64);
   if (p == NULL) return NULL;
   const size_t row = (size_t)(wp * g->c_all), side = (size_t)(g->pw * g->c_all);
+  const uint8_t zp = (uint8_t)(g->zp ^ g->flip);
   /* The zero-point border: top and bottom rows, then each row's ends. */
-  memset(p, g->zp, row * (size_t)g->ph);
-  memset(p + row * (size_t)(g->ph + g->h), g->zp, row * (size_t)g->ph);
+  memset(p, zp, row * (size_t)g->ph);
+  memset(p + row * (size_t)(g->ph + g->h), zp, row * (size_t)g->ph);
   for (int64_t y = 0; y < g->h; ++y) {
     uint8_t* dst = p + (size_t)(y + g->ph) * row;
-    memset(dst, g->zp, side);
-    memset(dst + row - side, g->zp, side);
+    memset(dst, zp, side);
+    memset(dst + row - side, zp, side);
     if (g->x_cl) /* already [x][c] */
       memcpy(dst + side, g->x + y * g->w * g->c_all, (size_t)(g->w * g->c_all));
     else /* [c][x] of input row y -> [x][c] */
       pterun_compute_u8_transpose(g->c_all, g->w, g->x + y * g->w, g->h * g->w, dst + side,
                                   g->c_all);
+    if (g->flip != 0) flip_bytes(dst + side, (size_t)(g->w * g->c_all));
   }
   return p;
 }
@@ -551,6 +569,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   if (!out_cl) PTERUN_TRY(pterun_check_contiguous(ctx, out, "out"));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   ic.zp = (uint8_t)st->x_zp;
+  ic.flip = st->x_dtype == PTERUN_DTYPE_I8 ? 0x80 : 0;
   ic.k = st->k;
   const void* xdata = x->data;
   {
@@ -633,16 +652,30 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
           PTERUN_TRY(run_gemm(ctx, ohw, &am, NULL, NULL, st->x_dtype, &st->packed[g], &ep, &cm));
           continue;
         }
+        /* The padded copy holds an int8 image shifted to uint8 (pad_nhwc). */
+        const int a_dt = ic.pad != NULL && ic.flip != 0 ? PTERUN_DTYPE_U8 : st->x_dtype;
+        ep.a_zp = ic.pad != NULL && ic.flip != 0 ? st->x_zp + 128 : st->x_zp;
         if (ic.pad != NULL && st->groups == 1 && ic.kh == 1 && ic.kw == 1 && ic.sh == 1 &&
             ic.sw == 1 && ic.ph == 0 && ic.pw == 0) {
           /* 1x1, stride 1, no padding: the channels-last copy is the GEMM's A
            * itself ([H*W][C] rows, what im2col would copy), read in place. */
-          pterun_compute_matrix am = {(void*)(uintptr_t)ic.pad, st->x_dtype, ic.c_all, 1};
-          PTERUN_TRY(run_gemm(ctx, ohw, &am, NULL, NULL, st->x_dtype, &st->packed[g], &ep, &cm));
+          pterun_compute_matrix am = {(void*)(uintptr_t)ic.pad, a_dt, ic.c_all, 1};
+          PTERUN_TRY(run_gemm(ctx, ohw, &am, NULL, NULL, a_dt, &st->packed[g], &ep, &cm));
           continue;
         }
-        PTERUN_TRY(
-            run_gemm(ctx, ohw, NULL, im2col_rows, &ic, st->x_dtype, &st->packed[g], &ep, &cm));
+        if (ic.pad != NULL && ep.w_zp == NULL) {
+          /* The indirect GEMM reads each window in the padded copy (it
+           * declines windows whose taps are not whole 4-byte groups). */
+          const pterun_compute_qs8_conv2d_nhwc_args ia = {
+              ic.pad,         ic.h + 2 * ic.ph, ic.w + 2 * ic.pw, ic.c_all, ic.c0, ic.cpg, ic.kh,
+              ic.kw,          ic.sh,            ic.sw,            ic.dh,    ic.dw, sizes[2],
+              sizes[3]};
+          if (pterun_compute_qs8_conv2d_nhwc(pterun_kernel_threadpool(ctx),
+                                             pterun_kernel_max_threads(ctx), &ia, &st->packed[g],
+                                             &ep, &cm) == 0)
+            continue;
+        }
+        PTERUN_TRY(run_gemm(ctx, ohw, NULL, im2col_rows, &ic, a_dt, &st->packed[g], &ep, &cm));
       }
   }
   return PTERUN_STATUS_OK;

@@ -66,9 +66,27 @@ PTERUN_COMPUTE_API const pterun_compute_f32_gemm_ukernel* pterun_compute_f32_gem
 typedef void (*pterun_compute_qs8_gemm_fn)(size_t kq, const void* a, const void* b, int32_t* c,
                                            size_t ldc, int add);
 
+/** One run of an indirect int8 GEMM's K (pterun_compute_qs8_conv2d_nhwc):
+ *  kq groups of 4 bytes that lie `off` bytes after each output pixel's base
+ *  pointer (a kernel row's or a tap's channels). */
+typedef struct pterun_compute_qs8_seg {
+  ptrdiff_t off;
+  size_t kq;
+} pterun_compute_qs8_seg;
+
+/** The indirect entry of every microkernel:
+ *   C[i][j] = sum_{s < nseg, q < seg[s].kq, t < 4} rows[i][seg[s].off + 4q + t] * B[..][j][t]
+ * A read as uint8 where it lies (MR valid row pointers: a short tile repeats
+ * one), B the strip packed over the whole K (the segments in K order), C as
+ * the packed entry's with add = 0. */
+typedef void (*pterun_compute_qs8_igemm_fn)(size_t nseg, const pterun_compute_qs8_seg* seg,
+                                            const uint8_t* const* rows, const void* b, int32_t* c,
+                                            size_t ldc);
+
 struct pterun_compute_qs8_gemm_ukernel {
   uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
   pterun_compute_qs8_gemm_fn fn;
+  pterun_compute_qs8_igemm_fn fn_ig;
   const char* name;
   int mr, nr;           /* tile */
   int a_bytes, b_bytes; /* packed element sizes (1: u8 / s8, 2: int16) */

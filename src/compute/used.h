@@ -36,6 +36,7 @@ static inline void pc_used_mark(atomic_uchar* seen, size_t i) {
                               sizeof((table)[0])}
 
 extern const pc_used_family pc_used_f32_gemm, pc_used_qs8_gemm, pc_used_vmath, pc_used_conv2d,
-    pc_used_dwconv2d, pc_used_lowbit, pc_used_qdwconv, pc_used_minmax, pc_used_f32_igemm;
+    pc_used_dwconv2d, pc_used_lowbit, pc_used_qdwconv, pc_used_minmax, pc_used_f32_igemm,
+    pc_used_qs8_igemm;
 
 #endif /* PTERUN_SRC_COMPUTE_USED_H_ */

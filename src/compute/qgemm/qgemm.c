@@ -47,12 +47,13 @@
 #define PC_QS8_PARALLEL_MIN 65536
 
 static const pc_qs8_gemm_ukernel g_qs8_ukernels[] = {
-#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb) {(isa), fn, #fn, (mr), (nr), (ab), (bb)},
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig)                                                \
+  {(isa), fn, (ig) ? fn##_ig : NULL, #fn, (mr), (nr), (ab), (bb)},
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
 };
 
-#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb)                                                    \
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig)                                                \
   _Static_assert((mr) <= PC_QS8_MR_MAX && (nr) <= PC_QS8_NR_MAX && PC_QS8_TN % (nr) == 0,          \
                  #fn " tile");
 #include "src/compute/qgemm/qs8_ukernels.inc"
@@ -60,6 +61,20 @@ static const pc_qs8_gemm_ukernel g_qs8_ukernels[] = {
 
 static atomic_uchar g_qs8_ran[sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0]];
 PC_USED_FAMILY(pc_used_qs8_gemm, "qs8_gemm", g_qs8_ukernels, g_qs8_ran);
+/* The indirect entries (pterun_compute_qs8_conv2d_nhwc) are their own family,
+ * in the manifest's order; a row without one carries an ISA mask no CPU has
+ * (the variants report lists it unavailable). */
+typedef struct pc_qs8_ig_row {
+  uint64_t isa;
+  const char* name;
+} pc_qs8_ig_row;
+static const pc_qs8_ig_row g_qs8_ig[] = {
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig) {(ig) ? (uint64_t)(isa) : UINT64_MAX, #fn},
+#include "src/compute/qgemm/qs8_ukernels.inc"
+#undef PC_QS8_UKERNEL
+};
+static atomic_uchar g_qs8_ig_ran[sizeof g_qs8_ig / sizeof g_qs8_ig[0]];
+PC_USED_FAMILY(pc_used_qs8_igemm, "qs8_igemm", g_qs8_ig, g_qs8_ig_ran);
 
 const pc_qs8_gemm_ukernel* pterun_compute_qs8_gemm_ukernels(size_t* count_out) {
   if (count_out != NULL) *count_out = sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0];
@@ -180,6 +195,7 @@ typedef struct pc_qs8_job {
   pterun_compute_qs8_rows_fn a_rows;
   void* a_ctx;
   const pterun_compute_matrix* c;
+  const pc_qs8_ig* ig; /* A read in place (pc_qs8_gemm_ig), else NULL */
   int64_t m;
   int a_signed;
   int32_t a_zp; /* shifted to the uint8 domain */
@@ -564,7 +580,18 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
     const int64_t rows = mr < job->m - i0 ? mr : job->m - i0;
     int64_t k0;
     memset(row_sum, 0, sizeof row_sum);
-    for (k0 = 0; k0 < k; k0 += PC_QS8_KB) {
+    if (job->ig != NULL) { /* the pixels' rows where they lie; a short panel repeats its first */
+      const pc_qs8_ig* ig = job->ig;
+      const uint8_t* rp[PC_QS8_MR_MAX];
+      for (int64_t r = 0; r < mr; ++r) {
+        const int64_t at = i0 + (r < rows ? r : 0);
+        rp[r] = ig->base + (at / ig->ow) * ig->row_step + (at % ig->ow) * ig->col_step;
+      }
+      for (s = 0; s < nsj; ++s)
+        uk->fn_ig(ig->nseg, ig->seg, rp, (const unsigned char*)w->strips + (sj + s) * strip_bytes,
+                  acc + s * (size_t)nr, PC_QS8_TN);
+    }
+    for (k0 = 0; job->ig == NULL && k0 < k; k0 += PC_QS8_KB) {
       const int64_t kc = PC_QS8_KB < k - k0 ? PC_QS8_KB : k - k0;
       const size_t kqb = (size_t)((kc + PC_QS8_KR - 1) / PC_QS8_KR);
       if (job->a_rows != NULL) {
@@ -618,24 +645,52 @@ static const pc_qs8_gemm_ukernel* row_kernel(const pc_qs8_gemm_ukernel* uk, int6
   return best;
 }
 
+static int qs8_run(pterun_threadpool* pool, size_t max_threads, int64_t m,
+                   const pterun_compute_matrix* a, pterun_compute_qs8_rows_fn a_rows, void* a_ctx,
+                   int32_t a_dtype, const pc_qs8_ig* ig, const pterun_compute_qs8_packed* w,
+                   const pterun_compute_qs8_epilogue* ep, const pterun_compute_matrix* c);
+
+/* The weight, epilogue and C checks of both entries. */
+static int bad_w_ep_c(const pterun_compute_qs8_packed* w, const pterun_compute_qs8_epilogue* ep,
+                      const pterun_compute_matrix* c) {
+  return w == NULL || w->uk == NULL || ep == NULL || ep->scale == NULL || c == NULL ||
+         c->data == NULL || c->rs < 0 || c->cs < 0 ||
+         (c->dtype != PTERUN_DTYPE_U8 && c->dtype != PTERUN_DTYPE_I8 &&
+          c->dtype != PTERUN_DTYPE_F32);
+}
+
 int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t m,
                             const pterun_compute_matrix* a, pterun_compute_qs8_rows_fn a_rows,
                             void* a_ctx, int32_t a_dtype, const pterun_compute_qs8_packed* w,
                             const pterun_compute_qs8_epilogue* ep, const pterun_compute_matrix* c) {
-  if (w == NULL || w->uk == NULL || ep == NULL || ep->scale == NULL || c == NULL ||
-      c->data == NULL || m < 0 || c->rs < 0 || c->cs < 0 ||
-      (a_dtype != PTERUN_DTYPE_U8 && a_dtype != PTERUN_DTYPE_I8) ||
-      (c->dtype != PTERUN_DTYPE_U8 && c->dtype != PTERUN_DTYPE_I8 && c->dtype != PTERUN_DTYPE_F32))
+  if (bad_w_ep_c(w, ep, c) || m < 0 || (a_dtype != PTERUN_DTYPE_U8 && a_dtype != PTERUN_DTYPE_I8))
     return -1;
   if (a_rows == NULL &&
       (a == NULL || a->data == NULL || a->dtype != a_dtype || a->rs < 0 || a->cs < 0))
     return -1;
   if (m == 0) return 0;
+  return qs8_run(pool, max_threads, m, a, a_rows, a_ctx, a_dtype, NULL, w, ep, c);
+}
+
+int pc_qs8_gemm_ig(pterun_threadpool* pool, size_t max_threads, int64_t m, const pc_qs8_ig* ig,
+                   const pterun_compute_qs8_packed* w, const pterun_compute_qs8_epilogue* ep,
+                   const pterun_compute_matrix* c) {
+  if (m <= 0 || ig == NULL || bad_w_ep_c(w, ep, c) || ep->w_zp != NULL ||
+      row_kernel(w->uk, m)->fn_ig == NULL)
+    return -1;
+  return qs8_run(pool, max_threads, m, NULL, NULL, NULL, PTERUN_DTYPE_U8, ig, w, ep, c);
+}
+
+static int qs8_run(pterun_threadpool* pool, size_t max_threads, int64_t m,
+                   const pterun_compute_matrix* a, pterun_compute_qs8_rows_fn a_rows, void* a_ctx,
+                   int32_t a_dtype, const pc_qs8_ig* ig, const pterun_compute_qs8_packed* w,
+                   const pterun_compute_qs8_epilogue* ep, const pterun_compute_matrix* c) {
   pc_qs8_job job;
   job.uk = row_kernel(w->uk, m);
   if (job.uk >= g_qs8_ukernels &&
       job.uk < g_qs8_ukernels + sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0])
-    pc_used_mark(g_qs8_ran, (size_t)(job.uk - g_qs8_ukernels));
+    pc_used_mark(ig != NULL ? g_qs8_ig_ran : g_qs8_ran, (size_t)(job.uk - g_qs8_ukernels));
+  job.ig = ig;
   job.w = w;
   job.ep = ep;
   job.a = a;

@@ -16,9 +16,12 @@
 
 typedef pterun_compute_qs8_gemm_ukernel pc_qs8_gemm_ukernel;
 
-/* Prototypes from the manifest. */
-#define PC_QS8_UKERNEL(isa, fn, mr, nr, a_bytes, b_bytes)                                          \
-  void fn(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int add);
+/* Prototypes from the manifest: each microkernel and its indirect entry
+ * fn##_ig (pterun_compute_qs8_igemm_fn; defined where the row says so). */
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, a_bytes, b_bytes, ig)                                      \
+  void fn(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int add);               \
+  void fn##_ig(size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows,         \
+               const void* b, int32_t* c, size_t ldc);
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
 
@@ -43,6 +46,22 @@ int64_t pc_qs8_epilogue_rows_avx512(const int32_t* acc, int64_t acc_rs, int64_t 
                                     const pc_qs8_epi_row* e, int64_t cols, void* dst,
                                     int64_t dst_rs);
 #endif
+
+/* A read in place by the indirect entries (qgemm.c's driver, for
+ * igemm_qs8.c): output pixel i's rows start at base + (i / ow) * row_step +
+ * (i % ow) * col_step, and its K is the segments from there. */
+typedef struct pc_qs8_ig {
+  const uint8_t* base;
+  int64_t ow, row_step, col_step;
+  size_t nseg;
+  const pterun_compute_qs8_seg* seg;
+} pc_qs8_ig;
+
+/* pterun_compute_qs8_gemm's driver over A read in place (uint8, the
+ * epilogue's a_zp in that domain; ep->w_zp NULL): -1 for arguments it refuses. */
+int pc_qs8_gemm_ig(pterun_threadpool* pool, size_t max_threads, int64_t m, const pc_qs8_ig* ig,
+                   const pterun_compute_qs8_packed* w, const pterun_compute_qs8_epilogue* ep,
+                   const pterun_compute_matrix* c);
 
 /* K elements per group: every layout packs K in groups of 4 (one VNNI dot). */
 #define PC_QS8_KR 4

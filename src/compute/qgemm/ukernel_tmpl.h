@@ -10,8 +10,13 @@
  *   GT_DOT(acc, a, b)     acc + the lane-wise int32 dot products of a and b
  *   GT_STORE_ROW(c, acc, add)  reduce acc[0..GT_NRV) to NR int32 sums and
  *                         store them to (add: add them to) c[0..NR)
+ *   GT_BCAST_IG(p)        4 uint8 A values at p, in GT_BCAST_A's form (the
+ *                         indirect entry GT_FN##_ig reads A where it lies)
  * Accumulators (GT_MR x GT_NRV vectors) stay in registers: every index is a
  * compile-time constant after unrolling. */
+#define GT_CAT_(a, b) a##b
+#define GT_CAT(a, b) GT_CAT_(a, b)
+
 void GT_FN(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int add) {
   const unsigned char* ap = (const unsigned char*)a;
   const unsigned char* bp = (const unsigned char*)b;
@@ -39,3 +44,39 @@ void GT_FN(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int 
   PC_QS8_UNROLL
   for (i = 0; i < GT_MR; ++i) GT_STORE_ROW(c + (size_t)i * ldc, acc[i], add);
 }
+
+/* The indirect entry (ukernel.h): the same sums over segments of A that lie
+ * where the caller's rows point (a channels-last image), no packed panel. */
+void GT_CAT(GT_FN, _ig)(size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows,
+                        const void* b, int32_t* c, size_t ldc) {
+  const unsigned char* bp = (const unsigned char*)b;
+  GT_VEC acc[GT_MR][GT_NRV];
+  size_t s, q;
+  int i, j;
+  PC_QS8_UNROLL
+  for (i = 0; i < GT_MR; ++i) {
+    PC_QS8_UNROLL
+    for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
+  }
+  for (s = 0; s < nseg; ++s) {
+    const uint8_t* ar[GT_MR];
+    PC_QS8_UNROLL
+    for (i = 0; i < GT_MR; ++i) ar[i] = rows[i] + seg[s].off;
+    for (q = 0; q < seg[s].kq; ++q) {
+      GT_VEC bv[GT_NRV];
+      PC_QS8_UNROLL
+      for (j = 0; j < GT_NRV; ++j) bv[j] = GT_LOAD_B(bp + (size_t)j * (GT_B_STEP / GT_NRV));
+      bp += GT_B_STEP;
+      PC_QS8_UNROLL
+      for (i = 0; i < GT_MR; ++i) {
+        GT_VEC av = GT_BCAST_IG(ar[i] + q * 4);
+        PC_QS8_UNROLL
+        for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_DOT(acc[i][j], av, bv[j]);
+      }
+    }
+  }
+  PC_QS8_UNROLL
+  for (i = 0; i < GT_MR; ++i) GT_STORE_ROW(c + (size_t)i * ldc, acc[i], 0);
+}
+#undef GT_CAT
+#undef GT_CAT_
