@@ -150,13 +150,17 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_pack(const pterun_compute_qs8_gemm_uke
                                                pterun_compute_qs8_packed* out);
 
 /** Packs a convolution weight W[N][C][KH][KW] (int8, contiguous) as the N x K
- *  matrix (K = KH * KW * C) whose K order is (ky, kx, c): the order of rows
- *  taken from a channels-last image, where each kernel row's KW * C values
- *  are contiguous. Size: pterun_compute_qs8_pack_size(uk, N, K). */
+ *  matrix (K = KH * KW * c_pad) whose K order is (ky, kx, c): the order of
+ *  rows taken from a channels-last image, where each kernel row's KW * C
+ *  values are contiguous. c_pad >= C: each tap's channels padded with zero
+ *  weights to c_pad (the im2col rows then carry c_pad - C more values per
+ *  tap, the zero point where weight zero points are used; see
+ *  pterun_compute_qs8_conv2d_nhwc). Size: pterun_compute_qs8_pack_size(uk, N,
+ *  K). */
 PTERUN_COMPUTE_API int pterun_compute_qs8_pack_conv(const pterun_compute_qs8_gemm_ukernel* uk,
-                                                    int64_t n, int64_t c, int64_t kh, int64_t kw,
-                                                    const int8_t* w, void* buf, size_t cap,
-                                                    pterun_compute_qs8_packed* out);
+                                                    int64_t n, int64_t c, int64_t c_pad, int64_t kh,
+                                                    int64_t kw, const int8_t* w, void* buf,
+                                                    size_t cap, pterun_compute_qs8_packed* out);
 
 /** What happens to each int32 sum v[m][n] (after the zero-point corrections):
  *    y = (float)v * scale[n or 0] + bias[n] (bias NULL: 0)
@@ -214,12 +218,24 @@ typedef struct pterun_compute_qs8_conv2d_nhwc_args {
  * pterun_compute_qs8_pack_conv), without building them: each microkernel
  * reads an output pixel's window where it lies in `g->image`. C row m is
  * output pixel (m / out_w, m % out_w). Same values and bits as the GEMM, for
- * any thread count. Returns 0, or -1 (nothing written) when it does not take
- * the call: ep->w_zp not NULL, a kernel tap's channels (or, with one group
- * and dilation_w 1, a kernel row's) not whole groups of 4 bytes, more than
- * 256 such runs, a window outside the image, or w->k not kernel_h x kernel_w
- * x group_c; the caller then runs the GEMM.
+ * any thread count. A weight packed with c_pad = group_c rounded up to a
+ * multiple of 4 (group_c not one) is read a tap at a time, c_pad bytes each:
+ * the extra bytes (the next pixel's, with zero weights) must be readable,
+ * up to 3 past the image's end. Returns 0, or -1 (nothing written) when it
+ * does not take the call: a microkernel without an in-place entry
+ * (pterun_compute_qs8_conv2d_nhwc_in_place), ep->w_zp not NULL, w->k neither
+ * kernel_h x kernel_w x group_c nor that with c_pad, with c_pad = group_c a
+ * tap's channels (or, with one group and dilation_w 1, a kernel row's) not
+ * whole groups of 4 bytes, more than 256 such runs, or a window outside the
+ * image; the caller then runs the GEMM.
  */
+/** 1 when the microkernel `uk` (NULL: the one this CPU selects) and every
+ *  sibling the GEMM may pick for it read A in place (pterun_compute_qs8_conv2d_nhwc
+ *  takes calls); 0 when that call always declines (e.g. AVX2: a weight is
+ *  then best packed without channel padding). */
+PTERUN_COMPUTE_API int pterun_compute_qs8_conv2d_nhwc_in_place(
+    const pterun_compute_qs8_gemm_ukernel* uk);
+
 PTERUN_COMPUTE_API int pterun_compute_qs8_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
                                                       const pterun_compute_qs8_conv2d_nhwc_args* g,
                                                       const pterun_compute_qs8_packed* w,

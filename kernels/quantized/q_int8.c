@@ -19,10 +19,15 @@
 
 /* ---- prepared state ------------------------------------------------------- */
 
+/* Bytes after a padded channels-last copy (pad_nhwc) that the indirect GEMM
+ * may read with zero weights: a tap padded from 1 to 4 channels. */
+#define QK_PAD_SLACK 4
+
 /* Everything execute needs that depends only on constants. */
 typedef struct qk_i8_state {
   int64_t oc, k, groups, npg; /* output channels, K per group, groups, OC / groups */
   int64_t kh, kw;             /* conv kernel (0 for linear) */
+  int64_t cpad;               /* conv: channels per tap in the packed K (>= k / (kh * kw)) */
   int w_kn;                   /* linear weight stored [K, N] */
   int x_dtype;                /* U8 / I8 */
   int32_t x_zp;               /* static: input zero point */
@@ -109,8 +114,9 @@ static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tenso
       pterun_kernel_state_alloc(ctx, sizeof(pterun_compute_qs8_packed) * (size_t)st->groups, 64);
   if (st->packed == NULL)
     return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY, "cannot allocate packed weights");
+  const int64_t kp = st->kh > 0 ? st->kh * st->kw * st->cpad : st->k; /* the packed K */
   for (g = 0; g < st->groups; ++g) {
-    const size_t cap = pterun_compute_qs8_pack_size(NULL, st->npg, st->k);
+    const size_t cap = pterun_compute_qs8_pack_size(NULL, st->npg, kp);
     void* buf = cap != 0 ? pterun_kernel_state_alloc(ctx, cap, 64) : NULL;
     if (cap == 0) return PTERUN_STATUS_NOT_SUPPORTED; /* K past the int8 engine: decline */
     if (buf == NULL)
@@ -119,8 +125,8 @@ static pterun_status pack_weights(pterun_kernel_context* ctx, const pterun_tenso
     const int8_t* wg = (const int8_t*)w->data + g * st->npg * st->k;
     /* A convolution's K runs (ky, kx, c): rows come from a channels-last copy. */
     if ((st->kh > 0
-             ? pterun_compute_qs8_pack_conv(NULL, st->npg, st->k / (st->kh * st->kw), st->kh,
-                                            st->kw, wg, buf, cap, &st->packed[g])
+             ? pterun_compute_qs8_pack_conv(NULL, st->npg, st->k / (st->kh * st->kw), st->cpad,
+                                            st->kh, st->kw, wg, buf, cap, &st->packed[g])
              : pterun_compute_qs8_pack(NULL, st->npg, st->k, wg, st->w_kn ? 1 : st->k,
                                        st->w_kn ? st->npg : 1, buf, cap, &st->packed[g])) != 0)
       return PTERUN_FAIL_ARG(ctx, "arg 'weight': packing failed");
@@ -282,6 +288,19 @@ static int dw_run_nhwc(pterun_kernel_context* ctx, const qk_i8_state* st,
   return 1;
 }
 
+/* Whether a convolution's weight is packed with each tap's channels padded
+ * to a multiple of 4 (zero weights): where the indirect GEMM reads A in place
+ * on this CPU and its taps are not whole groups of 4 bytes otherwise (a
+ * 3-channel stem; a kernel row of one group with unit column dilation is one
+ * run). Elsewhere the padding would only lengthen the packed GEMM's K. */
+static int pads_channels(const qk_i8_call* call, const qk_i8_state* st) {
+  const int64_t cpg = st->k / (st->kh * st->kw);
+  if (cpg % 4 == 0 || st->w_zp != NULL || call->dilation == NULL ||
+      !pterun_compute_qs8_conv2d_nhwc_in_place(NULL))
+    return 0;
+  return !(st->groups == 1 && call->dilation[1] == 1 && st->kw * cpg % 4 == 0);
+}
+
 pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) {
   const pterun_tensor* w = call->wq.w;
   qk_i8_state* st;
@@ -302,6 +321,7 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
     st->kh = w->sizes[2];
     st->kw = w->sizes[3];
     st->k = w->sizes[1] * st->kh * st->kw;
+    st->cpad = w->sizes[1];
     /* A depthwise convolution (one input channel per group) runs on
      * pterun_compute_qs8_dwconv2d_nchw, from the input as it is; the others
      * on the GEMM from execute's padded channels-last images (pad_nhwc). */
@@ -318,9 +338,11 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
                call->padding[1] < INT32_MAX) {
       const double bytes = (double)(x->sizes[2] + 2 * call->padding[0]) *
                            (double)(x->sizes[3] + 2 * call->padding[1]) * (double)x->sizes[1];
-      /* one image per batch item (each stays until the call ends) */
+      /* one image per batch item (each stays until the call ends), and the
+       * bytes a padded tap reads past its end (pad_nhwc) */
       if (bytes > 0 && bytes * (double)x->sizes[0] < (double)(SIZE_MAX / 4))
-        for (int64_t b = 0; b < x->sizes[0]; ++b) pterun_kernel_scratch_reserve(ctx, (size_t)bytes);
+        for (int64_t b = 0; b < x->sizes[0]; ++b)
+          pterun_kernel_scratch_reserve(ctx, (size_t)bytes + QK_PAD_SLACK);
     }
   } else {
     if (w->rank != 2) return PTERUN_FAIL_ARG(ctx, "arg 'weight': want a [N, K] matrix");
@@ -334,6 +356,7 @@ pterun_status qk_i8_prepare(pterun_kernel_context* ctx, const qk_i8_call* call) 
   st->npg = st->oc / st->groups;
   if (!pterun_tensor_is_contiguous(w)) return PTERUN_FAIL_ARG(ctx, "arg 'weight': not contiguous");
   PTERUN_TRY(read_w_qparams(ctx, &call->wq, st->oc, st));
+  if (call->conv && st->dw_w == NULL && pads_channels(call, st)) st->cpad = (st->cpad + 3) / 4 * 4;
   if (call->x->nbytes > 0) {
     st->alias_buf = pterun_kernel_state_alloc(ctx, call->x->nbytes, 64);
     if (st->alias_buf == NULL)
@@ -377,14 +400,17 @@ typedef struct qk_im2col {
   const uint8_t* pad;     /* or NULL: padded NHWC copy, [h + 2 ph][w + 2 pw][c_all] */
   int64_t c_all, c0, cpg; /* all channels, the group's first, channels per group */
   int64_t h, w, ow, kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t k;  /* K of the GEMM: kh * kw * cpg */
+  int64_t cpad; /* channels per tap in K (>= cpg: the padding ones read the zero point) */
+  int64_t k;    /* K of the GEMM: kh * kw * cpad */
   uint8_t zp;   /* the input zero point: a padded float 0 */
-  uint8_t flip; /* pad_nhwc's copy: 0x80 for an int8 image (stored as uint8), else 0 */
+  uint8_t flip;   /* pad_nhwc's copy: 0x80 for an int8 image (stored as uint8), else 0 */
+  uint8_t pad_zp; /* the zero point as the padded copy holds it (zp ^ flip) */
 } qk_im2col;
 
-/* One element of the row of output pixel (oh, ow): k = tap * cpg + c. */
+/* One element of the row of output pixel (oh, ow): k = tap * cpad + c. */
 static uint8_t im2col_at(const qk_im2col* g, int64_t oh, int64_t ow, int64_t k) {
-  const int64_t tap = k / g->cpg, c = g->c0 + k % g->cpg;
+  const int64_t tap = k / g->cpad, c = g->c0 + k % g->cpad;
+  if (c >= g->c0 + g->cpg) return g->zp;
   const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh, ix = ow * g->sw + (tap % g->kw) * g->dw;
   const int64_t y = iy - g->ph, x = ix - g->pw;
   if (y < 0 || y >= g->h || x < 0 || x >= g->w) return g->zp;
@@ -418,23 +444,27 @@ static void im2col_rows(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t
       for (int64_t ky = 0; ky < g->kh; ++ky) {
         const uint8_t* src =
             g->pad + ((oh * g->sh + ky * g->dh) * wp + ow * g->sw) * g->c_all + g->c0;
-        if (g->dw == 1 && g->cpg == g->c_all) {
+        if (g->dw == 1 && g->cpg == g->c_all && g->cpad == g->cpg) {
           copy_run(d, src, g->kw * g->cpg);
           d += g->kw * g->cpg;
         } else {
-          for (int64_t kx = 0; kx < g->kw; ++kx, d += g->cpg)
+          for (int64_t kx = 0; kx < g->kw; ++kx, d += g->cpad) {
             copy_run(d, src + kx * g->dw * g->c_all, g->cpg);
+            if (g->cpad != g->cpg) memset(d + g->cpg, g->pad_zp, (size_t)(g->cpad - g->cpg));
+          }
         }
       }
       continue;
     }
     if (g->pad != NULL) { /* a K block: runs of one tap's channels */
       for (int64_t k = k0; k < k0 + kc;) {
-        const int64_t tap = k / g->cpg, c = k % g->cpg;
-        const int64_t n = g->cpg - c < k0 + kc - k ? g->cpg - c : k0 + kc - k;
+        const int64_t tap = k / g->cpad, c = k % g->cpad;
+        const int64_t n = g->cpad - c < k0 + kc - k ? g->cpad - c : k0 + kc - k;
         const int64_t iy = oh * g->sh + (tap / g->kw) * g->dh;
         const int64_t ix = ow * g->sw + (tap % g->kw) * g->dw;
-        memcpy(d, g->pad + (iy * wp + ix) * g->c_all + g->c0 + c, (size_t)n);
+        const int64_t real = c < g->cpg ? (g->cpg - c < n ? g->cpg - c : n) : 0;
+        memcpy(d, g->pad + (iy * wp + ix) * g->c_all + g->c0 + c, (size_t)real);
+        if (real < n) memset(d + real, g->pad_zp, (size_t)(n - real));
         d += n;
         k += n;
       }
@@ -464,8 +494,10 @@ static void flip_bytes(uint8_t* p, size_t n) {
 static const uint8_t* pad_nhwc(pterun_kernel_context* ctx, const qk_im2col* g) {
   const int64_t hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw;
   if ((double)hp * (double)wp * (double)g->c_all > (double)(SIZE_MAX / 2)) return NULL;
-  uint8_t* p = pterun_kernel_scratch(ctx, (size_t)(hp * wp * g->c_all), 64);
+  uint8_t* p = pterun_kernel_scratch(ctx, (size_t)(hp * wp * g->c_all) + QK_PAD_SLACK, 64);
   if (p == NULL) return NULL;
+  /* read (times zero weights) by the last pixel's padded taps: defined bytes */
+  memset(p + hp * wp * g->c_all, 0, QK_PAD_SLACK);
   const size_t row = (size_t)(wp * g->c_all), side = (size_t)(g->pw * g->c_all);
   const uint8_t zp = (uint8_t)(g->zp ^ g->flip);
   /* The zero-point border: top and bottom rows, then each row's ends. */
@@ -570,7 +602,9 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   ic.zp = (uint8_t)st->x_zp;
   ic.flip = st->x_dtype == PTERUN_DTYPE_I8 ? 0x80 : 0;
-  ic.k = st->k;
+  ic.pad_zp = (uint8_t)(ic.zp ^ ic.flip);
+  ic.cpad = st->cpad;
+  ic.k = st->kh * st->kw * st->cpad;
   const void* xdata = x->data;
   {
     const int64_t ohw = sizes[2] * sizes[3], chw = x->sizes[1] * ic.h * ic.w;
@@ -591,7 +625,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
     /* 1x1, stride 1, no padding on a channels-last input: the input is the
      * GEMM's A itself ([H*W][C] rows), no copy */
     const int direct_a = x_cl && st->dw_w == NULL && st->groups == 1 && ic.kh == 1 && ic.kw == 1 &&
-                         ic.sh == 1 && ic.sw == 1 && ic.ph == 0 && ic.pw == 0;
+                         ic.sh == 1 && ic.sw == 1 && ic.ph == 0 && ic.pw == 0 && ic.k == st->k;
     if (st->dw_w == NULL && sizes[0] == 1 && !direct_a) {
       ic.x = (const uint8_t*)xdata;
       pad0 = pad_nhwc(ctx, &ic);
@@ -656,7 +690,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         const int a_dt = ic.pad != NULL && ic.flip != 0 ? PTERUN_DTYPE_U8 : st->x_dtype;
         ep.a_zp = ic.pad != NULL && ic.flip != 0 ? st->x_zp + 128 : st->x_zp;
         if (ic.pad != NULL && st->groups == 1 && ic.kh == 1 && ic.kw == 1 && ic.sh == 1 &&
-            ic.sw == 1 && ic.ph == 0 && ic.pw == 0) {
+            ic.sw == 1 && ic.ph == 0 && ic.pw == 0 && ic.k == st->k) {
           /* 1x1, stride 1, no padding: the channels-last copy is the GEMM's A
            * itself ([H*W][C] rows, what im2col would copy), read in place. */
           pterun_compute_matrix am = {(void*)(uintptr_t)ic.pad, a_dt, ic.c_all, 1};

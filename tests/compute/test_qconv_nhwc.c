@@ -6,7 +6,9 @@
  * call and gives the bits of pterun_compute_qs8_gemm over the same im2col
  * rows (and, with a float output of scale 1, the exact integer sums of a
  * direct reference), or declines it (-1) exactly where the contract says:
- * no indirect entry, a tap's channels not whole groups of 4. The pool gives
+ * no indirect entry, a tap's channels not whole groups of 4; weights packed
+ * with each tap's channels padded to 4 (zero weights, the image read past
+ * them) run a tap at a time. The pool gives
  * the calling thread's bits; refused arguments. ctest runs it again with
  * PTERUN_ISA_MASK=0. */
 #include <math.h>
@@ -38,13 +40,24 @@ static void* aligned_buf(size_t n) {
 }
 
 /* The im2col rows of a geometry, read from its padded image (the reference
- * GEMM's A). */
+ * GEMM's A): c_pad values per tap, the zero point past group_c. */
+typedef struct rows_src {
+  const pterun_compute_qs8_conv2d_nhwc_args* g;
+  int64_t c_pad;
+  uint8_t zp;
+} rows_src;
+
 static void im2col(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc, uint8_t* dst) {
-  const pterun_compute_qs8_conv2d_nhwc_args* g = (const pterun_compute_qs8_conv2d_nhwc_args*)ctx;
+  const rows_src* rs = (const rows_src*)ctx;
+  const pterun_compute_qs8_conv2d_nhwc_args* g = rs->g;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t y = (i0 + r) / g->out_w, x = (i0 + r) % g->out_w;
     for (int64_t k = k0; k < k0 + kc; ++k) {
-      const int64_t tap = k / g->group_c, c = k % g->group_c;
+      const int64_t tap = k / rs->c_pad, c = k % rs->c_pad;
+      if (c >= g->group_c) {
+        dst[r * kc + (k - k0)] = rs->zp;
+        continue;
+      }
       const int64_t iy = y * g->stride_h + (tap / g->kernel_w) * g->dilation_h;
       const int64_t ix = x * g->stride_w + (tap % g->kernel_w) * g->dilation_w;
       dst[r * kc + (k - k0)] = g->image[(iy * g->w + ix) * g->c + g->c0 + c];
@@ -54,7 +67,7 @@ static void im2col(void* ctx, int64_t i0, int64_t rows, int64_t k0, int64_t kc, 
 
 typedef struct case_ {
   pterun_compute_qs8_conv2d_nhwc_args g;
-  int64_t n;
+  int64_t n, c_pad; /* c_pad: channels per tap the weight is packed with */
   int32_t a_zp;
   int out_dtype, exact; /* exact: F32 output of the raw sums */
   uint8_t* image;
@@ -82,11 +95,13 @@ static void random_case(case_* t) {
   t->out_dtype = t->exact ? PTERUN_DTYPE_F32
                           : (int[]){PTERUN_DTYPE_U8, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32}[pick(0, 2)];
   const int64_t k = g->kernel_h * g->kernel_w * g->group_c;
-  t->image = aligned_buf((size_t)(g->h * g->w * g->c));
+  t->c_pad = pick(0, 1) ? (g->group_c + 3) / 4 * 4 : g->group_c;
+  /* + 3: what a tap padded to 4 channels reads past the end */
+  t->image = aligned_buf((size_t)(g->h * g->w * g->c) + 3);
   t->w = aligned_buf((size_t)(t->n * k));
   t->scale = aligned_buf(sizeof(float) * (size_t)t->n);
   t->bias = aligned_buf(sizeof(float) * (size_t)t->n);
-  for (int64_t i = 0; i < g->h * g->w * g->c; ++i) t->image[i] = (uint8_t)pick(0, 255);
+  for (int64_t i = 0; i < g->h * g->w * g->c + 3; ++i) t->image[i] = (uint8_t)pick(0, 255);
   for (int64_t i = 0; i < t->n * k; ++i) t->w[i] = (int8_t)pick(-128, 127);
   for (int64_t i = 0; i < t->n; ++i) {
     t->scale[i] = t->exact ? 1.0f : (float)pick(1, 1000) * 1e-5f;
@@ -120,6 +135,7 @@ static pterun_compute_qs8_epilogue epilogue_of(const case_* t) {
 /* Does the contract make the call decline for this kernel? */
 static int declines(const case_* t, const pterun_compute_qs8_gemm_ukernel* uk) {
   const pterun_compute_qs8_conv2d_nhwc_args* g = &t->g;
+  if (t->c_pad != g->group_c) return uk->fn_ig == NULL; /* padded: a tap at a time */
   const int rows_whole = g->dilation_w == 1 && g->group_c == g->c;
   const int64_t run = rows_whole ? g->kernel_w * g->group_c : g->group_c;
   return uk->fn_ig == NULL || run % 4 != 0;
@@ -127,21 +143,22 @@ static int declines(const case_* t, const pterun_compute_qs8_gemm_ukernel* uk) {
 
 static int run_case(const case_* t, const pterun_compute_qs8_gemm_ukernel* uk, int* took) {
   const pterun_compute_qs8_conv2d_nhwc_args* g = &t->g;
-  const int64_t m = g->out_h * g->out_w, k = g->kernel_h * g->kernel_w * g->group_c;
+  const int64_t m = g->out_h * g->out_w, k = g->kernel_h * g->kernel_w * t->c_pad;
   const size_t esz = t->out_dtype == PTERUN_DTYPE_F32 ? 4 : 1, bytes = (size_t)(m * t->n) * esz;
   const size_t cap = pterun_compute_qs8_pack_size(uk, t->n, k);
   void* pk = aligned_buf(cap);
   uint8_t *c0 = aligned_buf(bytes), *c1 = aligned_buf(bytes), *c2 = aligned_buf(bytes);
   pterun_compute_qs8_packed w;
-  PT_CHECK(pterun_compute_qs8_pack_conv(uk, t->n, g->group_c, g->kernel_h, g->kernel_w, t->w, pk,
-                                        cap, &w) == 0);
+  PT_CHECK(pterun_compute_qs8_pack_conv(uk, t->n, g->group_c, t->c_pad, g->kernel_h, g->kernel_w,
+                                        t->w, pk, cap, &w) == 0);
+  const rows_src rs = {g, t->c_pad, (uint8_t)t->a_zp};
   const pterun_compute_qs8_epilogue ep = epilogue_of(t);
   const pterun_compute_matrix cm0 = {c0, t->out_dtype, t->n, 1}, cm1 = {c1, t->out_dtype, t->n, 1};
   const pterun_compute_matrix cm2 = {c2, t->out_dtype, t->n, 1};
   memset(c0, 0x5a, bytes);
   memset(c1, 0xa5, bytes);
   memset(c2, 0x33, bytes);
-  PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, m, NULL, im2col, (void*)g, PTERUN_DTYPE_U8, &w, &ep,
+  PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, m, NULL, im2col, (void*)&rs, PTERUN_DTYPE_U8, &w, &ep,
                                    &cm0) == 0);
   const int r = pterun_compute_qs8_conv2d_nhwc(NULL, 0, g, &w, &ep, &cm1);
   *took = r == 0;
@@ -232,7 +249,9 @@ static int test_refused(void) {
   float out[16 * 80];
   const pterun_compute_matrix cm = {out, PTERUN_DTYPE_F32, t.n, 1};
   pterun_compute_qs8_packed w;
-  PT_CHECK(pterun_compute_qs8_pack_conv(uk, t.n, 8, 3, 3, t.w, pk, cap, &w) == 0);
+  PT_CHECK(pterun_compute_qs8_pack_conv(uk, t.n, 8, 8, 3, 3, t.w, pk, cap, &w) == 0);
+  PT_CHECK(pterun_compute_qs8_pack_conv(uk, t.n, 8, 7, 3, 3, t.w, pk, cap, &w) == -1); /* c_pad < c */
+  PT_CHECK(pterun_compute_qs8_pack_conv(uk, t.n, 8, 8, 3, 3, t.w, pk, cap, &w) == 0);
   t.exact = 1, t.out_dtype = PTERUN_DTYPE_F32;
   pterun_compute_qs8_epilogue ep = epilogue_of(&t);
   const int ok = uk->fn_ig != NULL ? 0 : -1;
@@ -241,6 +260,10 @@ static int test_refused(void) {
   g.out_h = 5; /* the last window leaves the image */
   PT_CHECK(pterun_compute_qs8_conv2d_nhwc(NULL, 0, &g, &w, &ep, &cm) == -1);
   g = t.g, g.kernel_w = 2; /* K no longer the packed weight's */
+  PT_CHECK(pterun_compute_qs8_conv2d_nhwc(NULL, 0, &g, &w, &ep, &cm) == -1);
+  g = t.g, g.group_c = 6; /* K = 9 x 8 read as 6 channels padded to 8: taken */
+  PT_CHECK(pterun_compute_qs8_conv2d_nhwc(NULL, 0, &g, &w, &ep, &cm) == ok);
+  g = t.g, g.group_c = 3; /* 9 x 8 is neither 9 x 3 nor 9 x 4 */
   PT_CHECK(pterun_compute_qs8_conv2d_nhwc(NULL, 0, &g, &w, &ep, &cm) == -1);
   g = t.g, g.c0 = 4; /* channels past the image */
   PT_CHECK(pterun_compute_qs8_conv2d_nhwc(NULL, 0, &g, &w, &ep, &cm) == -1);

@@ -8,7 +8,10 @@
  * im2col copy and the packed A panel (a third of an int8 VGG's time) are
  * never made. A run must be whole groups of 4 bytes (the packed weight's
  * K groups); with one group and unit column dilation a kernel row's taps are
- * one run. The sums are the GEMM's, exact in int32: same bits. */
+ * one run. A weight packed with each tap's channels padded to a multiple of
+ * 4 (zero weights) is read a tap at a time including the bytes after its
+ * channels: whatever they hold, they add 0. The sums are the GEMM's, exact in
+ * int32: same bits. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,11 +43,14 @@ int pterun_compute_qs8_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
       (g->out_w - 1) * g->stride_w + (g->kernel_w - 1) * g->dilation_w >= g->w)
     return -1;
   if ((double)g->h * (double)g->w * (double)g->c > (double)(PTRDIFF_MAX / 2)) return -1;
-  if (w->k != g->kernel_h * g->kernel_w * g->group_c) return -1;
   /* The runs: one per kernel row where its taps are adjacent bytes, else one
-   * per tap. */
-  const int rows_whole = g->dilation_w == 1 && g->group_c == g->c;
-  const int64_t run = rows_whole ? g->kernel_w * g->group_c : g->group_c;
+   * per tap; with channels padded to whole groups (a 3-channel stem), one per
+   * tap, reading the bytes past its channels (zero weights). */
+  const int64_t taps = g->kernel_h * g->kernel_w, c_pad = (g->group_c + 3) / 4 * 4;
+  const int padded = c_pad != g->group_c && w->k == taps * c_pad;
+  if (w->k != taps * g->group_c && !padded) return -1;
+  const int rows_whole = !padded && g->dilation_w == 1 && g->group_c == g->c;
+  const int64_t run = padded ? c_pad : rows_whole ? g->kernel_w * g->group_c : g->group_c;
   if (run % 4 != 0) return -1;
   for (int64_t ky = 0; ky < g->kernel_h; ++ky)
     for (int64_t kx = 0; kx < (rows_whole ? 1 : g->kernel_w); ++kx) {

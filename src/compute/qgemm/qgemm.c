@@ -121,11 +121,13 @@ typedef struct pc_wsrc {
   const int8_t* w;
   int64_t rs, cs;
   int64_t c, taps; /* conv: channels, KH * KW; 0: a plain matrix */
+  int64_t c_pad;   /* conv: channels per tap in K (>= c; the extra ones weigh 0) */
 } pc_wsrc;
 
 static inline int8_t wsrc_at(const pc_wsrc* s, int64_t n, int64_t k) {
   if (s->c == 0) return s->w[n * s->rs + k * s->cs];
-  return s->w[n * s->rs + (k % s->c) * s->taps + k / s->c];
+  const int64_t c = k % s->c_pad;
+  return c < s->c ? s->w[n * s->rs + c * s->taps + k / s->c_pad] : 0;
 }
 
 static int pack_from(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, const pc_wsrc* src,
@@ -171,18 +173,19 @@ static int pack_from(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, const 
 int pterun_compute_qs8_pack(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, const int8_t* w,
                             int64_t w_rs, int64_t w_cs, void* buf, size_t cap,
                             pterun_compute_qs8_packed* out) {
-  const pc_wsrc src = {w, w_rs, w_cs, 0, 0};
+  const pc_wsrc src = {w, w_rs, w_cs, 0, 0, 0};
   return pack_from(uk, n, k, &src, buf, cap, out);
 }
 
-int pterun_compute_qs8_pack_conv(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t c, int64_t kh,
-                                 int64_t kw, const int8_t* w, void* buf, size_t cap,
-                                 pterun_compute_qs8_packed* out) {
-  if (c < 1 || kh < 1 || kw < 1 || c > PTERUN_COMPUTE_QS8_MAX_K ||
-      kh * kw > PTERUN_COMPUTE_QS8_MAX_K / c)
+int pterun_compute_qs8_pack_conv(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t c,
+                                 int64_t c_pad, int64_t kh, int64_t kw, const int8_t* w, void* buf,
+                                 size_t cap, pterun_compute_qs8_packed* out) {
+  if (c < 1 || c_pad < c || kh < 1 || kw < 1 || c_pad > PTERUN_COMPUTE_QS8_MAX_K ||
+      kh > PTERUN_COMPUTE_QS8_MAX_K || kw > PTERUN_COMPUTE_QS8_MAX_K ||
+      kh * kw > PTERUN_COMPUTE_QS8_MAX_K / c_pad)
     return -1;
-  const pc_wsrc src = {w, c * kh * kw, 1, c, kh * kw};
-  return pack_from(uk, n, c * kh * kw, &src, buf, cap, out);
+  const pc_wsrc src = {w, c * kh * kw, 1, c, kh * kw, c_pad};
+  return pack_from(uk, n, c_pad * kh * kw, &src, buf, cap, out);
 }
 
 /* ---- epilogue ------------------------------------------------------------ */
@@ -670,6 +673,18 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
     return -1;
   if (m == 0) return 0;
   return qs8_run(pool, max_threads, m, a, a_rows, a_ctx, a_dtype, NULL, w, ep, c);
+}
+
+int pterun_compute_qs8_conv2d_nhwc_in_place(const pc_qs8_gemm_ukernel* uk) {
+  if (uk == NULL) uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
+  for (size_t i = 0; i < sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0]; ++i) {
+    const pc_qs8_gemm_ukernel* o = &g_qs8_ukernels[i];
+    if ((o == uk || (o->isa == uk->isa && o->nr == uk->nr && o->a_bytes == uk->a_bytes &&
+                     o->b_bytes == uk->b_bytes)) &&
+        o->fn_ig == NULL)
+      return 0;
+  }
+  return uk->fn_ig != NULL;
 }
 
 int pc_qs8_gemm_ig(pterun_threadpool* pool, size_t max_threads, int64_t m, const pc_qs8_ig* ig,
