@@ -94,6 +94,9 @@ endif()
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
     COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw")
+  # the int8 depthwise variant with 32-channel NHWC blocks (qdwconv_avx512bw.c)
+  set_source_files_properties(${_pt_isa_dir}/qgemm/qdwconv_avx512bw.c PROPERTIES
+    COMPILE_OPTIONS "-mavx;-mavx2;-mfma;-mavx512f;-mavx512bw")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
     COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-mfma")
 endif()
@@ -169,7 +172,8 @@ if(_pt_emu_isas)
     gemm/f32_avx512.c=avx512f vmath/vmath_avx512.c=avx512f dwconv/dwconv_avx512.c=avx512f
     conv/conv_avx512.c=avx512f qgemm/qs8_avx512vnni.c=avx512f,avx512bw,avx512vnni
     qgemm/qdwconv_avx512.c=avx512f qgemm/qs8_epi_avx512.c=avx512f minmax/minmax_avx512.c=avx512f
-    lowbit/lowbit_avx512bw.c=avx512f,avx512bw lowbit/lowbit_avx512vnni.c=avx512f,avx512bw,avx512vnni)
+    lowbit/lowbit_avx512bw.c=avx512f,avx512bw lowbit/lowbit_avx512vnni.c=avx512f,avx512bw,avx512vnni
+    qgemm/qdwconv_avx512bw.c=avx512f,avx512bw)
   set(PTERUN_EMULATED_SOURCES "")
   foreach(_entry IN LISTS _pt_emu_srcs)
     string(REPLACE "=" ";" _entry "${_entry}")

@@ -248,6 +248,75 @@ static int test_pack_checks(void) {
   return 0;
 }
 
+/* The requantisation's edges through every epilogue path (AVX-512 16
+ * columns, AVX2 8, SSE2 4, scalar: N = 16 + 8 + 4 + 3): all sums 0, so each
+ * output is the quantization of its bias, chosen at ties (k + 0.5, both
+ * parities), around the 2^22 bound of the scalar path's rounding, beyond
+ * every code (1e30, infinities), NaN and -0, each code against nearbyintf
+ * (NaN: q_min) on every microkernel this CPU runs. */
+static int test_requant_edges(void) {
+  enum { N = 31 };
+  const float edge[] = {0.5f,       1.5f,      2.5f,       -0.5f,      -1.5f,      -2.5f,
+                        126.5f,     127.5f,    -127.5f,    -128.5f,    4194303.5f, 4194304.0f,
+                        4194305.0f, -4194305.f, 8388609.0f, 1e30f,      -1e30f,     INFINITY,
+                        -INFINITY,  NAN,       -0.0f,      0.49999997f, -0.49999997f, 254.5f,
+                        255.5f,     -3.5f,     3.5f,       99.5f,      -99.5f,     1e-30f,
+                        -1e-30f};
+  _Static_assert(sizeof edge / sizeof edge[0] == N, "one bias per column");
+  size_t nuk;
+  const pterun_compute_qs8_gemm_ukernel* uks = pterun_compute_qs8_gemm_ukernels(&nuk);
+  const uint64_t have = pterun_cpu_features();
+  int8_t w[N * 4];
+  for (int i = 0; i < N * 4; ++i) w[i] = (int8_t)(i % 7 - 3);
+  for (size_t u = 0; u < nuk; ++u) {
+    if ((uks[u].isa & have) != uks[u].isa) continue;
+    const size_t cap = pterun_compute_qs8_pack_size(&uks[u], N, 4);
+    void* buf = aligned_buf(cap);
+    pterun_compute_qs8_packed pk;
+    PT_CHECK(pterun_compute_qs8_pack(&uks[u], N, 4, w, 4, 1, buf, cap, &pk) == 0);
+    for (int dt = 0; dt < 2; ++dt)
+      for (int zp_i = 0; zp_i < 2; ++zp_i) {
+        const int u8 = dt == 0;
+        const float sc = 1.0f;
+        uint8_t a[3 * 4], out[3 * N];
+        memset(a, 7, sizeof a); /* A = its zero point: every sum is 0 */
+        pterun_compute_qs8_epilogue ep;
+        memset(&ep, 0, sizeof ep);
+        ep.a_zp = 7;
+        ep.scale = &sc;
+        ep.bias = edge;
+        ep.out_inv_scale = 1.0f;
+        ep.out_zp = u8 ? (zp_i ? 128 : 0) : (zp_i ? -5 : 0);
+        ep.q_min = u8 ? 0 : -128;
+        ep.q_max = u8 ? 255 : 127;
+        pterun_compute_matrix am = {a, PTERUN_DTYPE_U8, 4, 1};
+        pterun_compute_matrix cm = {out, u8 ? PTERUN_DTYPE_U8 : PTERUN_DTYPE_I8, N, 1};
+        PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, 3, &am, NULL, NULL, PTERUN_DTYPE_U8, &pk, &ep,
+                                         &cm) == 0);
+        for (int r = 0; r < 3; ++r)
+          for (int j = 0; j < N; ++j) {
+            const float y = edge[j];
+            int32_t q;
+            if (isnan(y)) {
+              q = ep.q_min;
+            } else {
+              const double t = (double)ep.out_zp + (double)nearbyintf(y);
+              q = t < ep.q_min ? ep.q_min : t > ep.q_max ? ep.q_max : (int32_t)t;
+            }
+            const int32_t got = u8 ? (int32_t)out[r * N + j] : (int32_t)(int8_t)out[r * N + j];
+            if (got != q) {
+              printf("     %s: bias %g, zp %d: code %d, want %d\n", uks[u].name, (double)y,
+                     (int)ep.out_zp, (int)got, (int)q);
+              free(buf);
+              return 1;
+            }
+          }
+      }
+    free(buf);
+  }
+  return 0;
+}
+
 /* The byte transpose against a plain loop: whole blocks, edge blocks
  * (through a padded copy), strides wider than the matrix, both loop orders
  * (the destination's stride wider than the source's, and not); bytes
@@ -275,6 +344,7 @@ static int test_transpose(void) {
 
 int main(void) {
   PT_RUN(test_every_ukernel);
+  PT_RUN(test_requant_edges);
   PT_RUN(test_transpose);
   PT_RUN(test_threads);
   PT_RUN(test_pack_checks);

@@ -43,6 +43,10 @@ static const pc_qdw_variant g_variants[] = {
 #if defined(PTERUN_GEMM_AVX512)
     {PTERUN_CPU_X86_AVX512F, "avx512f", pc_qs8_dwconv__avx512f, pc_qs8_dwconv_nhwc__avx512f},
 #endif
+#if defined(PTERUN_GEMM_AVX512VNNI)
+    {PTERUN_CPU_X86_AVX512F | PTERUN_CPU_X86_AVX512BW, "avx512bw", pc_qs8_dwconv__avx512bw,
+     pc_qs8_dwconv_nhwc__avx512bw},
+#endif
 };
 #define PC_QDW_COUNT (sizeof g_variants / sizeof g_variants[0])
 

@@ -65,8 +65,10 @@ typedef void (*pc_qdwn_fn)(const pc_qdwn_args* a, size_t row0, size_t nrows);
 void pc_qs8_dwconv__base(const pc_qdw_args* a, size_t pl0, size_t npl);
 void pc_qs8_dwconv__avx2(const pc_qdw_args* a, size_t pl0, size_t npl);
 void pc_qs8_dwconv__avx512f(const pc_qdw_args* a, size_t pl0, size_t npl);
+void pc_qs8_dwconv__avx512bw(const pc_qdw_args* a, size_t pl0, size_t npl);
 void pc_qs8_dwconv_nhwc__base(const pc_qdwn_args* a, size_t row0, size_t nrows);
 void pc_qs8_dwconv_nhwc__avx2(const pc_qdwn_args* a, size_t row0, size_t nrows);
 void pc_qs8_dwconv_nhwc__avx512f(const pc_qdwn_args* a, size_t row0, size_t nrows);
+void pc_qs8_dwconv_nhwc__avx512bw(const pc_qdwn_args* a, size_t row0, size_t nrows);
 
 #endif

@@ -232,7 +232,69 @@ static inline __attribute__((always_inline)) void QDWN_BLOCK(const pc_qdwn_args*
   /* requant.h's operations on 8 channels' sums, as QDWN_REQ */
 #define QDWN_Q8(r, sc, bi)                                                                         \
   pc_qs8_requant8(_mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(r), sc), bi), vinv, vzp, vlo, vhi)
-  for (size_t c = 0; c + 16 <= C; c += 16) {
+  size_t c = 0;
+#if defined(__AVX512BW__)
+  /* 32 channels a step: the same pairs of taps per vpmaddwd, four 128-bit
+   * lanes (lo: channels 0-3, 8-11, 16-19, 24-27; hi: the others), put back
+   * in order by qword permutes, then 16 channels per requantisation. */
+  {
+    const __m512i z32 = _mm512_set1_epi16((int16_t)ep->a_zp), zero32 = _mm512_setzero_si512();
+    const __m512i ord0 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i ord1 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    const __m512 zinv = _mm512_set1_ps(ep->out_inv_scale), zzp = _mm512_set1_ps((float)ep->out_zp);
+    const __m512 zlo = _mm512_set1_ps((float)ep->q_min), zhi = _mm512_set1_ps((float)ep->q_max);
+    __m512i zl[PC_QDWN_MAX_TAPS / 2 + 1], zh[PC_QDWN_MAX_TAPS / 2 + 1];
+#define QDWN_X32(ptr)                                                                              \
+  _mm512_sub_epi16(in_signed                                                                       \
+                       ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(const void*)(ptr))) \
+                       : _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i*)(const void*)(ptr))), \
+                   z32)
+    for (; c + 32 <= C; c += 32) {
+      for (size_t q = 0; q < pairs; ++q) {
+        const __m512i wa = _mm512_loadu_si512((const void*)(a->w + 2 * q * C + c));
+        const __m512i wb = _mm512_loadu_si512((const void*)(a->w + (2 * q + 1) * C + c));
+        zl[q] = _mm512_unpacklo_epi16(wa, wb);
+        zh[q] = _mm512_unpackhi_epi16(wa, wb);
+      }
+      if (odd) {
+        const __m512i wa = _mm512_loadu_si512((const void*)(a->w + (taps - 1) * C + c));
+        zl[pairs] = _mm512_unpacklo_epi16(wa, zero32);
+        zh[pairs] = _mm512_unpackhi_epi16(wa, zero32);
+      }
+      const __m512 s0 = _mm512_loadu_ps(ep->scale + c), s1 = _mm512_loadu_ps(ep->scale + c + 16);
+      __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();
+      if (ep->bias != NULL) b0 = _mm512_loadu_ps(ep->bias + c), b1 = _mm512_loadu_ps(ep->bias + c + 16);
+      __m512i i0 = zero32, i1 = zero32;
+      if (a->bias != NULL)
+        i0 = _mm512_loadu_si512((const void*)(a->bias + c)),
+        i1 = _mm512_loadu_si512((const void*)(a->bias + c + 16));
+      for (size_t i = 0; i < npix; ++i) {
+        const uint8_t* xc = corner + i * step + c;
+        __m512i lo = zero32, hi = zero32;
+        for (size_t q = 0; q < pairs; ++q) {
+          const __m512i xa = QDWN_X32(xc + off[2 * q]), xb = QDWN_X32(xc + off[2 * q + 1]);
+          lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(xa, xb), zl[q]));
+          hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(xa, xb), zh[q]));
+        }
+        if (odd) {
+          const __m512i xa = QDWN_X32(xc + off[taps - 1]);
+          lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(xa, zero32), zl[pairs]));
+          hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(xa, zero32), zh[pairs]));
+        }
+        const __m512i r0 = _mm512_add_epi32(_mm512_permutex2var_epi64(lo, ord0, hi), i0);
+        const __m512i r1 = _mm512_add_epi32(_mm512_permutex2var_epi64(lo, ord1, hi), i1);
+        /* requant.h's operations per channel, as QDWN_Q8 */
+        const __m512 y0 = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(r0), s0), b0);
+        const __m512 y1 = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(r1), s1), b1);
+        _mm_storeu_si128((__m128i*)(void*)(o + i * C + c), pc_qs8_requant16(y0, zinv, zzp, zlo, zhi));
+        _mm_storeu_si128((__m128i*)(void*)(o + i * C + c + 16),
+                         pc_qs8_requant16(y1, zinv, zzp, zlo, zhi));
+      }
+    }
+#undef QDWN_X32
+  }
+#endif
+  for (; c + 16 <= C; c += 16) {
     for (size_t q = 0; q < pairs; ++q) {
       const __m256i wa = _mm256_loadu_si256((const __m256i*)(const void*)(a->w + 2 * q * C + c));
       const __m256i wb =

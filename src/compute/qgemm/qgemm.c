@@ -459,7 +459,7 @@ static void epilogue(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t
     pc_qs8_epi_row er;
     er.zsum = ct->zsum, er.sc = ct->sc, er.bi = ct->bi;
     er.inv = inv, er.zpo = zpo, er.qlo = qlo, er.qhi = qhi, er.f_min = ep->f_min;
-    er.f_max = ep->f_max, er.rne_limit = PC_QS8_RNE_LIMIT, er.rne_magic = PC_QS8_RNE_MAGIC;
+    er.f_max = ep->f_max;
     er.f32 = f32, er.u8 = c->dtype == PTERUN_DTYPE_U8;
     uint8_t* d = (uint8_t*)c->data + (ci * c->rs + cj) * esz;
 #if defined(PC_QS8_HAVE_EPI_AVX512)

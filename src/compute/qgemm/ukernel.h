@@ -30,7 +30,7 @@ typedef pterun_compute_qs8_gemm_ukernel pc_qs8_gemm_ukernel;
 typedef struct pc_qs8_epi_row {
   const int32_t* zsum; /* A's zero point x column sums */
   const float *sc, *bi;
-  float inv, zpo, qlo, qhi, f_min, f_max, rne_limit, rne_magic;
+  float inv, zpo, qlo, qhi, f_min, f_max;
   int f32, u8; /* output float32 / uint8 (else int8) */
 } pc_qs8_epi_row;
 
