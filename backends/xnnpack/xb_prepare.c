@@ -293,6 +293,16 @@ static pterun_status prep_conv_q8(const pterun_backend_init_args* a, xb_graph* g
     n->kind = KIND_QS8;
     PTERUN_TRY(prep_q_weights(a, g, w, G, OCg, K, p));
     PTERUN_TRY(prep_q_static(a, g, n, OC, in, w, out, p));
+    // A Conv2d's padded uint8 image (at the largest input, 4 bytes after
+    // it), from which the indirect GEMM reads every window in place
+    // (xb_run_gemm.c, run_conv_q8); none past 16 MiB, nor where it declines.
+    if (n->tag == XB_N_CONV2D && pterun_compute_qs8_conv2d_nhwc_in_place(NULL)) {
+      const size_t hp = in->max_dims[1] + n->pad[0] + n->pad[2];
+      const size_t wp = in->max_dims[2] + n->pad[3] + n->pad[1], IC = in->dims[3];
+      const size_t lim = (size_t)1 << 24;
+      if (hp <= lim && wp <= lim && IC <= lim && hp * wp <= lim / (IC ? IC : 1))
+        n->scratch_bytes = hp * wp * IC + 4 + 64;
+    }
     return prep_qbias(g, OC, p);
   }
   {

@@ -388,6 +388,31 @@ static void run_dwconv_q8(const xb_exec* x, const xb_node* n, size_t B, size_t H
                              xb_par_flags(x->max_threads, (double)pixels * (double)per, 500.0));
 }
 
+/* A static int8 Conv2d's image b padded with its zero point into `buf`
+ * (prep_conv_q8 sized it), as uint8 (int8 values and the zero point shifted
+ * by 128), and the 4 bytes after it defined; NULL without the room. */
+static const uint8_t* pad_image_q8(const xb_node* n, const uint8_t* img, size_t H, size_t W,
+                                   size_t IC, int32_t zp, int flip, uint8_t* buf) {
+  const size_t hp = H + n->pad[0] + n->pad[2], wp = W + n->pad[3] + n->pad[1];
+  if (buf == NULL || n->scratch_bytes < hp * wp * IC + 4) return NULL;
+  const uint8_t z = (uint8_t)((uint8_t)zp ^ (flip ? 0x80u : 0u));
+  const size_t row = wp * IC, left = n->pad[3] * IC, right = n->pad[1] * IC;
+  memset(buf, z, row * n->pad[0]);
+  memset(buf + row * (n->pad[0] + H), z, row * n->pad[2] + 4);
+  for (size_t y = 0; y < H; ++y) {
+    uint8_t* d = buf + (n->pad[0] + y) * row;
+    memset(d, z, left);
+    memset(d + row - right, z, right);
+    if (!flip) {
+      memcpy(d + left, img + y * W * IC, W * IC);
+      continue;
+    }
+    const uint8_t* s = img + y * W * IC;
+    for (size_t i = 0; i < W * IC; ++i) d[left + i] = (uint8_t)(s[i] ^ 0x80u);
+  }
+  return buf;
+}
+
 /* The int8 forms of a Conv2d or ConvTranspose2d on compute's int8 GEMM, per
  * image and group: A's rows from `rows` (im2col of the input on demand), or
  * for a 1x1 convolution (rows NULL) the input itself. Static: sums
@@ -420,6 +445,9 @@ static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn
     }
     const uint8_t* img = src + b * H * W * IC;
     pterun_compute_matrix A = {(void*)img, a_type, (int64_t)IC, 1};
+    const uint8_t* pad = rows == q_im2col_rows && !dyn ? pad_image_q8(n, img, H, W, IC, a_zp, !ui,
+                                                                      (uint8_t*)g->scratch)
+                                                       : NULL;
     for (size_t gi = 0; gi < G; ++gi) {
       q_im2col ic = {n, img, H, W, IC, OW, ICg, gi, (uint8_t)(a_zp & 0xff)};
       pterun_compute_qs8_epilogue ep;
@@ -440,6 +468,28 @@ static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn
         qs8_static_epilogue(n, in, out, p, gi * OCg, &ep);
       }
       pterun_compute_matrix C = {dst + (b * npix * OC + gi * OCg) * c_size, c_type, (int64_t)OC, 1};
+      if (pad != NULL) {
+        /* the windows read in place (int8 shifted to uint8 with its zero point) */
+        const pterun_compute_qs8_conv2d_nhwc_args ia = {
+            pad,
+            (int64_t)(H + n->pad[0] + n->pad[2]),
+            (int64_t)(W + n->pad[3] + n->pad[1]),
+            (int64_t)IC,
+            (int64_t)(gi * ICg),
+            (int64_t)ICg,
+            (int64_t)n->kh,
+            (int64_t)n->kw,
+            (int64_t)n->sh,
+            (int64_t)n->sw,
+            (int64_t)n->dh,
+            (int64_t)n->dw,
+            (int64_t)out->dims[1],
+            (int64_t)OW};
+        pterun_compute_qs8_epilogue e8 = ep;
+        e8.a_zp = ui ? a_zp : a_zp + 128;
+        if (pterun_compute_qs8_conv2d_nhwc(x->pool, x->max_threads, &ia, &p->qw[gi], &e8, &C) == 0)
+          continue;
+      }
       (void)pterun_compute_qs8_gemm(x->pool, x->max_threads, (int64_t)npix, &A, rows, &ic, a_type,
                                     &p->qw[gi], &ep, &C);
     }
