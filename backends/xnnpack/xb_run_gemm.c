@@ -445,9 +445,9 @@ static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn
     }
     const uint8_t* img = src + b * H * W * IC;
     pterun_compute_matrix A = {(void*)img, a_type, (int64_t)IC, 1};
-    const uint8_t* pad = rows == q_im2col_rows && !dyn ? pad_image_q8(n, img, H, W, IC, a_zp, !ui,
-                                                                      (uint8_t*)g->scratch)
-                                                       : NULL;
+    const uint8_t* pad = rows == q_im2col_rows && !dyn
+                             ? pad_image_q8(n, img, H, W, IC, a_zp, !ui, (uint8_t*)g->scratch)
+                             : NULL;
     for (size_t gi = 0; gi < G; ++gi) {
       q_im2col ic = {n, img, H, W, IC, OW, ICg, gi, (uint8_t)(a_zp & 0xff)};
       pterun_compute_qs8_epilogue ep;
@@ -470,21 +470,20 @@ static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn
       pterun_compute_matrix C = {dst + (b * npix * OC + gi * OCg) * c_size, c_type, (int64_t)OC, 1};
       if (pad != NULL) {
         /* the windows read in place (int8 shifted to uint8 with its zero point) */
-        const pterun_compute_qs8_conv2d_nhwc_args ia = {
-            pad,
-            (int64_t)(H + n->pad[0] + n->pad[2]),
-            (int64_t)(W + n->pad[3] + n->pad[1]),
-            (int64_t)IC,
-            (int64_t)(gi * ICg),
-            (int64_t)ICg,
-            (int64_t)n->kh,
-            (int64_t)n->kw,
-            (int64_t)n->sh,
-            (int64_t)n->sw,
-            (int64_t)n->dh,
-            (int64_t)n->dw,
-            (int64_t)out->dims[1],
-            (int64_t)OW};
+        const pterun_compute_qs8_conv2d_nhwc_args ia = {pad,
+                                                        (int64_t)(H + n->pad[0] + n->pad[2]),
+                                                        (int64_t)(W + n->pad[3] + n->pad[1]),
+                                                        (int64_t)IC,
+                                                        (int64_t)(gi * ICg),
+                                                        (int64_t)ICg,
+                                                        (int64_t)n->kh,
+                                                        (int64_t)n->kw,
+                                                        (int64_t)n->sh,
+                                                        (int64_t)n->sw,
+                                                        (int64_t)n->dh,
+                                                        (int64_t)n->dw,
+                                                        (int64_t)out->dims[1],
+                                                        (int64_t)OW};
         pterun_compute_qs8_epilogue e8 = ep;
         e8.a_zp = ui ? a_zp : a_zp + 128;
         if (pterun_compute_qs8_conv2d_nhwc(x->pool, x->max_threads, &ia, &p->qw[gi], &e8, &C) == 0)

@@ -400,9 +400,9 @@ typedef struct qk_im2col {
   const uint8_t* pad;     /* or NULL: padded NHWC copy, [h + 2 ph][w + 2 pw][c_all] */
   int64_t c_all, c0, cpg; /* all channels, the group's first, channels per group */
   int64_t h, w, ow, kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t cpad; /* channels per tap in K (>= cpg: the padding ones read the zero point) */
-  int64_t k;    /* K of the GEMM: kh * kw * cpad */
-  uint8_t zp;   /* the input zero point: a padded float 0 */
+  int64_t cpad;   /* channels per tap in K (>= cpg: the padding ones read the zero point) */
+  int64_t k;      /* K of the GEMM: kh * kw * cpad */
+  uint8_t zp;     /* the input zero point: a padded float 0 */
   uint8_t flip;   /* pad_nhwc's copy: 0x80 for an int8 image (stored as uint8), else 0 */
   uint8_t pad_zp; /* the zero point as the padded copy holds it (zp ^ flip) */
 } qk_im2col;
@@ -700,10 +700,20 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         if (ic.pad != NULL && ep.w_zp == NULL) {
           /* The indirect GEMM reads each window in the padded copy (it
            * declines windows whose taps are not whole 4-byte groups). */
-          const pterun_compute_qs8_conv2d_nhwc_args ia = {
-              ic.pad,         ic.h + 2 * ic.ph, ic.w + 2 * ic.pw, ic.c_all, ic.c0, ic.cpg, ic.kh,
-              ic.kw,          ic.sh,            ic.sw,            ic.dh,    ic.dw, sizes[2],
-              sizes[3]};
+          const pterun_compute_qs8_conv2d_nhwc_args ia = {ic.pad,
+                                                          ic.h + 2 * ic.ph,
+                                                          ic.w + 2 * ic.pw,
+                                                          ic.c_all,
+                                                          ic.c0,
+                                                          ic.cpg,
+                                                          ic.kh,
+                                                          ic.kw,
+                                                          ic.sh,
+                                                          ic.sw,
+                                                          ic.dh,
+                                                          ic.dw,
+                                                          sizes[2],
+                                                          sizes[3]};
           if (pterun_compute_qs8_conv2d_nhwc(pterun_kernel_threadpool(ctx),
                                              pterun_kernel_max_threads(ctx), &ia, &st->packed[g],
                                              &ep, &cm) == 0)

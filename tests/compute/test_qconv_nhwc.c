@@ -86,7 +86,8 @@ static void random_case(case_* t) {
   g->kernel_h = pick(1, 5), g->kernel_w = pick(1, 5);
   g->stride_h = pick(1, 3), g->stride_w = pick(1, 3);
   g->dilation_h = pick(1, 2), g->dilation_w = pick(1, 4) == 1 ? 2 : 1;
-  const int64_t eh = (g->kernel_h - 1) * g->dilation_h + 1, ew = (g->kernel_w - 1) * g->dilation_w + 1;
+  const int64_t eh = (g->kernel_h - 1) * g->dilation_h + 1,
+                ew = (g->kernel_w - 1) * g->dilation_w + 1;
   g->h = eh + pick(0, 10), g->w = ew + pick(0, 10); /* padded sizes: at least one window */
   g->out_h = (g->h - eh) / g->stride_h + 1, g->out_w = (g->w - ew) / g->stride_w + 1;
   t->n = pick(1, 80);
@@ -181,8 +182,7 @@ static int run_case(const case_* t, const pterun_compute_qs8_gemm_ukernel* uk, i
               const int64_t iy = y * g->stride_h + ky * g->dilation_h;
               const int64_t ix = x * g->stride_w + kx * g->dilation_w;
               const int64_t a = g->image[(iy * g->w + ix) * g->c + g->c0 + c];
-              const int64_t wv =
-                  t->w[((n * g->group_c + c) * g->kernel_h + ky) * g->kernel_w + kx];
+              const int64_t wv = t->w[((n * g->group_c + c) * g->kernel_h + ky) * g->kernel_w + kx];
               s += (a - t->a_zp) * wv;
             }
         float got;
@@ -250,7 +250,8 @@ static int test_refused(void) {
   const pterun_compute_matrix cm = {out, PTERUN_DTYPE_F32, t.n, 1};
   pterun_compute_qs8_packed w;
   PT_CHECK(pterun_compute_qs8_pack_conv(uk, t.n, 8, 8, 3, 3, t.w, pk, cap, &w) == 0);
-  PT_CHECK(pterun_compute_qs8_pack_conv(uk, t.n, 8, 7, 3, 3, t.w, pk, cap, &w) == -1); /* c_pad < c */
+  PT_CHECK(pterun_compute_qs8_pack_conv(uk, t.n, 8, 7, 3, 3, t.w, pk, cap, &w) ==
+           -1); /* c_pad < c */
   PT_CHECK(pterun_compute_qs8_pack_conv(uk, t.n, 8, 8, 3, 3, t.w, pk, cap, &w) == 0);
   t.exact = 1, t.out_dtype = PTERUN_DTYPE_F32;
   pterun_compute_qs8_epilogue ep = epilogue_of(&t);

@@ -256,12 +256,11 @@ static int test_pack_checks(void) {
  * (NaN: q_min) on every microkernel this CPU runs. */
 static int test_requant_edges(void) {
   enum { N = 31 };
-  const float edge[] = {0.5f,       1.5f,      2.5f,       -0.5f,      -1.5f,      -2.5f,
-                        126.5f,     127.5f,    -127.5f,    -128.5f,    4194303.5f, 4194304.0f,
-                        4194305.0f, -4194305.f, 8388609.0f, 1e30f,      -1e30f,     INFINITY,
-                        -INFINITY,  NAN,       -0.0f,      0.49999997f, -0.49999997f, 254.5f,
-                        255.5f,     -3.5f,     3.5f,       99.5f,      -99.5f,     1e-30f,
-                        -1e-30f};
+  const float edge[] = {
+      0.5f,    1.5f,     2.5f,       -0.5f,      -1.5f,      -2.5f,       126.5f,       127.5f,
+      -127.5f, -128.5f,  4194303.5f, 4194304.0f, 4194305.0f, -4194305.f,  8388609.0f,   1e30f,
+      -1e30f,  INFINITY, -INFINITY,  NAN,        -0.0f,      0.49999997f, -0.49999997f, 254.5f,
+      255.5f,  -3.5f,    3.5f,       99.5f,      -99.5f,     1e-30f,      -1e-30f};
   _Static_assert(sizeof edge / sizeof edge[0] == N, "one bias per column");
   size_t nuk;
   const pterun_compute_qs8_gemm_ukernel* uks = pterun_compute_qs8_gemm_ukernels(&nuk);

@@ -33,11 +33,10 @@ int pterun_compute_qs8_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
   size_t nseg = 0;
   if (g == NULL || g->image == NULL || w == NULL || ep == NULL || c == NULL) return -1;
   /* Every size within int32 keeps each product below far inside int64. */
-  if (!positive(g->h) || !positive(g->w) || !positive(g->c) || !positive(g->group_c) ||
-      g->c0 < 0 || g->c0 > g->c - g->group_c || !positive(g->kernel_h) ||
-      !positive(g->kernel_w) || !positive(g->stride_h) || !positive(g->stride_w) ||
-      !positive(g->dilation_h) || !positive(g->dilation_w) || !positive(g->out_h) ||
-      !positive(g->out_w))
+  if (!positive(g->h) || !positive(g->w) || !positive(g->c) || !positive(g->group_c) || g->c0 < 0 ||
+      g->c0 > g->c - g->group_c || !positive(g->kernel_h) || !positive(g->kernel_w) ||
+      !positive(g->stride_h) || !positive(g->stride_w) || !positive(g->dilation_h) ||
+      !positive(g->dilation_w) || !positive(g->out_h) || !positive(g->out_w))
     return -1;
   if ((g->out_h - 1) * g->stride_h + (g->kernel_h - 1) * g->dilation_h >= g->h ||
       (g->out_w - 1) * g->stride_w + (g->kernel_w - 1) * g->dilation_w >= g->w)
@@ -60,7 +59,7 @@ int pterun_compute_qs8_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
       seg[nseg].kq = (size_t)(run / 4);
       ++nseg;
     }
-  const pc_qs8_ig ig = {g->image, g->out_w, g->stride_h * g->w * g->c, g->stride_w * g->c, nseg,
-                        seg};
+  const pc_qs8_ig ig = {g->image,           g->out_w, g->stride_h * g->w * g->c,
+                        g->stride_w * g->c, nseg,     seg};
   return pc_qs8_gemm_ig(pool, max_threads, g->out_h * g->out_w, &ig, w, ep, c);
 }

@@ -245,10 +245,10 @@ static inline __attribute__((always_inline)) void QDWN_BLOCK(const pc_qdwn_args*
     const __m512 zlo = _mm512_set1_ps((float)ep->q_min), zhi = _mm512_set1_ps((float)ep->q_max);
     __m512i zl[PC_QDWN_MAX_TAPS / 2 + 1], zh[PC_QDWN_MAX_TAPS / 2 + 1];
 #define QDWN_X32(ptr)                                                                              \
-  _mm512_sub_epi16(in_signed                                                                       \
-                       ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(const void*)(ptr))) \
-                       : _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i*)(const void*)(ptr))), \
-                   z32)
+  _mm512_sub_epi16(                                                                                \
+      in_signed ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(const void*)(ptr)))     \
+                : _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i*)(const void*)(ptr))),    \
+      z32)
     for (; c + 32 <= C; c += 32) {
       for (size_t q = 0; q < pairs; ++q) {
         const __m512i wa = _mm512_loadu_si512((const void*)(a->w + 2 * q * C + c));
@@ -263,7 +263,8 @@ static inline __attribute__((always_inline)) void QDWN_BLOCK(const pc_qdwn_args*
       }
       const __m512 s0 = _mm512_loadu_ps(ep->scale + c), s1 = _mm512_loadu_ps(ep->scale + c + 16);
       __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();
-      if (ep->bias != NULL) b0 = _mm512_loadu_ps(ep->bias + c), b1 = _mm512_loadu_ps(ep->bias + c + 16);
+      if (ep->bias != NULL)
+        b0 = _mm512_loadu_ps(ep->bias + c), b1 = _mm512_loadu_ps(ep->bias + c + 16);
       __m512i i0 = zero32, i1 = zero32;
       if (a->bias != NULL)
         i0 = _mm512_loadu_si512((const void*)(a->bias + c)),
@@ -278,15 +279,18 @@ static inline __attribute__((always_inline)) void QDWN_BLOCK(const pc_qdwn_args*
         }
         if (odd) {
           const __m512i xa = QDWN_X32(xc + off[taps - 1]);
-          lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(xa, zero32), zl[pairs]));
-          hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(xa, zero32), zh[pairs]));
+          lo =
+              _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(xa, zero32), zl[pairs]));
+          hi =
+              _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(xa, zero32), zh[pairs]));
         }
         const __m512i r0 = _mm512_add_epi32(_mm512_permutex2var_epi64(lo, ord0, hi), i0);
         const __m512i r1 = _mm512_add_epi32(_mm512_permutex2var_epi64(lo, ord1, hi), i1);
         /* requant.h's operations per channel, as QDWN_Q8 */
         const __m512 y0 = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(r0), s0), b0);
         const __m512 y1 = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(r1), s1), b1);
-        _mm_storeu_si128((__m128i*)(void*)(o + i * C + c), pc_qs8_requant16(y0, zinv, zzp, zlo, zhi));
+        _mm_storeu_si128((__m128i*)(void*)(o + i * C + c),
+                         pc_qs8_requant16(y0, zinv, zzp, zlo, zhi));
         _mm_storeu_si128((__m128i*)(void*)(o + i * C + c + 16),
                          pc_qs8_requant16(y1, zinv, zzp, zlo, zhi));
       }

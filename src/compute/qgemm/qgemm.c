@@ -177,9 +177,9 @@ int pterun_compute_qs8_pack(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k,
   return pack_from(uk, n, k, &src, buf, cap, out);
 }
 
-int pterun_compute_qs8_pack_conv(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t c,
-                                 int64_t c_pad, int64_t kh, int64_t kw, const int8_t* w, void* buf,
-                                 size_t cap, pterun_compute_qs8_packed* out) {
+int pterun_compute_qs8_pack_conv(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t c, int64_t c_pad,
+                                 int64_t kh, int64_t kw, const int8_t* w, void* buf, size_t cap,
+                                 pterun_compute_qs8_packed* out) {
   if (c < 1 || c_pad < c || kh < 1 || kw < 1 || c_pad > PTERUN_COMPUTE_QS8_MAX_K ||
       kh > PTERUN_COMPUTE_QS8_MAX_K || kw > PTERUN_COMPUTE_QS8_MAX_K ||
       kh * kw > PTERUN_COMPUTE_QS8_MAX_K / c_pad)

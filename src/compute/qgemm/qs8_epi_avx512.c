@@ -56,8 +56,7 @@ int64_t pc_qs8_epilogue_rows_avx512(const int32_t* acc, int64_t acc_rs, int64_t 
                                          _mm512_loadu_si512((const void*)(zsum + j)));
       const __m512 y = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_loadu_ps(sc + j)),
                                      _mm512_loadu_ps(bi + j));
-      __m512 t =
-          _mm512_add_ps(vzp, _mm512_roundscale_ps(_mm512_mul_ps(y, vinv), PC_QS8_RNE_ROUND));
+      __m512 t = _mm512_add_ps(vzp, _mm512_roundscale_ps(_mm512_mul_ps(y, vinv), PC_QS8_RNE_ROUND));
       t = _mm512_min_ps(_mm512_max_ps(t, vlo), vhi);
       /* t lies in [q_min, q_max], inside the output type: truncation is exact */
       _mm_storeu_si128((__m128i*)(void*)(out + j), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)));
