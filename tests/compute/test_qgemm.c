@@ -166,6 +166,11 @@ static const shape k_shapes[] = {
     {131, 300, 27, PTERUN_DTYPE_U8, PTERUN_DTYPE_U8, 3, 1, 1, 1, 1, 1},
     {5, 9, 70, PTERUN_DTYPE_I8, PTERUN_DTYPE_U8, 0, 0, 0, 1, 1, 1},
     {70, 33, 40, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32, 1, 0, 1, 1, 1, 1},
+    /* a small A read by several runs of columns: packed once (prepack),
+     * signed, with weight zero points (its row sums), a staged C */
+    {32, 600, 200, PTERUN_DTYPE_I8, PTERUN_DTYPE_I8, -3, 0, 1, 1, 1, 0},
+    {40, 520, 130, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32, 5, 1, 1, 1, 1, 0},
+    {24, 300, 64, PTERUN_DTYPE_I8, PTERUN_DTYPE_U8, 2, 0, 1, 1, 1, 1},
 };
 
 static int test_every_ukernel(void) {

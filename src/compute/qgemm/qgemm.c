@@ -43,6 +43,11 @@
  * the staging buffer's rows (the run rounded up to whole panels). */
 #define PC_QS8_STAGE_ROWS 64
 #define PC_QS8_STAGE_MAX (PC_QS8_STAGE_ROWS + PC_QS8_MR_MAX)
+/* A small A (a decode-sized batch of a linear) whose panels take at most
+ * this many bytes is packed once by the calling thread for every task,
+ * instead of once per run of columns (qs8_task_pre). */
+#define PC_QS8_PREPACK_BYTES (32 * 1024)
+#define PC_QS8_PREPACK_ROWS 256
 /* Multiply-adds below which a product runs on the calling thread. */
 #define PC_QS8_PARALLEL_MIN 65536
 
@@ -198,7 +203,10 @@ typedef struct pc_qs8_job {
   pterun_compute_qs8_rows_fn a_rows;
   void* a_ctx;
   const pterun_compute_matrix* c;
-  const pc_qs8_ig* ig; /* A read in place (pc_qs8_gemm_ig), else NULL */
+  const pc_qs8_ig* ig;      /* A read in place (pc_qs8_gemm_ig), else NULL */
+  const unsigned char* pre; /* A's panels packed once (qs8_task_pre), else NULL */
+  size_t pre_stride;        /* bytes per packed panel */
+  const int32_t* pre_rs;    /* their row sums, MR per panel */
   int64_t m;
   int a_signed;
   int32_t a_zp; /* shifted to the uint8 domain */
@@ -550,6 +558,31 @@ static size_t stage_panels(size_t mr) {
   return p;
 }
 
+/* The epilogue of a panel's sums into C. A column-major int8 C (a
+ * convolution's NCHW output: rows are pixels, a column's rows are
+ * contiguous) is staged: the epilogue's stores at a stride of H*W bytes fall
+ * into a few L1 sets (H*W a multiple of 4 KiB maps every channel to one set)
+ * and evict each other. The epilogue writes runs of up to PC_QS8_STAGE_ROWS
+ * rows row-major into `stage`; a transpose writes each column's run at once
+ * (when the run is whole, or `last`). *g0: the run's first row. */
+static void finish_panel(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t* acc,
+                         const int32_t* row_sum, int64_t rows, int64_t i0, int64_t j0, int64_t cols,
+                         uint8_t* stage, int last, int64_t* g0) {
+  const pterun_compute_matrix* c = job->c;
+  if (!(c->rs == 1 && c->cs > 1 && c->dtype != PTERUN_DTYPE_F32)) {
+    epilogue(job, ct, acc, row_sum, rows, j0, cols, c, i0, j0);
+    return;
+  }
+  const pterun_compute_matrix sm = {stage, c->dtype, PC_QS8_TN, 1};
+  const int64_t run = (int64_t)stage_panels((size_t)job->uk->mr) * job->uk->mr;
+  epilogue(job, ct, acc, row_sum, rows, j0, cols, &sm, i0 - *g0, 0);
+  if (i0 + rows - *g0 >= run || last) {
+    pterun_compute_u8_transpose(i0 + rows - *g0, cols, stage, PC_QS8_TN,
+                                (uint8_t*)c->data + *g0 + j0 * c->cs, c->cs);
+    *g0 = i0 + rows;
+  }
+}
+
 static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   const pc_qs8_job* job = (const pc_qs8_job*)ctx;
   const pc_qs8_gemm_ukernel* uk = job->uk;
@@ -566,17 +599,8 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   const int64_t j0 = (int64_t)sj * nr;
   const int64_t cols = (int64_t)nsj * nr < w->n - j0 ? (int64_t)nsj * nr : w->n - j0;
   size_t p, s;
-  /* A column-major int8 C (a convolution's NCHW output: rows are pixels, a
-   * column's rows are contiguous) is staged: the epilogue's stores at a
-   * stride of H*W bytes fall into a few L1 sets (H*W a multiple of 4 KiB
-   * maps every channel to one set) and evict each other. The epilogue writes
-   * runs of up to PC_QS8_STAGE_ROWS rows row-major here; a transpose writes
-   * each column's run at once. */
-  _Alignas(64) uint8_t stage[PC_QS8_STAGE_MAX * PC_QS8_TN];
-  const int staged = job->c->rs == 1 && job->c->cs > 1 && job->c->dtype != PTERUN_DTYPE_F32;
-  const pterun_compute_matrix sm = {stage, job->c->dtype, PC_QS8_TN, 1};
-  const size_t group = staged ? stage_panels((size_t)mr) : 1;
-  int64_t g0 = (int64_t)pi * mr; /* first row of the staged run */
+  _Alignas(64) uint8_t stage[PC_QS8_STAGE_MAX * PC_QS8_TN]; /* finish_panel's */
+  int64_t g0 = (int64_t)pi * mr;                            /* first row of the staged run */
   column_terms(job, j0, cols, &ct);
   for (p = pi; p < pi + npi; ++p) {
     const int64_t i0 = (int64_t)p * mr;
@@ -614,17 +638,35 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
         uk->fn(kqb, panel, b, acc + s * (size_t)nr, PC_QS8_TN, k0 > 0);
       }
     }
-    if (!staged) {
-      epilogue(job, &ct, acc, row_sum, rows, j0, cols, job->c, i0, j0);
-      continue;
-    }
-    epilogue(job, &ct, acc, row_sum, rows, j0, cols, &sm, i0 - g0, 0);
-    if ((p - pi + 1) % group == 0 || p + 1 == pi + npi) {
-      const pterun_compute_matrix* c = job->c;
-      pterun_compute_u8_transpose(i0 + rows - g0, cols, stage, PC_QS8_TN,
-                                  (uint8_t*)c->data + g0 + j0 * c->cs, c->cs);
-      g0 = i0 + rows;
-    }
+    finish_panel(job, &ct, acc, row_sum, rows, i0, j0, cols, stage, p - pi + 1 == npi, &g0);
+  }
+}
+
+/* qs8_task over the panels qs8_run packed once (job->pre): no packing here,
+ * and none of its buffers on this stack. */
+static void qs8_task_pre(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
+  const pc_qs8_job* job = (const pc_qs8_job*)ctx;
+  const pc_qs8_gemm_ukernel* uk = job->uk;
+  const pterun_compute_qs8_packed* w = job->w;
+  const int64_t mr = uk->mr, nr = uk->nr;
+  const size_t strip_bytes = (size_t)w->kq * (size_t)nr * PC_QS8_KR * (size_t)uk->b_bytes;
+  _Alignas(64) int32_t acc[PC_QS8_MR_MAX * PC_QS8_TN];
+  _Alignas(64) uint8_t stage[PC_QS8_STAGE_MAX * PC_QS8_TN];
+  int32_t row_sum[PC_QS8_MR_MAX];
+  pc_qs8_cols ct;
+  const int64_t j0 = (int64_t)sj * nr;
+  const int64_t cols = (int64_t)nsj * nr < w->n - j0 ? (int64_t)nsj * nr : w->n - j0;
+  int64_t g0 = (int64_t)pi * mr;
+  column_terms(job, j0, cols, &ct);
+  for (size_t p = pi; p < pi + npi; ++p) {
+    const int64_t i0 = (int64_t)p * mr;
+    const int64_t rows = mr < job->m - i0 ? mr : job->m - i0;
+    memcpy(row_sum, job->pre_rs + p * (size_t)mr, sizeof(int32_t) * (size_t)mr);
+    for (size_t s = 0; s < nsj; ++s)
+      uk->fn((size_t)w->kq, job->pre + p * job->pre_stride,
+             (const unsigned char*)w->strips + (sj + s) * strip_bytes, acc + s * (size_t)nr,
+             PC_QS8_TN, 0);
+    finish_panel(job, &ct, acc, row_sum, rows, i0, j0, cols, stage, p - pi + 1 == npi, &g0);
   }
 }
 
@@ -743,7 +785,26 @@ static int qs8_run(pterun_threadpool* pool, size_t max_threads, int64_t m,
     tile_i = (panels + want - 1) / want;
     if (tile_i == 0) tile_i = 1;
   }
-  pterun_parallelize_2d_tile(threads > 1 ? pool : NULL, qs8_task, &job, panels, strips, tile_i,
-                             tile_j, PTERUN_PARALLEL_MAX_THREADS(threads));
+  /* A small contiguous A read by several runs of columns: its panels packed
+   * once, here, rather than once per run (a decode-sized linear with many
+   * output columns packed its A a dozen times). */
+  _Alignas(64) unsigned char pre[PC_QS8_PREPACK_BYTES];
+  int32_t pre_rs[PC_QS8_PREPACK_ROWS];
+  const size_t pre_stride = (size_t)w->kq * mr * PC_QS8_KR * (size_t)job.uk->a_bytes;
+  job.pre = NULL;
+  if (ig == NULL && a_rows == NULL && a->cs == 1 && w->k <= PC_QS8_KB && strips > tile_j &&
+      panels * mr <= PC_QS8_PREPACK_ROWS && panels * pre_stride <= PC_QS8_PREPACK_BYTES) {
+    const uint8_t flip = job.a_signed ? 0x80 : 0;
+    memset(pre_rs, 0, sizeof(int32_t) * panels * mr);
+    for (size_t p = 0; p < panels; ++p) {
+      const int64_t i0 = (int64_t)(p * mr), rows = (int64_t)mr < m - i0 ? (int64_t)mr : m - i0;
+      pack_panel(job.uk, (const uint8_t*)a->data + i0 * a->rs, a->rs, rows, w->k, flip, 0,
+                 pre + p * pre_stride, pre_rs + p * mr);
+    }
+    job.pre = pre, job.pre_stride = pre_stride, job.pre_rs = pre_rs;
+  }
+  pterun_parallelize_2d_tile(threads > 1 ? pool : NULL, job.pre != NULL ? qs8_task_pre : qs8_task,
+                             &job, panels, strips, tile_i, tile_j,
+                             PTERUN_PARALLEL_MAX_THREADS(threads));
   return 0;
 }
