@@ -717,6 +717,31 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
   return qs8_run(pool, max_threads, m, a, a_rows, a_ctx, a_dtype, NULL, w, ep, c);
 }
 
+/* qs8_run's product over A panels packed here once for every task (the
+ * caller checked that they fit): the buffer lives on this frame only, so
+ * with qs8_task_pre's (which packs nothing) the stack is no deeper than
+ * qs8_task's. */
+static __attribute__((noinline)) void run_prepacked(pterun_threadpool* pool, pc_qs8_job* job,
+                                                    size_t panels, size_t strips, size_t tile_i,
+                                                    size_t tile_j, size_t threads) {
+  _Alignas(64) unsigned char pre[PC_QS8_PREPACK_BYTES];
+  int32_t pre_rs[PC_QS8_PREPACK_ROWS];
+  const pterun_compute_matrix* a = job->a;
+  const size_t mr = (size_t)job->uk->mr;
+  const size_t pre_stride = (size_t)job->w->kq * mr * PC_QS8_KR * (size_t)job->uk->a_bytes;
+  const uint8_t flip = job->a_signed ? 0x80 : 0;
+  memset(pre_rs, 0, sizeof(int32_t) * panels * mr);
+  for (size_t p = 0; p < panels; ++p) {
+    const int64_t i0 = (int64_t)(p * mr);
+    const int64_t rows = (int64_t)mr < job->m - i0 ? (int64_t)mr : job->m - i0;
+    pack_panel(job->uk, (const uint8_t*)a->data + i0 * a->rs, a->rs, rows, job->w->k, flip, 0,
+               pre + p * pre_stride, pre_rs + p * mr);
+  }
+  job->pre = pre, job->pre_stride = pre_stride, job->pre_rs = pre_rs;
+  pterun_parallelize_2d_tile(pool, qs8_task_pre, job, panels, strips, tile_i, tile_j,
+                             PTERUN_PARALLEL_MAX_THREADS(threads));
+}
+
 int pterun_compute_qs8_conv2d_nhwc_in_place(const pc_qs8_gemm_ukernel* uk) {
   if (uk == NULL) uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
   for (size_t i = 0; i < sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0]; ++i) {
@@ -786,25 +811,16 @@ static int qs8_run(pterun_threadpool* pool, size_t max_threads, int64_t m,
     if (tile_i == 0) tile_i = 1;
   }
   /* A small contiguous A read by several runs of columns: its panels packed
-   * once, here, rather than once per run (a decode-sized linear with many
-   * output columns packed its A a dozen times). */
-  _Alignas(64) unsigned char pre[PC_QS8_PREPACK_BYTES];
-  int32_t pre_rs[PC_QS8_PREPACK_ROWS];
-  const size_t pre_stride = (size_t)w->kq * mr * PC_QS8_KR * (size_t)job.uk->a_bytes;
-  job.pre = NULL;
+   * once (run_prepacked) rather than once per run (a decode-sized linear
+   * with many output columns packed its A a dozen times). */
   if (ig == NULL && a_rows == NULL && a->cs == 1 && w->k <= PC_QS8_KB && strips > tile_j &&
-      panels * mr <= PC_QS8_PREPACK_ROWS && panels * pre_stride <= PC_QS8_PREPACK_BYTES) {
-    const uint8_t flip = job.a_signed ? 0x80 : 0;
-    memset(pre_rs, 0, sizeof(int32_t) * panels * mr);
-    for (size_t p = 0; p < panels; ++p) {
-      const int64_t i0 = (int64_t)(p * mr), rows = (int64_t)mr < m - i0 ? (int64_t)mr : m - i0;
-      pack_panel(job.uk, (const uint8_t*)a->data + i0 * a->rs, a->rs, rows, w->k, flip, 0,
-                 pre + p * pre_stride, pre_rs + p * mr);
-    }
-    job.pre = pre, job.pre_stride = pre_stride, job.pre_rs = pre_rs;
+      panels * mr <= PC_QS8_PREPACK_ROWS &&
+      panels * (size_t)w->kq * mr * PC_QS8_KR * (size_t)job.uk->a_bytes <= PC_QS8_PREPACK_BYTES) {
+    run_prepacked(threads > 1 ? pool : NULL, &job, panels, strips, tile_i, tile_j, threads);
+    return 0;
   }
-  pterun_parallelize_2d_tile(threads > 1 ? pool : NULL, job.pre != NULL ? qs8_task_pre : qs8_task,
-                             &job, panels, strips, tile_i, tile_j,
-                             PTERUN_PARALLEL_MAX_THREADS(threads));
+  job.pre = NULL;
+  pterun_parallelize_2d_tile(threads > 1 ? pool : NULL, qs8_task, &job, panels, strips, tile_i,
+                             tile_j, PTERUN_PARALLEL_MAX_THREADS(threads));
   return 0;
 }
