@@ -470,20 +470,15 @@ static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn
       pterun_compute_matrix C = {dst + (b * npix * OC + gi * OCg) * c_size, c_type, (int64_t)OC, 1};
       if (pad != NULL) {
         /* the windows read in place (int8 shifted to uint8 with its zero point) */
-        const pterun_compute_qs8_conv2d_nhwc_args ia = {pad,
-                                                        (int64_t)(H + n->pad[0] + n->pad[2]),
-                                                        (int64_t)(W + n->pad[3] + n->pad[1]),
-                                                        (int64_t)IC,
-                                                        (int64_t)(gi * ICg),
-                                                        (int64_t)ICg,
-                                                        (int64_t)n->kh,
-                                                        (int64_t)n->kw,
-                                                        (int64_t)n->sh,
-                                                        (int64_t)n->sw,
-                                                        (int64_t)n->dh,
-                                                        (int64_t)n->dw,
-                                                        (int64_t)out->dims[1],
-                                                        (int64_t)OW};
+        pterun_compute_qs8_conv2d_nhwc_args ia;
+        memset(&ia, 0, sizeof ia);
+        ia.image = pad, ia.dtype = PTERUN_DTYPE_U8; /* pad_image_q8's copy is uint8 */
+        ia.h = (int64_t)(H + n->pad[0] + n->pad[2]), ia.w = (int64_t)(W + n->pad[3] + n->pad[1]);
+        ia.c = (int64_t)IC, ia.c0 = (int64_t)(gi * ICg), ia.group_c = (int64_t)ICg;
+        ia.kernel_h = (int64_t)n->kh, ia.kernel_w = (int64_t)n->kw;
+        ia.stride_h = (int64_t)n->sh, ia.stride_w = (int64_t)n->sw;
+        ia.dilation_h = (int64_t)n->dh, ia.dilation_w = (int64_t)n->dw;
+        ia.out_h = (int64_t)out->dims[1], ia.out_w = (int64_t)OW;
         pterun_compute_qs8_epilogue e8 = ep;
         e8.a_zp = ui ? a_zp : a_zp + 128;
         if (pterun_compute_qs8_conv2d_nhwc(x->pool, x->max_threads, &ia, &p->qw[gi], &e8, &C) == 0)

@@ -202,12 +202,13 @@ PTERUN_COMPUTE_API int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t m
                                                const pterun_compute_matrix* c);
 
 /** An int8 convolution's input for pterun_compute_qs8_conv2d_nhwc: the image
- *  already padded (its border holds the zero point), channels-last, uint8
- *  (int8 data shifted: x ^ 0x80, the epilogue's a_zp + 128). */
+ *  already padded (its border holds the zero point), channels-last, of
+ *  `dtype` (PTERUN_DTYPE_U8 or I8; the epilogue's a_zp in its range). */
 typedef struct pterun_compute_qs8_conv2d_nhwc_args {
-  const uint8_t* image; /* [h][w][c] */
-  int64_t h, w, c;      /* the padded image's sizes */
-  int64_t c0, group_c;  /* the channels read: [c0, c0 + group_c) */
+  const uint8_t* image; /* [h][w][c], raw bytes */
+  int32_t dtype;
+  int64_t h, w, c;     /* the padded image's sizes */
+  int64_t c0, group_c; /* the channels read: [c0, c0 + group_c) */
   int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
   int64_t out_h, out_w; /* every window inside the image */
 } pterun_compute_qs8_conv2d_nhwc_args;
@@ -216,7 +217,8 @@ typedef struct pterun_compute_qs8_conv2d_nhwc_args {
  * The convolution as pterun_compute_qs8_gemm over its im2col rows (K in
  * (kernel row, kernel column, channel) order, the weight packed by
  * pterun_compute_qs8_pack_conv), without building them: each microkernel
- * reads an output pixel's window where it lies in `g->image`. C row m is
+ * reads an output pixel's window where it lies in `g->image` (int8 bytes
+ * shifted to uint8 as they are read). C row m is
  * output pixel (m / out_w, m % out_w). Same values and bits as the GEMM, for
  * any thread count. A weight packed with c_pad = group_c rounded up to a
  * multiple of 4 (group_c not one) is read a tap at a time, c_pad bytes each:

@@ -680,6 +680,20 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
           cm.rs = 1;
           cm.cs = ohw;
         }
+        if (direct_a && ep.w_zp == NULL) {
+          /* the pixels' channels read in place by the indirect entry (an int8
+           * input shifted as it is broadcast): no packed A panels */
+          pterun_compute_qs8_conv2d_nhwc_args ia;
+          memset(&ia, 0, sizeof ia);
+          ia.image = (const uint8_t*)xdata + b * chw, ia.dtype = st->x_dtype;
+          ia.h = ic.h, ia.w = ic.w, ia.c = ic.c_all, ia.group_c = ic.c_all;
+          ia.kernel_h = ia.kernel_w = ia.stride_h = ia.stride_w = 1;
+          ia.dilation_h = ia.dilation_w = 1, ia.out_h = ic.h, ia.out_w = ic.w;
+          if (pterun_compute_qs8_conv2d_nhwc(pterun_kernel_threadpool(ctx),
+                                             pterun_kernel_max_threads(ctx), &ia, &st->packed[g],
+                                             &ep, &cm) == 0)
+            continue;
+        }
         if (direct_a) {
           pterun_compute_matrix am = {(void*)((const uint8_t*)xdata + b * chw), st->x_dtype,
                                       ic.c_all, 1};
@@ -700,20 +714,13 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
         if (ic.pad != NULL && ep.w_zp == NULL) {
           /* The indirect GEMM reads each window in the padded copy (it
            * declines windows whose taps are not whole 4-byte groups). */
-          const pterun_compute_qs8_conv2d_nhwc_args ia = {ic.pad,
-                                                          ic.h + 2 * ic.ph,
-                                                          ic.w + 2 * ic.pw,
-                                                          ic.c_all,
-                                                          ic.c0,
-                                                          ic.cpg,
-                                                          ic.kh,
-                                                          ic.kw,
-                                                          ic.sh,
-                                                          ic.sw,
-                                                          ic.dh,
-                                                          ic.dw,
-                                                          sizes[2],
-                                                          sizes[3]};
+          pterun_compute_qs8_conv2d_nhwc_args ia;
+          memset(&ia, 0, sizeof ia);
+          ia.image = ic.pad, ia.dtype = PTERUN_DTYPE_U8; /* pad_nhwc's copy is uint8 */
+          ia.h = ic.h + 2 * ic.ph, ia.w = ic.w + 2 * ic.pw, ia.c = ic.c_all;
+          ia.c0 = ic.c0, ia.group_c = ic.cpg, ia.kernel_h = ic.kh, ia.kernel_w = ic.kw;
+          ia.stride_h = ic.sh, ia.stride_w = ic.sw, ia.dilation_h = ic.dh, ia.dilation_w = ic.dw;
+          ia.out_h = sizes[2], ia.out_w = sizes[3];
           if (pterun_compute_qs8_conv2d_nhwc(pterun_kernel_threadpool(ctx),
                                              pterun_kernel_max_threads(ctx), &ia, &st->packed[g],
                                              &ep, &cm) == 0)

@@ -75,13 +75,14 @@ typedef struct pterun_compute_qs8_seg {
 } pterun_compute_qs8_seg;
 
 /** The indirect entry of every microkernel:
- *   C[i][j] = sum_{s < nseg, q < seg[s].kq, t < 4} rows[i][seg[s].off + 4q + t] * B[..][j][t]
- * A read as uint8 where it lies (MR valid row pointers: a short tile repeats
- * one), B the strip packed over the whole K (the segments in K order), C as
- * the packed entry's with add = 0. */
+ *   C[i][j] = sum_{s < nseg, q < seg[s].kq, t < 4} A(rows[i][seg[s].off + 4q + t]) * B[..][j][t]
+ * A read where it lies (MR valid row pointers: a short tile repeats one) as
+ * uint8, or with a_signed as int8 shifted to uint8 (byte ^ 0x80), B the strip
+ * packed over the whole K (the segments in K order), C as the packed entry's
+ * with add = 0. */
 typedef void (*pterun_compute_qs8_igemm_fn)(size_t nseg, const pterun_compute_qs8_seg* seg,
                                             const uint8_t* const* rows, const void* b, int32_t* c,
-                                            size_t ldc);
+                                            size_t ldc, int a_signed);
 
 struct pterun_compute_qs8_gemm_ukernel {
   uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */

@@ -91,7 +91,8 @@ static void random_case(case_* t) {
   g->h = eh + pick(0, 10), g->w = ew + pick(0, 10); /* padded sizes: at least one window */
   g->out_h = (g->h - eh) / g->stride_h + 1, g->out_w = (g->w - ew) / g->stride_w + 1;
   t->n = pick(1, 80);
-  t->a_zp = (int32_t)pick(0, 255);
+  g->dtype = pick(0, 1) ? PTERUN_DTYPE_I8 : PTERUN_DTYPE_U8;
+  t->a_zp = (int32_t)(g->dtype == PTERUN_DTYPE_I8 ? pick(-128, 127) : pick(0, 255));
   t->exact = pick(0, 2) == 0;
   t->out_dtype = t->exact ? PTERUN_DTYPE_F32
                           : (int[]){PTERUN_DTYPE_U8, PTERUN_DTYPE_I8, PTERUN_DTYPE_F32}[pick(0, 2)];
@@ -159,8 +160,8 @@ static int run_case(const case_* t, const pterun_compute_qs8_gemm_ukernel* uk, i
   memset(c0, 0x5a, bytes);
   memset(c1, 0xa5, bytes);
   memset(c2, 0x33, bytes);
-  PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, m, NULL, im2col, (void*)&rs, PTERUN_DTYPE_U8, &w, &ep,
-                                   &cm0) == 0);
+  PT_CHECK(pterun_compute_qs8_gemm(NULL, 0, m, NULL, im2col, (void*)&rs, g->dtype, &w, &ep, &cm0) ==
+           0);
   const int r = pterun_compute_qs8_conv2d_nhwc(NULL, 0, g, &w, &ep, &cm1);
   *took = r == 0;
   PT_CHECK(r == (declines(t, uk) ? -1 : 0));
@@ -181,7 +182,8 @@ static int run_case(const case_* t, const pterun_compute_qs8_gemm_ukernel* uk, i
             for (int64_t c = 0; c < g->group_c; ++c) {
               const int64_t iy = y * g->stride_h + ky * g->dilation_h;
               const int64_t ix = x * g->stride_w + kx * g->dilation_w;
-              const int64_t a = g->image[(iy * g->w + ix) * g->c + g->c0 + c];
+              const uint8_t byte = g->image[(iy * g->w + ix) * g->c + g->c0 + c];
+              const int64_t a = g->dtype == PTERUN_DTYPE_I8 ? (int64_t)(int8_t)byte : byte;
               const int64_t wv = t->w[((n * g->group_c + c) * g->kernel_h + ky) * g->kernel_w + kx];
               s += (a - t->a_zp) * wv;
             }
@@ -243,6 +245,8 @@ static int test_refused(void) {
   memset(t.image, 1, 6 * 6 * 8);
   memset(t.w, 1, (size_t)t.n * 72);
   t.g.image = t.image;
+  t.g.dtype = PTERUN_DTYPE_U8;
+  t.a_zp = 9;
   const pterun_compute_qs8_gemm_ukernel* uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
   const size_t cap = pterun_compute_qs8_pack_size(uk, t.n, 72);
   void* pk = aligned_buf(cap);
@@ -271,6 +275,8 @@ static int test_refused(void) {
   g = t.g, g.stride_w = 0;
   PT_CHECK(pterun_compute_qs8_conv2d_nhwc(NULL, 0, &g, &w, &ep, &cm) == -1);
   g = t.g, g.image = NULL;
+  PT_CHECK(pterun_compute_qs8_conv2d_nhwc(NULL, 0, &g, &w, &ep, &cm) == -1);
+  g = t.g, g.dtype = PTERUN_DTYPE_I16;
   PT_CHECK(pterun_compute_qs8_conv2d_nhwc(NULL, 0, &g, &w, &ep, &cm) == -1);
   const int32_t zp[80] = {1};
   pterun_compute_qs8_epilogue ez = ep;

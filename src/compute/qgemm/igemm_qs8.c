@@ -8,7 +8,8 @@
  * im2col copy and the packed A panel (a third of an int8 VGG's time) are
  * never made. A run must be whole groups of 4 bytes (the packed weight's
  * K groups); with one group and unit column dilation a kernel row's taps are
- * one run. A weight packed with each tap's channels padded to a multiple of
+ * one run. An int8 image is shifted to uint8 as the microkernel broadcasts
+ * it. A weight packed with each tap's channels padded to a multiple of
  * 4 (zero weights) is read a tap at a time including the bytes after its
  * channels: whatever they hold, they add 0. The sums are the GEMM's, exact in
  * int32: same bits. */
@@ -59,7 +60,7 @@ int pterun_compute_qs8_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
       seg[nseg].kq = (size_t)(run / 4);
       ++nseg;
     }
-  const pc_qs8_ig ig = {g->image,           g->out_w, g->stride_h * g->w * g->c,
-                        g->stride_w * g->c, nseg,     seg};
+  const pc_qs8_ig ig = {g->image, g->out_w, g->stride_h * g->w * g->c, g->stride_w * g->c, nseg,
+                        seg,      g->dtype};
   return pc_qs8_gemm_ig(pool, max_threads, g->out_h * g->out_w, &ig, w, ep, c);
 }

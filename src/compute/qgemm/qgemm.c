@@ -616,7 +616,7 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
       }
       for (s = 0; s < nsj; ++s)
         uk->fn_ig(ig->nseg, ig->seg, rp, (const unsigned char*)w->strips + (sj + s) * strip_bytes,
-                  acc + s * (size_t)nr, PC_QS8_TN);
+                  acc + s * (size_t)nr, PC_QS8_TN, job->a_signed);
     }
     for (k0 = 0; job->ig == NULL && k0 < k; k0 += PC_QS8_KB) {
       const int64_t kc = PC_QS8_KB < k - k0 ? PC_QS8_KB : k - k0;
@@ -758,9 +758,10 @@ int pc_qs8_gemm_ig(pterun_threadpool* pool, size_t max_threads, int64_t m, const
                    const pterun_compute_qs8_packed* w, const pterun_compute_qs8_epilogue* ep,
                    const pterun_compute_matrix* c) {
   if (m <= 0 || ig == NULL || bad_w_ep_c(w, ep, c) || ep->w_zp != NULL ||
+      (ig->a_dtype != PTERUN_DTYPE_U8 && ig->a_dtype != PTERUN_DTYPE_I8) ||
       row_kernel(w->uk, m)->fn_ig == NULL)
     return -1;
-  return qs8_run(pool, max_threads, m, NULL, NULL, NULL, PTERUN_DTYPE_U8, ig, w, ep, c);
+  return qs8_run(pool, max_threads, m, NULL, NULL, NULL, ig->a_dtype, ig, w, ep, c);
 }
 
 static int qs8_run(pterun_threadpool* pool, size_t max_threads, int64_t m,

@@ -38,6 +38,7 @@ static inline void store_row(int32_t* c, const __m512i* acc, int add) {
 #define GT_LOAD_B(p) _mm512_loadu_si512((const void*)(p))
 #define GT_DOT(acc, x, y) _mm512_dpbusd_epi32((acc), (x), (y))
 #define GT_BCAST_IG(p) bcast_a(p)
+#define GT_FLIP(v) _mm512_xor_si512((v), _mm512_set1_epi32((int)0x80808080u))
 #define GT_STORE_ROW(cp, acc, add) store_row((cp), (acc), (add))
 #include "src/compute/qgemm/ukernel_tmpl.h"
 

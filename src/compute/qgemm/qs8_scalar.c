@@ -35,7 +35,8 @@ void pc_qs8_gemm_ukernel__scalar_4x8(size_t kq, const void* a, const void* b, in
 #define PC_QS8_SCALAR_IG_CHUNK 64
 void pc_qs8_gemm_ukernel__scalar_4x8_ig(size_t nseg, const pterun_compute_qs8_seg* seg,
                                         const uint8_t* const* rows, const void* b, int32_t* c,
-                                        size_t ldc) {
+                                        size_t ldc, int a_signed) {
+  const uint32_t flip = a_signed ? 0x80808080u : 0u; /* int8 A to uint8 */
   const int8_t* bp = (const int8_t*)b;
   uint8_t panel[PC_QS8_SCALAR_IG_CHUNK * MR * PC_QS8_KR];
   int add = 0;
@@ -44,9 +45,12 @@ void pc_qs8_gemm_ukernel__scalar_4x8_ig(size_t nseg, const pterun_compute_qs8_se
       const size_t n =
           seg[s].kq - q0 < PC_QS8_SCALAR_IG_CHUNK ? seg[s].kq - q0 : PC_QS8_SCALAR_IG_CHUNK;
       for (size_t q = 0; q < n; ++q)
-        for (int i = 0; i < MR; ++i)
-          memcpy(panel + (q * MR + (size_t)i) * PC_QS8_KR,
-                 rows[i] + seg[s].off + (q0 + q) * PC_QS8_KR, PC_QS8_KR);
+        for (int i = 0; i < MR; ++i) {
+          uint32_t v;
+          memcpy(&v, rows[i] + seg[s].off + (q0 + q) * PC_QS8_KR, PC_QS8_KR);
+          v ^= flip;
+          memcpy(panel + (q * MR + (size_t)i) * PC_QS8_KR, &v, PC_QS8_KR);
+        }
       pc_qs8_gemm_ukernel__scalar_4x8(n, panel, bp, c, ldc, add);
       bp += n * NR * PC_QS8_KR;
       add = 1;

@@ -21,7 +21,7 @@ typedef pterun_compute_qs8_gemm_ukernel pc_qs8_gemm_ukernel;
 #define PC_QS8_UKERNEL(isa, fn, mr, nr, a_bytes, b_bytes, ig)                                      \
   void fn(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int add);               \
   void fn##_ig(size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows,         \
-               const void* b, int32_t* c, size_t ldc);
+               const void* b, int32_t* c, size_t ldc, int a_signed);
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
 
@@ -55,10 +55,11 @@ typedef struct pc_qs8_ig {
   int64_t ow, row_step, col_step;
   size_t nseg;
   const pterun_compute_qs8_seg* seg;
+  int32_t a_dtype; /* PTERUN_DTYPE_U8 or I8 (the epilogue's a_zp in its range) */
 } pc_qs8_ig;
 
-/* pterun_compute_qs8_gemm's driver over A read in place (uint8, the
- * epilogue's a_zp in that domain; ep->w_zp NULL): -1 for arguments it refuses. */
+/* pterun_compute_qs8_gemm's driver over A read in place (ep->w_zp NULL): -1
+ * for arguments it refuses. */
 int pc_qs8_gemm_ig(pterun_threadpool* pool, size_t max_threads, int64_t m, const pc_qs8_ig* ig,
                    const pterun_compute_qs8_packed* w, const pterun_compute_qs8_epilogue* ep,
                    const pterun_compute_matrix* c);

@@ -12,6 +12,7 @@
  *                         store them to (add: add them to) c[0..NR)
  *   GT_BCAST_IG(p)        4 uint8 A values at p, in GT_BCAST_A's form (the
  *                         indirect entry GT_FN##_ig reads A where it lies)
+ *   GT_FLIP(v)            v with every byte XORed with 0x80 (int8 A to uint8)
  * Accumulators (GT_MR x GT_NRV vectors) stay in registers: every index is a
  * compile-time constant after unrolling. */
 #define GT_CAT_(a, b) a##b
@@ -46,9 +47,12 @@ void GT_FN(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int 
 }
 
 /* The indirect entry (ukernel.h): the same sums over segments of A that lie
- * where the caller's rows point (a channels-last image), no packed panel. */
-void GT_CAT(GT_FN, _ig)(size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows,
-                        const void* b, int32_t* c, size_t ldc) {
+ * where the caller's rows point (a channels-last image), no packed panel;
+ * an int8 A is shifted to uint8 as it is broadcast (one XOR per row and
+ * group: `flip` is a constant once inlined). */
+static inline __attribute__((always_inline)) void GT_CAT(GT_FN, _ig_body)(
+    size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows, const void* b,
+    int32_t* c, size_t ldc, const int flip) {
   const unsigned char* bp = (const unsigned char*)b;
   GT_VEC acc[GT_MR][GT_NRV];
   size_t s, q;
@@ -70,6 +74,7 @@ void GT_CAT(GT_FN, _ig)(size_t nseg, const pterun_compute_qs8_seg* seg, const ui
       PC_QS8_UNROLL
       for (i = 0; i < GT_MR; ++i) {
         GT_VEC av = GT_BCAST_IG(ar[i] + q * 4);
+        if (flip) av = GT_FLIP(av);
         PC_QS8_UNROLL
         for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_DOT(acc[i][j], av, bv[j]);
       }
@@ -77,6 +82,14 @@ void GT_CAT(GT_FN, _ig)(size_t nseg, const pterun_compute_qs8_seg* seg, const ui
   }
   PC_QS8_UNROLL
   for (i = 0; i < GT_MR; ++i) GT_STORE_ROW(c + (size_t)i * ldc, acc[i], 0);
+}
+
+void GT_CAT(GT_FN, _ig)(size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows,
+                        const void* b, int32_t* c, size_t ldc, int a_signed) {
+  if (a_signed)
+    GT_CAT(GT_FN, _ig_body)(nseg, seg, rows, b, c, ldc, 1);
+  else
+    GT_CAT(GT_FN, _ig_body)(nseg, seg, rows, b, c, ldc, 0);
 }
 #undef GT_CAT
 #undef GT_CAT_
