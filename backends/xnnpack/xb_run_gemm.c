@@ -468,6 +468,18 @@ static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn
         qs8_static_epilogue(n, in, out, p, gi * OCg, &ep);
       }
       pterun_compute_matrix C = {dst + (b * npix * OC + gi * OCg) * c_size, c_type, (int64_t)OC, 1};
+      if (rows == NULL && !dyn) {
+        /* a 1x1 convolution: the pixels' channels read in place (int8
+         * shifted as they are broadcast), no packed A panels */
+        pterun_compute_qs8_conv2d_nhwc_args ia;
+        memset(&ia, 0, sizeof ia);
+        ia.image = img, ia.dtype = a_type;
+        ia.h = (int64_t)H, ia.w = (int64_t)W, ia.c = (int64_t)IC, ia.group_c = (int64_t)IC;
+        ia.kernel_h = ia.kernel_w = ia.stride_h = ia.stride_w = 1;
+        ia.dilation_h = ia.dilation_w = 1, ia.out_h = (int64_t)H, ia.out_w = (int64_t)W;
+        if (pterun_compute_qs8_conv2d_nhwc(x->pool, x->max_threads, &ia, &p->qw[gi], &ep, &C) == 0)
+          continue;
+      }
       if (pad != NULL) {
         /* the windows read in place (int8 shifted to uint8 with its zero point) */
         pterun_compute_qs8_conv2d_nhwc_args ia;
