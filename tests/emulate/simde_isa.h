@@ -62,6 +62,19 @@ static inline simde__m512i pt_emu_mm512_cvttps_epi32(simde__m512 a) {
 }
 #define _mm512_cvttps_epi32(a) pt_emu_mm512_cvttps_epi32(a)
 #endif
+#if !defined(_mm512_cvtepu8_epi16)
+/* vpmovzxbw: 32 bytes zero-extended to 16-bit lanes. */
+static inline simde__m512i pt_emu_mm512_cvtepu8_epi16(simde__m256i a) {
+  uint8_t v[32];
+  int16_t r[32];
+  simde__m512i out;
+  memcpy(v, &a, sizeof v);
+  for (int i = 0; i < 32; ++i) r[i] = (int16_t)v[i];
+  memcpy(&out, r, sizeof out);
+  return out;
+}
+#define _mm512_cvtepu8_epi16(a) pt_emu_mm512_cvtepu8_epi16(a)
+#endif
 #if !defined(_mm512_cvtepi32_epi8)
 static inline simde__m128i pt_emu_mm512_cvtepi32_epi8(simde__m512i a) {
   int32_t v[16];
