@@ -680,12 +680,20 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
           cm.rs = 1;
           cm.cs = ohw;
         }
-        if (direct_a && ep.w_zp == NULL) {
-          /* the pixels' channels read in place by the indirect entry (an int8
-           * input shifted as it is broadcast): no packed A panels */
+        /* the padded copy holds an int8 image shifted to uint8 (pad_nhwc) */
+        const int a_dt = ic.pad != NULL && ic.flip != 0 ? PTERUN_DTYPE_U8 : st->x_dtype;
+        const int pad_is_a = !direct_a && ic.pad != NULL && st->groups == 1 && ic.kh == 1 &&
+                             ic.kw == 1 && ic.sh == 1 && ic.sw == 1 && ic.ph == 0 && ic.pw == 0 &&
+                             ic.k == st->k;
+        if (!direct_a) ep.a_zp = ic.pad != NULL && ic.flip != 0 ? st->x_zp + 128 : st->x_zp;
+        if ((direct_a || pad_is_a) && ep.w_zp == NULL) {
+          /* a 1x1's pixels read in place by the indirect entry (its input, or
+           * the channels-last copy; an int8 input shifted as it is
+           * broadcast): no packed A panels */
           pterun_compute_qs8_conv2d_nhwc_args ia;
           memset(&ia, 0, sizeof ia);
-          ia.image = (const uint8_t*)xdata + b * chw, ia.dtype = st->x_dtype;
+          ia.image = direct_a ? (const uint8_t*)xdata + b * chw : ic.pad;
+          ia.dtype = direct_a ? st->x_dtype : a_dt;
           ia.h = ic.h, ia.w = ic.w, ia.c = ic.c_all, ia.group_c = ic.c_all;
           ia.kernel_h = ia.kernel_w = ia.stride_h = ia.stride_w = 1;
           ia.dilation_h = ia.dilation_w = 1, ia.out_h = ic.h, ia.out_w = ic.w;
@@ -700,11 +708,7 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
           PTERUN_TRY(run_gemm(ctx, ohw, &am, NULL, NULL, st->x_dtype, &st->packed[g], &ep, &cm));
           continue;
         }
-        /* The padded copy holds an int8 image shifted to uint8 (pad_nhwc). */
-        const int a_dt = ic.pad != NULL && ic.flip != 0 ? PTERUN_DTYPE_U8 : st->x_dtype;
-        ep.a_zp = ic.pad != NULL && ic.flip != 0 ? st->x_zp + 128 : st->x_zp;
-        if (ic.pad != NULL && st->groups == 1 && ic.kh == 1 && ic.kw == 1 && ic.sh == 1 &&
-            ic.sw == 1 && ic.ph == 0 && ic.pw == 0 && ic.k == st->k) {
+        if (pad_is_a) {
           /* 1x1, stride 1, no padding: the channels-last copy is the GEMM's A
            * itself ([H*W][C] rows, what im2col would copy), read in place. */
           pterun_compute_matrix am = {(void*)(uintptr_t)ic.pad, a_dt, ic.c_all, 1};

@@ -610,9 +610,14 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
     if (job->ig != NULL) { /* the pixels' rows where they lie; a short panel repeats its first */
       const pc_qs8_ig* ig = job->ig;
       const uint8_t* rp[PC_QS8_MR_MAX];
+      int64_t y = i0 / ig->ow, x = i0 % ig->ow; /* one division per panel */
       for (int64_t r = 0; r < mr; ++r) {
-        const int64_t at = i0 + (r < rows ? r : 0);
-        rp[r] = ig->base + (at / ig->ow) * ig->row_step + (at % ig->ow) * ig->col_step;
+        if (r < rows) {
+          rp[r] = ig->base + y * ig->row_step + x * ig->col_step;
+          if (++x == ig->ow) x = 0, ++y;
+        } else {
+          rp[r] = rp[0];
+        }
       }
       for (s = 0; s < nsj; ++s)
         uk->fn_ig(ig->nseg, ig->seg, rp, (const unsigned char*)w->strips + (sj + s) * strip_bytes,
