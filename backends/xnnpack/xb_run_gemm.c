@@ -468,23 +468,14 @@ static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn
         qs8_static_epilogue(n, in, out, p, gi * OCg, &ep);
       }
       pterun_compute_matrix C = {dst + (b * npix * OC + gi * OCg) * c_size, c_type, (int64_t)OC, 1};
-      if (rows == NULL && !dyn) {
-        /* a 1x1 convolution: the pixels' channels read in place (int8
-         * shifted as they are broadcast), no packed A panels */
+      /* The indirect GEMM reads each window where it lies: a 1x1's pixels in
+       * the input itself (int8 shifted as it is broadcast), the others in the
+       * padded uint8 copy; it declines what the packed GEMM below takes. */
+      const uint8_t* in_place = rows == NULL && !dyn ? img : pad;
+      if (in_place != NULL) {
         pterun_compute_qs8_conv2d_nhwc_args ia;
         memset(&ia, 0, sizeof ia);
-        ia.image = img, ia.dtype = a_type;
-        ia.h = (int64_t)H, ia.w = (int64_t)W, ia.c = (int64_t)IC, ia.group_c = (int64_t)IC;
-        ia.kernel_h = ia.kernel_w = ia.stride_h = ia.stride_w = 1;
-        ia.dilation_h = ia.dilation_w = 1, ia.out_h = (int64_t)H, ia.out_w = (int64_t)W;
-        if (pterun_compute_qs8_conv2d_nhwc(x->pool, x->max_threads, &ia, &p->qw[gi], &ep, &C) == 0)
-          continue;
-      }
-      if (pad != NULL) {
-        /* the windows read in place (int8 shifted to uint8 with its zero point) */
-        pterun_compute_qs8_conv2d_nhwc_args ia;
-        memset(&ia, 0, sizeof ia);
-        ia.image = pad, ia.dtype = PTERUN_DTYPE_U8; /* pad_image_q8's copy is uint8 */
+        ia.image = in_place, ia.dtype = in_place == img ? a_type : PTERUN_DTYPE_U8;
         ia.h = (int64_t)(H + n->pad[0] + n->pad[2]), ia.w = (int64_t)(W + n->pad[3] + n->pad[1]);
         ia.c = (int64_t)IC, ia.c0 = (int64_t)(gi * ICg), ia.group_c = (int64_t)ICg;
         ia.kernel_h = (int64_t)n->kh, ia.kernel_w = (int64_t)n->kw;
@@ -492,7 +483,7 @@ static void run_conv_q8(xb_exec* x, const xb_node* n, pterun_compute_qs8_rows_fn
         ia.dilation_h = (int64_t)n->dh, ia.dilation_w = (int64_t)n->dw;
         ia.out_h = (int64_t)out->dims[1], ia.out_w = (int64_t)OW;
         pterun_compute_qs8_epilogue e8 = ep;
-        e8.a_zp = ui ? a_zp : a_zp + 128;
+        if (in_place == pad && !ui) e8.a_zp = a_zp + 128; /* pad_image_q8 shifted it */
         if (pterun_compute_qs8_conv2d_nhwc(x->pool, x->max_threads, &ia, &p->qw[gi], &e8, &C) == 0)
           continue;
       }

@@ -686,17 +686,20 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
                              ic.kw == 1 && ic.sh == 1 && ic.sw == 1 && ic.ph == 0 && ic.pw == 0 &&
                              ic.k == st->k;
         if (!direct_a) ep.a_zp = ic.pad != NULL && ic.flip != 0 ? st->x_zp + 128 : st->x_zp;
-        if ((direct_a || pad_is_a) && ep.w_zp == NULL) {
-          /* a 1x1's pixels read in place by the indirect entry (its input, or
-           * the channels-last copy; an int8 input shifted as it is
-           * broadcast): no packed A panels */
+        /* The indirect GEMM reads each window where it lies: in the padded
+         * copy (uint8), or a 1x1's pixels in the channels-last input itself
+         * (an int8 one shifted as it is broadcast): no packed A panels. It
+         * declines weight zero points and taps that are not whole 4-byte
+         * groups; the packed GEMM below takes those. */
+        const uint8_t* in_place = direct_a ? (const uint8_t*)xdata + b * chw : ic.pad;
+        if (in_place != NULL && ep.w_zp == NULL) {
           pterun_compute_qs8_conv2d_nhwc_args ia;
           memset(&ia, 0, sizeof ia);
-          ia.image = direct_a ? (const uint8_t*)xdata + b * chw : ic.pad;
-          ia.dtype = direct_a ? st->x_dtype : a_dt;
-          ia.h = ic.h, ia.w = ic.w, ia.c = ic.c_all, ia.group_c = ic.c_all;
-          ia.kernel_h = ia.kernel_w = ia.stride_h = ia.stride_w = 1;
-          ia.dilation_h = ia.dilation_w = 1, ia.out_h = ic.h, ia.out_w = ic.w;
+          ia.image = in_place, ia.dtype = direct_a ? st->x_dtype : a_dt;
+          ia.h = ic.h + 2 * ic.ph, ia.w = ic.w + 2 * ic.pw, ia.c = ic.c_all;
+          ia.c0 = ic.c0, ia.group_c = ic.cpg, ia.kernel_h = ic.kh, ia.kernel_w = ic.kw;
+          ia.stride_h = ic.sh, ia.stride_w = ic.sw, ia.dilation_h = ic.dh, ia.dilation_w = ic.dw;
+          ia.out_h = sizes[2], ia.out_w = sizes[3];
           if (pterun_compute_qs8_conv2d_nhwc(pterun_kernel_threadpool(ctx),
                                              pterun_kernel_max_threads(ctx), &ia, &st->packed[g],
                                              &ep, &cm) == 0)
@@ -714,21 +717,6 @@ static pterun_status exec_conv(pterun_kernel_context* ctx, const qk_i8_state* st
           pterun_compute_matrix am = {(void*)(uintptr_t)ic.pad, a_dt, ic.c_all, 1};
           PTERUN_TRY(run_gemm(ctx, ohw, &am, NULL, NULL, a_dt, &st->packed[g], &ep, &cm));
           continue;
-        }
-        if (ic.pad != NULL && ep.w_zp == NULL) {
-          /* The indirect GEMM reads each window in the padded copy (it
-           * declines windows whose taps are not whole 4-byte groups). */
-          pterun_compute_qs8_conv2d_nhwc_args ia;
-          memset(&ia, 0, sizeof ia);
-          ia.image = ic.pad, ia.dtype = PTERUN_DTYPE_U8; /* pad_nhwc's copy is uint8 */
-          ia.h = ic.h + 2 * ic.ph, ia.w = ic.w + 2 * ic.pw, ia.c = ic.c_all;
-          ia.c0 = ic.c0, ia.group_c = ic.cpg, ia.kernel_h = ic.kh, ia.kernel_w = ic.kw;
-          ia.stride_h = ic.sh, ia.stride_w = ic.sw, ia.dilation_h = ic.dh, ia.dilation_w = ic.dw;
-          ia.out_h = sizes[2], ia.out_w = sizes[3];
-          if (pterun_compute_qs8_conv2d_nhwc(pterun_kernel_threadpool(ctx),
-                                             pterun_kernel_max_threads(ctx), &ia, &st->packed[g],
-                                             &ep, &cm) == 0)
-            continue;
         }
         PTERUN_TRY(run_gemm(ctx, ohw, NULL, im2col_rows, &ic, a_dt, &st->packed[g], &ep, &cm));
       }

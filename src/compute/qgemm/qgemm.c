@@ -45,7 +45,7 @@
 #define PC_QS8_STAGE_MAX (PC_QS8_STAGE_ROWS + PC_QS8_MR_MAX)
 /* A small A (a decode-sized batch of a linear) whose panels take at most
  * this many bytes is packed once by the calling thread for every task,
- * instead of once per run of columns (qs8_task_pre). */
+ * instead of once per run of columns (qs8_task_direct). */
 #define PC_QS8_PREPACK_BYTES (32 * 1024)
 #define PC_QS8_PREPACK_ROWS 256
 /* Multiply-adds below which a product runs on the calling thread. */
@@ -204,7 +204,7 @@ typedef struct pc_qs8_job {
   void* a_ctx;
   const pterun_compute_matrix* c;
   const pc_qs8_ig* ig;      /* A read in place (pc_qs8_gemm_ig), else NULL */
-  const unsigned char* pre; /* A's panels packed once (qs8_task_pre), else NULL */
+  const unsigned char* pre; /* A's panels packed once (qs8_task_direct), else NULL */
   size_t pre_stride;        /* bytes per packed panel */
   const int32_t* pre_rs;    /* their row sums, MR per panel */
   int64_t m;
@@ -607,23 +607,7 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
     const int64_t rows = mr < job->m - i0 ? mr : job->m - i0;
     int64_t k0;
     memset(row_sum, 0, sizeof row_sum);
-    if (job->ig != NULL) { /* the pixels' rows where they lie; a short panel repeats its first */
-      const pc_qs8_ig* ig = job->ig;
-      const uint8_t* rp[PC_QS8_MR_MAX];
-      int64_t y = i0 / ig->ow, x = i0 % ig->ow; /* one division per panel */
-      for (int64_t r = 0; r < mr; ++r) {
-        if (r < rows) {
-          rp[r] = ig->base + y * ig->row_step + x * ig->col_step;
-          if (++x == ig->ow) x = 0, ++y;
-        } else {
-          rp[r] = rp[0];
-        }
-      }
-      for (s = 0; s < nsj; ++s)
-        uk->fn_ig(ig->nseg, ig->seg, rp, (const unsigned char*)w->strips + (sj + s) * strip_bytes,
-                  acc + s * (size_t)nr, PC_QS8_TN, job->a_signed);
-    }
-    for (k0 = 0; job->ig == NULL && k0 < k; k0 += PC_QS8_KB) {
+    for (k0 = 0; k0 < k; k0 += PC_QS8_KB) {
       const int64_t kc = PC_QS8_KB < k - k0 ? PC_QS8_KB : k - k0;
       const size_t kqb = (size_t)((kc + PC_QS8_KR - 1) / PC_QS8_KR);
       if (job->a_rows != NULL) {
@@ -647,9 +631,10 @@ static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   }
 }
 
-/* qs8_task over the panels qs8_run packed once (job->pre): no packing here,
- * and none of its buffers on this stack. */
-static void qs8_task_pre(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
+/* qs8_task where A needs no packing here, and none of its buffers on this
+ * stack: read in place by the indirect entries (job->ig), or the panels
+ * run_prepacked packed once (job->pre). */
+static void qs8_task_direct(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
   const pc_qs8_job* job = (const pc_qs8_job*)ctx;
   const pc_qs8_gemm_ukernel* uk = job->uk;
   const pterun_compute_qs8_packed* w = job->w;
@@ -666,11 +651,29 @@ static void qs8_task_pre(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj
   for (size_t p = pi; p < pi + npi; ++p) {
     const int64_t i0 = (int64_t)p * mr;
     const int64_t rows = mr < job->m - i0 ? mr : job->m - i0;
-    memcpy(row_sum, job->pre_rs + p * (size_t)mr, sizeof(int32_t) * (size_t)mr);
-    for (size_t s = 0; s < nsj; ++s)
-      uk->fn((size_t)w->kq, job->pre + p * job->pre_stride,
-             (const unsigned char*)w->strips + (sj + s) * strip_bytes, acc + s * (size_t)nr,
-             PC_QS8_TN, 0);
+    if (job->ig != NULL) { /* the pixels' rows where they lie; a short panel repeats its first */
+      const pc_qs8_ig* ig = job->ig;
+      const uint8_t* rp[PC_QS8_MR_MAX];
+      int64_t y = i0 / ig->ow, x = i0 % ig->ow; /* one division per panel */
+      for (int64_t r = 0; r < mr; ++r) {
+        if (r < rows) {
+          rp[r] = ig->base + y * ig->row_step + x * ig->col_step;
+          if (++x == ig->ow) x = 0, ++y;
+        } else {
+          rp[r] = rp[0];
+        }
+      }
+      memset(row_sum, 0, sizeof row_sum); /* unread: ig has no weight zero points */
+      for (size_t s = 0; s < nsj; ++s)
+        uk->fn_ig(ig->nseg, ig->seg, rp, (const unsigned char*)w->strips + (sj + s) * strip_bytes,
+                  acc + s * (size_t)nr, PC_QS8_TN, job->a_signed);
+    } else {
+      memcpy(row_sum, job->pre_rs + p * (size_t)mr, sizeof(int32_t) * (size_t)mr);
+      for (size_t s = 0; s < nsj; ++s)
+        uk->fn((size_t)w->kq, job->pre + p * job->pre_stride,
+               (const unsigned char*)w->strips + (sj + s) * strip_bytes, acc + s * (size_t)nr,
+               PC_QS8_TN, 0);
+    }
     finish_panel(job, &ct, acc, row_sum, rows, i0, j0, cols, stage, p - pi + 1 == npi, &g0);
   }
 }
@@ -724,7 +727,7 @@ int pterun_compute_qs8_gemm(pterun_threadpool* pool, size_t max_threads, int64_t
 
 /* qs8_run's product over A panels packed here once for every task (the
  * caller checked that they fit): the buffer lives on this frame only, so
- * with qs8_task_pre's (which packs nothing) the stack is no deeper than
+ * with qs8_task_direct's (which packs nothing) the stack is no deeper than
  * qs8_task's. */
 static __attribute__((noinline)) void run_prepacked(pterun_threadpool* pool, pc_qs8_job* job,
                                                     size_t panels, size_t strips, size_t tile_i,
@@ -743,7 +746,7 @@ static __attribute__((noinline)) void run_prepacked(pterun_threadpool* pool, pc_
                pre + p * pre_stride, pre_rs + p * mr);
   }
   job->pre = pre, job->pre_stride = pre_stride, job->pre_rs = pre_rs;
-  pterun_parallelize_2d_tile(pool, qs8_task_pre, job, panels, strips, tile_i, tile_j,
+  pterun_parallelize_2d_tile(pool, qs8_task_direct, job, panels, strips, tile_i, tile_j,
                              PTERUN_PARALLEL_MAX_THREADS(threads));
 }
 
@@ -826,7 +829,8 @@ static int qs8_run(pterun_threadpool* pool, size_t max_threads, int64_t m,
     return 0;
   }
   job.pre = NULL;
-  pterun_parallelize_2d_tile(threads > 1 ? pool : NULL, qs8_task, &job, panels, strips, tile_i,
-                             tile_j, PTERUN_PARALLEL_MAX_THREADS(threads));
+  pterun_parallelize_2d_tile(threads > 1 ? pool : NULL, ig != NULL ? qs8_task_direct : qs8_task,
+                             &job, panels, strips, tile_i, tile_j,
+                             PTERUN_PARALLEL_MAX_THREADS(threads));
   return 0;
 }
