@@ -218,7 +218,7 @@ st_aarch64() {
 # from the native run's; on an AVX-512 CPU, tools/compare_builds.py also
 # compares every fixture program's bytes between the two x86 trees.
 st_variants() {
-  local kt='test_gemm_dispatch|test_vmath|test_dwconv|test_qgemm|test_compute_lowbit|test_conv2d|test_conv_nhwc|test_qconv_nhwc|test_qdwconv|test_minmax'
+  local kt='test_gemm_dispatch|test_vmath|test_dwconv|test_qgemm|test_compute_lowbit|test_conv2d|test_conv_nhwc|test_qconv_nhwc|test_qdwconv|test_minmax|test_qb4w'
   local logs="$PWD/build-emu/variant-logs" rc=0 evex
   rm -rf "$logs" && mkdir -p "$logs"
   # A failing run fails the stage, after the table (which shows what it left unrun).
@@ -249,14 +249,14 @@ st_variants() {
   # FMA; TCG executes no AVX-512): the case the emulation is for, whatever CPU
   # CI has. The fast kernel tests only (vector math and GEMM sweeps: minutes).
   local t
-  for t in test_qgemm test_compute_lowbit test_dwconv test_conv2d test_conv_nhwc test_qconv_nhwc test_qdwconv test_minmax; do
+  for t in test_qgemm test_compute_lowbit test_dwconv test_conv2d test_conv_nhwc test_qconv_nhwc test_qdwconv test_minmax test_qb4w; do
     echo "qemu-x86_64 -cpu Haswell build-emu/bin/$t"
     PTERUN_VARIANT_LOG="$logs/haswell.log" qemu-x86_64 -cpu Haswell "build-emu/bin/$t" \
       >"$logs/haswell-$t.txt" 2>&1 || { cat "$logs/haswell-$t.txt"; rc=1; }
   done
   # The aarch64 sweeps of the GEMM and vector math are scalar there (minutes under qemu).
   PTERUN_VARIANT_LOG="$logs/qemu.log" c_tests build-aarch64 --timeout 600 \
-    -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d|test_conv_nhwc|test_qconv_nhwc|test_qdwconv|test_minmax)$' || rc=1
+    -R '^(test_compute_lowbit|test_dwconv|test_qgemm|test_conv2d|test_conv_nhwc|test_qconv_nhwc|test_qdwconv|test_minmax|test_qb4w)$' || rc=1
   # A run with no record (it failed): its variants show as "not run".
   touch "$logs/native.log" "$logs/emulated.log" "$logs/haswell.log" "$logs/qemu.log"
   "$PYTHON" tools/variant_table.py --native "$logs/native.log" --emulated "$logs/emulated.log" \

@@ -96,6 +96,7 @@ def manifest_variants(root: Path) -> list[Variant]:
             "lowbit",
             _manifest(c / "lowbit" / "lowbit_ukernels.inc", "PC_LOWBIT_UKERNEL"),
         ),
+        ("qb4w", _manifest(c / "qb4w" / "qb4w_ukernels.inc", "PC_QB4W_UKERNEL")),
     ]
     vm = _table(c / "vmath" / "vmath.c", r"PC_VM_ROW\(\s*([^,]+?)\s*,\s*(\w+)\s*\)")
     fams += [("vmath", vm), ("vmath_rowops", vm)]

@@ -184,9 +184,9 @@ typedef struct gemm_prep {
   int16_t* wdq; /* static depthwise: [KH][KW][OC], zero point removed */
   float* qbias; /* static: int32 bias * multiplier, per column */
   float* csum;  /* dynamic: the packed weights' column sums, [K groups][N] */
-  /* dynamic 4-bit weights (qc4w / qb4w) on the low-bit engine instead: the
-   * universal layout with the bias, or NULL */
-  pterun_compute_lowbit_weights* lb;
+  /* dynamic 4-bit weights (qc4w / qb4w) on compute's 4-bit blockwise engine
+   * instead: 16-column panels with the bias, or NULL */
+  pterun_compute_qb4w_weights* qb;
 } gemm_prep;
 
 /* Rows of a dynamically quantized value and the bytes of its parameters

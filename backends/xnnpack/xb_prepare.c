@@ -129,37 +129,27 @@ static pterun_status prep_qbias(xb_graph* g, size_t OC, gemm_prep* p) {
 }
 
 /* 4-bit weights of a dynamically quantized FullyConnected (what `8da4w -X`
- * emits) on the low-bit engine: the signed codes wt[OC][K], one scale per
- * K group (bf16 block scales or the channel's) and the bias packed once in
- * its universal layout, which its microkernels read 4 bits at a time (the
- * int8 GEMM would read them unpacked, one product per K group).
- * NOT_SUPPORTED (the int8 GEMM path then runs) for a geometry it does not
- * take: groups not a multiple of 16, or K past its stack row (4096: a call
- * then never needs more scratch than init reserved). */
-static pterun_status prep_q4_lowbit(xb_graph* g, size_t OC, size_t K, const xb_value* w,
-                                    const int8_t* wt, gemm_prep* p) {
-  if (p->gsize == 0 || p->gsize % 16 != 0 || K % p->gsize != 0 || K > 4096 || OC == 0)
+ * emits) on compute's 4-bit blockwise engine: the signed codes wt[OC][K],
+ * the block scales as the file has them (bf16 for qb4w, the channel's
+ * float32 for qc4w: one block of K) and the bias packed once in 16-column
+ * panels, which its microkernels read 4 bits at a time with the scales
+ * beside them (the int8 GEMM would read the codes unpacked, one product per
+ * K group). NOT_SUPPORTED (the int8 GEMM path then runs) for a geometry it
+ * does not take (blocks not a multiple of 8, more than 1024 per row). */
+static pterun_status prep_q4(xb_graph* g, size_t OC, size_t K, const xb_value* w, const int8_t* wt,
+                             gemm_prep* p) {
+  const int bf = w->qkind == XB_Q_GROUP;
+  const size_t bytes = pterun_compute_qb4w_pack_bytes((int64_t)OC, (int64_t)K, (int64_t)p->gsize,
+                                                      bf, p->bias != NULL);
+  if (bytes == 0 || (bf ? w->scales_bf16 == NULL : w->scales == NULL))
     return PTERUN_STATUS_NOT_SUPPORTED;
-  const size_t bytes =
-      pterun_compute_lowbit_pack_bytes(4, (int64_t)OC, (int64_t)K, (int64_t)p->gsize, 0, 1);
-  if (bytes == 0) return PTERUN_STATUS_NOT_SUPPORTED;
-  float* sc = pterun_alloc(g->allocator, OC * p->groups_k * sizeof(float), 64);
   uint8_t* buf = xb_alloc(g, bytes);
-  p->lb = xb_alloc(g, sizeof *p->lb);
-  if (sc == NULL || buf == NULL || p->lb == NULL) {
-    pterun_free(g->allocator, sc);
-    return PTERUN_STATUS_OUT_OF_MEMORY;
-  }
-  for (size_t oc = 0; oc < OC; ++oc)
-    for (size_t gk = 0; gk < p->groups_k; ++gk)
-      sc[oc * p->groups_k + gk] = w->qkind == XB_Q_GROUP
-                                      ? pterun_bf16_to_f32(w->scales_bf16[oc * p->groups_k + gk])
-                                      : w->scales[oc];
-  int r = pterun_compute_lowbit_pack(4, (int64_t)OC, (int64_t)K, (int64_t)p->gsize, wt, sc, NULL,
-                                     p->bias, buf, bytes, p->lb);
-  pterun_free(g->allocator, sc);
-  if (r != 0) {
-    p->lb = NULL;
+  p->qb = xb_alloc(g, sizeof *p->qb);
+  if (buf == NULL || p->qb == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
+  if (pterun_compute_qb4w_pack((int64_t)OC, (int64_t)K, (int64_t)p->gsize, wt,
+                               bf ? NULL : w->scales, bf ? w->scales_bf16 : NULL, p->bias, buf,
+                               bytes, p->qb) != 0) {
+    p->qb = NULL;
     return PTERUN_STATUS_NOT_SUPPORTED;
   }
   return PTERUN_STATUS_OK;
@@ -191,7 +181,7 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t k = 0; k < K; ++k) wt[oc * K + k] = (int8_t)w_q(w, oc, k, K);
   if (w->dtype == XB_DT_QCINT4 || w->dtype == XB_DT_QBINT4) {
-    pterun_status lst = prep_q4_lowbit(g, OC, K, w, wt, p);
+    pterun_status lst = prep_q4(g, OC, K, w, wt, p);
     if (lst != PTERUN_STATUS_NOT_SUPPORTED) {
       pterun_free(g->allocator, wt);
       return lst;
@@ -253,10 +243,10 @@ static pterun_status prep_fc(const pterun_backend_init_args* a, xb_graph* g, xb_
     if (in->loc != XB_LOC_ARENA || in->nbytes < dq_params_offset(in) + dq_rows(in) * 8)
       return UNSUP("dynamically quantized input not produced by a Convert in this graph");
     n->kind = KIND_QD8;
-    PTERUN_TRY(prep_bias_f32(a, g, n, N, p)); /* the low-bit layout holds it */
+    PTERUN_TRY(prep_bias_f32(a, g, n, N, p)); /* the 4-bit panels hold it */
     PTERUN_TRY(prep_q_dynamic(a, g, n, N, K, w, p));
-    /* int8 GEMM: a block of float rows; low-bit: every row's scale and zero point */
-    n->scratch_bytes = p->lb != NULL ? in->max_numel / K * (sizeof(float) + sizeof(int32_t)) + 64
+    /* int8 GEMM: a block of float rows; 4-bit: every row's scale and zero point */
+    n->scratch_bytes = p->qb != NULL ? in->max_numel / K * (sizeof(float) + sizeof(int32_t)) + 64
                                      : XB_DQ_ROWS * N * sizeof(float) + 64;
     return PTERUN_STATUS_OK;
   }
@@ -648,13 +638,6 @@ size_t xb_scratch_bytes(const xb_graph* g) {
       m = (int64_t)(out->max_dims[1] * out->max_dims[2]);
       k = (int64_t)(in->max_dims[3] > p->K ? in->max_dims[3] : p->K);
       nn = (int64_t)out->max_dims[3];
-    } else if (n->tag == XB_N_FULLY_CONNECTED && n->kind == KIND_QD8 && p != NULL &&
-               p->lb != NULL && p->K > 0) {
-      /* the low-bit engine's quantized rows (it takes fewer when short) */
-      size_t s = pterun_compute_lowbit_scratch_bytes(
-          p->lb, (int64_t)(g->values[n->in[0]].max_numel / p->K));
-      if (s != SIZE_MAX && s > best) best = s;
-      continue;
     } else if (n->tag == XB_N_BATCH_MATRIX_MULTIPLY) {
       const xb_value *a = &g->values[n->in[0]], *b = &g->values[n->in[1]];
       if (a->rank < 2 || b->rank < 1) continue;

@@ -166,10 +166,10 @@ void xb_run_fc(xb_exec* x, const xb_node* n) {
   const int8_t* qa = x->data[n->in[0]];
   const uint8_t* params = (const uint8_t*)qa + dq_params_offset(in);
   size_t rows = dq_rows(in), per_row = rows ? in->numel / rows : 0;
-  if (p->lb != NULL) {
-    // 4-bit weights on the low-bit engine: every row's scale and zero point
-    // (n->scratch_bytes holds them), then one product over all rows; the
-    // bias is in the packed weights.
+  if (p->qb != NULL) {
+    // 4-bit weights on the 4-bit blockwise engine: every row's scale and zero
+    // point (n->scratch_bytes holds them), then one product over all rows;
+    // the bias is in the packed weights. It needs no scratch and cannot fail.
     float* as = (float*)g->scratch;
     int32_t* az = (int32_t*)(as + M);
     for (size_t m = 0; m < M; ++m) {
@@ -178,10 +178,8 @@ void xb_run_fc(xb_exec* x, const xb_node* n) {
       memcpy(&az[m], params + r * 8 + 4, 4);
     }
     float* o = x->data[n->out];
-    // K <= 4096 (prepare): with no scratch the engine takes a stack row, so
-    // the call cannot fail.
-    (void)pterun_compute_lowbit_linear_qa_ex(x->ctx, p->lb, qa, as, az, (int64_t)M, o, NULL,
-                                             x->pool, x->max_threads);
+    (void)pterun_compute_qb4w_linear_qa(p->qb, qa, as, az, (int64_t)M, o, NULL, x->pool,
+                                        x->max_threads);
     if (n->out_min > -INFINITY || n->out_max < INFINITY)
       for (size_t i = 0; i < M * N; ++i) o[i] = clampf(o[i], n->out_min, n->out_max);
     return;

@@ -709,6 +709,56 @@ PTERUN_COMPUTE_API pterun_status pterun_compute_lowbit_linear_qa_ex(
     const float* a_scale, const int32_t* a_zero, int64_t m, float* y,
     const pterun_compute_lowbit_ukernel* uk, pterun_threadpool* pool, size_t max_threads);
 
+/* ---- 4-bit blockwise linear (XNNPACK's qd8 x qb4w / qc4w) --------------------
+ * The engine behind the XNNPACK backend's dynamically quantized
+ * fully-connected nodes with 4-bit weights (what `export_llama -qmode 8da4w
+ * -X` emits; docs/lowbit.md, "16-column 4-bit panels"): int8 activation rows
+ * with a scale and zero point each, symmetric 4-bit weights with one scale
+ * per block of k (bf16, as XNNPACK stores them, or float32), an optional
+ * bias. Per 16-column panel the codes are stored two per byte, the block
+ * scales once and the zero-point term folded into one float per column, so
+ * a decode step reads little more than the 4-bit codes. Exact int32 block
+ * sums, float32 accumulation in block order: the same bits from every
+ * microkernel and thread count. */
+
+/** A microkernel of this family (opaque; NULL: the default selection). */
+typedef struct pterun_compute_qb4w_ukernel pterun_compute_qb4w_ukernel;
+
+/** Packed weights (pterun_compute_qb4w_pack). */
+typedef struct pterun_compute_qb4w_weights {
+  int64_t n, k, block; /* block: a multiple of 8 dividing k */
+  int scales_bf16;     /* block scales stored as bf16 (else float32) */
+  int has_bias;
+  uint64_t tile_bytes; /* bytes of one 16-column panel */
+  const uint8_t* tiles;
+} pterun_compute_qb4w_weights;
+
+/** Bytes pterun_compute_qb4w_pack writes, or 0 when it does not take the
+ *  geometry: n >= 1, k < 2^31, block a multiple of 8 dividing k, at most
+ *  65536, and at most 1024 blocks per row. */
+PTERUN_COMPUTE_API size_t pterun_compute_qb4w_pack_bytes(int64_t n, int64_t k, int64_t block,
+                                                         int scales_bf16, int has_bias);
+/** Load-time packing of signed codes W[n][k] in [-8, 7] (row-major) with
+ *  block scales s[n][k / block] given as float32 (`scales`) or as bf16 bit
+ *  patterns (`scales_bf16`; exactly one of the two non-NULL) and an
+ *  optional bias[n], at dst (`cap` bytes, pterun_compute_qb4w_pack_bytes;
+ *  64-byte aligned preferred). Returns 0 and describes the buffer in `out`,
+ *  or -1 (geometry, size or a code out of range). */
+PTERUN_COMPUTE_API int pterun_compute_qb4w_pack(int64_t n, int64_t k, int64_t block,
+                                                const int8_t* codes, const float* scales,
+                                                const uint16_t* scales_bf16, const float* bias,
+                                                uint8_t* dst, size_t cap,
+                                                pterun_compute_qb4w_weights* out);
+/** y[m, n] = (qa[m, k] - a_zero[m]) * a_scale[m] times the weights (plus the
+ *  bias), float32 row-major. No scratch: the per-row block sums live on the
+ *  stack. Rows and panels are split over `pool` (up to max_threads, 0: all)
+ *  when the product is large enough to pay for it; uk NULL selects the
+ *  widest microkernel pterun_cpu_features() allows. */
+PTERUN_COMPUTE_API pterun_status pterun_compute_qb4w_linear_qa(
+    const pterun_compute_qb4w_weights* w, const int8_t* qa, const float* a_scale,
+    const int32_t* a_zero, int64_t m, float* y, const pterun_compute_qb4w_ukernel* uk,
+    pterun_threadpool* pool, size_t max_threads);
+
 #ifdef __cplusplus
 }
 #endif

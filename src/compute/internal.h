@@ -240,6 +240,30 @@ PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_uk
 PTERUN_COMPUTE_API const pterun_compute_lowbit_ukernel* pterun_compute_lowbit_select(
     uint64_t features);
 
+/* ---- 4-bit blockwise linear microkernels (src/compute/qb4w/) ---------------- */
+/** `ntiles` whole 16-column panels (at `tiles`, w->tile_bytes apart)
+ *  against one activation row: out[16 * i + c] for panel i, column c. qa:
+ *  the row's k int8 codes; asum8[g]: 8 times the sum of block g's codes;
+ *  a_scale, a_zero: the row's quantization. docs/lowbit.md has the
+ *  arithmetic; every variant gives the same bits. */
+typedef void (*pterun_compute_qb4w_tiles_fn)(const pterun_compute_qb4w_weights* w,
+                                             const uint8_t* tiles, size_t ntiles, const int8_t* qa,
+                                             const int32_t* asum8, float a_scale, int32_t a_zero,
+                                             float* out);
+
+struct pterun_compute_qb4w_ukernel {
+  uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
+  pterun_compute_qb4w_tiles_fn tiles;
+  const char* name;
+};
+
+/** Every 4-bit blockwise microkernel compiled into this build, portable
+ *  first, in priority order (tests and benchmarks run each). */
+PTERUN_COMPUTE_API const pterun_compute_qb4w_ukernel* pterun_compute_qb4w_ukernels(
+    size_t* count_out);
+/** The last variant whose ISA bits are all in `features` (never NULL). */
+PTERUN_COMPUTE_API const pterun_compute_qb4w_ukernel* pterun_compute_qb4w_select(uint64_t features);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,8 @@ endif()
 # everywhere: pterun_target_defaults passes -ffp-contract=off).
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX2")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+  # the 4-bit blockwise linear (qb4w/): the same ISA split as low-bit
+  set_source_files_properties(${_pt_isa_dir}/qb4w/qb4w_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx;-mavx2")
 endif()
 if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512bw.c PROPERTIES
@@ -99,6 +101,8 @@ if(PTERUN_GEMM_ISA_DEFS MATCHES "PTERUN_GEMM_AVX512VNNI")
     COMPILE_OPTIONS "-mavx;-mavx2;-mfma;-mavx512f;-mavx512bw")
   set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_avx512vnni.c PROPERTIES
     COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS};-mfma")
+  set_source_files_properties(${_pt_isa_dir}/qb4w/qb4w_avx512vnni.c PROPERTIES
+    COMPILE_OPTIONS "${PTERUN_GEMM_AVX512VNNI_FLAGS}")
 endif()
 # GCC inserts vzeroupper (which clears the upper halves of the vector
 # registers before code that may use legacy SSE encodings: libm, the
@@ -173,7 +177,7 @@ if(_pt_emu_isas)
     conv/conv_avx512.c=avx512f qgemm/qs8_avx512vnni.c=avx512f,avx512bw,avx512vnni
     qgemm/qdwconv_avx512.c=avx512f qgemm/qs8_epi_avx512.c=avx512f minmax/minmax_avx512.c=avx512f
     lowbit/lowbit_avx512bw.c=avx512f,avx512bw lowbit/lowbit_avx512vnni.c=avx512f,avx512bw,avx512vnni
-    qgemm/qdwconv_avx512bw.c=avx512f,avx512bw)
+    qgemm/qdwconv_avx512bw.c=avx512f,avx512bw qb4w/qb4w_avx512vnni.c=avx512f,avx512bw,avx512vnni)
   set(PTERUN_EMULATED_SOURCES "")
   foreach(_entry IN LISTS _pt_emu_srcs)
     string(REPLACE "=" ";" _entry "${_entry}")

@@ -23,6 +23,7 @@
 #define PC_PS_QS8_GEMM_MAC 10u     /* int8 GEMM: multiply-adds */
 #define PC_PS_QS8_DW_MAC 200u      /* int8 depthwise convolution: taps */
 #define PC_PS_F32_VMATH_ELEM 1000u /* vector math: elements (exp, tanh, ...) */
+#define PC_PS_QB4W_BYTE 30u        /* 4-bit blockwise linear: bytes of panels read */
 
 /* The flags of a call of `units` work at `ps` picoseconds a unit, capped at
  * max_threads (0: no cap). */

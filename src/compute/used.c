@@ -8,8 +8,9 @@
 #include "src/compute/used.h"
 
 static const pc_used_family* const kFamilies[] = {
-    &pc_used_f32_gemm, &pc_used_qs8_gemm, &pc_used_vmath,  &pc_used_conv2d,    &pc_used_dwconv2d,
-    &pc_used_lowbit,   &pc_used_qdwconv,  &pc_used_minmax, &pc_used_f32_igemm, &pc_used_qs8_igemm};
+    &pc_used_f32_gemm,  &pc_used_qs8_gemm,  &pc_used_vmath,   &pc_used_conv2d,
+    &pc_used_dwconv2d,  &pc_used_lowbit,    &pc_used_qdwconv, &pc_used_minmax,
+    &pc_used_f32_igemm, &pc_used_qs8_igemm, &pc_used_qb4w};
 
 size_t pterun_compute_variants_report(char* buf, size_t size) {
   const uint64_t features = pterun_cpu_detected_features();

@@ -37,6 +37,6 @@ static inline void pc_used_mark(atomic_uchar* seen, size_t i) {
 
 extern const pc_used_family pc_used_f32_gemm, pc_used_qs8_gemm, pc_used_vmath, pc_used_conv2d,
     pc_used_dwconv2d, pc_used_lowbit, pc_used_qdwconv, pc_used_minmax, pc_used_f32_igemm,
-    pc_used_qs8_igemm;
+    pc_used_qs8_igemm, pc_used_qb4w;
 
 #endif /* PTERUN_SRC_COMPUTE_USED_H_ */

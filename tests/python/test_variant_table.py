@@ -40,6 +40,7 @@ def test_manifests_parse() -> None:
     assert ("f32_gemm", "pc_f32_gemm_ukernel__avx512f_12x16") in names
     assert ("f32_igemm", "pc_f32_gemm_ukernel__avx512f_12x32") in names
     assert ("minmax", "avx512f") in names
+    assert ("qb4w", "pc_qb4w_tiles__avx512vnni") in names
     # the int8 indirect entries: the rows whose manifest column says so only
     assert ("qs8_igemm", "pc_qs8_gemm_ukernel__avx512vnni_8x32") in names
     assert ("qs8_igemm", "pc_qs8_gemm_ukernel__avx2_6x8") not in names
@@ -50,6 +51,7 @@ def test_manifests_parse() -> None:
         "qs8_gemm",
         "qs8_igemm",
         "lowbit",
+        "qb4w",
         "vmath",
         "vmath_rowops",
         "dwconv_nhwc",

@@ -725,15 +725,18 @@ CI_SPECS += [
 ]
 
 # Committed exporter fixtures run (fused, --verbose) for the fusion rows only
-# torchao's / ExecuTorch's LLM flows emit; compared with their committed
-# eager references at the fixture index's tolerance.
+# torchao's / ExecuTorch's LLM flows emit, and for the XNNPACK backend's
+# 4-bit blockwise fully-connected nodes (`8da4w -X`: the qb4w microkernels);
+# compared with their committed references at the fixture index's
+# tolerance. (index file, fixture name)
 EXTRA_FIXTURES = (
-    "quantized_8da4w",
-    "quantized_8da4w_fused",
-    "quantized_8da4w_pt",
-    "quantized_8da8w",
-    "quantized_staticops",
-    "quantized_addrelu",
+    ("quantized_cases.txt", "quantized_8da4w"),
+    ("quantized_cases.txt", "quantized_8da4w_fused"),
+    ("quantized_cases.txt", "quantized_8da4w_pt"),
+    ("quantized_cases.txt", "quantized_8da8w"),
+    ("quantized_cases.txt", "quantized_staticops"),
+    ("quantized_cases.txt", "quantized_addrelu"),
+    ("xnnpack_cases.txt", "llm_8da4w"),
 )
 
 
@@ -749,13 +752,14 @@ def run_extras(cli: Any) -> list[dict[str, Any]]:
 
     root = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
     rows = {}
-    for line in (root / "quantized_cases.txt").read_text().splitlines():
-        f = line.split("#", 1)[0].split()
-        if len(f) >= 8:
-            rows[f[0]] = f
+    for index in sorted({i for i, _ in EXTRA_FIXTURES}):
+        for line in (root / index).read_text().splitlines():
+            f = line.split("#", 1)[0].split()
+            if len(f) >= 8:
+                rows[(index, f[0])] = f
     out = []
-    for name in EXTRA_FIXTURES:
-        f = rows[name]
+    for index, name in EXTRA_FIXTURES:
+        f = rows[(index, name)]
         d, method, n_in, n_out, rtol, atol = (
             root / f[1],
             f[2],
@@ -764,7 +768,9 @@ def run_extras(cli: Any) -> list[dict[str, Any]]:
             float(f[5]),
             float(f[6]),
         )
-        ref = f[8] if len(f) == 9 else "et"
+        # quantized index: column 9 names the reference (default et); the
+        # XNNPACK index's column 9 is the kind, its reference ExecuTorch's
+        ref = f[8] if len(f) == 9 and index == "quantized_cases.txt" else "et"
         v = check.Verdict(
             {"seed": name, "input": {"shape": [], "dtype": "f32"}, "layers": []}
         )
