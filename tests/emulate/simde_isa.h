@@ -75,6 +75,19 @@ static inline simde__m512i pt_emu_mm512_cvtepu8_epi16(simde__m256i a) {
 }
 #define _mm512_cvtepu8_epi16(a) pt_emu_mm512_cvtepu8_epi16(a)
 #endif
+#if !defined(_mm512_cvtepu16_epi32)
+/* vpmovzxwd: 16 16-bit values zero-extended to 32-bit lanes. */
+static inline simde__m512i pt_emu_mm512_cvtepu16_epi32(simde__m256i a) {
+  uint16_t v[16];
+  int32_t r[16];
+  simde__m512i out;
+  memcpy(v, &a, sizeof v);
+  for (int i = 0; i < 16; ++i) r[i] = (int32_t)v[i];
+  memcpy(&out, r, sizeof out);
+  return out;
+}
+#define _mm512_cvtepu16_epi32(a) pt_emu_mm512_cvtepu16_epi32(a)
+#endif
 #if !defined(_mm512_cvtepi32_epi8)
 static inline simde__m128i pt_emu_mm512_cvtepi32_epi8(simde__m512i a) {
   int32_t v[16];
