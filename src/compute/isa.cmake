@@ -128,7 +128,8 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
     set(_pt_dotprod_flag "-mcpu=generic+dotprod")
   endif()
   if(PTERUN_CC_HAS_DOTPROD OR PTERUN_CC_HAS_DOTPROD_MCPU)
-    set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_neondot.c PROPERTIES
+    set_source_files_properties(${_pt_isa_dir}/lowbit/lowbit_neondot.c
+                                ${_pt_isa_dir}/qb4w/qb4w_neondot.c PROPERTIES
       COMPILE_OPTIONS "${_pt_dotprod_flag}")
     target_compile_definitions(pterun_compute PRIVATE PTERUN_LOWBIT_NEONDOT=1)
   endif()

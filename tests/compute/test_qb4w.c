@@ -157,8 +157,8 @@ static void release(problem* p) {
 }
 
 static int check_problem(const problem* p, pterun_threadpool* const* pools, int npools) {
-  const size_t bytes = pterun_compute_qb4w_pack_bytes(p->n, p->k, p->block, p->sbf16 != NULL,
-                                                      p->bias != NULL);
+  const size_t bytes =
+      pterun_compute_qb4w_pack_bytes(p->n, p->k, p->block, p->sbf16 != NULL, p->bias != NULL);
   const size_t ny = (size_t)(p->m * p->n);
   uint8_t* buf;
   float *want = malloc(ny * 4), *got = malloc(ny * 4);
@@ -191,10 +191,10 @@ static int check_problem(const problem* p, pterun_threadpool* const* pools, int 
       }
     /* one row at a time (decode's shape) */
     for (r = 0; r < p->m; ++r) {
-      PT_CHECK_STATUS(pterun_compute_qb4w_linear_qa(&w, p->qa + r * p->k, p->a_scale + r,
-                                                    p->a_zero + r, 1, got, &uk[v],
-                                                    pools[npools - 1], 0),
-                      PTERUN_STATUS_OK);
+      PT_CHECK_STATUS(
+          pterun_compute_qb4w_linear_qa(&w, p->qa + r * p->k, p->a_scale + r, p->a_zero + r, 1, got,
+                                        &uk[v], pools[npools - 1], 0),
+          PTERUN_STATUS_OK);
       if (memcmp(got, want + r * p->n, (size_t)p->n * 4) != 0) {
         fprintf(stderr, "%s: row %d alone differs\n", uk[v].name, (int)r);
         bad = 1;
@@ -211,8 +211,8 @@ static int check_problem(const problem* p, pterun_threadpool* const* pools, int 
 static int test_products(void) {
   static const struct {
     int64_t n, k, block, m;
-  } shapes[] = {{1, 8, 8, 1},    {16, 32, 32, 1},   {17, 64, 32, 3},  {40, 96, 32, 2},
-                {33, 256, 64, 1}, {5, 128, 128, 4}, {50, 288, 32, 7}, {24, 40, 8, 2},
+  } shapes[] = {{1, 8, 8, 1},     {16, 32, 32, 1},    {17, 64, 32, 3},  {40, 96, 32, 2},
+                {33, 256, 64, 1}, {5, 128, 128, 4},   {50, 288, 32, 7}, {24, 40, 8, 2},
                 {70, 768, 32, 1}, {3, 8192, 8192, 1}, {31, 160, 16, 5}};
   pterun_threadpool* pools[3] = {NULL, NULL, NULL};
   size_t s;
@@ -253,7 +253,7 @@ static int test_pack_refusals(void) {
   PT_CHECK(pterun_compute_qb4w_pack_bytes(16, 72, 16, 0, 0) == 0); /* k not a multiple of block */
   PT_CHECK(pterun_compute_qb4w_pack_bytes(0, 64, 16, 0, 0) == 0);
   PT_CHECK(pterun_compute_qb4w_pack_bytes(16, 8 * 1025, 8, 0, 0) == 0); /* > 1024 blocks */
-  PT_CHECK(pterun_compute_qb4w_pack_bytes(16, 64, 16, 1, 1) == 768); /* 512 + 4 * 32 + 64 + 64 */
+  PT_CHECK(pterun_compute_qb4w_pack_bytes(16, 64, 16, 1, 1) == 768);    /* 512 + 4 * 32 + 64 + 64 */
   PT_CHECK(pterun_compute_qb4w_pack(16, 64, 16, codes, sc, NULL, bias, buf, 767, &w) == -1);
   PT_CHECK(pterun_compute_qb4w_pack(16, 64, 16, codes, sc, sb, bias, buf, sizeof buf, &w) == -1);
   PT_CHECK(pterun_compute_qb4w_pack(16, 64, 16, codes, NULL, NULL, bias, buf, sizeof buf, &w) ==

@@ -46,7 +46,8 @@ size_t pterun_compute_qb4w_pack_bytes(int64_t n, int64_t k, int64_t block, int s
                                       int has_bias) {
   const uint64_t pb = panel_bytes(k, block, scales_bf16, has_bias);
   uint64_t panels;
-  if (pb == 0 || n < 1 || n >= ((int64_t)1 << 40)) return 0;
+  /* n * k (the codes the packer reads) stays far inside int64 */
+  if (pb == 0 || n < 1 || n >= ((int64_t)1 << 40) || n > ((int64_t)1 << 62) / k) return 0;
   panels = ((uint64_t)n + PC_QB4W_COLS - 1) / PC_QB4W_COLS;
   if (panels > (uint64_t)SIZE_MAX / pb) return 0;
   return (size_t)(panels * pb);
@@ -154,18 +155,17 @@ static void panels_task(void* c, size_t i, size_t j, size_t ni, size_t nj) {
             b->a_zero[r], y + j * PC_QB4W_COLS);
     if (j + nj > full) { /* the partial last panel */
       float tmp[PC_QB4W_COLS];
-      b->fn(w, w->tiles + (uint64_t)full * w->tile_bytes, 1, qa, asum8, b->a_scale[r],
-            b->a_zero[r], tmp);
+      b->fn(w, w->tiles + (uint64_t)full * w->tile_bytes, 1, qa, asum8, b->a_scale[r], b->a_zero[r],
+            tmp);
       memcpy(y + full * PC_QB4W_COLS, tmp,
              (size_t)(w->n - (int64_t)full * PC_QB4W_COLS) * sizeof(float));
     }
   }
 }
 
-pterun_status pterun_compute_qb4w_linear_qa(const pterun_compute_qb4w_weights* w,
-                                            const int8_t* qa, const float* a_scale,
-                                            const int32_t* a_zero, int64_t m, float* y,
-                                            const pterun_compute_qb4w_ukernel* uk,
+pterun_status pterun_compute_qb4w_linear_qa(const pterun_compute_qb4w_weights* w, const int8_t* qa,
+                                            const float* a_scale, const int32_t* a_zero, int64_t m,
+                                            float* y, const pterun_compute_qb4w_ukernel* uk,
                                             pterun_threadpool* pool, size_t max_threads) {
   const size_t panels = (size_t)((w->n + PC_QB4W_COLS - 1) / PC_QB4W_COLS);
   size_t tile_j;

@@ -23,30 +23,37 @@ void pc_qb4w_tiles__scalar(const pterun_compute_qb4w_weights* w, const uint8_t* 
                            int32_t a_zero, float* out) {
   const int64_t blocks = w->k / w->block, chunks = w->block / 8;
   const float zf = (float)a_zero;
+  const uint64_t sb = w->scales_bf16 ? 2u : 4u;
   size_t t;
   (void)asum8; /* the signed codes' products need no correction here */
   for (t = 0; t < ntiles; ++t) {
     const uint8_t* p = tiles + t * w->tile_bytes;
     const uint8_t* sc = p + pc_qb4w_scales_offset(w);
     const uint8_t* kz = p + pc_qb4w_kz_offset(w);
+    float acc[PC_QB4W_COLS];
+    int64_t g, j;
     int c;
+    for (c = 0; c < PC_QB4W_COLS; ++c) acc[c] = 0.0f;
+    for (g = 0; g < blocks; ++g) {
+      /* a chunk's 64 bytes in order, every column's sum in s[] (|s| <=
+       * 65536 * 8 * 128: no overflow) */
+      int32_t s[PC_QB4W_COLS] = {0};
+      const uint8_t* cw = p + (uint64_t)g * (uint64_t)chunks * 64u;
+      const int8_t* a = qa + g * w->block;
+      for (j = 0; j < chunks; ++j, cw += 64, a += 8)
+        for (c = 0; c < PC_QB4W_COLS; ++c) {
+          int i;
+          for (i = 0; i < 4; ++i)
+            s[c] += (int32_t)a[i] * ((int32_t)(cw[4 * c + i] & 15) - 8) +
+                    (int32_t)a[4 + i] * ((int32_t)(cw[4 * c + i] >> 4) - 8);
+        }
+      for (c = 0; c < PC_QB4W_COLS; ++c)
+        acc[c] = acc[c] + scale_at(w, sc + (uint64_t)g * 16u * sb, c) * (float)s[c];
+    }
     for (c = 0; c < PC_QB4W_COLS; ++c) {
-      float acc = 0.0f, kzc, y;
-      int64_t g, j;
-      for (g = 0; g < blocks; ++g) {
-        const uint8_t* cw = p + (uint64_t)g * (uint64_t)w->block * 8u + 4u * (unsigned)c;
-        const int8_t* a = qa + g * w->block;
-        int32_t s = 0; /* |s| <= 65536 * 8 * 128: no overflow */
-        int i;
-        for (j = 0; j < chunks; ++j, cw += 64, a += 8)
-          for (i = 0; i < 4; ++i) {
-            s += (int32_t)a[i] * ((int32_t)(cw[i] & 15) - 8);
-            s += (int32_t)a[4 + i] * ((int32_t)(cw[i] >> 4) - 8);
-          }
-        acc = acc + scale_at(w, sc + (uint64_t)g * 16u * (w->scales_bf16 ? 2u : 4u), c) * (float)s;
-      }
+      float kzc, y;
       memcpy(&kzc, kz + 4 * c, 4);
-      y = (acc - zf * kzc) * a_scale;
+      y = (acc[c] - zf * kzc) * a_scale;
       if (w->has_bias) {
         float b;
         memcpy(&b, kz + 64 + 4 * c, 4);

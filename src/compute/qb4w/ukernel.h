@@ -30,7 +30,7 @@
 #include "src/compute/internal.h"
 
 enum {
-  PC_QB4W_COLS = 16,       /* columns per panel */
+  PC_QB4W_COLS = 16,        /* columns per panel */
   PC_QB4W_MAX_BLOCKS = 1024 /* blocks per row: the driver's stack sums */
 };
 
