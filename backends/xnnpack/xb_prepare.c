@@ -137,18 +137,18 @@ static pterun_status prep_qbias(xb_graph* g, size_t OC, gemm_prep* p) {
  * K group). NOT_SUPPORTED (the int8 GEMM path then runs) for a geometry it
  * does not take (blocks not a multiple of 8, more than 1024 per row). */
 static pterun_status prep_q4(xb_graph* g, size_t OC, size_t K, const xb_value* w, const int8_t* wt,
-                             gemm_prep* p) {
+                             const float* bias, gemm_prep* p) {
   const int bf = w->qkind == XB_Q_GROUP;
-  const size_t bytes = pterun_compute_qb4w_pack_bytes((int64_t)OC, (int64_t)K, (int64_t)p->gsize,
-                                                      bf, p->bias != NULL);
+  const size_t bytes =
+      pterun_compute_qb4w_pack_bytes((int64_t)OC, (int64_t)K, (int64_t)p->gsize, bf, bias != NULL);
   if (bytes == 0 || (bf ? w->scales_bf16 == NULL : w->scales == NULL))
     return PTERUN_STATUS_NOT_SUPPORTED;
   uint8_t* buf = xb_alloc(g, bytes);
   p->qb = xb_alloc(g, sizeof *p->qb);
   if (buf == NULL || p->qb == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
   if (pterun_compute_qb4w_pack((int64_t)OC, (int64_t)K, (int64_t)p->gsize, wt,
-                               bf ? NULL : w->scales, bf ? w->scales_bf16 : NULL, p->bias, buf,
-                               bytes, p->qb) != 0) {
+                               bf ? NULL : w->scales, bf ? w->scales_bf16 : NULL, bias, buf, bytes,
+                               p->qb) != 0) {
     p->qb = NULL;
     return PTERUN_STATUS_NOT_SUPPORTED;
   }
@@ -160,7 +160,6 @@ static pterun_status prep_q4(xb_graph* g, size_t OC, size_t K, const xb_value* w
 static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph* g,
                                     const xb_node* n, size_t OC, size_t K, const xb_value* w,
                                     gemm_prep* p) {
-  (void)n;
   if (w->qkind == XB_Q_GROUP) {
     p->gsize = (size_t)w->group_size;
     p->groups_k = K / p->gsize;
@@ -181,7 +180,8 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t k = 0; k < K; ++k) wt[oc * K + k] = (int8_t)w_q(w, oc, k, K);
   if (w->dtype == XB_DT_QCINT4 || w->dtype == XB_DT_QBINT4) {
-    pterun_status lst = prep_q4(g, OC, K, w, wt, p);
+    /* no bias input: none in the panels (nothing to add per output) */
+    pterun_status lst = prep_q4(g, OC, K, w, wt, n->nin >= 3 ? p->bias : NULL, p);
     if (lst != PTERUN_STATUS_NOT_SUPPORTED) {
       pterun_free(g->allocator, wt);
       return lst;

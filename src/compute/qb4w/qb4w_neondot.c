@@ -19,10 +19,10 @@ static inline int8x16_t act4(const int8_t* a) {
 }
 
 static inline __attribute__((always_inline)) void body(const pterun_compute_qb4w_weights* w,
-                                                      const uint8_t* tiles, size_t ntiles,
-                                                      const int8_t* qa, const int32_t* asum8,
-                                                      float a_scale, int32_t a_zero, float* out,
-                                                      int64_t chunks, int bf16) {
+                                                       const uint8_t* tiles, size_t ntiles,
+                                                       const int8_t* qa, const int32_t* asum8,
+                                                       float a_scale, int32_t a_zero, float* out,
+                                                       int64_t chunks, int bf16) {
   const int64_t blocks = w->k / w->block;
   const uint64_t soff = pc_qb4w_scales_offset(w), kzoff = pc_qb4w_kz_offset(w);
   const uint8x16_t mask = vdupq_n_u8(0x0f);
@@ -52,10 +52,12 @@ static inline __attribute__((always_inline)) void body(const pterun_compute_qb4w
       }
       for (h = 0; h < 4; ++h) {
         const float32x4_t s =
-            bf16 ? vreinterpretq_f32_u32(vshll_n_u16(
-                       vld1_u16((const uint16_t*)(const void*)(sc + (uint64_t)g * 32u + 8u * (unsigned)h)),
-                       16))
-                 : vld1q_f32((const float*)(const void*)(sc + (uint64_t)g * 64u + 16u * (unsigned)h));
+            bf16 ? vreinterpretq_f32_u32(
+                       vshll_n_u16(vld1_u16((const uint16_t*)(const void*)(sc + (uint64_t)g * 32u +
+                                                                           8u * (unsigned)h)),
+                                   16))
+                 : vld1q_f32(
+                       (const float*)(const void*)(sc + (uint64_t)g * 64u + 16u * (unsigned)h));
         const int32x4_t tt = vsubq_s32(vaddq_s32(d[h], e[h]), a8);
         acc[h] = vaddq_f32(acc[h], vmulq_f32(s, vcvtq_f32_s32(tt)));
       }
