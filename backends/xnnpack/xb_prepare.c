@@ -129,15 +129,16 @@ static pterun_status prep_qbias(xb_graph* g, size_t OC, gemm_prep* p) {
 }
 
 /* 4-bit weights of a dynamically quantized FullyConnected (what `8da4w -X`
- * emits) on compute's 4-bit blockwise engine: the signed codes wt[OC][K],
- * the block scales as the file has them (bf16 for qb4w, the channel's
- * float32 for qc4w: one block of K) and the bias packed once in 16-column
- * panels, which its microkernels read 4 bits at a time with the scales
- * beside them (the int8 GEMM would read the codes unpacked, one product per
- * K group). NOT_SUPPORTED (the int8 GEMM path then runs) for a geometry it
- * does not take (blocks not a multiple of 8, more than 1024 per row). */
-static pterun_status prep_q4(xb_graph* g, size_t OC, size_t K, const xb_value* w, const int8_t* wt,
-                             const float* bias, gemm_prep* p) {
+ * emits) on compute's 4-bit blockwise engine: the file's nibbles (two a
+ * byte, value - 8), the block scales as the file has them (bf16 for qb4w,
+ * the channel's float32 for qc4w: one block of K) and the bias packed once
+ * in 16-column panels, which its microkernels read 4 bits at a time with the
+ * scales beside them (the int8 GEMM would read the codes unpacked, one
+ * product per K group). No int8 copy of the weights. NOT_SUPPORTED (the
+ * int8 GEMM path then runs) for a geometry it does not take (blocks not a
+ * multiple of 8, more than 1024 per row). */
+static pterun_status prep_q4(xb_graph* g, size_t OC, size_t K, const xb_value* w, const float* bias,
+                             gemm_prep* p) {
   const int bf = w->qkind == XB_Q_GROUP;
   const size_t bytes =
       pterun_compute_qb4w_pack_bytes((int64_t)OC, (int64_t)K, (int64_t)p->gsize, bf, bias != NULL);
@@ -146,9 +147,9 @@ static pterun_status prep_q4(xb_graph* g, size_t OC, size_t K, const xb_value* w
   uint8_t* buf = xb_alloc(g, bytes);
   p->qb = xb_alloc(g, sizeof *p->qb);
   if (buf == NULL || p->qb == NULL) return PTERUN_STATUS_OUT_OF_MEMORY;
-  if (pterun_compute_qb4w_pack((int64_t)OC, (int64_t)K, (int64_t)p->gsize, wt,
-                               bf ? NULL : w->scales, bf ? w->scales_bf16 : NULL, bias, buf, bytes,
-                               p->qb) != 0) {
+  if (pterun_compute_qb4w_pack_u4((int64_t)OC, (int64_t)K, (int64_t)p->gsize, w->constant,
+                                  bf ? NULL : w->scales, bf ? w->scales_bf16 : NULL, bias, buf,
+                                  bytes, p->qb) != 0) {
     p->qb = NULL;
     return PTERUN_STATUS_NOT_SUPPORTED;
   }
@@ -169,6 +170,11 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
   } else {
     return BADN("dynamic weights need per-channel or group-wise scales");
   }
+  if (w->dtype == XB_DT_QCINT4 || w->dtype == XB_DT_QBINT4) {
+    /* no bias input: none in the panels (nothing to add per output) */
+    pterun_status lst = prep_q4(g, OC, K, w, n->nin >= 3 ? p->bias : NULL, p);
+    if (lst != PTERUN_STATUS_NOT_SUPPORTED) return lst;
+  }
   p->mult = xb_alloc(g, OC * p->groups_k * sizeof(float));
   // Weights as int8 [OC][K] (int4 unpacked), packed per K group; the copy
   // lives during load only.
@@ -179,14 +185,6 @@ static pterun_status prep_q_dynamic(const pterun_backend_init_args* a, xb_graph*
   }
   for (size_t oc = 0; oc < OC; ++oc)
     for (size_t k = 0; k < K; ++k) wt[oc * K + k] = (int8_t)w_q(w, oc, k, K);
-  if (w->dtype == XB_DT_QCINT4 || w->dtype == XB_DT_QBINT4) {
-    /* no bias input: none in the panels (nothing to add per output) */
-    pterun_status lst = prep_q4(g, OC, K, w, wt, n->nin >= 3 ? p->bias : NULL, p);
-    if (lst != PTERUN_STATUS_NOT_SUPPORTED) {
-      pterun_free(g->allocator, wt);
-      return lst;
-    }
-  }
   pterun_status st = pack_q(a, g, wt, K, OC, p->gsize, p->groups_k, 1, p);
   pterun_free(g->allocator, wt);
   PTERUN_TRY(st);

@@ -749,6 +749,14 @@ PTERUN_COMPUTE_API int pterun_compute_qb4w_pack(int64_t n, int64_t k, int64_t bl
                                                 const uint16_t* scales_bf16, const float* bias,
                                                 uint8_t* dst, size_t cap,
                                                 pterun_compute_qb4w_weights* out);
+/** pterun_compute_qb4w_pack from unsigned 4-bit values, two per byte (rows
+ *  of k / 2 bytes; k even in the low nibble, code = value - 8): XNNPACK's
+ *  qc4w / qb4w storage, packed without an int8 copy. */
+PTERUN_COMPUTE_API int pterun_compute_qb4w_pack_u4(int64_t n, int64_t k, int64_t block,
+                                                   const uint8_t* nibbles, const float* scales,
+                                                   const uint16_t* scales_bf16, const float* bias,
+                                                   uint8_t* dst, size_t cap,
+                                                   pterun_compute_qb4w_weights* out);
 /** y[m, n] = (qa[m, k] - a_zero[m]) * a_scale[m] times the weights (plus the
  *  bias), float32 row-major. No scratch: the per-row block sums live on the
  *  stack. Rows and panels are split over `pool` (up to max_threads, 0: all)

@@ -172,6 +172,23 @@ static int check_problem(const problem* p, pterun_threadpool* const* pools, int 
   PT_CHECK(pterun_compute_qb4w_pack(p->n, p->k, p->block, p->codes,
                                     p->sbf16 != NULL ? NULL : p->scales, p->sbf16, p->bias, buf,
                                     bytes, &w) == 0);
+  /* the same panels from XNNPACK's storage (two unsigned nibbles a byte) */
+  {
+    uint8_t* nib = calloc((size_t)(p->n * p->k / 2), 1);
+    uint8_t* buf2 = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    pterun_compute_qb4w_weights w2;
+    int64_t i;
+    PT_CHECK(nib != NULL && buf2 != NULL);
+    for (i = 0; i < p->n * p->k; ++i)
+      nib[i / 2] = (uint8_t)(nib[i / 2] | ((p->codes[i] + 8) << (4 * (i % 2))));
+    memset(buf2, 0x5a, bytes);
+    PT_CHECK(pterun_compute_qb4w_pack_u4(p->n, p->k, p->block, nib,
+                                         p->sbf16 != NULL ? NULL : p->scales, p->sbf16, p->bias,
+                                         buf2, bytes, &w2) == 0);
+    PT_CHECK(memcmp(buf, buf2, bytes) == 0 && w2.tile_bytes == w.tile_bytes);
+    free(nib);
+    free(buf2);
+  }
   ref_bits(p, want);
   if (!near_exact(p, want)) bad = 1;
   for (v = 0; v < nuk; ++v) {

@@ -60,20 +60,30 @@ static float bf16_f32(uint16_t h) {
   return f;
 }
 
-int pterun_compute_qb4w_pack(int64_t n, int64_t k, int64_t block, const int8_t* codes,
-                             const float* scales, const uint16_t* scales_bf16, const float* bias,
-                             uint8_t* dst, size_t cap, pterun_compute_qb4w_weights* out) {
+/* One code of column `col`, k index kk: from int8 codes or from unsigned
+ * nibbles (two per byte, low first, value - 8). */
+static inline __attribute__((always_inline)) int code_at(const int8_t* codes, const uint8_t* nib,
+                                                         int64_t k, int64_t col, int64_t kk) {
+  if (nib != NULL) return (int)((nib[col * (k / 2) + kk / 2] >> (4 * (kk & 1))) & 15) - 8;
+  return codes[col * k + kk];
+}
+
+static inline __attribute__((always_inline)) int pack_impl(
+    int64_t n, int64_t k, int64_t block, const int8_t* codes, const uint8_t* nib,
+    const float* scales, const uint16_t* scales_bf16, const float* bias, uint8_t* dst, size_t cap,
+    pterun_compute_qb4w_weights* out) {
   const int bf = scales_bf16 != NULL;
   const size_t bytes = pterun_compute_qb4w_pack_bytes(n, k, block, bf, bias != NULL);
   const int64_t blocks = bytes != 0 ? k / block : 0;
   const size_t sb = bf ? 2u : 4u;
   pterun_compute_qb4w_weights w;
   int64_t t, c, g, j, i;
-  if (bytes == 0 || cap < bytes || codes == NULL || dst == NULL || out == NULL ||
+  if (bytes == 0 || cap < bytes || (codes == NULL && nib == NULL) || dst == NULL || out == NULL ||
       (scales == NULL) == (scales_bf16 == NULL))
     return -1;
-  for (i = 0; i < n * k; ++i)
-    if (codes[i] < -8 || codes[i] > 7) return -1;
+  if (codes != NULL)
+    for (i = 0; i < n * k; ++i)
+      if (codes[i] < -8 || codes[i] > 7) return -1;
   w.n = n;
   w.k = k;
   w.block = block;
@@ -88,38 +98,55 @@ int pterun_compute_qb4w_pack(int64_t n, int64_t k, int64_t block, const int8_t* 
     uint8_t* kz = p + pc_qb4w_kz_offset(&w);
     for (c = 0; c < PC_QB4W_COLS; ++c) {
       const int64_t col = t * PC_QB4W_COLS + c;
-      const int8_t* row = col < n ? codes + col * k : NULL;
       float kzc = 0.0f;
+      if (col >= n) { /* a missing column: code 0 (nibbles 8), scale, kz and bias 0 */
+        for (g = 0; g < blocks * (block / 8); ++g)
+          memset(p + (uint64_t)g * 64u + 4u * (uint64_t)c, 0x88, 4);
+        continue;
+      }
       for (g = 0; g < blocks; ++g) {
         uint8_t* cw = p + (uint64_t)g * (uint64_t)block * 8u + 4u * (uint64_t)c;
+        const size_t si = (size_t)(col * blocks + g);
+        uint8_t* d = sc + ((uint64_t)g * 16u + (uint64_t)c) * sb;
         int32_t sum = 0;
-        float s = 0.0f;
+        float s;
         for (j = 0; j < block / 8; ++j, cw += 64)
           for (i = 0; i < 4; ++i) {
-            const int lo = row != NULL ? row[g * block + 8 * j + i] : 0;
-            const int hi = row != NULL ? row[g * block + 8 * j + 4 + i] : 0;
+            const int64_t kk = g * block + 8 * j + i;
+            const int lo = code_at(codes, nib, k, col, kk),
+                      hi = code_at(codes, nib, k, col, kk + 4);
             cw[i] = (uint8_t)((lo + 8) | ((hi + 8) << 4));
             sum += lo + hi;
           }
-        if (row != NULL) {
-          const size_t si = (size_t)(col * blocks + g);
-          uint8_t* d = sc + ((uint64_t)g * 16u + (uint64_t)c) * sb;
-          if (bf) {
-            memcpy(d, &scales_bf16[si], 2);
-            s = bf16_f32(scales_bf16[si]);
-          } else {
-            memcpy(d, &scales[si], 4);
-            s = scales[si];
-          }
+        if (bf) {
+          memcpy(d, &scales_bf16[si], 2);
+          s = bf16_f32(scales_bf16[si]);
+        } else {
+          memcpy(d, &scales[si], 4);
+          s = scales[si];
         }
         kzc = kzc + s * (float)sum;
       }
       memcpy(kz + 4 * c, &kzc, 4);
-      if (bias != NULL && row != NULL) memcpy(kz + 64 + 4 * c, &bias[col], 4);
+      if (bias != NULL) memcpy(kz + 64 + 4 * c, &bias[col], 4);
     }
   }
   *out = w;
   return 0;
+}
+
+int pterun_compute_qb4w_pack(int64_t n, int64_t k, int64_t block, const int8_t* codes,
+                             const float* scales, const uint16_t* scales_bf16, const float* bias,
+                             uint8_t* dst, size_t cap, pterun_compute_qb4w_weights* out) {
+  if (codes == NULL) return -1;
+  return pack_impl(n, k, block, codes, NULL, scales, scales_bf16, bias, dst, cap, out);
+}
+
+int pterun_compute_qb4w_pack_u4(int64_t n, int64_t k, int64_t block, const uint8_t* nibbles,
+                                const float* scales, const uint16_t* scales_bf16, const float* bias,
+                                uint8_t* dst, size_t cap, pterun_compute_qb4w_weights* out) {
+  if (nibbles == NULL) return -1;
+  return pack_impl(n, k, block, NULL, nibbles, scales, scales_bf16, bias, dst, cap, out);
 }
 
 typedef struct pc_qb4w_job {
