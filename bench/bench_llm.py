@@ -96,7 +96,9 @@ def streamed_bytes(model: Path) -> int:
     sys.path.insert(0, str(ROOT / "tools"))
     import export_llama
 
-    p = export_llama.LARGE if model.parent.name == "llm_large" else export_llama.SMALL
+    p = {"llm_large": export_llama.LARGE, "llm_stories": export_llama.STORIES}.get(
+        model.parent.name, export_llama.SMALL
+    )
     dim, hidden = p["dim"], p["hidden_dim"]
     kv = dim // p["n_heads"] * p["n_kv_heads"]
     per_layer = 2 * dim * dim + 2 * kv * dim + 3 * dim * hidden
