@@ -155,6 +155,15 @@ static int test_geometries(void) {
       {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},    /* one element */
       {1, 40, 40, 96, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* big enough to split over the pool */
       {1, 6, 6, 19, 1, 3, 3, 1, 1, 1, 1, 2, 0},   /* clamp bounds crossed */
+      /* 3x3, whole vectors, up to 128 channels: the interior of each row
+       * channel block by channel block (strides 2 and 3, dilation, no
+       * padding, a 1x1 output, rows with no interior column) */
+      {2, 9, 14, 48, 1, 3, 3, 2, 1, 1, 1, 1, 0},
+      {1, 6, 20, 16, 1, 3, 3, 1, 2, 2, 1, 0, 0},
+      {1, 5, 11, 128, 1, 3, 3, 3, 1, 0, 0, 2, 0},
+      {1, 3, 3, 32, 1, 3, 3, 1, 1, 0, 1, 0, 0},
+      {1, 4, 2, 64, 1, 3, 3, 1, 1, 1, 1, 0, 0},
+      {1, 7, 9, 144, 1, 3, 3, 1, 1, 1, 1, 1, 0}, /* past 128: the per-pixel loop */
       /* Multipliers of a vector or more (broadcast input, vectors over the
        * outputs): a 1-channel stem as XNNPACK lowers it (dm 64, 10 x 4,
        * stride 2; the window leaves the input), 81 taps (past the tap list),
