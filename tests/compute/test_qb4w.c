@@ -16,6 +16,7 @@
 
 #include "pterun/compute.h"
 #include "pterun/cpu.h"
+#include "pterun/half.h"
 #include "pterun/threadpool.h"
 #include "src/compute/internal.h"
 #include "tests/harness/pt_test.h"
@@ -31,13 +32,6 @@ static uint32_t rnd(void) {
 
 static int runnable(const pterun_compute_qb4w_ukernel* u) {
   return (u->isa & pterun_cpu_features()) == u->isa;
-}
-
-static float bf16_f32(uint16_t h) {
-  uint32_t b = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
 }
 
 typedef struct problem {
@@ -134,7 +128,7 @@ static problem make(int64_t n, int64_t k, int64_t block, int64_t m, int mode, in
       uint32_t b;
       memcpy(&b, &s, 4);
       p.sbf16[i] = (uint16_t)(b >> 16);
-      s = bf16_f32(p.sbf16[i]);
+      s = pterun_bf16_to_f32(p.sbf16[i]);
     }
     p.scales[i] = s;
   }

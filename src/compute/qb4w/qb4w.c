@@ -4,6 +4,7 @@
  * hands whole panels to a microkernel of the manifest qb4w_ukernels.inc. */
 #include <string.h>
 
+#include "pterun/half.h"
 #include "src/compute/parallel.h"
 #include "src/compute/qb4w/ukernel.h"
 #include "src/compute/used.h"
@@ -51,13 +52,6 @@ size_t pterun_compute_qb4w_pack_bytes(int64_t n, int64_t k, int64_t block, int s
   panels = ((uint64_t)n + PC_QB4W_COLS - 1) / PC_QB4W_COLS;
   if (panels > (uint64_t)SIZE_MAX / pb) return 0;
   return (size_t)(panels * pb);
-}
-
-static float bf16_f32(uint16_t h) {
-  uint32_t b = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
 }
 
 /* One code of column `col`, k index kk: from int8 codes or from unsigned
@@ -120,7 +114,7 @@ static inline __attribute__((always_inline)) int pack_impl(
           }
         if (bf) {
           memcpy(d, &scales_bf16[si], 2);
-          s = bf16_f32(scales_bf16[si]);
+          s = pterun_bf16_to_f32(scales_bf16[si]);
         } else {
           memcpy(d, &scales[si], 4);
           s = scales[si];

@@ -2,19 +2,18 @@
  * variant is tested against bit for bit, and the fallback on every CPU. */
 #include <string.h>
 
+#include "pterun/half.h"
 #include "src/compute/qb4w/ukernel.h"
 
+/* Scale i of a block's 16, as stored (bf16 or float32). */
 static float scale_at(const pterun_compute_qb4w_weights* w, const uint8_t* s, int64_t i) {
   float f;
   if (w->scales_bf16) {
     uint16_t h;
-    uint32_t b;
     memcpy(&h, s + 2 * i, 2);
-    b = (uint32_t)h << 16;
-    memcpy(&f, &b, 4);
-  } else {
-    memcpy(&f, s + 4 * i, 4);
+    return pterun_bf16_to_f32(h);
   }
+  memcpy(&f, s + 4 * i, 4);
   return f;
 }
 
