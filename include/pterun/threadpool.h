@@ -10,7 +10,8 @@
  *
  * Tasks: every index (or tile) of the range runs exactly once, on the caller's
  * thread or a worker; the call returns when all have run. Work is handed out
- * dynamically (an atomic tile counter), so uneven tiles balance. A NULL pool
+ * dynamically (each thread its own contiguous range first, then the others'
+ * leftovers), so uneven tiles balance. A NULL pool
  * runs everything serially on the caller's thread. Results are only
  * independent of the thread count if the task itself does not depend on which
  * thread runs which tile (pterun's kernels never split a reduction across
@@ -43,7 +44,7 @@ typedef struct pterun_threadpool pterun_threadpool;
 /** A host application's own pool, adapted (the function table pterun calls).
  *  pterun asks it to run `worker(arg, w)` once for every w in [0, workers)
  *  concurrently and to return when all have returned; each worker pulls tiles
- *  from a shared counter, so running some of them one after the other is
+ *  from shared counters, so running some of them one after the other is
  *  still correct, merely slower. */
 typedef struct pterun_threadpool_interface {
   uint32_t version; /* PTERUN_THREADPOOL_INTERFACE_VERSION */

@@ -4,9 +4,14 @@
  * workers taking part), so a worker reads a consistent pair with one load.
  * Workers spin for a short while on that word (back-to-back operators take
  * microseconds), then sleep on a condition variable; the publisher only takes
- * the mutex when someone sleeps. Tiles are handed out by an atomic counter
- * (dynamic distribution); the caller drains tiles too, then closes the task
- * and waits only for the workers that joined it. A worker joins by one
+ * the mutex when someone sleeps. Tiles are split into one contiguous range per
+ * thread, each with its own counter on its own cache line; a thread runs its
+ * range, then takes what is left of the others' (work stealing). Consecutive
+ * operators of one shape then give each thread the same part of the data (it
+ * stays in that core's cache: on a VM whose two CPUs sit on different L3
+ * slices a shared counter spread every operator's output over both), and
+ * threads touch a shared counter only at the end. The caller drains tiles
+ * too, then closes the task and waits only for the workers that joined it. A worker joins by one
  * compare-and-swap on `join` (generation, closed bit, active count): one that
  * wakes after the caller closed the task skips it, so a descheduled worker
  * never holds up a task the others have finished. */
@@ -28,7 +33,7 @@
  * below it the wake-up and the cache lines moved between cores cost more
  * than the split saves (measured: docs/performance.md, "Thread
  * thresholds"). */
-#define TP_DEFAULT_MIN_WORK_NS 10000u
+#define TP_DEFAULT_MIN_WORK_NS 3000u
 /* Split calls in a row without a worker's tile before the pool runs calls
  * serially for a while: first 64 calls, doubling up to 4096 each time it
  * happens again before a worker has run a tile (an oversubscribed machine,
@@ -40,12 +45,23 @@
 #define TP_JOIN_GEN_SHIFT 32
 #define TP_CLOSED ((uint64_t)1 << 31)
 #define TP_ACTIVE_MASK (TP_CLOSED - 1)
+/* Ranges a task is split into at most; threads beyond share them. */
+#define TP_MAX_PARTS 64u
+#define TP_CACHE_LINE 64
+
+/* One thread's range of tiles: `next` is taken by fetch-add, by its owner
+ * first and by the others once theirs are done. */
+typedef struct tp_part {
+  _Alignas(TP_CACHE_LINE) atomic_size_t next;
+  size_t end;
+} tp_part;
 
 typedef struct tp_job tp_job;
 struct tp_job {
   void (*run)(const tp_job* job, size_t tile);
   size_t tiles;
-  atomic_size_t next;
+  tp_part* parts;
+  size_t nparts;
   union {
     pterun_task_1d_fn f1;
     pterun_task_1d_tile_fn ft;
@@ -78,6 +94,7 @@ struct pterun_threadpool {
   atomic_uint backoff_left;
   unsigned backoff;
   tp_job job;
+  tp_part parts[TP_MAX_PARTS]; /* the internal pool's task's ranges (under call_mu) */
 };
 
 typedef struct tp_worker_arg {
@@ -103,16 +120,37 @@ static uint64_t tp_now_us(void) {
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* Runs tiles until none is left; returns how many this thread ran. */
-static size_t tp_drain(tp_job* job) {
+/* Splits the job's tiles into `threads` contiguous ranges (at most
+ * TP_MAX_PARTS; `parts` has room for them). */
+static void tp_split(tp_job* job, tp_part* parts, size_t threads) {
+  size_t n = threads < TP_MAX_PARTS ? threads : TP_MAX_PARTS;
+  if (n > job->tiles) n = job->tiles;
+  size_t per = job->tiles / n, extra = job->tiles % n, start = 0;
+  for (size_t i = 0; i < n; ++i) {
+    size_t len = per + (i < extra);
+    atomic_store_explicit(&parts[i].next, start, memory_order_relaxed);
+    parts[i].end = start + len;
+    start += len;
+  }
+  job->parts = parts;
+  job->nparts = n;
+}
+
+/* Runs tiles until none is left, thread `self`'s range first, then the
+ * others' leftovers; returns how many this thread ran. */
+static size_t tp_drain(tp_job* job, size_t self) {
   int was_inside = tp_inside;
   size_t ran = 0;
   tp_inside = 1;
-  for (;;) {
-    size_t t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-    if (t >= job->tiles) break;
-    job->run(job, t);
-    ++ran;
+  size_t n = job->nparts, first = self % n;
+  for (size_t k = 0; k < n; ++k) {
+    tp_part* part = &job->parts[(first + k) % n];
+    for (;;) {
+      size_t t = atomic_fetch_add_explicit(&part->next, 1, memory_order_relaxed);
+      if (t >= part->end) break;
+      job->run(job, t);
+      ++ran;
+    }
   }
   tp_inside = was_inside;
   return ran;
@@ -171,7 +209,7 @@ static void* tp_worker_main(void* arg) {
       }
     }
     if (!joined) continue;
-    tp_drain(&p->job);
+    tp_drain(&p->job, index);
     atomic_fetch_sub_explicit(&p->join, 1, memory_order_acq_rel);
   }
   return NULL;
@@ -221,8 +259,11 @@ pterun_status pterun_threadpool_create(const pterun_threadpool_options* options,
   if (o.external && (o.external->version != PTERUN_THREADPOOL_INTERFACE_VERSION ||
                      !o.external->size || !o.external->run))
     return PTERUN_STATUS_INVALID_ARGUMENT;
-  pterun_threadpool* p = calloc(1, sizeof *p);
+  /* Aligned for the ranges' cache lines (tp_part). */
+  size_t bytes = (sizeof(pterun_threadpool) + TP_CACHE_LINE - 1) / TP_CACHE_LINE * TP_CACHE_LINE;
+  pterun_threadpool* p = aligned_alloc(TP_CACHE_LINE, bytes);
   if (!p) return PTERUN_STATUS_OUT_OF_MEMORY;
+  memset(p, 0, bytes);
   p->spin_us = o.spin_us ? o.spin_us : TP_DEFAULT_SPIN_US;
   p->min_work_ns = o.min_work_ns ? o.min_work_ns : tp_env_min_work_ns();
   if (o.external) {
@@ -302,8 +343,7 @@ size_t pterun_threadpool_threads_for(const pterun_threadpool* pool, uint32_t fla
 }
 
 static void tp_external_worker(void* arg, size_t w) {
-  (void)w;
-  tp_drain(arg);
+  tp_drain(arg, w);
 }
 
 /* Runs every tile of `job` (fields other than `next` filled in). */
@@ -331,7 +371,10 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
     return;
   }
   if (p->external) {
-    atomic_init(&job->next, 0);
+    /* Callers may share a host pool concurrently: the ranges live on this
+     * call's stack. */
+    tp_part parts[TP_MAX_PARTS];
+    tp_split(job, parts, threads);
     p->ext.run(p->ext.impl, tp_external_worker, job, threads);
     return;
   }
@@ -348,7 +391,7 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
   p->job.tile_i = job->tile_i;
   p->job.tile_j = job->tile_j;
   p->job.tiles_j = job->tiles_j;
-  atomic_store_explicit(&p->job.next, 0, memory_order_relaxed);
+  tp_split(&p->job, p->parts, threads);
   size_t workers = threads - 1;
   uint64_t w = atomic_load_explicit(&p->word, memory_order_relaxed);
   uint64_t gen = (w >> TP_GEN_SHIFT) + 1;
@@ -356,14 +399,19 @@ static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
   atomic_store_explicit(&p->join, (uint64_t)(uint32_t)gen << TP_JOIN_GEN_SHIFT,
                         memory_order_relaxed); /* published by the word's store */
   atomic_store(&p->word, next);                /* seq_cst: ordered before the sleepers load */
-  if (atomic_load(&p->sleepers) > 0) {
+  const int woke = atomic_load(&p->sleepers) > 0;
+  if (woke) {
     pthread_mutex_lock(&p->mu);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
   }
-  size_t mine = tp_drain(&p->job);
+  size_t mine = tp_drain(&p->job, 0);
   if (p->min_work_ns <= 1 || huge) {
     /* "split every call" (tests of thread-count independence): no backoff */
+  } else if (woke && mine == job->tiles) {
+    /* A sleeping worker takes tens of microseconds to wake: this call says
+     * nothing about whether workers get a CPU. Counting it would keep the
+     * pool serial for good, since workers fall asleep during every backoff. */
   } else if (mine < job->tiles) {
     atomic_store_explicit(&p->misses, 0, memory_order_relaxed);
     p->backoff = 0;

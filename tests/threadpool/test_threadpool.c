@@ -183,6 +183,16 @@ static int test_every_index_once(void) {
     pterun_threadpool_destroy(pool);
     PT_CHECK(r == 0);
   }
+  /* More threads than the pool splits a task into ranges (64): threads share
+   * ranges. */
+  pterun_threadpool_options o = PTERUN_THREADPOOL_OPTIONS_INIT;
+  o.threads = 70;
+  o.spin_us = 1;
+  pterun_threadpool* pool = NULL;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  int r = check_pool(pool);
+  pterun_threadpool_destroy(pool);
+  PT_CHECK(r == 0);
   return 0;
 }
 
@@ -359,6 +369,14 @@ static int test_external_pool(void) {
   int r = check_pool(pool);
   PT_CHECK(r == 0 && h.runs > 0 && h.max_workers == 4);
   pterun_threadpool_destroy(pool);
+  /* More workers than ranges (64). */
+  host_pool big = {70, 0, 0};
+  iface.impl = &big;
+  PT_CHECK_STATUS(pterun_threadpool_create(&o, &pool), PTERUN_STATUS_OK);
+  r = check_pool(pool);
+  PT_CHECK(r == 0 && big.runs > 0 && big.max_workers == 70);
+  pterun_threadpool_destroy(pool);
+  iface.impl = &h;
   /* threads caps how much of the host pool pterun asks for. */
   o.threads = 2;
   h.max_workers = 0;
@@ -701,7 +719,7 @@ static int test_threads_for_thresholds(void) {
 
 /* PTERUN_THREADPOOL_MIN_WORK_NS, read when a pool is created with option 0:
  * a decimal number of nanoseconds; anything else (0, malformed, too large,
- * empty) is the default 10 us. */
+ * empty) is the default 3 us. */
 static int min_work_of_env(const char* value, uint32_t want) {
   if (value)
     setenv("PTERUN_THREADPOOL_MIN_WORK_NS", value, 1);
@@ -724,15 +742,15 @@ static int min_work_of_env(const char* value, uint32_t want) {
 }
 
 static int test_min_work_env(void) {
-  PT_CHECK(min_work_of_env(NULL, 10000));
+  PT_CHECK(min_work_of_env(NULL, 3000));
   PT_CHECK(min_work_of_env("25000", 25000));
   PT_CHECK(min_work_of_env("1", 1));
-  PT_CHECK(min_work_of_env("0", 10000));
-  PT_CHECK(min_work_of_env("", 10000));
-  PT_CHECK(min_work_of_env("12abc", 10000));
-  PT_CHECK(min_work_of_env(" 5x", 10000));
-  PT_CHECK(min_work_of_env("-5", 10000));
-  PT_CHECK(min_work_of_env("99999999999", 10000));
+  PT_CHECK(min_work_of_env("0", 3000));
+  PT_CHECK(min_work_of_env("", 3000));
+  PT_CHECK(min_work_of_env("12abc", 3000));
+  PT_CHECK(min_work_of_env(" 5x", 3000));
+  PT_CHECK(min_work_of_env("-5", 3000));
+  PT_CHECK(min_work_of_env("99999999999", 3000));
   return 0;
 }
 
