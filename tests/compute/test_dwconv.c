@@ -301,12 +301,16 @@ static int test_nchw(void) {
 
 /* The float32 transpose (the narrow depthwise route's layout change) against
  * a plain loop: whole 4 x 4 blocks, edges, strides wider than the matrix;
- * floats outside the destination untouched. */
+ * destination strides of a multiple of 4 KiB (the tiles staged in L1, with
+ * rows and columns that end mid-tile); floats outside the destination
+ * untouched. The third number: the destination stride (0: rows + 3). */
 static int test_transpose_f32(void) {
-  static const int64_t dims[][2] = {{1, 1},   {3, 64},   {4, 4}, {17, 33},
-                                    {64, 25}, {125, 64}, {9, 2}, {64, 125}};
+  static const int64_t dims[][3] = {
+      {1, 1, 0}, {3, 64, 0},   {4, 4, 0},      {17, 33, 0},      {64, 25, 0},    {125, 64, 0},
+      {9, 2, 0}, {64, 125, 0}, {50, 37, 1024}, {1024, 32, 1024}, {33, 48, 2048}, {7, 16, 1024}};
   for (size_t t = 0; t < sizeof dims / sizeof dims[0]; ++t) {
-    const int64_t rows = dims[t][0], cols = dims[t][1], srs = cols + 5, drs = rows + 3;
+    const int64_t rows = dims[t][0], cols = dims[t][1], srs = cols + 5;
+    const int64_t drs = dims[t][2] != 0 ? dims[t][2] : rows + 3;
     float* src = rnd_buf((size_t)(rows * srs));
     float* dst = malloc((size_t)(cols * drs) * sizeof(float));
     PT_CHECK(src != NULL && dst != NULL);
