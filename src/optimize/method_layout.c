@@ -2,7 +2,9 @@
  * become channels-last (dim order 0,2,3,1). Float32 depthwise-separable
  * chains on narrow planes: the depthwise convolution runs its NHWC loop
  * without transposing its input and output, a 1x1 convolution is one GEMM
- * over all pixels (rows of channels). Fused int8 convolutions: their GEMM
+ * over all pixels (rows of channels); on wider planes where every tensor of
+ * the group has LAYOUT_WIDE_MIN_C channels or more and no small-channel stem
+ * writes one (fewer channels, and the stems, run slower channels-last). Fused int8 convolutions: their GEMM
  * works on padded NHWC rows, so channels-last codes remove a transpose on
  * each side. Only the dim order changes: sizes, bytes and the memory plan
  * stay, and the kernels read and write any dim order (the tensors' strides
@@ -38,6 +40,11 @@ enum {
 /* Output columns below which a depthwise convolution's NCHW path runs NHWC
  * (kernels/portable/conv/depthwise.c: NN_DW_NHWC_MAX_OUT_W). */
 #define LAYOUT_NARROW_W 16
+/* Channels from which a depthwise convolution on wide planes runs
+ * channels-last, and below which a tensor keeps such a group NCHW (mobilenetv1
+ * at 224x224: 12.97 -> 12.62 ms, at width 0.25: 0.220 -> 0.213; with 16- and
+ * 24-channel groups changed too, a MobileNetV2 ran 5 % slower). */
+#define LAYOUT_WIDE_MIN_C 32
 /* Output channels from which a one-group convolution runs channels-last
  * (fewer leave most of a vector tile empty: the NCHW GEMM runs such a layer
  * with the pixels across the vectors), and from which such a layer makes a
@@ -240,6 +247,29 @@ static bool viewed(const pterun_method* m, const fuse_facts* f, const uint32_t* 
   return false;
 }
 
+/* Per value, then (LF_GROUP_*) per group of values that change together. */
+enum {
+  LF_BAD = 1,
+  LF_DW = 2,
+  LF_GROUP_BAD = 4,
+  LF_GROUP_DW = 8,
+  LF_WIDE_DW = 16,
+  LF_Q = 32, /* named by a fused int8 convolution: its copies and transposes go */
+  LF_GROUP_Q = 64,
+  LF_KXK = 128, /* written by a convolution the indirect GEMM runs well */
+  LF_GROUP_KXK = 256,
+  LF_WIDE_OK = 512, /* a wide-plane depthwise side with LAYOUT_WIDE_MIN_C channels or more */
+  LF_GROUP_WIDE = 1024,
+  LF_FEW_C = 2048, /* fewer than LAYOUT_WIDE_MIN_C channels */
+  LF_GROUP_FEW_C = 4096
+};
+
+/* Does a group (its root's LF_GROUP_* flags) change to channels-last? */
+static int group_changes(uint16_t g) {
+  return !(g & LF_GROUP_BAD) && !((g & LF_GROUP_WIDE) && (g & LF_GROUP_FEW_C)) &&
+         (g & (LF_GROUP_DW | LF_GROUP_Q | LF_GROUP_KXK)) != 0;
+}
+
 /* The pass on facts gathered after fusion (f->instr covers `total`
  * instructions). */
 static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t total) {
@@ -250,11 +280,14 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
   uint32_t* parent = pterun_alloc(m->allocator, nv * sizeof *parent + 1, 16);
   uint16_t* flags = /* LF_* per value, then per group */
       pterun_alloc(m->allocator, (nv + 1) * sizeof *flags, 16);
-  uint32_t* first = pterun_alloc(m->allocator, 3 * nv * sizeof *first + 1, 16);
+  uint32_t* first = pterun_alloc(m->allocator, 4 * nv * sizeof *first + 1, 16);
   uint32_t* last = first != NULL ? first + nv : NULL;
   /* the listed_result call writing each value (flat index + 1; 0: none):
    * its result is not the call's last argument, where the facts look */
   uint32_t* list_writer = first != NULL ? first + 2 * nv : NULL;
+  /* a strided wide-plane depthwise convolution's input, by its output (nv:
+   * none) */
+  uint32_t* wide_in = first != NULL ? first + 3 * nv : NULL;
   if (uses == NULL || parent == NULL || flags == NULL || first == NULL) {
     pterun_free(m->allocator, first);
     pterun_free(m->allocator, uses);
@@ -263,20 +296,10 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     return opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY,
                     "method: no memory for the layout pass");
   }
-  enum {
-    LF_BAD = 1,
-    LF_DW = 2,
-    LF_GROUP_BAD = 4,
-    LF_GROUP_DW = 8,
-    LF_WIDE_DW = 16,
-    LF_Q = 32, /* named by a fused int8 convolution: its copies and transposes go */
-    LF_GROUP_Q = 64,
-    LF_KXK = 128, /* written by a convolution the indirect GEMM runs well */
-    LF_GROUP_KXK = 256
-  };
   memset(uses, 0, nv * sizeof *uses);
   memset(flags, 0, nv * sizeof *flags);
   memset(list_writer, 0, nv * sizeof *list_writer);
+  for (uint32_t v = 0; v < nv; ++v) wide_in[v] = (uint32_t)nv;
   for (uint32_t v = 0; v < nv; ++v) parent[v] = v;
   ref_spans(m, f, total, first, last);
   /* The convolutions' and means' tensor slots. */
@@ -339,16 +362,23 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
       uses[oi] += 2; /* the out argument and the return slot */
       if (shape == 'd') {
         /* Narrow planes: the NCHW path would run NHWC between two transposes
-         * anyway, each channels-last side saves one. Wide planes have a fast
-         * NCHW loop: a channels-last side would cost a transpose there. */
+         * anyway, each channels-last side saves one. Wide planes with
+         * LAYOUT_WIDE_MIN_C channels or more: the NHWC loop beats the NCHW
+         * one (stride 2 by 2-4x, Zen 4), where the rest of the group can go
+         * too (LF_FEW_C). Other wide planes keep the NCHW loop: a
+         * channels-last side would cost a transpose there. */
         const pterun_tensor* y = out->u.tensor;
-        const uint8_t mark = y->sizes[3] < LAYOUT_NARROW_W && y->sizes[1] >= 8 ? LF_DW : LF_WIDE_DW;
+        const uint16_t mark = y->sizes[3] < LAYOUT_NARROW_W && y->sizes[1] >= 8 ? LF_DW
+                              : y->sizes[1] >= LAYOUT_WIDE_MIN_C                ? LF_WIDE_OK
+                                                                                : LF_WIDE_DW;
         flags[xi] |= mark;
         flags[oi] |= mark;
+        if (mark == LF_WIDE_OK && !ints_all(in->args[3], 1)) wide_in[oi] = xi;
       }
       if (shape == 'p' || shape == 'k') parent[find(parent, xi)] = find(parent, oi);
       if (shape == 'k' && out->u.tensor->sizes[1] >= LAYOUT_KXK_PAYS_COUT) flags[oi] |= LF_KXK;
       if (shape == 'o' || shape == 's') flags[xi] |= LF_BAD; /* they read NCHW best */
+      if (shape == 's') flags[oi] |= LF_FEW_C; /* its channels-last path is the slower */
     } else {
       flags[oi] |= LF_BAD; /* a mean's result keeps its layout */
     }
@@ -384,6 +414,7 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
             res != &m->values[v] || viewed(m, f, first, last, t, w - 1, last[v]);
     }
     if (bad) flags[v] |= LF_BAD;
+    if (t != NULL && t->rank == 4 && t->sizes[1] < LAYOUT_WIDE_MIN_C) flags[v] |= LF_FEW_C;
   }
   /* A group changes whole, and only with a depthwise convolution in it. */
   for (uint32_t v = 0; v < nv; ++v) {
@@ -391,23 +422,45 @@ static pterun_status choose(pterun_method* m, const fuse_facts* f, uint32_t tota
     if (flags[v] & LF_BAD) flags[r] |= LF_GROUP_BAD;
     if (flags[v] & LF_DW) flags[r] |= LF_GROUP_DW;
     if (flags[v] & LF_WIDE_DW) flags[r] |= LF_GROUP_BAD;
+    if (flags[v] & LF_WIDE_OK) flags[r] |= LF_GROUP_WIDE | LF_GROUP_DW;
+    if (flags[v] & LF_FEW_C) flags[r] |= LF_GROUP_FEW_C;
     if (flags[v] & LF_Q) flags[r] |= LF_GROUP_Q;
     if (flags[v] & LF_KXK) flags[r] |= LF_GROUP_KXK;
   }
-  uint32_t changed = 0;
+  /* A strided wide-plane depthwise convolution reading NCHW and writing
+   * channels-last runs through a transpose of its (larger) input in scratch,
+   * which costs more than the channels-last loop saves (MobileNetV2's
+   * 144-channel stride-2 layer: 31 -> 51 us): its output's group stays
+   * too, until no such call is left (groups only drop out: this ends). The
+   * other way round transposes the smaller output, which pays. */
+  for (int again = 1; again;) {
+    again = 0;
+    for (uint32_t v = 0; v < nv; ++v) {
+      if (wide_in[v] == nv) continue;
+      const uint32_t ro = find(parent, v), ri = find(parent, wide_in[v]);
+      const int cl_out = !(flags[v] & LF_BAD) && group_changes(flags[ro]);
+      const int cl_in = !(flags[wide_in[v]] & LF_BAD) && group_changes(flags[ri]);
+      if (cl_out && !cl_in) {
+        flags[ro] |= LF_GROUP_BAD;
+        again = 1;
+      }
+    }
+  }
+  uint32_t changed = 0, wide = 0;
   static const uint8_t kNhwc[4] = {0, 2, 3, 1};
   for (uint32_t v = 0; v < nv; ++v) {
     const uint16_t g = flags[find(parent, v)];
-    if ((flags[v] & LF_BAD) || (g & LF_GROUP_BAD) ||
-        !(g & (LF_GROUP_DW | LF_GROUP_Q | LF_GROUP_KXK)))
-      continue;
+    if ((flags[v] & LF_BAD) || !group_changes(g)) continue;
     pterun_tensor* t = m->values[v].u.tensor;
     memcpy(t->dim_order, kNhwc, sizeof kNhwc);
     (void)pterun_tensor_update_layout(t); /* sizes and numel are unchanged: cannot fail */
     ++changed;
+    wide += (g & LF_GROUP_WIDE) != 0;
   }
   if (changed > 0)
-    pterun_log(&m->logger, PTERUN_LOG_DEBUG, "layout: %u tensors channels-last", changed);
+    pterun_log(&m->logger, PTERUN_LOG_DEBUG,
+               "layout: %u tensors channels-last (%u in wide-plane depthwise groups)", changed,
+               wide);
   pterun_free(m->allocator, uses);
   pterun_free(m->allocator, parent);
   pterun_free(m->allocator, flags);

@@ -240,7 +240,7 @@ _UNSUPPORTED = re.compile(
     r"is not implemented|is implemented for .* only|not supported by this build"
 )
 _XNODE = re.compile(r"xnnpack: node types: ([^\n]*)")
-_LAYOUT = re.compile(r"layout: \d+ tensors channels-last")
+_LAYOUT = re.compile(r"layout: \d+ tensors channels-last \((\d+) in wide-plane")
 
 
 def parse_log(v: Verdict, log: str) -> None:
@@ -255,8 +255,10 @@ def parse_log(v: Verdict, log: str) -> None:
     v.fusions.update(p for p, n in applied.items() if n > 0)
     for m in _XNODE.finditer(log):
         v.xnn_nodes.update(m.group(1).split())
-    if _LAYOUT.search(log):
+    for m in _LAYOUT.finditer(log):
         v.layouts.add("channels-last")
+        if int(m.group(1)) > 0:
+            v.layouts.add("channels-last, wide planes")
     for m in _VARIANTS.finditer(log):
         for tok in m.group(1).split():
             name, _, state = tok.rpartition(":")

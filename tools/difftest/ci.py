@@ -585,6 +585,41 @@ CI_SPECS += [
             {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": False},
         ],
     ),
+    # a depthwise-separable chain on wide planes (18-36 columns) with 32
+    # channels and more (src/optimize/method_layout.c, LAYOUT_WIDE_MIN_C):
+    # the 3-channel stem keeps its output NCHW, so the first depthwise
+    # convolution reads NCHW and writes NHWC; a stride-2 one NHWC -> NHWC;
+    # the last depthwise one writes NCHW because its 1x1 projects to 16
+    # channels (fewer than 32 keep a group NCHW). Then a stride-2 depthwise
+    # convolution reading that NCHW group, whose output group would go
+    # channels-last: kept NCHW (its input's transpose would cost more)
+    _spec(
+        9123,
+        [1, 3, 40, 72],
+        [
+            _conv(32, stride=2),
+            R6,
+            _conv(32, groups=32),
+            BN2,
+            R6,
+            _conv(64, k=1, pad=0),
+            BN2,
+            _act("relu"),
+            _conv(64, groups=64, stride=2),
+            BN2,
+            _act("relu"),
+            _conv(64, k=1, pad=0),
+            _conv(64, groups=64),
+            R6,
+            {**_conv(16, k=1, pad=0), "bias": False},
+            BN2,
+            _conv(32, k=1, pad=0),
+            _conv(32, groups=32, stride=2),
+            _conv(48, k=1, pad=0),
+            _conv(48, groups=48),
+            {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": False},
+        ],
+    ),
     # shared weights (spec "share": equal constants, stored once by the
     # exporter): a tied embedding / head (the embedding reads the bytes the
     # head's transpose packs), and one Linear five times, whose transposes

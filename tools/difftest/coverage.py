@@ -61,8 +61,9 @@ NOT_REACHED: dict[int, tuple[str, str]] = {
 
 
 # The layout pass's choices (src/optimize/method_layout.c logs "layout: N
-# tensors channels-last").
-LAYOUTS = ("channels-last",)
+# tensors channels-last (M in wide-plane depthwise groups)"): any, and the
+# wide-plane groups (LAYOUT_WIDE_MIN_C) among them.
+LAYOUTS = ("channels-last", "channels-last, wide planes")
 
 
 def pattern_rows() -> list[str]:
