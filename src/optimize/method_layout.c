@@ -2,13 +2,14 @@
  * become channels-last (dim order 0,2,3,1). Float32 depthwise-separable
  * chains on narrow planes: the depthwise convolution runs its NHWC loop
  * without transposing its input and output, a 1x1 convolution is one GEMM
- * over all pixels (rows of channels); on wider planes where every tensor of
- * the group has LAYOUT_WIDE_MIN_C channels or more and no small-channel stem
- * writes one (fewer channels, and the stems, run slower channels-last). Fused int8 convolutions: their GEMM
- * works on padded NHWC rows, so channels-last codes remove a transpose on
- * each side. Only the dim order changes: sizes, bytes and the memory plan
- * stay, and the kernels read and write any dim order (the tensors' strides
- * say where each element is), so a wrong choice costs speed, never a result.
+ * over all pixels (rows of channels); so on wider planes where every tensor
+ * of the group has LAYOUT_WIDE_MIN_C channels or more and no small-channel
+ * stem writes one (fewer channels, and the stems, run slower channels-last).
+ * Fused int8 convolutions: their GEMM works on padded NHWC rows, so
+ * channels-last codes remove a transpose on each side. Only the dim order
+ * changes: sizes, bytes and the memory plan stay, and the kernels read and
+ * write any dim order (the tensors' strides say where each element is), so a
+ * wrong choice costs speed, never a result.
  *
  * A tensor may change when one call the pass knows writes it, every call
  * naming it is one it knows (convolutions, relu/hardtanh/add without

@@ -8,13 +8,13 @@
  * thread, each with its own counter on its own cache line; a thread runs its
  * range, then takes what is left of the others' (work stealing). Consecutive
  * operators of one shape then give each thread the same part of the data (it
- * stays in that core's cache: on a VM whose two CPUs sit on different L3
- * slices a shared counter spread every operator's output over both), and
- * threads touch a shared counter only at the end. The caller drains tiles
- * too, then closes the task and waits only for the workers that joined it. A worker joins by one
- * compare-and-swap on `join` (generation, closed bit, active count): one that
- * wakes after the caller closed the task skips it, so a descheduled worker
- * never holds up a task the others have finished. */
+ * stays in that core's cache, where a shared counter spread every operator's
+ * output over both cores), and threads touch a shared counter only at the
+ * end. The caller drains tiles too, then closes the task and waits only for
+ * the workers that joined it. A worker joins by one compare-and-swap on
+ * `join` (generation, closed bit, active count): one that wakes after the
+ * caller closed the task skips it, so a descheduled worker never holds up a
+ * task the others have finished. */
 #if !defined(PTERUN_BARE_METAL) /* bare metal: pool_serial.c */
 #define _GNU_SOURCE             /* sched_getaffinity, CPU_* macros */
 #include <pthread.h>
@@ -346,7 +346,7 @@ static void tp_external_worker(void* arg, size_t w) {
   tp_drain(arg, w);
 }
 
-/* Runs every tile of `job` (fields other than `next` filled in). */
+/* Runs every tile of `job` (fields other than the ranges filled in). */
 static void tp_run(pterun_threadpool* p, tp_job* job, uint32_t flags) {
   if (job->tiles == 0) return;
   size_t threads = pterun_threadpool_threads_for(p, flags);
