@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-operator times: pterun against ExecuTorch+XNNPACK on one benchmark model.
 
-    python bench/op_profile.py MODEL [--threads 1] [--runs 30] [--pterun build/bin/pterun]
+    python bench/op_profile.py MODEL [--threads 1] [--runs 30] [--pterun build/bin/pterun] [--ort]
 
 MODEL is a directory name under bench/models/out (kws, mobilenetv1, qmbv2, ...).
 Prints two tables, in execution order, both in microseconds (min and median over
@@ -13,7 +13,11 @@ the timed runs):
 * ExecuTorch+XNNPACK: model_xnnpack.pte run through ExecuTorch's Python
   bindings with an ETDump (``enable_etdump=True``), read back with
   ``executorch.devtools.Inspector``: the XNNPACK delegate's per-operator events
-  (its operator names, e.g. "Convolution (NHWC, F32) DWConv #2").
+  (its operator names, e.g. "Convolution (NHWC, F32) DWConv #2");
+* with ``--ort``, ONNX Runtime on model.onnx (the benchmark's session options,
+  ``intra_op_num_threads = T``) with its profiler on: each graph node's kernel
+  time (``Node`` events, after ORT's graph optimisations, so fused nodes such
+  as ``FusedMatMul`` or a whole ``GRU`` appear as one), in execution order.
 
 The two lists are not joined automatically (XNNPACK fuses and names operators its
 own way; pterun's instructions are the program's, after its load-time fusion);
@@ -110,6 +114,41 @@ def executorch_ops(
     return rows
 
 
+def ort_ops(onnx: Path, threads: int, runs: int) -> list[tuple[str, float, float]]:
+    """(node, min us, median us) from ONNX Runtime's profiler, execution order."""
+    import numpy as np
+    import onnxruntime as ort
+
+    inputs = [np.load(p) for p in sorted(onnx.parent.glob("input_*.npy"))]
+    with tempfile.TemporaryDirectory() as tmp:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.enable_profiling = True
+        so.profile_file_prefix = str(Path(tmp) / "ort")
+        sess = ort.InferenceSession(str(onnx), so, providers=["CPUExecutionProvider"])
+        feed = {i.name: x for i, x in zip(sess.get_inputs(), inputs)}
+        for _ in range(3 + runs):
+            sess.run(None, feed)
+        events = json.loads(Path(sess.end_profiling()).read_text())
+    order: dict[str, int] = {}
+    spans: dict[str, list[float]] = defaultdict(list)
+    for e in events:
+        name = str(e.get("name", ""))
+        if e.get("cat") != "Node" or not name.endswith("_kernel_time"):
+            continue
+        node = name[: -len("_kernel_time")]
+        op = e.get("args", {}).get("op_name", "")
+        key = f"{node} ({op})" if op else node
+        order.setdefault(key, len(order))
+        spans[key].append(float(e["dur"]))
+    rows = []
+    for key in sorted(spans, key=lambda k: order[k]):
+        durs = spans[key][3:] or spans[key]  # without the warm-up runs
+        rows.append((key, min(durs), statistics.median(durs)))
+    return rows
+
+
 def table(title: str, rows: list[tuple[str, float, float]]) -> str:
     lines = [f"### {title}", "", "| operator | min us | median us |", "|---|---|---|"]
     lines += [f"| {n} | {lo:.1f} | {med:.1f} |" for n, lo, med in rows]
@@ -122,6 +161,11 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=30, help="timed executes (default 30)")
     ap.add_argument("--pterun", default="build/bin/pterun")
+    ap.add_argument(
+        "--ort",
+        action="store_true",
+        help="also ONNX Runtime's per-node times (model.onnx)",
+    )
     args = ap.parse_args()
     d = MODELS_DIR / args.model
     if not (d / "model.pte").is_file() or not (d / "model_xnnpack.pte").is_file():
@@ -144,6 +188,16 @@ def main() -> int:
             executorch_ops(d / "model_xnnpack.pte", args.threads, args.runs),
         )
     )
+    if args.ort:
+        if not (d / "model.onnx").is_file():
+            print(f"op_profile: {d} lacks model.onnx", file=sys.stderr)
+            return 2
+        print(
+            table(
+                "ONNX Runtime (model.onnx)",
+                ort_ops(d / "model.onnx", args.threads, args.runs),
+            )
+        )
     return 0
 
 

@@ -199,6 +199,10 @@ PTERUN_KERNEL(pk_where_self_out) {
       uint32_t* orow = O + it.off[0];
       if (so == 1 && sc == 1 && sa == 1 && sb == 1)
         for (k = 0; k < inner; ++k) orow[k] = cr[k] ? ar[k] : br[k];
+      else if (so == 1 && sc == 0 && (cr[0] ? sa : sb) == 1)
+        /* one condition for the row (an attention mask's per-row flag,
+         * broadcast over the keys): a copy of the chosen row */
+        memmove(orow, cr[0] ? ar : br, (size_t)inner * sizeof *orow);
       else
         for (k = 0; k < inner; ++k) orow[k * so] = cr[k * sc] ? ar[k * sa] : br[k * sb];
     }

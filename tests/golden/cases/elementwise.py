@@ -706,6 +706,23 @@ def compare_cases() -> list[Case]:
             [Out(B)],
         )
     )
+    # A flag per row broadcast over the last dim (decomposed attention's
+    # fully-masked-row guard): rows copied whole from self, or from a
+    # broadcast other. Own generator, as above.
+    wg = torch.Generator().manual_seed(2718)
+    row_flag = torch.rand(1, 3, 5, 1, generator=wg) < 0.5
+    C.append(
+        Case(
+            "aten::where.self_out",
+            "where row flag",
+            [
+                row_flag,
+                torch.randn(1, 3, 5, 7, generator=wg, dtype=torch.float64).to(F32),
+                torch.randn(1, 3, 5, 1, generator=wg, dtype=torch.float64).to(F32),
+            ],
+            [Out(F32)],
+        )
+    )
     return C
 
 
