@@ -500,10 +500,14 @@ void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, siz
   if (args[8]->u.i == 1 && pk_conv_stem_cl_ok(in, w, out, 1) && spatial3(args[4], 2, 0, pad3) &&
       pad3[1] >= 0 && pad3[2] >= 0) { /* the padded image, window rows, then the GEMM */
     const int64_t chunk = pk_conv_stem_cl_rows(rows, out->sizes[3], out->sizes[2]) * out->sizes[3];
+    int64_t window_floats; /* chunk x rows: both the program's, so checked */
     pterun_kernel_scratch_reserve(
         ctx, sizeof(float) * pk_conv_stem_cl_pad_floats(in->sizes[1], in->sizes[2], in->sizes[3],
                                                         pad3[1], pad3[2]));
-    pterun_kernel_scratch_reserve(ctx, sizeof(float) * (size_t)(chunk * rows));
+    pterun_kernel_scratch_reserve(ctx, __builtin_mul_overflow(chunk, rows, &window_floats) ||
+                                               (uint64_t)window_floats > SIZE_MAX / sizeof(float)
+                                           ? SIZE_MAX
+                                           : sizeof(float) * (size_t)window_floats);
     pterun_compute_gemm_reserve(ctx, out->dtype, chunk, w->sizes[0], rows);
   }
   int64_t gemm_n = npos;
