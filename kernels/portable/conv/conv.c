@@ -21,18 +21,6 @@
 
 #include "kernels/portable/conv/conv.h"
 
-/* Overflow-checked a*b (a, b >= 0) and a+b; 0 on overflow. */
-static int ck_mul(int64_t a, int64_t b, int64_t* r) {
-  if (a < 0 || b < 0 || (a != 0 && b > INT64_MAX / a)) return 0;
-  *r = a * b;
-  return 1;
-}
-static int ck_add(int64_t a, int64_t b, int64_t* r) {
-  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return 0;
-  *r = a + b;
-  return 1;
-}
-
 /* Reads int[] arguments (one value or one per spatial dim) into 3 slots. */
 static pterun_status spatial_arg(pterun_kernel_context* ctx, pterun_value** args, size_t i,
                                  const char* name, int sp, int64_t fill, int64_t* out) {
@@ -100,16 +88,17 @@ static pterun_status conv_setup(pterun_kernel_context* ctx, pterun_value** args,
     {
       /* Checked arithmetic: hostile padding/dilation must not overflow. */
       int64_t t, tp, span;
-      int ok = g->k[d] >= 1 && ck_mul(g->dil[d], g->k[d] - 1, &t) && ck_add(t, 1, &ext) &&
-               ck_mul(2, g->pad[d], &tp);
+      int ok = g->k[d] >= 1 && pk_ck_mul(g->dil[d], g->k[d] - 1, &t) && pk_ck_add(t, 1, &ext) &&
+               pk_ck_mul(2, g->pad[d], &tp);
       if (ok && transposed) {
         if (g->in[d] >= 1)
-          ok = ck_mul(g->in[d] - 1, g->stride[d], &t);
+          ok = pk_ck_mul(g->in[d] - 1, g->stride[d], &t);
         else
           t = -g->stride[d];
-        ok = ok && ck_add(t, -tp, &t) && ck_add(t, ext, &t) && ck_add(t, opad[d], &g->out[d]);
+        ok = ok && pk_ck_add(t, -tp, &t) && pk_ck_add(t, ext, &t) &&
+             pk_ck_add(t, opad[d], &g->out[d]);
       } else if (ok) {
-        ok = ck_add(g->in[d], tp, &span);
+        ok = pk_ck_add(g->in[d], tp, &span);
         g->out[d] = ok && span >= ext ? (span - ext) / g->stride[d] + 1 : 0;
       }
       if (!ok)

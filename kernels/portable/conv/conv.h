@@ -82,6 +82,19 @@ static inline int pk_conv_pointwise_cl_ok(const pterun_tensor* in, const pterun_
  * channels, a contiguous weight) from a contiguous NCHW input into a
  * channels-last output: window rows and one GEMM per chunk of pixels
  * (pk_conv_stem_cl). */
+/* Overflow-checked a*b (a, b >= 0) and a+b; 0 on overflow: the program's
+ * sizes, strides and padding are multiplied only through these. */
+static inline int pk_ck_mul(int64_t a, int64_t b, int64_t* r) {
+  if (a < 0 || b < 0 || (a != 0 && b > INT64_MAX / a)) return 0;
+  *r = a * b;
+  return 1;
+}
+static inline int pk_ck_add(int64_t a, int64_t b, int64_t* r) {
+  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return 0;
+  *r = a + b;
+  return 1;
+}
+
 #define NN_CONV_STEM_CL_MAX_CIN 4
 /* Input channels from which a stem runs on the indirect GEMM over a
  * channels-last copy of its image (with one channel a tap is a single

@@ -504,7 +504,7 @@ void pk_convolution_reserve(pterun_kernel_context* ctx, pterun_value** args, siz
     pterun_kernel_scratch_reserve(
         ctx, sizeof(float) * pk_conv_stem_cl_pad_floats(in->sizes[1], in->sizes[2], in->sizes[3],
                                                         pad3[1], pad3[2]));
-    pterun_kernel_scratch_reserve(ctx, __builtin_mul_overflow(chunk, rows, &window_floats) ||
+    pterun_kernel_scratch_reserve(ctx, !pk_ck_mul(chunk, rows, &window_floats) ||
                                                (uint64_t)window_floats > SIZE_MAX / sizeof(float)
                                            ? SIZE_MAX
                                            : sizeof(float) * (size_t)window_floats);

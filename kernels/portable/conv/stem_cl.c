@@ -37,14 +37,12 @@ size_t pk_conv_stem_cl_pad_floats(int64_t cin, int64_t ih, int64_t iw, int64_t p
   /* At load (scratch reserve) the sizes and the padding are the program's,
    * unchecked against each other: SIZE_MAX / sizeof(float) when the padded
    * image overflows, which no arena holds. */
-  const int64_t lim = INT64_C(1) << 40;
-  if (cin < 0 || ih < 0 || iw < 0 || ph < 0 || pw < 0 || ih > lim || iw > lim || ph > lim ||
-      pw > lim)
+  int64_t hp, wp, t, n;
+  if (!pk_ck_mul(2, ph, &t) || !pk_ck_add(ih, t, &hp) || !pk_ck_mul(2, pw, &t) ||
+      !pk_ck_add(iw, t, &wp) || !pk_ck_mul(hp, wp, &t) || !pk_ck_mul(cin, t, &n) ||
+      (uint64_t)n > SIZE_MAX / sizeof(float))
     return SIZE_MAX / sizeof(float);
-  const int64_t hp = ih + 2 * ph, wp = iw + 2 * pw; /* each below 2^42 */
-  if ((hp != 0 && wp > lim / hp) || (cin != 0 && hp * wp > lim / cin))
-    return SIZE_MAX / sizeof(float);
-  return (size_t)(cin * hp * wp);
+  return (size_t)n;
 }
 
 /* Image n zero-padded into p: [Cin][IH + 2 ph][IW + 2 pw]. */
