@@ -84,10 +84,32 @@ typedef void (*pterun_compute_qs8_igemm_fn)(size_t nseg, const pterun_compute_qs
                                             const uint8_t* const* rows, const void* b, int32_t* c,
                                             size_t ldc, int a_signed);
 
+/** The requantising epilogue's constants for one strip of NR columns
+ *  (pterun_compute_qs8_igemmq_fn): all NR entries readable (zero past the
+ *  product's columns). */
+typedef struct pterun_compute_qs8_rq {
+  const int32_t* zsum; /* A's zero point x the column's weight sum */
+  const float *sc, *bi;
+  float inv, zpo, qlo, qhi; /* the output's 1/scale, zero point and code range */
+} pterun_compute_qs8_rq;
+
+/** An indirect entry that also finishes its tile (where a microkernel has
+ *  one): the sums of fn_ig, then the int8 engine's requantisation (requant.h:
+ *  y = (float)(sum - zsum) * sc + bi, its rounding and clamp), the same
+ *  float operations as the separate epilogue (the same bits), stored as
+ *  codes: rows [0, mrows) and columns [0, ncols) of the tile at
+ *  c[i * ldc + j], one byte each (int8 or uint8: every code lies in
+ *  [qlo, qhi]). */
+typedef void (*pterun_compute_qs8_igemmq_fn)(size_t nseg, const pterun_compute_qs8_seg* seg,
+                                             const uint8_t* const* rows, const void* b,
+                                             const pterun_compute_qs8_rq* rq, uint8_t* c,
+                                             size_t ldc, size_t mrows, size_t ncols, int a_signed);
+
 struct pterun_compute_qs8_gemm_ukernel {
   uint64_t isa; /* PTERUN_CPU_* bits the CPU must have */
   pterun_compute_qs8_gemm_fn fn;
   pterun_compute_qs8_igemm_fn fn_ig;
+  pterun_compute_qs8_igemmq_fn fn_igq; /* NULL: the driver's epilogue finishes fn_ig's tiles */
   const char* name;
   int mr, nr;           /* tile */
   int a_bytes, b_bytes; /* packed element sizes (1: u8 / s8, 2: int16) */

@@ -6,7 +6,9 @@
  * call and gives the bits of pterun_compute_qs8_gemm over the same im2col
  * rows (and, with a float output of scale 1, the exact integer sums of a
  * direct reference), or declines it (-1) exactly where the contract says:
- * no indirect entry, a tap's channels not whole groups of 4; weights packed
+ * no indirect entry, a tap's channels not whole groups of 4; the same bits
+ * into a C whose rows have room between them and into a column-major C
+ * (NCHW); weights packed
  * with each tap's channels padded to 4 (zero weights, the image read past
  * them) run a tap at a time. The pool gives
  * the calling thread's bits; refused arguments. ctest runs it again with
@@ -169,6 +171,32 @@ static int run_case(const case_* t, const pterun_compute_qs8_gemm_ukernel* uk, i
     PT_CHECK(memcmp(c0, c1, bytes) == 0);
     PT_CHECK(pterun_compute_qs8_conv2d_nhwc(g_pool, 0, g, &w, &ep, &cm2) == 0);
     PT_CHECK(memcmp(c1, c2, bytes) == 0);
+    /* The other layouts a convolution writes: rows with room between them
+     * (a group's channels of a wider output; the bytes between untouched)
+     * and column-major (NCHW: the staged path), serial and on the pool. */
+    const int64_t rs_wide = t->n + 5;
+    const size_t wide = (size_t)(m * rs_wide) * esz;
+    uint8_t *cw = aligned_buf(wide), *ct = aligned_buf(bytes);
+    const pterun_compute_matrix cmw = {cw, t->out_dtype, rs_wide, 1};
+    const pterun_compute_matrix cmt = {ct, t->out_dtype, 1, m};
+    for (int pooled = 0; pooled < 2; ++pooled) {
+      pterun_threadpool* pool = pooled ? g_pool : NULL;
+      memset(cw, 0x77, wide);
+      memset(ct, 0x11, bytes);
+      PT_CHECK(pterun_compute_qs8_conv2d_nhwc(pool, 0, g, &w, &ep, &cmw) == 0);
+      PT_CHECK(pterun_compute_qs8_conv2d_nhwc(pool, 0, g, &w, &ep, &cmt) == 0);
+      for (int64_t i = 0; i < m; ++i) {
+        PT_CHECK(memcmp(cw + (size_t)(i * rs_wide) * esz, c0 + (size_t)(i * t->n) * esz,
+                        (size_t)t->n * esz) == 0);
+        for (size_t b = (size_t)t->n * esz; b < (size_t)rs_wide * esz; ++b)
+          PT_CHECK(cw[(size_t)(i * rs_wide) * esz + b] == 0x77);
+        for (int64_t n = 0; n < t->n; ++n)
+          PT_CHECK(memcmp(ct + (size_t)(n * m + i) * esz, c0 + (size_t)(i * t->n + n) * esz, esz) ==
+                   0);
+      }
+    }
+    free(cw);
+    free(ct);
   } else {
     PT_CHECK(c1[0] == 0xa5 && c1[bytes - 1] == 0xa5); /* nothing written */
   }

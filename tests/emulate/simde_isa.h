@@ -100,6 +100,16 @@ static inline simde__m128i pt_emu_mm512_cvtepi32_epi8(simde__m512i a) {
 }
 #define _mm512_cvtepi32_epi8(a) pt_emu_mm512_cvtepi32_epi8(a)
 #endif
+#if !defined(_mm512_mask_storeu_epi8)
+static inline void pt_emu_mm512_mask_storeu_epi8(void* p, uint64_t k, simde__m512i a) {
+  uint8_t v[64];
+  memcpy(v, &a, sizeof v);
+  /* vmovdqu8 with a mask writes the selected bytes only (no others touched) */
+  for (int i = 0; i < 64; ++i)
+    if ((k >> i) & 1u) ((uint8_t*)p)[i] = v[i];
+}
+#define _mm512_mask_storeu_epi8(p, k, a) pt_emu_mm512_mask_storeu_epi8((p), (uint64_t)(k), (a))
+#endif
 
 /* What the emulation provides, for the sources' feature tests. */
 #if defined(PTERUN_EMULATE_AVX512F)

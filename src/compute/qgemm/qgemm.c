@@ -51,14 +51,18 @@
 /* Multiply-adds below which a product runs on the calling thread. */
 #define PC_QS8_PARALLEL_MIN 65536
 
+/* A manifest column's 0 or 1 as the entry or NULL (an entry that is not
+ * defined must not be named). */
+#define PC_QS8_IG_0(f) NULL
+#define PC_QS8_IG_1(f) f
 static const pc_qs8_gemm_ukernel g_qs8_ukernels[] = {
-#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig)                                                \
-  {(isa), fn, (ig) ? fn##_ig : NULL, #fn, (mr), (nr), (ab), (bb)},
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig, igq)                                           \
+  {(isa), fn, PC_QS8_IG_##ig(fn##_ig), PC_QS8_IG_##igq(fn##_igq), #fn, (mr), (nr), (ab), (bb)},
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
 };
 
-#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig)                                                \
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig, igq)                                           \
   _Static_assert((mr) <= PC_QS8_MR_MAX && (nr) <= PC_QS8_NR_MAX && PC_QS8_TN % (nr) == 0,          \
                  #fn " tile");
 #include "src/compute/qgemm/qs8_ukernels.inc"
@@ -74,7 +78,7 @@ typedef struct pc_qs8_ig_row {
   const char* name;
 } pc_qs8_ig_row;
 static const pc_qs8_ig_row g_qs8_ig[] = {
-#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig) {(ig) ? (uint64_t)(isa) : UINT64_MAX, #fn},
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, ab, bb, ig, igq) {(ig) ? (uint64_t)(isa) : UINT64_MAX, #fn},
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
 };
@@ -438,8 +442,12 @@ static void column_terms(const pc_qs8_job* job, int64_t j0, int64_t cols, pc_qs8
   for (j = 0; j < cols; ++j) {
     ct->sc[j] = ep->scale[ep->scale_per_column ? j0 + j : 0];
     ct->bi[j] = ep->bias != NULL ? ep->bias[j0 + j] : 0.0f;
-    if (ct->int32_path) ct->zsum[j] = job->a_zp * job->w->col_sum[j0 + j];
+    ct->zsum[j] = ct->int32_path ? job->a_zp * job->w->col_sum[j0 + j] : 0;
   }
+  /* The last strip's columns past the product: a requantising entry reads
+   * all NR of them (pterun_compute_qs8_rq) and stores none. */
+  for (const int64_t end = (cols + job->uk->nr - 1) / job->uk->nr * job->uk->nr; j < end; ++j)
+    ct->sc[j] = ct->bi[j] = 0.0f, ct->zsum[j] = 0;
 }
 
 static inline void store_q(const pterun_compute_matrix* c, int64_t at, int32_t q) {
@@ -565,22 +573,34 @@ static size_t stage_panels(size_t mr) {
  * and evict each other. The epilogue writes runs of up to PC_QS8_STAGE_ROWS
  * rows row-major into `stage`; a transpose writes each column's run at once
  * (when the run is whole, or `last`). *g0: the run's first row. */
-static void finish_panel(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t* acc,
-                         const int32_t* row_sum, int64_t rows, int64_t i0, int64_t j0, int64_t cols,
-                         uint8_t* stage, int last, int64_t* g0) {
+static int staged_c(const pterun_compute_matrix* c) {
+  return c->rs == 1 && c->cs > 1 && c->dtype != PTERUN_DTYPE_F32;
+}
+
+/* The staged run's transpose into C once rows up to i0 + rows are in
+ * `stage` (finish_panel). */
+static void flush_stage(const pc_qs8_job* job, int64_t rows, int64_t i0, int64_t j0, int64_t cols,
+                        const uint8_t* stage, int last, int64_t* g0) {
   const pterun_compute_matrix* c = job->c;
-  if (!(c->rs == 1 && c->cs > 1 && c->dtype != PTERUN_DTYPE_F32)) {
-    epilogue(job, ct, acc, row_sum, rows, j0, cols, c, i0, j0);
-    return;
-  }
-  const pterun_compute_matrix sm = {stage, c->dtype, PC_QS8_TN, 1};
   const int64_t run = (int64_t)stage_panels((size_t)job->uk->mr) * job->uk->mr;
-  epilogue(job, ct, acc, row_sum, rows, j0, cols, &sm, i0 - *g0, 0);
   if (i0 + rows - *g0 >= run || last) {
     pterun_compute_u8_transpose(i0 + rows - *g0, cols, stage, PC_QS8_TN,
                                 (uint8_t*)c->data + *g0 + j0 * c->cs, c->cs);
     *g0 = i0 + rows;
   }
+}
+
+static void finish_panel(const pc_qs8_job* job, const pc_qs8_cols* ct, const int32_t* acc,
+                         const int32_t* row_sum, int64_t rows, int64_t i0, int64_t j0, int64_t cols,
+                         uint8_t* stage, int last, int64_t* g0) {
+  const pterun_compute_matrix* c = job->c;
+  if (!staged_c(c)) {
+    epilogue(job, ct, acc, row_sum, rows, j0, cols, c, i0, j0);
+    return;
+  }
+  const pterun_compute_matrix sm = {stage, c->dtype, PC_QS8_TN, 1};
+  epilogue(job, ct, acc, row_sum, rows, j0, cols, &sm, i0 - *g0, 0);
+  flush_stage(job, rows, i0, j0, cols, stage, last, g0);
 }
 
 static void qs8_task(void* ctx, size_t pi, size_t sj, size_t npi, size_t nsj) {
@@ -648,6 +668,17 @@ static void qs8_task_direct(void* ctx, size_t pi, size_t sj, size_t npi, size_t 
   const int64_t cols = (int64_t)nsj * nr < w->n - j0 ? (int64_t)nsj * nr : w->n - j0;
   int64_t g0 = (int64_t)pi * mr;
   column_terms(job, j0, cols, &ct);
+  /* An int8 / uint8 C is finished by the microkernel's requantising entry
+   * where it has one: in place with unit column stride (a channels-last
+   * output), else into the staged run (finish_panel's). */
+  const int staged = staged_c(job->c);
+  pterun_compute_qs8_rq rq = {NULL, NULL, NULL, 0.0f, 0.0f, 0.0f, 0.0f};
+  if (job->ig != NULL && uk->fn_igq != NULL && job->c->dtype != PTERUN_DTYPE_F32 &&
+      (job->c->cs == 1 || staged)) {
+    rq.zsum = ct.zsum;
+    rq.inv = job->ep->out_inv_scale, rq.zpo = (float)job->ep->out_zp;
+    rq.qlo = (float)job->ep->q_min, rq.qhi = (float)job->ep->q_max;
+  }
   for (size_t p = pi; p < pi + npi; ++p) {
     const int64_t i0 = (int64_t)p * mr;
     const int64_t rows = mr < job->m - i0 ? mr : job->m - i0;
@@ -662,6 +693,20 @@ static void qs8_task_direct(void* ctx, size_t pi, size_t sj, size_t npi, size_t 
         } else {
           rp[r] = rp[0];
         }
+      }
+      if (rq.zsum != NULL) { /* requantised in the microkernel */
+        uint8_t* cp =
+            staged ? stage + (i0 - g0) * PC_QS8_TN : (uint8_t*)job->c->data + i0 * job->c->rs + j0;
+        const size_t ldc = staged ? PC_QS8_TN : (size_t)job->c->rs;
+        for (size_t s = 0; s < nsj; ++s) {
+          const int64_t js = (int64_t)s * nr;
+          rq.zsum = ct.zsum + js, rq.sc = ct.sc + js, rq.bi = ct.bi + js;
+          uk->fn_igq(ig->nseg, ig->seg, rp,
+                     (const unsigned char*)w->strips + (sj + s) * strip_bytes, &rq, cp + js, ldc,
+                     (size_t)rows, (size_t)(cols - js < nr ? cols - js : nr), job->a_signed);
+        }
+        if (staged) flush_stage(job, rows, i0, j0, cols, stage, p - pi + 1 == npi, &g0);
+        continue;
       }
       memset(row_sum, 0, sizeof row_sum); /* unread: ig has no weight zero points */
       for (size_t s = 0; s < nsj; ++s)

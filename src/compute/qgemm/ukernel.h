@@ -16,12 +16,16 @@
 
 typedef pterun_compute_qs8_gemm_ukernel pc_qs8_gemm_ukernel;
 
-/* Prototypes from the manifest: each microkernel and its indirect entry
- * fn##_ig (pterun_compute_qs8_igemm_fn; defined where the row says so). */
-#define PC_QS8_UKERNEL(isa, fn, mr, nr, a_bytes, b_bytes, ig)                                      \
+/* Prototypes from the manifest: each microkernel, its indirect entry
+ * fn##_ig (pterun_compute_qs8_igemm_fn) and its requantising one fn##_igq
+ * (pterun_compute_qs8_igemmq_fn), each defined where the row says so. */
+#define PC_QS8_UKERNEL(isa, fn, mr, nr, a_bytes, b_bytes, ig, igq)                                 \
   void fn(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int add);               \
   void fn##_ig(size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows,         \
-               const void* b, int32_t* c, size_t ldc, int a_signed);
+               const void* b, int32_t* c, size_t ldc, int a_signed);                               \
+  void fn##_igq(size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows,        \
+                const void* b, const pterun_compute_qs8_rq* rq, uint8_t* c, size_t ldc,            \
+                size_t mrows, size_t ncols, int a_signed);
 #include "src/compute/qgemm/qs8_ukernels.inc"
 #undef PC_QS8_UKERNEL
 

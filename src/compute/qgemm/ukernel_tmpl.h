@@ -46,22 +46,17 @@ void GT_FN(size_t kq, const void* a, const void* b, int32_t* c, size_t ldc, int 
   for (i = 0; i < GT_MR; ++i) GT_STORE_ROW(c + (size_t)i * ldc, acc[i], add);
 }
 
-/* The indirect entry (ukernel.h): the same sums over segments of A that lie
- * where the caller's rows point (a channels-last image), no packed panel;
+/* The indirect entry's sums (ukernel.h), added to acc: segments of A that
+ * lie where the caller's rows point (a channels-last image), no packed panel;
  * an int8 A is shifted to uint8 as it is broadcast (one XOR per row and
- * group: `flip` is a constant once inlined). */
-static inline __attribute__((always_inline)) void GT_CAT(GT_FN, _ig_body)(
+ * group: `flip` is a constant once inlined). Shared by fn##_ig and, where an
+ * ISA file defines one, its requantising entry fn##_igq. */
+static inline __attribute__((always_inline)) void GT_CAT(GT_FN, _ig_sums)(
     size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows, const void* b,
-    int32_t* c, size_t ldc, const int flip) {
+    GT_VEC acc[GT_MR][GT_NRV], const int flip) {
   const unsigned char* bp = (const unsigned char*)b;
-  GT_VEC acc[GT_MR][GT_NRV];
   size_t s, q;
   int i, j;
-  PC_QS8_UNROLL
-  for (i = 0; i < GT_MR; ++i) {
-    PC_QS8_UNROLL
-    for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
-  }
   for (s = 0; s < nseg; ++s) {
     const uint8_t* ar[GT_MR];
     PC_QS8_UNROLL
@@ -80,6 +75,19 @@ static inline __attribute__((always_inline)) void GT_CAT(GT_FN, _ig_body)(
       }
     }
   }
+}
+
+static inline __attribute__((always_inline)) void GT_CAT(GT_FN, _ig_body)(
+    size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows, const void* b,
+    int32_t* c, size_t ldc, const int flip) {
+  GT_VEC acc[GT_MR][GT_NRV];
+  int i, j;
+  PC_QS8_UNROLL
+  for (i = 0; i < GT_MR; ++i) {
+    PC_QS8_UNROLL
+    for (j = 0; j < GT_NRV; ++j) acc[i][j] = GT_ZERO();
+  }
+  GT_CAT(GT_FN, _ig_sums)(nseg, seg, rows, b, acc, flip);
   PC_QS8_UNROLL
   for (i = 0; i < GT_MR; ++i) GT_STORE_ROW(c + (size_t)i * ldc, acc[i], 0);
 }
