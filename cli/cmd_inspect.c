@@ -160,9 +160,13 @@ static void inspect_memory(cli_session* s, const char* name, cli_json* j) {
     const struct {
       const char* key;
       size_t bytes;
-    } parts[] = {{"runtime_bytes", mem.runtime_bytes},    {"planned_bytes", mem.planned_bytes},
-                 {"prepared_bytes", mem.prepared_bytes},  {"delegate_bytes", mem.delegate_bytes},
-                 {"folded_bytes", mem.folded_bytes},      {"scratch_bytes", mem.scratch_bytes},
+    } parts[] = {{"runtime_bytes", mem.runtime_bytes},
+                 {"planned_bytes", mem.planned_bytes},
+                 {"prepared_bytes", mem.prepared_bytes},
+                 {"delegate_bytes", mem.delegate_bytes},
+                 {"folded_bytes", mem.folded_bytes},
+                 {"scratch_bytes", mem.scratch_bytes},
+                 {"fused_result_bytes", mem.fused_result_bytes},
                  {"load_peak_bytes", mem.load_peak_bytes}};
     cli_json_begin_object(j);
     for (size_t k = 0; k < sizeof parts / sizeof parts[0]; ++k) {
@@ -177,8 +181,9 @@ static void inspect_memory(cli_session* s, const char* name, cli_json* j) {
            mem.runtime_bytes, mem.planned_bytes, mem.load_peak_bytes);
     printf(
         "    of runtime: prepared kernel state %zu, delegates %zu, folded constants %zu, "
-        "scratch %zu\n",
-        mem.prepared_bytes, mem.delegate_bytes, mem.folded_bytes, mem.scratch_bytes);
+        "scratch %zu, fused results %zu\n",
+        mem.prepared_bytes, mem.delegate_bytes, mem.folded_bytes, mem.scratch_bytes,
+        mem.fused_result_bytes);
   }
 }
 

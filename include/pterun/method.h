@@ -187,6 +187,10 @@ typedef struct pterun_method_memory_info {
   /** pterun_program_method_memory only (else 0): the most bytes the load held
    *  at once through the allocator, its temporaries included. */
   size_t load_peak_bytes;
+  /** Part of runtime_bytes: fused results the optimiser gave bytes of their
+   *  own because the memory plan put them over what their fused call reads
+   *  (each would otherwise cost a copy per run, or stay unfused). */
+  size_t fused_result_bytes;
 } pterun_method_memory_info;
 
 #define PTERUN_METHOD_MEMORY_INFO_INIT PTERUN_OPTIONS_INIT(pterun_method_memory_info)

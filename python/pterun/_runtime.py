@@ -217,7 +217,8 @@ class Program:
         before loading it: ``runtime_bytes`` and ``planned_bytes`` (what
         :meth:`Method.memory` reports after the load) and, of the runtime
         bytes, ``prepared_bytes`` (packed and folded weights),
-        ``delegate_bytes``, ``folded_bytes`` and ``scratch_bytes``; plus
+        ``delegate_bytes``, ``folded_bytes``, ``scratch_bytes`` and
+        ``fused_result_bytes`` (fused results given memory of their own); plus
         ``load_peak_bytes``, the most the load holds at once. Measured by a
         trial load that is undone (it costs one load's time)."""
         return self._native.method_memory(name)

@@ -414,11 +414,12 @@ static PyObject* py_program_method_memory(PyObject* self, PyObject* arg) {
   Py_END_ALLOW_THREADS if (status != PTERUN_STATUS_OK) return py_raise(
       st, status, "cannot size method '%s' of %s", name, PyUnicode_AsUTF8AndSize(p->origin, NULL));
   return Py_BuildValue(
-      "{s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "runtime_bytes", (Py_ssize_t)mem.runtime_bytes,
+      "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "runtime_bytes", (Py_ssize_t)mem.runtime_bytes,
       "planned_bytes", (Py_ssize_t)mem.planned_bytes, "prepared_bytes",
       (Py_ssize_t)mem.prepared_bytes, "delegate_bytes", (Py_ssize_t)mem.delegate_bytes,
       "folded_bytes", (Py_ssize_t)mem.folded_bytes, "scratch_bytes", (Py_ssize_t)mem.scratch_bytes,
-      "load_peak_bytes", (Py_ssize_t)mem.load_peak_bytes);
+      "fused_result_bytes", (Py_ssize_t)mem.fused_result_bytes, "load_peak_bytes",
+      (Py_ssize_t)mem.load_peak_bytes);
 }
 
 /* [(method name, case count), ...] of a bundled program; None otherwise. */

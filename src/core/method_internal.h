@@ -102,7 +102,10 @@ struct pterun_method {
   pterun_value** fused_args; /* argument arrays of fused calls (one allocation) */
   pt_fuse_undo* fuse_undo;   /* load time only: one per fused chain, freed after prepare */
   uint32_t fuse_undo_count;
-  size_t fused_bytes;
+  void** fuse_homes; /* fused results given bytes of their own (PT_FUSE_PRIVATE) */
+  uint32_t fuse_home_count;
+  size_t fuse_home_bytes;
+  size_t fused_bytes; /* the argument arrays and fuse_home_bytes */
 
   void** planned;
   uint64_t* planned_sizes;

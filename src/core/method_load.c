@@ -681,6 +681,8 @@ void pterun_method_destroy(pterun_method* m) {
     for (uint32_t k = 0; k < m->planned_count; ++k) pt_free(a, m->owned_planned[k]);
   if (m->block != NULL) pt_delegates_destroy(m->delegates, m->delegate_count, a);
   for (uint32_t k = 0; k < m->folded_count; ++k) pt_free(a, m->folded[k]);
+  for (uint32_t k = 0; k < m->fuse_home_count; ++k) pt_free(a, m->fuse_homes[k]);
+  pt_free(a, m->fuse_homes);
   pt_free(a, m->fused_args);
   pt_free(a, m->fuse_undo);
   pt_free(a, m->view_folds);

@@ -51,6 +51,7 @@ static void parts(const pterun_method* m, pterun_method_memory_info* full) {
   full->delegate_bytes = m->delegate_bytes;
   full->folded_bytes = m->folded_bytes;
   full->scratch_bytes = m->scratch_size;
+  full->fused_result_bytes = m->fuse_home_bytes;
 }
 
 /* Copies the fields that fit the caller's struct_size. */

@@ -177,18 +177,40 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
   pt_fuse_gather_facts(m, &f);
   // Decide every rewrite first (rewriting changes what the analysis sees),
   // greedily from the start of each chain.
-  size_t nargs = 0;
+  size_t nargs = 0, home_bytes = 0;
   uint32_t fused = 0;
+  /* Fused results given bytes of their own take at most the method's
+   * planned bytes in all (a file's counts bound them). */
+  uint64_t room = m->planned_bytes;
   for (uint32_t c = 0; c < m->chain_count; ++c)
     for (uint32_t i = 0; i < m->chains[c].count;) {
       uint32_t adv = 1, flat = f.starts[c] + i;
       uint32_t* w = &where[(size_t)flat * wn];
       for (size_t p = 0; p < PT_FUSE_PATTERNS; ++p) {
-        int how = fns[p] != NULL ? pt_fuse_matches(m, &f, &kPatterns[p], c, i, w) : 0;
+        int how = fns[p] != NULL ? pt_fuse_matches(m, &f, &kPatterns[p], c, i, w, room) : 0;
         if (how != 0) {
           const uint32_t steps = steps_of(&kPatterns[p]), feeds = feeds_of(&kPatterns[p]);
           match[flat] = (uint8_t)((p + 1) | (how >= 2 ? PT_FUSE_REDIRECT : 0));
-          if (how >= 2) {
+          if (how == PT_FUSE_PRIVATE) {
+            /* The result in bytes of its own from now on (a move as below,
+             * to memory nothing else names). */
+            pterun_tensor* z = result_of(&kPatterns[p], steps - 1, f.instr[w[steps - 1]])->u.tensor;
+            if (m->fuse_homes == NULL) /* one per fused chain at most */
+              m->fuse_homes = pterun_alloc(m->allocator, (size_t)total * sizeof(void*), 16);
+            void* mem = m->fuse_homes != NULL ? pterun_alloc(m->allocator, z->capacity, 64) : NULL;
+            if (mem == NULL) {
+              st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY,
+                            "method: no memory for a fused result's %zu bytes", z->capacity);
+              goto done;
+            }
+            m->fuse_homes[m->fuse_home_count++] = mem;
+            home_bytes += z->capacity;
+            room -= z->capacity;
+            f.home[z - m->tensors] = z->data;
+            home_initial[z - m->tensors] = m->aux[z - m->tensors].initial_data;
+            z->data = mem;
+            m->aux[z - m->tensors].initial_data = mem;
+          } else if (how >= 2) {
             /* The result lives in an intermediate's bytes from now on, and the
              * chains after this one are judged with it there (and where it
              * was: overlaps): a later fused call that reads it must not write
@@ -218,7 +240,8 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
     st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for fused calls");
     goto done;
   }
-  m->fused_bytes = nargs * sizeof(pterun_value*);
+  m->fuse_home_bytes = home_bytes;
+  m->fused_bytes = nargs * sizeof(pterun_value*) + home_bytes;
   m->fuse_undo = pterun_alloc(m->allocator, fused * sizeof *m->fuse_undo, 16);
   if (m->fuse_undo == NULL) {
     st = opt_fail(&m->logger, PTERUN_STATUS_OUT_OF_MEMORY, "method: no memory for fused calls");

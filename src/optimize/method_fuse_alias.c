@@ -265,6 +265,49 @@ bool pt_fuse_result_disjoint(const fuse_facts* f, const pt_fuse_pattern* p,
   return true;
 }
 
+/* Does the chain's result share bytes with anything the fused call reads,
+ * whatever the pattern allows (a kernel that copes by copying an input each
+ * run still pays for the copy)? */
+bool pt_fuse_result_overlaps_reads(const fuse_facts* f, const pt_fuse_pattern* p,
+                                   const pt_instr* const* step, uint32_t steps) {
+  const pterun_value* r = result_of(p, steps - 1, step[steps - 1]);
+  if (r->tag != PTERUN_VALUE_TENSOR) return false;
+  const bool fed = feeds_of(p) > 0;
+  for (uint32_t s = 0; s < steps; ++s)
+    for (uint32_t k = 0; k < inputs_of(p, s); ++k)
+      if ((s == 0 || k != p->link[s]) && !(fed && s == p->feed.step && k == p->feed.arg) &&
+          value_overlaps(f, step[s]->args[k], r->u.tensor))
+        return true;
+  return false;
+}
+
+/* Can the chain's result Z (its steps at flat where[0..steps)) take bytes of
+ * its own, allocated at load (pt_fuse_private_home)? Z a planned tensor the
+ * chain's last step alone writes, no method output, its capacity within
+ * `room`, and no elided view over its planned bytes (it would no longer see
+ * Z there). Nothing else ever names the new bytes, so this holds with jumps
+ * and several chains too. */
+bool pt_fuse_private_ok(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
+                        const uint32_t* where, uint32_t steps, uint64_t room) {
+  const pt_instr* last = f->instr[where[steps - 1]];
+  const pterun_value* zv = result_of(p, steps - 1, last);
+  if (zv->tag != PTERUN_VALUE_TENSOR) return false;
+  const pterun_tensor* z = zv->u.tensor;
+  const uint32_t zi = (uint32_t)(zv - m->values);
+  if (f->outputs[zi] || !m->aux[z - m->tensors].in_arena || z->data == NULL || z->capacity == 0 ||
+      z->capacity > room || f->home[z - m->tensors] != NULL ||
+      f->writer[zi] != where[steps - 1] + 1)
+    return false;
+  for (uint32_t k = 0; k < m->input_count; ++k)
+    if (m->inputs[k] == zi) return false;
+  for (uint32_t c = 0; c < m->chain_count; ++c)
+    for (uint32_t j = 0; j < m->chains[c].count; ++j) {
+      const pt_instr* in = &m->chains[c].instrs[j];
+      if (in != last && pt_fuse_writes(m, f, in, zv, NULL)) return false;
+    }
+  return unviewed(m, f, zv, NULL, where[0], where[steps - 1]);
+}
+
 /* The fused kernel gives its result the shape step p->shape_step computes
  * (the convolution's, the addmm's, ...), while the unfused chain's result
  * has the shape its last step gives it. They are the same when every later

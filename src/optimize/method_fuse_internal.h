@@ -147,13 +147,19 @@ bool pt_fuse_result_disjoint(const fuse_facts* f, const pt_fuse_pattern* p,
                              const pt_instr* const* step, uint32_t steps);
 int pt_fuse_redirect_host(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
                           uint32_t i, uint32_t steps);
+bool pt_fuse_result_overlaps_reads(const fuse_facts* f, const pt_fuse_pattern* p,
+                                   const pt_instr* const* step, uint32_t steps);
+bool pt_fuse_private_ok(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
+                        const uint32_t* where, uint32_t steps, uint64_t room);
 bool pt_fuse_writes(const pterun_method* m, const fuse_facts* f, const pt_instr* in,
                     const pterun_value* v, const pterun_tensor* t);
 
 /* method_fuse_match.c: 0 no match, 1 a match, 2 + h a match with the result moved
- * into step h's result (see there). */
+ * into step h's result, PT_FUSE_PRIVATE a match whose result gets bytes of
+ * its own (see there); `room`: the bytes such homes may still take. */
+#define PT_FUSE_PRIVATE (2 + PT_FUSE_MAX_STEPS)
 int pt_fuse_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
-                    uint32_t c, uint32_t i, uint32_t* where);
+                    uint32_t c, uint32_t i, uint32_t* where, uint64_t room);
 
 /* method_layout.c: channels-last intermediates, after the rewrite. */
 pterun_status pt_layout_channels_last(pterun_method* m);

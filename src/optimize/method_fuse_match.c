@@ -57,11 +57,14 @@ static bool feed_matches(const pterun_method* m, const fuse_facts* f, const pt_f
 
 /* Does pattern p match the instructions at chain c from index i? 0: no,
  * 1: yes, 2 + h: yes, with the result moved into the bytes of step h's
- * result (redirect_host). On a
+ * result (redirect_host), PT_FUSE_PRIVATE: yes, with the result in bytes of
+ * its own (pt_fuse_private_ok), where it would otherwise share bytes with
+ * what the fused call reads: a result no intermediate can host, or one a
+ * kernel would cope with by copying an input on every run. On a
  * match, where[s] is step s's flat index and where[PT_FUSE_MAX_STEPS + j]
  * feed producer j's. */
 int pt_fuse_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
-                    uint32_t c, uint32_t i, uint32_t* where) {
+                    uint32_t c, uint32_t i, uint32_t* where, uint64_t room) {
   const pt_chain* ch = &m->chains[c];
   const uint32_t steps = steps_of(p), feeds = feeds_of(p), base = f->starts[c];
   const pt_instr* step[PT_FUSE_MAX_STEPS];
@@ -90,7 +93,14 @@ int pt_fuse_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_p
     return 0;
   if (!feed_matches(m, f, p, base, where, skipped, nskipped, steps)) return 0;
   if (!pt_fuse_shape_kept(p, step, steps)) return 0;
-  if (pt_fuse_result_disjoint(f, p, step, steps)) return 1;
+  if (pt_fuse_result_disjoint(f, p, step, steps)) {
+    if ((p->step0_may_alias || p->any_may_alias) &&
+        pt_fuse_result_overlaps_reads(f, p, step, steps) &&
+        pt_fuse_private_ok(m, f, p, where, steps, room))
+      return PT_FUSE_PRIVATE;
+    return 1;
+  }
   const int host = feeds == 0 ? pt_fuse_redirect_host(m, f, p, i, steps) : -1;
-  return host >= 0 ? 2 + host : 0;
+  if (host >= 0) return 2 + host;
+  return pt_fuse_private_ok(m, f, p, where, steps, room) ? PT_FUSE_PRIVATE : 0;
 }

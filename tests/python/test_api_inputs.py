@@ -154,7 +154,13 @@ def test_method_memory_before_load(name: str) -> None:
     after = program.load_method("forward").memory()
     assert (before["runtime_bytes"], before["planned_bytes"]) == after
     assert before["prepared_bytes"] > 0
-    parts = ("prepared_bytes", "delegate_bytes", "folded_bytes", "scratch_bytes")
+    parts = (
+        "prepared_bytes",
+        "delegate_bytes",
+        "folded_bytes",
+        "scratch_bytes",
+        "fused_result_bytes",
+    )
     assert sum(before[k] for k in parts) <= before["runtime_bytes"]
     assert (
         before["load_peak_bytes"] >= before["runtime_bytes"] + before["planned_bytes"]
