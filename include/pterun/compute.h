@@ -138,7 +138,8 @@ typedef struct pterun_compute_qs8_packed {
 
 /** Bytes pterun_compute_qs8_pack needs for an N x K weight (64-byte aligned
  *  buffer); 0 when N or K is out of range or the size overflows. uk NULL:
- *  the microkernel for this CPU (as in every packing function). */
+ *  the microkernel for this CPU and N (as in every packing function: a
+ *  narrower tile of the same ISA where N fits it). */
 PTERUN_COMPUTE_API size_t pterun_compute_qs8_pack_size(const pterun_compute_qs8_gemm_ukernel* uk,
                                                        int64_t n, int64_t k);
 /** Packs W (int8, element (n, k) at w[n * w_rs + k * w_cs]) into `buf`

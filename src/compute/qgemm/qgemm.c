@@ -99,6 +99,21 @@ const pc_qs8_gemm_ukernel* pterun_compute_qs8_gemm_select(uint64_t features) {
 
 /* ---- packing ------------------------------------------------------------- */
 
+/* The microkernel packing (uk NULL) chooses for an N-column product: this
+ * CPU's, or one of its ISA and element sizes with a narrower tile that still
+ * holds all N columns (16 x 16 for N <= 16: no half-empty 32-wide tiles). */
+static const pc_qs8_gemm_ukernel* select_for(int64_t n) {
+  const pc_qs8_gemm_ukernel* best = pterun_compute_qs8_gemm_select(pterun_cpu_features());
+  const pc_qs8_gemm_ukernel* base = best;
+  for (size_t i = 0; i < sizeof g_qs8_ukernels / sizeof g_qs8_ukernels[0]; ++i) {
+    const pc_qs8_gemm_ukernel* o = &g_qs8_ukernels[i];
+    if (o->isa == base->isa && o->a_bytes == base->a_bytes && o->b_bytes == base->b_bytes &&
+        o->nr >= n && o->nr < best->nr)
+      best = o;
+  }
+  return best;
+}
+
 static size_t round_up_sz(size_t x, size_t q) {
   return (x + q - 1) / q * q;
 }
@@ -119,7 +134,7 @@ static int pack_layout(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, size
 
 size_t pterun_compute_qs8_pack_size(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k) {
   size_t sums, strips;
-  if (uk == NULL) uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
+  if (uk == NULL) uk = select_for(n);
   if (pack_layout(uk, n, k, &sums, &strips) != 0) return 0;
   return sums + strips;
 }
@@ -142,7 +157,7 @@ static inline int8_t wsrc_at(const pc_wsrc* s, int64_t n, int64_t k) {
 static int pack_from(const pc_qs8_gemm_ukernel* uk, int64_t n, int64_t k, const pc_wsrc* src,
                      void* buf, size_t cap, pterun_compute_qs8_packed* out) {
   size_t sums, strips;
-  if (uk == NULL) uk = pterun_compute_qs8_gemm_select(pterun_cpu_features());
+  if (uk == NULL) uk = select_for(n);
   if (src->w == NULL || buf == NULL || out == NULL || ((uintptr_t)buf & 63u) != 0 ||
       pack_layout(uk, n, k, &sums, &strips) != 0 || cap < sums + strips)
     return -1;
