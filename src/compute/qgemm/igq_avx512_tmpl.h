@@ -47,12 +47,13 @@ static inline __attribute__((always_inline)) void GQ_CAT(GT_FN, _igq_body)(
   }
   const __m512 inv = _mm512_set1_ps(rq->inv), zpo = _mm512_set1_ps(rq->zpo);
   const __m512 qlo = _mm512_set1_ps(rq->qlo), qhi = _mm512_set1_ps(rq->qhi);
-  const __mmask64 keep = ncols >= 16 * GT_NRV ? (((__mmask64)1 << (16 * GT_NRV)) - 1)
-                                              : (((__mmask64)1 << ncols) - 1);
+  const __mmask64 keep =
+      ncols >= 16 * GT_NRV ? (((__mmask64)1 << (16 * GT_NRV)) - 1) : (((__mmask64)1 << ncols) - 1);
   PC_QS8_UNROLL
   for (i = 0; i < GT_MR; ++i) {
     if ((size_t)i >= mrows) break;
-    __m512i q = _mm512_castsi128_si512(pc_qs8_igq_row16(acc[i][0], sc[0], bi[0], inv, zpo, qlo, qhi));
+    __m512i q =
+        _mm512_castsi128_si512(pc_qs8_igq_row16(acc[i][0], sc[0], bi[0], inv, zpo, qlo, qhi));
 #if GT_NRV > 1
     q = _mm512_inserti32x4(q, pc_qs8_igq_row16(acc[i][1], sc[1], bi[1], inv, zpo, qlo, qhi), 1);
 #endif
@@ -60,10 +61,9 @@ static inline __attribute__((always_inline)) void GQ_CAT(GT_FN, _igq_body)(
   }
 }
 
-void GQ_CAT(GT_FN, _igq)(size_t nseg, const pterun_compute_qs8_seg* seg,
-                         const uint8_t* const* rows, const void* b,
-                         const pterun_compute_qs8_rq* rq, uint8_t* c, size_t ldc, size_t mrows,
-                         size_t ncols, int a_signed) {
+void GQ_CAT(GT_FN, _igq)(size_t nseg, const pterun_compute_qs8_seg* seg, const uint8_t* const* rows,
+                         const void* b, const pterun_compute_qs8_rq* rq, uint8_t* c, size_t ldc,
+                         size_t mrows, size_t ncols, int a_signed) {
   if (a_signed)
     GQ_CAT(GT_FN, _igq_body)(nseg, seg, rows, b, rq, c, ldc, mrows, ncols, 1);
   else
