@@ -64,14 +64,16 @@ def _manifest(path: Path, macro: str) -> list[tuple[str, str]]:
 
 
 def _qs8_indirect(path: Path) -> list[tuple[str, str]]:
-    """(isa expression, function) of the int8 manifest rows whose last column
-    (the indirect entry) is 1."""
-    rows = re.findall(
-        r"PC_QS8_UKERNEL\(\s*([^,]+?)\s*,\s*(pc_\w+)\s*,[^()]*?,\s*([01])\s*\)",
-        path.read_text(),
-        re.DOTALL,
-    )
-    return [(isa, fn) for isa, fn, ig in rows if ig == "1"]
+    """(isa expression, function) of the int8 manifest rows whose indirect
+    entry column (the seventh: PC_QS8_UKERNEL(isa, fn, MR, NR, A bytes,
+    B bytes, indirect, requantising indirect)) is 1."""
+    out: list[tuple[str, str]] = []
+    text = path.read_text()
+    for m in re.finditer(r"PC_QS8_UKERNEL\(([^()]*)\)", text):
+        cols = [c.strip() for c in m.group(1).split(",")]
+        if len(cols) == 8 and cols[1].startswith("pc_") and cols[6] == "1":
+            out.append((cols[0], cols[1]))
+    return out
 
 
 def _table(path: Path, pattern: str) -> list[tuple[str, str]]:
