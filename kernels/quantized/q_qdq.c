@@ -2,6 +2,7 @@
  * token) and choose_qparams*: ExecuTorch's x86-64 numerics
  * (docs/quantized.md). */
 #include "kernels/quantized/qutil.h"
+#include "pterun/threadpool.h"
 
 #include <inttypes.h>
 
@@ -75,14 +76,42 @@ static void qdq_run(const qdq_step* st, const void* in, int in_dt, void* out, in
     qk_dequantize_run(in, in_dt, out, out_dt, 0, n, st->zp, st->s, 0);
 }
 
-/* The step over every element: one run when in and out share a layout,
- * else element by element in out's logical order (a channels-last code
- * tensor of a fused int8 chain whose kernel declined: the load-time layout
- * pass, src/optimize/method_layout.c). */
-static void qdq_any_layout(const qdq_step* st, const pterun_tensor* in, pterun_tensor* out) {
+/* Elements from which one run is split over the pool, its tiles, and one
+ * thread's cost per element in picoseconds for the pool's split rule
+ * (docs/performance.md, "Thread thresholds"; the SSE2 quantize loop). */
+#define QK_QDQ_PARALLEL_MIN ((int64_t)1 << 14)
+#define QK_QDQ_TILE 8192
+#define QK_QDQ_PS 350
+
+typedef struct qdq_job {
+  const qdq_step* st;
+  const pterun_tensor *in, *out;
+} qdq_job;
+
+/* Elements [start, start + count): each element's result depends on it
+ * alone, so any split gives the same bytes. */
+static void qdq_tile(void* ctx, size_t start, size_t count) {
+  const qdq_job* j = (const qdq_job*)ctx;
+  const size_t isz = pterun_dtype_size(j->in->dtype), osz = pterun_dtype_size(j->out->dtype);
+  qdq_run(j->st, (const char*)j->in->data + start * isz, j->in->dtype,
+          (char*)j->out->data + start * osz, j->out->dtype, (int64_t)count);
+}
+
+/* The step over every element: one run when in and out share a layout
+ * (split over the pool when large: a dynamic linear's activations), else
+ * element by element in out's logical order (a channels-last code tensor of
+ * a fused int8 chain whose kernel declined: the load-time layout pass,
+ * src/optimize/method_layout.c). */
+static void qdq_any_layout(pterun_kernel_context* ctx, const qdq_step* st, const pterun_tensor* in,
+                           pterun_tensor* out) {
   if (in->numel == 0) return;
   if (pterun_same_layout(in, out)) {
-    qdq_run(st, in->data, in->dtype, out->data, out->dtype, in->numel);
+    const qdq_job j = {st, in, out};
+    pterun_threadpool* pool =
+        in->numel >= QK_QDQ_PARALLEL_MIN ? pterun_kernel_threadpool(ctx) : NULL;
+    pterun_parallelize_1d_tile(pool, qdq_tile, (void*)&j, (size_t)in->numel, QK_QDQ_TILE,
+                               PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)) |
+                                   PTERUN_PARALLEL_WORK_NS((double)in->numel * QK_QDQ_PS / 1000.0));
     return;
   }
   const pterun_tensor* ins[1] = {in};
@@ -105,7 +134,7 @@ static pterun_status quant_tensor(pterun_kernel_context* ctx, pterun_tensor* in,
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   const qdq_step st = {1, 1.0f / s, (int32_t)zp, qmin, qmax};
-  qdq_any_layout(&st, in, out);
+  qdq_any_layout(ctx, &st, in, out);
   return PTERUN_STATUS_OK;
 }
 
@@ -120,7 +149,7 @@ static pterun_status dequant_tensor(pterun_kernel_context* ctx, pterun_tensor* i
   PTERUN_TRY(pterun_out_resize_like(ctx, out, "out", in));
   PTERUN_TRY(pterun_check_data(ctx, out, "out"));
   const qdq_step st = {0, s, (int32_t)zp, qmin, qmax};
-  qdq_any_layout(&st, in, out);
+  qdq_any_layout(ctx, &st, in, out);
   return PTERUN_STATUS_OK;
 }
 

@@ -226,6 +226,9 @@ CI_SPECS: list[Spec] = [
         quant="q8d",
         per_tensor=True,
     ),
+    # a dynamic linear whose activations (64 x 320 = 20 480 values, then
+    # 64 x 288) are quantized split over the pool (q_qdq.c: from 2^14 values)
+    _spec(9124, [64, 320], [_lin(288), _act("relu"), _lin(8)], quant="q8d"),
     # XNNPACK node types: elementwise, slicing, concatenations, pooling, resize
     _spec(
         9010,
