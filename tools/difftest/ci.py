@@ -226,6 +226,15 @@ CI_SPECS: list[Spec] = [
         quant="q8d",
         per_tensor=True,
     ),
+    # int8 static convolutions of more than 16 output channels (the 32-wide
+    # VNNI tile; 16 or fewer take the 16-wide one): 24 and 40 channels (a
+    # strip and a half), 3x3 and 1x1, requantised in the microkernel
+    _spec(
+        9125,
+        [1, 8, 9, 10],
+        [_conv(24), _act("relu"), _conv(40, k=1, pad=0), R6, _conv(8)],
+        quant="q8s",
+    ),
     # a dynamic linear whose activations (64 x 320 = 20 480 values, then
     # 64 x 288) are quantized split over the pool (q_qdq.c: from 2^14 values)
     _spec(9124, [64, 320], [_lin(288), _act("relu"), _lin(8)], quant="q8d"),
