@@ -54,6 +54,8 @@ pterun_status pk_prepack_to(pterun_kernel_context* ctx, pk_prepacked* st, const 
   st->cols = cols;
   st->packed_only = 0;
   st->col_scale = NULL;
+  st->table = NULL;
+  st->table_bytes = 0;
   return PTERUN_STATUS_OK;
 }
 

@@ -24,6 +24,10 @@ typedef struct pk_prepacked {
    * its column scales, for a product the packed copy does not fit
    * (pk_pack_b_scaled repacks from src) */
   const double* col_scale;
+  /* a channels-last k x k convolution's pointer table (kxk_cl.c: zeroed at
+   * load, filled by its first execute), or NULL */
+  void* table;
+  size_t table_bytes;
 } pk_prepacked;
 
 /* In a prepare: whether `t` is a constant float32 tensor (planned and caller

@@ -1,5 +1,6 @@
 /* f32 channels-last convolution as an indirect GEMM of libpterun_compute
- * (pterun_compute_f32_conv2d_nhwc): over a few hundred random geometries
+ * (pterun_compute_f32_conv2d_nhwc, and with a reused pointer table:
+ * pterun_compute_f32_conv2d_nhwc_cached): over a few hundred random geometries
  * (1 to 40 input channels, filters 1x1 to 5x5 and non-square, strides 1 to
  * 3, padding 0 to 2, dilation 1 to 2, batch 1 to 2, output channels on and
  * off every tile width, bias or not, each activation, a per-channel scale or
@@ -67,6 +68,45 @@ static size_t out_size(size_t in, size_t pad, size_t k, size_t s, size_t d) {
   return in + 2 * pad < eff ? 0 : (in + 2 * pad - eff) / s + 1;
 }
 
+/* The cached entry (pterun_compute_f32_conv2d_nhwc_cached) against the
+ * uncached result `want` on `in`: built on a first call, reused on later
+ * ones (serial and pooled), rebuilt for another input address (a copy with
+ * other values: stale rows would read the old image), ignored when too
+ * small. The same bits each time. */
+static int check_table(const pterun_compute_conv2d* p, const float* in, size_t ni,
+                       const pterun_compute_packed* pw, const float* bp, const float* want,
+                       pterun_threadpool* pool) {
+  const size_t no = p->batch * p->out_c * p->out_h * p->out_w;
+  const size_t tb = pterun_compute_f32_conv2d_nhwc_table_size(p, pw);
+  PT_CHECK(tb > 0);
+  void* tab = aligned_alloc(64, (tb + 63) / 64 * 64);
+  float *y = malloc(no * sizeof(float)), *in2 = malloc(ni * sizeof(float)),
+        *want2 = malloc(no * sizeof(float));
+  PT_CHECK(tab && y && in2 && want2);
+  memset(tab, 0, tb);
+  for (int round = 0; round < 3; ++round) { /* build, reuse, reuse on the pool */
+    memset(y, 0xff, no * sizeof(float));
+    PT_CHECK(pterun_compute_f32_conv2d_nhwc_cached(round == 2 ? pool : NULL, 0, p, in, pw, bp, y,
+                                                   tab, tb) == 0);
+    PT_CHECK(memcmp(y, want, no * sizeof(float)) == 0);
+  }
+  for (size_t i = 0; i < ni; ++i) in2[i] = in[(i + 1) % ni] * 0.5f - 0.125f;
+  PT_CHECK(pterun_compute_f32_conv2d_nhwc(NULL, 0, p, in2, pw, bp, want2) == 0);
+  for (int round = 0; round < 2; ++round) { /* another address: rebuilt, then reused */
+    memset(y, 0xff, no * sizeof(float));
+    PT_CHECK(pterun_compute_f32_conv2d_nhwc_cached(pool, 0, p, in2, pw, bp, y, tab, tb) == 0);
+    PT_CHECK(memcmp(y, want2, no * sizeof(float)) == 0);
+  }
+  memset(y, 0xff, no * sizeof(float)); /* too small: as without a table */
+  PT_CHECK(pterun_compute_f32_conv2d_nhwc_cached(NULL, 0, p, in, pw, bp, y, tab, tb - 1) == 0);
+  PT_CHECK(memcmp(y, want, no * sizeof(float)) == 0);
+  free(tab);
+  free(y);
+  free(in2);
+  free(want2);
+  return 0;
+}
+
 static int run_case(const pterun_compute_conv2d* p, int with_bias, int scaled,
                     pterun_threadpool* pool) {
   const size_t taps = p->in_c * p->kernel_h * p->kernel_w;
@@ -122,6 +162,7 @@ static int run_case(const pterun_compute_conv2d* p, int with_bias, int scaled,
   memset(y2, 0xff, no * sizeof(float));
   PT_CHECK(pterun_compute_f32_conv2d_nhwc(pool, 0, p, in, pw, bp, y2) == 0);
   PT_CHECK(memcmp(y, y2, no * sizeof(float)) == 0);
+  PT_CHECK(check_table(p, in, ni, pw, bp, y, pool) == 0);
   free(mem);
   free(in);
   free(w);
@@ -209,6 +250,50 @@ static int test_refused(void) {
   return 0;
 }
 
+/* A table built for one geometry, then given a call on another with the
+ * same input address and room enough (a dynamic shape's smaller size; other
+ * padding): rebuilt, the same bits as without a table. */
+static int test_table_geometry(void) {
+  pterun_compute_conv2d p = {
+      1, 16, 10, 10, 24, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, PTERUN_COMPUTE_ACT_NONE, 0.0f, 0.0f};
+  const size_t nw = 24 * 16 * 9, ni = 10 * 10 * 16, no = 10 * 10 * 24;
+  const int64_t ws[4] = {16 * 9, 9, 3, 1};
+  float *w = pt_rand_buf(&g_rand, nw), *in = pt_rand_buf(&g_rand, ni);
+  float *y = malloc(no * sizeof(float)), *want = malloc(no * sizeof(float));
+  const size_t bytes = pterun_compute_f32_conv2d_nhwc_pack_size(&p);
+  void* mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  PT_CHECK(w && in && y && want && mem);
+  const pterun_compute_packed* pw =
+      pterun_compute_f32_conv2d_nhwc_pack(mem, bytes, &p, w, ws, NULL);
+  PT_CHECK(pw != NULL);
+  const size_t tb = pterun_compute_f32_conv2d_nhwc_table_size(&p, pw);
+  void* tab = tb ? aligned_alloc(64, (tb + 63) / 64 * 64) : NULL;
+  PT_CHECK(tab != NULL);
+  memset(tab, 0, tb);
+  static const size_t shapes[][3] = {{10, 10, 1}, {8, 10, 1}, {10, 8, 1},
+                                     {8, 10, 0},  {10, 7, 1}, {10, 10, 1}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    p.in_h = shapes[s][0];
+    p.in_w = shapes[s][1];
+    p.pad_top = p.pad_left = shapes[s][2];
+    p.out_h = out_size(p.in_h, p.pad_top, 3, 1, 1);
+    p.out_w = out_size(p.in_w, p.pad_left, 3, 1, 1);
+    PT_CHECK(pterun_compute_f32_conv2d_nhwc_table_size(&p, pw) <= tb);
+    const size_t n = p.out_h * p.out_w * 24;
+    PT_CHECK(pterun_compute_f32_conv2d_nhwc(NULL, 0, &p, in, pw, NULL, want) == 0);
+    memset(y, 0xff, n * sizeof(float));
+    PT_CHECK(pterun_compute_f32_conv2d_nhwc_cached(NULL, 0, &p, in, pw, NULL, y, tab, tb) == 0);
+    PT_CHECK(memcmp(y, want, n * sizeof(float)) == 0);
+  }
+  free(tab);
+  free(mem);
+  free(w);
+  free(in);
+  free(y);
+  free(want);
+  return 0;
+}
+
 static pterun_threadpool* g_pool;
 
 static int test_all_geometries(void) {
@@ -222,6 +307,7 @@ int main(void) {
   if (pterun_threadpool_create(&o, &g_pool) != PTERUN_STATUS_OK) return 1;
   PT_RUN(test_all_geometries);
   PT_RUN(test_refused);
+  PT_RUN(test_table_geometry);
   pterun_threadpool_destroy(g_pool);
   pt_failures += pt_variants_record(pt_failures);
   return pt_failures ? 1 : 0;

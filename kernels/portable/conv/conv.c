@@ -261,14 +261,17 @@ static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value**
     into->cols = w->sizes[0];
     into->packed_only = into->packed != NULL;
     into->col_scale = row_scale;
+    into->table = NULL;
+    into->table_bytes = 0;
     return PTERUN_STATUS_OK;
   }
   if (kxk_cl_call(args, in, w, out)) /* the indirect GEMM's B, scaled or not */
-    return pk_conv_kxk_cl_pack(ctx, w, into, row_scale);
+    return pk_conv_kxk_cl_pack(ctx, w, into, row_scale, args, out);
   if (pk_conv_stem_cl_ok(in, w, out, 1)) {
     if (row_scale != NULL || !pk_prepack_constant_f32(w)) return PTERUN_STATUS_OK;
     /* the indirect GEMM's filter (stem_cl.c) */
-    if (w->sizes[1] >= NN_CONV_STEM_IG_MIN_CIN) return pk_conv_kxk_cl_pack(ctx, w, into, NULL);
+    if (w->sizes[1] >= NN_CONV_STEM_IG_MIN_CIN)
+      return pk_conv_kxk_cl_pack(ctx, w, into, NULL, NULL, NULL);
     /* one channel: window rows and B = W^T, K x Cout, as above */
     const int64_t k = w->sizes[1] * w->sizes[2] * w->sizes[3];
     pterun_compute_matrix b = {w->data, w->dtype, 1, w->strides[0]};
@@ -302,6 +305,8 @@ static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value**
   into->rows = w->sizes[0];
   into->cols = rows;
   into->packed_only = into->packed != NULL;
+  into->table = NULL;
+  into->table_bytes = 0;
   return PTERUN_STATUS_OK;
 }
 
@@ -347,6 +352,8 @@ pterun_status pk_convolution_pack_scaled(pterun_kernel_context* ctx, pterun_valu
   into->src = NULL;
   into->packed_only = 0;
   into->col_scale = NULL;
+  into->table = NULL;
+  into->table_bytes = 0;
   if (!packed_path_always(args, nargs, want, iout)) return PTERUN_STATUS_OK;
   return convolution_pack(ctx, args, nargs, want, iout, into, row_scale);
 }

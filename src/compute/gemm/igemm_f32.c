@@ -147,7 +147,25 @@ typedef struct pc_ig_job {
   const pterun_compute_packed* w;
   const float* bias;
   float* out;
+  /* The caller's table (pterun_compute_f32_conv2d_nhwc_cached): every tile's
+   * pointer block, MR x T at tile index x MR x T; NULL: built per tile on
+   * the stack. fill: built (into the table) by this call. */
+  const float** tab;
+  int fill;
 } pc_ig_job;
+
+/* A table's header (pterun_compute_f32_conv2d_nhwc_cached): what its
+ * pointers were built for. They are absolute (input pixels and the zero
+ * row), so they hold while the input's address, the geometry and the
+ * kernel's tile stay. */
+typedef struct pc_ig_tab_head {
+  uint64_t magic;
+  const float* in;
+  size_t row, mr, taps, pixels;
+  size_t geom[13];
+} pc_ig_tab_head;
+#define PC_IG_TAB_MAGIC 0x7063696774616231ull /* "pcigtab1" */
+#define PC_IG_TAB_HEAD ((sizeof(pc_ig_tab_head) + 63) / 64 * 64)
 
 /* Output pixels [start, start + count) of batch x out_h x out_w, in tiles of
  * MR: the tile's row pointers per tap, then every strip of NR channels. */
@@ -159,6 +177,54 @@ static int rows_merge(const pterun_compute_conv2d* p) {
   return p->dilation_w == 1 && p->pad_left == 0 &&
          (p->out_w - 1) * p->stride_w + p->kernel_w <= p->in_w &&
          p->kernel_w * p->in_c <= PC_IG_MAX_CIN;
+}
+
+/* One tile's pointer block: for each of its mr pixels (from (n, oy, ox),
+ * stepped along) and each of the T taps (KH x KW, or KH merged window rows)
+ * the input row the microkernel reads at blk[tap * MR + pixel]. */
+static void pc_ig_rows(const pc_ig_job* j, const float** blk, size_t mr, size_t KH, size_t KW,
+                       size_t T, size_t* pn, size_t* poy, size_t* pox) {
+  const pterun_compute_conv2d* p = j->p;
+  const size_t MR = j->mr, cin = p->in_c;
+  size_t n = *pn, oy = *poy, ox = *pox;
+  for (size_t i = 0; i < mr; ++i) {
+    const float* img = j->in + n * p->in_h * p->in_w * cin;
+    /* unsigned wrap makes a row or column above / left of the image huge,
+     * so one comparison per side rejects both edges */
+    size_t y = oy * p->stride_h - p->pad_top;
+    const float** slot = blk + i;
+    const size_t x0 = ox * p->stride_w - p->pad_left;
+    if (y < p->in_h && y + (KH - 1) * p->dilation_h < p->in_h && x0 < p->in_w &&
+        x0 + (KW - 1) * p->dilation_w < p->in_w) {
+      /* the whole window inside the image (most pixels): no checks */
+      const size_t dx = p->dilation_w * cin;
+      for (size_t kh = 0; kh < KH; ++kh, y += p->dilation_h) {
+        const float* q = img + (y * p->in_w + x0) * cin;
+        for (size_t kw = 0; kw < KW; ++kw, q += dx, slot += MR) *slot = q;
+      }
+    } else {
+      for (size_t kh = 0; kh < KH; ++kh, y += p->dilation_h) {
+        size_t x = ox * p->stride_w - p->pad_left;
+        const int row_in = y < p->in_h;
+        const float* row = row_in ? img + y * p->in_w * cin : img;
+        for (size_t kw = 0; kw < KW; ++kw, x += p->dilation_w, slot += MR)
+          *slot = row_in && x < p->in_w ? row + x * cin : g_zero_row;
+      }
+    }
+    if (++ox == p->out_w) {
+      ox = 0;
+      if (++oy == p->out_h) {
+        oy = 0;
+        ++n;
+      }
+    }
+  }
+  *pn = n;
+  *poy = oy;
+  *pox = ox;
+  /* rows past mr repeat the last pixel's pointers: read, never stored */
+  for (size_t i = mr; i < MR; ++i)
+    for (size_t t = 0; t < T; ++t) blk[t * MR + i] = blk[t * MR + mr - 1];
 }
 
 static void pc_ig_task(void* ctx, size_t start, size_t count) {
@@ -181,63 +247,64 @@ static void pc_ig_task(void* ctx, size_t start, size_t count) {
   const size_t KH = p->kernel_h, KW = merge ? 1 : p->kernel_w;
   for (size_t p0 = start; p0 < start + count; p0 += MR) {
     const size_t mr = start + count - p0 < MR ? start + count - p0 : MR;
-    for (size_t i = 0; i < mr; ++i) {
-      const float* img = j->in + n * p->in_h * p->in_w * cin;
-      /* unsigned wrap makes a row or column above / left of the image huge,
-       * so one comparison per side rejects both edges */
-      size_t y = oy * p->stride_h - p->pad_top;
-      const float** slot = ind + i;
-      const size_t x0 = ox * p->stride_w - p->pad_left;
-      if (y < p->in_h && y + (KH - 1) * p->dilation_h < p->in_h && x0 < p->in_w &&
-          x0 + (KW - 1) * p->dilation_w < p->in_w) {
-        /* the whole window inside the image (most pixels): no checks */
-        const size_t dx = p->dilation_w * cin;
-        for (size_t kh = 0; kh < KH; ++kh, y += p->dilation_h) {
-          const float* q = img + (y * p->in_w + x0) * cin;
-          for (size_t kw = 0; kw < KW; ++kw, q += dx, slot += MR) *slot = q;
-        }
-      } else {
-        for (size_t kh = 0; kh < KH; ++kh, y += p->dilation_h) {
-          size_t x = ox * p->stride_w - p->pad_left;
-          const int row_in = y < p->in_h;
-          const float* row = row_in ? img + y * p->in_w * cin : img;
-          for (size_t kw = 0; kw < KW; ++kw, x += p->dilation_w, slot += MR)
-            *slot = row_in && x < p->in_w ? row + x * cin : g_zero_row;
-        }
-      }
-      if (++ox == p->out_w) {
-        ox = 0;
-        if (++oy == p->out_h) {
-          oy = 0;
-          ++n;
-        }
-      }
+    /* this tile's pointer block: the caller's table (built by this call, or
+     * reused as it is), or the stack */
+    const float** blk = j->tab != NULL ? j->tab + p0 * T : ind;
+    if (j->tab == NULL || j->fill) {
+      pc_ig_rows(j, blk, mr, KH, KW, T, &n, &oy, &ox);
     }
-    /* rows past mr repeat the last pixel's pointers: read, never stored */
-    for (size_t i = mr; i < MR; ++i)
-      for (size_t t = 0; t < T; ++t) ind[t * MR + i] = ind[t * MR + mr - 1];
     float* c = j->out + p0 * cout;
     /* a short last tile on the tail sibling: its MR-row pointer table is the
-     * first rows of each tap's block, so the table is rebuilt at its stride */
+     * first rows of each tap's block, so the table is rebuilt at its stride
+     * (on the stack: a cached block stays as it is) */
     pc_f32_igemm_fn fn = j->fn;
     if (mr < MR && j->tail_fn != NULL && mr <= j->tail_mr) {
       for (size_t t = 0; t < T; ++t)
         for (size_t i = 0; i < j->tail_mr; ++i)
-          ind[t * j->tail_mr + i] = ind[t * MR + (i < mr ? i : mr - 1)];
+          ind[t * j->tail_mr + i] = blk[t * MR + (i < mr ? i : mr - 1)];
+      blk = ind;
       fn = j->tail_fn;
     }
     for (size_t s = 0; s < strips; ++s) {
       const size_t nc = s + 1 < strips ? NR : tail;
       const float* b = j->bias == NULL ? NULL : nc < NR ? bias_tail : j->bias + s * NR;
-      fn(mr, nc, T, tc, ind, j->w->data + s * k * NR, c + s * NR, cout, b, p->activation, p->lo,
+      fn(mr, nc, T, tc, blk, j->w->data + s * k * NR, c + s * NR, cout, b, p->activation, p->lo,
          p->hi);
     }
   }
 }
 
+/* The geometry a table's pointers depend on (every field but out_c and the
+ * activation). */
+static void geom_of(const pterun_compute_conv2d* p, size_t g[13]) {
+  const size_t v[13] = {p->batch,      p->in_c,       p->in_h,     p->in_w,     p->out_h,
+                        p->out_w,      p->kernel_h,   p->kernel_w, p->stride_h, p->stride_w,
+                        p->dilation_h, p->dilation_w, p->pad_top};
+  memcpy(g, v, sizeof v);
+}
+
+size_t pterun_compute_f32_conv2d_nhwc_table_size(const pterun_compute_conv2d* p,
+                                                 const pterun_compute_packed* w) {
+  if (p == NULL || w == NULL || !valid(p) || w->magic != PC_IG_MAGIC) return 0;
+  const size_t row = row_of(w->uk);
+  if (row >= PC_IG_COUNT) return 0;
+  const size_t MR = (size_t)g_ig[row].mr, pixels = p->batch * p->out_h * p->out_w;
+  const size_t tiles = (pixels + MR - 1) / MR;
+  /* a whole number of MR-pixel tiles of T <= taps pointers each */
+  if (tiles > (SIZE_MAX - PC_IG_TAB_HEAD) / sizeof(float*) / MR / taps_of(p)) return 0;
+  return PC_IG_TAB_HEAD + tiles * MR * taps_of(p) * sizeof(float*);
+}
+
 int pterun_compute_f32_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
                                    const pterun_compute_conv2d* p, const float* in,
                                    const pterun_compute_packed* w, const float* bias, float* out) {
+  return pterun_compute_f32_conv2d_nhwc_cached(pool, max_threads, p, in, w, bias, out, NULL, 0);
+}
+
+int pterun_compute_f32_conv2d_nhwc_cached(pterun_threadpool* pool, size_t max_threads,
+                                          const pterun_compute_conv2d* p, const float* in,
+                                          const pterun_compute_packed* w, const float* bias,
+                                          float* out, void* table, size_t table_bytes) {
   if (p == NULL || in == NULL || w == NULL || out == NULL || !valid(p) || w->magic != PC_IG_MAGIC ||
       w->operand != PC_IG_OPERAND || w->rows != (int64_t)(taps_of(p) * p->in_c) ||
       w->cols != (int64_t)p->out_c)
@@ -264,7 +331,32 @@ int pterun_compute_f32_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
                  in,
                  w,
                  bias,
-                 out};
+                 out,
+                 NULL,
+                 0};
+  /* The caller's table: reused when built for this input address, geometry
+   * and tile; else rebuilt by this call's tasks (each tile its own block)
+   * and marked valid once they are done. */
+  pc_ig_tab_head* th = table;
+  const size_t T = rows_merge(p) ? p->kernel_h : taps_of(p);
+  if (th != NULL && ((uintptr_t)table & 63) == 0 &&
+      table_bytes >= pterun_compute_f32_conv2d_nhwc_table_size(p, w) &&
+      pterun_compute_f32_conv2d_nhwc_table_size(p, w) != 0) {
+    size_t g[13];
+    geom_of(p, g);
+    j.tab = (const float**)((unsigned char*)table + PC_IG_TAB_HEAD);
+    j.fill = th->magic != PC_IG_TAB_MAGIC || th->in != in || th->row != row || th->mr != MR ||
+             th->taps != T || th->pixels != pixels || memcmp(th->geom, g, sizeof g) != 0;
+    if (j.fill) {
+      th->magic = 0; /* invalid until every block is written */
+      th->in = in;
+      th->row = row;
+      th->mr = MR;
+      th->taps = T;
+      th->pixels = pixels;
+      memcpy(th->geom, g, sizeof g);
+    }
+  }
   /* Tiles of a few MR-pixel blocks (load balance over the pool); the split
    * never changes an output's operations, so any thread count gives the
    * same bits. */
@@ -273,6 +365,7 @@ int pterun_compute_f32_conv2d_nhwc(pterun_threadpool* pool, size_t max_threads,
   const double fma = (double)pixels * (double)p->out_c * (double)(taps_of(p) * p->in_c);
   pterun_parallelize_1d_tile(pool, pc_ig_task, &j, pixels, tile,
                              pc_parallel_flags(max_threads, fma, PC_PS_F32_GEMM_FMA));
+  if (j.fill) th->magic = PC_IG_TAB_MAGIC;
   return 0;
 }
 
@@ -298,7 +391,9 @@ int pterun_compute_f32_conv2d_nhwc_with(size_t variant, const pterun_compute_con
                  in,
                  pw,
                  bias,
-                 out};
+                 out,
+                 NULL,
+                 0};
   pc_ig_task(&j, 0, p->batch * p->out_h * p->out_w);
   free(mem);
   return 0;
