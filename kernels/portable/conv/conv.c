@@ -266,12 +266,12 @@ static pterun_status convolution_pack(pterun_kernel_context* ctx, pterun_value**
     return PTERUN_STATUS_OK;
   }
   if (kxk_cl_call(args, in, w, out)) /* the indirect GEMM's B, scaled or not */
-    return pk_conv_kxk_cl_pack(ctx, w, into, row_scale, args, out);
+    return pk_conv_kxk_cl_pack(ctx, w, into, row_scale, args, out, 0);
   if (pk_conv_stem_cl_ok(in, w, out, 1)) {
     if (row_scale != NULL || !pk_prepack_constant_f32(w)) return PTERUN_STATUS_OK;
     /* the indirect GEMM's filter (stem_cl.c) */
     if (w->sizes[1] >= NN_CONV_STEM_IG_MIN_CIN)
-      return pk_conv_kxk_cl_pack(ctx, w, into, NULL, NULL, NULL);
+      return pk_conv_kxk_cl_pack(ctx, w, into, NULL, args, out, 1);
     /* one channel: window rows and B = W^T, K x Cout, as above */
     const int64_t k = w->sizes[1] * w->sizes[2] * w->sizes[3];
     pterun_compute_matrix b = {w->data, w->dtype, 1, w->strides[0]};

@@ -219,7 +219,8 @@ int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun
  * done; -1: no packed filter or a geometry it refuses, nothing written), and
  * that pack (a folded batch norm's scale or NULL) into the instruction's
  * state, with the call's pointer table when its arguments (args, out: the
- * call's at prepare, or NULL) say it pays. */
+ * call's at prepare, or NULL) say it pays (stem: for stem_cl.c's padded
+ * copy). */
 void pk_conv2d_desc(const conv_geom* g, const pterun_compute_gemm_opts* act,
                     pterun_compute_conv2d* p);
 int pk_conv_kxk_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_tensor* in,
@@ -227,7 +228,7 @@ int pk_conv_kxk_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun_
                    const pterun_compute_gemm_opts* act);
 pterun_status pk_conv_kxk_cl_pack(pterun_kernel_context* ctx, const pterun_tensor* w,
                                   pk_prepacked* into, const double* oc_scale, pterun_value** args,
-                                  const pterun_tensor* out);
+                                  const pterun_tensor* out, int stem);
 void pk_conv_gemm(pterun_kernel_context* ctx, const conv_geom* g, const red_order* ro, int64_t ocs,
                   const pterun_tensor* in, const pterun_tensor* w, const pterun_tensor* bias,
                   pterun_tensor* out, const pterun_compute_gemm_opts* act);

@@ -67,12 +67,14 @@ static int spatial2(pterun_value* v, int d, size_t* out) {
 }
 
 /* At prepare: the call's pointer table (its geometry from the arguments
- * and the output's sizes, upper bounds for a dynamic one), when it pays. */
-static void alloc_table(pterun_kernel_context* ctx, pk_prepacked* into, pterun_value** args,
-                        const pterun_tensor* out) {
+ * and the output's sizes, upper bounds for a dynamic one), when it pays.
+ * stem: the geometry stem_cl.c runs, one image at a time from its copy with
+ * zero side columns. */
+static pterun_status alloc_table(pterun_kernel_context* ctx, pk_prepacked* into,
+                                 pterun_value** args, const pterun_tensor* out, int stem) {
   const pterun_tensor* in = args[0]->u.tensor;
   const pterun_tensor* w = args[1]->u.tensor;
-  if (in->rank != 4 || out->rank != 4 || w->sizes[1] > KXK_TABLE_MAX_CIN) return;
+  if (in->rank != 4 || out->rank != 4 || w->sizes[1] > KXK_TABLE_MAX_CIN) return PTERUN_STATUS_OK;
   pterun_compute_conv2d p = {(size_t)out->sizes[0],
                              (size_t)in->sizes[1],
                              (size_t)in->sizes[2],
@@ -94,21 +96,28 @@ static void alloc_table(pterun_kernel_context* ctx, pk_prepacked* into, pterun_v
   if (!spatial2(args[3], 0, &p.stride_h) || !spatial2(args[3], 1, &p.stride_w) ||
       !spatial2(args[4], 0, &p.pad_top) || !spatial2(args[4], 1, &p.pad_left) ||
       !spatial2(args[5], 0, &p.dilation_h) || !spatial2(args[5], 1, &p.dilation_w))
-    return;
+    return PTERUN_STATUS_OK;
+  if (stem) {
+    p.batch = 1;
+    p.in_w += 2 * p.pad_left;
+    p.pad_left = 0;
+  }
   const size_t bytes = pterun_compute_f32_conv2d_nhwc_table_size(&p, into->packed);
-  if (bytes == 0 || bytes > KXK_TABLE_MAX_BYTES) return;
-  /* no memory for it: execute finds the rows per call, as without one */
+  if (bytes == 0 || bytes > KXK_TABLE_MAX_BYTES) return PTERUN_STATUS_OK;
   into->table = pterun_kernel_state_alloc(ctx, bytes, 64);
-  if (into->table == NULL) return;
+  if (into->table == NULL)
+    return pterun_kernel_fail(ctx, PTERUN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate %zu bytes for the convolution's row table", bytes);
   memset(into->table, 0, bytes);
   into->table_bytes = bytes;
+  return PTERUN_STATUS_OK;
 }
 
 /* into: the fused batch norm's record, or NULL (a plain convolution: the
  * record is allocated here as the instruction's state). */
 pterun_status pk_conv_kxk_cl_pack(pterun_kernel_context* ctx, const pterun_tensor* w,
                                   pk_prepacked* into, const double* oc_scale, pterun_value** args,
-                                  const pterun_tensor* out) {
+                                  const pterun_tensor* out, int stem) {
   if (!pk_prepack_constant_f32(w) || w->rank != 4) return PTERUN_STATUS_OK;
   /* the pack depends on the channels and the filter only: any input size */
   pterun_compute_conv2d p = {1,
@@ -146,6 +155,7 @@ pterun_status pk_conv_kxk_cl_pack(pterun_kernel_context* ctx, const pterun_tenso
   into->col_scale = NULL;
   into->table = NULL;
   into->table_bytes = 0;
-  if (into->packed != NULL && args != NULL && out != NULL) alloc_table(ctx, into, args, out);
+  if (into->packed != NULL && args != NULL && out != NULL)
+    return alloc_table(ctx, into, args, out, stem);
   return PTERUN_STATUS_OK;
 }

@@ -118,9 +118,13 @@ int pk_conv_stem_cl(pterun_kernel_context* ctx, const conv_geom* g, const pterun
           for (int64_t xx = 0; xx < IW; ++xx)
             pad[(yy * Wp + xx + pw) * g->cin + c] =
                 x[n * g->is[0] + c * g->is[1] + yy * g->is[3] + xx * g->is[4]];
-      ran = pterun_compute_f32_conv2d_nhwc(pterun_kernel_threadpool(ctx),
-                                           pterun_kernel_max_threads(ctx), &p, pad, ig,
-                                           bias != NULL ? bias->data : NULL, y + n * P * cout) == 0;
+      /* the copy's rows found once (pk_conv_kxk_cl_pack): the same scratch
+       * bytes every image and every execute */
+      const pk_prepacked* st = pterun_kernel_state(ctx);
+      ran =
+          pterun_compute_f32_conv2d_nhwc_cached(
+              pterun_kernel_threadpool(ctx), pterun_kernel_max_threads(ctx), &p, pad, ig,
+              bias != NULL ? bias->data : NULL, y + n * P * cout, st->table, st->table_bytes) == 0;
     }
     if (ran) return 0; /* else a filter packed for the GEMM below: nothing written yet */
   }
