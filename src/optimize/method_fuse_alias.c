@@ -294,9 +294,11 @@ bool pt_fuse_private_ok(const pterun_method* m, const fuse_facts* f, const pt_fu
   if (zv->tag != PTERUN_VALUE_TENSOR) return false;
   const pterun_tensor* z = zv->u.tensor;
   const uint32_t zi = (uint32_t)(zv - m->values);
+  /* the facts record a call's last argument as what it writes: Z is then
+   * the last step's, or (a multi-output step's first out, p->out) no call's */
+  const uint32_t zw = p->out[steps - 1] != 0 ? 0 : where[steps - 1] + 1;
   if (f->outputs[zi] || !m->aux[z - m->tensors].in_arena || z->data == NULL || z->capacity == 0 ||
-      z->capacity > room || f->home[z - m->tensors] != NULL ||
-      f->writer[zi] != where[steps - 1] + 1)
+      z->capacity > room || f->home[z - m->tensors] != NULL || f->writer[zi] != zw)
     return false;
   for (uint32_t k = 0; k < m->input_count; ++k)
     if (m->inputs[k] == zi) return false;

@@ -274,19 +274,20 @@ static int fused_and_packed_match_reference(void) {
            mobilenet_fused_args % (13 * sizeof(pterun_value*)) == 0);
   // cnn: convolution -> batch norm -> relu (16 arguments); resnet: that and
   // convolution -> batch norm (16); mobilenet_bn: also -> hardtanh (18).
-  // Every chain of resnet (5) and of mobilenet_bn (8 + 2) folds whose batch
-  // norm's result the plan put over the convolution's input: moved into the
-  // convolution's output bytes where the next writer there is the residual
-  // add reading it (in place), else, behind a stride-2 depthwise convolution,
-  // into the first intermediate's. Only resnet's shortcut chain stays
-  // (the shortcut convolution writes over the batch norm's result bytes),
-  // and mobilenet_bn's projection after that depthwise convolution: its
-  // input is the result moved there, over which its batch norm's result
-  // would be written while the convolution reads it.
+  // Every chain of resnet (6) and of mobilenet_bn (8 + 3) folds. Where the
+  // plan put the batch norm's result over the convolution's input, it is
+  // moved into the convolution's output bytes where the next writer there
+  // is the residual add reading it (in place), else, behind a stride-2
+  // depthwise convolution, into the first intermediate's; where no such
+  // bytes are free (resnet's shortcut convolution writes over the batch
+  // norm's result bytes; mobilenet_bn's projection after that depthwise
+  // convolution reads the result moved there) the result gets bytes of its
+  // own (fused_result_bytes): the batch norm's result is its first out, not
+  // its last argument.
   const size_t arg = sizeof(pterun_value*);
   PT_CHECK(bn_fused_args[0] >= 16 * arg && bn_fused_args[0] % (16 * arg) == 0);
-  PT_CHECK(bn_fused_args[1] == 5 * 16 * arg);
-  PT_CHECK(bn_fused_args[2] == (8 * 18 + 2 * 16) * arg);
+  PT_CHECK(bn_fused_args[1] == 6 * 16 * arg);
+  PT_CHECK(bn_fused_args[2] == (8 * 18 + 3 * 16) * arg);
   // conv_bn_edges: of its three convolution -> batch norm chains the first
   // stays (the convolution's output is read twice); the others fold, the
   // last without its relu (the batch norm's output is a method output).
