@@ -590,6 +590,13 @@ PTERUN_COMPUTE_API size_t pterun_compute_variants_report(char* buf, size_t size)
 PTERUN_COMPUTE_API void pterun_compute_f32_maxpool2x2_row(const float* r0, const float* r1,
                                                           size_t n, float* y, int64_t* idx,
                                                           int64_t i0, int64_t iw);
+/** Per channel c < n, the first maximum of rows[0][off + c], ...,
+ *  rows[ntaps - 1][off + c] in that order, a NaN winning and sticking
+ *  (ATen's rule): y[c] the maximum, tap[c] the index of the row holding it
+ *  (a channels-last max pool's window, one row per tap). Nothing for
+ *  ntaps == 0. */
+PTERUN_COMPUTE_API void pterun_compute_f32_max_rows(const float* const* rows, size_t ntaps,
+                                                    size_t off, size_t n, float* y, int32_t* tap);
 
 /** The range of n float32 values (no alignment; n may be 0), widening the
  *  range the caller starts from: for each x[i] in turn, *min = x[i] when

@@ -5,7 +5,8 @@
  * and the same int64 indices, over widths across the block size, odd input
  * sizes and a batch of planes. The channels-last loop (input and output
  * channels-last, as the layout pass makes them; indices NCHW, staged or
- * written in place) against the NCHW one: the same bits and indices. */
+ * written in place; 2x2 windows and others: padded, overlapping, dilated)
+ * against the NCHW one: the same bits and indices. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,16 +37,22 @@ static float sample(void) {
   return (float)((int)(rnd_u() % 9) - 4);
 }
 
+/* A window: kernel, stride, padding, dilation (both dims the same). */
+typedef struct win {
+  int64_t k, s, pad, dil;
+} win;
+static const win k2x2 = {2, 2, 0, 1};
+
 static int run_pool_cl(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx,
-                       const int64_t* ys, int channels_last);
+                       const int64_t* ys, int channels_last, win g);
 
 static int run_pool(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx,
                     const int64_t* ys) {
-  return run_pool_cl(dtype, x, xs, y, idx, ys, 0);
+  return run_pool_cl(dtype, x, xs, y, idx, ys, 0, k2x2);
 }
 
 static int run_pool_cl(int dtype, void* x, const int64_t* xs, void* y, int64_t* idx,
-                       const int64_t* ys, int channels_last) {
+                       const int64_t* ys, int channels_last, win g) {
   pterun_kernel_fn fn =
       pt_find_kernel(pterun_kernels_portable(), "aten::max_pool2d_with_indices.out");
   PT_CHECK(fn != NULL);
@@ -58,13 +65,14 @@ static int run_pool_cl(int dtype, void* x, const int64_t* xs, void* y, int64_t* 
   pterun_tensor ty = pt_tensor_make(dtype, 4, ys, y, yn * es);
   pterun_tensor ti = pt_tensor_make(PTERUN_DTYPE_I64, 4, ys, idx, yn * 8);
   if (channels_last) PT_CHECK(pt_tensor_channels_last(&tx) && pt_tensor_channels_last(&ty));
-  static const int64_t two[2] = {2, 2}, zero[2] = {0, 0}, one[2] = {1, 1};
+  const int64_t kk[2] = {g.k, g.k}, ss[2] = {g.s, g.s}, pp[2] = {g.pad, g.pad},
+                dd[2] = {g.dil, g.dil};
   pt_int_list l[4];
   pterun_value v[9] = {pt_val_tensor(&tx),
-                       pt_val_int_list(&l[0], two, 2),
-                       pt_val_int_list(&l[1], two, 2),
-                       pt_val_int_list(&l[2], zero, 2),
-                       pt_val_int_list(&l[3], one, 2),
+                       pt_val_int_list(&l[0], kk, 2),
+                       pt_val_int_list(&l[1], ss, 2),
+                       pt_val_int_list(&l[2], pp, 2),
+                       pt_val_int_list(&l[3], dd, 2),
                        pt_val_bool(0),
                        pt_val_tensor(&ty),
                        pt_val_tensor(&ti),
@@ -116,9 +124,12 @@ static int test_quad(void) {
 }
 
 /* Channels-last input and output against NCHW: the same maxima (bits) and
- * indices; channels across the loop's block of 64, a batch of 2. */
-static int check_cl(int64_t n, int64_t c, int64_t ih, int64_t iw) {
-  const int64_t oh = ih / 2, ow = iw / 2, xs[4] = {n, c, ih, iw}, ys[4] = {n, c, oh, ow};
+ * indices; channels across the loop's block of 64, a batch of 2; windows
+ * with padding, overlap and dilation. */
+static int check_cl_win(int64_t n, int64_t c, int64_t ih, int64_t iw, win g) {
+  const int64_t eff = g.dil * (g.k - 1) + 1;
+  const int64_t oh = (ih + 2 * g.pad - eff) / g.s + 1, ow = (iw + 2 * g.pad - eff) / g.s + 1;
+  const int64_t xs[4] = {n, c, ih, iw}, ys[4] = {n, c, oh, ow};
   const size_t xn = (size_t)(n * c * ih * iw), yn = (size_t)(n * c * oh * ow);
   float *x = malloc(xn * 4), *xc = malloc(xn * 4), *y = malloc(yn * 4), *yc = malloc(yn * 4);
   int64_t *i0 = malloc(yn * 8), *i1 = malloc(yn * 8);
@@ -130,8 +141,8 @@ static int check_cl(int64_t n, int64_t c, int64_t ih, int64_t iw) {
       for (int64_t h = 0; h < ih; ++h)
         for (int64_t w = 0; w < iw; ++w)
           xc[((b * ih + h) * iw + w) * c + ch] = x[((b * c + ch) * ih + h) * iw + w];
-  PT_CHECK(run_pool_cl(PTERUN_DTYPE_F32, x, xs, y, i0, ys, 0) == 0);
-  PT_CHECK(run_pool_cl(PTERUN_DTYPE_F32, xc, xs, yc, i1, ys, 1) == 0);
+  PT_CHECK(run_pool_cl(PTERUN_DTYPE_F32, x, xs, y, i0, ys, 0, g) == 0);
+  PT_CHECK(run_pool_cl(PTERUN_DTYPE_F32, xc, xs, yc, i1, ys, 1, g) == 0);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t h = 0; h < oh; ++h)
@@ -150,6 +161,10 @@ static int check_cl(int64_t n, int64_t c, int64_t ih, int64_t iw) {
   return 0;
 }
 
+static int check_cl(int64_t n, int64_t c, int64_t ih, int64_t iw) {
+  return check_cl_win(n, c, ih, iw, k2x2);
+}
+
 static int test_channels_last(void) {
   static const int64_t chans[] = {1, 3, 16, 64, 70, 130};
   for (size_t k = 0; k < sizeof chans / sizeof chans[0]; ++k) {
@@ -160,8 +175,24 @@ static int test_channels_last(void) {
   return 0;
 }
 
+/* Other windows channels-last: a ResNet stem's 3x3 / stride 2 / padding 1
+ * (windows cut by the padding), 3x3 at stride 1, a dilated 2x2, 3x3 at
+ * stride 3 without padding, 1x1. */
+static int test_channels_last_windows(void) {
+  static const win wins[] = {{3, 2, 1, 1}, {3, 1, 1, 1}, {2, 1, 0, 2}, {3, 3, 0, 1}, {1, 1, 0, 1}};
+  static const int64_t chans[] = {1, 16, 64, 70};
+  for (size_t w = 0; w < sizeof wins / sizeof wins[0]; ++w)
+    for (size_t k = 0; k < sizeof chans / sizeof chans[0]; ++k) {
+      PT_CHECK(check_cl_win(2, chans[k], 7, 9, wins[w]) == 0);
+      PT_CHECK(check_cl_win(1, chans[k], 8, 6, wins[w]) == 0);
+    }
+  PT_CHECK(check_cl_win(1, 130, 9, 40, wins[0]) == 0); /* more than one row's stage */
+  return 0;
+}
+
 int main(void) {
   PT_RUN(test_quad);
   PT_RUN(test_channels_last);
+  PT_RUN(test_channels_last_windows);
   return pt_failures != 0;
 }

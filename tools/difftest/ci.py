@@ -597,6 +597,40 @@ CI_SPECS += [
             {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": False},
         ],
     ),
+    # a torchvision-style ResNet stem: a 3x3 / stride-2 / padding-1 max pool
+    # (windows cut by the padding) between channels-last convolutions, run
+    # on the channels-last rows of pool.c (pterun_compute_f32_max_rows), the
+    # 16- and 32-channel 3x3 layers on their kept pointer tables (kxk_cl.c),
+    # residual batch norms whose result lies over the convolution's input
+    # (results in bytes of their own)
+    _spec(
+        9126,
+        [2, 3, 21, 19],
+        [
+            _conv(16),
+            BN2,
+            _act("relu"),
+            {
+                "op": "pool",
+                "nd": 2,
+                "kind": "max",
+                "k": 3,
+                "stride": 2,
+                "padding": 1,
+                "ceil": False,
+            },
+            {
+                "op": "residual_add",
+                "body": [_conv(16), BN2, _act("relu"), _conv(16), BN2],
+            },
+            _act("relu"),
+            _conv(32, stride=2),
+            BN2,
+            _act("relu"),
+            {"op": "residual_add", "body": [_conv(32), BN2]},
+            {"op": "reduce", "fn": "mean", "dim": [2, 3], "keepdim": False},
+        ],
+    ),
     # a depthwise-separable chain on wide planes (18-36 columns) with 32
     # channels and more (src/optimize/method_layout.c, LAYOUT_WIDE_MIN_C):
     # the 3-channel stem keeps its output NCHW, so the first depthwise

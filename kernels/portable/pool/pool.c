@@ -231,12 +231,15 @@ static void maxpool_planes(void* ctx, size_t start, size_t count) {
   }
 }
 
-/* Output rows [start, start + count) of batch x out_h of a float32 2x2
- * stride-2 pool (the quad case above) whose input and output are
- * channels-last: each output pixel's four taps are rows of C contiguous
- * channels. The same taps, order and NaN rule as the quad loop. */
+/* Output rows [start, start + count) of batch x out_h of a float32 max pool
+ * whose input and output are channels-last (the layout pass's chains): each
+ * tap of an output pixel's window is a row of C contiguous channels. The
+ * window's taps inside the input in (kh, kw) order, per channel the first
+ * maximum, NaN winning and sticking: the planes loop's taps, order and rule
+ * (a window with no tap inside gives -inf at index -1, as there). */
 #define MAXPOOL_CL_ROW 2048 /* int64 indices staged per output row */
 #define MAXPOOL_CL_BLOCK 64 /* channels per compare-and-select pass */
+#define MAXPOOL_CL_TAPS 64  /* window taps this loop holds */
 static void maxpool_rows_cl(void* ctx, size_t start, size_t count) {
   const maxpool_job* j = ctx;
   const plane* pp = j->p;
@@ -251,41 +254,42 @@ static void maxpool_rows_cl(void* ctx, size_t start, size_t count) {
   int64_t rowbuf[MAXPOOL_CL_ROW];
   const int staged = C * pp->ow <= MAXPOOL_CL_ROW && idx->strides[3] == 1;
   for (int64_t r = (int64_t)start; r < (int64_t)(start + count); ++r) {
-    const int64_t n = r / pp->oh, oh = r % pp->oh;
-    const float* r0 = x + n * in->strides[0] + 2 * oh * in->strides[2];
-    const float* r1 = r0 + in->strides[2];
-    const int64_t i0 = 2 * oh * pp->iw, i1 = i0 + pp->iw;
+    const int64_t n = r / pp->oh, oh = r % pp->oh, h0 = oh * j->s[0] - j->pad[0];
+    const float* img = x + n * in->strides[0];
     for (int64_t ow = 0; ow < pp->ow; ++ow) {
-      const float *a = r0 + 2 * ow * C, *b = r1 + 2 * ow * C;
+      const int64_t w0 = ow * j->s[1] - j->pad[1];
+      /* the window's taps inside the input: their rows and flat indices */
+      const float* src[MAXPOOL_CL_TAPS];
+      int64_t at[MAXPOOL_CL_TAPS];
+      int nt = 0;
+      for (int64_t kh = 0; kh < j->k[0]; ++kh) {
+        const int64_t h = h0 + kh * j->dil[0];
+        if (h < 0 || h >= pp->ih) continue;
+        for (int64_t kw = 0; kw < j->k[1]; ++kw) {
+          const int64_t w = w0 + kw * j->dil[1];
+          if (w < 0 || w >= pp->iw) continue;
+          src[nt] = img + h * in->strides[2] + w * in->strides[3];
+          at[nt++] = h * pp->iw + w;
+        }
+      }
       float* yo = y + n * out->strides[0] + oh * out->strides[2] + ow * out->strides[3];
       int64_t* io = xo + n * idx->strides[0] + oh * idx->strides[2] + ow * idx->strides[3];
-      /* per channel block: the running maximum and which tap holds it,
-       * compare-and-select without branches (data-dependent branches
-       * mispredict half the time) */
+      /* per channel block: the maximum and which tap holds it (the compute
+       * library's vectors), then the indices */
       for (int64_t c0 = 0; c0 < C; c0 += MAXPOOL_CL_BLOCK) {
         const int64_t nb = C - c0 < MAXPOOL_CL_BLOCK ? C - c0 : MAXPOOL_CL_BLOCK;
-        float m[MAXPOOL_CL_BLOCK];
         int32_t tap[MAXPOOL_CL_BLOCK];
-        const float* const src[3] = {a + C + c0, b + c0, b + C + c0};
-        for (int64_t c = 0; c < nb; ++c) {
-          m[c] = a[c0 + c];
-          tap[c] = 0;
+        if (nt > 0) {
+          pterun_compute_f32_max_rows(src, (size_t)nt, (size_t)c0, (size_t)nb, yo + c0, tap);
+        } else {
+          for (int64_t c = 0; c < nb; ++c) yo[c0 + c] = -INFINITY;
         }
-        for (int t = 0; t < 3; ++t)
-          for (int64_t c = 0; c < nb; ++c) {
-            const float v = src[t][c];
-            /* NaN wins and sticks, as in ATen */
-            const int take = (v > m[c]) | ((v != v) & (m[c] == m[c]));
-            m[c] = take ? v : m[c];
-            tap[c] = take ? t + 1 : tap[c];
-          }
-        const int64_t at[4] = {i0 + 2 * ow, i0 + 2 * ow + 1, i1 + 2 * ow, i1 + 2 * ow + 1};
         for (int64_t c = 0; c < nb; ++c) {
-          yo[c0 + c] = m[c];
+          const int64_t best = nt > 0 ? at[tap[c]] : -1;
           if (staged)
-            rowbuf[(c0 + c) * pp->ow + ow] = at[tap[c]];
+            rowbuf[(c0 + c) * pp->ow + ow] = best;
           else
-            io[(c0 + c) * idx->strides[1]] = at[tap[c]];
+            io[(c0 + c) * idx->strides[1]] = best;
         }
       }
     }
@@ -321,17 +325,20 @@ PTERUN_KERNEL(pk_max_pool2d_with_indices_out) {
   PTERUN_TRY(plane_resize(ctx, in, idx, &p));
   maxpool_job job = {
       &p, in, out, idx, {k[0], k[1]}, {s[0], s[1]}, {pad[0], pad[1]}, {dil[0], dil[1]}};
-  if (in->dtype == PTERUN_DTYPE_F32 && in->rank == 4 && k[0] == 2 && k[1] == 2 && s[0] == 2 &&
-      s[1] == 2 && pad[0] == 0 && pad[1] == 0 && dil[0] == 1 && dil[1] == 1 && 2 * p.oh <= p.ih &&
-      2 * p.ow <= p.iw && pterun_is_channels_last4(in) && out->strides[1] == 1 &&
-      out->strides[3] == p.c) {
-    /* channels-last (the layout pass's chains): rows of channels */
-    maxpool_rows_cl(&job, 0, (size_t)(in->sizes[0] * p.oh));
+  /* ~0.3 ns a tap on one thread (the pool's split rule); every output is
+   * computed alone: the same bytes for any split */
+  const int64_t work = p.planes * p.oh * p.ow * k[0] * k[1];
+  if (in->dtype == PTERUN_DTYPE_F32 && in->rank == 4 && k[0] * k[1] <= MAXPOOL_CL_TAPS &&
+      pterun_is_channels_last4(in) && out->strides[1] == 1 && out->strides[3] == p.c) {
+    /* channels-last (the layout pass's chains): rows of channels, output
+     * rows over the pool */
+    pterun_parallelize_1d_tile(work >= 65536 ? pterun_kernel_threadpool(ctx) : NULL,
+                               maxpool_rows_cl, &job, (size_t)(in->sizes[0] * p.oh), 1,
+                               PTERUN_PARALLEL_MAX_THREADS(pterun_kernel_max_threads(ctx)) |
+                                   PTERUN_PARALLEL_WORK_NS(work * 3 / 10));
     return PTERUN_STATUS_OK;
   }
-  /* Planes over the pool when there is enough work (each plane is
-   * independent: the same bytes for any split). */
-  int64_t work = p.planes * p.oh * p.ow * k[0] * k[1];
+  /* Planes over the pool when there is enough work. */
   /* ~0.3 ns a tap on one thread (the pool's split rule) */
   pterun_parallelize_1d_tile(work >= 65536 ? pterun_kernel_threadpool(ctx) : NULL, maxpool_planes,
                              &job, (size_t)p.planes, 1,

@@ -1,7 +1,9 @@
-/* 2 x 2, stride 2 max pooling over float32 rows (pterun_compute_f32_maxpool2x2_row):
- * four outputs at a time in 4-lane generic vectors (every target's baseline
- * SIMD), the rest one by one with the same rule. No ISA variants: the loop
- * is bound by its loads and stores, and one body gives one set of bits. */
+/* Max pooling over float32 rows: a 2 x 2, stride 2 window over NCHW rows
+ * (pterun_compute_f32_maxpool2x2_row), and any window over channels-last
+ * pixels, each tap a row of channels (pterun_compute_f32_max_rows). Four
+ * outputs at a time in 4-lane generic vectors (every target's baseline
+ * SIMD), the rest one by one with the same rule. No ISA variants: the loops
+ * are bound by their loads and stores, and one body gives one set of bits. */
 #include <string.h>
 
 #include "pterun/compute.h"
@@ -25,7 +27,7 @@ static inline pc_mp_v pc_mp_ld(const float* p) {
  * and the maximum is not (ATen's rule: NaN wins and sticks). */
 #define PC_MP_TAKE(v, t)                                                                           \
   do {                                                                                             \
-    pc_mp_m take = (v > m) | ((v != v) & (m == m));                                                \
+    pc_mp_m take = ~(v <= m) & (m == m); /* v > m, or v NaN; never once m is NaN */                \
     m = (pc_mp_v)(((pc_mp_m)v & take) | ((pc_mp_m)m & ~take));                                     \
     code = (code & ~take) | ((pc_mp_m){t, t, t, t} & take);                                        \
   } while (0)
@@ -61,5 +63,34 @@ void pterun_compute_f32_maxpool2x2_row(const float* r0, const float* r1, size_t 
     }
     y[o] = m;
     idx[o] = i0 + 2 * (int64_t)o + (code & 1) + (code >> 1) * iw;
+  }
+}
+
+void pterun_compute_f32_max_rows(const float* const* rows, size_t ntaps, size_t off, size_t n,
+                                 float* y, int32_t* tap) {
+  size_t c = 0;
+  if (ntaps == 0) return;
+  for (; c + 4 <= n; c += 4) {
+    pc_mp_v m = pc_mp_ld(rows[0] + off + c);
+    pc_mp_m code = {0, 0, 0, 0};
+    for (size_t t = 1; t < ntaps; ++t) {
+      const pc_mp_v v = pc_mp_ld(rows[t] + off + c);
+      PC_MP_TAKE(v, (int32_t)t);
+    }
+    memcpy(y + c, &m, sizeof m);
+    memcpy(tap + c, &code, sizeof code);
+  }
+  for (; c < n; ++c) {
+    float m = rows[0][off + c];
+    int32_t code = 0;
+    for (size_t t = 1; t < ntaps; ++t) {
+      const float v = rows[t][off + c];
+      if ((v > m) | ((v != v) & (m == m))) {
+        m = v;
+        code = (int32_t)t;
+      }
+    }
+    y[c] = m;
+    tap[c] = code;
   }
 }
