@@ -75,24 +75,17 @@ static pterun_status alloc_table(pterun_kernel_context* ctx, pk_prepacked* into,
   const pterun_tensor* in = args[0]->u.tensor;
   const pterun_tensor* w = args[1]->u.tensor;
   if (in->rank != 4 || out->rank != 4 || w->sizes[1] > KXK_TABLE_MAX_CIN) return PTERUN_STATUS_OK;
-  pterun_compute_conv2d p = {(size_t)out->sizes[0],
-                             (size_t)in->sizes[1],
-                             (size_t)in->sizes[2],
-                             (size_t)in->sizes[3],
-                             (size_t)out->sizes[1],
-                             (size_t)out->sizes[2],
-                             (size_t)out->sizes[3],
-                             (size_t)w->sizes[2],
-                             (size_t)w->sizes[3],
-                             0,
-                             0,
-                             0,
-                             0,
-                             0,
-                             0,
-                             PTERUN_COMPUTE_ACT_NONE,
-                             0.0f,
-                             0.0f};
+  /* stride, padding and dilation from the arguments below */
+  pterun_compute_conv2d p = {.batch = (size_t)out->sizes[0],
+                             .in_c = (size_t)in->sizes[1],
+                             .in_h = (size_t)in->sizes[2],
+                             .in_w = (size_t)in->sizes[3],
+                             .out_c = (size_t)out->sizes[1],
+                             .out_h = (size_t)out->sizes[2],
+                             .out_w = (size_t)out->sizes[3],
+                             .kernel_h = (size_t)w->sizes[2],
+                             .kernel_w = (size_t)w->sizes[3],
+                             .activation = PTERUN_COMPUTE_ACT_NONE};
   if (!spatial2(args[3], 0, &p.stride_h) || !spatial2(args[3], 1, &p.stride_w) ||
       !spatial2(args[4], 0, &p.pad_top) || !spatial2(args[4], 1, &p.pad_left) ||
       !spatial2(args[5], 0, &p.dilation_h) || !spatial2(args[5], 1, &p.dilation_w))

@@ -161,8 +161,8 @@ typedef struct pc_ig_job {
 typedef struct pc_ig_tab_head {
   uint64_t magic;
   const float* in;
-  size_t row, mr, taps, pixels;
-  size_t geom[13];
+  size_t row;      /* the kernel row (its MR) */
+  size_t geom[13]; /* the pixels, taps and merged rows follow from it */
 } pc_ig_tab_head;
 #define PC_IG_TAB_MAGIC 0x7063696774616231ull /* "pcigtab1" */
 #define PC_IG_TAB_HEAD ((sizeof(pc_ig_tab_head) + 63) / 64 * 64)
@@ -338,22 +338,17 @@ int pterun_compute_f32_conv2d_nhwc_cached(pterun_threadpool* pool, size_t max_th
    * and tile; else rebuilt by this call's tasks (each tile its own block)
    * and marked valid once they are done. */
   pc_ig_tab_head* th = table;
-  const size_t T = rows_merge(p) ? p->kernel_h : taps_of(p);
-  if (th != NULL && ((uintptr_t)table & 63) == 0 &&
-      table_bytes >= pterun_compute_f32_conv2d_nhwc_table_size(p, w) &&
-      pterun_compute_f32_conv2d_nhwc_table_size(p, w) != 0) {
+  const size_t need = th != NULL ? pterun_compute_f32_conv2d_nhwc_table_size(p, w) : 0;
+  if (need != 0 && table_bytes >= need && ((uintptr_t)table & 63) == 0) {
     size_t g[13];
     geom_of(p, g);
     j.tab = (const float**)((unsigned char*)table + PC_IG_TAB_HEAD);
-    j.fill = th->magic != PC_IG_TAB_MAGIC || th->in != in || th->row != row || th->mr != MR ||
-             th->taps != T || th->pixels != pixels || memcmp(th->geom, g, sizeof g) != 0;
+    j.fill = th->magic != PC_IG_TAB_MAGIC || th->in != in || th->row != row ||
+             memcmp(th->geom, g, sizeof g) != 0;
     if (j.fill) {
       th->magic = 0; /* invalid until every block is written */
       th->in = in;
       th->row = row;
-      th->mr = MR;
-      th->taps = T;
-      th->pixels = pixels;
       memcpy(th->geom, g, sizeof g);
     }
   }
