@@ -21,6 +21,7 @@ from fixture_models import (
     ExternalMlp,
     LinearBn,
     LinearBnStack,
+    GruModel,
     LinearNdRelu,
     LstmModel,
     Mlp,
@@ -244,6 +245,12 @@ def _build_lstm() -> dict[str, MethodSpec]:
     return {"forward": MethodSpec(m, (x,), (x,))}
 
 
+def _build_gru() -> dict[str, MethodSpec]:
+    m = GruModel().eval()
+    x = _rand(2, 5, 8)
+    return {"forward": MethodSpec(m, (x,), (x,))}
+
+
 def _build_dynamic_seq() -> dict[str, MethodSpec]:
     m = DynSeqEncoder().eval()
     seq = Dim("seq", min=2, max=32)
@@ -322,6 +329,13 @@ CASES: list[Case] = [
         "int64 tokens; embeddings, causal attention, layer norm, gelu; logits O(1)",
     ),
     Case("lstm", _build_lstm, 1e-5, 1e-6, "LSTM(8,16) over 6 steps; outputs y, h, c"),
+    Case(
+        "gru",
+        _build_gru,
+        1e-5,
+        1e-6,
+        "GRU(8,16), 2 layers, batch 2 over 5 steps; outputs y, h",
+    ),
     Case(
         "dynamic_seq",
         _build_dynamic_seq,

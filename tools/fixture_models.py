@@ -492,6 +492,19 @@ class LstmModel(nn.Module):
         return self.fc(y), h, c
 
 
+class GruModel(nn.Module):
+    """Two-layer GRU over [2, 5, 8] (batch first, batch 2); returns the
+    per-step outputs of the top layer and both layers' final hidden states."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gru = nn.GRU(8, 16, num_layers=2, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y, h = self.gru(x)
+        return y, h
+
+
 class DynSeqEncoder(nn.Module):
     """A transformer-encoder layer over [1, seq, 16] with a dynamic seq length
     (non-causal attention, softmax over seq, layer norm, mean over seq)."""

@@ -40,7 +40,8 @@ static const pt_fuse_pattern kPatterns[] = {
 };
 #undef N
 #define PT_FUSE_PATTERNS (sizeof kPatterns / sizeof kPatterns[0])
-_Static_assert(PT_FUSE_PATTERNS < PT_FUSE_REDIRECT, "pattern index and redirect flag share a byte");
+_Static_assert(PT_FUSE_PATTERNS + PT_FUSE_CELLS < PT_FUSE_REDIRECT,
+               "pattern index and redirect flag share a byte");
 
 /* A row the code below can follow safely (the table is data others extend;
  * a malformed row is ignored rather than trusted). */
@@ -70,16 +71,16 @@ static bool pattern_ok(const pt_fuse_pattern* p) {
 }
 
 uint32_t pt_fuse_op_slots(void) {
-  return (uint32_t)PT_FUSE_PATTERNS;
+  return (uint32_t)(PT_FUSE_PATTERNS + PT_FUSE_CELLS);
 }
 
 /* The operator-table slot of a fused operator (appended once per method). */
-static uint32_t op_slot(pterun_method* m, const pt_fuse_pattern* p, pterun_kernel_fn fn,
+static uint32_t op_slot(pterun_method* m, uint16_t fused, pterun_kernel_fn fn,
                         pterun_kernel_prepare_fn prepare) {
   for (uint32_t k = m->fuse_op_base; k < m->op_count; ++k)
-    if (strcmp(m->op_names[k], pt_fuse_name(p->fused)) == 0) return k;
+    if (strcmp(m->op_names[k], pt_fuse_name(fused)) == 0) return k;
   uint32_t k = m->op_count++;
-  m->op_names[k] = pt_fuse_name(p->fused);
+  m->op_names[k] = pt_fuse_name(fused);
   m->op_fns[k] = fn;
   m->op_prepares[k] = prepare;
   m->op_called[k] = 1;
@@ -139,6 +140,34 @@ bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t ca
   return false;
 }
 
+_Static_assert(PT_CELL_MAX_ARGS <= 2 * (PT_FUSE_MAX_STEPS + PT_FUSE_MAX_FEED),
+               "a cell's values fit two rows of where[]");
+
+/* Rewrites the cell matched at chain c, index i (its values in w): the
+ * first instruction becomes the fused call (inputs, results, the last
+ * result again as the return slot), the others are skipped for good. A
+ * result before the last (the LSTM's c') is not the call's last argument,
+ * where facts look for what a call writes: the layout pass after this takes
+ * it for a tensor nobody writes (a possible elided view), the cautious
+ * reading. */
+static pterun_value** fuse_cell(pterun_method* m, pt_instr* first, uint32_t q,
+                                const pterun_kernel_fn* fns, const uint32_t* w, pterun_value** next,
+                                uint32_t c, uint32_t i) {
+  const pt_fuse_cell* cell = &pt_fuse_cells[q];
+  const uint32_t nvals = (uint32_t)cell->inputs + cell->results;
+  for (uint32_t k = 0; k < nvals; ++k) next[k] = &m->values[w[k]];
+  next[nvals] = next[nvals - 1];
+  pterun_log(&m->logger, PTERUN_LOG_DEBUG, "fusion: cell %u of %u (%u instructions => %s) at %u:%u",
+             (unsigned)q, (unsigned)PT_FUSE_CELLS, (unsigned)cell->nodes, pt_fuse_name(cell->fused),
+             c, i);
+  first->a = op_slot(m, cell->fused, fns[q], NULL);
+  first->b = nvals + 1;
+  first->args = next;
+  first->fn = fns[q];
+  for (uint32_t k = 1; k < cell->nodes; ++k) first[k].type = PT_INSTR_FOLDED;
+  return next + nvals + 1;
+}
+
 static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
                                  const pterun_registry* reg, bool no_prepare) {
   // Which fused operators this registry has (a pattern without one is off).
@@ -152,6 +181,15 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
     if (pattern_ok(&kPatterns[p]) && !(no_prepare && kPatterns[p].needs_prepare))
       fns[p] = core->resolve(reg, pt_fuse_name(kPatterns[p].fused), &preps[p]);
     any |= fns[p] != NULL;
+  }
+  /* A cell's kernel has no preparation (one that declined would need its
+   * nine skipped instructions back, pt_unfuse's undo keeps fewer). */
+  pterun_kernel_fn cell_fns[PT_FUSE_CELLS];
+  for (size_t q = 0; q < PT_FUSE_CELLS; ++q) {
+    pterun_kernel_prepare_fn prep = NULL;
+    cell_fns[q] = core->resolve(reg, pt_fuse_name(pt_fuse_cells[q].fused), &prep);
+    if (prep != NULL) cell_fns[q] = NULL;
+    any |= cell_fns[q] != NULL;
   }
   uint32_t total = 0;
   for (uint32_t c = 0; c < m->chain_count; ++c) total += m->chains[c].count;
@@ -232,6 +270,16 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
           break;
         }
       }
+      /* A cell keeps its inputs' and results' value indices in w (this
+       * row and the next: its instructions after the first start nothing). */
+      for (size_t q = 0; q < PT_FUSE_CELLS && match[flat] == 0; ++q)
+        if (cell_fns[q] != NULL && pt_fuse_cell_matches(m, &f, &pt_fuse_cells[q], c, i, w)) {
+          match[flat] = (uint8_t)(PT_FUSE_PATTERNS + 1 + q);
+          nargs += (size_t)pt_fuse_cells[q].inputs + pt_fuse_cells[q].results + 1;
+          adv = pt_fuse_cells[q].nodes;
+          for (uint32_t k = 0; k < adv; ++k) f.covered[flat + k] = 1;
+          ++fused;
+        }
       i += adv;
     }
   if (fused == 0) goto done;
@@ -253,9 +301,13 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
     for (uint32_t i = 0; i < m->chains[c].count; ++i) {
       uint8_t which = match[f.starts[c] + i] & (uint8_t)~PT_FUSE_REDIRECT;
       if (which == 0) continue;
-      const pt_fuse_pattern* p = &kPatterns[which - 1];
       pt_instr* chain = &m->chains[c].instrs[i];
       const uint32_t* w = &where[(size_t)(f.starts[c] + i) * wn];
+      if (which > PT_FUSE_PATTERNS) {
+        next = fuse_cell(m, chain, which - 1 - PT_FUSE_PATTERNS, cell_fns, w, next, c, i);
+        continue;
+      }
+      const pt_fuse_pattern* p = &kPatterns[which - 1];
       const uint32_t steps = steps_of(p), feeds = feeds_of(p);
       pt_fuse_undo* u = &m->fuse_undo[m->fuse_undo_count++];
       memset(u, 0, sizeof *u);
@@ -271,7 +323,7 @@ static pterun_status fuse_chains(pterun_method* m, const pt_core_services* core,
       }
       for (uint32_t k = 0; k < p->fused_nargs; ++k)
         next[k] = f.instr[w[p->args[k].step]]->args[p->args[k].arg];
-      chain[0].a = op_slot(m, p, fns[which - 1], preps[which - 1]);
+      chain[0].a = op_slot(m, p->fused, fns[which - 1], preps[which - 1]);
       chain[0].b = p->fused_nargs;
       chain[0].args = next;
       chain[0].fn = fns[which - 1];

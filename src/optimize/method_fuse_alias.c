@@ -473,3 +473,13 @@ int pt_fuse_redirect_host(const pterun_method* m, const fuse_facts* f, const pt_
     if (can_redirect(m, f, p, i, steps, h)) return (int)h;
   return -1;
 }
+
+/* For the recurrent-cell matcher (method_fuse_cell.c). */
+bool pt_fuse_overlap(const fuse_facts* f, const pterun_tensor* a, const pterun_tensor* b) {
+  return overlaps(f, a, b);
+}
+
+bool pt_fuse_unviewed(const pterun_method* m, const fuse_facts* f, const pterun_value* r,
+                      uint32_t pos, uint32_t end) {
+  return unviewed(m, f, r, NULL, pos, end);
+}

@@ -153,6 +153,12 @@ bool pt_fuse_private_ok(const pterun_method* m, const fuse_facts* f, const pt_fu
                         const uint32_t* where, uint32_t steps, uint64_t room);
 bool pt_fuse_writes(const pterun_method* m, const fuse_facts* f, const pt_instr* in,
                     const pterun_value* v, const pterun_tensor* t);
+/* Do tensors a and b share bytes (where they are, and where a rewrite moved
+ * them from)? Would rewriting the instructions at flat [pos, end] leave
+ * tensor value r's bytes unobserved (no elided view reads them)? */
+bool pt_fuse_overlap(const fuse_facts* f, const pterun_tensor* a, const pterun_tensor* b);
+bool pt_fuse_unviewed(const pterun_method* m, const fuse_facts* f, const pterun_value* r,
+                      uint32_t pos, uint32_t end);
 
 /* method_fuse_match.c: 0 no match, 1 a match, 2 + h a match with the result moved
  * into step h's result, PT_FUSE_PRIVATE a match whose result gets bytes of
@@ -160,6 +166,31 @@ bool pt_fuse_writes(const pterun_method* m, const fuse_facts* f, const pt_instr*
 #define PT_FUSE_PRIVATE (2 + PT_FUSE_MAX_STEPS)
 int pt_fuse_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_pattern* p,
                     uint32_t c, uint32_t i, uint32_t* where, uint64_t room);
+
+/* method_fuse_cell.c: recurrent cells, a DAG of elementwise calls (not a
+ * chain) replaced by one call; see there. */
+#define PT_CELL_MAX_NODES 10
+#define PT_CELL_MAX_INPUTS 7
+#define PT_CELL_MAX_RESULTS 2
+#define PT_CELL_MAX_ARGS (PT_CELL_MAX_INPUTS + PT_CELL_MAX_RESULTS)
+typedef struct pt_cell_node {
+  uint8_t kind; /* PT_CELL_ADD, ... */
+  int8_t a, b;  /* operands: k >= 0 the cell's input k, -1 - k node k's result; b unused
+                    by a unary node */
+} pt_cell_node;
+enum { PT_CELL_ADD, PT_CELL_SUB, PT_CELL_MUL, PT_CELL_SIGMOID, PT_CELL_TANH };
+typedef struct pt_fuse_cell {
+  uint16_t fused; /* the replacing operator (PT_FUSE_N): (inputs..., *, results...) */
+  uint8_t nodes, inputs, results;
+  uint8_t result[PT_CELL_MAX_RESULTS]; /* the nodes whose results it writes, in its order */
+  pt_cell_node node[PT_CELL_MAX_NODES];
+} pt_fuse_cell;
+#define PT_FUSE_CELLS 2
+extern const pt_fuse_cell pt_fuse_cells[PT_FUSE_CELLS];
+/* Does cell `cell` match the instructions of chain c from index i? On a
+ * match, bound[k] is the value index of input k, then of each result. */
+bool pt_fuse_cell_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_cell* cell,
+                          uint32_t c, uint32_t i, uint32_t* bound);
 
 /* method_layout.c: channels-last intermediates, after the rewrite. */
 pterun_status pt_layout_channels_last(pterun_method* m);

@@ -92,6 +92,7 @@ def _one(job: tuple[int | dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
         "variants_available": sorted(v.variants_available),
         "xnn_nodes": sorted(v.xnn_nodes),
         "layouts": sorted(v.layouts),
+        "cells": sorted(v.cells),
         "kinds": sorted(v.kinds),
         "operators": v.operators,
         "max_err": v.max_err,

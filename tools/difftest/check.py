@@ -56,6 +56,9 @@ class Verdict:
     variants_available: set[str] = field(default_factory=set)  # built and runnable here
     xnn_nodes: set[str] = field(default_factory=set)  # XNNPACK node types executed
     layouts: set[str] = field(default_factory=set)  # load-time layout choices made
+    cells: set[str] = field(
+        default_factory=set
+    )  # recurrent cells fused (their operators)
     kinds: set[str] = field(default_factory=set)  # grammar elements
     max_err: float = 0.0
 
@@ -232,6 +235,7 @@ def reference(
 
 _FUSED = re.compile(r"fusion: pattern (\d+) of (\d+) \((.*?)\) at")
 _UNFUSED = re.compile(r"fusion: pattern (\d+) undone")
+_CELL = re.compile(r"fusion: cell \d+ of \d+ \(\d+ instructions => (\S+)\) at")
 _VARIANTS = re.compile(r"compute variants: ([^\n]*)")
 # A load that fails because pterun does not implement what the exporter
 # wrote (an XNNPACK node/dtype pair): reported as "unsupported", apart from
@@ -253,6 +257,7 @@ def parse_log(v: Verdict, log: str) -> None:
     for m in _UNFUSED.finditer(log):
         applied[int(m.group(1))] -= 1
     v.fusions.update(p for p, n in applied.items() if n > 0)
+    v.cells.update(m.group(1) for m in _CELL.finditer(log))
     for m in _XNODE.finditer(log):
         v.xnn_nodes.update(m.group(1).split())
     for m in _LAYOUT.finditer(log):

@@ -901,6 +901,7 @@ def run_extras(cli: Any) -> list[dict[str, Any]]:
                 "variants_available": sorted(v.variants_available),
                 "xnn_nodes": sorted(v.xnn_nodes),
                 "layouts": sorted(v.layouts),
+                "cells": sorted(v.cells),
                 "kinds": [],
             }
         )

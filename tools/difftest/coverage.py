@@ -6,7 +6,8 @@ returns 1 when something was never hit.
 
 Fusion patterns are numbered by their row; ``pterun run --verbose`` logs
 ``fusion: pattern N of M (...)`` for each fused chain (src/optimize/method_fuse.c).
-Node types come from ``xnnpack: node types: ...`` (backends/xnnpack/xb_compile.c),
+Recurrent cells (src/optimize/method_fuse_cell.c) log ``fusion: cell N of M
+(K instructions => op) at``. Node types come from ``xnnpack: node types: ...`` (backends/xnnpack/xb_compile.c),
 variants from ``compute variants: ...`` (pterun_compute_variants_report()),
 layouts from ``layout: N tensors channels-last`` (src/optimize/method_layout.c).
 Some rows are reached only by programs outside the grammar (torchao's
@@ -25,6 +26,7 @@ from .grammar import grammar_kinds
 
 REPO = Path(__file__).resolve().parents[2]
 PATTERNS = REPO / "src" / "optimize" / "method_fuse_patterns.inc"
+CELLS = REPO / "src" / "optimize" / "method_fuse_cell.c"
 XNN_NAMES = REPO / "backends" / "xnnpack" / "xb_payload.c"
 
 # Node types the backend parses but no exporter path of torch 2.13 /
@@ -81,6 +83,18 @@ def pattern_rows() -> list[str]:
     return rows
 
 
+def cell_operators() -> list[str]:
+    """The fused operators of the recurrent cells (method_fuse_cell.c's table,
+    logged as ``fusion: cell N of M (K instructions => op) at``)."""
+    text = CELLS.read_text()
+    return [
+        f"{ns}::{op}.{ovl}"
+        for ns, op, ovl in re.findall(
+            r"\.fused = PT_FUSE_N\((\w+), (\w+), (\w+)\)", text
+        )
+    ]
+
+
 def xnn_node_types() -> list[str]:
     """The node types backends/xnnpack executes (a case in xb_run*.c), by
     their display names (kNodeNames, indexed by the XB_N_* enum)."""
@@ -115,6 +129,7 @@ def report(results: list[dict[str, Any]]) -> int:
     xnn: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     layouts: Counter[str] = Counter()
+    cells: Counter[str] = Counter()
     total = 0
     for r in results:
         fus.update(r.get("fusions", []))
@@ -123,6 +138,7 @@ def report(results: list[dict[str, Any]]) -> int:
         xnn.update(r.get("xnn_nodes", []))
         kinds.update(r.get("kinds", []))
         layouts.update(r.get("layouts", []))
+        cells.update(r.get("cells", []))
         total = max(total, r.get("fusion_total", 0))
     names = pattern_rows()
     if total and total != len(names):
@@ -158,6 +174,14 @@ def report(results: list[dict[str, Any]]) -> int:
         )
         missed += 1 if xnn[n] else 0
     missed += _table("XNNPACK node types (programs that ran one)", xrows)
+    cell_ops = cell_operators()
+    if not cell_ops:
+        print(f"difftest: no recurrent cell parsed from {CELLS.name}")
+        return 1
+    missed += _table(
+        "recurrent cells fused (programs that fused one)",
+        [(c, cells[c]) for c in cell_ops],
+    )
     missed += _table(
         "load-time layouts (programs whose method chose one)",
         [(k, layouts[k]) for k in LAYOUTS],
