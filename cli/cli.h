@@ -112,7 +112,7 @@ int cli_pick_method(cli_session* s, const char* requested, size_t* index_out);
   CLI_U64("threads", &(s)->threads, "N", 1, 4096,                                                  \
           "threads per operator (default: the CPUs this process may use)"),                        \
       CLI_FLAG("no-fusion", 0, &(s)->no_fusion,                                                    \
-               "keep operator chains unfused (load-time fusion off)"),                             \
+               "run the program's calls as written (load-time fusion and copy elision off)"),      \
       CLI_FLAG("no-prepare", 0, &(s)->no_prepare,                                                  \
                "skip kernels' load-time preparation (weights unpacked)")
 #define CLI_OPT_VERBOSE(v) CLI_FLAG("verbose", 'v', v, "echo the library's log messages")

@@ -100,7 +100,9 @@ typedef struct pterun_method_options {
   /** 1: keep every instruction as the program has it. By default, when the
    *  registry has the load-time optimiser (pterun/optimize.h), chains such as
    *  convolution -> relu run as one fused operator when a registered library
-   *  provides it (docs/architecture.md, "Load-time fusion"), except
+   *  provides it (docs/architecture.md, "Load-time fusion"; recurrent
+   *  cells too), and copies of a contiguous block of their input read it in
+   *  place ("Copy elision"), except
    *  in a method whose event tracer asks for the program's order (a profiler
    *  recording outputs: ETDump debug events map onto the program's
    *  instructions). For tests comparing fused and unfused

@@ -99,6 +99,7 @@ struct pterun_method {
   uint8_t* op_called;                    /* 1: a kernel call names it (load-time bookkeeping) */
   uint32_t op_count;         /* the program's operators, then fused ones (method_fuse.c) */
   uint32_t fuse_op_base;     /* index of the first fused operator */
+  bool fusion_ran;           /* the fusion pass ran (copy elision follows it) */
   pterun_value** fused_args; /* argument arrays of fused calls (one allocation) */
   pt_fuse_undo* fuse_undo;   /* load time only: one per fused chain, freed after prepare */
   uint32_t fuse_undo_count;

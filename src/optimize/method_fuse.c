@@ -352,6 +352,7 @@ done:
 /* Fusion, then the layout choice on the fused method (method_layout.c). */
 pterun_status pt_fuse(pterun_method* m, const pt_core_services* core, const pterun_registry* reg,
                       bool no_prepare) {
+  m->fusion_ran = true;
   pterun_status st = fuse_chains(m, core, reg, no_prepare);
   return st == PTERUN_STATUS_OK ? pt_layout_channels_last(m) : st;
 }

@@ -105,7 +105,6 @@ static bool overlaps(const fuse_facts* f, const pterun_tensor* a, const pterun_t
   return false;
 }
 
-static bool names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v);
 static bool value_overlaps(const fuse_facts* f, const pterun_value* v, const pterun_tensor* t);
 
 /* Does instruction `in` write a tensor whose bytes include all of t's (a
@@ -132,11 +131,11 @@ static bool view_unaffected(const pterun_method* m, const fuse_facts* f, const p
   const pt_chain* ch = &m->chains[0];
   bool covered = false;
   for (uint32_t j = end + 1; j < ch->count; ++j) {
-    if (!covered && names_value(m, &ch->instrs[j], x)) return false;
+    if (!covered && pt_fuse_names_value(m, &ch->instrs[j], x)) return false;
     covered = covered || covers(f, &ch->instrs[j], x->u.tensor);
   }
   for (uint32_t j = start; j <= end; ++j)
-    if (names_value(m, &ch->instrs[j], x)) return false;
+    if (pt_fuse_names_value(m, &ch->instrs[j], x)) return false;
   for (uint32_t k = 0; k < m->output_count; ++k)
     if (&m->values[m->outputs[k]] == x && !covered) return false;
   return true;
@@ -343,7 +342,7 @@ bool pt_fuse_shape_kept(const pt_fuse_pattern* p, const pt_instr* const* step, u
 }
 
 /* Does instruction `in` name value v (any argument, list items, moves)? */
-static bool names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v) {
+bool pt_fuse_names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v) {
   if (in->type == PT_INSTR_MOVE_CALL) return &m->values[in->a] == v || &m->values[in->b] == v;
   if (in->type != PT_INSTR_KERNEL_CALL && in->type != PT_INSTR_DELEGATE_CALL) return false;
   for (uint32_t k = 0; k < in->b; ++k) {
@@ -449,7 +448,7 @@ static bool can_redirect(const pterun_method* m, const fuse_facts* f, const pt_f
   for (uint32_t j = 0; j < ch->count; ++j) {
     if (j == end) continue;
     if (pt_fuse_writes(m, f, &ch->instrs[j], zv, NULL)) return false;
-    if (j > end && names_value(m, &ch->instrs[j], zv)) lastuse = j;
+    if (j > end && pt_fuse_names_value(m, &ch->instrs[j], zv)) lastuse = j;
   }
   // Y's bytes untouched while Z lives there.
   for (uint32_t j = end + 1; j <= lastuse; ++j)

@@ -194,3 +194,12 @@ bool pt_fuse_cell_matches(const pterun_method* m, const fuse_facts* f, const pt_
     bound[cell->inputs + r] = (uint32_t)(res[cell->result[r]] - m->values);
   return true;
 }
+
+uint32_t pt_fuse_cell_results(const pterun_method* m, const pt_instr* in) {
+  if (in->type != PT_INSTR_KERNEL_CALL) return 0;
+  for (uint32_t q = 0; q < PT_FUSE_CELLS; ++q)
+    if (strcmp(m->op_names[in->a], pt_fuse_name(pt_fuse_cells[q].fused)) == 0 &&
+        in->b == (uint32_t)pt_fuse_cells[q].inputs + pt_fuse_cells[q].results + 1u)
+      return pt_fuse_cells[q].results;
+  return 0;
+}

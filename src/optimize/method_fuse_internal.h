@@ -157,6 +157,8 @@ bool pt_fuse_writes(const pterun_method* m, const fuse_facts* f, const pt_instr*
  * them from)? Would rewriting the instructions at flat [pos, end] leave
  * tensor value r's bytes unobserved (no elided view reads them)? */
 bool pt_fuse_overlap(const fuse_facts* f, const pterun_tensor* a, const pterun_tensor* b);
+/* Does instruction `in` name value v (any argument, list items, moves)? */
+bool pt_fuse_names_value(const pterun_method* m, const pt_instr* in, const pterun_value* v);
 bool pt_fuse_unviewed(const pterun_method* m, const fuse_facts* f, const pterun_value* r,
                       uint32_t pos, uint32_t end);
 
@@ -191,6 +193,9 @@ extern const pt_fuse_cell pt_fuse_cells[PT_FUSE_CELLS];
  * match, bound[k] is the value index of input k, then of each result. */
 bool pt_fuse_cell_matches(const pterun_method* m, const fuse_facts* f, const pt_fuse_cell* cell,
                           uint32_t c, uint32_t i, uint32_t* bound);
+/* How many results (its last arguments before the return slot) call `in`
+ * writes if it is a recurrent cell's fused call, else 0. */
+uint32_t pt_fuse_cell_results(const pterun_method* m, const pt_instr* in);
 
 /* method_layout.c: channels-last intermediates, after the rewrite. */
 pterun_status pt_layout_channels_last(pterun_method* m);

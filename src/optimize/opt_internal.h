@@ -21,5 +21,9 @@ pterun_status pt_fuse(pterun_method* m, const pt_core_services* core, const pter
 bool pt_unfuse(pterun_method* m, pt_instr* first, pt_instr** before, uint32_t cap,
                uint32_t* nbefore);
 uint32_t pt_fuse_op_slots(void);
+/* method_elide.c: copies of contiguous blocks read in place (after prepare). */
+pterun_status pt_elide_copies(pterun_method* m);
+/* The optimiser's last load-time step: views of folded constants, then copy elision. */
+pterun_status pt_resolve_views(pterun_method* m);
 
 #endif /* PTERUN_SRC_OPTIMIZE_OPT_INTERNAL_H_ */
