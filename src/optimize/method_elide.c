@@ -9,11 +9,14 @@
  * Each result Y (in place of input X's bytes R) must be
  *  - a planned (arena) tensor of static shape, contiguous, X's dtype, no
  *    method input or output, written by this call alone, named by no
- *    delegate call, with no elided view reading its own planned bytes
- *    (they would no longer receive it);
+ *    delegate call and by no call of an operator that may write any of its
+ *    arguments (outside ATen's and pterun's namespaces: llama's
+ *    update_cache writes its cache argument), with no elided view reading
+ *    its own planned bytes (they would no longer receive it);
  *  - and R must keep its bytes while Y lives: no call between this one and
  *    Y's last reader writes memory overlapping R (results, out lists, a
- *    recurrent cell's results, any delegate argument, a move's target).
+ *    recurrent cell's results, every argument of a delegate or of such an
+ *    operator, a move's target).
  * X is a planned tensor of static shape, contiguous; the arguments that
  * place the block (dims, starts, indices, split sizes) are values nothing
  * writes. Straight-line methods only (no jumps, one chain); runs after
@@ -47,16 +50,31 @@ static bool value_meets(span s, const pterun_value* v) {
   return false;
 }
 
+/* Operators whose schema returns every tensor they mutate (ATen's out
+ * variants, Tensor(a!) in-place forms, the fused and quantized operators):
+ * outside these namespaces a call may write any argument (llama's
+ * update_cache writes its cache argument and returns another). */
+static bool writes_outs_only(const char* op) {
+  static const char* const kNs[] = {
+      "aten::",   "dim_order_ops::", "pterun::", "pterun_quantized::", "quantized_decomposed::",
+      "torchao::"};
+  for (size_t k = 0; k < sizeof kNs / sizeof kNs[0]; ++k)
+    if (strncmp(op, kNs[k], strlen(kNs[k])) == 0) return true;
+  return false;
+}
+
 /* May instruction `in` write memory in s? A kernel call writes its return
  * slot and the out before it (a tensor or a list; multi-output calls list
- * their outs in the return slot), a recurrent cell its results; a delegate
- * any argument; a move its target. */
+ * their outs in the return slot), a recurrent cell its results, a call of
+ * another namespace any argument; a delegate any argument; a move its
+ * target. */
 static bool writes_span(const pterun_method* m, const pt_instr* in, span s) {
   switch (in->type) {
     case PT_INSTR_KERNEL_CALL: {
       if (in->b == 0) return false;
       uint32_t first = in->b >= 2 ? in->b - 2 : 0, cell = pt_fuse_cell_results(m, in);
       if (cell > 0 && in->b > cell) first = in->b - 1 - cell;
+      if (!writes_outs_only(m->op_names[in->a])) first = 0;
       for (uint32_t k = first; k < in->b; ++k)
         if (value_meets(s, in->args[k])) return true;
       return false;
@@ -224,8 +242,9 @@ static bool piece_ok(const pterun_method* m, const fuse_facts* f, uint32_t pos,
   for (uint32_t j = 0; j < ch->count; ++j) {
     const pt_instr* in = &ch->instrs[j];
     if (j == pos || !pt_fuse_names_value(m, in, yv)) continue;
-    if (in->type == PT_INSTR_DELEGATE_CALL || pt_fuse_writes(m, f, in, yv, NULL) || j < pos)
-      return false; /* another writer, a delegate, or named before it exists */
+    if (in->type == PT_INSTR_DELEGATE_CALL || pt_fuse_writes(m, f, in, yv, NULL) || j < pos ||
+        (in->type == PT_INSTR_KERNEL_CALL && !writes_outs_only(m->op_names[in->a])))
+      return false; /* another writer (maybe), a delegate, or named before it exists */
     last = j;
   }
   for (uint32_t j = pos + 1; j <= last; ++j)
