@@ -118,8 +118,8 @@ static void cell_run(pterun_kernel_context* ctx, pterun_task_1d_tile_fn fn, cell
 /* pterun::gru_cell.out(Tensor ir, Tensor iz, Tensor in, Tensor hr, Tensor hz,
  *   Tensor hn, Tensor h, *, Tensor(a!) out) -> Tensor(a!) */
 PTERUN_KERNEL(pk_gru_cell_out) {
-  cell_job j;
-  size_t n;
+  cell_job j = {{0}, {0}};
+  size_t n = 0;
   PTERUN_CHECK_NARGS(ctx, nargs, GRU_INPUTS + 2);
   PTERUN_TRY(cell_args(ctx, args, GRU_INPUTS, 1, &j, &n));
   cell_run(ctx, gru_tile, &j, n);
@@ -129,8 +129,8 @@ PTERUN_KERNEL(pk_gru_cell_out) {
 /* pterun::lstm_cell.out(Tensor gi, Tensor gf, Tensor gg, Tensor go, Tensor c,
  *   *, Tensor(a!) c_out, Tensor(b!) out) -> Tensor(b!) */
 PTERUN_KERNEL(pk_lstm_cell_out) {
-  cell_job j;
-  size_t n;
+  cell_job j = {{0}, {0}};
+  size_t n = 0;
   PTERUN_CHECK_NARGS(ctx, nargs, LSTM_INPUTS + 3);
   PTERUN_TRY(cell_args(ctx, args, LSTM_INPUTS, 2, &j, &n));
   if (j.y[0] != j.y[1] && (const char*)j.y[0] < (const char*)(j.y[1] + n) &&
