@@ -473,7 +473,8 @@ int pt_fuse_redirect_host(const pterun_method* m, const fuse_facts* f, const pt_
   return -1;
 }
 
-/* For the recurrent-cell matcher (method_fuse_cell.c). */
+/* For the recurrent-cell matcher (method_fuse_cell.c) and copy elision
+ * (method_elide.c). */
 bool pt_fuse_overlap(const fuse_facts* f, const pterun_tensor* a, const pterun_tensor* b) {
   return overlaps(f, a, b);
 }
